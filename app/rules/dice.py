@@ -1,0 +1,235 @@
+"""The dice core: where every die comes from, and dice expressions.
+
+Written here rather than taken from a dice library (decision recorded in the
+README): Avrae's `d20` has had no release since 2021, rolls from a global RNG
+and reads `d%` as 0–90; the other notation libraries are 10–10,000× slower.
+
+A `DiceSource` is one of three (API.md, "Dice provenance"):
+- `RandomDice(random.SystemRandom())` — the server rolls, cryptographically;
+- `RandomDice(random.Random(seed))` — reproducible across processes;
+- `TableDice([...])` — dice rolled at the table, consumed in rule order.
+Every die a source gives is recorded, with its purpose, in `rolls`.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError
+
+MAX_DICE_PER_TERM = 100
+MAX_FACES = 1000
+MAX_EXPRESSION_LENGTH = 200
+MAX_TABLE_DICE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Roll:
+    """One die as rolled: `die` is its label (`d100`), `purpose` why it was rolled."""
+
+    die: str
+    value: int
+    purpose: str
+    dropped: bool = False
+
+    def to_dict(self) -> dict:
+        out = {"die": self.die, "value": self.value, "purpose": self.purpose}
+        if self.dropped:
+            out["dropped"] = True
+        return out
+
+
+def die_label(faces: int) -> str:
+    return f"d{faces}"
+
+
+class DiceSource:
+    """Base of the three sources; subclasses implement `_next`."""
+
+    def __init__(self) -> None:
+        self.rolls: list[Roll] = []
+
+    def roll(self, faces: int, purpose: str) -> int:
+        """Roll one die of `faces` faces (1..faces) for `purpose`, and record it."""
+        value = self._next(faces, purpose)
+        self.rolls.append(Roll(die_label(faces), value, purpose))
+        return value
+
+    def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
+        return [self.roll(faces, purpose) for _ in range(count)]
+
+    def mark(self) -> int:
+        """A position in `rolls`, to slice out the dice of one part of an operation."""
+        return len(self.rolls)
+
+    def since(self, mark: int) -> list[Roll]:
+        return self.rolls[mark:]
+
+    def finish(self) -> None:
+        """Called once the operation is resolved (table dice check for leftovers)."""
+
+    def _next(self, faces: int, purpose: str) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class RandomDice(DiceSource):
+    """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`."""
+
+    def __init__(self, rng: random.Random):
+        super().__init__()
+        self._randbelow = rng._randbelow  # the primitive randint itself uses
+
+    def _next(self, faces: int, purpose: str) -> int:
+        return self._randbelow(faces) + 1
+
+
+class TableDice(DiceSource):
+    """Dice already rolled at the table, consumed in the order the rule asks for them."""
+
+    def __init__(self, values: Sequence[int]):
+        super().__init__()
+        self.values = list(values)
+        self.used = 0
+
+    def _next(self, faces: int, purpose: str) -> int:
+        index = self.used
+        if index >= len(self.values):
+            raise DiceNeeded(index, die_label(faces), purpose)
+        value = self.values[index]
+        if not 1 <= value <= faces:
+            raise DieOutOfRange(index, die_label(faces), value, purpose)
+        self.used += 1
+        return value
+
+    def finish(self) -> None:
+        if self.used != len(self.values):
+            raise DiceLeftOver(self.used, len(self.values))
+
+
+def dice_source(*, seed: int | None = None, dice: Sequence[int] | None = None) -> DiceSource:
+    """The source a request asks for: table dice, a seed, or the secure RNG."""
+    if dice is not None:
+        return TableDice(dice)
+    if seed is not None:
+        return RandomDice(random.Random(seed))
+    return RandomDice(random.SystemRandom())
+
+
+# --- dice expressions -------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DiceTerm:
+    """`NdM` with an optional keep/drop: `keep` is ('h'|'l', n) of dice kept."""
+
+    sign: int
+    count: int
+    faces: int
+    keep: tuple[str, int] | None = None
+
+    def roll(self, source: DiceSource, purpose: str) -> int:
+        values = [source.roll(self.faces, purpose) for _ in range(self.count)]
+        if self.keep is None:
+            return self.sign * sum(values)
+        kept = _kept_indices(values, *self.keep)
+        start = len(source.rolls) - self.count
+        for offset in range(self.count):
+            if offset not in kept:
+                r = source.rolls[start + offset]
+                source.rolls[start + offset] = Roll(r.die, r.value, r.purpose, dropped=True)
+        return self.sign * sum(values[i] for i in kept)
+
+
+def _kept_indices(values: list[int], which: str, n: int) -> set[int]:
+    order = sorted(range(len(values)), key=lambda i: values[i], reverse=(which == "h"))
+    return set(order[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A parsed dice expression: dice terms plus a constant."""
+
+    text: str
+    terms: tuple[DiceTerm, ...]
+    constant: int
+
+    @property
+    def dice_count(self) -> int:
+        return sum(t.count for t in self.terms)
+
+    def roll(self, source: DiceSource, purpose: str = "roll") -> int:
+        return sum(t.roll(source, purpose) for t in self.terms) + self.constant
+
+    def bounds(self) -> tuple[int, int]:
+        lo = hi = self.constant
+        for t in self.terms:
+            n = t.keep[1] if t.keep else t.count
+            a, b = n, n * t.faces
+            lo, hi = (lo + a, hi + b) if t.sign > 0 else (lo - b, hi - a)
+        return lo, hi
+
+
+_TERM = re.compile(r"([+-]?)(?:(\d*)[dD](\d+|%)(?:([kKdD])([hHlL])(\d+))?|(\d+))")
+
+
+@lru_cache(maxsize=4096)
+def parse(text: str) -> Expression:
+    """Parse `NdM`, `dM`, `d%`/`d100`, `+`/`-` terms, constants, `khN klN dhN dlN`."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressionError("the expression is empty", field="expression")
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise ExpressionError(
+            f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} are allowed",
+            field="expression",
+        )
+    compact = "".join(text.split())
+    terms: list[DiceTerm] = []
+    constant = 0
+    pos = 0
+    while pos < len(compact):
+        m = _TERM.match(compact, pos)
+        if not m or (pos > 0 and not m.group(1)):
+            raise ExpressionError(
+                f"cannot read {text!r} at {compact[pos:pos + 10]!r}: expected a term such as 3d6, d%, 4d6kh3 or 2",
+                field="expression",
+            )
+        sign = -1 if m.group(1) == "-" else 1
+        if m.group(7) is not None:
+            constant += sign * _bounded_int(m.group(7), text)
+        else:
+            terms.append(_dice_term(sign, m, text))
+        pos = m.end()
+    return Expression(text=text, terms=tuple(terms), constant=constant)
+
+
+def _bounded_int(digits: str, text: str) -> int:
+    if len(digits) > 6:
+        raise ExpressionError(f"a number in {text!r} is too large (at most 6 digits)", field="expression")
+    return int(digits)
+
+
+def _dice_term(sign: int, m: re.Match, text: str) -> DiceTerm:
+    count = _bounded_int(m.group(2), text) if m.group(2) else 1
+    faces = 100 if m.group(3) == "%" else _bounded_int(m.group(3), text)
+    if count < 1 or count > MAX_DICE_PER_TERM:
+        raise ExpressionError(
+            f"{count} dice in one term of {text!r}: between 1 and {MAX_DICE_PER_TERM} allowed", field="expression"
+        )
+    if faces < 1 or faces > MAX_FACES:
+        raise ExpressionError(
+            f"a d{faces} in {text!r}: dice have between 1 and {MAX_FACES} faces", field="expression"
+        )
+    keep = None
+    if m.group(4):
+        mode, which, n = m.group(4).lower(), m.group(5).lower(), int(m.group(6))
+        if n > count:
+            raise ExpressionError(
+                f"cannot {'keep' if mode == 'k' else 'drop'} {n} of {count} dice in {text!r}", field="expression"
+            )
+        if mode == "k":
+            keep = (which, n)
+        else:  # dropping the n highest keeps the count-n lowest, and vice versa
+            keep = ("l" if which == "h" else "h", count - n)
+    return DiceTerm(sign=sign, count=count, faces=faces, keep=keep)

@@ -1,0 +1,87 @@
+"""Errors raised by the pure rules engine.
+
+Each error carries the HTTP status it maps to (Polar's habit): the API layer
+renders any of them as problem+json without knowing the rule behind it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class RuleError(Exception):
+    """A request the rules refuse (422 unless a subclass says otherwise)."""
+
+    status_code = 422
+    title = "Rule violation"
+    slug = "rule-violation"
+
+    def __init__(self, detail: str, *, field: str | None = None, extra: dict[str, Any] | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+        self.extra = dict(extra or {})
+
+
+class UnsupportedOperation(RuleError):
+    """The ruleset has no rule for this operation (e.g. `opposed` in Great Cosmos)."""
+
+    title = "Operation not supported by this ruleset"
+    slug = "unsupported-operation"
+
+
+class InsufficientResource(RuleError):
+    """A spend the character cannot afford (heroism, light points…): nothing happens."""
+
+    status_code = 409
+    title = "Not enough resources"
+    slug = "insufficient-resource"
+
+
+class ExpressionError(RuleError):
+    """A dice expression that cannot be parsed or exceeds the limits."""
+
+    title = "Invalid dice expression"
+    slug = "invalid-dice-expression"
+
+
+class DiceError(RuleError):
+    """Table dice that do not fit the operation (API.md, Dice provenance)."""
+
+    title = "Invalid table dice"
+    slug = "invalid-dice"
+
+
+class DiceNeeded(DiceError):
+    """Too few table dice: says which die the rule needs next."""
+
+    title = "More dice needed"
+    slug = "dice-needed"
+
+    def __init__(self, index: int, die: str, purpose: str):
+        super().__init__(
+            f"die #{index + 1} is missing: the rule needs a {die} for {purpose!r} next",
+            field="dice",
+            extra={"needed": {"index": index, "die": die, "purpose": purpose}},
+        )
+
+
+class DieOutOfRange(DiceError):
+    """A table die whose value is not a face of the die the rule rolls."""
+
+    def __init__(self, index: int, die: str, value: int, purpose: str):
+        super().__init__(
+            f"die #{index + 1} is {value}, not a face of the {die} rolled for {purpose!r}",
+            field="dice",
+            extra={"index": index, "die": die, "value": value, "purpose": purpose},
+        )
+
+
+class DiceLeftOver(DiceError):
+    """Table dice left unused once the operation is resolved."""
+
+    def __init__(self, used: int, given: int):
+        super().__init__(
+            f"{given - used} table dice left over: the operation used {used} of {given}",
+            field="dice",
+            extra={"used": used, "given": given},
+        )

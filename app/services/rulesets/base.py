@@ -1,0 +1,198 @@
+"""The contract between the generic use cases and one ruleset.
+
+A ruleset is three files: `app/rules/<id>.py` (pure rules: stdlib only),
+`app/models/rulesets/<id>.py` (pydantic schemas of its sheet, options and
+request bodies) and `app/services/rulesets/<id>.py` (an adapter subclassing
+`RulesetAdapter`). The generic services load characters, build the dice
+source, call the adapter, then persist its `Outcome` in one transaction
+(log entry + every sheet it changed) and handle idempotency and events.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.rules.dice import DiceSource
+from app.rules.errors import UnsupportedOperation
+
+OUTCOMES = (
+    "super_critical_success",
+    "critical_success",
+    "success",
+    "failure",
+    "critical_failure",
+    "super_critical_failure",
+)
+SUCCESS_OUTCOMES = frozenset({"success", "critical_success", "super_critical_success"})
+
+
+class Strict(BaseModel):
+    """Base of every request body: unknown fields are refused with 422, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class CampaignOptions(Strict):
+    """Options every ruleset has; each ruleset's `Options` extends this."""
+
+    players_may_enter_dice: bool = Field(
+        False, description="Players may send table dice (`dice`); the GM always may."
+    )
+
+
+class RollingRequest(Strict):
+    """Dice provenance fields of every request that rolls (API.md)."""
+
+    seed: int | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Reproducible RNG seed.")
+    dice: list[int] | None = Field(
+        None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
+    )
+    hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
+
+    @model_validator(mode="after")
+    def _one_provenance(self):
+        if self.seed is not None and self.dice is not None:
+            raise ValueError("give either `seed` or `dice`, not both")
+        return self
+
+
+class TestRequestBase(RollingRequest):
+    """Common fields of a test request; each ruleset adds its own."""
+
+    modifier: int = Field(0, ge=-1000, le=1000, description="Added to the target (positive = easier) or to the roll, per ruleset.")
+
+
+@dataclass(frozen=True)
+class CharacterState:
+    """A snapshot of a stored character handed to an adapter (never mutated)."""
+
+    id: str
+    campaign_id: str
+    name: str
+    kind: str  # "pc" | "npc"
+    player_id: str | None
+    sheet: dict[str, Any]
+    version: int
+
+
+@dataclass
+class OperationContext:
+    """What an adapter may use besides its inputs."""
+
+    dice: DiceSource
+    options: CampaignOptions
+    is_gm: bool
+    # Looks up a roll-log entry of this campaign by id (the body it was returned
+    # with), or None: used by rules that refer to an earlier test (AS-T4, AS-H2).
+    get_log_entry: Callable[[str], dict | None] = lambda _id: None
+
+
+@dataclass
+class Outcome:
+    """What an operation produced: the response body and the sheets it changed.
+
+    The service adds `id`, `created_at`, `hidden` and, when the body has none,
+    `rolls` (every die of `ctx.dice`), logs the body under `kind` and saves every
+    sheet in `sheets` (character id -> full new sheet) in the same transaction.
+    """
+
+    kind: str
+    body: dict[str, Any]
+    character_id: str | None = None
+    sheets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Odds:
+    """Exact probabilities: one per outcome (all six present), plus ruleset extras
+    (e.g. the distribution of success levels) as {name: {value: Fraction}}."""
+
+    outcomes: dict[str, Fraction]
+    extra: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+
+
+class RulesetAdapter:
+    """One ruleset seen from the services. Subclasses set the class attributes
+    and override what their rules support; the rest answers 422 'unsupported'."""
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    Sheet: ClassVar[type[BaseModel]]
+    Options: ClassVar[type[CampaignOptions]] = CampaignOptions
+    TestRequest: ClassVar[type[TestRequestBase]]
+    LevelUpRequest: ClassVar[type[RollingRequest] | None] = None
+    OpposedRequest: ClassVar[type[BaseModel] | None] = None
+    GroupRequest: ClassVar[type[BaseModel] | None] = None
+    # type -> body model of each ruleset-specific character action
+    actions: ClassVar[dict[str, type[RollingRequest]]] = {}
+
+    # --- catalogue and sheets -------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """Stats, difficulty tables and anything else a client needs to build a UI."""
+        raise NotImplementedError
+
+    def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
+        """Validate a sheet (pydantic ValidationError or RuleError on failure) and
+        fill its derived defaults; returns the sheet as stored."""
+        return self.Sheet.model_validate(raw).model_dump(mode="json")
+
+    def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        """Values computed from the sheet that clients should not recompute."""
+        return {}
+
+    # --- operations -----------------------------------------------------------
+    def test(self, ch: CharacterState, req: TestRequestBase, ctx: OperationContext) -> Outcome:
+        raise NotImplementedError
+
+    def odds(self, ch: CharacterState, req: TestRequestBase, ctx: OperationContext) -> Odds:
+        raise NotImplementedError
+
+    def level_up(self, ch: CharacterState, req: BaseModel, ctx: OperationContext) -> Outcome:
+        raise UnsupportedOperation(f"{self.id} has no level-up rule")
+
+    def opposed(self, a: CharacterState, b: CharacterState, req: BaseModel, ctx: OperationContext) -> Outcome:
+        raise UnsupportedOperation(f"{self.id} has no confrontation rule")
+
+    def group(self, chars: list[CharacterState], req: BaseModel, ctx: OperationContext) -> Outcome:
+        raise UnsupportedOperation(f"{self.id} has no group test rule")
+
+    def reroll(self, ch: CharacterState, previous: dict[str, Any], req: RollingRequest, ctx: OperationContext) -> Outcome:
+        raise UnsupportedOperation(f"{self.id} has no reroll rule")
+
+    def action(self, ch: CharacterState, req: RollingRequest, ctx: OperationContext) -> Outcome:
+        raise UnsupportedOperation(f"{self.id} has no character action {getattr(req, 'type', '?')!r}")
+
+
+def test_body(
+    ch: CharacterState,
+    ruleset: str,
+    *,
+    natural: int | None,
+    score: int | None,
+    target: int | None,
+    outcome: str,
+    success_level: int | None = None,
+    degree: str | None = None,
+    effects: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The result shape of API.md for a test (fields that do not apply are null)."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}")
+    return {
+        "character_id": ch.id,
+        "ruleset": ruleset,
+        "kind": "test",
+        "natural": natural,
+        "score": score,
+        "target": target,
+        "outcome": outcome,
+        "success": outcome in SUCCESS_OUTCOMES,
+        "success_level": success_level,
+        "degree": degree,
+        "effects": effects or {},
+        **extra,
+    }
