@@ -128,6 +128,8 @@ class RulesetAdapter:
     GroupRequest: ClassVar[type[BaseModel] | None] = None
     # type -> body model of each ruleset-specific character action
     actions: ClassVar[dict[str, type[RollingRequest]]] = {}
+    # action types only the GM may perform (the others: the owner or the GM)
+    gm_only_actions: ClassVar[frozenset[str]] = frozenset()
 
     # --- catalogue and sheets -------------------------------------------------
     def describe(self) -> dict[str, Any]:
