@@ -1,0 +1,102 @@
+"""Exact odds of an Asgard test (AS-T1, T3, T5, H1), from precomputed 3d6/4d6 tables.
+
+For each dice count the table holds, per natural sum, how many ordered rolls
+give an automatic success, an automatic failure or neither (AS-T3), and
+suffix sums of the "neither" counts, so a test's odds cost a few look-ups.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from itertools import product
+
+from app.rules.asgard.core import (
+    BASE_DICE, DEGREE_THRESHOLDS, DIFFICULTIES, TAKE_11, TestSpec, automatic_result,
+    effective_target, open_degree, resolve, score_bonus,
+)
+
+
+class _Table:
+    """Counts of ordered rolls of n d6 by (natural sum, automatic result)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.total = 6 ** n
+        self.max_sum = 6 * n
+        plain = [0] * (self.max_sum + 2)
+        self.auto_success = 0
+        self.auto_failure = 0
+        self.auto_success_by_sum = [0] * (self.max_sum + 2)
+        for dice in product(range(1, 7), repeat=n):
+            auto = automatic_result(dice)
+            if auto == "success":
+                self.auto_success += 1
+                self.auto_success_by_sum[sum(dice)] += 1
+            elif auto == "failure":
+                self.auto_failure += 1
+            else:
+                plain[sum(dice)] += 1
+        # at_least[s] = plain rolls with natural sum >= s (s clamped to 0..max_sum+1)
+        self.at_least = [0] * (self.max_sum + 2)
+        running = 0
+        for s in range(self.max_sum + 1, -1, -1):
+            running += plain[s]
+            self.at_least[s] = running
+        self.plain = tuple(plain)
+
+    def plain_at_least(self, natural: int) -> int:
+        if natural <= 0:
+            return self.at_least[0]
+        if natural > self.max_sum:
+            return 0
+        return self.at_least[natural]
+
+
+@lru_cache(maxsize=None)
+def table(n: int) -> _Table:
+    return _Table(n)
+
+
+def _fractions(counts: dict[str, int], total: int) -> dict[str, Fraction]:
+    return {k: Fraction(v, total) for k, v in counts.items()}
+
+
+def odds_of_test(spec: TestSpec) -> tuple[dict[str, Fraction], dict[str, Fraction] | None]:
+    """AS-T1/T3/T5/H1: P(outcome) for success, failure, critical_success
+    (automatic success), critical_failure (automatic failure); plus, for an
+    open test, the distribution of the degree reached."""
+    if spec.take_11:
+        result = resolve(spec, (), natural=TAKE_11)
+        outcomes = {"success": 0, "failure": 0, "critical_success": 0, "critical_failure": 0}
+        outcomes[result.outcome] = 1
+        degrees = {result.degree: Fraction(1)} if result.degree else None
+        return _fractions(outcomes, 1), degrees
+    t = table(BASE_DICE + (1 if spec.heroism_4d6 else 0))
+    bonus = score_bonus(spec)
+    target = effective_target(spec)
+    needed = (DIFFICULTIES["facile"] if target is None else target) - bonus
+    success = t.plain_at_least(needed)
+    outcomes = {
+        "success": success,
+        "failure": t.total - t.auto_success - t.auto_failure - success,
+        "critical_success": t.auto_success,
+        "critical_failure": t.auto_failure,
+    }
+    degrees = _degree_odds(t, bonus) if target is None else None
+    return _fractions(outcomes, t.total), degrees
+
+
+def _degree_odds(t: _Table, bonus: int) -> dict[str, Fraction]:
+    """AS-T5 distribution of an open test's degree (automatic results per `open_degree`)."""
+    counts = dict.fromkeys(("none", "facile", "moyen", "difficile", "heroique"), 0)
+    upper = t.total - t.auto_success - t.auto_failure  # plain rolls with sum >= -inf
+    reached = 0
+    for name, threshold in DEGREE_THRESHOLDS:  # highest first
+        at_least = t.plain_at_least(threshold - bonus)
+        counts[name] += at_least - reached
+        reached = at_least
+    counts["none"] += upper - reached + t.auto_failure
+    for natural, count in enumerate(t.auto_success_by_sum):
+        if count:
+            counts[open_degree(natural + bonus, "success")] += count
+    return _fractions(counts, t.total)
