@@ -1,0 +1,265 @@
+"""Rulebook D100 (pelican-jdr): percentage tests, success levels, confrontations,
+rankings and the combat rules (rulebook-d100.md, RB-…). Pure: stdlib only.
+
+A test is described by a `TestSpec` (what the percentage is made of and the
+critical ranges), resolved against one d100 by `resolve` (or `roll_test`, which
+takes the die from a `DiceSource`). `odds` enumerates the hundred faces with
+integer arithmetic. `rank` orders several results (RB-C1..C3), `confront` is its
+two-sided case.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+from app.rules.dice import DiceSource
+from app.rules.errors import RuleError
+
+DIFFICULTIES: dict[str, int] = {
+    "simple": 15,
+    "facile": 30,
+    "tres_facile": 50,
+    "simplissime": 100,
+    "complexe": -15,
+    "difficile": -30,
+    "tres_difficile": -50,
+    "hardcore": -100,
+}
+SPECIAL_DIFFICULTIES: tuple[str, ...] = ("impossible", "quasi_impossible", "quasi_inratable", "inratable")
+DEFAULT_STATS: tuple[str, ...] = ("FOR", "CON", "HAB", "INT", "SAG", "VOL", "CHA", "DIS", "REL", "PER")
+AVERAGE_STAT = 50
+DEFAULT_CRIT_CHANCE = 5
+OUTCOMES = ("critical_success", "success", "failure", "critical_failure")
+MAX_TIEBREAK_ROUNDS = 200
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """What a Rulebook test is made of (RB-T1, RB-T2, RB-T5..T8)."""
+
+    stat_value: int
+    skill_bonus: int = 0
+    weakened: bool = False
+    difficulty: str | None = None
+    modifier: int = 0
+    crit_chance: int = DEFAULT_CRIT_CHANCE
+    overflow_crit: bool = False
+    rescue_negative: bool = True  # RB-T6 campaign option
+    ruin_over_100: bool = True  # RB-T6 campaign option
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One resolved d100 test."""
+
+    roll: int
+    percentage: int
+    level: int
+    outcome: str
+    crit_success_chance: int
+    crit_failure_chance: int
+    special: str | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.outcome in ("success", "critical_success")
+
+    @property
+    def critical(self) -> bool:
+        return self.outcome.startswith("critical")
+
+    @property
+    def units(self) -> int:
+        return self.roll % 10
+
+
+def trunc10(n: int) -> int:
+    """The tens of `n`, truncated toward zero (RB-T4: trunc(−25 / 10) = −2)."""
+    q = abs(n) // 10
+    return q if n >= 0 else -q
+
+
+def difficulty_modifier(difficulty: str | None) -> int:
+    """RB-T2: the difficulty's modifier (0 for none or a special difficulty, RB-T8)."""
+    if difficulty is None or difficulty in SPECIAL_DIFFICULTIES:
+        return 0
+    try:
+        return DIFFICULTIES[difficulty]
+    except KeyError:
+        known = ", ".join((*DIFFICULTIES, *SPECIAL_DIFFICULTIES))
+        raise RuleError(f"unknown difficulty {difficulty!r}; known: {known}", field="difficulty") from None
+
+
+def percentage(spec: TestSpec) -> int:
+    """RB-T1: stat (halved, rounded down, on a weakened roll) + skill + difficulty + modifiers."""
+    stat = spec.stat_value // 2 if spec.weakened else spec.stat_value
+    return stat + spec.skill_bonus + difficulty_modifier(spec.difficulty) + spec.modifier
+
+
+def success_level(pct: int, roll: int) -> int:
+    """RB-T4: trunc(percentage / 10) − trunc(roll / 10)."""
+    return trunc10(pct) - trunc10(roll)
+
+
+def crit_ranges(spec: TestSpec, pct: int) -> tuple[int, int]:
+    """RB-T5, RB-T7: (critical success chance, critical failure chance).
+
+    RB-T7 adds +1 critical success chance per full 5 points above 100 when the
+    test asks for it. **Decision**: the critical failure range keeps its faces,
+    so the success range stops below it.
+    """
+    fail = max(0, min(100, spec.crit_chance))
+    succ = max(0, spec.crit_chance)
+    if spec.overflow_crit and pct > 100:
+        succ += (pct - 100) // 5
+    return min(succ, 100 - fail), fail
+
+
+def resolve(spec: TestSpec, roll: int) -> TestResult:
+    """RB-T3..T8: the outcome and success level of `roll` (1..100) for `spec`."""
+    if not 1 <= roll <= 100:
+        raise RuleError(f"a d100 shows 1..100, not {roll}", field="dice")
+    pct = percentage(spec)
+    cs, cf = crit_ranges(spec, pct)
+    level = success_level(pct, roll)
+    is_cs, is_cf = roll <= cs, roll > 100 - cf
+    special = spec.difficulty if spec.difficulty in SPECIAL_DIFFICULTIES else None
+    if special is None:
+        outcome = _normal_outcome(spec, pct, roll, is_cs, is_cf)
+    else:
+        outcome = _special_outcome(special, is_cs, is_cf)
+    return TestResult(roll, pct, _signed_level(outcome, level, special), outcome, cs, cf, special)
+
+
+def _normal_outcome(spec: TestSpec, pct: int, roll: int, is_cs: bool, is_cf: bool) -> str:
+    """RB-T3, RB-T5, RB-T6: criticals override the percentage unless the GM's options forbid it."""
+    if is_cs and (pct >= 0 or spec.rescue_negative):
+        return "critical_success"
+    if is_cf and (pct <= 100 or spec.ruin_over_100):
+        return "critical_failure"
+    return "success" if roll <= pct else "failure"
+
+
+def _special_outcome(special: str, is_cs: bool, is_cf: bool) -> str:
+    """RB-T8: the four special difficulties replace the roll's outcome."""
+    if special == "impossible":
+        return "critical_failure" if is_cf else "failure"
+    if special == "quasi_impossible":
+        return "critical_success" if is_cs else "critical_failure" if is_cf else "failure"
+    if special == "quasi_inratable":
+        return "critical_failure" if is_cf else "critical_success" if is_cs else "success"
+    return "critical_success" if is_cs else "success"  # inratable
+
+
+def _signed_level(outcome: str, level: int, special: str | None) -> int:
+    """RB-T5: a critical's level is 2 × |level|, positive on success, negative on failure.
+
+    **Decision** (RB-T8): an automatic outcome keeps |level| with the outcome's sign.
+    """
+    if outcome == "critical_success":
+        return 2 * abs(level)
+    if outcome == "critical_failure":
+        return -2 * abs(level)
+    if special is not None:
+        return abs(level) if outcome == "success" else -abs(level)
+    return level
+
+
+def roll_test(spec: TestSpec, source: DiceSource, purpose: str = "test") -> TestResult:
+    """RB-T3: roll the d100 and resolve it."""
+    return resolve(spec, source.roll(100, purpose))
+
+
+def odds(spec: TestSpec) -> tuple[dict[str, Fraction], dict[int, Fraction]]:
+    """Exact odds of every outcome and of every success level, over the 100 faces."""
+    counts = {o: 0 for o in OUTCOMES}
+    levels: dict[int, int] = {}
+    for roll in range(1, 101):
+        r = resolve(spec, roll)
+        counts[r.outcome] += 1
+        levels[r.level] = levels.get(r.level, 0) + 1
+    return (
+        {o: Fraction(n, 100) for o, n in counts.items()},
+        {lv: Fraction(n, 100) for lv, n in sorted(levels.items())},
+    )
+
+
+# --- confrontations and rankings ---------------------------------------------
+
+@dataclass(frozen=True)
+class Placing:
+    """One participant's place in a ranking: `index` into the results given."""
+
+    index: int
+    place: int
+    tiebreak: str  # "level" | "units" | "reroll"
+    rerolls: tuple[int, ...] = ()
+
+
+def rank(results: Sequence[TestResult], sources: Sequence[DiceSource], purpose: str = "tiebreak") -> list[Placing]:
+    """RB-C3 (with RB-C1, RB-C2): best level first; equal levels → lower units digit;
+    still equal → each rerolls d100, lowest first, repeated while equal.
+
+    `sources[i]` gives participant i's reroll dice; rerolls go in participant order.
+    """
+    rerolls: dict[int, list[int]] = {i: [] for i in range(len(results))}
+    order = sorted(range(len(results)), key=lambda i: (-results[i].level, results[i].units, i))
+    placed: list[int] = []
+    for group in _groups(order, lambda i: (results[i].level, results[i].units)):
+        placed.extend(_reroll_ties(group, sources, rerolls, purpose) if len(group) > 1 else group)
+    return [
+        Placing(i, place, _tiebreak_used(i, results, rerolls), tuple(rerolls[i]))
+        for place, i in enumerate(placed, start=1)
+    ]
+
+
+def _groups(order: list[int], key) -> list[list[int]]:
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and key(groups[-1][0]) == key(i):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _reroll_ties(group: list[int], sources: Sequence[DiceSource], rerolls: dict[int, list[int]], purpose: str) -> list[int]:
+    """RB-C2: each tied participant rerolls d100, lowest wins; repeat while equal."""
+    for _ in range(MAX_TIEBREAK_ROUNDS):
+        for i in group:
+            rerolls[i].append(sources[i].roll(100, purpose))
+        order = sorted(group, key=lambda i: (rerolls[i][-1], i))
+        subgroups = _groups(order, lambda i: rerolls[i][-1])
+        if len(subgroups) == len(group):
+            return order
+        out: list[int] = []
+        for sub in subgroups:
+            out.extend(_reroll_ties(sub, sources, rerolls, purpose) if len(sub) > 1 else sub)
+        return out
+    raise RuleError("the tie could not be broken", field="dice")  # pragma: no cover
+
+
+def _tiebreak_used(i: int, results: Sequence[TestResult], rerolls: dict[int, list[int]]) -> str:
+    if rerolls[i]:
+        return "reroll"
+    if any(j != i and r.level == results[i].level for j, r in enumerate(results)):
+        return "units"
+    return "level"
+
+
+@dataclass(frozen=True)
+class Confrontation:
+    """RB-C1/C2: who won (0 = a, 1 = b), how it was decided, and the reroll dice."""
+
+    winner: int
+    tiebreak: str
+    rerolls: tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def confront(a: TestResult, b: TestResult, source_a: DiceSource, source_b: DiceSource | None = None,
+             purpose: str = "tiebreak") -> Confrontation:
+    """RB-C1, RB-C2: the higher success level wins; ties by units digit, then rerolls (a's then b's)."""
+    placings = rank([a, b], [source_a, source_b or source_a], purpose)
+    by_index = {p.index: p for p in placings}
+    return Confrontation(placings[0].index, placings[0].tiebreak, (by_index[0].rerolls, by_index[1].rerolls))

@@ -1,0 +1,190 @@
+"""Rulebook D100 adapter: sheets, tests, odds, confrontations and rankings."""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from app.models.rulesets import rulebook_d100 as models
+from app.rules import rulebook_d100 as rules
+from app.rules.dice import DiceSource, Roll, TableDice
+from app.rules.errors import RuleError
+from app.services.rulesets.base import (
+    OUTCOMES, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
+)
+
+RULESET = "rulebook-d100"
+
+
+class TaggedDice(DiceSource):
+    """Rolls from `inner`, purposes prefixed with the participant; every die also
+    appended to the shared `log`, so an operation lists its dice in the order rolled."""
+
+    def __init__(self, inner: DiceSource, prefix: str, log: list[Roll]):
+        super().__init__()
+        self.inner, self.prefix, self.log = inner, prefix, log
+
+    def _next(self, faces: int, purpose: str) -> int:
+        tagged = f"{self.prefix}: {purpose}"
+        value = self.inner.roll(faces, tagged)
+        self.log.append(self.inner.rolls[-1])
+        return value
+
+    def roll(self, faces: int, purpose: str) -> int:
+        value = self._next(faces, purpose)
+        self.rolls.append(self.inner.rolls[-1])
+        return value
+
+
+def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, **over: Any) -> tuple[rules.TestSpec, dict]:
+    """RB-T1: the TestSpec of a request on a sheet, and what the result should say about it."""
+    stats = sheet.get("stats") or {}
+    if req.stat not in stats:
+        raise RuleError(f"no stat {req.stat!r} on this sheet; it has: {', '.join(stats)}", field="stat")
+    skill = over.get("skill", getattr(req, "skill", None))
+    weakened = over.get("weakened", getattr(req, "weakened", False))
+    skills = sheet.get("skills") or {}
+    skill_missing = skill is not None and skill not in skills
+    spec = rules.TestSpec(
+        stat_value=stats[req.stat],
+        skill_bonus=skills.get(skill, 0) if skill else 0,
+        weakened=weakened or skill_missing,
+        difficulty=req.difficulty,
+        modifier=over.get("modifier", req.modifier),
+        crit_chance=sheet.get("crit_chance", rules.DEFAULT_CRIT_CHANCE),
+        overflow_crit=req.overflow_crit,
+        rescue_negative=getattr(ctx.options, "crit_success_rescues_negative", True),
+        ruin_over_100=getattr(ctx.options, "crit_failure_ruins_over_100", True),
+    )
+    info = {"stat": req.stat, "skill": skill, "skill_missing": skill_missing, "weakened": spec.weakened,
+            "difficulty": req.difficulty, "modifier": spec.modifier, "overflow_crit": spec.overflow_crit}
+    return spec, info
+
+
+def result_body(ch: CharacterState, r: rules.TestResult, info: dict) -> dict[str, Any]:
+    """The API.md result of one Rulebook test (RB-T3..T5): natural = score = the d100."""
+    return test_body(
+        ch, RULESET, natural=r.roll, score=r.roll, target=r.percentage, outcome=r.outcome,
+        success_level=r.level, **info,
+        crit_chance={"success": r.crit_success_chance, "failure": r.crit_failure_chance},
+    )
+
+
+class RulebookD100Adapter(RulesetAdapter):
+    id = RULESET
+    title = "Rulebook (generic D100 system, pelican-jdr)"
+    Sheet = models.Sheet
+    Options = models.Options
+    TestRequest = models.TestRequest
+    OpposedRequest = models.OpposedRequest
+    GroupRequest = models.GroupRequest
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "stats": list(rules.DEFAULT_STATS),
+            "stats_free": True,
+            "average_stat": rules.AVERAGE_STAT,
+            "crit_chance_default": rules.DEFAULT_CRIT_CHANCE,
+            "dice": ["d4", "d6", "d8", "d10", "d12", "d20", "d100"],
+            "test": {"die": "d100", "roll_under": True,
+                     "target": "stat (halved if weakened) + skill + difficulty + modifier",
+                     "success_level": "trunc(target / 10) - trunc(roll / 10)",
+                     "dice_order": ["d100 (test)"]},
+            "difficulties": dict(rules.DIFFICULTIES),
+            "special_difficulties": {
+                "impossible": "automatic failure, critical failure possible",
+                "quasi_impossible": "automatic failure unless critical success, critical failure possible",
+                "quasi_inratable": "automatic success unless critical failure, critical success possible",
+                "inratable": "automatic success, critical success possible",
+            },
+            "outcomes": list(rules.OUTCOMES),
+            "criticals": {"success": "roll <= crit_chance", "failure": "roll > 100 - crit_chance",
+                          "level": "2 x |level|, signed by the outcome",
+                          "overflow_crit": "+1 crit success chance per full 5 points above 100"},
+            "opposed": {"winner": "higher level, then lower units digit, then d100 rerolls (lowest)",
+                        "dice_order": ["d100 (a: test)", "d100 (b: test)", "d100 rerolls a, b, ... while tied"]},
+            "group_modes": ["ranking"],
+        }
+
+    def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
+        """RB-S1..S3: validate and fill hp/pe from their maxima; hp/pe above max need the GM's override."""
+        out = self.Sheet.model_validate(raw).model_dump(mode="json")
+        if not gm_override:
+            for pool in ("hp", "pe"):
+                if out[pool] > out[f"{pool}_max"]:
+                    raise RuleError(f"{pool} {out[pool]} is above {pool}_max {out[f'{pool}_max']}", field=pool)
+        return out
+
+    def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        """RB-S1/RB-T5 critical ranges and RB-T1 weakened stats."""
+        cc = sheet.get("crit_chance", rules.DEFAULT_CRIT_CHANCE)
+        stats = sheet.get("stats") or {}
+        return {
+            "critical_success": {"max_roll": cc},
+            "critical_failure": {"min_roll": 101 - cc},
+            "weakened_stats": {k: v // 2 for k, v in stats.items()},
+        }
+
+    # --- tests ----------------------------------------------------------------
+    def test(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Outcome:
+        """RB-T1..T8: one d100 test; no sheet change."""
+        spec, info = _spec(ch.sheet, req, ctx)
+        r = rules.roll_test(spec, ctx.dice)
+        return Outcome(kind="test", body=result_body(ch, r, info), character_id=ch.id)
+
+    def odds(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Odds:
+        """Exact odds over the 100 faces (RB-T3..T8, with the RB-T6 options and RB-T7)."""
+        spec, _ = _spec(ch.sheet, req, ctx)
+        outcomes, levels = rules.odds(spec)
+        full = {o: outcomes.get(o, Fraction(0)) for o in OUTCOMES}
+        return Odds(outcomes=full, extra={"success_level": {str(k): p for k, p in levels.items()}})
+
+    # --- confrontations and rankings -------------------------------------------
+    def opposed(self, a: CharacterState, b: CharacterState, req: models.OpposedRequest,
+                ctx: OperationContext) -> Outcome:
+        """RB-C1, RB-C2: both test (a's die, then b's), higher level wins, ties by units then rerolls."""
+        log: list[Roll] = []
+        da, db = TaggedDice(ctx.dice, "a", log), TaggedDice(ctx.dice, "b", log)
+        (spec_a, info_a), (spec_b, info_b) = _spec(a.sheet, req.a, ctx), _spec(b.sheet, req.b, ctx)
+        ra, rb = rules.roll_test(spec_a, da), rules.roll_test(spec_b, db)
+        c = rules.confront(ra, rb, da, db)
+        body = {
+            "kind": "opposed", "ruleset": RULESET,
+            "a": result_body(a, ra, info_a), "b": result_body(b, rb, info_b),
+            "winner": "ab"[c.winner], "winner_id": (a, b)[c.winner].id, "tiebreak": c.tiebreak,
+            "rerolls": {"a": list(c.rerolls[0]), "b": list(c.rerolls[1])},
+        }
+        return Outcome(kind="opposed", body=body)
+
+    def group(self, chars: list[CharacterState], req: models.GroupRequest, ctx: OperationContext) -> Outcome:
+        """RB-C3: everyone tests the same stat; ranked by level, ties as RB-C2."""
+        log: list[Roll] = []
+        tables: list[TableDice] = []
+        sources: list[TaggedDice] = []
+        for n, p in enumerate(req.participants, start=1):
+            inner: DiceSource = ctx.dice
+            if p.dice is not None:
+                inner = TableDice(p.dice)
+                tables.append(inner)
+            sources.append(TaggedDice(inner, f"participant {n} ({p.character_id})", log))
+        results, infos = [], []
+        for ch, p, src in zip(chars, req.participants, sources):
+            spec, info = _spec(ch.sheet, req, ctx, skill=p.skill, weakened=p.weakened,
+                               modifier=req.modifier + p.modifier)
+            results.append(rules.roll_test(spec, src))
+            infos.append(info)
+        placings = rules.rank(results, sources)
+        for t in tables:
+            t.finish()
+        ranking = [
+            {"place": pl.place, "character_id": chars[pl.index].id, "tiebreak": pl.tiebreak,
+             "rerolls": list(pl.rerolls), "result": result_body(chars[pl.index], results[pl.index], infos[pl.index])}
+            for pl in placings
+        ]
+        body = {"kind": "group", "mode": "ranking", "ruleset": RULESET, "stat": req.stat,
+                "ranking": ranking, "rolls": [r.to_dict() for r in log]}
+        return Outcome(kind="group", body=body)
+
+
+ADAPTER = RulebookD100Adapter()
