@@ -47,7 +47,7 @@ def outcome_counts(target: int, karma: int, extreme_scores: bool = True) -> tupl
     return tuple(counts)
 
 
-def test_odds(target: int, karma: int, *, posture: str | None = None, extreme_scores: bool = True) -> TestOdds:
+def odds_of_test(target: int, karma: int, *, posture: str | None = None, extreme_scores: bool = True) -> TestOdds:
     """GC-T1..T2, GC-K1..K5: the exact distribution of a d100 test's outcome given the
     stored karma (or the karma a special posture locks) and of the stored karma after."""
     lock = locked_karma(posture)

@@ -159,7 +159,7 @@ class GreatCosmosAdapter(RulesetAdapter):
             o = gc_odds.intuition_odds(sheet.get("intuition", 3) + req.modifier)
             return Odds(outcomes=o.outcomes)
         stat = core.canonical_stat(req.stat)
-        o = gc_odds.test_odds(
+        o = gc_odds.odds_of_test(
             sheet["stats"][stat] + req.modifier, sheet.get("karma", 0),
             posture=sheet.get("posture"), extreme_scores=_option(ctx, "extreme_scores", True),
         )
