@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-from app.rules.dice import DiceSource
+from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
 
 DIFFICULTIES: dict[str, int] = {
@@ -224,20 +224,17 @@ def _groups(order: list[int], key) -> list[list[int]]:
     return groups
 
 
-def _reroll_ties(group: list[int], sources: Sequence[DiceSource], rerolls: dict[int, list[int]], purpose: str) -> list[int]:
+def _reroll_ties(group: list[int], sources: Sequence[DiceSource], rerolls: dict[int, list[int]], purpose: str,
+                 depth: int = 0) -> list[int]:
     """RB-C2: each tied participant rerolls d100, lowest wins; repeat while equal."""
-    for _ in range(MAX_TIEBREAK_ROUNDS):
-        for i in group:
-            rerolls[i].append(sources[i].roll(100, purpose))
-        order = sorted(group, key=lambda i: (rerolls[i][-1], i))
-        subgroups = _groups(order, lambda i: rerolls[i][-1])
-        if len(subgroups) == len(group):
-            return order
-        out: list[int] = []
-        for sub in subgroups:
-            out.extend(_reroll_ties(sub, sources, rerolls, purpose) if len(sub) > 1 else sub)
-        return out
-    raise RuleError("the tie could not be broken", field="dice")  # pragma: no cover
+    if depth >= MAX_TIEBREAK_ROUNDS:  # pragma: no cover - astronomically unlikely with real dice
+        raise RuleError("the tie could not be broken", field="dice")
+    for i in group:
+        rerolls[i].append(sources[i].roll(100, purpose))
+    out: list[int] = []
+    for sub in _groups(sorted(group, key=lambda i: (rerolls[i][-1], i)), lambda i: rerolls[i][-1]):
+        out.extend(_reroll_ties(sub, sources, rerolls, purpose, depth + 1) if len(sub) > 1 else sub)
+    return out
 
 
 def _tiebreak_used(i: int, results: Sequence[TestResult], rerolls: dict[int, list[int]]) -> str:
@@ -263,3 +260,107 @@ def confront(a: TestResult, b: TestResult, source_a: DiceSource, source_b: DiceS
     placings = rank([a, b], [source_a, source_b or source_a], purpose)
     by_index = {p.index: p for p in placings}
     return Confrontation(placings[0].index, placings[0].tiebreak, (by_index[0].rerolls, by_index[1].rerolls))
+
+
+# --- combat (RB-F1..F4) ---------------------------------------------------------
+
+ATTACK_STATS: dict[str, tuple[str, ...]] = {"melee": ("FOR",), "ranged": ("PER",), "morale": ("CHA", "DIS")}
+DODGE_STATS: dict[str, str] = {"melee": "HAB", "ranged": "HAB", "morale": "DIS"}
+FURTHER_DODGE_PENALTY = -10
+
+
+def attack_stat(kind: str, stat: str | None = None) -> str:
+    """RB-F2: melee tests FOR, ranged PER, morale CHA or DIS (`stat` picks one of the allowed)."""
+    if kind not in ATTACK_STATS:
+        raise RuleError(f"unknown attack kind {kind!r}; known: {', '.join(ATTACK_STATS)}", field="kind")
+    allowed = ATTACK_STATS[kind]
+    if stat is None:
+        return allowed[0]
+    if stat not in allowed:
+        raise RuleError(f"a {kind} attack tests {' or '.join(allowed)}, not {stat}", field="stat")
+    return stat
+
+
+def damage_pool(kind: str) -> str:
+    """RB-F1/RB-F2: morale damage comes off `pe`, the rest off `hp`."""
+    return "pe" if kind == "morale" else "hp"
+
+
+def dodge_stat(kind: str) -> str:
+    """RB-F3: a dodge tests HAB (DIS against a morale attack)."""
+    return DODGE_STATS[kind]
+
+
+def dodge_modifier(previous_dodges: int) -> int:
+    """RB-F3: each further dodge in the same round is −10."""
+    return FURTHER_DODGE_PENALTY * max(0, previous_dodges)
+
+
+def attack_damage(level: int, weapon: int, bonus: int = 0) -> int:
+    """RB-F2: damage = success level (already doubled on a critical, RB-T5) + weapon + bonuses."""
+    return max(0, level + weapon + bonus)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What an attack did (RB-F2, RB-F3)."""
+
+    hit: bool
+    damage: int  # taken by the defender, after armour and doubling
+    pool: str  # "hp" | "pe"
+    defense: str  # "dodge" | "absorb" | "none"
+    dodged: bool = False
+    free_attack: bool = False
+    doubled: bool = False
+    tiebreak: str | None = None
+    weapon_roll: int | None = None
+
+
+def resolve_attack(attack: TestResult, kind: str, weapon_damage: str, source: DiceSource, *,
+                   defense: str = "none", dodge: TestResult | None = None, armor: int = 0,
+                   bonus: int = 0, defender_source: DiceSource | None = None) -> Hit:
+    """RB-F2, RB-F3 (RB-C4): a successful attack test hits unless the defender's dodge wins
+    the confrontation (a critical dodge also earns a free attack); absorbing takes
+    the armour off the damage; a defense's critical failure doubles the damage taken.
+    Dice order: confrontation rerolls (attacker, defender), then the weapon's damage."""
+    expr = parse(weapon_damage)
+    pool = damage_pool(kind)
+    if not attack.success:
+        return Hit(False, 0, pool, defense)
+    tiebreak = None
+    if defense == "dodge":
+        if dodge is None:
+            raise RuleError("a dodge needs the defender's test", field="dodge")
+        c = confront(attack, dodge, source, defender_source or source)
+        tiebreak = c.tiebreak
+        if c.winner == 1:
+            return Hit(False, 0, pool, defense, dodged=True, free_attack=dodge.outcome == "critical_success",
+                       tiebreak=tiebreak)
+    weapon = expr.roll(source, "damage")
+    taken = attack_damage(attack.level, weapon, bonus)
+    if defense == "absorb":
+        taken = max(0, taken - armor)
+    doubled = dodge is not None and dodge.outcome == "critical_failure"
+    return Hit(True, taken * 2 if doubled else taken, pool, defense, doubled=doubled, tiebreak=tiebreak,
+               weapon_roll=weapon)
+
+
+@dataclass(frozen=True)
+class InitiativeEntry:
+    """RB-F4: a place in the turn order, with a critical's consequence."""
+
+    index: int
+    place: int
+    tiebreak: str
+    extra_action: bool  # critical success: an extra action before round 1
+    first_round: int  # critical failure: acts only from round 2
+
+
+def initiative(results: Sequence[TestResult], sources: Sequence[DiceSource]) -> list[InitiativeEntry]:
+    """RB-F4: initiative is a HAB ranking (RB-C3); a critical success gains an extra action
+    before round 1, a critical failure acts only from round 2."""
+    return [
+        InitiativeEntry(p.index, p.place, p.tiebreak, results[p.index].outcome == "critical_success",
+                        2 if results[p.index].outcome == "critical_failure" else 1)
+        for p in rank(results, sources, "initiative tiebreak")
+    ]

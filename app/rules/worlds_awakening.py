@@ -244,16 +244,16 @@ def _groups(order: list[int], key) -> list[list[int]]:
     return groups
 
 
-def _rolloff(group: list[int], source: DiceSource, rolloffs: dict[int, list[int]]) -> list[int]:
-    for _ in range(MAX_ROLLOFF_ROUNDS):
-        for i in group:
-            rolloffs[i].append(source.roll(20, "initiative roll-off"))
-        order = sorted(group, key=lambda i: (-rolloffs[i][-1], i))
-        out: list[int] = []
-        for sub in _groups(order, lambda i: rolloffs[i][-1]):
-            out.extend(_rolloff(sub, source, rolloffs) if len(sub) > 1 else sub)
-        return out
-    raise RuleError("the tie could not be broken", field="dice")  # pragma: no cover
+def _rolloff(group: list[int], source: DiceSource, rolloffs: dict[int, list[int]], depth: int = 0) -> list[int]:
+    """WA-C4 (**Decision**): tied participants roll a d20 each, highest first; repeat while equal."""
+    if depth >= MAX_ROLLOFF_ROUNDS:  # pragma: no cover - astronomically unlikely with real dice
+        raise RuleError("the tie could not be broken", field="dice")
+    for i in group:
+        rolloffs[i].append(source.roll(20, "initiative roll-off"))
+    out: list[int] = []
+    for sub in _groups(sorted(group, key=lambda i: (-rolloffs[i][-1], i)), lambda i: rolloffs[i][-1]):
+        out.extend(_rolloff(sub, source, rolloffs, depth + 1) if len(sub) > 1 else sub)
+    return out
 
 
 def hit_dice_max(hit_dice: str) -> int:
