@@ -1,0 +1,56 @@
+"""Campaigns and their players."""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Response
+from fastapi.security import HTTPAuthorizationCredentials
+
+from app.api.deps import PrincipalDep, SessionDep, bearer, etag
+from app.core.config import get_settings
+from app.core.errors import Unauthorized
+from app.core.security import same_secret
+from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
+from app.services import campaigns
+
+router = APIRouter(prefix="/v1/campaigns", tags=["campaigns"])
+
+
+def require_admin(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+    """When ADMIN_TOKEN is configured, creating a campaign needs it."""
+    admin = get_settings().admin_token
+    if admin and (credentials is None or not same_secret(credentials.credentials, admin)):
+        raise Unauthorized("creating a campaign needs the admin token on this server",
+                           extra={"headers": {"WWW-Authenticate": "Bearer"}})
+
+
+@router.post("", status_code=201, response_model=CampaignCreated, dependencies=[Depends(require_admin)],
+             summary="Create a campaign; the GM token is returned once")
+def create_campaign(data: CampaignCreate, session: SessionDep, response: Response) -> dict[str, Any]:
+    created = campaigns.create_campaign(session, data)
+    response.headers["ETag"] = etag(created["version"])
+    return created
+
+
+@router.get("/{campaign_id}", response_model=CampaignPublic)
+def read_campaign(campaign_id: str, session: SessionDep, principal: PrincipalDep, response: Response) -> dict[str, Any]:
+    campaign = campaigns.read_campaign(session, principal, campaign_id)
+    response.headers["ETag"] = etag(campaign["version"])
+    return campaign
+
+
+@router.patch("/{campaign_id}", response_model=CampaignPublic, summary="GM: rename or change options")
+def update_campaign(campaign_id: str, data: CampaignUpdate, session: SessionDep, principal: PrincipalDep, response: Response) -> dict[str, Any]:
+    campaign = campaigns.update_campaign(session, principal, campaign_id, data)
+    response.headers["ETag"] = etag(campaign["version"])
+    return campaign
+
+
+@router.post("/{campaign_id}/players", status_code=201, response_model=PlayerCreated, summary="GM: add a player; its token is returned once")
+def create_player(campaign_id: str, data: PlayerCreate, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
+    return campaigns.create_player(session, principal, campaign_id, data)
+
+
+@router.get("/{campaign_id}/players", summary="The campaign's players")
+def list_players(campaign_id: str, session: SessionDep, principal: PrincipalDep) -> dict[str, list[PlayerPublic] | None]:
+    return {"items": campaigns.list_players(session, principal, campaign_id), "next_cursor": None}

@@ -1,0 +1,33 @@
+"""Free rolls and the roll log."""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from app.api.deps import IdempotencyKey, PrincipalDep, SessionDep, idempotency
+from app.models.schemas import LogEntryOut, Page, RollCreate, RollOut
+from app.services import rolls
+
+router = APIRouter(prefix="/v1/campaigns/{campaign_id}/rolls", tags=["rolls"])
+Limit = Annotated[int, Query(ge=1, le=500)]
+Cursor = Annotated[str | None, Query(max_length=500)]
+
+
+@router.post("", status_code=201, response_model=RollOut, summary="A free dice roll (3d6+2, 4d6kh3, d100…)")
+def free_roll(campaign_id: str, data: RollCreate, request: Request, session: SessionDep, principal: PrincipalDep,
+              idempotency_key: IdempotencyKey = None) -> dict[str, Any]:
+    key = idempotency(request, idempotency_key, data.model_dump(mode="json"))
+    return rolls.free_roll(session, principal, campaign_id, data, key)
+
+
+@router.get("", response_model=Page[LogEntryOut], summary="The roll log, newest first; hidden GM rolls only for the GM")
+def list_log(campaign_id: str, session: SessionDep, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None,
+             character_id: Annotated[str | None, Query(max_length=32)] = None,
+             kind: Annotated[str | None, Query(max_length=20)] = None) -> dict[str, Any]:
+    return rolls.list_log(session, principal, campaign_id, limit=limit, cursor=cursor, character_id=character_id, kind=kind)
+
+
+@router.get("/{entry_id}", response_model=LogEntryOut, summary="One roll-log entry")
+def read_entry(campaign_id: str, entry_id: str, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
+    return rolls.read_log_entry(session, principal, campaign_id, entry_id)

@@ -1,0 +1,28 @@
+"""Settings from the environment, built once by a cached function (never at import)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    database_url: str = Field("sqlite:///./jdr.db", description="sqlite:///path.db, postgresql://user@host:5432/db or postgres://…")
+    admin_token: str | None = Field(None, description="When set, POST /v1/campaigns needs it as Bearer token.")
+    cors_origins: list[str] = Field(default_factory=list, description="Origins allowed for browser frontends.")
+    max_body_bytes: int = Field(1_000_000, ge=1024)
+    rate_limit_per_minute: int = Field(0, ge=0, description="Requests a token may make per minute; 0 = off.")
+    sql_echo: bool = False
+
+    @field_validator("admin_token")
+    @classmethod
+    def _empty_is_none(cls, v: str | None) -> str | None:
+        return v or None
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

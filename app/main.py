@@ -1,0 +1,30 @@
+"""The ASGI application: `app.main:app`."""
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from app.api import campaigns, characters, play, rolls, rulesets, system
+from app.core.config import Settings, get_settings
+from app.core.errors import install_error_handlers
+from app.core.limits import BodySizeLimit
+
+DESCRIPTION = """Keeps tabletop role-playing characters and applies the rules of four French
+RPG systems to them (Great Cosmos, Asgard, Rulebook D100, Worlds Awakening), logging every die.
+Errors are application/problem+json (RFC 9457)."""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION)
+    for module in (system, rulesets, campaigns, characters, play, rolls):
+        app.include_router(module.router)
+    install_error_handlers(app)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
+                           allow_headers=["*"], expose_headers=["ETag", "Retry-After"])
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app
+
+
+app = create_app()

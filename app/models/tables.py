@@ -1,0 +1,105 @@
+"""SQLModel tables: campaigns, credentials, players, characters, the roll log,
+idempotency records."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+from uuid import uuid4
+
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, Integer, MetaData
+from sqlmodel import Field, SQLModel
+
+# Alembic naming convention, so constraints have stable names on every backend.
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+metadata: MetaData = SQLModel.metadata
+
+
+def new_id() -> str:
+    return uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _ts(**kw: Any) -> Any:
+    return Field(default_factory=utcnow, sa_type=DateTime(timezone=True), nullable=False, **kw)
+
+
+class Campaign(SQLModel, table=True):
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    name: str = Field(max_length=200)
+    ruleset: str = Field(max_length=40)
+    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    version: int = Field(default=1)
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class Player(SQLModel, table=True):
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32)
+    name: str = Field(max_length=200)
+    created_at: datetime = _ts()
+
+
+class Credential(SQLModel, table=True):
+    """A bearer token, stored as its SHA-256 (tokens are 256-bit random)."""
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32)
+    player_id: str | None = Field(default=None, foreign_key="player.id", max_length=32)
+    role: str = Field(max_length=10)  # "gm" | "player"
+    created_at: datetime = _ts()
+
+
+class Character(SQLModel, table=True):
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32)
+    player_id: str | None = Field(default=None, foreign_key="player.id", max_length=32)
+    name: str = Field(max_length=200)
+    kind: str = Field(max_length=3)  # "pc" | "npc"
+    sheet: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    version: int = Field(default=1)
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class LogEntry(SQLModel, table=True):
+    """The append-only roll log: each row is the body an operation returned."""
+
+    __tablename__ = "roll_log"
+    __table_args__ = (
+        Index("ix_roll_log_campaign_seq", "campaign_id", "seq"),
+        Index("ix_roll_log_character_seq", "character_id", "seq"),
+    )
+
+    seq: int | None = Field(
+        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    )
+    id: str = Field(default_factory=new_id, unique=True, max_length=32)
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32)
+    character_id: str | None = Field(default=None, max_length=32)
+    kind: str = Field(max_length=20, index=True)
+    hidden: bool = Field(default=False)
+    created_at: datetime = _ts()
+    body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+
+
+class IdempotencyRecord(SQLModel, table=True):
+    """The first response to an `Idempotency-Key`, per token, replayed on retries."""
+
+    __tablename__ = "idempotency"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    key: str = Field(primary_key=True, max_length=200)
+    request_hash: str = Field(max_length=64)
+    status_code: int
+    body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _ts()

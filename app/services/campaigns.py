@@ -1,0 +1,81 @@
+"""Campaigns and players: creation with their tokens, reads, option updates."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, select
+
+from app.core.errors import NotFound
+from app.core.security import hash_token, new_token
+from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
+from app.models.tables import Campaign, Credential, Player, utcnow
+from app.services.auth import Principal, check_gm, check_member
+from app.services.rulesets import RULESET_IDS, get_adapter
+from app.services.validation import InvalidBody, validate
+
+
+def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str, Any]:
+    """Options checked against the ruleset (unknown option → 422), defaults filled."""
+    adapter = get_adapter(ruleset)
+    return validate(adapter.Options, options or {}, loc=("body", "options")).model_dump(mode="json")
+
+
+def _public(campaign: Campaign, role: str | None) -> dict[str, Any]:
+    return CampaignPublic.model_validate({**campaign.model_dump(), "role": role}).model_dump()
+
+
+def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
+    if data.ruleset not in RULESET_IDS:
+        raise InvalidBody(f"unknown ruleset {data.ruleset!r}; known: {', '.join(RULESET_IDS)}", field="ruleset")
+    options = validated_options(data.ruleset, data.options)
+    campaign = Campaign(name=data.name, ruleset=data.ruleset, options=options)
+    token = new_token("gm")
+    session.add(campaign)
+    session.flush()
+    session.add(Credential(token_hash=hash_token(token), campaign_id=campaign.id, role="gm"))
+    session.commit()
+    return CampaignCreated.model_validate({**_public(campaign, "gm"), "gm_token": token}).model_dump()
+
+
+def load_campaign(session: Session, principal: Principal, campaign_id: str) -> Campaign:
+    check_member(principal, campaign_id)
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise NotFound("no campaign with this id")
+    return campaign
+
+
+def read_campaign(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
+    return _public(load_campaign(session, principal, campaign_id), principal.role)
+
+
+def update_campaign(session: Session, principal: Principal, campaign_id: str, data: CampaignUpdate) -> dict[str, Any]:
+    campaign = load_campaign(session, principal, campaign_id)
+    check_gm(principal, "change the campaign")
+    if data.name is not None:
+        campaign.name = data.name
+    if data.options is not None:
+        campaign.options = validated_options(campaign.ruleset, {**campaign.options, **data.options})
+    campaign.version += 1
+    campaign.updated_at = utcnow()
+    session.add(campaign)
+    session.commit()
+    return _public(campaign, principal.role)
+
+
+def list_players(session: Session, principal: Principal, campaign_id: str) -> list[dict[str, Any]]:
+    load_campaign(session, principal, campaign_id)
+    rows = session.exec(select(Player).where(Player.campaign_id == campaign_id).order_by(Player.created_at, Player.id))
+    return [PlayerPublic.model_validate(p.model_dump()).model_dump() for p in rows]
+
+
+def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate) -> dict[str, Any]:
+    load_campaign(session, principal, campaign_id)
+    check_gm(principal, "add players")
+    player = Player(campaign_id=campaign_id, name=data.name)
+    token = new_token("pl")
+    session.add(player)
+    session.flush()
+    session.add(Credential(token_hash=hash_token(token), campaign_id=campaign_id, player_id=player.id, role="player"))
+    session.commit()
+    return PlayerCreated.model_validate({**player.model_dump(), "token": token}).model_dump()

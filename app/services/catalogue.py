@@ -1,0 +1,34 @@
+"""The rulesets catalogue: what a client needs to build a character and a test form."""
+from __future__ import annotations
+
+from typing import Any
+
+from app.services.rulesets import all_adapters, get_adapter
+from app.services.rulesets.base import RulesetAdapter
+
+
+def summary(adapter: RulesetAdapter) -> dict[str, Any]:
+    return {"id": adapter.id, "title": adapter.title}
+
+
+def describe(ruleset: str) -> dict[str, Any]:
+    adapter = get_adapter(ruleset)
+    options = adapter.Options.model_json_schema()
+    defaults = adapter.Options().model_dump(mode="json")
+    return {
+        **summary(adapter),
+        **adapter.describe(),
+        "options": {"defaults": defaults, "schema": options},
+        "sheet_schema": adapter.Sheet.model_json_schema(),
+        "test_request_schema": adapter.TestRequest.model_json_schema(),
+        "operations": {
+            "level_up": adapter.LevelUpRequest is not None,
+            "opposed": adapter.OpposedRequest is not None,
+            "group": adapter.GroupRequest is not None,
+            "actions": sorted(adapter.actions),
+        },
+    }
+
+
+def list_rulesets() -> list[dict[str, Any]]:
+    return [summary(a) for a in all_adapters()]

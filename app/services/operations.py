@@ -1,0 +1,197 @@
+"""The unit of work of every operation that rolls dice.
+
+Load (and lock) the campaign's characters, check who may do it, build the dice
+source, call the ruleset, then write the roll-log entry, every changed sheet
+(versioned) and the idempotency record, and commit once: nothing is
+half-applied. A concurrent writer that slipped in between is detected by the
+version check and the whole operation is retried on fresh state, so no update
+is lost.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import Session, select
+
+from app.core.errors import Conflict, Forbidden, NotFound
+from app.models.tables import Campaign, Character, IdempotencyRecord, LogEntry, new_id, utcnow
+from app.rules.dice import dice_source
+from app.services.auth import Principal, check_member
+from app.services.rulesets import get_adapter
+from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
+from app.services.validation import InvalidBody
+
+MAX_ATTEMPTS = 8
+
+Parse = Callable[[RulesetAdapter], RollingRequest]  # validates the body with the ruleset's model
+Targets = Callable[[RollingRequest], Sequence[str]]  # the characters the request names
+Authorize = Callable[[Principal, RulesetAdapter, RollingRequest, list[Character]], None]
+Run = Callable[[RulesetAdapter, RollingRequest, list[CharacterState], OperationContext], Outcome]
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """An `Idempotency-Key` and the fingerprint of the request it came with."""
+
+    key: str
+    fingerprint: str
+
+    @classmethod
+    def of(cls, key: str | None, method: str, path: str, body: Any) -> "Idempotency | None":
+        if key is None:
+            return None
+        if not 1 <= len(key) <= 200:
+            raise InvalidBody("Idempotency-Key must be 1 to 200 characters", field="Idempotency-Key")
+        canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"), default=str)
+        return cls(key, hashlib.sha256(canonical.encode()).hexdigest())
+
+
+class _Retry(Exception):
+    """Another writer changed a sheet between our read and our write."""
+
+
+def iso(ts) -> str:
+    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def state(character: Character) -> CharacterState:
+    return CharacterState(
+        id=character.id, campaign_id=character.campaign_id, name=character.name, kind=character.kind,
+        player_id=character.player_id, sheet=character.sheet, version=character.version,
+    )
+
+
+def replay(session: Session, principal: Principal, idem: Idempotency | None) -> dict | None:
+    """The first response to this key, or None; the key with another request → 422."""
+    if idem is None:
+        return None
+    record = session.get(IdempotencyRecord, (principal.token_hash, idem.key))
+    if record is None:
+        return None
+    if record.request_hash != idem.fingerprint:
+        raise InvalidBody("this Idempotency-Key was already used with a different request", field="Idempotency-Key")
+    return record.body
+
+
+def check_provenance(principal: Principal, options: dict[str, Any], req: RollingRequest) -> None:
+    """API.md: the GM may always enter dice; players only when the campaign allows it."""
+    if req.dice is not None and not principal.is_gm and not options.get("players_may_enter_dice", False):
+        raise Forbidden("players may not enter table dice in this campaign (option players_may_enter_dice)")
+    if req.hidden and not principal.is_gm:
+        raise Forbidden("only the GM may make hidden rolls")
+
+
+def perform(
+    session: Session,
+    principal: Principal,
+    *,
+    campaign_id: str,
+    parse: Parse,
+    targets: Targets,
+    authorize: Authorize,
+    run: Run,
+    idem: Idempotency | None,
+) -> dict[str, Any]:
+    """Run one rolling operation atomically; returns the logged body."""
+    check_member(principal, campaign_id)
+    if (body := replay(session, principal, idem)) is not None:
+        return body
+    for _attempt in range(MAX_ATTEMPTS):
+        try:
+            return _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem)
+        except _Retry:
+            session.rollback()
+        except OperationalError as exc:  # SQLite busy beyond its timeout, Postgres serialization/deadlock
+            session.rollback()
+            if not _transient(exc):
+                raise
+        except IntegrityError:
+            session.rollback()
+            if (body := replay(session, principal, idem)) is not None:
+                return body  # a concurrent request with the same key won the race
+            raise
+    raise Conflict("the character is being changed by too many requests at once; try again",
+                   extra={"headers": {"Retry-After": "1"}})
+
+
+def _transient(exc: OperationalError) -> bool:
+    text = str(exc.orig).lower()
+    return any(s in text for s in ("database is locked", "deadlock", "could not serialize", "busy"))
+
+
+def _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem) -> dict[str, Any]:
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise NotFound("no campaign with this id")
+    adapter = get_adapter(campaign.ruleset)
+    req = parse(adapter)
+    characters = load_locked(session, campaign_id, targets(req))
+    authorize(principal, adapter, req, characters)
+    check_provenance(principal, campaign.options, req)
+    ctx = OperationContext(
+        dice=dice_source(seed=req.seed, dice=req.dice),
+        options=adapter.Options.model_validate(campaign.options),
+        is_gm=principal.is_gm,
+        get_log_entry=lambda entry_id: log_entry_body(session, campaign_id, entry_id),
+    )
+    outcome = run(adapter, req, [state(c) for c in characters], ctx)
+    ctx.dice.finish()
+    body = _logged_body(outcome, ctx, req)
+    session.add(LogEntry(id=body["id"], campaign_id=campaign_id, character_id=outcome.character_id,
+                         kind=body["kind"], hidden=req.hidden, body=body))
+    _save_sheets(session, {c.id: c for c in characters}, outcome.sheets)
+    if idem is not None:
+        session.add(IdempotencyRecord(token_hash=principal.token_hash, key=idem.key,
+                                      request_hash=idem.fingerprint, status_code=201, body=body))
+    session.commit()
+    return body
+
+
+def load_locked(session: Session, campaign_id: str, character_ids: Sequence[str]) -> list[Character]:
+    """The characters in the order asked, locked (in id order, against deadlocks) until commit."""
+    if len(set(character_ids)) != len(character_ids):
+        raise InvalidBody("the same character is named twice", field="character_id")
+    rows = session.exec(
+        select(Character).where(Character.id.in_(character_ids)).order_by(Character.id).with_for_update()
+    ).all()
+    by_id = {c.id: c for c in rows if c.campaign_id == campaign_id}
+    missing = [cid for cid in character_ids if cid not in by_id]
+    if missing:
+        raise NotFound(f"no character with id {missing[0]!r} in this campaign")
+    for c in rows:
+        session.expunge(c)  # sheets are written by the versioned UPDATE below, never by the ORM
+    return [by_id[cid] for cid in character_ids]
+
+
+def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest) -> dict[str, Any]:
+    body = {"id": new_id(), "kind": outcome.kind, **outcome.body}
+    body.setdefault("rolls", [r.to_dict() for r in ctx.dice.rolls])
+    body["hidden"] = req.hidden
+    body["created_at"] = iso(utcnow())
+    return body
+
+
+def _save_sheets(session: Session, loaded: dict[str, Character], sheets: dict[str, dict]) -> None:
+    now = utcnow()
+    for character_id, sheet in sheets.items():
+        before = loaded.get(character_id)
+        if before is None:
+            raise RuntimeError(f"the ruleset changed character {character_id} it was not given")
+        result = session.execute(
+            update(Character)
+            .where(Character.id == character_id, Character.version == before.version)
+            .values(sheet=sheet, version=before.version + 1, updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:
+            raise _Retry()
+
+
+def log_entry_body(session: Session, campaign_id: str, entry_id: str) -> dict | None:
+    entry = session.exec(select(LogEntry).where(LogEntry.id == entry_id, LogEntry.campaign_id == campaign_id)).first()
+    return entry.body if entry is not None else None

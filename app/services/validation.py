@@ -1,0 +1,45 @@
+"""Validating bodies whose schema depends on the campaign's ruleset."""
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from app.rules.errors import RuleError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class InvalidBody(RuleError):
+    title = "Validation error"
+    slug = "validation-error"
+
+
+def _errors(exc: ValidationError, loc: tuple) -> list[dict]:
+    return [
+        {"loc": [*loc, *(p if isinstance(p, (int, str)) else str(p) for p in e.get("loc", ()))], "msg": e["msg"]}
+        for e in exc.errors(include_url=False)
+    ]
+
+
+def invalid_from(exc: ValidationError, loc: tuple = ("body",)) -> InvalidBody:
+    errors = _errors(exc, loc)
+    first = errors[0]
+    return InvalidBody(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", extra={"errors": errors})
+
+
+def validate(model: type[M], data: Any, *, loc: tuple = ("body",)) -> M:
+    """`model.model_validate(data)`, turning pydantic's error into a 422 with `errors` located under `loc`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid_from(exc, loc) from None
+
+
+def prefixed(exc: RuleError, prefix: str) -> RuleError:
+    """Re-locate a rule error raised inside a nested document (e.g. the sheet)."""
+    field = f"{prefix}.{exc.field}" if exc.field else prefix
+    exc.field = field
+    if "errors" not in exc.extra:
+        exc.extra["errors"] = [{"loc": ["body", *field.split(".")], "msg": exc.detail}]
+    return exc
