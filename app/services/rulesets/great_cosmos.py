@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.rulesets import great_cosmos as models
-from app.rules.great_cosmos import core, odds as gc_odds, sheet as gc_sheet
+from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, sheet as gc_sheet
+from app.rules.errors import RuleError
 from app.services.rulesets.base import (
     CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
 )
@@ -164,6 +165,91 @@ class GreatCosmosAdapter(RulesetAdapter):
             posture=sheet.get("posture"), extreme_scores=_option(ctx, "extreme_scores", True),
         )
         return Odds(outcomes=o.outcomes, extra={"karma_after": {str(k): p for k, p in o.karma_after.items()}})
+
+    # --- level-ups --------------------------------------------------------------
+    def level_up(self, ch: CharacterState, req: models.LevelUpRequest, ctx: OperationContext) -> Outcome:
+        """GC-L1..L7: one level more; every die, choice and before/after value recorded."""
+        sheet = ch.sheet
+        mark = ctx.dice.mark()
+        result = gc_levels.level_up(
+            progress_of(sheet), choices_of(req), ctx.dice, extreme_scores=_option(ctx, "extreme_scores", True),
+        )
+        chance_rolls = _chance_rolls(ctx.dice.since(mark), result)
+        body = {
+            "character_id": ch.id,
+            "ruleset": RULESET,
+            "kind": "level_up",
+            "rule": result.rule,
+            "level": {"before": result.before.level, "after": result.after.level},
+            "choices": req.model_dump(mode="json", by_alias=True, exclude_none=True,
+                                      exclude={"seed", "dice", "hidden"}),
+            "changes": [{"field": c.field, "before": c.before, "after": c.after, "dice": list(c.dice)}
+                        for c in result.changes],
+            "chance_test": chance_test_body(ch, result.chance, chance_rolls),
+            "chance_bonus": ({"pool": result.bonus_pool, "dice": list(result.bonus_dice),
+                              "total": sum(result.bonus_dice)} if result.bonus_dice else None),
+        }
+        new_sheet = apply_progress(sheet, result.after)
+        _check_inventory_after_level_up(new_sheet, result.after.level)
+        return Outcome(kind="level_up", body=body, character_id=ch.id, sheets={ch.id: new_sheet})
+
+
+def _check_inventory_after_level_up(sheet: dict[str, Any], level: int) -> None:
+    """GC-I4: a level-up lowering force may not leave the inventory overloaded."""
+    if sheet.get("inventory") is None:
+        return
+    try:
+        gc_sheet.check_inventory(*_inventory_args(sheet))
+    except RuleError as e:
+        field = "transfers" if level == 5 else "changes"
+        raise RuleError(f"after this level-up: {e.detail}", field=field) from e
+
+
+def progress_of(sheet: dict[str, Any]) -> gc_levels.Progress:
+    """What GC-L1..L6 read from a stored sheet."""
+    light, dark = gc_sheet.starting_light_dark(sheet.get("race", "humain"))
+    return gc_levels.Progress(
+        level=sheet.get("level", 1), stats=dict(sheet["stats"]),
+        hp=sheet.get("hp") if sheet.get("hp") is not None else sheet["hp_max"], hp_max=sheet["hp_max"],
+        mp=sheet.get("mp") if sheet.get("mp") is not None else sheet["mp_max"], mp_max=sheet["mp_max"],
+        light_points=sheet.get("light_points", light) if sheet.get("light_points") is not None else light,
+        dark_points=sheet.get("dark_points", dark) if sheet.get("dark_points") is not None else dark,
+        intuition=sheet.get("intuition", 3), karma=sheet.get("karma", 0), posture=sheet.get("posture"),
+    )
+
+
+def apply_progress(sheet: dict[str, Any], p: gc_levels.Progress) -> dict[str, Any]:
+    """A new sheet dict carrying the level-up's values (the input is not mutated)."""
+    return {
+        **sheet, "level": p.level, "stats": {s: p.stats[s] for s in core.STATS},
+        "hp": p.hp, "hp_max": p.hp_max, "mp": p.mp, "mp_max": p.mp_max,
+        "light_points": p.light_points, "dark_points": p.dark_points,
+        "intuition": p.intuition, "karma": p.karma,
+    }
+
+
+def choices_of(req: models.LevelUpRequest) -> gc_levels.Choices:
+    return gc_levels.Choices(
+        chance_bonus_pool=req.chance_bonus_pool, mode=req.mode,
+        stats=None if req.stats is None else tuple(req.stats), stat=req.stat, pool=req.pool,
+        transfers=None if req.transfers is None else tuple((t.from_, t.to, t.points) for t in req.transfers),
+        light=req.light, dark=req.dark,
+        changes=None if req.changes is None else tuple(req.changes.items()),
+    )
+
+
+def _chance_rolls(rolls: list, result: gc_levels.LevelUp) -> list[dict[str, Any]]:
+    """The dice of the GC-L6 chance test (its d100, then its karma d10 if any)."""
+    tagged = [r for r in rolls if r.purpose in ("test", "karma")]
+    return [r.to_dict() for r in tagged]
+
+
+def chance_test_body(ch: CharacterState, r: core.TestResult, rolls: list[dict[str, Any]]) -> dict[str, Any]:
+    """GC-L6: the chance test's full result, shaped like a test result."""
+    return test_body(
+        ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,
+        effects={"karma": karma_effect(r)}, stat="chance", modifier=0, karma_die=r.karma_die, rolls=rolls,
+    )
 
 
 def karma_effect(r: core.TestResult) -> dict[str, Any]:
