@@ -188,3 +188,108 @@ __all__ = [
     "Sheet", "Options", "TestRequest", "RerollRequest", "OpposedRequest", "GroupRequest",
     "Side", "Participant", "Weapon", "Asset", "Condition", "DIFFICULTIES",
 ]
+
+
+# --- character actions (POST /v1/characters/{id}/actions) ----------------------
+
+class FallAction(RollingRequest):
+    """AS-C8: 1d6 per full 3 m; acrobatie/15 cancels one, a deliberate jump's acrobatie/10 one more."""
+
+    type: Literal["fall"]
+    metres: float = Field(ge=0, le=10_000)
+    voluntary: bool = False
+
+
+class FireAction(RollingRequest):
+    """AS-C9: damage per round in a fire."""
+
+    type: Literal["fire"]
+    size: Literal["torch", "campfire", "blaze"]
+    rounds: int = Field(1, ge=1, le=100)
+
+
+class AsphyxiaAction(RollingRequest):
+    """AS-C10: `rounds` rounds without air, starting at round `from_round` of the apnea."""
+
+    type: Literal["asphyxia"]
+    rounds: int = Field(ge=1, le=500)
+    from_round: int = Field(1, ge=1, le=10_000)
+    out_of_breath: bool = Field(False, description="A resistance test already failed earlier.")
+
+
+class DamageAction(RollingRequest):
+    """Damage announced by the GM (AS-C3); reaching 0 vitality rolls the AS-C5 checks."""
+
+    type: Literal["damage"]
+    amount: int = Field(ge=0, le=10_000)
+    protection: bool = Field(False, description="Subtract the sheet's protection (an attack, AS-C3).")
+
+
+class MalEnPointAction(RollingRequest):
+    """AS-C5 checks for a character at 0 vitality, against 5 + the damage that put it there."""
+
+    type: Literal["mal_en_point"]
+    damage: int = Field(ge=0, le=10_000)
+
+
+class FirstAidAction(RollingRequest):
+    """AS-C6, posted on the patient: the healer's soins test (own soins when healer_soins is absent)."""
+
+    type: Literal["first_aid"]
+    healer_soins: int | None = Field(None, ge=-20, le=50)
+    healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
+    target: int | None = Field(None, ge=0, le=200, description="GM difficulty; default option gm_difficulty.")
+    modifier: int = Field(0, ge=-1000, le=1000)
+
+
+class RestAction(RollingRequest):
+    """AS-C7: a full day or night of rest, optionally with a healer's soins test."""
+
+    type: Literal["rest"]
+    healer_soins: int | None = Field(None, ge=-20, le=50)
+    healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
+    target: int | None = Field(None, ge=0, le=200, description="The healer's difficulty; default gm_difficulty.")
+
+
+class ChaseAction(RollingRequest):
+    """AS-C12: one chase turn, an open test moving the progression by the degree reached."""
+
+    type: Literal["chase"]
+    mode: Literal["foot", "vehicle", "mount"]
+    progression: int = Field(0, ge=-10_000, le=10_000)
+    modifier: int = Field(0, ge=-1000, le=1000)
+    heroism_4d6: bool = False
+    close_skill: bool = False
+    take_11: bool = False
+
+
+class HeroicEffectAction(RollingRequest):
+    """AS-H3: spend 1 heroism to trigger an asset's heroic effect."""
+
+    type: Literal["heroic_effect"]
+    asset: str = Field(min_length=1, max_length=200)
+
+
+class CancelDamageAction(RollingRequest):
+    """AS-H4: spend 2 heroism to cancel damage the GM just announced; `already_applied`
+    gives the vitality back."""
+
+    type: Literal["cancel_damage"]
+    damage: int = Field(ge=0, le=10_000)
+    already_applied: bool = False
+
+
+class ProtectAllyAction(RollingRequest):
+    """AS-H5: spend 1 heroism to take the damage meant for a nearby ally."""
+
+    type: Literal["protect_ally"]
+    ally_id: str = Field(min_length=1, max_length=100)
+    damage: int = Field(ge=0, le=10_000)
+    protection: bool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
+
+
+ACTIONS = {
+    "fall": FallAction, "fire": FireAction, "asphyxia": AsphyxiaAction, "damage": DamageAction,
+    "mal_en_point": MalEnPointAction, "first_aid": FirstAidAction, "rest": RestAction, "chase": ChaseAction,
+    "heroic_effect": HeroicEffectAction, "cancel_damage": CancelDamageAction, "protect_ally": ProtectAllyAction,
+}

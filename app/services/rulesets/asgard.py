@@ -7,11 +7,13 @@ from typing import Any
 
 from app.models.rulesets import asgard as m
 from app.rules import asgard as rules
+from app.rules.asgard import contests, hazards
 from app.rules.asgard import odds as odds_rules
 from app.rules.asgard.core import (
     AUTOMATIC, CLOSE_SKILL_PENALTY, DEGREES, DIFFICULTIES, RULESET, STANDARD_SKILLS, TAKE_11, TIERS,
     PreviousTest, TestResult, TestSpec,
 )
+from app.rules.dice import TableDice
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
     CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
@@ -85,6 +87,8 @@ class AsgardAdapter(RulesetAdapter):
     RerollRequest = m.RerollRequest
     OpposedRequest = m.OpposedRequest
     GroupRequest = m.GroupRequest
+    actions = m.ACTIONS
+    gm_only_actions = frozenset({"damage"})
 
     # --- catalogue and sheets -------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -196,6 +200,255 @@ class AsgardAdapter(RulesetAdapter):
         outcomes, degrees = odds_rules.odds_of_test(spec)
         extra = {"degree": {d: degrees[d] for d in DEGREES if d in degrees}} if degrees else {}
         return Odds({**{k: Fraction(v) for k, v in zero.items()}, **outcomes}, extra)
+
+    # --- AS-H2 reroll ---------------------------------------------------------
+    def reroll(self, ch: CharacterState, previous: dict[str, Any], req, ctx: OperationContext) -> Outcome:
+        """AS-H2: spend 1 heroism to cancel a test just made and roll it again (same test)."""
+        if previous.get("ruleset") != RULESET or not previous.get("dice"):
+            raise RuleError("only a rolled asgard test can be rerolled (not a take 11 or an automatic result "
+                            "without dice)", field="test_id")
+        heroism_4d6 = bool(getattr(req, "heroism_4d6", False))
+        spec = TestSpec(previous["skill"], previous["skill_value"], previous.get("modifier", 0),
+                        previous.get("base_target"), heroism_4d6, bool(previous.get("close_skill")))
+        cost = 2 if heroism_4d6 else 1
+        rules.spend_heroism(ch.sheet.get("heroism", 0), cost, "rerolling a test (AS-H2)", field="heroism")
+        extra = {"difficulty": previous.get("difficulty"), "retry_of": previous.get("retry_of"),
+                 "improved": previous.get("improved", False), "rerolls": previous.get("id")}
+        return self._roll(ch, spec, ctx, cost=cost, extra=extra)
+
+    # --- AS-T9 opposition -----------------------------------------------------
+    def _side_spec(self, ch: CharacterState, side: m.Side, ctx: OperationContext, name: str) -> TestSpec:
+        if side.take_11:
+            check_take_11(ch, ctx, heroism_4d6=side.heroism_4d6, field=f"{name}.take_11")
+        if side.heroism_4d6:
+            rules.spend_heroism(ch.sheet.get("heroism", 0), 1, f"{name}: rolling 4d6 (AS-H1)",
+                                field=f"{name}.heroism_4d6")
+        return spec_for(ch, side.skill, target=None, modifier=side.modifier, heroism_4d6=side.heroism_4d6,
+                        close_skill=side.close_skill, take_11=side.take_11, confrontation=True,
+                        field=f"{name}.skill")
+
+    def opposed(self, a: CharacterState, b: CharacterState, req: m.OpposedRequest, ctx: OperationContext) -> Outcome:
+        """AS-T9: a's test against b's; table dice are consumed a's then b's."""
+        if a.id == b.id:
+            raise RuleError("a character does not oppose itself", field="b.character_id")
+        specs = {"a": self._side_spec(a, req.a, ctx, "a"), "b": self._side_spec(b, req.b, ctx, "b")}
+        results, rolls = {}, []
+        for name, ch in (("a", a), ("b", b)):
+            mark = ctx.dice.mark()
+            results[name] = rules.roll_test(specs[name], ctx.dice)
+            rolls += [{**r.to_dict(), "side": name, "character_id": ch.id} for r in ctx.dice.since(mark)]
+        contest = contests.oppose(results["a"], results["b"])
+        body = {"kind": "opposed", "ruleset": RULESET, "character_id": None, "rolls": rolls,
+                "winner": contest.winner, "decided_by": contest.decided_by,
+                "winner_character_id": (a if contest.winner == "a" else b).id,
+                "margin": abs(results["a"].score - results["b"].score)}
+        sheets = {}
+        for name, ch in (("a", a), ("b", b)):
+            effects = {}
+            if specs[name].heroism_4d6:
+                sheets[ch.id], effects = heroism_effect(ch.sheet, 1, "rolling 4d6")
+            body[name] = {"character_id": ch.id, **self._summary(results[name]), "effects": effects}
+        return Outcome("opposed", body, None, sheets)
+
+    @staticmethod
+    def _summary(result: TestResult) -> dict[str, Any]:
+        return {"natural": result.natural, "score": result.score, "target": result.target,
+                "outcome": result.outcome, "success": result.success, "degree": result.degree,
+                **result_fields(result)}
+
+    # --- AS-T6 cooperation ----------------------------------------------------
+    def group(self, chars: list[CharacterState], req: m.GroupRequest, ctx: OperationContext) -> Outcome:
+        """AS-T6: every participant tests the skill; the best leads, +1/−1 for each other."""
+        target = None
+        if req.difficulty == AUTOMATIC:
+            raise RuleError("a `réussite automatique` needs no test (AS-T2)", field="difficulty")
+        target = rules.difficulty_target(req.difficulty, req.target)
+        specs = []
+        for i, (ch, p) in enumerate(zip(chars, req.participants)):
+            field = f"participants.{i}"
+            if p.take_11:
+                check_take_11(ch, ctx, heroism_4d6=p.heroism_4d6, field=f"{field}.take_11")
+            if p.heroism_4d6:
+                rules.spend_heroism(ch.sheet.get("heroism", 0), 1, f"{ch.name}: rolling 4d6 (AS-H1)",
+                                    field=f"{field}.heroism_4d6")
+            specs.append(spec_for(ch, p.skill or req.skill, target=target, modifier=p.modifier,
+                                  heroism_4d6=p.heroism_4d6, close_skill=p.close_skill, take_11=p.take_11,
+                                  field=f"{field}.skill"))
+        results, rolls = [], []
+        for i, (ch, p, spec) in enumerate(zip(chars, req.participants, specs)):
+            source = TableDice(p.dice) if p.dice is not None else ctx.dice
+            mark = source.mark()
+            results.append(rules.roll_test(spec, source))
+            if p.dice is not None:
+                source.finish()
+            rolls += [{**r.to_dict(), "participant": i, "character_id": ch.id} for r in source.since(mark)]
+        coop = contests.cooperate(tuple(results), modifier=req.modifier)
+        sheets, participants = {}, []
+        for i, (ch, result) in enumerate(zip(chars, results)):
+            effects = {}
+            if result.spec.heroism_4d6:
+                sheets[ch.id], effects = heroism_effect(ch.sheet, 1, "rolling 4d6")
+            participants.append({"character_id": ch.id, **self._summary(result), "leader": i == coop.leader,
+                                 "adjustment": coop.adjustments[i], "effects": effects})
+        body = {"kind": "group", "mode": "cooperation", "ruleset": RULESET, "character_id": None, "rolls": rolls,
+                "skill": rules.skill_key(req.skill), "difficulty": req.difficulty, "modifier": req.modifier,
+                "leader": coop.leader, "leader_character_id": chars[coop.leader].id,
+                "participants": participants, "adjustment": sum(coop.adjustments),
+                "score": coop.score, "target": coop.target, "outcome": coop.outcome, "success": coop.success,
+                "degree": coop.degree}
+        return Outcome("group", body, None, sheets)
+
+    # --- character actions ----------------------------------------------------
+    def action(self, ch: CharacterState, req, ctx: OperationContext) -> Outcome:
+        """Dispatch to `_<type>`; every action body has kind "action" and its type."""
+        sheet = copy.deepcopy(ch.sheet)
+        body, sheet = getattr(self, f"_{req.type}")(ch, sheet, req, ctx)
+        body = {"kind": "action", "type": req.type, "ruleset": RULESET, "character_id": ch.id, **body}
+        body.setdefault("effects", {})
+        changed = sheet != ch.sheet
+        return Outcome("action", body, ch.id, {ch.id: sheet} if changed else {})
+
+    def _harm(self, ch: CharacterState, sheet: dict, damage: int, ctx: OperationContext) -> dict[str, Any]:
+        """Take `damage` off vitality (AS-C3); on reaching 0, roll the AS-C5 checks. Mutates `sheet`
+        (a copy) and returns the effects."""
+        before = sheet["vitality"]
+        sheet["vitality"] = hazards.take_damage(before, damage)
+        effects: dict[str, Any] = {"vitality": {"before": before, "after": sheet["vitality"]}}
+        if before > 0 and sheet["vitality"] == 0:
+            effects["mal_en_point"] = self._mal_en_point_checks(ch, sheet, damage, ctx)
+        return effects
+
+    def _mal_en_point_checks(self, ch: CharacterState, sheet: dict, damage: int, ctx: OperationContext) -> dict:
+        """AS-C5: resistance and volonte tests vs 5 + damage; sets the sheet's condition."""
+        skills = sheet.get("skills", {})
+        checks = hazards.mal_en_point(rules.skill_value(skills, "resistance"), rules.skill_value(skills, "volonte"),
+                                      damage, ctx.dice)
+        condition = {**sheet.get("condition", {})}
+        if checks.dying:
+            condition.update(dying=True, dies_in_rounds=checks.dies_in_rounds)
+        if checks.unconscious_rounds is not None:
+            condition["unconscious_rounds"] = checks.unconscious_rounds
+        sheet["condition"] = m.Condition.model_validate(condition).model_dump(mode="json")
+        return {"damage": damage, "resistance": self._summary(checks.resistance), "dying": checks.dying,
+                "dies_in_rounds": checks.dies_in_rounds, "volonte": self._summary(checks.volonte),
+                "unconscious_rounds": checks.unconscious_rounds}
+
+    def _skill(self, sheet: dict, name: str) -> int:
+        return rules.skill_value(sheet.get("skills", {}), name)
+
+    def _fall(self, ch, sheet, req: m.FallAction, ctx):
+        """AS-C8."""
+        result = hazards.fall(req.metres, self._skill(sheet, "acrobatie"), ctx.dice, voluntary=req.voluntary)
+        body = {"metres": req.metres, "voluntary": req.voluntary, "damage_dice": list(result.dice),
+                "tests": [self._summary(t) for t in result.tests], "cancelled": list(result.cancelled),
+                "damage": result.damage, "effects": self._harm(ch, sheet, result.damage, ctx)}
+        return body, sheet
+
+    def _fire(self, ch, sheet, req: m.FireAction, ctx):
+        """AS-C9: the AS-C5 checks (if any) use the whole action's damage."""
+        rounds = hazards.fire(req.size, req.rounds, ctx.dice)
+        damage = sum(sum(r) for r in rounds)
+        body = {"size": req.size, "rounds": req.rounds, "damage_per_round": [sum(r) for r in rounds],
+                "damage": damage, "effects": self._harm(ch, sheet, damage, ctx)}
+        return body, sheet
+
+    def _asphyxia(self, ch, sheet, req: m.AsphyxiaAction, ctx):
+        """AS-C10."""
+        result = hazards.asphyxia(self._skill(sheet, "resistance"), req.rounds, ctx.dice,
+                                  from_round=req.from_round, out_of_breath=req.out_of_breath)
+        rounds = [{"round": r.round, "test": self._summary(r.test) if r.test else None, "damage": r.damage}
+                  for r in result.rounds]
+        body = {"from_round": req.from_round, "rounds": rounds, "out_of_breath": result.out_of_breath,
+                "next_round": req.from_round + req.rounds, "damage": result.damage,
+                "effects": self._harm(ch, sheet, result.damage, ctx)}
+        return body, sheet
+
+    def _damage(self, ch, sheet, req: m.DamageAction, ctx):
+        """AS-C3 (protection) then AS-C5 on reaching 0."""
+        protection = sheet.get("protection", 0) if req.protection else 0
+        damage = max(0, req.amount - protection)
+        return {"amount": req.amount, "protection": protection, "damage": damage,
+                "effects": self._harm(ch, sheet, damage, ctx)}, sheet
+
+    def _mal_en_point(self, ch, sheet, req: m.MalEnPointAction, ctx):
+        """AS-C5 checks, for a character already at 0 vitality."""
+        if sheet["vitality"] > 0:
+            raise RuleError("the character is not mal en point (vitality above 0)", field="type")
+        return {"effects": {"mal_en_point": self._mal_en_point_checks(ch, sheet, req.damage, ctx)}}, sheet
+
+    def _first_aid(self, ch, sheet, req: m.FirstAidAction, ctx):
+        """AS-C6: on a character mal en point; success → +1 vitality, no longer dying."""
+        if sheet["vitality"] > 0:
+            raise RuleError("first aid is for a character mal en point (vitality 0)", field="type")
+        if sheet.get("condition", {}).get("dead"):
+            raise RuleError("the character is dead", field="type")
+        soins = req.healer_soins if req.healer_soins is not None else self._skill(sheet, "soins")
+        target = req.target if req.target is not None else _option(ctx, "gm_difficulty", 10)
+        test = hazards.first_aid(soins, target, ctx.dice, modifier=req.modifier)
+        effects: dict[str, Any] = {}
+        if test.success:
+            effects["vitality"] = {"before": sheet["vitality"], "after": sheet["vitality"] + 1}
+            sheet["vitality"] += 1
+            sheet["condition"] = {**sheet.get("condition", {}), "dying": False, "dies_in_rounds": None}
+        return {"healer_id": req.healer_id, "test": self._summary(test), "effects": effects}, sheet
+
+    def _rest(self, ch, sheet, req: m.RestAction, ctx):
+        """AS-C7: + resistance, + the healer's soins on a successful soins test (up to vitality_max)."""
+        if sheet.get("condition", {}).get("dead"):
+            raise RuleError("the character is dead", field="type")
+        target = req.target if req.target is not None else _option(ctx, "gm_difficulty", 10)
+        healing = hazards.natural_healing(self._skill(sheet, "resistance"), ctx.dice,
+                                          healer_soins=req.healer_soins, target=target)
+        before = sheet["vitality"]
+        sheet["vitality"] = min(sheet["vitality_max"], before + healing.gain)
+        if sheet["vitality"] > 0:
+            sheet["condition"] = m.Condition().model_dump(mode="json")
+        return {"healer_id": req.healer_id, "test": self._summary(healing.test) if healing.test else None,
+                "gain": healing.gain, "effects": {"vitality": {"before": before, "after": sheet["vitality"]}}}, sheet
+
+    def _chase(self, ch, sheet, req: m.ChaseAction, ctx):
+        """AS-C12: one turn of a chase."""
+        if req.take_11:
+            check_take_11(ch, ctx, heroism_4d6=req.heroism_4d6)
+        effects = {}
+        if req.heroism_4d6:
+            sheet, effects = heroism_effect(sheet, 1, "rolling 4d6 (AS-H1)")
+        spec = spec_for(ch, hazards.CHASE_SKILLS[req.mode], target=None, modifier=req.modifier,
+                        heroism_4d6=req.heroism_4d6, close_skill=req.close_skill, take_11=req.take_11)
+        turn = hazards.chase_turn(spec, req.progression, ctx.dice)
+        effects["progression"] = {"before": turn.before, "after": turn.after}
+        return {"mode": req.mode, "test": self._summary(turn.test), "step": turn.step,
+                "progression": turn.after, "effects": effects}, sheet
+
+    def _heroic_effect(self, ch, sheet, req: m.HeroicEffectAction, ctx):
+        """AS-H3: 1 heroism for an asset's heroic effect."""
+        asset = next((a for a in sheet.get("assets", []) if a["name"].lower() == req.asset.strip().lower()), None)
+        if asset is None:
+            raise RuleError(f"the character has no asset {req.asset!r}", field="asset")
+        sheet, effects = heroism_effect(sheet, 1, "a heroic effect (AS-H3)", field="heroism")
+        return {"asset": asset["name"], "heroic_effect": asset.get("heroic_effect"), "effects": effects}, sheet
+
+    def _cancel_damage(self, ch, sheet, req: m.CancelDamageAction, ctx):
+        """AS-H4: 2 heroism cancel announced damage (given back if already applied)."""
+        sheet, effects = heroism_effect(sheet, 2, "cancelling damage (AS-H4)", field="heroism")
+        if req.already_applied:
+            before = sheet["vitality"]
+            sheet["vitality"] = min(sheet["vitality_max"], before + req.damage)
+            effects["vitality"] = {"before": before, "after": sheet["vitality"]}
+            if sheet["vitality"] > 0:
+                sheet["condition"] = m.Condition().model_dump(mode="json")
+        return {"damage": req.damage, "already_applied": req.already_applied, "effects": effects}, sheet
+
+    def _protect_ally(self, ch, sheet, req: m.ProtectAllyAction, ctx):
+        """AS-H5 (cost 1, Decision): this character takes the damage meant for an ally."""
+        if req.ally_id == ch.id:
+            raise RuleError("the ally is another character", field="ally_id")
+        sheet, effects = heroism_effect(sheet, 1, "taking an ally's damage (AS-H5)", field="heroism")
+        protection = sheet.get("protection", 0) if req.protection else 0
+        damage = max(0, req.damage - protection)
+        effects.update(self._harm(ch, sheet, damage, ctx))
+        return {"ally_id": req.ally_id, "amount": req.damage, "protection": protection, "damage": damage,
+                "effects": effects}, sheet
 
 
 ADAPTER = AsgardAdapter()
