@@ -6,8 +6,9 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from app.api import campaigns, characters, play, rolls, rulesets, system
 from app.core.config import Settings, get_settings
-from app.core.errors import install_error_handlers
-from app.core.limits import BodySizeLimit
+from app.api.problems import install_error_handlers
+from app.api.limits import BodySizeLimit
+from app.api.openapi_doc import install_openapi
 
 DESCRIPTION = """Keeps tabletop role-playing characters and applies the rules of four French
 RPG systems to them (Great Cosmos, Asgard, Rulebook D100, Worlds Awakening), logging every die.
@@ -20,6 +21,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (system, rulesets, campaigns, characters, play, rolls):
         app.include_router(module.router)
     install_error_handlers(app)
+    install_openapi(app)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
                            allow_headers=["*"], expose_headers=["ETag", "Retry-After"])

@@ -1,19 +1,8 @@
-"""Domain errors with their HTTP status, and problem+json (RFC 9457) rendering."""
+"""Domain errors with their HTTP status (rendered as problem+json by app.api.problems)."""
 from __future__ import annotations
-
-import logging
-from typing import Any
-
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import ValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.rules.errors import RuleError
 
-log = logging.getLogger("app.errors")
-PROBLEM = "application/problem+json"
 TYPE_BASE = "https://jdr-rules-api.dev/problems/"
 
 
@@ -67,56 +56,3 @@ class Unavailable(DomainError):
     status_code = 503
     title = "Service unavailable"
     slug = "unavailable"
-
-
-def problem(status: int, title: str, detail: str, *, slug: str | None = None,
-            headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
-    body = {"type": TYPE_BASE + (slug or str(status)), "title": title, "status": status, "detail": detail, **extra}
-    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
-
-
-def _loc(loc: tuple | list) -> list:
-    return [p if isinstance(p, (int, str)) else str(p) for p in loc]
-
-
-def validation_errors(errors: list[dict], prefix: tuple = ()) -> list[dict]:
-    return [{"loc": _loc(prefix + tuple(e.get("loc", ()))), "msg": e.get("msg", "invalid")} for e in errors]
-
-
-def validation_problem(errors: list[dict], detail: str | None = None) -> JSONResponse:
-    first = errors[0] if errors else {"loc": [], "msg": "invalid"}
-    where = ".".join(str(p) for p in first["loc"]) or "body"
-    return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error", errors=errors)
-
-
-def rule_error_response(exc: RuleError) -> JSONResponse:
-    extra = dict(exc.extra)
-    if exc.status_code == 422:
-        extra.setdefault("errors", [{"loc": ["body", *exc.field.split(".")] if exc.field else ["body"], "msg": exc.detail}])
-    headers = extra.pop("headers", None)
-    return problem(exc.status_code, exc.title, exc.detail, slug=exc.slug, headers=headers, **extra)
-
-
-def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(RuleError)
-    async def _rule_error(_req: Request, exc: RuleError):
-        return rule_error_response(exc)
-
-    @app.exception_handler(RequestValidationError)
-    async def _request_validation(_req: Request, exc: RequestValidationError):
-        return validation_problem(validation_errors(list(exc.errors())))
-
-    @app.exception_handler(ValidationError)
-    async def _pydantic_validation(_req: Request, exc: ValidationError):
-        return validation_problem(validation_errors(exc.errors(include_url=False), ("body",)))
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(_req: Request, exc: StarletteHTTPException):
-        titles = {404: "Not found", 405: "Method not allowed", 401: "Unauthorized", 413: "Payload too large"}
-        return problem(exc.status_code, titles.get(exc.status_code, "HTTP error"), str(exc.detail),
-                       headers=getattr(exc, "headers", None))
-
-    @app.exception_handler(Exception)
-    async def _unexpected(_req: Request, exc: Exception):
-        log.exception("unexpected error", exc_info=exc)
-        return problem(500, "Internal error", "an unexpected error occurred; it has been logged", slug="internal")

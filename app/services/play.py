@@ -71,7 +71,7 @@ def reroll(session: Session, principal: Principal, character_id: str, test_id: s
 
     return perform(
         session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(RollingRequest, body),
+        parse=lambda a: validate(a.RerollRequest, body),
         targets=lambda _req: [character_id],
         authorize=_owner_or_gm("reroll this character's test"),
         run=run,

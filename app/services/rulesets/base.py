@@ -124,6 +124,7 @@ class RulesetAdapter:
     Options: ClassVar[type[CampaignOptions]] = CampaignOptions
     TestRequest: ClassVar[type[TestRequestBase]]
     LevelUpRequest: ClassVar[type[RollingRequest] | None] = None
+    RerollRequest: ClassVar[type[RollingRequest]] = RollingRequest
     OpposedRequest: ClassVar[type[BaseModel] | None] = None
     GroupRequest: ClassVar[type[BaseModel] | None] = None
     # type -> body model of each ruleset-specific character action

@@ -1,0 +1,37 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install install-dev openapi bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## Serve on http://$(HOST):$(PORT) (SQLite file ./jdr.db unless DATABASE_URL is set); migrations applied first.
+run: install
+	$(PY) -m app serve --host $(HOST) --port $(PORT)
+
+## The whole suite (SQLite unless DATABASE_URL is set), then the layer contracts.
+test: install-dev
+	$(PY) -m pytest
+	$(VENV)/bin/lint-imports .importlinter
+
+## Regenerate openapi.json from the app.
+openapi: install
+	$(PY) -m app.openapi > openapi.json
+
+clean:
+	rm -rf $(VENV) jdr.db jdr.db-*
