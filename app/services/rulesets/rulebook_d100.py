@@ -1,13 +1,14 @@
 """Rulebook D100 adapter: sheets, tests, odds, confrontations and rankings."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
 from app.models.rulesets import rulebook_d100 as models
 from app.rules import rulebook_d100 as rules
 from app.rules.dice import DiceSource, Roll, TableDice
-from app.rules.errors import RuleError
+from app.rules.errors import DiceError, RuleError
 from app.services.rulesets.base import (
     OUTCOMES, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
 )
@@ -19,15 +20,31 @@ class TaggedDice(DiceSource):
     """Rolls from `inner`, purposes prefixed with the participant; every die also
     appended to the shared `log`, so an operation lists its dice in the order rolled."""
 
-    def __init__(self, inner: DiceSource, prefix: str, log: list[Roll]):
+    def __init__(self, inner: DiceSource, prefix: str, log: list[Roll], field: str | None = None):
         super().__init__()
-        self.inner, self.prefix, self.log = inner, prefix, log
+        self.inner, self.prefix, self.log, self.field = inner, prefix, log, field
 
     def _next(self, faces: int, purpose: str) -> int:
-        tagged = f"{self.prefix}: {purpose}"
-        value = self.inner.roll(faces, tagged)
+        with self._own_field():
+            value = self.inner.roll(faces, f"{self.prefix}: {purpose}")
         self.log.append(self.inner.rolls[-1])
         return value
+
+    def finish(self) -> None:
+        """Checks the leftovers of this participant's own table dice (not the shared source's)."""
+        if self.field is not None:
+            with self._own_field():
+                self.inner.finish()
+
+    @contextmanager
+    def _own_field(self):
+        """Table dice of one participant that do not fit name that participant's field."""
+        try:
+            yield
+        except DiceError as e:
+            if self.field is not None:
+                e.field = self.field
+            raise
 
     def roll(self, faces: int, purpose: str) -> int:
         value = self._next(faces, purpose)
@@ -35,11 +52,12 @@ class TaggedDice(DiceSource):
         return value
 
 
-def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, **over: Any) -> tuple[rules.TestSpec, dict]:
+def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, where: str = "",
+          **over: Any) -> tuple[rules.TestSpec, dict]:
     """RB-T1: the TestSpec of a request on a sheet, and what the result should say about it."""
     stats = sheet.get("stats") or {}
     if req.stat not in stats:
-        raise RuleError(f"no stat {req.stat!r} on this sheet; it has: {', '.join(stats)}", field="stat")
+        raise RuleError(f"no stat {req.stat!r} on this sheet; it has: {', '.join(stats)}", field=f"{where}stat")
     skill = over.get("skill", getattr(req, "skill", None))
     weakened = over.get("weakened", getattr(req, "weakened", False))
     skills = sheet.get("skills") or {}
@@ -146,7 +164,7 @@ class RulebookD100Adapter(RulesetAdapter):
         """RB-C1, RB-C2: both test (a's die, then b's), higher level wins, ties by units then rerolls."""
         log: list[Roll] = []
         da, db = TaggedDice(ctx.dice, "a", log), TaggedDice(ctx.dice, "b", log)
-        (spec_a, info_a), (spec_b, info_b) = _spec(a.sheet, req.a, ctx), _spec(b.sheet, req.b, ctx)
+        (spec_a, info_a), (spec_b, info_b) = _spec(a.sheet, req.a, ctx, "a."), _spec(b.sheet, req.b, ctx, "b.")
         ra, rb = rules.roll_test(spec_a, da), rules.roll_test(spec_b, db)
         c = rules.confront(ra, rb, da, db)
         body = {
@@ -160,14 +178,13 @@ class RulebookD100Adapter(RulesetAdapter):
     def group(self, chars: list[CharacterState], req: models.GroupRequest, ctx: OperationContext) -> Outcome:
         """RB-C3: everyone tests the same stat; ranked by level, ties as RB-C2."""
         log: list[Roll] = []
-        tables: list[TableDice] = []
         sources: list[TaggedDice] = []
         for n, p in enumerate(req.participants, start=1):
             inner: DiceSource = ctx.dice
             if p.dice is not None:
                 inner = TableDice(p.dice)
-                tables.append(inner)
-            sources.append(TaggedDice(inner, f"participant {n} ({p.character_id})", log))
+            field = f"participants.{n - 1}.dice" if p.dice is not None else None
+            sources.append(TaggedDice(inner, f"participant {n} ({p.character_id})", log, field))
         results, infos = [], []
         for ch, p, src in zip(chars, req.participants, sources):
             spec, info = _spec(ch.sheet, req, ctx, skill=p.skill, weakened=p.weakened,
@@ -175,8 +192,8 @@ class RulebookD100Adapter(RulesetAdapter):
             results.append(rules.roll_test(spec, src))
             infos.append(info)
         placings = rules.rank(results, sources)
-        for t in tables:
-            t.finish()
+        for src in sources:
+            src.finish()
         ranking = [
             {"place": pl.place, "character_id": chars[pl.index].id, "tiebreak": pl.tiebreak,
              "rerolls": list(pl.rerolls), "result": result_body(chars[pl.index], results[pl.index], infos[pl.index])}
