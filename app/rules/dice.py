@@ -171,6 +171,7 @@ class Expression:
         return lo, hi
 
 
+_SPLIT_TOKEN = re.compile(r"[\w%]\s+[\w%]")
 _TERM = re.compile(r"([+-]?)(?:(\d*)[dD](\d+|%)(?:([kKdD])([hHlL])(\d+))?|(\d+))")
 
 
@@ -184,6 +185,8 @@ def parse(text: str) -> Expression:
             f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} are allowed",
             field="expression",
         )
+    if _SPLIT_TOKEN.search(text):
+        raise ExpressionError(f"cannot read {text!r}: a space splits a number or a die", field="expression")
     compact = "".join(text.split())
     terms: list[DiceTerm] = []
     constant = 0
