@@ -122,14 +122,18 @@ def resolve(spec: TestSpec, roll: int) -> TestResult:
         raise RuleError(f"a d100 shows 1..100, not {roll}", field="dice")
     pct = percentage(spec)
     cs, cf = crit_ranges(spec, pct)
-    level = success_level(pct, roll)
-    is_cs, is_cf = roll <= cs, roll > 100 - cf
     special = spec.difficulty if spec.difficulty in SPECIAL_DIFFICULTIES else None
+    outcome, level = _outcome_and_level(spec, pct, cs, cf, special, roll)
+    return TestResult(roll, pct, level, outcome, cs, cf, special)
+
+
+def _outcome_and_level(spec: TestSpec, pct: int, cs: int, cf: int, special: str | None, roll: int) -> tuple[str, int]:
+    is_cs, is_cf = roll <= cs, roll > 100 - cf
     if special is None:
         outcome = _normal_outcome(spec, pct, roll, is_cs, is_cf)
     else:
         outcome = _special_outcome(special, is_cs, is_cf)
-    return TestResult(roll, pct, _signed_level(outcome, level, special), outcome, cs, cf, special)
+    return outcome, _signed_level(outcome, success_level(pct, roll), special)
 
 
 def _normal_outcome(spec: TestSpec, pct: int, roll: int, is_cs: bool, is_cf: bool) -> str:
@@ -172,13 +176,17 @@ def roll_test(spec: TestSpec, source: DiceSource, purpose: str = "test") -> Test
 
 
 def odds(spec: TestSpec) -> tuple[dict[str, Fraction], dict[int, Fraction]]:
-    """Exact odds of every outcome and of every success level, over the 100 faces."""
-    counts = {o: 0 for o in OUTCOMES}
+    """Exact odds of every outcome and of every success level, over the 100 faces
+    (integer counts, one Fraction per value at the end)."""
+    pct = percentage(spec)
+    cs, cf = crit_ranges(spec, pct)
+    special = spec.difficulty if spec.difficulty in SPECIAL_DIFFICULTIES else None
+    counts = dict.fromkeys(OUTCOMES, 0)
     levels: dict[int, int] = {}
     for roll in range(1, 101):
-        r = resolve(spec, roll)
-        counts[r.outcome] += 1
-        levels[r.level] = levels.get(r.level, 0) + 1
+        outcome, level = _outcome_and_level(spec, pct, cs, cf, special, roll)
+        counts[outcome] += 1
+        levels[level] = levels.get(level, 0) + 1
     return (
         {o: Fraction(n, 100) for o, n in counts.items()},
         {lv: Fraction(n, 100) for lv, n in sorted(levels.items())},
