@@ -4,6 +4,7 @@
 - `odds`: exact odds of a test
 - `sheet`: races, light/dark points, mental health, inventory, move (GC-S6, GC-S7, GC-I1..I4, GC-D2)
 - `levels`: level-ups (GC-L1..L7)
-- `combat`: postures, damage, grid, dash, turn order (GC-P1..P7, GC-D1..D4, GC-O1..O3)
+- `postures`: postures, attacks, defenses, damage (GC-P1..P7)
+- `turns`: grid, turn sequence, dash, turn order (GC-D1, GC-D3, GC-D4, GC-O1..O3)
 """
 from app.rules.great_cosmos.core import *  # noqa: F401,F403
