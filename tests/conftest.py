@@ -4,6 +4,7 @@ and factories that go through the HTTP API."""
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -16,6 +17,7 @@ from sqlmodel import Session
 from app.core.config import Settings
 from app.core.db import build_engine, get_session
 from app.core.migrations import downgrade_base, upgrade_head
+from app.api.events import session_factory
 from app.main import create_app
 
 
@@ -62,6 +64,7 @@ def db_session(engine: Engine) -> Iterator[Session]:
 def app(settings: Settings, db_session: Session):
     application = create_app(settings)
     application.dependency_overrides[get_session] = lambda: db_session
+    application.dependency_overrides[session_factory] = lambda: (lambda: nullcontext(db_session))
     return application
 
 

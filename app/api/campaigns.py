@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
 from app.api.deps import PrincipalDep, SessionDep, bearer, etag
-from app.core.config import get_settings
 from app.core.errors import Unauthorized
 from app.core.security import same_secret
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
@@ -16,9 +15,9 @@ from app.services import campaigns
 router = APIRouter(prefix="/v1/campaigns", tags=["campaigns"])
 
 
-def require_admin(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+def require_admin(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
     """When ADMIN_TOKEN is configured, creating a campaign needs it."""
-    admin = get_settings().admin_token
+    admin = request.app.state.settings.admin_token
     if admin and (credentials is None or not same_secret(credentials.credentials, admin)):
         raise Unauthorized("creating a campaign needs the admin token on this server",
                            extra={"headers": {"WWW-Authenticate": "Bearer"}})

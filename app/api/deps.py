@@ -15,8 +15,11 @@ SessionDep = Annotated[Session, Depends(get_session)]
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
 
 
-def get_principal(session: SessionDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Principal:
-    return authenticate(session, credentials.credentials if credentials else None)
+def get_principal(request: Request, session: SessionDep,
+                  credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Principal:
+    principal = authenticate(session, credentials.credentials if credentials else None)
+    request.app.state.rate_limiter.hit(principal.token_hash)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

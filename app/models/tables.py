@@ -103,3 +103,19 @@ class IdempotencyRecord(SQLModel, table=True):
     status_code: int
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     created_at: datetime = _ts()
+
+
+class Event(SQLModel, table=True):
+    """Every change in a campaign, in commit order, for the live event stream.
+    Written in the same transaction as the change (an outbox)."""
+
+    __table_args__ = (Index("ix_event_campaign_seq", "campaign_id", "seq"),)
+
+    seq: int | None = Field(
+        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    )
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32)
+    type: str = Field(max_length=40)
+    hidden: bool = Field(default=False)
+    created_at: datetime = _ts()
+    data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))

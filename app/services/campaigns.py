@@ -9,6 +9,7 @@ from app.core.errors import NotFound
 from app.core.security import hash_token, new_token
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
 from app.models.tables import Campaign, Credential, Player, utcnow
+from app.services import events
 from app.services.auth import Principal, check_gm, check_member
 from app.services.rulesets import RULESET_IDS, get_adapter
 from app.services.validation import InvalidBody, validate
@@ -59,6 +60,8 @@ def update_campaign(session: Session, principal: Principal, campaign_id: str, da
     campaign.version += 1
     campaign.updated_at = utcnow()
     session.add(campaign)
+    events.record(session, campaign_id, "campaign.updated",
+                  {"id": campaign_id, "version": campaign.version, "name": campaign.name, "options": campaign.options})
     session.commit()
     return _public(campaign, principal.role)
 
@@ -77,5 +80,6 @@ def create_player(session: Session, principal: Principal, campaign_id: str, data
     session.add(player)
     session.flush()
     session.add(Credential(token_hash=hash_token(token), campaign_id=campaign_id, player_id=player.id, role="player"))
+    events.record(session, campaign_id, "player.created", {"id": player.id, "name": player.name})
     session.commit()
     return PlayerCreated.model_validate({**player.model_dump(), "token": token}).model_dump()

@@ -16,6 +16,7 @@ from app.core.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate
 from app.models.tables import Campaign, Character, Player, utcnow
 from app.rules.errors import RuleError
+from app.services import events
 from app.services.auth import Principal, check_owner_or_gm
 from app.services.campaigns import load_campaign
 from app.services.rulesets import get_adapter
@@ -60,6 +61,8 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
     sheet = normalized_sheet(campaign.ruleset, data.sheet, kind=data.kind, gm_override=data.gm_override)
     character = Character(campaign_id=campaign_id, player_id=player_id, name=data.name, kind=data.kind, sheet=sheet)
     session.add(character)
+    session.flush()
+    events.record(session, campaign_id, "character.created", {"id": character.id, "version": character.version, "name": character.name})
     session.commit()
     return public(character, campaign.ruleset)
 
@@ -160,6 +163,7 @@ def _save_version(session: Session, character: Character, ruleset: str) -> dict[
     if result.rowcount != 1:
         session.rollback()
         raise PreconditionFailed("the character changed while this request was applied; read it again")
+    events.record(session, character.campaign_id, "character.updated", {"id": character.id, "version": character.version + 1})
     session.commit()
     character.version += 1
     character.updated_at = now
@@ -171,4 +175,5 @@ def delete_character(session: Session, principal: Principal, character_id: str, 
     check_owner_or_gm(principal, character.player_id, "delete this character")
     _check_if_match(character, if_match)
     session.delete(character)
+    events.record(session, character.campaign_id, "character.deleted", {"id": character.id})
     session.commit()

@@ -21,6 +21,7 @@ from sqlmodel import Session, select
 from app.core.errors import Conflict, Forbidden, NotFound
 from app.models.tables import Campaign, Character, IdempotencyRecord, LogEntry, new_id, utcnow
 from app.rules.dice import dice_source
+from app.services import events
 from app.services.auth import Principal, check_member
 from app.services.rulesets import get_adapter
 from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
@@ -145,6 +146,8 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     session.add(LogEntry(id=body["id"], campaign_id=campaign_id, character_id=outcome.character_id,
                          kind=body["kind"], hidden=req.hidden, body=body))
     _save_sheets(session, {c.id: c for c in characters}, outcome.sheets)
+    changed = [{"id": c.id, "version": c.version + 1} for c in characters if c.id in outcome.sheets]
+    events.record(session, campaign_id, "log.created", {"entry": body, "characters_changed": changed}, hidden=req.hidden)
     if idem is not None:
         session.add(IdempotencyRecord(token_hash=principal.token_hash, key=idem.key,
                                       request_hash=idem.fingerprint, status_code=201, body=body))

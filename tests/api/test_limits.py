@@ -1,0 +1,55 @@
+"""Rate limit (429 + Retry-After), CORS for browser frontends."""
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from app.api.ratelimit import RateLimiter
+from app.core.db import get_session
+from app.core.errors import TooManyRequests
+from app.main import create_app
+
+import pytest
+
+
+def app_with(settings, db_session, **changes):
+    application = create_app(settings.model_copy(update=changes))
+    application.dependency_overrides[get_session] = lambda: db_session
+    return application
+
+
+def test_rate_limit_answers_429_with_retry_after(settings, db_session):
+    with TestClient(app_with(settings, db_session, rate_limit_per_minute=3)) as client:
+        campaign = client.post("/v1/campaigns", json={"name": "x", "ruleset": "asgard"}).json()
+        headers = {"Authorization": f"Bearer {campaign['gm_token']}"}
+        statuses = [client.get(f"/v1/campaigns/{campaign['id']}", headers=headers).status_code for _ in range(4)]
+        assert statuses == [200, 200, 200, 429]
+        r = client.get(f"/v1/campaigns/{campaign['id']}", headers=headers)
+        assert r.status_code == 429 and r.headers["content-type"] == "application/problem+json"
+        assert 1 <= int(r.headers["Retry-After"]) <= 60
+
+
+def test_rate_limiter_window_slides():
+    now = [1000.0]
+    limiter = RateLimiter(2, clock=lambda: now[0])
+    limiter.hit("t")
+    now[0] += 30
+    limiter.hit("t")
+    with pytest.raises(TooManyRequests) as err:
+        limiter.hit("t")
+    assert err.value.extra["headers"] == {"Retry-After": "30"}
+    limiter.hit("other")  # per token
+    now[0] += 30.01
+    limiter.hit("t")  # the first hit left the window
+
+
+def test_rate_limit_is_off_by_default(client, campaign_factory):
+    c = campaign_factory("asgard")
+    assert {client.get(f"/v1/campaigns/{c.id}", headers=c.gm).status_code for _ in range(50)} == {200}
+
+
+def test_cors_allows_configured_origins_only(settings, db_session):
+    with TestClient(app_with(settings, db_session, cors_origins=["https://vtt.example"])) as client:
+        ok = client.options("/v1/rulesets", headers={"Origin": "https://vtt.example", "Access-Control-Request-Method": "POST"})
+        assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == "https://vtt.example"
+        other = client.get("/v1/rulesets", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers
