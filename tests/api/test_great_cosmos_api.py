@@ -359,3 +359,51 @@ def test_gc_i4_level_up_lowering_force_below_the_load_is_refused(client, camp, c
     r = level_up(client, camp, c, transfers=[{"from": "force", "to": "esprit", "points": 9}],
                  light=3, dark=0, chance_bonus_pool="hp", dice=[70])
     assert r.status_code == 422 and ["body", "transfers"] in error_locs(r)
+
+
+# --- sheet fields (GC-S2, GC-S4, GC-S5, GC-S8, GC-S9) -------------------------------------------
+
+def create(client, camp, s):
+    return client.post(f"/v1/campaigns/{camp.id}/characters", headers=camp.gm, json={"name": "X", "kind": "pc", "sheet": s})
+
+
+def test_gc_s2_intuition_1_to_6_default_3(client, camp):
+    minimal = {k: v for k, v in SHEET.items() if k != "intuition"}
+    assert create(client, camp, minimal).json()["sheet"]["intuition"] == 3
+    r = create(client, camp, sheet(intuition=7))
+    assert r.status_code == 422 and ["body", "sheet", "intuition"] in error_locs(r)
+
+
+def test_gc_s4_karma_within_minus_10_plus_10_starts_at_0(client, camp):
+    minimal = {k: v for k, v in SHEET.items() if k != "karma"}
+    assert create(client, camp, minimal).json()["sheet"]["karma"] == 0
+    r = create(client, camp, sheet(karma=11))
+    assert r.status_code == 422 and ["body", "sheet", "karma"] in error_locs(r)
+
+
+def test_gc_s5_level_and_pools(client, camp):
+    minimal = {k: v for k, v in SHEET.items() if k not in ("level", "hp", "mp")}
+    s = create(client, camp, minimal).json()["sheet"]
+    assert (s["level"], s["hp"], s["mp"]) == (1, 100, 50)
+    assert create(client, camp, sheet(level=0)).status_code == 422
+    r = create(client, camp, sheet(hp=101))
+    assert r.status_code == 422 and "hp_max" in r.text
+
+
+def test_gc_s8_default_posture(client, camp):
+    minimal = {k: v for k, v in SHEET.items() if k != "default_posture"}
+    assert create(client, camp, minimal).json()["sheet"]["default_posture"] == "defensive"
+    r = create(client, camp, sheet(default_posture="illumination"))
+    assert r.status_code == 422 and ["body", "sheet", "default_posture"] in error_locs(r)
+
+
+def test_gc_s9_free_form_lists_and_final_skill(client, camp):
+    fs = {"name": "Nova", "punchline": "Brille !", "cost_kind": "light", "cost_points": 2}
+    r = create(client, camp, sheet(skills=["Épée", {"name": "Feu", "cost": "5 PM"}], affiliation="Ordre",
+                                   talents=["Veille"], final_skill=fs))
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["sheet"]["final_skill"] == fs and body["sheet"]["skills"][1] == {"name": "Feu", "cost": "5 PM"}
+    assert body["derived"]["final_skill_unlocked"] is False
+    r = create(client, camp, sheet(final_skill={**fs, "cost_kind": "grey"}))
+    assert r.status_code == 422 and ["body", "sheet", "final_skill", "cost_kind"] in error_locs(r)
