@@ -286,3 +286,17 @@ def test_rb_c3_ranking_mixes_shared_and_own_dice(client, campaign, hero, rival):
                     json={"mode": "cooperation", "stat": "FOR",
                           "participants": [{"character_id": hero["id"]}, {"character_id": rival["id"]}]})
     assert r.status_code == 422
+
+
+def test_rb_t6_options_patch_is_validated(client, campaign, hero):
+    r = client.patch(f"/v1/campaigns/{campaign.id}", headers=campaign.gm,
+                     json={"options": {"crit_failure_ruins_over_100": "sometimes"}})
+    assert r.status_code == 422, r.text
+    r = client.patch(f"/v1/campaigns/{campaign.id}", headers=campaign.gm,
+                     json={"options": {"crit_failure_ruins_over_100": False}})
+    assert r.status_code == 200, r.text
+    assert r.json()["options"]["crit_failure_ruins_over_100"] is False
+    body = run(client, campaign, hero, {"stat": "HAB", "difficulty": "simplissime", "dice": [100]})
+    assert (body["target"], body["outcome"], body["success_level"]) == (160, "success", 6)
+    described = client.get(f"/v1/rulesets/{RULESET}").json()
+    assert "crit_success_rescues_negative" in str(described)

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from app.rules import rulebook_d100 as rb
-from app.rules.dice import TableDice
+from app.rules.dice import TableDice, dice_source
 from app.rules.errors import DiceNeeded, RuleError
 
 
@@ -325,3 +326,19 @@ def test_rb_f4_initiative_is_a_hab_ranking_with_critical_consequences():
     assert [(e.index, e.place, e.extra_action, e.first_round) for e in entries] == [
         (1, 1, True, 1), (0, 2, False, 1), (2, 3, False, 2),
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 150), st.integers(1, 100)), min_size=2, max_size=6),
+       st.integers(0, 2**32))
+def test_rb_c3_ranking_is_ordered_by_level_then_units_then_rerolls(tests, seed):
+    results = [roll(spec(pct), die) for pct, die in tests]
+    placings = rb.rank(results, [dice_source(seed=seed)] * len(results))
+    keys = [(-results[p.index].level, results[p.index].units) for p in placings]
+    assert keys == sorted(keys)
+    assert sorted(p.index for p in placings) == list(range(len(results)))
+    assert [p.place for p in placings] == list(range(1, len(results) + 1))
+    for p in placings:
+        tied = [q for q in placings if q.index != p.index
+                and (results[q.index].level, results[q.index].units) == (results[p.index].level, results[p.index].units)]
+        assert (p.tiebreak == "reroll") == bool(tied)
