@@ -11,6 +11,13 @@ from dataclasses import dataclass
 from app.rules.dice import DiceSource
 from app.rules.errors import InsufficientResource, RuleError
 
+__all__ = [
+    "RULESET", "DIFFICULTIES", "AUTOMATIC", "DEGREES", "DEGREE_THRESHOLDS", "STANDARD_SKILLS", "TIERS",
+    "CLOSE_SKILL_PENALTY", "TAKE_11", "BASE_DICE", "skill_key", "skill_value", "difficulty_target", "degree_of",
+    "automatic_result", "spend_heroism", "TestSpec", "TestResult", "effective_target", "score_bonus", "roll_test",
+    "resolve", "open_degree", "automatic_failure", "PreviousTest", "retry_improved",
+]
+
 RULESET = "asgard"
 
 DIFFICULTIES = {"facile": 10, "moyen": 15, "difficile": 20, "heroique": 25}

@@ -13,19 +13,12 @@ from app.rules.asgard.core import (
     AUTOMATIC, CLOSE_SKILL_PENALTY, DEGREES, DIFFICULTIES, RULESET, STANDARD_SKILLS, TAKE_11, TIERS,
     PreviousTest, TestResult, TestSpec,
 )
+from app.core.errors import Forbidden
 from app.rules.dice import TableDice
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
     CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
 )
-
-
-class Forbidden(RuleError):
-    """A GM-only choice made by a player (403)."""
-
-    status_code = 403
-    title = "Forbidden"
-    slug = "forbidden"
 
 
 def _option(ctx: OperationContext, name: str, default: Any) -> Any:
