@@ -73,7 +73,8 @@ def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, where: str = "
         rescue_negative=getattr(ctx.options, "crit_success_rescues_negative", True),
         ruin_over_100=getattr(ctx.options, "crit_failure_ruins_over_100", True),
     )
-    info = {"stat": req.stat, "skill": skill, "skill_missing": skill_missing, "weakened": spec.weakened,
+    info = {"stat": req.stat, "skill": skill, "skill_bonus": spec.skill_bonus, "skill_missing": skill_missing,
+            "weakened": spec.weakened,
             "difficulty": req.difficulty, "modifier": spec.modifier, "overflow_crit": spec.overflow_crit}
     return spec, info
 
