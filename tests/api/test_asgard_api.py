@@ -217,3 +217,35 @@ def test_as_h1_t5_odds_with_4d6_and_open_degree(client, camp, hero):
     body = r.json()
     assert body["outcomes"]["critical_success"]["probability"] == "7/432"
     assert sum(Fraction(v["probability"]) for v in body["degree"].values()) == 1
+
+
+def test_as_t8_take_11_is_gm_only_and_cannot_be_rerolled(client, camp, character_factory, player_factory):
+    player = player_factory(camp)
+    npc = character_factory(camp, sheet(tier="figurant"), kind="npc", name="Brigand", player=player)
+    r = client.post(f"/v1/characters/{npc['id']}/tests", json={"skill": "combat", "take_11": True},
+                    headers=player.headers)
+    assert r.status_code == 403
+    took = post_test(client, camp, npc, {"skill": "combat", "difficulty": "difficile", "take_11": True})
+    r = client.post(f"/v1/characters/{npc['id']}/tests/{took['id']}/reroll", json={}, headers=camp.gm)
+    assert r.status_code == 422
+
+
+def test_as_t8_odds_of_take_11_are_certain(client, camp, character_factory):
+    npc = character_factory(camp, sheet(tier="boss"), kind="npc", name="Jarl")
+    r = client.post(f"/v1/characters/{npc['id']}/tests/odds", json={"skill": "combat", "target": 17,
+                    "take_11": True}, headers=camp.gm)
+    assert r.json()["outcomes"]["success"]["p"] == 1.0
+
+
+def test_as_t4_odds_of_a_retry_without_improvement_are_a_certain_failure(client, camp, hero):
+    failed = post_test(client, camp, hero, {"skill": "survie", "difficulty": "moyen", "dice": [1, 2, 3]})
+    r = client.post(f"/v1/characters/{hero['id']}/tests/odds", json={"skill": "survie", "difficulty": "moyen",
+                    "retry_of": failed["id"]}, headers=camp.gm)
+    assert r.json()["outcomes"]["failure"]["p"] == 1.0
+
+
+def test_as_t1_seeded_test_is_reproducible(client, camp, hero):
+    a = post_test(client, camp, hero, {"skill": "survie", "seed": 42})
+    b = post_test(client, camp, hero, {"skill": "survie", "seed": 42})
+    assert [r["value"] for r in a["rolls"]] == [r["value"] for r in b["rolls"]]
+    assert a["score"] == b["score"] and a["degree"] == b["degree"]
