@@ -17,7 +17,7 @@ from sqlmodel import Session
 from app.core.config import Settings
 from app.core.db import build_engine, get_session
 from app.core.migrations import downgrade_base, upgrade_head
-from app.api.events import session_factory
+from app.api.deps import session_factory
 from app.main import create_app
 
 

@@ -1,25 +1,47 @@
 """Typed dependencies: the session, the caller, the idempotency key."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Callable, ContextManager, TypeVar
 
 from fastapi import Body, Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
-from app.core.db import get_session
-from app.services.auth import Principal, authenticate
+from app.core.db import get_engine, get_session
+from app.services.auth import Principal, authenticate, known_principal, require_token
 from app.services.operations import Idempotency
 
+T = TypeVar("T")
 SessionDep = Annotated[Session, Depends(get_session)]
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
 
 
-def get_principal(request: Request, session: SessionDep,
-                  credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Principal:
-    principal = authenticate(session, credentials.credentials if credentials else None)
+async def session_factory() -> Callable[[], ContextManager[Session]]:
+    """Opens sessions for work done off the event loop (one threadpool hop per request)."""
+    return lambda: Session(get_engine(), expire_on_commit=False)
+
+
+SessionFactory = Annotated[Callable[[], ContextManager[Session]], Depends(session_factory)]
+
+
+async def get_principal(request: Request, sessions: SessionFactory,
+                        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Principal:
+    """The caller; a token this process has seen costs no database access."""
+    token = credentials.credentials if credentials else None
+    principal = known_principal(require_token(token))
+    if principal is None:
+        principal = await in_thread(sessions, authenticate, token)
     request.app.state.rate_limiter.hit(principal.token_hash)
     return principal
+
+
+async def in_thread(sessions: Callable[[], ContextManager[Session]], fn: Callable[..., T], *args: Any) -> T:
+    """Run `fn(session, *args)` in the threadpool with a fresh session (sync DB work off the loop)."""
+    def work() -> T:
+        with sessions() as session:
+            return fn(session, *args)
+    return await run_in_threadpool(work)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -6,29 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, AsyncIterator, Callable, ContextManager
+from typing import Annotated, AsyncIterator
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
-from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import PrincipalDep
-from app.core.db import get_engine
+from app.api.deps import PrincipalDep, SessionFactory
 from app.services.auth import Principal, check_member
 from app.services.events import events_after
 
 router = APIRouter(tags=["events"])
 POLL_SECONDS = 0.5
 HEARTBEAT_SECONDS = 15.0
-
-
-def session_factory() -> Callable[[], ContextManager[Session]]:
-    """A short session for each poll (the request's session ends with the handler)."""
-    return lambda: Session(get_engine(), expire_on_commit=False)
-
-
-SessionFactory = Annotated[Callable[[], ContextManager[Session]], Depends(session_factory)]
 
 
 def _frame(event: dict) -> str:

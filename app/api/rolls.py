@@ -5,7 +5,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from app.api.deps import IdempotencyKey, PrincipalDep, SessionDep, idempotency
+from fastapi.responses import JSONResponse
+
+from app.api.deps import IdempotencyKey, PrincipalDep, SessionDep, SessionFactory, idempotency, in_thread
 from app.models.schemas import LogEntryOut, Page, RollCreate, RollOut
 from app.services import rolls
 
@@ -15,10 +17,10 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 
 
 @router.post("", status_code=201, response_model=RollOut, summary="A free dice roll (3d6+2, 4d6kh3, d100…)")
-def free_roll(campaign_id: str, data: RollCreate, request: Request, session: SessionDep, principal: PrincipalDep,
-              idempotency_key: IdempotencyKey = None) -> dict[str, Any]:
+async def free_roll(campaign_id: str, data: RollCreate, request: Request, sessions: SessionFactory,
+                    principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, data.model_dump(mode="json"))
-    return rolls.free_roll(session, principal, campaign_id, data, key)
+    return JSONResponse(await in_thread(sessions, rolls.free_roll, principal, campaign_id, data, key), status_code=201)
 
 
 @router.get("", response_model=Page[LogEntryOut], summary="The roll log, newest first; hidden GM rolls only for the GM")

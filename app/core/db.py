@@ -60,9 +60,14 @@ def _sqlite_transactions(engine: Engine) -> None:
 
 
 @lru_cache
+def engine_for(url: str, echo: bool = False) -> Engine:
+    """One engine (and pool) per database URL in this process."""
+    return build_engine(url, echo=echo)
+
+
 def get_engine() -> Engine:
     settings = get_settings()
-    return build_engine(settings.database_url, echo=settings.sql_echo)
+    return engine_for(settings.database_url, settings.sql_echo)
 
 
 def get_session() -> Iterator[Session]:

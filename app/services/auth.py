@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.core.errors import Forbidden, NotFound, Unauthorized
@@ -23,15 +24,39 @@ class Principal:
         return self.role == "gm"
 
 
-def authenticate(session: Session, token: str | None) -> Principal:
+def require_token(token: str | None) -> str:
+    """The token's hash; 401 when there is no token."""
     if not token:
         raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)",
                            extra={"headers": {"WWW-Authenticate": "Bearer"}})
-    token_hash = hash_token(token)
-    cred = session.get(Credential, token_hash)
-    if cred is None:
-        raise Unauthorized("invalid token", extra={"headers": {"WWW-Authenticate": "Bearer"}})
-    return Principal(cred.campaign_id, cred.role, cred.player_id, token_hash)
+    return hash_token(token)
+
+
+def known_principal(token_hash: str) -> Principal | None:
+    """The principal of a token already seen by this process (no database access)."""
+    return _known.get(token_hash)
+
+
+def authenticate(session: Session, token: str | None) -> Principal:
+    token_hash = require_token(token)
+    principal = _known.get(token_hash)
+    if principal is None:
+        row = session.connection().execute(_CREDENTIAL, {"token_hash": token_hash}).first()
+        if row is None:
+            raise Unauthorized("invalid token", extra={"headers": {"WWW-Authenticate": "Bearer"}})
+        principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)
+        if len(_known) >= _KNOWN_MAX:
+            _known.clear()
+        _known[token_hash] = principal
+    return principal
+
+
+# Tokens are never edited nor revoked, so a credential once found is remembered
+# (bounded): the hot path then needs no look-up to authenticate.
+_KNOWN_MAX = 50_000
+_known: dict[str, Principal] = {}
+_cred = Credential.__table__
+_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
 
 
 def check_member(principal: Principal, campaign_id: str, what: str = "campaign") -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import insert, text
 
 from sqlmodel import Session, select
 
-from app.models.tables import Event
+from app.models.tables import Event, utcnow
+
+_INSERT_EVENT = insert(Event.__table__)
 from app.services.auth import Principal, check_member
 
 
@@ -24,7 +26,9 @@ def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any],
     if session.get_bind().dialect.name == "postgresql":
         key = int.from_bytes(hashlib.blake2b(campaign_id.encode(), digest_size=8).digest(), "big", signed=True)
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
-    session.add(Event(campaign_id=campaign_id, type=type_, hidden=hidden, data=data))
+    session.connection().execute(
+        _INSERT_EVENT, {"campaign_id": campaign_id, "type": type_, "hidden": hidden, "data": data, "created_at": utcnow()}
+    )
 
 
 def events_after(session: Session, principal: Principal, campaign_id: str, after: int, limit: int = 200) -> list[dict[str, Any]]:

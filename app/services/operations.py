@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from sqlalchemy import update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from app.core.errors import Conflict, Forbidden, NotFound
 from app.models.tables import Campaign, Character, IdempotencyRecord, LogEntry, new_id, utcnow
@@ -31,7 +31,7 @@ MAX_ATTEMPTS = 8
 
 Parse = Callable[[RulesetAdapter], RollingRequest]  # validates the body with the ruleset's model
 Targets = Callable[[RollingRequest], Sequence[str]]  # the characters the request names
-Authorize = Callable[[Principal, RulesetAdapter, RollingRequest, list[Character]], None]
+Authorize = Callable[[Principal, RulesetAdapter, RollingRequest, list[CharacterState]], None]
 Run = Callable[[RulesetAdapter, RollingRequest, list[CharacterState], OperationContext], Outcome]
 
 
@@ -61,6 +61,7 @@ def iso(ts) -> str:
 
 
 def state(character: Character) -> CharacterState:
+    """A snapshot of an ORM character (for reads outside the hot path)."""
     return CharacterState(
         id=character.id, campaign_id=character.campaign_id, name=character.name, kind=character.kind,
         player_id=character.player_id, sheet=character.sheet, version=character.version,
@@ -126,12 +127,13 @@ def _transient(exc: OperationalError) -> bool:
 
 
 def _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem) -> dict[str, Any]:
-    campaign = session.get(Campaign, campaign_id)
+    conn = session.connection()  # the hot path speaks SQLAlchemy Core: the ORM costs more than the rules
+    campaign = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
     if campaign is None:
         raise NotFound("no campaign with this id")
     adapter = get_adapter(campaign.ruleset)
     req = parse(adapter)
-    characters = load_locked(session, campaign_id, targets(req))
+    characters = load_locked(conn, campaign_id, targets(req))
     authorize(principal, adapter, req, characters)
     check_provenance(principal, campaign.options, req)
     ctx = OperationContext(
@@ -140,61 +142,80 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
         is_gm=principal.is_gm,
         get_log_entry=lambda entry_id: log_entry_body(session, campaign_id, entry_id),
     )
-    outcome = run(adapter, req, [state(c) for c in characters], ctx)
+    outcome = run(adapter, req, characters, ctx)
     ctx.dice.finish()
-    body = _logged_body(outcome, ctx, req)
-    session.add(LogEntry(id=body["id"], campaign_id=campaign_id, character_id=outcome.character_id,
-                         kind=body["kind"], hidden=req.hidden, body=body))
-    _save_sheets(session, {c.id: c for c in characters}, outcome.sheets)
+    now = utcnow()
+    body = _logged_body(outcome, ctx, req, now)
+    conn.execute(_INSERT_LOG, {"id": body["id"], "campaign_id": campaign_id, "character_id": outcome.character_id,
+                               "kind": body["kind"], "hidden": req.hidden, "created_at": now, "body": body})
+    _save_sheets(conn, {c.id: c for c in characters}, outcome.sheets, now)
     changed = [{"id": c.id, "version": c.version + 1} for c in characters if c.id in outcome.sheets]
     events.record(session, campaign_id, "log.created", {"entry": body, "characters_changed": changed}, hidden=req.hidden)
     if idem is not None:
-        session.add(IdempotencyRecord(token_hash=principal.token_hash, key=idem.key,
-                                      request_hash=idem.fingerprint, status_code=201, body=body))
+        conn.execute(_INSERT_IDEMPOTENCY, {"token_hash": principal.token_hash, "key": idem.key, "request_hash": idem.fingerprint,
+                                           "status_code": 201, "body": body, "created_at": now})
     session.commit()
     return body
 
 
-def load_locked(session: Session, campaign_id: str, character_ids: Sequence[str]) -> list[Character]:
+_campaign = Campaign.__table__
+_character = Character.__table__
+_CAMPAIGN = select(_campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
+_CHARACTERS = (
+    select(_character.c.id, _character.c.campaign_id, _character.c.name, _character.c.kind, _character.c.player_id,
+           _character.c.sheet, _character.c.version)
+    .where(_character.c.id.in_(bindparam("ids", expanding=True)))
+    .order_by(_character.c.id)
+    .with_for_update()
+)
+_INSERT_LOG = insert(LogEntry.__table__)
+_INSERT_IDEMPOTENCY = insert(IdempotencyRecord.__table__)
+_UPDATE_SHEET = (
+    update(_character)
+    .where(_character.c.id == bindparam("character_id"), _character.c.version == bindparam("expected_version"))
+    .values(sheet=bindparam("sheet"), version=bindparam("new_version"), updated_at=bindparam("now"))
+)
+
+
+def load_locked(conn, campaign_id: str, character_ids: Sequence[str]) -> list[CharacterState]:
     """The characters in the order asked, locked (in id order, against deadlocks) until commit."""
     if len(set(character_ids)) != len(character_ids):
         raise InvalidBody("the same character is named twice", field="character_id")
-    rows = session.exec(
-        select(Character).where(Character.id.in_(character_ids)).order_by(Character.id).with_for_update()
-    ).all()
-    by_id = {c.id: c for c in rows if c.campaign_id == campaign_id}
+    if not character_ids:
+        return []
+    rows = conn.execute(_CHARACTERS, {"ids": list(character_ids)}).all()
+    by_id = {r.id: CharacterState(**r._mapping) for r in rows if r.campaign_id == campaign_id}
     missing = [cid for cid in character_ids if cid not in by_id]
     if missing:
         raise NotFound(f"no character with id {missing[0]!r} in this campaign")
-    for c in rows:
-        session.expunge(c)  # sheets are written by the versioned UPDATE below, never by the ORM
     return [by_id[cid] for cid in character_ids]
 
 
-def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest) -> dict[str, Any]:
+def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now) -> dict[str, Any]:
     body = {"id": new_id(), "kind": outcome.kind, **outcome.body}
-    body.setdefault("rolls", [r.to_dict() for r in ctx.dice.rolls])
+    if "rolls" not in body:
+        body["rolls"] = [r.to_dict() for r in ctx.dice.rolls]
     body["hidden"] = req.hidden
-    body["created_at"] = iso(utcnow())
+    body["created_at"] = iso(now)
     return body
 
 
-def _save_sheets(session: Session, loaded: dict[str, Character], sheets: dict[str, dict]) -> None:
-    now = utcnow()
+def _save_sheets(conn, loaded: dict[str, CharacterState], sheets: dict[str, dict], now) -> None:
+    """Each sheet is written only if its version is still the one read (else retry on fresh state)."""
     for character_id, sheet in sheets.items():
         before = loaded.get(character_id)
         if before is None:
             raise RuntimeError(f"the ruleset changed character {character_id} it was not given")
-        result = session.execute(
-            update(Character)
-            .where(Character.id == character_id, Character.version == before.version)
-            .values(sheet=sheet, version=before.version + 1, updated_at=now)
-            .execution_options(synchronize_session=False)
-        )
+        result = conn.execute(_UPDATE_SHEET, {"character_id": character_id, "expected_version": before.version,
+                                              "sheet": sheet, "new_version": before.version + 1, "now": now})
         if result.rowcount != 1:
             raise _Retry()
 
 
+_log = LogEntry.__table__
+_LOG_BODY = select(_log.c.body).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+
+
 def log_entry_body(session: Session, campaign_id: str, entry_id: str) -> dict | None:
-    entry = session.exec(select(LogEntry).where(LogEntry.id == entry_id, LogEntry.campaign_id == campaign_id)).first()
-    return entry.body if entry is not None else None
+    """An earlier roll-log entry of the campaign, as it was returned, or None."""
+    return session.connection().execute(_LOG_BODY, {"id": entry_id, "campaign_id": campaign_id}).scalar()

@@ -9,26 +9,26 @@ from pydantic import BaseModel
 from sqlmodel import Session
 
 from app.core.errors import NotFound
-from app.models.tables import Character
 from app.rules.errors import UnsupportedOperation
 from app.rules.dice import dice_source
+from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm
 from app.services.characters import load_character
 from app.services.operations import Idempotency, log_entry_body, perform, state
 from app.services.rulesets import get_adapter
-from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, OperationContext, RollingRequest, RulesetAdapter
+from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, CharacterState, OperationContext, RollingRequest, RulesetAdapter
 from app.services.validation import InvalidBody, validate
 
 
 def _owner_or_gm(action: str):
-    def authorize(principal: Principal, _adapter, _req, characters: list[Character]) -> None:
+    def authorize(principal: Principal, _adapter, _req, characters: list[CharacterState]) -> None:
         for c in characters:
             check_owner_or_gm(principal, c.player_id, action)
     return authorize
 
 
 def _gm(action: str):
-    def authorize(principal: Principal, _adapter, _req, _characters: list[Character]) -> None:
+    def authorize(principal: Principal, _adapter, _req, _characters: list[CharacterState]) -> None:
         check_gm(principal, action)
     return authorize
 
@@ -88,7 +88,7 @@ def _action_model(adapter: RulesetAdapter, body: dict) -> type[RollingRequest]:
 
 
 def character_action(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    def authorize(p: Principal, adapter: RulesetAdapter, req, chars: list[Character]) -> None:
+    def authorize(p: Principal, adapter: RulesetAdapter, req, chars: list[CharacterState]) -> None:
         if req.type in adapter.gm_only_actions:
             check_gm(p, f"perform the action {req.type!r}")
         _owner_or_gm("act for this character")(p, adapter, req, chars)
@@ -153,6 +153,8 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     return out
 
 
-def ensure_character(session: Session, principal: Principal, character_id: str) -> None:
-    """404 unless the character exists in the caller's campaign."""
+def level_up_history(session: Session, principal: Principal, character_id: str, limit: int, cursor: str | None) -> dict[str, Any]:
+    """The character's level-ups, newest first (404 unless it is in the caller's campaign)."""
     load_character(session, principal, character_id)
+    return rolls.list_log(session, principal, principal.campaign_id, limit=limit, cursor=cursor,
+                          character_id=character_id, kind="level_up")

@@ -1,8 +1,11 @@
 """Rate limit (429 + Retry-After), CORS for browser frontends."""
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from fastapi.testclient import TestClient
 
+from app.api.deps import session_factory
 from app.api.ratelimit import RateLimiter
 from app.core.db import get_session
 from app.core.errors import TooManyRequests
@@ -14,6 +17,7 @@ import pytest
 def app_with(settings, db_session, **changes):
     application = create_app(settings.model_copy(update=changes))
     application.dependency_overrides[get_session] = lambda: db_session
+    application.dependency_overrides[session_factory] = lambda: (lambda: nullcontext(db_session))
     return application
 
 
