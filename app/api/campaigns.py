@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
-from app.api.deps import PrincipalDep, SessionDep, bearer, etag
+from app.api.deps import IfMatch, PrincipalDep, SessionDep, bearer, etag
 from app.core.errors import Unauthorized
 from app.core.security import same_secret
-from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
+from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, Page, PlayerCreate, PlayerCreated, PlayerPublic
 from app.services import campaigns
 
 router = APIRouter(prefix="/v1/campaigns", tags=["campaigns"])
@@ -39,8 +39,9 @@ def read_campaign(campaign_id: str, session: SessionDep, principal: PrincipalDep
 
 
 @router.patch("/{campaign_id}", response_model=CampaignPublic, summary="GM: rename or change options")
-def update_campaign(campaign_id: str, data: CampaignUpdate, session: SessionDep, principal: PrincipalDep, response: Response) -> dict[str, Any]:
-    campaign = campaigns.update_campaign(session, principal, campaign_id, data)
+def update_campaign(campaign_id: str, data: CampaignUpdate, session: SessionDep, principal: PrincipalDep, response: Response,
+                    if_match: IfMatch = None) -> dict[str, Any]:
+    campaign = campaigns.update_campaign(session, principal, campaign_id, data, if_match)
     response.headers["ETag"] = etag(campaign["version"])
     return campaign
 
@@ -50,6 +51,8 @@ def create_player(campaign_id: str, data: PlayerCreate, session: SessionDep, pri
     return campaigns.create_player(session, principal, campaign_id, data)
 
 
-@router.get("/{campaign_id}/players", summary="The campaign's players")
-def list_players(campaign_id: str, session: SessionDep, principal: PrincipalDep) -> dict[str, list[PlayerPublic] | None]:
-    return {"items": campaigns.list_players(session, principal, campaign_id), "next_cursor": None}
+@router.get("/{campaign_id}/players", response_model=Page[PlayerPublic], summary="The campaign's players")
+def list_players(campaign_id: str, session: SessionDep, principal: PrincipalDep,
+                 limit: Annotated[int, Query(ge=1, le=500)] = 50,
+                 cursor: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:
+    return campaigns.list_players(session, principal, campaign_id, limit=limit, cursor=cursor)

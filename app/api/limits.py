@@ -1,4 +1,6 @@
-"""A pure ASGI middleware refusing bodies over the configured size with 413."""
+"""A pure ASGI middleware refusing request bodies over the configured size with
+413 problem+json, whether or not the client sent a Content-Length. The body
+(at most the limit) is read first, then handed to the app unchanged."""
 from __future__ import annotations
 
 import json
@@ -12,34 +14,30 @@ class BodySizeLimit:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
             return await self.app(scope, receive, send)
+        if self._declared_too_big(scope):
+            return await self._refuse(send)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.max_bytes:
+                return await self._refuse(send)
+            chunks.append(body)
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+    def _declared_too_big(self, scope: Scope) -> bool:
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
-                try:
-                    too_big = int(value) > self.max_bytes
-                except ValueError:
-                    too_big = False
-                if too_big:
-                    return await self._refuse(send)
-        received = 0
-        refused = False
-
-        async def limited_receive() -> Message:
-            nonlocal received, refused
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    refused = True
-                    raise _TooLarge()
-            return message
-
-        try:
-            await self.app(scope, limited_receive, send)
-        except _TooLarge:
-            if refused:
-                await self._refuse(send)
+                return value.isdigit() and int(value) > self.max_bytes
+        return False
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps({
@@ -47,9 +45,19 @@ class BodySizeLimit:
             "status": 413, "detail": f"the body exceeds {self.max_bytes} bytes",
         }).encode()
         await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]})
+                    "headers": [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # later calls wait for the disconnect, as the server's would
+
+    return replay

@@ -11,7 +11,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.services.rulesets.base import RollingRequest, Strict
 
-Name = Field(min_length=1, max_length=200)
+NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL: refused on every backend alike
+Name = Field(min_length=1, max_length=200, pattern=NO_NUL)
 
 
 def _utc(value: datetime) -> datetime:
@@ -36,7 +37,7 @@ class CampaignCreate(Strict):
 
 
 class CampaignUpdate(Strict):
-    name: str | None = Field(None, min_length=1, max_length=200)
+    name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
 
 
@@ -80,7 +81,7 @@ class CharacterCreate(Strict):
 
 
 class CharacterUpdate(Strict):
-    name: str | None = Field(None, min_length=1, max_length=200)
+    name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     kind: Literal["pc", "npc"] | None = None
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] | None = Field(None, description="A JSON merge patch (RFC 7396) applied to the stored sheet.")

@@ -7,7 +7,8 @@ from typing import Any
 from uuid import uuid4
 
 from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, Integer, MetaData
-from sqlmodel import Field, SQLModel
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import AutoString, Field, SQLModel
 
 # Alembic naming convention, so constraints have stable names on every backend.
 SQLModel.metadata.naming_convention = {
@@ -18,6 +19,18 @@ SQLModel.metadata.naming_convention = {
     "pk": "pk_%(table_name)s",
 }
 metadata: MetaData = SQLModel.metadata
+
+
+class SafeString(TypeDecorator):
+    """VARCHAR whose bound values never carry NUL: PostgreSQL text cannot hold
+    it (a driver error, not a 'no match'). A NUL becomes U+FFFD, which no id or
+    kind this service writes contains, so a look-up simply finds nothing."""
+
+    impl = AutoString
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
 def new_id() -> str:
@@ -33,7 +46,7 @@ def _ts(**kw: Any) -> Any:
 
 
 class Campaign(SQLModel, table=True):
-    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
     name: str = Field(max_length=200)
     ruleset: str = Field(max_length=40)
     options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
@@ -43,8 +56,8 @@ class Campaign(SQLModel, table=True):
 
 
 class Player(SQLModel, table=True):
-    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
-    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32)
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32, sa_type=SafeString(32))
     name: str = Field(max_length=200)
     created_at: datetime = _ts()
 
@@ -53,16 +66,16 @@ class Credential(SQLModel, table=True):
     """A bearer token, stored as its SHA-256 (tokens are 256-bit random)."""
 
     token_hash: str = Field(primary_key=True, max_length=64)
-    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32)
-    player_id: str | None = Field(default=None, foreign_key="player.id", max_length=32)
+    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32, sa_type=SafeString(32))
+    player_id: str | None = Field(default=None, foreign_key="player.id", max_length=32, sa_type=SafeString(32))
     role: str = Field(max_length=10)  # "gm" | "player"
     created_at: datetime = _ts()
 
 
 class Character(SQLModel, table=True):
-    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
-    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32)
-    player_id: str | None = Field(default=None, foreign_key="player.id", max_length=32)
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32, sa_type=SafeString(32))
+    player_id: str | None = Field(default=None, foreign_key="player.id", max_length=32, sa_type=SafeString(32))
     name: str = Field(max_length=200)
     kind: str = Field(max_length=3)  # "pc" | "npc"
     sheet: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
@@ -83,10 +96,10 @@ class LogEntry(SQLModel, table=True):
     seq: int | None = Field(
         default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     )
-    id: str = Field(default_factory=new_id, unique=True, max_length=32)
-    campaign_id: str = Field(foreign_key="campaign.id", max_length=32)
-    character_id: str | None = Field(default=None, max_length=32)
-    kind: str = Field(max_length=20, index=True)
+    id: str = Field(default_factory=new_id, unique=True, max_length=32, sa_type=SafeString(32))
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
+    character_id: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
+    kind: str = Field(max_length=20, index=True, sa_type=SafeString(20))
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
@@ -114,7 +127,7 @@ class Event(SQLModel, table=True):
     seq: int | None = Field(
         default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     )
-    campaign_id: str = Field(foreign_key="campaign.id", max_length=32)
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
     type: str = Field(max_length=40)
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()

@@ -11,6 +11,7 @@ from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, 
 from app.models.tables import Campaign, Credential, Player, utcnow
 from app.services import events
 from app.services.auth import Principal, check_gm, check_member
+from app.services.pages import check_if_match, created_order_page
 from app.services.rulesets import RULESET_IDS, get_adapter
 from app.services.validation import InvalidBody, validate
 
@@ -38,9 +39,9 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
     return CampaignCreated.model_validate({**_public(campaign, "gm"), "gm_token": token}).model_dump()
 
 
-def load_campaign(session: Session, principal: Principal, campaign_id: str) -> Campaign:
+def load_campaign(session: Session, principal: Principal, campaign_id: str, *, for_update: bool = False) -> Campaign:
     check_member(principal, campaign_id)
-    campaign = session.get(Campaign, campaign_id)
+    campaign = session.get(Campaign, campaign_id, with_for_update=for_update)
     if campaign is None:
         raise NotFound("no campaign with this id")
     return campaign
@@ -50,9 +51,11 @@ def read_campaign(session: Session, principal: Principal, campaign_id: str) -> d
     return _public(load_campaign(session, principal, campaign_id), principal.role)
 
 
-def update_campaign(session: Session, principal: Principal, campaign_id: str, data: CampaignUpdate) -> dict[str, Any]:
-    campaign = load_campaign(session, principal, campaign_id)
+def update_campaign(session: Session, principal: Principal, campaign_id: str, data: CampaignUpdate,
+                    if_match: str | None = None) -> dict[str, Any]:
+    campaign = load_campaign(session, principal, campaign_id, for_update=True)
     check_gm(principal, "change the campaign")
+    check_if_match(campaign.version, if_match, "campaign")
     if data.name is not None:
         campaign.name = data.name
     if data.options is not None:
@@ -66,10 +69,11 @@ def update_campaign(session: Session, principal: Principal, campaign_id: str, da
     return _public(campaign, principal.role)
 
 
-def list_players(session: Session, principal: Principal, campaign_id: str) -> list[dict[str, Any]]:
+def list_players(session: Session, principal: Principal, campaign_id: str, *, limit: int = 50,
+                 cursor: str | None = None) -> dict[str, Any]:
     load_campaign(session, principal, campaign_id)
-    rows = session.exec(select(Player).where(Player.campaign_id == campaign_id).order_by(Player.created_at, Player.id))
-    return [PlayerPublic.model_validate(p.model_dump()).model_dump() for p in rows]
+    return created_order_page(session, select(Player).where(Player.campaign_id == campaign_id), Player,
+                              limit=limit, cursor=cursor, shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
 
 
 def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate) -> dict[str, Any]:

@@ -2,14 +2,11 @@
 write, optimistic versions (ETag / If-Match) and ownership checks."""
 from __future__ import annotations
 
-import base64
-import json
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import update
 from sqlmodel import Session, select
 
 from app.core.errors import Forbidden, NotFound, PreconditionFailed
@@ -19,6 +16,7 @@ from app.rules.errors import RuleError
 from app.services import events
 from app.services.auth import Principal, check_owner_or_gm
 from app.services.campaigns import load_campaign
+from app.services.pages import check_if_match, created_order_page
 from app.services.rulesets import get_adapter
 from app.services.validation import InvalidBody, invalid_from, prefixed
 
@@ -67,27 +65,11 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
     return public(character, campaign.ruleset)
 
 
-def _encode_cursor(created_at: datetime, id_: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps([created_at.isoformat(), id_]).encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        stamp, id_ = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return datetime.fromisoformat(stamp), str(id_)
-    except Exception:
-        raise InvalidBody("the cursor is not one this service returned", field="cursor") from None
-
-
 def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id)
     query = select(Character).where(Character.campaign_id == campaign_id)
-    if cursor:
-        stamp, id_ = _decode_cursor(cursor)
-        query = query.where(or_(Character.created_at > stamp, and_(Character.created_at == stamp, Character.id > id_)))
-    rows = list(session.exec(query.order_by(Character.created_at, Character.id).limit(limit + 1)))
-    next_cursor = _encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
-    return {"items": [public(c, campaign.ruleset) for c in rows[:limit]], "next_cursor": next_cursor}
+    return created_order_page(session, query, Character, limit=limit, cursor=cursor,
+                              shape=lambda c: public(c, campaign.ruleset))
 
 
 def load_character(session: Session, principal: Principal, character_id: str, *, for_update: bool = False) -> tuple[Character, Campaign]:
@@ -103,17 +85,6 @@ def load_character(session: Session, principal: Principal, character_id: str, *,
 def read_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:
     character, campaign = load_character(session, principal, character_id)
     return public(character, campaign.ruleset)
-
-
-def _check_if_match(character: Character, if_match: str | None) -> None:
-    if if_match is None:
-        return
-    wanted = [t.strip().removeprefix("W/").strip('"') for t in if_match.split(",")]
-    if "*" not in wanted and str(character.version) not in wanted:
-        raise PreconditionFailed(
-            f"the character is at version {character.version}; If-Match named {if_match!r}",
-            extra={"current_version": character.version},
-        )
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -133,7 +104,7 @@ def update_character(session: Session, principal: Principal, character_id: str, 
     character, campaign = load_character(session, principal, character_id, for_update=True)
     session.expunge(character)  # edited as a plain object, written by the versioned UPDATE below
     check_owner_or_gm(principal, character.player_id, "change this character")
-    _check_if_match(character, if_match)
+    check_if_match(character.version, if_match, "character")
     fields = data.model_dump(exclude_unset=True)
     if not principal.is_gm and ({"kind", "player_id"} & fields.keys() or data.gm_override):
         raise Forbidden("only the GM may change a character's kind, owner, or override the rules' bounds")
@@ -173,7 +144,7 @@ def _save_version(session: Session, character: Character, ruleset: str) -> dict[
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
     character, _ = load_character(session, principal, character_id, for_update=True)
     check_owner_or_gm(principal, character.player_id, "delete this character")
-    _check_if_match(character, if_match)
+    check_if_match(character.version, if_match, "character")
     session.delete(character)
     events.record(session, character.campaign_id, "character.deleted", {"id": character.id})
     session.commit()

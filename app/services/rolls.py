@@ -41,9 +41,10 @@ def _cursor(seq: int) -> str:
 def _seq(cursor: str) -> int:
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if not text.startswith("s"):
+        seq = int(text[1:]) if text.startswith("s") and text[1:].isdigit() else -1
+        if not 0 < seq < 2**62:
             raise ValueError
-        return int(text[1:])
+        return seq
     except Exception:
         raise InvalidBody("the cursor is not one this service returned", field="cursor") from None
 
