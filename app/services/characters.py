@@ -27,11 +27,14 @@ def public(character: Character, ruleset: str) -> dict[str, Any]:
     return CharacterPublic.model_validate(data).model_dump()
 
 
-def normalized_sheet(ruleset: str, raw: dict[str, Any], *, kind: str, gm_override: bool) -> dict[str, Any]:
+def normalized_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_override: bool,
+                     previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """The sheet as its ruleset stores it; errors located under `body.sheet`."""
-    adapter = get_adapter(ruleset)
+    adapter = get_adapter(campaign.ruleset)
     try:
-        return adapter.normalize_sheet(raw, kind=kind, gm_override=gm_override)
+        options = adapter.Options.model_validate(campaign.options)
+        return adapter.normalize_sheet_in_context(raw, kind=kind, gm_override=gm_override,
+                                                  options=options, previous=previous)
     except ValidationError as exc:
         raise invalid_from(exc, ("body", "sheet")) from None
     except RuleError as exc:
@@ -56,7 +59,7 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
             raise Forbidden("a player may only create its own player character, without GM override")
         player_id = principal.player_id
     _check_player(session, campaign_id, player_id)
-    sheet = normalized_sheet(campaign.ruleset, data.sheet, kind=data.kind, gm_override=data.gm_override)
+    sheet = normalized_sheet(campaign, data.sheet, kind=data.kind, gm_override=data.gm_override)
     character = Character(campaign_id=campaign_id, player_id=player_id, name=data.name, kind=data.kind, sheet=sheet)
     session.add(character)
     session.flush()
@@ -117,7 +120,8 @@ def update_character(session: Session, principal: Principal, character_id: str, 
         character.kind = data.kind
     if data.sheet is not None or data.kind is not None:
         raw = merge_patch(character.sheet, data.sheet or {})
-        character.sheet = normalized_sheet(campaign.ruleset, raw, kind=character.kind, gm_override=data.gm_override)
+        character.sheet = normalized_sheet(campaign, raw, kind=character.kind, gm_override=data.gm_override,
+                                           previous=character.sheet)
     return _save_version(session, character, campaign.ruleset)
 
 

@@ -407,3 +407,36 @@ def test_gc_s9_free_form_lists_and_final_skill(client, camp):
     assert body["derived"]["final_skill_unlocked"] is False
     r = create(client, camp, sheet(final_skill={**fs, "cost_kind": "grey"}))
     assert r.status_code == 422 and ["body", "sheet", "final_skill", "cost_kind"] in error_locs(r)
+
+
+# --- sheet writes in context (lead) -------------------------------------------------------------
+
+def test_gc_s7_override_survives_later_edits_that_leave_mental_health_unchanged(client, campaign_factory, character_factory):
+    """GC-S7: a GM-overridden mental health stays while untouched; changing it again needs the override."""
+    c = campaign_factory("great-cosmos")
+    sheet = {"race": "humain", "hp_max": 100, "mp_max": 50, "mental_health": 130,
+             "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+    ch = character_factory(c, sheet, gm_override=True)
+    r = client.patch(f"/v1/characters/{ch['id']}", json={"sheet": {"karma": 3}}, headers=c.gm)
+    assert r.status_code == 200, r.text
+    assert r.json()["sheet"]["mental_health"] == 130
+    r = client.patch(f"/v1/characters/{ch['id']}", json={"sheet": {"mental_health": 120}}, headers=c.gm)
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["loc"][:2] == ["body", "sheet"]
+
+
+def test_gc_i4_capacity_is_not_enforced_when_the_campaign_turns_inventory_rules_off(client, campaign_factory):
+    """GC-I4 is an optional rule: with `inventory_rules` off an overloaded inventory is accepted."""
+    heavy = {"race": "humain", "hp_max": 100, "mp_max": 50,
+             "stats": {"force": 10, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
+             "inventory": {"items": [{"name": "hache", "kind": "two_handed_weapon", "slots": 6}]}}
+    on, off = campaign_factory("great-cosmos"), campaign_factory("great-cosmos", {"inventory_rules": False})
+    refused = client.post(f"/v1/campaigns/{on.id}/characters", json={"name": "x", "sheet": heavy}, headers=on.gm)
+    assert refused.status_code == 422, refused.text
+    accepted = client.post(f"/v1/campaigns/{off.id}/characters", json={"name": "x", "sheet": heavy}, headers=off.gm)
+    assert accepted.status_code == 201, accepted.text
+    assert accepted.json()["derived"]["inventory"]["capacity"] == 4  # GC-I1: 40 × 10 / 100
+    assert accepted.json()["sheet"]["inventory"]["items"][0]["slots"] == 6
+    bad_item = {**heavy, "inventory": {"items": [{"name": "x", "slots": 9}]}}
+    r = client.post(f"/v1/campaigns/{off.id}/characters", json={"name": "x", "sheet": bad_item}, headers=off.gm)
+    assert r.status_code == 422  # GC-I2 item sizes are still checked

@@ -142,6 +142,12 @@ class RulesetAdapter:
         fill its derived defaults; returns the sheet as stored."""
         return self.Sheet.model_validate(raw).model_dump(mode="json")
 
+    def normalize_sheet_in_context(self, raw: dict[str, Any], *, kind: str, gm_override: bool,
+                                   options: CampaignOptions, previous: dict[str, Any] | None) -> dict[str, Any]:
+        """What character writes call: `normalize_sheet` with the campaign's options and
+        the stored sheet (None on creation). Override where a rule depends on them."""
+        return self.normalize_sheet(raw, kind=kind, gm_override=gm_override)
+
     def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
         """Values computed from the sheet that clients should not recompute."""
         return {}

@@ -7,7 +7,7 @@ from app.models.rulesets import great_cosmos as models
 from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, sheet as gc_sheet
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
-    CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
+    CampaignOptions, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
 )
 
 RULESET = "great-cosmos"
@@ -82,7 +82,8 @@ class GreatCosmosAdapter(RulesetAdapter):
                           "capacity": "40 x (force rounded down to the ten) / 100"},
         }
 
-    def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
+    def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False,
+                        inventory_rules: bool = True) -> dict[str, Any]:
         """GC-S1..S10: validate, fill derived defaults (GC-S5/S6/S7), enforce GC-S7 and GC-I4."""
         sheet = self.Sheet.model_validate(raw)
         light, dark = gc_sheet.starting_light_dark(sheet.race)
@@ -96,9 +97,18 @@ class GreatCosmosAdapter(RulesetAdapter):
         })
         out = filled.model_dump(mode="json")
         gc_sheet.check_mental_health(out["race"], out["mental_health"], gm_override=gm_override)
-        if out.get("inventory") is not None:
+        if inventory_rules and out.get("inventory") is not None:
             gc_sheet.check_inventory(*_inventory_args(out))
         return out
+
+    def normalize_sheet_in_context(self, raw: dict[str, Any], *, kind: str, gm_override: bool,
+                                   options: CampaignOptions, previous: dict[str, Any] | None) -> dict[str, Any]:
+        """GC-S7: a mental health the GM set out of bounds stays acceptable while it is
+        left unchanged; GC-I4 applies only while the campaign's `inventory_rules` is on."""
+        keeps_override = (previous is not None and raw.get("mental_health") == previous.get("mental_health")
+                          and raw.get("race") == previous.get("race"))
+        return self.normalize_sheet(raw, kind=kind, gm_override=gm_override or keeps_override,
+                                    inventory_rules=getattr(options, "inventory_rules", True))
 
     def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
         """GC-I1..I3 inventory load, GC-D2 max move, GC-S7 bounds and insanity."""
