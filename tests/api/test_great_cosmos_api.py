@@ -41,6 +41,7 @@ def error_locs(r):
 
 # --- sheets -------------------------------------------------------------------------
 
+# rule: GC-S10
 def test_gc_s6_gc_s7_gc_s10_defaults_filled_and_derived(hero):
     s = hero["sheet"]
     assert (s["light_points"], s["dark_points"], s["mental_health"]) == (1, 1, 100)
@@ -103,6 +104,7 @@ INVENTORY = {
 }
 
 
+# rule: GC-I3
 def test_gc_i1_gc_i2_gc_i3_inventory_derived(camp, character_factory):
     c = character_factory(camp, sheet(stats={**SHEET["stats"], "force": 52}, inventory=INVENTORY))
     inv = c["derived"]["inventory"]
@@ -138,6 +140,7 @@ def test_gc_i4_patch_that_overloads_changes_nothing(client, camp, character_fact
 
 # --- tests ------------------------------------------------------------------------------
 
+# rule: GC-S10
 def test_gc_s10_ruleset_description(client):
     body = client.get("/v1/rulesets/great-cosmos").json()
     assert body["stats"] == ["force", "esprit", "charisme", "agilite", "precision", "chance"]
@@ -329,6 +332,7 @@ def test_gc_l6_chance_test_karma_saved(client, camp, character_factory):
     (5, {"changes": {"force": 50}}, ["body", "changes", "force"]),
     (5, {"changes": {"wisdom": 1}}, ["body", "changes", "wisdom"]),
 ])
+# rule: GC-L7
 def test_gc_l7_illegal_level_up_is_422_and_changes_nothing(client, camp, character_factory, level, body, loc):
     c = at_level(camp, character_factory, level)
     r = level_up(client, camp, c, chance_bonus_pool="hp", dice=[5, 5, 5], **body)
@@ -339,12 +343,14 @@ def test_gc_l7_illegal_level_up_is_422_and_changes_nothing(client, camp, charact
     assert client.get(f"/v1/characters/{c['id']}/level-ups", headers=camp.gm).json()["items"] == []
 
 
+# rule: GC-L7
 def test_gc_l7_missing_chance_bonus_pool_is_422(client, camp, hero):
     r = client.post(f"/v1/characters/{hero['id']}/level-ups", headers=camp.gm,
                     json={"mode": "one_d20", "stats": ["force"], "dice": [5, 70]})
     assert r.status_code == 422 and ["body", "chance_bonus_pool"] in error_locs(r)
 
 
+# rule: GC-L7
 def test_gc_l7_level_up_is_gm_only(client, camp, player_factory, character_factory):
     alice = player_factory(camp)
     c = character_factory(camp, SHEET, player=alice)

@@ -32,6 +32,7 @@ def odds(client, campaign, hero, body):
 
 # --- sheet and catalogue ----------------------------------------------------------------
 
+# rule: RB-S3
 def test_rb_s3_sheet_is_stored_as_given_with_derived(client, campaign, hero):
     assert hero["sheet"] == {**SHEET, "weapons": []}
     assert hero["derived"]["critical_success"] == {"max_roll": 5}
@@ -39,12 +40,14 @@ def test_rb_s3_sheet_is_stored_as_given_with_derived(client, campaign, hero):
     assert hero["derived"]["weakened_stats"] == {"FOR": 25, "HAB": 30}
 
 
+# rule: RB-F1
 def test_rb_f1_default_sheet_has_the_ten_stats_at_50(campaign, character_factory):
     ch = character_factory(campaign, {})
     assert ch["sheet"]["stats"] == {s: 50 for s in ("FOR", "CON", "HAB", "INT", "SAG", "VOL", "CHA", "DIS", "REL", "PER")}
     assert ch["sheet"]["crit_chance"] == 5
 
 
+# rule: RB-S1
 def test_rb_s1_invalid_sheet_is_a_422(client, campaign):
     for bad in ({"stats": {"FOR": "x"}}, {"crit_chance": 60}, {"stats": {}}, {"mana": 3},
                 {"hp": 20, "hp_max": 10}):
@@ -53,6 +56,7 @@ def test_rb_s1_invalid_sheet_is_a_422(client, campaign):
         assert r.status_code == 422, (bad, r.text)
 
 
+# rule: RB-S2
 def test_rb_s2_weapon_damage_must_be_a_dice_expression(client, campaign):
     sheet = {**SHEET, "weapons": [{"name": "epee", "damage": "2d6+1", "kind": "melee"}]}
     r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": sheet},
@@ -203,6 +207,7 @@ def test_rb_c1_opposed_higher_level_wins(client, campaign, hero, rival):
     assert [r["purpose"] for r in body["rolls"]] == ["a: test", "b: test"]
 
 
+# rule: RB-C2
 def test_rb_c2_opposed_equal_levels_lower_units_wins(client, campaign, hero, rival):
     body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "HAB"},
                                       "b": {"character_id": rival["id"], "stat": "FOR"}, "dice": [39, 32]})
@@ -212,6 +217,7 @@ def test_rb_c2_opposed_equal_levels_lower_units_wins(client, campaign, hero, riv
     assert (body["winner"], body["tiebreak"]) == ("b", "units")
 
 
+# rule: RB-C2
 def test_rb_c2_opposed_reroll_consumes_a_then_b_until_different(client, campaign, hero, rival):
     body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
                                       "b": {"character_id": rival["id"], "stat": "FOR"},
@@ -245,6 +251,7 @@ def group(client, campaign, body, status=201):
     return r.json()
 
 
+# rule: RB-C3
 def test_rb_c3_ranking_with_per_participant_dice_and_tiebreaks(client, campaign, hero, rival, character_factory):
     third = character_factory(campaign, {"stats": {"FOR": 50}}, name="Third")
     body = group(client, campaign, {"mode": "ranking", "stat": "FOR", "participants": [
@@ -264,6 +271,7 @@ def test_rb_c3_ranking_with_per_participant_dice_and_tiebreaks(client, campaign,
     assert body["rolls"][3]["purpose"].endswith("tiebreak")
 
 
+# rule: RB-C3
 def test_rb_c3_ranking_table_dice_errors_name_the_participant(client, campaign, hero, rival):
     r = client.post(f"/v1/campaigns/{campaign.id}/tests/group", headers=campaign.gm, json={
         "mode": "ranking", "stat": "FOR",
@@ -277,6 +285,7 @@ def test_rb_c3_ranking_table_dice_errors_name_the_participant(client, campaign, 
     assert r.json()["errors"][0]["loc"] == ["body", "participants", "1", "dice"]
 
 
+# rule: RB-C3
 def test_rb_c3_ranking_mixes_shared_and_own_dice(client, campaign, hero, rival):
     body = group(client, campaign, {"mode": "ranking", "stat": "FOR", "dice": [70],
                                     "participants": [{"character_id": hero["id"]},

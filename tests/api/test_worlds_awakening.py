@@ -39,10 +39,12 @@ def get(client, campaign, ch):
 
 # --- sheet --------------------------------------------------------------------------------
 
+# rule: WA-S4
 def test_wa_s4_sheet_is_stored_with_pending_and_challenges(hero):
     assert hero["sheet"] == {**SHEET, "down": False, "pending": {}, "challenges": {}}
 
 
+# rule: WA-S3
 def test_wa_s3_derived_defenses_and_initiative(campaign, character_factory):
     ch = character_factory(campaign, {**SHEET, "level": 3, "stats": {**SHEET["stats"], "CON": 2, "SAG": 1, "DEX": 4}})
     d = ch["derived"]
@@ -58,6 +60,7 @@ def test_wa_s1_missing_characteristics_default_to_0_and_unknown_ones_are_422(cli
     assert r.status_code == 422
 
 
+# rule: WA-S2
 def test_wa_s2_level_and_weapons_are_validated(client, campaign):
     for bad in ({"level": 9}, {"level": 0}, {"weapons": [{"name": "x", "stat": "LUCK", "damage": "1d4"}]},
                 {"weapons": [{"name": "x", "stat": "DEX", "damage": "a lot"}]}, {"hp": 5, "hp_max": 3}):

@@ -279,18 +279,21 @@ def test_gc_o1_illumination_first_backlash_last():
     assert slots == [[("b", 1)], [("c", 1)], [("a", 1)]]
 
 
+# rule: GC-O2
 def test_gc_o2_ties_roll_d20_lowest_first():
     o, slots = order([15, 3], [Entrant("a", 50), Entrant("b", 50)])
     assert slots == [[("b", 1)], [("a", 1)]]
     assert o.slots[0].tie_dice == (("a", 15), ("b", 3))
 
 
+# rule: GC-O2
 def test_gc_o2_tied_again_act_in_parallel():
     o, slots = order([7, 7, 2], [Entrant("a", 50), Entrant("b", 50), Entrant("c", 50)])
     assert slots == [[("c", 1)], [("a", 1), ("b", 1)]]
     assert o.slots[1].parallel
 
 
+# rule: GC-O3
 def test_gc_o3_extra_actions_one_d6_per_entity():
     assert action_positions(60, 3, 2) == [60, 54, 48]
     o, slots = order([2, 5], [Entrant("a", 60, actions=3), Entrant("b", 52, actions=2)])
@@ -299,6 +302,7 @@ def test_gc_o3_extra_actions_one_d6_per_entity():
     assert o.action_dice == (("a", 2), ("b", 5))
 
 
+# rule: GC-O3
 def test_gc_o3_extra_action_can_tie_with_another_entity():
     o, slots = order([4, 9, 1], [Entrant("a", 60, actions=2), Entrant("b", 52)])
     # a's second action at 60 - (4 + 4) = 52 ties with b: d20 a=9, b=1 -> b first

@@ -54,6 +54,7 @@ def test_gc_l1_one_d20_and_a_stat_above_80_does_not_go_down():
     ({"mode": "one_d20", "stats": ("force",), "pool": "hp"}, "pool"),
     ({"mode": "one_d20", "stats": ("force",), "chance_bonus_pool": "xp"}, "chance_bonus_pool"),
 ])
+# rule: GC-L7
 def test_gc_l1_gc_l7_illegal_level2_choices_are_refused_before_any_die(choices, field):
     choices.setdefault("chance_bonus_pool", "hp")
     src = TableDice([])
@@ -82,6 +83,7 @@ def test_gc_l2_tie_defaults_to_the_first_in_sheet_order_or_the_named_one():
     assert r.after.stats["charisme"] == 45 and r.after.stats["esprit"] == 40
 
 
+# rule: GC-L7
 def test_gc_l2_gc_l7_stat_not_among_the_lowest_is_refused():
     with pytest.raises(RuleError) as e:
         run(progress(level=2), [5, 70], stat="force")
@@ -102,6 +104,7 @@ def test_gc_l3_pool_max_and_current_plus_d100(pool):
     assert rolls[0] == ("d100", 64, f"level_up:{pool}_max")
 
 
+# rule: GC-L7
 def test_gc_l3_gc_l7_missing_pool_is_refused():
     with pytest.raises(RuleError) as e:
         run(progress(level=3), [64, 70])
@@ -134,6 +137,7 @@ def test_gc_l4_a_stat_above_85_that_gives_points_is_fine():
     ({"light": 3, "dark": 0, "transfers": (("charisme", "force", 10),)}, "transfers"),
     ({"light": 3, "dark": 0, "transfers": (("esprit", "force", 0),)}, "transfers.0.points"),
 ])
+# rule: GC-L7
 def test_gc_l4_gc_l7_illegal_level5_choices(choices, field):
     p = progress(level=4, force=80, charisme=5)
     with pytest.raises(RuleError) as e:
@@ -174,12 +178,14 @@ def test_gc_l5_level7_without_changes_is_only_the_chance_test():
     ((("intuition", 4),), "changes.intuition"),
     ((("hp_max", -100),), "changes.hp_max"),
 ])
+# rule: GC-L7
 def test_gc_l5_gc_l7_illegal_deltas(changes_, field):
     with pytest.raises(RuleError) as e:
         run(progress(level=5), [70], changes=changes_)
     assert e.value.field == field
 
 
+# rule: GC-L7
 def test_gc_l5_gc_l7_level_choices_of_another_level_are_refused():
     with pytest.raises(RuleError) as e:
         run(progress(level=5), [70], mode="two_d10")
@@ -218,6 +224,7 @@ def test_gc_l6_chance_test_uses_the_new_chance_value():
     assert r.after.stats["chance"] == 60 and r.chance.target == 60 and r.chance.outcome == "success"
 
 
+# rule: GC-L7
 def test_gc_l7_every_change_is_recorded_with_its_dice():
     r, _ = run(progress(level=3), [64, 30, 12, 5], pool="hp")
     assert [(c.field, c.before, c.after, c.dice) for c in r.changes] == [

@@ -45,6 +45,7 @@ def test_gc_i1_capacity_from_force_rounded_down_to_the_ten(force, slots):
 
 
 @pytest.mark.parametrize("money,slots", [(0, 0), (1, 1), (5000, 1), (5001, 2), (10000, 2)])
+# rule: GC-I3
 def test_gc_i3_money_any_started_slot_counts(money, slots):
     assert money_slots(money) == slots
 

@@ -204,12 +204,14 @@ def test_rb_c1_higher_level_wins():
     assert (c.winner, c.tiebreak) == (0, "level")
 
 
+# rule: RB-C2
 def test_rb_c2_equal_levels_lower_units_wins():
     a, b = roll(spec(60), 38), roll(spec(60), 32)  # levels 3 and 3; units 8 and 2
     c = rb.confront(a, b, TableDice([]))
     assert (c.winner, c.tiebreak) == (1, "units")
 
 
+# rule: RB-C2
 def test_rb_c2_still_equal_rerolls_d100_lowest_wins_repeating_a_then_b():
     a, b = roll(spec(60), 33), roll(spec(60), 33)
     dice = TableDice([40, 40, 71, 12])
@@ -219,6 +221,7 @@ def test_rb_c2_still_equal_rerolls_d100_lowest_wins_repeating_a_then_b():
     assert [r.purpose for r in dice.rolls] == ["tiebreak"] * 4
 
 
+# rule: RB-C3
 def test_rb_c3_ranking_sorts_by_level_then_units_then_rerolls():
     results = [
         roll(spec(50), 45),  # level 1, units 5
@@ -240,6 +243,7 @@ def test_rb_c3_ranking_sorts_by_level_then_units_then_rerolls():
         s.finish()
 
 
+# rule: RB-C3
 def test_rb_c3_three_way_tie_rerolls_only_those_still_tied():
     results = [roll(spec(50), 33)] * 3
     sources = [TableDice(d) for d in ([20, 90], [20, 10], [5])]
@@ -247,6 +251,7 @@ def test_rb_c3_three_way_tie_rerolls_only_those_still_tied():
     assert [(p.index, p.rerolls) for p in placings] == [(2, (5,)), (1, (20, 10)), (0, (20, 90))]
 
 
+# rule: RB-C4
 def test_rb_c4_dodge_is_a_confrontation_of_attack_and_dodge():
     attack, dodge = roll(spec(60), 20), roll(spec(60), 10)  # levels 4 and 5
     hit = rb.resolve_attack(attack, "melee", "1d6", TableDice([]), defense="dodge", dodge=dodge)
@@ -255,11 +260,13 @@ def test_rb_c4_dodge_is_a_confrontation_of_attack_and_dodge():
 
 # --- RB-S ------------------------------------------------------------------------------
 
+# rule: RB-S1
 def test_rb_s1_crit_chance_defaults_to_5():
     assert rb.DEFAULT_CRIT_CHANCE == 5
     assert rb.TestSpec(stat_value=50).crit_chance == 5
 
 
+# rule: RB-S2
 def test_rb_s2_weapon_damage_is_any_dice_expression():
     attack = roll(spec(60), 30)  # level 3
     dice = TableDice([3, 7])
@@ -269,11 +276,13 @@ def test_rb_s2_weapon_damage_is_any_dice_expression():
 
 # --- RB-F combat --------------------------------------------------------------------------
 
+# rule: RB-F1
 def test_rb_f1_default_stats_are_the_ten_at_50():
     assert rb.DEFAULT_STATS == ("FOR", "CON", "HAB", "INT", "SAG", "VOL", "CHA", "DIS", "REL", "PER")
     assert rb.AVERAGE_STAT == 50
 
 
+# rule: RB-F2
 def test_rb_f2_attack_stats_and_pools():
     assert [rb.attack_stat(k) for k in ("melee", "ranged", "morale")] == ["FOR", "PER", "CHA"]
     assert rb.attack_stat("morale", "DIS") == "DIS"
@@ -283,6 +292,7 @@ def test_rb_f2_attack_stats_and_pools():
     assert (rb.damage_pool("morale"), rb.damage_pool("melee")) == ("pe", "hp")
 
 
+# rule: RB-F2
 def test_rb_f2_damage_is_level_plus_weapon_plus_bonus_and_critical_doubles_level():
     attack = roll(spec(60), 4)  # critical: level (6 − 0) × 2 = 12
     hit = rb.resolve_attack(attack, "melee", "1d8", TableDice([5]), bonus=2)
@@ -293,17 +303,20 @@ def test_rb_f2_damage_is_level_plus_weapon_plus_bonus_and_critical_doubles_level
     assert (morale.pool, morale.damage) == ("pe", 3 + 2)
 
 
+# rule: RB-F3
 def test_rb_f3_dodge_stat_and_further_dodges_penalty():
     assert (rb.dodge_stat("melee"), rb.dodge_stat("ranged"), rb.dodge_stat("morale")) == ("HAB", "HAB", "DIS")
     assert [rb.dodge_modifier(n) for n in range(3)] == [0, -10, -20]
 
 
+# rule: RB-F3
 def test_rb_f3_critical_dodge_grants_a_free_attack():
     attack, dodge = roll(spec(60), 20), roll(spec(60), 3)  # 4 vs critical (6 − 0) × 2
     hit = rb.resolve_attack(attack, "melee", "1d6", TableDice([]), defense="dodge", dodge=dodge)
     assert (hit.dodged, hit.free_attack) == (True, True)
 
 
+# rule: RB-F3
 def test_rb_f3_failed_dodge_takes_damage_and_critical_failure_doubles_it():
     attack = roll(spec(60), 20)  # level 4
     plain = rb.resolve_attack(attack, "melee", "1d6", TableDice([3]), defense="dodge", dodge=roll(spec(40), 55))
@@ -312,6 +325,7 @@ def test_rb_f3_failed_dodge_takes_damage_and_critical_failure_doubles_it():
     assert (crit.hit, crit.damage, crit.doubled) == (True, 14, True)
 
 
+# rule: RB-F3
 def test_rb_f3_absorb_takes_armour_off_damage():
     attack = roll(spec(60), 20)  # level 4
     hit = rb.resolve_attack(attack, "melee", "1d6", TableDice([3]), defense="absorb", armor=5)
@@ -320,6 +334,7 @@ def test_rb_f3_absorb_takes_armour_off_damage():
     assert hit.damage == 0
 
 
+# rule: RB-F4
 def test_rb_f4_initiative_is_a_hab_ranking_with_critical_consequences():
     results = [roll(spec(60), 50), roll(spec(60), 2), roll(spec(60), 99)]
     entries = rb.initiative(results, [TableDice([])] * 3)
@@ -331,6 +346,7 @@ def test_rb_f4_initiative_is_a_hab_ranking_with_critical_consequences():
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 150), st.integers(1, 100)), min_size=2, max_size=6),
        st.integers(0, 2**32))
+# rule: RB-C3
 def test_rb_c3_ranking_is_ordered_by_level_then_units_then_rerolls(tests, seed):
     results = [roll(spec(pct), die) for pct, die in tests]
     placings = rb.rank(results, [dice_source(seed=seed)] * len(results))

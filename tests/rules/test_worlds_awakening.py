@@ -123,11 +123,13 @@ def test_wa_s1_six_characteristics():
     assert wa.STATS == ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
 
 
+# rule: WA-S2
 def test_wa_s2_level_range_and_weapon_damage_dice():
     assert wa.MAX_LEVEL == 8
     assert wa.hit_dice_max("1d8") == 8
 
 
+# rule: WA-S3
 def test_wa_s3_defenses_and_initiative():
     assert wa.physical_defense(con=2, level=3) == 15
     assert wa.magical_defense(sag=-1, level=3) == 12
@@ -136,6 +138,7 @@ def test_wa_s3_defenses_and_initiative():
 
 # --- WA-C combat ---------------------------------------------------------------------------
 
+# rule: WA-C1
 def test_wa_c1_attack_adds_characteristic_and_level_hits_iff_total_ge_defense():
     a = wa.attack(2, 3, 0, "1d8", 15, TableDice([10, 6]))  # 10 + 2 + 3 = 15
     assert (a.total, a.hit, a.damage, a.bonus_damage) == (15, True, 6, False)
@@ -143,6 +146,7 @@ def test_wa_c1_attack_adds_characteristic_and_level_hits_iff_total_ge_defense():
     assert (miss.hit, miss.damage) == (False, 0)
 
 
+# rule: WA-C2
 def test_wa_c2_critical_at_or_above_defense_rolls_damage_dice_twice_modifiers_once():
     dice = TableDice([20, 5, 7])
     a = wa.attack(2, 1, 0, "1d8+2", 15, dice)
@@ -151,6 +155,7 @@ def test_wa_c2_critical_at_or_above_defense_rolls_damage_dice_twice_modifiers_on
     assert [r.purpose for r in dice.rolls] == ["attack", "damage", "bonus damage"]
 
 
+# rule: WA-C2
 def test_wa_c2_critical_below_defense_hits_for_normal_damage():
     dice = TableDice([19, 4])  # CHA 2 → critical on 19; 19 + 0 + 1 = 20 < 25
     a = wa.attack(0, 1, 2, "1d6", 25, dice)
@@ -158,6 +163,7 @@ def test_wa_c2_critical_below_defense_hits_for_normal_damage():
     assert (a.critical, a.hit, a.bonus_damage, a.damage) == ("success", True, False, 4)
 
 
+# rule: WA-C3
 def test_wa_c3_critical_failure_always_misses():
     a = wa.attack(10, 8, 0, "1d8", 5, TableDice([1]))
     assert (a.critical, a.hit, a.damage) == ("failure", False, 0)
@@ -165,6 +171,7 @@ def test_wa_c3_critical_failure_always_misses():
     assert (a.critical, a.hit) == ("failure", False)
 
 
+# rule: WA-C4
 def test_wa_c4_turn_order_initiative_highest_first_ties_by_d20_rolloff():
     dice = TableDice([12, 12, 3, 15])  # indices 0 and 2 tie at 11: 12/12, then 3/15
     order = wa.turn_order([1, 4, 1, -2], dice)
@@ -174,6 +181,7 @@ def test_wa_c4_turn_order_initiative_highest_first_ties_by_d20_rolloff():
     ]
 
 
+# rule: WA-C5
 def test_wa_c5_hp_at_level_1_is_hit_dice_max_and_damage_stops_at_0_down():
     assert wa.hit_dice_max("1d10") == 10
     assert wa.apply_damage(12, 5) == (7, False)
