@@ -1,0 +1,285 @@
+"""The HTTP hot path, POST /v1/characters/{id}/tests, against the issue's baseline (issue #7).
+
+    .venv/bin/python bench/bench_http.py [--db sqlite,postgres] [--rounds 3] [--duration 10]
+
+For each database kind (a SQLite WAL file, then PostgreSQL on 127.0.0.1:5432,
+user postgres) it starts two uvicorn servers on loopback with the same
+settings (1 worker, asyncio loop, h11, proxy headers, access log off): our app
+(`app.main:app`, migrated by `python -m app migrate`, no rate limit, no admin
+token) and `bench/baseline_app.py`. Through HTTP it creates a great-cosmos
+campaign and one character, then loads with `wrk -t2 -c32 -d10s --latency`:
+- ours:   POST /v1/characters/{id}/tests `{"stat":"force"}` with the GM's bearer
+          token (secure RNG, no table dice): auth, validation, rules, log entry,
+          versioned sheet update, event outbox, one commit;
+- insert: POST /roll on the baseline (3d6, ORM add + commit + refresh);
+- ping:   GET /ping on the baseline.
+Interleaved (the order rotates each round), several rounds. Reports the
+round-by-round req/s ratios (targets: ours ÷ insert ≥ 1.0×, ours ÷ ping ≥ 25%)
+and p99 latencies. Without wrk it falls back to a bounded Python load
+generator (httpx, threads) and says so. About 4 minutes with the defaults
+(2 with --db sqlite).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import _common
+from _common import ROOT, machine, ratios, summary, table, verdict
+
+import httpx
+import psycopg
+
+PYTHON = sys.executable
+HOST = "127.0.0.1"
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+GC_SHEET = {
+    "race": "humain", "level": 1,
+    "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
+    "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
+    "default_posture": "defensive",
+}
+UVICORN = ["-m", "uvicorn", "--host", HOST, "--workers", "1", "--proxy-headers", "--no-access-log",
+           "--log-level", "warning", "--loop", "asyncio", "--http", "h11"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def server(args: list[str], env: dict[str, str], ready_path: str, log: Path) -> Iterator[str]:
+    """A uvicorn process of ours (stopped by its own pid at the end), and its base URL."""
+    port = free_port()
+    with open(log, "w") as out:
+        proc = subprocess.Popen([PYTHON, *UVICORN, "--port", str(port), *args], cwd=ROOT, env={**os.environ, **env},
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://{HOST}:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + ready_path, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def pg_database(name: str) -> str:
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql://postgres@127.0.0.1:5432/{name}"
+
+
+def pg_drop(name: str) -> None:
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def setup_characters(base: str, count: int) -> tuple[list[str], str]:
+    """A great-cosmos campaign and `count` characters, through the API; (character ids, GM token)."""
+    with httpx.Client(base_url=base, timeout=10) as c:
+        r = c.post("/v1/campaigns", json={"name": "Bench", "ruleset": "great-cosmos"})
+        r.raise_for_status()
+        camp = r.json()
+        auth = {"Authorization": f"Bearer {camp['gm_token']}"}
+        ids = []
+        for i in range(count):
+            r = c.post(f"/v1/campaigns/{camp['id']}/characters", headers=auth,
+                       json={"name": f"Bench hero {i}", "kind": "pc", "sheet": GC_SHEET})
+            r.raise_for_status()
+            ids.append(r.json()["id"])
+        r = c.post(f"/v1/characters/{ids[0]}/tests", headers=auth, json={"stat": "force"})
+        assert r.status_code == 201 and r.json()["kind"] == "test", r.text
+        return ids, camp["gm_token"]
+
+
+LUA_POST = """wrk.method = "POST"
+wrk.body = '{body}'
+wrk.headers["Content-Type"] = "application/json"
+{auth}
+{paths}
+"""
+LUA_PATHS = """local paths = {{{paths}}}
+request = function()
+  return wrk.format(nil, paths[math.random(#paths)])
+end
+"""
+
+
+def lua(path: Path, body: str, token: str | None = None, paths: list[str] | None = None) -> Path:
+    """A wrk script: POST `body` (with the bearer token), to a random one of `paths` when several."""
+    auth = f'wrk.headers["Authorization"] = "Bearer {token}"' if token else ""
+    spread = LUA_PATHS.format(paths=", ".join(f'"{p}"' for p in paths)) if paths and len(paths) > 1 else ""
+    path.write_text(LUA_POST.format(body=body, auth=auth, paths=spread))
+    return path
+
+
+_UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def run_wrk(url: str, script: Path | None, threads: int, conns: int, duration: int) -> dict[str, float]:
+    cmd = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}s", "--latency", "--timeout", "10s"]
+    if script is not None:
+        cmd += ["-s", str(script)]
+    out = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=duration + 30).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    return {
+        "rps": rps,
+        "p99_ms": float(p99.group(1)) * _UNIT[p99.group(2)],
+        "non_2xx": int(bad.group(1)) if bad else 0,
+        "socket_errors": sum(map(int, errors.groups())) if errors else 0,
+    }
+
+
+def run_python_load(url: str, method: str, body: str | None, token: str | None, conns: int,
+                    duration: int) -> dict[str, float]:
+    """Fallback when wrk is missing: `conns` threads, each with its own keep-alive client."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    latencies: list[float] = []
+    bad = [0]
+    lock = threading.Lock()
+    deadline = time.monotonic() + duration
+
+    def worker() -> None:
+        mine, nbad = [], 0
+        with httpx.Client(timeout=10) as c:
+            while time.monotonic() < deadline:
+                t0 = time.perf_counter()
+                r = c.request(method, url, content=body, headers=headers)
+                mine.append((time.perf_counter() - t0) * 1e3)
+                nbad += not 200 <= r.status_code < 400
+        with lock:
+            latencies.extend(mine)
+            bad[0] += nbad
+
+    workers = [threading.Thread(target=worker) for _ in range(conns)]
+    t0 = time.monotonic()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=duration + 30)
+    elapsed = time.monotonic() - t0
+    latencies.sort()
+    return {"rps": len(latencies) / elapsed, "p99_ms": latencies[int(len(latencies) * 0.99) - 1] if latencies else 0,
+            "non_2xx": bad[0], "socket_errors": 0}
+
+
+def bench_db(kind: str, args, work: Path) -> list[list[str]]:
+    """Start both servers on one database kind and run the interleaved rounds."""
+    if kind == "sqlite":
+        ours_url, base_url = f"sqlite:///{work / 'ours.db'}", f"sqlite:///{work / 'base.db'}"
+    else:
+        ours_url, base_url = pg_database("jdr_bench_http_ours"), pg_database("jdr_bench_http_base")
+    env = {"DATABASE_URL": ours_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
+    subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True,
+                   capture_output=True, timeout=120)
+    try:
+        with server(["app.main:app"], env, "/v1/rulesets", work / f"ours-{kind}.log") as ours, \
+             server(["--app-dir", "bench", "baseline_app:app"], {"BENCH_DATABASE_URL": base_url}, "/ping",
+                    work / f"base-{kind}.log") as base:
+            char_ids, token = setup_characters(ours, args.characters)
+            char_paths = [f"/v1/characters/{cid}/tests" for cid in char_ids]
+            targets = {
+                "ours": (f"{ours}{char_paths[0]}", "POST", '{"stat":"force"}', token),
+                "insert": (f"{base}/roll", "POST", "{}", None),
+                "ping": (f"{base}/ping", "GET", None, None),
+            }
+            scripts = {name: lua(work / f"{name}.lua", body, tok, char_paths if name == "ours" else None)
+                       if method == "POST" else None for name, (_u, method, body, tok) in targets.items()}
+
+            def load(name: str, duration: int, conns: int) -> dict[str, float]:
+                url, method, body, tok = targets[name]
+                if args.python_load:
+                    return run_python_load(url, method, body, tok, conns, duration)
+                return run_wrk(url, scripts[name], args.threads, conns, duration)
+
+            for name in targets:  # warm-up: imports, connection pools, SQLite page cache
+                load(name, 2, 4)
+            results: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
+            names = list(targets)
+            for r in range(args.rounds):
+                for name in names[r % 3:] + names[:r % 3]:
+                    res = load(name, args.duration, args.connections)
+                    results[name].append(res)
+                    print(f"  {kind} round {r + 1} {name:6s} {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms"
+                          f"  non-2xx {res['non_2xx']}  socket errors {res['socket_errors']}", flush=True)
+    finally:
+        if kind == "postgres":
+            pg_drop("jdr_bench_http_ours")
+            pg_drop("jdr_bench_http_base")
+    rps = {n: [x["rps"] for x in v] for n, v in results.items()}
+    p99 = {n: [x["p99_ms"] for x in v] for n, v in results.items()}
+    vs_insert, vs_ping = ratios(rps["ours"], rps["insert"]), ratios(rps["ours"], rps["ping"])
+    bad = sum(x["non_2xx"] + x["socket_errors"] for v in results.values() for x in v)
+    return [[
+        kind, f"{statistics.median(rps['ours']):.0f}", f"{statistics.median(rps['insert']):.0f}",
+        f"{statistics.median(rps['ping']):.0f}",
+        summary(vs_insert) + f"× ({verdict(statistics.median(vs_insert) >= 1.0)})",
+        summary([100 * x for x in vs_ping], "{:.0f}") + f"% ({verdict(statistics.median(vs_ping) >= 0.25)})",
+        " / ".join(f"{statistics.median(p99[n]):.0f}" for n in ("ours", "insert", "ping")),
+        str(bad),
+    ]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default="sqlite,postgres", help="comma-separated: sqlite, postgres")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=10, help="seconds per load run")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--characters", type=int, default=1,
+                    help="characters tested (wrk picks one at random per request; the Python fallback tests the first); 1 = one hot row")
+    ap.add_argument("--python-load", action="store_true", help="use the Python load generator even if wrk exists")
+    args = ap.parse_args()
+    if not args.python_load and shutil.which("wrk") is None:
+        print("wrk not found (apt-get install -y wrk): using the bounded Python load generator (httpx, threads)")
+        args.python_load = True
+    tool = "Python httpx threads" if args.python_load else f"wrk -t{args.threads}"
+    print(f"bench_http — {machine()} — {tool} -c{args.connections} -d{args.duration}s, "
+          f"{args.rounds} interleaved rounds, {args.characters} character(s) tested, median (min–max)\n")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="jdr-bench-http-") as tmp:
+        for kind in args.db.split(","):
+            rows += bench_db(kind.strip(), args, Path(tmp))
+    print()
+    print(table(["database", "ours req/s", "insert req/s", "ping req/s", "ours ÷ insert (≥ 1.0×)",
+                 "ours ÷ ping (≥ 25%)", "p99 ms ours / insert / ping", "non-2xx + socket errors"], rows))
+    print("\nreq/s and p99 are medians of the rounds, indicative only; the ratios (same round) are the result.")
+
+
+if __name__ == "__main__":
+    main()
