@@ -1,0 +1,240 @@
+"""Shared pieces of the hardening tests: a valid sheet per ruleset, a seeded
+campaign per ruleset (through the HTTP API), and a real uvicorn server."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SHEETS: dict[str, dict[str, Any]] = {
+    "great-cosmos": {
+        "race": "humain", "level": 1,
+        "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
+        "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
+        "default_posture": "defensive",
+    },
+    "asgard": {
+        "skills": {"combat": 6, "defense": 4, "survie": 3, "acrobatie": 2, "resistance": 3, "volonte": 1,
+                   "soins": 4, "athletisme": 2},
+        "vitality": 20, "vitality_max": 20, "heroism": 3, "protection": 2,
+        "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}],
+        "assets": [{"name": "Fils de Thor", "heroic_effect": "relance la foudre"}], "tier": None,
+    },
+    "rulebook-d100": {
+        "stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
+        "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0,
+    },
+    "worlds-awakening": {
+        "level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
+        "hp": 12, "hp_max": 12, "mp": 0, "mp_max": 0,
+        "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}],
+    },
+}
+
+# a valid test body per ruleset (a seed, so anyone may send it)
+TEST_BODIES: dict[str, dict[str, Any]] = {
+    "great-cosmos": {"stat": "force", "seed": 1},
+    "asgard": {"skill": "survie", "difficulty": "moyen", "seed": 1},
+    "rulebook-d100": {"stat": "FOR", "seed": 1},
+    "worlds-awakening": {"stat": "FOR", "target": 12, "seed": 1},
+}
+RULESETS = tuple(SHEETS)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+# --- a real server --------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    database_url: str
+    workers: int
+    process: subprocess.Popen | None = None
+    log: Path | None = None
+
+    def start(self, timeout: float = 20.0) -> "Server":
+        port = int(self.url.rsplit(":", 1)[1])
+        env = {**os.environ, "DATABASE_URL": self.database_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0"}
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
+             "--workers", str(self.workers), "--log-level", "warning"],
+            cwd=ROOT, env=env, stdout=out, stderr=out, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {self.process.returncode}: {self.tail()}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"uvicorn did not become ready in {timeout} s: {self.tail()}")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Kill the server's whole process group (uvicorn and its workers), by its id."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def tail(self) -> str:
+        if self.log and self.log.exists():
+            return self.log.read_text(errors="replace")[-4000:]
+        return ""
+
+
+@pytest.fixture
+def server_database_url(database_url: str, engine, tmp_path) -> str:
+    """The database a real server writes to: the suite's PostgreSQL database
+    (migrated by the `engine` fixture), or a fresh SQLite file migrated here."""
+    if database_url.startswith("postgres"):
+        return database_url
+    from app.core.migrations import upgrade_head
+    url = f"sqlite:///{tmp_path / 'server.db'}"
+    upgrade_head(url)
+    return url
+
+
+@dataclass
+class Live:
+    """Real servers on the test database, and the campaigns they created (purged
+    from a PostgreSQL test database at teardown: the server commits for real)."""
+
+    database_url: str
+    tmp_path: Path
+    servers: list[Server]
+    campaigns: list[str]
+
+    def start(self, workers: int = 1) -> Server:
+        server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url,
+                        workers=workers, log=self.tmp_path / "uvicorn.log")
+        self.servers.append(server)
+        return server.start()
+
+    def campaign(self, server: Server, ruleset: str, sheet: dict[str, Any] | None = None) -> tuple[str, str, str]:
+        cid, token, character_id = create_campaign_over_http(server.url, ruleset, sheet)
+        self.campaigns.append(cid)
+        return cid, token, character_id
+
+
+@pytest.fixture
+def live(server_database_url: str, database_url: str, engine, tmp_path) -> Iterator[Live]:
+    state = Live(server_database_url, tmp_path, [], [])
+    try:
+        yield state
+    finally:
+        for server in state.servers:
+            server.kill()
+        if database_url.startswith("postgres") and state.campaigns:
+            purge_campaigns(engine, state.campaigns)
+
+
+def purge_campaigns(engine, campaign_ids: list[str]) -> None:
+    """Delete what the servers committed for these campaigns, children first."""
+    from sqlalchemy import bindparam, text
+
+    ids = {"ids": list(campaign_ids)}
+    statements = [
+        "DELETE FROM idempotency WHERE token_hash IN (SELECT token_hash FROM credential WHERE campaign_id IN :ids)",
+        'DELETE FROM "event" WHERE campaign_id IN :ids',
+        "DELETE FROM roll_log WHERE campaign_id IN :ids",
+        'DELETE FROM "character" WHERE campaign_id IN :ids',
+        "DELETE FROM credential WHERE campaign_id IN :ids",
+        "DELETE FROM player WHERE campaign_id IN :ids",
+        "DELETE FROM campaign WHERE id IN :ids",
+    ]
+    with engine.begin() as conn:
+        for sql in statements:
+            conn.execute(text(sql).bindparams(bindparam("ids", expanding=True)), ids)
+
+
+def create_campaign_over_http(url: str, ruleset: str, sheet: dict[str, Any] | None = None) -> tuple[str, str, str]:
+    """A fresh campaign and one character, committed by the server: (campaign id, GM token, character id)."""
+    with httpx.Client(base_url=url, timeout=10.0) as http:
+        r = http.post("/v1/campaigns", json={"name": "Hardening", "ruleset": ruleset})
+        assert r.status_code == 201, r.text
+        cid, token = r.json()["id"], r.json()["gm_token"]
+        r = http.post(f"/v1/campaigns/{cid}/characters", headers=bearer(token),
+                      json={"name": "Target", "kind": "pc", "sheet": sheet or SHEETS[ruleset]})
+        assert r.status_code == 201, r.text
+        return cid, token, r.json()["id"]
+
+
+def read_log_oldest_first(http: httpx.Client, cid: str, token: str, **params: Any) -> list[dict[str, Any]]:
+    """The whole roll log (every page), oldest first."""
+    items: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        query = {"limit": 500, **params, **({"cursor": cursor} if cursor else {})}
+        r = http.get(f"/v1/campaigns/{cid}/rolls", params=query, headers=bearer(token))
+        assert r.status_code == 200, r.text
+        items.extend(r.json()["items"])
+        cursor = r.json()["next_cursor"]
+        if not cursor:
+            return list(reversed(items))
+
+
+def check_karma_fold(http: httpx.Client, cid: str, token: str, character_id: str, initial_karma: int,
+                     initial_version: int) -> tuple[int, dict[str, Any]]:
+    """The stored karma is the fold of the logged tests' karma effects, in log order,
+    and the version counts one sheet write per logged test that moved the karma
+    (a test that leaves karma as it was writes nothing). Returns (tests logged, character)."""
+    log = [e for e in read_log_oldest_first(http, cid, token, character_id=character_id) if e["kind"] == "test"]
+    karma = initial_karma
+    writes = 0
+    for i, entry in enumerate(log):
+        effect = entry["effects"].get("karma")
+        assert effect is not None, f"test {i} has no karma effect: {entry}"
+        assert effect["before"] == karma, f"log entry {i} starts from karma {effect['before']}, previous after {karma}"
+        writes += effect["after"] != effect["before"]
+        karma = effect["after"]
+    r = http.get(f"/v1/characters/{character_id}", headers=bearer(token))
+    assert r.status_code == 200, r.text
+    character = r.json()
+    assert character["sheet"]["karma"] == karma, (character["sheet"]["karma"], karma)
+    assert character["version"] == initial_version + writes, (character["version"], initial_version, writes, len(log))
+    return len(log), character
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How much the fuzzer sent: operations x examples, and the statuses it got."""
+    from tests.hardening import test_fuzz  # imported only if collected
+
+    if not test_fuzz.CALLS:
+        return
+    total = sum(sum(c.values()) for c in test_fuzz.CALLS.values())
+    terminalreporter.section("hardening: fuzzing")
+    terminalreporter.write_line(f"{len(test_fuzz.CALLS)} (ruleset, operation) pairs, {total} requests "
+                                f"(max {test_fuzz.MAX_EXAMPLES} examples each)")
+    for key, counts in sorted(test_fuzz.CALLS.items()):
+        terminalreporter.write_line(f"  {key}: " + ", ".join(f"{s}x{n}" for s, n in sorted(counts.items())))

@@ -1,0 +1,285 @@
+"""Authorization matrix: EVERY route of the app x {no token, bad token, another
+campaign's GM, a player who does not own the character, the owner, the GM},
+with bodies valid for the route, so authorization alone decides the status.
+
+API.md: missing/invalid token -> 401; a valid token of another campaign -> 404
+(never leak existence); a player doing a GM-only thing (or touching a character
+it does not own) -> 403. Public: /healthz, /readyz, /v1/rulesets..., POST /v1/campaigns.
+
+Plus: hidden rolls never reach players (lists, filters, single reads, events)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+
+from app.main import app as default_app
+from tests.hardening.conftest import SHEETS, TEST_BODIES, bearer
+
+CALLERS = ("none", "bad", "other_gm", "player", "owner", "gm")
+PUBLIC = dict.fromkeys(CALLERS, 200)
+
+
+def expect(none=401, bad=401, other_gm=404, player=200, owner=200, gm=200) -> dict[str, int]:
+    return {"none": none, "bad": bad, "other_gm": other_gm, "player": player, "owner": owner, "gm": gm}
+
+
+MEMBER_READ = expect()
+OWNER_OR_GM = expect(player=403)
+OWNER_OR_GM_CREATE = expect(player=403, owner=201, gm=201)
+GM_ONLY = expect(player=403, owner=403)
+GM_ONLY_CREATE = expect(player=403, owner=403, gm=201)
+
+
+@dataclass
+class World:
+    """A campaign of one ruleset: GM, player `owner` (owns `hero`), player `player`,
+    a second character `foe` (GM's), a logged test on `hero`, and another campaign
+    of the same ruleset with its own GM."""
+
+    client: Any
+    ruleset: str
+    cid: str
+    tokens: dict[str, str | None]
+    hero: str
+    foe: str
+    owner_id: str
+    entry: str
+    made: list[str] = field(default_factory=list)
+
+    def headers(self, caller: str) -> dict[str, str]:
+        token = self.tokens[caller]
+        return bearer(token) if token else {}
+
+    def fresh_hero(self) -> str:
+        """Another character owned by `owner` (for the routes that use it up)."""
+        r = self.client.post(f"/v1/campaigns/{self.cid}/characters", headers=self.headers("gm"),
+                             json={"name": "Fresh", "kind": "pc", "player_id": self.owner_id, "sheet": SHEETS[self.ruleset]})
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
+
+    def fresh_test(self, character_id: str) -> str:
+        r = self.client.post(f"/v1/characters/{character_id}/tests", json=TEST_BODIES[self.ruleset],
+                             headers=self.headers("gm"))
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
+
+
+def build_world(client, ruleset: str) -> World:
+    def post(path: str, body: dict, token: str | None = None) -> dict:
+        r = client.post(path, json=body, headers=bearer(token) if token else {})
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    camp = post("/v1/campaigns", {"name": "Matrix", "ruleset": ruleset})
+    other = post("/v1/campaigns", {"name": "Elsewhere", "ruleset": ruleset})
+    gm = camp["gm_token"]
+    owner = post(f"/v1/campaigns/{camp['id']}/players", {"name": "Owner"}, gm)
+    player = post(f"/v1/campaigns/{camp['id']}/players", {"name": "Other"}, gm)
+    hero = post(f"/v1/campaigns/{camp['id']}/characters",
+                {"name": "Hero", "kind": "pc", "player_id": owner["id"], "sheet": SHEETS[ruleset]}, gm)
+    foe = post(f"/v1/campaigns/{camp['id']}/characters", {"name": "Foe", "kind": "npc", "sheet": SHEETS[ruleset]}, gm)
+    entry = post(f"/v1/characters/{hero['id']}/tests", TEST_BODIES[ruleset], gm)
+    tokens = {"none": None, "bad": "not-a-valid-token", "other_gm": other["gm_token"], "player": player["token"],
+              "owner": owner["token"], "gm": gm}
+    return World(client, ruleset, camp["id"], tokens, hero["id"], foe["id"], owner["id"], entry["id"])
+
+
+@dataclass(frozen=True)
+class Cell:
+    """How to call one route: the ruleset of its world, and (path, body, params) for a caller."""
+
+    expected: dict[str, int]
+    ruleset: str = "great-cosmos"
+    request: Callable[[World, str], tuple[str, dict | None, dict | None]] = lambda w, c: ("", None, None)
+
+
+def R(expected, ruleset="great-cosmos", path="", body=None, params=None, make=None) -> Cell:
+    def request(w: World, caller: str):
+        if make is not None:
+            return make(w, caller)
+        return path.format(cid=w.cid, hero=w.hero, entry=w.entry, ruleset=w.ruleset), body, params
+    return Cell(expected, ruleset, request)
+
+
+def _fresh(path: str, body: Callable[[World], dict] | dict | None = None):
+    """A fresh owned character per caller (the route uses it up: delete)."""
+    def make(w: World, _caller: str):
+        hero = w.fresh_hero()
+        return path.format(hero=hero), body(w) if callable(body) else body, None
+    return make
+
+
+def _reroll(w: World, _caller: str):
+    test_id = w.fresh_test(w.hero)
+    return f"/v1/characters/{w.hero}/tests/{test_id}/reroll", {"seed": 7}, None
+
+
+def _level_up(w: World, _caller: str):
+    return f"/v1/characters/{w.fresh_hero()}/level-ups", {"mode": "one_d20", "stats": ["force"],
+                                                          "chance_bonus_pool": "hp", "seed": 3}, None
+
+
+SHEET_GC = SHEETS["great-cosmos"]
+TABLE: dict[tuple[str, str], Cell] = {
+    ("GET", "/openapi.json"): R(PUBLIC, path="/openapi.json"),
+    ("GET", "/docs"): R(PUBLIC, path="/docs"),
+    ("GET", "/docs/oauth2-redirect"): R(PUBLIC, path="/docs/oauth2-redirect"),
+    ("GET", "/redoc"): R(PUBLIC, path="/redoc"),
+    ("GET", "/healthz"): R(PUBLIC, path="/healthz"),
+    ("GET", "/readyz"): R(PUBLIC, path="/readyz"),
+    ("GET", "/v1/rulesets"): R(PUBLIC, path="/v1/rulesets"),
+    ("GET", "/v1/rulesets/{ruleset}"): R(PUBLIC, path="/v1/rulesets/{ruleset}"),
+    ("POST", "/v1/campaigns"): R(dict.fromkeys(CALLERS, 201), path="/v1/campaigns",
+                                 body={"name": "Public", "ruleset": "great-cosmos"}),
+    ("GET", "/v1/campaigns/{campaign_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}"),
+    ("PATCH", "/v1/campaigns/{campaign_id}"): R(GM_ONLY, path="/v1/campaigns/{cid}", body={"name": "Renamed"}),
+    ("POST", "/v1/campaigns/{campaign_id}/players"): R(GM_ONLY_CREATE, path="/v1/campaigns/{cid}/players",
+                                                       body={"name": "Newcomer"}),
+    ("GET", "/v1/campaigns/{campaign_id}/players"): R(MEMBER_READ, path="/v1/campaigns/{cid}/players"),
+    # a PC for the owner: the GM or the owner may create it, not another player
+    ("POST", "/v1/campaigns/{campaign_id}/characters"): R(
+        OWNER_OR_GM_CREATE,
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/characters",
+                           {"name": "New", "kind": "pc", "player_id": w.owner_id, "sheet": SHEET_GC}, None)),
+    ("GET", "/v1/campaigns/{campaign_id}/characters"): R(MEMBER_READ, path="/v1/campaigns/{cid}/characters"),
+    ("GET", "/v1/characters/{character_id}"): R(MEMBER_READ, path="/v1/characters/{hero}"),
+    ("PATCH", "/v1/characters/{character_id}"): R(OWNER_OR_GM, path="/v1/characters/{hero}",
+                                                  body={"name": "Renamed", "sheet": {"notes": "patched"}}),
+    ("DELETE", "/v1/characters/{character_id}"): R(expect(player=403, owner=204, gm=204),
+                                                   make=_fresh("/v1/characters/{hero}")),
+    ("POST", "/v1/characters/{character_id}/tests"): R(OWNER_OR_GM_CREATE, path="/v1/characters/{hero}/tests",
+                                                       body=TEST_BODIES["great-cosmos"]),
+    ("POST", "/v1/characters/{character_id}/tests/odds"): R(OWNER_OR_GM, path="/v1/characters/{hero}/tests/odds",
+                                                            body={"stat": "force"}),
+    ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"): R(OWNER_OR_GM_CREATE, "asgard", make=_reroll),
+    ("POST", "/v1/characters/{character_id}/actions"): R(OWNER_OR_GM_CREATE, "asgard",
+                                                         path="/v1/characters/{hero}/actions",
+                                                         body={"type": "fall", "metres": 3, "seed": 5}),
+    ("POST", "/v1/characters/{character_id}/level-ups"): R(GM_ONLY_CREATE, make=_level_up),
+    ("GET", "/v1/characters/{character_id}/level-ups"): R(MEMBER_READ, path="/v1/characters/{hero}/level-ups"),
+    ("POST", "/v1/campaigns/{campaign_id}/tests/opposed"): R(
+        GM_ONLY_CREATE, "asgard",
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/tests/opposed",
+                           {"a": {"character_id": w.hero, "skill": "combat"},
+                            "b": {"character_id": w.foe, "skill": "defense"}, "seed": 11}, None)),
+    ("POST", "/v1/campaigns/{campaign_id}/tests/group"): R(
+        GM_ONLY_CREATE, "asgard",
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/tests/group",
+                           {"skill": "survie", "participants": [{"character_id": w.hero}, {"character_id": w.foe}],
+                            "seed": 13}, None)),
+    ("POST", "/v1/campaigns/{campaign_id}/rolls"): R(expect(player=201, owner=201, gm=201),
+                                                     path="/v1/campaigns/{cid}/rolls", body={"expression": "3d6+2"}),
+    ("GET", "/v1/campaigns/{campaign_id}/rolls"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls"),
+    ("GET", "/v1/campaigns/{campaign_id}/rolls/{entry_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls/{entry}"),
+    ("GET", "/v1/campaigns/{campaign_id}/events"): R(MEMBER_READ, path="/v1/campaigns/{cid}/events",
+                                                     params={"follow": "false"}),
+}
+
+
+def app_routes(application) -> set[tuple[str, str]]:
+    """(method, path) of every route the app serves (HEAD, added for GET, left out)."""
+    try:
+        from fastapi.routing import _IncludedRouter  # FastAPI >= 0.16x keeps included routers nested
+    except ImportError:  # pragma: no cover - older FastAPI flattens them
+        _IncludedRouter = ()
+
+    def walk(routes, prefix: str = ""):
+        for route in routes:
+            if _IncludedRouter and isinstance(route, _IncludedRouter):
+                yield from walk(route.original_router.routes, prefix + route.include_context.prefix)
+            else:
+                for method in getattr(route, "methods", None) or ():
+                    if method != "HEAD":
+                        yield method, prefix + route.path
+
+    return set(walk(application.routes))
+
+
+def test_every_route_is_in_the_matrix():
+    served = app_routes(default_app)
+    assert len(served) >= 30
+    assert served - set(TABLE) == set(), "routes missing from the authorization matrix"
+    assert set(TABLE) - served == set(), "routes in the matrix the app does not serve"
+
+
+@pytest.mark.parametrize("route", sorted(TABLE), ids=lambda r: f"{r[0]} {r[1]}")
+def test_authorization_matrix(client, route):
+    cell = TABLE[route]
+    world = build_world(client, cell.ruleset)
+    got: dict[str, int] = {}
+    details: dict[str, str] = {}
+    for caller in CALLERS:
+        path, body, params = cell.request(world, caller)
+        r = client.request(route[0], path, json=body, params=params, headers=world.headers(caller))
+        got[caller] = r.status_code
+        if r.status_code >= 400:
+            details[caller] = r.text[:200]
+            assert r.headers["content-type"].startswith("application/problem+json"), (caller, r.headers)
+            assert r.json()["status"] == r.status_code
+    assert got == cell.expected, details
+
+
+# --- hidden rolls --------------------------------------------------------------------
+
+def test_hidden_rolls_never_reach_players(client):
+    w = build_world(client, "great-cosmos")
+    gm = w.headers("gm")
+    hidden = []
+    for path, body in [
+        (f"/v1/campaigns/{w.cid}/rolls", {"expression": "d20", "hidden": True, "character_id": w.hero}),
+        (f"/v1/characters/{w.hero}/tests", {"stat": "force", "dice": [42], "hidden": True}),
+        (f"/v1/characters/{w.fresh_hero()}/level-ups",
+         {"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp", "seed": 3, "hidden": True}),
+    ]:
+        r = client.post(path, json=body, headers=gm)
+        assert r.status_code == 201, r.text
+        assert r.json()["hidden"] is True
+        hidden.append(r.json())
+    hidden_ids = {h["id"] for h in hidden}
+    level_up_character = hidden[2]["character_id"]
+    visible = client.post(f"/v1/campaigns/{w.cid}/rolls", json={"expression": "d6"}, headers=gm).json()["id"]
+
+    # the GM sees them everywhere
+    gm_log = {e["id"] for e in client.get(f"/v1/campaigns/{w.cid}/rolls", headers=gm).json()["items"]}
+    assert hidden_ids | {visible} <= gm_log
+    for h in hidden:
+        assert client.get(f"/v1/campaigns/{w.cid}/rolls/{h['id']}", headers=gm).status_code == 200
+    gm_stream = client.get(f"/v1/campaigns/{w.cid}/events", params={"follow": "false"}, headers=gm).text
+    assert all(i in gm_stream for i in hidden_ids)
+
+    for caller in ("player", "owner"):
+        headers = w.headers(caller)
+        lists = [
+            client.get(f"/v1/campaigns/{w.cid}/rolls", headers=headers),
+            client.get(f"/v1/campaigns/{w.cid}/rolls", params={"character_id": w.hero}, headers=headers),
+            client.get(f"/v1/campaigns/{w.cid}/rolls", params={"kind": "test"}, headers=headers),
+            client.get(f"/v1/campaigns/{w.cid}/rolls", params={"kind": "roll"}, headers=headers),
+            client.get(f"/v1/campaigns/{w.cid}/rolls", params={"kind": "level_up"}, headers=headers),
+            client.get(f"/v1/characters/{level_up_character}/level-ups", headers=headers),
+        ]
+        for r in lists:
+            assert r.status_code == 200, r.text
+            assert not hidden_ids & {e["id"] for e in r.json()["items"]}, (caller, r.request.url)
+        assert visible in {e["id"] for e in lists[0].json()["items"]}
+        # paging with a small limit never surfaces them either
+        seen, cursor = set(), None
+        while True:
+            r = client.get(f"/v1/campaigns/{w.cid}/rolls", params={"limit": 1, **({"cursor": cursor} if cursor else {})},
+                           headers=headers)
+            seen |= {e["id"] for e in r.json()["items"]}
+            cursor = r.json()["next_cursor"]
+            if not cursor:
+                break
+        assert not hidden_ids & seen and visible in seen
+        for h in hidden:
+            r = client.get(f"/v1/campaigns/{w.cid}/rolls/{h['id']}", headers=headers)
+            assert r.status_code == 404, (caller, r.text)
+        stream = client.get(f"/v1/campaigns/{w.cid}/events", params={"follow": "false"}, headers=headers)
+        assert stream.status_code == 200
+        assert not [i for i in hidden_ids if i in stream.text], caller
+        assert visible in stream.text
+        # a player may not make a hidden roll at all
+        r = client.post(f"/v1/campaigns/{w.cid}/rolls", json={"expression": "d20", "hidden": True}, headers=headers)
+        assert r.status_code == 403, r.text
