@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.core.errors import TYPE_BASE
@@ -63,6 +64,15 @@ def install_error_handlers(app: FastAPI) -> None:
         titles = {404: "Not found", 405: "Method not allowed", 401: "Unauthorized", 413: "Payload too large"}
         return problem(exc.status_code, titles.get(exc.status_code, "HTTP error"), str(exc.detail),
                        headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(DBAPIError)
+    async def _database(_req: Request, exc: DBAPIError):
+        if exc.connection_invalidated or isinstance(exc, OperationalError):
+            log.warning("database unavailable: %s", exc.orig)
+            return problem(503, "Service unavailable", "the database connection failed; retry shortly",
+                           slug="unavailable", headers={"Retry-After": "1"})
+        log.exception("database error", exc_info=exc)
+        return problem(500, "Internal error", "an unexpected error occurred; it has been logged", slug="internal")
 
     @app.exception_handler(Exception)
     async def _unexpected(_req: Request, exc: Exception):

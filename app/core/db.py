@@ -35,7 +35,9 @@ def build_engine(url: str, *, echo: bool = False) -> Engine:
         engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
         _sqlite_transactions(engine)
         return engine
-    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    # No pre-ping (a round trip per request): a connection found dead is retried by
+    # the write path and answered 503 elsewhere; connections are recycled hourly.
+    return create_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_recycle=3600)
 
 
 def _sqlite_transactions(engine: Engine) -> None:

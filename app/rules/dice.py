@@ -16,7 +16,7 @@ import random
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError
 
@@ -26,9 +26,9 @@ MAX_EXPRESSION_LENGTH = 200
 MAX_TABLE_DICE = 500
 
 
-@dataclass(frozen=True, slots=True)
-class Roll:
-    """One die as rolled: `die` is its label (`d100`), `purpose` why it was rolled."""
+class Roll(NamedTuple):
+    """One die as rolled: `die` is its label (`d100`), `purpose` why it was rolled.
+    (A named tuple: recording a die must cost less than rolling it.)"""
 
     die: str
     value: int
@@ -42,12 +42,16 @@ class Roll:
         return out
 
 
+_LABELS = {f: f"d{f}" for f in (2, 3, 4, 6, 8, 10, 12, 20, 100)}
+_new_roll = tuple.__new__  # builds a Roll from a 4-tuple without the Python-level __new__
+
+
 def die_label(faces: int) -> str:
-    return f"d{faces}"
+    return _LABELS.get(faces) or f"d{faces}"
 
 
 class DiceSource:
-    """Base of the three sources; subclasses implement `_next`."""
+    """Base of the three sources; subclasses implement `_next` (and may speed up `roll_many`)."""
 
     def __init__(self) -> None:
         self.rolls: list[Roll] = []
@@ -55,7 +59,7 @@ class DiceSource:
     def roll(self, faces: int, purpose: str) -> int:
         """Roll one die of `faces` faces (1..faces) for `purpose`, and record it."""
         value = self._next(faces, purpose)
-        self.rolls.append(Roll(die_label(faces), value, purpose))
+        self.rolls.append(_new_roll(Roll, (die_label(faces), value, purpose, False)))
         return value
 
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
@@ -79,11 +83,17 @@ class RandomDice(DiceSource):
     """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`."""
 
     def __init__(self, rng: random.Random):
-        super().__init__()
+        self.rolls = []
         self._randbelow = rng._randbelow  # the primitive randint itself uses
 
     def _next(self, faces: int, purpose: str) -> int:
         return self._randbelow(faces) + 1
+
+    def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
+        randbelow, label = self._randbelow, die_label(faces)
+        values = [randbelow(faces) + 1 for _ in range(count)]
+        self.rolls += [_new_roll(Roll, (label, v, purpose, False)) for v in values]
+        return values
 
 
 class TableDice(DiceSource):
@@ -130,15 +140,14 @@ class DiceTerm:
     keep: tuple[str, int] | None = None
 
     def roll(self, source: DiceSource, purpose: str) -> int:
-        values = [source.roll(self.faces, purpose) for _ in range(self.count)]
+        values = source.roll_many(self.count, self.faces, purpose)
         if self.keep is None:
             return self.sign * sum(values)
         kept = _kept_indices(values, *self.keep)
         start = len(source.rolls) - self.count
         for offset in range(self.count):
             if offset not in kept:
-                r = source.rolls[start + offset]
-                source.rolls[start + offset] = Roll(r.die, r.value, r.purpose, dropped=True)
+                source.rolls[start + offset] = source.rolls[start + offset]._replace(dropped=True)
         return self.sign * sum(values[i] for i in kept)
 
 
@@ -160,7 +169,10 @@ class Expression:
         return sum(t.count for t in self.terms)
 
     def roll(self, source: DiceSource, purpose: str = "roll") -> int:
-        return sum(t.roll(source, purpose) for t in self.terms) + self.constant
+        total = self.constant
+        for term in self.terms:
+            total += term.roll(source, purpose)
+        return total
 
     def bounds(self) -> tuple[int, int]:
         lo = hi = self.constant

@@ -5,27 +5,40 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sqlalchemy import insert, text
-
+from sqlalchemy import func, insert, text
 from sqlmodel import Session, select
 
 from app.models.tables import Event, utcnow
+from app.services.auth import Principal, check_member
 
 _INSERT_EVENT = insert(Event.__table__)
-from app.services.auth import Principal, check_member
+_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
+
+
+def campaign_lock_key(campaign_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(campaign_id.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+def campaign_lock(campaign_id: str):
+    """The SQL expression taking the campaign's write lock (PostgreSQL), to fold into a query."""
+    return func.pg_advisory_xact_lock(campaign_lock_key(campaign_id))
+
+
+def lock_campaign(session: Session, campaign_id: str) -> None:
+    """Take the campaign's write lock for this transaction: every writer of a
+    campaign takes it FIRST (before any row lock, so no deadlock).
+
+    Why: on PostgreSQL a sequence value is taken at insert, not at commit, so two
+    writers could commit their events out of order and a reader past the later
+    one would skip the earlier for good. Serialized writers commit in sequence
+    order. SQLite writers are serialized already by BEGIN IMMEDIATE."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.connection().execute(_LOCK, {"key": campaign_lock_key(campaign_id)})
 
 
 def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any], *, hidden: bool = False) -> None:
-    """Add an event to the current transaction (the caller commits).
-
-    On PostgreSQL a sequence value is taken at insert, not at commit, so two
-    writers could commit out of order and a reader past the later one would
-    skip the earlier for good. A per-campaign transaction lock makes the
-    campaign's events commit in sequence order (SQLite writers are serialized
-    already by BEGIN IMMEDIATE)."""
-    if session.get_bind().dialect.name == "postgresql":
-        key = int.from_bytes(hashlib.blake2b(campaign_id.encode(), digest_size=8).digest(), "big", signed=True)
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+    """Add an event to the current transaction, which holds the campaign's write
+    lock (`lock_campaign`); the caller commits."""
     session.connection().execute(
         _INSERT_EVENT, {"campaign_id": campaign_id, "type": type_, "hidden": hidden, "data": data, "created_at": utcnow()}
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -50,6 +52,11 @@ class Idempotency:
             raise InvalidBody("Idempotency-Key must be 1 to 200 characters", field="Idempotency-Key")
         canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"), default=str)
         return cls(key, hashlib.sha256(canonical.encode()).hexdigest())
+
+
+# SQLite has one writer at a time: threads of this process queue here (woken at
+# once) rather than in SQLite's busy handler (which sleeps up to 100 ms a try).
+_SQLITE_WRITER = threading.Lock()
 
 
 class _Retry(Exception):
@@ -103,14 +110,16 @@ def perform(
     check_member(principal, campaign_id)
     if (body := replay(session, principal, idem)) is not None:
         return body
+    gate = _SQLITE_WRITER if session.get_bind().dialect.name == "sqlite" else nullcontext()
     for _attempt in range(MAX_ATTEMPTS):
         try:
-            return _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem)
+            with gate:
+                return _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem)
         except _Retry:
             session.rollback()
-        except OperationalError as exc:  # SQLite busy beyond its timeout, Postgres serialization/deadlock
+        except OperationalError as exc:  # SQLite busy, Postgres deadlock, a connection found dead
             session.rollback()
-            if not _transient(exc):
+            if not (exc.connection_invalidated or _transient(exc)):
                 raise
         except IntegrityError:
             session.rollback()
@@ -128,7 +137,10 @@ def _transient(exc: OperationalError) -> bool:
 
 def _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem) -> dict[str, Any]:
     conn = session.connection()  # the hot path speaks SQLAlchemy Core: the ORM costs more than the rules
-    campaign = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
+    if conn.dialect.name == "postgresql":  # the campaign's write lock, in the same round trip
+        campaign = conn.execute(_CAMPAIGN.add_columns(events.campaign_lock(campaign_id)), {"id": campaign_id}).first()
+    else:
+        campaign = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
     if campaign is None:
         raise NotFound("no campaign with this id")
     adapter = get_adapter(campaign.ruleset)

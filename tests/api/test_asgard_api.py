@@ -33,6 +33,7 @@ def stored(client, camp, ch):
 
 # --- sheet -------------------------------------------------------------------
 
+# rule: AS-S4
 def test_as_s4_sheet_json_is_stored_with_defaults_and_derived(hero):
     assert {k: hero["sheet"][k] for k in SHEET} == SHEET
     assert hero["sheet"]["condition"] == {"dying": False, "dies_in_rounds": None, "unconscious_rounds": None,
@@ -50,6 +51,7 @@ def test_as_s1_skill_names_are_normalized_and_values_bounded(client, camp, chara
     assert r.status_code == 422
 
 
+# rule: AS-S2
 def test_as_s2_vitality_defaults_to_max_and_never_above_it(client, camp, character_factory):
     raw = {k: v for k, v in SHEET.items() if k != "vitality"}
     assert character_factory(camp, raw)["sheet"]["vitality"] == 20
@@ -61,6 +63,7 @@ def test_as_s2_vitality_defaults_to_max_and_never_above_it(client, camp, charact
     assert r.status_code == 422
 
 
+# rule: AS-S3
 def test_as_s3_tier_only_for_npcs(client, camp, character_factory):
     npc = character_factory(camp, sheet(tier="second_couteau"), kind="npc")
     assert npc["sheet"]["tier"] == "second_couteau"
@@ -110,6 +113,7 @@ def test_as_t7_close_skill_raises_the_difficulty(client, camp, hero):
     assert (body["score"], body["target"], body["outcome"]) == (17, 20, "failure")
 
 
+# rule: AS-T8
 def test_as_t8_take_11_only_for_npcs(client, camp, hero, character_factory):
     npc = character_factory(camp, sheet(tier="figurant"), kind="npc", name="Brigand")
     body = post_test(client, camp, npc, {"skill": "combat", "difficulty": "moyen", "take_11": True})
@@ -137,6 +141,7 @@ def test_as_h1_4d6_spends_one_heroism_in_the_same_transaction(client, camp, hero
     assert stored(client, camp, hero)["heroism"] == 2
 
 
+# rule: AS-H6
 def test_as_h6_unaffordable_4d6_is_409_nothing_rolled_nothing_spent(client, camp, character_factory, count_rows):
     poor = character_factory(camp, sheet(heroism=0))
     before = count_rows("roll_log", campaign_id=camp.id)
@@ -189,6 +194,7 @@ def test_as_h2_reroll_spends_one_heroism_and_links_the_cancelled_test(client, ca
     assert stored(client, camp, hero)["heroism"] == 2
 
 
+# rule: AS-H6
 def test_as_h2_as_h6_reroll_without_heroism_is_409(client, camp, character_factory):
     poor = character_factory(camp, sheet(heroism=0))
     first = post_test(client, camp, poor, {"skill": "survie", "difficulty": "moyen", "dice": [1, 2, 3]})
@@ -219,6 +225,7 @@ def test_as_h1_t5_odds_with_4d6_and_open_degree(client, camp, hero):
     assert sum(Fraction(v["probability"]) for v in body["degree"].values()) == 1
 
 
+# rule: AS-T8
 def test_as_t8_take_11_is_gm_only_and_cannot_be_rerolled(client, camp, character_factory, player_factory):
     player = player_factory(camp)
     npc = character_factory(camp, sheet(tier="figurant"), kind="npc", name="Brigand", player=player)
@@ -230,6 +237,7 @@ def test_as_t8_take_11_is_gm_only_and_cannot_be_rerolled(client, camp, character
     assert r.status_code == 422
 
 
+# rule: AS-T8
 def test_as_t8_odds_of_take_11_are_certain(client, camp, character_factory):
     npc = character_factory(camp, sheet(tier="boss"), kind="npc", name="Jarl")
     r = client.post(f"/v1/characters/{npc['id']}/tests/odds", json={"skill": "combat", "target": 17,

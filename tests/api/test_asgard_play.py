@@ -119,6 +119,7 @@ def test_as_t6_cooperation_rejects_duplicates_and_players(client, camp, hero, pl
 
 # --- actions -----------------------------------------------------------------------
 
+# rule: AS-C8
 def test_as_c8_fall_saves_vitality_with_the_log_entry(client, camp, hero):
     out = act(client, camp, hero, {"type": "fall", "metres": 9, "dice": [6, 2, 3, 5, 5, 5]})
     assert (out["kind"], out["type"], out["damage_dice"], out["cancelled"], out["damage"]) == (
@@ -129,11 +130,13 @@ def test_as_c8_fall_saves_vitality_with_the_log_entry(client, camp, hero):
     assert log[0]["id"] == out["id"] and log[0]["damage"] == 5
 
 
+# rule: AS-C8
 def test_as_c8_voluntary_jump_second_test(client, camp, hero):
     out = act(client, camp, hero, {"type": "fall", "metres": 6, "voluntary": True, "dice": [4, 1, 5, 5, 5, 3, 3, 2]})
     assert (out["cancelled"], out["damage"], len(out["tests"])) == ([4, 1], 0, 2)
 
 
+# rule: AS-C9
 def test_as_c9_fire(client, camp, hero):
     out = act(client, camp, hero, {"type": "fire", "size": "blaze", "rounds": 2, "dice": [1, 2, 3, 1, 1, 1]})
     assert (out["damage_per_round"], out["damage"], out["effects"]) == ([6, 3], 9, {"vitality": {"before": 20, "after": 11}})
@@ -156,6 +159,7 @@ def test_as_c5_reaching_zero_rolls_the_mal_en_point_checks(client, camp, hero):
     assert client_char["derived"]["mal_en_point"] is True
 
 
+# rule: AS-C6
 def test_as_c5_as_c6_first_aid_stops_dying_and_gives_one_vitality(client, camp, hero):
     act(client, camp, hero, {"type": "damage", "amount": 22, "protection": True,
                              "dice": [2, 2, 2, 3, 1, 1, 2, 4, 4]})
@@ -178,6 +182,7 @@ def test_as_c5_damage_is_gm_only(client, camp, hero, player_factory, character_f
     act(client, camp, mine, {"type": "damage", "amount": 3}, status=403, headers=player.headers)
 
 
+# rule: AS-C7
 def test_as_c7_rest_with_a_healer(client, camp, character_factory):
     hurt = character_factory(camp, {**SHEET, "vitality": 5})
     out = act(client, camp, hurt, {"type": "rest", "healer_soins": 4, "target": 15, "dice": [4, 4, 4]})
@@ -186,6 +191,7 @@ def test_as_c7_rest_with_a_healer(client, camp, character_factory):
     assert (out["gain"], out["effects"]["vitality"], out["rolls"]) == (3, {"before": 12, "after": 15}, [])
 
 
+# rule: AS-C10
 def test_as_c10_asphyxia(client, camp, hero):
     out = act(client, camp, hero, {"type": "asphyxia", "rounds": 4, "from_round": 10, "dice": [1, 2, 3, 4, 5]})
     # 10 free; 11: 6 + 3 = 9 < 15 fails; 12, 13: 1d6 each
@@ -207,6 +213,7 @@ def test_as_h3_heroic_effect_spends_one(client, camp, hero):
     act(client, camp, hero, {"type": "heroic_effect", "asset": "unknown"}, status=422)
 
 
+# rule: AS-H4
 def test_as_h4_cancel_damage_costs_two_and_h6_refuses_overspending(client, camp, character_factory, count_rows):
     ch = character_factory(camp, {**SHEET, "vitality": 10, "heroism": 3})
     out = act(client, camp, ch, {"type": "cancel_damage", "damage": 6, "already_applied": True})
@@ -217,6 +224,7 @@ def test_as_h4_cancel_damage_costs_two_and_h6_refuses_overspending(client, camp,
     assert sheet_of(client, camp, ch)["heroism"] == 1
 
 
+# rule: AS-H5
 def test_as_h5_protect_ally_takes_the_damage_for_one_heroism(client, camp, hero, foe):
     out = act(client, camp, hero, {"type": "protect_ally", "ally_id": foe["id"], "damage": 7, "protection": True})
     assert (out["damage"], out["effects"]["heroism"], out["effects"]["vitality"]) == (

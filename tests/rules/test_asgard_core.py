@@ -141,6 +141,7 @@ def test_as_t7_close_skill_in_a_confrontation_takes_5_off_the_result():
     assert (result.score, result.target) == (13, None)
 
 
+# rule: AS-T8
 def test_as_t8_take_11_rolls_no_dice():
     result, source = roll(TestSpec("combat", 4, target=15, take_11=True), [])
     assert (result.dice, result.natural, result.score, result.outcome) == ((), 11, 15, "success")
@@ -155,6 +156,7 @@ def test_as_h1_heroism_rolls_4d6_all_summed():
     assert [r.purpose for r in source.rolls] == ["test", "test", "test", "heroism"]
 
 
+# rule: AS-H6
 def test_as_h6_heroism_never_below_zero():
     assert spend_heroism(2, 2, "x") == 0
     with pytest.raises(InsufficientResource) as e:
@@ -220,6 +222,7 @@ def test_as_t3_odds_of_automatic_results_exact():
     assert (four["critical_success"], four["critical_failure"]) == (Fraction(21, 1296), Fraction(1, 1296))
 
 
+# rule: AS-T8
 def test_as_t8_odds_of_take_11_are_certain():
     outcomes, _ = odds_rules.odds_of_test(TestSpec("combat", 4, target=15, take_11=True))
     assert outcomes == {"success": 1, "failure": 0, "critical_success": 0, "critical_failure": 0}

@@ -38,12 +38,14 @@ def test_as_c5_passed_checks_roll_no_extra_dice():
     assert len(done(source)) == 6
 
 
+# rule: AS-C6
 def test_as_c6_first_aid_is_a_soins_test_against_the_gm_difficulty():
     ok = hazards.first_aid(3, 10, table([2, 2, 3]))
     ko = hazards.first_aid(3, 10, table([2, 2, 2]))
     assert (ok.score, ok.success, ko.score, ko.success) == (10, True, 9, False)
 
 
+# rule: AS-C7
 def test_as_c7_rest_gains_resistance_and_the_healers_soins_on_success():
     assert hazards.natural_healing(3, table([])) == hazards.Healing(None, 3)
     healed = hazards.natural_healing(3, table([4, 4, 4]), healer_soins=4, target=15)
@@ -53,10 +55,12 @@ def test_as_c7_rest_gains_resistance_and_the_healers_soins_on_success():
 
 
 @pytest.mark.parametrize("metres,dice", [(2.9, 0), (3, 1), (5.9, 1), (6, 2), (9.5, 3), (30, 10)])
+# rule: AS-C8
 def test_as_c8_one_d6_per_full_3_metres(metres, dice):
     assert hazards.fall_dice(metres) == dice
 
 
+# rule: AS-C8
 def test_as_c8_acrobatie_15_cancels_the_highest_die():
     source = table([6, 2, 3, 5, 5, 5])  # fall 6+2+3; acrobatie 2 + 15 = 17 >= 15
     result = hazards.fall(9, 2, source)
@@ -64,6 +68,7 @@ def test_as_c8_acrobatie_15_cancels_the_highest_die():
     assert [p for _, p in done(source)] == ["fall"] * 3 + ["acrobatie"] * 3
 
 
+# rule: AS-C8
 def test_as_c8_deliberate_jump_acrobatie_10_cancels_one_more():
     source = table([6, 2, 3, 5, 5, 5, 3, 3, 2])  # second test 2 + 8 = 10 >= 10
     result = hazards.fall(9, 2, source, voluntary=True)
@@ -73,6 +78,7 @@ def test_as_c8_deliberate_jump_acrobatie_10_cancels_one_more():
     assert (failed.cancelled, failed.damage) == ((), 11)
 
 
+# rule: AS-C8
 def test_as_c8_no_test_when_nothing_is_left_to_cancel():
     source = table([4, 5, 5, 5])
     result = hazards.fall(3, 2, source, voluntary=True)
@@ -82,6 +88,7 @@ def test_as_c8_no_test_when_nothing_is_left_to_cancel():
 
 
 @pytest.mark.parametrize("size,count", [("torch", 1), ("campfire", 2), ("blaze", 3)])
+# rule: AS-C9
 def test_as_c9_fire_dice_per_round(size, count):
     source = table([3] * count * 2)
     rounds = hazards.fire(size, 2, source)
@@ -91,6 +98,7 @@ def test_as_c9_fire_dice_per_round(size, count):
         hazards.fire("volcano", 1, table([]))
 
 
+# rule: AS-C10
 def test_as_c10_breath_held_10_rounds_then_resistance_15_plus_5_every_10_rounds():
     assert [hazards.asphyxia_difficulty(r) for r in (11, 20, 21, 30, 31)] == [15, 15, 20, 20, 25]
     source = table([5, 5, 5, 2, 2, 2, 4, 6])
@@ -102,6 +110,7 @@ def test_as_c10_breath_held_10_rounds_then_resistance_15_plus_5_every_10_rounds(
     assert [p for _, p in done(source)][-2:] == ["asphyxia", "asphyxia"]
 
 
+# rule: AS-C10
 def test_as_c10_difficulty_20_from_round_21_and_continuing_out_of_breath():
     result = hazards.asphyxia(3, 1, table([5, 5, 5]), from_round=21)  # 18 < 20
     assert (result.rounds[0].test.target, result.out_of_breath) == (20, True)
