@@ -283,3 +283,38 @@ def test_hidden_rolls_never_reach_players(client):
         # a player may not make a hidden roll at all
         r = client.post(f"/v1/campaigns/{w.cid}/rolls", json={"expression": "d20", "hidden": True}, headers=headers)
         assert r.status_code == 403, r.text
+
+
+@pytest.fixture
+def asgard_hidden(client):
+    """An asgard world with a hidden GM test (a failure) on the owner's character."""
+    w = build_world(client, "asgard")
+    r = client.post(f"/v1/characters/{w.hero}/tests", headers=w.headers("gm"),
+                    json={"skill": "survie", "difficulty": "moyen", "hidden": True, "dice": [1, 1, 2]})
+    assert r.status_code == 201 and r.json()["outcome"] == "failure", r.text
+    return w, r.json()["id"]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a player may reroll (AS-H2) a hidden GM test: 201 and a visible log "
+                                       "entry naming it, where an unknown test id is 404 (OperationContext.get_log_entry "
+                                       "ignores `hidden` for players)")
+def test_players_cannot_reroll_a_hidden_test(client, asgard_hidden):
+    w, hidden_id = asgard_hidden
+    unknown = client.post(f"/v1/characters/{w.hero}/tests/{'0' * 32}/reroll", json={"seed": 2}, headers=w.headers("owner"))
+    assert unknown.status_code == 404, unknown.text
+    r = client.post(f"/v1/characters/{w.hero}/tests/{hidden_id}/reroll", json={"seed": 2}, headers=w.headers("owner"))
+    assert r.status_code == 404, r.text
+    assert r.json()["detail"] == unknown.json()["detail"]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a player's test with retry_of=<hidden GM test> (AS-T4) is accepted (201, "
+                                       "and tells the hidden test failed) where an unknown id is 422: the hidden "
+                                       "entry's existence and outcome leak")
+def test_players_cannot_retry_a_hidden_test(client, asgard_hidden):
+    w, hidden_id = asgard_hidden
+    body = {"skill": "survie", "difficulty": "moyen", "seed": 4}
+    unknown = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": "0" * 32}, headers=w.headers("owner"))
+    assert unknown.status_code == 422, unknown.text
+    r = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": hidden_id}, headers=w.headers("owner"))
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == unknown.json()["detail"].replace("0" * 32, hidden_id)

@@ -5,7 +5,7 @@ ruleset's run).
 Each ruleset gets its own copy of the document in which the ruleset-dependent
 bodies (`anyOf` tagged `x-ruleset`) keep only that ruleset's schema, and runs
 with the GM token of a seeded campaign of that ruleset: one character, one
-player, one logged test. Path parameters hit the real ids about half the time,
+player, one logged test. Path parameters hit the real ids three times in four,
 so the generated bodies reach the rules, not only the 404s.
 
 Checks on every response: no 5xx, the body conforms to the documented schema,
@@ -107,11 +107,14 @@ def world(client, campaign_factory, player_factory, character_factory):
     return get
 
 
+REAL = st.integers(0, 3).map(bool)  # three times in four
+
+
 def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
-    """About half the time each path parameter (and each `character_id` of the body) is a real id."""
+    """Three times in four each path parameter (and each `character_id` of the body) is a real id."""
     ids = world["ids"]
     for name in list(case.path_parameters or {}):
-        if name in ids and data.draw(st.booleans(), label=f"real {name}"):
+        if name in ids and data.draw(REAL, label=f"real {name}"):
             case.path_parameters[name] = ids[name]
     if case.operation.method.upper() == "DELETE" and case.path_parameters.get("character_id") == ids["character_id"]:
         # deleting the seeded character would leave the later examples nothing to aim at: delete a fresh one
@@ -124,7 +127,7 @@ def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
     def swap(node: Any) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                if key == "character_id" and isinstance(value, str) and data.draw(st.booleans(), label="real body id"):
+                if key == "character_id" and isinstance(value, str) and data.draw(REAL, label="real body id"):
                     node[key] = ids["character_id"]
                 else:
                     swap(value)
@@ -155,3 +158,17 @@ def test_fuzz(case, data, app, world):
     counts = CALLS.setdefault(f"{ruleset} {case.operation.method.upper()} {case.operation.path}", {})
     counts[response.status_code] = counts.get(response.status_code, 0) + 1
     case.validate_response(response, checks=checks, headers=headers, transport_kwargs={"app": app, "headers": headers})
+
+
+@pytest.mark.xfail(strict=True, reason="BUG (contract): openapi.json documents every 422 as application/json "
+                                       "HTTPValidationError {detail: [...]}, but the app answers application/problem+json "
+                                       "{type, title, status, detail, errors} (API.md), so clients generated from it "
+                                       "mis-read every error and response-schema checks cannot cover 4xx")
+def test_openapi_documents_errors_as_problem_json():
+    wrong = []
+    for path, operations in RAW["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation.get("responses", {}).items():
+                if status.isdigit() and int(status) >= 400 and "application/problem+json" not in response.get("content", {}):
+                    wrong.append(f"{method.upper()} {path} {status}: {sorted(response.get('content', {}))}")
+    assert not wrong, "\n".join(wrong)
