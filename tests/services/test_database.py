@@ -55,5 +55,6 @@ def test_migrations_build_every_table(engine):
     assert set(inspect(engine).get_table_names()) >= set(metadata.tables) | {"alembic_version"}
 
 
-def test_default_settings_use_an_embedded_sqlite_file():
+def test_default_settings_use_an_embedded_sqlite_file(monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
     assert Settings(_env_file=None).database_url.startswith("sqlite:///")
