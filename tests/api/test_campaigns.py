@@ -12,33 +12,13 @@ from app.core.db import get_session
 from app.core.security import hash_token
 from app.main import create_app
 
-RULESET = "great-cosmos"
-SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem, bearer
+
 GC_DEFAULTS = {
     "players_may_enter_dice": False, "extreme_scores": True, "inventory_rules": True, "movement_rules": True,
     "turn_order_rules": True, "sepulchral_damage_multiplier": 3.0, "backlash_damage_multiplier": 0.5,
     "backlash_after_turns": 2,
 }
-PROBLEM = "application/problem+json"
-TYPE = "https://jdr-rules-api.dev/problems/"
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def assert_problem(r, status: int, slug: str) -> dict:
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"] == PROBLEM
-    body = r.json()
-    assert body["type"] == TYPE + slug
-    assert body["status"] == status
-    assert isinstance(body["title"], str) and body["title"]
-    assert isinstance(body["detail"], str) and body["detail"]
-    return body
-
-
 @pytest.fixture
 def campaign(campaign_factory):
     return campaign_factory(RULESET)

@@ -4,22 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-RULESET = "great-cosmos"
-SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
-PROBLEM = "application/problem+json"
-TYPE = "https://jdr-rules-api.dev/problems/"
-
-
-def assert_problem(r, status: int, slug: str) -> dict:
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"] == PROBLEM
-    body = r.json()
-    assert body["type"] == TYPE + slug
-    assert body["status"] == status
-    assert body["title"] and body["detail"]
-    return body
-
+from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem
 
 @pytest.fixture
 def campaign(campaign_factory):

@@ -11,31 +11,9 @@ from fastapi.testclient import TestClient
 from app.core.db import get_session
 from app.main import create_app
 
-RULESET = "great-cosmos"
-SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
-PROBLEM = "application/problem+json"
-TYPE = "https://jdr-rules-api.dev/problems/"
+from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem, assert_validation
+
 JSON = {"Content-Type": "application/json"}
-
-
-def assert_problem(r, status: int, slug: str) -> dict:
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"] == PROBLEM
-    body = r.json()
-    assert body["type"] == TYPE + slug
-    assert body["status"] == status
-    assert isinstance(body["title"], str) and body["title"]
-    assert isinstance(body["detail"], str) and body["detail"]
-    return body
-
-
-def assert_validation(r, locs: list[list]) -> dict:
-    body = assert_problem(r, 422, "validation-error")
-    assert body["title"] == "Validation error"
-    assert [e["loc"] for e in body["errors"]] == locs
-    assert all(isinstance(e["msg"], str) and e["msg"] for e in body["errors"])
-    return body
 
 
 @pytest.fixture
@@ -314,7 +292,6 @@ def test_the_default_limit_accepts_ordinary_bodies(client, campaign):
     sheet = {**SHEET, "notes": "n" * 19000}
     r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "x", "sheet": sheet}, headers=campaign.gm)
     assert r.status_code == 201, r.text
-
 
 
 # --- NUL characters (PostgreSQL text cannot hold them: was a 500) ---------------------------------------

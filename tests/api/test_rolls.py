@@ -8,24 +8,9 @@ from pathlib import Path
 
 import pytest
 
-RULESET = "great-cosmos"
-SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
-RB_SHEET = {"stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
-            "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0}
-PROBLEM = "application/problem+json"
-TYPE = "https://jdr-rules-api.dev/problems/"
+from tests.api.support import RULESET, SHEET, RB_SHEET, PROBLEM, TYPE, assert_problem
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def assert_problem(r, status: int, slug: str) -> dict:
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"] == PROBLEM
-    body = r.json()
-    assert body["type"] == TYPE + slug
-    assert body["status"] == status
-    assert body["title"] and body["detail"]
-    return body
 
 
 @pytest.fixture
