@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import groupby
 from typing import Sequence
 
 from app.rules.dice import DiceSource, parse
@@ -223,13 +224,8 @@ def rank(results: Sequence[TestResult], sources: Sequence[DiceSource], purpose: 
 
 
 def _groups(order: list[int], key) -> list[list[int]]:
-    groups: list[list[int]] = []
-    for i in order:
-        if groups and key(groups[-1][0]) == key(i):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    return groups
+    """Runs of consecutive entries of `order` with equal keys."""
+    return [list(run) for _, run in groupby(order, key)]
 
 
 def _reroll_ties(group: list[int], sources: Sequence[DiceSource], rerolls: dict[int, list[int]], purpose: str,

@@ -3,12 +3,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.rules import rulebook_d100 as rules
-from app.rules.dice import parse
-from app.rules.errors import RuleError
-from app.services.rulesets.base import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.services.rulesets.base import CampaignOptions, DiceExpression, RollingRequest, Strict, TestRequestBase
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[\w\- ]+$")]
 Difficulty = Literal[
@@ -27,17 +25,8 @@ class Weapon(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: Name
-    damage: str = Field(..., max_length=60, description="Dice expression, e.g. `1d8+2`.")
+    damage: DiceExpression
     kind: Literal["melee", "ranged", "morale"] = "melee"
-
-    @field_validator("damage")
-    @classmethod
-    def _expression(cls, v: str) -> str:
-        try:
-            parse(v)
-        except RuleError as e:
-            raise ValueError(e.detail) from None
-        return v
 
 
 class Sheet(BaseModel):

@@ -3,12 +3,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.rules import worlds_awakening as rules
-from app.rules.dice import parse
-from app.rules.errors import RuleError
-from app.services.rulesets.base import CampaignOptions, RollingRequest, TestRequestBase
+from app.services.rulesets.base import CampaignOptions, DiceExpression, RollingRequest, TestRequestBase
 
 Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
 Difficulty = Literal["tres_facile", "facile", "moderee", "difficile", "tres_difficile"]
@@ -26,16 +24,7 @@ class Weapon(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Name
     stat: Stat
-    damage: str = Field(..., max_length=60, description="Dice expression, e.g. `1d8`.")
-
-    @field_validator("damage")
-    @classmethod
-    def _expression(cls, v: str) -> str:
-        try:
-            parse(v)
-        except RuleError as e:
-            raise ValueError(e.detail) from None
-        return v
+    damage: DiceExpression
 
 
 class Challenge(BaseModel):

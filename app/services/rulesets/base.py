@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, ClassVar
+from typing import Annotated, Any, Callable, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from app.rules.dice import DiceSource
-from app.rules.errors import UnsupportedOperation
+from app.rules.dice import DiceSource, parse
+from app.rules.errors import RuleError, UnsupportedOperation
 
 OUTCOMES = (
     "super_critical_success",
@@ -33,6 +33,19 @@ class Strict(BaseModel):
     """Base of every request body: unknown fields are refused with 422, not ignored."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def _dice_expression(value: str) -> str:
+    try:
+        parse(value)
+    except RuleError as exc:
+        raise ValueError(exc.detail) from None
+    return value
+
+
+DiceExpression = Annotated[str, Field(max_length=60, description="A dice expression, e.g. `1d8+2`."),
+                           AfterValidator(_dice_expression)]
+"""A sheet field holding a dice expression (damage…), checked by the dice core's parser."""
 
 
 class CampaignOptions(Strict):
