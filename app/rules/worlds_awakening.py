@@ -109,14 +109,22 @@ def roll_test(spec: TestSpec, source: DiceSource, purpose: str = "test") -> Test
 
 
 def odds(spec: TestSpec) -> tuple[dict[str, Fraction], dict[int, Fraction]]:
-    """Exact odds of every outcome and of every total, over the 20 faces."""
-    counts = {o: 0 for o in OUTCOMES}
-    totals: dict[int, int] = {}
-    for natural in range(1, 21):
-        r = resolve(spec, natural)
-        counts[r.outcome] += 1
-        totals[r.total] = totals.get(r.total, 0) + 1
-    return {o: Fraction(n, 20) for o, n in counts.items()}, {t: Fraction(n, 20) for t, n in sorted(totals.items())}
+    """WA-T1, WA-T3, WA-T4: exact odds of every outcome and of every total, over the 20 faces.
+
+    Counted per range, not per face: naturals ≥ `crit_success_min` are critical
+    successes, naturals ≤ `crit_failure_max` critical failures (the two ranges never
+    meet: 3 < 17), and the faces between succeed from natural ≥ threshold − bonus.
+    Each face gives its own total (natural + bonus), so every total has odds 1/20.
+    """
+    bonus = spec.stat_value + spec.modifier + spec.pending
+    crit_success, crit_failure = crit_success_min(spec.cha), crit_failure_max(spec.cha)
+    plain = crit_success - crit_failure - 1  # faces crit_failure+1 .. crit_success-1
+    success = max(0, crit_success - max(spec.threshold - bonus, crit_failure + 1))
+    counts = {"critical_success": 21 - crit_success, "success": success,
+              "failure": plain - success, "critical_failure": crit_failure}
+    one_face = Fraction(1, 20)
+    return ({o: Fraction(n, 20) for o, n in counts.items()},
+            {natural + bonus: one_face for natural in range(1, 21)})
 
 
 # --- WA-T6 complex actions ------------------------------------------------------

@@ -226,3 +226,24 @@ def test_as_t3_odds_of_automatic_results_exact():
 def test_as_t8_odds_of_take_11_are_certain():
     outcomes, _ = odds_rules.odds_of_test(TestSpec("combat", 4, target=15, take_11=True))
     assert outcomes == {"success": 1, "failure": 0, "critical_success": 0, "critical_failure": 0}
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5])
+def test_as_t1_t3_h1_multiset_table_equals_the_ordered_rolls(n):
+    """AS-T3 on the sorted multisets, weighted by their orderings, counts every ordered roll exactly."""
+    plain, auto_success_by_sum, auto_failure = {}, {}, 0
+    for dice in product(range(1, 7), repeat=n):
+        auto = odds_rules.automatic_result(dice)
+        if auto == "success":
+            auto_success_by_sum[sum(dice)] = auto_success_by_sum.get(sum(dice), 0) + 1
+        elif auto == "failure":
+            auto_failure += 1
+        else:
+            plain[sum(dice)] = plain.get(sum(dice), 0) + 1
+    t = odds_rules._Table(n)
+    assert t.total == 6 ** n
+    assert {s: c for s, c in enumerate(t.plain) if c} == plain
+    assert {s: c for s, c in enumerate(t.auto_success_by_sum) if c} == auto_success_by_sum
+    assert (t.auto_success, t.auto_failure) == (sum(auto_success_by_sum.values()), auto_failure)
+    assert [t.plain_at_least(s) for s in range(-2, 6 * n + 3)] == [
+        sum(c for k, c in plain.items() if k >= s) for s in range(-2, 6 * n + 3)]

@@ -63,3 +63,25 @@ def test_wa_t5_pending_counts_in_odds():
     with_pending, _ = wa.odds(wa.TestSpec(stat_value=0, threshold=12, pending=2))
     without, _ = wa.odds(wa.TestSpec(stat_value=0, threshold=12))
     assert with_pending["success"] - without["success"] == Fraction(2, 20)
+
+
+def per_face(spec: wa.TestSpec) -> tuple[dict[str, Fraction], dict[int, Fraction]]:
+    """WA-T1, T3, T4: the odds face by face through `resolve` (the old way of counting)."""
+    counts = dict.fromkeys(wa.OUTCOMES, 0)
+    totals: dict[int, int] = {}
+    for natural in range(1, 21):
+        r = wa.resolve(spec, natural)
+        counts[r.outcome] += 1
+        totals[r.total] = totals.get(r.total, 0) + 1
+    return {o: Fraction(n, 20) for o, n in counts.items()}, {t: Fraction(n, 20) for t, n in sorted(totals.items())}
+
+
+def test_wa_t1_t3_t4_counted_odds_equal_per_face_resolve_on_every_cha_and_threshold_edge():
+    # every CHA band (WA-T4), thresholds on each side of both critical ranges, and beyond 1..20
+    for cha in range(-7, 9):
+        for threshold in range(-25, 46):
+            for bonus in (-4, 0, 3):
+                spec = wa.TestSpec(stat_value=bonus, threshold=threshold, cha=cha, modifier=1, pending=-2)
+                outcomes, totals = wa.odds(spec)
+                assert (outcomes, totals) == per_face(spec)
+                assert list(outcomes) == list(wa.OUTCOMES) and list(totals) == sorted(totals)

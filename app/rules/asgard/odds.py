@@ -3,12 +3,16 @@
 For each dice count the table holds, per natural sum, how many ordered rolls
 give an automatic success, an automatic failure or neither (AS-T3), and
 suffix sums of the "neither" counts, so a test's odds cost a few look-ups.
+The table is built from the sorted multisets of n d6 (56 for 3d6, 126 for 4d6),
+each weighted by the number of ordered rolls that sort to it: sums and AS-T3's
+automatic results do not depend on the dice's order.
 """
 from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from itertools import product
+from itertools import combinations_with_replacement
+from math import factorial
 
 from app.rules.asgard.core import (
     BASE_DICE, DEGREE_THRESHOLDS, DIFFICULTIES, TAKE_11, TestSpec, automatic_result,
@@ -16,8 +20,16 @@ from app.rules.asgard.core import (
 )
 
 
+def _orderings(dice: tuple[int, ...]) -> int:
+    """Ordered rolls that sort to the multiset `dice`: n! / (product of each face's count!)."""
+    weight = factorial(len(dice))
+    for face in set(dice):
+        weight //= factorial(dice.count(face))
+    return weight
+
+
 class _Table:
-    """Counts of ordered rolls of n d6 by (natural sum, automatic result)."""
+    """Counts of ordered rolls of n d6 by (natural sum, automatic result) (AS-T1, AS-T3, AS-H1)."""
 
     def __init__(self, n: int):
         self.n = n
@@ -27,15 +39,16 @@ class _Table:
         self.auto_success = 0
         self.auto_failure = 0
         self.auto_success_by_sum = [0] * (self.max_sum + 2)
-        for dice in product(range(1, 7), repeat=n):
+        for dice in combinations_with_replacement(range(1, 7), n):
+            weight = _orderings(dice)
             auto = automatic_result(dice)
             if auto == "success":
-                self.auto_success += 1
-                self.auto_success_by_sum[sum(dice)] += 1
+                self.auto_success += weight
+                self.auto_success_by_sum[sum(dice)] += weight
             elif auto == "failure":
-                self.auto_failure += 1
+                self.auto_failure += weight
             else:
-                plain[sum(dice)] += 1
+                plain[sum(dice)] += weight
         # at_least[s] = plain rolls with natural sum >= s (s clamped to 0..max_sum+1)
         self.at_least = [0] * (self.max_sum + 2)
         running = 0
