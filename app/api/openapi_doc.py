@@ -27,8 +27,48 @@ BODIES: dict[tuple[str, str], Callable[[RulesetAdapter], list[type[BaseModel]]]]
 }
 
 
+PROBLEM_SCHEMA = {
+    "title": "Problem",
+    "description": "RFC 9457 problem details; `errors` lists each invalid field of a 422.",
+    "type": "object",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "errors": {"type": "array", "items": {
+            "type": "object", "required": ["loc", "msg"],
+            "properties": {"loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                           "msg": {"type": "string"}}}},
+    },
+    "additionalProperties": True,
+}
+ERRORS = {
+    "4XX": "The request was refused: 401 no or bad token, 403 not allowed, 404 unknown (or another "
+           "campaign's), 409 conflict, 412 stale If-Match, 413 too large, 422 invalid, 429 rate limited.",
+    "5XX": "The service could not answer (503: the database is unavailable; retry).",
+}
+
+
+def _problem_responses(schema: dict[str, Any]) -> None:
+    """Every error is application/problem+json (API.md), 422 included: say so for every operation."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["Problem"] = PROBLEM_SCHEMA
+    content = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for path in schema["paths"].values():
+        for operation in path.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for code, description in ERRORS.items():
+                responses[code] = {"description": description, "content": content}
+    for unused in ("HTTPValidationError", "ValidationError"):
+        components.pop(unused, None)
+
+
 def build_openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    _problem_responses(schema)
     adapters = all_adapters()
     models = sorted({m for a in adapters for pick in BODIES.values() for m in pick(a)}, key=lambda m: (m.__module__, m.__qualname__))
     refs, defs = models_json_schema([(m, "validation") for m in models], ref_template=REF)

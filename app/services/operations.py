@@ -152,7 +152,7 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
         dice=dice_source(seed=req.seed, dice=req.dice),
         options=adapter.Options.model_validate(campaign.options),
         is_gm=principal.is_gm,
-        get_log_entry=lambda entry_id: log_entry_body(session, campaign_id, entry_id),
+        get_log_entry=lambda entry_id: log_entry_body(session, campaign_id, entry_id, include_hidden=principal.is_gm),
     )
     outcome = run(adapter, req, characters, ctx)
     ctx.dice.finish()
@@ -225,9 +225,13 @@ def _save_sheets(conn, loaded: dict[str, CharacterState], sheets: dict[str, dict
 
 
 _log = LogEntry.__table__
-_LOG_BODY = select(_log.c.body).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+_LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
 
 
-def log_entry_body(session: Session, campaign_id: str, entry_id: str) -> dict | None:
-    """An earlier roll-log entry of the campaign, as it was returned, or None."""
-    return session.connection().execute(_LOG_BODY, {"id": entry_id, "campaign_id": campaign_id}).scalar()
+def log_entry_body(session: Session, campaign_id: str, entry_id: str, *, include_hidden: bool) -> dict | None:
+    """An earlier roll-log entry of the campaign, as it was returned, or None
+    (a hidden GM entry is None to players: its existence never leaks)."""
+    row = session.connection().execute(_LOG_BODY, {"id": entry_id, "campaign_id": campaign_id}).first()
+    if row is None or (row.hidden and not include_hidden):
+        return None
+    return row.body

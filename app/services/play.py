@@ -137,7 +137,7 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     req = validate(adapter.TestRequest, body)
     ctx = OperationContext(
         dice=dice_source(dice=[]), options=adapter.Options.model_validate(campaign.options), is_gm=principal.is_gm,
-        get_log_entry=lambda entry_id: log_entry_body(session, campaign.id, entry_id),
+        get_log_entry=lambda entry_id: log_entry_body(session, campaign.id, entry_id, include_hidden=principal.is_gm),
     )
     result = adapter.odds(state(character), req, ctx)
     outcomes = {name: result.outcomes.get(name, Fraction(0)) for name in OUTCOMES}
