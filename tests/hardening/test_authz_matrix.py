@@ -295,9 +295,6 @@ def asgard_hidden(client):
     return w, r.json()["id"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a player may reroll (AS-H2) a hidden GM test: 201 and a visible log "
-                                       "entry naming it, where an unknown test id is 404 (OperationContext.get_log_entry "
-                                       "ignores `hidden` for players)")
 def test_players_cannot_reroll_a_hidden_test(client, asgard_hidden):
     w, hidden_id = asgard_hidden
     unknown = client.post(f"/v1/characters/{w.hero}/tests/{'0' * 32}/reroll", json={"seed": 2}, headers=w.headers("owner"))
@@ -307,9 +304,6 @@ def test_players_cannot_reroll_a_hidden_test(client, asgard_hidden):
     assert r.json()["detail"] == unknown.json()["detail"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a player's test with retry_of=<hidden GM test> (AS-T4) is accepted (201, "
-                                       "and tells the hidden test failed) where an unknown id is 422: the hidden "
-                                       "entry's existence and outcome leak")
 def test_players_cannot_retry_a_hidden_test(client, asgard_hidden):
     w, hidden_id = asgard_hidden
     body = {"skill": "survie", "difficulty": "moyen", "seed": 4}

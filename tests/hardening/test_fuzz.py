@@ -160,10 +160,6 @@ def test_fuzz(case, data, app, world):
     case.validate_response(response, checks=checks, headers=headers, transport_kwargs={"app": app, "headers": headers})
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (contract): openapi.json documents every 422 as application/json "
-                                       "HTTPValidationError {detail: [...]}, but the app answers application/problem+json "
-                                       "{type, title, status, detail, errors} (API.md), so clients generated from it "
-                                       "mis-read every error and response-schema checks cannot cover 4xx")
 def test_openapi_documents_errors_as_problem_json():
     wrong = []
     for path, operations in RAW["paths"].items():
