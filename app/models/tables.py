@@ -101,6 +101,8 @@ class LogEntry(SQLModel, table=True):
     character_id: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
     kind: str = Field(max_length=20, index=True, sa_type=SafeString(20))
     hidden: bool = Field(default=False)
+    # the test this entry cancels and rolls again (AS-H2): unique, so a test is rerolled once at most
+    rerolls: str | None = Field(default=None, max_length=32, sa_type=SafeString(32), unique=True)
     created_at: datetime = _ts()
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
 

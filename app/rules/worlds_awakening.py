@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from itertools import groupby
 from typing import Sequence
 
 from app.rules.dice import DiceSource, parse
@@ -243,13 +244,8 @@ def turn_order(dex_values: Sequence[int], source: DiceSource) -> list[Initiative
 
 
 def _groups(order: list[int], key) -> list[list[int]]:
-    groups: list[list[int]] = []
-    for i in order:
-        if groups and key(groups[-1][0]) == key(i):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    return groups
+    """Runs of consecutive entries of `order` with equal keys."""
+    return [list(run) for _, run in groupby(order, key)]
 
 
 def _rolloff(group: list[int], source: DiceSource, rolloffs: dict[int, list[int]], depth: int = 0) -> list[int]:

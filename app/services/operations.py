@@ -111,6 +111,7 @@ def perform(
     if (body := replay(session, principal, idem)) is not None:
         return body
     gate = _SQLITE_WRITER if session.get_bind().dialect.name == "sqlite" else nullcontext()
+    integrity_retried = False
     for _attempt in range(MAX_ATTEMPTS):
         try:
             with gate:
@@ -125,7 +126,9 @@ def perform(
             session.rollback()
             if (body := replay(session, principal, idem)) is not None:
                 return body  # a concurrent request with the same key won the race
-            raise
+            if integrity_retried:
+                raise
+            integrity_retried = True  # a concurrent reroll of the same test won: the next attempt says so
     raise Conflict("the character is being changed by too many requests at once; try again",
                    extra={"headers": {"Retry-After": "1"}})
 
@@ -158,8 +161,12 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     ctx.dice.finish()
     now = utcnow()
     body = _logged_body(outcome, ctx, req, now)
+    rerolls = body.get("rerolls")
+    if rerolls is not None:
+        _check_not_rerolled(conn, rerolls)
     conn.execute(_INSERT_LOG, {"id": body["id"], "campaign_id": campaign_id, "character_id": outcome.character_id,
-                               "kind": body["kind"], "hidden": req.hidden, "created_at": now, "body": body})
+                               "kind": body["kind"], "hidden": req.hidden, "created_at": now, "body": body,
+                               "rerolls": rerolls})
     _save_sheets(conn, {c.id: c for c in characters}, outcome.sheets, now)
     changed = [{"id": c.id, "version": c.version + 1} for c in characters if c.id in outcome.sheets]
     events.record(session, campaign_id, "log.created", {"entry": body, "characters_changed": changed}, hidden=req.hidden)
@@ -226,6 +233,16 @@ def _save_sheets(conn, loaded: dict[str, CharacterState], sheets: dict[str, dict
 
 _log = LogEntry.__table__
 _LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+
+
+_REROLLED_BY = select(_log.c.id).where(_log.c.rerolls == bindparam("rerolls"))
+
+
+def _check_not_rerolled(conn, test_id: str) -> None:
+    """AS-H2 cancels a test once: a second reroll of the same test is refused."""
+    by = conn.execute(_REROLLED_BY, {"rerolls": test_id}).scalar()
+    if by is not None:
+        raise Conflict(f"test {test_id} was already cancelled and rolled again (by {by})", extra={"rerolled_by": by})
 
 
 def log_entry_body(session: Session, campaign_id: str, entry_id: str, *, include_hidden: bool) -> dict | None:

@@ -257,3 +257,19 @@ def test_as_t1_seeded_test_is_reproducible(client, camp, hero):
     b = post_test(client, camp, hero, {"skill": "survie", "seed": 42})
     assert [r["value"] for r in a["rolls"]] == [r["value"] for r in b["rolls"]]
     assert a["score"] == b["score"] and a["degree"] == b["degree"]
+
+
+# rule: AS-H2
+def test_as_h2_a_test_is_cancelled_and_rolled_again_once_only(client, camp, character_factory, count_rows):
+    """AS-H2 cancels the test just made: a second reroll of the same test is a 409, nothing spent or logged."""
+    ch = character_factory(camp, {"skills": {"survie": 3}, "vitality": 20, "vitality_max": 20, "heroism": 3})
+    first = client.post(f"/v1/characters/{ch['id']}/tests", json={"skill": "survie", "difficulty": "moyen", "dice": [2, 3, 4]},
+                        headers=camp.gm).json()
+    again = client.post(f"/v1/characters/{ch['id']}/tests/{first['id']}/reroll", json={"dice": [5, 5, 5]}, headers=camp.gm)
+    assert again.status_code == 201, again.text
+    assert again.json()["rerolls"] == first["id"]
+    rows = count_rows("roll_log")
+    twice = client.post(f"/v1/characters/{ch['id']}/tests/{first['id']}/reroll", json={"dice": [6, 6, 6]}, headers=camp.gm)
+    assert twice.status_code == 409 and twice.json()["rerolled_by"] == again.json()["id"]
+    assert count_rows("roll_log") == rows
+    assert client.get(f"/v1/characters/{ch['id']}", headers=camp.gm).json()["sheet"]["heroism"] == 2
