@@ -65,6 +65,13 @@ class DiceSource:
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
         return [self.roll(faces, purpose) for _ in range(count)]
 
+    def roll_sum(self, count: int, faces: int, purpose: str) -> int:
+        """The sum of `count` dice (each recorded)."""
+        total = 0
+        for _ in range(count):
+            total += self.roll(faces, purpose)
+        return total
+
     def mark(self) -> int:
         """A position in `rolls`, to slice out the dice of one part of an operation."""
         return len(self.rolls)
@@ -94,6 +101,16 @@ class RandomDice(DiceSource):
         values = [randbelow(faces) + 1 for _ in range(count)]
         self.rolls += [_new_roll(Roll, (label, v, purpose, False)) for v in values]
         return values
+
+    def roll_sum(self, count: int, faces: int, purpose: str) -> int:
+        randbelow, append = self._randbelow, self.rolls.append
+        label = _LABELS.get(faces) or f"d{faces}"
+        total = 0
+        for _ in range(count):
+            value = randbelow(faces) + 1
+            append(_new_roll(Roll, (label, value, purpose, False)))
+            total += value
+        return total
 
 
 class TableDice(DiceSource):
@@ -140,9 +157,9 @@ class DiceTerm:
     keep: tuple[str, int] | None = None
 
     def roll(self, source: DiceSource, purpose: str) -> int:
-        values = source.roll_many(self.count, self.faces, purpose)
         if self.keep is None:
-            return self.sign * sum(values)
+            return self.sign * source.roll_sum(self.count, self.faces, purpose)
+        values = source.roll_many(self.count, self.faces, purpose)
         kept = _kept_indices(values, *self.keep)
         start = len(source.rolls) - self.count
         for offset in range(self.count):
