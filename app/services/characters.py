@@ -53,7 +53,6 @@ def _check_player(session: Session, campaign_id: str, player_id: str | None) -> 
 
 def create_character(session: Session, principal: Principal, campaign_id: str, data: CharacterCreate) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id)
-    events.lock_campaign(session, campaign_id)
     player_id = data.player_id
     if not principal.is_gm:
         if data.kind != "pc" or (player_id not in (None, principal.player_id)) or data.gm_override:
@@ -105,7 +104,6 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None) -> dict[str, Any]:
-    events.lock_campaign(session, principal.campaign_id)
     character, campaign = load_character(session, principal, character_id, for_update=True)
     session.expunge(character)  # edited as a plain object, written by the versioned UPDATE below
     check_owner_or_gm(principal, character.player_id, "change this character")
@@ -148,7 +146,6 @@ def _save_version(session: Session, character: Character, ruleset: str) -> dict[
 
 
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
-    events.lock_campaign(session, principal.campaign_id)
     character, _ = load_character(session, principal, character_id, for_update=True)
     check_owner_or_gm(principal, character.player_id, "delete this character")
     check_if_match(character.version, if_match, "character")

@@ -140,10 +140,7 @@ def _transient(exc: OperationalError) -> bool:
 
 def _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem) -> dict[str, Any]:
     conn = session.connection()  # the hot path speaks SQLAlchemy Core: the ORM costs more than the rules
-    if conn.dialect.name == "postgresql":  # the campaign's write lock, in the same round trip
-        campaign = conn.execute(_CAMPAIGN.add_columns(events.campaign_lock(campaign_id)), {"id": campaign_id}).first()
-    else:
-        campaign = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
+    campaign = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
     if campaign is None:
         raise NotFound("no campaign with this id")
     adapter = get_adapter(campaign.ruleset)
