@@ -158,7 +158,7 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     ctx.dice.finish()
     now = utcnow()
     body = _logged_body(outcome, ctx, req, now)
-    rerolls = body.get("rerolls")
+    rerolls = outcome.cancels
     if rerolls is not None:
         _check_not_rerolled(conn, rerolls)
     conn.execute(_INSERT_LOG, {"id": body["id"], "campaign_id": campaign_id, "character_id": outcome.character_id,

@@ -7,12 +7,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from app.core.config import Settings
 from app.core.db import get_session
 from app.core.security import hash_token
 from app.main import create_app
 
-from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem, bearer
+from tests.api.support import RULESET, SHEET, assert_problem, bearer
 
 GC_DEFAULTS = {
     "players_may_enter_dice": False, "extreme_scores": True, "inventory_rules": True, "movement_rules": True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem
+from tests.api.support import RULESET, SHEET, assert_problem
 
 @pytest.fixture
 def campaign(campaign_factory):

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from app.core.db import get_session
 from app.main import create_app
 
-from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem, assert_validation
+from tests.api.support import RULESET, SHEET, PROBLEM, assert_problem, assert_validation
 
 JSON = {"Content-Type": "application/json"}
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.support import RULESET, SHEET, PROBLEM, TYPE, assert_problem
+from tests.api.support import RULESET, SHEET, assert_problem
 
 SUPER = {"stat": "force", "dice": [42]}  # super-critical success: karma 0 → -2 (GC-K1)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.support import RULESET, SHEET, RB_SHEET, PROBLEM, TYPE, assert_problem
+from tests.api.support import RULESET, SHEET, RB_SHEET, assert_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 

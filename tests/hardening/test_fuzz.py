@@ -24,7 +24,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from tests.hardening.conftest import ROOT, RULESETS, SHEETS, TEST_BODIES, bearer
+from tests.hardening.conftest import ROOT, RULESETS, SHEETS, TEST_BODIES
 
 MAX_EXAMPLES = 25
 RAW = json.loads((ROOT / "openapi.json").read_text())

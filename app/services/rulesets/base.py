@@ -116,6 +116,8 @@ class Outcome:
     body: dict[str, Any]
     character_id: str | None = None
     sheets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the log entry this one cancels and replaces (AS-H2): an entry is cancelled once at most
+    cancels: str | None = None
 
 
 @dataclass
