@@ -7,7 +7,7 @@ from alembic import context
 
 from app.core.config import get_settings
 from app.core.db import build_engine, normalize_database_url
-from app.models.tables import metadata
+from app.models.tables import SafeString, metadata
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):
@@ -33,8 +33,15 @@ def run_migrations_online() -> None:
     engine.dispose()
 
 
+def _render_item(type_, obj, autogen_context):
+    """Autogenerate writes SafeString columns as the VARCHAR they are (no app import in migrations)."""
+    if type_ == "type" and isinstance(obj, SafeString):
+        return f"sqlmodel.sql.sqltypes.AutoString(length={obj.impl.length})"
+    return False
+
+
 def _run(connection) -> None:
-    context.configure(connection=connection, target_metadata=metadata,
+    context.configure(connection=connection, target_metadata=metadata, render_item=_render_item,
                       render_as_batch=connection.dialect.name == "sqlite", compare_type=True)
     with context.begin_transaction():
         context.run_migrations()

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, Integer, MetaData
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import AutoString, Field, SQLModel
 
@@ -105,6 +105,16 @@ class LogEntry(SQLModel, table=True):
     rerolls: str | None = Field(default=None, max_length=32, sa_type=SafeString(32), unique=True)
     created_at: datetime = _ts()
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+
+
+class LogEntryCharacter(SQLModel, table=True):
+    """The other characters an entry concerns (both sides of a confrontation, every
+    participant of a group test), so filtering the log by character finds it."""
+
+    __tablename__ = "roll_log_character"
+
+    character_id: str = Field(primary_key=True, max_length=32, sa_type=SafeString(32))
+    seq: int = Field(sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), ForeignKey("roll_log.seq"), primary_key=True))
 
 
 class IdempotencyRecord(SQLModel, table=True):

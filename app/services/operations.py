@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.core.errors import Conflict, Forbidden, NotFound
-from app.models.tables import Campaign, Character, IdempotencyRecord, LogEntry, new_id, utcnow
+from app.models.tables import Campaign, Character, IdempotencyRecord, LogEntry, LogEntryCharacter, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services import events
 from app.services.auth import Principal, check_member
@@ -32,7 +32,8 @@ from app.services.validation import InvalidBody
 MAX_ATTEMPTS = 8
 
 Parse = Callable[[RulesetAdapter], RollingRequest]  # validates the body with the ruleset's model
-Targets = Callable[[RollingRequest], Sequence[str]]  # the characters the request names
+# the characters an operation acts on: known from the path, or named by the body
+Targets = Sequence[str] | Callable[[RollingRequest], Sequence[str]]
 Authorize = Callable[[Principal, RulesetAdapter, RollingRequest, list[CharacterState]], None]
 Run = Callable[[RulesetAdapter, RollingRequest, list[CharacterState], OperationContext], Outcome]
 
@@ -144,8 +145,12 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     if campaign is None:
         raise NotFound("no campaign with this id")
     adapter = get_adapter(campaign.ruleset)
-    req = parse(adapter)
-    characters = load_locked(conn, campaign_id, targets(req))
+    if callable(targets):
+        req = parse(adapter)
+        characters = load_locked(conn, campaign_id, targets(req))
+    else:  # a character named by the path: an unknown one is a 404 whatever the body
+        characters = load_locked(conn, campaign_id, targets)
+        req = parse(adapter)
     authorize(principal, adapter, req, characters)
     check_provenance(principal, campaign.options, req)
     ctx = OperationContext(
@@ -161,9 +166,14 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     rerolls = outcome.cancels
     if rerolls is not None:
         _check_not_rerolled(conn, rerolls)
-    conn.execute(_INSERT_LOG, {"id": body["id"], "campaign_id": campaign_id, "character_id": outcome.character_id,
-                               "kind": body["kind"], "hidden": req.hidden, "created_at": now, "body": body,
-                               "rerolls": rerolls})
+    entry = {"id": body["id"], "campaign_id": campaign_id, "character_id": outcome.character_id,
+             "kind": body["kind"], "hidden": req.hidden, "created_at": now, "body": body, "rerolls": rerolls}
+    others = [c.id for c in characters if c.id != outcome.character_id]
+    if others:  # a confrontation or group test: every character involved finds it in the log
+        seq = conn.execute(_INSERT_LOG.returning(_log.c.seq), entry).scalar_one()
+        conn.execute(_INSERT_LOG_CHARACTER, [{"seq": seq, "character_id": cid} for cid in others])
+    else:
+        conn.execute(_INSERT_LOG, entry)
     _save_sheets(conn, {c.id: c for c in characters}, outcome.sheets, now)
     changed = [{"id": c.id, "version": c.version + 1} for c in characters if c.id in outcome.sheets]
     events.record(session, campaign_id, "log.created", {"entry": body, "characters_changed": changed}, hidden=req.hidden)
@@ -184,7 +194,9 @@ _CHARACTERS = (
     .order_by(_character.c.id)
     .with_for_update()
 )
-_INSERT_LOG = insert(LogEntry.__table__)
+_log = LogEntry.__table__
+_INSERT_LOG = insert(_log)
+_INSERT_LOG_CHARACTER = insert(LogEntryCharacter.__table__)
 _INSERT_IDEMPOTENCY = insert(IdempotencyRecord.__table__)
 _UPDATE_SHEET = (
     update(_character)
@@ -228,7 +240,6 @@ def _save_sheets(conn, loaded: dict[str, CharacterState], sheets: dict[str, dict
             raise _Retry()
 
 
-_log = LogEntry.__table__
 _LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
 
 

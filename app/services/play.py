@@ -44,7 +44,7 @@ def run_test(session: Session, principal: Principal, character_id: str, body: di
     return perform(
         session, principal, campaign_id=principal.campaign_id,
         parse=lambda a: validate(a.TestRequest, body),
-        targets=lambda _req: [character_id],
+        targets=[character_id],
         authorize=_owner_or_gm("test this character"),
         run=lambda a, req, chars, ctx: a.test(chars[0], req, ctx),
         idem=idem,
@@ -55,7 +55,7 @@ def level_up(session: Session, principal: Principal, character_id: str, body: di
     return perform(
         session, principal, campaign_id=principal.campaign_id,
         parse=lambda a: validate(_model(a, "LevelUpRequest", "level-up"), body),
-        targets=lambda _req: [character_id],
+        targets=[character_id],
         authorize=_gm("level a character up"),
         run=lambda a, req, chars, ctx: a.level_up(chars[0], req, ctx),
         idem=idem,
@@ -72,7 +72,7 @@ def reroll(session: Session, principal: Principal, character_id: str, test_id: s
     return perform(
         session, principal, campaign_id=principal.campaign_id,
         parse=lambda a: validate(a.RerollRequest, body),
-        targets=lambda _req: [character_id],
+        targets=[character_id],
         authorize=_owner_or_gm("reroll this character's test"),
         run=run,
         idem=idem,
@@ -96,7 +96,7 @@ def character_action(session: Session, principal: Principal, character_id: str, 
     return perform(
         session, principal, campaign_id=principal.campaign_id,
         parse=lambda a: validate(_action_model(a, body), body),
-        targets=lambda _req: [character_id],
+        targets=[character_id],
         authorize=authorize,
         run=lambda a, req, chars, ctx: a.action(chars[0], req, ctx),
         idem=idem,

@@ -4,11 +4,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from sqlalchemy import or_
 from sqlmodel import Session, select
 
 from app.core.errors import NotFound
 from app.models.schemas import RollCreate
-from app.models.tables import LogEntry
+from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import parse
 from app.services.auth import Principal, check_member
 from app.services.operations import Idempotency, perform
@@ -55,7 +56,8 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     check_member(principal, campaign_id)
     query = select(LogEntry.seq, LogEntry.body).where(LogEntry.campaign_id == campaign_id)
     if character_id is not None:
-        query = query.where(LogEntry.character_id == character_id)
+        involved = select(LogEntryCharacter.seq).where(LogEntryCharacter.character_id == character_id)
+        query = query.where(or_(LogEntry.character_id == character_id, LogEntry.seq.in_(involved)))
     if kind is not None:
         query = query.where(LogEntry.kind == kind)
     if not principal.is_gm:

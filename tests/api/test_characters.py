@@ -325,3 +325,15 @@ def test_list_of_another_campaign_is_empty_of_mine(client, campaign, campaign_fa
     character_factory(other, SHEET)
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", headers=campaign.gm)
     assert r.json() == {"items": [], "next_cursor": None}
+
+
+def test_another_campaigns_token_gets_404_on_a_character_whatever_the_body(client, campaign_factory, character_factory):
+    """A token of a campaign of another ruleset never learns whether a character exists: 404
+    before the body is read (an Asgard body is not a Great Cosmos one)."""
+    gc = campaign_factory("great-cosmos")
+    other = campaign_factory("asgard")
+    hero = character_factory(gc, SHEET)
+    for path, body in [("tests", {"stat": "force", "dice": [50]}), ("tests", {"skill": "survie"}),
+                       ("tests/odds", {"stat": "force"}), ("level-ups", {}), ("actions", {"type": "fall"})]:
+        r = client.post(f"/v1/characters/{hero['id']}/{path}", json=body, headers=other.gm)
+        assert_problem(r, 404, "not-found")

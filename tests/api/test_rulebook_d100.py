@@ -309,3 +309,19 @@ def test_rb_t6_options_patch_is_validated(client, campaign, hero):
     assert (body["target"], body["outcome"], body["success_level"]) == (160, "success", 6)
     described = client.get(f"/v1/rulesets/{RULESET}").json()
     assert "crit_success_rescues_negative" in str(described)
+
+
+# rule: RB-C1
+def test_rb_c1_a_confrontation_is_in_the_log_of_both_characters(client, campaign, character_factory):
+    """RB-C1: filtering the roll log by either side finds the confrontation (and only it once)."""
+    a = character_factory(campaign, SHEET, name="A")
+    b = character_factory(campaign, SHEET, name="B")
+    body = {"a": {"character_id": a["id"], "stat": "FOR"}, "b": {"character_id": b["id"], "stat": "FOR"}, "dice": [10, 90]}
+    r = client.post(f"/v1/campaigns/{campaign.id}/tests/opposed", json=body, headers=campaign.gm)
+    assert r.status_code == 201, r.text
+    for ch in (a, b):
+        log = client.get(f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": ch["id"]}, headers=campaign.gm).json()
+        assert [e["id"] for e in log["items"]] == [r.json()["id"]]
+    other = character_factory(campaign, SHEET, name="C")
+    log = client.get(f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": other["id"]}, headers=campaign.gm).json()
+    assert log["items"] == []
