@@ -34,6 +34,10 @@ from app.rules import worlds_awakening as wa
 from app.rules.asgard import odds as as_odds
 from app.rules.asgard.core import TestSpec as AsgardSpec
 from app.rules.great_cosmos import odds as gc_odds
+# the rules restated independently from the pages: the same oracles the tests check icepool with
+from tests.rules.test_great_cosmos_odds import oracle_outcome as gc_reference
+from tests.rules.test_rulebook_d100_odds import reference_outcome as rb_reference
+from tests.rules.test_worlds_awakening_odds import reference_outcome as wa_reference
 
 
 def icepool_cold() -> None:
@@ -46,28 +50,6 @@ def nonzero(d: dict) -> dict:
 
 
 # --- Great Cosmos (GC-T1, GC-T2, GC-K2..K4) ------------------------------------
-
-def gc_reference(natural: int, d10: int, target: int, karma: int) -> str:
-    """GC-T1/T2/K2..K4 restated from the rules page (as tests/rules does for icepool)."""
-    if natural in (42, 66) or -5 < karma < 5:
-        score = natural
-    else:
-        score = natural + d10 if karma <= -5 else natural - d10
-    lo, hi = karma == -10, karma == 10
-    if score == 42:
-        return "critical_success" if lo else "super_critical_success"
-    if score == 66:
-        return "critical_failure" if hi else "super_critical_failure"
-    if score <= 0 and not lo:
-        return "super_critical_success"
-    if score > 100 and not hi:
-        return "super_critical_failure"
-    if score <= 10 and not lo:
-        return "critical_success"
-    if score >= 91 and not hi:
-        return "critical_failure"
-    return "success" if score <= target else "failure"
-
 
 def gc_case(target: int, karma: int):
     def ours():
@@ -90,25 +72,6 @@ def gc_case(target: int, karma: int):
 
 # --- Rulebook D100 (RB-T3..T8) -------------------------------------------------
 
-RB_MODS = {"simple": 15, "facile": 30, "tres_facile": 50, "simplissime": 100,
-           "complexe": -15, "difficile": -30, "tres_difficile": -50, "hardcore": -100}
-
-
-def rb_reference(spec: rb.TestSpec, die: int) -> str:
-    """RB-T1..T8 restated from the rules page."""
-    stat = spec.stat_value // 2 if spec.weakened else spec.stat_value
-    pct = stat + spec.skill_bonus + RB_MODS.get(spec.difficulty, 0) + spec.modifier
-    cs = spec.crit_chance + ((pct - 100) // 5 if spec.overflow_crit and pct > 100 else 0)
-    cs = min(cs, 100 - spec.crit_chance)
-    crit_s, crit_f = die <= cs, die > 100 - spec.crit_chance
-    if spec.difficulty == "quasi_impossible":
-        return "critical_success" if crit_s else ("critical_failure" if crit_f else "failure")
-    if crit_s and (pct >= 0 or spec.rescue_negative):
-        return "critical_success"
-    if crit_f and (pct <= 100 or spec.ruin_over_100):
-        return "critical_failure"
-    return "success" if die <= pct else "failure"
-
 
 def rb_case(spec: rb.TestSpec):
     def ours():
@@ -123,17 +86,6 @@ def rb_case(spec: rb.TestSpec):
 
 
 # --- Worlds Awakening (WA-T1, T3, T4) -----------------------------------------
-
-def wa_reference(spec: wa.TestSpec, natural: int) -> str:
-    """WA-T1, T3, T4 restated from the page's tables."""
-    fail_max = {-4: 3, -3: 2, -2: 2}.get(max(spec.cha, -4), 1)
-    success_min = {6: 17, 5: 18, 4: 18, 3: 19, 2: 19}.get(min(spec.cha, 6), 20)
-    if natural >= success_min:
-        return "critical_success"
-    if natural <= fail_max:
-        return "critical_failure"
-    total = natural + spec.stat_value + spec.modifier + spec.pending
-    return "success" if total >= spec.threshold else "failure"
 
 
 def wa_case(spec: wa.TestSpec):
