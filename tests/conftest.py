@@ -134,10 +134,6 @@ def character_factory(client: TestClient):
     return make
 
 
-def is_postgres(url: str) -> bool:
-    return url.split(":", 1)[0].startswith("postgres")
-
-
 @pytest.fixture
 def count_rows(db_session: Session):
     """Rows in a table, as this test's transaction sees them."""

@@ -75,7 +75,3 @@ def get_engine() -> Engine:
 def get_session() -> Iterator[Session]:
     with Session(get_engine(), expire_on_commit=False) as session:
         yield session
-
-
-def is_postgres(engine: Engine) -> bool:
-    return engine.dialect.name == "postgresql"
