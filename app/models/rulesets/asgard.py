@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.models.rulesets.governance import governed
 from app.rules.asgard.core import DIFFICULTIES, skill_key
 from app.services.rulesets.base import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
@@ -45,16 +46,21 @@ class Sheet(SheetPart):
     """AS-S4 sheet JSON. Skill names are stored lower case without accents."""
 
     skills: dict[str, int] = Field(
-        default_factory=dict, description="AS-S1 skill values (typically +2..+10)."
+        default_factory=dict, description="AS-S1 skill values (typically +2..+10).",
+        json_schema_extra=governed(at_creation=True),
     )
-    vitality: int | None = Field(None, ge=0, le=10_000, description="Defaults to vitality_max.")
-    vitality_max: int = Field(ge=1, le=10_000)
-    heroism: int = Field(0, ge=0, le=1000)
+    vitality: int | None = Field(None, ge=0, le=10_000, description="Defaults to vitality_max.",
+                                 json_schema_extra=governed(at_creation=True))
+    vitality_max: int = Field(ge=1, le=10_000, json_schema_extra=governed(at_creation=True))
+    heroism: int = Field(0, ge=0, le=1000, description="AS-H1..H5: spent by the rules.",
+                         json_schema_extra=governed(at_creation=True))
     protection: int = Field(0, ge=0, le=100)
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     assets: list[Asset] = Field(default_factory=list, max_length=100)
-    tier: Literal["boss", "second_couteau", "figurant"] | None = Field(None, description="AS-S3 NPC tier.")
-    condition: Condition = Field(default_factory=Condition)
+    tier: Literal["boss", "second_couteau", "figurant"] | None = Field(None, description="AS-S3 NPC tier.",
+                                                                     json_schema_extra=governed())
+    condition: Condition = Field(default_factory=Condition, description="AS-C5/C6: set by the rules.",
+                                 json_schema_extra=governed())
 
     @field_validator("skills", mode="before")
     @classmethod

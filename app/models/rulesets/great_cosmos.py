@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 
+from app.models.rulesets.governance import governed
 from app.services.rulesets.base import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
 StatName = Literal["force", "esprit", "charisme", "agilite", "precision", "chance"]
@@ -74,25 +75,33 @@ class Sheet(Strict):
     """GC-S10: a Great Cosmos character sheet (derived fields filled when absent)."""
 
     race: str = Field(..., min_length=1, max_length=60, pattern=r"^[a-z][a-z0-9_]*$",
-                      description="GC-S3: humain, elementaire, magical_girl, gardien, succube, onikaosu carry rules; others are accepted.")
-    level: int = Field(1, ge=1, le=1000)
-    stats: Stats
-    intuition: int = Field(3, ge=1, le=6)
-    karma: int = Field(0, ge=-10, le=10)
-    hp: int | None = Field(None, ge=0, description="Defaults to hp_max.")
-    hp_max: int = Field(..., ge=1, le=10**6)
-    mp: int | None = Field(None, ge=0, description="Defaults to mp_max.")
-    mp_max: int = Field(..., ge=0, le=10**6)
-    light_points: int | None = Field(None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.")
-    dark_points: int | None = Field(None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.")
-    mental_health: int | None = Field(None, ge=-1000, le=1000, description="GC-S7: defaults to the race maximum.")
+                      description="GC-S3: humain, elementaire, magical_girl, gardien, succube, onikaosu carry rules; others are accepted.",
+                      json_schema_extra=governed(at_creation=True))
+    level: int = Field(1, ge=1, le=1000, description="GC-S5: starts at 1; level-ups (GC-L1..L7) raise it.",
+                       json_schema_extra=governed())
+    stats: Stats = Field(..., json_schema_extra=governed(at_creation=True))
+    intuition: int = Field(3, ge=1, le=6, json_schema_extra=governed(at_creation=True))
+    karma: int = Field(0, ge=-10, le=10, description="GC-S4: starts at 0; tests move it (GC-K1..K5).",
+                       json_schema_extra=governed())
+    hp: int | None = Field(None, ge=0, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True))
+    hp_max: int = Field(..., ge=1, le=10**6, json_schema_extra=governed(at_creation=True))
+    mp: int | None = Field(None, ge=0, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True))
+    mp_max: int = Field(..., ge=0, le=10**6, json_schema_extra=governed(at_creation=True))
+    light_points: int | None = Field(None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.",
+                                     json_schema_extra=governed())
+    dark_points: int | None = Field(None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.",
+                                    json_schema_extra=governed())
+    mental_health: int | None = Field(None, ge=-1000, le=1000, description="GC-S7: defaults to the race maximum.",
+                                      json_schema_extra=governed())
     default_posture: Literal["offensive", "defensive"] = "defensive"
-    posture: Posture | None = Field(None, description="Current posture (null: the default one); GC-K5 locks karma in the special ones.")
+    posture: Posture | None = Field(None, description="Current posture (null: the default one); GC-K5 locks karma in the special ones.",
+                                    json_schema_extra=governed())
     skills: list[FreeEntry] = Field(default_factory=list, max_length=500)
     spells: list[FreeEntry] = Field(default_factory=list, max_length=500)
     affiliation: str | None = Field(None, max_length=200)
     talents: list[FreeEntry] = Field(default_factory=list, max_length=500)
-    final_skill: FinalSkill | None = None
+    final_skill: FinalSkill | None = Field(None, description="GC-S9/GC-L4: unlocked at level 5.",
+                                           json_schema_extra=governed())
     inventory: Inventory | None = None
     notes: str | None = Field(None, max_length=20000)
 

@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from app.models.rulesets.governance import governed
 from app.rules import rulebook_d100 as rules
 from app.services.rulesets.base import CampaignOptions, DiceExpression, RollingRequest, Strict, TestRequestBase
 
@@ -36,15 +37,20 @@ class Sheet(BaseModel):
     stats: dict[Name, Annotated[int, Field(ge=-1000, le=1000)]] = Field(
         default_factory=_default_stats,
         description="RB-S1/RB-F1: stats under GM-chosen names (default: the ten combat stats at 50).",
+        json_schema_extra=governed(at_creation=True),
     )
     skills: dict[Name, Annotated[int, Field(ge=-1000, le=1000)]] = Field(
-        default_factory=dict, description="RB-S1: named skill bonuses."
+        default_factory=dict, description="RB-S1: named skill bonuses.",
+        json_schema_extra=governed(at_creation=True),
     )
-    crit_chance: int = Field(rules.DEFAULT_CRIT_CHANCE, ge=0, le=50, description="RB-S1: critical chance (%).")
-    hp: int | None = Field(None, ge=-10000, le=100000, description="PV (defaults to hp_max).")
-    hp_max: int = Field(0, ge=0, le=100000)
-    pe: int | None = Field(None, ge=-10000, le=100000, description="PE (defaults to pe_max).")
-    pe_max: int = Field(0, ge=0, le=100000)
+    crit_chance: int = Field(rules.DEFAULT_CRIT_CHANCE, ge=0, le=50, description="RB-S1: critical chance (%).",
+                             json_schema_extra=governed(at_creation=True))
+    hp: int | None = Field(None, ge=-10000, le=100000, description="PV (defaults to hp_max).",
+                           json_schema_extra=governed(at_creation=True))
+    hp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
+    pe: int | None = Field(None, ge=-10000, le=100000, description="PE (defaults to pe_max).",
+                           json_schema_extra=governed(at_creation=True))
+    pe_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
     armor: int = Field(0, ge=0, le=1000, description="RB-F3: absorbed damage.")
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
 
