@@ -1,73 +1,187 @@
 """Server-Sent Events: every change in a campaign, live.
 
 Backed by the `event` table (written in the same transaction as each change),
-so every worker process serves the same stream; `Last-Event-ID` resumes it."""
+so every worker process serves the same stream. A stream starts at the present;
+`Last-Event-ID` (or `?after=`) resumes after an event: what was missed is read
+from the database in pages, then the stream goes live, with no gap and no
+duplicate. Live events come from the process's one poller (app.api.event_hub):
+an idle stream holds no thread and no database connection."""
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
+import re
 from typing import Annotated, AsyncIterator
 
-from fastapi import APIRouter, Header, Query
-from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Header, Query, Request
+from sqlalchemy.exc import DBAPIError
+from sse_starlette import EventSourceResponse
+from starlette.types import Receive, Scope, Send
 
 from app.api.deps import PrincipalDep, SessionFactory
-from app.services.auth import Principal, check_member
-from app.services.events import events_after
+from app.api.event_hub import EventHub, Lease, Subscription, error_frame, frame
+from app.core.config import get_settings
+from app.core.errors import DomainError, Unavailable
+from app.services import events
+from app.services.auth import check_member
 
 router = APIRouter(tags=["events"])
-POLL_SECONDS = 0.5
-HEARTBEAT_SECONDS = 15.0
+log = logging.getLogger("app.events")
+PAGE = 100  # events per catch-up read
+MAX_CURSOR = 2**62
+PING_SECONDS = 15
+SEND_TIMEOUT_SECONDS = 30  # a client that reads nothing for this long is disconnected
+RETRY = b"retry: 2000\n\n"
+_CURSOR = re.compile(r"[0-9]{1,19}")
 
 
-def _frame(event: dict) -> str:
-    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {json.dumps(event['data'], separators=(',', ':'))}\n\n"
+class InvalidCursor(DomainError):
+    status_code = 400
+    title = "Bad request"
+    slug = "bad-request"
 
 
 @router.get(
     "/v1/campaigns/{campaign_id}/events",
     summary="Server-Sent Events: every change in the campaign, live",
-    response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+    description="Starts at the present. `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
+                "the missed events first, then live ones. At most a few streams per token (429) and per server "
+                "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
+                "an `error` event.",
+    response_class=EventSourceResponse,
+    responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+               400: {"description": "`Last-Event-ID` or `after` is not an event id"}},
 )
 async def stream_events(
+    request: Request,
     campaign_id: str,
     principal: PrincipalDep,
     sessions: SessionFactory,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=20)] = None,
-    after: Annotated[int | None, Query(ge=0, le=2**62, description="Resume after this event id.")] = None,
-    follow: Annotated[bool, Query(description="false: send what is there and close.")] = True,
-) -> StreamingResponse:
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    after: Annotated[str | None, Query(description="Resume after this event id (0: from the start).")] = None,
+    follow: Annotated[bool, Query(description="false: send what is there after the cursor and close.")] = True,
+) -> EventSourceResponse:
     check_member(principal, campaign_id)
-    start = after if after is not None else _parse_last_id(last_event_id)
-    return StreamingResponse(_events(sessions, principal, campaign_id, start, follow), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    cursor = _cursor("Last-Event-ID", last_event_id)
+    if cursor is None:
+        cursor = _cursor("after", after)
+    hub = _hub(request, sessions)
+    lease = hub.admit(principal.token_hash)
+    try:
+        if follow:
+            lease.subscription = await hub.subscribe(campaign_id, principal.is_gm)
+            body = _follow(hub, lease, campaign_id, principal.is_gm, cursor)
+        else:
+            body = _snapshot(hub, lease, campaign_id, principal.is_gm, cursor)
+    except BaseException:
+        lease.release()
+        raise
+    return _Stream(body, lease)
 
 
-def _parse_last_id(value: str | None) -> int:
-    return int(value) if value and value.isdigit() else 0
+def _cursor(name: str, value: str | None) -> int | None:
+    """An event id: ASCII digits, at most 2**62; an empty header means none."""
+    if value is None or value == "":
+        return None
+    if not _CURSOR.fullmatch(value) or int(value) > MAX_CURSOR:
+        raise InvalidCursor(f"{name} must be an event id: an integer from 0 to 2**62",
+                            extra={"errors": [{"loc": ["header" if name == "Last-Event-ID" else "query", name],
+                                               "msg": "not an event id"}]})
+    return int(value)
 
 
-def _poll(sessions, principal: Principal, campaign_id: str, after: int) -> list[dict]:
-    with sessions() as session:
-        return events_after(session, principal, campaign_id, after)
+def _hub(request: Request, sessions) -> EventHub:
+    """The process's hub (one per application and event loop), made at the first stream."""
+    hub = getattr(request.app.state, "event_hub", None)
+    if hub is None or hub.loop is not asyncio.get_running_loop():
+        settings = getattr(request.app.state, "settings", None) or get_settings()
+        hub = EventHub(sessions, per_token=settings.event_streams_per_token,
+                       per_process=settings.event_streams_per_process)
+        request.app.state.event_hub = hub
+    return hub
 
 
-async def _events(sessions, principal: Principal, campaign_id: str, after: int, follow: bool) -> AsyncIterator[str]:
-    yield "retry: 2000\n\n"
-    idle = 0.0
+class _Stream(EventSourceResponse):
+    """The SSE response (pings, disconnect detection, send timeout from sse-starlette)
+    that gives its stream's slot back however the response ends."""
+
+    def __init__(self, body: AsyncIterator[bytes], lease: Lease):
+        super().__init__(body, ping=PING_SECONDS, sep="\n", send_timeout=SEND_TIMEOUT_SECONDS,
+                         headers={"Cache-Control": "no-cache"})
+        self.lease = lease
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.lease.release()
+
+
+async def _follow(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cursor: int | None) -> AsyncIterator[bytes]:
+    """From `cursor` (None: the present) to the live events, then on until the client leaves."""
+    sub = lease.subscription
+    assert sub is not None
+    try:
+        yield RETRY
+        if cursor is None:  # the present: an id-only message sets the client's Last-Event-ID, no event
+            cursor = sub.start
+            yield f"id: {cursor}\n\n".encode()
+        while True:
+            try:  # what was missed, (cursor, start], from the database: every later event is queued
+                while cursor < sub.start:
+                    page = await hub.read(events.events_page, campaign_id, cursor, include_hidden=is_gm,
+                                          upto=sub.start, limit=PAGE)
+                    for event in page:
+                        yield frame(event)
+                    cursor = page[-1].seq if len(page) == PAGE else sub.start
+            except Exception as exc:
+                yield _failed(exc)
+                return
+            async for seq, encoded in _live(sub):
+                if seq > cursor:  # a resume past the hub's position skips what it already has
+                    cursor = seq
+                    yield encoded
+            if sub.closed != "lagging":
+                yield _failed(None)
+                return
+            try:  # dropped for falling behind: catch up from the database by the cursor, then follow again
+                sub = lease.subscription = await hub.subscribe(campaign_id, is_gm)
+            except Exception as exc:
+                yield _failed(exc)
+                return
+    finally:
+        lease.release()
+
+
+async def _live(sub: Subscription) -> AsyncIterator[tuple[int, bytes]]:
     while True:
-        batch = await run_in_threadpool(_poll, sessions, principal, campaign_id, after)
-        for event in batch:
-            after = event["seq"]
-            yield _frame(event)
-        if len(batch) == 200:
-            continue
-        if not follow:
+        item = await sub.queue.get()
+        if sub.closed is not None or item is None:
             return
-        idle = 0.0 if batch else idle + POLL_SECONDS
-        if idle >= HEARTBEAT_SECONDS:
-            idle = 0.0
-            yield ": keep-alive\n\n"
-        await asyncio.sleep(POLL_SECONDS)
+        yield item
+
+
+async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cursor: int | None) -> AsyncIterator[bytes]:
+    try:
+        yield RETRY
+        try:
+            if cursor is None:
+                yield f"id: {await hub.read(events.latest_seq, campaign_id)}\n\n".encode()
+                return
+            while True:
+                page = await hub.read(events.events_page, campaign_id, cursor, include_hidden=is_gm, limit=PAGE)
+                for event in page:
+                    yield frame(event)
+                if len(page) < PAGE:
+                    return
+                cursor = page[-1].seq
+        except Exception as exc:
+            yield _failed(exc)
+    finally:
+        lease.release()
+
+
+def _failed(exc: Exception | None) -> bytes:
+    if exc is not None and not isinstance(exc, (Unavailable, DBAPIError)):
+        log.exception("event stream failed", exc_info=exc)
+    return error_frame("the database is unavailable; reconnect with Last-Event-ID to resume")

@@ -15,6 +15,8 @@ class Settings(BaseSettings):
     cors_origins: list[str] = Field(default_factory=list, description="Origins allowed for browser frontends.")
     max_body_bytes: int = Field(1_000_000, ge=1024)
     rate_limit_per_minute: int = Field(0, ge=0, description="Requests a token may make per minute; 0 = off.")
+    event_streams_per_token: int = Field(5, ge=1, description="Event streams a token may hold open at once per process (429 beyond).")
+    event_streams_per_process: int = Field(2000, ge=1, description="Event streams a process holds open at once (503 beyond).")
     sql_echo: bool = False
 
     @field_validator("admin_token")

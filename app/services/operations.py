@@ -176,7 +176,7 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
         conn.execute(_INSERT_LOG, entry)
     _save_sheets(conn, {c.id: c for c in characters}, outcome.sheets, now)
     changed = [{"id": c.id, "version": c.version + 1} for c in characters if c.id in outcome.sheets]
-    events.record(session, campaign_id, "log.created", {"entry": body, "characters_changed": changed}, hidden=req.hidden)
+    events.record(session, campaign_id, "log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=req.hidden)
     if idem is not None:
         conn.execute(_INSERT_IDEMPOTENCY, {"token_hash": principal.token_hash, "key": idem.key, "request_hash": idem.fingerprint,
                                            "status_code": 201, "body": body, "created_at": now})

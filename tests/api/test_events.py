@@ -8,7 +8,9 @@ GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
 
 
 def read_events(client, campaign_id, headers, **params):
-    r = client.get(f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", **params}, headers=headers)
+    """The campaign's events from the start (after=0), without following."""
+    r = client.get(f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", "after": "0", **params},
+                   headers=headers)
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/event-stream")
     events = []
@@ -60,3 +62,36 @@ def test_events_need_membership(client, campaign_factory):
     a, b = campaign_factory("great-cosmos"), campaign_factory("asgard")
     assert client.get(f"/v1/campaigns/{a.id}/events", headers=b.gm).status_code == 404
     assert client.get(f"/v1/campaigns/{a.id}/events").status_code == 401
+
+
+def test_a_connect_without_cursor_starts_at_the_present(client, campaign_factory, player_factory):
+    c = campaign_factory("great-cosmos")
+    player_factory(c, "A")
+    last = read_events(client, c.id, c.gm)[-1]["id"]
+    r = client.get(f"/v1/campaigns/{c.id}/events", params={"follow": "false"}, headers=c.gm)
+    assert r.status_code == 200
+    assert "event:" not in r.text and f"id: {last}\n" in r.text  # no history; the position, to resume from
+
+
+def test_last_event_id_wins_over_after(client, campaign_factory, player_factory):
+    """A browser reconnects to the same URL (its ?after=) with the Last-Event-ID it reached."""
+    c = campaign_factory("great-cosmos")
+    player_factory(c, "A")
+    first = read_events(client, c.id, c.gm)[-1]["id"]
+    player_factory(c, "B")
+    r = client.get(f"/v1/campaigns/{c.id}/events", params={"follow": "false", "after": "0"},
+                   headers={**c.gm, "Last-Event-ID": str(first)})
+    assert '"name":"B"' in r.text and '"name":"A"' not in r.text
+
+
+def test_a_log_event_stores_a_reference_and_streams_the_body(client, campaign_factory, db_session):
+    from sqlmodel import select
+
+    from app.models.tables import Event
+
+    c = campaign_factory("great-cosmos")
+    roll = client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "3d6", "dice": [1, 2, 3]}, headers=c.gm).json()
+    stored = db_session.exec(select(Event.data).where(Event.campaign_id == c.id, Event.type == "log.created")).one()
+    assert stored == {"entry_id": roll["id"], "characters_changed": []}
+    [event] = [e for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"]
+    assert event["data"] == {"entry": roll, "characters_changed": []}

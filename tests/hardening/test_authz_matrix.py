@@ -246,7 +246,7 @@ def test_hidden_rolls_never_reach_players(client):
     assert hidden_ids | {visible} <= gm_log
     for h in hidden:
         assert client.get(f"/v1/campaigns/{w.cid}/rolls/{h['id']}", headers=gm).status_code == 200
-    gm_stream = client.get(f"/v1/campaigns/{w.cid}/events", params={"follow": "false"}, headers=gm).text
+    gm_stream = client.get(f"/v1/campaigns/{w.cid}/events", params={"follow": "false", "after": "0"}, headers=gm).text
     assert all(i in gm_stream for i in hidden_ids)
 
     for caller in ("player", "owner"):
@@ -276,7 +276,7 @@ def test_hidden_rolls_never_reach_players(client):
         for h in hidden:
             r = client.get(f"/v1/campaigns/{w.cid}/rolls/{h['id']}", headers=headers)
             assert r.status_code == 404, (caller, r.text)
-        stream = client.get(f"/v1/campaigns/{w.cid}/events", params={"follow": "false"}, headers=headers)
+        stream = client.get(f"/v1/campaigns/{w.cid}/events", params={"follow": "false", "after": "0"}, headers=headers)
         assert stream.status_code == 200
         assert not [i for i in hidden_ids if i in stream.text], caller
         assert visible in stream.text

@@ -1,0 +1,258 @@
+"""One event poller per process, fanning new events out to the open streams.
+
+Every open stream of this process is a `Subscription` (a bounded queue) of the
+process's `EventHub`. One asyncio task reads the new events of every campaign
+that has a subscriber in a single database round trip per tick (in a worker
+thread, under a limiter of its own, with a connection only for that read), then
+puts each event's encoded frame into its subscribers' queues — never a hidden
+event into a player's. An idle stream holds no thread and no connection.
+
+A subscriber too slow to keep up (its queue full) is dropped and told so: its
+stream reads what it missed from the database by its own cursor, then subscribes
+again. When the database fails for `OUTAGE_TICKS` ticks in a row, every
+subscriber is told to end its stream (an SSE `error` event, then close).
+The poller stops when the last subscriber leaves and starts again with the next."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import Counter, defaultdict
+from typing import Any, Callable, ContextManager, TypeVar
+
+import anyio
+import anyio.to_thread
+from sqlmodel import Session
+
+from app.core.errors import TooManyRequests, Unavailable
+from app.services import events
+from app.services.events import StoredEvent
+
+log = logging.getLogger("app.events")
+T = TypeVar("T")
+Sessions = Callable[[], ContextManager[Session]]
+
+POLL_SECONDS = 0.5
+POLL_LIMIT = 500  # events read per tick (a longer backlog goes on at the next tick, at once)
+QUEUE_SIZE = 256  # frames a subscriber may have waiting before it is dropped (it then catches up from the DB)
+OUTAGE_TICKS = 3  # consecutive failed ticks before every stream is ended
+READERS = 4  # concurrent catch-up reads (replays) per process
+RETRY_AFTER = "5"
+
+
+def frame(event: StoredEvent) -> bytes:
+    data = json.dumps(event.data, separators=(",", ":"))
+    return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
+
+
+def error_frame(detail: str) -> bytes:
+    return f"event: error\ndata: {json.dumps({'status': 503, 'detail': detail}, separators=(',', ':'))}\n\n".encode()
+
+
+class Subscription:
+    """One stream's place in the hub: frames after `start`, in order, until `closed` says why not."""
+
+    __slots__ = ("campaign_id", "is_gm", "queue", "start", "closed")
+
+    def __init__(self, campaign_id: str, is_gm: bool):
+        self.campaign_id = campaign_id
+        self.is_gm = is_gm
+        self.queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue(QUEUE_SIZE)
+        self.start = 0  # the campaign's last event when it subscribed: every later one is queued
+        self.closed: str | None = None  # "lagging" (catch up from the database) or "error"
+
+    def _close(self, reason: str) -> None:
+        if self.closed is None:
+            self.closed = reason
+            try:
+                self.queue.put_nowait(None)  # wakes a waiting reader (a full queue has no waiter)
+            except asyncio.QueueFull:
+                pass
+
+
+class Lease:
+    """A stream counted against the caps, from admission to its end (release is idempotent)."""
+
+    __slots__ = ("hub", "token_hash", "subscription", "released")
+
+    def __init__(self, hub: "EventHub", token_hash: str):
+        self.hub, self.token_hash = hub, token_hash
+        self.subscription: Subscription | None = None
+        self.released = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            if self.subscription is not None:
+                self.hub.unsubscribe(self.subscription)
+            self.hub._leave(self.token_hash)
+
+
+class EventHub:
+    def __init__(self, sessions: Sessions, *, per_token: int, per_process: int):
+        self.loop = asyncio.get_running_loop()
+        self.sessions = sessions
+        self.per_token, self.per_process = per_token, per_process
+        self.streams = 0
+        self._by_token: Counter[str] = Counter()
+        self._cursors: dict[str, int] = {}  # campaign → last event dispatched (tracked campaigns)
+        self._subs: dict[str, set[Subscription]] = defaultdict(set)
+        self._pending: dict[str, list[tuple[Subscription, asyncio.Future]]] = {}  # campaigns to start tracking
+        self._watermark: int | None = None
+        self._task: asyncio.Task | None = None
+        self._wake = asyncio.Event()
+        self._poll_limiter = anyio.CapacityLimiter(1)
+        self._read_limiter = anyio.CapacityLimiter(READERS)
+
+    # --- admission --------------------------------------------------------------------
+    def admit(self, token_hash: str) -> Lease:
+        """Count a new stream: 429 past the per-token cap, 503 past the per-process cap."""
+        if self._by_token[token_hash] >= self.per_token:
+            raise TooManyRequests(f"at most {self.per_token} event streams per token",
+                                  extra={"headers": {"Retry-After": RETRY_AFTER}})
+        if self.streams >= self.per_process:
+            raise Unavailable("this server holds as many event streams as it may; retry shortly",
+                              extra={"headers": {"Retry-After": RETRY_AFTER}})
+        self._by_token[token_hash] += 1
+        self.streams += 1
+        return Lease(self, token_hash)
+
+    def _leave(self, token_hash: str) -> None:
+        self.streams -= 1
+        self._by_token[token_hash] -= 1
+        if self._by_token[token_hash] <= 0:
+            del self._by_token[token_hash]
+
+    # --- subscriptions ----------------------------------------------------------------
+    async def subscribe(self, campaign_id: str, is_gm: bool) -> Subscription:
+        """A subscription receiving every event of the campaign after `start` (its last event
+        now). A campaign no one follows yet is added at the next tick (awaited here);
+        raises Unavailable when the database cannot say where the campaign is."""
+        sub = Subscription(campaign_id, is_gm)
+        if campaign_id in self._cursors:
+            sub.start = self._cursors[campaign_id]
+            self._subs[campaign_id].add(sub)
+            return sub
+        waiter = self.loop.create_future()
+        self._pending.setdefault(campaign_id, []).append((sub, waiter))
+        self._ensure_running()
+        self._wake.set()
+        try:
+            await waiter
+        except BaseException:
+            self.unsubscribe(sub)
+            raise
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        waiting = self._pending.get(sub.campaign_id)
+        if waiting:
+            waiting[:] = [(s, w) for s, w in waiting if s is not sub]
+            if not waiting:
+                del self._pending[sub.campaign_id]
+        subs = self._subs.get(sub.campaign_id)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                self._untrack(sub.campaign_id)
+
+    def _untrack(self, campaign_id: str) -> None:
+        self._subs.pop(campaign_id, None)
+        self._cursors.pop(campaign_id, None)
+        if not self._cursors:
+            self._watermark = None
+
+    # --- database reads ---------------------------------------------------------------
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`fn(session, *args)` in a worker thread with its own session (catch-up reads, bounded)."""
+        def work() -> T:
+            with self.sessions() as session:
+                return fn(session, *args, **kwargs)
+        return await anyio.to_thread.run_sync(work, limiter=self._read_limiter)
+
+    # --- the poller -------------------------------------------------------------------
+    def _ensure_running(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = self.loop.create_task(self._run(), name="event-hub")
+
+    async def _run(self) -> None:
+        failures = 0
+        while self._cursors or self._pending:
+            more = False
+            try:
+                more = await self._tick()
+                failures = 0
+            except Exception as exc:  # the database failed: retry, then end the streams
+                failures += 1
+                log.warning("event poll failed (%d in a row): %s", failures, exc)
+                self._fail_pending()
+                if failures >= OUTAGE_TICKS:
+                    self._close_all("error")
+            if more:
+                continue
+            try:
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+
+    async def _tick(self) -> bool:
+        """One round trip: start tracking the pending campaigns, read every tracked campaign's
+        new events, queue them. True when the read was cut at POLL_LIMIT (more to read)."""
+        pending = list(self._pending)
+        cursors = dict(self._cursors)
+        watermark = self._watermark
+
+        def work() -> tuple[dict[str, int], list[StoredEvent], int | None]:
+            with self.sessions() as session:
+                latest = events.latest_seqs(session, pending)
+                rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
+                return latest, rows, mark
+
+        latest, rows, mark = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
+        self._watermark = mark
+        for campaign_id, seq in latest.items():
+            waiting = self._pending.pop(campaign_id, [])
+            if campaign_id not in self._cursors:
+                if not waiting:
+                    continue  # every waiter left meanwhile
+                self._cursors[campaign_id] = seq
+            for sub, waiter in waiting:
+                sub.start = self._cursors[campaign_id]
+                self._subs[campaign_id].add(sub)
+                if not waiter.done():
+                    waiter.set_result(None)
+        for event in rows:
+            self._dispatch(event)
+        if not self._cursors:
+            self._watermark = None
+        return len(rows) >= POLL_LIMIT
+
+    def _dispatch(self, event: StoredEvent) -> None:
+        last = self._cursors.get(event.campaign_id)
+        if last is None or event.seq <= last:
+            return  # no one follows it any more, or already sent
+        self._cursors[event.campaign_id] = event.seq
+        encoded = frame(event)
+        for sub in list(self._subs.get(event.campaign_id, ())):
+            if event.hidden and not sub.is_gm:
+                continue
+            try:
+                sub.queue.put_nowait((event.seq, encoded))
+            except asyncio.QueueFull:  # too far behind: it catches up from the database
+                self.unsubscribe(sub)
+                sub._close("lagging")
+
+    def _fail_pending(self) -> None:
+        pending, self._pending = self._pending, {}
+        for waiting in pending.values():
+            for _sub, waiter in waiting:
+                if not waiter.done():
+                    waiter.set_exception(Unavailable("the database is unavailable; retry shortly",
+                                                     extra={"headers": {"Retry-After": RETRY_AFTER}}))
+
+    def _close_all(self, reason: str) -> None:
+        for campaign_id in list(self._subs):
+            for sub in list(self._subs.get(campaign_id, ())):
+                sub._close(reason)
+            self._untrack(campaign_id)
