@@ -1,17 +1,60 @@
 """A pure ASGI middleware refusing request bodies over the configured size with
-413 problem+json, whether or not the client sent a Content-Length. The body
-(at most the limit) is read first, then handed to the app unchanged."""
+413 problem+json, whether or not the client sent a Content-Length, and bodies
+whose JSON nests deeper than `max_depth` containers with a 422 validation
+problem (deep nesting makes the JSON encoders, pydantic's serialiser and
+`json.dumps`, fail with a 500). The body (at most the size limit) is read
+first, checked, then handed to the app unchanged."""
 from __future__ import annotations
 
 import json
+import re
+from itertools import accumulate, count
+from operator import sub
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.problems import validation_problem
+
+MAX_JSON_DEPTH = 32
+
+# a JSON string, escapes included (unrolled: no backtracking on long strings)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")  # depth does not depend on the kind of container
+
+
+def json_too_deep(body: bytes, limit: int) -> bool:
+    """Whether the JSON text `body` opens more than `limit` containers at some point.
+
+    Fast path (most bodies): at most `limit` brackets in all, counted in C, and
+    the depth cannot exceed it. Otherwise, exactly: strings are cut out (their
+    brackets are text), everything but brackets dropped and `{}` read as `[]`;
+    a run of limit + 1 opening brackets is too deep at once (the usual attack);
+    the innermost pairs, most of a body's, are removed (depth minus one), and the
+    depth of the rest is the largest count of opening brackets before a closing
+    one minus the closing ones before it. Each step is a C-level scan: the cost
+    follows the body's size only (at worst about what json.loads of it costs).
+    Brackets that do not pair are not JSON: refused here or by the JSON parser."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    if b"\\" in body:
+        outside_strings = _JSON_STRING.sub(b"", body)
+    else:  # no escaped quote: strings are every other piece between quotes
+        outside_strings = b"".join(body.split(b'"')[::2])
+    brackets = outside_strings.translate(_ONE_KIND, _NOT_BRACKETS)
+    if b"[" * (limit + 1) in brackets:
+        return True
+    rest = brackets.replace(b"[]", b"")  # one scan: a pair it empties stays, so the depth drops by exactly one
+    if rest.count(b"[") < limit:
+        return False
+    return 1 + max(map(sub, accumulate(map(len, rest.split(b"]"))), count())) > limit
+
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    def __init__(self, app: ASGIApp, max_bytes: int, max_depth: int = MAX_JSON_DEPTH):
         self.app = app
         self.max_bytes = max_bytes
+        self.max_depth = max_depth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
@@ -31,7 +74,10 @@ class BodySizeLimit:
             chunks.append(body)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        body = b"".join(chunks)
+        if json_too_deep(body, self.max_depth):
+            return await self._refuse_depth(scope, receive, send)
+        await self.app(scope, _replay(body, receive), send)
 
     def _declared_too_big(self, scope: Scope) -> bool:
         for name, value in scope.get("headers", ()):
@@ -48,6 +94,11 @@ class BodySizeLimit:
                     "headers": [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
+
+
+    async def _refuse_depth(self, scope: Scope, receive: Receive, send: Send) -> None:
+        msg = f"the JSON body nests deeper than {self.max_depth} levels of objects and arrays (at most {self.max_depth})"
+        await validation_problem([{"loc": ["body"], "msg": msg}])(scope, receive, send)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from app.services.rulesets.base import RollingRequest, Strict
 
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL: refused on every backend alike
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]*$"  # no NUL nor any other control character (Unicode Cc)
 Name = Field(min_length=1, max_length=200, pattern=NO_NUL)
 
 
@@ -105,7 +106,8 @@ class CharacterPublic(BaseModel):
 # --- free rolls and the log -----------------------------------------------------
 class RollCreate(RollingRequest):
     expression: str = Field(min_length=1, max_length=200, examples=["3d6+2", "4d6kh3", "d100"])
-    purpose: str = Field("roll", min_length=1, max_length=100)
+    purpose: str = Field("roll", min_length=1, max_length=100, pattern=NO_CONTROL,
+                         description="Why the dice are rolled: one line of text, no control characters.")
     character_id: str | None = Field(None, max_length=32, description="Attribute the roll to a character.")
 
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple, Sequence
 
-from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError
+from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 
 MAX_DICE_PER_TERM = 100
 MAX_FACES = 1000
 MAX_EXPRESSION_LENGTH = 200
 MAX_TABLE_DICE = 500
+MAX_DICE_PER_REQUEST = 1000  # every die one request rolls: its expressions and its rule dice
 
 
 class Roll(NamedTuple):
@@ -51,13 +52,18 @@ def die_label(faces: int) -> str:
 
 
 class DiceSource:
-    """Base of the three sources; subclasses implement `_next` (and may speed up `roll_many`)."""
+    """Base of the three sources; subclasses implement `_next` (and may speed up `roll_many`).
+    A source serves one request: it refuses to give more than `max_dice` dice in all."""
+
+    max_dice = MAX_DICE_PER_REQUEST
 
     def __init__(self) -> None:
         self.rolls: list[Roll] = []
 
     def roll(self, faces: int, purpose: str) -> int:
         """Roll one die of `faces` faces (1..faces) for `purpose`, and record it."""
+        if len(self.rolls) >= self.max_dice:
+            self._too_many(1)
         value = self._next(faces, purpose)
         self.rolls.append(_new_roll(Roll, (die_label(faces), value, purpose, False)))
         return value
@@ -82,6 +88,9 @@ class DiceSource:
     def finish(self) -> None:
         """Called once the operation is resolved (table dice check for leftovers)."""
 
+    def _too_many(self, more: int) -> None:
+        raise TooManyDice(len(self.rolls) + more, self.max_dice)
+
     def _next(self, faces: int, purpose: str) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -97,12 +106,16 @@ class RandomDice(DiceSource):
         return self._randbelow(faces) + 1
 
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
+        if len(self.rolls) + count > self.max_dice:
+            self._too_many(count)
         randbelow, label = self._randbelow, die_label(faces)
         values = [randbelow(faces) + 1 for _ in range(count)]
         self.rolls += [_new_roll(Roll, (label, v, purpose, False)) for v in values]
         return values
 
     def roll_sum(self, count: int, faces: int, purpose: str) -> int:
+        if len(self.rolls) + count > self.max_dice:
+            self._too_many(count)
         randbelow, append = self._randbelow, self.rolls.append
         label = _LABELS.get(faces) or f"d{faces}"
         total = 0
@@ -200,19 +213,25 @@ class Expression:
         return lo, hi
 
 
-_SPLIT_TOKEN = re.compile(r"[\w%]\s+[\w%]")
-_TERM = re.compile(r"([+-]?)(?:(\d*)[dD](\d+|%)(?:([kKdD])([hHlL])(\d+))?|(\d+))")
+# ASCII only: `\d` and `\w` would match other scripts' digits (`３`, `٣`), which int() reads
+_SPLIT_TOKEN = re.compile(r"[0-9A-Za-z_%]\s+[0-9A-Za-z_%]", re.ASCII)
+_TERM = re.compile(r"([+-]?)(?:([0-9]*)[dD]([0-9]+|%)(?:([kKdD])([hHlL])([0-9]+))?|([0-9]+))", re.ASCII)
 
 
 @lru_cache(maxsize=4096)
 def parse(text: str) -> Expression:
-    """Parse `NdM`, `dM`, `d%`/`d100`, `+`/`-` terms, constants, `khN klN dhN dlN`."""
+    """Parse `NdM`, `dM`, `d%`/`d100`, `+`/`-` terms, constants, `khN klN dhN dlN`
+    (ASCII only; at most MAX_DICE_PER_REQUEST dice in all)."""
     if not isinstance(text, str) or not text.strip():
         raise ExpressionError("the expression is empty", field="expression")
     if len(text) > MAX_EXPRESSION_LENGTH:
         raise ExpressionError(
             f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} are allowed",
             field="expression",
+        )
+    if not text.isascii():
+        raise ExpressionError(
+            f"cannot read {text!r}: only ASCII digits, letters, spaces and + - % are allowed", field="expression"
         )
     if _SPLIT_TOKEN.search(text):
         raise ExpressionError(f"cannot read {text!r}: a space splits a number or a die", field="expression")
@@ -233,7 +252,10 @@ def parse(text: str) -> Expression:
         else:
             terms.append(_dice_term(sign, m, text))
         pos = m.end()
-    return Expression(text=text, terms=tuple(terms), constant=constant)
+    expression = Expression(text=text, terms=tuple(terms), constant=constant)
+    if expression.dice_count > MAX_DICE_PER_REQUEST:
+        raise TooManyDice(expression.dice_count, MAX_DICE_PER_REQUEST, field="expression")
+    return expression
 
 
 def _bounded_int(digits: str, text: str) -> int:
@@ -255,10 +277,12 @@ def _dice_term(sign: int, m: re.Match, text: str) -> DiceTerm:
         )
     keep = None
     if m.group(4):
-        mode, which, n = m.group(4).lower(), m.group(5).lower(), int(m.group(6))
-        if n > count:
+        mode, which, n = m.group(4).lower(), m.group(5).lower(), _bounded_int(m.group(6), text)
+        kept = n if mode == "k" else count - n
+        if not 1 <= kept <= count:  # no more than were rolled, and at least one die kept
+            why = "" if n > count else ": at least one die must be kept"
             raise ExpressionError(
-                f"cannot {'keep' if mode == 'k' else 'drop'} {n} of {count} dice in {text!r}", field="expression"
+                f"cannot {'keep' if mode == 'k' else 'drop'} {n} of {count} dice in {text!r}{why}", field="expression"
             )
         if mode == "k":
             keep = (which, n)

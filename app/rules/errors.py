@@ -85,3 +85,17 @@ class DiceLeftOver(DiceError):
             field="dice",
             extra={"used": used, "given": given},
         )
+
+
+class TooManyDice(RuleError):
+    """More dice than one request may roll (all its expressions and rule dice together)."""
+
+    title = "Too many dice"
+    slug = "too-many-dice"
+
+    def __init__(self, count: int, limit: int, *, field: str | None = None):
+        super().__init__(
+            f"{count} dice in one request: at most {limit} are allowed",
+            field=field,
+            extra={"dice": count, "limit": limit},
+        )

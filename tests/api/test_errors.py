@@ -1,6 +1,8 @@
 """HTTP tests of bad input: every refusal is problem+json (RFC 9457), never a 500 (issue #2)."""
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import base64
 import json
 from typing import Iterator
@@ -9,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core.db import get_session
+from app.api.deps import session_factory
 from app.main import create_app
 
 from tests.api.support import RULESET, SHEET, PROBLEM, assert_problem, assert_validation
@@ -81,7 +84,7 @@ def test_non_utf8_bytes_are_a_400(client, campaign, payload, count_rows):
 def test_too_deep_json_is_refused_not_a_500(client, campaign):
     deep = b'{"name": "x", "sheet": {"skills": [' + b"[" * 5000 + b"]" * 5000 + b"]}}"
     r = client.post(f"/v1/campaigns/{campaign.id}/characters", content=deep, headers={**campaign.gm, **JSON})
-    assert_problem(r, 400, "400")
+    assert "32" in assert_validation(r, [["body"]])["errors"][0]["msg"]  # the depth bound (issue 10, item 4)
 
 
 # --- wrong types, bounds and unknown fields ----------------------------------------------------------
@@ -253,6 +256,7 @@ def test_wrong_method_is_a_405(client, method, path):
 def small_client(settings, db_session) -> Iterator[TestClient]:
     application = create_app(settings.model_copy(update={"max_body_bytes": 1024}))
     application.dependency_overrides[get_session] = lambda: db_session
+    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     with TestClient(application, raise_server_exceptions=False) as c:
         yield c
 

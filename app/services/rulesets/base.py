@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Annotated, Any, Callable, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError, UnsupportedOperation
@@ -59,8 +59,9 @@ class CampaignOptions(Strict):
 class RollingRequest(Strict):
     """Dice provenance fields of every request that rolls (API.md)."""
 
-    seed: int | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Reproducible RNG seed.")
-    dice: list[int] | None = Field(
+    # strict: `"1"`, `1.0` and `true` are not integers here (no coercion)
+    seed: StrictInt | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Reproducible RNG seed.")
+    dice: list[StrictInt] | None = Field(
         None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
     )
     hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
