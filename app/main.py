@@ -20,7 +20,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION)
     app.state.settings = settings
-    app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
+    app.state.rate_limiter = RateLimiter(settings)
     for module in (system, rulesets, campaigns, characters, play, rolls, events):
         app.include_router(module.router)
     install_error_handlers(app)

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
 from app.api.deps import IfMatch, PrincipalDep, SessionDep, bearer, etag
+from app.api.ratelimit import limit_campaign_creation
 from app.core.errors import Unauthorized
 from app.core.security import same_secret
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, Page, PlayerCreate, PlayerCreated, PlayerPublic
@@ -23,7 +24,7 @@ def require_admin(request: Request, credentials: Annotated[HTTPAuthorizationCred
                            extra={"headers": {"WWW-Authenticate": "Bearer"}})
 
 
-@router.post("", status_code=201, response_model=CampaignCreated, dependencies=[Depends(require_admin)],
+@router.post("", status_code=201, response_model=CampaignCreated, dependencies=[Depends(limit_campaign_creation), Depends(require_admin)],
              summary="Create a campaign; the GM token is returned once")
 def create_campaign(data: CampaignCreate, session: SessionDep, response: Response) -> dict[str, Any]:
     created = campaigns.create_campaign(session, data)

@@ -8,7 +8,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.api.ratelimit import RateLimiter, client_address
 from app.core.db import get_engine, get_session
+from app.core.errors import Unauthorized
+from app.core.security import hash_token
 from app.services.auth import Principal, authenticate, known_principal, require_token
 from app.services.operations import Idempotency
 
@@ -27,12 +30,22 @@ SessionFactory = Annotated[Callable[[], ContextManager[Session]], Depends(sessio
 
 async def get_principal(request: Request, sessions: SessionFactory,
                         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Principal:
-    """The caller; a token this process has seen costs no database access."""
+    """The caller; a token this process has seen costs no database access. A
+    missing or unknown token counts as a failed authentication of the client's
+    address; an address over that limit gets 429 before any look-up."""
     token = credentials.credentials if credentials else None
-    principal = known_principal(require_token(token))
+    limiter: RateLimiter = request.app.state.rate_limiter
+    principal = known_principal(hash_token(token)) if token else None
     if principal is None:
-        principal = await in_thread(sessions, authenticate, token)
-    request.app.state.rate_limiter.hit(principal.token_hash)
+        address = client_address(request)
+        await limiter.refuse_failing_address(address)
+        try:
+            require_token(token)
+            principal = await in_thread(sessions, authenticate, token)
+        except Unauthorized:
+            await limiter.count_failure(address)
+            raise
+    await limiter.hit_token(principal.token_hash)
     return principal
 
 

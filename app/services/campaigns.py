@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import func
 from sqlmodel import Session, select
 
-from app.core.errors import NotFound
+from app.core.config import get_settings
+from app.core.errors import Conflict, NotFound
 from app.core.security import hash_token, new_token
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
 from app.models.tables import Campaign, Credential, Player, utcnow
@@ -76,9 +78,19 @@ def list_players(session: Session, principal: Principal, campaign_id: str, *, li
                               limit=limit, cursor=cursor, shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
 
 
-def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate) -> dict[str, Any]:
-    load_campaign(session, principal, campaign_id)
+def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate,
+                  *, max_players: int | None = None) -> dict[str, Any]:
+    """A new player and its token; 409 once the campaign has MAX_PLAYERS_PER_CAMPAIGN
+    players (tokens are minted per player, so an unbounded count would multiply any
+    per-token limit). The count is taken under the campaign's row lock (PostgreSQL;
+    SQLite writers are serialized already), so concurrent adds cannot pass the cap."""
+    cap = max_players if max_players is not None else get_settings().max_players_per_campaign
+    load_campaign(session, principal, campaign_id, for_update=True)
     check_gm(principal, "add players")
+    players = session.exec(select(func.count()).select_from(Player).where(Player.campaign_id == campaign_id)).one()
+    if players >= cap:
+        raise Conflict(f"a campaign has at most {cap} players (MAX_PLAYERS_PER_CAMPAIGN)",
+                       extra={"max_players": cap})
     player = Player(campaign_id=campaign_id, name=data.name)
     token = new_token("pl")
     session.add(player)

@@ -1,7 +1,12 @@
 """Rate limit (429 + Retry-After), CORS for browser frontends."""
 from __future__ import annotations
 
+import asyncio
+import logging
+import socket
+import time
 from contextlib import nullcontext
+from types import SimpleNamespace
 
 from fastapi.testclient import TestClient
 
@@ -32,18 +37,39 @@ def test_rate_limit_answers_429_with_retry_after(settings, db_session):
         assert 1 <= int(r.headers["Retry-After"]) <= 60
 
 
-def test_rate_limiter_window_slides():
+def test_rate_limiter_window_slides(settings, monkeypatch):
     now = [1000.0]
-    limiter = RateLimiter(2, clock=lambda: now[0])
-    limiter.hit("t")
-    now[0] += 30
-    limiter.hit("t")
-    with pytest.raises(TooManyRequests) as err:
-        limiter.hit("t")
-    assert err.value.extra["headers"] == {"Retry-After": "30"}
-    limiter.hit("other")  # per token
-    now[0] += 30.01
-    limiter.hit("t")  # the first hit left the window
+    clock = SimpleNamespace(time=lambda: now[0], monotonic=time.monotonic)
+    monkeypatch.setattr("limits.aio.storage.memory.time", clock)  # the store's clock (limits' in-memory storage)
+    monkeypatch.setattr("app.api.ratelimit.time", clock)
+    limiter = RateLimiter(settings.model_copy(update={"rate_limit_per_minute": 2, "redis_url": None}))
+
+    async def scenario() -> None:
+        await limiter.hit_token("t")
+        now[0] += 30
+        await limiter.hit_token("t")
+        with pytest.raises(TooManyRequests) as err:
+            await limiter.hit_token("t")
+        assert err.value.extra["headers"] == {"Retry-After": "30"}
+        await limiter.hit_token("other")  # per token
+        now[0] += 30.01
+        await limiter.hit_token("t")  # the first hit left the window
+    asyncio.run(scenario())
+
+
+def test_an_unreachable_redis_falls_back_to_memory(settings, db_session, caplog):
+    """REDIS_URL set but nothing listening: no 500, the limit still holds (per process), a log line says so."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    with caplog.at_level(logging.WARNING, logger="app.ratelimit"):
+        with TestClient(app_with(settings, db_session, rate_limit_per_minute=3, redis_url=f"redis://127.0.0.1:{port}/0"),
+                        raise_server_exceptions=False) as client:
+            campaign = client.post("/v1/campaigns", json={"name": "x", "ruleset": "asgard"}).json()
+            headers = {"Authorization": f"Bearer {campaign['gm_token']}"}
+            statuses = [client.get(f"/v1/campaigns/{campaign['id']}", headers=headers).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    assert [r.message for r in caplog.records if "Redis unavailable" in r.message], caplog.text
 
 
 def test_rate_limit_is_off_by_default(client, campaign_factory):
