@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from app.api.limits import json_too_deep
 from tests.api.support import SHEET, assert_problem, assert_validation
+from tests.hardening.conftest import SHEETS
 
 MAX_DEPTH = 32
 MAX_DICE = 1000
@@ -186,3 +187,19 @@ def test_purpose_refuses_control_characters_but_keeps_any_script(client, campaig
                     json={"expression": "1d6", "dice": [4], "purpose": "Épée de Þór — 攻撃"}, headers=campaign.gm)
     assert r.status_code == 201, r.text
     assert r.json()["purpose"] == "Épée de Þór — 攻撃"
+
+
+@pytest.mark.parametrize("ruleset, body", [
+    ("asgard", {"skill": "survie", "difficulty": "moyen"}),
+    ("rulebook-d100", {"stat": "FOR"}),
+])
+@pytest.mark.parametrize("die", [True, 1.0, "1"])
+def test_a_participants_table_dice_are_strict_integers(client, campaign_factory, character_factory, count_rows,
+                                                        ruleset, body, die):
+    camp = campaign_factory(ruleset)
+    ids = [character_factory(camp, SHEETS[ruleset], name=n)["id"] for n in ("A", "B")]
+    participants = [{"character_id": ids[0], "dice": [die, 3, 4]}, {"character_id": ids[1]}]
+    r = client.post(f"/v1/campaigns/{camp.id}/tests/group", json={**body, "participants": participants, "seed": 1},
+                    headers=camp.gm)
+    assert_validation(r, [["body", "participants", 0, "dice", 0]])
+    assert count_rows("roll_log", campaign_id=camp.id) == 0

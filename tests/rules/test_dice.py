@@ -8,8 +8,8 @@ import sys
 import icepool
 import pytest
 
-from app.rules.dice import RandomDice, TableDice, dice_source, parse
-from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError
+from app.rules.dice import MAX_DICE_PER_REQUEST, RandomDice, TableDice, dice_source, parse
+from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 
 
 def table_total(expr: str, dice: list[int]) -> tuple[int, list[dict]]:
@@ -64,7 +64,11 @@ def test_keep_highest_drops_only_one_of_equal_dice():
 @pytest.mark.parametrize(
     "expr",
     ["", "   ", "abc", "3d", "d", "2d6++1", "3d6 4", "1d0", "0d6", "101d6", "1d1001", "4d6kh5", "4d6dl5",
-     "1" * 7, "1d6x", "d6d6", "+", "3d6k3", "x" * 201, "1d" + "9" * 7],
+     "1" * 7, "1d6x", "d6d6", "+", "3d6k3", "x" * 201, "1d" + "9" * 7,
+     # at least one die kept
+     "1d6kh0", "4d6kl0", "4d6dh4", "4d6dl4", "1d6dh1", "2d6kh" + "0" * 7,
+     # ASCII digits and spaces only (int() reads other scripts' digits)
+     "１d６", "٣d٦", "3d٦", "1d6+٣", "३d6", "d%+１", "1d6\u00a0+2", "1d6\u2003+2", "3ｄ6"],
 )
 def test_bad_expressions_are_refused(expr):
     with pytest.raises(ExpressionError) as err:
@@ -154,3 +158,47 @@ def test_expressions_enumerated_match_icepool(expr, pool):
     ours = {k: Fraction(v, n) for k, v in counts.items()}
     theirs = {k: Fraction(q, pool.denominator()) for k, q in pool.items()}
     assert ours == theirs
+
+
+def test_a_die_kept_or_dropped_at_the_edge_still_rolls():
+    assert table_total("4d6kh4", [1, 2, 3, 4])[0] == 10
+    assert table_total("4d6dl3", [1, 2, 6, 4])[0] == 6
+    assert table_total("4d6dh0", [1, 2, 3, 4])[0] == 10
+
+
+def test_an_expression_of_more_than_1000_dice_is_refused_when_parsed():
+    assert parse("+".join(["100d6"] * 10)).dice_count == MAX_DICE_PER_REQUEST == 1000
+    with pytest.raises(TooManyDice) as err:
+        parse("+".join(["100d1000kh1"] * 16))
+    assert err.value.status_code == 422 and err.value.field == "expression"
+    assert err.value.extra == {"dice": 1600, "limit": 1000}
+    assert "1000" in err.value.detail
+
+
+@pytest.mark.parametrize("source", [lambda: RandomDice(random.Random(3)), lambda: TableDice([1] * 1001)],
+                         ids=["random", "table"])
+def test_a_source_gives_1000_dice_at_most_whatever_asks(source):
+    """The second guard: rule dice and several expressions of one request count together."""
+    s = source()
+    parse("100d6").roll(s, "a")
+    for _ in range(400):
+        s.roll(6, "b")
+    parse("50d6kh1+50d6").roll(s, "c")
+    s.roll_many(100, 6, "d")
+    s.roll_sum(300, 6, "e")
+    assert len(s.rolls) == 1000
+    for ask in (lambda: s.roll(6, "f"), lambda: s.roll_sum(1, 6, "f"), lambda: s.roll_many(1, 6, "f"),
+                lambda: parse("1d6").roll(s, "f")):
+        with pytest.raises(TooManyDice) as err:
+            ask()
+        assert err.value.extra == {"dice": 1001, "limit": 1000}
+    assert len(s.rolls) == 1000
+
+
+def test_a_source_refuses_a_term_that_would_pass_the_bound_before_rolling_it():
+    s = RandomDice(random.Random(3))
+    parse("+".join(["100d6"] * 9) + "+50d6").roll(s, "a")
+    for term in ("100d6kh1", "100d6"):
+        with pytest.raises(TooManyDice):
+            parse(term).roll(s, "b")
+        assert len(s.rolls) == 950

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from app.models.rulesets.governance import governed
 from app.rules.asgard.core import DIFFICULTIES, skill_key
@@ -167,7 +167,7 @@ class Participant(Strict):
     heroism_4d6: bool = False
     close_skill: bool = False
     take_11: bool = False
-    dice: list[int] | None = Field(None, max_length=10, description="This participant's own table dice.")
+    dice: list[StrictInt] | None = Field(None, max_length=10, description="This participant's own table dice.")
 
 
 class GroupRequest(RollingRequest):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
 from app.models.rulesets.governance import governed
 from app.rules import rulebook_d100 as rules
@@ -109,7 +109,7 @@ class Participant(Strict):
     skill: Name | None = None
     weakened: bool = False
     modifier: int = Field(0, ge=-1000, le=1000)
-    dice: list[int] | None = Field(None, max_length=100, description="This participant's table dice.")
+    dice: list[StrictInt] | None = Field(None, max_length=100, description="This participant's table dice.")
 
 
 class GroupRequest(RollingRequest):
