@@ -1,13 +1,18 @@
 """The ASGI application: `app.main:app`."""
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
+import anyio
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from app.api import campaigns, characters, events, play, rolls, rulesets, system
 from app.core.config import Settings, get_settings
 from app.api.problems import install_error_handlers
+from app.api.admission import Admission
 from app.api.limits import BodySizeLimit
+from app.core.db import THREADS
 from app.api.openapi_doc import install_openapi
 from app.api.ratelimit import RateLimiter
 
@@ -16,9 +21,16 @@ RPG systems to them (Great Cosmos, Asgard, Rulebook D100, Worlds Awakening), log
 Errors are application/problem+json (RFC 9457)."""
 
 
+@asynccontextmanager
+async def _lifespan(_app: FastAPI):
+    # as many threadpool threads as the pool has connections for (app.core.db)
+    anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+    yield
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION)
+    app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     for module in (system, rulesets, campaigns, characters, play, rolls, events):
@@ -29,6 +41,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
                            allow_headers=["*"], expose_headers=["ETag", "Retry-After"])
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Admission, max_in_flight=settings.max_in_flight, max_waiting=settings.max_waiting,
+                       wait_seconds=settings.admission_wait_seconds)
     return app
 
 

@@ -98,7 +98,7 @@ def make_app(url: str):
         from app.api.deps import session_factory
     except ImportError:
         from app.api.events import session_factory
-    application.dependency_overrides[session_factory] = lambda: (lambda: Session(engine, expire_on_commit=False))
+    application.dependency_overrides[session_factory] = lambda: (lambda **_: Session(engine, expire_on_commit=False))
     return application, engine
 
 

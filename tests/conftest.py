@@ -64,7 +64,7 @@ def db_session(engine: Engine) -> Iterator[Session]:
 def app(settings: Settings, db_session: Session):
     application = create_app(settings)
     application.dependency_overrides[get_session] = lambda: db_session
-    application.dependency_overrides[session_factory] = lambda: (lambda: nullcontext(db_session))
+    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     return application
 
 

@@ -1,12 +1,13 @@
 """Campaigns and their players."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
-from app.api.deps import IfMatch, PrincipalDep, SessionDep, bearer, etag
+from app.api.deps import IfMatch, PrincipalDep, SessionFactory, bearer, etag, in_thread, read
 from app.api.ratelimit import limit_campaign_creation
 from app.core.errors import Unauthorized
 from app.core.security import same_secret
@@ -26,34 +27,34 @@ def require_admin(request: Request, credentials: Annotated[HTTPAuthorizationCred
 
 @router.post("", status_code=201, response_model=CampaignCreated, dependencies=[Depends(limit_campaign_creation), Depends(require_admin)],
              summary="Create a campaign; the GM token is returned once")
-def create_campaign(data: CampaignCreate, session: SessionDep, response: Response) -> dict[str, Any]:
-    created = campaigns.create_campaign(session, data)
+async def create_campaign(data: CampaignCreate, sessions: SessionFactory, response: Response) -> dict[str, Any]:
+    created = await in_thread(sessions, campaigns.create_campaign, data)
     response.headers["ETag"] = etag(created["version"])
     return created
 
 
 @router.get("/{campaign_id}", response_model=CampaignPublic)
-def read_campaign(campaign_id: str, session: SessionDep, principal: PrincipalDep, response: Response) -> dict[str, Any]:
-    campaign = campaigns.read_campaign(session, principal, campaign_id)
+async def read_campaign(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response) -> dict[str, Any]:
+    campaign = await read(sessions, campaigns.read_campaign, principal, campaign_id)
     response.headers["ETag"] = etag(campaign["version"])
     return campaign
 
 
 @router.patch("/{campaign_id}", response_model=CampaignPublic, summary="GM: rename or change options")
-def update_campaign(campaign_id: str, data: CampaignUpdate, session: SessionDep, principal: PrincipalDep, response: Response,
-                    if_match: IfMatch = None) -> dict[str, Any]:
-    campaign = campaigns.update_campaign(session, principal, campaign_id, data, if_match)
+async def update_campaign(campaign_id: str, data: CampaignUpdate, sessions: SessionFactory, principal: PrincipalDep,
+                          response: Response, if_match: IfMatch = None) -> dict[str, Any]:
+    campaign = await in_thread(sessions, campaigns.update_campaign, principal, campaign_id, data, if_match)
     response.headers["ETag"] = etag(campaign["version"])
     return campaign
 
 
 @router.post("/{campaign_id}/players", status_code=201, response_model=PlayerCreated, summary="GM: add a player; its token is returned once")
-def create_player(campaign_id: str, data: PlayerCreate, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
-    return campaigns.create_player(session, principal, campaign_id, data)
+async def create_player(campaign_id: str, data: PlayerCreate, sessions: SessionFactory, principal: PrincipalDep) -> dict[str, Any]:
+    return await in_thread(sessions, campaigns.create_player, principal, campaign_id, data)
 
 
 @router.get("/{campaign_id}/players", response_model=Page[PlayerPublic], summary="The campaign's players")
-def list_players(campaign_id: str, session: SessionDep, principal: PrincipalDep,
+async def list_players(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
                  limit: Annotated[int, Query(ge=1, le=500)] = 50,
                  cursor: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:
-    return campaigns.list_players(session, principal, campaign_id, limit=limit, cursor=cursor)
+    return await read(sessions, partial(campaigns.list_players, limit=limit, cursor=cursor), principal, campaign_id)

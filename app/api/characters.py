@@ -1,11 +1,12 @@
 """Characters: CRUD, sheet validated by the campaign's ruleset."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.deps import IfMatch, PrincipalDep, SessionDep, etag
+from app.api.deps import IfMatch, PrincipalDep, SessionFactory, etag, in_thread, read
 from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate, Page
 from app.services import characters
 
@@ -15,33 +16,35 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 
 
 @router.post("/v1/campaigns/{campaign_id}/characters", status_code=201, response_model=CharacterPublic)
-def create_character(campaign_id: str, data: CharacterCreate, session: SessionDep, principal: PrincipalDep, response: Response) -> dict[str, Any]:
-    created = characters.create_character(session, principal, campaign_id, data)
+async def create_character(campaign_id: str, data: CharacterCreate, sessions: SessionFactory, principal: PrincipalDep,
+                           response: Response) -> dict[str, Any]:
+    created = await in_thread(sessions, characters.create_character, principal, campaign_id, data)
     response.headers["ETag"] = etag(created["version"])
     return created
 
 
 @router.get("/v1/campaigns/{campaign_id}/characters", response_model=Page[CharacterPublic])
-def list_characters(campaign_id: str, session: SessionDep, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None) -> dict[str, Any]:
-    return characters.list_characters(session, principal, campaign_id, limit=limit, cursor=cursor)
+async def list_characters(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
+                          cursor: Cursor = None) -> dict[str, Any]:
+    return await read(sessions, partial(characters.list_characters, limit=limit, cursor=cursor), principal, campaign_id)
 
 
 @router.get("/v1/characters/{character_id}", response_model=CharacterPublic)
-def read_character(character_id: str, session: SessionDep, principal: PrincipalDep, response: Response) -> dict[str, Any]:
-    found = characters.read_character(session, principal, character_id)
+async def read_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response) -> dict[str, Any]:
+    found = await read(sessions, characters.read_character, principal, character_id)
     response.headers["ETag"] = etag(found["version"])
     return found
 
 
 @router.patch("/v1/characters/{character_id}", response_model=CharacterPublic, summary="Owner or GM; the sheet is a JSON merge patch")
-def update_character(character_id: str, data: CharacterUpdate, session: SessionDep, principal: PrincipalDep,
-                     response: Response, if_match: IfMatch = None) -> dict[str, Any]:
-    updated = characters.update_character(session, principal, character_id, data, if_match)
+async def update_character(character_id: str, data: CharacterUpdate, sessions: SessionFactory, principal: PrincipalDep,
+                           response: Response, if_match: IfMatch = None) -> dict[str, Any]:
+    updated = await in_thread(sessions, characters.update_character, principal, character_id, data, if_match)
     response.headers["ETag"] = etag(updated["version"])
     return updated
 
 
 @router.delete("/v1/characters/{character_id}", status_code=204, response_class=Response)
-def delete_character(character_id: str, session: SessionDep, principal: PrincipalDep, if_match: IfMatch = None) -> Response:
-    characters.delete_character(session, principal, character_id, if_match)
+async def delete_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None) -> Response:
+    await in_thread(sessions, characters.delete_character, principal, character_id, if_match)
     return Response(status_code=204)

@@ -9,7 +9,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.api.ratelimit import RateLimiter, client_address
-from app.core.db import get_engine, get_session
+from app.core.db import get_session, open_session
 from app.core.errors import Unauthorized
 from app.core.security import hash_token
 from app.services.auth import Principal, authenticate, known_principal, require_token
@@ -20,12 +20,13 @@ SessionDep = Annotated[Session, Depends(get_session)]
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
 
 
-async def session_factory() -> Callable[[], ContextManager[Session]]:
-    """Opens sessions for work done off the event loop (one threadpool hop per request)."""
-    return lambda: Session(get_engine(), expire_on_commit=False)
+async def session_factory() -> Callable[..., ContextManager[Session]]:
+    """Opens sessions for work done off the event loop (one threadpool hop per
+    request): `sessions()` to write, `sessions(read_only=True)` to only read."""
+    return open_session
 
 
-SessionFactory = Annotated[Callable[[], ContextManager[Session]], Depends(session_factory)]
+SessionFactory = Annotated[Callable[..., ContextManager[Session]], Depends(session_factory)]
 
 
 async def get_principal(request: Request, sessions: SessionFactory,
@@ -41,7 +42,7 @@ async def get_principal(request: Request, sessions: SessionFactory,
         await limiter.refuse_failing_address(address)
         try:
             require_token(token)
-            principal = await in_thread(sessions, authenticate, token)
+            principal = await read(sessions, authenticate, token)
         except Unauthorized:
             await limiter.count_failure(address)
             raise
@@ -49,12 +50,22 @@ async def get_principal(request: Request, sessions: SessionFactory,
     return principal
 
 
-async def in_thread(sessions: Callable[[], ContextManager[Session]], fn: Callable[..., T], *args: Any) -> T:
-    """Run `fn(session, *args)` in the threadpool with a fresh session (sync DB work off the loop)."""
+async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any,
+                    read_only: bool = False) -> T:
+    """Run `fn(session, *args)` in the threadpool with a fresh session (sync DB work off the loop).
+
+    The session, and its pooled connection, is opened and closed inside that one
+    thread: no handler holds a connection while it waits for another thread (the
+    response is serialised on the event loop), so requests cannot wait on each other."""
     def work() -> T:
-        with sessions() as session:
+        with (sessions(read_only=True) if read_only else sessions()) as session:
             return fn(session, *args)
     return await run_in_threadpool(work)
+
+
+async def read(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any) -> T:
+    """`in_thread` for work that only reads (a deferred transaction: no SQLite write lock)."""
+    return await in_thread(sessions, fn, *args, read_only=True)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from app.api.deps import IdempotencyKey, JsonObject, PrincipalDep, SessionFactory, idempotency, in_thread
+from app.api.deps import IdempotencyKey, JsonObject, PrincipalDep, SessionFactory, idempotency, in_thread, read
 from app.models.schemas import LogEntryOut, OddsOut, Page
 from app.services import play
 
@@ -35,7 +35,7 @@ async def run_test(character_id: str, body: JsonObject, request: Request, sessio
 @router.post("/v1/characters/{character_id}/tests/odds", response_model=OddsOut,
              summary="Owner or GM: exact probability of every outcome; nothing rolled")
 async def test_odds(character_id: str, body: JsonObject, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
-    return JSONResponse(await in_thread(sessions, play.odds, principal, character_id, body))
+    return JSONResponse(await read(sessions, play.odds, principal, character_id, body))
 
 
 @router.post("/v1/characters/{character_id}/tests/{test_id}/reroll", status_code=201, response_model=LogEntryOut,
@@ -65,7 +65,7 @@ async def level_up(character_id: str, body: JsonObject, request: Request, sessio
 @router.get("/v1/characters/{character_id}/level-ups", response_model=Page[LogEntryOut], summary="Level-up history, newest first")
 async def level_up_history(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
                            limit: Limit = 50, cursor: Cursor = None) -> JSONResponse:
-    return JSONResponse(await in_thread(sessions, play.level_up_history, principal, character_id, limit, cursor))
+    return JSONResponse(await read(sessions, play.level_up_history, principal, character_id, limit, cursor))
 
 
 @router.post("/v1/campaigns/{campaign_id}/tests/opposed", status_code=201, response_model=LogEntryOut,

@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError, TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.core.errors import TYPE_BASE
@@ -64,6 +64,12 @@ def install_error_handlers(app: FastAPI) -> None:
         titles = {404: "Not found", 405: "Method not allowed", 401: "Unauthorized", 413: "Payload too large"}
         return problem(exc.status_code, titles.get(exc.status_code, "HTTP error"), str(exc.detail),
                        headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(PoolTimeout)
+    async def _pool_exhausted(_req: Request, exc: PoolTimeout):
+        log.warning("database pool exhausted: %s", exc)
+        return problem(503, "Service unavailable", "every database connection is busy; retry shortly",
+                       slug="unavailable", headers={"Retry-After": "1"})
 
     @app.exception_handler(DBAPIError)
     async def _database(_req: Request, exc: DBAPIError):

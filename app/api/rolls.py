@@ -1,13 +1,14 @@
 """Free rolls and the roll log."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
 from fastapi.responses import JSONResponse
 
-from app.api.deps import IdempotencyKey, PrincipalDep, SessionDep, SessionFactory, idempotency, in_thread
+from app.api.deps import IdempotencyKey, PrincipalDep, SessionFactory, idempotency, in_thread, read
 from app.models.schemas import LogEntryOut, Page, RollCreate, RollOut
 from app.services import rolls
 
@@ -24,12 +25,13 @@ async def free_roll(campaign_id: str, data: RollCreate, request: Request, sessio
 
 
 @router.get("", response_model=Page[LogEntryOut], summary="The roll log, newest first; hidden GM rolls only for the GM")
-def list_log(campaign_id: str, session: SessionDep, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None,
-             character_id: Annotated[str | None, Query(max_length=32)] = None,
-             kind: Annotated[str | None, Query(max_length=20)] = None) -> dict[str, Any]:
-    return rolls.list_log(session, principal, campaign_id, limit=limit, cursor=cursor, character_id=character_id, kind=kind)
+async def list_log(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None,
+                   character_id: Annotated[str | None, Query(max_length=32)] = None,
+                   kind: Annotated[str | None, Query(max_length=20)] = None) -> dict[str, Any]:
+    return await read(sessions, partial(rolls.list_log, limit=limit, cursor=cursor, character_id=character_id, kind=kind),
+                      principal, campaign_id)
 
 
 @router.get("/{entry_id}", response_model=LogEntryOut, summary="One roll-log entry")
-def read_entry(campaign_id: str, entry_id: str, session: SessionDep, principal: PrincipalDep) -> dict[str, Any]:
-    return rolls.read_log_entry(session, principal, campaign_id, entry_id)
+async def read_entry(campaign_id: str, entry_id: str, sessions: SessionFactory, principal: PrincipalDep) -> dict[str, Any]:
+    return await read(sessions, rolls.read_log_entry, principal, campaign_id, entry_id)

@@ -20,6 +20,9 @@ class Settings(BaseSettings):
     max_players_per_campaign: int = Field(100, ge=1, description="Players a campaign may have (409 beyond).")
     redis_url: str | None = Field(None, description="redis://host:6379/0: rate limits shared by every worker and instance; unset = per process.")
     redis_key_prefix: str = Field("jdr", min_length=1, description="Prefix of the rate-limit keys in Redis.")
+    max_in_flight: int = Field(64, ge=0, description="Requests a process serves at once (event streams and /healthz aside); 0 = no limit.")
+    max_waiting: int = Field(256, ge=0, description="Requests that may wait for a slot; beyond, 503 at once.")
+    admission_wait_seconds: float = Field(2.0, ge=0, le=60, description="How long a request waits for a slot before a 503.")
     event_streams_per_token: int = Field(5, ge=1, description="Event streams a token may hold open at once per process (429 beyond).")
     event_streams_per_process: int = Field(2000, ge=1, description="Event streams a process holds open at once (503 beyond).")
     sql_echo: bool = False

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -53,11 +51,6 @@ class Idempotency:
             raise InvalidBody("Idempotency-Key must be 1 to 200 characters", field="Idempotency-Key")
         canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"), default=str)
         return cls(key, hashlib.sha256(canonical.encode()).hexdigest())
-
-
-# SQLite has one writer at a time: threads of this process queue here (woken at
-# once) rather than in SQLite's busy handler (which sleeps up to 100 ms a try).
-_SQLITE_WRITER = threading.Lock()
 
 
 class _Retry(Exception):
@@ -111,12 +104,10 @@ def perform(
     check_member(principal, campaign_id)
     if (body := replay(session, principal, idem)) is not None:
         return body
-    gate = _SQLITE_WRITER if session.get_bind().dialect.name == "sqlite" else nullcontext()
     integrity_retried = False
     for _attempt in range(MAX_ATTEMPTS):
         try:
-            with gate:
-                return _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem)
+            return _attempt_once(session, principal, campaign_id, parse, targets, authorize, run, idem)
         except _Retry:
             session.rollback()
         except OperationalError as exc:  # SQLite busy, Postgres deadlock, a connection found dead
@@ -165,7 +156,7 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     body = _logged_body(outcome, ctx, req, now)
     rerolls = outcome.cancels
     if rerolls is not None:
-        _check_not_rerolled(conn, rerolls)
+        _check_not_rerolled(conn, rerolls, include_hidden=principal.is_gm)
     entry = {"id": body["id"], "campaign_id": campaign_id, "character_id": outcome.character_id,
              "kind": body["kind"], "hidden": req.hidden, "created_at": now, "body": body, "rerolls": rerolls}
     others = [c.id for c in characters if c.id != outcome.character_id]
@@ -243,14 +234,17 @@ def _save_sheets(conn, loaded: dict[str, CharacterState], sheets: dict[str, dict
 _LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
 
 
-_REROLLED_BY = select(_log.c.id).where(_log.c.rerolls == bindparam("rerolls"))
+_REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 
 
-def _check_not_rerolled(conn, test_id: str) -> None:
-    """AS-H2 cancels a test once: a second reroll of the same test is refused."""
-    by = conn.execute(_REROLLED_BY, {"rerolls": test_id}).scalar()
+def _check_not_rerolled(conn, test_id: str, *, include_hidden: bool) -> None:
+    """AS-H2 cancels a test once: a second reroll of the same test is refused.
+    A hidden GM reroll is not named to a player (`rerolled_by` is null)."""
+    by = conn.execute(_REROLLED_BY, {"rerolls": test_id}).first()
     if by is not None:
-        raise Conflict(f"test {test_id} was already cancelled and rolled again (by {by})", extra={"rerolled_by": by})
+        shown = by.id if include_hidden or not by.hidden else None
+        raise Conflict(f"test {test_id} was already cancelled and rolled again" + (f" (by {shown})" if shown else ""),
+                       extra={"rerolled_by": shown})
 
 
 def log_entry_body(session: Session, campaign_id: str, entry_id: str, *, include_hidden: bool) -> dict | None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from sqlalchemy import or_
+from sqlalchemy import String, cast, func, or_
 from sqlmodel import Session, select
 
 from app.core.errors import NotFound
 from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import parse
-from app.services.auth import Principal, check_member
+from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.operations import Idempotency, perform
 from app.services.rulesets.base import Outcome
 from app.services.validation import InvalidBody
@@ -29,32 +29,50 @@ def free_roll(session: Session, principal: Principal, campaign_id: str, data: Ro
         session, principal, campaign_id=campaign_id,
         parse=lambda _a: data,
         targets=lambda req: [req.character_id] if req.character_id else [],
-        authorize=lambda *_: None,  # any member may roll (hidden and table dice are checked by perform)
+        authorize=_may_attribute,  # any member may roll (hidden and table dice are checked by perform)
         run=run,
         idem=idem,
     )
 
 
-def _cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"s{seq}".encode()).decode().rstrip("=")
+def _may_attribute(principal: Principal, _adapter, _req, characters: list) -> None:
+    """A roll is attributed to a character only by its owner or the GM."""
+    for character in characters:
+        check_owner_or_gm(principal, character.player_id, "attribute a roll to this character")
 
 
-def _seq(cursor: str) -> int:
+# A page stops at this many bytes of entries (at least one entry), whatever its
+# limit: the cursor goes on from there. Entries are bounded (1,000 dice a request).
+PAGE_MAX_BYTES = 1_000_000
+
+
+def _cursor(entry_id: str) -> str:
+    """Opaque and per campaign: the last entry's id (already public), never the
+    log's global sequence, whose gaps would show hidden and other campaigns' rolls."""
+    return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
+
+
+def _after(session: Session, campaign_id: str, cursor: str):
+    """The sequence the page continues below; 422 for a cursor not of this campaign's log."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        seq = int(text[1:]) if text.startswith("s") and text[1:].isdigit() else -1
-        if not 0 < seq < 2**62:
-            raise ValueError
-        return seq
     except Exception:
-        raise InvalidBody("the cursor is not one this service returned", field="cursor") from None
+        text = ""
+    seq = None
+    if text.startswith("e") and 1 < len(text) <= 40:
+        seq = session.exec(select(LogEntry.seq).where(LogEntry.id == text[1:], LogEntry.campaign_id == campaign_id)).first()
+    if seq is None:
+        raise InvalidBody("the cursor is not one this service returned", field="cursor")
+    return seq
 
 
 def list_log(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
              character_id: str | None = None, kind: str | None = None) -> dict[str, Any]:
-    """Newest first, keyset-paginated on the log's sequence; players never see hidden entries."""
+    """Newest first, keyset-paginated on the log's sequence; players never see
+    hidden entries; a page is bounded by count and by bytes."""
     check_member(principal, campaign_id)
-    query = select(LogEntry.seq, LogEntry.body).where(LogEntry.campaign_id == campaign_id)
+    size = func.length(cast(LogEntry.body, String))
+    query = select(LogEntry.id, LogEntry.body, size).where(LogEntry.campaign_id == campaign_id)
     if character_id is not None:
         involved = select(LogEntryCharacter.seq).where(LogEntryCharacter.character_id == character_id)
         query = query.where(or_(LogEntry.character_id == character_id, LogEntry.seq.in_(involved)))
@@ -63,10 +81,16 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     if not principal.is_gm:
         query = query.where(LogEntry.hidden == False)  # noqa: E712 (SQL expression)
     if cursor:
-        query = query.where(LogEntry.seq < _seq(cursor))
+        query = query.where(LogEntry.seq < _after(session, campaign_id, cursor))
     rows = session.exec(query.order_by(LogEntry.seq.desc()).limit(limit + 1)).all()
-    next_cursor = _cursor(rows[limit - 1][0]) if len(rows) > limit else None
-    return {"items": [body for _seq_, body in rows[:limit]], "next_cursor": next_cursor}
+    items, total = [], 0
+    for entry_id, body, length in rows[:limit]:
+        total += length or 0
+        if items and total > PAGE_MAX_BYTES:
+            return {"items": items, "next_cursor": _cursor(last)}
+        items.append(body)
+        last = entry_id
+    return {"items": items, "next_cursor": _cursor(last) if len(rows) > limit else None}
 
 
 def read_log_entry(session: Session, principal: Principal, campaign_id: str, entry_id: str) -> dict[str, Any]:
