@@ -182,6 +182,13 @@ def _governed_baseline(campaign: Campaign, stored: dict[str, Any], *, kind: str)
     return {**filled, **stored}
 
 
+def _pruned(value: Any) -> Any:
+    """A value as a merge patch can state it: null members are absent (RFC 7396)."""
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if v is not None}
+    return value
+
+
 def _refuse_governed(changed: list[str]) -> Forbidden:
     fields = list(dict.fromkeys(changed))
     return Forbidden(
@@ -197,7 +204,7 @@ def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, 
     from `baseline` (the same value sent again is no change). A key whose raw value
     differs is refused even when its value is also invalid (no value of it is the
     player's), unless the sheet is invalid without it too (then the 422 stands)."""
-    touched = [k for k in keys if raw.get(k, _ABSENT) != baseline.get(k, _ABSENT)]
+    touched = [k for k in keys if _pruned(raw.get(k)) != _pruned(baseline.get(k))]
     try:
         sheet = normalized_sheet(campaign, raw, kind=kind, gm_override=False, previous=previous)
     except RuleError as exc:

@@ -221,6 +221,45 @@ def test_authorization_matrix(client, route):
     assert got == cell.expected, details
 
 
+# --- who may change what on a sheet (rules README; the sheet models mark the governed fields) ---
+
+GOVERNED_PATCHES = {  # a change of a rule-governed field: the GM only (logged as a sheet_edit)
+    "great-cosmos": [{"karma": 10}, {"level": 1000}, {"posture": "illumination"}, {"light_points": 5},
+                     {"stats": {"force": 99}}],
+    "asgard": [{"heroism": 1000}, {"vitality_max": 99}, {"skills": {"combat": 50}}],
+    "rulebook-d100": [{"hp_max": 99}, {"pe": 1}, {"stats": {"FOR": 99}}],
+    "worlds-awakening": [{"pending": {"FOR": 2}}, {"challenges": {"vol": {"name": "vol", "successes_needed": 1,
+                                                                          "successes": 1, "status": "succeeded"}}},
+                         {"level": 8}],
+}
+FREE_PATCHES = {  # free fields (and governed ones sent again unchanged): the owner or the GM
+    "great-cosmos": {"notes": "patched", "inventory": {"money": 30}, "karma": 0},
+    "asgard": {"assets": ["Rusé"], "weapons": [{"name": "hache", "damage_dice": 3}], "heroism": 3},
+    "rulebook-d100": {"weapons": [{"name": "dague", "damage": "1d4"}], "armor": 1, "hp": 14},
+    "worlds-awakening": {"weapons": [{"name": "arc", "stat": "DEX", "damage": "1d8"}], "level": 1},
+}
+SHEET_CELLS = [(ruleset, patch, GM_ONLY) for ruleset, patches in GOVERNED_PATCHES.items() for patch in patches] + [
+    (ruleset, patch, OWNER_OR_GM) for ruleset, patch in FREE_PATCHES.items()]
+
+
+@pytest.mark.parametrize("ruleset, patch, expected", SHEET_CELLS,
+                         ids=[f"{r}-{'+'.join(p)}-{'gm' if e is GM_ONLY else 'owner'}" for r, p, e in SHEET_CELLS])
+def test_sheet_patch_matrix(client, ruleset, patch, expected):
+    """PATCH /v1/characters/{id} of each ruleset: a rule-governed field is the GM's
+    (the owner's 403 names it), a free field the owner's or the GM's."""
+    world = build_world(client, ruleset)
+    got, details = {}, {}
+    for caller in CALLERS:
+        r = client.patch(f"/v1/characters/{world.hero}", json={"sheet": patch}, headers=world.headers(caller))
+        got[caller] = r.status_code
+        if r.status_code >= 400:
+            details[caller] = r.text[:200]
+            assert r.headers["content-type"].startswith("application/problem+json"), (caller, r.headers)
+        if caller == "owner" and expected is GM_ONLY:
+            assert {f.split(".")[0] for f in r.json()["fields"]} == set(patch), r.text
+    assert got == expected, details
+
+
 # --- hidden rolls --------------------------------------------------------------------
 
 def test_hidden_rolls_never_reach_players(client):

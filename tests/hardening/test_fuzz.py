@@ -9,7 +9,10 @@ player, one logged test. Path parameters hit the real ids three times in four,
 so the generated bodies reach the rules, not only the 404s.
 
 Checks on every response: no 5xx, the body conforms to the documented schema,
-and every 4xx/5xx is application/problem+json with type/title/status/detail."""
+and every 4xx/5xx is application/problem+json with type/title/status/detail.
+
+Plus, per ruleset, random merge patches of a player's own sheet (with the owner's
+token): a rule-governed field never changes, a free one does."""
 from __future__ import annotations
 
 import copy
@@ -18,7 +21,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
@@ -168,3 +171,110 @@ def test_openapi_documents_errors_as_problem_json():
                 if status.isdigit() and int(status) >= 400 and "application/problem+json" not in response.get("content", {}):
                     wrong.append(f"{method.upper()} {path} {status}: {sorted(response.get('content', {}))}")
     assert not wrong, "\n".join(wrong)
+
+
+# --- a player's sheet patches (who may change what on a sheet) ---------------------------
+
+OWNER_EXAMPLES = 40
+# per ruleset, the sheet the owner's character starts with, and a second valid value of
+# each top-level field (valid in any mix with the first); fields not listed here are
+# drawn only as "same value" or "null"
+OWNER_SHEETS = {**SHEETS, "worlds-awakening": {
+    **SHEETS["worlds-awakening"], "challenges": {"crochetage": {"name": "crochetage", "successes_needed": 3}}}}
+OTHER_VALUES: dict[str, dict[str, Any]] = {
+    "great-cosmos": {
+        "race": "elementaire", "level": 3, "stats": {"force": 69}, "intuition": 5, "karma": 4, "hp": 90, "hp_max": 120,
+        "mp": 40, "mp_max": 60, "light_points": 3, "dark_points": 0, "mental_health": 80,
+        "default_posture": "offensive", "posture": "illumination", "skills": ["escrime"], "spells": ["soin"],
+        "affiliation": "Ordre", "talents": ["lecture"], "notes": "brave",
+        "final_skill": {"name": "Nova", "punchline": "Brille !", "cost_kind": "light", "cost_points": 1},
+        "inventory": {"items": [{"name": "corde", "slots": 1}], "money": 10},
+    },
+    "asgard": {
+        "skills": {"combat": 7}, "vitality": 15, "vitality_max": 25, "heroism": 4, "protection": 3,
+        "weapons": [{"name": "hache", "damage_dice": 3}], "assets": ["Rusé"], "tier": "figurant",
+        "condition": {"dying": True},
+    },
+    "rulebook-d100": {
+        "stats": {"FOR": 55}, "skills": {"escrime": 25}, "crit_chance": 6, "hp": 10, "hp_max": 20, "pe": 10,
+        "pe_max": 20, "armor": 2, "weapons": [{"name": "dague", "damage": "1d4"}],
+    },
+    "worlds-awakening": {
+        "level": 2, "stats": {"CHA": 4}, "hp": 10, "hp_max": 14, "mp": 3, "mp_max": 5, "down": True,
+        "pending": {"FOR": 2}, "challenges": {"crochetage": {"successes": 1}},
+        "weapons": [{"name": "arc", "stat": "DEX", "damage": "1d8"}],
+    },
+}
+CHOICES = st.sampled_from(["omit", "omit", "same", "other", "other", "null"])
+KEEP = st.sampled_from(["omit", "same"])  # a governed field in a free-only patch
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7396, the oracle's own copy."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merged(out.get(key), value)
+    return out
+
+
+@pytest.fixture
+def owned_character(client, campaign_factory, player_factory, character_factory):
+    """ruleset -> (owner's headers, its character's id, the served sheet schema)."""
+    def make(ruleset: str):
+        camp = campaign_factory(ruleset)
+        owner = player_factory(camp, "Owner")
+        hero = character_factory(camp, OWNER_SHEETS[ruleset], player=owner)
+        schema = client.get(f"/v1/rulesets/{ruleset}").json()["sheet_schema"]
+        return owner.headers, hero["id"], schema
+    return make
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_fuzz_owner_sheet_patches(client, owned_character, ruleset):
+    """Random merge patches of the owner's own sheet over every field of the served
+    schema: a field marked `x-rule-governed` never changes (a change of one is a 403
+    naming it, with nothing written); a patch of free fields and of unchanged
+    governed values is applied (200)."""
+    headers, hero, schema = owned_character(ruleset)
+    governed = {name for name, prop in schema["properties"].items() if prop.get("x-rule-governed") is True}
+    assert governed, "the served sheet schema marks no rule-governed field"
+    counts = CALLS.setdefault(f"{ruleset} PATCH /v1/characters/{{character_id}} (owner's sheet patches)", {})
+
+    @given(data=st.data())
+    @settings(max_examples=OWNER_EXAMPLES, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    def check(data):
+        before = client.get(f"/v1/characters/{hero}", headers=headers).json()
+        patch, changed, unknown = {}, set(), set()
+        free_only = data.draw(st.booleans(), label="free fields only")
+        for name in schema["properties"]:
+            choice = data.draw(KEEP if free_only and name in governed else CHOICES, label=name)
+            if choice == "same" and name in before["sheet"]:
+                patch[name] = before["sheet"][name]
+            elif choice == "other" and name in OTHER_VALUES[ruleset]:
+                patch[name] = OTHER_VALUES[ruleset][name]
+                if name in governed and merged(before["sheet"].get(name), patch[name]) != before["sheet"].get(name):
+                    changed.add(name)
+            elif choice == "null":
+                patch[name] = None
+                if name in governed:
+                    unknown.add(name)  # back to its default: a change or not, per the stored value
+        r = client.patch(f"/v1/characters/{hero}", json={"sheet": patch}, headers=headers)
+        counts[r.status_code] = counts.get(r.status_code, 0) + 1
+        after = client.get(f"/v1/characters/{hero}", headers=headers).json()
+        assert r.status_code == 200 or not free_only, (patch, r.text)  # free fields stay the owner's
+        if r.status_code == 403:
+            named = {f.split(".")[0] for f in r.json()["fields"]}
+            assert changed <= named <= changed | unknown, (patch, r.json())
+            assert after == before
+        else:
+            assert r.status_code == 200 and not changed, (patch, r.text)
+            assert after["version"] == before["version"] + 1
+            assert {k: after["sheet"].get(k) for k in governed} == {k: before["sheet"].get(k) for k in governed}
+
+    check()
