@@ -275,7 +275,7 @@ def _save_version(session: Session, character: Character, ruleset: str,
     if changes:
         entry = _log_sheet_edit(session, character, changes, now)
         events.record(session, character.campaign_id, "log.created",
-                      {"entry": entry, "characters_changed": [{"id": character.id, "version": character.version + 1}]})
+                      {"entry_id": entry["id"], "characters_changed": [{"id": character.id, "version": character.version + 1}]})
     events.record(session, character.campaign_id, "character.updated", {"id": character.id, "version": character.version + 1})
     session.commit()
     character.version += 1

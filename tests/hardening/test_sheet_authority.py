@@ -11,6 +11,7 @@ transaction, with its `log.created` event. The sheet models declare the governed
 fields once; the served JSON Schema shows the mark."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -171,6 +172,13 @@ def test_gm_edit_of_rule_governed_fields_is_logged_as_sheet_edit(client, owned, 
     assert client.get(f"/v1/campaigns/{camp.id}/rolls/{entry['id']}", headers=owner.headers).json() == entry
     assert count_rows("event", campaign_id=camp.id, type="log.created") == logged_before + 1
     assert count_rows("roll_log", campaign_id=camp.id, kind="sheet_edit") == 1
+    # and its log.created event, as the table's clients receive it
+    stream = client.get(f"/v1/campaigns/{camp.id}/events", params={"follow": "false", "after": "0"},
+                        headers=owner.headers)
+    assert stream.status_code == 200, stream.text
+    logged = [json.loads(line.removeprefix("data: ")) for block in stream.text.split("\n\n")
+              if "event: log.created" in block.splitlines() for line in block.splitlines() if line.startswith("data: ")]
+    assert logged == [{"entry": entry, "characters_changed": [{"id": hero["id"], "version": 3}]}]
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)
