@@ -49,8 +49,10 @@ async def update_campaign(campaign_id: str, data: CampaignUpdate, sessions: Sess
 
 
 @router.post("/{campaign_id}/players", status_code=201, response_model=PlayerCreated, summary="GM: add a player; its token is returned once")
-async def create_player(campaign_id: str, data: PlayerCreate, sessions: SessionFactory, principal: PrincipalDep) -> dict[str, Any]:
-    return await in_thread(sessions, campaigns.create_player, principal, campaign_id, data)
+async def create_player(campaign_id: str, data: PlayerCreate, request: Request, sessions: SessionFactory,
+                        principal: PrincipalDep) -> dict[str, Any]:
+    cap = request.app.state.settings.max_players_per_campaign
+    return await in_thread(sessions, partial(campaigns.create_player, max_players=cap), principal, campaign_id, data)
 
 
 @router.get("/{campaign_id}/players", response_model=Page[PlayerPublic], summary="The campaign's players")

@@ -37,7 +37,7 @@ async def _burst(url: str, path: str, headers: dict[str, str], n: int) -> list[i
 def _check_burst(statuses: list[int | str], elapsed: float) -> None:
     unanswered = [s for s in statuses if s not in (200, 503)]
     assert not unanswered, f"{len(unanswered)} of {len(statuses)} not answered 200/503: {sorted(set(map(str, unanswered)))}"
-    assert statuses.count(200) >= 1, statuses
+    assert statuses.count(200) >= 1, statuses  # shedding load is not refusing everything
     assert elapsed < ANSWER_WITHIN + 5, elapsed
 
 
@@ -53,10 +53,15 @@ def _normal_after(url: str, token: str, character_id: str) -> None:
 def test_bursts_of_unauthenticated_readyz_and_character_reads_are_answered(live):
     server = live.start(workers=1)
     cid, token, character_id = live.campaign(server, "great-cosmos")
-    for path, headers in (("/readyz", {}), (f"/v1/characters/{character_id}", bearer(token))):
+
+    async def both() -> list[list[int | str]]:
+        return await asyncio.gather(_burst(server.url, "/readyz", {}, BURST),
+                                    _burst(server.url, f"/v1/characters/{character_id}", bearer(token), BURST))
+
+    for _round in range(2):  # and again: nothing stays wedged
         start = time.monotonic()
-        statuses = asyncio.run(_burst(server.url, path, headers, BURST))
-        _check_burst(statuses, time.monotonic() - start)
+        for statuses in asyncio.run(both()):
+            _check_burst(statuses, time.monotonic() - start)
         _normal_after(server.url, token, character_id)
 
 
