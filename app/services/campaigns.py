@@ -6,7 +6,6 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from app.core.config import get_settings
 from app.core.errors import Conflict, NotFound
 from app.core.security import hash_token, new_token
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
@@ -79,12 +78,12 @@ def list_players(session: Session, principal: Principal, campaign_id: str, *, li
 
 
 def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate,
-                  *, max_players: int | None = None) -> dict[str, Any]:
+                  *, max_players: int) -> dict[str, Any]:
     """A new player and its token; 409 once the campaign has MAX_PLAYERS_PER_CAMPAIGN
     players (tokens are minted per player, so an unbounded count would multiply any
     per-token limit). The count is taken under the campaign's row lock (PostgreSQL;
     SQLite writers are serialized already), so concurrent adds cannot pass the cap."""
-    cap = max_players if max_players is not None else get_settings().max_players_per_campaign
+    cap = max_players
     load_campaign(session, principal, campaign_id, for_update=True)
     check_gm(principal, "add players")
     players = session.exec(select(func.count()).select_from(Player).where(Player.campaign_id == campaign_id)).one()

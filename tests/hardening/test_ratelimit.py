@@ -23,7 +23,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.deps import session_factory
-from app.core.config import Settings, get_settings
+from app.core.config import Settings
 from app.core.db import get_session
 from app.main import create_app
 from tests.hardening.conftest import ROOT, Server, bearer, free_port
@@ -96,10 +96,9 @@ def test_admin_token_guesses_are_throttled(settings, db_session):
 
 # --- players per campaign --------------------------------------------------------------
 
-def test_a_campaign_has_at_most_max_players(settings, db_session, monkeypatch):
+def test_a_campaign_has_at_most_max_players(settings, db_session):
     assert Settings.model_fields["max_players_per_campaign"].default == 100  # the documented default
-    monkeypatch.setattr(get_settings(), "max_players_per_campaign", 3, raising=False)
-    with client_of(settings, db_session) as (client, _):
+    with client_of(settings.model_copy(update={"max_players_per_campaign": 3}), db_session) as (client, _):
         camp = client.post("/v1/campaigns", json={"name": "x", "ruleset": "great-cosmos"}).json()
         gm = bearer(camp["gm_token"])
         path = f"/v1/campaigns/{camp['id']}/players"
