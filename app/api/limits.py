@@ -42,6 +42,8 @@ def json_too_deep(body: bytes, limit: int) -> bool:
     else:  # no escaped quote: strings are every other piece between quotes
         outside_strings = b"".join(body.split(b'"')[::2])
     brackets = outside_strings.translate(_ONE_KIND, _NOT_BRACKETS)
+    if not brackets:
+        return False
     if b"[" * (limit + 1) in brackets:
         return True
     rest = brackets.replace(b"[]", b"")  # one scan: a pair it empties stays, so the depth drops by exactly one
