@@ -97,9 +97,8 @@ class BodySizeLimit:
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
-
     async def _refuse_depth(self, scope: Scope, receive: Receive, send: Send) -> None:
-        msg = f"the JSON body nests deeper than {self.max_depth} levels of objects and arrays (at most {self.max_depth})"
+        msg = f"objects and arrays nest more than {self.max_depth} levels deep; at most {self.max_depth} are allowed"
         await validation_problem([{"loc": ["body"], "msg": msg}])(scope, receive, send)
 
 
