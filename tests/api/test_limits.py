@@ -22,7 +22,7 @@ import pytest
 def app_with(settings, db_session, **changes):
     application = create_app(settings.model_copy(update=changes))
     application.dependency_overrides[get_session] = lambda: db_session
-    application.dependency_overrides[session_factory] = lambda: (lambda: nullcontext(db_session))
+    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     return application
 
 
