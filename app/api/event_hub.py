@@ -30,7 +30,7 @@ from app.services.events import StoredEvent
 
 log = logging.getLogger("app.events")
 T = TypeVar("T")
-Sessions = Callable[[], ContextManager[Session]]
+Sessions = Callable[..., ContextManager[Session]]  # app.api.deps.SessionFactory: read_only=True never locks
 
 POLL_SECONDS = 0.5
 POLL_LIMIT = 500  # events read per tick (a longer backlog goes on at the next tick, at once)
@@ -166,7 +166,7 @@ class EventHub:
     async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`fn(session, *args)` in a worker thread with its own session (catch-up reads, bounded)."""
         def work() -> T:
-            with self.sessions() as session:
+            with self.sessions(read_only=True) as session:
                 return fn(session, *args, **kwargs)
         return await anyio.to_thread.run_sync(work, limiter=self._read_limiter)
 
@@ -204,7 +204,7 @@ class EventHub:
         watermark = self._watermark
 
         def work() -> tuple[dict[str, int], list[StoredEvent], int | None]:
-            with self.sessions() as session:
+            with self.sessions(read_only=True) as session:
                 latest = events.latest_seqs(session, pending)
                 rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
                 return latest, rows, mark
@@ -240,6 +240,8 @@ class EventHub:
             try:
                 sub.queue.put_nowait((event.seq, encoded))
             except asyncio.QueueFull:  # too far behind: it catches up from the database
+                log.info("event stream of %s fell %d events behind: it catches up from the database",
+                         event.campaign_id, QUEUE_SIZE)
                 self.unsubscribe(sub)
                 sub._close("lagging")
 
