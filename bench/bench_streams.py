@@ -106,8 +106,10 @@ async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args) 
                     for w in writers:
                         w.close()
                 await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)
             print(f"  round {r + 1}: p99 without {result['without'][-1]:.1f} ms, with {args.streams} streams "
-                  f"{result['with'][-1]:.1f} ms (opened in {result['open_s'][-1]:.1f} s)", flush=True)
+                  f"{result['with'][-1]:.1f} ms (opened in {result['open_s'][-1]:.1f} s); "
+                  f"RSS {rss_mb(pid):.0f} MB after they closed", flush=True)
         await asyncio.sleep(3.0)
         await get_latencies(http, path, token, 20)
         result["rss_after"] = rss_mb(pid)

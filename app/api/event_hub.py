@@ -15,6 +15,8 @@ The poller stops when the last subscriber leaves and starts again with the next.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
 import json
 import logging
 from collections import Counter, defaultdict
@@ -38,6 +40,17 @@ QUEUE_SIZE = 256  # frames a subscriber may have waiting before it is dropped (i
 OUTAGE_TICKS = 3  # consecutive failed ticks before every stream is ended
 READERS = 4  # concurrent catch-up reads (replays) per process
 RETRY_AFTER = "5"
+TRIM_AFTER_SECONDS = 1.0
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
 
 
 def frame(event: StoredEvent) -> bytes:
@@ -103,6 +116,7 @@ class EventHub:
         self._wake = asyncio.Event()
         self._poll_limiter = anyio.CapacityLimiter(1)
         self._read_limiter = anyio.CapacityLimiter(READERS)
+        self._trim: asyncio.TimerHandle | None = None
 
     # --- admission --------------------------------------------------------------------
     def admit(self, token_hash: str) -> Lease:
@@ -122,6 +136,19 @@ class EventHub:
         self._by_token[token_hash] -= 1
         if self._by_token[token_hash] <= 0:
             del self._by_token[token_hash]
+        if self.streams == 0 and self._trim is None:
+            self._trim = self.loop.call_later(TRIM_AFTER_SECONDS, self._give_memory_back)
+
+    def _give_memory_back(self) -> None:
+        """Once the last stream is gone: collect the cycles its cancelled tasks left and
+        hand the freed heap back to the system (glibc keeps it otherwise), so a burst
+        of streams does not stay in the process's memory."""
+        self._trim = None
+        if self.streams:
+            return
+        gc.collect()
+        if _malloc_trim is not None:
+            _malloc_trim(0)
 
     # --- subscriptions ----------------------------------------------------------------
     async def subscribe(self, campaign_id: str, is_gm: bool) -> Subscription:
