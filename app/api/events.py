@@ -50,7 +50,8 @@ class InvalidCursor(DomainError):
                 "an `error` event.",
     response_class=EventSourceResponse,
     responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
-               400: {"description": "`Last-Event-ID` or `after` is not an event id"}},
+               400: {"description": "`Last-Event-ID` or `after` is not an event id",
+                     "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}},
 )
 async def stream_events(
     request: Request,
