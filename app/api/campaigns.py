@@ -9,7 +9,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from app.api.deps import IfMatch, PrincipalDep, SessionFactory, bearer, etag, in_thread, read
 from app.api.ratelimit import limit_campaign_creation
-from app.core.errors import Unauthorized
+from app.kit.errors import Unauthorized
 from app.core.security import same_secret
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, Page, PlayerCreate, PlayerCreated, PlayerPublic
 from app.services import campaigns
@@ -21,8 +21,7 @@ def require_admin(request: Request, credentials: Annotated[HTTPAuthorizationCred
     """When ADMIN_TOKEN is configured, creating a campaign needs it."""
     admin = request.app.state.settings.admin_token
     if admin and (credentials is None or not same_secret(credentials.credentials, admin)):
-        raise Unauthorized("creating a campaign needs the admin token on this server",
-                           extra={"headers": {"WWW-Authenticate": "Bearer"}})
+        raise Unauthorized("creating a campaign needs the admin token on this server",)
 
 
 @router.post("", status_code=201, response_model=CampaignCreated, dependencies=[Depends(limit_campaign_creation), Depends(require_admin)],

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.ratelimit import RateLimiter, client_address
 from app.core.db import get_session, open_session
-from app.core.errors import Unauthorized
+from app.kit.errors import Unauthorized
 from app.core.security import hash_token
 from app.services.auth import Principal, authenticate, known_principal, require_token
 from app.services.operations import Idempotency

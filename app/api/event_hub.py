@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 from sqlmodel import Session
 
-from app.core.errors import TooManyRequests, Unavailable
+from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
 from app.services.events import StoredEvent
 
@@ -39,7 +39,7 @@ POLL_LIMIT = 500  # events read per tick (a longer backlog goes on at the next t
 QUEUE_SIZE = 256  # frames a subscriber may have waiting before it is dropped (it then catches up from the DB)
 OUTAGE_TICKS = 3  # consecutive failed ticks before every stream is ended
 READERS = 4  # concurrent catch-up reads (replays) per process
-RETRY_AFTER = "5"
+RETRY_AFTER = 5
 TRIM_AFTER_SECONDS = 1.0
 
 
@@ -123,10 +123,10 @@ class EventHub:
         """Count a new stream: 429 past the per-token cap, 503 past the per-process cap."""
         if self._by_token[token_hash] >= self.per_token:
             raise TooManyRequests(f"at most {self.per_token} event streams per token",
-                                  extra={"headers": {"Retry-After": RETRY_AFTER}})
+                                  retry_after=RETRY_AFTER)
         if self.streams >= self.per_process:
             raise Unavailable("this server holds as many event streams as it may; retry shortly",
-                              extra={"headers": {"Retry-After": RETRY_AFTER}})
+                              retry_after=RETRY_AFTER)
         self._by_token[token_hash] += 1
         self.streams += 1
         return Lease(self, token_hash)
@@ -278,7 +278,7 @@ class EventHub:
             for _sub, waiter in waiting:
                 if not waiter.done():
                     waiter.set_exception(Unavailable("the database is unavailable; retry shortly",
-                                                     extra={"headers": {"Retry-After": RETRY_AFTER}}))
+                                                     retry_after=RETRY_AFTER))
 
     def _close_all(self, reason: str) -> None:
         for campaign_id in list(self._subs):

@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 from app.api.deps import PrincipalDep, SessionFactory
 from app.api.event_hub import EventHub, Lease, Subscription, error_frame, frame
 from app.core.config import get_settings
-from app.core.errors import DomainError, Unavailable
+from app.kit.errors import BadRequest, Unavailable
 from app.services import events
 from app.services.auth import check_member
 
@@ -35,10 +35,8 @@ RETRY = b"retry: 2000\n\n"
 _CURSOR = re.compile(r"[0-9]{1,19}")
 
 
-class InvalidCursor(DomainError):
-    status_code = 400
-    title = "Bad request"
-    slug = "bad-request"
+class InvalidCursor(BadRequest):
+    """`Last-Event-ID` or `after` that is not an event id."""
 
 
 @router.get(

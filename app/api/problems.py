@@ -11,8 +11,9 @@ from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError, OperationalError, TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.core.errors import TYPE_BASE
-from app.rules.errors import RuleError
+from app.kit import errors as e
+
+TYPE_BASE = "https://jdr-rules-api.dev/problems/"
 
 log = logging.getLogger("app.errors")
 PROBLEM = "application/problem+json"
@@ -38,18 +39,44 @@ def validation_problem(errors: list[dict], detail: str | None = None) -> JSONRes
     return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error", errors=errors)
 
 
-def rule_error_response(exc: RuleError) -> JSONResponse:
+# The one place where an error class becomes an HTTP status (the most specific class wins).
+STATUS: dict[type[e.AppError], int] = {
+    e.AppError: 400,
+    e.BadRequest: 400,
+    e.Unauthorized: 401,
+    e.Forbidden: 403,
+    e.NotFound: 404,
+    e.Conflict: 409,
+    e.PreconditionFailed: 412,
+    e.PayloadTooLarge: 413,
+    e.RuleError: 422,
+    e.TooManyRequests: 429,
+    e.Unavailable: 503,
+}
+
+
+def status_of(cls: type[e.AppError]) -> int:
+    return next(STATUS[k] for k in cls.__mro__ if k in STATUS)
+
+
+def app_error_response(exc: e.AppError) -> JSONResponse:
+    status = status_of(type(exc))
     extra = dict(exc.extra)
-    if exc.status_code == 422:
+    if status == 422:
         extra.setdefault("errors", [{"loc": ["body", *exc.field.split(".")] if exc.field else ["body"], "msg": exc.detail}])
-    headers = extra.pop("headers", None)
-    return problem(exc.status_code, exc.title, exc.detail, slug=exc.slug, headers=headers, **extra)
+    headers: dict[str, str] = {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
+        extra.setdefault("retry_after", exc.retry_after)
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return problem(status, exc.title, exc.detail, slug=exc.slug, headers=headers or None, **extra)
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(RuleError)
-    async def _rule_error(_req: Request, exc: RuleError):
-        return rule_error_response(exc)
+    @app.exception_handler(e.AppError)
+    async def _app_error(_req: Request, exc: e.AppError):
+        return app_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(_req: Request, exc: RequestValidationError):

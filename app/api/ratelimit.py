@@ -27,7 +27,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
 from app.core.config import Settings
-from app.core.errors import TooManyRequests, Unauthorized
+from app.kit.errors import TooManyRequests, Unauthorized
 
 log = logging.getLogger("app.ratelimit")
 
@@ -91,8 +91,7 @@ class RateLimiter:
     async def _refuse(self, item: RateLimitItem, key: tuple[str, ...], what: str) -> None:
         reset, _ = await self._call("get_window_stats", item, *key)
         retry = min(item.get_expiry(), max(1, math.ceil(reset - time.time())))
-        raise TooManyRequests(f"{what}; retry in {retry} s",
-                              extra={"headers": {"Retry-After": str(retry)}, "retry_after": retry})
+        raise TooManyRequests(f"{what}; retry in {retry} s", retry_after=retry)
 
     async def _call(self, method: str, item: RateLimitItem, *key: str) -> Any:
         """`hit`, `test` or `get_window_stats` on Redis, or in memory when Redis is

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from sqlalchemy import text
 
 from app.api.deps import SessionFactory, read
-from app.core.errors import Unavailable
+from app.kit.errors import Unavailable
 
 router = APIRouter(tags=["system"])
 READY_WITHIN_SECONDS = 2.0
@@ -29,9 +29,7 @@ async def readyz(sessions: SessionFactory) -> dict[str, str]:
         with anyio.fail_after(READY_WITHIN_SECONDS):
             await read(sessions, _ping)
     except TimeoutError:
-        raise Unavailable(f"the database did not answer within {READY_WITHIN_SECONDS:g} s",
-                          extra={"headers": {"Retry-After": "1"}}) from None
+        raise Unavailable(f"the database did not answer within {READY_WITHIN_SECONDS:g} s", retry_after=1) from None
     except Exception as exc:  # any driver error means not ready
-        raise Unavailable(f"the database does not answer: {type(exc).__name__}",
-                          extra={"headers": {"Retry-After": "1"}}) from None
+        raise Unavailable(f"the database does not answer: {type(exc).__name__}", retry_after=1) from None
     return {"status": "ready"}

@@ -9,7 +9,7 @@ from datetime import timezone
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from app.services.rulesets.base import RollingRequest, Strict
+from app.kit.models import RollingRequest, Strict
 
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL: refused on every backend alike
 NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]*$"  # no NUL nor any other control character (Unicode Cc)

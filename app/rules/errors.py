@@ -1,25 +1,12 @@
-"""Errors raised by the pure rules engine.
-
-Each error carries the HTTP status it maps to (Polar's habit): the API layer
-renders any of them as problem+json without knowing the rule behind it.
-"""
+"""Errors raised by the pure rules engine: the app's hierarchy (`app.kit.errors`,
+no HTTP in it), specialised for dice and rules. `app.api.problems` decides what
+each becomes on the wire."""
 from __future__ import annotations
 
-from typing import Any
+from app.kit.errors import Conflict, RuleError
 
-
-class RuleError(Exception):
-    """A request the rules refuse (422 unless a subclass says otherwise)."""
-
-    status_code = 422
-    title = "Rule violation"
-    slug = "rule-violation"
-
-    def __init__(self, detail: str, *, field: str | None = None, extra: dict[str, Any] | None = None):
-        super().__init__(detail)
-        self.detail = detail
-        self.field = field
-        self.extra = dict(extra or {})
+__all__ = ["RuleError", "UnsupportedOperation", "InsufficientResource", "ExpressionError", "DiceError",
+           "DiceNeeded", "DieOutOfRange", "DiceLeftOver", "TooManyDice"]
 
 
 class UnsupportedOperation(RuleError):
@@ -29,10 +16,9 @@ class UnsupportedOperation(RuleError):
     slug = "unsupported-operation"
 
 
-class InsufficientResource(RuleError):
+class InsufficientResource(Conflict):
     """A spend the character cannot afford (heroism, light points…): nothing happens."""
 
-    status_code = 409
     title = "Not enough resources"
     slug = "insufficient-resource"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
-from app.core.errors import Forbidden, NotFound, Unauthorized
+from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.core.security import hash_token
 from app.models.tables import Credential
 
@@ -27,8 +27,7 @@ class Principal:
 def require_token(token: str | None) -> str:
     """The token's hash; 401 when there is no token."""
     if not token:
-        raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)",
-                           extra={"headers": {"WWW-Authenticate": "Bearer"}})
+        raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)",)
     return hash_token(token)
 
 
@@ -43,7 +42,7 @@ def authenticate(session: Session, token: str | None) -> Principal:
     if principal is None:
         row = session.connection().execute(_CREDENTIAL, {"token_hash": token_hash}).first()
         if row is None:
-            raise Unauthorized("invalid token", extra={"headers": {"WWW-Authenticate": "Bearer"}})
+            raise Unauthorized("invalid token")
         principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)
         if len(_known) >= _KNOWN_MAX:
             _known.clear()

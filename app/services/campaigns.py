@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from app.core.errors import Conflict, NotFound
+from app.kit.errors import Conflict, NotFound
 from app.core.security import hash_token, new_token
 from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
 from app.models.tables import Campaign, Credential, Player, utcnow

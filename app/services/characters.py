@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy import insert, update
 from sqlmodel import Session, select
 
-from app.core.errors import Forbidden, NotFound, PreconditionFailed
+from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
 from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate
 from app.models.tables import Campaign, Character, LogEntry, Player, new_id, utcnow
@@ -45,8 +45,6 @@ def normalized_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_o
     except ValidationError as exc:
         raise invalid_from(exc, ("body", "sheet")) from None
     except RuleError as exc:
-        if exc.status_code != 422:
-            raise
         raise prefixed(exc, "sheet") from None
 
 
@@ -208,7 +206,7 @@ def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, 
     try:
         sheet = normalized_sheet(campaign, raw, kind=kind, gm_override=False, previous=previous)
     except RuleError as exc:
-        if not touched or exc.status_code != 422:
+        if not touched:
             raise
         untouched = {**{k: v for k, v in raw.items() if k not in touched},
                      **{k: baseline[k] for k in touched if k in baseline}}

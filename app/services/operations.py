@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
-from app.core.errors import Conflict, Forbidden, NotFound
+from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import Campaign, Character, IdempotencyRecord, LogEntry, LogEntryCharacter, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services import events
@@ -121,8 +121,7 @@ def perform(
             if integrity_retried:
                 raise
             integrity_retried = True  # a concurrent reroll of the same test won: the next attempt says so
-    raise Conflict("the character is being changed by too many requests at once; try again",
-                   extra={"headers": {"Retry-After": "1"}})
+    raise Conflict("the character is being changed by too many requests at once; try again", retry_after=1)
 
 
 def _transient(exc: OperationalError) -> bool:

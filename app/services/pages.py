@@ -9,7 +9,7 @@ from typing import Any, Callable
 from sqlalchemy import and_, or_
 from sqlmodel import Session
 
-from app.core.errors import PreconditionFailed
+from app.kit.errors import PreconditionFailed
 from app.services.validation import InvalidBody
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Session
 
-from app.core.errors import NotFound
+from app.kit.errors import NotFound
 from app.rules.errors import UnsupportedOperation
 from app.rules.dice import dice_source
 from app.services import rolls

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import String, cast, func, or_
 from sqlmodel import Session, select
 
-from app.core.errors import NotFound
+from app.kit.errors import NotFound
 from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import parse

@@ -38,7 +38,10 @@ def validate(model: type[M], data: Any, *, loc: tuple = ("body",)) -> M:
 
 def prefixed(exc: RuleError, prefix: str) -> RuleError:
     """Re-locate a rule error raised inside a nested document (e.g. the sheet)."""
-    field = f"{prefix}.{exc.field}" if exc.field else prefix
+    if exc.field == prefix or (exc.field or "").startswith(prefix + "."):
+        field = exc.field  # located already
+    else:
+        field = f"{prefix}.{exc.field}" if exc.field else prefix
     exc.field = field
     if "errors" not in exc.extra:
         exc.extra["errors"] = [{"loc": ["body", *field.split(".")], "msg": exc.detail}]

@@ -12,6 +12,7 @@ from app.rules.asgard.core import (
 )
 from app.rules.dice import TableDice
 from app.rules.errors import InsufficientResource, RuleError
+from app.kit.errors import Conflict
 
 
 def roll(spec, dice):
@@ -161,7 +162,8 @@ def test_as_h6_heroism_never_below_zero():
     assert spend_heroism(2, 2, "x") == 0
     with pytest.raises(InsufficientResource) as e:
         spend_heroism(1, 2, "cancelling damage")
-    assert (e.value.status_code, e.value.field, e.value.extra) == (409, "heroism", {"needed": 2, "available": 1})
+    assert isinstance(e.value, Conflict)
+    assert (e.value.field, e.value.extra) == ("heroism", {"needed": 2, "available": 1})
 
 
 # --- odds ------------------------------------------------------------------

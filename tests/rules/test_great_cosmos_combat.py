@@ -4,6 +4,7 @@ from fractions import Fraction
 
 import pytest
 
+from app.kit.errors import Conflict
 from app.rules.dice import TableDice
 from app.rules.errors import InsufficientResource, RuleError
 from app.rules.great_cosmos.core import result_from_dice
@@ -107,7 +108,7 @@ def test_gc_p5_entering_illumination_costs_a_light_point_and_rolls_advantage():
     assert (e.light_points, e.dark_points, e.advantage_die, e.advantage) == (1, 1, 5, "bonus_20")
     with pytest.raises(InsufficientResource) as err:
         enter_special_posture(TableDice([]), "illumination", 0, 3)
-    assert err.value.status_code == 409
+    assert isinstance(err.value, Conflict)
 
 
 def test_gc_p5_auto_defense_7_in_10():

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 from app.models.rulesets.governance import governed
 from app.rules.asgard.core import DIFFICULTIES, skill_key
-from app.services.rulesets.base import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
 DifficultyName = Literal["facile", "moyen", "difficile", "heroique", "automatique"]
 SkillName = str

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, model_validator
 
 from app.models.rulesets.governance import governed
-from app.services.rulesets.base import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
 StatName = Literal["force", "esprit", "charisme", "agilite", "precision", "chance"]
 StatOrAlias = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite"]

@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints,
 
 from app.models.rulesets.governance import governed
 from app.rules import rulebook_d100 as rules
-from app.services.rulesets.base import CampaignOptions, DiceExpression, RollingRequest, Strict, TestRequestBase
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models.fields import DiceExpression
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[\w\- ]+$")]
 Difficulty = Literal[

@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from app.models.rulesets.governance import governed
 from app.rules import worlds_awakening as rules
-from app.services.rulesets.base import CampaignOptions, DiceExpression, RollingRequest, TestRequestBase
+from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
+from app.models.fields import DiceExpression
 
 Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
 Difficulty = Literal["tres_facile", "facile", "moderee", "difficile", "tres_difficile"]

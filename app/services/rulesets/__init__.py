@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import import_module
 
-from app.rules.errors import RuleError
+from app.kit.errors import NotFound
 from app.services.rulesets.base import RulesetAdapter
 
 # ruleset id -> module under app.services.rulesets defining `ADAPTER`
@@ -17,8 +17,7 @@ RULESET_MODULES = {
 RULESET_IDS = tuple(RULESET_MODULES)
 
 
-class UnknownRuleset(RuleError):
-    status_code = 404
+class UnknownRuleset(NotFound):
     title = "Unknown ruleset"
     slug = "unknown-ruleset"
 

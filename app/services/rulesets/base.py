@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Annotated, Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel
 
-from app.rules.dice import DiceSource, parse
-from app.rules.errors import RuleError, UnsupportedOperation
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.rules.dice import DiceSource
+from app.rules.errors import UnsupportedOperation
 
 OUTCOMES = (
     "super_critical_success",
@@ -27,56 +28,6 @@ OUTCOMES = (
     "super_critical_failure",
 )
 SUCCESS_OUTCOMES = frozenset({"success", "critical_success", "super_critical_success"})
-
-
-class Strict(BaseModel):
-    """Base of every request body: unknown fields are refused with 422, not ignored."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-def _dice_expression(value: str) -> str:
-    try:
-        parse(value)
-    except RuleError as exc:
-        raise ValueError(exc.detail) from None
-    return value
-
-
-DiceExpression = Annotated[str, Field(max_length=60, description="A dice expression, e.g. `1d8+2`."),
-                           AfterValidator(_dice_expression)]
-"""A sheet field holding a dice expression (damage…), checked by the dice core's parser."""
-
-
-class CampaignOptions(Strict):
-    """Options every ruleset has; each ruleset's `Options` extends this."""
-
-    players_may_enter_dice: bool = Field(
-        False, description="Players may send table dice (`dice`); the GM always may."
-    )
-
-
-class RollingRequest(Strict):
-    """Dice provenance fields of every request that rolls (API.md)."""
-
-    # strict: `"1"`, `1.0` and `true` are not integers here (no coercion)
-    seed: StrictInt | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Reproducible RNG seed.")
-    dice: list[StrictInt] | None = Field(
-        None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
-    )
-    hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
-
-    @model_validator(mode="after")
-    def _one_provenance(self):
-        if self.seed is not None and self.dice is not None:
-            raise ValueError("give either `seed` or `dice`, not both")
-        return self
-
-
-class TestRequestBase(RollingRequest):
-    """Common fields of a test request; each ruleset adds its own."""
-
-    modifier: int = Field(0, ge=-1000, le=1000, description="Added to the target (positive = easier) or to the roll, per ruleset.")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from app.core.errors import Forbidden
+from app.kit.errors import Forbidden
 from app.rules import asgard as rules
 from app.rules.asgard.core import (
     TestResult,

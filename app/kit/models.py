@@ -1,0 +1,43 @@
+"""The pydantic models every layer shares: the strict base of request bodies,
+the dice-provenance fields of every request that rolls (API.md), and the options
+every ruleset has. Each ruleset's models extend these (app/models/rulesets/)."""
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+
+class Strict(BaseModel):
+    """Base of every request body: unknown fields are refused with 422, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class CampaignOptions(Strict):
+    """Options every ruleset has; each ruleset's `Options` extends this."""
+
+    players_may_enter_dice: bool = Field(
+        False, description="Players may send table dice (`dice`); the GM always may."
+    )
+
+
+class RollingRequest(Strict):
+    """Dice provenance fields of every request that rolls (API.md)."""
+
+    # strict: `"1"`, `1.0` and `true` are not integers here (no coercion)
+    seed: StrictInt | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Reproducible RNG seed.")
+    dice: list[StrictInt] | None = Field(
+        None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
+    )
+    hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
+
+    @model_validator(mode="after")
+    def _one_provenance(self):
+        if self.seed is not None and self.dice is not None:
+            raise ValueError("give either `seed` or `dice`, not both")
+        return self
+
+
+class TestRequestBase(RollingRequest):
+    """Common fields of a test request; each ruleset adds its own."""
+
+    modifier: int = Field(0, ge=-1000, le=1000, description="Added to the target (positive = easier) or to the roll, per ruleset.")
