@@ -3,27 +3,26 @@ an endpoint whose body depends on the campaign's ruleset lists each ruleset's
 schema under `anyOf` (tagged with `x-ruleset`)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from app.services.rulesets import all_adapters
-from app.services.rulesets.base import RulesetAdapter
+from app.services.rulesets.base import Capability
 
 REF = "#/components/schemas/{model}"
 
 # (method, path) -> which models of each adapter its body may be
-BODIES: dict[tuple[str, str], Callable[[RulesetAdapter], list[type[BaseModel]]]] = {
-    ("post", "/v1/characters/{character_id}/tests"): lambda a: [a.TestRequest],
-    ("post", "/v1/characters/{character_id}/tests/odds"): lambda a: [a.TestRequest],
-    ("post", "/v1/characters/{character_id}/tests/{test_id}/reroll"): lambda a: [a.RerollRequest],
-    ("post", "/v1/characters/{character_id}/level-ups"): lambda a: [a.LevelUpRequest] if a.LevelUpRequest else [],
-    ("post", "/v1/campaigns/{campaign_id}/tests/opposed"): lambda a: [a.OpposedRequest] if a.OpposedRequest else [],
-    ("post", "/v1/campaigns/{campaign_id}/tests/group"): lambda a: [a.GroupRequest] if a.GroupRequest else [],
-    ("post", "/v1/characters/{character_id}/actions"): lambda a: list(a.actions.values()),
+BODIES: dict[tuple[str, str], Capability] = {
+    ("post", "/v1/characters/{character_id}/tests"): Capability.TEST,
+    ("post", "/v1/characters/{character_id}/tests/odds"): Capability.ODDS,
+    ("post", "/v1/characters/{character_id}/tests/{test_id}/reroll"): Capability.REROLL,
+    ("post", "/v1/characters/{character_id}/level-ups"): Capability.LEVEL_UP,
+    ("post", "/v1/campaigns/{campaign_id}/tests/opposed"): Capability.OPPOSED,
+    ("post", "/v1/campaigns/{campaign_id}/tests/group"): Capability.GROUP,
+    ("post", "/v1/characters/{character_id}/actions"): Capability.ACTION,
 }
 
 
@@ -70,15 +69,15 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     _problem_responses(schema)
     adapters = all_adapters()
-    models = sorted({m for a in adapters for pick in BODIES.values() for m in pick(a)}, key=lambda m: (m.__module__, m.__qualname__))
+    models = sorted({m for a in adapters for cap in BODIES.values() for m in a.request_models(cap)}, key=lambda m: (m.__module__, m.__qualname__))
     refs, defs = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     components.update(defs.get("$defs", {}))
-    for (method, path), pick in BODIES.items():
+    for (method, path), capability in BODIES.items():
         operation = schema["paths"].get(path, {}).get(method)
         if operation is None:
             continue
-        choices = [{**refs[(m, "validation")], "x-ruleset": a.id} for a in adapters for m in pick(a)]
+        choices = [{**refs[(m, "validation")], "x-ruleset": a.id} for a in adapters for m in a.request_models(capability)]
         body = operation.setdefault("requestBody", {"required": True, "content": {"application/json": {}}})
         body["content"]["application/json"]["schema"] = {"anyOf": choices} if choices else {"type": "object"}
     return schema

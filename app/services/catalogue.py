@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.services.rulesets import all_adapters, get_adapter
-from app.services.rulesets.base import RulesetAdapter
+from app.services.rulesets.base import Capability, RulesetAdapter
 
 
 def summary(adapter: RulesetAdapter) -> dict[str, Any]:
@@ -26,9 +26,9 @@ def describe(ruleset: str) -> dict[str, Any]:
         "sheet_schema": adapter.Sheet.model_json_schema(),
         "test_request_schema": adapter.TestRequest.model_json_schema(),
         "operations": {
-            "level_up": adapter.LevelUpRequest is not None,
-            "opposed": adapter.OpposedRequest is not None,
-            "group": adapter.GroupRequest is not None,
+            "level_up": adapter.supports(Capability.LEVEL_UP),
+            "opposed": adapter.supports(Capability.OPPOSED),
+            "group": adapter.supports(Capability.GROUP),
             "actions": sorted(adapter.actions),
         },
     }

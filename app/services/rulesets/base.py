@@ -10,6 +10,7 @@ source, call the adapter, then persist its `Outcome` in one transaction
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Callable, ClassVar
 
@@ -81,6 +82,19 @@ class Odds:
     extra: dict[str, dict[str, Fraction]] = field(default_factory=dict)
 
 
+class Capability(StrEnum):
+    """What a ruleset may offer; `RulesetAdapter.request_models` is the one answer
+    to "does this ruleset support X" (routes, catalogue and OpenAPI read it)."""
+
+    TEST = "test"
+    ODDS = "odds"
+    REROLL = "reroll"
+    LEVEL_UP = "level_up"
+    OPPOSED = "opposed"
+    GROUP = "group"
+    ACTION = "action"
+
+
 class RulesetAdapter:
     """One ruleset seen from the services. Subclasses set the class attributes
     and override what their rules support; the rest answers 422 'unsupported'."""
@@ -98,6 +112,20 @@ class RulesetAdapter:
     actions: ClassVar[dict[str, type[RollingRequest]]] = {}
     # action types only the GM may perform (the others: the owner or the GM)
     gm_only_actions: ClassVar[frozenset[str]] = frozenset()
+
+    def request_models(self, capability: Capability) -> list[type[BaseModel]]:
+        """The request body models of a capability ([] = not offered by this ruleset;
+        several for character actions, one per action type)."""
+        if capability in (Capability.TEST, Capability.ODDS):
+            return [self.TestRequest]
+        if capability is Capability.ACTION:
+            return list(self.actions.values())
+        model = {Capability.REROLL: self.RerollRequest, Capability.LEVEL_UP: self.LevelUpRequest,
+                 Capability.OPPOSED: self.OpposedRequest, Capability.GROUP: self.GroupRequest}[capability]
+        return [model] if model is not None else []
+
+    def supports(self, capability: Capability) -> bool:
+        return bool(self.request_models(capability))
 
     # --- catalogue and sheets -------------------------------------------------
     def describe(self) -> dict[str, Any]:
