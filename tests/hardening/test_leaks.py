@@ -107,3 +107,27 @@ def test_a_player_attributes_a_free_roll_only_to_its_own_character(client, campa
     assert count_rows("roll_log") == before
     assert _roll(client, camp.id, alice.headers, character_id=hers["id"])["character_id"] == hers["id"]
     assert _roll(client, camp.id, camp.gm, character_id=npc["id"])["character_id"] == npc["id"]
+
+
+# rule: GC-K1
+def test_a_hidden_gm_test_on_a_players_character_shows_only_its_sheet_effects(client, campaign_factory,
+                                                                               player_factory, character_factory):
+    """README: the player sees the sheet's new values, not the entry, its dice nor an event."""
+    camp = campaign_factory("great-cosmos")
+    alice = player_factory(camp)
+    hers = character_factory(camp, SHEETS["great-cosmos"], player=alice, name="Aiko")
+    r = client.post(f"/v1/characters/{hers['id']}/tests", json={"stat": "force", "dice": [42], "hidden": True},
+                    headers=camp.gm)
+    assert r.status_code == 201, r.text
+    karma = r.json()["effects"]["karma"]
+    assert karma["before"] != karma["after"], karma  # the test moved the karma
+    seen = client.get(f"/v1/characters/{hers['id']}", headers=alice.headers).json()
+    assert seen["sheet"]["karma"] == karma["after"] and seen["version"] == hers["version"] + 1
+    log = client.get(f"/v1/campaigns/{camp.id}/rolls", headers=alice.headers).json()["items"]
+    assert r.json()["id"] not in [e["id"] for e in log]
+    stream = client.get(f"/v1/campaigns/{camp.id}/events", params={"after": "0", "follow": "false"},
+                        headers=alice.headers)
+    assert stream.status_code == 200 and r.json()["id"] not in stream.text and "log.created" not in stream.text
+    gm_stream = client.get(f"/v1/campaigns/{camp.id}/events", params={"after": "0", "follow": "false"},
+                           headers=camp.gm)
+    assert r.json()["id"] in gm_stream.text
