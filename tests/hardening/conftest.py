@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -71,10 +71,12 @@ class Server:
     workers: int
     process: subprocess.Popen | None = None
     log: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)  # settings of this server, over the defaults below
 
     def start(self, timeout: float = 20.0) -> "Server":
         port = int(self.url.rsplit(":", 1)[1])
-        env = {**os.environ, "DATABASE_URL": self.database_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0"}
+        env = {**os.environ, "DATABASE_URL": self.database_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0",
+               **self.env}
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
@@ -135,9 +137,9 @@ class Live:
     servers: list[Server]
     campaigns: list[str]
 
-    def start(self, workers: int = 1) -> Server:
+    def start(self, workers: int = 1, **env: str) -> Server:
         server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url,
-                        workers=workers, log=self.tmp_path / "uvicorn.log")
+                        workers=workers, log=self.tmp_path / "uvicorn.log", env=env)
         self.servers.append(server)
         return server.start()
 

@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
-import time
 import uuid
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import httpx
@@ -26,7 +22,7 @@ from app.api.deps import session_factory
 from app.core.config import Settings
 from app.core.db import get_session
 from app.main import create_app
-from tests.hardening.conftest import ROOT, Server, bearer, free_port
+from tests.hardening.conftest import Server, bearer
 
 REDIS_URL = os.environ.get("JDR_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -153,39 +149,8 @@ def redis_prefix() -> Iterator[str]:
         client.close()
 
 
-@dataclass
-class ConfiguredServer(Server):
-    """A real uvicorn with settings of its own (the conftest's Server forces RATE_LIMIT_PER_MINUTE=0)."""
-
-    env: dict[str, str] = field(default_factory=dict)
-
-    def start(self, timeout: float = 20.0) -> "ConfiguredServer":
-        port = int(self.url.rsplit(":", 1)[1])
-        env = {**os.environ, "DATABASE_URL": self.database_url, "ADMIN_TOKEN": "", **self.env}
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(self.workers), "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=out, stderr=out, start_new_session=True,
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {self.process.returncode}: {self.tail()}")
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"uvicorn did not become ready in {timeout} s: {self.tail()}")
-
-
-def start_server(live, workers: int, **env: str) -> ConfiguredServer:
-    server = ConfiguredServer(url=f"http://127.0.0.1:{free_port()}", database_url=live.database_url, workers=workers,
-                              log=live.tmp_path / "uvicorn-ratelimit.log", env=env)
-    live.servers.append(server)  # killed by the `live` fixture
-    return server.start()
+def start_server(live, workers: int, **env: str) -> Server:
+    return live.start(workers, **env)  # killed by the `live` fixture
 
 
 async def get_many(url: str, path: str, headers: dict[str, str], n: int, concurrency: int = 8) -> list[int]:
