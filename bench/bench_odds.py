@@ -137,7 +137,7 @@ CASES = {
     "RB 60%, crit 5": lambda: rb_case(rb.TestSpec(60)),
     "RB 45%, crit 10": lambda: rb_case(rb.TestSpec(45, crit_chance=10)),
     "RB 130%, overflow crits": lambda: rb_case(rb.TestSpec(130, overflow_crit=True)),
-    "RB −10%, no rescue": lambda: rb_case(rb.TestSpec(-10, rescue_negative=False)),
+    "RB −10%, no rescue": lambda: rb_case(rb.TestSpec(20, difficulty="difficile", rescue_negative=False)),
     "RB quasi-impossible": lambda: rb_case(rb.TestSpec(70, difficulty="quasi_impossible")),
     "WA CHA −4 (crit fail ≤ 3)": lambda: wa_case(wa.TestSpec(3, 12, cha=-4)),
     "WA CHA −2 (≤ 2)": lambda: wa_case(wa.TestSpec(3, 12, cha=-2)),

@@ -46,7 +46,7 @@ class TestSpec:
     modifier: int = 0
     crit_chance: int = DEFAULT_CRIT_CHANCE
     overflow_crit: bool = False
-    rescue_negative: bool = True  # RB-T6 campaign option
+    rescue_negative: bool = True  # RB-T6 campaign option (percentages made negative by difficulty)
     ruin_over_100: bool = True  # RB-T6 campaign option
 
 
@@ -73,6 +73,18 @@ class TestResult:
     @property
     def units(self) -> int:
         return self.roll % 10
+
+    @property
+    def tiebreak_units(self) -> int:
+        """RB-C2: the units digit that breaks a tie; a 100 (« le pire échec possible »)
+        never wins on its 0: it counts as the worst."""
+        return 10 if self.roll == 100 else self.units
+
+    @property
+    def standing(self) -> tuple[bool, int]:
+        """RB-C1/RB-C2: what a confrontation compares first: a success beats a failure
+        whatever the levels, then the higher level."""
+        return (self.success, self.level)
 
 
 def trunc10(n: int) -> int:
@@ -137,9 +149,17 @@ def _outcome_and_level(spec: TestSpec, pct: int, cs: int, cf: int, special: str 
     return outcome, _signed_level(outcome, success_level(pct, roll), special)
 
 
+def made_negative_by_difficulty(spec: TestSpec, pct: int) -> bool:
+    """RB-T6: the percentage is 0 or below with the difficulty modifier and above 0
+    without it (« négatif à cause de modificateurs de difficulté »)."""
+    return pct <= 0 < pct - difficulty_modifier(spec.difficulty)
+
+
 def _normal_outcome(spec: TestSpec, pct: int, roll: int, is_cs: bool, is_cf: bool) -> str:
-    """RB-T3, RB-T5, RB-T6: criticals override the percentage unless the GM's options forbid it."""
-    if is_cs and (pct >= 0 or spec.rescue_negative):
+    """RB-T3, RB-T5, RB-T6: criticals override the percentage unless the GM's options forbid
+    it; the rescue option covers only percentages made negative by difficulty modifiers, any
+    other percentage at 0 or below is still rescued by a critical success (RB-T5)."""
+    if is_cs and (spec.rescue_negative or not made_negative_by_difficulty(spec, pct)):
         return "critical_success"
     if is_cf and (pct <= 100 or spec.ruin_over_100):
         return "critical_failure"
@@ -206,16 +226,21 @@ class Placing:
     rerolls: tuple[int, ...] = ()
 
 
+def _order_key(r: TestResult, i: int) -> tuple[bool, int, int, int]:
+    return (not r.success, -r.level, r.tiebreak_units, i)
+
+
 def rank(results: Sequence[TestResult], sources: Sequence[DiceSource], purpose: str = "tiebreak") -> list[Placing]:
-    """RB-C3 (with RB-C1, RB-C2): best level first; equal levels → lower units digit;
-    still equal → each rerolls d100, lowest first, repeated while equal.
+    """RB-C3 (with RB-C1, RB-C2): a success before a failure, then the best level; equal →
+    the lower units digit (a 100 never wins on it); still equal → each rerolls d100,
+    lowest first, repeated while equal.
 
     `sources[i]` gives participant i's reroll dice; rerolls go in participant order.
     """
     rerolls: dict[int, list[int]] = {i: [] for i in range(len(results))}
-    order = sorted(range(len(results)), key=lambda i: (-results[i].level, results[i].units, i))
+    order = sorted(range(len(results)), key=lambda i: _order_key(results[i], i))
     placed: list[int] = []
-    for group in _groups(order, lambda i: (results[i].level, results[i].units)):
+    for group in _groups(order, lambda i: _order_key(results[i], 0)):
         placed.extend(_reroll_ties(group, sources, rerolls, purpose) if len(group) > 1 else group)
     return [
         Placing(i, place, _tiebreak_used(i, results, rerolls), tuple(rerolls[i]))
@@ -242,25 +267,36 @@ def _reroll_ties(group: list[int], sources: Sequence[DiceSource], rerolls: dict[
 
 
 def _tiebreak_used(i: int, results: Sequence[TestResult], rerolls: dict[int, list[int]]) -> str:
+    """What set a participant apart from those nearest it: "reroll", "units" (same success
+    and level), "success" (same level, one succeeded and the other failed) or "level"."""
+    mine = results[i]
+    others = [r for j, r in enumerate(results) if j != i]
     if rerolls[i]:
         return "reroll"
-    if any(j != i and r.level == results[i].level for j, r in enumerate(results)):
+    if any(r.standing == mine.standing for r in others):
         return "units"
+    if any(r.level == mine.level for r in others):
+        return "success"
     return "level"
 
 
 @dataclass(frozen=True)
 class Confrontation:
-    """RB-C1/C2: who won (0 = a, 1 = b), how it was decided, and the reroll dice."""
+    """RB-C1/C2: who won (0 = a, 1 = b, None = a draw), how it was decided, and the reroll dice."""
 
-    winner: int
+    winner: int | None
     tiebreak: str
     rerolls: tuple[tuple[int, ...], tuple[int, ...]]
 
 
 def confront(a: TestResult, b: TestResult, source_a: DiceSource, source_b: DiceSource | None = None,
-             purpose: str = "tiebreak") -> Confrontation:
-    """RB-C1, RB-C2: the higher success level wins; ties by units digit, then rerolls (a's then b's)."""
+             purpose: str = "tiebreak", *, tiebreak: bool = True) -> Confrontation:
+    """RB-C1, RB-C2: a success beats a failure, then the higher success level wins; ties by
+    the units digit (a 100 never wins on it), then rerolls (a's then b's). The tie-break
+    is applied only « s'il y a vraiment un besoin »: with `tiebreak=False` equal
+    standings are a draw (winner None, tiebreak "draw", no die rolled)."""
+    if not tiebreak and a.standing == b.standing:
+        return Confrontation(None, "draw", ((), ()))
     placings = rank([a, b], [source_a, source_b or source_a], purpose)
     by_index = {p.index: p for p in placings}
     return Confrontation(placings[0].index, placings[0].tiebreak, (by_index[0].rerolls, by_index[1].rerolls))

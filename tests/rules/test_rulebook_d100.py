@@ -132,8 +132,8 @@ def test_rb_t6_critical_success_rescues_negative_percentage_by_default():
 
 
 def test_rb_t6_option_off_critical_success_cannot_rescue_negative_percentage():
-    r = roll(spec(-10, rescue_negative=False), 2)
-    assert (r.outcome, r.level) == ("failure", -1)
+    r = roll(spec(20, difficulty="difficile", rescue_negative=False), 2)  # 20 - 30 = -10
+    assert (r.percentage, r.outcome, r.level) == (-10, "failure", -1)
     # a non-negative percentage is still rescued
     assert roll(spec(0, rescue_negative=False), 2).outcome == "critical_success"
 
@@ -350,11 +350,14 @@ def test_rb_f4_initiative_is_a_hab_ranking_with_critical_consequences():
 def test_rb_c3_ranking_is_ordered_by_level_then_units_then_rerolls(tests, seed):
     results = [roll(spec(pct), die) for pct, die in tests]
     placings = rb.rank(results, [dice_source(seed=seed)] * len(results))
-    keys = [(-results[p.index].level, results[p.index].units) for p in placings]
+
+    def key(r):  # RB-C2: success first, then level, then units (a 100 counts as the worst)
+        return (not r.success, -r.level, 10 if r.roll == 100 else r.roll % 10)
+
+    keys = [key(results[p.index]) for p in placings]
     assert keys == sorted(keys)
     assert sorted(p.index for p in placings) == list(range(len(results)))
     assert [p.place for p in placings] == list(range(1, len(results) + 1))
     for p in placings:
-        tied = [q for q in placings if q.index != p.index
-                and (results[q.index].level, results[q.index].units) == (results[p.index].level, results[p.index].units)]
+        tied = [q for q in placings if q.index != p.index and key(results[q.index]) == key(results[p.index])]
         assert (p.tiebreak == "reroll") == bool(tied)

@@ -42,7 +42,8 @@ def reference_outcome(spec: rb.TestSpec, die: int) -> str:
         return "critical_failure" if crit_f else ("critical_success" if crit_s else "success")
     if spec.difficulty == "inratable":
         return "critical_success" if crit_s else "success"
-    if crit_s and (pct >= 0 or spec.rescue_negative):
+    without_difficulty = pct - MODS.get(spec.difficulty, 0)
+    if crit_s and (spec.rescue_negative or not (pct <= 0 < without_difficulty)):
         return "critical_success"
     if crit_f and (pct <= 100 or spec.ruin_over_100):
         return "critical_failure"
@@ -90,10 +91,14 @@ def test_rb_t3_odds_match_brute_force_and_icepool(spec):
         (rb.TestSpec(130), {"critical_success": Fraction(5, 100), "success": Fraction(90, 100),
                             "critical_failure": Fraction(5, 100)}),
         (rb.TestSpec(130, ruin_over_100=False), {"critical_success": Fraction(5, 100), "success": Fraction(95, 100)}),
-        # RB-T6: −10% — rescued by a critical by default, not when off
-        (rb.TestSpec(-10), {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100),
-                            "critical_failure": Fraction(5, 100)}),
-        (rb.TestSpec(-10, rescue_negative=False), {"failure": Fraction(95, 100), "critical_failure": Fraction(5, 100)}),
+        # RB-T6: −10% made so by the difficulty — rescued by a critical by default, not when off
+        (rb.TestSpec(20, difficulty="difficile"), {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100),
+                                                   "critical_failure": Fraction(5, 100)}),
+        (rb.TestSpec(20, difficulty="difficile", rescue_negative=False),
+         {"failure": Fraction(95, 100), "critical_failure": Fraction(5, 100)}),
+        # RB-T6: −10% from the stat itself follows RB-T5 whatever the option
+        (rb.TestSpec(-10, rescue_negative=False), {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100),
+                                                   "critical_failure": Fraction(5, 100)}),
         # RB-T7: 130% with overflow → crit success 5 + 6 = 11
         (rb.TestSpec(130, overflow_crit=True), {"critical_success": Fraction(11, 100), "success": Fraction(84, 100),
                                                 "critical_failure": Fraction(5, 100)}),

@@ -103,6 +103,7 @@ class OpposedRequest(RollingRequest):
 
     a: Side
     b: Side
+    tiebreak: bool = Field(True, description="RB-C2: break a tie (units digit, then rerolls); false: equal is a draw.")
 
 
 class Participant(Strict):

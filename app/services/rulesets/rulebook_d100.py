@@ -121,7 +121,8 @@ class RulebookD100Adapter(RulesetAdapter):
             "criticals": {"success": "roll <= crit_chance", "failure": "roll > 100 - crit_chance",
                           "level": "2 x |level|, signed by the outcome",
                           "overflow_crit": "+1 crit success chance per full 5 points above 100"},
-            "opposed": {"winner": "higher level, then lower units digit, then d100 rerolls (lowest)",
+            "opposed": {"winner": "a success beats a failure, then higher level, then lower units digit (100 never "
+                                  "wins on it), then d100 rerolls (lowest); tiebreak false: equal is a draw",
                         "dice_order": ["d100 (a: test)", "d100 (b: test)", "d100 rerolls a, b, ... while tied"]},
             "group_modes": ["ranking"],
         }
@@ -167,11 +168,12 @@ class RulebookD100Adapter(RulesetAdapter):
         da, db = TaggedDice(ctx.dice, "a", log), TaggedDice(ctx.dice, "b", log)
         (spec_a, info_a), (spec_b, info_b) = _spec(a.sheet, req.a, ctx, "a."), _spec(b.sheet, req.b, ctx, "b.")
         ra, rb = rules.roll_test(spec_a, da), rules.roll_test(spec_b, db)
-        c = rules.confront(ra, rb, da, db)
+        c = rules.confront(ra, rb, da, db, tiebreak=req.tiebreak)
         body = {
             "kind": "opposed", "ruleset": RULESET,
             "a": result_body(a, ra, info_a), "b": result_body(b, rb, info_b),
-            "winner": "ab"[c.winner], "winner_id": (a, b)[c.winner].id, "tiebreak": c.tiebreak,
+            "winner": None if c.winner is None else "ab"[c.winner],
+            "winner_id": None if c.winner is None else (a, b)[c.winner].id, "tiebreak": c.tiebreak,
             "rerolls": {"a": list(c.rerolls[0]), "b": list(c.rerolls[1])},
         }
         return Outcome(kind="opposed", body=body)
