@@ -146,12 +146,12 @@ def test_as_c9_fire(client, camp, hero):
 
 
 def test_as_c5_reaching_zero_rolls_the_mal_en_point_checks(client, camp, hero):
-    # campfire 2 rounds: 6+6, 5+5 = 22 -> vitality 0; checks vs 5 + 22 = 27:
-    # resistance 3 + 2+2+2 fails -> 1d6 = 3 rounds; volonte 1 + 6+6+6 automatic success
+    # campfire 2 rounds: 6+6, 5+5 = 22 -> vitality 0 in the second round; checks vs 5 + 10 = 15,
+    # the damage of that round (AS-C5): resistance 3 + 2+2+2 fails -> 1d6 = 3 rounds; volonte 1 + 6+6+6 automatic success
     out = act(client, camp, hero, {"type": "fire", "size": "campfire", "rounds": 2,
                                    "dice": [6, 6, 5, 5, 2, 2, 2, 3, 6, 6, 6]})
     checks = out["effects"]["mal_en_point"]
-    assert (checks["damage"], checks["resistance"]["target"], checks["dying"], checks["dies_in_rounds"]) == (22, 27, True, 3)
+    assert (checks["damage"], checks["resistance"]["target"], checks["dying"], checks["dies_in_rounds"]) == (10, 15, True, 3)
     assert (checks["volonte"]["outcome"], checks["unconscious_rounds"]) == ("critical_success", None)
     stored = sheet_of(client, camp, hero)
     assert (stored["vitality"], stored["condition"]["dying"], stored["condition"]["dies_in_rounds"]) == (0, True, 3)

@@ -32,8 +32,9 @@ def test_as_c1_unperceived_attack_needs_only_the_gm_difficulty():
 
 # --- AS-C2 -----------------------------------------------------------------
 
-@pytest.mark.parametrize("weapon,expected", [(1, (5,)), (2, (5, 2)), (3, (5, 2, 4))])
+@pytest.mark.parametrize("weapon,expected", [(1, (5,)), (2, (2, 4)), (3, (5, 2, 4))])
 def test_as_c2_weapon_dice_are_read_from_the_attack_in_order(weapon, expected):
+    """1d6: the distinguished first die; 2d6: the two others; 3d6: all three."""
     attack = rolled("combat", 6, [5, 2, 4])
     damage = combat.attack_damage(attack, weapon, TableDice([]))
     assert (damage.weapon_dice, damage.total) == (expected, sum(expected))

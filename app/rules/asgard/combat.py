@@ -1,4 +1,4 @@
-"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13), pure functions.
+"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13, AS-T6 in combat), pure functions.
 
 No endpoint uses them yet: encounters come later. They take resolved tests
 (`TestResult`, see core) and a DiceSource for any extra die they need.
@@ -53,16 +53,27 @@ class Damage:
     total: int
 
 
+def weapon_dice(attack_dice: tuple[int, ...], damage_dice: int) -> tuple[int, ...]:
+    """AS-C2: the attack's three dice are told apart, the distinguished one listed first
+    (« distinguer l'un des d6 utilisés des deux autres »): a 1d6 weapon reads that first
+    die, a 2d6 weapon the two others (second and third), a 3d6 weapon all three."""
+    base = attack_dice[:BASE_DICE]
+    if damage_dice == 1:
+        return base[:1]
+    if damage_dice == 2:
+        return base[1:3]
+    return base
+
+
 def attack_damage(attack: TestResult, damage_dice: int, source: DiceSource, *, asset_dice: int = 0,
                   bonus: int = 0) -> Damage:
-    """AS-C2: a weapon of Nd6 deals the first N dice of the attack (in their fixed order);
+    """AS-C2: a weapon of Nd6 deals its dice read from the attack (`weapon_dice`);
     beyond 3d6 the extra dice are rolled and added; the heroism 4th die and asset dice add.
     An attack with no dice (an NPC taking 11, AS-T8) rolls its weapon dice (Decision)."""
     if damage_dice < 1:
         raise RuleError("a weapon deals at least 1d6", field="damage_dice")
-    base = attack.dice[:BASE_DICE]
     count = min(damage_dice, BASE_DICE)
-    read = base[:count] if base else tuple(source.roll(6, "damage") for _ in range(count))
+    read = weapon_dice(attack.dice, count) if attack.dice else tuple(source.roll(6, "damage") for _ in range(count))
     extra = tuple(source.roll(6, "damage") for _ in range(max(0, damage_dice - BASE_DICE) + asset_dice))
     heroism = attack.heroism_die
     total = sum(read) + sum(extra) + (heroism or 0) + bonus
@@ -150,6 +161,48 @@ def figurant_group_bonus(size: int) -> int:
     if not 1 <= size <= MAX_FIGURANTS:
         raise RuleError(f"a group of extras has 1 to {MAX_FIGURANTS} members", field="group_size")
     return size - 1
+
+
+# --- AS-T6 in combat ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class CombatSlot:
+    """One turn in the initiative order: a combatant alone, or a cooperating group
+    (AS-T6) acting together, its leader first."""
+
+    combatants: tuple[str, ...]
+    leader: str
+
+    @property
+    def cooperation(self) -> bool:
+        return len(self.combatants) > 1
+
+
+def combat_slots(order: list[Initiative], groups: list[tuple[str, tuple[str, ...]]] = ()) -> list[CombatSlot]:
+    """AS-T6 in combat: cooperating characters act together « au cours d'un unique tour de
+    jeu »: each group (leader, members) takes one single shared slot, at its leader's place
+    in the AS-C13 order; its other members lose their own slots."""
+    placed = {i.combatant for i in order}
+    member_of: dict[str, str] = {}
+    for n, (leader, members) in enumerate(groups):
+        everyone = (leader, *[m for m in members if m != leader])
+        if len(everyone) < 2:
+            raise RuleError("a cooperation needs at least two combatants (AS-T6)", field=f"groups.{n}")
+        for cid in everyone:
+            if cid not in placed:
+                raise RuleError(f"{cid!r} is not in the initiative order", field=f"groups.{n}")
+            if cid in member_of:
+                raise RuleError(f"{cid!r} cooperates in one group at a time (AS-T6)", field=f"groups.{n}")
+            member_of[cid] = leader
+    by_leader = {leader: (leader, *[m for m in members if m != leader]) for leader, members in groups}
+    slots = []
+    for entry in order:
+        cid = entry.combatant
+        if cid in by_leader:
+            slots.append(CombatSlot(by_leader[cid], cid))
+        elif cid not in member_of:
+            slots.append(CombatSlot((cid,), cid))
+    return slots
 
 
 # --- AS-C13 ----------------------------------------------------------------

@@ -58,13 +58,23 @@ def cooperation_adjustment(result: TestResult) -> int:
     return 0
 
 
+def leader_margin(result: TestResult) -> int:
+    """AS-T6: how far a result is above what its own test needs: score − its own target
+    (a close skill's +5 included, AS-T7); an open test's score itself."""
+    return result.score - (result.target or 0)
+
+
 def leader_index(results: tuple[TestResult, ...]) -> int:
-    """AS-T6: the best result leads (automatic results first, then score, then skill value;
-    on a complete tie the first participant listed)."""
+    """AS-T6: the best result leads: automatic results first (AS-T3), then the highest
+    margin against its own target (so the group never fails where one member alone
+    succeeds), then the skill value; on a complete tie the first participant listed."""
+    def key(r: TestResult) -> tuple[int, float, int]:
+        margin = leader_margin(r) if r.score is not None else float("-inf")  # AS-T4: no dice rolled
+        return (automatic_rank(r), margin, r.spec.skill_value)
+
     best = 0
     for i, r in enumerate(results[1:], start=1):
-        b = results[best]
-        if (automatic_rank(r), r.score, r.spec.skill_value) > (automatic_rank(b), b.score, b.spec.skill_value):
+        if key(r) > key(results[best]):
             best = i
     return best
 

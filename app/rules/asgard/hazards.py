@@ -3,12 +3,13 @@ natural healing (AS-C7), falls (AS-C8), fire (AS-C9), asphyxia (AS-C10), chases 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from app.rules.asgard.core import TestResult, TestSpec, roll_test
 from app.rules.dice import DiceSource
 from app.rules.errors import RuleError
 
-MAL_EN_POINT_BASE = 5  # AS-C5: difficulty 5 + the attack's damage
+MAL_EN_POINT_BASE = 5  # AS-C5: difficulty 5 + the damage of the blow (or round) that brought vitality to 0
 FALL_METRES_PER_DIE = 3  # AS-C8
 FALL_DIFFICULTY = 15
 JUMP_DIFFICULTY = 10
@@ -26,6 +27,18 @@ def take_damage(vitality: int, damage: int) -> int:
     return max(0, vitality - max(0, damage))
 
 
+def decisive_damage(vitality: int, blows: Sequence[int]) -> int | None:
+    """AS-C5: the damage of the blow, or of the round for fire (AS-C9) and asphyxia
+    (AS-C10), that brought vitality from above 0 to 0 or below — not a sum over several
+    rounds; None when vitality does not reach 0 (or was already there)."""
+    for damage in blows:
+        after = take_damage(vitality, damage)
+        if vitality > 0 and after == 0:
+            return max(0, damage)
+        vitality = after
+    return None
+
+
 def roll_dice(count: int, source: DiceSource, purpose: str) -> tuple[int, ...]:
     return tuple(source.roll(6, purpose) for _ in range(count))
 
@@ -40,7 +53,8 @@ class MalEnPoint:
 
 
 def mal_en_point(resistance: int, volonte: int, damage: int, source: DiceSource) -> MalEnPoint:
-    """AS-C5: resistance/(5+damage) failed → dying, dies at the end of the 1d6-th next round;
+    """AS-C5: `damage` is that of the blow or round that brought vitality to 0
+    (`decisive_damage`); resistance/(5+damage) failed → dying, dies at the end of the 1d6-th next round;
     volonte/(5+damage) failed → unconscious for 2d6 rounds. Dice: resistance 3d6, [1d6],
     volonte 3d6, [2d6]."""
     target = MAL_EN_POINT_BASE + max(0, damage)
@@ -125,6 +139,11 @@ class Asphyxia:
     rounds: tuple[AsphyxiaRound, ...]
     out_of_breath: bool
     damage: int
+
+    @property
+    def damage_per_round(self) -> tuple[int, ...]:
+        """Each round's damage (0 while the breath holds), for AS-C5's `decisive_damage`."""
+        return tuple(r.damage or 0 for r in self.rounds)
 
 
 def asphyxia_difficulty(round_number: int) -> int:

@@ -31,14 +31,15 @@ class AsgardActions:
         changed = sheet != ch.sheet
         return Outcome("action", body, ch.id, {ch.id: sheet} if changed else {})
 
-    def _harm(self, ch: CharacterState, sheet: dict, damage: int, ctx: OperationContext) -> dict[str, Any]:
+    def _harm(self, ch: CharacterState, sheet: dict, damage: int, ctx: OperationContext, blows=None) -> dict[str, Any]:
         """Take `damage` off vitality (AS-C3); on reaching 0, roll the AS-C5 checks. Mutates `sheet`
         (a copy) and returns the effects."""
         before = sheet["vitality"]
         sheet["vitality"] = hazards.take_damage(before, damage)
         effects: dict[str, Any] = {"vitality": {"before": before, "after": sheet["vitality"]}}
         if before > 0 and sheet["vitality"] == 0:
-            effects["mal_en_point"] = self._mal_en_point_checks(ch, sheet, damage, ctx)
+            decisive = hazards.decisive_damage(before, blows or (damage,))  # AS-C5: the round that did it
+            effects["mal_en_point"] = self._mal_en_point_checks(ch, sheet, decisive, ctx)
         return effects
 
     def _mal_en_point_checks(self, ch: CharacterState, sheet: dict, damage: int, ctx: OperationContext) -> dict:
@@ -68,11 +69,11 @@ class AsgardActions:
         return body, sheet
 
     def _fire(self, ch, sheet, req: m.FireAction, ctx):
-        """AS-C9: the AS-C5 checks (if any) use the whole action's damage."""
+        """AS-C9: the AS-C5 checks (if any) use the damage of the round that brought vitality to 0."""
         rounds = hazards.fire(req.size, req.rounds, ctx.dice)
         damage = sum(sum(r) for r in rounds)
         body = {"size": req.size, "rounds": req.rounds, "damage_per_round": [sum(r) for r in rounds],
-                "damage": damage, "effects": self._harm(ch, sheet, damage, ctx)}
+                "damage": damage, "effects": self._harm(ch, sheet, damage, ctx, [sum(r) for r in rounds])}
         return body, sheet
 
     def _asphyxia(self, ch, sheet, req: m.AsphyxiaAction, ctx):
@@ -83,7 +84,7 @@ class AsgardActions:
                   for r in result.rounds]
         body = {"from_round": req.from_round, "rounds": rounds, "out_of_breath": result.out_of_breath,
                 "next_round": req.from_round + req.rounds, "damage": result.damage,
-                "effects": self._harm(ch, sheet, result.damage, ctx)}
+                "effects": self._harm(ch, sheet, result.damage, ctx, result.damage_per_round)}
         return body, sheet
 
     def _damage(self, ch, sheet, req: m.DamageAction, ctx):
