@@ -17,7 +17,7 @@ from app.main import create_app
 from tests.api.support import RULESET, SHEET, assert_problem, bearer
 
 GC_DEFAULTS = {
-    "players_may_enter_dice": False, "extreme_scores": True, "inventory_rules": True, "movement_rules": True,
+    "players_may_enter_dice": False, "extreme_scores": False, "inventory_rules": True, "movement_rules": True,
     "turn_order_rules": True, "sepulchral_damage_multiplier": 3.0, "backlash_damage_multiplier": 0.5,
     "backlash_after_turns": 2,
 }
@@ -141,25 +141,25 @@ def test_valid_option_round_trips(client, campaign_factory):
 
 
 def test_gm_patch_changes_options_and_name(client, campaign):
-    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"extreme_scores": False}}, headers=campaign.gm)
+    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"extreme_scores": True}}, headers=campaign.gm)
     assert r.status_code == 200, r.text
-    assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": False}
+    assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": True}
     assert r.json()["version"] == 2
     assert r.headers["etag"] == '"2"'
     # merged: a second patch keeps the first
     r = client.patch(f"/v1/campaigns/{campaign.id}", json={"name": "Renamed", "options": {"players_may_enter_dice": True}},
                      headers=campaign.gm)
     assert r.status_code == 200, r.text
-    assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": False, "players_may_enter_dice": True}
+    assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": True, "players_may_enter_dice": True}
     assert r.json()["name"] == "Renamed"
     assert r.json()["version"] == 3
     r = client.get(f"/v1/campaigns/{campaign.id}", headers=campaign.gm)
-    assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": False, "players_may_enter_dice": True}
+    assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": True, "players_may_enter_dice": True}
     assert r.json()["name"] == "Renamed"
 
 
 def test_patch_with_unknown_option_is_a_422_and_changes_nothing(client, campaign):
-    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"extreme_scores": False, "nope": 1}},
+    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"extreme_scores": True, "nope": 1}},
                      headers=campaign.gm)
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "options", "nope"]]

@@ -325,7 +325,7 @@ def test_gc_l6_chance_test_karma_saved(client, camp, character_factory):
     (1, {"mode": "one_d20", "stats": ["force"], "pool": "hp"}, ["body", "pool"]),
     (2, {"stat": "force"}, ["body", "stat"]),
     (3, {}, ["body", "pool"]),
-    (4, {"light": 3, "dark": 1}, ["body", "light"]),
+    (4, {"light": 1, "dark": 1}, ["body", "light"]),  # fewer than level 5's +3 (a GM grant may add more, GC-S6)
     (4, {"light": 3, "dark": 0, "transfers": [{"from": "esprit", "to": "force", "points": 11}]}, ["body", "transfers", 0, "points"]),
     (4, {"light": 3, "dark": 0, "transfers": [{"from": "esprit", "to": "force", "points": 6},
                                               {"from": "esprit", "to": "chance", "points": 5}]}, ["body", "transfers"]),

@@ -124,11 +124,12 @@ def test_gc_p5_failed_auto_defense_may_still_dodge():
     assert rolls == [("d100", 30, "test"), ("d10", 9, "auto_defense"), ("d100", 20, "test"), ("d10", 5, "karma")]
 
 
-def test_gc_p5_no_auto_defense_against_super_critical_or_unblockable():
+def test_gc_p5_no_auto_defense_against_super_critical_unparryable_or_undodgeable():
     r, rolls = attack([42, 1, 1], fighter(), fighter("b", posture="illumination"))
     assert r.auto_defense_die is None and r.wound is not None
-    r, rolls = attack([30, 1, 1], fighter(), fighter("b", posture="illumination"), unblockable=True)
-    assert r.auto_defense_die is None
+    for flag in ("unparryable", "undodgeable"):
+        r, rolls = attack([30, 1, 1], fighter(), fighter("b", posture="illumination"), **{flag: True})
+        assert r.auto_defense_die is None and r.wound is not None
 
 
 def test_gc_p5_advantage_bonus_is_a_test_modifier():
@@ -143,16 +144,17 @@ def test_gc_p5_gc_p6_critical_failures_ignored_on_the_final_skill():
 
 
 def test_gc_p5_final_skill_needs_level_5_a_special_posture_and_its_points():
-    assert use_final_skill(5, "illumination", "light", 2, 3, 1) == (1, 1)
-    assert use_final_skill(6, "sepulcrale", "dark", 1, 3, 1) == (3, 0)
+    said = {"punchline": "Par la lumière !"}
+    assert use_final_skill(5, "illumination", "light", 2, 3, 1, **said) == (1, 1)
+    assert use_final_skill(6, "sepulcrale", "dark", 1, 3, 1, **said) == (3, 0)
     with pytest.raises(RuleError) as e:
-        use_final_skill(4, "illumination", "light", 1, 3, 1)
+        use_final_skill(4, "illumination", "light", 1, 3, 1, **said)
     assert e.value.field == "final_skill"
     with pytest.raises(RuleError) as e:
-        use_final_skill(5, "defensive", "light", 1, 3, 1)
+        use_final_skill(5, "defensive", "light", 1, 3, 1, **said)
     assert e.value.field == "posture"
     with pytest.raises(InsufficientResource):
-        use_final_skill(5, "sepulcrale", "dark", 2, 3, 1)
+        use_final_skill(5, "sepulcrale", "dark", 2, 3, 1, **said)
 
 
 # --- GC-P6 ------------------------------------------------------------------------------------
@@ -250,7 +252,7 @@ def test_gc_d3_gc_d2_moved_cells_within_max_move():
 
 @pytest.mark.parametrize("dice,outcome,mult,new", [
     ([30], "success", Fraction(2), 6),
-    ([5], "critical_success", Fraction(5, 2), 7),
+    ([5], "critical_success", Fraction(5, 2), 8),  # 7.5 rounded up
     ([42], "super_critical_success", Fraction(3), 9),
     ([70], "failure", Fraction(1), 3),
     ([95], "critical_failure", Fraction(1), 3),

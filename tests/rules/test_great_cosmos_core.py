@@ -90,12 +90,12 @@ def test_gc_t2_score_66_is_super_critical_failure_whatever_the_stat():
 
 
 def test_gc_t2_score_at_most_0_is_super_critical_success_with_extreme_scores():
-    r, _ = roll([3, 3], 50, karma=6)
+    r, _ = roll([3, 3], 50, karma=6, extreme_scores=True)
     assert (r.score, r.outcome) == (0, "super_critical_success")
 
 
 def test_gc_t2_score_over_100_is_super_critical_failure_with_extreme_scores():
-    r, _ = roll([95, 6], 50, karma=-6)
+    r, _ = roll([95, 6], 50, karma=-6, extreme_scores=True)
     assert (r.score, r.outcome) == (101, "super_critical_failure")
 
 
@@ -127,8 +127,10 @@ def test_gc_t2_classification_limits_at_karma_extremes_pure():
     assert classify(0, -5, -10) == "failure"
     assert classify(101, 50, 10) == "failure"
     assert classify(101, 120, 10) == "success"
-    assert classify(-3, 50, 10) == "super_critical_success"
-    assert classify(105, 50, -10) == "super_critical_failure"
+    assert classify(-3, 50, 10, extreme_scores=True) == "super_critical_success"
+    assert classify(105, 50, -10, extreme_scores=True) == "super_critical_failure"
+    assert classify(-3, 50, 10) == "critical_success"  # the conversion is off by default (GC-T2)
+    assert classify(105, 50, -10) == "critical_failure"
 
 
 # --- GC-T3 -------------------------------------------------------------------
@@ -202,7 +204,7 @@ def test_gc_k5_illumination_locks_karma_at_plus_10_and_keeps_the_stored_one():
 def test_gc_k5_sepulcrale_locks_karma_at_minus_10():
     r, _ = roll([42], 50, karma=4, posture="sepulcrale")
     assert (r.karma_used, r.outcome, r.karma_after) == (-10, "critical_success", 4)
-    r, _ = roll([95, 10], 50, karma=4, posture="sepulcrale")
+    r, _ = roll([95, 10], 50, karma=4, posture="sepulcrale", extreme_scores=True)
     assert (r.score, r.outcome, r.karma_after) == (105, "super_critical_failure", 4)
 
 

@@ -131,7 +131,7 @@ def test_gc_l4_a_stat_above_85_that_gives_points_is_fine():
 @pytest.mark.parametrize("choices,field", [
     ({"transfers": ()}, "light"),
     ({"light": 3}, "dark"),
-    ({"light": 2, "dark": 2}, "light"),
+    ({"light": 1, "dark": 1}, "light"),  # fewer than the +3 (GC-L4); more is a GM grant on top (GC-S6)
     ({"light": 3, "dark": 0, "transfers": (("force", "esprit", 6), ("charisme", "esprit", 5))}, "transfers"),
     ({"light": 3, "dark": 0, "transfers": (("force", "force", 2),)}, "transfers.0.to"),
     ({"light": 3, "dark": 0, "transfers": (("charisme", "force", 10),)}, "transfers"),

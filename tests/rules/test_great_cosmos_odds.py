@@ -11,7 +11,7 @@ from app.rules.great_cosmos.core import OUTCOMES, resolve_test
 from app.rules.great_cosmos.odds import intuition_odds, outcome_counts, odds_of_test
 
 
-def brute_force(target, karma, posture=None, extreme=True):
+def brute_force(target, karma, posture=None, extreme=False):
     """Every (d100[, d10]) the rules can ask for, fed as table dice to resolve_test."""
     dist = {o: Fraction(0) for o in OUTCOMES}
     after = {}
@@ -30,7 +30,7 @@ def brute_force(target, karma, posture=None, extreme=True):
     return dist, dict(sorted(after.items()))
 
 
-def oracle_outcome(natural, d10, target, karma, extreme=True):
+def oracle_outcome(natural, d10, target, karma, extreme=False):
     """GC-T1/T2/K2..K4 written independently from the page, for icepool."""
     if natural in (42, 66) or -5 < karma < 5:
         score = natural
@@ -52,11 +52,12 @@ def oracle_outcome(natural, d10, target, karma, extreme=True):
     return "success" if score <= target else "failure"
 
 
+@pytest.mark.parametrize("extreme", [False, True])
 @pytest.mark.parametrize("karma", range(-10, 11))
 @pytest.mark.parametrize("target", [-15, 0, 5, 10, 42, 55, 66, 90, 95, 100, 115])
-def test_gc_t2_gc_k2_odds_match_brute_force_enumeration(karma, target):
-    odds = odds_of_test(target, karma)
-    dist, after = brute_force(target, karma)
+def test_gc_t2_gc_k2_odds_match_brute_force_enumeration(karma, target, extreme):
+    odds = odds_of_test(target, karma, extreme_scores=extreme)
+    dist, after = brute_force(target, karma, extreme=extreme)
     assert odds.outcomes == dist
     assert odds.karma_after == after
     assert sum(odds.outcomes.values()) == 1
@@ -76,11 +77,20 @@ def test_gc_t2_odds_extreme_scores_off_match_brute_force():
         assert odds_of_test(50, karma, extreme_scores=False).outcomes == brute_force(50, karma, extreme=False)[0]
 
 
+def test_gc_t2_odds_extreme_scores_default_off():
+    """GC-T2 (Decision): the conversion is the GM's opt-in; off, a score above 100 at karma
+    -7 is a critical failure: super-critical failures are only the score 66 (a natural 66,
+    10/1000, or 56..65 + the d10, 10/1000); on, the 55 pairs natural + d10 > 100 join them."""
+    assert odds_of_test(50, -7).outcomes["super_critical_failure"] == Fraction(20, 1000)
+    assert odds_of_test(50, -7, extreme_scores=True).outcomes["super_critical_failure"] == Fraction(75, 1000)
+
+
+@pytest.mark.parametrize("extreme", [False, True])
 @pytest.mark.parametrize("karma", [-10, -6, -5, 0, 5, 8, 10])
 @pytest.mark.parametrize("target", [1, 55, 99])
-def test_gc_t2_odds_agree_with_icepool(karma, target):
-    die = icepool.map(lambda n, d: oracle_outcome(n, d, target, karma), icepool.d(100), icepool.d(10))
-    odds = odds_of_test(target, karma)
+def test_gc_t2_odds_agree_with_icepool(karma, target, extreme):
+    die = icepool.map(lambda n, d: oracle_outcome(n, d, target, karma, extreme), icepool.d(100), icepool.d(10))
+    odds = odds_of_test(target, karma, extreme_scores=extreme)
     for outcome in OUTCOMES:
         assert odds.outcomes[outcome] == die.probability(outcome), outcome
 

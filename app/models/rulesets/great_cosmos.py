@@ -30,12 +30,12 @@ class Stats(Strict):
 
 
 class FinalSkill(Strict):
-    """GC-S9: the Final Skill, usable only from level 5 (GC-L4)."""
+    """GC-S9: the Final Skill, usable only from level 5 (GC-L4): at least 1 point, its activation phrase required."""
 
     name: str = Field(..., min_length=1, max_length=200)
-    punchline: str = Field("", max_length=1000)
+    punchline: str = Field(..., min_length=1, max_length=1000, pattern=r"\S", description="GC-S9: the activation phrase (required).")
     cost_kind: Literal["light", "dark"]
-    cost_points: int = Field(1, ge=0, le=100)
+    cost_points: int = Field(1, ge=1, le=100, description="GC-S9: at least 1 point of cost_kind.")
 
 
 class Item(Strict):
@@ -117,7 +117,7 @@ class Sheet(Strict):
 class Options(CampaignOptions):
     """Great Cosmos campaign options (the seed's optional rules are on by default)."""
 
-    extreme_scores: bool = Field(True, description="GC-T2: score <= 0 is a super-critical success, > 100 a super-critical failure.")
+    extreme_scores: bool = Field(False, description="GC-T2 (GM's opt-in, Decision: off): score <= 0 is a super-critical success, > 100 a super-critical failure.")
     inventory_rules: bool = Field(True, description="GC-I1..I4: slot inventory.")
     movement_rules: bool = Field(True, description="GC-D1..D4: grid movement and dash.")
     turn_order_rules: bool = Field(True, description="GC-O1..O3: turn order by agilite.")
@@ -148,7 +148,7 @@ class LevelUpRequest(RollingRequest):
     stat: StatOrAlias | None = Field(None, description="Level 3 (GC-L2): which of the tied lowest stats.")
     pool: Pool | None = Field(None, description="Level 4 (GC-L3): hp or mp +1d100.")
     transfers: list[Transfer] | None = Field(None, max_length=20, description="Level 5 (GC-L4): up to 10 points moved.")
-    light: int | None = Field(None, ge=0, le=3, description="Level 5 (GC-L4): light points of the +3.")
-    dark: int | None = Field(None, ge=0, le=3, description="Level 5 (GC-L4): dark points of the +3.")
+    light: int | None = Field(None, ge=0, le=1000, description="GC-S6: light points the GM grants (any level); level 5 (GC-L4): light + dark >= 3, its +3 included.")
+    dark: int | None = Field(None, ge=0, le=1000, description="GC-S6: dark points the GM grants (any level); level 5 (GC-L4): light + dark >= 3, its +3 included.")
     changes: dict[str, int] | None = Field(None, description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition.")
     chance_bonus_pool: Pool = Field(..., description="GC-L6: hp or mp gets +2d20 if the chance test succeeds.")

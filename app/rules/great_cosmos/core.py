@@ -81,8 +81,12 @@ def needs_karma_die(natural: int, karma: int) -> bool:
     return karma_die_sign(karma) != 0 and natural not in (42, 66)
 
 
-def classify(score: int, target: int, karma: int, extreme_scores: bool = True) -> str:
-    """GC-T2 (with GC-K3/GC-K4): the outcome of a test score, first match wins."""
+def classify(score: int, target: int, karma: int, extreme_scores: bool = False) -> str:
+    """GC-T2 (with GC-K3/GC-K4): the outcome of a test score, first match wins.
+
+    A score <= 0 or > 100 becomes a super-critical only when the GM opts in
+    (`extreme_scores`, « le MJ peut décider de convertir… »; Decision: off by default);
+    otherwise it counts as a critical (<= 10 / >= 91). Karma -10/+10 limit both ways."""
     if score == 42:
         return CRITICAL_SUCCESS if karma <= KARMA_MIN else SUPER_CRITICAL_SUCCESS
     if score == 66:
@@ -134,7 +138,7 @@ def resolve_test(
     karma: int,
     *,
     posture: str | None = None,
-    extreme_scores: bool = True,
+    extreme_scores: bool = False,
 ) -> TestResult:
     """GC-T1: roll d100 (then the karma d10 if GC-K2 asks), classify (GC-T2),
     update karma (GC-K1) unless a special posture locks it (GC-K5)."""
@@ -152,7 +156,7 @@ def result_from_dice(
     karma: int,
     *,
     posture: str | None = None,
-    extreme_scores: bool = True,
+    extreme_scores: bool = False,
 ) -> TestResult:
     """GC-T1..T2, GC-K1..K5 from dice already rolled (a replay of logged dice)."""
     lock = locked_karma(posture)

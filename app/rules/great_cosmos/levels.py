@@ -26,8 +26,12 @@ CHANGE_BOUNDS = {
     "hp_max": (1, 10**6), "mp_max": (0, 10**6),
     "light_points": (0, 1000), "dark_points": (0, 1000), "intuition": (1, 6),
 }
-# Which request field belongs to which new level ("6" = 6 and above).
-_FIELDS_BY_LEVEL = {2: ("mode", "stats"), 3: ("stat",), 4: ("pool",), 5: ("transfers", "light", "dark"), 6: ("changes",)}
+POINTS_MAX = 1000  # GC-S6: the sheet's bound on light/dark points
+# Which request field belongs to which new level ("6" = 6 and above); GC-S6: the GM's
+# light/dark grants (`light`, `dark`) apply to every level-up.
+_GRANTS = ("light", "dark")
+_FIELDS_BY_LEVEL = {2: ("mode", "stats", *_GRANTS), 3: ("stat", *_GRANTS), 4: ("pool", *_GRANTS),
+                    5: ("transfers", *_GRANTS), 6: ("changes", *_GRANTS)}
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,20 @@ def check_choices(new_level: int, choices: Choices, progress: Progress) -> Choic
     for name in ("mode", "stats", "stat", "pool", "transfers", "light", "dark", "changes"):
         if getattr(choices, name) is not None and name not in allowed:
             raise _refuse(name, f"{name} does not apply to a level-up to level {new_level}")
+    _check_grants(choices, progress)
     check = {2: _check_level2, 3: _check_level3, 4: _check_level4, 5: _check_level5}.get(new_level, _check_level6)
     return check(choices, progress)
+
+
+def _check_grants(c: Choices, p: Progress) -> None:
+    """GC-S6: the GM grants light/dark points at any level-up (« accordés par le MJ au cours
+    d'un changement de niveau »): each grant >= 0, the points staying within the sheet's bound."""
+    for name, have in (("light", p.light_points), ("dark", p.dark_points)):
+        grant = getattr(c, name)
+        if grant is not None and grant < 0:
+            raise _refuse(name, f"{name} is a grant of 0 or more points, not {grant} (GC-S6)")
+        if grant is not None and have + grant > POINTS_MAX:
+            raise _refuse(name, f"{name}_points would reach {have + grant}; at most {POINTS_MAX} (GC-S6)")
 
 
 def _check_level2(c: Choices, p: Progress) -> Choices:
@@ -145,11 +161,13 @@ def _check_level4(c: Choices, p: Progress) -> Choices:
 
 
 def _check_level5(c: Choices, p: Progress) -> Choices:
-    """GC-L4: light + dark = 3; transfers of at most 10 points, none above 85 nor below 1."""
+    """GC-L4: the GM splits +3 between light and dark (GC-S6: any further grant on top, so
+    light + dark >= 3); transfers of at most 10 points, none above 85 nor below 1."""
     if c.light is None or c.dark is None:
         raise _refuse("light" if c.light is None else "dark", "level 5 needs light and dark (GC-L4)")
-    if c.light < 0 or c.dark < 0 or c.light + c.dark != LEVEL5_POINTS:
-        raise _refuse("light", f"light + dark must be {LEVEL5_POINTS}, not {c.light} + {c.dark} (GC-L4)")
+    if c.light + c.dark < LEVEL5_POINTS:
+        raise _refuse("light", f"light + dark must be at least {LEVEL5_POINTS} (the +3 of level 5, "
+                               f"plus any grant), not {c.light} + {c.dark} (GC-L4, GC-S6)")
     transfers = []
     for i, (src, dst, points) in enumerate(c.transfers or ()):
         src, dst = canonical_stat(src, field=f"transfers.{i}.from"), canonical_stat(dst, field=f"transfers.{i}.to")
@@ -181,9 +199,10 @@ def _check_level6(c: Choices, p: Progress) -> Choices:
         if name not in CHANGE_BOUNDS:
             raise _refuse(f"changes.{key}", f"{key} cannot be changed; one of {', '.join(CHANGE_BOUNDS)} (GC-L5)")
         merged[name] = merged.get(name, 0) + delta
+    grants = {"light_points": c.light or 0, "dark_points": c.dark or 0}  # GC-S6, applied too
     for name, delta in merged.items():
         low, high = CHANGE_BOUNDS[name]
-        value = p.get(name) + delta
+        value = p.get(name) + delta + grants.get(name, 0)
         if not low <= value <= high:
             raise _refuse(f"changes.{name}", f"{name} would be {value}; allowed {low}..{high} (GC-L5)")
     return replace(c, changes=tuple(merged.items()))
@@ -224,6 +243,19 @@ def apply_level_dice(new_level: int, c: Choices, p: Progress, dice: DiceSource) 
     return (*_apply_level6(c, p), "GC-L5")
 
 
+def apply_grants(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
+    """GC-S6: the GM's light/dark grants of a level-up other than 5 (level 5 adds them with
+    its +3, GC-L4); a grant of 0 or none changes nothing."""
+    changes = []
+    for name in _GRANTS:
+        grant = getattr(c, name) or 0
+        if grant:
+            old = getattr(p, f"{name}_points")
+            p = replace(p, **{f"{name}_points": old + grant})
+            changes.append(Change(f"{name}_points", old, old + grant))
+    return p, changes
+
+
 def _apply_level5(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
     """GC-L4: transfers, +light/+dark, Final Skill unlocked."""
     before = dict(p.stats)
@@ -257,12 +289,16 @@ def _apply_level6(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
     return p, changes
 
 
-def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_scores: bool = True) -> LevelUp:
-    """GC-L1..L7: raise the level by one: check every choice, roll the level's dice,
-    then the chance test (GC-L6: full test rules, karma included) and its 2d20 bonus."""
+def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_scores: bool = False) -> LevelUp:
+    """GC-L1..L7: raise the level by one: check every choice, roll the level's dice, add
+    the GM's light/dark grants (GC-S6), then the chance test (GC-L6: full test rules,
+    karma included) and its 2d20 bonus."""
     new_level = progress.level + 1
     c = check_choices(new_level, choices, progress)
     p, changes, rule = apply_level_dice(new_level, c, progress, dice)
+    if new_level != 5:
+        p, grants = apply_grants(c, p)
+        changes += grants
     chance = resolve_test(dice, p.stats["chance"], p.karma, posture=p.posture, extreme_scores=extreme_scores)
     if chance.karma_after != p.karma:
         changes.append(Change("karma", p.karma, chance.karma_after))

@@ -31,7 +31,7 @@ class TestOdds:
 
 
 @lru_cache(maxsize=4096)
-def outcome_counts(target: int, karma: int, extreme_scores: bool = True) -> tuple[int, ...]:
+def outcome_counts(target: int, karma: int, extreme_scores: bool = False) -> tuple[int, ...]:
     """GC-T1/GC-T2/GC-K2: how many of the 1000 equally likely (d100, d10) pairs give
     each outcome (in `OUTCOMES` order), for the karma the test runs with."""
     target = max(_TARGET_LOW, min(_TARGET_HIGH, target))
@@ -47,7 +47,7 @@ def outcome_counts(target: int, karma: int, extreme_scores: bool = True) -> tupl
     return tuple(counts)
 
 
-def odds_of_test(target: int, karma: int, *, posture: str | None = None, extreme_scores: bool = True) -> TestOdds:
+def odds_of_test(target: int, karma: int, *, posture: str | None = None, extreme_scores: bool = False) -> TestOdds:
     """GC-T1..T2, GC-K1..K5: the exact distribution of a d100 test's outcome given the
     stored karma (or the karma a special posture locks) and of the stored karma after."""
     lock = locked_karma(posture)

@@ -3,6 +3,8 @@
 Dice order of one attack (`resolve_attack`): the attack test (d100, karma d10),
 then — if it hits — the Illumination auto-defense d10, then the defense test
 (d100, karma d10), then — if it lands — the damage dice.
+
+GC-T2: the extreme-score conversion is the GM's opt-in (`extreme_scores`, default off).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from app.rules.great_cosmos.core import (
     CRITICAL_FAILURE, CRITICAL_SUCCESS, FAILURE, SUPER_CRITICAL_FAILURE, SUPER_CRITICAL_SUCCESS,
     TestResult, resolve_test,
 )
+from app.rules.great_cosmos.sheet import check_final_skill
 
 OFFENSIVE, DEFENSIVE, ILLUMINATION, SEPULCRALE = "offensive", "defensive", "illumination", "sepulcrale"
 SPECIAL_POSTURES = {ILLUMINATION: "light", SEPULCRALE: "dark"}
@@ -59,8 +62,8 @@ def damage_multiplier(f: Fighter, *, sepulchral: float = 3, backlash: float = 0.
 
 def can_defend(f: Fighter) -> bool:
     """GC-P1: offensive cannot dodge nor parry; GC-P2 defensive may; GC-P5 Illumination may;
-    GC-P7 no defense during an Illumination backlash. Sépulcrale is read as offensive-like
-    (the seed lists no dodge among its powers: it counter-attacks instead)."""
+    GC-P7 no defense during an Illumination backlash. GC-P6 (Decision): Sépulcrale is an
+    offensive posture, no dodge nor parry; its defence is the counter-attack."""
     return f.posture in (DEFENSIVE, ILLUMINATION) and f.backlash != ILLUMINATION
 
 
@@ -78,20 +81,33 @@ class Defense:
 def defense_holds(attack: TestResult, defense: TestResult) -> Defense:
     """GC-P2: the defense holds iff it succeeds and its score <= the attack's; a
     super-critical defense always holds; against a super-critical attack only a
-    super-critical defense holds. A critical or super-critical defense marks a riposte."""
+    super-critical defense holds. A critical or super-critical defense that holds marks a
+    riposte; a defense that fails grants none."""
     if attack.outcome == SUPER_CRITICAL_SUCCESS:
         holds = defense.outcome == SUPER_CRITICAL_SUCCESS
     elif defense.outcome == SUPER_CRITICAL_SUCCESS:
         holds = True
     else:
         holds = defense.success and defense.score <= attack.score
-    return Defense(holds=holds, riposte_available=defense.outcome in (CRITICAL_SUCCESS, SUPER_CRITICAL_SUCCESS))
+    critical = defense.outcome in (CRITICAL_SUCCESS, SUPER_CRITICAL_SUCCESS)
+    return Defense(holds=holds, riposte_available=holds and critical)
 
 
-def auto_defense_applies(f: Fighter, attack: TestResult, unblockable: bool) -> bool:
+def check_reaction(reaction: str | None, *, unparryable: bool = False, undodgeable: bool = False) -> None:
+    """GC-P5: a parry of an `unparryable` attack or a dodge of an `undodgeable` one is never
+    possible, in any posture (« attaques spéciales imparables et/ou inesquivables »)."""
+    if reaction == "parry" and unparryable:
+        raise RuleError("an unparryable attack cannot be parried (GC-P5)", field="reaction")
+    if reaction == "dodge" and undodgeable:
+        raise RuleError("an undodgeable attack cannot be dodged (GC-P5)", field="reaction")
+
+
+def auto_defense_applies(f: Fighter, attack: TestResult, *, unparryable: bool = False,
+                         undodgeable: bool = False) -> bool:
     """GC-P5: in Illumination, each attack suffered may be auto-dodged/parried, except a
-    super-critical or unblockable one."""
-    return f.posture == ILLUMINATION and attack.outcome != SUPER_CRITICAL_SUCCESS and not unblockable
+    super-critical one or a special attack flagged unparryable and/or undodgeable."""
+    special = unparryable or undodgeable
+    return f.posture == ILLUMINATION and attack.outcome != SUPER_CRITICAL_SUCCESS and not special
 
 
 def roll_auto_defense(dice: DiceSource) -> tuple[int, bool]:
@@ -151,29 +167,40 @@ class Attack:
     attacker: Fighter
     defender: Fighter
     provoked: bool  # GC-P6: the defender must aim its next offensive action at the attacker
+    target_moved_away: bool = False  # GC-O2: the target left reach in the same parallel slot
 
 
 def resolve_attack(
     dice: DiceSource, attacker: Fighter, defender: Fighter, *, stat: str, damage: str,
-    reaction: str | None = None, modifier: int = 0, unblockable: bool = False,
-    sepulchral: float = 3, backlash: float = 0.5, extreme_scores: bool = True,
+    reaction: str | None = None, modifier: int = 0, unparryable: bool = False, undodgeable: bool = False,
+    same_slot: bool = False, target_moved_away: bool = False,
+    sepulchral: float = 3, backlash: float = 0.5, extreme_scores: bool = False,
 ) -> Attack:
     """GC-P1..P6: attack test (GC-P3), Illumination auto-defense (GC-P5), dodge/parry
-    (GC-P2), damage with posture multipliers (GC-P4) and Sépulcrale effects (GC-P6)."""
+    (GC-P2), damage with posture multipliers (GC-P4) and Sépulcrale effects (GC-P6).
+
+    GC-O2: an attack from the defender's own parallel slot (`same_slot`) allows no dodge
+    nor parry (automatic or not), and one whose target moved out of reach in that slot
+    (`target_moved_away`) fails whatever its test (the test is still rolled)."""
     if not can_act(attacker):
         raise RuleError("a character in Illumination backlash cannot act (GC-P7)", field="actor_id")
     if reaction is not None and reaction not in DEFENSE_STATS:
         raise RuleError("reaction is dodge or parry", field="reaction")
     if reaction is not None and not can_defend(defender):
-        raise RuleError(f"a {defender.posture} defender cannot dodge nor parry (GC-P1)", field="reaction")
+        raise RuleError(f"a {defender.posture} defender cannot dodge nor parry (GC-P1, GC-P6)", field="reaction")
+    if reaction is not None and same_slot:
+        raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
+    check_reaction(reaction, unparryable=unparryable, undodgeable=undodgeable)
     attack = resolve_test(dice, attacker.stats[stat] + modifier + posture_modifier(attacker), attacker.karma,
                           posture=attacker.posture, extreme_scores=extreme_scores)
     attacker = replace(attacker, karma=attack.karma_after)
-    out = dict(attack=attack, hit=attack.success, auto_defense_die=None, auto_defended=False, defense=None,
-               defense_holds=False, riposte_available=False, damage=None, wound=None, provoked=False)
-    if not attack.success:
+    hit = attack.success and not target_moved_away
+    out = dict(attack=attack, hit=hit, auto_defense_die=None, auto_defended=False, defense=None,
+               defense_holds=False, riposte_available=False, damage=None, wound=None, provoked=False,
+               target_moved_away=target_moved_away)
+    if not hit:
         return Attack(attacker=attacker, defender=defender, **out)
-    if auto_defense_applies(defender, attack, unblockable):
+    if not same_slot and auto_defense_applies(defender, attack, unparryable=unparryable, undodgeable=undodgeable):
         out["auto_defense_die"], out["auto_defended"] = roll_auto_defense(dice)
         if out["auto_defended"]:
             return Attack(attacker=attacker, defender=defender, **out)
@@ -224,10 +251,11 @@ def final_skill_outcome(outcome: str) -> str:
 
 
 def use_final_skill(level: int, posture: str | None, cost_kind: str, cost_points: int,
-                    light_points: int, dark_points: int) -> tuple[int, int]:
-    """GC-S9/GC-L4/GC-P5: the Final Skill needs level 5 and a special posture (it is one
-    of their powers), costs its light/dark points (409 when short) and ends the posture.
-    Returns (light_points, dark_points) after the cost."""
+                    light_points: int, dark_points: int, *, punchline: str) -> tuple[int, int]:
+    """GC-S9/GC-L4/GC-P5: the Final Skill (at least 1 point, its punchline said) needs
+    level 5 and a special posture (it is one of their powers), costs its light/dark points
+    (409 when short) and ends the posture. Returns (light_points, dark_points) after the cost."""
+    check_final_skill(cost_kind, cost_points, punchline)
     if level < 5:
         raise RuleError(f"the Final Skill unlocks at level 5 (level {level})", field="final_skill")
     if posture not in SPECIAL_POSTURES:

@@ -1,5 +1,5 @@
-"""Great Cosmos: races, light/dark points, mental health, inventory, movement
-(GC-S3, GC-S6, GC-S7, GC-I1..I4, GC-D2). Pure rules on plain values."""
+"""Great Cosmos: races, light/dark points, mental health, the Final Skill, inventory,
+movement (GC-S3, GC-S6, GC-S7, GC-S9, GC-I1..I4, GC-D2). Pure rules on plain values."""
 from __future__ import annotations
 
 import math
@@ -52,6 +52,23 @@ def check_mental_health(race: str, value: int, *, gm_override: bool = False) -> 
 def is_insane(value: int) -> bool:
     """GC-S7: at 0 (or below, under a GM override) the character sinks into madness."""
     return value <= 0
+
+
+FINAL_SKILL_COST_KINDS = ("light", "dark")
+
+
+def check_final_skill(cost_kind: str, cost_points: int, punchline: str) -> None:
+    """GC-S9: a Final Skill costs at least 1 point of its kind, light or dark (« ne possède
+    qu'un coût en light ou dark point »), and has its activation phrase, the punchline
+    (« une phrase d'activation »): required, not blank."""
+    if cost_kind not in FINAL_SKILL_COST_KINDS:
+        raise RuleError("a Final Skill costs light or dark points (GC-S9)", field="final_skill.cost_kind")
+    if cost_points < 1:
+        raise RuleError(f"a Final Skill costs at least 1 {cost_kind} point, not {cost_points} (GC-S9)",
+                        field="final_skill.cost_points")
+    if not punchline.strip():
+        raise RuleError("a Final Skill needs its activation phrase, the punchline (GC-S9)",
+                        field="final_skill.punchline")
 
 
 def max_move(agilite: int, modifier: int = 0) -> int:
@@ -168,7 +185,8 @@ def check_inventory(
 ) -> InventoryLoad:
     """GC-I4: overloading is impossible: every item must be valid (GC-I2), fit its
     container, the money its purse and the whole the capacity (GC-I1); at most one
-    two-handed weapon. Raises RuleError (422) with the reason."""
+    two-handed weapon, counting each entry's `quantity` (an entry of quantity 2 is two
+    weapons). Raises RuleError (422) with the reason."""
     containers = containers or []
     names = [c.name for c in containers]
     if len(set(names)) != len(names):
@@ -179,8 +197,12 @@ def check_inventory(
             raise RuleError(
                 f"inventory.items.{i}: no container named {item.container!r}", field=f"inventory.items.{i}.container"
             )
-    if sum(item.kind == "two_handed_weapon" for item in items) > 1:
-        raise RuleError("overloaded: at most one two-handed weapon can be carried (GC-I4)", field="inventory.items")
+    two_handed = sum(item.quantity for item in items if item.kind == "two_handed_weapon")
+    if two_handed > 1:
+        raise RuleError(
+            f"overloaded: at most one two-handed weapon can be carried, not {two_handed} (GC-I4)",
+            field="inventory.items",
+        )
     load = inventory_load(force, items, money, purse_slots, containers)
     for name, c in load.containers.items():
         if c["free"] < 0:

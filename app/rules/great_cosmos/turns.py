@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from math import floor
+from math import ceil
 from typing import Sequence
 
 from app.rules.dice import DiceSource
@@ -60,14 +60,15 @@ class Dash:
 
 
 def dash_move(base: int, outcome: str) -> tuple[Fraction, int]:
-    """GC-D4: success x2, critical x2.5, super-critical x3 (rounded down); a failure leaves it."""
+    """GC-D4: success x2, critical x2.5, super-critical x3, rounded up (the seed's only
+    rounding of distances is « arrondie par excès »: 7.5 -> 8); a failure leaves it."""
     mult = DASH_MULTIPLIERS.get(outcome, Fraction(1))
-    return mult, floor(base * mult)
+    return mult, ceil(base * mult)
 
 
 def dash(
     dice: DiceSource, agilite: int, karma: int, *, modifier: int = 0, move_modifier: int = 0,
-    posture: str | None = None, extreme_scores: bool = True,
+    posture: str | None = None, extreme_scores: bool = False,
 ) -> Dash:
     """GC-D4: giving up the action, an agilite test (GC-T1, karma included) multiplies
     the max move (GC-D2) of the turn."""
@@ -79,17 +80,20 @@ def dash(
 
 # --- GC-O1..O3 --------------------------------------------------------------------------
 
+TIE_METHODS = ("d20", "parallel")  # GC-O2: the GM's choice per encounter
+
 
 @dataclass(frozen=True)
 class Entrant:
     """One entity in a round: its effective agilite (bonuses and maluses applied),
-    its number of actions, and the postures that override the order (GC-P5, GC-P7)."""
+    its number of actions, its side, and the postures that override the order (GC-P5, GC-P7)."""
 
     id: str
     agilite: int
     actions: int = 1
-    acts_first: bool = False  # Illumination (GC-P5 "Frappe éclair")
+    acts_first: bool = False  # Illumination (GC-P5 "Frappe éclair"): its first action only
     acts_last: bool = False  # Sépulcrale backlash (GC-P7)
+    side: str | None = None  # GC-O2: who may choose the order of a one-sided tie
 
 
 @dataclass(frozen=True)
@@ -99,16 +103,26 @@ class Slot:
     entries: tuple[tuple[str, int], ...]  # (entity id, action number starting at 1)
     position: int  # the agilite value the slot sits at
     tie_dice: tuple[tuple[str, int], ...] = ()  # the d20 each tied entity rolled
+    tie_break: str | None = None  # GC-O2: "d20", "parallel" or "chosen" when the slot came from a tie
 
     @property
     def parallel(self) -> bool:
         return len(self.entries) > 1
+
+    def holds(self, entity: str) -> bool:
+        return any(e == entity for e, _ in self.entries)
 
 
 @dataclass(frozen=True)
 class TurnOrder:
     slots: tuple[Slot, ...]
     action_dice: tuple[tuple[str, int], ...]  # GC-O3: the d6 of each multi-action entity
+
+    def same_slot(self, a: str, b: str, slot_index: int) -> bool:
+        """GC-O2: whether `a` and `b` both act in slot `slot_index` (a parallel resolution:
+        no dodge nor parry between them, see postures.resolve_attack)."""
+        slot = self.slots[slot_index]
+        return a != b and slot.holds(a) and slot.holds(b)
 
 
 def action_positions(agilite: int, actions: int, d6: int | None) -> list[int]:
@@ -118,15 +132,27 @@ def action_positions(agilite: int, actions: int, d6: int | None) -> list[int]:
     return [agilite - (4 + d6) * n for n in range(actions)]
 
 
-def _band(e: Entrant) -> int:
-    return 0 if e.acts_first else (2 if e.acts_last else 1)
+def _band(e: Entrant, action: int) -> int:
+    """GC-P5 (Decision): only the Illumination's first action takes the first slots; its
+    extra actions keep their GC-O3 places. GC-P7: a Sépulcrale backlash acts last."""
+    if e.acts_first and action == 1:
+        return 0
+    return 2 if e.acts_last else 1
 
 
-def turn_order(dice: DiceSource, entrants: Sequence[Entrant]) -> TurnOrder:
-    """GC-O1..O3: highest effective agilite first (Illumination first, Sépulcrale
-    backlash last); ties roll a d20 each, lowest first, tied again → parallel.
+def turn_order(
+    dice: DiceSource, entrants: Sequence[Entrant], *, tie_method: str = "d20",
+    chosen_orders: Sequence[Sequence[str]] = (),
+) -> TurnOrder:
+    """GC-O1..O3: highest effective agilite first (an Illumination's first action first,
+    a Sépulcrale backlash last). GC-O2 ties, by the GM's method: `d20` (each rolls a d20,
+    lowest first, tied again → parallel) or `parallel` (one shared slot, no dice); a tie
+    whose entities are all on one side may instead follow an order their players chose
+    (`chosen_orders`: each lists exactly the ids of one tie).
     Dice: first one d6 per multi-action entity (input order), then the tie d20s,
     from the highest tied position down."""
+    if tie_method not in TIE_METHODS:
+        raise RuleError(f"tie_method is one of {', '.join(TIE_METHODS)} (GC-O2)", field="tie_method")
     ids = [e.id for e in entrants]
     if len(set(ids)) != len(ids):
         raise RuleError("each entity appears once in a turn order", field="combatants")
@@ -138,24 +164,56 @@ def turn_order(dice: DiceSource, entrants: Sequence[Entrant]) -> TurnOrder:
             d6 = dice.roll(6, f"extra_actions:{e.id}")
             action_dice.append((e.id, d6))
         for n, pos in enumerate(action_positions(e.agilite, e.actions, d6), start=1):
-            entries.append((_band(e), pos, e, n))
+            entries.append((_band(e, n), pos, e, n))
     groups: dict[tuple[int, int], list] = {}
     for band, pos, e, n in entries:
         groups.setdefault((band, pos), []).append((e, n))
+    chosen = _chosen_by_group(chosen_orders, [g for g in groups.values() if len(g) > 1])
     slots: list[Slot] = []
-    for (band, pos) in sorted(groups, key=lambda k: (k[0], -k[1])):
-        slots.extend(_break_tie(dice, groups[(band, pos)], pos))
+    for key in sorted(groups, key=lambda k: (k[0], -k[1])):
+        group, pos = groups[key], key[1]
+        if len(group) == 1:
+            e, n = group[0]
+            slots.append(Slot(entries=((e.id, n),), position=pos))
+        elif id(group) in chosen:
+            slots.extend(_chosen_order(group, chosen[id(group)], pos))
+        elif tie_method == "parallel":
+            slots.append(Slot(entries=tuple((e.id, n) for e, n in group), position=pos, tie_break="parallel"))
+        else:
+            slots.extend(_break_tie(dice, group, pos))
     return TurnOrder(slots=tuple(slots), action_dice=tuple(action_dice))
 
 
+def _chosen_by_group(chosen_orders: Sequence[Sequence[str]], ties: list[list]) -> dict[int, tuple[str, ...]]:
+    """GC-O2: match each chosen order to the tie it orders; it must name exactly that tie's
+    entities, all on one side."""
+    out: dict[int, tuple[str, ...]] = {}
+    for i, order in enumerate(chosen_orders):
+        where = f"chosen_orders.{i}"
+        match = next((g for g in ties if id(g) not in out and sorted(e.id for e, _ in g) == sorted(order)), None)
+        if match is None or len(set(order)) != len(order):
+            raise RuleError("a chosen order lists exactly the entities of one tie (GC-O2)", field=where)
+        sides = {e.side for e, _ in match}
+        if len(sides) != 1 or None in sides:
+            raise RuleError("only a tie whose entities are all on one side may be ordered by choice (GC-O2)",
+                            field=where)
+        out[id(match)] = tuple(order)
+    return out
+
+
+def _chosen_order(group: list, order: tuple[str, ...], position: int) -> list[Slot]:
+    """GC-O2: the players of one side chose who goes first among their tied entities."""
+    action = {e.id: n for e, n in group}
+    return [Slot(entries=((eid, action[eid]),), position=position, tie_break="chosen") for eid in order]
+
+
 def _break_tie(dice: DiceSource, group: list, position: int) -> list[Slot]:
-    """GC-O2: each tied entity rolls a d20, lowest acts first; equal rolls share a slot."""
-    if len(group) == 1:
-        e, n = group[0]
-        return [Slot(entries=((e.id, n),), position=position)]
+    """GC-O2 `d20`: each tied entity rolls a d20, lowest acts first; equal rolls share a
+    slot (the parallel resolution)."""
     rolled = [(dice.roll(20, f"tie:{e.id}"), e, n) for e, n in group]
     tie_dice = tuple((e.id, v) for v, e, n in rolled)
     by_value: dict[int, list] = {}
     for v, e, n in rolled:
         by_value.setdefault(v, []).append((e.id, n))
-    return [Slot(entries=tuple(by_value[v]), position=position, tie_dice=tie_dice) for v in sorted(by_value)]
+    return [Slot(entries=tuple(by_value[v]), position=position, tie_dice=tie_dice, tie_break="d20")
+            for v in sorted(by_value)]
