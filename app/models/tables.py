@@ -1,12 +1,12 @@
 """SQLModel tables: campaigns, credentials, players, characters, the roll log,
-idempotency records."""
+idempotency records, encounters."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import AutoString, Field, SQLModel
 
@@ -144,3 +144,64 @@ class Event(SQLModel, table=True):
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()
     data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+
+
+class Encounter(SQLModel, table=True):
+    """One fight of one campaign (API.md, "Encounters"): its status, round, turn
+    order and turn pointer; `version` counts every change (ETag / If-Match)."""
+
+    __table_args__ = (Index("ix_encounter_campaign_created", "campaign_id", "created_at", "id"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
+    name: str = Field(max_length=200)
+    status: str = Field(default="setup", max_length=10)  # "setup" | "active" | "ended"
+    round: int = Field(default=0)
+    version: int = Field(default=1)
+    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    turn_order: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    current_turn: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class Combatant(SQLModel, table=True):
+    """A campaign character in one encounter: what exists only during the fight
+    (side, position, initiative, conditions, per-round counters). What a fight
+    changes on the character itself is written to its sheet."""
+
+    __table_args__ = (Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    encounter_id: str = Field(foreign_key="encounter.id", max_length=32, sa_type=SafeString(32))
+    character_id: str = Field(max_length=32, sa_type=SafeString(32))  # no FK: a deleted character leaves its place
+    ordinal: int  # the order combatants were added in (table dice follow it)
+    side: str = Field(max_length=40)
+    hidden: bool = Field(default=False)
+    position: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    initiative: int | None = Field(default=None)
+    initiative_override: int | None = Field(default=None)
+    actions: int = Field(default=1)
+    reaction: str | None = Field(default=None, max_length=20)
+    conditions: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    counters: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _ts()
+
+
+class EncounterAction(SQLModel, table=True):
+    """The encounter's action stack: each action is also a roll-log entry (`kind:
+    "combat"`, same id); `changes` (before/after, with where each field lives) is
+    what a revert restores."""
+
+    __tablename__ = "encounter_action"
+    __table_args__ = (UniqueConstraint("encounter_id", "seq", name="uq_encounter_action_encounter_seq"),)
+
+    id: str = Field(primary_key=True, max_length=32, sa_type=SafeString(32))
+    encounter_id: str = Field(foreign_key="encounter.id", max_length=32, sa_type=SafeString(32))
+    seq: int
+    type: str = Field(max_length=20)
+    hidden: bool = Field(default=False)
+    changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    reverts: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
+    reverted_by: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
+    created_at: datetime = _ts()
