@@ -5,9 +5,10 @@ from contextlib import asynccontextmanager
 
 import anyio
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from fastapi.middleware.cors import CORSMiddleware
 
-from app.api import campaigns, characters, events, play, rolls, rulesets, system
+from app.api import campaigns, characters, encounters, events, play, rolls, rulesets, system
 from app.core.config import Settings, get_settings
 from app.api.problems import install_error_handlers
 from app.api.admission import Admission
@@ -21,6 +22,11 @@ RPG systems to them (Great Cosmos, Asgard, Rulebook D100, Worlds Awakening), log
 Errors are application/problem+json (RFC 9457)."""
 
 
+def operation_id(route: APIRoute) -> str:
+    """Short operation ids: the handler's name (`run_test`, `get_odds`, `list_rolls`…), unique in the app."""
+    return route.name
+
+
 @asynccontextmanager
 async def _lifespan(_app: FastAPI):
     # as many threadpool threads as the pool has connections for (app.core.db)
@@ -30,10 +36,11 @@ async def _lifespan(_app: FastAPI):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan)
+    app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan,
+                  generate_unique_id_function=operation_id)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
-    for module in (system, rulesets, campaigns, characters, play, rolls, events):
+    for module in (system, rulesets, campaigns, characters, play, rolls, events, encounters):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)

@@ -1,0 +1,217 @@
+"""Request and response schemas of combat encounters (API.md, "Encounters (combat)").
+
+The options and request bodies every ruleset shares live here; a ruleset's own
+encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+from app.kit.models import RollingRequest, Strict
+from app.models.schemas import NO_CONTROL, NO_NUL, Timestamp
+
+Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
+Side = Annotated[str, Field(min_length=1, max_length=40, pattern=NO_CONTROL)]
+Reaction = Annotated[str, Field(min_length=1, max_length=20, pattern=NO_CONTROL)]
+Initiative = Annotated[StrictInt, Field(ge=-10_000, le=10_000)]
+Ends = Literal["start_of_turn", "end_of_turn"]
+MAX_COMBATANTS = 500
+MAX_COPIES = 50
+
+
+# --- options ----------------------------------------------------------------------------
+class EncounterOptions(Strict):
+    """Options of every encounter; unknown ones are refused (422)."""
+
+    hp_visibility: Literal["exact", "status", "hidden"] = Field(
+        "exact", description="What players see of the resources of combatants they do not own: the exact values, "
+                             "a status (unhurt, wounded, bloodied, down) or nothing.")
+    reveal_on_turn: bool = Field(True, description="A hidden combatant is revealed when its first turn comes.")
+
+
+class GreatCosmosEncounterOptions(EncounterOptions):
+    tie_method: Literal["d20", "parallel"] = Field(
+        "d20", description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "
+                           "or act in parallel at once.")
+
+
+# --- setup -------------------------------------------------------------------------------
+class Position(Strict):
+    x: StrictInt = Field(ge=-100_000, le=100_000)
+    y: StrictInt = Field(ge=-100_000, le=100_000)
+
+
+class CombatantCreate(Strict):
+    """One campaign character in the fight, or `count` numbered copies of an NPC."""
+
+    character_id: Id
+    side: Side | None = Field(None, description="Default: `heroes` for a PC, `foes` for an NPC.")
+    position: Position | None = None
+    hidden: bool = Field(False, description="Players do not see it until it is revealed.")
+    reaction: Reaction | None = Field(None, description="Standing defence when attacked (the ruleset's names); "
+                                                        "null: the ruleset's default.")
+    initiative: Initiative | None = Field(None, description="GM override: replaces the rolled initiative.")
+    actions: StrictInt = Field(1, ge=1, le=5, description="Actions per round (GC-O3; great-cosmos only).")
+    count: StrictInt | None = Field(None, ge=1, le=MAX_COPIES,
+                                    description="Copy this NPC into N new NPC characters \"Name 1…N\", each its own "
+                                                "sheet, each a combatant (the NPC itself stays out).")
+
+
+class EncounterCreate(Strict):
+    name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
+    options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's encounter options.")
+    combatants: list[CombatantCreate] = Field(default_factory=list, max_length=MAX_COMBATANTS)
+
+
+class EncounterUpdate(Strict):
+    name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
+    options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
+
+
+class CombatantUpdate(Strict):
+    """GM: any field (`initiative` only before `start`); the owner: `reaction` only."""
+
+    side: Side | None = None
+    hidden: bool | None = None
+    position: Position | None = Field(None, description="null: off the grid.")
+    initiative: Initiative | None = Field(None, description="GM override before start; null removes it.")
+    reaction: Reaction | None = Field(None, description="null: the ruleset's default.")
+    actions: StrictInt | None = Field(None, ge=1, le=5)
+
+
+# --- rolling requests --------------------------------------------------------------------
+class StartRequest(RollingRequest):
+    """Rolls initiative with the ruleset's rule (dice provenance applies)."""
+
+    take_11: list[Id] = Field(default_factory=list, max_length=MAX_COMBATANTS,
+                              description="asgard: NPC combatants taking 11 on their perception test (AS-T8, AS-C13).")
+
+
+class NextTurnRequest(RollingRequest):
+    """Ends the current turn; dice are rolled where the rules re-order a new round (GC-O1..O3)."""
+
+
+class RevertRequest(Strict):
+    force: bool = Field(False, description="Restore even sheet fields changed since by something else.")
+
+
+class ActionBase(Strict):
+    hidden: bool = Field(False, description="GM only: the action is not shown to players.")
+
+
+class HealOrDamage(ActionBase):
+    """GM: a raw amount on one of the target's resources (the ruleset's first pool by default)."""
+
+    type: Literal["heal", "damage"]
+    actor_id: Id | None = None
+    target_id: Id
+    amount: StrictInt = Field(ge=1, le=1_000_000)
+    resource: str | None = Field(None, min_length=1, max_length=40)
+
+
+class ConditionAdd(Strict):
+    name: str = Field(min_length=1, max_length=60, pattern=NO_CONTROL)
+    rounds: StrictInt | None = Field(None, ge=1, le=1000, description="Turns of its bearer it lasts; null: until removed.")
+    ends: Ends = Field("end_of_turn", description="When a round of it is counted off: at the start or the end "
+                                                  "of its bearer's turn.")
+
+
+class ConditionChange(ActionBase):
+    """GM: add (or replace, by name) and/or remove a condition of a combatant."""
+
+    type: Literal["condition"]
+    actor_id: Id | None = None
+    target_id: Id
+    add: ConditionAdd | None = None
+    remove: str | None = Field(None, min_length=1, max_length=60)
+
+    @model_validator(mode="after")
+    def _something(self):
+        if self.add is None and self.remove is None:
+            raise ValueError("give `add`, `remove` or both")
+        return self
+
+
+ActionRequest = Annotated[Union[HealOrDamage, ConditionChange], Field(discriminator="type")]
+
+
+# --- responses (documentation: the service returns these shapes) ---------------------------
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class OrderEntry(Open):
+    combatant_id: str
+    slot: int
+    initiative: int | None
+    extra_action: bool
+    tiebreak: dict[str, Any] | None
+    parallel_with: list[str]
+
+
+class CombatantPublic(Open):
+    id: str
+    character_id: str
+    name: str | None
+    player_id: str | None
+    side: str
+    hidden: bool
+    position: dict[str, int] | None
+    initiative: int | None
+    initiative_override: int | None = None
+    actions: int
+    down: bool
+    reaction: str | None
+    resources: dict[str, dict[str, Any]] = Field(description="{value, max} per pool, or {status}, or nothing (hp_visibility).")
+    posture: str | None = None
+    conditions: list[dict[str, Any]]
+
+
+class EncounterPublic(Open):
+    id: str
+    campaign_id: str
+    name: str
+    status: Literal["setup", "active", "ended"]
+    round: int
+    version: int
+    options: dict[str, Any]
+    combatants: list[CombatantPublic]
+    order: list[OrderEntry]
+    current: dict[str, Any] | None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class EncounterSummary(Open):
+    id: str
+    campaign_id: str
+    name: str
+    status: str
+    round: int
+    version: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ActionPublic(Open):
+    """An action, also the roll-log entry (`kind: "combat"`)."""
+
+    id: str
+    kind: Literal["combat"]
+    type: str
+    encounter_id: str
+    round: int
+    actor_id: str | None
+    target_id: str | None
+    rolls: list[dict[str, Any]]
+    steps: list[dict[str, Any]]
+    changes: list[dict[str, Any]]
+    encounter_version: int
+    reverted_by: str | None
+    hidden: bool
+    created_at: str
+
+
+class StartedPublic(EncounterPublic):
+    action: ActionPublic = Field(description="The `start` action: every initiative die, with its purpose and owner.")

@@ -1,0 +1,56 @@
+"""Every change an action makes, before and after: what a client animates and what
+a revert restores (API.md). Each item also says where the field lives (`on`:
+the encounter, a combatant, or a character's sheet, with its sheet `key`); the
+public `changes` leave that out."""
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+from app.services.encounters.rulesets import Pool
+from app.services.encounters.store import Fight
+
+# public name -> column of the encounter row
+ENCOUNTER_COLUMNS = {"status": "status", "round": "round", "order": "turn_order", "current": "current_turn"}
+_INTERNAL = ("on", "key")
+
+
+class Changes:
+    def __init__(self, fight: Fight):
+        self.fight = fight
+        self.items: list[dict[str, Any]] = []
+
+    def encounter(self, field: str, value: Any) -> None:
+        column = ENCOUNTER_COLUMNS[field]
+        before = self.fight.encounter[column]
+        if before == value:
+            return
+        self.fight.encounter[column] = deepcopy(value)
+        self.items.append({"combatant_id": None, "field": field, "before": deepcopy(before), "after": deepcopy(value),
+                           "on": "encounter"})
+
+    def combatant(self, c: dict[str, Any], field: str, value: Any) -> None:
+        before = c[field]
+        if before == value:
+            return
+        c[field] = deepcopy(value)
+        self.fight.dirty_combatants.add(c["id"])
+        self.items.append({"combatant_id": c["id"], "field": field, "before": deepcopy(before),
+                           "after": deepcopy(value), "on": "combatant"})
+
+    def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
+        """A pool of the combatant's sheet (the character must be loaded, locked)."""
+        character = self.fight.character_of(c)
+        sheet = dict(character["sheet"])
+        before = pool.value(sheet)
+        if before == value:
+            return
+        sheet[pool.key] = value
+        character["sheet"] = sheet
+        self.fight.dirty_sheets.add(character["id"])
+        self.items.append({"combatant_id": c["id"], "character_id": character["id"], "field": pool.name,
+                           "before": before, "after": value, "max": pool.maximum(sheet), "resource": True,
+                           "on": "sheet", "key": pool.key})
+
+    def public(self) -> list[dict[str, Any]]:
+        return [{k: v for k, v in item.items() if k not in _INTERNAL} for item in self.items]

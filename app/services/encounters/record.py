@@ -1,0 +1,58 @@
+"""Recording an action: the encounter saved (version + 1), the action row, its
+roll-log entry (`kind: "combat"`) and its event, in the caller's transaction.
+
+The roll log keeps one body for everyone: an entry holding something a player
+may not see (a hidden combatant's dice, exact resources under `hp_visibility`)
+is the GM's there, and players read it, filtered, in the encounter's history."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session
+
+from app.models.tables import new_id
+from app.services import events
+from app.services.auth import Principal
+from app.services.encounters import store, view
+from app.services.encounters.changes import Changes
+from app.services.encounters.dice import CombatDice
+from app.services.encounters.store import Fight
+from app.services.encounters.unit import now, scene, viewer
+
+
+def record_action(session: Session, conn, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
+                  steps: list[dict[str, Any]], dice: CombatDice | None = None, actor_id: str | None = None,
+                  target_id: str | None = None, hidden: bool = False, character_id: str | None = None,
+                  reverts: str | None = None, event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Save the fight and log the action; returns (the full body, the caller's view of it)."""
+    at = now()
+    version = store.save(conn, fight, at)
+    body = {
+        "id": new_id(), "kind": "combat", "type": type_, "encounter_id": fight.id,
+        "round": fight.encounter["round"], "actor_id": actor_id, "target_id": target_id,
+        "rolls": dice.rolls() if dice is not None else [], "steps": steps, "changes": changes.public(),
+        "encounter_version": version, "reverted_by": None, "hidden": hidden, "created_at": view.iso(at),
+    }
+    if reverts is not None:
+        body["reverts"] = reverts
+    seen = scene(conn, fight)
+    store.insert_action(conn, fight, body, changes=changes.items, reverts=reverts, character_id=character_id,
+                        log_hidden=hidden or not view.players_see_all(body, seen), now=at)
+    data = {"id": fight.id, "version": version, "action_id": body["id"]}
+    if reverts is not None:
+        data["reverted"] = reverts
+    events.record(session, fight.campaign_id, event, data, hidden=view.action(body, seen, view.NOBODY) is None)
+    shown = view.action(body, seen, viewer(principal))
+    return body, shown if shown is not None else _bare(body)
+
+
+def record_update(session: Session, conn, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
+    """A setup change (not an action): the fight saved, version + 1, and its event."""
+    version = store.save(conn, fight, now())
+    events.record(session, fight.campaign_id, event, {"id": fight.id, "version": version}, hidden=hidden)
+    return version
+
+
+def _bare(body: dict[str, Any]) -> dict[str, Any]:
+    """What is left of an action its caller may not see in full (never the case for its own)."""
+    return {**body, "rolls": [], "steps": [], "changes": [], "actor_id": None, "target_id": None}

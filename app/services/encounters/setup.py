@@ -1,0 +1,249 @@
+"""Setting a fight up (GM): create it from campaign characters (NPC copies with
+`count`), change it, add, change and remove combatants, end it; and the reads,
+each as the caller may see it."""
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import insert
+from sqlmodel import Session
+
+from app.kit.errors import Conflict, Forbidden, NotFound
+from app.models.encounters import MAX_COMBATANTS, CombatantCreate, CombatantUpdate, EncounterCreate, EncounterUpdate
+from app.models.tables import Combatant, new_id
+from app.services import events
+from app.services.auth import Principal, check_gm, check_member
+from app.services.campaigns import load_campaign
+from app.services.encounters import store, view
+from app.services.encounters.record import record_update
+from app.services.encounters.rulesets import EncounterRules, rules_for
+from app.services.encounters.store import Fight
+from app.services.encounters.unit import check_not_ended, check_status, check_version, now, scene, viewer, write
+from app.services.pages import decode_cursor, encode_cursor
+from app.rules.errors import RuleError
+from app.services.validation import InvalidBody, invalid_from
+
+_INSERT_COMBATANTS = insert(Combatant.__table__)
+
+
+def _options(rules: EncounterRules, raw: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return rules.Options.model_validate(raw).model_dump(mode="json")
+    except ValidationError as exc:
+        raise invalid_from(exc, ("body", "options")) from None
+
+
+def create_encounter(session: Session, principal: Principal, campaign_id: str, data: EncounterCreate) -> dict[str, Any]:
+    campaign = load_campaign(session, principal, campaign_id)
+    check_gm(principal, "create an encounter")
+    try:
+        rules = rules_for(campaign.ruleset)
+        at = now()
+        row = {"id": new_id(), "campaign_id": campaign_id, "name": data.name, "status": "setup", "round": 0,
+               "version": 1, "options": _options(rules, data.options or {}), "turn_order": [], "current_turn": None,
+               "created_at": at, "updated_at": at}
+        conn = session.connection()
+        store.insert_encounter(conn, row)
+        fight = Fight(encounter=row, ruleset=campaign.ruleset, campaign_options=campaign.options, combatants=[])
+        _add(session, conn, fight, data.combatants, ("body", "combatants"))
+        if fight.new_combatants:
+            conn.execute(_INSERT_COMBATANTS, fight.new_combatants)
+        events.record(session, campaign_id, "encounter.created", {"id": row["id"], "version": 1})
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return view.state(fight, scene(conn, fight), viewer(principal))
+
+
+def _add(session: Session, conn, fight: Fight, items: list[CombatantCreate], loc: tuple) -> list[dict[str, Any]]:
+    """New combatants (and the NPC copies `count` asks for), appended to the fight."""
+    found = store.campaign_characters(conn, fight.campaign_id, [i.character_id for i in items])
+    present = {c["character_id"] for c in fight.combatants}
+    added: list[dict[str, Any]] = []
+    for n, item in enumerate(items):
+        where = ".".join(map(str, (*loc[1:], n)))
+        ch = found.get(item.character_id)
+        if ch is None:
+            raise InvalidBody(f"no character {item.character_id!r} in this campaign", field=f"{where}.character_id")
+        _check_combatant_fields(fight.rules, item.reaction, item.actions, where)
+        if item.count is None:
+            if ch["id"] in present:
+                raise InvalidBody(f"character {ch['id']!r} is already a combatant of this encounter",
+                                  field=f"{where}.character_id")
+            characters = [ch]
+        else:
+            characters = _copies(session, conn, fight, ch, item.count, where)
+        for character in characters:
+            present.add(character["id"])
+            fight.characters[character["id"]] = character
+            added.append(_combatant(fight, character, item))
+    if len(fight.combatants) > MAX_COMBATANTS:
+        raise InvalidBody(f"an encounter has at most {MAX_COMBATANTS} combatants", field=".".join(loc[1:]))
+    return added
+
+
+def _copies(session: Session, conn, fight: Fight, template: dict[str, Any], count: int, where: str) -> list[dict]:
+    """`count` numbered NPC characters copied from an NPC ("Goblin 1…N"), each its own sheet."""
+    if template["kind"] != "npc":
+        raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count")
+    at = now()
+    copies = []
+    for name in store.numbered_names(conn, fight.campaign_id, template["name"], count):
+        copy = store.insert_character(conn, fight.campaign_id, name[:200], deepcopy(template["sheet"]), at)
+        events.record(session, fight.campaign_id, "character.created", {"id": copy["id"], "version": 1, "name": copy["name"]})
+        copies.append(copy)
+    return copies
+
+
+def _combatant(fight: Fight, character: dict[str, Any], item: CombatantCreate) -> dict[str, Any]:
+    row = {
+        "id": new_id(), "encounter_id": fight.id, "character_id": character["id"], "ordinal": store.next_ordinal(fight),
+        "side": item.side or ("heroes" if character["kind"] == "pc" else "foes"), "hidden": item.hidden,
+        "position": item.position.model_dump() if item.position else None, "initiative": None,
+        "initiative_override": item.initiative, "actions": item.actions, "reaction": item.reaction,
+        "conditions": [], "counters": {}, "created_at": now(),
+    }
+    fight.combatants.append(row)
+    fight.new_combatants.append(row)
+    return row
+
+
+def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions: int | None, where: str) -> None:
+    prefix = f"{where}." if where else ""
+    if reaction is not None:
+        try:
+            rules.check_reaction(reaction)
+        except RuleError as exc:
+            exc.field = prefix + "reaction"
+            raise
+    if actions is not None and actions > 1 and not rules.multiple_actions:
+        raise InvalidBody(f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')", field=prefix + "actions")
+
+
+# --- changes ---------------------------------------------------------------------------------
+
+def update_encounter(session: Session, principal: Principal, encounter_id: str, data: EncounterUpdate,
+                     if_match: str | None) -> dict[str, Any]:
+    check_gm(principal, "change an encounter")
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        check_version(fight, if_match)
+        check_not_ended(fight)
+        if data.name is not None:
+            fight.encounter["name"] = data.name
+        if data.options is not None:
+            fight.encounter["options"] = _options(fight.rules, {**fight.encounter["options"], **data.options})
+        record_update(session, conn, fight)
+        return _state(conn, fight, principal)
+
+    return write(session, principal, encounter_id, work)
+
+
+def add_combatants(session: Session, principal: Principal, encounter_id: str, item: CombatantCreate,
+                   if_match: str | None) -> dict[str, Any]:
+    check_gm(principal, "add combatants")
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        check_version(fight, if_match)
+        check_status(fight, "setup", "adding combatants")
+        added = _add(session, conn, fight, [item], ("body",))
+        record_update(session, conn, fight, hidden=all(c["hidden"] for c in added))
+        return _state(conn, fight, principal)
+
+    return write(session, principal, encounter_id, work)
+
+
+def update_combatant(session: Session, principal: Principal, encounter_id: str, combatant_id: str,
+                     data: CombatantUpdate, if_match: str | None) -> dict[str, Any]:
+    """GM: every field (`initiative` before start only); the owner: `reaction` only."""
+    fields = data.model_dump(exclude_unset=True)
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        c = _visible_combatant(conn, fight, principal, combatant_id)
+        if not principal.is_gm and fields.keys() - {"reaction"}:
+            raise Forbidden("a combatant's owner may change only its reaction", extra={"fields": sorted(fields)})
+        check_version(fight, if_match)
+        check_not_ended(fight)
+        for name in ("side", "hidden", "actions"):
+            if name in fields and fields[name] is None:
+                raise InvalidBody(f"{name} cannot be null", field=name)
+        _check_combatant_fields(fight.rules, fields.get("reaction"), fields.get("actions"), "")
+        if "initiative" in fields:
+            check_status(fight, "setup", "an initiative override")
+            fields["initiative_override"] = fields.pop("initiative")
+        was_hidden = c["hidden"]
+        for name, value in fields.items():
+            c[name] = value
+        fight.dirty_combatants.add(c["id"])
+        record_update(session, conn, fight, hidden=was_hidden and c["hidden"])
+        return _state(conn, fight, principal)
+
+    return write(session, principal, encounter_id, work)
+
+
+def delete_combatant(session: Session, principal: Principal, encounter_id: str, combatant_id: str,
+                     if_match: str | None) -> None:
+    check_gm(principal, "remove a combatant")
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        c = fight.combatant(combatant_id)
+        check_version(fight, if_match)
+        check_status(fight, "setup", "removing a combatant")
+        fight.combatants.remove(c)
+        fight.removed_combatants.append(c["id"])
+        record_update(session, conn, fight, hidden=c["hidden"])
+        return {}
+
+    write(session, principal, encounter_id, work)
+
+
+def end(session: Session, principal: Principal, encounter_id: str, if_match: str | None) -> dict[str, Any]:
+    """GM: the fight is over; every later action is a 409."""
+    check_gm(principal, "end an encounter")
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        check_version(fight, if_match)
+        check_not_ended(fight)
+        fight.encounter["status"] = "ended"
+        record_update(session, conn, fight)
+        return _state(conn, fight, principal)
+
+    return write(session, principal, encounter_id, work, status_code=200)
+
+
+def _visible_combatant(conn, fight: Fight, principal: Principal, combatant_id: str) -> dict[str, Any]:
+    """The combatant named by the path; 404 for one the caller may not see (never leak a hidden one)."""
+    c = next((c for c in fight.combatants if c["id"] == combatant_id), None)
+    if c is None or not scene(conn, fight).sees(viewer(principal), combatant_id):
+        raise NotFound("no combatant with this id in this encounter")
+    if not principal.is_gm:
+        owner = store.owners(conn, [c["character_id"]]).get(c["character_id"])
+        if owner != principal.player_id:
+            raise Forbidden("only the GM or the combatant's owner may change it")
+    return c
+
+
+def _state(conn, fight: Fight, principal: Principal) -> dict[str, Any]:
+    store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
+    return view.state(fight, scene(conn, fight), viewer(principal))
+
+
+# --- reads -------------------------------------------------------------------------------------
+
+def read_encounter(session: Session, principal: Principal, encounter_id: str) -> dict[str, Any]:
+    conn = session.connection()
+    fight = store.load_fight(conn, encounter_id, lock=False)
+    check_member(principal, fight.campaign_id, "encounter")
+    return _state(conn, fight, principal)
+
+
+def list_encounters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
+                    status: str | None) -> dict[str, Any]:
+    load_campaign(session, principal, campaign_id)
+    rows = store.encounter_page(session.connection(), campaign_id, status=status,
+                                after=decode_cursor(cursor) if cursor else None, limit=limit)
+    next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+    return {"items": [view.summary(r) for r in rows[:limit]], "next_cursor": next_cursor}

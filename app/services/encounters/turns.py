@@ -1,0 +1,217 @@
+"""Initiative and turns: `start` (each ruleset's initiative rule) and `next-turn`
+(the next slot, down combatants skipped, conditions ticked, the round wrapped and
+re-ordered where the rules say so, a hidden combatant revealed on its first turn)."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session
+
+from app.kit.errors import Conflict, Forbidden
+from app.models.encounters import NextTurnRequest, StartRequest
+from app.services.auth import Principal, check_gm
+from app.services.encounters import store, view
+from app.services.encounters.changes import Changes
+from app.services.encounters.dice import CombatDice
+from app.services.encounters.record import record_action
+from app.services.encounters.rulesets import Entrant
+from app.services.encounters.store import Fight
+from app.services.encounters.unit import (
+    check_provenance, check_status, check_version, scene, viewer, write,
+)
+from app.services.operations import Idempotency
+from app.services.validation import InvalidBody
+
+END, START = "end_of_turn", "start_of_turn"
+
+
+def start(session: Session, principal: Principal, encounter_id: str, req: StartRequest,
+          idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
+    """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
+    check_gm(principal, "start an encounter")
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        check_version(fight, if_match)
+        check_status(fight, "setup", "start")
+        if not fight.combatants:
+            raise Conflict("an encounter starts with at least one combatant")
+        check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
+        _check_take_11(fight, req.take_11)
+        store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
+        dice = CombatDice(seed=req.seed, dice=req.dice)
+        initiative = fight.rules.roll_initiative(dice, _entrants(fight, set(req.take_11)), fight.options,
+                                                 fight.campaign_options)
+        changes, steps = Changes(fight), list(initiative.steps)
+        changes.encounter("status", "active")
+        changes.encounter("round", 1)
+        for c in fight.combatants:
+            changes.combatant(c, "initiative", initiative.initiatives.get(c["id"]))
+        changes.encounter("order", initiative.order)
+        enter_next(conn, fight, changes, dice, steps, from_slot=0)
+        dice.finish()
+        _, shown = record_action(session, conn, fight, principal, type_="start", changes=changes, steps=steps,
+                                 dice=dice, hidden=req.hidden)
+        return {**view.state(fight, scene(conn, fight), viewer(principal)), "action": shown}
+
+    return write(session, principal, encounter_id, work, idem=idem)
+
+
+def next_turn(session: Session, principal: Principal, encounter_id: str, req: NextTurnRequest,
+              idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
+    """GM, or the owner of a combatant whose turn it is: end the turn."""
+
+    def work(conn, fight: Fight) -> dict[str, Any]:
+        check_version(fight, if_match)
+        check_status(fight, "active", "next-turn")
+        current = fight.encounter["current_turn"] or {}
+        _check_turn_owner(conn, fight, principal, current.get("combatant_ids", []))
+        check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
+        dice = CombatDice(seed=req.seed, dice=req.dice)
+        changes, steps = Changes(fight), []
+        for c in _main_actors(fight, current):
+            tick(changes, steps, c, END)
+        steps.append({"rule": "turn", "what": "turn ends", "slot": current.get("slot"),
+                      "combatant_id": current.get("combatant_id")})
+        enter_next(conn, fight, changes, dice, steps, from_slot=(current.get("slot", -1) + 1))
+        dice.finish()
+        _, shown = record_action(session, conn, fight, principal, type_="next_turn", changes=changes, steps=steps,
+                                 dice=dice, hidden=req.hidden)
+        return shown
+
+    return write(session, principal, encounter_id, work, idem=idem)
+
+
+# --- the turn pointer ---------------------------------------------------------------------------
+
+def enter_next(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]], *,
+               from_slot: int) -> None:
+    """Move `current` to the first slot from `from_slot` with a combatant able to act,
+    wrapping into the next round (re-ordered where the ruleset says so) past the last
+    slot; then reveal and tick the start-of-turn conditions of who acts. A round where
+    nobody can act leaves `current` null."""
+    slot, wrapped = from_slot, False
+    while True:
+        order = fight.encounter["turn_order"]
+        for s in sorted({e["slot"] for e in order if e["slot"] >= slot}):
+            actors = _able(conn, fight, order, s, steps)
+            if actors:
+                _enter(fight, changes, steps, s, actors)
+                return
+        if wrapped:
+            changes.encounter("current", None)
+            steps.append({"rule": "turn", "what": "nobody can act"})
+            return
+        wrapped, slot = True, 0
+        _new_round(conn, fight, changes, dice, steps)
+
+
+def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]]) -> None:
+    round_ = fight.encounter["round"] + 1
+    changes.encounter("round", round_)
+    steps.append({"rule": "turn", "what": "new round", "round": round_})
+    entrants = None
+    if fight.rules.reorders_each_round:
+        store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
+        entrants = _entrants(fight, set())
+    again = fight.rules.next_round(dice, fight.encounter["turn_order"], entrants, round_, fight.options,
+                                   fight.campaign_options)
+    if again is not None:
+        changes.encounter("order", again.order)
+        steps.extend(again.steps)
+
+
+def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, steps: list[dict[str, Any]]) -> list[dict]:
+    """The combatants of this slot who act now (not down; RB-F4 from their first round)."""
+    entries = [e for e in order if e["slot"] == slot]
+    by_id = {c["id"]: c for c in fight.combatants}
+    present = [by_id[e["combatant_id"]] for e in entries if e["combatant_id"] in by_id]
+    store.load_characters(conn, fight, (c["character_id"] for c in present), lock=False)
+    actors = []
+    for e in entries:
+        c = by_id.get(e["combatant_id"])
+        if c is None:
+            continue
+        ch = fight.character_of(c)
+        if not fight.rules.can_act_in(e, fight.encounter["round"]):
+            steps.append({"rule": fight.rules.late_rule, "what": "does not act this round", "combatant_id": c["id"]})
+        elif ch is None or fight.rules.is_down(ch["sheet"]):
+            steps.append({"rule": "turn", "what": "down: skipped", "combatant_id": c["id"]})
+        else:
+            actors.append(c)
+    return actors
+
+
+def _enter(fight: Fight, changes: Changes, steps: list[dict[str, Any]], slot: int, actors: list[dict]) -> None:
+    ids = [c["id"] for c in actors]
+    changes.encounter("current", {"slot": slot, "combatant_id": ids[0], "combatant_ids": ids})
+    for c in actors:
+        steps.append({"rule": "turn", "what": "turn starts", "slot": slot, "combatant_id": c["id"]})
+        if c["hidden"] and fight.options.reveal_on_turn:
+            changes.combatant(c, "hidden", False)
+            steps.append({"rule": "reveal_on_turn", "what": "revealed on its first turn", "combatant_id": c["id"]})
+    for c in _main_actors(fight, fight.encounter["current_turn"]):
+        tick(changes, steps, c, START)
+
+
+def _main_actors(fight: Fight, current: dict[str, Any] | None) -> list[dict]:
+    """The combatants of the current slot on their main action (an extra action, GC-O3 or
+    RB-F4, is not a new turn: conditions count once a round)."""
+    if not current:
+        return []
+    slot = current["slot"]
+    main = {e["combatant_id"] for e in fight.encounter["turn_order"] if e["slot"] == slot and not e["extra_action"]}
+    return [c for c in fight.combatants if c["id"] in main and c["id"] in current.get("combatant_ids", [])]
+
+
+def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase: str) -> None:
+    """A condition counted off at this phase of its bearer's turn loses a round; at 0 it ends."""
+    kept, touched = [], False
+    for cond in c["conditions"]:
+        if cond["ends"] != phase or cond["rounds_left"] is None:
+            kept.append(cond)
+            continue
+        touched = True
+        left = cond["rounds_left"] - 1
+        steps.append({"rule": "conditions", "what": "condition ends" if left <= 0 else "condition ticks",
+                      "combatant_id": c["id"], "name": cond["name"], "rounds_left": max(left, 0)})
+        if left > 0:
+            kept.append({**cond, "rounds_left": left})
+    if touched:
+        changes.combatant(c, "conditions", kept)
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+def _entrants(fight: Fight, take_11: set[str]) -> list[Entrant]:
+    out = []
+    for c in fight.combatants:
+        ch = fight.character_of(c)
+        if ch is None:
+            raise Conflict(f"the character of combatant {c['id']} was deleted: remove the combatant first",
+                           field="combatants", extra={"combatant_id": c["id"]})
+        out.append(Entrant(combatant_id=c["id"], kind=ch["kind"], sheet=ch["sheet"], override=c["initiative_override"],
+                           actions=c["actions"], take_11=c["id"] in take_11))
+    return out
+
+
+def _check_take_11(fight: Fight, take_11: list[str]) -> None:
+    if not take_11:
+        return
+    if fight.ruleset != "asgard":
+        raise InvalidBody(f"take_11 is an asgard rule (AS-T8); {fight.ruleset} has none", field="take_11")
+    for cid in take_11:
+        fight.combatant(cid, "take_11")
+
+
+def _check_turn_owner(conn, fight: Fight, principal: Principal, current_ids: list[str]) -> None:
+    """A player ends only its own combatant's turn: 403 if it owns none here, 409 if not its turn."""
+    if principal.is_gm:
+        return
+    owners = store.owners(conn, (c["character_id"] for c in fight.combatants))
+    mine = {c["id"] for c in fight.combatants if owners.get(c["character_id"]) == principal.player_id}
+    if not mine:
+        raise Forbidden("only the GM or the owner of the combatant whose turn it is may end the turn")
+    if not mine & set(current_ids):
+        raise Conflict("it is not your combatant's turn", extra={"current": view.current_view(
+            fight.encounter["current_turn"], scene(conn, fight), viewer(principal))})
+

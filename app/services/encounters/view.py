@@ -1,0 +1,169 @@
+"""What each caller may see of an encounter (API.md, "Visibility"), in one place.
+
+A player never sees a hidden combatant it does not own (nor its dice, steps,
+changes or actions) until it is revealed; the resources of combatants it does
+not own follow `hp_visibility` (`exact`, `status`, `hidden`); hidden actions
+are the GM's. Every read, list and event goes through these functions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.services.encounters.store import Fight
+
+
+def iso(ts) -> str:
+    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    is_gm: bool
+    player_id: str | None = None
+
+
+NOBODY = Viewer(is_gm=False)  # a player owning nothing: what every player may see
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What visibility depends on: which combatants are hidden, whose they are, hp_visibility."""
+
+    hidden: frozenset[str]  # combatant ids currently hidden
+    owner: dict[str, str | None]  # combatant id -> its character's player
+    hp_visibility: str
+
+    @classmethod
+    def of(cls, fight: Fight, owners: dict[str, str | None]) -> "Scene":
+        return cls(hidden=frozenset(c["id"] for c in fight.combatants if c["hidden"]),
+                   owner={c["id"]: owners.get(c["character_id"]) for c in fight.combatants},
+                   hp_visibility=fight.options.hp_visibility)
+
+    def owns(self, viewer: Viewer, combatant_id: str | None) -> bool:
+        return viewer.player_id is not None and self.owner.get(combatant_id or "") == viewer.player_id
+
+    def sees(self, viewer: Viewer, combatant_id: str | None) -> bool:
+        """GM: everything; a player: combatants not hidden, or its own. Unknown ids (removed) are not shown."""
+        if viewer.is_gm or combatant_id is None:
+            return True
+        if combatant_id not in self.owner:
+            return False
+        return combatant_id not in self.hidden or self.owns(viewer, combatant_id)
+
+    def exact(self, viewer: Viewer, combatant_id: str | None) -> bool:
+        return viewer.is_gm or self.hp_visibility == "exact" or self.owns(viewer, combatant_id)
+
+
+def status(value: int, maximum: int | None) -> str:
+    """API.md: full → unhurt, above half → wounded, above 0 → bloodied, 0 → down."""
+    if value <= 0:
+        return "down"
+    if maximum is None or value >= maximum:
+        return "unhurt"
+    return "wounded" if value * 2 > maximum else "bloodied"
+
+
+def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    if scene.exact(viewer, combatant_id):
+        return exact
+    if scene.hp_visibility == "hidden":
+        return {}
+    return {name: {"status": status(r["value"], r["max"])} for name, r in exact.items()}
+
+
+# --- the state ---------------------------------------------------------------------------
+
+def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
+    rules = fight.rules
+    ch = fight.character_of(c)
+    sheet = ch["sheet"] if ch else None
+    out = {
+        "id": c["id"], "character_id": c["character_id"], "name": ch["name"] if ch else None,
+        "kind": ch["kind"] if ch else None, "player_id": ch["player_id"] if ch else None,
+        "side": c["side"], "hidden": c["hidden"], "position": c["position"], "initiative": c["initiative"],
+        "actions": c["actions"], "down": rules.is_down(sheet) if sheet is not None else True,
+        "reaction": c["reaction"] or rules.default_reaction,
+        "resources": resources(scene, viewer, c["id"], rules.resources(sheet)) if sheet is not None else {},
+        "posture": rules.posture(sheet) if sheet is not None else None,
+        "conditions": c["conditions"],
+    }
+    if viewer.is_gm:
+        out["initiative_override"] = c["initiative_override"]
+    return out
+
+
+def order_view(order: list[dict[str, Any]], scene: Scene, viewer: Viewer) -> list[dict[str, Any]]:
+    if viewer.is_gm:
+        return order
+    return [{**e, "parallel_with": [p for p in e["parallel_with"] if scene.sees(viewer, p)]}
+            for e in order if scene.sees(viewer, e["combatant_id"])]
+
+
+def current_view(current: dict[str, Any] | None, scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
+    if current is None or viewer.is_gm:
+        return current
+    shown = [cid for cid in current.get("combatant_ids", []) if scene.sees(viewer, cid)]
+    return {"slot": current["slot"], "combatant_id": shown[0] if shown else None, "combatant_ids": shown}
+
+
+def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
+    enc = fight.encounter
+    return {
+        "id": enc["id"], "campaign_id": enc["campaign_id"], "name": enc["name"], "status": enc["status"],
+        "round": enc["round"], "version": enc["version"], "options": enc["options"],
+        "combatants": [combatant_state(fight, c, scene, viewer) for c in fight.combatants if scene.sees(viewer, c["id"])],
+        "order": order_view(enc["turn_order"], scene, viewer),
+        "current": current_view(enc["current_turn"], scene, viewer),
+        "created_at": iso(enc["created_at"]), "updated_at": iso(enc["updated_at"]),
+    }
+
+
+def summary(row) -> dict[str, Any]:
+    return {"id": row.id, "campaign_id": row.campaign_id, "name": row.name, "status": row.status,
+            "round": row.round, "version": row.version, "created_at": iso(row.created_at),
+            "updated_at": iso(row.updated_at)}
+
+
+# --- actions -------------------------------------------------------------------------------
+
+def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
+    """The action as this viewer may see it, or None when it may not see it at all."""
+    if viewer.is_gm:
+        return body
+    if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id")) and scene.sees(viewer, body.get("target_id"))):
+        return None
+    return {
+        **body,
+        "rolls": [r for r in body["rolls"] if scene.sees(viewer, r.get("by"))],
+        "steps": [_step(s, scene, viewer) for s in body["steps"] if scene.sees(viewer, s.get("combatant_id"))],
+        "changes": [v for v in (_change(c, scene, viewer) for c in body["changes"]) if v is not None],
+    }
+
+
+def _step(step: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
+    if "resource" in step and not scene.exact(viewer, step.get("combatant_id")):
+        return {k: v for k, v in step.items() if k not in ("amount", "before", "after")}
+    return step
+
+
+def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
+    cid = change.get("combatant_id")
+    if not scene.sees(viewer, cid):
+        return None
+    if change.get("resource") and not scene.exact(viewer, cid):
+        if scene.hp_visibility == "hidden":
+            return None
+        return {**change, "before": {"status": status(change["before"], change.get("max"))},
+                "after": {"status": status(change["after"], change.get("max"))}, "max": None}
+    if change["field"] == "order":
+        return {**change, "before": order_view(change["before"] or [], scene, viewer),
+                "after": order_view(change["after"] or [], scene, viewer)}
+    if change["field"] == "current":
+        return {**change, "before": current_view(change["before"], scene, viewer),
+                "after": current_view(change["after"], scene, viewer)}
+    return change
+
+
+def players_see_all(body: dict[str, Any], scene: Scene) -> bool:
+    """Whether every player may see the whole action (the generic roll log then shows it to them)."""
+    return action(body, scene, NOBODY) == body
