@@ -15,13 +15,9 @@ def describe(ruleset: str) -> dict[str, Any]:
     adapter = get_adapter(ruleset)
     options = adapter.Options.model_json_schema()
     defaults = adapter.Options().model_dump(mode="json")
-    described = adapter.describe()
-    # every ruleset answers the same keys: Asgard tests named skills, Great Cosmos has no difficulty table
-    described.setdefault("stats", described.get("skills", []))
-    described.setdefault("difficulties", {})
     return {
         **summary(adapter),
-        **described,
+        **adapter.describe().model_dump(mode="json"),
         "options": {"defaults": defaults, "schema": options},
         "sheet_schema": adapter.Sheet.model_json_schema(),
         "test_request_schema": adapter.TestRequest.model_json_schema(),

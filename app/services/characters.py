@@ -30,7 +30,7 @@ from app.services.validation import InvalidBody, invalid_from, prefixed
 
 def public(character: Character, ruleset: str) -> dict[str, Any]:
     adapter = get_adapter(ruleset)
-    data = {**character.model_dump(), "ruleset": ruleset, "derived": adapter.derived(character.sheet)}
+    data = {**character.model_dump(), "ruleset": ruleset, "derived": adapter.derived(adapter.parse_sheet(character.sheet))}
     return CharacterPublic.model_validate(data).model_dump()
 
 

@@ -137,15 +137,15 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
     adapter = get_adapter(campaign.ruleset)
     if callable(targets):
         req = parse(adapter)
-        characters = load_locked(conn, campaign_id, targets(req))
+        characters = load_locked(conn, adapter, campaign_id, targets(req))
     else:  # a character named by the path: an unknown one is a 404 whatever the body
-        characters = load_locked(conn, campaign_id, targets)
+        characters = load_locked(conn, adapter, campaign_id, targets)
         req = parse(adapter)
     authorize(principal, adapter, req, characters)
     check_provenance(principal, campaign.options, req)
     ctx = OperationContext(
         dice=dice_source(seed=req.seed, dice=req.dice),
-        options=adapter.Options.model_validate(campaign.options),
+        options=adapter.parse_options(campaign.options),
         is_gm=principal.is_gm,
         get_log_entry=lambda entry_id: log_entry_body(session, campaign_id, entry_id, include_hidden=principal.is_gm),
     )
@@ -164,7 +164,7 @@ def _attempt_once(session, principal, campaign_id, parse, targets, authorize, ru
         conn.execute(_INSERT_LOG_CHARACTER, [{"seq": seq, "character_id": cid} for cid in others])
     else:
         conn.execute(_INSERT_LOG, entry)
-    _save_sheets(conn, {c.id: c for c in characters}, outcome.sheets, now)
+    _save_sheets(conn, adapter, {c.id: c for c in characters}, outcome.sheets, now)
     changed = [{"id": c.id, "version": c.version + 1} for c in characters if c.id in outcome.sheets]
     events.record(session, campaign_id, "log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=req.hidden)
     if idem is not None:
@@ -195,14 +195,14 @@ _UPDATE_SHEET = (
 )
 
 
-def load_locked(conn, campaign_id: str, character_ids: Sequence[str]) -> list[CharacterState]:
+def load_locked(conn, adapter: RulesetAdapter, campaign_id: str, character_ids: Sequence[str]) -> list[CharacterState]:
     """The characters in the order asked, locked (in id order, against deadlocks) until commit."""
     if len(set(character_ids)) != len(character_ids):
         raise InvalidBody("the same character is named twice", field="character_id")
     if not character_ids:
         return []
     rows = conn.execute(_CHARACTERS, {"ids": list(character_ids)}).all()
-    by_id = {r.id: CharacterState(**r._mapping) for r in rows if r.campaign_id == campaign_id}
+    by_id = {r.id: adapter.state(r) for r in rows if r.campaign_id == campaign_id}
     missing = [cid for cid in character_ids if cid not in by_id]
     if missing:
         raise NotFound(f"no character with id {missing[0]!r} in this campaign")
@@ -218,14 +218,14 @@ def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest, n
     return body
 
 
-def _save_sheets(conn, loaded: dict[str, CharacterState], sheets: dict[str, dict], now) -> None:
+def _save_sheets(conn, adapter: RulesetAdapter, loaded: dict[str, CharacterState], sheets: dict, now) -> None:
     """Each sheet is written only if its version is still the one read (else retry on fresh state)."""
     for character_id, sheet in sheets.items():
         before = loaded.get(character_id)
         if before is None:
             raise RuntimeError(f"the ruleset changed character {character_id} it was not given")
         result = conn.execute(_UPDATE_SHEET, {"character_id": character_id, "expected_version": before.version,
-                                              "sheet": sheet, "new_version": before.version + 1, "now": now})
+                                              "sheet": adapter.dump_sheet(sheet), "new_version": before.version + 1, "now": now})
         if result.rowcount != 1:
             raise _Retry()
 

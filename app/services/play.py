@@ -5,19 +5,17 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from pydantic import BaseModel
 from sqlmodel import Session
 
 from app.kit.errors import NotFound
-from app.rules.errors import UnsupportedOperation
 from app.rules.dice import dice_source
 from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm
 from app.services.characters import load_character
 from app.services.operations import Idempotency, log_entry_body, perform, state
 from app.services.rulesets import get_adapter
-from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, CharacterState, OperationContext, RollingRequest, RulesetAdapter
-from app.services.validation import InvalidBody, validate
+from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, CharacterState, OperationContext, RulesetAdapter
+from app.services.validation import validate
 
 
 def _owner_or_gm(action: str):
@@ -31,13 +29,6 @@ def _gm(action: str):
     def authorize(principal: Principal, _adapter, _req, _characters: list[CharacterState]) -> None:
         check_gm(principal, action)
     return authorize
-
-
-def _model(adapter: RulesetAdapter, attr: str, what: str) -> type[BaseModel]:
-    model = getattr(adapter, attr)
-    if model is None:
-        raise UnsupportedOperation(f"{adapter.id} has no {what} rule")
-    return model
 
 
 def run_test(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
@@ -54,7 +45,7 @@ def run_test(session: Session, principal: Principal, character_id: str, body: di
 def level_up(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
     return perform(
         session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(_model(a, "LevelUpRequest", "level-up"), body),
+        parse=lambda a: validate(a.request_model(Capability.LEVEL_UP), body),
         targets=[character_id],
         authorize=_gm("level a character up"),
         run=lambda a, req, chars, ctx: a.level_up(chars[0], req, ctx),
@@ -71,7 +62,7 @@ def reroll(session: Session, principal: Principal, character_id: str, test_id: s
 
     return perform(
         session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(a.RerollRequest, body),
+        parse=lambda a: validate(a.request_model(Capability.REROLL), body),
         targets=[character_id],
         authorize=_owner_or_gm("reroll this character's test"),
         run=run,
@@ -79,26 +70,18 @@ def reroll(session: Session, principal: Principal, character_id: str, test_id: s
     )
 
 
-def _action_model(adapter: RulesetAdapter, body: dict) -> type[RollingRequest]:
-    kind = body.get("type") if isinstance(body, dict) else None
-    if not isinstance(kind, str) or kind not in adapter.actions:
-        known = ", ".join(sorted(adapter.actions)) or "none"
-        raise InvalidBody(f"unknown action type {kind!r} for {adapter.id}; known: {known}", field="type")
-    return adapter.actions[kind]
-
-
 def character_action(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
     def authorize(p: Principal, adapter: RulesetAdapter, req, chars: list[CharacterState]) -> None:
-        if req.type in adapter.gm_only_actions:
+        if adapter.actions[req.type].gm_only:
             check_gm(p, f"perform the action {req.type!r}")
         _owner_or_gm("act for this character")(p, adapter, req, chars)
 
     return perform(
         session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(_action_model(a, body), body),
+        parse=lambda a: validate(a.action_for(body).model, body),
         targets=[character_id],
         authorize=authorize,
-        run=lambda a, req, chars, ctx: a.action(chars[0], req, ctx),
+        run=lambda a, req, chars, ctx: a.actions[req.type].handler(chars[0], req, ctx),
         idem=idem,
     )
 
@@ -106,7 +89,7 @@ def character_action(session: Session, principal: Principal, character_id: str, 
 def opposed(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
     return perform(
         session, principal, campaign_id=campaign_id,
-        parse=lambda a: validate(_model(a, "OpposedRequest", "confrontation"), body),
+        parse=lambda a: validate(a.request_model(Capability.OPPOSED), body),
         targets=lambda req: [req.a.character_id, req.b.character_id],
         authorize=_gm("run a confrontation"),
         run=lambda a, req, chars, ctx: a.opposed(chars[0], chars[1], req, ctx),
@@ -117,7 +100,7 @@ def opposed(session: Session, principal: Principal, campaign_id: str, body: dict
 def group(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
     return perform(
         session, principal, campaign_id=campaign_id,
-        parse=lambda a: validate(_model(a, "GroupRequest", "group test"), body),
+        parse=lambda a: validate(a.request_model(Capability.GROUP), body),
         targets=lambda req: [p.character_id for p in req.participants],
         authorize=_gm("run a group test"),
         run=lambda a, req, chars, ctx: a.group(chars, req, ctx),
@@ -136,10 +119,10 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     adapter = get_adapter(campaign.ruleset)
     req = validate(adapter.TestRequest, body)
     ctx = OperationContext(
-        dice=dice_source(dice=[]), options=adapter.Options.model_validate(campaign.options), is_gm=principal.is_gm,
+        dice=dice_source(dice=[]), options=adapter.parse_options(campaign.options), is_gm=principal.is_gm,
         get_log_entry=lambda entry_id: log_entry_body(session, campaign.id, entry_id, include_hidden=principal.is_gm),
     )
-    result = adapter.odds(state(character), req, ctx)
+    result = adapter.odds(adapter.state(character), req, ctx)
     outcomes = {name: result.outcomes.get(name, Fraction(0)) for name in OUTCOMES}
     success = sum((p for name, p in outcomes.items() if name in SUCCESS_OUTCOMES), Fraction(0))
     out: dict[str, Any] = {

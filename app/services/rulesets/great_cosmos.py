@@ -7,51 +7,58 @@ from app.models.rulesets import great_cosmos as models
 from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, sheet as gc_sheet
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
-    CampaignOptions, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
+    CharacterState, LevelUps, Odds, OperationContext, Outcome, RulesetAdapter, RulesetDescription, test_body,
 )
 
 RULESET = "great-cosmos"
+Character = CharacterState[models.Sheet]
+Context = OperationContext[models.Options]
 
 
-def _option(ctx: OperationContext, name: str, default: Any) -> Any:
-    return getattr(ctx.options, name, default)
-
-
-def _items(inv: dict[str, Any]) -> list[gc_sheet.Item]:
+def _items(inv: models.Inventory) -> list[gc_sheet.Item]:
     return [
-        gc_sheet.Item(name=i["name"], kind=i.get("kind", "item"), slots=i.get("slots"),
-                      container=i.get("container"), stack=i.get("stack"), piece=i.get("piece"),
-                      quantity=i.get("quantity", 1))
-        for i in inv.get("items") or []
+        gc_sheet.Item(name=i.name, kind=i.kind, slots=i.slots, container=i.container, stack=i.stack,
+                      piece=i.piece, quantity=i.quantity)
+        for i in inv.items
     ]
 
 
-def _containers(inv: dict[str, Any]) -> list[gc_sheet.Container]:
-    return [gc_sheet.Container(name=c["name"], slots=c["slots"], weight=c.get("weight", 0))
-            for c in inv.get("containers") or []]
+def _containers(inv: models.Inventory) -> list[gc_sheet.Container]:
+    return [gc_sheet.Container(name=c.name, slots=c.slots, weight=c.weight) for c in inv.containers]
 
 
-def _inventory_args(sheet: dict[str, Any]) -> tuple:
-    inv = sheet.get("inventory") or {}
-    return (sheet["stats"]["force"], _items(inv), inv.get("money", 0), inv.get("purse_slots"), _containers(inv))
+def _inventory_args(sheet: models.Sheet) -> tuple:
+    inv = sheet.inventory or models.Inventory()
+    return (sheet.stats.force, _items(inv), inv.money, inv.purse_slots, _containers(inv))
 
 
-class GreatCosmosAdapter(RulesetAdapter):
+class GreatCosmosDescription(RulesetDescription):
+    stat_aliases: dict[str, str]
+    stat_range: dict[str, int]
+    mini_stats: dict[str, dict[str, Any]]
+    test: dict[str, Any]
+    special_scores: dict[str, str]
+    karma: dict[str, Any]
+    races: dict[str, dict[str, Any]]
+    other_races: dict[str, Any]
+    postures: list[str]
+    level_ups: dict[str, str]
+    inventory: dict[str, Any]
+
+
+class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[models.LevelUpRequest]):
     id = RULESET
     title = "The Tale of Great Cosmos (rules v6)"
-    Sheet = models.Sheet
-    Options = models.Options
     TestRequest = models.TestRequest
-    LevelUpRequest = models.LevelUpRequest
 
     # --- catalogue and sheets -------------------------------------------------
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> GreatCosmosDescription:
         races = {}
         for race in gc_sheet.RACES:
             light, dark = gc_sheet.starting_light_dark(race)
             low, high = gc_sheet.mental_health_bounds(race)
             races[race] = {"light_points": light, "dark_points": dark, "mental_health": {"min": low, "max": high}}
-        return {
+        return GreatCosmosDescription.model_validate({
             "id": self.id,
             "title": self.title,
             "stats": list(core.STATS),
@@ -80,7 +87,7 @@ class GreatCosmosAdapter(RulesetAdapter):
             "inventory": {"money_per_slot": gc_sheet.MONEY_PER_SLOT, "item_kinds": list(gc_sheet.ITEM_KINDS),
                           "armor_pieces": list(gc_sheet.ARMOR_PIECES),
                           "capacity": "40 x (force rounded down to the ten) / 100"},
-        }
+        })
 
     def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False,
                         inventory_rules: bool = True) -> dict[str, Any]:
@@ -95,52 +102,50 @@ class GreatCosmosAdapter(RulesetAdapter):
             "dark_points": dark if sheet.dark_points is None else sheet.dark_points,
             "mental_health": mh_max if sheet.mental_health is None else sheet.mental_health,
         })
-        out = filled.model_dump(mode="json")
-        gc_sheet.check_mental_health(out["race"], out["mental_health"], gm_override=gm_override)
-        if inventory_rules and out.get("inventory") is not None:
-            gc_sheet.check_inventory(*_inventory_args(out))
-        return out
+        gc_sheet.check_mental_health(filled.race, filled.mental_health, gm_override=gm_override)
+        if inventory_rules and filled.inventory is not None:
+            gc_sheet.check_inventory(*_inventory_args(filled))
+        return self.dump_sheet(filled)
 
     def normalize_sheet_in_context(self, raw: dict[str, Any], *, kind: str, gm_override: bool,
-                                   options: CampaignOptions, previous: dict[str, Any] | None) -> dict[str, Any]:
+                                   options: models.Options, previous: dict[str, Any] | None) -> dict[str, Any]:
         """GC-S7: a mental health the GM set out of bounds stays acceptable while it is
         left unchanged; GC-I4 applies only while the campaign's `inventory_rules` is on."""
         keeps_override = (previous is not None and raw.get("mental_health") == previous.get("mental_health")
                           and raw.get("race") == previous.get("race"))
         return self.normalize_sheet(raw, kind=kind, gm_override=gm_override or keeps_override,
-                                    inventory_rules=getattr(options, "inventory_rules", True))
+                                    inventory_rules=options.inventory_rules)
 
-    def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
+    def derived(self, sheet: models.Sheet) -> dict[str, Any]:
         """GC-I1..I3 inventory load, GC-D2 max move, GC-S7 bounds and insanity."""
-        race = sheet.get("race", "humain")
-        low, high = gc_sheet.mental_health_bounds(race)
-        mh = sheet.get("mental_health", high)
+        low, high = gc_sheet.mental_health_bounds(sheet.race)
+        mh = high if sheet.mental_health is None else sheet.mental_health
         load = gc_sheet.inventory_load(*_inventory_args(sheet))
-        lock = core.locked_karma(sheet.get("posture"))
+        lock = core.locked_karma(sheet.posture)
         return {
             "inventory": {
                 "capacity": load.capacity, "used": load.used, "free": load.free,
                 "items_slots": load.items_slots, "money_slots": load.money_slots,
                 "containers": load.containers, "purse": load.purse,
             },
-            "max_move": gc_sheet.max_move(sheet["stats"]["agilite"]),
+            "max_move": gc_sheet.max_move(sheet.stats.agilite),
             "mental_health": {"value": mh, "min": low, "max": high, "insane": gc_sheet.is_insane(mh)},
             "insane": gc_sheet.is_insane(mh),
-            "final_skill_unlocked": sheet.get("level", 1) >= 5,
-            "karma": {"stored": sheet.get("karma", 0), "effective": sheet.get("karma", 0) if lock is None else lock,
+            "final_skill_unlocked": sheet.level >= 5,
+            "karma": {"stored": sheet.karma, "effective": sheet.karma if lock is None else lock,
                       "locked": lock is not None},
         }
 
     # --- tests ----------------------------------------------------------------
-    def test(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Outcome:
+    def test(self, ch: Character, req: models.TestRequest, ctx: Context) -> Outcome:
         """GC-T1..T3, GC-K1..K5: one test; the karma change is returned as the new sheet."""
         if req.stat == core.INTUITION:
             return self._intuition(ch, req, ctx)
         stat = core.canonical_stat(req.stat)
         sheet = ch.sheet
         r = core.resolve_test(
-            ctx.dice, sheet["stats"][stat] + req.modifier, sheet.get("karma", 0),
-            posture=sheet.get("posture"), extreme_scores=_option(ctx, "extreme_scores", True),
+            ctx.dice, getattr(sheet.stats, stat) + req.modifier, sheet.karma,
+            posture=sheet.posture, extreme_scores=ctx.options.extreme_scores,
         )
         body = test_body(
             ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,
@@ -148,13 +153,13 @@ class GreatCosmosAdapter(RulesetAdapter):
         )
         sheets = {}
         if r.karma_after != r.karma_before:
-            sheets[ch.id] = {**sheet, "karma": r.karma_after}
+            sheets[ch.id] = sheet.model_copy(update={"karma": r.karma_after})
         return Outcome(kind="test", body=body, character_id=ch.id, sheets=sheets)
 
-    def _intuition(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Outcome:
+    def _intuition(self, ch: Character, req: models.TestRequest, ctx: Context) -> Outcome:
         """GC-T3: d6 against intuition; no karma."""
-        karma = ch.sheet.get("karma", 0)
-        r = core.resolve_intuition(ctx.dice, ch.sheet.get("intuition", 3), req.modifier)
+        karma = ch.sheet.karma
+        r = core.resolve_intuition(ctx.dice, ch.sheet.intuition, req.modifier)
         body = test_body(
             ch, RULESET, natural=r.natural, score=r.natural, target=r.target,
             outcome=core.SUCCESS if r.good else core.FAILURE,
@@ -163,26 +168,26 @@ class GreatCosmosAdapter(RulesetAdapter):
         )
         return Outcome(kind="test", body=body, character_id=ch.id)
 
-    def odds(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Odds:
+    def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """Exact odds of the six outcomes (GC-T1..T3, GC-K2..K5) and of the karma afterwards."""
         sheet = ch.sheet
         if req.stat == core.INTUITION:
-            o = gc_odds.intuition_odds(sheet.get("intuition", 3) + req.modifier)
+            o = gc_odds.intuition_odds(sheet.intuition + req.modifier)
             return Odds(outcomes=o.outcomes)
         stat = core.canonical_stat(req.stat)
         o = gc_odds.odds_of_test(
-            sheet["stats"][stat] + req.modifier, sheet.get("karma", 0),
-            posture=sheet.get("posture"), extreme_scores=_option(ctx, "extreme_scores", True),
+            getattr(sheet.stats, stat) + req.modifier, sheet.karma,
+            posture=sheet.posture, extreme_scores=ctx.options.extreme_scores,
         )
         return Odds(outcomes=o.outcomes, extra={"karma_after": {str(k): p for k, p in o.karma_after.items()}})
 
     # --- level-ups --------------------------------------------------------------
-    def level_up(self, ch: CharacterState, req: models.LevelUpRequest, ctx: OperationContext) -> Outcome:
+    def level_up(self, ch: Character, req: models.LevelUpRequest, ctx: Context) -> Outcome:
         """GC-L1..L7: one level more; every die, choice and before/after value recorded."""
         sheet = ch.sheet
         mark = ctx.dice.mark()
         result = gc_levels.level_up(
-            progress_of(sheet), choices_of(req), ctx.dice, extreme_scores=_option(ctx, "extreme_scores", True),
+            progress_of(sheet), choices_of(req), ctx.dice, extreme_scores=ctx.options.extreme_scores,
         )
         chance_rolls = _chance_rolls(ctx.dice.since(mark), result)
         body = {
@@ -204,9 +209,9 @@ class GreatCosmosAdapter(RulesetAdapter):
         return Outcome(kind="level_up", body=body, character_id=ch.id, sheets={ch.id: new_sheet})
 
 
-def _check_inventory_after_level_up(sheet: dict[str, Any], level: int) -> None:
+def _check_inventory_after_level_up(sheet: models.Sheet, level: int) -> None:
     """GC-I4: a level-up lowering force may not leave the inventory overloaded."""
-    if sheet.get("inventory") is None:
+    if sheet.inventory is None:
         return
     try:
         gc_sheet.check_inventory(*_inventory_args(sheet))
@@ -215,27 +220,28 @@ def _check_inventory_after_level_up(sheet: dict[str, Any], level: int) -> None:
         raise RuleError(f"after this level-up: {e.detail}", field=field) from e
 
 
-def progress_of(sheet: dict[str, Any]) -> gc_levels.Progress:
-    """What GC-L1..L6 read from a stored sheet."""
-    light, dark = gc_sheet.starting_light_dark(sheet.get("race", "humain"))
+def progress_of(sheet: models.Sheet) -> gc_levels.Progress:
+    """What GC-L1..L6 read from a stored sheet (a pool or light/dark left null: its GC-S5/S6 default)."""
+    light, dark = gc_sheet.starting_light_dark(sheet.race)
     return gc_levels.Progress(
-        level=sheet.get("level", 1), stats=dict(sheet["stats"]),
-        hp=sheet.get("hp") if sheet.get("hp") is not None else sheet["hp_max"], hp_max=sheet["hp_max"],
-        mp=sheet.get("mp") if sheet.get("mp") is not None else sheet["mp_max"], mp_max=sheet["mp_max"],
-        light_points=sheet.get("light_points", light) if sheet.get("light_points") is not None else light,
-        dark_points=sheet.get("dark_points", dark) if sheet.get("dark_points") is not None else dark,
-        intuition=sheet.get("intuition", 3), karma=sheet.get("karma", 0), posture=sheet.get("posture"),
+        level=sheet.level, stats=sheet.stats.model_dump(),
+        hp=sheet.hp_max if sheet.hp is None else sheet.hp, hp_max=sheet.hp_max,
+        mp=sheet.mp_max if sheet.mp is None else sheet.mp, mp_max=sheet.mp_max,
+        light_points=light if sheet.light_points is None else sheet.light_points,
+        dark_points=dark if sheet.dark_points is None else sheet.dark_points,
+        intuition=sheet.intuition, karma=sheet.karma, posture=sheet.posture,
     )
 
 
-def apply_progress(sheet: dict[str, Any], p: gc_levels.Progress) -> dict[str, Any]:
-    """A new sheet dict carrying the level-up's values (the input is not mutated)."""
-    return {
-        **sheet, "level": p.level, "stats": {s: p.stats[s] for s in core.STATS},
+def apply_progress(sheet: models.Sheet, p: gc_levels.Progress) -> models.Sheet:
+    """A new sheet carrying the level-up's values (the input is not mutated; the
+    values are the rules', so they are not validated again)."""
+    return sheet.model_copy(update={
+        "level": p.level, "stats": models.Stats.model_construct(**{s: p.stats[s] for s in core.STATS}),
         "hp": p.hp, "hp_max": p.hp_max, "mp": p.mp, "mp_max": p.mp_max,
         "light_points": p.light_points, "dark_points": p.dark_points,
         "intuition": p.intuition, "karma": p.karma,
-    }
+    })
 
 
 def choices_of(req: models.LevelUpRequest) -> gc_levels.Choices:
@@ -254,7 +260,7 @@ def _chance_rolls(rolls: list, result: gc_levels.LevelUp) -> list[dict[str, Any]
     return [r.to_dict() for r in tagged]
 
 
-def chance_test_body(ch: CharacterState, r: core.TestResult, rolls: list[dict[str, Any]]) -> dict[str, Any]:
+def chance_test_body(ch: Character, r: core.TestResult, rolls: list[dict[str, Any]]) -> dict[str, Any]:
     """GC-L6: the chance test's full result, shaped like a test result."""
     return test_body(
         ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,

@@ -10,10 +10,13 @@ from app.rules import rulebook_d100 as rules
 from app.rules.dice import DiceSource, Roll, TableDice
 from app.rules.errors import DiceError, RuleError
 from app.services.rulesets.base import (
-    OUTCOMES, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, test_body,
+    OUTCOMES, CharacterState, Confrontations, GroupTests, Odds, OperationContext, Outcome, RulesetAdapter,
+    RulesetDescription, test_body,
 )
 
 RULESET = "rulebook-d100"
+Character = CharacterState[models.Sheet]
+Context = OperationContext[models.Options]
 
 
 class TaggedDice(DiceSource):
@@ -52,15 +55,15 @@ class TaggedDice(DiceSource):
         return value
 
 
-def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, where: str = "",
+def _spec(sheet: models.Sheet, req: Any, ctx: Context, where: str = "",
           **over: Any) -> tuple[rules.TestSpec, dict]:
     """RB-T1: the TestSpec of a request on a sheet, and what the result should say about it."""
-    stats = sheet.get("stats") or {}
+    stats = sheet.stats
     if req.stat not in stats:
         raise RuleError(f"no stat {req.stat!r} on this sheet; it has: {', '.join(stats)}", field=f"{where}stat")
     skill = over.get("skill", getattr(req, "skill", None))
     weakened = over.get("weakened", getattr(req, "weakened", False))
-    skills = sheet.get("skills") or {}
+    skills = sheet.skills
     skill_missing = skill is not None and skill not in skills
     spec = rules.TestSpec(
         stat_value=stats[req.stat],
@@ -68,10 +71,10 @@ def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, where: str = "
         weakened=weakened or skill_missing,
         difficulty=req.difficulty,
         modifier=over.get("modifier", req.modifier),
-        crit_chance=sheet.get("crit_chance", rules.DEFAULT_CRIT_CHANCE),
+        crit_chance=sheet.crit_chance,
         overflow_crit=req.overflow_crit,
-        rescue_negative=getattr(ctx.options, "crit_success_rescues_negative", True),
-        ruin_over_100=getattr(ctx.options, "crit_failure_ruins_over_100", True),
+        rescue_negative=ctx.options.crit_success_rescues_negative,
+        ruin_over_100=ctx.options.crit_failure_ruins_over_100,
     )
     info = {"stat": req.stat, "skill": skill, "skill_bonus": spec.skill_bonus, "skill_missing": skill_missing,
             "weakened": spec.weakened,
@@ -79,7 +82,7 @@ def _spec(sheet: dict[str, Any], req: Any, ctx: OperationContext, where: str = "
     return spec, info
 
 
-def result_body(ch: CharacterState, r: rules.TestResult, info: dict) -> dict[str, Any]:
+def result_body(ch: Character, r: rules.TestResult, info: dict) -> dict[str, Any]:
     """The API.md result of one Rulebook test (RB-T3..T5): natural = score = the d100."""
     return test_body(
         ch, RULESET, natural=r.roll, score=r.roll, target=r.percentage, outcome=r.outcome,
@@ -88,17 +91,26 @@ def result_body(ch: CharacterState, r: rules.TestResult, info: dict) -> dict[str
     )
 
 
-class RulebookD100Adapter(RulesetAdapter):
+class RulebookD100Description(RulesetDescription):
+    stats_free: bool
+    average_stat: int
+    crit_chance_default: int
+    dice: list[str]
+    test: dict[str, Any]
+    special_difficulties: dict[str, str]
+    criticals: dict[str, str]
+    opposed: dict[str, Any]
+    group_modes: list[str]
+
+
+class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
+                          Confrontations[models.OpposedRequest], GroupTests[models.GroupRequest]):
     id = RULESET
     title = "Rulebook (generic D100 system, pelican-jdr)"
-    Sheet = models.Sheet
-    Options = models.Options
     TestRequest = models.TestRequest
-    OpposedRequest = models.OpposedRequest
-    GroupRequest = models.GroupRequest
 
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> RulebookD100Description:
+        return RulebookD100Description.model_validate({
             "id": self.id,
             "title": self.title,
             "stats": list(rules.DEFAULT_STATS),
@@ -125,35 +137,34 @@ class RulebookD100Adapter(RulesetAdapter):
                                   "wins on it), then d100 rerolls (lowest); tiebreak false: equal is a draw",
                         "dice_order": ["d100 (a: test)", "d100 (b: test)", "d100 rerolls a, b, ... while tied"]},
             "group_modes": ["ranking"],
-        }
+        })
 
     def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
         """RB-S1..S3: validate and fill hp/pe from their maxima; hp/pe above max need the GM's override."""
-        out = self.Sheet.model_validate(raw).model_dump(mode="json")
+        sheet = self.Sheet.model_validate(raw)
         if not gm_override:
-            for pool in ("hp", "pe"):
-                if out[pool] > out[f"{pool}_max"]:
-                    raise RuleError(f"{pool} {out[pool]} is above {pool}_max {out[f'{pool}_max']}", field=pool)
-        return out
+            for pool, value, top in (("hp", sheet.hp, sheet.hp_max), ("pe", sheet.pe, sheet.pe_max)):
+                if value > top:
+                    raise RuleError(f"{pool} {value} is above {pool}_max {top}", field=pool)
+        return self.dump_sheet(sheet)
 
-    def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
+    def derived(self, sheet: models.Sheet) -> dict[str, Any]:
         """RB-S1/RB-T5 critical ranges and RB-T1 weakened stats."""
-        cc = sheet.get("crit_chance", rules.DEFAULT_CRIT_CHANCE)
-        stats = sheet.get("stats") or {}
+        cc = sheet.crit_chance
         return {
             "critical_success": {"max_roll": cc},
             "critical_failure": {"min_roll": 101 - cc},
-            "weakened_stats": {k: v // 2 for k, v in stats.items()},
+            "weakened_stats": {k: v // 2 for k, v in sheet.stats.items()},
         }
 
     # --- tests ----------------------------------------------------------------
-    def test(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Outcome:
+    def test(self, ch: Character, req: models.TestRequest, ctx: Context) -> Outcome:
         """RB-T1..T8: one d100 test; no sheet change."""
         spec, info = _spec(ch.sheet, req, ctx)
         r = rules.roll_test(spec, ctx.dice)
         return Outcome(kind="test", body=result_body(ch, r, info), character_id=ch.id)
 
-    def odds(self, ch: CharacterState, req: models.TestRequest, ctx: OperationContext) -> Odds:
+    def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """Exact odds over the 100 faces (RB-T3..T8, with the RB-T6 options and RB-T7)."""
         spec, _ = _spec(ch.sheet, req, ctx)
         outcomes, levels = rules.odds(spec)
@@ -161,8 +172,7 @@ class RulebookD100Adapter(RulesetAdapter):
         return Odds(outcomes=full, extra={"success_level": {str(k): p for k, p in levels.items()}})
 
     # --- confrontations and rankings -------------------------------------------
-    def opposed(self, a: CharacterState, b: CharacterState, req: models.OpposedRequest,
-                ctx: OperationContext) -> Outcome:
+    def opposed(self, a: Character, b: Character, req: models.OpposedRequest, ctx: Context) -> Outcome:
         """RB-C1, RB-C2: both test (a's die, then b's), higher level wins, ties by units then rerolls."""
         log: list[Roll] = []
         da, db = TaggedDice(ctx.dice, "a", log), TaggedDice(ctx.dice, "b", log)
@@ -178,7 +188,7 @@ class RulebookD100Adapter(RulesetAdapter):
         }
         return Outcome(kind="opposed", body=body)
 
-    def group(self, chars: list[CharacterState], req: models.GroupRequest, ctx: OperationContext) -> Outcome:
+    def group(self, chars: list[Character], req: models.GroupRequest, ctx: Context) -> Outcome:
         """RB-C3: everyone tests the same stat; ranked by level, ties as RB-C2."""
         log: list[Roll] = []
         sources: list[TaggedDice] = []

@@ -23,41 +23,54 @@ from app.rules.asgard.core import (
 )
 from app.rules.dice import TableDice
 from app.rules.errors import RuleError
-from app.services.rulesets.asgard.actions import AsgardActions
+from app.services.rulesets.asgard.actions import ACTIONS
 from app.services.rulesets.asgard.common import (
+    Character,
+    Context,
     check_take_11,
     heroism_effect,
     result_fields,
     spec_for,
+    summary,
 )
 from app.services.rulesets.base import (
-    CharacterState,
+    Confrontations,
+    GroupTests,
     Odds,
-    OperationContext,
     Outcome,
+    Rerolls,
     RulesetAdapter,
+    RulesetDescription,
     test_body,
 )
 
 
-class AsgardAdapter(AsgardActions, RulesetAdapter):
+class AsgardDescription(RulesetDescription):
+    dice: str
+    skills: list[str]
+    degrees: dict[str, int | None]
+    tiers: list[str]
+    close_skill_penalty: int
+    take_11: int
+    automatic_results: dict[str, str]
+    heroism_spends: dict[str, dict[str, Any]]
+    actions: list[str]
+
+
+class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest],
+                    Confrontations[m.OpposedRequest], GroupTests[m.GroupRequest]):
     id = RULESET
     title = "Asgard (Clé en main 3d6)"
-    Sheet = m.Sheet
-    Options = m.Options
     TestRequest = m.TestRequest
-    RerollRequest = m.RerollRequest
-    OpposedRequest = m.OpposedRequest
-    GroupRequest = m.GroupRequest
-    actions = m.ACTIONS
-    gm_only_actions = frozenset({"damage"})
+    actions = ACTIONS
 
     # --- catalogue and sheets -------------------------------------------------
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> AsgardDescription:
+        return AsgardDescription.model_validate({
             "id": self.id,
             "title": self.title,
             "dice": "3d6 + skill (4d6 with a heroism point)",
+            "stats": list(STANDARD_SKILLS),  # an Asgard test names a skill
             "skills": list(STANDARD_SKILLS),
             "difficulties": {**DIFFICULTIES, AUTOMATIC: None},
             "degrees": {"none": None, **DIFFICULTIES},
@@ -74,28 +87,27 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
             },
             "outcomes": ["success", "failure", "critical_success", "critical_failure"],
             "actions": sorted(self.actions),
-        }
+        })
 
     def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
         sheet = self.Sheet.model_validate(raw)
         if kind == "pc" and sheet.tier is not None:
             raise RuleError("only NPCs have a tier (AS-S3)", field="sheet.tier")
-        return sheet.model_dump(mode="json")
+        return self.dump_sheet(sheet)
 
-    def derived(self, sheet: dict[str, Any]) -> dict[str, Any]:
-        vitality = sheet.get("vitality", 0)
+    def derived(self, sheet: m.Sheet) -> dict[str, Any]:
         return {
-            "mal_en_point": vitality <= 0,
-            "wounds": max(0, sheet.get("vitality_max", 0) - vitality),
-            "skills": {**dict.fromkeys(STANDARD_SKILLS, 0), **sheet.get("skills", {})},
+            "mal_en_point": sheet.vitality <= 0,
+            "wounds": max(0, sheet.vitality_max - sheet.vitality),
+            "skills": {**dict.fromkeys(STANDARD_SKILLS, 0), **sheet.skills},
             "weapons": [
-                {"name": w["name"], "damage": f"{w['damage_dice']}d6", "ranged": w.get("ranged", False)}
-                for w in sheet.get("weapons", [])
+                {"name": w.name, "damage": f"{w.damage_dice}d6", "ranged": w.ranged}
+                for w in sheet.weapons
             ],
         }
 
     # --- tests ----------------------------------------------------------------
-    def _prepare(self, ch: CharacterState, req: m.TestRequest, ctx: OperationContext) -> tuple[TestSpec, bool]:
+    def _prepare(self, ch: Character, req: m.TestRequest, ctx: Context) -> tuple[TestSpec, bool]:
         """Validate a test request; returns (spec, automatic difficulty)."""
         automatic = req.difficulty == AUTOMATIC
         target = None if automatic else rules.difficulty_target(req.difficulty, req.target)
@@ -106,10 +118,10 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
         if automatic and (req.heroism_4d6 or req.take_11 or req.retry_of):
             raise RuleError("a `réussite automatique` needs no test (AS-T2): nothing to roll", field="difficulty")
         if req.heroism_4d6:
-            rules.spend_heroism(ch.sheet.get("heroism", 0), 1, "rolling 4d6 (AS-H1)", field="heroism_4d6")
+            rules.spend_heroism(ch.sheet.heroism, 1, "rolling 4d6 (AS-H1)", field="heroism_4d6")
         return spec, automatic
 
-    def _retry_improved(self, ch: CharacterState, req: m.TestRequest, spec: TestSpec, ctx: OperationContext) -> bool:
+    def _retry_improved(self, ch: Character, req: m.TestRequest, spec: TestSpec, ctx: Context) -> bool:
         """AS-T4: read the failed test named by `retry_of`."""
         previous = ctx.get_log_entry(req.retry_of)
         if (not previous or previous.get("kind") != "test" or previous.get("ruleset") != RULESET
@@ -121,7 +133,7 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
                             bool(previous.get("success")))
         return rules.retry_improved(prev, spec, improved=req.improved)
 
-    def test(self, ch: CharacterState, req: m.TestRequest, ctx: OperationContext) -> Outcome:
+    def test(self, ch: Character, req: m.TestRequest, ctx: Context) -> Outcome:
         spec, automatic = self._prepare(ch, req, ctx)
         extra = {"difficulty": req.difficulty, "retry_of": req.retry_of, "improved": req.improved, "rerolls": None}
         if automatic:  # AS-T2: "réussite automatique", no test at all
@@ -136,7 +148,7 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
             return Outcome("test", body, ch.id)
         return self._roll(ch, spec, ctx, cost=1 if spec.heroism_4d6 else 0, extra=extra)
 
-    def _roll(self, ch: CharacterState, spec: TestSpec, ctx: OperationContext, *, cost: int,
+    def _roll(self, ch: Character, spec: TestSpec, ctx: Context, *, cost: int,
               extra: dict[str, Any]) -> Outcome:
         sheet, effects = ch.sheet, {}
         if cost:
@@ -145,12 +157,12 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
         body = self._body(ch, result, effects, **extra)
         return Outcome("test", body, ch.id, {ch.id: sheet} if cost else {})
 
-    def _body(self, ch: CharacterState, result: TestResult, effects: dict, **extra: Any) -> dict[str, Any]:
+    def _body(self, ch: Character, result: TestResult, effects: dict, **extra: Any) -> dict[str, Any]:
         return test_body(ch, RULESET, natural=result.natural, score=result.score, target=result.target,
                          outcome=result.outcome, degree=result.degree, effects=effects,
                          **result_fields(result), **extra)
 
-    def odds(self, ch: CharacterState, req: m.TestRequest, ctx: OperationContext) -> Odds:
+    def odds(self, ch: Character, req: m.TestRequest, ctx: Context) -> Odds:
         spec, automatic = self._prepare(ch, req, ctx)
         zero = dict.fromkeys(("super_critical_success", "super_critical_failure"), 0)
         if automatic:
@@ -164,16 +176,16 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
         return Odds({**{k: Fraction(v) for k, v in zero.items()}, **outcomes}, extra)
 
     # --- AS-H2 reroll ---------------------------------------------------------
-    def reroll(self, ch: CharacterState, previous: dict[str, Any], req, ctx: OperationContext) -> Outcome:
+    def reroll(self, ch: Character, previous: dict[str, Any], req: m.RerollRequest, ctx: Context) -> Outcome:
         """AS-H2: spend 1 heroism to cancel a test just made and roll it again (same test)."""
         if previous.get("ruleset") != RULESET or not previous.get("dice"):
             raise RuleError("only a rolled asgard test can be rerolled (not a take 11 or an automatic result "
                             "without dice)", field="test_id")
-        heroism_4d6 = bool(getattr(req, "heroism_4d6", False))
+        heroism_4d6 = req.heroism_4d6
         spec = TestSpec(previous["skill"], previous["skill_value"], previous.get("modifier", 0),
                         previous.get("base_target"), heroism_4d6, bool(previous.get("close_skill")))
         cost = 2 if heroism_4d6 else 1
-        rules.spend_heroism(ch.sheet.get("heroism", 0), cost, "rerolling a test (AS-H2)", field="heroism")
+        rules.spend_heroism(ch.sheet.heroism, cost, "rerolling a test (AS-H2)", field="heroism")
         extra = {"difficulty": previous.get("difficulty"), "retry_of": previous.get("retry_of"),
                  "improved": previous.get("improved", False), "rerolls": previous.get("id")}
         outcome = self._roll(ch, spec, ctx, cost=cost, extra=extra)
@@ -181,17 +193,17 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
         return outcome
 
     # --- AS-T9 opposition -----------------------------------------------------
-    def _side_spec(self, ch: CharacterState, side: m.Side, ctx: OperationContext, name: str) -> TestSpec:
+    def _side_spec(self, ch: Character, side: m.Side, ctx: Context, name: str) -> TestSpec:
         if side.take_11:
             check_take_11(ch, ctx, heroism_4d6=side.heroism_4d6, field=f"{name}.take_11")
         if side.heroism_4d6:
-            rules.spend_heroism(ch.sheet.get("heroism", 0), 1, f"{name}: rolling 4d6 (AS-H1)",
+            rules.spend_heroism(ch.sheet.heroism, 1, f"{name}: rolling 4d6 (AS-H1)",
                                 field=f"{name}.heroism_4d6")
         return spec_for(ch, side.skill, target=None, modifier=side.modifier, heroism_4d6=side.heroism_4d6,
                         close_skill=side.close_skill, take_11=side.take_11, confrontation=True,
                         field=f"{name}.skill")
 
-    def opposed(self, a: CharacterState, b: CharacterState, req: m.OpposedRequest, ctx: OperationContext) -> Outcome:
+    def opposed(self, a: Character, b: Character, req: m.OpposedRequest, ctx: Context) -> Outcome:
         """AS-T9: a's test against b's; table dice are consumed a's then b's."""
         if a.id == b.id:
             raise RuleError("a character does not oppose itself", field="b.character_id")
@@ -211,17 +223,11 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
             effects = {}
             if specs[name].heroism_4d6:
                 sheets[ch.id], effects = heroism_effect(ch.sheet, 1, "rolling 4d6")
-            body[name] = {"character_id": ch.id, **self._summary(results[name]), "effects": effects}
+            body[name] = {"character_id": ch.id, **summary(results[name]), "effects": effects}
         return Outcome("opposed", body, None, sheets)
 
-    @staticmethod
-    def _summary(result: TestResult) -> dict[str, Any]:
-        return {"natural": result.natural, "score": result.score, "target": result.target,
-                "outcome": result.outcome, "success": result.success, "degree": result.degree,
-                **result_fields(result)}
-
     # --- AS-T6 cooperation ----------------------------------------------------
-    def group(self, chars: list[CharacterState], req: m.GroupRequest, ctx: OperationContext) -> Outcome:
+    def group(self, chars: list[Character], req: m.GroupRequest, ctx: Context) -> Outcome:
         """AS-T6: every participant tests the skill; the best leads, +1/−1 for each other."""
         target = None
         if req.difficulty == AUTOMATIC:
@@ -233,7 +239,7 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
             if p.take_11:
                 check_take_11(ch, ctx, heroism_4d6=p.heroism_4d6, field=f"{field}.take_11")
             if p.heroism_4d6:
-                rules.spend_heroism(ch.sheet.get("heroism", 0), 1, f"{ch.name}: rolling 4d6 (AS-H1)",
+                rules.spend_heroism(ch.sheet.heroism, 1, f"{ch.name}: rolling 4d6 (AS-H1)",
                                     field=f"{field}.heroism_4d6")
             specs.append(spec_for(ch, p.skill or req.skill, target=target, modifier=p.modifier,
                                   heroism_4d6=p.heroism_4d6, close_skill=p.close_skill, take_11=p.take_11,
@@ -252,7 +258,7 @@ class AsgardAdapter(AsgardActions, RulesetAdapter):
             effects = {}
             if result.spec.heroism_4d6:
                 sheets[ch.id], effects = heroism_effect(ch.sheet, 1, "rolling 4d6")
-            participants.append({"character_id": ch.id, **self._summary(result), "leader": i == coop.leader,
+            participants.append({"character_id": ch.id, **summary(result), "leader": i == coop.leader,
                                  "adjustment": coop.adjustments[i], "effects": effects})
         body = {"kind": "group", "mode": "cooperation", "ruleset": RULESET, "character_id": None, "rolls": rolls,
                 "skill": rules.skill_key(req.skill), "difficulty": req.difficulty, "modifier": req.modifier,

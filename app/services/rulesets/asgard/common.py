@@ -1,10 +1,10 @@
 """Helpers shared by the asgard adapter and its character actions."""
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from app.kit.errors import Forbidden
+from app.models.rulesets import asgard as m
 from app.rules import asgard as rules
 from app.rules.asgard.core import (
     TestResult,
@@ -16,28 +16,27 @@ from app.services.rulesets.base import (
     OperationContext,
 )
 
+Character = CharacterState[m.Sheet]
+Context = OperationContext[m.Options]
 
-def _option(ctx: OperationContext, name: str, default: Any) -> Any:
-    return getattr(ctx.options, name, default)
 
-
-def check_take_11(ch: CharacterState, ctx: OperationContext, *, heroism_4d6: bool, field: str = "take_11") -> None:
+def check_take_11(ch: Character, ctx: Context, *, heroism_4d6: bool, field: str = "take_11") -> None:
     """AS-T8: only the GM, only for an NPC, and never with 4d6."""
     if ch.kind != "npc":
         raise RuleError("only NPCs take 11 (AS-T8)", field=field)
     if not ctx.is_gm:
         raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field=field)
-    if not _option(ctx, "take_11_allowed", True):
+    if not ctx.options.take_11_allowed:
         raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field=field)
     if heroism_4d6:
         raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
 
 
-def spec_for(ch: CharacterState, skill: str, *, target: int | None, modifier: int = 0, heroism_4d6: bool = False,
+def spec_for(ch: Character, skill: str, *, target: int | None, modifier: int = 0, heroism_4d6: bool = False,
              close_skill: bool = False, take_11: bool = False, confrontation: bool = False,
              field: str = "skill") -> TestSpec:
     """A TestSpec from a character's sheet (skill value read from it, AS-S1)."""
-    value = rules.skill_value(ch.sheet.get("skills", {}), skill, field=field)
+    value = rules.skill_value(ch.sheet.skills, skill, field=field)
     return TestSpec(rules.skill_key(skill), value, modifier, target, heroism_4d6, close_skill,
                     confrontation, take_11)
 
@@ -58,10 +57,15 @@ def result_fields(result: TestResult) -> dict[str, Any]:
     }
 
 
-def heroism_effect(sheet: dict, cost: int, what: str, *, field: str = "heroism_4d6") -> tuple[dict, dict]:
+def summary(result: TestResult) -> dict[str, Any]:
+    """A test inside another result (a side, a participant, an action's check)."""
+    return {"natural": result.natural, "score": result.score, "target": result.target,
+            "outcome": result.outcome, "success": result.success, "degree": result.degree,
+            **result_fields(result)}
+
+
+def heroism_effect(sheet: m.Sheet, cost: int, what: str, *, field: str = "heroism_4d6") -> tuple[m.Sheet, dict]:
     """AS-H6: (new sheet, effects) after spending `cost` heroism; 409 when unaffordable."""
-    before = sheet.get("heroism", 0)
+    before = sheet.heroism
     after = rules.spend_heroism(before, cost, what, field=field)
-    new = copy.deepcopy(sheet)
-    new["heroism"] = after
-    return new, {"heroism": {"before": before, "after": after}}
+    return sheet.model_copy(update={"heroism": after}), {"heroism": {"before": before, "after": after}}
