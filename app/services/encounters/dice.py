@@ -5,9 +5,11 @@ view of it whose every die is recorded as that combatant's. Rules that name the
 entity in the purpose (`tie:<id>`, GC-O2) are read back the same way."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 from app.rules.dice import DiceSource, dice_source
+from app.rules.errors import DiceNeeded
 
 # the rules' own purposes, as an action shows them
 PURPOSES = {"tie": "tiebreak", "initiative_roll_off": "tiebreak", "initiative tiebreak": "tiebreak",
@@ -23,7 +25,11 @@ class _Combatant(DiceSource):
         self._owner, self._who = owner, who
 
     def roll(self, faces: int, purpose: str) -> int:
-        value = self._owner.source.roll(faces, purpose)
+        try:
+            value = self._owner.source.roll(faces, purpose)
+        except DiceNeeded as exc:
+            exc.extra["needed"]["by"] = self._who
+            raise
         self._owner.by[len(self.rolls) - 1] = self._who
         return value
 
@@ -52,6 +58,21 @@ class CombatDice:
 
     def finish(self) -> None:
         self.source.finish()
+
+    @contextmanager
+    def explained(self) -> Iterator[None]:
+        """A missing table die (422) names its purpose as `rolls` does, and whose it is."""
+        try:
+            yield
+        except DiceNeeded as exc:
+            needed = exc.extra["needed"]
+            purpose, _, named = needed["purpose"].partition(":")
+            needed["purpose"] = PURPOSES.get(purpose, purpose)
+            needed.setdefault("by", named or None)
+            exc.detail = (f"die #{needed['index'] + 1} is missing: the rule needs a {needed['die']} for "
+                          f"{needed['purpose']!r}" + (f" of combatant {needed['by']}" if needed["by"] else "") + " next")
+            exc.args = (exc.detail,)
+            raise
 
     def rolls(self) -> list[dict[str, Any]]:
         """API.md: `[{die, value, purpose, by}]` in the order consumed."""

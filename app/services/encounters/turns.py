@@ -39,8 +39,9 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
         _check_take_11(fight, req.take_11)
         store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
         dice = CombatDice(seed=req.seed, dice=req.dice)
-        initiative = fight.rules.roll_initiative(dice, _entrants(fight, set(req.take_11)), fight.options,
-                                                 fight.campaign_options)
+        with dice.explained():
+            initiative = fight.rules.roll_initiative(dice, _entrants(fight, set(req.take_11)), fight.options,
+                                                     fight.campaign_options)
         changes, steps = Changes(fight), list(initiative.steps)
         changes.encounter("status", "active")
         changes.encounter("round", 1)
@@ -113,8 +114,9 @@ def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
     if fight.rules.reorders_each_round:
         store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
         entrants = _entrants(fight, set())
-    again = fight.rules.next_round(dice, fight.encounter["turn_order"], entrants, round_, fight.options,
-                                   fight.campaign_options)
+    with dice.explained():
+        again = fight.rules.next_round(dice, fight.encounter["turn_order"], entrants, round_, fight.options,
+                                       fight.campaign_options)
     if again is not None:
         changes.encounter("order", again.order)
         steps.extend(again.steps)

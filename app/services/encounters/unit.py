@@ -113,7 +113,7 @@ def check_status(fight: Fight, wanted: str, what: str) -> None:
     status = fight.encounter["status"]
     if status != wanted:
         hint = "it has not started yet" if status == "setup" else "it has started (revert the start to go back)"
-        raise Conflict(f"{what} needs an encounter in {wanted}; {hint}", extra={"status": status})
+        raise Conflict(f"{what} needs an encounter in {wanted}; {hint}", extra={"encounter_status": status})
 
 
 def check_provenance(principal: Principal, campaign_options: dict[str, Any], *, dice: Any, hidden: bool) -> None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from app.models.encounters import EncounterOptions
-from app.rules.errors import RuleError
 from app.services.encounters.dice import CombatDice
+from app.services.validation import InvalidBody
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class EncounterRules(ABC):
         for p in self.pools:
             if p.name == name:
                 return p
-        raise RuleError(f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}",
+        raise InvalidBody(f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}",
                         field="resource")
 
     def is_down(self, sheet: dict[str, Any]) -> bool:
@@ -106,7 +106,7 @@ class EncounterRules(ABC):
 
     def check_reaction(self, reaction: str) -> None:
         if reaction not in self.reactions:
-            raise RuleError(f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}",
+            raise InvalidBody(f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}",
                             field="reaction")
 
     # --- turn order ----------------------------------------------------------------------
