@@ -11,7 +11,9 @@ from app.api.deps import IfMatch, PrincipalDep, SessionFactory, bearer, etag, in
 from app.api.ratelimit import limit_campaign_creation
 from app.kit.errors import Unauthorized
 from app.core.security import same_secret
-from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, Page, PlayerCreate, PlayerCreated, PlayerPublic
+from app.models.schemas import (
+    CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPage,
+)
 from app.services import campaigns
 
 router = APIRouter(prefix="/v1/campaigns", tags=["campaigns"])
@@ -54,7 +56,7 @@ async def create_player(campaign_id: str, data: PlayerCreate, request: Request, 
     return await in_thread(sessions, partial(campaigns.create_player, max_players=cap), principal, campaign_id, data)
 
 
-@router.get("/{campaign_id}/players", response_model=Page[PlayerPublic], summary="The campaign's players")
+@router.get("/{campaign_id}/players", response_model=PlayerPage, summary="The campaign's players")
 async def list_players(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
                  limit: Annotated[int, Query(ge=1, le=500)] = 50,
                  cursor: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import IfMatch, PrincipalDep, SessionFactory, etag, in_thread, read
-from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate, Page
+from app.models.schemas import CharacterCreate, CharacterPage, CharacterPublic, CharacterUpdate
 from app.services import characters
 
 router = APIRouter(tags=["characters"])
@@ -23,7 +23,7 @@ async def create_character(campaign_id: str, data: CharacterCreate, sessions: Se
     return created
 
 
-@router.get("/v1/campaigns/{campaign_id}/characters", response_model=Page[CharacterPublic])
+@router.get("/v1/campaigns/{campaign_id}/characters", response_model=CharacterPage)
 async def list_characters(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
                           cursor: Cursor = None) -> dict[str, Any]:
     return await read(sessions, partial(characters.list_characters, limit=limit, cursor=cursor), principal, campaign_id)

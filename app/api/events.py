@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.api.deps import PrincipalDep, SessionFactory
 from app.api.event_hub import EventHub, Lease, Subscription, error_frame, frame
+from app.api.openapi_doc import events_extension
 from app.core.config import get_settings
 from app.kit.errors import BadRequest, Unavailable
 from app.services import events
@@ -45,9 +46,13 @@ class InvalidCursor(BadRequest):
     description="Starts at the present. `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
                 "the missed events first, then live ones. At most a few streams per token (429) and per server "
                 "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
-                "an `error` event.",
+                "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
+                "event's: " + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
+                + ".",
     response_class=EventSourceResponse,
-    responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    openapi_extra={"x-events": events_extension()},
+    responses={200: {"description": "The event stream (`id:`, `event:`, `data:` lines).",
+                     "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                400: {"description": "`Last-Event-ID` or `after` is not an event id",
                      "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}},
 )

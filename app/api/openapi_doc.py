@@ -1,16 +1,34 @@
-"""The OpenAPI document, with the ruleset-dependent request bodies spelled out:
-an endpoint whose body depends on the campaign's ruleset lists each ruleset's
-schema under `anyOf` (tagged with `x-ruleset`)."""
+"""The OpenAPI document: FastAPI's, plus what depends on the rulesets.
+
+- The ruleset-dependent request bodies (the routes take a JSON object and the
+  service validates it with the campaign's ruleset): each lists every ruleset's
+  schema under `oneOf`, tagged `x-ruleset`, read from the adapters
+  (`RulesetAdapter.request_models`); character actions are, per ruleset, a union
+  discriminated by `type`. Every ruleset's model is named after its ruleset
+  (`AsgardTestRequest`, `RulebookD100Side`…), title included, so no two schemas
+  share a title and client generators keep every operation.
+- Examples on every request body.
+- The results are the routes' `response_model`s (app.models.results).
+- The data of each Server-Sent Event, as components listed by the events route's `x-events`.
+- Exact integer bounds: FastAPI's document model turns a `maximum` into a float
+  (2**63 - 1 becomes 9.223372036854776e18), so the request models are rendered by pydantic.
+"""
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Annotated, Any, Union
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel, Field, TypeAdapter
+from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema
+from typing_extensions import TypeAliasType
 
+from app.kit.models import Strict
+from app.models import schemas
+from app.models.results.events import EVENTS
 from app.services.rulesets import all_adapters
-from app.services.rulesets.base import Capability
+from app.services.rulesets.base import Capability, RulesetAdapter
 
 REF = "#/components/schemas/{model}"
 
@@ -25,6 +43,51 @@ BODIES: dict[tuple[str, str], Capability] = {
     ("post", "/v1/characters/{character_id}/actions"): Capability.ACTION,
 }
 
+# Examples of each ruleset's bodies: ruleset -> capability -> examples (character
+# actions: by `type`). tests/api/test_openapi.py checks each against its model.
+_A, _B = "ch_7f3a", "ch_91c2"
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "great-cosmos": {
+        "test": [{"stat": "force", "modifier": 10}, {"stat": "intuition", "dice": [4]}],
+        "level_up": [{"mode": "two_d10", "stats": ["force", "agilite"], "chance_bonus_pool": "hp", "seed": 7},
+                     {"pool": "mp", "chance_bonus_pool": "mp", "dice": [63, 12, 8, 15]}],
+    },
+    "asgard": {
+        "test": [{"skill": "combat", "difficulty": "moyen"}, {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]}],
+        "reroll": [{"heroism_4d6": True}],
+        "opposed": [{"a": {"character_id": _A, "skill": "combat"}, "b": {"character_id": _B, "skill": "defense"}}],
+        "group": [{"skill": "survie", "difficulty": "moyen",
+                   "participants": [{"character_id": _A}, {"character_id": _B, "modifier": 1}]}],
+        "action": {
+            "fall": {"type": "fall", "metres": 6},
+            "fire": {"type": "fire", "size": "campfire", "rounds": 2},
+            "asphyxia": {"type": "asphyxia", "rounds": 3},
+            "damage": {"type": "damage", "amount": 5, "protection": True},
+            "mal_en_point": {"type": "mal_en_point", "damage": 4},
+            "first_aid": {"type": "first_aid", "healer_soins": 5, "healer_id": _B},
+            "rest": {"type": "rest"},
+            "chase": {"type": "chase", "mode": "foot", "progression": 2},
+            "heroic_effect": {"type": "heroic_effect", "asset": "Fils de Thor"},
+            "cancel_damage": {"type": "cancel_damage", "damage": 6, "already_applied": True},
+            "protect_ally": {"type": "protect_ally", "ally_id": _B, "damage": 4, "protection": True},
+        },
+    },
+    "rulebook-d100": {
+        "test": [{"stat": "FOR", "skill": "escrime", "difficulty": "difficile"}, {"stat": "HAB", "dice": [37]}],
+        "opposed": [{"a": {"character_id": _A, "stat": "FOR"}, "b": {"character_id": _B, "stat": "HAB"}}],
+        "group": [{"stat": "HAB", "participants": [{"character_id": _A}, {"character_id": _B, "skill": "escrime"}]}],
+    },
+    "worlds-awakening": {
+        "test": [{"stat": "FOR", "difficulty": "moderee"}, {"stat": "DEX", "target": 12, "for_challenge": "crochetage"}],
+        "action": {
+            "pending_modifier": {"type": "pending_modifier", "stat": "CHA", "value": 2},
+            "challenge": {"type": "challenge", "name": "crochetage", "successes_needed": 3, "failures_allowed": 2},
+            "challenge_remove": {"type": "challenge_remove", "name": "crochetage"},
+        },
+    },
+}
+# a body model shared by several rulesets (the base of every request that rolls)
+GENERIC_EXAMPLES: list[dict[str, Any]] = [{"seed": 7}, {"dice": [3, 5, 6]}, {}]
 
 PROBLEM_SCHEMA = {
     "title": "Problem",
@@ -50,6 +113,77 @@ ERRORS = {
 }
 
 
+def prefix(ruleset: str) -> str:
+    """`rulebook-d100` -> `RulebookD100`: what a ruleset's schema names start with."""
+    return "".join(part.capitalize() for part in re.split(r"[-_]", ruleset))
+
+
+_RULESET_MODEL = re.compile(r"app\.models\.rulesets\.(\w+)\.(\w+)")
+
+
+class _Names(GenerateJsonSchema):
+    """Pydantic's schema generator, naming each ruleset model `<Ruleset><Class>`."""
+
+    def get_defs_ref(self, core_mode_ref: CoreModeRef) -> DefsRef:
+        ref = super().get_defs_ref(core_mode_ref)
+        found = _RULESET_MODEL.fullmatch(core_mode_ref[0].rsplit(":", 1)[0])
+        if found:
+            self._prioritized_defsref_choices[ref].insert(0, DefsRef(prefix(found[1]) + found[2]))
+        return ref
+
+
+def _render(types: list[tuple[Any, str]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """JSON Schemas of `types` ((type, mode) pairs): a reference for each, and the components."""
+    generator = _Names(ref_template=REF)
+    inputs = [(i, mode, TypeAdapter(t).core_schema) for i, (t, mode) in enumerate(types)]
+    refs, defs = generator.generate_definitions(inputs)
+    for name, schema in defs.items():
+        if "title" in schema or "properties" in schema:
+            schema["title"] = name  # the readable, unique name is the title too
+    return [refs[(i, mode)] for i, (_, mode) in enumerate(types)], defs
+
+
+def _action_union(adapter: RulesetAdapter) -> Any:
+    models = adapter.request_models(Capability.ACTION)
+    if len(models) == 1:
+        return models[0]
+    return TypeAliasType(f"{prefix(adapter.id)}ActionRequest",
+                         Annotated[Union[tuple(models)], Field(discriminator="type")])  # type: ignore[valid-type]
+
+
+def _body_choices(adapters: list[RulesetAdapter]) -> dict[Capability, list[tuple[str, Any]]]:
+    """capability -> [(ruleset, body type)]."""
+    choices: dict[Capability, list[tuple[str, Any]]] = {}
+    for capability in BODIES.values():
+        for a in adapters:
+            if capability is Capability.ACTION:
+                if a.supports(capability):
+                    choices.setdefault(capability, []).append((a.id, _action_union(a)))
+            else:
+                choices.setdefault(capability, []).extend((a.id, m) for m in a.request_models(capability))
+    return choices
+
+
+def _examples(ruleset: str, capability: Capability, model: Any) -> dict[str, Any]:
+    """Named examples of one ruleset's body: {name: example}."""
+    if capability is Capability.ODDS:  # the test's body, nothing rolled
+        tests = EXAMPLES.get(ruleset, {}).get(Capability.TEST.value) or []
+        given = [{k: v for k, v in body.items() if k not in ("seed", "dice", "hidden")} for body in tests]
+    else:
+        given = EXAMPLES.get(ruleset, {}).get(capability.value)
+    if isinstance(given, dict):  # actions, by type
+        return {f"{ruleset} {kind}": body for kind, body in given.items()}
+    if given is None and isinstance(model, type) and model.__module__ == "app.kit.models":
+        given = GENERIC_EXAMPLES
+    return {f"{ruleset} {i + 1}" if len(given or []) > 1 else ruleset: body for i, body in enumerate(given or [])}
+
+
+def _fastapi_bodies() -> list[type[BaseModel]]:
+    """The body models of the routes FastAPI validates itself (the generic resources')."""
+    return [m for m in vars(schemas).values()
+            if isinstance(m, type) and issubclass(m, Strict) and m.__module__ == schemas.__name__]
+
+
 def _problem_responses(schema: dict[str, Any]) -> None:
     """Every error is application/problem+json (API.md), 422 included: say so for every operation."""
     components = schema.setdefault("components", {}).setdefault("schemas", {})
@@ -65,21 +199,44 @@ def _problem_responses(schema: dict[str, Any]) -> None:
         components.pop(unused, None)
 
 
+def events_extension() -> list[dict[str, str]]:
+    """`x-events` of the events route: each event's name and the schema of its data."""
+    return [{"event": name, "data": {"$ref": REF.format(model=model.__name__)},
+             "description": (model.__doc__ or "").strip()} for name, model in EVENTS.items()]
+
+
 def build_openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     _problem_responses(schema)
-    adapters = all_adapters()
-    models = sorted({m for a in adapters for cap in BODIES.values() for m in a.request_models(cap)}, key=lambda m: (m.__module__, m.__qualname__))
-    refs, defs = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
-    components.update(defs.get("$defs", {}))
+    choices = _body_choices(all_adapters())
+    bodies = list(dict.fromkeys(t for pairs in choices.values() for _, t in pairs))
+    exact = _fastapi_bodies()
+    events = list(EVENTS.values())
+    refs, defs = _render([(t, "validation") for t in bodies + exact] + [(m, "serialization") for m in events])
+    components.update(defs)
+    ref_of = dict(zip([id(t) for t in bodies], refs))
     for (method, path), capability in BODIES.items():
         operation = schema["paths"].get(path, {}).get(method)
         if operation is None:
             continue
-        choices = [{**refs[(m, "validation")], "x-ruleset": a.id} for a in adapters for m in a.request_models(capability)]
-        body = operation.setdefault("requestBody", {"required": True, "content": {"application/json": {}}})
-        body["content"]["application/json"]["schema"] = {"anyOf": choices} if choices else {"type": "object"}
+        oneof, examples = [], {}
+        for ruleset, body in choices.get(capability, []):
+            ref = ref_of[id(body)]
+            oneof.append({**ref, "x-ruleset": ruleset})
+            named = _examples(ruleset, capability, body)
+            examples.update({name: {"summary": name, "value": value} for name, value in named.items()})
+            target = components[ref["$ref"].rsplit("/", 1)[1]]
+            if "oneOf" not in target:
+                target.setdefault("examples", list(named.values()))
+        for action_ref in (r for c in oneof for r in components[c["$ref"].rsplit("/", 1)[1]].get("oneOf", [])):
+            action = components[action_ref["$ref"].rsplit("/", 1)[1]]
+            kind = action["properties"]["type"]["const"]
+            action.setdefault("examples", [e["value"] for e in examples.values() if e["value"].get("type") == kind])
+        content: dict[str, Any] = {"schema": {"oneOf": oneof} if oneof else {"type": "object"}}
+        if examples:
+            content["examples"] = examples
+        operation["requestBody"] = {"required": True, "content": {"application/json": content}}
     return schema
 
 

@@ -3,7 +3,8 @@ Bodies depend on the campaign's ruleset; openapi.json lists each ruleset's schem
 
 The hot path: handlers are async and do all their database work in ONE
 threadpool hop (`in_thread`), and return the logged body as it is (it was built
-by the service in the documented shape, so it is not validated again)."""
+by the service in the documented shape, so it is not validated again): the
+`response_model`s document the results (app.models.results), the tests check them."""
 from __future__ import annotations
 
 from typing import Annotated, Any
@@ -12,7 +13,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from app.api.deps import IdempotencyKey, JsonObject, PrincipalDep, SessionFactory, idempotency, in_thread, read
-from app.models.schemas import LogEntryOut, OddsOut, Page
+from app.models.results import (
+    ActionResult, GroupResult, LevelUpPage, LevelUpResult, OddsResult, OpposedResult, RerollResult, TestResult,
+)
 from app.services import play
 
 router = APIRouter(tags=["play"])
@@ -24,7 +27,7 @@ def created(body: dict[str, Any]) -> JSONResponse:
     return JSONResponse(body, status_code=201)
 
 
-@router.post("/v1/characters/{character_id}/tests", status_code=201, response_model=LogEntryOut,
+@router.post("/v1/characters/{character_id}/tests", status_code=201, response_model=TestResult,
              summary="Owner or GM: apply the ruleset's test rule; logged, effects saved")
 async def run_test(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                    principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
@@ -32,29 +35,29 @@ async def run_test(character_id: str, body: JsonObject, request: Request, sessio
     return created(await in_thread(sessions, play.run_test, principal, character_id, body, key))
 
 
-@router.post("/v1/characters/{character_id}/tests/odds", response_model=OddsOut,
+@router.post("/v1/characters/{character_id}/tests/odds", response_model=OddsResult,
              summary="Owner or GM: exact probability of every outcome; nothing rolled")
-async def test_odds(character_id: str, body: JsonObject, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
+async def get_odds(character_id: str, body: JsonObject, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
     return JSONResponse(await read(sessions, play.odds, principal, character_id, body))
 
 
-@router.post("/v1/characters/{character_id}/tests/{test_id}/reroll", status_code=201, response_model=LogEntryOut,
+@router.post("/v1/characters/{character_id}/tests/{test_id}/reroll", status_code=201, response_model=RerollResult,
              summary="Owner or GM: cancel a test and roll it again (where the ruleset allows)")
-async def reroll(character_id: str, test_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
+async def reroll_test(character_id: str, test_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                  principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
     return created(await in_thread(sessions, play.reroll, principal, character_id, test_id, body, key))
 
 
-@router.post("/v1/characters/{character_id}/actions", status_code=201, response_model=LogEntryOut,
+@router.post("/v1/characters/{character_id}/actions", status_code=201, response_model=ActionResult,
              summary="A ruleset-specific character action (`type` names it)")
-async def character_action(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
+async def run_action(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                            principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
     return created(await in_thread(sessions, play.character_action, principal, character_id, body, key))
 
 
-@router.post("/v1/characters/{character_id}/level-ups", status_code=201, response_model=LogEntryOut,
+@router.post("/v1/characters/{character_id}/level-ups", status_code=201, response_model=LevelUpResult,
              summary="GM: apply the ruleset's level-up, with every die and choice")
 async def level_up(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                    principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
@@ -62,23 +65,23 @@ async def level_up(character_id: str, body: JsonObject, request: Request, sessio
     return created(await in_thread(sessions, play.level_up, principal, character_id, body, key))
 
 
-@router.get("/v1/characters/{character_id}/level-ups", response_model=Page[LogEntryOut], summary="Level-up history, newest first")
-async def level_up_history(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
+@router.get("/v1/characters/{character_id}/level-ups", response_model=LevelUpPage, summary="Level-up history, newest first")
+async def list_level_ups(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
                            limit: Limit = 50, cursor: Cursor = None) -> JSONResponse:
     return JSONResponse(await read(sessions, play.level_up_history, principal, character_id, limit, cursor))
 
 
-@router.post("/v1/campaigns/{campaign_id}/tests/opposed", status_code=201, response_model=LogEntryOut,
+@router.post("/v1/campaigns/{campaign_id}/tests/opposed", status_code=201, response_model=OpposedResult,
              summary="GM: a confrontation of two characters' tests")
-async def opposed(campaign_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
+async def run_opposed_test(campaign_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                   principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
     return created(await in_thread(sessions, play.opposed, principal, campaign_id, body, key))
 
 
-@router.post("/v1/campaigns/{campaign_id}/tests/group", status_code=201, response_model=LogEntryOut,
+@router.post("/v1/campaigns/{campaign_id}/tests/group", status_code=201, response_model=GroupResult,
              summary="GM: a group test (cooperation, ranking)")
-async def group(campaign_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
+async def run_group_test(campaign_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                 principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
     return created(await in_thread(sessions, play.group, principal, campaign_id, body, key))

@@ -1,15 +1,17 @@
-"""Free rolls and the roll log."""
+"""Free rolls and the roll log. Entries are returned as they were logged (the very body
+its operation returned); `LogEntry` documents them and the tests check them."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
 from fastapi.responses import JSONResponse
 
 from app.api.deps import IdempotencyKey, PrincipalDep, SessionFactory, idempotency, in_thread, read
-from app.models.schemas import LogEntryOut, Page, RollCreate, RollOut
+from app.models.results import LogEntry, LogPage, RollResult
+from app.models.schemas import RollCreate
 from app.services import rolls
 
 router = APIRouter(prefix="/v1/campaigns/{campaign_id}/rolls", tags=["rolls"])
@@ -17,21 +19,21 @@ Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 
 
-@router.post("", status_code=201, response_model=RollOut, summary="A free dice roll (3d6+2, 4d6kh3, d100…)")
-async def free_roll(campaign_id: str, data: RollCreate, request: Request, sessions: SessionFactory,
+@router.post("", status_code=201, response_model=RollResult, summary="A free dice roll (3d6+2, 4d6kh3, d100…)")
+async def roll_dice(campaign_id: str, data: RollCreate, request: Request, sessions: SessionFactory,
                     principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, data.model_dump(mode="json"))
     return JSONResponse(await in_thread(sessions, rolls.free_roll, principal, campaign_id, data, key), status_code=201)
 
 
-@router.get("", response_model=Page[LogEntryOut], summary="The roll log, newest first; hidden GM rolls only for the GM")
-async def list_log(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None,
-                   character_id: Annotated[str | None, Query(max_length=32)] = None,
-                   kind: Annotated[str | None, Query(max_length=20)] = None) -> dict[str, Any]:
-    return await read(sessions, partial(rolls.list_log, limit=limit, cursor=cursor, character_id=character_id, kind=kind),
-                      principal, campaign_id)
+@router.get("", response_model=LogPage, summary="The roll log, newest first; hidden GM rolls only for the GM")
+async def list_rolls(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
+                     cursor: Cursor = None, character_id: Annotated[str | None, Query(max_length=32)] = None,
+                     kind: Annotated[str | None, Query(max_length=20)] = None) -> JSONResponse:
+    return JSONResponse(await read(sessions, partial(rolls.list_log, limit=limit, cursor=cursor, character_id=character_id,
+                                                     kind=kind), principal, campaign_id))
 
 
-@router.get("/{entry_id}", response_model=LogEntryOut, summary="One roll-log entry")
-async def read_entry(campaign_id: str, entry_id: str, sessions: SessionFactory, principal: PrincipalDep) -> dict[str, Any]:
-    return await read(sessions, rolls.read_log_entry, principal, campaign_id, entry_id)
+@router.get("/{entry_id}", response_model=LogEntry, summary="One roll-log entry")
+async def get_roll(campaign_id: str, entry_id: str, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
+    return JSONResponse(await read(sessions, rolls.read_log_entry, principal, campaign_id, entry_id))

@@ -32,12 +32,19 @@ class Page(BaseModel, Generic[T]):
 
 # --- campaigns ----------------------------------------------------------------
 class CampaignCreate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"name": "Les Ombres", "ruleset": "great-cosmos"},
+        {"name": "Ragnarök", "ruleset": "asgard", "options": {"players_may_enter_dice": True}},
+    ]})
     name: str = Name
     ruleset: str = Field(max_length=40, description="great-cosmos, asgard, rulebook-d100 or worlds-awakening")
     options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's options; defaults filled.")
 
 
 class CampaignUpdate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"name": "Les Ombres, saison 2"}, {"options": {"players_may_enter_dice": True}},
+    ]})
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
 
@@ -58,6 +65,7 @@ class CampaignCreated(CampaignPublic):
 
 # --- players --------------------------------------------------------------------
 class PlayerCreate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"name": "Alice"}]})
     name: str = Name
 
 
@@ -72,8 +80,18 @@ class PlayerCreated(PlayerPublic):
     token: str = Field(description="Shown once: keep it. Only its hash is stored.")
 
 
+class PlayerPage(Page[PlayerPublic]):
+    """A page of players."""
+
+
 # --- characters -----------------------------------------------------------------
 class CharacterCreate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"name": "Aiko", "kind": "pc", "sheet": {
+            "race": "humain", "hp_max": 100, "mp_max": 50,
+            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}},
+        {"name": "Goblin", "kind": "npc", "sheet": {"skills": {"combat": 4}, "vitality_max": 8}},
+    ]})
     name: str = Name
     kind: Literal["pc", "npc"] = "pc"
     player_id: str | None = Field(None, max_length=32)
@@ -82,6 +100,9 @@ class CharacterCreate(Strict):
 
 
 class CharacterUpdate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"sheet": {"notes": "Carries the amulet."}}, {"name": "Aiko the Brave"},
+    ]})
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     kind: Literal["pc", "npc"] | None = None
     player_id: str | None = Field(None, max_length=32)
@@ -103,45 +124,16 @@ class CharacterPublic(BaseModel):
     updated_at: Timestamp
 
 
+class CharacterPage(Page[CharacterPublic]):
+    """A page of characters."""
+
+
 # --- free rolls and the log -----------------------------------------------------
 class RollCreate(RollingRequest):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"expression": "3d6+2", "purpose": "damage"}, {"expression": "d100", "dice": [42], "hidden": True},
+    ]})
     expression: str = Field(min_length=1, max_length=200, examples=["3d6+2", "4d6kh3", "d100"])
     purpose: str = Field("roll", min_length=1, max_length=100, pattern=NO_CONTROL,
                          description="Why the dice are rolled: one line of text, no control characters.")
     character_id: str | None = Field(None, max_length=32, description="Attribute the roll to a character.")
-
-
-class DieOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    die: str
-    value: int
-    purpose: str
-
-
-class LogEntryOut(BaseModel):
-    """A roll-log entry: the very body its operation returned."""
-
-    model_config = ConfigDict(extra="allow")
-    id: str
-    kind: str
-    rolls: list[DieOut] = []
-    hidden: bool = False
-    created_at: str
-
-
-class RollOut(LogEntryOut):
-    expression: str
-    total: int
-    purpose: str
-    character_id: str | None = None
-
-
-class OddsValue(BaseModel):
-    probability: str = Field(examples=["169/1000"])
-    p: float
-
-
-class OddsOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    outcomes: dict[str, OddsValue]
-    success: OddsValue

@@ -1,0 +1,75 @@
+"""The results on the wire, one module per ruleset (`RESULTS`: capability -> result
+models) plus `common`; here, the unions the routes answer with, each a named,
+discriminated schema in openapi.json:
+
+- per capability, the rulesets' results told apart by `ruleset` (`TestResult`,
+  `OddsResult`, …); the character actions by `ruleset`, then by `type`;
+- `LogEntry`, every roll-log entry, told apart by `kind`.
+
+A ruleset that gains a capability lists its result model in its own module's
+`RESULTS`: the unions and the document follow."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, Field
+from typing_extensions import TypeAliasType
+
+from app.models.results import asgard, great_cosmos, rulebook_d100, worlds_awakening
+from app.models.results.common import Die, OddsValue, Result, RollResult, SheetEditEntry
+
+# ruleset id -> {capability: result models}; capabilities as `Capability` values
+RESULTS: dict[str, dict[str, list[type[BaseModel]]]] = {
+    m.RULESET: m.RESULTS for m in (great_cosmos, asgard, rulebook_d100, worlds_awakening)
+}
+
+
+def _prefix(ruleset: str) -> str:
+    return "".join(part.capitalize() for part in ruleset.split("-"))
+
+
+def union(name: str, models: list[Any], tag: str) -> Any:
+    """A named union discriminated by `tag` (a single model stands for itself)."""
+    if len(models) == 1:
+        return models[0]
+    return TypeAliasType(name, Annotated[Union[tuple(models)], Field(discriminator=tag)])  # type: ignore[valid-type]
+
+
+def by_ruleset(name: str, capability: str) -> Any:
+    models = [r[capability][0] for r in RESULTS.values() if capability in r]
+    return union(name, models, "ruleset")
+
+
+TestResult = by_ruleset("TestResult", "test")
+OddsResult = by_ruleset("OddsResult", "odds")
+RerollResult = by_ruleset("RerollResult", "reroll")
+LevelUpResult = by_ruleset("LevelUpResult", "level_up")
+OpposedResult = by_ruleset("OpposedResult", "opposed")
+GroupResult = by_ruleset("GroupResult", "group")
+ActionResult = union("ActionResult", [
+    union(f"{_prefix(ruleset)}ActionResult", r["action"], "type") for ruleset, r in RESULTS.items() if "action" in r
+], "ruleset")
+
+LogEntry = TypeAliasType("LogEntry", Annotated[Union[  # type: ignore[valid-type]
+    TestResult, LevelUpResult, OpposedResult, GroupResult, ActionResult, RollResult, SheetEditEntry,
+], Field(discriminator="kind")])
+
+
+class LogPage(Result):
+    """A page of the roll log, newest first."""
+
+    items: list[LogEntry]
+    next_cursor: str | None
+
+
+class LevelUpPage(Result):
+    """A page of a character's level-ups, newest first."""
+
+    items: list[LevelUpResult]
+    next_cursor: str | None
+
+
+__all__ = [
+    "RESULTS", "TestResult", "OddsResult", "RerollResult", "LevelUpResult", "OpposedResult", "GroupResult",
+    "ActionResult", "LogEntry", "LogPage", "LevelUpPage", "RollResult", "SheetEditEntry", "Die", "OddsValue", "union",
+]

@@ -1,0 +1,278 @@
+"""Asgard results: tests (and rerolls), odds, oppositions, cooperations, character actions."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from app.models.results.common import Change, Die, Logged, OddsFields, OddsValue, Outcome, Result, TestFields
+
+RULESET = "asgard"
+Ruleset = Literal["asgard"]
+Degree = Literal["none", "facile", "moyen", "difficile", "heroique"]
+
+
+class AsgardTestSummary(Result):
+    """One 3d6 (or 4d6) test inside an action, an opposition or a cooperation (AS-T1..T9)."""
+
+    natural: int | None
+    score: int | None
+    target: int | None
+    outcome: Outcome
+    success: bool
+    degree: Degree | None = Field(description="AS-T5: the degree an open test reached.")
+    skill: str
+    skill_value: int
+    modifier: int
+    base_target: int | None
+    close_skill: bool
+    heroism_4d6: bool
+    take_11: bool
+    dice: list[int]
+    automatic: Literal["success", "failure"] | None = Field(description="AS-T3: all 1s or three 6s.")
+
+
+class AsgardHeroismEffects(Result):
+    heroism: Change | None = Field(None, description="AS-H1..H6: the heroism spent.")
+
+
+class AsgardTestResult(TestFields, Logged):
+    """AS-T1..T8: a test, an automatic result or an AS-H2 reroll (`rerolls`: the test it cancels)."""
+
+    ruleset: Ruleset
+    degree: Degree | None
+    effects: AsgardHeroismEffects
+    skill: str
+    skill_value: int
+    modifier: int
+    base_target: int | None
+    close_skill: bool
+    heroism_4d6: bool
+    take_11: bool
+    dice: list[int]
+    automatic: Literal["success", "failure", "difficulty", "retry_without_improvement"] | None = Field(
+        description="AS-T3 dice, AS-T2 `automatique` difficulty, or AS-T4 retry without improvement.")
+    difficulty: str | None
+    retry_of: str | None
+    improved: bool
+    rerolls: str | None = Field(description="AS-H2: the id of the test this one cancels and replaces.")
+
+
+class AsgardOdds(OddsFields):
+    ruleset: Ruleset
+    degree: dict[str, OddsValue] | None = Field(None, description="AS-T5: an open test's degrees.")
+
+
+# --- opposition and cooperation ---------------------------------------------------
+
+class AsgardSideDie(Die):
+    side: Literal["a", "b"]
+    character_id: str
+
+
+class AsgardOpposedSide(AsgardTestSummary):
+    character_id: str
+    effects: AsgardHeroismEffects
+
+
+class AsgardOpposedResult(Logged):
+    """AS-T9: a's test against b's (ties go to b)."""
+
+    kind: Literal["opposed"]
+    ruleset: Ruleset
+    character_id: None
+    rolls: list[AsgardSideDie]
+    winner: Literal["a", "b"]
+    decided_by: Literal["automatic", "score", "skill", "defender"]
+    winner_character_id: str
+    margin: int
+    a: AsgardOpposedSide
+    b: AsgardOpposedSide
+
+
+class AsgardParticipantDie(Die):
+    participant: int
+    character_id: str
+
+
+class AsgardCooperator(AsgardTestSummary):
+    character_id: str
+    leader: bool
+    adjustment: int
+    effects: AsgardHeroismEffects
+
+
+class AsgardGroupResult(Logged):
+    """AS-T6 cooperation: the best leads, +1/−1 for each other participant."""
+
+    kind: Literal["group"]
+    mode: Literal["cooperation"]
+    ruleset: Ruleset
+    character_id: None
+    rolls: list[AsgardParticipantDie]
+    skill: str
+    difficulty: str | None
+    modifier: int
+    leader: int
+    leader_character_id: str
+    participants: list[AsgardCooperator]
+    adjustment: int
+    score: int | None
+    target: int | None
+    outcome: Outcome
+    success: bool
+    degree: Degree | None
+
+
+# --- character actions --------------------------------------------------------------
+
+class AsgardMalEnPoint(Result):
+    """AS-C5: the resistance and volonte checks at 0 vitality."""
+
+    damage: int
+    resistance: AsgardTestSummary
+    dying: bool
+    dies_in_rounds: int | None
+    volonte: AsgardTestSummary
+    unconscious_rounds: int | None
+
+
+class AsgardHarmEffects(Result):
+    vitality: Change
+    mal_en_point: AsgardMalEnPoint | None = Field(None, description="AS-C5, when vitality reached 0.")
+
+
+class AsgardActionEffects(Result):
+    """What an action changed (each only when it did)."""
+
+    vitality: Change | None = None
+    heroism: Change | None = None
+    mal_en_point: AsgardMalEnPoint | None = None
+    progression: Change | None = None
+
+
+class AsgardAction(Logged):
+    kind: Literal["action"]
+    ruleset: Ruleset
+    character_id: str
+    effects: AsgardActionEffects
+
+
+class AsgardFallResult(AsgardAction):
+    """AS-C8."""
+
+    type: Literal["fall"]
+    metres: float
+    voluntary: bool
+    damage_dice: list[int]
+    tests: list[AsgardTestSummary]
+    cancelled: list[int]
+    damage: int
+    effects: AsgardHarmEffects
+
+
+class AsgardFireResult(AsgardAction):
+    """AS-C9."""
+
+    type: Literal["fire"]
+    size: Literal["torch", "campfire", "blaze"]
+    rounds: int
+    damage_per_round: list[int]
+    damage: int
+    effects: AsgardHarmEffects
+
+
+class AsgardAsphyxiaRound(Result):
+    round: int
+    test: AsgardTestSummary | None
+    damage: int | None
+
+
+class AsgardAsphyxiaResult(AsgardAction):
+    """AS-C10."""
+
+    type: Literal["asphyxia"]
+    from_round: int
+    rounds: list[AsgardAsphyxiaRound]
+    out_of_breath: bool
+    next_round: int
+    damage: int
+    effects: AsgardHarmEffects
+
+
+class AsgardDamageResult(AsgardAction):
+    """AS-C3 then AS-C5."""
+
+    type: Literal["damage"]
+    amount: int
+    protection: int
+    damage: int
+    effects: AsgardHarmEffects
+
+
+class AsgardMalEnPointResult(AsgardAction):
+    """AS-C5 checks for a character already at 0 vitality."""
+
+    type: Literal["mal_en_point"]
+
+
+class AsgardFirstAidResult(AsgardAction):
+    """AS-C6."""
+
+    type: Literal["first_aid"]
+    healer_id: str | None
+    test: AsgardTestSummary
+
+
+class AsgardRestResult(AsgardAction):
+    """AS-C7."""
+
+    type: Literal["rest"]
+    healer_id: str | None
+    test: AsgardTestSummary | None
+    gain: int
+
+
+class AsgardChaseResult(AsgardAction):
+    """AS-C12: one chase turn."""
+
+    type: Literal["chase"]
+    mode: Literal["foot", "vehicle", "mount"]
+    test: AsgardTestSummary
+    step: int
+    progression: int
+
+
+class AsgardHeroicEffectResult(AsgardAction):
+    """AS-H3."""
+
+    type: Literal["heroic_effect"]
+    asset: str
+    heroic_effect: str | None
+
+
+class AsgardCancelDamageResult(AsgardAction):
+    """AS-H4."""
+
+    type: Literal["cancel_damage"]
+    damage: int
+    already_applied: bool
+
+
+class AsgardProtectAllyResult(AsgardAction):
+    """AS-H5."""
+
+    type: Literal["protect_ally"]
+    ally_id: str
+    amount: int
+    protection: int
+    damage: int
+
+
+RESULTS = {
+    "test": [AsgardTestResult], "odds": [AsgardOdds], "reroll": [AsgardTestResult],
+    "opposed": [AsgardOpposedResult], "group": [AsgardGroupResult],
+    "action": [AsgardFallResult, AsgardFireResult, AsgardAsphyxiaResult, AsgardDamageResult, AsgardMalEnPointResult,
+               AsgardFirstAidResult, AsgardRestResult, AsgardChaseResult, AsgardHeroicEffectResult,
+               AsgardCancelDamageResult, AsgardProtectAllyResult],
+}

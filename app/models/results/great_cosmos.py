@@ -1,0 +1,100 @@
+"""Great Cosmos results: tests (stats and intuition), odds, level-ups."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from app.models.results.common import Change, Die, Logged, OddsFields, OddsValue, Result, TestFields
+
+RULESET = "great-cosmos"
+Ruleset = Literal["great-cosmos"]
+Stat = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "intuition"]
+Pool = Literal["hp", "mp"]
+
+
+class GreatCosmosKarmaEffect(Change):
+    """GC-K1..K5: the stored karma before and after; `used` is the karma the test ran with
+    (absent for an intuition test, which has no karma)."""
+
+    used: int | None = None
+    locked: bool | None = Field(None, description="GC-K5: a special posture locks the karma.")
+
+
+class GreatCosmosTestEffects(Result):
+    karma: GreatCosmosKarmaEffect
+
+
+class GreatCosmosTestFields(TestFields):
+    ruleset: Ruleset
+    stat: Stat
+    modifier: int
+    karma_die: int | None = Field(description="The d10 of GC-K2..K4, when karma applied.")
+    effects: GreatCosmosTestEffects
+    intuition: Literal["good", "bad"] | None = Field(None, description="GC-T3: only on an intuition test.")
+
+
+class GreatCosmosTestResult(GreatCosmosTestFields, Logged):
+    """GC-T1..T3, GC-K1..K5: one d100 test of a stat (karma d10) or d6 of intuition."""
+
+
+class GreatCosmosChanceTest(GreatCosmosTestFields):
+    """GC-L6: the chance test of a level-up, shaped like a test result (not logged on its own)."""
+
+    rolls: list[Die]
+
+
+class GreatCosmosOdds(OddsFields):
+    ruleset: Ruleset
+    karma_after: dict[str, OddsValue] | None = Field(
+        None, description="The stored karma after the test, by value (absent for intuition).")
+
+
+class GreatCosmosLevelUpTransfer(Result):
+    from_: str = Field(alias="from")
+    to: str
+    points: int
+
+
+class GreatCosmosLevelUpChoices(Result):
+    """The choices the request made (only those given)."""
+
+    mode: Literal["two_d10", "one_d20"] | None = None
+    stats: list[str] | None = None
+    stat: str | None = None
+    pool: Pool | None = None
+    transfers: list[GreatCosmosLevelUpTransfer] | None = None
+    light: int | None = None
+    dark: int | None = None
+    changes: dict[str, int] | None = None
+    chance_bonus_pool: Pool
+
+
+class GreatCosmosLevelChange(Result):
+    field: str = Field(examples=["stats.force", "hp_max"])
+    before: int | bool
+    after: int | bool
+    dice: list[int]
+
+
+class GreatCosmosChanceBonus(Result):
+    pool: Pool
+    dice: list[int]
+    total: int
+
+
+class GreatCosmosLevelUpResult(Logged):
+    """GC-L1..L7: one level more, with every die, choice and before/after value."""
+
+    kind: Literal["level_up"]
+    ruleset: Ruleset
+    character_id: str
+    rule: str = Field(examples=["GC-L1"])
+    level: Change
+    choices: GreatCosmosLevelUpChoices
+    changes: list[GreatCosmosLevelChange]
+    chance_test: GreatCosmosChanceTest
+    chance_bonus: GreatCosmosChanceBonus | None
+
+
+RESULTS = {"test": [GreatCosmosTestResult], "odds": [GreatCosmosOdds], "level_up": [GreatCosmosLevelUpResult]}

@@ -1,0 +1,96 @@
+"""Worlds Awakening results: tests (pending ±2, challenges), odds, GM actions."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from app.models.results.common import Logged, OddsFields, OddsValue, Result, TestFields
+
+RULESET = "worlds-awakening"
+Ruleset = Literal["worlds-awakening"]
+Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
+
+
+class WorldsAwakeningChallenge(Result):
+    """WA-T6: a complex action."""
+
+    name: str
+    successes_needed: int
+    failures_allowed: int | None
+    successes: int
+    failures: int
+    turns: int
+    status: Literal["in_progress", "succeeded", "failed"]
+
+
+class WorldsAwakeningPendingEffect(Result):
+    stat: Stat
+    value: int
+    consumed: bool
+
+
+class WorldsAwakeningChallengeEffect(Result):
+    before: WorldsAwakeningChallenge
+    after: WorldsAwakeningChallenge
+
+
+class WorldsAwakeningTestEffects(Result):
+    pending_modifier: WorldsAwakeningPendingEffect | None = Field(None, description="WA-T5: the ±2 consumed.")
+    challenge: WorldsAwakeningChallengeEffect | None = Field(None, description="WA-T6: the challenge advanced.")
+
+
+class WorldsAwakeningCriticalRange(Result):
+    success_min: int
+    failure_max: int
+
+
+class WorldsAwakeningTestResult(TestFields, Logged):
+    """WA-T1..T6: d20 + characteristic (score) against a threshold (target)."""
+
+    ruleset: Ruleset
+    effects: WorldsAwakeningTestEffects
+    stat: Stat
+    difficulty: str | None
+    modifier: int
+    pending_modifier: int
+    challenge: WorldsAwakeningChallenge | None
+    critical_range: WorldsAwakeningCriticalRange
+
+
+class WorldsAwakeningOdds(OddsFields):
+    ruleset: Ruleset
+    score: dict[str, OddsValue] = Field(description="The distribution of the score, by value.")
+
+
+class WorldsAwakeningAction(Logged):
+    kind: Literal["action"]
+    ruleset: Ruleset
+    character_id: str
+
+
+class WorldsAwakeningPendingModifierResult(WorldsAwakeningAction):
+    """WA-T5: the GM records (or clears, 0) a ±2 for the next test of a characteristic."""
+
+    type: Literal["pending_modifier"]
+    stat: Stat
+    before: int
+    after: int
+
+
+class WorldsAwakeningChallengeResult(WorldsAwakeningAction):
+    """WA-T6: a new challenge."""
+
+    type: Literal["challenge"]
+    challenge: WorldsAwakeningChallenge
+
+
+class WorldsAwakeningChallengeRemoveResult(WorldsAwakeningAction):
+    type: Literal["challenge_remove"]
+    challenge: WorldsAwakeningChallenge
+    removed: Literal[True]
+
+
+RESULTS = {"test": [WorldsAwakeningTestResult], "odds": [WorldsAwakeningOdds],
+           "action": [WorldsAwakeningPendingModifierResult, WorldsAwakeningChallengeResult,
+                      WorldsAwakeningChallengeRemoveResult]}
