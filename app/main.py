@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.middleware.cors import CORSMiddleware
 
-from app.api import campaigns, characters, events, play, rolls, rulesets, system
+from app.api import campaigns, characters, encounters, events, play, rolls, rulesets, system
 from app.core.config import Settings, get_settings
 from app.api.problems import install_error_handlers
 from app.api.admission import Admission
@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   generate_unique_id_function=operation_id)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
-    for module in (system, rulesets, campaigns, characters, play, rolls, events):
+    for module in (system, rulesets, campaigns, characters, play, rolls, events, encounters):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)
