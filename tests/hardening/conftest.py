@@ -169,6 +169,9 @@ def purge_campaigns(engine, campaign_ids: list[str]) -> None:
     statements = [
         "DELETE FROM idempotency WHERE token_hash IN (SELECT token_hash FROM credential WHERE campaign_id IN :ids)",
         'DELETE FROM "event" WHERE campaign_id IN :ids',
+        "DELETE FROM encounter_action WHERE encounter_id IN (SELECT id FROM encounter WHERE campaign_id IN :ids)",
+        "DELETE FROM combatant WHERE encounter_id IN (SELECT id FROM encounter WHERE campaign_id IN :ids)",
+        "DELETE FROM encounter WHERE campaign_id IN :ids",
         "DELETE FROM roll_log_character WHERE seq IN (SELECT seq FROM roll_log WHERE campaign_id IN :ids)",
         "DELETE FROM roll_log WHERE campaign_id IN :ids",
         'DELETE FROM "character" WHERE campaign_id IN :ids',

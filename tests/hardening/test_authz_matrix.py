@@ -121,6 +121,26 @@ def _level_up(w: World, _caller: str):
                                                           "chance_bonus_pool": "hp", "seed": 3}, None
 
 
+def _encounter(w: World, *, started: bool) -> dict:
+    """A fresh GM encounter: the owner's hero (first, by the GM's initiative) and the GM's foe."""
+    r = w.client.post(f"/v1/campaigns/{w.cid}/encounters", headers=w.headers("gm"), json={
+        "name": "Matrix fight", "combatants": [{"character_id": w.hero, "initiative": 99}, {"character_id": w.foe}]})
+    assert r.status_code == 201, r.text
+    if started:
+        r = w.client.post(f"/v1/encounters/{r.json()['id']}/start", json={"seed": 1}, headers=w.headers("gm"))
+        assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _enc(path: str, body: Callable[[World, dict], dict] | dict | None = None, *, started: bool = False):
+    """A fresh encounter per caller; the path names it ({eid}), the hero's combatant ({hero_c}), its start ({action})."""
+    def make(w: World, _caller: str):
+        e = _encounter(w, started=started)
+        named = path.format(cid=w.cid, eid=e["id"], hero_c=e["combatants"][0]["id"], action=e.get("action", {}).get("id"))
+        return named, body(w, e) if callable(body) else body, None
+    return make
+
+
 SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/openapi.json"): R(PUBLIC, path="/openapi.json"),
@@ -175,6 +195,30 @@ TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/v1/campaigns/{campaign_id}/rolls/{entry_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls/{entry}"),
     ("GET", "/v1/campaigns/{campaign_id}/events"): R(MEMBER_READ, path="/v1/campaigns/{cid}/events",
                                                      params={"follow": "false"}),
+    # encounters: setup is the GM's; the owner sets its combatant's reaction and ends its own turn
+    ("POST", "/v1/campaigns/{campaign_id}/encounters"): R(
+        GM_ONLY_CREATE, make=lambda w, c: (f"/v1/campaigns/{w.cid}/encounters",
+                                           {"name": "Fight", "combatants": [{"character_id": w.hero}]}, None)),
+    ("GET", "/v1/campaigns/{campaign_id}/encounters"): R(MEMBER_READ, make=_enc("/v1/campaigns/{cid}/encounters")),
+    ("GET", "/v1/encounters/{encounter_id}"): R(MEMBER_READ, make=_enc("/v1/encounters/{eid}")),
+    ("PATCH", "/v1/encounters/{encounter_id}"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}", {"name": "Renamed"})),
+    ("POST", "/v1/encounters/{encounter_id}/combatants"): R(
+        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/combatants", lambda w, e: {"character_id": w.foe, "count": 2})),
+    ("PATCH", "/v1/encounters/{encounter_id}/combatants/{combatant_id}"): R(
+        OWNER_OR_GM, make=_enc("/v1/encounters/{eid}/combatants/{hero_c}", {"reaction": "none"})),
+    ("DELETE", "/v1/encounters/{encounter_id}/combatants/{combatant_id}"): R(
+        expect(player=403, owner=403, gm=204), make=_enc("/v1/encounters/{eid}/combatants/{hero_c}")),
+    ("POST", "/v1/encounters/{encounter_id}/start"): R(GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/start", {"seed": 2})),
+    ("POST", "/v1/encounters/{encounter_id}/next-turn"): R(
+        OWNER_OR_GM_CREATE, make=_enc("/v1/encounters/{eid}/next-turn", {}, started=True)),
+    ("POST", "/v1/encounters/{encounter_id}/actions"): R(
+        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions", lambda w, e: {
+            "type": "damage", "target_id": e["combatants"][1]["id"], "amount": 1}, started=True)),
+    ("GET", "/v1/encounters/{encounter_id}/actions"): R(MEMBER_READ, make=_enc("/v1/encounters/{eid}/actions",
+                                                                               started=True)),
+    ("POST", "/v1/encounters/{encounter_id}/actions/{action_id}/revert"): R(
+        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)),
+    ("POST", "/v1/encounters/{encounter_id}/end"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}/end", started=True)),
 }
 
 
