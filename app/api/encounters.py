@@ -14,16 +14,14 @@ from app.models.encounters import (
 )
 from app.models.schemas import Page
 from app.services import encounters
+from app.services.encounters.rulesets import RULES
 
 router = APIRouter(tags=["encounters"])
 Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 Status = Annotated[Literal["setup", "active", "ended"] | None, Query()]
-TABLE_DICE = ("Table dice, in this order — great-cosmos: GC-O3 d6 per combatant with several actions, then GC-O2 tie "
-              "d20s from the highest agilite down; asgard: AS-C13 3d6 perception per combatant in the order added "
-              "(none when taking 11 or overridden), then 1d6 roll-offs; rulebook-d100: RB-F4 d100 HAB test per "
-              "combatant in the order added, then RB-C2 d100 rerolls of ties; worlds-awakening: WA-C4 d20 roll-offs "
-              "of tied initiatives, highest first.")
+TABLE_DICE = "Table dice are consumed in this order — " + "; ".join(
+    f"{rules.ruleset}: {rules.dice_order}" for rules in RULES.values()) + "."
 
 
 def state(body: dict[str, Any], status_code: int = 200) -> JSONResponse:
@@ -99,7 +97,8 @@ async def start(encounter_id: str, request: Request, sessions: SessionFactory, p
 
 
 @router.post("/v1/encounters/{encounter_id}/next-turn", status_code=201, response_model=ActionPublic,
-             summary="GM, or the owner of the combatant whose turn it is: end the turn")
+             summary="GM, or the owner of the combatant whose turn it is: end the turn",
+             description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE)
 async def next_turn(encounter_id: str, request: Request, sessions: SessionFactory, principal: PrincipalDep,
                     data: Annotated[NextTurnRequest | None, Body()] = None, if_match: IfMatch = None,
                     idempotency_key: IdempotencyKey = None) -> JSONResponse:

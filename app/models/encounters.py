@@ -18,6 +18,7 @@ Initiative = Annotated[StrictInt, Field(ge=-10_000, le=10_000)]
 Ends = Literal["start_of_turn", "end_of_turn"]
 MAX_COMBATANTS = 500
 MAX_COPIES = 50
+MAX_CONDITIONS = 50
 
 
 # --- options ----------------------------------------------------------------------------

@@ -153,6 +153,8 @@ def test_bad_setup_input_is_a_clear_4xx(table, campaign_factory, character_facto
     assert_validation(create([{"character_id": hero, "count": 2}]), [["body", "combatants", "0", "count"]])
     assert_validation(create([{"character_id": hero, "reaction": "dodge"}]), [["body", "combatants", "0", "reaction"]])
     assert_validation(create([{"character_id": hero, "actions": 2}]), [["body", "combatants", "0", "actions"]])
+    npc = t.character("Goblin", wa())
+    assert_validation(create([{"character_id": npc, "count": 50}] * 11), [["body", "combatants"]])
     assert_validation(create([], options={"tie_method": "d20"}), [["body", "options", "tie_method"]])
     assert_validation(create([], options={"hp_visibility": "blurry"}), [["body", "options", "hp_visibility"]])
     assert_validation(create([{"character_id": hero, "position": {"x": "1", "y": 2}}]),

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.encounters import ConditionChange, HealOrDamage
+from app.models.encounters import MAX_CONDITIONS, ConditionChange, HealOrDamage
 from app.services.auth import Principal, check_gm, check_member
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
@@ -92,6 +92,8 @@ def condition(conn, fight: Fight, req: ConditionChange, changes: Changes, steps:
     if req.add is not None:
         new = {"name": req.add.name, "rounds_left": req.add.rounds, "ends": req.add.ends}
         conditions = [c for c in conditions if c["name"] != new["name"]] + [new]
+        if len(conditions) > MAX_CONDITIONS:
+            raise InvalidBody(f"a combatant bears at most {MAX_CONDITIONS} conditions", field="add")
         steps.append({"rule": "conditions", "what": "condition added", "combatant_id": target["id"], **new})
     changes.combatant(target, "conditions", conditions)
 

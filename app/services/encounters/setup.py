@@ -60,6 +60,10 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
 
 def _add(session: Session, conn, fight: Fight, items: list[CombatantCreate], loc: tuple) -> list[dict[str, Any]]:
     """New combatants (and the NPC copies `count` asks for), appended to the fight."""
+    planned = len(fight.combatants) + sum(i.count or 1 for i in items)
+    if planned > MAX_COMBATANTS:
+        raise InvalidBody(f"an encounter has at most {MAX_COMBATANTS} combatants ({planned} asked)",
+                          field=".".join(loc[1:]))
     found = store.campaign_characters(conn, fight.campaign_id, [i.character_id for i in items])
     present = {c["character_id"] for c in fight.combatants}
     added: list[dict[str, Any]] = []
@@ -80,8 +84,6 @@ def _add(session: Session, conn, fight: Fight, items: list[CombatantCreate], loc
             present.add(character["id"])
             fight.characters[character["id"]] = character
             added.append(_combatant(fight, character, item))
-    if len(fight.combatants) > MAX_COMBATANTS:
-        raise InvalidBody(f"an encounter has at most {MAX_COMBATANTS} combatants", field=".".join(loc[1:]))
     return added
 
 

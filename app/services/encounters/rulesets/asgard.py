@@ -19,7 +19,8 @@ class Asgard(EncounterRules):
     pools = (Pool("vitality", "vitality", "vitality_max"), Pool("heroism", "heroism", None))
     reactions = ("defense", "none")  # AS-C1: opposition by a defense test; none = unperceived
     default_reaction = "defense"
-    dice_order = "AS-C13 3d6 perception per combatant in the order added (none when taking 11), then 1d6 roll-offs"
+    dice_order = ("AS-C13 3d6 perception per combatant in the order added (none when taking 11 or given the GM's "
+                  "initiative), then 1d6 roll-offs")
 
     def is_down(self, sheet: dict[str, Any]) -> bool:
         """AS-C5: dead, or unconscious (a sheet condition); "mal en point" alone still acts."""

@@ -38,7 +38,8 @@ class GreatCosmos(EncounterRules):
     default_reaction = "dodge"
     multiple_actions = True
     reorders_each_round = True
-    dice_order = "GC-O3 d6 per combatant with several actions, then GC-O2 tie d20s from the highest agilite down"
+    dice_order = ("GC-O3 d6 per combatant with several actions, in the order added, then GC-O2 tie d20s from the "
+                  "highest agilite down (again at each new round, GC-O1)")
 
     def posture(self, sheet: dict[str, Any]) -> str | None:
         return sheet.get("posture") or sheet.get("default_posture") or "defensive"
