@@ -11,10 +11,14 @@
 - The results are the routes' `response_model`s (app.models.results).
 - The data of each Server-Sent Event, as components listed by the events route's `x-events`.
 - Exact integer bounds: FastAPI's document model turns a `maximum` into a float
-  (2**63 - 1 becomes 9.223372036854776e18), so the request models are rendered by pydantic.
+  (2**63 - 1 becomes 9.223372036854776e18), so the request models are rendered by
+  pydantic, and any other integral bound is an integer again.
+- Readable names for generic pages (`ActionPage`), and every `*_at` a `date-time`.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from typing import Annotated, Any, Union
 
@@ -25,7 +29,7 @@ from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema
 from typing_extensions import TypeAliasType
 
 from app.kit.models import Strict
-from app.models import schemas
+from app import models
 from app.models.results.events import EVENTS
 from app.services.rulesets import all_adapters
 from app.services.rulesets.base import Capability, RulesetAdapter
@@ -178,10 +182,14 @@ def _examples(ruleset: str, capability: Capability, model: Any) -> dict[str, Any
     return {f"{ruleset} {i + 1}" if len(given or []) > 1 else ruleset: body for i, body in enumerate(given or [])}
 
 
-def _fastapi_bodies() -> list[type[BaseModel]]:
-    """The body models of the routes FastAPI validates itself (the generic resources')."""
-    return [m for m in vars(schemas).values()
-            if isinstance(m, type) and issubclass(m, Strict) and m.__module__ == schemas.__name__]
+def _fastapi_bodies(components: dict[str, Any]) -> list[type[BaseModel]]:
+    """The body models FastAPI rendered itself (those of app.models' modules, under their class name)."""
+    found = []
+    for info in pkgutil.iter_modules(models.__path__):
+        module = importlib.import_module(f"{models.__name__}.{info.name}")
+        found += [m for m in vars(module).values() if isinstance(m, type) and issubclass(m, Strict)
+                  and m.__module__ == module.__name__ and m.__name__ in components]
+    return found
 
 
 def _problem_responses(schema: dict[str, Any]) -> None:
@@ -199,6 +207,52 @@ def _problem_responses(schema: dict[str, Any]) -> None:
         components.pop(unused, None)
 
 
+_BOUNDS = ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
+_PAGE = re.compile(r"Page_(\w+?)(?:Public)?_")
+
+
+def _tidy(node: Any) -> None:
+    """What FastAPI's document model blurs, put back everywhere: an integral bound is an
+    integer again (10000.0 -> 10000), and a `*_at` string is a `date-time`."""
+    if isinstance(node, dict):
+        for key in _BOUNDS:
+            value = node.get(key)
+            if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+                node[key] = int(value)
+        for name, prop in (node.get("properties") or {}).items():
+            if name.endswith("_at") and prop.get("type") == "string" and "format" not in prop:
+                prop["format"] = "date-time"
+        for value in node.values():
+            _tidy(value)
+    elif isinstance(node, list):
+        for value in node:
+            _tidy(value)
+
+
+def _name_pages(schema: dict[str, Any]) -> None:
+    """`Page_ActionPublic_` (a generic `Page[ActionPublic]`) becomes `ActionPage`, title included."""
+    components = schema["components"]["schemas"]
+    renames = {}
+    for name in list(components):
+        found = _PAGE.fullmatch(name)
+        if found and f"{found[1]}Page" not in components:
+            renames[name] = f"{found[1]}Page"
+            components[renames[name]] = {**components.pop(name), "title": renames[name]}
+    if renames:
+        _rewrite_refs(schema, {REF.format(model=old): REF.format(model=new) for old, new in renames.items()})
+
+
+def _rewrite_refs(node: Any, refs: dict[str, str]) -> None:
+    if isinstance(node, dict):
+        if node.get("$ref") in refs:
+            node["$ref"] = refs[node["$ref"]]
+        for value in node.values():
+            _rewrite_refs(value, refs)
+    elif isinstance(node, list):
+        for value in node:
+            _rewrite_refs(value, refs)
+
+
 def events_extension() -> list[dict[str, str]]:
     """`x-events` of the events route: each event's name and the schema of its data."""
     return [{"event": name, "data": {"$ref": REF.format(model=model.__name__)},
@@ -211,7 +265,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     choices = _body_choices(all_adapters())
     bodies = list(dict.fromkeys(t for pairs in choices.values() for _, t in pairs))
-    exact = _fastapi_bodies()
+    exact = _fastapi_bodies(components)
     events = list(EVENTS.values())
     refs, defs = _render([(t, "validation") for t in bodies + exact] + [(m, "serialization") for m in events])
     components.update(defs)
@@ -237,6 +291,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         if examples:
             content["examples"] = examples
         operation["requestBody"] = {"required": True, "content": {"application/json": content}}
+    _name_pages(schema)
+    _tidy(schema)
     return schema
 
 

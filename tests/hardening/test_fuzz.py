@@ -3,7 +3,7 @@ ASGI app on the suite's per-test database (one rolled-back transaction per
 ruleset's run).
 
 Each ruleset gets its own copy of the document in which the ruleset-dependent
-bodies (`anyOf` tagged `x-ruleset`) keep only that ruleset's schema, and runs
+bodies (`oneOf` tagged `x-ruleset`) keep only that ruleset's schema, and runs
 with the GM token of a seeded campaign of that ruleset: one character, one
 player, one logged test. Path parameters hit the real ids three times in four,
 so the generated bodies reach the rules, not only the 404s.
@@ -43,11 +43,11 @@ def for_ruleset(raw: dict[str, Any], ruleset: str) -> dict[str, Any]:
     for operations in spec["paths"].values():
         for operation in operations.values():
             content = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
-            choices = content.get("schema", {}).get("anyOf", [])
+            choices = content.get("schema", {}).get("oneOf", [])
             if choices and all("x-ruleset" in c for c in choices):
                 mine = [c for c in choices if c["x-ruleset"] == ruleset]
                 if mine:
-                    content["schema"]["anyOf"] = mine
+                    content["schema"]["oneOf"] = mine
     return spec
 
 
