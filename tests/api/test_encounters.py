@@ -246,6 +246,17 @@ def test_gc_o2_parallel_tie_method_and_gc_o1_recomputed_each_round(table):
     assert order(t.state(s["id"]), n) == [(0, "B", 55, False), (1, "A", 55, False)]
 
 
+def test_gc_o1_off_the_gms_order_without_dice(table):
+    """Campaign option turn_order_rules off (GC-O1..O3 not applied): the GM's initiatives, then the order added."""
+    t = table("great-cosmos", {"turn_order_rules": False})
+    s = t.encounter([{"character_id": t.character("A", gc(90))}, {"character_id": t.character("B", gc(10))},
+                     {"character_id": t.character("C", gc(50)), "initiative": 5}])
+    n = ids(s)
+    s = t.start(s["id"], dice=[])
+    assert order(s, n) == [(0, "C", 5, False), (1, "A", None, False), (2, "B", None, False)]
+    assert s["action"]["rolls"] == []
+
+
 def test_rb_f4_initiative_criticals_extra_action_and_late_start(table):
     """RB-F4: a HAB ranking; a critical success acts once more before round 1, a critical
     failure only from round 2."""
