@@ -11,26 +11,28 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sqlalchemy import insert, update
 from sqlmodel import Session, select
 
-from app.kit.errors import Forbidden, NotFound, PreconditionFailed
+from app.kit.errors import Forbidden, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
 from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate
-from app.models.tables import Campaign, Character, LogEntry, Player, new_id, utcnow
+from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.rules.errors import RuleError
-from app.services import events
-from app.services.auth import Principal, check_owner_or_gm
+from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
 from app.services.rulesets import get_adapter
+from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
 
+_PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "version", "created_at", "updated_at")
 
-def public(character: Character, ruleset: str) -> dict[str, Any]:
+
+def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, Any]:
     adapter = get_adapter(ruleset)
-    data = {**character.model_dump(), "ruleset": ruleset, "derived": adapter.derived(adapter.parse_sheet(character.sheet))}
+    data = {**{f: getattr(character, f) for f in _PUBLIC}, "ruleset": ruleset,
+            "derived": adapter.derived(adapter.parse_sheet(character.sheet))}
     return CharacterPublic.model_validate(data).model_dump()
 
 
@@ -57,22 +59,23 @@ def _check_player(session: Session, campaign_id: str, player_id: str | None) -> 
 
 
 def create_character(session: Session, principal: Principal, campaign_id: str, data: CharacterCreate) -> dict[str, Any]:
-    campaign = load_campaign(session, principal, campaign_id)
-    player_id = data.player_id
-    if not principal.is_gm:
-        if data.kind != "pc" or (player_id not in (None, principal.player_id)) or data.gm_override:
-            raise Forbidden("a player may only create its own player character, without GM override")
-        player_id = principal.player_id
-    _check_player(session, campaign_id, player_id)
-    if principal.is_gm:
-        sheet = normalized_sheet(campaign, data.sheet, kind=data.kind, gm_override=data.gm_override)
-    else:
-        sheet = _players_new_sheet(campaign, data.sheet, kind=data.kind)
-    character = Character(campaign_id=campaign_id, player_id=player_id, name=data.name, kind=data.kind, sheet=sheet)
-    session.add(character)
-    session.flush()
-    events.record(session, campaign_id, "character.created", {"id": character.id, "version": character.version, "name": character.name})
-    session.commit()
+    check_member(principal, campaign_id)
+    with UnitOfWork(session, campaign_id) as uow:
+        campaign = uow.campaign()
+        player_id = data.player_id
+        if not principal.is_gm:
+            if data.kind != "pc" or (player_id not in (None, principal.player_id)) or data.gm_override:
+                raise Forbidden("a player may only create its own player character, without GM override")
+            player_id = principal.player_id
+        _check_player(session, campaign_id, player_id)
+        if principal.is_gm:
+            sheet = normalized_sheet(campaign, data.sheet, kind=data.kind, gm_override=data.gm_override)
+        else:
+            sheet = _players_new_sheet(campaign, data.sheet, kind=data.kind)
+        character = uow.characters.add(id=new_id(), player_id=player_id, name=data.name, kind=data.kind,
+                                       sheet=sheet, now=utcnow())
+        uow.record("character.created", {"id": character.id, "version": character.version, "name": character.name})
+        uow.commit()
     return public(character, campaign.ruleset)
 
 
@@ -83,14 +86,10 @@ def list_characters(session: Session, principal: Principal, campaign_id: str, *,
                               shape=lambda c: public(c, campaign.ruleset))
 
 
-def load_character(session: Session, principal: Principal, character_id: str, *, for_update: bool = False) -> tuple[Character, Campaign]:
-    query = select(Character, Campaign).join(Campaign, Campaign.id == Character.campaign_id).where(Character.id == character_id)
-    if for_update:
-        query = query.with_for_update(of=Character)
-    row = session.exec(query).first()
-    if row is None or row[0].campaign_id != principal.campaign_id:
-        raise NotFound("no character with this id")
-    return row[0], row[1]
+def load_character(session: Session, principal: Principal, character_id: str) -> tuple[StoredCharacter, Any]:
+    """A character of the caller's campaign (404 otherwise) and its campaign's row, for reading."""
+    character = CharacterRepository(session.connection(), principal.campaign_id).get(character_id)
+    return character, read_campaign(session.connection(), principal.campaign_id)
 
 
 def read_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:
@@ -112,32 +111,36 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None) -> dict[str, Any]:
-    character, campaign = load_character(session, principal, character_id, for_update=True)
-    session.expunge(character)  # edited as a plain object, written by the versioned UPDATE below
-    check_owner_or_gm(principal, character.player_id, "change this character")
-    check_if_match(character.version, if_match, "character")
-    fields = data.model_dump(exclude_unset=True)
-    if not principal.is_gm and ({"kind", "player_id"} & fields.keys() or data.gm_override):
-        raise Forbidden("only the GM may change a character's kind, owner, or override the rules' bounds")
-    if "player_id" in fields:
-        _check_player(session, campaign.id, data.player_id)
-        character.player_id = data.player_id
-    if data.name is not None:
-        character.name = data.name
-    if data.kind is not None:
-        character.kind = data.kind
-    changes: list[dict[str, Any]] = []
-    if data.sheet is not None or data.kind is not None:
-        previous = character.sheet
-        raw = merge_patch(previous, data.sheet or {})
-        if principal.is_gm:
-            character.sheet = normalized_sheet(campaign, raw, kind=character.kind, gm_override=data.gm_override,
-                                               previous=previous)
-            changes = governed_changes(_governed_baseline(campaign, previous, kind=character.kind),
-                                       character.sheet, _governed(campaign))
-        else:
-            character.sheet = _players_edited_sheet(campaign, raw, previous, kind=character.kind)
-    return _save_version(session, character, campaign.ruleset, changes)
+    with UnitOfWork(session, principal.campaign_id) as uow:
+        before = uow.characters.get(character_id, lock=True)
+        campaign = uow.campaign()
+        check_owner_or_gm(principal, before.player_id, "change this character")
+        check_if_match(before.version, if_match, "character")
+        fields = data.model_dump(exclude_unset=True)
+        if not principal.is_gm and ({"kind", "player_id"} & fields.keys() or data.gm_override):
+            raise Forbidden("only the GM may change a character's kind, owner, or override the rules' bounds")
+        changed: dict[str, Any] = {}
+        if "player_id" in fields:
+            _check_player(session, campaign.id, data.player_id)
+            changed["player_id"] = data.player_id
+        if data.name is not None:
+            changed["name"] = data.name
+        if data.kind is not None:
+            changed["kind"] = data.kind
+        kind = changed.get("kind", before.kind)
+        governed: list[dict[str, Any]] = []
+        if data.sheet is not None or data.kind is not None:
+            previous = before.sheet
+            raw = merge_patch(previous, data.sheet or {})
+            if principal.is_gm:
+                changed["sheet"] = normalized_sheet(campaign, raw, kind=kind, gm_override=data.gm_override,
+                                                    previous=previous)
+                governed = governed_changes(_governed_baseline(campaign, previous, kind=kind),
+                                            changed["sheet"], _governed(campaign))
+            else:
+                changed["sheet"] = _players_edited_sheet(campaign, raw, previous, kind=kind)
+        after = _save_version(uow, before, changed, governed)
+    return public(after, campaign.ruleset)
 
 
 # --- who may change what on a sheet -----------------------------------------------
@@ -241,50 +244,31 @@ def _players_new_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str) ->
 
 # --- versioned writes -------------------------------------------------------------
 
-_INSERT_LOG = insert(LogEntry.__table__)
-
-
-def _log_sheet_edit(session: Session, character: Character, changes: list[dict[str, Any]], now) -> dict[str, Any]:
-    """The GM's edit of rule-governed fields, in the roll log (visible to the table)."""
-    body = {"id": new_id(), "kind": "sheet_edit", "character_id": character.id, "changes": changes,
-            "rolls": [], "hidden": False, "created_at": iso(now)}
-    session.connection().execute(_INSERT_LOG, {
-        "id": body["id"], "campaign_id": character.campaign_id, "character_id": character.id, "kind": "sheet_edit",
-        "hidden": False, "created_at": now, "body": body, "rerolls": None,
-    })
-    return body
-
-
-def _save_version(session: Session, character: Character, ruleset: str,
-                  changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, Any],
+                  governed: list[dict[str, Any]]) -> StoredCharacter:
     """Write the new state only if nobody else wrote since we read (else 412); a GM
-    edit of rule-governed fields (`changes`) is logged in the same transaction."""
+    edit of rule-governed fields (`governed`) is logged as a `sheet_edit` entry, in
+    the same transaction; commits."""
     now = utcnow()
-    result = session.execute(
-        update(Character)
-        .where(Character.id == character.id, Character.version == character.version)
-        .values(name=character.name, kind=character.kind, player_id=character.player_id,
-                sheet=character.sheet, version=character.version + 1, updated_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if result.rowcount != 1:
-        session.rollback()
-        raise PreconditionFailed("the character changed while this request was applied; read it again")
-    if changes:
-        entry = _log_sheet_edit(session, character, changes, now)
-        events.record(session, character.campaign_id, "log.created",
-                      {"entry_id": entry["id"], "characters_changed": [{"id": character.id, "version": character.version + 1}]})
-    events.record(session, character.campaign_id, "character.updated", {"id": character.id, "version": character.version + 1})
-    session.commit()
-    character.version += 1
-    character.updated_at = now
-    return public(character, ruleset)
+    try:
+        after = uow.characters.save(before, now=now, **changed)
+    except StaleVersion:
+        raise PreconditionFailed("the character changed while this request was applied; read it again") from None
+    if governed:
+        body = {"id": new_id(), "kind": "sheet_edit", "character_id": after.id, "changes": governed,
+                "rolls": [], "hidden": False, "created_at": iso(now)}
+        uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
+        uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]})
+    uow.record("character.updated", {"id": after.id, "version": after.version})
+    uow.commit()
+    return after
 
 
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
-    character, _ = load_character(session, principal, character_id, for_update=True)
-    check_owner_or_gm(principal, character.player_id, "delete this character")
-    check_if_match(character.version, if_match, "character")
-    session.delete(character)
-    events.record(session, character.campaign_id, "character.deleted", {"id": character.id})
-    session.commit()
+    with UnitOfWork(session, principal.campaign_id) as uow:
+        character = uow.characters.get(character_id, lock=True)
+        check_owner_or_gm(principal, character.player_id, "delete this character")
+        check_if_match(character.version, if_match, "character")
+        uow.characters.remove(character)
+        uow.record("character.deleted", {"id": character.id})
+        uow.commit()

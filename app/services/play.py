@@ -1,5 +1,6 @@
 """Use cases that apply a ruleset: tests, odds, level-ups, rerolls, character
-actions, confrontations and group tests. Each is one `perform` (one transaction)."""
+actions, confrontations and group tests. Each rolling one is a `RollingWork` (one
+transaction) read top to bottom, `retried` when a concurrent writer beat it."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -12,100 +13,101 @@ from app.rules.dice import dice_source
 from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm
 from app.services.characters import load_character
-from app.services.operations import Idempotency, log_entry_body, perform, state
+from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 from app.services.rulesets import get_adapter
-from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, CharacterState, OperationContext, RulesetAdapter
+from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, OperationContext
 from app.services.validation import validate
 
 
-def _owner_or_gm(action: str):
-    def authorize(principal: Principal, _adapter, _req, characters: list[CharacterState]) -> None:
-        for c in characters:
-            check_owner_or_gm(principal, c.player_id, action)
-    return authorize
-
-
-def _gm(action: str):
-    def authorize(principal: Principal, _adapter, _req, _characters: list[CharacterState]) -> None:
-        check_gm(principal, action)
-    return authorize
-
-
 def run_test(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    return perform(
-        session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(a.TestRequest, body),
-        targets=[character_id],
-        authorize=_owner_or_gm("test this character"),
-        run=lambda a, req, chars, ctx: a.test(chars[0], req, ctx),
-        idem=idem,
-    )
+    """Owner or GM: one test of the ruleset, its effects saved."""
+    return _test(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
+
+
+@retried
+def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
+    with uow:
+        [hero] = uow.lock([character_id])
+        req = validate(uow.adapter.TestRequest, body)
+        check_owner_or_gm(uow.principal, hero.player_id, "test this character")
+        return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
 
 
 def level_up(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    return perform(
-        session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(a.request_model(Capability.LEVEL_UP), body),
-        targets=[character_id],
-        authorize=_gm("level a character up"),
-        run=lambda a, req, chars, ctx: a.level_up(chars[0], req, ctx),
-        idem=idem,
-    )
+    """GM: the ruleset's level-up (422 where it has none)."""
+    return _level_up(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
+
+
+@retried
+def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
+    with uow:
+        [hero] = uow.lock([character_id])
+        req = validate(uow.adapter.request_model(Capability.LEVEL_UP), body)
+        check_gm(uow.principal, "level a character up")
+        return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
 
 
 def reroll(session: Session, principal: Principal, character_id: str, test_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    def run(a: RulesetAdapter, req, chars, ctx: OperationContext):
+    """Owner or GM: cancel a test and roll it again (where the ruleset allows)."""
+    return _reroll(RollingWork(session, principal, principal.campaign_id, idem), character_id, test_id, body)
+
+
+@retried
+def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> dict[str, Any]:
+    with uow:
+        [hero] = uow.lock([character_id])
+        req = validate(uow.adapter.request_model(Capability.REROLL), body)
+        check_owner_or_gm(uow.principal, hero.player_id, "reroll this character's test")
+        ctx = uow.context(req)
         previous = ctx.get_log_entry(test_id)
         if previous is None or previous.get("kind") != "test" or previous.get("character_id") != character_id:
             raise NotFound("no test with this id for this character")
-        return a.reroll(chars[0], previous, req, ctx)
-
-    return perform(
-        session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(a.request_model(Capability.REROLL), body),
-        targets=[character_id],
-        authorize=_owner_or_gm("reroll this character's test"),
-        run=run,
-        idem=idem,
-    )
+        return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
 
 
 def character_action(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    def authorize(p: Principal, adapter: RulesetAdapter, req, chars: list[CharacterState]) -> None:
-        if adapter.actions[req.type].gm_only:
-            check_gm(p, f"perform the action {req.type!r}")
-        _owner_or_gm("act for this character")(p, adapter, req, chars)
+    """A ruleset-specific action (its body's `type` names it in the ruleset's registry)."""
+    return _action(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
-    return perform(
-        session, principal, campaign_id=principal.campaign_id,
-        parse=lambda a: validate(a.action_for(body).model, body),
-        targets=[character_id],
-        authorize=authorize,
-        run=lambda a, req, chars, ctx: a.actions[req.type].handler(chars[0], req, ctx),
-        idem=idem,
-    )
+
+@retried
+def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
+    with uow:
+        [hero] = uow.lock([character_id])
+        action = uow.adapter.action_for(body)
+        req = validate(action.model, body)
+        if action.gm_only:
+            check_gm(uow.principal, f"perform the action {req.type!r}")
+        check_owner_or_gm(uow.principal, hero.player_id, "act for this character")
+        return uow.commit(action.handler(hero, req, uow.context(req)))
 
 
 def opposed(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    return perform(
-        session, principal, campaign_id=campaign_id,
-        parse=lambda a: validate(a.request_model(Capability.OPPOSED), body),
-        targets=lambda req: [req.a.character_id, req.b.character_id],
-        authorize=_gm("run a confrontation"),
-        run=lambda a, req, chars, ctx: a.opposed(chars[0], chars[1], req, ctx),
-        idem=idem,
-    )
+    """GM: a confrontation of two characters' tests (where the ruleset has one)."""
+    return _opposed(RollingWork(session, principal, campaign_id, idem), body)
+
+
+@retried
+def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
+    with uow:
+        req = validate(uow.adapter.request_model(Capability.OPPOSED), body)
+        a, b = uow.lock([req.a.character_id, req.b.character_id])
+        check_gm(uow.principal, "run a confrontation")
+        return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
 def group(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    return perform(
-        session, principal, campaign_id=campaign_id,
-        parse=lambda a: validate(a.request_model(Capability.GROUP), body),
-        targets=lambda req: [p.character_id for p in req.participants],
-        authorize=_gm("run a group test"),
-        run=lambda a, req, chars, ctx: a.group(chars, req, ctx),
-        idem=idem,
-    )
+    """GM: a group test (cooperation, ranking: where the ruleset has one)."""
+    return _group(RollingWork(session, principal, campaign_id, idem), body)
+
+
+@retried
+def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
+    with uow:
+        req = validate(uow.adapter.request_model(Capability.GROUP), body)
+        participants = uow.lock([p.character_id for p in req.participants])
+        check_gm(uow.principal, "run a group test")
+        return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
 
 
 def fraction_out(p: Fraction) -> dict[str, Any]:

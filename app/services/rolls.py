@@ -10,35 +10,27 @@ from sqlmodel import Session, select
 from app.kit.errors import NotFound
 from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
-from app.rules.dice import parse
+from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.operations import Idempotency, perform
+from app.services.operations import Idempotency, RollingWork, retried
 from app.services.rulesets.base import Outcome
 from app.services.validation import InvalidBody
 
 
 def free_roll(session: Session, principal: Principal, campaign_id: str, data: RollCreate, idem: Idempotency | None) -> dict[str, Any]:
-    expression = parse(data.expression)
+    """Any member rolls dice; attributed to a character only by its owner or the GM."""
+    expression = parse(data.expression)  # an invalid expression is a 422 before anything else
+    return _free_roll(RollingWork(session, principal, campaign_id, idem), data, expression)
 
-    def run(_adapter, req: RollCreate, _chars, ctx) -> Outcome:
-        total = expression.roll(ctx.dice, req.purpose)
+
+@retried
+def _free_roll(uow: RollingWork, req: RollCreate, expression: Expression) -> dict[str, Any]:
+    with uow:
+        for character in uow.lock([req.character_id] if req.character_id else []):
+            check_owner_or_gm(uow.principal, character.player_id, "attribute a roll to this character")
+        total = expression.roll(uow.context(req).dice, req.purpose)
         body = {"expression": req.expression, "total": total, "purpose": req.purpose, "character_id": req.character_id}
-        return Outcome(kind="roll", body=body, character_id=req.character_id)
-
-    return perform(
-        session, principal, campaign_id=campaign_id,
-        parse=lambda _a: data,
-        targets=lambda req: [req.character_id] if req.character_id else [],
-        authorize=_may_attribute,  # any member may roll (hidden and table dice are checked by perform)
-        run=run,
-        idem=idem,
-    )
-
-
-def _may_attribute(principal: Principal, _adapter, _req, characters: list) -> None:
-    """A roll is attributed to a character only by its owner or the GM."""
-    for character in characters:
-        check_owner_or_gm(principal, character.player_id, "attribute a roll to this character")
+        return uow.commit(Outcome(kind="roll", body=body, character_id=req.character_id))
 
 
 # A page stops at this many bytes of entries (at least one entry), whatever its

@@ -1,0 +1,240 @@
+"""The unit of work of every use case that writes (cosmicpython's `unit_of_work.py`):
+one transaction, ONE character repository (one loader, one versioned writer), the
+roll log and the event outbox, committed once — a failure leaves nothing behind.
+
+    with UnitOfWork(session, campaign_id) as uow:
+        [hero] = uow.characters.load([hero_id])        # locked until the commit
+        uow.characters.save(hero, sheet=new_sheet)     # only if nobody wrote since: else StaleVersion
+        uow.commit()
+
+`retried` runs a use case again on fresh state when it lost a race. Everything on
+the hot path is a prepared SQLAlchemy Core statement (the ORM costs more than the rules).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from functools import wraps
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import Session
+
+from app.kit.errors import Conflict, NotFound
+from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter, utcnow
+from app.services import events
+from app.services.validation import InvalidBody
+
+MAX_ATTEMPTS = 8
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StoredCharacter:
+    """A character row as stored (its sheet is the stored JSON)."""
+
+    id: str
+    campaign_id: str
+    name: str
+    kind: str  # "pc" | "npc"
+    player_id: str | None
+    sheet: dict[str, Any]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class StaleVersion(Exception):
+    """Another writer changed the character between our read and our write."""
+
+
+_character = Character.__table__
+_campaign = Campaign.__table__
+_log = LogEntry.__table__
+_COLUMNS = [_character.c[f.name] for f in fields(StoredCharacter)]
+_SELECT = select(*_COLUMNS).where(_character.c.id.in_(bindparam("ids", expanding=True))).order_by(_character.c.id)
+_SELECT_LOCKED = _SELECT.with_for_update()
+_INSERT = insert(_character)
+_SAVE = (
+    update(_character)
+    .where(_character.c.id == bindparam("character_id"), _character.c.version == bindparam("expected_version"))
+    .values(name=bindparam("name"), kind=bindparam("kind"), player_id=bindparam("player_id"),
+            sheet=bindparam("sheet"), version=bindparam("new_version"), updated_at=bindparam("now"))
+)
+_DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
+_CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
+_INSERT_LOG = insert(_log)
+_INSERT_LOG_CHARACTER = insert(LogEntryCharacter.__table__)
+
+
+class CharacterRepository:
+    """The characters of one campaign: the one loader and the one versioned writer
+    of every use case (rolling operations and character writes alike)."""
+
+    def __init__(self, conn, campaign_id: str):
+        self.conn, self.campaign_id = conn, campaign_id
+
+    def load(self, character_ids: Sequence[str], *, lock: bool = True) -> list[StoredCharacter]:
+        """The characters in the order asked; locked until the commit (taken in id
+        order, against deadlocks: `FOR UPDATE` on PostgreSQL; SQLite's writer holds
+        the whole database already). 404 for one not in this campaign."""
+        if len(set(character_ids)) != len(character_ids):
+            raise InvalidBody("the same character is named twice", field="character_id")
+        if not character_ids:
+            return []
+        found = self._select(character_ids, lock)
+        missing = [cid for cid in character_ids if cid not in found]
+        if missing:
+            raise NotFound(f"no character with id {missing[0]!r} in this campaign")
+        return [found[cid] for cid in character_ids]
+
+    def get(self, character_id: str, *, lock: bool = False) -> StoredCharacter:
+        """One character (404 'no character with this id' unless it is in this campaign)."""
+        found = self._select([character_id], lock).get(character_id)
+        if found is None:
+            raise NotFound("no character with this id")
+        return found
+
+    def _select(self, character_ids: Sequence[str], lock: bool) -> dict[str, StoredCharacter]:
+        rows = self.conn.execute(_SELECT_LOCKED if lock else _SELECT, {"ids": list(character_ids)}).all()
+        return {r.id: StoredCharacter(*r) for r in rows if r.campaign_id == self.campaign_id}
+
+    def add(self, *, id: str, player_id: str | None, name: str, kind: str, sheet: dict[str, Any],
+            now: datetime) -> StoredCharacter:
+        character = StoredCharacter(id, self.campaign_id, name, kind, player_id, sheet, 1, now, now)
+        self.conn.execute(_INSERT, {f.name: getattr(character, f.name) for f in fields(StoredCharacter)})
+        return character
+
+    def save(self, before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
+        """Write `changes` (name, kind, player_id, sheet) only if the stored version is
+        still `before.version` (else StaleVersion); returns the new state (version + 1)."""
+        after = replace(before, **changes, version=before.version + 1, updated_at=now)
+        result = self.conn.execute(_SAVE, {
+            "character_id": before.id, "expected_version": before.version, "name": after.name, "kind": after.kind,
+            "player_id": after.player_id, "sheet": after.sheet, "new_version": after.version, "now": now,
+        })
+        if result.rowcount != 1:
+            raise StaleVersion(before.id)
+        return after
+
+    def remove(self, character: StoredCharacter) -> None:
+        self.conn.execute(_DELETE, {"character_id": character.id})
+
+
+def read_campaign(conn, campaign_id: str):
+    """A campaign's row (id, ruleset, options), or 404."""
+    row = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
+    if row is None:
+        raise NotFound("no campaign with this id")
+    return row
+
+
+class RollLog:
+    """The append-only roll log of one campaign (no use case edits or deletes an entry)."""
+
+    def __init__(self, conn, campaign_id: str):
+        self.conn, self.campaign_id = conn, campaign_id
+
+    def append(self, body: dict[str, Any], *, character_id: str | None, hidden: bool, created_at: datetime,
+               rerolls: str | None = None, others: Sequence[str] = ()) -> None:
+        """Log `body` (it carries its `id` and `kind`); `others`: the other characters
+        involved (a confrontation, a group test), so filtering the log by character finds it."""
+        entry = {"id": body["id"], "campaign_id": self.campaign_id, "character_id": character_id,
+                 "kind": body["kind"], "hidden": hidden, "created_at": created_at, "body": body, "rerolls": rerolls}
+        if others:
+            seq = self.conn.execute(_INSERT_LOG.returning(_log.c.seq), entry).scalar_one()
+            self.conn.execute(_INSERT_LOG_CHARACTER, [{"seq": seq, "character_id": cid} for cid in others])
+        else:
+            self.conn.execute(_INSERT_LOG, entry)
+
+
+class UnitOfWork:
+    """One transaction on `session` for one campaign: `characters`, `log`, `record`
+    (events, the last writes: see `events.record`), then `commit()` once. Leaving
+    the block without committing (an error) rolls everything back."""
+
+    def __init__(self, session: Session, campaign_id: str):
+        self.session, self.campaign_id = session, campaign_id
+        self.committed = False
+
+    def __enter__(self):
+        self.committed = False
+        try:
+            self.conn = self.session.connection()  # BEGIN (IMMEDIATE on SQLite: the write lock)
+        except BaseException:
+            self.rollback()
+            raise
+        self.characters = CharacterRepository(self.conn, self.campaign_id)
+        self.log = RollLog(self.conn, self.campaign_id)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self.committed:
+            self.rollback()
+
+    def campaign(self):
+        """The campaign's row (id, ruleset, options), or 404."""
+        return read_campaign(self.conn, self.campaign_id)
+
+    def record(self, type_: str, data: dict[str, Any], *, hidden: bool = False) -> None:
+        """An event of this change (call it after the change's other writes)."""
+        events.record(self.session, self.campaign_id, type_, data, hidden=hidden)
+
+    def commit(self) -> None:
+        self.session.commit()
+        self.committed = True
+
+    def rollback(self) -> None:
+        self.session.rollback()
+
+
+class Retryable(Protocol):
+    def rollback(self) -> None: ...
+
+    def replayed(self) -> Any | None:
+        """The result to give instead of running (an idempotent replay), or None."""
+
+
+def transient(exc: OperationalError) -> bool:
+    """SQLite busy, a PostgreSQL deadlock or serialization failure: worth another try."""
+    text = str(exc.orig).lower()
+    return any(s in text for s in ("database is locked", "deadlock", "could not serialize", "busy"))
+
+
+def retried(use_case: Callable[..., T]) -> Callable[..., T]:
+    """Run `use_case(uow, …)` (which opens `with uow:`) on fresh state until it is not
+    beaten by a concurrent writer:
+
+    - `uow.replayed()` first: the same request already answered (Idempotency-Key);
+    - StaleVersion (a character changed since it was read): again, at most MAX_ATTEMPTS
+      times, then 409 with Retry-After;
+    - OperationalError: again if transient or the connection was found dead, else raised;
+    - IntegrityError: the concurrent twin's answer if it won the race (same key), else
+      again once (e.g. a concurrent AS-H2 reroll of the same test won: the next attempt says so).
+    Each failed attempt is rolled back before the next."""
+
+    @wraps(use_case)
+    def run(uow: Retryable, *args: Any, **kwargs: Any) -> T:
+        if (replay := uow.replayed()) is not None:
+            return replay
+        integrity_retried = False
+        for _attempt in range(MAX_ATTEMPTS):
+            try:
+                return use_case(uow, *args, **kwargs)
+            except StaleVersion:
+                uow.rollback()
+            except OperationalError as exc:
+                uow.rollback()
+                if not (exc.connection_invalidated or transient(exc)):
+                    raise
+            except IntegrityError:
+                uow.rollback()
+                if (replay := uow.replayed()) is not None:
+                    return replay
+                if integrity_retried:
+                    raise
+                integrity_retried = True
+        raise Conflict("the character is being changed by too many requests at once; try again", retry_after=1)
+
+    return run
