@@ -292,10 +292,3 @@ class ProtectAllyAction(RollingRequest):
     ally_id: str = Field(min_length=1, max_length=100)
     damage: int = Field(ge=0, le=10_000)
     protection: bool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
-
-
-ACTIONS = {
-    "fall": FallAction, "fire": FireAction, "asphyxia": AsphyxiaAction, "damage": DamageAction,
-    "mal_en_point": MalEnPointAction, "first_aid": FirstAidAction, "rest": RestAction, "chase": ChaseAction,
-    "heroic_effect": HeroicEffectAction, "cancel_damage": CancelDamageAction, "protect_ally": ProtectAllyAction,
-}
