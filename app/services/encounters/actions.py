@@ -69,8 +69,10 @@ def heal_or_damage(conn, fight: Fight, req: HealOrDamage, changes: Changes, step
     pool = fight.rules.pool(req.resource)
     sheet = _loaded(conn, fight, target)["sheet"]
     before, maximum = pool.value(sheet), pool.maximum(sheet)
-    after = before + req.amount if req.type == "heal" else before - req.amount
-    after = max(pool.floor, after) if req.type == "damage" else (min(after, maximum) if maximum is not None else after)
+    if req.type == "heal":  # up to the maximum (a value already above it, by GM fiat, stays)
+        after = before + req.amount if maximum is None else max(before, min(before + req.amount, maximum))
+    else:  # down to the lowest value the sheet allows
+        after = min(before, max(pool.floor, before - req.amount))
     was_down = fight.rules.is_down(sheet)
     changes.resource(target, pool, after)
     steps.append({"rule": "GM", "what": req.type, "combatant_id": target["id"], "resource": pool.name,
