@@ -7,10 +7,29 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import IdempotencyKey, IfMatch, PrincipalDep, SessionFactory, etag, idempotency, in_thread, read
+from app.api.deps import (
+    IdempotencyKey,
+    IfMatch,
+    PrincipalDep,
+    SessionFactory,
+    etag,
+    idempotency,
+    in_thread,
+    read,
+)
 from app.models.encounters import (
-    ActionPublic, ActionRequest, CombatantCreate, CombatantUpdate, EncounterCreate, EncounterPublic, EncounterSummary,
-    EncounterUpdate, NextTurnRequest, RevertRequest, StartedPublic, StartRequest,
+    ActionPublic,
+    ActionRequest,
+    CombatantCreate,
+    CombatantUpdate,
+    EncounterCreate,
+    EncounterPublic,
+    EncounterSummary,
+    EncounterUpdate,
+    NextTurnRequest,
+    RevertRequest,
+    StartedPublic,
+    StartRequest,
 )
 from app.models.schemas import Page
 from app.services import encounters

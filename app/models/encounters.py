@@ -4,7 +4,7 @@ The options and request bodies every ruleset shares live here; a ruleset's own
 encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
@@ -134,7 +134,7 @@ class ConditionChange(ActionBase):
         return self
 
 
-ActionRequest = Annotated[Union[HealOrDamage, ConditionChange], Field(discriminator="type")]
+ActionRequest = Annotated[HealOrDamage | ConditionChange, Field(discriminator="type")]
 
 
 # --- responses (documentation: the service returns these shapes) ---------------------------

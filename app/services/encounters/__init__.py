@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from app.services.encounters.actions import act, list_actions, revert
 from app.services.encounters.setup import (
-    add_combatants, create_encounter, delete_combatant, end, list_encounters, read_encounter, update_combatant,
+    add_combatants,
+    create_encounter,
+    delete_combatant,
+    end,
+    list_encounters,
+    read_encounter,
+    update_combatant,
     update_encounter,
 )
 from app.services.encounters.turns import next_turn, start

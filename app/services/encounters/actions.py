@@ -7,8 +7,9 @@ transaction) and `condition`. (Attacks, moves and postures come next, #13.)"""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from sqlmodel import Session
 
@@ -19,7 +20,14 @@ from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.record import record_action
 from app.services.encounters.store import Fight
-from app.services.encounters.unit import check_not_ended, check_status, check_version, scene, viewer, write
+from app.services.encounters.unit import (
+    check_not_ended,
+    check_status,
+    check_version,
+    scene,
+    viewer,
+    write,
+)
 from app.services.operations import Idempotency
 from app.services.validation import InvalidBody
 
@@ -195,7 +203,7 @@ def _cursor(action_id: str) -> str:
 def _seq_of(conn, fight: Fight, cursor: str) -> int:
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except Exception:
+    except ValueError:  # not base64, not UTF-8
         text = ""
     row = store.action_row(conn, fight.id, text[1:]) if text.startswith("a") and len(text) <= 40 else None
     if row is None:

@@ -5,8 +5,9 @@ view of it whose every die is recorded as that combatant's. Rules that name the
 entity in the purpose (`tie:<id>`, GC-O2) are read back the same way."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from app.rules.dice import DiceSource, dice_source
 from app.rules.errors import DiceNeeded
@@ -19,7 +20,7 @@ PURPOSES = {"tie": "tiebreak", "initiative_roll_off": "tiebreak", "initiative ti
 class _Combatant(DiceSource):
     """A view of the action's dice: what it rolls is recorded as one combatant's."""
 
-    def __init__(self, owner: "CombatDice", who: str):
+    def __init__(self, owner: CombatDice, who: str):
         self.rolls = owner.source.rolls  # shared: mark()/since() see the whole action
         self.max_dice = owner.source.max_dice
         self._owner, self._who = owner, who

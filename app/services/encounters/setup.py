@@ -10,9 +10,16 @@ from pydantic import ValidationError
 from sqlalchemy import insert
 from sqlmodel import Session
 
-from app.kit.errors import Conflict, Forbidden, NotFound
-from app.models.encounters import MAX_COMBATANTS, CombatantCreate, CombatantUpdate, EncounterCreate, EncounterUpdate
+from app.kit.errors import Forbidden, NotFound
+from app.models.encounters import (
+    MAX_COMBATANTS,
+    CombatantCreate,
+    CombatantUpdate,
+    EncounterCreate,
+    EncounterUpdate,
+)
 from app.models.tables import Combatant, new_id
+from app.rules.errors import RuleError
 from app.services import events
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
@@ -20,9 +27,16 @@ from app.services.encounters import store, view
 from app.services.encounters.record import record_update
 from app.services.encounters.rulesets import EncounterRules, rules_for
 from app.services.encounters.store import Fight
-from app.services.encounters.unit import check_not_ended, check_status, check_version, now, scene, viewer, write
+from app.services.encounters.unit import (
+    check_not_ended,
+    check_status,
+    check_version,
+    now,
+    scene,
+    viewer,
+    write,
+)
 from app.services.pages import decode_cursor, encode_cursor
-from app.rules.errors import RuleError
 from app.services.validation import InvalidBody, invalid_from
 
 _INSERT_COMBATANTS = insert(Combatant.__table__)

@@ -11,15 +11,22 @@ The character loader and versioned sheet writer here are this package's own
 (the characters repository is being reworked); they speak to the same table."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
 from app.kit.errors import NotFound
 from app.models.encounters import EncounterOptions
 from app.models.tables import (
-    Campaign, Character, Combatant, Encounter, EncounterAction, LogEntry, new_id,
+    Campaign,
+    Character,
+    Combatant,
+    Encounter,
+    EncounterAction,
+    LogEntry,
+    new_id,
 )
 from app.services.encounters.rulesets import EncounterRules, rules_for
 from app.services.validation import InvalidBody

@@ -17,7 +17,12 @@ from app.services.encounters.record import record_action
 from app.services.encounters.rulesets import Entrant
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
-    check_provenance, check_status, check_version, scene, viewer, write,
+    check_provenance,
+    check_status,
+    check_version,
+    scene,
+    viewer,
+    write,
 )
 from app.services.operations import Idempotency
 from app.services.validation import InvalidBody

@@ -8,7 +8,8 @@ already (`BEGIN IMMEDIATE`). A sheet changed under us (a lost race) or a
 transient database error retries the whole use case on fresh state."""
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError, OperationalError

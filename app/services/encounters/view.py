@@ -34,7 +34,7 @@ class Scene:
     hp_visibility: str
 
     @classmethod
-    def of(cls, fight: Fight, owners: dict[str, str | None]) -> "Scene":
+    def of(cls, fight: Fight, owners: dict[str, str | None]) -> Scene:
         return cls(hidden=frozenset(c["id"] for c in fight.combatants if c["hidden"]),
                    owner={c["id"]: owners.get(c["character_id"]) for c in fight.combatants},
                    hp_visibility=fight.options.hp_visibility)

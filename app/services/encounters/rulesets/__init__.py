@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 from app.services.encounters.rulesets.asgard import Asgard
-from app.services.encounters.rulesets.base import EncounterRules, Entrant, Initiative, Pool
+from app.services.encounters.rulesets.base import (
+    EncounterRules,
+    Entrant,
+    Initiative,
+    Pool,
+)
 from app.services.encounters.rulesets.great_cosmos import GreatCosmos
 from app.services.encounters.rulesets.rulebook_d100 import RulebookD100
 from app.services.encounters.rulesets.worlds_awakening import WorldsAwakening
@@ -14,4 +19,4 @@ def rules_for(ruleset: str) -> EncounterRules:
     return RULES[ruleset]
 
 
-__all__ = ["EncounterRules", "Entrant", "Initiative", "Pool", "RULES", "rules_for"]
+__all__ = ["RULES", "EncounterRules", "Entrant", "Initiative", "Pool", "rules_for"]

@@ -11,7 +11,13 @@ from app.rules.asgard.combat import initiative_order
 from app.rules.asgard.core import TestSpec, resolve, roll_test, skill_value
 from app.rules.errors import RuleError
 from app.services.encounters.dice import CombatDice
-from app.services.encounters.rulesets.base import EncounterRules, Entrant, Initiative, Pool, one_per_slot
+from app.services.encounters.rulesets.base import (
+    EncounterRules,
+    Entrant,
+    Initiative,
+    Pool,
+    one_per_slot,
+)
 
 
 class Asgard(EncounterRules):

@@ -12,9 +12,16 @@ from typing import Any
 from app.models.encounters import EncounterOptions, GreatCosmosEncounterOptions
 from app.rules.dice import DiceSource
 from app.rules.great_cosmos.postures import DEFENSE_STATS, ILLUMINATION
-from app.rules.great_cosmos.turns import Entrant as Contender, TurnOrder, turn_order
+from app.rules.great_cosmos.turns import Entrant as Contender
+from app.rules.great_cosmos.turns import TurnOrder, turn_order
 from app.services.encounters.dice import CombatDice
-from app.services.encounters.rulesets.base import EncounterRules, Entrant, Initiative, Pool, entry
+from app.services.encounters.rulesets.base import (
+    EncounterRules,
+    Entrant,
+    Initiative,
+    Pool,
+    entry,
+)
 
 
 class _Parallel(DiceSource):

@@ -9,7 +9,13 @@ from typing import Any
 
 from app.rules import rulebook_d100 as rb
 from app.services.encounters.dice import CombatDice
-from app.services.encounters.rulesets.base import EncounterRules, Entrant, Initiative, Pool, entry
+from app.services.encounters.rulesets.base import (
+    EncounterRules,
+    Entrant,
+    Initiative,
+    Pool,
+    entry,
+)
 
 
 class RulebookD100(EncounterRules):

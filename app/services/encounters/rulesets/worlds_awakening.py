@@ -5,12 +5,18 @@ the highest initiative down, tied combatants in the order they were added, then
 those still tied again, and so on."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import groupby
-from typing import Any, Iterator
 
 from app.rules import worlds_awakening as wa
 from app.services.encounters.dice import CombatDice
-from app.services.encounters.rulesets.base import EncounterRules, Entrant, Initiative, Pool, one_per_slot
+from app.services.encounters.rulesets.base import (
+    EncounterRules,
+    Entrant,
+    Initiative,
+    Pool,
+    one_per_slot,
+)
 
 
 class WorldsAwakening(EncounterRules):
