@@ -90,8 +90,6 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         },
     },
 }
-# a body model shared by several rulesets (the base of every request that rolls)
-GENERIC_EXAMPLES: list[dict[str, Any]] = [{"seed": 7}, {"dice": [3, 5, 6]}, {}]
 
 PROBLEM_SCHEMA = {
     "title": "Problem",
@@ -168,7 +166,7 @@ def _body_choices(adapters: list[RulesetAdapter]) -> dict[Capability, list[tuple
     return choices
 
 
-def _examples(ruleset: str, capability: Capability, model: Any) -> dict[str, Any]:
+def _examples(ruleset: str, capability: Capability) -> dict[str, Any]:
     """Named examples of one ruleset's body: {name: example}."""
     if capability is Capability.ODDS:  # the test's body, nothing rolled
         tests = EXAMPLES.get(ruleset, {}).get(Capability.TEST.value) or []
@@ -177,8 +175,6 @@ def _examples(ruleset: str, capability: Capability, model: Any) -> dict[str, Any
         given = EXAMPLES.get(ruleset, {}).get(capability.value)
     if isinstance(given, dict):  # actions, by type
         return {f"{ruleset} {kind}": body for kind, body in given.items()}
-    if given is None and isinstance(model, type) and model.__module__ == "app.kit.models":
-        given = GENERIC_EXAMPLES
     return {f"{ruleset} {i + 1}" if len(given or []) > 1 else ruleset: body for i, body in enumerate(given or [])}
 
 
@@ -266,34 +262,38 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     choices = _body_choices(all_adapters())
     bodies = list(dict.fromkeys(t for pairs in choices.values() for _, t in pairs))
     exact = _fastapi_bodies(components)
-    events = list(EVENTS.values())
-    refs, defs = _render([(t, "validation") for t in bodies + exact] + [(m, "serialization") for m in events])
+    refs, defs = _render([(t, "validation") for t in bodies + exact] + [(m, "serialization") for m in EVENTS.values()])
     components.update(defs)
-    ref_of = dict(zip([id(t) for t in bodies], refs))
+    ref_of = {id(t): ref for t, ref in zip(bodies, refs)}
     for (method, path), capability in BODIES.items():
         operation = schema["paths"].get(path, {}).get(method)
-        if operation is None:
-            continue
-        oneof, examples = [], {}
-        for ruleset, body in choices.get(capability, []):
-            ref = ref_of[id(body)]
-            oneof.append({**ref, "x-ruleset": ruleset})
-            named = _examples(ruleset, capability, body)
-            examples.update({name: {"summary": name, "value": value} for name, value in named.items()})
-            target = components[ref["$ref"].rsplit("/", 1)[1]]
-            if "oneOf" not in target:
-                target.setdefault("examples", list(named.values()))
-        for action_ref in (r for c in oneof for r in components[c["$ref"].rsplit("/", 1)[1]].get("oneOf", [])):
-            action = components[action_ref["$ref"].rsplit("/", 1)[1]]
-            kind = action["properties"]["type"]["const"]
-            action.setdefault("examples", [e["value"] for e in examples.values() if e["value"].get("type") == kind])
-        content: dict[str, Any] = {"schema": {"oneOf": oneof} if oneof else {"type": "object"}}
-        if examples:
-            content["examples"] = examples
-        operation["requestBody"] = {"required": True, "content": {"application/json": content}}
+        if operation is not None:
+            tagged = [(ruleset, ref_of[id(body)]) for ruleset, body in choices.get(capability, [])]
+            operation["requestBody"] = _ruleset_body(components, capability, tagged)
     _name_pages(schema)
     _tidy(schema)
     return schema
+
+
+def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: list[tuple[str, dict]]) -> dict[str, Any]:
+    """A ruleset-dependent body: `oneOf` each ruleset's schema (tagged `x-ruleset`), with examples
+    on the operation (named by ruleset) and on each schema (an action union: on each action)."""
+    oneof, examples = [], {}
+    for ruleset, ref in tagged:
+        oneof.append({**ref, "x-ruleset": ruleset})
+        named = _examples(ruleset, capability)
+        examples.update({name: {"summary": name, "value": value} for name, value in named.items()})
+        target = components[ref["$ref"].rsplit("/", 1)[1]]
+        if "oneOf" not in target:
+            target.setdefault("examples", list(named.values()))
+    for action_ref in (r for c in oneof for r in components[c["$ref"].rsplit("/", 1)[1]].get("oneOf", [])):
+        action = components[action_ref["$ref"].rsplit("/", 1)[1]]
+        kind = action["properties"]["type"]["const"]
+        action.setdefault("examples", [e["value"] for e in examples.values() if e["value"].get("type") == kind])
+    content: dict[str, Any] = {"schema": {"oneOf": oneof} if oneof else {"type": "object"}}
+    if examples:
+        content["examples"] = examples
+    return {"required": True, "content": {"application/json": content}}
 
 
 def install_openapi(app: FastAPI) -> None:
