@@ -11,6 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from app.api import campaigns, characters, encounters, events, play, rolls, rulesets, system
 from app.core.config import Settings, get_settings
 from app.api.problems import install_error_handlers
+from app.api.docs import install_docs
 from app.api.admission import Admission
 from app.api.limits import BodySizeLimit
 from app.core.db import THREADS
@@ -37,16 +38,17 @@ async def _lifespan(_app: FastAPI):
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan,
-                  generate_unique_id_function=operation_id)
+                  generate_unique_id_function=operation_id, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
     for module in (system, rulesets, campaigns, characters, play, rolls, events, encounters):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)
+    install_docs(app)  # Swagger UI and ReDoc with their assets served here (no CDN)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
-                           allow_headers=["*"], expose_headers=["ETag", "Retry-After"])
+                           allow_headers=["*"], expose_headers=["ETag", "Location", "Retry-After"])
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Admission, max_in_flight=settings.max_in_flight, max_waiting=settings.max_waiting,
                        wait_seconds=settings.admission_wait_seconds)

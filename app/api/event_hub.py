@@ -55,7 +55,7 @@ _malloc_trim = _libc_malloc_trim()
 
 def frame(event: StoredEvent) -> bytes:
     data = json.dumps(event.data, separators=(",", ":"))
-    return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
+    return f"id: {event.number}\nevent: {event.type}\ndata: {data}\n\n".encode()
 
 
 def error_frame(detail: str) -> bytes:
@@ -71,7 +71,7 @@ class Subscription:
         self.campaign_id = campaign_id
         self.is_gm = is_gm
         self.queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue(QUEUE_SIZE)
-        self.start = 0  # the campaign's last event when it subscribed: every later one is queued
+        self.start = 0  # the campaign's last event number when it subscribed: every later one is queued
         self.closed: str | None = None  # "lagging" (catch up from the database) or "error"
 
     def _close(self, reason: str) -> None:
@@ -108,10 +108,10 @@ class EventHub:
         self.per_token, self.per_process = per_token, per_process
         self.streams = 0
         self._by_token: Counter[str] = Counter()
-        self._cursors: dict[str, int] = {}  # campaign → last event dispatched (tracked campaigns)
+        self._cursors: dict[str, int] = {}  # campaign → number of the last event dispatched (tracked campaigns)
         self._subs: dict[str, set[Subscription]] = defaultdict(set)
         self._pending: dict[str, list[tuple[Subscription, asyncio.Future]]] = {}  # campaigns to start tracking
-        self._watermark: int | None = None
+        self._watermark: int | None = None  # SQLite: the table's `seq` read up to
         self._task: asyncio.Task | None = None
         self._wake = asyncio.Event()
         self._poll_limiter = anyio.CapacityLimiter(1)
@@ -232,18 +232,18 @@ class EventHub:
 
         def work() -> tuple[dict[str, int], list[StoredEvent], int | None]:
             with self.sessions(read_only=True) as session:
-                latest = events.latest_seqs(session, pending)
+                latest = events.latest_numbers(session, pending)
                 rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
                 return latest, rows, mark
 
         latest, rows, mark = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
         self._watermark = mark
-        for campaign_id, seq in latest.items():
+        for campaign_id, number in latest.items():
             waiting = self._pending.pop(campaign_id, [])
             if campaign_id not in self._cursors:
                 if not waiting:
                     continue  # every waiter left meanwhile
-                self._cursors[campaign_id] = seq
+                self._cursors[campaign_id] = number
             for sub, waiter in waiting:
                 sub.start = self._cursors[campaign_id]
                 self._subs[campaign_id].add(sub)
@@ -257,15 +257,15 @@ class EventHub:
 
     def _dispatch(self, event: StoredEvent) -> None:
         last = self._cursors.get(event.campaign_id)
-        if last is None or event.seq <= last:
+        if last is None or event.number <= last:
             return  # no one follows it any more, or already sent
-        self._cursors[event.campaign_id] = event.seq
+        self._cursors[event.campaign_id] = event.number
         encoded = frame(event)
         for sub in list(self._subs.get(event.campaign_id, ())):
             if event.hidden and not sub.is_gm:
                 continue
             try:
-                sub.queue.put_nowait((event.seq, encoded))
+                sub.queue.put_nowait((event.number, encoded))
             except asyncio.QueueFull:  # too far behind: it catches up from the database
                 log.info("event stream of %s fell %d events behind: it catches up from the database",
                          event.campaign_id, QUEUE_SIZE)

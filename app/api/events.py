@@ -1,11 +1,16 @@
 """Server-Sent Events: every change in a campaign, live.
 
 Backed by the `event` table (written in the same transaction as each change),
-so every worker process serves the same stream. A stream starts at the present;
-`Last-Event-ID` (or `?after=`) resumes after an event: what was missed is read
+so every worker process serves the same stream. Event ids count per campaign
+(1, 2, 3…). A stream starts at the present; `Last-Event-ID` (or `?after=`)
+resumes after an event: what was missed is read
 from the database in pages, then the stream goes live, with no gap and no
 duplicate. Live events come from the process's one poller (app.api.event_hub):
-an idle stream holds no thread and no database connection."""
+an idle stream holds no thread and no database connection.
+
+A browser's `EventSource` cannot send `Authorization`: it asks for a one-use
+ticket (`POST …/events/tickets`, with its token) and opens `…/events?ticket=`.
+The bearer token itself is never accepted in a URL."""
 from __future__ import annotations
 
 import asyncio
@@ -13,18 +18,21 @@ import logging
 import re
 from typing import Annotated, AsyncIterator
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy.exc import DBAPIError
 from sse_starlette import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
-from app.api.deps import PrincipalDep, SessionFactory
+from app.api.deps import PrincipalDep, SessionFactory, bearer, get_principal, in_thread
 from app.api.event_hub import EventHub, Lease, Subscription, error_frame, frame
 from app.api.openapi_doc import events_extension
+from app.api.ratelimit import client_address
 from app.core.config import get_settings
-from app.kit.errors import BadRequest, Unavailable
+from app.kit.errors import BadRequest, Unauthorized, Unavailable
+from app.models.results.events import EventTicket
 from app.services import events
-from app.services.auth import check_member
+from app.services.auth import Principal, check_member
 
 router = APIRouter(tags=["events"])
 log = logging.getLogger("app.events")
@@ -34,6 +42,7 @@ PING_SECONDS = 15
 SEND_TIMEOUT_SECONDS = 30  # a client that reads nothing for this long is disconnected
 RETRY = b"retry: 2000\n\n"
 _CURSOR = re.compile(r"[0-9]{1,19}")
+_PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 
 class InvalidCursor(BadRequest):
@@ -43,8 +52,11 @@ class InvalidCursor(BadRequest):
 @router.get(
     "/v1/campaigns/{campaign_id}/events",
     summary="Server-Sent Events: every change in the campaign, live",
-    description="Starts at the present. `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
-                "the missed events first, then live ones. At most a few streams per token (429) and per server "
+    description="Event ids count per campaign (1, 2, 3…). Starts at the present (a first message with only "
+                "an `id:`). `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
+                "the missed events first, then live ones. Authenticated by `Authorization: Bearer`, or, from a "
+                "browser's `EventSource` (which cannot send headers), by `?ticket=` from `POST …/events/tickets` "
+                "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per server "
                 "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
                 "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
                 "event's: " + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
@@ -53,18 +65,24 @@ class InvalidCursor(BadRequest):
     openapi_extra={"x-events": events_extension()},
     responses={200: {"description": "The event stream (`id:`, `event:`, `data:` lines).",
                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-               400: {"description": "`Last-Event-ID` or `after` is not an event id",
-                     "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}},
+               400: {"description": "`Last-Event-ID` or `after` is not an event id", "content": _PROBLEM},
+               401: {"description": "No token, or a ticket unknown, used or expired", "content": _PROBLEM}},
 )
 async def stream_events(
     request: Request,
     campaign_id: str,
-    principal: PrincipalDep,
     sessions: SessionFactory,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     after: Annotated[str | None, Query(description="Resume after this event id (0: from the start).")] = None,
     follow: Annotated[bool, Query(description="false: send what is there after the cursor and close.")] = True,
+    ticket: Annotated[str | None, Query(max_length=100, description="A stream ticket (`POST …/events/tickets`), "
+                                        "instead of `Authorization` (a browser's `EventSource`).")] = None,
 ) -> EventSourceResponse:
+    if ticket is not None:
+        principal = await _ticket_principal(request, sessions, ticket)
+    else:
+        principal = await get_principal(request, sessions, credentials)
     check_member(principal, campaign_id)
     cursor = _cursor("Last-Event-ID", last_event_id)
     if cursor is None:
@@ -81,6 +99,32 @@ async def stream_events(
         lease.release()
         raise
     return _Stream(body, lease)
+
+
+@router.post(
+    "/v1/campaigns/{campaign_id}/events/tickets", status_code=201, response_model=EventTicket,
+    summary="A one-use ticket to open the event stream from a browser (any member)",
+    description="`EventSource` cannot send `Authorization`: open `GET /v1/campaigns/{id}/events?ticket=<ticket>` "
+                "within a minute. The ticket opens one stream, as the caller (its role: hidden events only for "
+                "the GM), counted against the caller's token's streams; it dies with the token. To reconnect, "
+                "ask for another and resume with `?after=<last event id>`.",
+)
+async def create_event_ticket(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep) -> EventTicket:
+    return EventTicket.model_validate(await in_thread(sessions, events.issue_ticket, principal, campaign_id))
+
+
+async def _ticket_principal(request: Request, sessions, ticket: str) -> Principal:
+    """The ticket's principal (it is used up); a bad ticket counts as a failed authentication."""
+    limiter = request.app.state.rate_limiter
+    address = client_address(request)
+    await limiter.refuse_failing_address(address)
+    try:
+        principal = await in_thread(sessions, events.redeem_ticket, ticket)
+    except Unauthorized:
+        await limiter.count_failure(address)
+        raise
+    await limiter.hit_token(principal.token_hash)
+    return principal
 
 
 def _cursor(name: str, value: str | None) -> int | None:
@@ -137,13 +181,13 @@ async def _follow(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cu
                                           upto=sub.start, limit=PAGE)
                     for event in page:
                         yield frame(event)
-                    cursor = page[-1].seq if len(page) == PAGE else sub.start
+                    cursor = page[-1].number if len(page) == PAGE else sub.start
             except Exception as exc:
                 yield _failed(exc)
                 return
-            async for seq, encoded in _live(sub):
-                if seq > cursor:  # a resume past the hub's position skips what it already has
-                    cursor = seq
+            async for number, encoded in _live(sub):
+                if number > cursor:  # a resume past the hub's position skips what it already has
+                    cursor = number
                     yield encoded
             if sub.closed != "lagging":
                 yield _failed(None)
@@ -170,7 +214,7 @@ async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, 
         yield RETRY
         try:
             if cursor is None:
-                yield f"id: {await hub.read(events.latest_seq, campaign_id)}\n\n".encode()
+                yield f"id: {await hub.read(events.latest_number, campaign_id)}\n\n".encode()
                 return
             while True:
                 page = await hub.read(events.events_page, campaign_id, cursor, include_hidden=is_gm, limit=PAGE)
@@ -178,7 +222,7 @@ async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, 
                     yield frame(event)
                 if len(page) < PAGE:
                     return
-                cursor = page[-1].seq
+                cursor = page[-1].number
         except Exception as exc:
             yield _failed(exc)
     finally:

@@ -132,18 +132,37 @@ class IdempotencyRecord(SQLModel, table=True):
 
 class Event(SQLModel, table=True):
     """Every change in a campaign, in commit order, for the live event stream.
-    Written in the same transaction as the change (an outbox)."""
+    Written in the same transaction as the change (an outbox). `seq` orders the
+    whole table (internal); `number` counts a campaign's events (1, 2, 3…): the
+    only id clients see (`id:` lines, `Last-Event-ID`, `?after=`)."""
 
-    __table_args__ = (Index("ix_event_campaign_seq", "campaign_id", "seq"),)
+    __table_args__ = (UniqueConstraint("campaign_id", "number", name="uq_event_campaign_number"),)
 
     seq: int | None = Field(
         default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     )
     campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
+    number: int = Field(sa_type=BigInteger().with_variant(Integer, "sqlite"))
     type: str = Field(max_length=40)
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()
     data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+
+
+class StreamTicket(SQLModel, table=True):
+    """A one-use, short-lived ticket that opens one event stream from a browser
+    (`EventSource` cannot send `Authorization`): stored as its SHA-256, bound to
+    the credential that asked for it (its role, player and campaign); it dies
+    with that credential."""
+
+    __tablename__ = "stream_ticket"
+    __table_args__ = (Index("ix_stream_ticket_expires_at", "expires_at"),)
+
+    ticket_hash: str = Field(primary_key=True, max_length=64)
+    token_hash: str = Field(sa_column=Column(AutoString(64), ForeignKey("credential.token_hash", ondelete="CASCADE"),
+                                             nullable=False, index=True))
+    campaign_id: str = Field(max_length=32, sa_type=SafeString(32))
+    expires_at: datetime = Field(sa_type=DateTime(timezone=True), nullable=False)
 
 
 class Encounter(SQLModel, table=True):

@@ -74,7 +74,7 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
             sheet = _players_new_sheet(campaign, data.sheet, kind=data.kind)
         character = uow.characters.add(id=new_id(), player_id=player_id, name=data.name, kind=data.kind,
                                        sheet=sheet, now=utcnow())
-        uow.record("character.created", {"id": character.id, "version": character.version, "name": character.name})
+        uow.record("character.created", public(character, campaign.ruleset))
         uow.commit()
     return public(character, campaign.ruleset)
 
@@ -259,7 +259,7 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
                 "rolls": [], "hidden": False, "created_at": iso(now)}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
         uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]})
-    uow.record("character.updated", {"id": after.id, "version": after.version})
+    uow.record("character.updated", public(after, uow.campaign().ruleset))
     uow.commit()
     return after
 

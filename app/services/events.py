@@ -1,31 +1,48 @@
 """The campaign's event stream: every change, recorded in the transaction that
-makes it (so an event exists iff its change was committed).
+makes it (so an event exists iff its change was committed), and the one-use
+tickets that open a stream from a browser.
 
-A `log.created` event stores a reference to its roll-log entry (`entry_id`), not
-the entry's body: the readers below put the body back (`entry`) when they read,
-so clients see the same payload and a big roll is stored once."""
+Events are numbered per campaign (`number`: 1, 2, 3…), the only id clients see;
+the table's global `seq` stays internal. An event carries the new state of what
+changed, as a member reads it (a character as `GET /v1/characters/{id}` returns
+it, the campaign, the player without its token). A `log.created` event stores a
+reference to its roll-log entry (`entry_id`), not the entry's body: the readers
+below put the body back (`entry`) when they read, so clients see the same
+payload and a big roll is stored once."""
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, String, bindparam, cast, func, insert, text
+from pydantic_core import to_jsonable_python
+from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, String, bindparam, cast, delete, func, insert, text,
+                        type_coerce)
 from sqlmodel import Session, select
 
-from app.models.tables import Campaign, Event, LogEntry, utcnow
+from app.core.security import hash_token, new_token
+from app.kit.errors import Unauthorized
+from app.models.schemas import CampaignPublic, PlayerPublic
+from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, utcnow
 from app.services.auth import Principal, check_member
 
 _event = Event.__table__
-_COLUMNS = ["campaign_id", "type", "hidden", "created_at", "data"]
-_INSERT_EVENT = insert(_event)
-# PostgreSQL: the campaign's transaction lock, taken in the same statement as the insert
-_LOCKED_INSERT_EVENT = insert(_event).from_select(
-    _COLUMNS,
-    select(
+_COLUMNS = ["campaign_id", "type", "hidden", "created_at", "data", "number"]
+
+
+def _insert_numbered(data):
+    """INSERT … SELECT: the event with the campaign's next number, read in the same statement."""
+    next_number = (select(func.coalesce(func.max(_event.c.number), 0) + 1)
+                   .where(_event.c.campaign_id == bindparam("campaign_id", type_=String)).scalar_subquery())
+    return insert(_event).from_select(_COLUMNS, select(
         bindparam("campaign_id", type_=String), bindparam("type", type_=String), bindparam("hidden", type_=Boolean),
-        bindparam("created_at", type_=DateTime(timezone=True)), cast(bindparam("data", type_=JSON), JSON),
-    ).select_from(select(func.pg_advisory_xact_lock(bindparam("key", type_=BigInteger)).label("locked")).subquery()),
-)
+        bindparam("created_at", type_=DateTime(timezone=True)), data, next_number,
+    ))
+
+
+_INSERT_EVENT = _insert_numbered(type_coerce(bindparam("data", type_=JSON), JSON))
+_PG_INSERT_EVENT = _insert_numbered(cast(bindparam("data", type_=JSON), JSON))  # a parameter in a SELECT list is untyped
+_PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
 
 def campaign_lock_key(campaign_id: str) -> int:
@@ -36,74 +53,93 @@ def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any],
     """Add an event to the current transaction (the caller commits). Call it after
     the change's other writes: it is the last lock a writer takes.
 
-    On PostgreSQL a sequence value is taken at insert, not at commit, so two
-    writers could commit their events out of order and a reader past the later
-    one would skip the earlier for good. The insert takes the campaign's
-    transaction lock first (in the same statement), so a campaign's events commit
-    in sequence order; the lock is held only from the insert to the commit, and
-    no writer takes a row lock after it (no deadlock). SQLite writers are
-    serialized already by BEGIN IMMEDIATE."""
-    values = {"campaign_id": campaign_id, "type": type_, "hidden": hidden, "data": data, "created_at": utcnow()}
+    The event gets the campaign's next number (max + 1), so a campaign's writers
+    must be serialised from this insert to their commit. PostgreSQL: the insert
+    first takes the campaign's transaction lock (its own statement: the insert's
+    snapshot, taken after the lock is granted, then sees the previous writer's
+    committed event); the lock is held only from there to the commit, and no
+    writer takes a row lock after it (no deadlock). It also makes a campaign's
+    events commit in `seq` order. SQLite writers are serialized already by BEGIN
+    IMMEDIATE. (campaign_id, number) is unique: a bug there fails loudly."""
+    values = {"campaign_id": campaign_id, "type": type_, "hidden": hidden, "created_at": utcnow(),
+              "data": to_jsonable_python(_completed(session, campaign_id, type_, data))}
     conn = session.connection()
     if conn.dialect.name == "postgresql":
-        conn.execute(_LOCKED_INSERT_EVENT, {**values, "key": campaign_lock_key(campaign_id)})
+        conn.execute(_PG_LOCK, {"key": campaign_lock_key(campaign_id)})
+        conn.execute(_PG_INSERT_EVENT, values)
     else:
         conn.execute(_INSERT_EVENT, values)
 
 
+_campaign = Campaign.__table__
+_player = Player.__table__
+
+
+def _completed(session: Session, campaign_id: str, type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The payload as a member reads the resource: a campaign or a player recorded
+    without the fields that never change (ruleset, campaign id, creation time) gets
+    them here, from the transaction's own rows."""
+    if type_ == "campaign.updated" and "ruleset" not in data:
+        row = session.connection().execute(
+            select(_campaign.c.ruleset, _campaign.c.created_at).where(_campaign.c.id == campaign_id)).one()
+        return CampaignPublic.model_validate({**data, "ruleset": row.ruleset, "created_at": row.created_at}
+                                             ).model_dump(mode="json", exclude={"role"})
+    if type_ == "player.created" and "created_at" not in data:
+        created = session.connection().execute(
+            select(_player.c.created_at).where(_player.c.id == data["id"])).scalar_one()
+        return PlayerPublic.model_validate({"id": data["id"], "campaign_id": campaign_id, "name": data["name"],
+                                            "created_at": created}).model_dump(mode="json")
+    return data
+
+
 class StoredEvent(NamedTuple):
-    seq: int
+    seq: int  # the table's order (internal: SQLite's poll watermark)
+    number: int  # the campaign's count: the event's id for clients
     campaign_id: str
     type: str
     hidden: bool
     data: dict[str, Any]  # as clients see it (a log entry's body put back)
 
 
-def events_after(session: Session, principal: Principal, campaign_id: str, after: int, limit: int = 200) -> list[dict[str, Any]]:
-    """Events after sequence `after`, oldest first; players never see hidden ones."""
-    check_member(principal, campaign_id)
-    page = events_page(session, campaign_id, after, include_hidden=principal.is_gm, limit=limit)
-    return [{"seq": e.seq, "type": e.type, "data": e.data} for e in page]
-
-
-_EVENT_COLUMNS = (_event.c.seq, _event.c.campaign_id, _event.c.type, _event.c.hidden, _event.c.data)
+_EVENT_COLUMNS = (_event.c.seq, _event.c.number, _event.c.campaign_id, _event.c.type, _event.c.hidden, _event.c.data)
 
 
 def events_page(session: Session, campaign_id: str, after: int, *, include_hidden: bool, upto: int | None = None,
                 limit: int = 100) -> list[StoredEvent]:
-    """One page of a campaign's events in (after, upto], oldest first (the caller checked membership)."""
-    query = select(*_EVENT_COLUMNS).where(_event.c.campaign_id == campaign_id, _event.c.seq > after)
+    """One page of a campaign's events numbered in (after, upto], oldest first (the caller checked membership)."""
+    query = select(*_EVENT_COLUMNS).where(_event.c.campaign_id == campaign_id, _event.c.number > after)
     if upto is not None:
-        query = query.where(_event.c.seq <= upto)
+        query = query.where(_event.c.number <= upto)
     if not include_hidden:
         query = query.where(_event.c.hidden == False)  # noqa: E712 (SQL expression)
-    rows = session.connection().execute(query.order_by(_event.c.seq).limit(limit)).all()
+    rows = session.connection().execute(query.order_by(_event.c.number).limit(limit)).all()
     return _with_bodies(session, rows)
 
 
-def latest_seq(session: Session, campaign_id: str) -> int:
-    """The campaign's last event sequence (0 when it has none): "the present" of its stream."""
-    return latest_seqs(session, [campaign_id]).get(campaign_id, 0)
+def latest_number(session: Session, campaign_id: str) -> int:
+    """The campaign's last event number (0 when it has none): "the present" of its stream."""
+    return latest_numbers(session, [campaign_id]).get(campaign_id, 0)
 
 
-def latest_seqs(session: Session, campaign_ids: list[str]) -> dict[str, int]:
-    """Each campaign's last event sequence (0 when none), one index probe per campaign."""
+def latest_numbers(session: Session, campaign_ids: list[str]) -> dict[str, int]:
+    """Each campaign's last event number (0 when none), one index probe per campaign."""
     if not campaign_ids:
         return {}
-    last = select(func.max(_event.c.seq)).where(_event.c.campaign_id == _campaign.c.id).scalar_subquery()
+    last = select(func.max(_event.c.number)).where(_event.c.campaign_id == _campaign.c.id).scalar_subquery()
     rows = session.connection().execute(select(_campaign.c.id, last).where(_campaign.c.id.in_(campaign_ids))).all()
-    found = {cid: seq or 0 for cid, seq in rows}
+    found = {cid: number or 0 for cid, number in rows}
     return {cid: found.get(cid, 0) for cid in campaign_ids}
 
 
 def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit: int) -> tuple[list[StoredEvent], int | None]:
-    """The events of the campaigns in `cursors` past each one's cursor, oldest first, at
-    most `limit` (each campaign then gets a prefix of its new events: the next call goes on).
+    """The events of the campaigns in `cursors` (campaign -> last event number sent) past
+    each one's cursor, oldest first, at most `limit` (each campaign then gets a prefix
+    of its new events: the next call goes on).
 
     PostgreSQL: one index range per campaign (LATERAL), exact because a campaign's
-    events commit in sequence order (see `record`) while different campaigns' may not.
-    SQLite: writers are serialized, so the whole table commits in sequence order and
-    one range past a process-wide `watermark` serves every campaign; the new
+    events commit in number order (see `record`) while different campaigns' may not.
+    SQLite: writers are serialized, so the whole table commits in `seq` order and
+    one range past a process-wide `seq` `watermark` serves every campaign; the new
     watermark is returned (None on PostgreSQL). Pass watermark=None when no
     campaign was tracked before: every cursor then comes from this transaction."""
     if not cursors:
@@ -118,17 +154,16 @@ def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit
         return [], top
     # a campaign's cursor is never behind the watermark for an event it lacks: one
     # tracked since an earlier call was served up to the watermark, one added since
-    # had its cursor read (latest_seqs) in this same transaction
+    # had its cursor read (latest_numbers) in this same transaction
     rows = conn.execute(
         select(*_EVENT_COLUMNS)
         .where(_event.c.seq > watermark, _event.c.seq <= top, _event.c.campaign_id.in_(list(cursors)))
         .order_by(_event.c.seq).limit(limit)
     ).all()
     next_watermark = rows[-1].seq if len(rows) == limit else top
-    return _with_bodies(session, [r for r in rows if r.seq > cursors[r.campaign_id]]), next_watermark
+    return _with_bodies(session, [r for r in rows if r.number > cursors[r.campaign_id]]), next_watermark
 
 
-_campaign = Campaign.__table__
 _log = LogEntry.__table__
 _PG_POLL = text(
     "SELECT e.seq, e.campaign_id, e.type, e.hidden, e.data"
@@ -146,7 +181,8 @@ def _with_bodies(session: Session, rows) -> list[StoredEvent]:
     if refs:
         found = session.connection().execute(select(_log.c.id, _log.c.body).where(_log.c.id.in_(list(refs))))
         bodies = {entry_id: body for entry_id, body in found}
-    return [StoredEvent(r.seq, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies)) for r in rows]
+    return [StoredEvent(r.seq, r.number, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies))
+            for r in rows]
 
 
 def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any]) -> dict[str, Any]:
@@ -154,3 +190,50 @@ def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any]) -> di
         return data  # events written before references keep their body inline
     rest = {k: v for k, v in data.items() if k != "entry_id"}
     return {"entry": bodies.get(data["entry_id"]), **rest}
+
+
+# --- stream tickets -------------------------------------------------------------------
+TICKET_SECONDS = 60
+_ticket = StreamTicket.__table__
+_cred = Credential.__table__
+
+
+def issue_ticket(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
+    """A one-use ticket for `GET …/events?ticket=` (a browser's EventSource sends no
+    headers), valid TICKET_SECONDS, bound to the caller's credential: its role,
+    player and campaign, and it dies with it. Stored hashed; expired tickets are
+    swept here."""
+    check_member(principal, campaign_id)
+    now = utcnow()
+    ticket = new_token("st")
+    expires_at = now + timedelta(seconds=TICKET_SECONDS)
+    conn = session.connection()
+    conn.execute(delete(_ticket).where(_ticket.c.expires_at < now))
+    conn.execute(insert(_ticket), {"ticket_hash": hash_token(ticket), "token_hash": principal.token_hash,
+                                   "campaign_id": campaign_id, "expires_at": expires_at})
+    session.commit()
+    return {"ticket": ticket, "expires_at": expires_at}
+
+
+_REDEEM = delete(_ticket).where(_ticket.c.ticket_hash == bindparam("ticket_hash")).returning(
+    _ticket.c.token_hash, _ticket.c.campaign_id, _ticket.c.expires_at)
+
+
+def redeem_ticket(session: Session, ticket: str) -> Principal:
+    """The principal of a ticket, which is used up here (one DELETE … RETURNING: of
+    two concurrent uses, on any workers, one gets it). 401 when it is unknown,
+    used, expired or its credential is gone."""
+    conn = session.connection()
+    row = conn.execute(_REDEEM, {"ticket_hash": hash_token(ticket)}).first()
+    credential = None
+    if row is not None and _aware(row.expires_at) > utcnow():
+        credential = conn.execute(select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id)
+                                  .where(_cred.c.token_hash == row.token_hash)).first()
+    session.commit()
+    if credential is None or credential.campaign_id != row.campaign_id:
+        raise Unauthorized("invalid stream ticket: unknown, already used or expired (ask for another)")
+    return Principal(credential.campaign_id, credential.role, credential.player_id, row.token_hash)
+
+
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=utcnow().tzinfo)  # SQLite gives naive UTC back

@@ -95,3 +95,181 @@ def test_a_log_event_stores_a_reference_and_streams_the_body(client, campaign_fa
     assert stored == {"entry_id": roll["id"], "characters_changed": []}
     [event] = [e for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"]
     assert event["data"] == {"entry": roll, "characters_changed": []}
+
+
+# --- event ids count per campaign (issue 14, item 5) ---------------------------------------
+
+def test_event_ids_count_per_campaign_and_resume_by_them(client, campaign_factory, player_factory):
+    """Two campaigns written in turn: each one's ids are 1, 2, 3… (no gap showing the other's
+    activity); Last-Event-ID, ?after= and the connect-time id all speak that count."""
+    a, b = campaign_factory("great-cosmos"), campaign_factory("asgard")
+    for n in range(3):
+        player_factory(a, f"A{n}")
+        player_factory(b, f"B{n}")
+    assert [e["id"] for e in read_events(client, a.id, a.gm)] == [1, 2, 3]
+    assert [e["id"] for e in read_events(client, b.id, b.gm)] == [1, 2, 3]
+    r = client.get(f"/v1/campaigns/{a.id}/events", params={"follow": "false"}, headers={**a.gm, "Last-Event-ID": "1"})
+    assert [e["data"]["name"] for e in _frames(r.text)] == ["A1", "A2"]
+    assert [e["id"] for e in read_events(client, b.id, b.gm, after="2")] == [3]
+    r = client.get(f"/v1/campaigns/{b.id}/events", params={"follow": "false"}, headers=b.gm)
+    assert "id: 3\n" in r.text and "event:" not in r.text  # the present, in the campaign's count
+
+
+def _frames(text: str) -> list[dict]:
+    out = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            out.append({"id": int(fields["id"]), "type": fields["event"], "data": json.loads(fields["data"])})
+    return out
+
+
+def test_the_migration_numbers_existing_events_per_campaign(database_url, engine, tmp_path):
+    """Events written before the per-campaign count are numbered in their order, per campaign."""
+    from sqlalchemy import create_engine, text
+
+    from app.core.migrations import alembic_config
+    from alembic import command
+
+    with _scratch_database(database_url, engine, tmp_path) as url:
+        command.upgrade(alembic_config(url), "0005")
+        scratch = create_engine(url)
+        try:
+            with scratch.begin() as conn:
+                for cid in ("ca", "cb"):
+                    conn.execute(text("INSERT INTO campaign (id, name, ruleset, options, version, created_at, updated_at)"
+                                      " VALUES (:id, 'c', 'asgard', '{}', 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"),
+                                 {"id": cid})
+                for cid in ("ca", "cb", "ca", "ca", "cb"):
+                    conn.execute(text("INSERT INTO event (campaign_id, type, hidden, created_at, data)"
+                                      " VALUES (:cid, 'player.created', false, CURRENT_TIMESTAMP, '{}')"), {"cid": cid})
+            command.upgrade(alembic_config(url), "head")
+            with scratch.connect() as conn:
+                rows = conn.execute(text("SELECT campaign_id, number FROM event ORDER BY seq")).all()
+        finally:
+            scratch.dispose()
+    assert [tuple(r) for r in rows] == [("ca", 1), ("cb", 1), ("ca", 2), ("ca", 3), ("cb", 2)]
+
+
+class _scratch_database:
+    """An empty database of the suite's kind: a SQLite file, or a PostgreSQL database made and dropped here."""
+
+    def __init__(self, database_url, engine, tmp_path):
+        self.url, self.engine, self.tmp = database_url, engine, tmp_path
+        self.name = None
+
+    def __enter__(self) -> str:
+        from uuid import uuid4
+
+        from sqlalchemy.engine import make_url
+
+        if not self.url.startswith("postgres"):
+            return f"sqlite:///{self.tmp / 'scratch.db'}"
+        self.name = f"jdr_scratch_{uuid4().hex[:12]}"
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {self.name}")
+        return make_url(self.engine.url).set(database=self.name).render_as_string(hide_password=False)
+
+    def __exit__(self, *exc) -> None:
+        if self.name:
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+
+
+# --- events carry the new state (issue 14, item 6) -------------------------------------------
+
+def test_events_carry_the_resource_as_a_member_reads_it(client, campaign_factory, player_factory, character_factory):
+    c = campaign_factory("great-cosmos")
+    player = player_factory(c, "Alice")
+    created = character_factory(c, GC_SHEET, player=player, name="Aiko")
+    r = client.patch(f"/v1/characters/{created['id']}", json={"name": "Aiko II", "sheet": {"hp": 90}}, headers=c.gm)
+    assert r.status_code == 200, r.text
+    updated = r.json()
+    r = client.patch(f"/v1/campaigns/{c.id}", json={"name": "Renamed"}, headers=c.gm)
+    assert r.status_code == 200, r.text
+    campaign = {k: v for k, v in r.json().items() if k != "role"}
+    players = client.get(f"/v1/campaigns/{c.id}/players", headers=c.gm)
+    listed = players.json()["items"][0] if players.status_code == 200 else None
+
+    for headers in (c.gm, player.headers):
+        seen = {e["type"]: e["data"] for e in read_events(client, c.id, headers)}
+        assert seen["character.created"] == created
+        assert seen["character.updated"] == updated
+        assert seen["character.updated"]["sheet"]["hp"] == 90 and seen["character.updated"]["version"] == 2
+        assert seen["campaign.updated"] == campaign
+        assert set(seen["player.created"]) == {"id", "campaign_id", "name", "created_at"}  # never its token
+        assert seen["player.created"]["id"] == player.id and seen["player.created"]["campaign_id"] == c.id
+        if listed is not None:
+            assert seen["player.created"] == listed
+
+
+def test_a_replayed_event_is_the_state_of_its_time(client, campaign_factory, character_factory):
+    """Each character.updated carries the version it made, not today's."""
+    c = campaign_factory("great-cosmos")
+    ch = character_factory(c, GC_SHEET)
+    for name in ("B", "C"):
+        assert client.patch(f"/v1/characters/{ch['id']}", json={"name": name}, headers=c.gm).status_code == 200
+    updates = [e["data"] for e in read_events(client, c.id, c.gm) if e["type"] == "character.updated"]
+    assert [(u["name"], u["version"]) for u in updates] == [("B", 2), ("C", 3)]
+
+
+# --- stream tickets (issue 14, item 1) -------------------------------------------------------
+
+def _ticket(client, campaign, headers) -> dict:
+    r = client.post(f"/v1/campaigns/{campaign.id}/events/tickets", headers=headers)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_a_ticket_opens_one_stream_as_its_caller_without_a_header(client, campaign_factory, player_factory):
+    from datetime import datetime, timedelta, timezone
+
+    c = campaign_factory("great-cosmos")
+    player = player_factory(c)
+    client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "1d6", "dice": [4], "hidden": True}, headers=c.gm)
+    client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "1d6", "dice": [2]}, headers=c.gm)
+    issued = _ticket(client, c, player.headers)
+    assert set(issued) == {"ticket", "expires_at"} and player.token not in issued["ticket"]
+    expires = datetime.fromisoformat(issued["expires_at"].replace("Z", "+00:00"))
+    assert timedelta(seconds=30) < expires - datetime.now(timezone.utc) <= timedelta(seconds=61)
+    url = f"/v1/campaigns/{c.id}/events"
+    r = client.get(url, params={"ticket": issued["ticket"], "follow": "false", "after": "0"})
+    assert r.status_code == 200, r.text
+    totals = [e["data"]["entry"]["total"] for e in _frames(r.text) if e["type"] == "log.created"]
+    assert totals == [2]  # the player's view: the GM's hidden roll is not there
+    r = client.get(url, params={"ticket": issued["ticket"], "follow": "false"})  # one use
+    assert r.status_code == 401 and r.headers["content-type"] == "application/problem+json", r.text
+    gm_ticket = _ticket(client, c, c.gm)["ticket"]
+    r = client.get(url, params={"ticket": gm_ticket, "follow": "false", "after": "0"})
+    assert [e["data"]["entry"]["total"] for e in _frames(r.text) if e["type"] == "log.created"] == [4, 2]
+
+
+def test_a_ticket_is_refused_elsewhere_expired_or_as_a_token(client, campaign_factory, db_session):
+    from datetime import datetime, timezone
+
+    from sqlalchemy import text
+
+    a, b = campaign_factory("great-cosmos"), campaign_factory("asgard")
+    r = client.get(f"/v1/campaigns/{b.id}/events", params={"ticket": _ticket(client, a, a.gm)["ticket"], "follow": "false"})
+    assert r.status_code == 404, r.text  # a ticket of another campaign: existence never leaks
+    r = client.get(f"/v1/campaigns/{a.id}/events", params={"ticket": a.gm_token, "follow": "false"})
+    assert r.status_code == 401, r.text  # the bearer token is never accepted in a URL
+    for name in ("access_token", "token"):
+        r = client.get(f"/v1/campaigns/{a.id}/events", params={name: a.gm_token, "follow": "false"})
+        assert r.status_code == 401, r.text
+    old = _ticket(client, a, a.gm)["ticket"]
+    db_session.connection().execute(text("UPDATE stream_ticket SET expires_at = :past"),
+                                    {"past": datetime(2020, 1, 1, tzinfo=timezone.utc)})
+    r = client.get(f"/v1/campaigns/{a.id}/events", params={"ticket": old, "follow": "false"})
+    assert r.status_code == 401, r.text
+    assert client.post(f"/v1/campaigns/{a.id}/events/tickets").status_code == 401
+    assert client.post(f"/v1/campaigns/{b.id}/events/tickets", headers=a.gm).status_code == 404
+
+
+def test_tickets_are_stored_hashed(client, campaign_factory, db_session):
+    from sqlalchemy import text
+
+    c = campaign_factory("great-cosmos")
+    ticket = _ticket(client, c, c.gm)["ticket"]
+    stored = db_session.connection().execute(text("SELECT ticket_hash, token_hash FROM stream_ticket")).all()
+    assert stored and all(ticket not in row.ticket_hash for row in stored)

@@ -193,6 +193,28 @@ def play_worlds_awakening(t: Table) -> list[str]:
     return [hero]
 
 
+def play_an_encounter(wire: Wire, campaign, character_factory) -> None:
+    """An encounter's events (encounter.*, and the character.created of NPC copies), validated;
+    its own campaign, as the roll log's combat entries are documented with the encounters."""
+    t = Table(wire, campaign, character_factory)
+    client, gm = wire.client, campaign.gm
+    hero = t.character(WA_SHEET)
+    goblin = t.character({**WA_SHEET, "stats": {**WA_SHEET["stats"], "DEX": 0}}, kind="npc", name="Goblin")
+    r = client.post(f"/v1/campaigns/{campaign.id}/encounters", headers=gm,
+                    json={"name": "Ambush", "combatants": [{"character_id": hero}, {"character_id": goblin, "count": 2}]})
+    assert r.status_code == 201, r.text
+    eid, target = r.json()["id"], r.json()["combatants"][1]["id"]
+    assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=gm).status_code == 201
+    r = client.post(f"/v1/encounters/{eid}/actions", headers=gm,
+                    json={"type": "condition", "target_id": target, "add": {"name": "cursed"}})
+    assert r.status_code == 201, r.text
+    assert client.post(f"/v1/encounters/{eid}/actions/{r.json()['id']}/revert", json={}, headers=gm).status_code == 201
+    assert client.post(f"/v1/encounters/{eid}/end", headers=gm).status_code in (200, 201)
+    for event in read_events(client, campaign.id, gm):
+        EVENTS[event["type"]].model_validate_json(json.dumps(event["data"]), strict=True)
+        wire.met.add(EVENTS[event["type"]])
+
+
 PLAYS = {"great-cosmos": play_great_cosmos, "asgard": play_asgard, "rulebook-d100": play_rulebook_d100,
          "worlds-awakening": play_worlds_awakening}
 
@@ -202,6 +224,7 @@ def test_every_result_of_every_ruleset_matches_its_model(client, campaign_factor
     for ruleset, play_it in PLAYS.items():
         table = Table(wire, campaign_factory(ruleset), character_factory)
         table.read_back(play_it(table))
+    play_an_encounter(wire, campaign_factory("worlds-awakening"), character_factory)
     every_model = {m for caps in RESULTS.values() for models in caps.values() for m in models}
     every_model |= {RollResult, SheetEditEntry, *EVENTS.values()} - {EVENTS["error"]}
     assert sorted(m.__name__ for m in every_model - wire.met) == []

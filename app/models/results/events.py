@@ -1,6 +1,13 @@
-"""The data of each Server-Sent Event of `GET /v1/campaigns/{id}/events` (`event:` name -> model)."""
+"""The data of each Server-Sent Event of `GET /v1/campaigns/{id}/events` (`event:` name -> model).
+
+An event carries the new state of what changed, as a member reads it (a
+character as `GET /v1/characters/{id}` returns it…), or the roll-log entry; an
+encounter's events carry its id and new version (read the state, filtered for
+the caller, with `GET /v1/encounters/{id}`). Hidden things (a GM's hidden roll,
+a hidden combatant's action) are in the GM's streams only."""
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -15,34 +22,50 @@ class VersionRef(Result):
 
 
 class CampaignUpdatedEvent(Result):
-    """`campaign.updated`: renamed, or its options changed."""
+    """`campaign.updated`: renamed, or its options changed: the campaign as `GET /v1/campaigns/{id}`
+    returns it (without the caller's `role`)."""
 
     id: str
-    version: int
     name: str
+    ruleset: str
     options: dict[str, Any]
+    version: int
+    created_at: datetime
 
 
 class PlayerCreatedEvent(Result):
-    """`player.created`."""
+    """`player.created`: the new player (never its token)."""
 
     id: str
+    campaign_id: str
     name: str
+    created_at: datetime
 
 
-class CharacterCreatedEvent(Result):
-    """`character.created`."""
+class CharacterEvent(Result):
+    """The character as `GET /v1/characters/{id}` returns it."""
 
     id: str
-    version: int
+    campaign_id: str
     name: str
-
-
-class CharacterUpdatedEvent(Result):
-    """`character.updated`: read it again (`GET /v1/characters/{id}`)."""
-
-    id: str
+    kind: str
+    player_id: str | None
+    ruleset: str
+    sheet: dict[str, Any]
+    derived: dict[str, Any]
     version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class CharacterCreatedEvent(CharacterEvent):
+    """`character.created`: the new character, as `GET /v1/characters/{id}` returns it
+    (also each NPC copy an encounter makes)."""
+
+
+class CharacterUpdatedEvent(CharacterEvent):
+    """`character.updated` (`PATCH`): the character as `GET /v1/characters/{id}` returns it now. A sheet
+    changed by a rule (a test's karma, a fight's damage) is told by `log.created` / `encounter.action`."""
 
 
 class CharacterDeletedEvent(Result):
@@ -56,6 +79,37 @@ class LogCreatedEvent(Result):
 
     entry: LogEntry | None = Field(description="The entry, as its operation returned it.")
     characters_changed: list[VersionRef]
+
+
+class EncounterEvent(Result):
+    """The encounter and its new version: read its state (filtered for the caller) with
+    `GET /v1/encounters/{id}`."""
+
+    id: str = Field(description="The encounter's id.")
+    version: int
+
+
+class EncounterCreatedEvent(EncounterEvent):
+    """`encounter.created`."""
+
+
+class EncounterUpdatedEvent(EncounterEvent):
+    """`encounter.updated`: a setup change (combatants, options), its start or its end. A change
+    about a hidden combatant is in the GM's streams only."""
+
+
+class EncounterActionEvent(EncounterEvent):
+    """`encounter.action`: an action (or a `next_turn`), `GET /v1/encounters/{id}/actions` shows it.
+    A player's stream never has the action of a combatant it may not see."""
+
+    action_id: str
+
+
+class EncounterRevertedEvent(EncounterEvent):
+    """`encounter.reverted`: `action_id` is the revert, `reverted` the action it undid."""
+
+    action_id: str
+    reverted: str
 
 
 class StreamErrorEvent(Result):
@@ -72,5 +126,16 @@ EVENTS: dict[str, type[Result]] = {
     "character.updated": CharacterUpdatedEvent,
     "character.deleted": CharacterDeletedEvent,
     "log.created": LogCreatedEvent,
+    "encounter.created": EncounterCreatedEvent,
+    "encounter.updated": EncounterUpdatedEvent,
+    "encounter.action": EncounterActionEvent,
+    "encounter.reverted": EncounterRevertedEvent,
     "error": StreamErrorEvent,
 }
+
+
+class EventTicket(Result):
+    """A one-use ticket for `GET /v1/campaigns/{id}/events?ticket=` (a browser's `EventSource`)."""
+
+    ticket: str = Field(description="Opens one stream; it is used up then. Keep it out of logs.")
+    expires_at: datetime = Field(description="About a minute after it was issued.")

@@ -4,6 +4,7 @@ each as the caller may see it."""
 from __future__ import annotations
 
 from copy import deepcopy
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,6 +24,7 @@ from app.rules.errors import RuleError
 from app.services import events
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
+from app.services.characters import public
 from app.services.encounters import store, view
 from app.services.encounters.record import record_update
 from app.services.encounters.rulesets import EncounterRules, rules_for
@@ -109,7 +111,7 @@ def _copies(session: Session, conn, fight: Fight, template: dict[str, Any], coun
     copies = []
     for name in store.numbered_names(conn, fight.campaign_id, template["name"], count):
         copy = store.insert_character(conn, fight.campaign_id, name[:200], deepcopy(template["sheet"]), at)
-        events.record(session, fight.campaign_id, "character.created", {"id": copy["id"], "version": 1, "name": copy["name"]})
+        events.record(session, fight.campaign_id, "character.created", public(SimpleNamespace(**copy), fight.ruleset))
         copies.append(copy)
     return copies
 
