@@ -6,6 +6,7 @@ import logging
 
 import uvicorn
 
+from app.api.request_id import LOG_CONFIG
 from app.core.config import get_settings
 from app.core.migrations import upgrade_head
 
@@ -24,7 +25,8 @@ def main(argv: list[str] | None = None) -> None:
     upgrade_head()
     logging.getLogger("app").info("database migrated: %s", get_settings().database_url.split("@")[-1])
     if args.command == "serve":
-        uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers, proxy_headers=True)
+        uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers, proxy_headers=True,
+                    log_config=LOG_CONFIG)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from app.api.problems import install_error_handlers
 from app.api.docs import install_docs
 from app.api.admission import Admission
 from app.api.limits import BodySizeLimit
+from app.api import request_id
 from app.core.db import THREADS
 from app.api.openapi_doc import install_openapi
 from app.api.ratelimit import RateLimiter
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Admission, max_in_flight=settings.max_in_flight, max_waiting=settings.max_waiting,
                        wait_seconds=settings.admission_wait_seconds)
+    request_id.install(app)  # outermost: X-Request-Id on every response, `request_id` in every problem
     return app
 
 

@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.deps import IfMatch, PrincipalDep, SessionFactory, etag, in_thread, read
+from app.api.deps import CheckedRoute, IfMatch, PrincipalDep, SessionFactory, access, etag, in_thread, read
 from app.models.schemas import CharacterCreate, CharacterPage, CharacterPublic, CharacterUpdate
 from app.services import characters
 
-router = APIRouter(tags=["characters"])
+router = APIRouter(tags=["characters"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 
@@ -37,6 +37,7 @@ async def read_character(character_id: str, sessions: SessionFactory, principal:
 
 
 @router.patch("/v1/characters/{character_id}", response_model=CharacterPublic, summary="Owner or GM; the sheet is a JSON merge patch")
+@access("owner_or_gm")
 async def update_character(character_id: str, data: CharacterUpdate, sessions: SessionFactory, principal: PrincipalDep,
                            response: Response, if_match: IfMatch = None) -> dict[str, Any]:
     updated = await in_thread(sessions, characters.update_character, principal, character_id, data, if_match)
@@ -45,6 +46,7 @@ async def update_character(character_id: str, data: CharacterUpdate, sessions: S
 
 
 @router.delete("/v1/characters/{character_id}", status_code=204, response_class=Response)
+@access("owner_or_gm")
 async def delete_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None) -> Response:
     await in_thread(sessions, characters.delete_character, principal, character_id, if_match)
     return Response(status_code=204)

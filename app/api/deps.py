@@ -1,23 +1,42 @@
-"""Typed dependencies: the session, the caller, the idempotency key."""
+"""Typed dependencies (the session, the caller, the idempotency key) and the route
+class every router uses (`CheckedRoute`): refusals in the order of API.md,
+401 → 404 → 403 → the 4xx of the request itself, and 304 for a matching
+`If-None-Match`."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, ContextManager, TypeVar
+import inspect
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Annotated, Any, ContextManager, Literal, TypeVar
 
 from fastapi import Body, Depends, Header, Request
+from fastapi.datastructures import DefaultPlaceholder
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import ValidationError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
 
+from app.api.problems import BODY_REFUSAL, status_of, unreadable_body
 from app.api.ratelimit import RateLimiter, client_address
 from app.core.db import get_session, open_session
-from app.kit.errors import Unauthorized
-from app.core.security import hash_token
+from app.core.security import hash_token, same_secret
+from app.kit.errors import AppError, Unauthorized
+from app.services import auth
 from app.services.auth import Principal, authenticate, known_principal, require_token
 from app.services.operations import Idempotency
 
 T = TypeVar("T")
 SessionDep = Annotated[Session, Depends(get_session)]
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
+Role = Literal["admin", "member", "gm", "owner_or_gm"]
+
+# The principal of this request when it came from the process's memory: the
+# request's first database hop checks that its credential still exists.
+_remembered: ContextVar[Principal | None] = ContextVar("jdr_remembered_principal", default=None)
 
 
 async def session_factory() -> Callable[..., ContextManager[Session]]:
@@ -27,16 +46,18 @@ async def session_factory() -> Callable[..., ContextManager[Session]]:
 
 
 SessionFactory = Annotated[Callable[..., ContextManager[Session]], Depends(session_factory)]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
-async def get_principal(request: Request, sessions: SessionFactory,
-                        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Principal:
-    """The caller; a token this process has seen costs no database access. A
+async def get_principal(request: Request, sessions: SessionFactory, credentials: Credentials) -> Principal:
+    """The caller; a token this process has seen costs no look-up of its own (its
+    credential is re-read by the request's first database hop, `in_thread`). A
     missing or unknown token counts as a failed authentication of the client's
     address; an address over that limit gets 429 before any look-up."""
     token = credentials.credentials if credentials else None
     limiter: RateLimiter = request.app.state.rate_limiter
     principal = known_principal(hash_token(token)) if token else None
+    _remembered.set(principal)
     if principal is None:
         address = client_address(request)
         await limiter.refuse_failing_address(address)
@@ -47,7 +68,15 @@ async def get_principal(request: Request, sessions: SessionFactory,
             await limiter.count_failure(address)
             raise
     await limiter.hit_token(principal.token_hash)
+    request.state.principal = principal
     return principal
+
+
+def require_admin(request: Request, credentials: Credentials) -> None:
+    """When ADMIN_TOKEN is configured, creating a campaign needs it."""
+    admin = request.app.state.settings.admin_token
+    if admin and (credentials is None or not same_secret(credentials.credentials, admin)):
+        raise Unauthorized("creating a campaign needs the admin token on this server")
 
 
 async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any,
@@ -56,9 +85,15 @@ async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callab
 
     The session, and its pooled connection, is opened and closed inside that one
     thread: no handler holds a connection while it waits for another thread (the
-    response is serialised on the event loop), so requests cannot wait on each other."""
+    response is serialised on the event loop), so requests cannot wait on each other.
+    A caller remembered by this process is checked first, on that connection (a
+    rotated or deleted token is refused at once, whichever worker remembers it)."""
+    remembered = _remembered.get()
+
     def work() -> T:
         with (sessions(read_only=True) if read_only else sessions()) as session:
+            if remembered is not None:
+                auth.verify(session, remembered)
             return fn(session, *args)
     return await run_in_threadpool(work)
 
@@ -80,3 +115,103 @@ def idempotency(request: Request, key: str | None, body: Any) -> Idempotency | N
 
 def etag(version: int) -> str:
     return f'"{version}"'
+
+
+# --- the order of refusals -----------------------------------------------------------
+
+def access(role: Role) -> Callable[[T], T]:
+    """Declares who may call a route beyond being a member of the campaign its path
+    names: `gm`, `owner_or_gm` (of the character in the path), or `admin`."""
+    def mark(endpoint: T) -> T:
+        endpoint.access = role  # type: ignore[attr-defined]
+        return endpoint
+    return mark
+
+
+def _uses(dependant: Any, call: Callable) -> bool:
+    return any(d.call is call or _uses(d, call) for d in dependant.dependencies)
+
+
+class CheckedRoute(APIRoute):
+    """A route whose refusals come in the order of API.md: 401 → 404 → 403 → the
+    4xx of the request (a body not JSON 415, malformed 400, too deep or invalid 422,
+    a bad header or query parameter 422).
+
+    Authentication and the service's checks run before the body is judged on the
+    happy path already (FastAPI solves dependencies before it validates the body;
+    services check before they validate ruleset bodies). When the request is
+    refused for itself — by FastAPI, the body middleware (app.api.limits) or a
+    service's validation — the route's access rule (`access`, from its path: the
+    campaign, character or encounter it names) is checked first, so the caller
+    learns nothing of the schema it may not use. That costs one read, on the
+    refusal only. A body without a JSON media type is parsed as JSON when it has
+    no Content-Type at all (415 when it then is not JSON)."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        if isinstance(kwargs.get("strict_content_type", DefaultPlaceholder(True)), DefaultPlaceholder):
+            kwargs["strict_content_type"] = False
+        super().__init__(path, endpoint, **kwargs)
+        declared = getattr(endpoint, "access", None)
+        self.access: Role | None = declared or ("member" if _uses(self.dependant, get_principal) else None)
+
+    def get_route_handler(self) -> Callable[[Request], Any]:
+        handler = super().get_route_handler()
+        takes_body = self.body_field is not None
+
+        async def checked(request: Request) -> Response:
+            refusal = request.scope.get(BODY_REFUSAL) if takes_body else None
+            if refusal is None:
+                try:
+                    return not_modified(request, await handler(request))
+                except (RequestValidationError, ValidationError, AppError, HTTPException) as exc:
+                    refusal = _own_refusal(request, exc)
+                    if refusal is None:
+                        raise
+            await self.check_access(request)
+            raise refusal
+
+        return checked
+
+    async def check_access(self, request: Request) -> None:
+        if self.access is None:
+            return
+        credentials = await bearer(request)
+        if self.access == "admin":
+            return require_admin(request, credentials)
+        sessions = await _resolved(request, session_factory)
+        principal = getattr(request.state, "principal", None) or await get_principal(request, sessions, credentials)
+        await read(sessions, auth.check_access, principal, self.access, dict(request.path_params))
+
+
+def _own_refusal(request: Request, exc: Exception) -> Exception | None:
+    """The exception if it refuses the request itself (its body, a header, a query parameter)."""
+    if isinstance(exc, RequestValidationError):
+        first = next(iter(exc.errors()), {})
+        if first.get("type") == "json_invalid":
+            return unreadable_body(exc.__cause__, has_media_type="content-type" in request.headers)
+        return exc
+    if isinstance(exc, ValidationError):
+        return exc
+    if isinstance(exc, AppError):
+        return exc if status_of(type(exc)) in (400, 415, 422) else None
+    return exc if exc.status_code == 400 else None
+
+
+async def _resolved(request: Request, dependency: Callable[[], Any]) -> Any:
+    """A no-argument dependency as the app resolves it (tests override some)."""
+    value = request.app.dependency_overrides.get(dependency, dependency)()
+    return await value if inspect.isawaitable(value) else value
+
+
+def not_modified(request: Request, response: Response) -> Response:
+    """304, no body, when a GET's `If-None-Match` names the response's ETag (or `*`)."""
+    if request.method != "GET" or response.status_code != 200:
+        return response
+    tag = response.headers.get("etag")
+    wanted = request.headers.get("if-none-match")
+    if not tag or not wanted:
+        return response
+    tags = {t.strip().removeprefix("W/") for t in wanted.split(",")}
+    if "*" in tags or tag.removeprefix("W/") in tags:
+        return Response(status_code=304, headers={"ETag": tag})
+    return response

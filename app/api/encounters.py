@@ -8,10 +8,12 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from app.api.deps import (
+    CheckedRoute,
     IdempotencyKey,
     IfMatch,
     PrincipalDep,
     SessionFactory,
+    access,
     etag,
     idempotency,
     in_thread,
@@ -35,7 +37,7 @@ from app.models.schemas import Page
 from app.services import encounters
 from app.services.encounters.rulesets import RULES
 
-router = APIRouter(tags=["encounters"])
+router = APIRouter(tags=["encounters"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 Status = Annotated[Literal["setup", "active", "ended"] | None, Query()]
@@ -57,6 +59,7 @@ def _json(model) -> dict[str, Any]:
 
 @router.post("/v1/campaigns/{campaign_id}/encounters", status_code=201, response_model=EncounterPublic,
              summary="GM: a new encounter from campaign characters (`count` copies an NPC)")
+@access("gm")
 async def create_encounter(campaign_id: str, data: EncounterCreate, sessions: SessionFactory,
                            principal: PrincipalDep) -> JSONResponse:
     return state(await in_thread(sessions, encounters.create_encounter, principal, campaign_id, data), 201)
@@ -77,6 +80,7 @@ async def read_encounter(encounter_id: str, sessions: SessionFactory, principal:
 
 
 @router.patch("/v1/encounters/{encounter_id}", response_model=EncounterPublic, summary="GM: name, options")
+@access("gm")
 async def update_encounter(encounter_id: str, data: EncounterUpdate, sessions: SessionFactory, principal: PrincipalDep,
                            if_match: IfMatch = None) -> JSONResponse:
     return state(await in_thread(sessions, encounters.update_encounter, principal, encounter_id, data, if_match))
@@ -84,6 +88,7 @@ async def update_encounter(encounter_id: str, data: EncounterUpdate, sessions: S
 
 @router.post("/v1/encounters/{encounter_id}/combatants", status_code=201, response_model=EncounterPublic,
              summary="GM, before start: add a combatant, or `count` copies of an NPC")
+@access("gm")
 async def add_combatants(encounter_id: str, data: CombatantCreate, sessions: SessionFactory, principal: PrincipalDep,
                          if_match: IfMatch = None) -> JSONResponse:
     return state(await in_thread(sessions, encounters.add_combatants, principal, encounter_id, data, if_match), 201)
@@ -107,6 +112,7 @@ async def delete_combatant(encounter_id: str, combatant_id: str, sessions: Sessi
 
 @router.post("/v1/encounters/{encounter_id}/start", status_code=201, response_model=StartedPublic,
              summary="GM: roll initiative with the ruleset's rule → active, round 1", description=TABLE_DICE)
+@access("gm")
 async def start(encounter_id: str, request: Request, sessions: SessionFactory, principal: PrincipalDep,
                 data: Annotated[StartRequest | None, Body()] = None, if_match: IfMatch = None,
                 idempotency_key: IdempotencyKey = None) -> JSONResponse:
@@ -144,6 +150,7 @@ async def list_actions(encounter_id: str, sessions: SessionFactory, principal: P
 
 @router.post("/v1/encounters/{encounter_id}/actions/{action_id}/revert", status_code=201, response_model=ActionPublic,
              summary="GM: undo the latest action not yet reverted")
+@access("gm")
 async def revert(encounter_id: str, action_id: str, request: Request, sessions: SessionFactory,
                  principal: PrincipalDep, data: Annotated[RevertRequest | None, Body()] = None,
                  if_match: IfMatch = None, idempotency_key: IdempotencyKey = None) -> JSONResponse:

@@ -1,9 +1,15 @@
 """A pure ASGI middleware refusing request bodies over the configured size with
-413 problem+json, whether or not the client sent a Content-Length, and bodies
-whose JSON nests deeper than `max_depth` containers with a 422 validation
-problem (deep nesting makes the JSON encoders, pydantic's serialiser and
-`json.dumps`, fail with a 500). The body (at most the size limit) is read
-first, checked, then handed to the app unchanged."""
+413 problem+json, whether or not the client sent a Content-Length, at once:
+before authentication, since it protects the server (nothing more than the
+limit is ever read, whoever asks). The body (at most the size limit) is read
+first, then handed to the app unchanged.
+
+Two other refusals of a body are only judged here: a body whose media type is
+not JSON (415) and JSON nesting deeper than `max_depth` containers (422: deep
+nesting makes the JSON encoders, pydantic's serialiser and `json.dumps`, fail
+with a 500). They are left in the request's scope (`BODY_REFUSAL`) for the
+route to raise after its authentication and access checks (API.md's order,
+app.api.deps.CheckedRoute); a route that takes no body ignores them."""
 from __future__ import annotations
 
 import json
@@ -13,7 +19,7 @@ from operator import sub
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.problems import validation_problem
+from app.api.problems import BODY_REFUSAL, BodyTooDeep, not_json
 
 MAX_JSON_DEPTH = 32
 
@@ -77,8 +83,12 @@ class BodySizeLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if json_too_deep(body, self.max_depth):
-            return await self._refuse_depth(scope, receive, send)
+        if body:
+            media_type = _media_type(scope)
+            if media_type is not None and not _is_json(media_type):
+                scope[BODY_REFUSAL] = not_json(media_type)
+            elif json_too_deep(body, self.max_depth):
+                scope[BODY_REFUSAL] = self._too_deep()
         await self.app(scope, _replay(body, receive), send)
 
     def _declared_too_big(self, scope: Scope) -> bool:
@@ -97,9 +107,20 @@ class BodySizeLimit:
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
-    async def _refuse_depth(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def _too_deep(self) -> BodyTooDeep:
         msg = f"objects and arrays nest more than {self.max_depth} levels deep; at most {self.max_depth} are allowed"
-        await validation_problem([{"loc": ["body"], "msg": msg}])(scope, receive, send)
+        return BodyTooDeep(f"body: {msg}", extra={"errors": [{"loc": ["body"], "msg": msg}]})
+
+
+def _media_type(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return value.decode("latin-1").split(";", 1)[0].strip().lower()
+    return None
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json"))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

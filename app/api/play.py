@@ -12,13 +12,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from app.api.deps import IdempotencyKey, JsonObject, PrincipalDep, SessionFactory, idempotency, in_thread, read
+from app.api.deps import (
+    CheckedRoute, IdempotencyKey, JsonObject, PrincipalDep, SessionFactory, access, idempotency, in_thread, read,
+)
 from app.models.results import (
     ActionResult, GroupResult, LevelUpPage, LevelUpResult, OddsResult, OpposedResult, RerollResult, TestResult,
 )
 from app.services import play
 
-router = APIRouter(tags=["play"])
+router = APIRouter(tags=["play"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 
@@ -29,6 +31,7 @@ def created(body: dict[str, Any]) -> JSONResponse:
 
 @router.post("/v1/characters/{character_id}/tests", status_code=201, response_model=TestResult,
              summary="Owner or GM: apply the ruleset's test rule; logged, effects saved")
+@access("owner_or_gm")
 async def run_test(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                    principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
@@ -37,12 +40,14 @@ async def run_test(character_id: str, body: JsonObject, request: Request, sessio
 
 @router.post("/v1/characters/{character_id}/tests/odds", response_model=OddsResult,
              summary="Owner or GM: exact probability of every outcome; nothing rolled")
+@access("owner_or_gm")
 async def get_odds(character_id: str, body: JsonObject, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
     return JSONResponse(await read(sessions, play.odds, principal, character_id, body))
 
 
 @router.post("/v1/characters/{character_id}/tests/{test_id}/reroll", status_code=201, response_model=RerollResult,
              summary="Owner or GM: cancel a test and roll it again (where the ruleset allows)")
+@access("owner_or_gm")
 async def reroll_test(character_id: str, test_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                  principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
@@ -51,6 +56,7 @@ async def reroll_test(character_id: str, test_id: str, body: JsonObject, request
 
 @router.post("/v1/characters/{character_id}/actions", status_code=201, response_model=ActionResult,
              summary="A ruleset-specific character action (`type` names it)")
+@access("owner_or_gm")
 async def run_action(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                            principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
@@ -59,6 +65,7 @@ async def run_action(character_id: str, body: JsonObject, request: Request, sess
 
 @router.post("/v1/characters/{character_id}/level-ups", status_code=201, response_model=LevelUpResult,
              summary="GM: apply the ruleset's level-up, with every die and choice")
+@access("gm")
 async def level_up(character_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                    principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
@@ -73,6 +80,7 @@ async def list_level_ups(character_id: str, sessions: SessionFactory, principal:
 
 @router.post("/v1/campaigns/{campaign_id}/tests/opposed", status_code=201, response_model=OpposedResult,
              summary="GM: a confrontation of two characters' tests")
+@access("gm")
 async def run_opposed_test(campaign_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                   principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)
@@ -81,6 +89,7 @@ async def run_opposed_test(campaign_id: str, body: JsonObject, request: Request,
 
 @router.post("/v1/campaigns/{campaign_id}/tests/group", status_code=201, response_model=GroupResult,
              summary="GM: a group test (cooperation, ranking)")
+@access("gm")
 async def run_group_test(campaign_id: str, body: JsonObject, request: Request, sessions: SessionFactory,
                 principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, body)

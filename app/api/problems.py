@@ -1,14 +1,17 @@
 """problem+json (RFC 9457) rendering of every error: domain, validation, HTTP, unexpected."""
 from __future__ import annotations
 
+import json
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
-from sqlalchemy.exc import DBAPIError, OperationalError, TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.kit import errors as e
@@ -17,6 +20,46 @@ TYPE_BASE = "https://jdr-rules-api.dev/problems/"
 
 log = logging.getLogger("app.errors")
 PROBLEM = "application/problem+json"
+JSON = "application/json"
+# where the body middleware (app.api.limits) leaves its refusal of a body, for the
+# route to raise after its access checks (app.api.deps.CheckedRoute)
+BODY_REFUSAL = "jdr.body_refusal"
+
+
+class UnsupportedMediaType(e.AppError):
+    """A body that is not JSON."""
+
+    title = "Unsupported media type"
+    slug = "unsupported-media-type"
+
+
+class MalformedJson(e.BadRequest):
+    """A JSON body the parser cannot read."""
+
+    title = "Malformed JSON"
+    slug = "malformed-json"
+
+
+class BodyTooDeep(e.RuleError):
+    title = "Validation error"
+    slug = "validation-error"
+
+
+def not_json(media_type: str | None) -> UnsupportedMediaType:
+    sent = f"a body of type {media_type!r}" if media_type else "a body without Content-Type that is not JSON"
+    return UnsupportedMediaType(f"this route takes {JSON}; the request sent {sent}",
+                                extra={"accepted": [JSON]})
+
+
+def unreadable_body(cause: BaseException | None, *, has_media_type: bool) -> e.AppError:
+    """The parser's own words and position (`Expecting ',' delimiter: line 1 column 18`);
+    a body without Content-Type that does not parse was not meant as JSON: 415."""
+    if not has_media_type:
+        return not_json(None)
+    if isinstance(cause, json.JSONDecodeError):
+        return MalformedJson(f"the body is not valid JSON: {cause.msg}: line {cause.lineno} column {cause.colno}",
+                             extra={"line": cause.lineno, "column": cause.colno})
+    return MalformedJson("the body is not valid JSON (nor UTF-8 text)")
 
 
 def problem(status: int, title: str, detail: str, *, slug: str | None = None,
@@ -49,6 +92,7 @@ STATUS: dict[type[e.AppError], int] = {
     e.Conflict: 409,
     e.PreconditionFailed: 412,
     e.PayloadTooLarge: 413,
+    UnsupportedMediaType: 415,
     e.RuleError: 422,
     e.TooManyRequests: 429,
     e.Unavailable: 503,
@@ -59,11 +103,39 @@ def status_of(cls: type[e.AppError]) -> int:
     return next(STATUS[k] for k in cls.__mro__ if k in STATUS)
 
 
+# A field spelled as an HTTP header (Idempotency-Key, If-Match, Last-Event-ID) is
+# located in `header`; these are query parameters; anything else is in the body.
+_HEADER_FIELD = re.compile(r"[A-Z][A-Za-z]*(?:-[A-Za-z]+)+")
+QUERY_FIELDS = frozenset({"cursor", "after", "limit", "ticket", "follow"})
+
+
+def located(field: str | None) -> list[str]:
+    if not field:
+        return ["body"]
+    if _HEADER_FIELD.fullmatch(field):
+        return ["header", field]
+    if field in QUERY_FIELDS:
+        return ["query", field]
+    return ["body", *field.split(".")]
+
+
+def _relocated(errors: list[dict]) -> list[dict]:
+    """Errors a service located under `body` that are about a header or the query."""
+    out = []
+    for err in errors:
+        loc = err.get("loc") or []
+        if len(loc) == 2 and loc[0] == "body" and isinstance(loc[1], str):
+            err = {**err, "loc": located(loc[1])}
+        out.append(err)
+    return out
+
+
 def app_error_response(exc: e.AppError) -> JSONResponse:
     status = status_of(type(exc))
     extra = dict(exc.extra)
     if status == 422:
-        extra.setdefault("errors", [{"loc": ["body", *exc.field.split(".")] if exc.field else ["body"], "msg": exc.detail}])
+        extra.setdefault("errors", [{"loc": located(exc.field), "msg": exc.detail}])
+        extra["errors"] = _relocated(extra["errors"])
     headers: dict[str, str] = {}
     if exc.retry_after is not None:
         headers["Retry-After"] = str(exc.retry_after)
@@ -87,10 +159,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return validation_problem(validation_errors(exc.errors(include_url=False), ("body",)))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_req: Request, exc: StarletteHTTPException):
+    async def _http(req: Request, exc: StarletteHTTPException):
         titles = {404: "Not found", 405: "Method not allowed", 401: "Unauthorized", 413: "Payload too large"}
-        return problem(exc.status_code, titles.get(exc.status_code, "HTTP error"), str(exc.detail),
-                       headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            headers = {**(headers or {}), "Allow": _allowed(req, (headers or {}).get("Allow", ""))}
+        return problem(exc.status_code, titles.get(exc.status_code, "HTTP error"), _http_detail(req, exc, headers),
+                       headers=headers)
 
     @app.exception_handler(PoolTimeout)
     async def _pool_exhausted(_req: Request, exc: PoolTimeout):
@@ -111,3 +186,28 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _unexpected(_req: Request, exc: Exception):
         log.exception("unexpected error", exc_info=exc)
         return problem(500, "Internal error", "an unexpected error occurred; it has been logged", slug="internal")
+
+
+def _http_detail(req: Request, exc: StarletteHTTPException, headers: dict[str, str] | None) -> str:
+    """What the router's own 404 and 405 mean, and where to look."""
+    if exc.status_code == 404 and exc.detail == "Not Found":
+        return (f"no route {req.url.path}; every route is listed in /openapi.json (browsable at /docs), "
+                "all under /v1 but /healthz and /readyz")
+    if exc.status_code == 405:
+        allowed = (headers or {}).get("Allow", "")
+        return f"{req.method} is not allowed on {req.url.path}; allowed: {allowed}"
+    return str(exc.detail)
+
+
+_METHODS = ("get", "put", "post", "delete", "patch", "options", "head")
+
+
+def _allowed(req: Request, fallback: str) -> str:
+    """Every method served on the request's path (the router names those of its first match only)."""
+    methods: set[str] = set()
+    for template, operations in req.app.openapi().get("paths", {}).items():
+        pattern = "".join("[^/]+" if part.startswith("{") else re.escape(part)
+                          for part in re.split(r"(\{[^/}]+\})", template))
+        if re.fullmatch(pattern, req.url.path):
+            methods |= {m.upper() for m in operations if m in _METHODS}
+    return ", ".join(sorted(methods)) or fallback

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 
 from fastapi.responses import JSONResponse
 
-from app.api.deps import IdempotencyKey, PrincipalDep, SessionFactory, idempotency, in_thread, read
+from app.api.deps import CheckedRoute, IdempotencyKey, PrincipalDep, SessionFactory, idempotency, in_thread, read
 from app.models.results import LogEntry, LogPage, RollResult
 from app.models.schemas import RollCreate
 from app.services import rolls
 
-router = APIRouter(prefix="/v1/campaigns/{campaign_id}/rolls", tags=["rolls"])
+router = APIRouter(prefix="/v1/campaigns/{campaign_id}/rolls", tags=["rolls"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 

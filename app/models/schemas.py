@@ -84,6 +84,23 @@ class PlayerPage(Page[PlayerPublic]):
     """A page of players."""
 
 
+# --- tokens ---------------------------------------------------------------------
+class Me(BaseModel):
+    """Who a token is (GET /v1/me)."""
+
+    campaign_id: str
+    role: Literal["gm", "player"]
+    player_id: str | None = Field(description="The player this token is; null for the GM.")
+
+
+class GmTokenRotated(BaseModel):
+    gm_token: str = Field(description="Shown once: keep it. The previous GM token is dead.")
+
+
+class PlayerTokenRotated(BaseModel):
+    token: str = Field(description="Shown once: keep it. The player's previous token is dead.")
+
+
 # --- characters -----------------------------------------------------------------
 class CharacterCreate(Strict):
     model_config = ConfigDict(json_schema_extra={"examples": [

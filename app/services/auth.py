@@ -2,14 +2,15 @@
 (API.md: 401 missing/invalid, 404 another campaign's token, 403 player doing a GM thing)."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
-from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.core.security import hash_token
-from app.models.tables import Credential
+from app.kit.errors import Forbidden, NotFound, Unauthorized
+from app.models.tables import Character, Credential, Encounter
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,62 @@ def authenticate(session: Session, token: str | None) -> Principal:
     return principal
 
 
-# Tokens are never edited nor revoked, so a credential once found is remembered
-# (bounded): the hot path then needs no look-up to authenticate.
+# A credential once found is remembered (bounded), so authenticating costs no
+# look-up of its own. Credentials are never edited, only deleted (a rotation
+# deletes the old row, a removed player or campaign its rows), and other workers
+# remember them too: so a remembered principal is checked by `verify` in the
+# request's first database hop, on the connection it holds anyway (a primary-key
+# read), and a dead token is refused at once in every worker.
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
 _cred = Credential.__table__
 _CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
+_ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash"))
+
+
+def verify(session: Session, principal: Principal) -> None:
+    """401 when the principal's credential is gone (rotated, its player or campaign deleted)."""
+    if session.connection().execute(_ALIVE, {"token_hash": principal.token_hash}).first() is None:
+        forget([principal.token_hash])
+        raise Unauthorized("invalid token")
+
+
+def forget(token_hashes: Iterable[str]) -> None:
+    """This process stops remembering these credentials (others learn it from `verify`)."""
+    for token_hash in token_hashes:
+        _known.pop(token_hash, None)
+
+
+def me(session: Session, principal: Principal) -> dict[str, str | None]:
+    """Who the token names (GET /v1/me); its credential was verified by the caller's hop."""
+    return {"campaign_id": principal.campaign_id, "role": principal.role, "player_id": principal.player_id}
+
+
+_char = Character.__table__
+_enc = Encounter.__table__
+_CHARACTER = select(_char.c.campaign_id, _char.c.player_id).where(_char.c.id == bindparam("id"))
+_ENCOUNTER = select(_enc.c.campaign_id).where(_enc.c.id == bindparam("id"))
+
+
+def check_access(session: Session, principal: Principal, role: str, path: Mapping[str, str]) -> None:
+    """A route's access rule, from its path alone: 404 when the campaign, character
+    or encounter it names is not the caller's campaign's, then 403 when the caller
+    is not the GM (`gm`) or the character's owner (`owner_or_gm`). The services
+    check the same as they work; this is asked before a refused body is answered."""
+    owner = None
+    if "campaign_id" in path:
+        check_member(principal, path["campaign_id"])
+    if "character_id" in path:
+        row = session.connection().execute(_CHARACTER, {"id": path["character_id"]}).first()
+        check_member(principal, row.campaign_id if row else "", "character")
+        owner = row.player_id
+    if "encounter_id" in path:
+        row = session.connection().execute(_ENCOUNTER, {"id": path["encounter_id"]}).first()
+        check_member(principal, row.campaign_id if row else "", "encounter")
+    if role == "gm":
+        check_gm(principal, "use this route")
+    elif role == "owner_or_gm":
+        check_owner_or_gm(principal, owner, "use this route")
 
 
 def check_member(principal: Principal, campaign_id: str, what: str = "campaign") -> None:

@@ -1,17 +1,39 @@
-"""Campaigns and players: creation with their tokens, reads, option updates."""
+"""Campaigns and players: creation with their tokens, reads, option updates, and
+the tokens' lifecycle (rotation, removal of a player, deletion of a campaign)."""
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import bindparam, delete, func, update
 from sqlmodel import Session, select
 
-from app.kit.errors import Conflict, NotFound
 from app.core.security import hash_token, new_token
-from app.models.schemas import CampaignCreate, CampaignCreated, CampaignPublic, CampaignUpdate, PlayerCreate, PlayerCreated, PlayerPublic
-from app.models.tables import Campaign, Credential, Player, utcnow
+from app.kit.errors import Conflict, NotFound
+from app.models.schemas import (
+    CampaignCreate,
+    CampaignCreated,
+    CampaignPublic,
+    CampaignUpdate,
+    PlayerCreate,
+    PlayerCreated,
+    PlayerPublic,
+)
+from app.models.tables import (
+    Campaign,
+    Character,
+    Combatant,
+    Credential,
+    Encounter,
+    EncounterAction,
+    Event,
+    IdempotencyRecord,
+    LogEntry,
+    LogEntryCharacter,
+    Player,
+    utcnow,
+)
 from app.services import events
-from app.services.auth import Principal, check_gm, check_member
+from app.services.auth import Principal, check_gm, check_member, forget
 from app.services.pages import check_if_match, created_order_page
 from app.services.rulesets import RULESET_IDS, get_adapter
 from app.services.validation import InvalidBody, validate
@@ -98,3 +120,87 @@ def create_player(session: Session, principal: Principal, campaign_id: str, data
     events.record(session, campaign_id, "player.created", {"id": player.id, "name": player.name})
     session.commit()
     return PlayerCreated.model_validate({**player.model_dump(), "token": token}).model_dump()
+
+
+# --- the tokens' lifecycle (API.md): a credential is never edited, only replaced or deleted ---
+
+def _drop_credentials(session: Session, where: Any) -> list[str]:
+    """Delete the matching credentials and what hangs on them (their idempotency
+    records; their stream tickets go by ON DELETE CASCADE); their hashes."""
+    hashes = list(session.exec(select(Credential.token_hash).where(where)).all())
+    if hashes:
+        session.connection().execute(delete(IdempotencyRecord).where(IdempotencyRecord.token_hash.in_(hashes)))
+        session.connection().execute(delete(Credential).where(Credential.token_hash.in_(hashes)))
+    return hashes
+
+
+def _new_credential(session: Session, campaign_id: str, role: str, player_id: str | None = None) -> str:
+    token = new_token("gm" if role == "gm" else "pl")
+    session.add(Credential(token_hash=hash_token(token), campaign_id=campaign_id, player_id=player_id, role=role))
+    return token
+
+
+def _commit_forgetting(session: Session, dead: list[str]) -> None:
+    session.commit()
+    forget(dead)  # this process at once; the others at the dead token's next request (auth.verify)
+
+
+def rotate_gm_token(session: Session, principal: Principal, campaign_id: str) -> dict[str, str]:
+    """GM: a new GM token; the old one (the caller's) is dead when this commits."""
+    load_campaign(session, principal, campaign_id, for_update=True)
+    check_gm(principal, "rotate the GM token")
+    dead = _drop_credentials(session, (Credential.campaign_id == campaign_id) & (Credential.role == "gm"))
+    token = _new_credential(session, campaign_id, "gm")
+    _commit_forgetting(session, dead)
+    return {"gm_token": token}
+
+
+def _load_player(session: Session, principal: Principal, campaign_id: str, player_id: str, action: str) -> Player:
+    load_campaign(session, principal, campaign_id, for_update=True)
+    player = session.get(Player, player_id)
+    if player is None or player.campaign_id != campaign_id:
+        raise NotFound("no player with this id")
+    check_gm(principal, action)
+    return player
+
+
+def rotate_player_token(session: Session, principal: Principal, campaign_id: str, player_id: str) -> dict[str, str]:
+    """GM: a new token for a player; its old one is dead when this commits."""
+    _load_player(session, principal, campaign_id, player_id, "rotate a player's token")
+    dead = _drop_credentials(session, Credential.player_id == player_id)
+    token = _new_credential(session, campaign_id, "player", player_id)
+    _commit_forgetting(session, dead)
+    return {"token": token}
+
+
+def delete_player(session: Session, principal: Principal, campaign_id: str, player_id: str) -> None:
+    """GM: the player and its token go; its characters stay, owned by nobody (the GM's)."""
+    player = _load_player(session, principal, campaign_id, player_id, "remove a player")
+    dead = _drop_credentials(session, Credential.player_id == player_id)
+    session.connection().execute(update(Character).where(Character.player_id == player_id).values(player_id=None))
+    session.delete(player)
+    _commit_forgetting(session, dead)
+
+
+def delete_campaign(session: Session, principal: Principal, campaign_id: str, if_match: str | None) -> None:
+    """GM: the campaign and everything of it, children first, in one transaction."""
+    campaign = load_campaign(session, principal, campaign_id, for_update=True)
+    check_gm(principal, "delete the campaign")
+    check_if_match(campaign.version, if_match, "campaign")
+    dead = _drop_credentials(session, Credential.campaign_id == campaign_id)
+    ids = {"cid": campaign_id}
+    encounters = select(Encounter.id).where(Encounter.campaign_id == bindparam("cid")).scalar_subquery()
+    log = select(LogEntry.seq).where(LogEntry.campaign_id == bindparam("cid")).scalar_subquery()
+    for statement in (
+        delete(Event).where(Event.campaign_id == bindparam("cid")),
+        delete(EncounterAction).where(EncounterAction.encounter_id.in_(encounters)),
+        delete(Combatant).where(Combatant.encounter_id.in_(encounters)),
+        delete(Encounter).where(Encounter.campaign_id == bindparam("cid")),
+        delete(LogEntryCharacter).where(LogEntryCharacter.seq.in_(log)),
+        delete(LogEntry).where(LogEntry.campaign_id == bindparam("cid")),
+        delete(Character).where(Character.campaign_id == bindparam("cid")),
+        delete(Player).where(Player.campaign_id == bindparam("cid")),
+        delete(Campaign).where(Campaign.id == bindparam("cid")),
+    ):
+        session.connection().execute(statement, ids)
+    _commit_forgetting(session, dead)

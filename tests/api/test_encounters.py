@@ -614,7 +614,7 @@ def test_idempotency_key_replays_rolling_posts(table, count_rows):
     again = t.client.post(f"/v1/encounters/{eid}/start", json={"seed": 3}, headers=key)
     assert first.status_code == again.status_code == 201 and first.json() == again.json()
     r = t.client.post(f"/v1/encounters/{eid}/start", json={"seed": 4}, headers=key)
-    assert_validation(r, [["body", "Idempotency-Key"]])
+    assert_validation(r, [["header", "Idempotency-Key"]])
     key = {**t.gm, "Idempotency-Key": "hit-1"}
     body = {"type": "damage", "target_id": n["A"], "amount": 3}
     first = t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=key)

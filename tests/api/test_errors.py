@@ -47,12 +47,12 @@ def routes(campaign, hero):
 
 # --- malformed bodies -------------------------------------------------------------------------------
 
-def test_malformed_json_is_a_422_everywhere(client, campaign, routes, count_rows):
+def test_malformed_json_is_a_400_everywhere(client, campaign, routes, count_rows):
+    """Issue 14 item 8: the parser's message and position (it was a 422 `JSON decode error`)."""
     for method, path in routes:
         r = client.request(method, path, content=b'{"name": "x", ', headers={**campaign.gm, **JSON})
-        body = assert_problem(r, 422, "validation-error")
-        assert body["errors"][0]["loc"][0] == "body"
-        assert body["errors"][0]["msg"] == "JSON decode error"
+        body = assert_problem(r, 400, "malformed-json")
+        assert body["detail"].endswith("line 1 column 15") and (body["line"], body["column"]) == (1, 15)
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 
 
@@ -68,10 +68,10 @@ def test_empty_body_is_a_422(client, campaign):
     assert_validation(r, [["body"]])
 
 
-def test_non_json_content_type_is_a_422(client, campaign):
+def test_non_json_content_type_is_a_415(client, campaign):
     r = client.post(f"/v1/campaigns/{campaign.id}/rolls", content=b"expression=d6",
                     headers={**campaign.gm, "Content-Type": "application/x-www-form-urlencoded"})
-    assert_validation(r, [["body"]])
+    assert "application/json" in assert_problem(r, 415, "unsupported-media-type")["detail"]
 
 
 @pytest.mark.parametrize("payload", [b'{"expression": "\xff\xfe"}', b"\xff\xfe\xfd", b'{"expression": "d6\xc3"}'])

@@ -63,7 +63,7 @@ def test_same_key_other_body_is_a_422(client, campaign, hero, count_rows):
     assert run(client, hero, campaign.gm, SUPER, "k-2").status_code == 201
     r = run(client, hero, campaign.gm, {"stat": "force", "dice": [43]}, "k-2")
     body = assert_problem(r, 422, "validation-error")
-    assert body["errors"] == [{"loc": ["body", "Idempotency-Key"], "msg": body["detail"]}]
+    assert body["errors"] == [{"loc": ["header", "Idempotency-Key"], "msg": body["detail"]}]
     assert count_rows("roll_log", campaign_id=campaign.id) == 1
     assert karma(client, campaign, hero) == (-2, 2)
 
