@@ -98,6 +98,17 @@ async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callab
     return await run_in_threadpool(work)
 
 
+async def confirm(sessions: Callable[..., ContextManager[Session]]) -> None:
+    """For a route that makes no database hop of its own (the event stream): the
+    credential of a caller remembered by this process is checked now."""
+    if _remembered.get() is not None:
+        await read(sessions, _nothing)
+
+
+def _nothing(_session: Session) -> None:
+    return None
+
+
 async def read(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any) -> T:
     """`in_thread` for work that only reads (a deferred transaction: no SQLite write lock)."""
     return await in_thread(sessions, fn, *args, read_only=True)

@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError
 from sse_starlette import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
-from app.api.deps import PrincipalDep, SessionFactory, bearer, get_principal, in_thread
+from app.api.deps import PrincipalDep, SessionFactory, bearer, confirm, get_principal, in_thread
 from app.api.event_hub import EventHub, Lease, Subscription, error_frame, frame
 from app.api.openapi_doc import events_extension
 from app.api.ratelimit import client_address
@@ -83,6 +83,7 @@ async def stream_events(
         principal = await _ticket_principal(request, sessions, ticket)
     else:
         principal = await get_principal(request, sessions, credentials)
+        await confirm(sessions)  # a rotated or deleted token opens no stream, whichever worker remembers it
     check_member(principal, campaign_id)
     cursor = _cursor("Last-Event-ID", last_event_id)
     if cursor is None:

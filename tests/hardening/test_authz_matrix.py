@@ -59,6 +59,11 @@ class World:
         assert r.status_code == 201, r.text
         return r.json()["id"]
 
+    def fresh_player(self) -> str:
+        r = self.client.post(f"/v1/campaigns/{self.cid}/players", headers=self.headers("gm"), json={"name": "Fresh"})
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
+
     def fresh_test(self, character_id: str) -> str:
         r = self.client.post(f"/v1/characters/{character_id}/tests", json=TEST_BODIES[self.ruleset],
                              headers=self.headers("gm"))
@@ -158,6 +163,17 @@ TABLE: dict[tuple[str, str], Cell] = {
     ("POST", "/v1/campaigns/{campaign_id}/players"): R(GM_ONLY_CREATE, path="/v1/campaigns/{cid}/players",
                                                        body={"name": "Newcomer"}),
     ("GET", "/v1/campaigns/{campaign_id}/players"): R(MEMBER_READ, path="/v1/campaigns/{cid}/players"),
+    # the tokens' lifecycle (issue 14 item 11): the GM's, but /v1/me, which any token may ask about itself
+    ("GET", "/v1/me"): R(expect(other_gm=200), path="/v1/me"),
+    ("POST", "/v1/campaigns/{campaign_id}/gm-token/rotate"): R(GM_ONLY, path="/v1/campaigns/{cid}/gm-token/rotate"),
+    ("POST", "/v1/campaigns/{campaign_id}/players/{player_id}/token/rotate"): R(
+        GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.owner_id}/token/rotate", None, None)),
+    ("DELETE", "/v1/campaigns/{campaign_id}/players/{player_id}"): R(
+        expect(player=403, owner=403, gm=204), make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.fresh_player()}",
+                                                                  None, None)),
+    ("DELETE", "/v1/campaigns/{campaign_id}"): R(expect(player=403, owner=403, gm=204), path="/v1/campaigns/{cid}"),
+    ("POST", "/v1/campaigns/{campaign_id}/events/tickets"): R(expect(player=201, owner=201, gm=201),
+                                                              path="/v1/campaigns/{cid}/events/tickets"),
     # a PC for the owner: the GM or the owner may create it, not another player
     ("POST", "/v1/campaigns/{campaign_id}/characters"): R(
         OWNER_OR_GM_CREATE,

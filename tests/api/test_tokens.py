@@ -1,0 +1,170 @@
+"""The tokens' lifecycle (issue 14 item 11, API.md): who am I, rotating the GM's
+and a player's token (the old one dead at once, in every worker), removing a
+player (its characters stay, unowned), deleting a campaign (everything of it, in
+one transaction)."""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from app.models.tables import metadata
+from tests.api.support import RULESET, SHEET, assert_problem, bearer
+from tests.hardening.conftest import Server, free_port, purge_campaigns
+
+
+@pytest.fixture
+def camp(campaign_factory):
+    return campaign_factory(RULESET)
+
+
+def test_me_names_the_tokens_campaign_role_and_player(client, camp, player_factory):
+    alice = player_factory(camp)
+    assert client.get("/v1/me", headers=camp.gm).json() == {"campaign_id": camp.id, "role": "gm", "player_id": None}
+    assert client.get("/v1/me", headers=alice.headers).json() == {"campaign_id": camp.id, "role": "player",
+                                                                  "player_id": alice.id}
+    assert_problem(client.get("/v1/me"), 401, "unauthorized")
+    assert_problem(client.get("/v1/me", headers=bearer("gm_nope")), 401, "unauthorized")
+
+
+def test_rotating_the_gm_token_kills_the_old_one_at_once(client, camp, player_factory):
+    alice = player_factory(camp)
+    assert_problem(client.post(f"/v1/campaigns/{camp.id}/gm-token/rotate", headers=alice.headers), 403, "forbidden")
+    r = client.post(f"/v1/campaigns/{camp.id}/gm-token/rotate", headers=camp.gm)
+    assert r.status_code == 200, r.text
+    new = bearer(r.json()["gm_token"])
+    assert r.json()["gm_token"] != camp.gm_token
+    assert_problem(client.get(f"/v1/campaigns/{camp.id}", headers=camp.gm), 401, "unauthorized")
+    assert_problem(client.get("/v1/me", headers=camp.gm), 401, "unauthorized")
+    assert client.get("/v1/me", headers=new).json()["role"] == "gm"
+    assert client.get(f"/v1/campaigns/{camp.id}", headers=new).status_code == 200
+    assert client.get("/v1/me", headers=alice.headers).status_code == 200  # players keep theirs
+
+
+def test_rotating_a_players_token(client, camp, player_factory):
+    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
+    url = f"/v1/campaigns/{camp.id}/players/{alice.id}/token/rotate"
+    assert_problem(client.post(url, headers=bob.headers), 403, "forbidden")
+    assert_problem(client.post(url, headers=alice.headers), 403, "forbidden")
+    assert_problem(client.post(f"/v1/campaigns/{camp.id}/players/{'0' * 32}/token/rotate", headers=camp.gm),
+                   404, "not-found")
+    r = client.post(url, headers=camp.gm)
+    assert r.status_code == 200, r.text
+    assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
+    assert client.get("/v1/me", headers=bearer(r.json()["token"])).json()["player_id"] == alice.id
+    assert client.get("/v1/me", headers=bob.headers).status_code == 200
+
+
+def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(client, camp, player_factory,
+                                                                            character_factory, count_rows):
+    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
+    hero = character_factory(camp, SHEET, player=alice)
+    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "seed": 3},
+                       headers={**alice.headers, "Idempotency-Key": "t1"}).status_code == 201
+    url = f"/v1/campaigns/{camp.id}/players/{alice.id}"
+    assert_problem(client.delete(url, headers=bob.headers), 403, "forbidden")
+    r = client.delete(url, headers=camp.gm)
+    assert r.status_code == 204, r.text
+    assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
+    assert_problem(client.delete(url, headers=camp.gm), 404, "not-found")
+    kept = client.get(f"/v1/characters/{hero['id']}", headers=camp.gm).json()
+    assert kept["player_id"] is None and kept["name"] == hero["name"]
+    assert [p["id"] for p in client.get(f"/v1/campaigns/{camp.id}/players", headers=camp.gm).json()["items"]] == [bob.id]
+    assert count_rows("credential", player_id=alice.id) == 0 and count_rows("player", id=alice.id) == 0
+    assert count_rows("roll_log", campaign_id=camp.id) == 1  # the log is append-only
+
+
+def _tables_with_campaign_rows(count_rows, cid: str, encounter_id: str) -> dict[str, int]:
+    counts = {t.name: count_rows(t.name, campaign_id=cid) for t in metadata.sorted_tables if "campaign_id" in t.c}
+    counts["campaign"] = count_rows("campaign", id=cid)
+    counts["combatant"] = count_rows("combatant", encounter_id=encounter_id)
+    counts["encounter_action"] = count_rows("encounter_action", encounter_id=encounter_id)
+    return counts
+
+
+def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, camp, campaign_factory, player_factory,
+                                                                        character_factory, count_rows):
+    alice = player_factory(camp)
+    hero, foe = character_factory(camp, SHEET, player=alice), character_factory(camp, SHEET, kind="npc", name="Foe")
+    gm_key = {**camp.gm, "Idempotency-Key": "k1"}
+    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [42]},
+                       headers=gm_key).status_code == 201
+    assert client.post(f"/v1/campaigns/{camp.id}/rolls", json={"expression": "d6"}, headers=alice.headers).status_code == 201
+    r = client.post(f"/v1/campaigns/{camp.id}/encounters", headers=camp.gm, json={
+        "name": "Ambush", "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}]})
+    eid = r.json()["id"]
+    assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=camp.gm).status_code == 201
+    assert client.post(f"/v1/campaigns/{camp.id}/events/tickets", headers=alice.headers).status_code == 201
+    other = campaign_factory(RULESET, name="Untouched")
+    character_factory(other, SHEET)
+    before_other = _tables_with_campaign_rows(count_rows, other.id, "")
+    before = _tables_with_campaign_rows(count_rows, camp.id, eid)
+    assert all(before[t] > 0 for t in ("campaign", "player", "credential", "character", "roll_log", "event",
+                                       "encounter", "combatant", "encounter_action"))
+    assert count_rows("idempotency") >= 1
+
+    url = f"/v1/campaigns/{camp.id}"
+    assert_problem(client.delete(url, headers=alice.headers), 403, "forbidden")
+    assert_problem(client.delete(url, headers=other.gm), 404, "not-found")
+    assert_problem(client.delete(url, headers={**camp.gm, "If-Match": '"99"'}), 412, "precondition-failed")
+    r = client.delete(url, headers={**camp.gm, "If-Match": '"1"'})
+    assert r.status_code == 204, r.text
+    after = _tables_with_campaign_rows(count_rows, camp.id, eid)
+    assert after == dict.fromkeys(after, 0), after
+    assert count_rows("stream_ticket") == 0 and count_rows("idempotency") == 0
+    assert_problem(client.get(url, headers=camp.gm), 401, "unauthorized")
+    assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
+    assert _tables_with_campaign_rows(count_rows, other.id, "") == before_other
+    assert client.get(f"/v1/campaigns/{other.id}", headers=other.gm).status_code == 200
+
+
+def test_deleting_a_campaign_without_if_match_is_allowed(client, camp):
+    assert client.delete(f"/v1/campaigns/{camp.id}", headers=camp.gm).status_code == 204
+    assert_problem(client.get("/v1/me", headers=camp.gm), 401, "unauthorized")
+
+
+# --- every worker: a token remembered by a process dies with its credential ---------------------------
+
+@pytest.fixture
+def two_workers(database_url, engine, tmp_path):
+    if database_url.startswith("postgres"):
+        url = database_url
+    else:
+        from app.core.migrations import upgrade_head
+        url = f"sqlite:///{tmp_path / 'workers.db'}"
+        upgrade_head(url)
+    server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=url, workers=2, log=tmp_path / "uvicorn.log")
+    created: list[str] = []
+    try:
+        yield server.start(), created
+    finally:
+        server.kill()
+        if url.startswith("postgres") and created:
+            purge_campaigns(engine, created)
+
+
+def _each_on_a_new_connection(server: Server, n: int, path: str, token: str) -> list[int]:
+    statuses = []
+    for _ in range(n):
+        with httpx.Client(base_url=server.url, timeout=10, headers={"Connection": "close"}) as http:
+            statuses.append(http.get(path, headers=bearer(token)).status_code)
+    return statuses
+
+
+def test_a_rotated_token_is_dead_in_every_worker_at_once(two_workers):
+    server, created = two_workers
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        r = http.post("/v1/campaigns", json={"name": "Workers", "ruleset": RULESET})
+        cid, old_gm = r.json()["id"], r.json()["gm_token"]
+        created.append(cid)
+        old_player = http.post(f"/v1/campaigns/{cid}/players", json={"name": "P"}, headers=bearer(old_gm)).json()
+    # both workers remember both tokens (new connections are spread over the workers)
+    assert _each_on_a_new_connection(server, 30, f"/v1/campaigns/{cid}", old_gm) == [200] * 30
+    assert _each_on_a_new_connection(server, 30, "/v1/me", old_player["token"]) == [200] * 30
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        new_gm = http.post(f"/v1/campaigns/{cid}/gm-token/rotate", headers=bearer(old_gm)).json()["gm_token"]
+        assert http.post(f"/v1/campaigns/{cid}/players/{old_player['id']}/token/rotate",
+                         headers=bearer(new_gm)).status_code == 200
+    assert _each_on_a_new_connection(server, 30, f"/v1/campaigns/{cid}", old_gm) == [401] * 30
+    assert _each_on_a_new_connection(server, 30, "/v1/me", old_player["token"]) == [401] * 30
+    assert _each_on_a_new_connection(server, 10, f"/v1/campaigns/{cid}/events?follow=false", old_gm) == [401] * 10
+    assert _each_on_a_new_connection(server, 10, f"/v1/campaigns/{cid}", new_gm) == [200] * 10
