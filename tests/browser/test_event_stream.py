@@ -1,0 +1,38 @@
+"""A web page opens the event stream with `EventSource` (no headers: a one-use
+ticket) and receives a test rolled through the API (issue 14, item 1)."""
+from __future__ import annotations
+
+import httpx
+
+from tests.hardening.conftest import bearer
+
+OPEN_STREAM = """async ([cid, token]) => {
+    const r = await fetch(`/v1/campaigns/${cid}/events/tickets`,
+                          {method: "POST", headers: {Authorization: `Bearer ${token}`}});
+    if (r.status !== 201) return `ticket: ${r.status} ${await r.text()}`;
+    const {ticket} = await r.json();
+    window.received = [];
+    return await new Promise(resolve => {
+        const source = new EventSource(`/v1/campaigns/${cid}/events?ticket=${encodeURIComponent(ticket)}`);
+        source.addEventListener("log.created", e => window.received.push({id: e.lastEventId, data: JSON.parse(e.data)}));
+        source.onopen = () => resolve("open");
+        source.onerror = () => resolve(`error (readyState ${source.readyState})`);
+        window.source = source;
+    });
+}"""
+
+
+def test_a_page_receives_a_test_through_event_source(live, page):
+    server = live.start()
+    cid, gm, character_id = live.campaign(server, "great-cosmos")  # event 1: character.created
+    page.goto(f"{server.url}/docs")  # a page of the app's origin
+    assert page.evaluate(OPEN_STREAM, [cid, gm]) == "open"
+    r = httpx.post(f"{server.url}/v1/characters/{character_id}/tests", json={"stat": "force", "dice": [42]},
+                   headers=bearer(gm), timeout=10.0)
+    assert r.status_code == 201, r.text
+    page.wait_for_function("window.received.length > 0", timeout=15_000)
+    [event] = page.evaluate("window.received")
+    assert event["data"]["entry"] == r.json()
+    assert event["data"]["entry"]["outcome"] == "super_critical_success"
+    assert event["id"] == "2"  # the campaign's second event
+    assert page.outside == []
