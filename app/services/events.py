@@ -166,12 +166,12 @@ def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit
 
 _log = LogEntry.__table__
 _PG_POLL = text(
-    "SELECT e.seq, e.campaign_id, e.type, e.hidden, e.data"
+    "SELECT e.seq, e.number, e.campaign_id, e.type, e.hidden, e.data"
     " FROM unnest(CAST(:ids AS text[]), CAST(:curs AS bigint[])) AS c(cid, cur)"
-    " CROSS JOIN LATERAL (SELECT seq, campaign_id, type, hidden, data FROM event"
-    "   WHERE event.campaign_id = c.cid AND event.seq > c.cur ORDER BY event.seq LIMIT :n) AS e"
+    " CROSS JOIN LATERAL (SELECT seq, number, campaign_id, type, hidden, data FROM event"
+    "   WHERE event.campaign_id = c.cid AND event.number > c.cur ORDER BY event.number LIMIT :n) AS e"
     " ORDER BY e.seq LIMIT :n"
-).columns(seq=BigInteger, campaign_id=String, type=String, hidden=Boolean, data=JSON)
+).columns(seq=BigInteger, number=BigInteger, campaign_id=String, type=String, hidden=Boolean, data=JSON)
 
 
 def _with_bodies(session: Session, rows) -> list[StoredEvent]:

@@ -278,6 +278,65 @@ def test_resume_after_a_cursor_is_exact_across_a_burst_of_writes(live):
         assert json.loads(event["data"])["entry"] == new
 
 
+# --- per-campaign ids and tickets across workers (issue 14) -------------------------------
+
+def test_event_ids_count_per_campaign_exactly_across_two_workers(live):
+    """Two campaigns written at once through 2 workers (4 threads, 30 rolls each): each
+    campaign's ids are exactly 1..n, and a stream opened before the burst receives its
+    campaign's new events with those ids, in order, none missing."""
+    server = live.start(workers=2)
+    a = live.campaign(server, "great-cosmos")  # event 1: character.created
+    b = live.campaign(server, "asgard")
+    writes, threads = 30, 4
+    with ExitStack() as stack:
+        stream = SSE(stack, events_url(server, a[0]), a[1])
+        assert stream.next_frame() == {"retry": "2000"} and stream.next_frame() == {"id": "1"}
+
+        def write(k: int) -> None:
+            with httpx.Client(base_url=server.url, timeout=30.0) as http:
+                for i in range(writes):
+                    cid, token, _ = (a, b)[(i + k) % 2]
+                    roll(http, cid, token)
+
+        workers = [threading.Thread(target=write, args=(k,)) for k in range(threads)]
+        for t in workers:
+            t.start()
+        received = [int(stream.next_event()["id"]) for _ in range(writes * threads // 2)]
+        for t in workers:
+            t.join(60)
+    n = 1 + writes * threads // 2
+    assert received == list(range(2, n + 1))
+    with httpx.Client(base_url=server.url, timeout=10.0) as http:
+        for cid, token, _ in (a, b):
+            assert [e["id"] for e in all_events(http, cid, token)] == list(range(1, n + 1))
+
+
+def test_a_ticket_opens_one_stream_only_across_two_workers(live):
+    """8 clients race with one ticket against 2 workers: exactly one stream opens."""
+    server = live.start(workers=2)
+    cid, gm, _ = live.campaign(server, "great-cosmos")
+    for _ in range(3):
+        with httpx.Client(base_url=server.url, timeout=10.0) as http:
+            r = http.post(f"/v1/campaigns/{cid}/events/tickets", headers=bearer(gm))
+            assert r.status_code == 201, r.text
+            ticket = r.json()["ticket"]
+        go = threading.Barrier(8, timeout=30)
+        statuses: list[int] = []
+
+        def use() -> None:
+            with httpx.Client(base_url=server.url, timeout=10.0) as http:
+                go.wait()
+                r = http.get(f"/v1/campaigns/{cid}/events", params={"ticket": ticket, "follow": "false"})
+                statuses.append(r.status_code)
+
+        racers = [threading.Thread(target=use) for _ in range(8)]
+        for t in racers:
+            t.start()
+        for t in racers:
+            t.join(30)
+        assert sorted(statuses) == [200] + [401] * 7, statuses
+
+
 # --- caps ---------------------------------------------------------------------------------
 
 def test_streams_are_capped_per_token_429_and_per_process_503(live, monkeypatch):
@@ -295,6 +354,10 @@ def test_streams_are_capped_per_token_429_and_per_process_503(live, monkeypatch)
             assert r.status_code == 429, r.text
             assert int(r.headers["Retry-After"]) > 0
             assert r.headers["content-type"].startswith("application/problem+json")
+            r = http.post(f"{events_url(server, cid)}/tickets", headers=bearer(gm))
+            assert r.status_code == 201, r.text
+            r = http.get(events_url(server, cid), params={"ticket": r.json()["ticket"]})
+            assert r.status_code == 429, r.text  # a ticket's stream counts against its token's
             player_streams = [SSE(stack, events_url(server, cid), player) for _ in range(3)]
             assert all(s.response.status_code == 200 for s in player_streams)
             r = http.get(events_url(server, cid), headers=bearer(player))  # 9th stream of the process
@@ -392,9 +455,9 @@ def test_a_database_outage_ends_a_stream_with_an_error_event(in_process_server, 
         r = http.get(f"{url}/v1/campaigns/{cid}/events", headers=bearer(token))
         assert r.status_code == 503, r.text
         assert r.headers["content-type"].startswith("application/problem+json") and "Retry-After" in r.headers
-        # a resume from a cursor during the outage ends the same way (after=0 needs a catch-up read)
+        # so is a resume from a cursor (the stream confirms its credential in the database first)
         r = http.get(f"{url}/v1/campaigns/{cid}/events", headers=bearer(token), params={"after": "0", "follow": "false"})
-        assert r.status_code == 200 and parse_frames(r.text)[-1]["event"] == "error", r.text
+        assert r.status_code == 503 and r.headers["content-type"].startswith("application/problem+json"), r.text
         sessions.down.clear()
         r = http.get(f"{url}/v1/campaigns/{cid}/events", headers=bearer(token), params={"after": "0", "follow": "false"})
         assert r.status_code == 200 and [f["event"] for f in parse_frames(r.text) if "event" in f][-1] == "log.created"
