@@ -142,3 +142,18 @@ def test_as_c13_npcs_may_take_11():
     order = combat.initiative_order([("npc", rolled("perception", 3, [], take_11=True)),
                                      ("pc", rolled("perception", 3, [4, 4, 5]))], TableDice([]))
     assert [(i.combatant, i.test.score) for i in order] == [("pc", 16), ("npc", 14)]
+
+
+# --- AS-C2 with a damage expression -------------------------------------------------
+
+@pytest.mark.parametrize("text,expected", [("1d6", (1, 0)), ("2d6+1", (2, 1)), ("d6+d6+d6-1", (3, -1)),
+                                           ("4d6", (4, 0))])
+def test_as_c2_damage_expression_counts_d6_and_a_constant(text, expected):
+    assert combat.damage_expression(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1d8", "2d6kh1", "1d6-1d6", "11d6", "3"])
+def test_as_c2_damage_expression_refuses_what_is_not_read_in_d6(text):
+    with pytest.raises(RuleError) as exc:
+        combat.damage_expression(text)
+    assert exc.value.field == "damage"

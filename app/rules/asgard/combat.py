@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from app.rules.asgard.contests import Opposition, oppose
 from app.rules.asgard.core import BASE_DICE, TestResult
-from app.rules.dice import DiceSource
+from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
 
 UNPERCEIVED_DIFFICULTY = 10  # AS-C1 "généralement 10"
@@ -90,6 +90,22 @@ def damage_taken(damage: int, protection: int, *, defense: TestResult | None = N
 def halve_up(value: int) -> int:
     """AS-C4: divided by 2, rounded up."""
     return (value + 1) // 2
+
+
+MAX_DAMAGE_DICE = 10
+
+
+def damage_expression(text: str) -> tuple[int, int]:
+    """AS-C2 with a dice expression instead of a weapon (`2d6+1`): (its d6 count, its constant).
+    The d6 are the weapon's dice, read from the attack up to three, rolled beyond; the
+    constant adds (never below 0 in all). (**Decision**: only d6 terms, added, 1 to 10 dice.)"""
+    expr = parse(text)
+    if any(t.faces != 6 or t.sign < 0 or t.keep is not None for t in expr.terms):
+        raise RuleError(f"asgard damage is read in d6 (AS-C2): {text!r} is not like '2d6+1'", field="damage")
+    count = sum(t.count for t in expr.terms)
+    if not 1 <= count <= MAX_DAMAGE_DICE:
+        raise RuleError(f"asgard damage has 1 to {MAX_DAMAGE_DICE} d6 (AS-C2), not {count}", field="damage")
+    return count, expr.constant
 
 
 # --- AS-C4 -----------------------------------------------------------------
