@@ -21,7 +21,6 @@ from app.api.deps import (
 )
 from app.models.encounters import (
     ActionPublic,
-    ActionRequest,
     CombatantCreate,
     CombatantUpdate,
     EncounterCreate,
@@ -132,11 +131,17 @@ async def next_turn(encounter_id: str, request: Request, sessions: SessionFactor
     return action(await in_thread(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
 
 
+ACTION_DICE = ("Table dice are consumed in rule order: the attack test, the reaction test(s), then damage; "
+               "a missing die is a 422 naming the next one and whose it is. Each ruleset validates the body "
+               "with its own models (`oneOf`, tagged `x-ruleset`); a type it does not implement is a 422.")
+
+
 @router.post("/v1/encounters/{encounter_id}/actions", status_code=201, response_model=ActionPublic,
-             summary="An action: heal, damage, condition (GM)")
-async def act(encounter_id: str, data: Annotated[ActionRequest, Body()], request: Request, sessions: SessionFactory,
+             summary="An action: attack, move, dash, posture, final_skill (the actor's owner on its turn, or the "
+                     "GM); heal, damage, condition (GM)", description=ACTION_DICE)
+async def act(encounter_id: str, data: Annotated[dict[str, Any], Body()], request: Request, sessions: SessionFactory,
               principal: PrincipalDep, if_match: IfMatch = None, idempotency_key: IdempotencyKey = None) -> JSONResponse:
-    key = idempotency(request, idempotency_key, _json(data))
+    key = idempotency(request, idempotency_key, data)
     return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 
 

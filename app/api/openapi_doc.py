@@ -31,10 +31,12 @@ from typing_extensions import TypeAliasType
 from app.kit.models import Strict
 from app import models
 from app.models.results.events import EVENTS
+from app.services.encounters.rulesets import RULES as ENCOUNTER_RULES
 from app.services.rulesets import all_adapters
 from app.services.rulesets.base import Capability, RulesetAdapter
 
 REF = "#/components/schemas/{model}"
+ENCOUNTER_ACTIONS = "/v1/encounters/{encounter_id}/actions"
 
 # (method, path) -> which models of each adapter its body may be
 BODIES: dict[tuple[str, str], Capability] = {
@@ -260,7 +262,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     _problem_responses(schema)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     choices = _body_choices(all_adapters())
-    bodies = list(dict.fromkeys(t for pairs in choices.values() for _, t in pairs))
+    encounter_actions = [(rules.ruleset, rules.action_union()) for rules in ENCOUNTER_RULES.values()]
+    bodies = list(dict.fromkeys([*(t for pairs in choices.values() for _, t in pairs),
+                                 *(t for _, t in encounter_actions)]))
     exact = _fastapi_bodies(components)
     refs, defs = _render([(t, "validation") for t in bodies + exact] + [(m, "serialization") for m in EVENTS.values()])
     components.update(defs)
@@ -270,6 +274,10 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         if operation is not None:
             tagged = [(ruleset, ref_of[id(body)]) for ruleset, body in choices.get(capability, [])]
             operation["requestBody"] = _ruleset_body(components, capability, tagged)
+    operation = schema["paths"].get(ENCOUNTER_ACTIONS, {}).get("post")
+    if operation is not None:  # an encounter's action: per ruleset, a union discriminated by `type`
+        tagged = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": tagged}}}}
     _name_pages(schema)
     _tidy(schema)
     return schema

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
+from app.models.fields import DiceExpression
 from app.models.schemas import NO_CONTROL, NO_NUL, Timestamp
 
 Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
@@ -134,7 +135,110 @@ class ConditionChange(ActionBase):
         return self
 
 
-ActionRequest = Annotated[HealOrDamage | ConditionChange, Field(discriminator="type")]
+GM_ACTIONS: dict[str, type[ActionBase]] = {"heal": HealOrDamage, "damage": HealOrDamage, "condition": ConditionChange}
+
+
+# --- combat actions: the fields every ruleset shares; each ruleset extends them ---------------
+class CombatAction(RollingRequest):
+    """An action of one combatant (`actor_id`): its owner on its turn, or the GM. Dice
+    provenance applies (`seed`, table `dice` in rule order, `hidden` for the GM)."""
+
+    actor_id: Id
+
+
+class AttackRequest(CombatAction):
+    """`attack`: the attack test, the target's reaction test(s), then damage (table dice in that order).
+    Each ruleset adds its own fields (the attack stat or skill, its extras)."""
+
+    type: Literal["attack"]
+    target_id: Id
+    weapon: str | None = Field(None, min_length=1, max_length=200,
+                               description="The name of a weapon on the actor's sheet (its damage expression).")
+    damage: DiceExpression | None = Field(None, description="A damage expression instead of a weapon (`1d6+1`).")
+    reaction: Reaction | None = Field(None, description="Overrides the target's standing reaction: only a caller "
+                                                        "who controls the target (its owner, or the GM).")
+
+    @model_validator(mode="after")
+    def _weapon_or_damage(self):
+        if self.weapon is not None and self.damage is not None:
+            raise ValueError("give `weapon` or `damage`, not both")
+        return self
+
+
+class MoveRequest(CombatAction):
+    """`move`: to a cell of the grid."""
+
+    type: Literal["move"]
+    to: Position
+
+
+class DashRequest(CombatAction):
+    """`dash`: gives up the action to move further this turn."""
+
+    type: Literal["dash"]
+
+
+class PostureRequest(CombatAction):
+    """`posture`: the actor's combat posture (the ruleset's names)."""
+
+    type: Literal["posture"]
+    posture: str = Field(min_length=1, max_length=40)
+
+
+class FinalSkillRequest(CombatAction):
+    """`final_skill`: the actor's final skill, on a target or none."""
+
+    type: Literal["final_skill"]
+    target_id: Id | None = None
+
+
+# --- Great Cosmos' combat actions (GC-P1..P7, GC-D1..D4) -----------------------------------------
+GreatCosmosStat = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite"]
+Modifier = Annotated[StrictInt, Field(ge=-1000, le=1000, description="Added to the test's target (positive = easier).")]
+
+
+class GreatCosmosAttackRequest(AttackRequest):
+    """GC-P1..P6: `kind` melee (needs distance 1, GC-D1), ranged or magic; the attack stat
+    defaults to the kind's (GC-P3: force, precision, esprit); damage from the weapon or the
+    expression (GC-P4; default: the first weapon of the sheet's inventory with a damage)."""
+
+    kind: Literal["melee", "ranged", "magic"] = Field("melee", description="GC-P3: melee, ranged or magic.")
+    stat: GreatCosmosStat | None = Field(None, description="GC-P3: the attack stat (default by kind).")
+    modifier: Modifier = 0
+    unparryable: bool = Field(False, description="GC-P5: a special attack no one may parry.")
+    undodgeable: bool = Field(False, description="GC-P5: a special attack no one may dodge.")
+    reaction: Literal["dodge", "parry", "none"] | None = Field(
+        None, description="GC-P2: overrides the target's standing reaction (only a caller who controls the target).")
+
+
+class GreatCosmosMoveRequest(MoveRequest):
+    """GC-D1..D3: |dx| + |dy| cells, at most the turn's max move; never move-act-move."""
+
+
+class GreatCosmosDashRequest(DashRequest):
+    """GC-D4: an agilite test multiplies the turn's max move (gives up the action)."""
+
+    modifier: Modifier = 0
+
+
+class GreatCosmosPostureRequest(PostureRequest):
+    """GC-P1, GC-P2, GC-P5..P7: offensive, defensive, or a special posture (costs its point)."""
+
+    posture: Literal["offensive", "defensive", "illumination", "sepulcrale"]
+
+
+class GreatCosmosFinalSkillRequest(FinalSkillRequest):
+    """GC-P5/GC-P6: the Final Skill (level >= 5, its cost); it ends the special posture. With a
+    `stat`, a test is rolled whose critical failures count as plain failures."""
+
+    stat: GreatCosmosStat | None = None
+    modifier: Modifier = 0
+
+
+GREAT_COSMOS_ACTIONS: dict[str, type[CombatAction]] = {
+    "attack": GreatCosmosAttackRequest, "move": GreatCosmosMoveRequest, "dash": GreatCosmosDashRequest,
+    "posture": GreatCosmosPostureRequest, "final_skill": GreatCosmosFinalSkillRequest,
+}
 
 
 # --- responses (documentation: the service returns these shapes) ---------------------------

@@ -1,27 +1,42 @@
 """Actions on a combatant (`POST /v1/encounters/{eid}/actions`), their undo, and the
 fight's history.
 
-Actions are a registry `{type: Action(handler, gm_only)}`: the GM's `heal`,
-`damage` (raw amounts on a resource of the sheet, versioned, in the same
-transaction) and `condition`. (Attacks, moves and postures come next, #13.)"""
+The body is validated by the campaign's ruleset (`EncounterRules.parse_action`:
+each ruleset's models, unknown fields refused). The GM's `heal`, `damage` (raw
+amounts on a resource of the sheet) and `condition` are handled here; the combat
+actions (`attack`, `move`, `dash`, `posture`, `final_skill`) go through one
+generic flow (`combat`): the actor and the target loaded and locked, who may act
+(the GM, or the actor's owner on its turn: 403/409), the target's reaction, the
+dice provenance, then the ruleset resolves the exchange and every change it made
+is written, before/after, in the action's transaction."""
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
 from sqlmodel import Session
 
-from app.kit.errors import Conflict, NotFound
-from app.models.encounters import MAX_CONDITIONS, ConditionChange, HealOrDamage
+from app.kit.errors import Conflict, Forbidden, NotFound
+from app.models.encounters import (
+    GM_ACTIONS,
+    MAX_CONDITIONS,
+    CombatAction,
+    ConditionChange,
+    HealOrDamage,
+)
 from app.services.auth import Principal, check_gm, check_member
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
+from app.services.encounters.dice import CombatDice
 from app.services.encounters.record import record_action
+from app.services.encounters.rulesets import Exchange, Party
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
     check_not_ended,
+    check_provenance,
     check_status,
     check_version,
     scene,
@@ -40,26 +55,150 @@ class Action:
     gm_only: bool
 
 
-def act(session: Session, principal: Principal, encounter_id: str, req: HealOrDamage | ConditionChange,
+def act(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any],
         idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
-    action = ACTIONS[req.type]
-    if action.gm_only:
-        check_gm(principal, f"make a {req.type} action")
+    """An action, its body validated by the campaign's ruleset."""
+    type_ = body.get("type") if isinstance(body, dict) else None
+    if type_ in GM_ACTIONS:
+        check_gm(principal, f"make a {type_} action")
 
     def work(conn, fight: Fight) -> dict[str, Any]:
         check_version(fight, if_match)
         check_status(fight, "active", "an action")
-        if req.actor_id is not None:
-            fight.combatant(req.actor_id, "actor_id")
-        target = fight.combatant(req.target_id, "target_id")
-        changes, steps = Changes(fight), []
-        action.handler(conn, fight, req, changes, steps)
-        _, shown = record_action(session, conn, fight, principal, type_=req.type, changes=changes, steps=steps,
-                                 actor_id=req.actor_id, target_id=target["id"], hidden=req.hidden,
-                                 character_id=target["character_id"])
-        return shown
+        req = fight.rules.parse_action(body)
+        if isinstance(req, CombatAction):
+            return combat(session, conn, fight, principal, req)
+        return gm_action(session, conn, fight, principal, req)
 
     return write(session, principal, encounter_id, work, idem=idem)
+
+
+def gm_action(session: Session, conn, fight: Fight, principal: Principal,
+              req: HealOrDamage | ConditionChange) -> dict[str, Any]:
+    action = ACTIONS[req.type]
+    if req.actor_id is not None:
+        fight.combatant(req.actor_id, "actor_id")
+    target = fight.combatant(req.target_id, "target_id")
+    changes, steps = Changes(fight), []
+    action.handler(conn, fight, req, changes, steps)
+    _, shown = record_action(session, conn, fight, principal, type_=req.type, changes=changes, steps=steps,
+                             actor_id=req.actor_id, target_id=target["id"], hidden=req.hidden,
+                             character_id=target["character_id"])
+    return shown
+
+
+# --- the combat actions: one flow for every ruleset ---------------------------------------------
+
+def combat(session: Session, conn, fight: Fight, principal: Principal, req: CombatAction) -> dict[str, Any]:
+    """Load and lock actor and target, check who acts and the target's reaction, let the
+    ruleset resolve the exchange with tagged dice, write every change it made."""
+    actor = fight.combatant(req.actor_id, "actor_id")
+    target_id = getattr(req, "target_id", None)
+    target = fight.combatant(target_id, "target_id") if target_id is not None else None
+    if target is not None and target["id"] == actor["id"]:
+        raise InvalidBody("a combatant does not target itself", field="target_id")
+    involved = [c for c in (actor, target) if c is not None]
+    store.load_characters(conn, fight, (c["character_id"] for c in involved), lock=True)
+    for c, name in zip(involved, ("actor_id", "target_id")):
+        if fight.character_of(c) is None:
+            raise Conflict(f"the character of combatant {c['id']} was deleted", field=name)
+    dice = CombatDice(seed=req.seed, dice=req.dice)
+    current = fight.encounter["current_turn"] or {}
+    parties = {c["id"]: _party(fight, c, dice, current) for c in involved}
+    a, t = parties[actor["id"]], parties.get(target["id"]) if target is not None else None
+    _check_actor(conn, fight, principal, actor, a, req, current)
+    check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
+    reaction, chosen = _reaction(fight, principal, target, req)
+    x = Exchange(req=req, actor=a, target=t, dice=dice, options=fight.options, campaign_options=fight.campaign_options,
+                 round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
+                 same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
+                 others=_others(fight, involved))
+    was_down = {c["id"]: fight.rules.is_down(fight.character_of(c)["sheet"]) for c in involved}
+    with dice.explained():
+        fight.rules.resolve(x)
+    dice.finish()
+    changes = Changes(fight)
+    for c in involved:
+        _apply(fight, changes, c, parties[c["id"]])
+        down = fight.rules.is_down(fight.character_of(c)["sheet"])
+        if down != was_down[c["id"]]:
+            x.step("turn", "down" if down else "back in the fight", combatant_id=c["id"])
+    _, shown = record_action(session, conn, fight, principal, type_=req.type, changes=changes, steps=x.steps,
+                             dice=dice, actor_id=actor["id"], target_id=target["id"] if target else None,
+                             hidden=req.hidden, character_id=actor["character_id"])
+    return shown
+
+
+def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str, Any]) -> Party:
+    """The combatant as the ruleset's action reads and changes it (copies)."""
+    ch = fight.character_of(c)
+    counters = deepcopy(c["counters"] or {})
+    key = {"round": fight.encounter["round"], "slot": current.get("slot")}
+    turn = counters.get("turn") or {}
+    if {k: turn.get(k) for k in key} != key:
+        turn = {**key}
+    return Party(id=c["id"], character_id=c["character_id"], name=ch["name"], kind=ch["kind"], side=c["side"],
+                 reaction=c["reaction"] or fight.rules.default_reaction, sheet=deepcopy(ch["sheet"]),
+                 counters=counters, position=deepcopy(c["position"]), conditions=deepcopy(c["conditions"]),
+                 actions=c["actions"], dice=dice.of(c["id"]), turn=deepcopy(turn))
+
+
+def _others(fight: Fight, involved: list[dict[str, Any]]) -> list[Party]:
+    """The other combatants, read only (positions, for reach and occupied cells)."""
+    ids = {c["id"] for c in involved}
+    return [Party(id=c["id"], character_id=c["character_id"], name="", kind="", side=c["side"], reaction="",
+                  sheet={}, counters={}, position=c["position"], conditions=[], actions=c["actions"], dice=None)
+            for c in fight.combatants if c["id"] not in ids]
+
+
+def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any], party: Party, req: CombatAction,
+                 current: dict[str, Any]) -> None:
+    """The GM acts for any combatant; a player for one it owns (403), on its turn (409)
+    unless the rules let it act now (a riposte, a counter-attack). Nobody acts for a down
+    combatant, nor for one the rules stop (GC-P7)."""
+    sheet = fight.character_of(actor)["sheet"]
+    if not principal.is_gm:
+        if fight.character_of(actor)["player_id"] != principal.player_id:
+            raise Forbidden("only the GM or the combatant's owner may act for it", field="actor_id")
+        if actor["id"] not in current.get("combatant_ids", []) and fight.rules.out_of_turn(party, req) is None:
+            raise Conflict(f"it is not combatant {actor['id']}'s turn", field="actor_id", extra={
+                "current": view.current_view(current or None, scene(conn, fight), viewer(principal))})
+    if fight.rules.is_down(sheet):
+        raise Conflict(f"combatant {actor['id']} is down: it does not act", field="actor_id")
+    stopped = fight.rules.stopped(actor["counters"] or {}, sheet, fight.encounter["round"])
+    if stopped is not None:
+        raise Conflict(f"combatant {actor['id']} cannot act this round ({stopped['rule']}: {stopped['what']})",
+                       field="actor_id", extra={"rule": stopped["rule"]})
+
+
+def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
+              req: CombatAction) -> tuple[str | None, bool]:
+    """The target's standing reaction, or the body's: only from a caller who controls the target."""
+    if target is None:
+        return None, False
+    asked = getattr(req, "reaction", None)
+    if asked is None:
+        return target["reaction"] or fight.rules.default_reaction, False
+    if not principal.is_gm and fight.character_of(target)["player_id"] != principal.player_id:
+        raise Forbidden("only the GM or the target's owner chooses its reaction; leave `reaction` out to use its "
+                        "standing one", field="reaction")
+    fight.rules.check_reaction(asked)
+    return asked, True
+
+
+def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> None:
+    """Every difference the ruleset made to the party, before/after (sheet fields, then the combatant's)."""
+    sheet = fight.character_of(c)["sheet"]
+    for key in list(dict.fromkeys([*party.sheet, *sheet])):
+        if party.sheet.get(key) != sheet.get(key):
+            changes.sheet(c, key, party.sheet.get(key))
+    counters = dict(party.counters)
+    if len(party.turn) > 2:  # the ruleset noted something of this turn
+        counters["turn"] = party.turn
+    changes.combatant(c, "position", party.position)
+    changes.combatant(c, "conditions", party.conditions)
+    changes.combatant(c, "actions", party.actions)
+    changes.combatant(c, "counters", counters)
 
 
 def _loaded(conn, fight: Fight, c: dict[str, Any]) -> dict[str, Any]:
@@ -162,8 +301,11 @@ def _restore(conn, fight: Fight, item: dict[str, Any], changes: Changes, steps: 
         return
     store.load_characters(conn, fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)
-    pool = fight.rules.pool(item["field"])
-    current = pool.value(ch["sheet"]) if ch is not None else None
+    pool = next((p for p in fight.rules.pools if p.key == item["key"]), None)
+    if ch is None:
+        current = None
+    else:
+        current = pool.value(ch["sheet"]) if pool is not None else ch["sheet"].get(item["key"])
     if current != item["after"] and not force:
         raise Conflict(
             f"{item['field']} of combatant {c['id']} changed since that action ({item['after']} then, {current} now): "
@@ -173,7 +315,7 @@ def _restore(conn, fight: Fight, item: dict[str, Any], changes: Changes, steps: 
     if ch is None:
         steps.append({"rule": "revert", "what": "character deleted since: not restored", "combatant_id": c["id"]})
         return
-    changes.resource(c, pool, item["before"])
+    changes.sheet(c, item["key"], item["before"])
 
 
 # --- history ---------------------------------------------------------------------------------

@@ -52,5 +52,22 @@ class Changes:
                            "before": before, "after": value, "max": pool.maximum(sheet), "resource": True,
                            "on": "sheet", "key": pool.key})
 
+    def sheet(self, c: dict[str, Any], key: str, value: Any) -> None:
+        """A field of the combatant's sheet (a pool's value goes through `resource`)."""
+        pool = next((p for p in self.fight.rules.pools if p.key == key), None)
+        if pool is not None:
+            self.resource(c, pool, value)
+            return
+        character = self.fight.character_of(c)
+        sheet = dict(character["sheet"])
+        before = sheet.get(key)
+        if before == value:
+            return
+        sheet[key] = deepcopy(value)
+        character["sheet"] = sheet
+        self.fight.dirty_sheets.add(character["id"])
+        self.items.append({"combatant_id": c["id"], "character_id": character["id"], "field": key,
+                           "before": deepcopy(before), "after": deepcopy(value), "on": "sheet", "key": key})
+
     def public(self) -> list[dict[str, Any]]:
         return [{k: v for k, v in item.items() if k not in _INTERNAL} for item in self.items]

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from app.services.encounters.rulesets.asgard import Asgard
 from app.services.encounters.rulesets.base import (
+    COMBAT_ACTIONS,
     EncounterRules,
     Entrant,
+    Exchange,
     Initiative,
+    Party,
     Pool,
 )
 from app.services.encounters.rulesets.great_cosmos import GreatCosmos
@@ -19,4 +22,5 @@ def rules_for(ruleset: str) -> EncounterRules:
     return RULES[ruleset]
 
 
-__all__ = ["RULES", "EncounterRules", "Entrant", "Initiative", "Pool", "rules_for"]
+__all__ = ["COMBAT_ACTIONS", "RULES", "EncounterRules", "Entrant", "Exchange", "Initiative", "Party", "Pool",
+           "rules_for"]

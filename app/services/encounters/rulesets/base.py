@@ -2,17 +2,37 @@
 
 Each ruleset says it once, in its own module: its resource pools (names, sheet
 keys, maxima), what `down` means, its reactions, its initiative rule and what a
-new round does to the order. The encounter service knows no ruleset by name.
-(Attacks, moves and postures join this interface in the next part of #13.)"""
+new round does to the order, and its combat actions (`attack`, and the optional
+`move`, `dash`, `posture`, `final_skill`). The encounter service knows no ruleset
+by name.
+
+An action is resolved by the generic flow (`actions.py`): it validates the body
+with the ruleset's model (`action_models`), loads the actor and the target,
+checks who may act (the GM, or the actor's owner on its turn), settles the
+target's reaction (its standing one; a body's only from a caller who controls
+the target) and the dice provenance, then calls the ruleset's method with an
+`Exchange`. The method rolls with each party's `dice` (every die tagged with
+whose it is: attack test, reaction test(s), damage, in rule order), changes the
+parties' `sheet` (karma, pools, posture, points…), `counters`, `position` and
+`conditions` in place and appends its `steps` (each citing its rule id with its
+figures). The flow then writes every change, before/after (what a revert
+restores), the action, its roll-log entry (`kind: "combat"`) and its event, in
+one transaction."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Union
 
-from app.models.encounters import EncounterOptions
+from pydantic import BaseModel, Field
+from typing_extensions import TypeAliasType
+
+from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
+from app.rules.dice import DiceSource
 from app.services.encounters.dice import CombatDice
-from app.services.validation import InvalidBody
+from app.services.validation import InvalidBody, validate
+
+COMBAT_ACTIONS = ("attack", "move", "dash", "posture", "final_skill")
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,7 @@ class Entrant:
     override: int | None = None  # the GM's initiative
     actions: int = 1
     take_11: bool = False
+    counters: dict[str, Any] = field(default_factory=dict)  # the combatant's per-fight counters
 
 
 @dataclass
@@ -67,6 +88,56 @@ def entry(combatant_id: str, slot: int, initiative: int | None, *, extra_action:
 def one_per_slot(ranked: list[tuple[str, int | None, dict[str, Any] | None]]) -> list[dict[str, Any]]:
     """An order where every combatant has its own slot: [(id, initiative, tiebreak)] best first."""
     return [entry(cid, slot, value, tiebreak=tie) for slot, (cid, value, tie) in enumerate(ranked)]
+
+
+@dataclass
+class Party:
+    """One side of an action (the actor, the target) as a ruleset's action reads and
+    changes it. `sheet`, `counters`, `position`, `conditions` and `actions` are copies:
+    the ruleset changes them in place; the flow records every difference (before/after)."""
+
+    id: str  # the combatant's id
+    character_id: str
+    name: str
+    kind: str  # "pc" | "npc"
+    side: str
+    reaction: str  # its standing reaction (the ruleset's default when unset)
+    sheet: dict[str, Any]
+    counters: dict[str, Any]
+    position: dict[str, int] | None
+    conditions: list[dict[str, Any]]
+    actions: int
+    dice: DiceSource  # every die rolled with it is this combatant's (`by`)
+    turn: dict[str, Any] = field(default_factory=dict)  # what it did in the current turn (`counters["turn"]`)
+
+
+@dataclass
+class Exchange:
+    """One action being resolved: the validated request, the parties, the encounter's
+    and the campaign's options, and the steps the ruleset appends."""
+
+    req: CombatAction
+    actor: Party
+    target: Party | None
+    dice: CombatDice
+    options: EncounterOptions
+    campaign_options: dict[str, Any]
+    round: int
+    reaction: str | None  # the target's reaction: its standing one, or the body's (checked)
+    reaction_chosen: bool  # the body chose it (a refusal is then a 422, not a fallback)
+    same_slot: bool  # actor and target act in the same parallel slot (GC-O2)
+    others: list[Party] = field(default_factory=list)  # the other combatants (read only: positions)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def step(self, rule: str, what: str, **figures: Any) -> dict[str, Any]:
+        item = {"rule": rule, "what": what, **figures}
+        self.steps.append(item)
+        return item
+
+
+def unsupported(ruleset: str, type_: str, supported: list[str]) -> InvalidBody:
+    return InvalidBody(f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}",
+                       field="type")
 
 
 class EncounterRules(ABC):
@@ -115,6 +186,10 @@ class EncounterRules(ABC):
                         campaign_options: dict[str, Any]) -> Initiative:
         """The first round's order (entrants in the order they were added)."""
 
+    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+        """A step saying why the rules keep this combatant from acting in this round (GC-P7), or None."""
+        return None
+
     def next_round(self, dice: CombatDice, order: list[dict[str, Any]], entrants: list[Entrant] | None,
                    round_: int, options: EncounterOptions, campaign_options: dict[str, Any]) -> Initiative | None:
         """The order of round `round_` (2, 3, …), or None when it stays as it is.
@@ -124,3 +199,61 @@ class EncounterRules(ABC):
     def can_act_in(self, order_entry: dict[str, Any], round_: int) -> bool:
         """Whether this entry of the order acts in this round (RB-F4: a critical failure from round 2)."""
         return order_entry.get("from_round", 1) <= round_
+
+    # --- actions ---------------------------------------------------------------------------
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {}  # type -> its request model (the capabilities)
+
+    def action_models(self) -> dict[str, type[BaseModel]]:
+        """Every action type of this ruleset -> its request model: the GM's heal/damage/condition
+        and the combat actions the ruleset implements."""
+        return {**GM_ACTIONS, **self.combat_actions}
+
+    def action_union(self) -> Any:
+        """The request body of an action in this ruleset: a union discriminated by `type`."""
+        models = list(dict.fromkeys(self.action_models().values()))
+        prefix = "".join(part.capitalize() for part in self.ruleset.split("-"))
+        return TypeAliasType(f"{prefix}EncounterActionRequest",
+                             Annotated[Union[tuple(models)], Field(discriminator="type")])  # type: ignore[valid-type]  # noqa: UP007
+
+    def parse_action(self, body: Any) -> BaseModel:
+        """The body validated by this ruleset's model of its `type` (unknown fields: 422);
+        a type the ruleset does not implement is a 422 naming those it has."""
+        models = self.action_models()
+        type_ = body.get("type") if isinstance(body, dict) else None
+        if type_ not in models:
+            if not isinstance(type_, str):
+                raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
+            raise unsupported(self.ruleset, type_, list(models))
+        return validate(models[type_], body)
+
+    def check_action(self, x: Exchange) -> None:
+        """Ruleset checks before any die (e.g. GC-D1 reach); default none."""
+
+    def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
+        """The rule letting this combatant act outside its turn (a riposte, a counter-attack), or None."""
+        return None
+
+    def attack(self, x: Exchange) -> None:
+        """`attack`: the attack test, the reaction test(s) (`x.reaction`), damage, karma effects."""
+        raise unsupported(self.ruleset, "attack", list(self.action_models()))
+
+    def move(self, x: Exchange) -> None:
+        raise unsupported(self.ruleset, "move", list(self.action_models()))
+
+    def dash(self, x: Exchange) -> None:
+        raise unsupported(self.ruleset, "dash", list(self.action_models()))
+
+    def posture_action(self, x: Exchange) -> None:
+        """`posture` (named so: `posture(sheet)` reads the current one)."""
+        raise unsupported(self.ruleset, "posture", list(self.action_models()))
+
+    def final_skill(self, x: Exchange) -> None:
+        raise unsupported(self.ruleset, "final_skill", list(self.action_models()))
+
+    def resolve(self, x: Exchange) -> None:
+        """Dispatch `x.req.type` to its method."""
+        type_ = x.req.type  # type: ignore[attr-defined]
+        if type_ not in self.combat_actions:
+            raise unsupported(self.ruleset, type_, list(self.action_models()))
+        {"attack": self.attack, "move": self.move, "dash": self.dash, "posture": self.posture_action,
+         "final_skill": self.final_skill}[type_](x)
