@@ -97,9 +97,13 @@ def combat(session: Session, conn, fight: Fight, principal: Principal, req: Comb
     target = fight.combatant(target_id, "target_id") if target_id is not None else None
     if target is not None and target["id"] == actor["id"]:
         raise InvalidBody("a combatant does not target itself", field="target_id")
-    involved = [c for c in (actor, target) if c is not None]
+    more = [(fight.combatant(cid, name), name) for cid, name in fight.rules.involved(req)]
+    named = [(c, name) for c, name in ((actor, "actor_id"), (target, "target_id")) if c is not None] + more
+    if len({c["id"] for c, _ in named}) != len(named):
+        raise InvalidBody("a combatant takes one part in an action", field=named[-1][1])
+    involved = [c for c, _ in named]
     store.load_characters(conn, fight, (c["character_id"] for c in involved), lock=True)
-    for c, name in zip(involved, ("actor_id", "target_id")):
+    for c, name in named:
         if fight.character_of(c) is None:
             raise Conflict(f"the character of combatant {c['id']} was deleted", field=name)
     dice = CombatDice(seed=req.seed, dice=req.dice)
@@ -112,7 +116,7 @@ def combat(session: Session, conn, fight: Fight, principal: Principal, req: Comb
     x = Exchange(req=req, actor=a, target=t, dice=dice, options=fight.options, campaign_options=fight.campaign_options,
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
-                 others=_others(fight, involved))
+                 others=_others(fight, involved), more=[parties[c["id"]] for c, _ in more])
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c)["sheet"]) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)

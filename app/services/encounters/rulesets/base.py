@@ -127,6 +127,7 @@ class Exchange:
     reaction_chosen: bool  # the body chose it (a refusal is then a 422, not a fallback)
     same_slot: bool  # actor and target act in the same parallel slot (GC-O2)
     others: list[Party] = field(default_factory=list)  # the other combatants (read only: positions)
+    more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     def step(self, rule: str, what: str, **figures: Any) -> dict[str, Any]:
@@ -225,6 +226,11 @@ class EncounterRules(ABC):
                 raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
             raise unsupported(self.ruleset, type_, list(models))
         return validate(models[type_], body)
+
+    def involved(self, req: CombatAction) -> list[tuple[str, str]]:
+        """Combatants besides the actor and the target the action reads and changes, each with
+        the body field naming it (AS-C4 a second target, AS-C11 a group of extras); default none."""
+        return []
 
     def check_action(self, x: Exchange) -> None:
         """Ruleset checks before any die (e.g. GC-D1 reach); default none."""
