@@ -27,6 +27,7 @@ from app.services import events
 from app.services.validation import InvalidBody
 
 MAX_ATTEMPTS = 8
+BUSY = "the character is being changed by too many requests at once; try again"  # `retried` gave up
 T = TypeVar("T")
 
 
@@ -88,6 +89,11 @@ class CharacterRepository:
         if missing:
             raise NotFound(f"no character with id {missing[0]!r} in this campaign")
         return [found[cid] for cid in character_ids]
+
+    def find(self, character_ids: Sequence[str], *, lock: bool = False) -> dict[str, StoredCharacter]:
+        """Those of `character_ids` that are in this campaign, by id (no 404: a deleted one is
+        simply absent); locked until the commit when `lock` (in id order)."""
+        return self._select(sorted(set(character_ids)), lock) if character_ids else {}
 
     def get(self, character_id: str, *, lock: bool = False) -> StoredCharacter:
         """One character (404 'no character with this id' unless it is in this campaign)."""
@@ -235,6 +241,6 @@ def retried(use_case: Callable[..., T]) -> Callable[..., T]:
                 if integrity_retried:
                     raise
                 integrity_retried = True
-        raise Conflict("the character is being changed by too many requests at once; try again", retry_after=1)
+        raise Conflict(getattr(uow, "busy", BUSY), retry_after=1)
 
     return run

@@ -35,6 +35,7 @@ from app.services.encounters.record import record_action
 from app.services.encounters.rulesets import Exchange, Party
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
+    EncounterWork,
     check_not_ended,
     check_provenance,
     check_status,
@@ -44,9 +45,10 @@ from app.services.encounters.unit import (
     write,
 )
 from app.services.operations import Idempotency
+from app.services.uow import StoredCharacter
 from app.services.validation import InvalidBody
 
-Handler = Callable[[Any, Fight, Any, Changes, list], None]
+Handler = Callable[[Fight, Any, Changes, list], None]
 
 
 @dataclass(frozen=True)
@@ -62,26 +64,26 @@ def act(session: Session, principal: Principal, encounter_id: str, body: dict[st
     if type_ in GM_ACTIONS:
         check_gm(principal, f"make a {type_} action")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
         check_version(fight, if_match)
         check_status(fight, "active", "an action")
         req = fight.rules.parse_action(body)
         if isinstance(req, CombatAction):
-            return combat(session, conn, fight, principal, req)
-        return gm_action(session, conn, fight, principal, req)
+            return combat(uow, fight, principal, req)
+        return gm_action(uow, fight, principal, req)
 
     return write(session, principal, encounter_id, work, idem=idem)
 
 
-def gm_action(session: Session, conn, fight: Fight, principal: Principal,
+def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
               req: HealOrDamage | ConditionChange) -> dict[str, Any]:
     action = ACTIONS[req.type]
     if req.actor_id is not None:
         fight.combatant(req.actor_id, "actor_id")
     target = fight.combatant(req.target_id, "target_id")
     changes, steps = Changes(fight), []
-    action.handler(conn, fight, req, changes, steps)
-    _, shown = record_action(session, conn, fight, principal, type_=req.type, changes=changes, steps=steps,
+    action.handler(fight, req, changes, steps)
+    _, shown = record_action(uow, fight, principal, type_=req.type, changes=changes, steps=steps,
                              actor_id=req.actor_id, target_id=target["id"], hidden=req.hidden,
                              character_id=target["character_id"])
     return shown
@@ -89,7 +91,7 @@ def gm_action(session: Session, conn, fight: Fight, principal: Principal,
 
 # --- the combat actions: one flow for every ruleset ---------------------------------------------
 
-def combat(session: Session, conn, fight: Fight, principal: Principal, req: CombatAction) -> dict[str, Any]:
+def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction) -> dict[str, Any]:
     """Load and lock actor and target, check who acts and the target's reaction, let the
     ruleset resolve the exchange with tagged dice, write every change it made."""
     actor = fight.combatant(req.actor_id, "actor_id")
@@ -102,7 +104,7 @@ def combat(session: Session, conn, fight: Fight, principal: Principal, req: Comb
     if len({c["id"] for c, _ in named}) != len(named):
         raise InvalidBody("a combatant takes one part in an action", field=named[-1][1])
     involved = [c for c, _ in named]
-    store.load_characters(conn, fight, (c["character_id"] for c in involved), lock=True)
+    store.load_characters(fight, (c["character_id"] for c in involved), lock=True)
     for c, name in named:
         if fight.character_of(c) is None:
             raise Conflict(f"the character of combatant {c['id']} was deleted", field=name)
@@ -110,26 +112,27 @@ def combat(session: Session, conn, fight: Fight, principal: Principal, req: Comb
     current = fight.encounter["current_turn"] or {}
     parties = {c["id"]: _party(fight, c, dice, current) for c in involved}
     a, t = parties[actor["id"]], parties.get(target["id"]) if target is not None else None
-    _check_actor(conn, fight, principal, actor, a, req, current)
+    _check_actor(uow.conn, fight, principal, actor, a, req, current)
     check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
     reaction, chosen = _reaction(fight, principal, target, req)
     x = Exchange(req=req, actor=a, target=t, dice=dice, options=fight.options, campaign_options=fight.campaign_options,
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
                  others=_others(fight, involved), more=[parties[c["id"]] for c, _ in more])
-    was_down = {c["id"]: fight.rules.is_down(fight.character_of(c)["sheet"]) for c in involved}
+    was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
     dice.finish()
     changes = Changes(fight)
     for c in involved:
         _apply(fight, changes, c, parties[c["id"]])
-        down = fight.rules.is_down(fight.character_of(c)["sheet"])
+        down = fight.rules.is_down(fight.character_of(c).sheet)
         if down != was_down[c["id"]]:
             x.step("turn", "down" if down else "back in the fight", combatant_id=c["id"])
-    _, shown = record_action(session, conn, fight, principal, type_=req.type, changes=changes, steps=x.steps,
+    _, shown = record_action(uow, fight, principal, type_=req.type, changes=changes, steps=x.steps,
                              dice=dice, actor_id=actor["id"], target_id=target["id"] if target else None,
-                             hidden=req.hidden, character_id=actor["character_id"])
+                             hidden=req.hidden, character_id=actor["character_id"],
+                             others=[c["character_id"] for c in involved])
     return shown
 
 
@@ -141,8 +144,8 @@ def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str,
     turn = counters.get("turn") or {}
     if {k: turn.get(k) for k in key} != key:
         turn = {**key}
-    return Party(id=c["id"], character_id=c["character_id"], name=ch["name"], kind=ch["kind"], side=c["side"],
-                 reaction=c["reaction"] or fight.rules.default_reaction, sheet=deepcopy(ch["sheet"]),
+    return Party(id=c["id"], character_id=c["character_id"], name=ch.name, kind=ch.kind, side=c["side"],
+                 reaction=c["reaction"] or fight.rules.default_reaction, sheet=deepcopy(ch.sheet),
                  counters=counters, position=deepcopy(c["position"]), conditions=deepcopy(c["conditions"]),
                  actions=c["actions"], dice=dice.of(c["id"]), turn=deepcopy(turn))
 
@@ -160,9 +163,9 @@ def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any]
     """The GM acts for any combatant; a player for one it owns (403), on its turn (409)
     unless the rules let it act now (a riposte, a counter-attack). Nobody acts for a down
     combatant, nor for one the rules stop (GC-P7)."""
-    sheet = fight.character_of(actor)["sheet"]
+    sheet = fight.character_of(actor).sheet
     if not principal.is_gm:
-        if fight.character_of(actor)["player_id"] != principal.player_id:
+        if fight.character_of(actor).player_id != principal.player_id:
             raise Forbidden("only the GM or the combatant's owner may act for it", field="actor_id")
         if actor["id"] not in current.get("combatant_ids", []) and fight.rules.out_of_turn(party, req) is None:
             raise Conflict(f"it is not combatant {actor['id']}'s turn", field="actor_id", extra={
@@ -183,7 +186,7 @@ def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
     asked = getattr(req, "reaction", None)
     if asked is None:
         return target["reaction"] or fight.rules.default_reaction, False
-    if not principal.is_gm and fight.character_of(target)["player_id"] != principal.player_id:
+    if not principal.is_gm and fight.character_of(target).player_id != principal.player_id:
         raise Forbidden("only the GM or the target's owner chooses its reaction; leave `reaction` out to use its "
                         "standing one", field="reaction")
     fight.rules.check_reaction(asked)
@@ -192,7 +195,7 @@ def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
 
 def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> None:
     """Every difference the ruleset made to the party, before/after (sheet fields, then the combatant's)."""
-    sheet = fight.character_of(c)["sheet"]
+    sheet = fight.character_of(c).sheet
     for key in list(dict.fromkeys([*party.sheet, *sheet])):
         if party.sheet.get(key) != sheet.get(key):
             changes.sheet(c, key, party.sheet.get(key))
@@ -205,20 +208,20 @@ def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> N
     changes.combatant(c, "counters", counters)
 
 
-def _loaded(conn, fight: Fight, c: dict[str, Any]) -> dict[str, Any]:
+def _loaded(fight: Fight, c: dict[str, Any]) -> StoredCharacter:
     """The combatant's character, locked for a sheet write; 409 when it was deleted."""
-    store.load_characters(conn, fight, [c["character_id"]], lock=True)
+    store.load_characters(fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)
     if ch is None:
         raise Conflict(f"the character of combatant {c['id']} was deleted", field="target_id")
     return ch
 
 
-def heal_or_damage(conn, fight: Fight, req: HealOrDamage, changes: Changes, steps: list) -> None:
+def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: list) -> None:
     """The GM's raw amount, clamped to the pool's bounds (0 or the sheet's floor, its maximum)."""
     target = fight.combatant(req.target_id, "target_id")
     pool = fight.rules.pool(req.resource)
-    sheet = _loaded(conn, fight, target)["sheet"]
+    sheet = _loaded(fight, target).sheet
     before, maximum = pool.value(sheet), pool.maximum(sheet)
     if req.type == "heal":  # up to the maximum (a value already above it, by GM fiat, stays)
         after = before + req.amount if maximum is None else max(before, min(before + req.amount, maximum))
@@ -228,12 +231,12 @@ def heal_or_damage(conn, fight: Fight, req: HealOrDamage, changes: Changes, step
     changes.resource(target, pool, after)
     steps.append({"rule": "GM", "what": req.type, "combatant_id": target["id"], "resource": pool.name,
                   "amount": req.amount, "before": before, "after": after})
-    now_down = fight.rules.is_down(fight.character_of(target)["sheet"])
+    now_down = fight.rules.is_down(fight.character_of(target).sheet)
     if now_down != was_down:
         steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]})
 
 
-def condition(conn, fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:
+def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:
     target = fight.combatant(req.target_id, "target_id")
     conditions = list(target["conditions"])
     if req.remove is not None:
@@ -266,7 +269,8 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
     A sheet field changed since by something else → 409 naming it, unless `force`."""
     check_gm(principal, "revert an action")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
         row = store.action_row(conn, fight.id, action_id)
@@ -283,8 +287,8 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
                            extra={"latest": latest.id})
         changes, steps = Changes(fight), []
         for item in reversed(row.changes):
-            _restore(conn, fight, item, changes, steps, force)
-        body, shown = record_action(session, conn, fight, principal, type_="revert", changes=changes, steps=steps,
+            _restore(fight, item, changes, steps, force)
+        body, shown = record_action(uow, fight, principal, type_="revert", changes=changes, steps=steps,
                                     hidden=row.hidden, reverts=action_id, event="encounter.reverted")
         store.mark_reverted(conn, action_id, body["id"])
         return shown
@@ -292,7 +296,7 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
     return write(session, principal, encounter_id, work, idem=idem)
 
 
-def _restore(conn, fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:
+def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:
     if item["on"] == "encounter":
         changes.encounter(item["field"], item["before"])
         return
@@ -303,13 +307,13 @@ def _restore(conn, fight: Fight, item: dict[str, Any], changes: Changes, steps: 
     if item["on"] == "combatant":
         changes.combatant(c, item["field"], item["before"])
         return
-    store.load_characters(conn, fight, [c["character_id"]], lock=True)
+    store.load_characters(fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)
     pool = next((p for p in fight.rules.pools if p.key == item["key"]), None)
     if ch is None:
         current = None
     else:
-        current = pool.value(ch["sheet"]) if pool is not None else ch["sheet"].get(item["key"])
+        current = pool.value(ch.sheet) if pool is not None else ch.sheet.get(item["key"])
     if current != item["after"] and not force:
         raise Conflict(
             f"{item['field']} of combatant {c['id']} changed since that action ({item['after']} then, {current} now): "

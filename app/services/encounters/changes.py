@@ -41,14 +41,13 @@ class Changes:
     def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
         """A pool of the combatant's sheet (the character must be loaded, locked)."""
         character = self.fight.character_of(c)
-        sheet = dict(character["sheet"])
+        sheet = dict(character.sheet)
         before = pool.value(sheet)
         if before == value:
             return
         sheet[pool.key] = value
-        character["sheet"] = sheet
-        self.fight.dirty_sheets.add(character["id"])
-        self.items.append({"combatant_id": c["id"], "character_id": character["id"], "field": pool.name,
+        self.fight.set_sheet(character, sheet)
+        self.items.append({"combatant_id": c["id"], "character_id": character.id, "field": pool.name,
                            "before": before, "after": value, "max": pool.maximum(sheet), "resource": True,
                            "on": "sheet", "key": pool.key})
 
@@ -59,14 +58,13 @@ class Changes:
             self.resource(c, pool, value)
             return
         character = self.fight.character_of(c)
-        sheet = dict(character["sheet"])
+        sheet = dict(character.sheet)
         before = sheet.get(key)
         if before == value:
             return
         sheet[key] = deepcopy(value)
-        character["sheet"] = sheet
-        self.fight.dirty_sheets.add(character["id"])
-        self.items.append({"combatant_id": c["id"], "character_id": character["id"], "field": key,
+        self.fight.set_sheet(character, sheet)
+        self.items.append({"combatant_id": c["id"], "character_id": character.id, "field": key,
                            "before": deepcopy(before), "after": deepcopy(value), "on": "sheet", "key": key})
 
     def public(self) -> list[dict[str, Any]]:

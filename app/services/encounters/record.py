@@ -8,24 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session
-
 from app.models.tables import new_id
-from app.services import events
 from app.services.auth import Principal
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
-from app.services.encounters.unit import now, scene, viewer
+from app.services.encounters.unit import EncounterWork, now, scene, viewer
 
 
-def record_action(session: Session, conn, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
+def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
                   steps: list[dict[str, Any]], dice: CombatDice | None = None, actor_id: str | None = None,
                   target_id: str | None = None, hidden: bool = False, character_id: str | None = None,
-                  reverts: str | None = None, event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
+                  others: list[str] = (), reverts: str | None = None,
+                  event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
     """Save the fight and log the action; returns (the full body, the caller's view of it)."""
-    at = now()
+    at, conn = now(), uow.conn
     version = store.save(conn, fight, at)
     body = {
         "id": new_id(), "kind": "combat", "type": type_, "encounter_id": fight.id,
@@ -36,20 +34,20 @@ def record_action(session: Session, conn, fight: Fight, principal: Principal, *,
     if reverts is not None:
         body["reverts"] = reverts
     seen = scene(conn, fight)
-    store.insert_action(conn, fight, body, changes=changes.items, reverts=reverts, character_id=character_id,
-                        log_hidden=hidden or not view.players_see_all(body, seen), now=at)
+    store.insert_action(conn, uow.log, fight, body, changes=changes.items, reverts=reverts, character_id=character_id,
+                        others=list(others), log_hidden=hidden or not view.players_see_all(body, seen), now=at)
     data = {"id": fight.id, "version": version, "action_id": body["id"]}
     if reverts is not None:
         data["reverted"] = reverts
-    events.record(session, fight.campaign_id, event, data, hidden=view.action(body, seen, view.NOBODY) is None)
+    uow.record(event, data, hidden=view.action(body, seen, view.NOBODY) is None)
     shown = view.action(body, seen, viewer(principal))
     return body, shown if shown is not None else _bare(body)
 
 
-def record_update(session: Session, conn, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
+def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
     """A setup change (not an action): the fight saved, version + 1, and its event."""
-    version = store.save(conn, fight, now())
-    events.record(session, fight.campaign_id, event, {"id": fight.id, "version": version}, hidden=hidden)
+    version = store.save(uow.conn, fight, now())
+    uow.record(event, {"id": fight.id, "version": version}, hidden=hidden)
     return version
 
 

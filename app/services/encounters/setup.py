@@ -4,7 +4,6 @@ each as the caller may see it."""
 from __future__ import annotations
 
 from copy import deepcopy
-from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,7 +20,6 @@ from app.models.encounters import (
 )
 from app.models.tables import Combatant, new_id
 from app.rules.errors import RuleError
-from app.services import events
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
 from app.services.characters import public
@@ -39,6 +37,7 @@ from app.services.encounters.unit import (
     write,
 )
 from app.services.pages import decode_cursor, encode_cursor
+from app.services.uow import StoredCharacter, UnitOfWork
 from app.services.validation import InvalidBody, invalid_from
 
 _INSERT_COMBATANTS = insert(Combatant.__table__)
@@ -54,33 +53,31 @@ def _options(rules: EncounterRules, raw: dict[str, Any]) -> dict[str, Any]:
 def create_encounter(session: Session, principal: Principal, campaign_id: str, data: EncounterCreate) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id)
     check_gm(principal, "create an encounter")
-    try:
-        rules = rules_for(campaign.ruleset)
+    rules = rules_for(campaign.ruleset)
+    with UnitOfWork(session, campaign_id) as uow:
         at = now()
         row = {"id": new_id(), "campaign_id": campaign_id, "name": data.name, "status": "setup", "round": 0,
                "version": 1, "options": _options(rules, data.options or {}), "turn_order": [], "current_turn": None,
                "created_at": at, "updated_at": at}
-        conn = session.connection()
-        store.insert_encounter(conn, row)
-        fight = Fight(encounter=row, ruleset=campaign.ruleset, campaign_options=campaign.options, combatants=[])
-        _add(session, conn, fight, data.combatants, ("body", "combatants"))
+        store.insert_encounter(uow.conn, row)
+        fight = Fight(encounter=row, ruleset=campaign.ruleset, campaign_options=campaign.options, combatants=[],
+                      repository=uow.characters)
+        _add(uow, fight, data.combatants, ("body", "combatants"))
         if fight.new_combatants:
-            conn.execute(_INSERT_COMBATANTS, fight.new_combatants)
-        events.record(session, campaign_id, "encounter.created", {"id": row["id"], "version": 1})
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    return view.state(fight, scene(conn, fight), viewer(principal))
+            uow.conn.execute(_INSERT_COMBATANTS, fight.new_combatants)
+        uow.record("encounter.created", {"id": row["id"], "version": 1})
+        shown = view.state(fight, scene(uow.conn, fight), viewer(principal))
+        uow.commit()
+        return shown
 
 
-def _add(session: Session, conn, fight: Fight, items: list[CombatantCreate], loc: tuple) -> list[dict[str, Any]]:
+def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple) -> list[dict[str, Any]]:
     """New combatants (and the NPC copies `count` asks for), appended to the fight."""
     planned = len(fight.combatants) + sum(i.count or 1 for i in items)
     if planned > MAX_COMBATANTS:
         raise InvalidBody(f"an encounter has at most {MAX_COMBATANTS} combatants ({planned} asked)",
                           field=".".join(loc[1:]))
-    found = store.campaign_characters(conn, fight.campaign_id, [i.character_id for i in items])
+    found = uow.characters.find([i.character_id for i in items])
     present = {c["character_id"] for c in fight.combatants}
     added: list[dict[str, Any]] = []
     for n, item in enumerate(items):
@@ -90,36 +87,37 @@ def _add(session: Session, conn, fight: Fight, items: list[CombatantCreate], loc
             raise InvalidBody(f"no character {item.character_id!r} in this campaign", field=f"{where}.character_id")
         _check_combatant_fields(fight.rules, item.reaction, item.actions, where)
         if item.count is None:
-            if ch["id"] in present:
-                raise InvalidBody(f"character {ch['id']!r} is already a combatant of this encounter",
+            if ch.id in present:
+                raise InvalidBody(f"character {ch.id!r} is already a combatant of this encounter",
                                   field=f"{where}.character_id")
             characters = [ch]
         else:
-            characters = _copies(session, conn, fight, ch, item.count, where)
+            characters = _copies(uow, fight, ch, item.count, where)
         for character in characters:
-            present.add(character["id"])
-            fight.characters[character["id"]] = character
+            present.add(character.id)
+            fight.characters[character.id] = character
             added.append(_combatant(fight, character, item))
     return added
 
 
-def _copies(session: Session, conn, fight: Fight, template: dict[str, Any], count: int, where: str) -> list[dict]:
+def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int, where: str) -> list[StoredCharacter]:
     """`count` numbered NPC characters copied from an NPC ("Goblin 1…N"), each its own sheet."""
-    if template["kind"] != "npc":
+    if template.kind != "npc":
         raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count")
     at = now()
     copies = []
-    for name in store.numbered_names(conn, fight.campaign_id, template["name"], count):
-        copy = store.insert_character(conn, fight.campaign_id, name[:200], deepcopy(template["sheet"]), at)
-        events.record(session, fight.campaign_id, "character.created", public(SimpleNamespace(**copy), fight.ruleset))
+    for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
+        copy = uow.characters.add(id=new_id(), player_id=None, name=name[:200], kind="npc",
+                                  sheet=deepcopy(template.sheet), now=at)
+        uow.record("character.created", public(copy, fight.ruleset))
         copies.append(copy)
     return copies
 
 
-def _combatant(fight: Fight, character: dict[str, Any], item: CombatantCreate) -> dict[str, Any]:
+def _combatant(fight: Fight, character: StoredCharacter, item: CombatantCreate) -> dict[str, Any]:
     row = {
-        "id": new_id(), "encounter_id": fight.id, "character_id": character["id"], "ordinal": store.next_ordinal(fight),
-        "side": item.side or ("heroes" if character["kind"] == "pc" else "foes"), "hidden": item.hidden,
+        "id": new_id(), "encounter_id": fight.id, "character_id": character.id, "ordinal": store.next_ordinal(fight),
+        "side": item.side or ("heroes" if character.kind == "pc" else "foes"), "hidden": item.hidden,
         "position": item.position.model_dump() if item.position else None, "initiative": None,
         "initiative_override": item.initiative, "actions": item.actions, "reaction": item.reaction,
         "conditions": [], "counters": {}, "created_at": now(),
@@ -147,14 +145,15 @@ def update_encounter(session: Session, principal: Principal, encounter_id: str, 
                      if_match: str | None) -> dict[str, Any]:
     check_gm(principal, "change an encounter")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
         if data.name is not None:
             fight.encounter["name"] = data.name
         if data.options is not None:
             fight.encounter["options"] = _options(fight.rules, {**fight.encounter["options"], **data.options})
-        record_update(session, conn, fight)
+        record_update(uow, fight)
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work)
@@ -164,11 +163,12 @@ def add_combatants(session: Session, principal: Principal, encounter_id: str, it
                    if_match: str | None) -> dict[str, Any]:
     check_gm(principal, "add combatants")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         check_version(fight, if_match)
         check_status(fight, "setup", "adding combatants")
-        added = _add(session, conn, fight, [item], ("body",))
-        record_update(session, conn, fight, hidden=all(c["hidden"] for c in added))
+        added = _add(uow, fight, [item], ("body",))
+        record_update(uow, fight, hidden=all(c["hidden"] for c in added))
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work)
@@ -179,7 +179,8 @@ def update_combatant(session: Session, principal: Principal, encounter_id: str, 
     """GM: every field (`initiative` before start only); the owner: `reaction` only."""
     fields = data.model_dump(exclude_unset=True)
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         c = _visible_combatant(conn, fight, principal, combatant_id)
         if not principal.is_gm and fields.keys() - {"reaction"}:
             raise Forbidden("a combatant's owner may change only its reaction", extra={"fields": sorted(fields)})
@@ -196,7 +197,7 @@ def update_combatant(session: Session, principal: Principal, encounter_id: str, 
         for name, value in fields.items():
             c[name] = value
         fight.dirty_combatants.add(c["id"])
-        record_update(session, conn, fight, hidden=was_hidden and c["hidden"])
+        record_update(uow, fight, hidden=was_hidden and c["hidden"])
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work)
@@ -206,13 +207,13 @@ def delete_combatant(session: Session, principal: Principal, encounter_id: str, 
                      if_match: str | None) -> None:
     check_gm(principal, "remove a combatant")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
         c = fight.combatant(combatant_id)
         check_version(fight, if_match)
         check_status(fight, "setup", "removing a combatant")
         fight.combatants.remove(c)
         fight.removed_combatants.append(c["id"])
-        record_update(session, conn, fight, hidden=c["hidden"])
+        record_update(uow, fight, hidden=c["hidden"])
         return {}
 
     write(session, principal, encounter_id, work)
@@ -222,11 +223,12 @@ def end(session: Session, principal: Principal, encounter_id: str, if_match: str
     """GM: the fight is over; every later action is a 409."""
     check_gm(principal, "end an encounter")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
         fight.encounter["status"] = "ended"
-        record_update(session, conn, fight)
+        record_update(uow, fight)
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work, status_code=200)
@@ -245,7 +247,7 @@ def _visible_combatant(conn, fight: Fight, principal: Principal, combatant_id: s
 
 
 def _state(conn, fight: Fight, principal: Principal) -> dict[str, Any]:
-    store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
+    store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
     return view.state(fight, scene(conn, fight), viewer(principal))
 
 

@@ -2,20 +2,18 @@
 
 `Fight` is the aggregate a use case works on: the encounter row (locked for
 writes: `SELECT … FOR UPDATE` on PostgreSQL; SQLite writers are serialized by
-`BEGIN IMMEDIATE`), its combatants, and the characters it needed (sheets locked
-when it writes them). `save` writes what changed: combatants, sheets (each
-`UPDATE … WHERE id = ? AND version = ?`, a lost race retried by the caller),
-and the encounter with its version + 1.
-
-The character loader and versioned sheet writer here are this package's own
-(the characters repository is being reworked); they speak to the same table."""
+`BEGIN IMMEDIATE`), its combatants, and the characters it needed, loaded (and
+locked when it writes them) by the app's one `CharacterRepository`. `save`
+writes what changed: combatants, sheets (the repository's versioned writer: a
+lost race is `StaleVersion`, retried on fresh state by `retried`), and the
+encounter with its version + 1 (a lost race there is `StaleVersion` too)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from app.kit.errors import NotFound
 from app.models.encounters import EncounterOptions
@@ -26,9 +24,9 @@ from app.models.tables import (
     Encounter,
     EncounterAction,
     LogEntry,
-    new_id,
 )
 from app.services.encounters.rulesets import EncounterRules, rules_for
+from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
 from app.services.validation import InvalidBody
 
 _enc = Encounter.__table__
@@ -41,12 +39,6 @@ _log = LogEntry.__table__
 ENCOUNTER_FIELDS = ("status", "round", "turn_order", "current_turn", "name", "options")
 COMBATANT_FIELDS = ("side", "hidden", "position", "initiative", "initiative_override", "actions", "reaction",
                     "conditions", "counters")
-_CHARACTER_COLUMNS = (_chr.c.id, _chr.c.campaign_id, _chr.c.name, _chr.c.kind, _chr.c.player_id, _chr.c.sheet,
-                      _chr.c.version)
-
-
-class Retry(Exception):
-    """A sheet changed between our read and our write: the use case runs again on fresh state."""
 
 
 @dataclass
@@ -55,7 +47,8 @@ class Fight:
     ruleset: str
     campaign_options: dict[str, Any]
     combatants: list[dict[str, Any]]
-    characters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    repository: CharacterRepository
+    characters: dict[str, StoredCharacter] = field(default_factory=dict)
     dirty_combatants: set[str] = field(default_factory=set)
     dirty_sheets: set[str] = field(default_factory=set)
     new_combatants: list[dict[str, Any]] = field(default_factory=list)
@@ -84,12 +77,20 @@ class Fight:
                 return c
         raise InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
 
-    def character_of(self, combatant: dict[str, Any]) -> dict[str, Any] | None:
+    def character_of(self, combatant: dict[str, Any]) -> StoredCharacter | None:
         return self.characters.get(combatant["character_id"])
 
+    def set_sheet(self, character: StoredCharacter, sheet: dict[str, Any]) -> StoredCharacter:
+        """The character's sheet as the use case changed it (written, versioned, by `save`)."""
+        changed = replace(character, sheet=sheet)
+        self.characters[character.id] = changed
+        self.dirty_sheets.add(character.id)
+        return changed
 
-def load_fight(conn, encounter_id: str, *, lock: bool) -> Fight:
-    """The encounter (locked when `lock`), its campaign's ruleset and options, its combatants."""
+
+def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepository | None = None) -> Fight:
+    """The encounter (locked when `lock`), its campaign's ruleset and options, its combatants;
+    its characters are read by `characters` (the unit of work's), else a repository of its campaign."""
     query = (select(_enc, _camp.c.ruleset, _camp.c.options.label("campaign_options"))
              .join(_camp, _camp.c.id == _enc.c.campaign_id).where(_enc.c.id == encounter_id))
     if lock:
@@ -101,31 +102,21 @@ def load_fight(conn, encounter_id: str, *, lock: bool) -> Fight:
     ruleset, campaign_options = data.pop("ruleset"), data.pop("campaign_options")
     combatants = [dict(r._mapping) for r in conn.execute(
         select(_cbt).where(_cbt.c.encounter_id == encounter_id).order_by(_cbt.c.ordinal))]
-    return Fight(encounter=data, ruleset=ruleset, campaign_options=campaign_options or {}, combatants=combatants)
+    if characters is None or characters.campaign_id != data["campaign_id"]:
+        characters = CharacterRepository(conn, data["campaign_id"])
+    return Fight(encounter=data, ruleset=ruleset, campaign_options=campaign_options or {}, combatants=combatants,
+                 repository=characters)
 
 
-def load_characters(conn, fight: Fight, character_ids: Iterable[str], *, lock: bool) -> None:
-    """Load (and lock, in id order against deadlocks) the characters not loaded yet."""
-    wanted = sorted({cid for cid in character_ids if cid not in fight.characters})
-    if not wanted:
-        return
-    query = select(*_CHARACTER_COLUMNS).where(_chr.c.id.in_(wanted)).order_by(_chr.c.id)
-    if lock:
-        query = query.with_for_update()
-    for row in conn.execute(query):
-        if row.campaign_id == fight.campaign_id:
-            fight.characters[row.id] = dict(row._mapping)
-
-
-def campaign_characters(conn, campaign_id: str, character_ids: list[str], *, lock: bool = False) -> dict[str, dict]:
-    query = select(*_CHARACTER_COLUMNS).where(_chr.c.id.in_(sorted(set(character_ids)))).order_by(_chr.c.id)
-    if lock:
-        query = query.with_for_update()
-    return {r.id: dict(r._mapping) for r in conn.execute(query) if r.campaign_id == campaign_id}
+def load_characters(fight: Fight, character_ids: Iterable[str], *, lock: bool) -> None:
+    """Load (and lock, in id order against deadlocks) the characters not loaded yet; a
+    deleted one stays absent."""
+    wanted = [cid for cid in set(character_ids) if cid not in fight.characters]
+    fight.characters.update(fight.repository.find(wanted, lock=lock))
 
 
 def owners(conn, character_ids: Iterable[str]) -> dict[str, str | None]:
-    """character id -> its player (for visibility), one query."""
+    """character id -> its player (for visibility), one query of that column only."""
     ids = sorted(set(character_ids))
     if not ids:
         return {}
@@ -142,13 +133,6 @@ def numbered_names(conn, campaign_id: str, base: str, count: int) -> list[str]:
     return [f"{base} {highest + k}" for k in range(1, count + 1)]
 
 
-def insert_character(conn, campaign_id: str, name: str, sheet: dict[str, Any], now) -> dict[str, Any]:
-    row = {"id": new_id(), "campaign_id": campaign_id, "player_id": None, "name": name, "kind": "npc",
-           "sheet": sheet, "version": 1, "created_at": now, "updated_at": now}
-    conn.execute(insert(_chr), row)
-    return row
-
-
 def next_ordinal(fight: Fight) -> int:
     return max((c["ordinal"] for c in fight.combatants), default=0) + 1
 
@@ -157,22 +141,12 @@ def next_action_seq(conn, encounter_id: str) -> int:
     return (conn.execute(select(func.max(_act.c.seq)).where(_act.c.encounter_id == encounter_id)).scalar() or 0) + 1
 
 
-_UPDATE_SHEET = (
-    update(_chr)
-    .where(_chr.c.id == bindparam("cid"), _chr.c.version == bindparam("expected"))
-    .values(sheet=bindparam("sheet"), version=bindparam("new_version"), updated_at=bindparam("now"))
-)
-
-
 def save(conn, fight: Fight, now) -> int:
     """Write what the use case changed and bump the encounter's version; returns it."""
     for character_id in sorted(fight.dirty_sheets):
         ch = fight.characters[character_id]
-        result = conn.execute(_UPDATE_SHEET, {"cid": character_id, "expected": ch["version"], "sheet": ch["sheet"],
-                                              "new_version": ch["version"] + 1, "now": now})
-        if result.rowcount != 1:
-            raise Retry()
-        ch["version"] += 1
+        fight.characters[character_id] = fight.repository.save(ch, sheet=ch.sheet, now=now)
+    fight.dirty_sheets.clear()
     if fight.removed_combatants:
         conn.execute(delete(_cbt).where(_cbt.c.id.in_(fight.removed_combatants)))
     if fight.new_combatants:
@@ -187,22 +161,21 @@ def save(conn, fight: Fight, now) -> int:
         update(_enc).where(_enc.c.id == enc["id"], _enc.c.version == enc["version"])
         .values({**{k: enc[k] for k in ENCOUNTER_FIELDS}, "version": version, "updated_at": now}))
     if result.rowcount != 1:
-        raise Retry()
+        raise StaleVersion(enc["id"])
     enc["version"], enc["updated_at"] = version, now
     return version
 
 
-def insert_action(conn, fight: Fight, body: dict[str, Any], *, changes: list[dict[str, Any]], log_hidden: bool,
-                  character_id: str | None, reverts: str | None, now) -> None:
-    """The action row (the stack) and its roll-log entry (`kind: "combat"`, same id)."""
+def insert_action(conn, log: RollLog, fight: Fight, body: dict[str, Any], *, changes: list[dict[str, Any]],
+                  log_hidden: bool, character_id: str | None, others: list[str], reverts: str | None, now) -> None:
+    """The action row (the stack) and its roll-log entry (`kind: "combat"`, same id; `others`:
+    the other characters involved, so filtering the log by character finds it)."""
     conn.execute(insert(_act), {
         "id": body["id"], "encounter_id": fight.id, "seq": next_action_seq(conn, fight.id), "type": body["type"],
         "hidden": body["hidden"], "changes": changes, "reverts": reverts, "reverted_by": None, "created_at": now,
     })
-    conn.execute(insert(_log), {
-        "id": body["id"], "campaign_id": fight.campaign_id, "character_id": character_id, "kind": "combat",
-        "hidden": log_hidden, "created_at": now, "body": body, "rerolls": None,
-    })
+    log.append(body, character_id=character_id, hidden=log_hidden, created_at=now,
+               others=[cid for cid in others if cid != character_id])
 
 
 def latest_action(conn, encounter_id: str):

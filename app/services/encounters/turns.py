@@ -35,14 +35,15 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
     """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
     check_gm(principal, "start an encounter")
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         check_version(fight, if_match)
         check_status(fight, "setup", "start")
         if not fight.combatants:
             raise Conflict("an encounter starts with at least one combatant")
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
         _check_take_11(fight, req.take_11)
-        store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
+        store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
         dice = CombatDice(seed=req.seed, dice=req.dice)
         with dice.explained():
             initiative = fight.rules.roll_initiative(dice, _entrants(fight, set(req.take_11)), fight.options,
@@ -55,7 +56,7 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
         changes.encounter("order", initiative.order)
         enter_next(conn, fight, changes, dice, steps, from_slot=0)
         dice.finish()
-        _, shown = record_action(session, conn, fight, principal, type_="start", changes=changes, steps=steps,
+        _, shown = record_action(uow, fight, principal, type_="start", changes=changes, steps=steps,
                                  dice=dice, hidden=req.hidden)
         return {**view.state(fight, scene(conn, fight), viewer(principal)), "action": shown}
 
@@ -66,7 +67,8 @@ def next_turn(session: Session, principal: Principal, encounter_id: str, req: Ne
               idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM, or the owner of a combatant whose turn it is: end the turn."""
 
-    def work(conn, fight: Fight) -> dict[str, Any]:
+    def work(uow, fight: Fight) -> dict[str, Any]:
+        conn = uow.conn
         check_version(fight, if_match)
         check_status(fight, "active", "next-turn")
         current = fight.encounter["current_turn"] or {}
@@ -80,7 +82,7 @@ def next_turn(session: Session, principal: Principal, encounter_id: str, req: Ne
                       "combatant_id": current.get("combatant_id")})
         enter_next(conn, fight, changes, dice, steps, from_slot=(current.get("slot", -1) + 1))
         dice.finish()
-        _, shown = record_action(session, conn, fight, principal, type_="next_turn", changes=changes, steps=steps,
+        _, shown = record_action(uow, fight, principal, type_="next_turn", changes=changes, steps=steps,
                                  dice=dice, hidden=req.hidden)
         return shown
 
@@ -117,7 +119,7 @@ def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
     steps.append({"rule": "turn", "what": "new round", "round": round_})
     entrants = None
     if fight.rules.reorders_each_round:
-        store.load_characters(conn, fight, (c["character_id"] for c in fight.combatants), lock=False)
+        store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
         entrants = _entrants(fight, set())
     with dice.explained():
         again = fight.rules.next_round(dice, fight.encounter["turn_order"], entrants, round_, fight.options,
@@ -132,7 +134,7 @@ def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, steps: lis
     entries = [e for e in order if e["slot"] == slot]
     by_id = {c["id"]: c for c in fight.combatants}
     present = [by_id[e["combatant_id"]] for e in entries if e["combatant_id"] in by_id]
-    store.load_characters(conn, fight, (c["character_id"] for c in present), lock=False)
+    store.load_characters(fight, (c["character_id"] for c in present), lock=False)
     actors = []
     for e in entries:
         c = by_id.get(e["combatant_id"])
@@ -141,8 +143,10 @@ def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, steps: lis
         ch = fight.character_of(c)
         if not fight.rules.can_act_in(e, fight.encounter["round"]):
             steps.append({"rule": fight.rules.late_rule, "what": "does not act this round", "combatant_id": c["id"]})
-        elif ch is None or fight.rules.is_down(ch["sheet"]):
+        elif ch is None or fight.rules.is_down(ch.sheet):
             steps.append({"rule": "turn", "what": "down: skipped", "combatant_id": c["id"]})
+        elif (why := fight.rules.stopped(c["counters"] or {}, ch.sheet, fight.encounter["round"])) is not None:
+            steps.append({**why, "combatant_id": c["id"]})
         else:
             actors.append(c)
     return actors
@@ -196,7 +200,8 @@ def _entrants(fight: Fight, take_11: set[str]) -> list[Entrant]:
         if ch is None:
             raise Conflict(f"the character of combatant {c['id']} was deleted: remove the combatant first",
                            field="combatants", extra={"combatant_id": c["id"]})
-        out.append(Entrant(combatant_id=c["id"], kind=ch["kind"], sheet=ch["sheet"], override=c["initiative_override"],
+        out.append(Entrant(combatant_id=c["id"], kind=ch.kind, sheet=ch.sheet, override=c["initiative_override"],
+                           counters=c["counters"] or {},
                            actions=c["actions"], take_11=c["id"] in take_11))
     return out
 

@@ -1,32 +1,31 @@
-"""The unit of work of every encounter write: lock the encounter, do the use case,
-write everything (action, roll-log entry, sheets, encounter version, event,
+"""The unit of work of every encounter write (`EncounterWork`, the app's `UnitOfWork`
+with the encounter locked): do the use case, write everything (action, roll-log
+entry, sheets through the one character repository, encounter version, event,
 idempotency record) and commit once, or nothing at all.
 
 Two writes on one encounter never interleave: the encounter row is locked
 `FOR UPDATE` (PostgreSQL) before anything is read; SQLite writers are serialized
-already (`BEGIN IMMEDIATE`). A sheet changed under us (a lost race) or a
-transient database error retries the whole use case on fresh state."""
+already (`BEGIN IMMEDIATE`). A sheet or the encounter changed under us (a lost
+race: `StaleVersion`) or a transient database error runs the whole use case
+again on fresh state (`retried`), after the idempotent replay."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import insert
-from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, utcnow
 from app.services.auth import Principal
 from app.services.encounters import store
-from app.services.encounters.store import Fight, Retry
+from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
-from app.services.operations import Idempotency
+from app.services.operations import Idempotency, replay
 from app.services.pages import check_if_match
-from app.services.validation import InvalidBody
+from app.services.uow import UnitOfWork, retried
 
-T = TypeVar("T")
-MAX_ATTEMPTS = 8
 _INSERT_IDEMPOTENCY = insert(IdempotencyRecord.__table__)
 
 
@@ -34,66 +33,60 @@ def viewer(principal: Principal) -> Viewer:
     return Viewer(is_gm=principal.is_gm, player_id=principal.player_id)
 
 
-def replay(session: Session, principal: Principal, idem: Idempotency | None) -> dict | None:
-    """API.md: the same key and body replay the first response; the key with another body → 422."""
-    if idem is None:
-        return None
-    record = session.get(IdempotencyRecord, (principal.token_hash, idem.key))
-    if record is None:
-        return None
-    if record.request_hash != idem.fingerprint:
-        raise InvalidBody("this Idempotency-Key was already used with a different request", field="Idempotency-Key")
-    return record.body
+class EncounterWork(UnitOfWork):
+    """One write on one encounter of the caller's campaign: on entry the encounter is
+    loaded, locked (`fight`); `commit(response)` stores the response under the
+    Idempotency-Key in the same transaction and commits."""
 
+    busy = "the encounter is being changed by too many requests at once; try again"
 
-def write(session: Session, principal: Principal, encounter_id: str, work: Callable[[Any, Fight], dict[str, Any]],
-          *, idem: Idempotency | None = None, status_code: int = 201) -> dict[str, Any]:
-    """Run `work(conn, fight)` on the locked encounter and commit; the response it returns
-    is stored under the Idempotency-Key in the same transaction."""
-    if (body := replay(session, principal, idem)) is not None:
-        return body
-    retried_integrity = False
-    for _attempt in range(MAX_ATTEMPTS):
+    def __init__(self, session: Session, principal: Principal, encounter_id: str, idem: Idempotency | None,
+                 status_code: int = 201):
+        super().__init__(session, principal.campaign_id)
+        self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
+
+    def __enter__(self) -> EncounterWork:
+        super().__enter__()
         try:
-            conn = session.connection()
-            fight = store.load_fight(conn, encounter_id, lock=True)
-            if fight.campaign_id != principal.campaign_id:
+            self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters)
+            if self.fight.campaign_id != self.campaign_id:
                 raise NotFound("no encounter with this id")
-            response = work(conn, fight)
-            if idem is not None:
-                conn.execute(_INSERT_IDEMPOTENCY, {"token_hash": principal.token_hash, "key": idem.key,
-                                                   "request_hash": idem.fingerprint, "status_code": status_code,
-                                                   "body": response, "created_at": utcnow()})
-            session.commit()
-            return response
-        except Retry:
-            session.rollback()
-        except OperationalError as exc:
-            session.rollback()
-            if not (exc.connection_invalidated or _transient(exc)):
-                raise
-        except IntegrityError:
-            session.rollback()
-            if (body := replay(session, principal, idem)) is not None:
-                return body  # a concurrent request with the same key won
-            if retried_integrity:
-                raise
-            retried_integrity = True
         except BaseException:
-            session.rollback()
+            self.__exit__(None, None, None)
             raise
-    raise Conflict("the encounter is being changed by too many requests at once; try again", retry_after=1)
+        return self
+
+    def replayed(self) -> dict | None:
+        """API.md: the same key and body replay the first response; the key with another body → 422."""
+        return replay(self.session, self.principal, self.idem)
+
+    def commit(self, response: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        if self.idem is not None:
+            self.conn.execute(_INSERT_IDEMPOTENCY, {
+                "token_hash": self.principal.token_hash, "key": self.idem.key, "request_hash": self.idem.fingerprint,
+                "status_code": self.status_code, "body": response, "created_at": utcnow()})
+        super().commit()
+        return response
 
 
-def _transient(exc: OperationalError) -> bool:
-    text = str(exc.orig).lower()
-    return any(s in text for s in ("database is locked", "deadlock", "could not serialize", "busy"))
+def write(session: Session, principal: Principal, encounter_id: str,
+          work: Callable[[EncounterWork, Fight], dict[str, Any]], *, idem: Idempotency | None = None,
+          status_code: int = 201) -> dict[str, Any]:
+    """Run `work(uow, fight)` on the locked encounter and commit; the response it returns
+    is stored under the Idempotency-Key in the same transaction."""
+    return _run(EncounterWork(session, principal, encounter_id, idem, status_code), work)
+
+
+@retried
+def _run(uow: EncounterWork, work: Callable[[EncounterWork, Fight], dict[str, Any]]) -> dict[str, Any]:
+    with uow:
+        return uow.commit(work(uow, uow.fight))
 
 
 def scene(conn, fight: Fight) -> Scene:
     """Visibility inputs: hidden combatants and their owners (loaded characters, else one query)."""
     missing = [c["character_id"] for c in fight.combatants if c["character_id"] not in fight.characters]
-    owners = {cid: ch["player_id"] for cid, ch in fight.characters.items()}
+    owners = {cid: ch.player_id for cid, ch in fight.characters.items()}
     owners.update(store.owners(conn, missing))
     return Scene.of(fight, owners)
 

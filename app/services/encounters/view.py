@@ -76,10 +76,10 @@ def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, 
 def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
     rules = fight.rules
     ch = fight.character_of(c)
-    sheet = ch["sheet"] if ch else None
+    sheet = ch.sheet if ch else None
     out = {
-        "id": c["id"], "character_id": c["character_id"], "name": ch["name"] if ch else None,
-        "kind": ch["kind"] if ch else None, "player_id": ch["player_id"] if ch else None,
+        "id": c["id"], "character_id": c["character_id"], "name": ch.name if ch else None,
+        "kind": ch.kind if ch else None, "player_id": ch.player_id if ch else None,
         "side": c["side"], "hidden": c["hidden"], "position": c["position"], "initiative": c["initiative"],
         "actions": c["actions"], "down": rules.is_down(sheet) if sheet is not None else True,
         "reaction": c["reaction"] or rules.default_reaction,
