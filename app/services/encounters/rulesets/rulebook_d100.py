@@ -5,17 +5,40 @@ combatants were added (none for a GM override), then the d100 rerolls of ties
 still equal after the units digit (RB-C2), tied combatants in that order."""
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
+from pydantic import Field, StrictInt
+
+from app.models.encounters import AttackRequest
+from app.models.rulesets.rulebook_d100 import Name
 from app.rules import rulebook_d100 as rb
+from app.rules.errors import RuleError
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.rulesets.base import (
     EncounterRules,
     Entrant,
+    Exchange,
     Initiative,
+    Party,
     Pool,
     entry,
 )
+
+
+class RulebookAttackRequest(AttackRequest):
+    """RB-F2, RB-F3: table dice in rule order: the attack d100, the dodge d100 (when the
+    target dodges a successful attack), RB-C2 d100 rerolls of a tie (attacker, defender), then
+    the weapon's damage dice."""
+
+    kind: Literal["melee", "ranged", "morale"] | None = Field(
+        None, description="RB-F2: melee (FOR), ranged (PER) or morale (CHA or DIS, damage off pe); default: the "
+                          "weapon's kind, else melee.")
+    stat: Name | None = Field(None, description="RB-F2: the attack stat, one the kind allows (default: its first).")
+    skill: Name | None = Field(None, description="A skill bonus (RB-T1); missing from the sheet: a weakened roll.")
+    modifier: StrictInt = Field(0, ge=-1000, le=1000, description="Other modifiers of the attack's percentage.")
+    reaction: Literal["dodge", "absorb", "none"] | None = Field(
+        None, description="RB-F3: overrides the target's standing reaction (only a caller who controls the target).")
 
 
 class RulebookD100(EncounterRules):
@@ -25,6 +48,16 @@ class RulebookD100(EncounterRules):
     default_reaction = "dodge"
     late_rule = "RB-F4"
     dice_order = "RB-F4 d100 HAB test per combatant in the order added, then RB-C2 d100 rerolls of ties"
+
+    combat_actions = {"attack": RulebookAttackRequest}
+
+    def attack(self, x: Exchange) -> None:
+        """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
+        req: RulebookAttackRequest = x.req  # type: ignore[assignment]
+        choice = AttackChoice(kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon,
+                              damage=req.damage)
+        x.steps.extend(resolve_attack(x.dice, x.actor, x.target, x.reaction, choice, round_=x.round,
+                                      campaign_options=x.campaign_options))
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """RB-F4: a HAB ranking (RB-C3: level, then units digit, then d100 rerolls); a
@@ -93,3 +126,128 @@ def _override(level: int) -> rb.TestResult:
     """The GM's initiative: a plain success at that level (ties: as a roll of 10, RB-C2)."""
     return rb.TestResult(roll=10, percentage=level * 10 + 10, level=level, outcome="success",
                          crit_success_chance=0, crit_failure_chance=0)
+
+
+# --- attacks (RB-F1..F3, RB-C4) ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttackChoice:
+    """RB-F2: the attack kind (melee FOR, ranged PER, morale CHA or DIS), its stat, a skill,
+    the weapon (its damage expression and kind) or a damage expression."""
+
+    kind: str | None = None
+    stat: str | None = None
+    skill: str | None = None
+    modifier: int = 0
+    weapon: str | None = None
+    damage: str | None = None
+
+
+def resolve_attack(dice: CombatDice, attacker: Party, target: Party, reaction: str, choice: AttackChoice, *,
+                   round_: int, campaign_options: dict[str, Any]) -> list[dict]:
+    """One Rulebook attack in rule order; changes the fighters (copies), returns the steps.
+
+    RB-F2 the attack test (a failed test misses: no defense rolled); RB-F3 the defender's
+    standing reaction: `dodge` = RB-C4 confrontation with a HAB test (DIS against morale),
+    −10 more for each further dodge in the same round, a won dodge takes no damage and a
+    critical dodge grants a free attack; `absorb` = armour off the damage; `none`. RB-F2
+    damage = success level (doubled on a critical, RB-T5) + the weapon's roll; a critical
+    failure of the dodge doubles the damage taken; morale damage comes off `pe` (RB-F1).
+    Dice: attack d100, dodge d100, RB-C2 d100 rerolls of a tie (attacker, defender), damage."""
+    steps: list[dict[str, Any]] = []
+    kind, expression, weapon = _weapon(attacker.sheet, choice)
+    stat = rb.attack_stat(kind, choice.stat)
+    spec = _attack_spec(attacker.sheet, stat, choice, campaign_options)
+    attack = rb.roll_test(spec, dice.of(attacker.id), "attack")
+    steps.append({"rule": "RB-F2", "what": "attack test", "combatant_id": attacker.id, "kind": kind, "stat": stat,
+                  "skill": choice.skill, **_test(attack)})
+    if not attack.success:
+        steps.append({"rule": "RB-F2", "what": "the attack misses", "combatant_id": target.id})
+        return steps
+    dodge = None
+    if reaction == "dodge":
+        dodge = _dodge(dice, target, kind, round_, campaign_options, steps)
+    hit = rb.resolve_attack(attack, kind, expression, dice.of(attacker.id), defense=reaction, dodge=dodge,
+                            armor=int(target.sheet.get("armor") or 0), defender_source=dice.of(target.id))
+    if dodge is not None:
+        steps.append({"rule": "RB-C4", "what": "dodge: confrontation", "combatant_id": target.id,
+                      "attack_level": attack.level, "dodge_level": dodge.level,
+                      "winner": "defender" if hit.dodged else "attacker", "tiebreak": hit.tiebreak})
+    if hit.dodged:
+        if hit.free_attack:
+            steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
+        return steps
+    damage = rb.attack_damage(attack.level, hit.weapon_roll)
+    steps.append({"rule": "RB-F2", "what": "damage", "combatant_id": attacker.id, "weapon": weapon,
+                  "expression": expression, "level": attack.level, "weapon_roll": hit.weapon_roll, "damage": damage})
+    if reaction == "absorb":
+        steps.append({"rule": "RB-F3", "what": "absorb: armour", "combatant_id": target.id,
+                      "armor": int(target.sheet.get("armor") or 0), "damage": damage,
+                      "taken": hit.damage})
+    if hit.doubled:
+        steps.append({"rule": "RB-F3", "what": "critical failure of the dodge: damage doubled",
+                      "combatant_id": target.id, "taken": hit.damage})
+    pool = next(p for p in RulebookD100.pools if p.name == hit.pool)
+    before = pool.value(target.sheet)
+    after = max(pool.floor, before - hit.damage)
+    target.sheet[pool.key] = after
+    steps.append({"rule": "RB-F1", "what": pool.name, "combatant_id": target.id, "damage": hit.damage,
+                  "before": before, "after": after})
+    return steps
+
+
+def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str | None]:
+    """(kind, damage expression, weapon name): the named weapon (its kind unless the request
+    names one), a damage expression, or the sheet's first weapon; RB-F2 melee by default."""
+    if choice.weapon is not None and choice.damage is not None:
+        raise RuleError("give `weapon` or `damage`, not both", field="damage")
+    if choice.damage is not None:
+        return choice.kind or "melee", choice.damage, None
+    weapons = sheet.get("weapons") or []
+    if choice.weapon is None:
+        if not weapons:
+            raise RuleError("the attacker has no weapon on its sheet: give a `damage` expression (RB-F2)",
+                            field="weapon")
+        w = weapons[0]
+    else:
+        w = next((w for w in weapons if w["name"] == choice.weapon), None)
+        if w is None:
+            raise RuleError(f"no weapon {choice.weapon!r} on the attacker's sheet; it has "
+                            f"{', '.join(x['name'] for x in weapons) or 'none'}", field="weapon")
+    return choice.kind or w.get("kind") or "melee", w["damage"], w["name"]
+
+
+def _stat(sheet: dict[str, Any], stat: str) -> int:
+    """RB-F1: a stat the sheet leaves out is an average person's, 50."""
+    return int((sheet.get("stats") or {}).get(stat, rb.AVERAGE_STAT))
+
+
+def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaign_options) -> rb.TestSpec:
+    """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
+    skills = sheet.get("skills") or {}
+    weakened = choice.skill is not None and choice.skill not in skills
+    return rb.TestSpec(stat_value=_stat(sheet, stat), skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
+                       weakened=weakened, modifier=choice.modifier,
+                       crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+                       rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+                       ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True))
+
+
+def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options, steps: list[dict]):
+    """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
+    previous = int(target.counters.get("dodges") or 0) if target.counters.get("dodge_round") == round_ else 0
+    stat = rb.dodge_stat(kind)
+    modifier = rb.dodge_modifier(previous)
+    spec = rb.TestSpec(stat_value=_stat(target.sheet, stat), modifier=modifier,
+                       crit_chance=int(target.sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+                       rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+                       ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True))
+    dodge = rb.roll_test(spec, dice.of(target.id), "dodge")
+    target.counters.update(dodges=previous + 1, dodge_round=round_)
+    steps.append({"rule": "RB-F3", "what": "dodge test", "combatant_id": target.id, "stat": stat,
+                  "previous_dodges": previous, "penalty": modifier, **_test(dodge)})
+    return dodge
+
+
+def _test(t: rb.TestResult) -> dict[str, Any]:
+    return {"roll": t.roll, "percentage": t.percentage, "level": t.level, "outcome": t.outcome}

@@ -6,17 +6,37 @@ those still tied again, and so on."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import groupby
+from typing import Any, Literal
 
+from pydantic import Field, StrictInt
+
+from app.models.encounters import AttackRequest
 from app.rules import worlds_awakening as wa
+from app.rules.errors import RuleError
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.rulesets.base import (
     EncounterRules,
     Entrant,
+    Exchange,
     Initiative,
+    Party,
     Pool,
     one_per_slot,
 )
+
+
+class WorldsAwakeningAttackRequest(AttackRequest):
+    """WA-C1..C3: table dice in rule order: the d20, then the damage dice (rolled twice on a
+    critical success reaching the defense, WA-C2). No reaction: the defense is a value."""
+
+    kind: Literal["physical", "magical"] = Field(
+        "physical", description="WA-C1: against the physical (10 + CON + level) or magical (10 + SAG + level) defense.")
+    stat: Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"] | None = Field(
+        None, description="WA-C1: the attack characteristic (default: the weapon's; without one FOR, INT magical).")
+    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
+    reaction: Literal["none"] | None = Field(None, description="WA-C1: no reaction (the defense is a value).")
 
 
 class WorldsAwakening(EncounterRules):
@@ -24,6 +44,14 @@ class WorldsAwakening(EncounterRules):
     pools = (Pool("hp", "hp", "hp_max"), Pool("mp", "mp", "mp_max"))
     reactions = ("none",)  # WA-C1: an attack is tested against the defense value; no reaction
     dice_order = "WA-C4 d20 roll-offs of tied initiatives, highest initiative first"
+
+    combat_actions = {"attack": WorldsAwakeningAttackRequest}
+
+    def attack(self, x: Exchange) -> None:
+        """WA-C1..C3, WA-C5 (see `resolve_attack`)."""
+        req: WorldsAwakeningAttackRequest = x.req  # type: ignore[assignment]
+        choice = AttackChoice(kind=req.kind, stat=req.stat, modifier=req.modifier, weapon=req.weapon, damage=req.damage)
+        x.steps.extend(resolve_attack(x.dice, x.actor, x.target, choice))
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """WA-C4: initiative = 10 + DEX (the GM's override replaces it), highest first;
@@ -63,3 +91,92 @@ def _group_rollers(members: list[int], rolloffs: dict[int, tuple[int, ...]], dep
         sub = list(sub)
         if len(sub) > 1:
             yield from _group_rollers(sub, rolloffs, depth + 1)
+
+
+# --- attacks (WA-C1..C3, WA-C5) ---------------------------------------------------------------
+
+KINDS = ("physical", "magical")
+DEFAULT_STAT = {"physical": "FOR", "magical": "INT"}  # Decision: without a weapon, FOR or INT
+
+
+@dataclass(frozen=True)
+class AttackChoice:
+    """WA-C1: a physical or magical attack, its characteristic (the weapon's by default), the
+    weapon of the sheet or a damage expression, other modifiers."""
+
+    kind: str = "physical"
+    stat: str | None = None
+    modifier: int = 0
+    weapon: str | None = None
+    damage: str | None = None
+
+
+def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: AttackChoice) -> list[dict]:
+    """One Worlds Awakening attack; changes the target (a copy), returns the steps.
+
+    WA-C1 d20 + the characteristic + level against the target's defense (physical 10 + CON +
+    level, magical 10 + SAG + level, WA-S3; no reaction); WA-T4 the attacker's CHA widens the
+    critical ranges; WA-C2 a critical success reaching the defense rolls the damage dice twice
+    (modifiers once), a critical below it hits for normal damage; WA-C3 a critical failure
+    misses; WA-C5 HP never below 0, `down` at 0. Dice: the d20, then the damage dice (twice
+    on WA-C2)."""
+    if choice.kind not in KINDS:
+        raise RuleError(f"unknown attack kind {choice.kind!r}; known: {', '.join(KINDS)}", field="kind")
+    stat, expression, weapon = _weapon(attacker.sheet, choice)
+    stats, level = attacker.sheet.get("stats") or {}, int(attacker.sheet.get("level") or 1)
+    t_stats, t_level = target.sheet.get("stats") or {}, int(target.sheet.get("level") or 1)
+    defense = (wa.physical_defense(int(t_stats.get("CON", 0)), t_level) if choice.kind == "physical"
+               else wa.magical_defense(int(t_stats.get("SAG", 0)), t_level))
+    cha = int(stats.get("CHA", 0))
+    result = wa.attack(int(stats.get(stat, 0)), level, cha, expression, defense, dice.of(attacker.id),
+                       modifier=choice.modifier)
+    steps: list[dict[str, Any]] = [{
+        "rule": "WA-C1", "what": "attack test", "combatant_id": attacker.id, "kind": choice.kind, "stat": stat,
+        "stat_value": int(stats.get(stat, 0)), "level": level, "modifier": choice.modifier,
+        "natural": result.natural, "total": result.total, "defense": defense,
+        "defense_of": target.id, "critical": result.critical, "hit": result.hit}]
+    if result.critical == "failure":
+        steps.append({"rule": "WA-C3", "what": "critical failure: a miss", "combatant_id": attacker.id,
+                      "natural": result.natural, "range": wa.crit_failure_max(cha)})
+    elif result.critical == "success":
+        steps.append({"rule": "WA-C2", "what": "critical success" + (": damage dice rolled twice" if result.bonus_damage
+                                                                     else " below the defense: normal damage"),
+                      "combatant_id": attacker.id, "natural": result.natural, "range": wa.crit_success_min(cha),
+                      "bonus_damage": result.bonus_damage})
+    if not result.hit:
+        return steps
+    steps.append({"rule": "WA-C2" if result.bonus_damage else "WA-C1", "what": "damage", "combatant_id": attacker.id,
+                  "weapon": weapon, "expression": expression, "dice": list(result.damage_rolls),
+                  "doubled_dice": result.bonus_damage, "damage": result.damage})
+    before = int(target.sheet.get("hp") if target.sheet.get("hp") is not None else target.sheet.get("hp_max") or 0)
+    after, down = wa.apply_damage(before, result.damage)
+    target.sheet["hp"] = after
+    steps.append({"rule": "WA-C5", "what": "hp", "combatant_id": target.id, "damage": result.damage,
+                  "before": before, "after": after})
+    if down and before > 0:
+        target.sheet["down"] = True
+        steps.append({"rule": "WA-C5", "what": "down: 0 HP", "combatant_id": target.id})
+    return steps
+
+
+def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str | None]:
+    """(characteristic, damage expression, weapon name): the named weapon of the sheet, a
+    damage expression, or the sheet's first weapon; `stat` overrides the weapon's."""
+    if choice.weapon is not None and choice.damage is not None:
+        raise RuleError("give `weapon` or `damage`, not both", field="damage")
+    if choice.stat is not None and choice.stat not in wa.STATS:
+        raise RuleError(f"unknown characteristic {choice.stat!r}; known: {', '.join(wa.STATS)}", field="stat")
+    if choice.damage is not None:
+        return choice.stat or DEFAULT_STAT[choice.kind], choice.damage, None
+    weapons = sheet.get("weapons") or []
+    if choice.weapon is None:
+        if not weapons:
+            raise RuleError("the attacker has no weapon on its sheet: give a `damage` expression (WA-C1)",
+                            field="weapon")
+        w = weapons[0]
+    else:
+        w = next((w for w in weapons if w["name"] == choice.weapon), None)
+        if w is None:
+            raise RuleError(f"no weapon {choice.weapon!r} on the attacker's sheet; it has "
+                            f"{', '.join(x['name'] for x in weapons) or 'none'}", field="weapon")
+    return choice.stat or w["stat"], w["damage"], w["name"]

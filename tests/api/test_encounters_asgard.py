@@ -1,0 +1,402 @@
+"""Asgard attacks in an encounter through HTTP, table dice (AS-C1..C5, AS-C11, AS-C13, AS-H1):
+the attack test, the defense test(s), damage read from the attack dice, protection, AS-C4's
+primes and penalties, "mal en point", groups of extras, and one scripted fight."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.api.support import assert_problem, assert_validation
+from tests.api.test_encounters import ids, table  # noqa: F401  (the fixture)
+
+EPEE = {"name": "epee", "damage_dice": 2, "ranged": False}
+DAGUE = {"name": "dague", "damage_dice": 1, "ranged": False}
+HACHE = {"name": "hache", "damage_dice": 3, "ranged": False}
+GOURDIN = {"name": "gourdin", "damage_dice": 1, "ranged": False}
+
+
+def hero(**kw: Any) -> dict[str, Any]:
+    return {"skills": {"combat": 6, "defense": 4, "perception": 5, "resistance": 2, "volonte": 1},
+            "vitality": 20, "vitality_max": 20, "heroism": 2, "protection": 2, "weapons": [EPEE, DAGUE], **kw}
+
+
+def foe(**kw: Any) -> dict[str, Any]:
+    return {"skills": {"combat": 5, "defense": 3, "perception": 2, "resistance": 1, "volonte": 0},
+            "vitality": 10, "vitality_max": 10, "heroism": 1, "protection": 1, "weapons": [HACHE], **kw}
+
+
+def extra(**kw: Any) -> dict[str, Any]:
+    return {"skills": {"combat": 2, "defense": 2, "perception": 0}, "vitality": 5, "vitality_max": 5,
+            "protection": 0, "tier": "figurant", "weapons": [GOURDIN], **kw}
+
+
+def setup(t, *people: tuple[str, dict, str], start: list[int] | None = None) -> tuple[str, dict[str, str]]:
+    """An encounter of these (name, sheet, kind), started with these perception dice (AS-C13)."""
+    s = t.encounter([{"character_id": t.character(name, sheet, kind=kind,
+                                                  player=t.alice if kind == "pc" else None)}
+                     for name, sheet, kind in people])
+    if start is not None:
+        t.start(s["id"], dice=start)
+    return s["id"], ids(s)
+
+
+def attack(t, eid: str, actor: str, target: str, dice: list[int], status: int = 201, **body: Any) -> dict:
+    return t.act(eid, {"type": "attack", "actor_id": actor, "target_id": target, "dice": dice, **body}, status=status)
+
+
+def step(action: dict, rule: str, what: str) -> dict:
+    return next(s for s in action["steps"] if s["rule"] == rule and s["what"] == what)
+
+
+def vitality(t, eid: str) -> dict[str, int]:
+    return {c["name"]: c["resources"]["vitality"]["value"] for c in t.state(eid)["combatants"]}
+
+
+def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(table):
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # AS-C1: combat 5+2+4 + 6 = 17 against defense 3+3+3 + 3 = 12; AS-C2: epee 2d6 reads the
+    # two other dice, 2 + 4; AS-C3: − protection 1
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3], weapon="epee")
+    assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in a["rolls"]] == (
+        [("d6", v, "attack", n["Hero"]) for v in (5, 2, 4)] + [("d6", 3, "defense", n["Foe"])] * 3)
+    assert [(s["rule"], s["what"]) for s in a["steps"]] == [
+        ("AS-C1", "attack test"), ("AS-C1", "defense test"), ("AS-T9", "opposition"), ("AS-C2", "damage"),
+        ("AS-C3", "protection"), ("AS-C3", "vitality")]
+    assert (step(a, "AS-C1", "attack test")["score"], step(a, "AS-C1", "defense test")["score"]) == (17, 12)
+    assert step(a, "AS-C2", "damage")["read_dice"] == [2, 4]
+    assert step(a, "AS-C3", "protection") == {"rule": "AS-C3", "what": "protection", "combatant_id": n["Foe"],
+                                              "damage": 6, "protection": 1, "heroism_die": None, "taken": 5}
+    assert [(c["combatant_id"], c["field"], c["before"], c["after"]) for c in a["changes"]] == [
+        (n["Foe"], "vitality", 10, 5)]
+    # AS-T9 in AS-C1: 2+3+3 + 5 = 13 against 4+3+2 + 4 = 13: the higher skill (5 > 4) wins;
+    # hache 3d6 reads all three dice: 8 − 2
+    b = attack(t, eid, n["Foe"], n["Hero"], [2, 3, 3, 4, 3, 2])
+    assert (step(b, "AS-T9", "opposition")["decided_by"], step(b, "AS-C2", "damage")["read_dice"]) == ("skill", [2, 3, 3])
+    # dague 1d6 reads the distinguished first die; 1+3+4 + 6 = 14 against 5+5+1 + 3: the higher skill
+    c = attack(t, eid, n["Hero"], n["Foe"], [1, 3, 4, 5, 5, 1], weapon="dague")
+    assert step(c, "AS-T9", "opposition")["winner"] == "attacker"
+    assert step(c, "AS-C2", "damage")["read_dice"] == [1]
+    assert vitality(t, eid) == {"Hero": 14, "Foe": 5}
+
+
+def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
+    t = table("asgard", {"gm_difficulty": 12})
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # no defense test: 3+2+1 + 6 = 12 ≥ the campaign's 12; dague reads 3, − 1
+    a = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1], weapon="dague", unperceived=True)
+    assert [r["purpose"] for r in a["rolls"]] == ["attack"] * 3
+    assert step(a, "AS-C1", "unperceived attack: no defense") == {
+        "rule": "AS-C1", "what": "unperceived attack: no defense", "combatant_id": n["Foe"], "difficulty": 12,
+        "score": 12, "automatic": None, "hit": True}
+    miss = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1], unperceived=True, difficulty=13)
+    assert step(miss, "AS-C1", "unperceived attack: no defense")["hit"] is False and miss["changes"] == []
+    # the standing reaction `none` (set by the GM) is the same; all 1s fail whatever the difficulty (AS-T3)
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Foe']}", json={"reaction": "none"}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    fumble = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 1], difficulty=0)
+    assert step(fumble, "AS-C1", "unperceived attack: no defense")["automatic"] == "failure"
+    assert vitality(t, eid) == {"Hero": 20, "Foe": 8}
+
+
+def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiples(table):
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), ("Brute", foe(), "npc"),
+                   start=[4, 4, 4, 3, 3, 3, 2, 2, 2])
+    # efficacite +2 bought with blessure_legere: 19 against 12; 6 − 1 = 5, halved rounded up: 3
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3], primes=["efficacite"], penalties=["blessure_legere"])
+    assert step(a, "AS-C1", "attack test")["modifier"] == 2
+    assert step(a, "AS-C4", "damage halved, rounded up") == {
+        "rule": "AS-C4", "what": "damage halved, rounded up", "combatant_id": n["Foe"], "halvings": 1,
+        "before": 5, "after": 3}
+    # prudence (+2 on the next defense test) bought with danger (−2 on it): both on the Hero's next defense
+    t.act(eid, {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [1, 1, 2, 3, 3, 3],
+                "primes": ["prudence"], "penalties": ["danger"]})
+    b = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 3, 3, 3])
+    assert step(b, "AS-C4", "prudence / danger on this defense test") == {
+        "rule": "AS-C4", "what": "prudence / danger on this defense test", "combatant_id": n["Hero"],
+        "modifier": 0, "prudence_left": 0, "danger_left": 0}
+    # prudence alone (with blessure_legere): +2 on the next defense: 14 against 15, parried
+    attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 3, 3, 3], primes=["prudence"], penalties=["blessure_legere"])
+    c = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 3, 3, 3])
+    assert step(c, "AS-C1", "defense test")["score"] == 15 and step(c, "AS-T9", "opposition")["hit"] is False
+    # attaques_multiples: one attack test, each target defends, damage halved for both
+    d = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 2, 2, 2], primes=["attaques_multiples"],
+               penalties=["danger"], also_target_id=n["Brute"])
+    assert [(r["purpose"], r["by"]) for r in d["rolls"]] == (
+        [("attack", n["Hero"])] * 3 + [("defense", n["Foe"])] * 3 + [("defense", n["Brute"])] * 3)
+    assert [(c["combatant_id"], c["field"], c["before"], c["after"]) for c in d["changes"]
+            if c["field"] == "vitality"] == [(n["Foe"], "vitality", 7, 4), (n["Brute"], "vitality", 10, 7)]
+    # a second target without the prime, the prime without one, two primes: 422
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "also_target_id": n["Brute"], "dice": []})
+    assert "AS-C4" in assert_problem(r, 422, "rule-violation")["detail"]
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "primes": ["efficacite", "prudence"],
+        "penalties": ["danger", "danger"], "dice": []})
+    assert_validation(r, [["body", "primes"], ["body", "penalties"]])
+
+
+def test_as_h1_as_c3_heroism_dice_add_to_damage_and_come_off_it(table):
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Foe']}", json={"reaction": "defense_heroism"},
+                       headers=t.gm)
+    assert r.status_code == 200, r.text
+    # 5+2+4+6 + 6 = 23 against 3+3+3+5 + 3 = 17; damage 2 + 4 + 6 (AS-C2), − 1 − 5 (AS-C3)
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 6, 3, 3, 3, 5], heroism_4d6=True)
+    assert [r["purpose"] for r in a["rolls"]] == ["attack"] * 3 + ["heroism"] + ["defense"] * 3 + ["heroism"]
+    assert step(a, "AS-C2", "damage")["damage"] == 12
+    assert step(a, "AS-C3", "protection")["heroism_die"] == 5 and step(a, "AS-C3", "vitality")["after"] == 4
+    assert sorted((c["field"], c["before"], c["after"]) for c in a["changes"]) == [
+        ("heroism", 1, 0), ("heroism", 2, 1), ("vitality", 10, 4)]
+    # no heroism left: a plain defense (AS-H6); the attacker with none: 409, nothing rolled
+    b = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 6, 6, 6])
+    assert step(b, "AS-H6", "no heroism left: a plain defense test")["combatant_id"] == n["Foe"]
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "heroism_4d6": True, "dice": []})
+    assert_problem(r, 409, "insufficient-resource")
+
+
+def test_as_c5_mal_en_point_dying_and_unconscious_then_down_skipped_and_reverted(table):
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # hit for 6 − 1 = 5 ≥ 3: vitality 0; AS-C5 against 5 + 5: resistance 1+2+3 + 1 = 7 failed →
+    # dying, the d6 says 4 rounds; volonte 2+2+2 + 0 = 6 failed → unconscious 6 + 5 rounds
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 1, 2, 3, 4, 2, 2, 2, 6, 5])
+    assert [r["purpose"] for r in a["rolls"]][6:] == (["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3
+                                                     + ["unconscious_rounds"] * 2)
+    assert all(r["by"] == n["Foe"] for r in a["rolls"][3:])
+    mal = step(a, "AS-C5", "mal en point")
+    assert (mal["difficulty"], mal["resistance"]["score"], mal["dying"], mal["dies_in_rounds"],
+            mal["volonte"]["score"], mal["unconscious_rounds"]) == (10, 7, True, 4, 6, 11)
+    assert a["steps"][-1] == {"rule": "turn", "what": "down", "combatant_id": n["Foe"]}
+    s = t.state(eid)
+    assert s["combatants"][1]["down"] is True
+    assert s["combatants"][1]["conditions"] == [{"name": "dying", "rounds_left": 4, "ends": "end_of_turn"},
+                                                {"name": "unconscious", "rounds_left": 11, "ends": "end_of_turn"}]
+    assert t.sheet(s["combatants"][1]["character_id"])["sheet"]["condition"] == {
+        "dying": True, "dies_in_rounds": 4, "unconscious_rounds": 11, "dead": False}
+    # a down combatant is skipped, and does not act
+    turn = t.next_turn(eid)
+    assert ("down: skipped", n["Foe"]) in [(st["what"], st.get("combatant_id")) for st in turn["steps"]]
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "dice": []})
+    assert_problem(r, 409, "conflict")
+    # a blow on a combatant already at 0 rolls no new AS-C5 tests (only the blow that brought it there)
+    again = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3])
+    assert not [st for st in again["steps"] if st["rule"] == "AS-C5"]
+    # revert walks it all back: the sheet's vitality and condition, the combatant's conditions
+    for action in (again, turn, a):
+        t.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", {})
+    s = t.state(eid)
+    assert (s["combatants"][1]["down"], s["combatants"][1]["conditions"]) == (False, [])
+    sheet = t.sheet(s["combatants"][1]["character_id"])["sheet"]
+    assert (sheet["vitality"], sheet["condition"]["dying"], sheet["condition"]["unconscious_rounds"]) == (3, False, None)
+
+
+def test_as_c11_extras_attack_as_a_group_one_test_plus_one_per_member(table):
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("E1", extra(), "npc"), ("E2", extra(), "npc"), ("E3", extra(), "npc"),
+                   ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3, 2, 2, 2, 1, 1, 2, 3, 3, 3])
+    # one test for three extras: 4+3+3 + 2 + 2 = 14 against 3+3+3 + 4 = 13; gourdin reads 4, + 2
+    a = attack(t, eid, n["E1"], n["Hero"], [4, 3, 3, 3, 3, 3], group=[n["E2"], n["E3"]])
+    assert step(a, "AS-C11", "group of extras: one test") == {
+        "rule": "AS-C11", "what": "group of extras: one test", "combatant_id": n["E1"],
+        "members": [n["E1"], n["E2"], n["E3"]], "bonus": 2}
+    assert step(a, "AS-C1", "attack test")["score"] == 14
+    assert (step(a, "AS-C2", "damage")["damage"], step(a, "AS-C3", "vitality")["after"]) == (6, 16)
+    for group, status, slug in (([n["Foe"]], 422, "rule-violation"), ([n["E2"], n["E2"]], 422, "validation-error"),
+                                ([n["Hero"]], 422, "validation-error")):
+        r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+            "type": "attack", "actor_id": n["E1"], "target_id": n["Hero"], "group": group, "dice": []})
+        assert_problem(r, status, slug)
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["E1"], "target_id": n["Hero"], "group": [n["E2"]] * 5, "dice": []})
+    assert_validation(r, [["body", "group"]])
+
+
+def test_asgard_attack_bad_input_is_a_clear_4xx(table):
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=30, vitality_max=30), "npc"),
+                   start=[4, 4, 4, 3, 3, 3])
+    url = f"/v1/encounters/{eid}/actions"
+    base = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"]}
+    assert "lance" in assert_problem(t.client.post(url, json={**base, "weapon": "lance", "dice": []}, headers=t.gm),
+                                     422, "rule-violation")["detail"]
+    assert_problem(t.client.post(url, json={**base, "damage": "1d8", "dice": []}, headers=t.gm), 422, "rule-violation")
+    assert_validation(t.client.post(url, json={**base, "kind": "melee"}, headers=t.gm), [["body", "kind"]])
+    assert_validation(t.client.post(url, json={**base, "reaction": "parry"}, headers=t.gm), [["body", "reaction"]])
+    missing = assert_problem(t.client.post(url, json={**base, "dice": [5, 2, 4]}, headers=t.gm), 422, "dice-needed")
+    assert (missing["needed"]["purpose"], missing["needed"]["by"]) == ("defense", n["Foe"])
+    # a damage expression: its d6 read from the attack (three) and rolled beyond, its constant added
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 6], damage="4d6+1")
+    assert (step(a, "AS-C2", "damage")["extra_dice"], step(a, "AS-C2", "damage")["damage"]) == ([6], 18)
+
+
+# --- one scripted fight -------------------------------------------------------------------------
+
+def normalised(value: Any, names: dict[str, str]) -> Any:
+    """The state with ids replaced by names and timestamps blanked, for an exact comparison."""
+    if isinstance(value, dict):
+        return {k: ("<ts>" if k.endswith("_at") else normalised(v, names)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalised(v, names) for v in value]
+    if isinstance(value, str) and value in names:
+        return names[value]
+    return value
+
+
+def names_of(t, state: dict) -> dict[str, str]:
+    out = {state["id"]: "<encounter>", state["campaign_id"]: "<campaign>", t.alice.id: "<alice>"}
+    for c in state["combatants"]:
+        out[c["id"]], out[c["character_id"]] = c["name"], c["name"] + ":character"
+    return out
+
+
+def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
+    t = table("asgard")
+    s = t.encounter([{"character_id": t.character("Hero", hero(), kind="pc", player=t.alice), "position": {"x": 0, "y": 0}},
+                     {"character_id": t.character("Foe", foe(), kind="npc"), "position": {"x": 1, "y": 0}},
+                     {"character_id": t.character("E1", extra(), kind="npc")},
+                     {"character_id": t.character("E2", extra(), kind="npc")}],
+                    options={"hp_visibility": "status"})
+    eid, n = s["id"], ids(s)
+    # AS-C13: Hero 4+4+4 + 5 = 17, Foe 3+3+3 + 2 = 11, E1 takes 11 (AS-T8), E2 3+3+5 + 0 = 11:
+    # Foe first on perception 2; E1 and E2 roll off 1d6: 2, 5
+    t.start(eid, dice=[4, 4, 4, 3, 3, 3, 3, 3, 5, 2, 5], take_11=[n["E1"]])
+    assert [e["combatant_id"] for e in t.state(eid)["order"]] == [n["Hero"], n["Foe"], n["E2"], n["E1"]]
+    # round 1: the Hero hits the Foe (17 vs 12, 6 − 1); the Foe attacks with efficacite and danger
+    # (2+3+3 + 5 + 2 = 15 vs 4+3+2 + 4 = 13, hache 8 − 2); the extras attack together
+    # (5+3+3 + 2 + 1 = 14 vs 13; 1d6 reads 5, + 1, − 2)
+    attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3])
+    t.next_turn(eid)
+    attack(t, eid, n["Foe"], n["Hero"], [2, 3, 3, 4, 3, 2], primes=["efficacite"], penalties=["danger"])
+    t.next_turn(eid)
+    attack(t, eid, n["E2"], n["Hero"], [5, 3, 3, 3, 3, 3], group=[n["E1"]])
+    t.next_turn(eid)
+    t.next_turn(eid)
+    # round 2: the Hero strikes both extras (attaques_multiples, danger): 17 vs 9 and 8; 6 halved: 3 each
+    attack(t, eid, n["Hero"], n["E1"], [5, 2, 4, 3, 3, 1, 2, 2, 2], primes=["attaques_multiples"],
+           penalties=["danger"], also_target_id=n["E2"])
+    t.next_turn(eid)
+    # its owner sets the Hero's standing reaction: a heroic defense (AS-H1), 5+5+5+6 + 4 − 2 (danger,
+    # AS-C4) = 23 against 1+2+2 + 5 = 10: parried
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Hero']}", json={"reaction": "defense_heroism"},
+                       headers=t.alice.headers)
+    assert r.status_code == 200, r.text
+    attack(t, eid, n["Foe"], n["Hero"], [1, 2, 2, 5, 5, 5, 6])
+    t.next_turn(eid)
+    t.next_turn(eid)
+    t.next_turn(eid)
+    # round 3: an unperceived blow (6+2+3 + 6 ≥ 10; dague reads 6, − 1 = 5: vitality 0) fells the Foe:
+    # AS-C5, resistance 4+4+4 + 1 = 13 ≥ 5 + 5, volonte 1+1+2 + 0 = 4 failed: unconscious 2 + 3 rounds;
+    # then a blow on E1 entered by mistake (all 6s against all 1s, and its AS-C5 dice) is reverted
+    attack(t, eid, n["Hero"], n["Foe"], [6, 2, 3, 4, 4, 4, 1, 1, 2, 2, 3], weapon="dague", unperceived=True)
+    mistake = attack(t, eid, n["Hero"], n["E1"], [6, 6, 6, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1])
+    assert step(mistake, "AS-C5", "mal en point")["dying"] is True
+    t.post(f"/v1/encounters/{eid}/actions/{mistake['id']}/revert", {})
+    t.next_turn(eid)
+    t.post(f"/v1/encounters/{eid}/end", {}, status=200)
+    final = t.state(eid)
+    assert normalised(final, names_of(t, final)) == EXPECTED_ASGARD
+
+
+EXPECTED_ASGARD: dict[str, Any] = {'id': '<encounter>',
+     'campaign_id': '<campaign>',
+     'name': 'Ambush',
+     'status': 'ended',
+     'round': 3,
+     'version': 21,
+     'options': {'hp_visibility': 'status', 'reveal_on_turn': True},
+     'combatants': [{'id': 'Hero',
+                     'character_id': 'Hero:character',
+                     'name': 'Hero',
+                     'kind': 'pc',
+                     'player_id': '<alice>',
+                     'side': 'heroes',
+                     'hidden': False,
+                     'position': {'x': 0, 'y': 0},
+                     'initiative': 17,
+                     'actions': 1,
+                     'down': False,
+                     'reaction': 'defense_heroism',
+                     'resources': {'vitality': {'value': 10, 'max': 20}, 'heroism': {'value': 1, 'max': None}},
+                     'posture': None,
+                     'conditions': [],
+                     'initiative_override': None},
+                    {'id': 'Foe',
+                     'character_id': 'Foe:character',
+                     'name': 'Foe',
+                     'kind': 'npc',
+                     'player_id': None,
+                     'side': 'foes',
+                     'hidden': False,
+                     'position': {'x': 1, 'y': 0},
+                     'initiative': 11,
+                     'actions': 1,
+                     'down': True,
+                     'reaction': 'defense',
+                     'resources': {'vitality': {'value': 0, 'max': 10}, 'heroism': {'value': 1, 'max': None}},
+                     'posture': None,
+                     'conditions': [{'name': 'unconscious', 'rounds_left': 5, 'ends': 'end_of_turn'}],
+                     'initiative_override': None},
+                    {'id': 'E1',
+                     'character_id': 'E1:character',
+                     'name': 'E1',
+                     'kind': 'npc',
+                     'player_id': None,
+                     'side': 'foes',
+                     'hidden': False,
+                     'position': None,
+                     'initiative': 11,
+                     'actions': 1,
+                     'down': False,
+                     'reaction': 'defense',
+                     'resources': {'vitality': {'value': 2, 'max': 5}, 'heroism': {'value': 0, 'max': None}},
+                     'posture': None,
+                     'conditions': [],
+                     'initiative_override': None},
+                    {'id': 'E2',
+                     'character_id': 'E2:character',
+                     'name': 'E2',
+                     'kind': 'npc',
+                     'player_id': None,
+                     'side': 'foes',
+                     'hidden': False,
+                     'position': None,
+                     'initiative': 11,
+                     'actions': 1,
+                     'down': False,
+                     'reaction': 'defense',
+                     'resources': {'vitality': {'value': 2, 'max': 5}, 'heroism': {'value': 0, 'max': None}},
+                     'posture': None,
+                     'conditions': [],
+                     'initiative_override': None}],
+     'order': [{'combatant_id': 'Hero',
+                'slot': 0,
+                'initiative': 17,
+                'extra_action': False,
+                'tiebreak': None,
+                'parallel_with': []},
+               {'combatant_id': 'Foe',
+                'slot': 1,
+                'initiative': 11,
+                'extra_action': False,
+                'tiebreak': None,
+                'parallel_with': []},
+               {'combatant_id': 'E2',
+                'slot': 2,
+                'initiative': 11,
+                'extra_action': False,
+                'tiebreak': {'die': 'd6', 'value': 5, 'rolls': [5]},
+                'parallel_with': []},
+               {'combatant_id': 'E1',
+                'slot': 3,
+                'initiative': 11,
+                'extra_action': False,
+                'tiebreak': {'die': 'd6', 'value': 2, 'rolls': [2]},
+                'parallel_with': []}],
+     'current': {'slot': 2, 'combatant_id': 'E2', 'combatant_ids': ['E2']},
+     'created_at': '<ts>',
+     'updated_at': '<ts>'}
