@@ -6,9 +6,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from sqlalchemy import bindparam, or_, select
 from sqlmodel import Session
 
-from app.kit.errors import NotFound
+from app.kit.errors import Conflict, NotFound
+from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import dice_source
 from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm
@@ -16,7 +18,7 @@ from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 from app.services.rulesets import get_adapter
 from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, OperationContext
-from app.services.validation import validate
+from app.services.validation import InvalidBody, validate
 
 
 def run_test(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
@@ -55,14 +57,55 @@ def reroll(session: Session, principal: Principal, character_id: str, test_id: s
 @retried
 def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> dict[str, Any]:
     with uow:
-        [hero] = uow.lock([character_id])
+        owner = uow.characters.get(character_id).player_id  # 404 first; locked below with the entry's others
         req = validate(uow.adapter.request_model(Capability.REROLL), body)
-        check_owner_or_gm(uow.principal, hero.player_id, "reroll this character's test")
+        check_owner_or_gm(uow.principal, owner, "reroll this character's test")
         ctx = uow.context(req)
-        previous = ctx.get_log_entry(test_id)
-        if previous is None or previous.get("kind") != "test" or previous.get("character_id") != character_id:
+        entry = _entry_involving(uow, test_id, character_id)
+        if entry is None:
             raise NotFound("no test with this id for this character")
+        previous, involved = entry
+        try:
+            [hero, *_] = uow.lock([character_id, *(c for c in involved if c != character_id)])
+        except NotFound:
+            raise Conflict("a character of this entry no longer exists: it cannot be rolled again") from None
+        _check_latest(uow, character_id, test_id)
         return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
+
+
+_log = LogEntry.__table__
+_involved = LogEntryCharacter.__table__
+_ENTRY = select(_log.c.seq, _log.c.character_id, _log.c.hidden, _log.c.body).where(
+    _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+_OTHERS = select(_involved.c.character_id).where(_involved.c.seq == bindparam("seq"))
+_LATEST = (select(_log.c.id, _log.c.rerolls)
+           .where(_log.c.campaign_id == bindparam("campaign_id"),
+                  or_(_log.c.character_id == bindparam("character_id"),
+                      _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id")))))
+           .order_by(_log.c.seq.desc()).limit(1))
+_LATEST_SHOWN = _LATEST.where(_log.c.hidden.is_(False))  # what a player sees
+
+
+def _entry_involving(uow: RollingWork, entry_id: str, character_id: str) -> tuple[dict, list[str]] | None:
+    """The log entry `entry_id` of the campaign (its body, every character it involves) if it
+    involves the character and the caller may see it (a hidden entry is the GM's); else None."""
+    row = uow.conn.execute(_ENTRY, {"id": entry_id, "campaign_id": uow.campaign_id}).first()
+    if row is None or (row.hidden and not uow.principal.is_gm):
+        return None
+    involved = ([row.character_id] if row.character_id else []) + list(uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars())
+    return (row.body, involved) if character_id in involved else None
+
+
+def _check_latest(uow: RollingWork, character_id: str, entry_id: str) -> None:
+    """AS-H2: only the test "just made" is rolled again: the latest entry involving the
+    character (among those the caller sees: hidden GM entries are not a player's); an older
+    one is a 409 naming the newer entry. When the newer one rolled this entry again already,
+    the commit says so (409 `rerolled_by`)."""
+    latest = uow.conn.execute(_LATEST if uow.principal.is_gm else _LATEST_SHOWN,
+                              {"campaign_id": uow.campaign_id, "character_id": character_id}).first()
+    if latest is not None and latest.id != entry_id and latest.rerolls != entry_id:
+        raise Conflict(f"only the character's latest entry can be rolled again (AS-H2): {latest.id} came after "
+                       f"{entry_id}", field="test_id", extra={"newer_entry": latest.id})
 
 
 def character_action(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
@@ -119,6 +162,10 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     character, campaign = load_character(session, principal, character_id)
     check_owner_or_gm(principal, character.player_id, "see this character's odds")
     adapter = get_adapter(campaign.ruleset)
+    if unused := [k for k in ("dice", "seed", "hidden") if isinstance(body, dict) and k in body]:
+        raise InvalidBody(f"odds roll nothing: {', '.join(unused)} is not used by this request (leave it out)",
+                          field=unused[0], extra={"errors": [{"loc": ["body", k], "msg": "not used by odds: nothing is "
+                                                             "rolled nor logged"} for k in unused]})
     req = validate(adapter.TestRequest, body)
     ctx = OperationContext(
         dice=dice_source(dice=[]), options=adapter.parse_options(campaign.options), is_gm=principal.is_gm,

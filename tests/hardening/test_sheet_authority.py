@@ -96,7 +96,7 @@ GM_EDITS = {
 # is stored with the posture, is a governed one)
 SCHEMA_MARKS = {
     GC: ({"race", "level", "stats", "intuition", "karma", "hp", "hp_max", "mp", "mp_max", "light_points",
-          "dark_points", "mental_health", "posture", "final_skill"},
+          "dark_points", "mental_health", "posture", "posture_advantage", "final_skill"},
          {"default_posture", "skills", "spells", "affiliation", "talents", "inventory", "notes"}),
     AS: ({"skills", "vitality", "vitality_max", "heroism", "tier", "condition"}, {"protection", "weapons", "assets"}),
     RB: ({"stats", "skills", "crit_chance", "hp", "hp_max", "pe", "pe_max"}, {"armor", "weapons"}),

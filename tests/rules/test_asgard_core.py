@@ -7,7 +7,7 @@ import pytest
 
 from app.rules.asgard import odds as odds_rules
 from app.rules.asgard.core import (
-    PreviousTest, TestSpec, automatic_failure, degree_of, difficulty_target, retry_improved, roll_test,
+    TestSpec, automatic_failure, check_retry_of, degree_of, difficulty_target, roll_test,
     skill_key, skill_value, spend_heroism,
 )
 from app.rules.dice import TableDice
@@ -83,26 +83,36 @@ def test_as_t3_with_4d6_any_three_sixes_succeed_and_all_four_ones_fail():
 # --- AS-T4 -----------------------------------------------------------------
 
 def test_as_t4_retry_without_improvement_fails_automatically_without_dice():
-    prev = PreviousTest("survie", 3, 0, success=False)
-    spec = TestSpec("survie", 3, target=15)
-    assert retry_improved(prev, spec, improved=False) is False
-    result = automatic_failure(spec)
+    failed = TestSpec("survie", 3, target=15)
+    for same_or_worse in (TestSpec("survie", 3, target=15), TestSpec("survie", 3, modifier=-1, target=15),
+                          TestSpec("survie", 3, target=20)):
+        assert odds_rules.retry_odds([failed], same_or_worse).improved is False
+    result = automatic_failure(TestSpec("survie", 3, target=15))
     assert (result.dice, result.natural, result.score, result.outcome, result.success) == ((), None, None, "failure", False)
 
 
 def test_as_t4_retry_with_improvement_rolls_normally():
-    prev = PreviousTest("survie", 3, 0, success=False)
-    assert retry_improved(prev, TestSpec("survie", 4, target=15), improved=False) is True
-    assert retry_improved(prev, TestSpec("survie", 3, modifier=2, target=15), improved=False) is True
-    assert retry_improved(prev, TestSpec("survie", 3, target=15), improved=True) is True
+    """AS-T4 (Decision): the exact chance of success, strictly higher: a higher skill or
+    modifier, a lower target, the heroism die, the proper skill after a close one."""
+    failed = TestSpec("survie", 3, target=15)
+    for better in (TestSpec("survie", 4, target=15), TestSpec("survie", 3, modifier=2, target=15),
+                   TestSpec("survie", 3, target=10), TestSpec("survie", 3, target=15, heroism_4d6=True)):
+        odds = odds_rules.retry_odds([failed], better)
+        assert odds.improved is True and odds.retry > odds.failed == Fraction(81, 216)
+    close = TestSpec("perception", 3, target=15, close_skill=True)  # needs 20
+    assert odds_rules.retry_odds([close], TestSpec("survie", 3, target=15)).improved is True
+    # the best of the failed attempts is the bar
+    assert odds_rules.retry_odds([TestSpec("survie", 3, target=20), failed], TestSpec("survie", 3, target=17)).improved is False
 
 
 def test_as_t4_only_a_failed_test_of_the_same_skill_is_retried():
     with pytest.raises(RuleError) as e:
-        retry_improved(PreviousTest("survie", 3, 0, success=True), TestSpec("survie", 3, target=15), improved=True)
+        check_retry_of(TestSpec("survie", 3, target=15), True, TestSpec("survie", 4, target=15))
     assert e.value.field == "retry_of"
     with pytest.raises(RuleError):
-        retry_improved(PreviousTest("combat", 3, 0, success=False), TestSpec("survie", 3, target=15), improved=True)
+        check_retry_of(TestSpec("combat", 3, target=15), False, TestSpec("survie", 3, target=15))
+    # AS-T7: another skill when one of the two is a close skill
+    check_retry_of(TestSpec("perception", 3, target=15, close_skill=True), False, TestSpec("survie", 3, target=15))
 
 
 # --- AS-T5 -----------------------------------------------------------------

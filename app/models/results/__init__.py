@@ -36,7 +36,10 @@ def union(name: str, models: list[Any], tag: str) -> Any:
 
 
 def by_ruleset(name: str, capability: str) -> Any:
-    models = [r[capability][0] for r in RESULTS.values() if capability in r]
+    """The capability's results, by `ruleset`; a ruleset with several (an AS-H2 reroll: a test,
+    an opposition or a cooperation), those by `kind`."""
+    models = [union(f"{_prefix(ruleset)}{name}", r[capability], "kind") for ruleset, r in RESULTS.items()
+              if capability in r]
     return union(name, models, "ruleset")
 
 

@@ -36,6 +36,13 @@ class AsgardHeroismEffects(Result):
     heroism: Change | None = Field(None, description="AS-H1..H6: the heroism spent.")
 
 
+class AsgardRetryOdds(Result):
+    """AS-T4: the exact chances of success compared: the failed attempts' best, the retry's."""
+
+    failed: OddsValue
+    retry: OddsValue
+
+
 class AsgardTestResult(TestFields, Logged):
     """AS-T1..T8: a test, an automatic result or an AS-H2 reroll (`rerolls`: the test it cancels)."""
 
@@ -54,7 +61,9 @@ class AsgardTestResult(TestFields, Logged):
         description="AS-T3 dice, AS-T2 `automatique` difficulty, or AS-T4 retry without improvement.")
     difficulty: str | None
     retry_of: str | None
-    improved: bool
+    improved: bool = Field(description="AS-T4: a retry whose exact chance of success beat the failed attempts' "
+                                       "(it rolled); false otherwise.")
+    retry_odds: AsgardRetryOdds | None = Field(None, description="AS-T4: the chances compared (a retry only).")
     rerolls: str | None = Field(description="AS-H2: the id of the test this one cancels and replaces.")
 
 
@@ -86,6 +95,8 @@ class AsgardOpposedResult(Logged):
     decided_by: Literal["automatic", "score", "skill", "defender"]
     winner_character_id: str
     margin: int
+    rerolls: str | None = Field(None, description="AS-H2: the opposition this one cancels (one side rolled again).")
+    rerolled_for: str | None = Field(None, description="AS-H2: the character whose side was rolled again.")
     a: AsgardOpposedSide
     b: AsgardOpposedSide
 
@@ -122,6 +133,8 @@ class AsgardGroupResult(Logged):
     outcome: Outcome
     success: bool
     degree: Degree | None
+    rerolls: str | None = Field(None, description="AS-H2: the cooperation this one cancels (rolled again whole).")
+    rerolled_for: str | None = Field(None, description="AS-H2: the participant who spent the heroism point.")
 
 
 # --- character actions --------------------------------------------------------------
@@ -270,7 +283,8 @@ class AsgardProtectAllyResult(AsgardAction):
 
 
 RESULTS = {
-    "test": [AsgardTestResult], "odds": [AsgardOdds], "reroll": [AsgardTestResult],
+    "test": [AsgardTestResult], "odds": [AsgardOdds],
+    "reroll": [AsgardTestResult, AsgardOpposedResult, AsgardGroupResult],  # AS-H2: what was rolled again
     "opposed": [AsgardOpposedResult], "group": [AsgardGroupResult],
     "action": [AsgardFallResult, AsgardFireResult, AsgardAsphyxiaResult, AsgardDamageResult, AsgardMalEnPointResult,
                AsgardFirstAidResult, AsgardRestResult, AsgardChaseResult, AsgardHeroicEffectResult,

@@ -25,11 +25,22 @@ class GreatCosmosTestEffects(Result):
     karma: GreatCosmosKarmaEffect
 
 
+class GreatCosmosAdvantage(Result):
+    """GC-P5: the Illumination's advantage d6 (stored with the posture) a d100 test applied."""
+
+    die: int = Field(ge=1, le=6)
+    effect: Literal["none", "no_hp_mp_cost", "extra_positive_effect", "bonus_10", "bonus_20", "extra_action"]
+    bonus: int = Field(description="Added to the test's target: +10 (bonus_10), +20 (bonus_20), else 0.")
+
+
 class GreatCosmosTestFields(TestFields):
     ruleset: Ruleset
     stat: Stat
     modifier: int
     karma_die: int | None = Field(description="The d10 of GC-K2..K4, when karma applied.")
+    advantage: GreatCosmosAdvantage | None = Field(
+        None, description="GC-P5: during an Illumination, its advantage d6 (its +10/+20 is in `target`); null "
+                          "otherwise and for intuition.")
     effects: GreatCosmosTestEffects
     intuition: Literal["good", "bad"] | None = Field(None, description="GC-T3: only on an intuition test.")
 

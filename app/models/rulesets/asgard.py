@@ -126,19 +126,22 @@ class TestRequest(TestRequestBase):
     target: int | None = Field(None, ge=-100, le=200)
     heroism_4d6: bool = Field(False, description="AS-H1: spend 1 heroism to roll 4d6.")
     close_skill: bool = Field(False, description="AS-T7: a close skill replaces the required one (+5 difficulty).")
-    retry_of: str | None = Field(None, max_length=100, description="AS-T4: id of the failed test retried.")
-    improved: bool = Field(
-        False, description="AS-T4: the chances improved (new asset, better circumstances) for a retry."
-    )
+    retry_of: str | None = Field(
+        None, max_length=100,
+        description="AS-T4: id of the failed test retried; it rolls only when its exact chance of success is "
+                    "higher than the failed attempts' (a new asset or better circumstances: a `modifier`), "
+                    "else it fails automatically.")
     take_11: bool = Field(False, description="AS-T8: an NPC takes 11 instead of rolling (GM only).")
 
     _check = model_validator(mode="after")(_one_target)
 
 
 class RerollRequest(RollingRequest):
-    """AS-H2: cancel a test and roll it again (1 heroism); optionally with 4d6 (1 more)."""
+    """AS-H2: cancel the character's latest entry — a test, an opposition (its own side is
+    rolled again) or a cooperation (the whole group test) — and roll it again (1 heroism).
+    A test rolled with 4d6 is rolled with 4d6 again, not paid again."""
 
-    heroism_4d6: bool = Field(False, description="AS-H1 on the new roll too (1 more heroism point).")
+    heroism_4d6: bool = Field(False, description="AS-H1 on the new roll when the test had 3d6 (1 more heroism point).")
 
 
 class Side(Strict):

@@ -96,6 +96,13 @@ class Sheet(Strict):
     default_posture: Literal["offensive", "defensive"] = "defensive"
     posture: Posture | None = Field(None, description="Current posture (null: the default one); GC-K5 locks karma in the special ones.",
                                     json_schema_extra=governed())
+    posture_advantage: int | None = Field(
+        None, ge=1, le=6,
+        description="GC-P5: the advantage d6 rolled on entering Illumination, kept with the posture for its whole "
+                    "length: 1 none, 2 no HP/MP cost, 3 extra positive effect, 4 +10 and 5 +20 on the target of "
+                    "every test, 6 extra action. Only with posture illumination (cleared when the posture ends); a "
+                    "test in Illumination without it is refused.",
+        json_schema_extra=governed())
     skills: list[FreeEntry] = Field(default_factory=list, max_length=500)
     spells: list[FreeEntry] = Field(default_factory=list, max_length=500)
     affiliation: str | None = Field(None, max_length=200)

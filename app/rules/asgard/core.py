@@ -15,7 +15,7 @@ __all__ = [
     "RULESET", "DIFFICULTIES", "AUTOMATIC", "DEGREES", "DEGREE_THRESHOLDS", "STANDARD_SKILLS", "TIERS",
     "CLOSE_SKILL_PENALTY", "TAKE_11", "BASE_DICE", "skill_key", "skill_value", "difficulty_target", "degree_of",
     "automatic_result", "spend_heroism", "TestSpec", "TestResult", "effective_target", "score_bonus", "roll_test",
-    "resolve", "open_degree", "automatic_failure", "PreviousTest", "retry_improved",
+    "resolve", "open_degree", "automatic_failure", "check_retry_of",
 ]
 
 RULESET = "asgard"
@@ -196,23 +196,14 @@ def automatic_failure(spec: TestSpec) -> TestResult:
                       "none" if target is None else None, "failure")
 
 
-@dataclass(frozen=True)
-class PreviousTest:
-    """What AS-T4 needs of the failed test being retried."""
-
-    skill: str
-    skill_value: int
-    modifier: int
-    success: bool
-
-
-def retry_improved(previous: PreviousTest, spec: TestSpec, *, improved: bool) -> bool:
-    """AS-T4: chances improved = a higher skill value, a higher modifier, or declared
-    better circumstances / a new asset (`improved`)."""
-    if previous.success:
+def check_retry_of(failed: TestSpec, failed_success: bool, retry: TestSpec) -> None:
+    """AS-T4: a retry follows a failed test, of the same skill, or of another one when either
+    test uses a close skill (AS-T7: the proper skill after a close one, or another close one).
+    Whether it rolls is the odds' to say (`odds.retry_odds`)."""
+    if failed_success:
         raise RuleError("only a failed test can be retried", field="retry_of")
-    if skill_key(previous.skill) != skill_key(spec.skill):
+    if skill_key(failed.skill) != skill_key(retry.skill) and not (failed.close_skill or retry.close_skill):
         raise RuleError(
-            f"the retried test was a {previous.skill!r} test, not {spec.skill!r}", field="retry_of"
+            f"the retried test was a {failed.skill!r} test, not {retry.skill!r} (another skill retries it only "
+            "when one of the two is a close skill, AS-T7)", field="retry_of"
         )
-    return improved or spec.skill_value > previous.skill_value or spec.modifier > previous.modifier

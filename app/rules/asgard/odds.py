@@ -9,6 +9,8 @@ automatic results do not depend on the dice's order.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations_with_replacement
@@ -113,3 +115,32 @@ def _degree_odds(t: _Table, bonus: int) -> dict[str, Fraction]:
         if count:
             counts[open_degree(natural + bonus, "success")] += count
     return _fractions(counts, t.total)
+
+
+def success_chance(spec: TestSpec) -> Fraction:
+    """The exact probability that the test succeeds (its automatic success included)."""
+    outcomes, _ = odds_of_test(spec)
+    return outcomes["success"] + outcomes["critical_success"]
+
+
+@dataclass(frozen=True)
+class RetryOdds:
+    """AS-T4: the best chance of the failed attempts, and the retry's."""
+
+    failed: Fraction
+    retry: Fraction
+
+    @property
+    def improved(self) -> bool:
+        """AS-T4 (Decision): the retry rolls only when its exact chance is strictly higher."""
+        return self.retry > self.failed
+
+
+def retry_odds(attempts: Sequence[TestSpec], retry: TestSpec) -> RetryOdds:
+    """AS-T4 (Decision): "the chances improved" = the retry's exact probability of success is
+    strictly higher than that of the failed test — a lower target, the heroism die, the proper
+    skill after a close one, a better modifier or skill all count. `attempts`: the failed test
+    and the attempts it retried in turn (a worse attempt in between never lowers the bar)."""
+    if not attempts:
+        raise ValueError("a retry follows at least one failed attempt")
+    return RetryOdds(max(success_chance(a) for a in attempts), success_chance(retry))

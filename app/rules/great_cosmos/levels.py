@@ -289,17 +289,19 @@ def _apply_level6(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
     return p, changes
 
 
-def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_scores: bool = False) -> LevelUp:
+def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_scores: bool = False,
+             test_bonus: int = 0) -> LevelUp:
     """GC-L1..L7: raise the level by one: check every choice, roll the level's dice, add
     the GM's light/dark grants (GC-S6), then the chance test (GC-L6: full test rules,
-    karma included) and its 2d20 bonus."""
+    karma included; `test_bonus`: an Illumination advantage's +10/+20, GC-P5) and its 2d20 bonus."""
     new_level = progress.level + 1
     c = check_choices(new_level, choices, progress)
     p, changes, rule = apply_level_dice(new_level, c, progress, dice)
     if new_level != 5:
         p, grants = apply_grants(c, p)
         changes += grants
-    chance = resolve_test(dice, p.stats["chance"], p.karma, posture=p.posture, extreme_scores=extreme_scores)
+    chance = resolve_test(dice, p.stats["chance"] + test_bonus, p.karma, posture=p.posture,
+                          extreme_scores=extreme_scores)
     if chance.karma_after != p.karma:
         changes.append(Change("karma", p.karma, chance.karma_after))
         p = replace(p, karma=chance.karma_after)

@@ -51,6 +51,32 @@ def posture_modifier(f: Fighter) -> int:
     return _MODIFIERS.get(f.advantage or "", 0) + _MODIFIERS.get(f.backlash_disadvantage or "", 0)
 
 
+@dataclass(frozen=True)
+class Advantage:
+    """GC-P5: the advantage d6 of an Illumination, kept for the whole posture."""
+
+    die: int
+    effect: str  # ADVANTAGES[die]
+    bonus: int  # on the target of every test during the posture (Decision: +10 / +20)
+
+
+def posture_advantage(posture: str | None, die: int | None) -> Advantage | None:
+    """GC-P5 (Decision): every test during an Illumination applies the advantage d6 rolled on
+    entering it (stored with the posture): +10 on 4, +20 on 5 on its target, 0 for the other
+    faces. None outside Illumination. An Illumination whose die is not known is refused rather
+    than tested without it."""
+    if posture != ILLUMINATION:
+        return None
+    if die is None:
+        raise RuleError("this character is in Illumination but the advantage d6 rolled on entering it (GC-P5) is "
+                        "not on its sheet: the GM sets sheet.posture_advantage (1..6) before its tests",
+                        field="sheet.posture_advantage")
+    if die not in ADVANTAGES:
+        raise RuleError(f"the advantage d6 is 1..6, not {die}", field="sheet.posture_advantage")
+    effect = ADVANTAGES[die]
+    return Advantage(die, effect, _MODIFIERS.get(effect, 0))
+
+
 def damage_multiplier(f: Fighter, *, sepulchral: float = 3, backlash: float = 0.5) -> Fraction:
     """GC-P1 offensive x2, GC-P2 defensive x1, GC-P6 Sépulcrale x option (default 3),
     GC-P7 Sépulcrale backlash x option (default 0.5) on top; Illumination deals normal damage."""

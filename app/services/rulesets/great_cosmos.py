@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.rulesets import great_cosmos as models
-from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, sheet as gc_sheet
+from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, postures as gc_postures
+from app.rules.great_cosmos import sheet as gc_sheet
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
     CharacterState, LevelUps, Odds, OperationContext, Outcome, RulesetAdapter, RulesetDescription, test_body,
@@ -103,6 +104,9 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             "mental_health": mh_max if sheet.mental_health is None else sheet.mental_health,
         })
         gc_sheet.check_mental_health(filled.race, filled.mental_health, gm_override=gm_override)
+        if filled.posture_advantage is not None and filled.posture != gc_postures.ILLUMINATION:
+            raise RuleError("posture_advantage is the advantage d6 of an Illumination (GC-P5): it goes with posture "
+                            "illumination only", field="posture_advantage")
         if inventory_rules and filled.inventory is not None:
             gc_sheet.check_inventory(*_inventory_args(filled))
         return self.dump_sheet(filled)
@@ -113,6 +117,10 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
         left unchanged; GC-I4 applies only while the campaign's `inventory_rules` is on."""
         keeps_override = (previous is not None and raw.get("mental_health") == previous.get("mental_health")
                           and raw.get("race") == previous.get("race"))
+        if (previous is not None and previous.get("posture") == gc_postures.ILLUMINATION
+                and raw.get("posture") != gc_postures.ILLUMINATION
+                and raw.get("posture_advantage") == previous.get("posture_advantage")):
+            raw = {**raw, "posture_advantage": None}  # GC-P5: the advantage lasts as long as the posture
         return self.normalize_sheet(raw, kind=kind, gm_override=gm_override or keeps_override,
                                     inventory_rules=options.inventory_rules)
 
@@ -143,13 +151,15 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             return self._intuition(ch, req, ctx)
         stat = core.canonical_stat(req.stat)
         sheet = ch.sheet
+        advantage = advantage_of(sheet)
         r = core.resolve_test(
-            ctx.dice, getattr(sheet.stats, stat) + req.modifier, sheet.karma,
+            ctx.dice, getattr(sheet.stats, stat) + req.modifier + bonus_of(advantage), sheet.karma,
             posture=sheet.posture, extreme_scores=ctx.options.extreme_scores,
         )
         body = test_body(
             ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,
             effects={"karma": karma_effect(r)}, stat=stat, modifier=req.modifier, karma_die=r.karma_die,
+            advantage=advantage_body(advantage),
         )
         sheets = {}
         if r.karma_after != r.karma_before:
@@ -164,7 +174,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             ch, RULESET, natural=r.natural, score=r.natural, target=r.target,
             outcome=core.SUCCESS if r.good else core.FAILURE,
             effects={"karma": {"before": karma, "after": karma}}, stat=core.INTUITION, modifier=req.modifier,
-            karma_die=None, intuition="good" if r.good else "bad",
+            karma_die=None, advantage=None, intuition="good" if r.good else "bad",
         )
         return Outcome(kind="test", body=body, character_id=ch.id)
 
@@ -176,7 +186,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             return Odds(outcomes=o.outcomes)
         stat = core.canonical_stat(req.stat)
         o = gc_odds.odds_of_test(
-            getattr(sheet.stats, stat) + req.modifier, sheet.karma,
+            getattr(sheet.stats, stat) + req.modifier + bonus_of(advantage_of(sheet)), sheet.karma,
             posture=sheet.posture, extreme_scores=ctx.options.extreme_scores,
         )
         return Odds(outcomes=o.outcomes, extra={"karma_after": {str(k): p for k, p in o.karma_after.items()}})
@@ -185,9 +195,11 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
     def level_up(self, ch: Character, req: models.LevelUpRequest, ctx: Context) -> Outcome:
         """GC-L1..L7: one level more; every die, choice and before/after value recorded."""
         sheet = ch.sheet
+        advantage = advantage_of(sheet)
         mark = ctx.dice.mark()
         result = gc_levels.level_up(
             progress_of(sheet), choices_of(req), ctx.dice, extreme_scores=ctx.options.extreme_scores,
+            test_bonus=bonus_of(advantage),
         )
         chance_rolls = _chance_rolls(ctx.dice.since(mark), result)
         body = {
@@ -200,7 +212,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
                                       exclude={"seed", "dice", "hidden"}),
             "changes": [{"field": c.field, "before": c.before, "after": c.after, "dice": list(c.dice)}
                         for c in result.changes],
-            "chance_test": chance_test_body(ch, result.chance, chance_rolls),
+            "chance_test": chance_test_body(ch, result.chance, chance_rolls, advantage),
             "chance_bonus": ({"pool": result.bonus_pool, "dice": list(result.bonus_dice),
                               "total": sum(result.bonus_dice)} if result.bonus_dice else None),
         }
@@ -260,12 +272,28 @@ def _chance_rolls(rolls: list, result: gc_levels.LevelUp) -> list[dict[str, Any]
     return [r.to_dict() for r in tagged]
 
 
-def chance_test_body(ch: Character, r: core.TestResult, rolls: list[dict[str, Any]]) -> dict[str, Any]:
+def chance_test_body(ch: Character, r: core.TestResult, rolls: list[dict[str, Any]],
+                     advantage: gc_postures.Advantage | None = None) -> dict[str, Any]:
     """GC-L6: the chance test's full result, shaped like a test result."""
     return test_body(
         ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,
-        effects={"karma": karma_effect(r)}, stat="chance", modifier=0, karma_die=r.karma_die, rolls=rolls,
+        effects={"karma": karma_effect(r)}, stat="chance", modifier=0, karma_die=r.karma_die,
+        advantage=advantage_body(advantage), rolls=rolls,
     )
+
+
+def advantage_of(sheet: models.Sheet) -> gc_postures.Advantage | None:
+    """GC-P5: the advantage d6 of the sheet's Illumination (None outside it; 422 when unknown)."""
+    return gc_postures.posture_advantage(sheet.posture, sheet.posture_advantage)
+
+
+def bonus_of(advantage: gc_postures.Advantage | None) -> int:
+    return 0 if advantage is None else advantage.bonus
+
+
+def advantage_body(advantage: gc_postures.Advantage | None) -> dict[str, Any] | None:
+    """GC-P5: the advantage a d100 test applied (its die, effect and bonus on the target)."""
+    return None if advantage is None else {"die": advantage.die, "effect": advantage.effect, "bonus": advantage.bonus}
 
 
 def karma_effect(r: core.TestResult) -> dict[str, Any]:

@@ -1,15 +1,18 @@
 """Helpers shared by the asgard adapter and its character actions."""
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from app.kit.errors import Forbidden
 from app.models.rulesets import asgard as m
 from app.rules import asgard as rules
 from app.rules.asgard.core import (
+    TAKE_11,
     TestResult,
     TestSpec,
 )
+from app.rules.asgard.odds import RetryOdds
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
     CharacterState,
@@ -39,6 +42,30 @@ def spec_for(ch: Character, skill: str, *, target: int | None, modifier: int = 0
     value = rules.skill_value(ch.sheet.skills, skill, field=field)
     return TestSpec(rules.skill_key(skill), value, modifier, target, heroism_4d6, close_skill,
                     confrontation, take_11)
+
+
+def logged_spec(entry: dict[str, Any], *, confrontation: bool = False, heroism_4d6: bool | None = None) -> TestSpec:
+    """The spec of a logged test (a test result, a side, a participant): the same test again
+    (AS-H2), or a failed attempt a retry is measured against (AS-T4)."""
+    return TestSpec(entry["skill"], entry["skill_value"], entry.get("modifier", 0), entry.get("base_target"),
+                    bool(entry.get("heroism_4d6")) if heroism_4d6 is None else heroism_4d6,
+                    bool(entry.get("close_skill")), confrontation, bool(entry.get("take_11")))
+
+
+def replayed(entry: dict[str, Any], *, confrontation: bool = False) -> TestResult:
+    """A logged test resolved again from its own dice (the side of an opposition that stands, AS-H2)."""
+    natural = TAKE_11 if entry.get("take_11") else entry["natural"]
+    return rules.resolve(logged_spec(entry, confrontation=confrontation), tuple(entry.get("dice") or ()),
+                         natural=natural)
+
+
+def odds_value(p: Fraction) -> dict[str, Any]:
+    return {"probability": f"{p.numerator}/{p.denominator}", "p": float(p)}
+
+
+def retry_figures(retry: RetryOdds | None) -> dict[str, Any] | None:
+    """AS-T4: the exact chances compared (the failed attempts' best, the retry's)."""
+    return None if retry is None else {"failed": odds_value(retry.failed), "retry": odds_value(retry.retry)}
 
 
 def result_fields(result: TestResult) -> dict[str, Any]:
