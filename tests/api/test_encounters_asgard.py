@@ -3,11 +3,13 @@ the attack test, the defense test(s), damage read from the attack dice, protecti
 primes and penalties, "mal en point", groups of extras, and one scripted fight."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from tests.api import test_encounters
 from tests.api.support import assert_problem, assert_validation
-from tests.api.test_encounters import ids, table  # noqa: F401  (the fixture)
+from tests.api.test_encounters import ids
+
+table = test_encounters.table  # the fixture
 
 EPEE = {"name": "epee", "damage_dice": 2, "ranged": False}
 DAGUE = {"name": "dague", "damage_dice": 1, "ranged": False}

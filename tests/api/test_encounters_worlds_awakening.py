@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.api import test_encounters
 from tests.api.support import assert_validation
-from tests.api.test_encounters import ids, table  # noqa: F401  (the fixture)
+from tests.api.test_encounters import ids
 from tests.api.test_encounters_asgard import names_of, normalised
+
+table = test_encounters.table  # the fixture
 
 EPEE = {"name": "epee_longue", "stat": "FOR", "damage": "1d8"}
 ARC = {"name": "arc_long", "stat": "DEX", "damage": "1d8"}

@@ -6,14 +6,21 @@ override), then the 1d6 roll-offs of the ties (AS-C13)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, StrictInt
 
+from app.models.encounters import AttackRequest, CombatAction, Id
 from app.rules.asgard import combat, hazards
 from app.rules.asgard.combat import initiative_order
-from app.rules.asgard.core import TestSpec, resolve, roll_test, skill_key, skill_value, spend_heroism
-from app.models.encounters import AttackRequest, CombatAction, Id
+from app.rules.asgard.core import (
+    TestSpec,
+    resolve,
+    roll_test,
+    skill_key,
+    skill_value,
+    spend_heroism,
+)
 from app.rules.errors import RuleError
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.rulesets.base import (
@@ -64,7 +71,7 @@ class Asgard(EncounterRules):
     dice_order = ("AS-C13 3d6 perception per combatant in the order added (none when taking 11 or given the GM's "
                   "initiative), then 1d6 roll-offs")
 
-    combat_actions = {"attack": AsgardAttackRequest}
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": AsgardAttackRequest}
 
     def involved(self, req: CombatAction) -> list[tuple[str, str]]:
         """AS-C4's second target and AS-C11's group take part in the attack."""

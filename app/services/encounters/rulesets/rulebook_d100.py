@@ -6,11 +6,11 @@ still equal after the units digit (RB-C2), tied combatants in that order."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, StrictInt
 
-from app.models.encounters import AttackRequest
+from app.models.encounters import AttackRequest, CombatAction
 from app.models.rulesets.rulebook_d100 import Name
 from app.rules import rulebook_d100 as rb
 from app.rules.errors import RuleError
@@ -49,7 +49,7 @@ class RulebookD100(EncounterRules):
     late_rule = "RB-F4"
     dice_order = "RB-F4 d100 HAB test per combatant in the order added, then RB-C2 d100 rerolls of ties"
 
-    combat_actions = {"attack": RulebookAttackRequest}
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": RulebookAttackRequest}
 
     def attack(self, x: Exchange) -> None:
         """RB-F1..F3, RB-C4 (see `resolve_attack`)."""

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, StrictInt
 
-from app.models.encounters import AttackRequest
+from app.models.encounters import AttackRequest, CombatAction
 from app.rules import worlds_awakening as wa
 from app.rules.errors import RuleError
 from app.services.encounters.dice import CombatDice
@@ -45,7 +45,7 @@ class WorldsAwakening(EncounterRules):
     reactions = ("none",)  # WA-C1: an attack is tested against the defense value; no reaction
     dice_order = "WA-C4 d20 roll-offs of tied initiatives, highest initiative first"
 
-    combat_actions = {"attack": WorldsAwakeningAttackRequest}
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": WorldsAwakeningAttackRequest}
 
     def attack(self, x: Exchange) -> None:
         """WA-C1..C3, WA-C5 (see `resolve_attack`)."""
