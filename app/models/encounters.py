@@ -271,6 +271,9 @@ class CombatantPublic(Open):
     resources: dict[str, dict[str, Any]] = Field(description="{value, max} per pool, or {status}, or nothing (hp_visibility).")
     posture: str | None = None
     conditions: list[dict[str, Any]]
+    counters: dict[str, Any] = Field(default_factory=dict, description=(
+        "What the rules keep during the fight (great-cosmos: the special posture held and its advantage, "
+        "a backlash, a riposte or counter-attack available, a provocation)."))
 
 
 class EncounterPublic(Open):

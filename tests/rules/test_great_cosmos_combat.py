@@ -124,6 +124,18 @@ def test_gc_p5_failed_auto_defense_may_still_dodge():
     assert rolls == [("d100", 30, "test"), ("d10", 9, "auto_defense"), ("d100", 20, "test"), ("d10", 5, "karma")]
 
 
+def test_gc_p2_gc_p5_the_defender_rolls_its_own_dice_in_rule_order():
+    """The automatic defence d10 and the dodge come from `defender_dice`; attack and damage from the attacker's."""
+    mine, theirs = TableDice([30, 3, 4]), TableDice([9, 40, 5])
+    r = resolve_attack(mine, fighter(), fighter("b", posture="illumination"), stat="force", damage="2d6",
+                       reaction="dodge", defender_dice=theirs)
+    mine.finish()
+    theirs.finish()
+    assert not r.defense_holds and r.damage.total == 7
+    assert [(x.value, x.purpose) for x in mine.rolls] == [(30, "test"), (3, "damage"), (4, "damage")]
+    assert [(x.value, x.purpose) for x in theirs.rolls] == [(9, "auto_defense"), (40, "test"), (5, "karma")]
+
+
 def test_gc_p5_no_auto_defense_against_super_critical_unparryable_or_undodgeable():
     r, rolls = attack([42, 1, 1], fighter(), fighter("b", posture="illumination"))
     assert r.auto_defense_die is None and r.wound is not None

@@ -201,13 +201,19 @@ def resolve_attack(
     reaction: str | None = None, modifier: int = 0, unparryable: bool = False, undodgeable: bool = False,
     same_slot: bool = False, target_moved_away: bool = False,
     sepulchral: float = 3, backlash: float = 0.5, extreme_scores: bool = False,
+    defender_dice: DiceSource | None = None,
 ) -> Attack:
     """GC-P1..P6: attack test (GC-P3), Illumination auto-defense (GC-P5), dodge/parry
     (GC-P2), damage with posture multipliers (GC-P4) and Sépulcrale effects (GC-P6).
 
     GC-O2: an attack from the defender's own parallel slot (`same_slot`) allows no dodge
     nor parry (automatic or not), and one whose target moved out of reach in that slot
-    (`target_moved_away`) fails whatever its test (the test is still rolled)."""
+    (`target_moved_away`) fails whatever its test (the test is still rolled).
+
+    `defender_dice` (default `dice`): where the defender's dice come from (the automatic
+    defence d10 and the dodge/parry test), so each die is known to be the attacker's or the
+    defender's; the order stays attack test, defence, damage."""
+    defender_dice = dice if defender_dice is None else defender_dice
     if not can_act(attacker):
         raise RuleError("a character in Illumination backlash cannot act (GC-P7)", field="actor_id")
     if reaction is not None and reaction not in DEFENSE_STATS:
@@ -227,11 +233,12 @@ def resolve_attack(
     if not hit:
         return Attack(attacker=attacker, defender=defender, **out)
     if not same_slot and auto_defense_applies(defender, attack, unparryable=unparryable, undodgeable=undodgeable):
-        out["auto_defense_die"], out["auto_defended"] = roll_auto_defense(dice)
+        out["auto_defense_die"], out["auto_defended"] = roll_auto_defense(defender_dice)
         if out["auto_defended"]:
             return Attack(attacker=attacker, defender=defender, **out)
     if reaction is not None:
-        d = resolve_test(dice, defender.stats[DEFENSE_STATS[reaction]] + posture_modifier(defender), defender.karma,
+        d = resolve_test(defender_dice, defender.stats[DEFENSE_STATS[reaction]] + posture_modifier(defender),
+                         defender.karma,
                          posture=defender.posture, extreme_scores=extreme_scores)
         defender = replace(defender, karma=d.karma_after)
         verdict = defense_holds(attack, d)

@@ -118,6 +118,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     x = Exchange(req=req, actor=a, target=t, dice=dice, options=fight.options, campaign_options=fight.campaign_options,
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
+                 on_turn=actor["id"] in current.get("combatant_ids", []),
                  others=_others(fight, involved), more=[parties[c["id"]] for c, _ in more])
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():

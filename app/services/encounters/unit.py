@@ -11,7 +11,7 @@ again on fresh state (`retried`), after the idempotent replay."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 from sqlalchemy import insert
 from sqlmodel import Session
@@ -45,7 +45,7 @@ class EncounterWork(UnitOfWork):
         super().__init__(session, principal.campaign_id)
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
 
-    def __enter__(self) -> EncounterWork:
+    def __enter__(self) -> Self:
         super().__enter__()
         try:
             self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters)

@@ -86,6 +86,7 @@ def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewe
         "resources": resources(scene, viewer, c["id"], rules.resources(sheet)) if sheet is not None else {},
         "posture": rules.posture(sheet) if sheet is not None else None,
         "conditions": c["conditions"],
+        "counters": {k: v for k, v in (c["counters"] or {}).items() if k != "turn"},
     }
     if viewer.is_gm:
         out["initiative_override"] = c["initiative_override"]

@@ -126,6 +126,7 @@ class Exchange:
     reaction: str | None  # the target's reaction: its standing one, or the body's (checked)
     reaction_chosen: bool  # the body chose it (a refusal is then a 422, not a fallback)
     same_slot: bool  # actor and target act in the same parallel slot (GC-O2)
+    on_turn: bool = True  # the actor acts in the current slot (else: the GM's call, or a riposte)
     others: list[Party] = field(default_factory=list)  # the other combatants (read only: positions)
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     steps: list[dict[str, Any]] = field(default_factory=list)

@@ -1,0 +1,490 @@
+# ruff: noqa: F811  (the `table` fixture is imported from test_encounters)
+"""Great Cosmos combat through HTTP, with table dice: attacks (GC-P1..P7), karma effects
+(GC-K1), moves and dashes (GC-D1..D4), parallel slots (GC-O2), postures, the Final Skill,
+who may act and react, revert; and one scripted fight whose final state is asserted whole."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.api.support import assert_problem, assert_validation, bearer
+from tests.api.test_encounters import Table, gc, ids, table  # noqa: F401  (the fixture)
+
+SWORD = {"name": "Sword", "kind": "weapon", "slots": 2, "damage": "1d8+2"}
+
+
+def armed(agilite: int = 55, *items: dict, **extra: Any) -> dict[str, Any]:
+    return gc(agilite, inventory={"items": list(items)}, **extra)
+
+
+def fight(t: Table, *entries: tuple, options: dict | None = None, start_dice: list[int] | None = None):
+    """Characters (name, sheet, kind, player, position, reaction) in one started encounter: (eid, names→ids)."""
+    combatants = []
+    for name, sheet, kind, player, position, reaction in entries:
+        cid = t.character(name, sheet, kind=kind, player=player)
+        combatants.append({"character_id": cid, **({"position": position} if position else {}),
+                           **({"reaction": reaction} if reaction else {})})
+    s = t.encounter(combatants, options)
+    t.start(s["id"], start_dice or [])
+    return s["id"], ids(s)
+
+
+def duel(t: Table, a_sheet: dict | None = None, b_sheet: dict | None = None, *, b_reaction: str | None = None,
+         b_player=None, a_pos=(0, 0), b_pos=(1, 0), options: dict | None = None):
+    """Aiko (Alice's, agilite 60: acts first) against Brute (agilite 40), side by side."""
+    return fight(t, ("Aiko", a_sheet or gc(60), "pc", t.alice, {"x": a_pos[0], "y": a_pos[1]}, None),
+                 ("Brute", b_sheet or gc(40), "pc" if b_player else "npc", b_player,
+                  {"x": b_pos[0], "y": b_pos[1]}, b_reaction), options=options)
+
+
+def attack(t: Table, eid: str, actor: str, target: str, dice: list[int] | None, headers=None, status: int = 201,
+           **body) -> dict:
+    payload = {"type": "attack", "actor_id": actor, "target_id": target, "damage": "1d6",
+               **({"dice": dice} if dice is not None else {}), **body}
+    return t.act(eid, {k: v for k, v in payload.items() if v is not None}, headers=headers, status=status)
+
+
+def rules(action: dict) -> list[tuple[str, str]]:
+    return [(s["rule"], s["what"]) for s in action["steps"]]
+
+
+def step(action: dict, rule: str, what: str | None = None) -> dict:
+    return next(s for s in action["steps"] if s["rule"] == rule and (what is None or s["what"] == what))
+
+
+def combatant(t: Table, eid: str, cid: str) -> dict:
+    return next(c for c in t.state(eid)["combatants"] if c["id"] == cid)
+
+
+def hp(t: Table, eid: str, cid: str) -> int:
+    return combatant(t, eid, cid)["resources"]["hp"]["value"]
+
+
+# --- GC-P1..P4: the exchange ------------------------------------------------------------------
+
+def test_gc_p1_offensive_doubles_damage_and_its_bearer_neither_dodges_nor_parries(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc(60, default_posture="offensive"))
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 4])
+    assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in hit["rolls"]] == [
+        ("d100", 30, "attack", n["Aiko"]), ("d100", 50, "dodge", n["Brute"]), ("d6", 4, "damage", n["Aiko"])]
+    assert rules(hit) == [("GC-P3", "attack test"), ("GC-P2", "dodge"), ("GC-P4", "damage")]
+    assert {k: step(hit, "GC-P4")[k] for k in ("raw", "multiplier", "posture", "total", "hp")} == {
+        "raw": 4, "multiplier": 2, "posture": "offensive", "total": 8, "hp": {"before": 100, "after": 92}}
+    assert hit["changes"][-1] | {"character_id": None} == {
+        "combatant_id": n["Brute"], "character_id": None, "field": "hp", "before": 100, "after": 92, "max": 100,
+        "resource": True}
+    t.next_turn(eid)
+    # the GM naming a dodge for an offensive defender: refused, nothing rolled nor written
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "reaction": "dodge",
+        "dice": [20, 3]})
+    assert "(GC-P1)" in assert_problem(r, 422, "rule-violation")["detail"] and hp(t, eid, n["Aiko"]) == 100
+    # Aiko is offensive: its standing dodge becomes none, and a step says why (no die for it)
+    back = attack(t, eid, n["Brute"], n["Aiko"], [20, 3])
+    assert step(back, "GC-P1")["what"] == "no dodge nor parry in offensive"
+    assert [r["purpose"] for r in back["rolls"]] == ["attack", "damage"] and hp(t, eid, n["Aiko"]) == 97
+
+
+def test_gc_p2_a_critical_parry_holds_and_earns_a_riposte_its_owner_strikes_outside_its_turn(table):
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    eid, n = duel(t, b_reaction="parry", b_player=t.bob)
+    parried = attack(t, eid, n["Aiko"], n["Brute"], [40, 5])
+    p2 = step(parried, "GC-P2")
+    assert (p2["what"], p2["stat"], p2["score"], p2["outcome"], p2["holds"], p2["riposte_available"]) == (
+        "parry", "force", 5, "critical_success", True, True)
+    assert [r["purpose"] for r in parried["rolls"]] == ["attack", "parry"]  # no damage die
+    brute = combatant(t, eid, n["Brute"])
+    assert brute["counters"] == {"riposte": n["Aiko"]} and t.sheet(brute["character_id"])["sheet"]["karma"] == -1
+    # Bob's riposte, outside Brute's turn (it is Aiko's): Aiko dodges 60 ≤ 60 but above the attack's 20
+    riposte = attack(t, eid, n["Brute"], n["Aiko"], [20, 60, 3], headers=bearer(t.bob.token))
+    assert rules(riposte)[0] == ("GC-P2", "riposte") and step(riposte, "GC-P2", "dodge")["holds"] is False
+    assert hp(t, eid, n["Aiko"]) == 97 and combatant(t, eid, n["Brute"])["counters"] == {}
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bearer(t.bob.token), json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 90, 3]})
+    assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {n['Brute']}'s turn"
+    # a dodge that succeeds but scores above the attack does not hold (GC-P2)
+    t.next_turn(eid)
+    t.next_turn(eid)
+    missed = attack(t, eid, n["Aiko"], n["Brute"], [30, 35, 2], reaction="dodge")
+    assert step(missed, "GC-P2")["holds"] is False and hp(t, eid, n["Brute"]) == 98
+
+
+def test_gc_p3_default_stats_by_kind_a_failed_attack_misses_and_missing_dice_name_the_next_one(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, b_pos=(5, 5))
+    for dice, needed in (([], {"index": 0, "die": "d100", "purpose": "attack", "by": n["Aiko"]}),
+                         ([30], {"index": 1, "die": "d100", "purpose": "dodge", "by": n["Brute"]}),
+                         ([30, 90], {"index": 2, "die": "d6", "purpose": "damage", "by": n["Aiko"]})):
+        r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+            "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "kind": "ranged", "damage": "1d6",
+            "dice": dice})
+        assert assert_problem(r, 422, "dice-needed")["needed"] == needed
+    missed = attack(t, eid, n["Aiko"], n["Brute"], [50], kind="ranged")  # precision 45
+    assert (step(missed, "GC-P3")["stat"], step(missed, "GC-P3")["outcome"]) == ("precision", "failure")
+    assert rules(missed) == [("GC-P3", "attack test")] and len(missed["rolls"]) == 1
+    t.next_turn(eid)
+    magic = attack(t, eid, n["Brute"], n["Aiko"], [50, 70, 1], kind="magic")  # esprit 50
+    assert step(magic, "GC-P3")["stat"] == "esprit" and hp(t, eid, n["Aiko"]) == 99
+    named = attack(t, eid, n["Brute"], n["Aiko"], [50, 70, 1], kind="magic", stat="chance", status=422)
+    assert "acted this turn already" in named["detail"] and "GC-D3" in named["detail"]
+
+
+def test_gc_p4_damage_from_the_named_weapon_the_first_one_or_an_expression(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, armed(60, {"name": "Dagger", "kind": "item", "slots": 1}, SWORD))
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 90, 5], damage=None)
+    assert {k: step(hit, "GC-P4")[k] for k in ("expression", "source", "raw", "total")} == {
+        "expression": "1d8+2", "source": "weapon Sword", "raw": 7, "total": 7}
+    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "weapon": "Axe"}), [["body", "weapon"]])
+    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"]}), [["body", "damage"]])
+    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "weapon": "Sword"}),
+        [["body"]])
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "heroism_4d6": True})
+    assert_validation(r, [["body", "heroism_4d6"]])  # another ruleset's field: refused
+
+
+def test_gc_k1_karma_effects_of_both_tests_are_written_to_the_sheets(table):
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [5, 95, 2])
+    assert (step(hit, "GC-P3")["karma"], step(hit, "GC-P2")["karma"]) == (
+        {"before": 0, "after": -1}, {"before": 0, "after": 1})
+    state = t.state(eid)
+    aiko, brute = (t.sheet(c["character_id"])["sheet"] for c in state["combatants"])
+    assert (aiko["karma"], brute["karma"], brute["hp"]) == (-1, 1, 98)
+    assert [(c["field"], c["before"], c["after"]) for c in hit["changes"] if c["field"] in ("karma", "hp")] == [
+        ("karma", 0, -1), ("karma", 0, 1), ("hp", 100, 98)]
+
+
+# --- GC-P5..P7: the special postures -----------------------------------------------------------
+
+def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_itself(table):
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    aiko = combatant(t, eid, n["Aiko"])["character_id"]
+    entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
+    assert step(entered, "GC-P5", "enters illumination") | {"combatant_id": None} == {
+        "rule": "GC-P5", "what": "enters illumination", "combatant_id": None, "cost": {"light": 1},
+        "karma_locked": 10, "advantage_die": 4, "advantage": "bonus_10"}
+    assert entered["rolls"] == [{"die": "d6", "value": 4, "purpose": "advantage", "by": n["Aiko"]}]
+    sheet = t.sheet(aiko)["sheet"]
+    assert (sheet["posture"], sheet["light_points"], sheet["dark_points"]) == ("illumination", 0, 1)
+    assert combatant(t, eid, n["Aiko"])["counters"] == {"special": {
+        "posture": "illumination", "since_round": 1, "advantage_die": 4, "advantage": "bonus_10",
+        "revive_used": False}}
+    t.next_turn(eid)
+    held = attack(t, eid, n["Brute"], n["Aiko"], [30, 7])
+    assert step(held, "GC-P5") == {"rule": "GC-P5", "what": "automatic defence (d10 <= 7)",
+                                   "combatant_id": n["Aiko"], "d10": 7, "holds": True}
+    assert held["rolls"][1] == {"die": "d10", "value": 7, "purpose": "auto defense", "by": n["Aiko"]}
+    # an undodgeable attack: no automatic defence, and the standing dodge is not allowed either
+    special = attack(t, eid, n["Brute"], n["Aiko"], [30, 3], undodgeable=True, status=422)
+    assert "GC-D3" in special["detail"]  # Brute has acted: the GM acts for it outside of a turn
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 2, Brute's turn again
+    hit = attack(t, eid, n["Brute"], n["Aiko"], [30, 3], undodgeable=True)
+    assert step(hit, "GC-P5")["what"] == "an undodgeable attack: no dodge" and hp(t, eid, n["Aiko"]) == 97
+    t.next_turn(eid)
+    # the auto defence fails (8), then a parry: force 68 + 10 (bonus_10), karma locked +10: 40 - 5 = 35 > 30
+    parried = attack(t, eid, n["Brute"], n["Aiko"], [30, 8, 40, 5, 2], reaction="parry")
+    assert (step(parried, "GC-P2")["target"], step(parried, "GC-P2")["score"], step(parried, "GC-P2")["karma"]) == (
+        78, 35, {"before": 0, "after": 0})
+    assert hp(t, eid, n["Aiko"]) == 95
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "unparryable": True,
+        "reaction": "parry", "dice": [30, 3]})
+    assert "GC-P5" in assert_problem(r, 422, "rule-violation")["detail"]
+    # a super-critical attack: no automatic defence (GC-P5)
+    crit = attack(t, eid, n["Brute"], n["Aiko"], [42, 30, 5, 1], reaction="dodge")
+    assert "GC-P5" not in [s["rule"] for s in crit["steps"]] and step(crit, "GC-P2")["holds"] is False
+    # out of light points: entering it again is refused (nothing spent)
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                      json={"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
+    assert "(GC-P7: Illumination backlash: cannot act)" in assert_problem(r, 409, "conflict")["detail"]
+
+
+def test_gc_p5_extra_action_advantage_adds_an_action_while_the_posture_lasts(table):
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [6]})
+    assert step(entered, "GC-P5", "advantage: an extra action each round while the posture lasts")["actions"] == 2
+    assert combatant(t, eid, n["Aiko"])["actions"] == 2
+    t.next_turn(eid)
+    turn = t.next_turn(eid, dice=[3])  # round 2: GC-O3 d6 of Aiko's second action: 60 - (4 + 3) = 53
+    assert [(e["combatant_id"], e["initiative"], e["extra_action"]) for e in t.state(eid)["order"]] == [
+        (n["Aiko"], 60, False), (n["Aiko"], 53, True), (n["Brute"], 40, False)]
+    assert turn["rolls"] == [{"die": "d6", "value": 3, "purpose": "extra_actions", "by": n["Aiko"]}]
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    assert step(left, "GC-P7")["backlash"] is False and combatant(t, eid, n["Aiko"])["actions"] == 1
+
+
+def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_once(table):
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    eid, n = fight(t, ("Aiko", gc(60), "pc", t.alice, {"x": 0, "y": 0}, None),
+                   ("Brute", gc(40), "pc", t.bob, {"x": 1, "y": 0}, None),
+                   ("Cleo", gc(30), "npc", None, {"x": 1, "y": 1}, None))
+    entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    assert entered["rolls"] == [] and step(entered, "GC-P6")["cost"] == {"dark": 1}
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 50, 2])  # karma locked at -10: + the d10
+    assert (step(hit, "GC-P3")["score"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (35, 3, 6)
+    assert step(hit, "GC-P6")["what"] == "provocation: its next offensive action aims at the Sépulcrale"
+    assert combatant(t, eid, n["Brute"])["counters"] == {"provoked_by": n["Aiko"]}
+    t.next_turn(eid)
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bearer(t.bob.token), json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Cleo"], "damage": "1d6", "dice": [30, 50, 2]})
+    assert "GC-P6" in assert_problem(r, 422, "rule-violation")["detail"]
+    t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 95})
+    # Brute strikes its provoker: a Sépulcrale neither dodges nor parries; the fatal 6 revives it at 50
+    blow = attack(t, eid, n["Brute"], n["Aiko"], [30, 6], headers=bearer(t.bob.token))
+    assert [w for r, w in rules(blow) if r == "GC-P6"] == [
+        "provoked: attacks its provoker", "no dodge nor parry in sepulcrale",
+        "Revive: a fatal blow leaves 50% of hp_max instead (once)", "counter-attack available"]
+    assert hp(t, eid, n["Aiko"]) == 50 and combatant(t, eid, n["Brute"])["counters"] == {}
+    assert combatant(t, eid, n["Aiko"])["counters"]["counter_attack"] == n["Brute"]
+    assert combatant(t, eid, n["Aiko"])["counters"]["special"]["revive_used"] is True
+    # Alice counter-attacks during Brute's turn (GC-P6)
+    counter = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 50, 1], headers=bearer(t.alice.token))
+    assert rules(counter)[0] == ("GC-P6", "counter-attack") and hp(t, eid, n["Brute"]) == 91
+    # a second fatal blow: no second Revive
+    t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 45})
+    t.next_turn(eid)
+    down = attack(t, eid, n["Cleo"], n["Aiko"], [20, 6], kind="ranged")
+    assert ("turn", "down") in rules(down) and combatant(t, eid, n["Aiko"])["down"] is True
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 6]})
+    assert_validation(r, [["body", "target_id"]])  # down already
+
+
+def test_gc_p6_apocalypse_when_the_sepulcrale_ends_without_revive(table):
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 10})
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "offensive"})
+    assert step(left, "GC-P6") | {"combatant_id": None} == {
+        "rule": "GC-P6", "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+        "combatant_id": None, "hp": {"before": 90, "after": 50}}
+    assert step(left, "GC-P7")["backlash"] is False and hp(t, eid, n["Aiko"]) == 50
+    assert combatant(t, eid, n["Aiko"])["posture"] == "offensive"
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                      json={"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    assert "1 dark point" in assert_problem(r, 409, "insufficient-resource")["detail"]  # nothing spent
+
+
+def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for_2_turns(table):
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [1]})
+    for _ in range(4):
+        t.next_turn(eid)
+    assert t.state(eid)["round"] == 3
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    assert {k: step(left, "GC-P7")[k] for k in ("turns_held", "backlash", "backlash_turns", "cannot_act")} == {
+        "turns_held": 3, "backlash": True, "backlash_turns": 2, "cannot_act": True}
+    assert combatant(t, eid, n["Aiko"])["counters"] == {"backlash": {
+        "posture": "illumination", "until_round": 5, "disadvantage_die": None, "disadvantage": None}}
+    t.next_turn(eid)
+    hit = attack(t, eid, n["Brute"], n["Aiko"], [30, 2])
+    assert step(hit, "GC-P7")["what"] == "no dodge nor parry in illumination backlash"
+    skipped = t.next_turn(eid)  # round 4: Aiko cannot act, Brute's turn
+    assert {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "until_round": 5,
+            "combatant_id": n["Aiko"]} in skipped["steps"]
+    assert t.state(eid)["current"]["combatant_id"] == n["Brute"]
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                      json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 0, "y": 1}})
+    assert assert_problem(r, 409, "conflict")["rule"] == "GC-P7"
+    t.next_turn(eid)  # round 5: still skipped
+    assert t.state(eid)["round"] == 5 and t.state(eid)["current"]["combatant_id"] == n["Brute"]
+    t.next_turn(eid)
+    assert (t.state(eid)["round"], t.state(eid)["current"]["combatant_id"]) == (6, n["Aiko"])
+
+
+def test_gc_p7_a_sepulcrale_backlash_rolls_its_disadvantage_halves_damage_and_acts_last(table):
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    for _ in range(4):
+        t.next_turn(eid)
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive", "dice": [4]})
+    assert left["rolls"] == [{"die": "d6", "value": 4, "purpose": "disadvantage", "by": n["Aiko"]}]
+    assert {k: step(left, "GC-P7")[k] for k in ("backlash", "acts_last", "damage_multiplier", "disadvantage")} == {
+        "backlash": True, "acts_last": True, "damage_multiplier": 0.5, "disadvantage": "malus_10"}
+    assert hp(t, eid, n["Aiko"]) == 50  # GC-P6 Apocalypse too: Revive never fired
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 5])  # force 68 - 10, damage 5 x 0.5
+    assert (step(hit, "GC-P3")["target"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (
+        58, 0.5, 2)
+    t.next_turn(eid)
+    new_round = t.next_turn(eid)
+    assert {"rule": "GC-P7", "what": "Sépulcrale backlash: acts last", "combatant_id": n["Aiko"]} in new_round["steps"]
+    assert [e["combatant_id"] for e in t.state(eid)["order"]] == [n["Brute"], n["Aiko"]]
+
+
+# --- GC-D1..D4: the grid -------------------------------------------------------------------------
+
+def test_gc_d1_d2_d3_melee_reach_max_move_and_never_move_act_move(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, b_pos=(2, 0), options=None)
+    far = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1], status=422)
+    assert far["rule"] == "GC-D1" and far["distance"] == 2 and far["errors"][0]["loc"] == ["body", "target_id"]
+    taken = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                          json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 2, "y": 0}})
+    assert_validation(taken, [["body", "to"]])
+    moved = t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 1, "y": 0}})
+    assert rules(moved) == [("GC-D1", "move"), ("GC-D2", "max move")]
+    assert (step(moved, "GC-D1")["distance"], step(moved, "GC-D2")["max_move"]) == (1, 3)  # ceil(60 / 20)
+    attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1])
+    again = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                          json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 1, "y": 1}})
+    problem = assert_problem(again, 422, "rule-violation")
+    assert problem["detail"] == "a turn is move then act or act then move, never move then act then move (GC-D3)"
+    t.next_turn(eid)
+    t.act(eid, {"type": "move", "actor_id": n["Brute"], "to": {"x": 2, "y": 1}})
+    beyond = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                           json={"type": "move", "actor_id": n["Brute"], "to": {"x": 4, "y": 1}})
+    assert assert_problem(beyond, 422, "rule-violation")["detail"] == "3 cells moved this turn; at most 2 (GC-D2)"
+    off = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                        json={"type": "move", "actor_id": n["Brute"], "to": {"x": 2, "y": 2}, "speed": 3})
+    assert_validation(off, [["body", "speed"]])
+
+
+def test_gc_d4_a_dash_multiplies_the_max_move_and_gives_up_the_action(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, b_pos=(9, 9))
+    dashed = t.act(eid, {"type": "dash", "actor_id": n["Aiko"], "dice": [5]})
+    d4 = step(dashed, "GC-D4")
+    assert (d4["outcome"], d4["base_move"], d4["multiplier"], d4["max_move"]) == ("critical_success", 3, 2.5, 8)
+    assert dashed["rolls"] == [{"die": "d100", "value": 5, "purpose": "dash", "by": n["Aiko"]}]
+    t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 4, "y": 4}})
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                      json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 5, "y": 0}})
+    assert "(GC-D2)" in assert_problem(r, 422, "rule-violation")["detail"]
+    r = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1], kind="ranged", status=422)
+    assert r["detail"] == "the dash gave up this turn's action (GC-D4)"
+    assert t.sheet(combatant(t, eid, n["Aiko"])["character_id"])["sheet"]["karma"] == -1  # GC-K1 on the dash
+
+
+def test_gc_o2_same_parallel_slot_no_reaction_and_a_target_gone_out_of_reach_is_missed(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc(50), gc(50), options={"tie_method": "parallel"})
+    assert t.state(eid)["current"]["combatant_ids"] == [n["Aiko"], n["Brute"]]
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 2])
+    assert step(hit, "GC-O2")["what"] == "no dodge nor parry against an attack from the same parallel slot"
+    t.act(eid, {"type": "move", "actor_id": n["Brute"], "to": {"x": 3, "y": 0}})
+    gone = attack(t, eid, n["Brute"], n["Aiko"], [30], status=422)  # Brute moved: it is out of reach (GC-D1)
+    assert gone["rule"] == "GC-D1"
+    t.next_turn(eid)
+    # the next round, Brute moves away first; Aiko's melee attack, in the same slot, fails (GC-O2)
+    t.act(eid, {"type": "move", "actor_id": n["Brute"], "to": {"x": 3, "y": 1}})
+    missed = attack(t, eid, n["Aiko"], n["Brute"], [30])
+    assert rules(missed) == [("GC-O2", "no dodge nor parry against an attack from the same parallel slot"),
+                             ("GC-P3", "attack test"),
+                             ("GC-O2", "the target moved out of reach in this same slot: the attack fails")]
+
+
+# --- the Final Skill ------------------------------------------------------------------------------
+
+FINAL = {"name": "Nova", "punchline": "Que la lumière soit !", "cost_kind": "light", "cost_points": 1}
+
+
+def test_gc_p5_final_skill_needs_level_5_costs_its_points_ignores_critical_failures_and_ends_the_posture(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc(60, level=5, light_points=2, final_skill=FINAL), gc(40, level=4, final_skill=FINAL))
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                      json={"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"]})
+    assert "Illumination or Sépulcrale" in assert_problem(r, 422, "rule-violation")["detail"]
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [1]})
+    used = t.act(eid, {"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"], "stat": "force",
+                       "dice": [66]})
+    assert [w for _, w in rules(used)] == ["Final Skill", "Final Skill test (critical failures count as failures)",
+                                           "leaves illumination"]
+    test = step(used, "GC-P5", "Final Skill test (critical failures count as failures)")
+    assert (test["score"], test["outcome"], test["counted_as"], test["karma"]) == (  # GC-K4 at a locked +10
+        66, "critical_failure", "failure", {"before": 0, "after": 0})
+    sheet = t.sheet(combatant(t, eid, n["Aiko"])["character_id"])["sheet"]
+    assert (sheet["light_points"], sheet["posture"]) == (0, "defensive")
+    t.next_turn(eid)
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
+                      json={"type": "final_skill", "actor_id": n["Brute"]})
+    assert "level 5" in assert_problem(r, 422, "rule-violation")["detail"]
+
+
+# --- who acts, who reacts; revert --------------------------------------------------------------
+
+def test_a_player_acts_for_its_own_combatant_on_its_turn_and_chooses_only_its_own_reactions(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, b_player=t.bob)
+    alice, bob = bearer(t.alice.token), bearer(t.bob.token)
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bob, json={
+        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"})
+    assert assert_problem(r, 403, "forbidden")["detail"] == "only the GM or the combatant's owner may act for it"
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bob, json={
+        "type": "move", "actor_id": n["Brute"], "to": {"x": 1, "y": 1}})
+    assert r.status_code == 409 and "not combatant" in r.json()["detail"]
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=alice, json={
+        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "reaction": "none"})
+    assert "target's owner" in assert_problem(r, 403, "forbidden")["detail"]
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=alice, json={
+        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "dice": [30, 50, 1]})
+    assert "table dice" in assert_problem(r, 403, "forbidden")["detail"]
+    hit = t.act(eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "seed": 7},
+                headers=alice)
+    assert hit["rolls"][0]["by"] == n["Aiko"]
+    t.next_turn(eid, headers=alice)
+    # Bob sets Brute's standing reaction to parry; Alice may not override it, Bob may choose for his own
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Brute']}", headers=bob, json={"reaction": "parry"})
+    assert r.status_code == 200, r.text
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bob, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "reaction": "parry"})
+    assert r.status_code == 403
+    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "reaction": "block"}), [["body", "reaction"]])
+    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Brute"], "target_id": n["Brute"], "damage": "1d6"}), [["body", "target_id"]])
+
+
+def test_revert_of_an_attack_restores_hp_karma_and_counters(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, b_reaction="parry")
+    before = t.state(eid)
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [5, 95, 6])
+    brute = t.sheet(combatant(t, eid, n["Brute"])["character_id"])
+    assert (brute["sheet"]["hp"], brute["sheet"]["karma"]) == (94, 1)
+    undo = t.post(f"/v1/encounters/{eid}/actions/{hit['id']}/revert", {})
+    assert sorted((c["field"], c["before"], c["after"]) for c in undo["changes"] if c["field"] != "counters") == [
+        ("hp", 94, 100), ("karma", -1, 0), ("karma", 1, 0)]
+    after = t.state(eid)
+    def strip(s: dict) -> dict:
+        return {**s, "version": None, "updated_at": None}
+
+    assert strip(after) == strip(before)
+    # the turn's action is free again: Aiko attacks anew; then the GM heals Brute behind the attack's back
+    again = attack(t, eid, n["Aiko"], n["Brute"], [30, 90, 1])
+    t.act(eid, {"type": "heal", "target_id": n["Brute"], "amount": 1})
+    latest = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.gm).json()["items"][0]
+    t.post(f"/v1/encounters/{eid}/actions/{latest['id']}/revert", {})
+    t.act(eid, {"type": "damage", "target_id": n["Brute"], "amount": 3})  # Brute's hp: 99 then, 96 now
+    r = t.client.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", json={}, headers=t.gm)
+    assert assert_problem(r, 409, "conflict")["detail"].startswith("only the latest action")
+    damage = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.gm).json()["items"][0]
+    t.post(f"/v1/encounters/{eid}/actions/{damage['id']}/revert", {})
+    t.client.patch(f"/v1/characters/{combatant(t, eid, n['Brute'])['character_id']}", headers=t.gm,
+                   json={"sheet": {"hp": 90}})
+    r = t.client.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", json={}, headers=t.gm)
+    assert assert_problem(r, 409, "conflict")["field"] == "hp"
+    forced = t.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", {"force": True})
+    assert [(c["field"], c["before"], c["after"]) for c in forced["changes"] if c["field"] == "hp"] == [("hp", 90, 100)]
+
+
+def _normalised(state: dict[str, Any], names: dict[str, str]) -> Any:
+    """The state with ids replaced by names and timestamps dropped."""
+    back = {v: k for k, v in names.items()}
+    text = repr(state)
+    for cid, name in back.items():
+        text = text.replace(cid, f"<{name}>")
+    return re.sub(r"'(created_at|updated_at)': '[^']*'", r"'\1': '<ts>'", text)
