@@ -488,3 +488,172 @@ def _normalised(state: dict[str, Any], names: dict[str, str]) -> Any:
     for cid, name in back.items():
         text = text.replace(cid, f"<{name}>")
     return re.sub(r"'(created_at|updated_at)': '[^']*'", r"'\1': '<ts>'", text)
+
+
+# --- one scripted fight ------------------------------------------------------------------------
+
+def _normalised_state(t: Table, eid: str, names: dict[str, str]) -> Any:
+    """GET /v1/encounters/{eid} with every id replaced by a name and the timestamps dropped."""
+    state = t.state(eid)
+    chars = {c["character_id"]: f"<{c['name']} character>" for c in state["combatants"]}
+    back = {**{v: f"<{k}>" for k, v in names.items()}, **chars, eid: "<encounter>", t.c.id: "<campaign>",
+            t.alice.id: "<alice>"}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items() if k not in ("created_at", "updated_at")}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return back.get(node, node) if isinstance(node, str) else node
+    return walk(state)
+
+
+def scripted_fight(t: Table) -> tuple[str, dict[str, str]]:
+    """Aiko (Alice's, sword) against Shade (magic) and Brute (parries), four rounds and a bit."""
+    eid, n = fight(t, ("Aiko", armed(60, SWORD), "pc", t.alice, {"x": 0, "y": 0}, None),
+                   ("Brute", gc(40, hp_max=30), "npc", None, {"x": 1, "y": 0}, "parry"),
+                   ("Shade", gc(50), "npc", None, {"x": 5, "y": 5}, None), options={"hp_visibility": "status"})
+    a, b, s = n["Aiko"], n["Brute"], n["Shade"]
+    # round 1: Aiko, Shade, Brute
+    attack(t, eid, a, b, [30, 50, 6], damage=None)                      # sword 1d8+2: Brute 30 -> 22
+    t.next_turn(eid)
+    attack(t, eid, s, a, [40, 45, 3], kind="magic")                     # dodge 45 > 40: Aiko 100 -> 97
+    t.next_turn(eid)
+    attack(t, eid, b, a, [70])                                          # force 68: missed
+    t.next_turn(eid)
+    # round 2: Aiko in Illumination (+20), a ranged shot; Shade dashes and runs; Brute's hit reverted
+    t.act(eid, {"type": "posture", "actor_id": a, "posture": "illumination", "dice": [5]})
+    attack(t, eid, a, b, [30, 4, 60, 5], kind="ranged")                 # 30 - 4 <= 65; parry 60 > 26: 22 -> 17
+    t.next_turn(eid)
+    t.act(eid, {"type": "dash", "actor_id": s, "dice": [20]})             # max move 3 -> 6
+    t.act(eid, {"type": "move", "actor_id": s, "to": {"x": 2, "y": 3}})
+    t.next_turn(eid)
+    blow = attack(t, eid, b, a, [10, 9, 50, 2, 4])                      # a critical hit: Aiko 97 -> 93, karma -1
+    t.post(f"/v1/encounters/{eid}/actions/{blow['id']}/revert", {})      # the GM takes it back
+    attack(t, eid, b, a, [80])                                          # missed
+    t.next_turn(eid)
+    # round 3
+    attack(t, eid, a, b, [20, 4, 95, 8], damage=None)                   # parry fumbled (karma +1): 17 -> 7
+    t.next_turn(eid)
+    attack(t, eid, s, a, [30, 3], kind="magic")                         # Illumination's automatic defence
+    t.next_turn(eid)
+    t.next_turn(eid)
+    # round 4: Brute goes down
+    attack(t, eid, a, b, [25, 4, 70, 8], damage=None)                   # parry 70 > 68: 7 -> 0
+    t.next_turn(eid)
+    attack(t, eid, s, a, [60], kind="magic")                            # esprit 50: missed
+    t.next_turn(eid)                                                    # Brute is down: skipped; round 5
+    # round 5: Aiko leaves Illumination after 4 turns: GC-P7 backlash until round 7
+    t.act(eid, {"type": "posture", "actor_id": a, "posture": "defensive"})
+    r = t.client.post(f"/v1/encounters/{eid}/end", headers=t.gm)
+    assert r.status_code == 200, r.text
+    return eid, n
+
+
+FINAL_STATE = {"id": "<encounter>",
+              "campaign_id": "<campaign>",
+              "name": "Ambush",
+              "status": "ended",
+              "round": 5,
+              "version": 29,
+              "options": {"hp_visibility": "status", "reveal_on_turn": True, "tie_method": "d20"},
+              "combatants": [{"id": "<Aiko>",
+                              "character_id": "<Aiko character>",
+                              "name": "Aiko",
+                              "kind": "pc",
+                              "player_id": "<alice>",
+                              "side": "heroes",
+                              "hidden": False,
+                              "position": {"x": 0, "y": 0},
+                              "initiative": 60,
+                              "actions": 1,
+                              "down": False,
+                              "reaction": "dodge",
+                              "resources": {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},
+                              "posture": "defensive",
+                              "conditions": [],
+                              "counters": {"backlash": {"posture": "illumination",
+                                                        "until_round": 7,
+                                                        "disadvantage_die": None,
+                                                        "disadvantage": None}},
+                              "initiative_override": None},
+                             {"id": "<Brute>",
+                              "character_id": "<Brute character>",
+                              "name": "Brute",
+                              "kind": "npc",
+                              "player_id": None,
+                              "side": "foes",
+                              "hidden": False,
+                              "position": {"x": 1, "y": 0},
+                              "initiative": 40,
+                              "actions": 1,
+                              "down": True,
+                              "reaction": "parry",
+                              "resources": {"hp": {"value": 0, "max": 30}, "mp": {"value": 50, "max": 50}},
+                              "posture": "defensive",
+                              "conditions": [],
+                              "counters": {},
+                              "initiative_override": None},
+                             {"id": "<Shade>",
+                              "character_id": "<Shade character>",
+                              "name": "Shade",
+                              "kind": "npc",
+                              "player_id": None,
+                              "side": "foes",
+                              "hidden": False,
+                              "position": {"x": 2, "y": 3},
+                              "initiative": 50,
+                              "actions": 1,
+                              "down": False,
+                              "reaction": "dodge",
+                              "resources": {"hp": {"value": 100, "max": 100}, "mp": {"value": 50, "max": 50}},
+                              "posture": "defensive",
+                              "conditions": [],
+                              "counters": {},
+                              "initiative_override": None}],
+              "order": [{"combatant_id": "<Aiko>",
+                         "slot": 0,
+                         "initiative": 60,
+                         "extra_action": False,
+                         "tiebreak": None,
+                         "parallel_with": [],
+                         "action": 1},
+                        {"combatant_id": "<Shade>",
+                         "slot": 1,
+                         "initiative": 50,
+                         "extra_action": False,
+                         "tiebreak": None,
+                         "parallel_with": [],
+                         "action": 1},
+                        {"combatant_id": "<Brute>",
+                         "slot": 2,
+                         "initiative": 40,
+                         "extra_action": False,
+                         "tiebreak": None,
+                         "parallel_with": [],
+                         "action": 1}],
+              "current": {"slot": 0, "combatant_id": "<Aiko>", "combatant_ids": ["<Aiko>"]}}
+
+
+def test_a_scripted_great_cosmos_fight_ends_in_exactly_this_state(table):
+    """Setup, start, five rounds, an attack of each kind (melee, ranged, magic), a dash and a move,
+    a special posture entered and left (GC-P7 backlash), a revert, a combatant down, the end."""
+    t = table("great-cosmos")
+    eid, n = scripted_fight(t)
+    assert _normalised_state(t, eid, n) == FINAL_STATE
+    sheets = {c["name"]: t.sheet(c["character_id"])["sheet"] for c in t.state(eid)["combatants"]}
+    assert {name: (s["hp"], s["karma"], s["light_points"], s["dark_points"], s.get("posture"))
+            for name, s in sheets.items()} == {
+        "Aiko": (97, 0, 0, 1, "defensive"), "Brute": (0, 1, 1, 1, None), "Shade": (100, 0, 1, 1, None)}
+    history = t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100}, headers=t.gm).json()["items"]
+    assert [a["type"] for a in reversed(history)] == [
+        "start", "attack", "next_turn", "attack", "next_turn", "attack", "next_turn",
+        "posture", "attack", "next_turn", "dash", "move", "next_turn", "attack", "revert", "attack", "next_turn",
+        "attack", "next_turn", "attack", "next_turn", "next_turn",
+        "attack", "next_turn", "attack", "next_turn", "posture"]
+    assert [a["type"] for a in history if a["reverted_by"]] == ["attack"]
+    # a player sees Brute's and Shade's hp as a status only
+    mine = t.state(eid, headers=bearer(t.alice.token))
+    assert [c["resources"] for c in mine["combatants"]] == [
+        {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},
+        {"hp": {"status": "down"}, "mp": {"status": "unhurt"}}, {"hp": {"status": "unhurt"}, "mp": {"status": "unhurt"}}]
