@@ -78,7 +78,7 @@ def test_as_c4_efficacite_blessure_legere_prudence_danger():
     attack = next(s for s in steps if s["what"] == "attack test")
     assert attack["modifier"] == 2 and attack["score"] == 19
     danger = next(s for s in steps if s["what"] == "prudence / danger on this defense test")
-    assert (danger["modifier"], t.counters) == (-2, {"prudence": 0, "danger": 0})
+    assert (danger["modifier"], t.counters) == (-2, {})
     halved = next(s for s in steps if s["what"] == "damage halved, rounded up")
     assert (halved["before"], halved["after"], t.sheet["vitality"]) == (4, 2, 18)
     dice = CombatDice(dice=[5, 2, 4, 3, 3, 3])

@@ -274,7 +274,11 @@ def _defend(dice: CombatDice, attack, target: Party, reaction: str, steps: list[
     prudence, danger = int(target.counters.get("prudence") or 0), int(target.counters.get("danger") or 0)
     modifier, prudence_left, danger_left = combat.next_defense(prudence, danger)
     if prudence or danger:
-        target.counters.update(prudence=prudence_left, danger=danger_left)
+        for name, left in (("prudence", prudence_left), ("danger", danger_left)):
+            if left:
+                target.counters[name] = left
+            else:
+                target.counters.pop(name, None)
         steps.append({"rule": "AS-C4", "what": "prudence / danger on this defense test", "combatant_id": target.id,
                       "modifier": modifier, "prudence_left": prudence_left, "danger_left": danger_left})
     heroic = reaction == HEROIC_DEFENSE
