@@ -225,7 +225,7 @@ def test_bad_character_cursors_are_a_422(client, campaign, cursor):
 
 # --- unknown paths and methods -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", ["/", "/v1", "/v2/campaigns", "/v1/campaign", "/v1/rulesets/x/y",
+@pytest.mark.parametrize("path", ["/web/missing.js", "/v1", "/v2/campaigns", "/v1/campaign", "/v1/rulesets/x/y",
                                   "/v1/characters/abc/unknown"])
 def test_unknown_path_is_a_404(client, path):
     r = client.get(path)

@@ -1,0 +1,70 @@
+// The one API client: JSON in and out, the token as a bearer header (never in a URL),
+// problem+json errors thrown as ApiError.
+
+let token = null;
+
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail || problem?.title || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem || {};
+  }
+}
+
+export function setToken(value) { token = value; }
+
+async function request(method, path, { body, query, headers = {} } = {}) {
+  let url = path;
+  if (query) {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") params.set(k, v);
+    if ([...params].length) url += `?${params}`;
+  }
+  const init = { method, headers: { Accept: "application/json", ...headers } };
+  if (token) init.headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (err) {
+    throw new ApiError(0, { title: "Network error", detail: `the server cannot be reached (${err.message})` });
+  }
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = { title: response.statusText, detail: text.slice(0, 200) }; }
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export const api = {
+  get: (path, query) => request("GET", path, { query }),
+  post: (path, body = {}, headers) => request("POST", path, { body, headers }),
+  patch: (path, body, headers) => request("PATCH", path, { body, headers }),
+  del: (path, headers) => request("DELETE", path, { headers }),
+};
+
+/** Every page of a list route (`{items, next_cursor}`). */
+export async function getAll(path, query = {}) {
+  const items = [];
+  let cursor = null;
+  do {
+    const page = await api.get(path, { limit: 500, ...query, cursor });
+    items.push(...page.items);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return items;
+}
+
+/** The problem's message in one line, for a status area. */
+export function describe(err) {
+  if (!(err instanceof ApiError)) return String(err?.message || err);
+  const p = err.problem;
+  const where = (p.errors || []).map(e => `${(e.loc || []).filter(x => x !== "body").join(".")}: ${e.msg}`);
+  return `${p.title || "Error"} (${err.status})${p.detail ? ` — ${p.detail}` : ""}${
+    where.length > 1 ? ` [${where.join("; ")}]` : ""}`;
+}

@@ -1,0 +1,173 @@
+// Characters as cards (resources as bars, key stats, karma/heroism/points) and the
+// create/edit form built from the ruleset's sheet schema.
+
+import { api, describe } from "./api.js";
+import { h, clear, bar, humanize, field, select } from "./dom.js";
+import { state, on, isGm, controls, upsertCharacter } from "./store.js";
+import { SchemaForm, FormError, mergePatch } from "./schema-form.js";
+
+const POINTS = ["level", "karma", "heroism", "light_points", "dark_points", "intuition", "protection", "armor",
+  "mental_health", "posture"];
+
+/** The sheet's pools: every `x` with an `x_max` (hp, mp, vitality, pe…). */
+export function resourcesOf(sheet) {
+  const pools = [];
+  for (const [key, max] of Object.entries(sheet || {})) {
+    if (!key.endsWith("_max") || typeof max !== "number" || max <= 0) continue;
+    const name = key.slice(0, -4);
+    const value = typeof sheet[name] === "number" ? sheet[name] : max;
+    pools.push([name, value, max]);
+  }
+  return pools;
+}
+
+function keyStats(sheet) {
+  const out = [];
+  for (const group of ["stats", "skills"]) {
+    const values = sheet?.[group];
+    if (values && typeof values === "object" && !Array.isArray(values)) {
+      for (const [k, v] of Object.entries(values)) if (typeof v === "number") out.push([k, v]);
+    }
+  }
+  return out;
+}
+
+function playerName(id) {
+  return state.players.find(p => p.id === id)?.name;
+}
+
+export function card(character) {
+  const full = controls(character);
+  const headingId = `char-${character.id}`;
+  const owner = character.player_id ? playerName(character.player_id) : null;
+  const el = h("article", { class: `card character ${character.kind}`, "aria-labelledby": headingId,
+                            dataset: { characterId: character.id } },
+    h("header", {},
+      h("h3", { id: headingId }, character.name),
+      h("span", { class: `badge ${character.kind}` }, character.kind === "npc" ? "NPC" : "PC"),
+      owner ? h("span", { class: "owner" }, owner) : null));
+  if (!full) {
+    el.append(h("p", { class: "hint" }, character.player_id === null ? "GM character" : "Another player's character"));
+    return el;
+  }
+  const sheet = character.sheet || {};
+  const pools = resourcesOf(sheet);
+  if (pools.length) el.append(h("div", { class: "bars" }, pools.map(([name, value, max]) => bar(name, value, max))));
+  const stats = keyStats(sheet);
+  if (stats.length) {
+    el.append(h("dl", { class: "stats" }, stats.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, String(v))))));
+  }
+  const points = POINTS.filter(k => sheet[k] !== undefined && sheet[k] !== null && typeof sheet[k] !== "object");
+  if (points.length) {
+    el.append(h("dl", { class: "points" }, points.map(k => h("div", {}, h("dt", {}, humanize(k)), h("dd", {}, humanize(sheet[k]))))));
+  }
+  el.append(h("button", { type: "button", class: "small secondary", "aria-label": `Edit ${character.name}`,
+                          onclick: () => openCharacterDialog(character) }, "Edit"));
+  return el;
+}
+
+export function renderCharacters(section) {
+  const grid = h("div", { class: "cards", id: "character-cards" });
+  const canCreate = isGm() || state.me?.player_id;
+  clear(section,
+    h("div", { class: "section-head" },
+      h("h2", { id: "characters-title" }, "Characters"),
+      canCreate ? h("button", { type: "button", onclick: () => openCharacterDialog(null) }, "New character") : null),
+    grid);
+  const draw = () => {
+    const sorted = [...state.characters.values()].sort((a, b) =>
+      Number(controls(b)) - Number(controls(a)) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name, "fr"));
+    clear(grid, sorted.length ? sorted.map(card) : h("p", { class: "hint" }, "No character yet."));
+  };
+  draw();
+  on("characters", draw);
+  on("players", draw);
+}
+
+function sheetAccess(editing) {
+  return (path, raw) => {
+    if (isGm() || path[0] !== "sheet" || path.length !== 2) return "edit";
+    if (!raw["x-rule-governed"]) return "edit";
+    if (!editing) return raw["x-player-sets-at-creation"] ? "edit" : "hidden";
+    return "readonly";
+  };
+}
+
+export function openCharacterDialog(character) {
+  const editing = Boolean(character);
+  const ruleset = state.ruleset;
+  const properties = {
+    name: { type: "string", title: "Name", maxLength: 200 },
+    ...(isGm() ? { kind: { enum: ["pc", "npc"], title: "Kind", default: "pc" } } : {}),
+    ...(isGm() ? { player_id: { title: "Player" } } : {}),
+    sheet: { ...ruleset.sheet_schema, title: "Sheet" },
+  };
+  const widgets = {
+    player_id: ctx => {
+      const control = select(state.players.map(p => [p.id, p.name]), { empty: "— none (GM) —", value: ctx.value ?? "" });
+      return { el: field("Player", control), control,
+               get: () => (control.value ? control.value : editing ? null : undefined) };
+    },
+  };
+  const suggestions = { stats: ruleset.stats || [], skills: ruleset.skills || [], race: Object.keys(ruleset.races || {}) };
+  const form = new SchemaForm({
+    schema: { type: "object", properties, required: ["name", "sheet"] },
+    root: ruleset.sheet_schema,
+    value: editing ? { name: character.name, kind: character.kind, player_id: character.player_id, sheet: character.sheet } : { kind: "pc" },
+    mode: editing ? "edit" : "create",
+    widgets,
+    suggest: suggestions,
+    access: sheetAccess(editing),
+  });
+  const status = h("p", { class: "status", role: "status" });
+  const title = editing ? `Edit ${character.name}` : "New character";
+  const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": "sheet-dialog-title" });
+  const submit = h("button", { type: "submit" }, editing ? "Save" : "Create character");
+  const formEl = h("form", { novalidate: true, method: "dialog" },
+    h("h2", { id: "sheet-dialog-title" }, title),
+    form.el, status,
+    h("div", { class: "actions" }, submit,
+      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel")));
+  dialog.append(formEl);
+  dialog.addEventListener("close", () => dialog.remove());
+  formEl.addEventListener("submit", async event => {
+    event.preventDefault();
+    status.textContent = "";
+    let values;
+    try {
+      values = form.value();
+    } catch (err) {
+      if (err instanceof FormError) return form.showErrors(err.errors);
+      throw err;
+    }
+    if (!isGm() && !editing) values.player_id = state.me.player_id;  // a player creates its own
+    submit.disabled = true;
+    try {
+      const saved = editing ? await save(character, values) : await api.post(`/v1/campaigns/${state.campaign.id}/characters`, values);
+      upsertCharacter(saved);
+      dialog.close();
+    } catch (err) {
+      const errors = err.problem?.errors || [];
+      const forbidden = (err.problem?.fields || []).map(f => ({ loc: ["sheet", f], msg: "only the GM (or a rule) changes this" }));
+      const unplaced = form.showErrors([...errors, ...forbidden]);
+      status.textContent = unplaced.length || (!errors.length && !forbidden.length)
+        ? `${describe(err)}${unplaced.length ? ` — ${unplaced.join("; ")}` : ""}` : "Please correct the fields marked.";
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  dialog.querySelector("input, select, textarea")?.focus();
+}
+
+async function save(character, values) {
+  const body = {};
+  for (const key of ["name", "kind", "player_id"]) {
+    if (values[key] !== undefined && values[key] !== character[key]) body[key] = values[key];
+  }
+  const patch = mergePatch(character.sheet, values.sheet || {});
+  if (Object.keys(patch).length) body.sheet = patch;
+  if (!Object.keys(body).length) return character;
+  return api.patch(`/v1/characters/${character.id}`, body, { "If-Match": `"${character.version}"` });
+}

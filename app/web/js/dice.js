@@ -1,0 +1,73 @@
+// "Enter table dice": ask the API which die it needs next (its 422 `needed` names it),
+// one input per die, in the order the rule consumes them, until the request goes through.
+
+import { h, clear, field, setError, uid } from "./dom.js";
+import { describe } from "./api.js";
+
+const FACES = die => Number(String(die).replace(/^\d*d/, "")) || null;
+
+/**
+ * container: where the dice inputs go; send(dice) → Promise (the API call with `dice`);
+ * nameOf(combatant id) → a name for `needed.by`. Resolves with send's result, or null if cancelled.
+ */
+export function enterTableDice(container, send, { nameOf = () => null, onError } = {}) {
+  const dice = [];
+  const list = h("ol", { class: "dice-entry", "aria-label": "Table dice" });
+  const status = h("p", { class: "status", role: "status" });
+  const box = h("div", { class: "dice-box" }, h("p", { class: "hint" }, "Enter each die the API asks for, in its order."), list, status);
+  clear(container, box);
+  let finish;
+  const done = new Promise(resolve => { finish = resolve; });
+
+  async function attempt() {
+    try {
+      const result = await send([...dice]);
+      clear(container);
+      finish(result);
+    } catch (err) {
+      const needed = err.status === 422 && err.problem?.needed;
+      if (needed) return ask(needed);
+      if (err.status === 422 && dice.length && (err.problem.errors || []).some(e => (e.loc || []).includes("dice"))) {
+        // a value outside its die: take it back, show why next to it
+        dice.pop();
+        const input = list.lastElementChild?.querySelector("input");
+        if (input) { input.disabled = false; input.focus(); setError(input, describe(err)); reopen(input); return; }
+      }
+      status.textContent = describe(err);
+      onError?.(err);
+      finish(null);
+    }
+  }
+
+  function reopen(input) {
+    const button = input.closest("li").querySelector("button");
+    if (button) button.disabled = false;
+  }
+
+  function ask(needed) {
+    const who = needed.by ? nameOf(needed.by) : null;
+    const label = `${needed.die} for ${needed.purpose}${who ? ` (${who})` : ""}`;
+    const faces = FACES(needed.die);
+    const input = h("input", { type: "number", min: 1, max: faces, step: 1, id: uid("die"), inputmode: "numeric",
+                               dataset: { die: needed.die, purpose: needed.purpose } });
+    const sendButton = h("button", { type: "submit" }, "Send die");
+    const cancel = h("button", { type: "button", class: "secondary", onclick: () => { clear(container); finish(null); } }, "Cancel");
+    const form = h("form", { class: "die-form", novalidate: true }, field(label, input), sendButton, cancel);
+    form.addEventListener("submit", event => {
+      event.preventDefault();
+      const value = Number(input.value);
+      if (!input.value.trim() || !Number.isInteger(value)) return setError(input, `a whole number${faces ? ` from 1 to ${faces}` : ""}`);
+      setError(input, "");
+      input.disabled = true;
+      sendButton.disabled = true;
+      cancel.remove();
+      dice.push(value);
+      attempt();
+    });
+    list.append(h("li", {}, form));
+    input.focus();
+  }
+
+  attempt();
+  return done;
+}

@@ -1,0 +1,83 @@
+// The campaign's event stream from a browser: a one-use ticket per connection
+// (EventSource cannot send Authorization), ids counted per campaign, and on a drop a
+// new ticket and `?after=<last id>`: the missed events come first, none twice.
+
+import { api } from "./api.js";
+
+const NAMES = ["campaign.updated", "player.created", "character.created", "character.updated", "character.deleted",
+  "log.created", "encounter.created", "encounter.updated", "encounter.action", "encounter.reverted"];
+
+export class EventStream {
+  constructor(campaignId, { onEvent, onStatus, onResync, onUnauthorized }) {
+    Object.assign(this, { campaignId, onEvent, onStatus, onResync, onUnauthorized });
+    this.last = null;       // the last event id handled
+    this.source = null;
+    this.failures = 0;
+    this.closed = false;
+    this.timer = null;
+    this.dropped = false;   // reconnecting after a drop
+  }
+
+  async open() {
+    if (this.closed) return;
+    let ticket;
+    try {
+      ({ ticket } = await api.post(`/v1/campaigns/${this.campaignId}/events/tickets`));
+    } catch (err) {
+      if (err.status === 401 || err.status === 404) return this.onUnauthorized?.(err);
+      return this.retry();
+    }
+    if (this.closed) return;
+    const query = new URLSearchParams({ ticket });
+    if (this.last !== null) query.set("after", String(this.last));
+    const source = new EventSource(`/v1/campaigns/${this.campaignId}/events?${query}`);
+    this.source = source;
+    return new Promise(resolve => {
+      source.onopen = () => {
+        this.failures = 0;
+        this.onStatus?.("live");
+        // a drop before any event: the stream restarts at the present, so what happened
+        // meanwhile is read again (the page merges it without duplicates)
+        if (this.dropped && this.last === null) this.onResync?.();
+        this.dropped = false;
+        resolve(true);
+      };
+      for (const name of NAMES) source.addEventListener(name, e => this.receive(name, e));
+      // both a connection error and the server's own `event: error` (database down)
+      source.addEventListener("error", () => {
+        if (this.source !== source) return;
+        source.close();
+        this.source = null;
+        this.dropped = true;
+        this.onStatus?.("reconnecting");
+        this.retry();
+        resolve(false);
+      });
+    });
+  }
+
+  receive(name, event) {
+    const id = Number(event.lastEventId);
+    if (this.last !== null && id <= this.last) return;  // already handled
+    this.last = id;
+    let data;
+    try { data = JSON.parse(event.data); } catch { return; }
+    this.onEvent(name, data, id);
+  }
+
+  retry() {
+    if (this.closed) return;
+    const delay = Math.min(250 * 2 ** this.failures, 8000);
+    this.failures += 1;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.open(), delay);
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.source?.close();
+    this.source = null;
+    this.onStatus?.("offline");
+  }
+}

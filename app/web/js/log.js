@@ -1,0 +1,128 @@
+// The roll log, live: the first page, then every `log.created` of the stream; filters by
+// character and kind; "Load more" follows the cursor. Hidden GM rolls are marked (the
+// server never sends them to a player, and this page shows exactly what it receives).
+
+import { api, describe } from "./api.js";
+import { h, clear, field, select, humanize } from "./dom.js";
+import { state, on, nameOf, rememberCombatants, emit } from "./store.js";
+import { entryLine, timeOf, outcomeClass, dieText } from "./format.js";
+
+const KINDS = ["test", "roll", "combat", "action", "opposed", "group", "level_up", "sheet_edit"];
+const PAGE = 50;
+
+export class RollLog {
+  constructor() {
+    this.entries = [];     // newest first
+    this.ids = new Set();
+    this.live = new Set(); // ids that came by the stream
+    this.cursor = null;
+    this.filters = { character_id: "", kind: "" };
+    this.askedEncounters = new Set();
+  }
+
+  query(cursor) {
+    return { limit: PAGE, cursor, character_id: this.filters.character_id, kind: this.filters.kind };
+  }
+
+  async load() {
+    const page = await api.get(`/v1/campaigns/${state.campaign.id}/rolls`, this.query());
+    this.entries = page.items;
+    this.ids = new Set(page.items.map(e => e.id));
+    this.live.clear();
+    this.cursor = page.next_cursor;
+    this.draw();
+  }
+
+  async more() {
+    if (!this.cursor) return;
+    const page = await api.get(`/v1/campaigns/${state.campaign.id}/rolls`, this.query(this.cursor));
+    for (const entry of page.items) if (!this.ids.has(entry.id)) { this.ids.add(entry.id); this.entries.push(entry); }
+    this.cursor = page.next_cursor;
+    this.draw();
+  }
+
+  /** Re-read the newest page and merge it: what came live stays first, nothing twice. */
+  async resync() {
+    const page = await api.get(`/v1/campaigns/${state.campaign.id}/rolls`, this.query());
+    const fresh = new Set(page.items.map(e => e.id));
+    const newer = this.entries.filter(e => this.live.has(e.id) && !fresh.has(e.id));
+    const older = this.entries.filter(e => !this.live.has(e.id) && !fresh.has(e.id));
+    this.entries = [...newer, ...page.items, ...older];
+    this.ids = new Set(this.entries.map(e => e.id));
+    if (!this.cursor && older.length === 0) this.cursor = page.next_cursor;
+    this.draw();
+  }
+
+  add(entry) {
+    if (!entry || this.ids.has(entry.id)) return;
+    if (this.filters.character_id || this.filters.kind) {
+      this.resync().catch(err => console.warn("log refresh failed", err));  // the server knows whom an entry involves
+      return;
+    }
+    this.ids.add(entry.id);
+    this.live.add(entry.id);
+    this.entries.unshift(entry);
+    this.draw();
+  }
+
+  mount(section) {
+    this.list = h("ol", { class: "log", id: "log-list", "aria-live": "polite", "aria-relevant": "additions" });
+    this.moreButton = h("button", { type: "button", class: "secondary", onclick: () => this.more().catch(err => this.fail(err)) }, "Load more");
+    this.status = h("p", { class: "status", role: "status" });
+    this.characterFilter = select([], { empty: "All characters" });
+    this.kindFilter = select(KINDS.map(k => [k, humanize(k)]), { empty: "All kinds" });
+    const onFilter = () => {
+      this.filters = { character_id: this.characterFilter.value, kind: this.kindFilter.value };
+      this.load().catch(err => this.fail(err));
+    };
+    this.characterFilter.addEventListener("change", onFilter);
+    this.kindFilter.addEventListener("change", onFilter);
+    clear(section,
+      h("div", { class: "section-head" }, h("h2", { id: "log-title" }, "Roll log"),
+        h("span", { class: "stream-state", id: "stream-state", role: "status" }, "")),
+      h("div", { class: "filters" }, field("Filter by character", this.characterFilter), field("Filter by kind", this.kindFilter)),
+      this.list, this.moreButton, this.status);
+    const fillCharacters = () => {
+      const keep = this.characterFilter.value;
+      clear(this.characterFilter, h("option", { value: "" }, "All characters"),
+        [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr")).map(c => h("option", { value: c.id }, c.name)));
+      this.characterFilter.value = keep;
+    };
+    fillCharacters();
+    on("characters", () => { fillCharacters(); this.draw(); });
+    on("combatants", () => this.draw());
+    on("stream", status => {
+      const el = section.querySelector("#stream-state");
+      el.textContent = status === "live" ? "● live" : status === "reconnecting" ? "reconnecting…" : "";
+      el.className = `stream-state ${status}`;
+    });
+    this.draw();
+  }
+
+  fail(err) { if (this.status) this.status.textContent = describe(err); }
+
+  draw() {
+    if (!this.list) return;
+    clear(this.list, this.entries.length ? this.entries.map(entry => this.item(entry)) : h("li", { class: "hint" }, "Nothing rolled yet."));
+    this.moreButton.hidden = !this.cursor;
+  }
+
+  item(entry) {
+    if (entry.kind === "combat" && entry.encounter_id
+        && [entry.actor_id, entry.target_id].some(id => id && !state.combatants.has(id))) this.learnNames(entry.encounter_id);
+    const line = entryLine(entry, nameOf);
+    return h("li", { class: `entry ${entry.kind} ${outcomeClass(entry.outcome)}`, dataset: { entryId: entry.id, kind: entry.kind } },
+      h("time", { datetime: entry.created_at }, timeOf(entry.created_at)), " ",
+      h("span", { class: "kind" }, humanize(entry.kind)), " ",
+      entry.hidden ? h("span", { class: "badge hidden-roll", title: "hidden from the players" }, "hidden") : null,
+      h("span", { class: "line" }, line),
+      entry.rolls?.length ? h("span", { class: "dice-inline" }, ` [${entry.rolls.map(r => dieText(r, nameOf)).join(", ")}]`) : null);
+  }
+
+  learnNames(encounterId) {
+    if (this.askedEncounters.has(encounterId)) return;
+    this.askedEncounters.add(encounterId);
+    api.get(`/v1/encounters/${encounterId}`).then(encounter => { rememberCombatants(encounter); emit("combatants"); })
+      .catch(() => {});
+  }
+}

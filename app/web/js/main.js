@@ -1,0 +1,175 @@
+// The dashboard: a client of the public API and its event stream, nothing else.
+// Routes: `#/` the dashboard (GM or player, by the token), `#/table` the table screen.
+
+import { api, setToken, getAll, describe } from "./api.js";
+import { h, clear } from "./dom.js";
+import { state, emit, isGm, savedToken, saveToken, forgetToken, upsertCharacter, resetListeners } from "./store.js";
+import { EventStream } from "./events.js";
+import { renderLogin } from "./login.js";
+import { renderCharacters } from "./characters.js";
+import { renderPlayers } from "./players.js";
+import { renderTestPanel } from "./testpanel.js";
+import { RollLog } from "./log.js";
+import { Tracker } from "./encounter.js";
+import { TableScreen } from "./table.js";
+
+const root = document.getElementById("app");
+let stream = null;
+
+function reset() {
+  stream?.close();
+  stream = null;
+  resetListeners();
+  Object.assign(state, { me: null, campaign: null, ruleset: null, characters: new Map(), players: [],
+                         combatants: new Map(), encounterId: null, stream: "offline" });
+  document.body.classList.remove("table-mode");
+  delete document.documentElement.dataset.ready;
+}
+
+async function boot(message) {
+  reset();
+  const token = savedToken();
+  if (!token) return login(message);
+  const error = await enter(token);
+  if (error) {
+    forgetToken();
+    setToken(null);
+    return login(error);
+  }
+}
+
+function login(message) {
+  document.title = "JDR — table de jeu";
+  return renderLogin(root, {
+    message,
+    onToken: async token => {
+      reset();
+      saveToken(token);
+      const error = await enter(token);
+      if (error) { forgetToken(); setToken(null); }
+      return error;
+    },
+  });
+}
+
+async function enter(token) {
+  setToken(token);
+  try {
+    state.me = await api.get("/v1/me");
+  } catch (err) {
+    return err.status === 401 ? "This token is not valid (or no longer): ask your GM for the current one." : describe(err);
+  }
+  const cid = state.me.campaign_id;
+  const campaign = api.get(`/v1/campaigns/${cid}`);
+  const [c, ruleset, characters, players] = await Promise.all([
+    campaign, campaign.then(x => api.get(`/v1/rulesets/${x.ruleset}`)),
+    getAll(`/v1/campaigns/${cid}/characters`), getAll(`/v1/campaigns/${cid}/players`).catch(() => [])]);
+  state.campaign = c;
+  state.ruleset = ruleset;
+  for (const character of characters) state.characters.set(character.id, character);
+  state.players = players;
+  document.title = `${c.name} — JDR`;
+  if (location.hash === "#/table") return table();
+  return dashboard();
+}
+
+async function dashboard() {
+  const log = new RollLog();
+  const tracker = new Tracker();
+  const sections = {
+    characters: h("section", { id: "characters", "aria-labelledby": "characters-title" }),
+    encounter: h("section", { id: "encounter", "aria-labelledby": "encounter-title" }),
+    players: isGm() ? h("section", { id: "players" }) : null,
+    test: h("section", { id: "test", "aria-labelledby": "test-title" }),
+    log: h("section", { id: "log", "aria-labelledby": "log-title" }),
+  };
+  const me = isGm() ? "GM" : `Player: ${state.players.find(p => p.id === state.me.player_id)?.name ?? ""}`;
+  clear(root,
+    h("header", { class: "top" },
+      h("h1", {}, state.campaign.name),
+      h("span", { class: "ruleset" }, state.ruleset.title),
+      h("span", { class: `badge role ${state.me.role}`, id: "role" }, me),
+      h("nav", { class: "top-actions", "aria-label": "Session" },
+        h("button", { type: "button", class: "secondary", onclick: () => window.open("/#/table", "jdr-table") }, "Table screen"),
+        h("button", { type: "button", class: "secondary", onclick: leave }, "Leave"))),
+    h("main", { class: "layout" },
+      h("div", { class: "col-main" }, sections.characters, sections.encounter, sections.players),
+      h("div", { class: "col-side" }, sections.test, sections.log)));
+  renderCharacters(sections.characters);
+  renderTestPanel(sections.test);
+  log.mount(sections.log);
+  tracker.mount(sections.encounter);
+  if (sections.players) renderPlayers(sections.players);
+  await Promise.all([log.load().catch(err => log.fail(err)), tracker.loadList().catch(err => console.warn(err))]);
+  document.documentElement.dataset.ready = "dashboard";
+  performance.mark("jdr:interactive");
+
+  stream = new EventStream(state.campaign.id, {
+    onEvent: (name, data) => dispatch(name, data, { log, tracker }),
+    onStatus: status => { state.stream = status; emit("stream", status); },
+    onResync: () => resync({ log, tracker }),
+    onUnauthorized: () => boot("This token is no longer valid."),
+  });
+  if (await stream.open()) await resync({ log, tracker });  // what happened between the first reads and the stream
+}
+
+async function resync({ log, tracker }) {
+  await Promise.all([log.resync(), tracker.refresh?.(), refreshCharacters()]).catch(err => console.warn(err));
+}
+
+async function refreshCharacters() {
+  const characters = await getAll(`/v1/campaigns/${state.campaign.id}/characters`);
+  for (const c of characters) upsertCharacter(c);
+}
+
+async function table() {
+  const screen = new TableScreen();
+  screen.mount(root);
+  await screen.pick();
+  document.documentElement.dataset.ready = "table";
+  stream = new EventStream(state.campaign.id, {
+    onEvent: (name, data) => { if (name.startsWith("encounter.")) screen.onEvent(name, data); },
+    onResync: () => screen.refresh(),
+    onUnauthorized: () => boot("This token is no longer valid."),
+  });
+  if (await stream.open()) await screen.refresh();
+}
+
+function dispatch(name, data, { log, tracker }) {
+  switch (name) {
+    case "log.created":
+      log.add(data.entry);
+      for (const ref of data.characters_changed || []) {
+        if ((state.characters.get(ref.id)?.version ?? -1) < ref.version) {
+          api.get(`/v1/characters/${ref.id}`).then(upsertCharacter).catch(() => {});
+        }
+      }
+      break;
+    case "character.created":
+    case "character.updated":
+      upsertCharacter(data);
+      break;
+    case "character.deleted":
+      state.characters.delete(data.id);
+      emit("characters", data.id);
+      break;
+    case "player.created":
+      if (!state.players.some(p => p.id === data.id)) state.players.push(data);
+      emit("players");
+      break;
+    case "campaign.updated":
+      state.campaign = { ...state.campaign, ...data };
+      break;
+    default:
+      if (name.startsWith("encounter.")) tracker.onEvent(name, data);
+  }
+}
+
+function leave() {
+  forgetToken();
+  setToken(null);
+  boot();
+}
+
+window.addEventListener("hashchange", () => boot());
+boot();

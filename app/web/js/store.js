@@ -1,0 +1,59 @@
+// The one store: what the page knows, and who wants to hear when a part of it changes.
+
+const TOKEN_KEY = "jdr.token";
+
+export const state = {
+  token: null,
+  me: null,            // {campaign_id, role, player_id}
+  campaign: null,
+  ruleset: null,       // GET /v1/rulesets/{id}
+  characters: new Map(),
+  players: [],
+  combatants: new Map(), // combatant id → name, from the encounters read
+  encounterId: null,
+  stream: "offline",   // offline | live | reconnecting
+};
+
+const listeners = new Map();
+
+export function on(topic, fn) {
+  if (!listeners.has(topic)) listeners.set(topic, new Set());
+  listeners.get(topic).add(fn);
+  return () => listeners.get(topic).delete(fn);
+}
+
+export function emit(topic, detail) {
+  for (const fn of listeners.get(topic) || []) {
+    try { fn(detail); } catch (err) { console.warn(`listener of ${topic} failed`, err); }
+  }
+}
+
+export function resetListeners() { listeners.clear(); }
+
+export const isGm = () => state.me?.role === "gm";
+
+/** A character the caller controls (the GM controls all). */
+export function controls(character) {
+  return isGm() || (character && character.player_id && character.player_id === state.me?.player_id);
+}
+
+/** A character's or a combatant's name. */
+export function nameOf(id) {
+  return state.characters.get(id)?.name ?? state.combatants.get(id) ?? "?";
+}
+
+export function rememberCombatants(encounter) {
+  for (const c of encounter?.combatants || []) state.combatants.set(c.id, c.name);
+}
+
+export function savedToken() { return sessionStorage.getItem(TOKEN_KEY); }
+export function saveToken(token) { sessionStorage.setItem(TOKEN_KEY, token); }
+export function forgetToken() { sessionStorage.removeItem(TOKEN_KEY); }
+
+export function upsertCharacter(character) {
+  const known = state.characters.get(character.id);
+  if (known && known.version > character.version) return false;
+  state.characters.set(character.id, character);
+  emit("characters", character.id);
+  return true;
+}

@@ -1,0 +1,152 @@
+// The test panel: character, stat/skill, difficulty, modifier; the exact odds of every
+// outcome before rolling; Roll (server dice) or Enter table dice; the result die by die.
+
+import { api, describe } from "./api.js";
+import { h, clear, field, select, humanize } from "./dom.js";
+import { state, on, isGm, controls } from "./store.js";
+import { SchemaForm, unwrap } from "./schema-form.js";
+import { enterTableDice } from "./dice.js";
+import { diceList, outcomeWords, outcomeClass, testLine } from "./format.js";
+
+const HANDLED = ["seed", "dice", "hidden", "stat", "skill", "difficulty", "target", "modifier", "retry_of"];
+
+export function renderTestPanel(section) {
+  const schema = state.ruleset.test_request_schema;
+  const props = schema.properties || {};
+  const required = new Set(schema.required || []);
+  const character = h("select", { name: "test-character" });
+  const stat = props.stat ? h("select", { name: "test-stat" }) : null;
+  const skill = props.skill ? h("select", { name: "test-skill" }) : null;
+  const difficultySchema = props.difficulty ? unwrap(props.difficulty, schema).schema : null;
+  const difficulty = difficultySchema?.enum
+    ? select(difficultySchema.enum.map(d => [d, humanize(d)]), { empty: "— none —" }) : null;
+  const target = props.target ? h("input", { type: "number", step: 1, name: "test-target" }) : null;
+  const modifier = h("input", { type: "number", step: 1, value: "0", name: "test-modifier" });
+  const hidden = isGm() ? h("input", { type: "checkbox", name: "test-hidden" }) : null;
+  const extras = new SchemaForm({ schema: { ...schema, required: [] }, root: schema, mode: "create", omit: HANDLED });
+  const odds = h("div", { class: "odds", id: "odds", "aria-live": "polite", "aria-label": "Odds" });
+  const dice = h("div", { class: "dice-area" });
+  const result = h("div", { class: "result", id: "test-result", role: "status", "aria-live": "polite" });
+  const rollButton = h("button", { type: "submit" }, "Roll");
+  const tableButton = h("button", { type: "button", class: "secondary" }, "Enter table dice");
+
+  const form = h("form", { class: "test-form", novalidate: true, "aria-labelledby": "test-title" },
+    field("Character", character),
+    stat ? field(required.has("stat") ? "Stat" : "Stat (optional)", stat) : null,
+    skill ? field(required.has("skill") ? "Skill" : "Skill (optional)", skill) : null,
+    difficulty ? field("Difficulty", difficulty) : null,
+    target ? field("Target (optional)", target) : null,
+    field("Modifier", modifier),
+    extras.el.childElementCount ? h("details", {}, h("summary", {}, "Ruleset options"), extras.el) : null,
+    hidden ? field("Hidden roll (GM only)", hidden) : null,
+    odds,
+    h("div", { class: "actions" }, rollButton, tableButton),
+    dice);
+  clear(section, h("h2", { id: "test-title" }, "Test"), form, result);
+
+  const fillCharacters = () => {
+    const keep = character.value;
+    const mine = [...state.characters.values()].filter(controls).sort((a, b) => a.name.localeCompare(b.name, "fr"));
+    clear(character, mine.map(c => h("option", { value: c.id }, c.name)));
+    if (mine.some(c => c.id === keep)) character.value = keep;
+    fillNames();
+  };
+  const fillNames = () => {
+    const sheet = state.characters.get(character.value)?.sheet || {};
+    const names = (prop, fromRuleset, fromSheet) => {
+      const declared = unwrap(prop, schema).schema.enum;
+      if (declared) return declared;
+      return [...new Set([...(fromSheet && typeof fromSheet === "object" && !Array.isArray(fromSheet) ? Object.keys(fromSheet) : []),
+                          ...(fromRuleset || [])])];
+    };
+    if (stat) refill(stat, names(props.stat, state.ruleset.stats, sheet.stats), !required.has("stat"));
+    if (skill) refill(skill, names(props.skill, state.ruleset.skills, sheet.skills), !required.has("skill"));
+    scheduleOdds();
+  };
+
+  function body() {
+    const out = { ...(extras.value() || {}) };
+    if (stat && stat.value) out.stat = stat.value;
+    if (skill && skill.value) out.skill = skill.value;
+    if (difficulty && difficulty.value) out.difficulty = difficulty.value;
+    if (target && target.value.trim() !== "") out.target = Number(target.value);
+    if (modifier.value.trim() !== "" && Number(modifier.value) !== 0) out.modifier = Number(modifier.value);
+    return out;
+  }
+
+  let timer = null;
+  let asked = 0;
+  function scheduleOdds() {
+    clearTimeout(timer);
+    timer = setTimeout(showOdds, 120);
+  }
+  async function showOdds() {
+    const id = character.value;
+    if (!id) return clear(odds, h("p", { class: "hint" }, "No character to test."));
+    const ticket = ++asked;
+    try {
+      const answer = await api.post(`/v1/characters/${id}/tests/odds`, body());
+      if (ticket === asked) clear(odds, oddsBar(answer, state.ruleset.outcomes));
+    } catch (err) {
+      if (ticket === asked) clear(odds, h("p", { class: "error" }, describe(err)));
+    }
+  }
+
+  const send = extra => {
+    const payload = { ...body(), ...extra };
+    if (hidden?.checked) payload.hidden = true;
+    return api.post(`/v1/characters/${character.value}/tests`, payload);
+  };
+  const show = entry => {
+    if (!entry) return;
+    const name = state.characters.get(entry.character_id)?.name ?? "";
+    clear(result,
+      h("p", { class: `outcome ${outcomeClass(entry.outcome)}` }, `${name}: ${outcomeWords(entry.outcome)}`,
+        entry.hidden ? h("span", { class: "badge hidden-roll" }, "hidden") : null),
+      h("p", {}, testLine(entry)),
+      diceList(entry.rolls));
+    scheduleOdds();  // karma and such may have moved
+  };
+
+  form.addEventListener("submit", async event => {
+    event.preventDefault();
+    if (!character.value) return;
+    rollButton.disabled = true;
+    try { show(await send({})); } catch (err) { clear(result, h("p", { class: "error" }, describe(err))); }
+    finally { rollButton.disabled = false; }
+  });
+  tableButton.addEventListener("click", async () => {
+    if (!character.value) return;
+    clear(result);
+    show(await enterTableDice(dice, tableDice => send({ dice: tableDice }),
+      { onError: err => clear(result, h("p", { class: "error" }, describe(err))) }));
+  });
+  character.addEventListener("change", fillNames);
+  form.addEventListener("input", event => { if (!dice.contains(event.target)) scheduleOdds(); });
+  form.addEventListener("change", event => { if (!dice.contains(event.target) && event.target !== character) scheduleOdds(); });
+  fillCharacters();
+  on("characters", () => { fillCharacters(); });
+}
+
+function refill(control, names, optional) {
+  const keep = control.value;
+  clear(control, optional ? h("option", { value: "" }, "— none —") : null, names.map(n => h("option", { value: n }, humanize(n))));
+  if ([...control.options].some(o => o.value === keep)) control.value = keep;
+}
+
+/** Every outcome's exact probability as one stacked bar, and as text. */
+export function oddsBar(answer, order = []) {
+  const entries = Object.entries(answer.outcomes || {})
+    .sort(([a], [b]) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
+  const pct = p => `${(p * 100).toFixed(p < 0.1 ? 1 : 0)} %`;
+  return h("div", {},
+    h("div", { class: "odds-bar", role: "img",
+               "aria-label": entries.map(([o, v]) => `${outcomeWords(o)} ${pct(v.p)}`).join(", ") },
+      entries.filter(([, v]) => v.p > 0).map(([o, v]) =>
+        h("span", { class: `seg ${o}`, style: `flex-grow: ${v.p}`, title: `${outcomeWords(o)}: ${v.probability}` }))),
+    h("ul", { class: "odds-legend" },
+      entries.map(([o, v]) => h("li", { dataset: { outcome: o } }, h("span", { class: `swatch ${o}`, "aria-hidden": "true" }),
+        `${outcomeWords(o)}: `, h("strong", {}, v.probability), ` (${pct(v.p)})`))),
+    answer.success ? h("p", { class: "odds-success" }, "Success: ", h("strong", {}, answer.success.probability),
+      ` (${pct(answer.success.p)})`) : null);
+}
