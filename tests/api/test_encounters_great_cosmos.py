@@ -69,8 +69,8 @@ def test_gc_p1_offensive_doubles_damage_and_its_bearer_neither_dodges_nor_parrie
     assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in hit["rolls"]] == [
         ("d100", 30, "attack", n["Aiko"]), ("d100", 50, "dodge", n["Brute"]), ("d6", 4, "damage", n["Aiko"])]
     assert rules(hit) == [("GC-P3", "attack test"), ("GC-P2", "dodge"), ("GC-P4", "damage")]
-    assert {k: step(hit, "GC-P4")[k] for k in ("raw", "multiplier", "posture", "total", "hp")} == {
-        "raw": 4, "multiplier": 2, "posture": "offensive", "total": 8, "hp": {"before": 100, "after": 92}}
+    assert {k: step(hit, "GC-P4")[k] for k in ("raw", "multiplier", "posture", "total", "before", "after")} == {
+        "raw": 4, "multiplier": 2, "posture": "offensive", "total": 8, "before": 100, "after": 92}
     assert hit["changes"][-1] | {"character_id": None} == {
         "combatant_id": n["Brute"], "character_id": None, "field": "hp", "before": 100, "after": 92, "max": 100,
         "resource": True}
@@ -269,7 +269,7 @@ def test_gc_p6_apocalypse_when_the_sepulcrale_ends_without_revive(table):
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "offensive"})
     assert step(left, "GC-P6") | {"combatant_id": None} == {
         "rule": "GC-P6", "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
-        "combatant_id": None, "hp": {"before": 90, "after": 50}}
+        "combatant_id": None, "resource": "hp", "before": 90, "after": 50}
     assert step(left, "GC-P7")["backlash"] is False and hp(t, eid, n["Aiko"]) == 50
     assert combatant(t, eid, n["Aiko"])["posture"] == "offensive"
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
@@ -652,7 +652,15 @@ def test_a_scripted_great_cosmos_fight_ends_in_exactly_this_state(table):
         "attack", "next_turn", "attack", "next_turn", "next_turn",
         "attack", "next_turn", "attack", "next_turn", "posture"]
     assert [a["type"] for a in history if a["reverted_by"]] == ["attack"]
-    # a player sees Brute's and Shade's hp as a status only
+    # a player sees Brute's and Shade's hp as a status only, in the state and in the actions
+    seen = t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100},
+                        headers=bearer(t.alice.token)).json()["items"]
+    damage = [s for a in seen for s in a["steps"] if s["rule"] == "GC-P4"]
+    assert [(s["combatant_id"], "before" in s, s["total"]) for s in damage] == [
+        (n["Brute"], False, 10), (n["Brute"], False, 10), (n["Aiko"], True, 4), (n["Brute"], False, 5),
+        (n["Aiko"], True, 3), (n["Brute"], False, 8)]
+    assert [c["after"] for a in seen for c in a["changes"] if c["field"] == "hp" and c["combatant_id"] == n["Brute"]] \
+        == [{"status": "down"}, {"status": "bloodied"}, {"status": "wounded"}, {"status": "wounded"}]
     mine = t.state(eid, headers=bearer(t.alice.token))
     assert [c["resources"] for c in mine["combatants"]] == [
         {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},

@@ -277,17 +277,18 @@ def _defence(x: Exchange, result, reaction: str | None) -> None:
 
 
 def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> None:
-    """GC-P4 damage with the posture multipliers (GC-P1 x2, GC-P6 x3, GC-P7 x0.5), GC-P6 effects."""
+    """GC-P4 damage with the posture multipliers (GC-P1 x2, GC-P6 x3, GC-P7 x0.5), GC-P6 effects.
+    (Steps naming a `resource` show its before/after only to who may see it exactly: hp_visibility.)"""
     a, t, dmg, wound = x.actor, x.target, result.damage, result.wound
     after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
     x.step("GC-P4", "damage", combatant_id=t.id, expression=expression, source=source, raw=dmg.raw,
            multiplier=_number(dmg.multiplier), posture=fa.posture, backlash=fa.backlash, total=dmg.total,
-           hp={"before": wound.hp_before, "after": after})
+           resource="hp", before=wound.hp_before, after=after)
     _set(t, "hp", after)
     if wound.revived:
         t.counters["special"] = {**(t.counters.get("special") or {}), "revive_used": True}
         x.step("GC-P6", "Revive: a fatal blow leaves 50% of hp_max instead (once)", combatant_id=t.id,
-               hp=wound.hp_after)
+               resource="hp", after=wound.hp_after)
     if wound.counter_attack_available:
         t.counters["counter_attack"] = a.id
         x.step("GC-P6", "counter-attack available", combatant_id=t.id, against=a.id)
@@ -411,7 +412,7 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
             x.step("GC-P7", "disadvantage: this turn's action is cancelled", combatant_id=a.id)
     if end.apocalypse:
         x.step("GC-P6", "Apocalypse: Revive never fired: dies and comes back at 50% hp_max", combatant_id=a.id,
-               hp={"before": f.hp, "after": end.hp_after})
+               resource="hp", before=f.hp, after=end.hp_after)
         _set(a, "hp", end.hp_after)
     if special.get("extra_action"):
         a.actions = max(1, a.actions - 1)
