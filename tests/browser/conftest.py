@@ -7,7 +7,8 @@ is unset; CI sets it (.ci/run), so there a missing browser fails."""
 from __future__ import annotations
 
 import os
-from typing import Iterator
+import re
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -34,16 +35,12 @@ def browser() -> Iterator:
             chromium.close()
 
 
-@pytest.fixture
-def page(browser) -> Iterator:
-    """A fresh page that may reach only the test's own servers (127.0.0.1): every
-    other request is aborted and listed in `page.outside`."""
+def only_local(outside: list[str]):
+    """A route handler letting through only the test's own servers (127.0.0.1); every
+    other request is aborted and listed in `outside`."""
     from urllib.parse import urlsplit
 
-    context = browser.new_context()
-    outside: list[str] = []
-
-    def only_local(route) -> None:
+    def handle(route) -> None:
         url = route.request.url
         if urlsplit(url).hostname in ("127.0.0.1", "localhost") or url.startswith("data:"):
             route.continue_()
@@ -51,10 +48,50 @@ def page(browser) -> Iterator:
             outside.append(url)
             route.abort()
 
-    context.route("**/*", only_local)
+    return handle
+
+
+@pytest.fixture
+def page(browser) -> Iterator:
+    """A fresh page that may reach only the test's own servers (127.0.0.1): every
+    other request is aborted and listed in `page.outside`."""
+    context = browser.new_context()
+    outside: list[str] = []
+    context.route("**/*", only_local(outside))
     page = context.new_page()
     page.outside = outside
     try:
         yield page
     finally:
         context.close()
+
+
+# the browser's own notice of an HTTP error answer (a 422 the page asked for on purpose) is not a script error
+BROWSER_NOTICE = re.compile(r"^Failed to load resource: the server responded with a status of 4\d\d\b")
+
+
+@pytest.fixture
+def pages(browser) -> Iterator[Callable[..., Any]]:
+    """`pages()` opens a page in a browser context of its own (a GM's, a player's…), reaching only
+    127.0.0.1 (`page.outside`), and records what its JavaScript logged as an error or threw
+    (`page.js_errors`) and the server's 5xx answers (`page.server_errors`)."""
+    contexts = []
+
+    def new_page(**options: Any):
+        context = browser.new_context(**options)
+        contexts.append(context)
+        outside: list[str] = []
+        context.route("**/*", only_local(outside))
+        page = context.new_page()
+        page.outside, page.js_errors, page.server_errors = outside, [], []
+        page.on("console", lambda m: page.js_errors.append(f"console.{m.type}: {m.text}")
+                if m.type == "error" and not BROWSER_NOTICE.match(m.text) else None)
+        page.on("pageerror", lambda exc: page.js_errors.append(f"uncaught: {exc}"))
+        page.on("response", lambda r: page.server_errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+        return page
+
+    try:
+        yield new_page
+    finally:
+        for context in contexts:
+            context.close()

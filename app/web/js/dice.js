@@ -34,6 +34,7 @@ export function enterTableDice(container, send, { nameOf = () => null, onError }
         if (input) { input.disabled = false; input.focus(); setError(input, describe(err)); reopen(input); return; }
       }
       status.textContent = describe(err);
+      clear(container, status);  // no die left to enter: the reason stays
       onError?.(err);
       finish(null);
     }

@@ -5,7 +5,7 @@
 
 import { api, describe } from "./api.js";
 import { h, clear, field, select, setError, bar, humanize, uid } from "./dom.js";
-import { state, on, emit, isGm, nameOf, rememberCombatants } from "./store.js";
+import { state, emit, isGm, nameOf, rememberCombatants } from "./store.js";
 import { SchemaForm, FormError, resolve, unwrap } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { actionLine, diceList } from "./format.js";
@@ -36,7 +36,7 @@ export function statusWord(resource) {
 
 /** One combatant: name, side, initiative, resources (bars, or status words), posture, conditions. */
 export function combatantView(c, { current, initiative, table = false, hpVisibility = "exact" } = {}) {
-  const resources = Object.entries(c.resources || {});
+  const resources = Object.entries(c.resources || {}).filter(([, r]) => r.status || r.max > 0);
   const asStatus = table && hpVisibility !== "exact";
   const li = h("li", { class: `combatant ${current ? "current" : ""} ${c.down ? "down" : ""}`,
                        dataset: { combatantId: c.id }, "aria-current": current ? "true" : null },
@@ -101,7 +101,9 @@ export class Tracker {
         field("Encounter", this.picker),
         isGm() ? h("button", { type: "button", onclick: () => this.openBuilder() }, "New encounter") : null),
       this.view);
-    on("characters", () => this.draw());
+    this.diceArea = h("div", { class: "dice-area" });  // kept across redraws: a dice entry in progress survives events
+    this.panel = h("div", { class: "action-panel" });
+    this.panelKey = null;
   }
 
   async loadList(prefer) {
@@ -121,9 +123,11 @@ export class Tracker {
 
   async select(id) {
     if (!id) return;
+    if (id !== state.encounterId) {
+      this.encounter = null;
+      this.actions = [];
+    }
     state.encounterId = id;
-    this.encounter = null;
-    this.actions = [];
     await this.refresh();
   }
 
@@ -190,10 +194,17 @@ export class Tracker {
       controls.append(h("button", { type: "button", class: "secondary", id: "undo", onclick: () => this.undo() }, "Undo last action"));
       controls.append(h("button", { type: "button", class: "danger", onclick: () => this.end() }, "End encounter"));
     }
-    this.status = h("p", { class: "status", role: "status", id: "encounter-message" });
-    this.diceArea = h("div", { class: "dice-area" });
-    const panel = h("div", { class: "action-panel" });
-    if (e.status === "active" && (isGm() || mine.length)) this.actionPanel(panel, isGm() ? e.combatants : mine, now);
+    this.status = this.status || h("p", { class: "status", role: "status", id: "encounter-message" });
+    const actors = e.status === "active" ? (isGm() ? e.combatants : mine) : [];
+    // the form is rebuilt only when who may act changes, so an event does not wipe what is being typed
+    const key = JSON.stringify([e.id, e.status, actors.map(c => [c.id, c.name, now.has(c.id)]),
+                                e.combatants.map(c => [c.id, c.name, c.side, c.down])]);
+    if (key !== this.panelKey) {
+      this.panelKey = key;
+      clear(this.panel);
+      if (actors.length) this.actionPanel(this.panel, e, actors, now);
+    }
+    const panel = this.panel;
     const reactions = !isGm() ? this.reactionControls(e) : null;
     const history = h("ol", { class: "history", id: "encounter-history", "aria-label": "Actions, newest first" },
       this.actions.map(a => h("li", { class: a.reverted_by ? "reverted" : "", dataset: { actionId: a.id, type: a.type } },
@@ -202,8 +213,7 @@ export class Tracker {
         a.hidden ? h("span", { class: "badge hidden-roll" }, "hidden") : null)));
     clear(this.view, header, order, this.grid(e), controls, this.diceArea, panel, reactions, this.status,
       h("h3", {}, "History"), history);
-    this.view.dataset.version = String(e.version);
-    this.view.dataset.status = e.status;
+    Object.assign(this.view.dataset, { version: String(e.version), status: e.status, round: String(e.round) });
   }
 
   grid(e) {
@@ -244,7 +254,7 @@ export class Tracker {
     return box;
   }
 
-  actionPanel(panel, actors, now) {
+  actionPanel(panel, encounter, actors, now) {
     const actor = select(actors.map(c => [c.id, c.name]));
     const defaultActor = actors.find(c => now.has(c.id));
     if (defaultActor) actor.value = defaultActor.id;
@@ -253,7 +263,7 @@ export class Tracker {
     const act = h("button", { type: "submit" }, "Act");
     const table = h("button", { type: "button", class: "secondary" }, "Act with table dice");
     const form = h("form", { novalidate: true, "aria-labelledby": "action-title" },
-      h("h3", { id: "action-title" }, "Action"),
+      h("h3", { id: "action-title" }, "Turn action"),
       field("Actor", actor), field("Action", type), formBox,
       h("div", { class: "actions" }, act, table));
     panel.append(form);
@@ -264,7 +274,7 @@ export class Tracker {
       if (this.lastType && names.includes(this.lastType)) type.value = this.lastType;
       const build = () => {
         this.lastType = type.value;
-        current = this.actionForm(doc, types[type.value], type.value);
+        current = this.actionForm(doc, types[type.value], encounter);
         clear(formBox, current.el);
       };
       type.addEventListener("change", build);
@@ -277,7 +287,7 @@ export class Tracker {
       try { values = current.value(); } catch (err) { if (err instanceof FormError) return current.showErrors(err.errors); throw err; }
       const body = { ...values, type: type.value };
       if (!GM_ONLY.has(type.value)) body.actor_id = actor.value;
-      const post = extra => api.post(`/v1/encounters/${this.encounter.id}/actions`, { ...body, ...extra });
+      const post = extra => api.post(`/v1/encounters/${encounter.id}/actions`, { ...body, ...extra });
       try {
         const result = withTable
           ? await enterTableDice(this.diceArea, dice => post({ dice }), { nameOf, onError: err => this.fail(err, current) })
@@ -293,12 +303,14 @@ export class Tracker {
     table.addEventListener("click", () => send(true));
   }
 
-  actionForm(doc, schema, typeName) {
-    const combatants = this.encounter.combatants;
+  actionForm(doc, schema, encounter) {
+    const combatants = encounter.combatants;
     const pick = ctx => {
       const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : "— none —", value: ctx.value });
-      if (ctx.required && !ctx.value) {
-        const other = combatants.find(c => !currentIds(this.encounter).has(c.id) && !c.down);
+      if (ctx.required && !ctx.value) {  // a default target: someone of another side, standing
+        const actor = combatants.find(c => currentIds(encounter).has(c.id));
+        const other = combatants.find(c => c.side !== actor?.side && !c.down)
+          || combatants.find(c => c.id !== actor?.id && !c.down);
         if (other) control.value = other.id;
       }
       return { el: field(ctx.label.replace(/ Id$/, ""), control), control, get: () => control.value || undefined };

@@ -74,6 +74,8 @@ export function actionLine(action, nameOf) {
   return steps.length ? `${head}: ${steps.join("; ")}` : head;
 }
 
+const QUIET = new Set(["rule", "what", "slot", "override", "locked", "karma_used"]);
+
 export function stepText(step, nameOf) {
   const who = step.combatant_id ? nameOf(step.combatant_id) : null;
   const bits = [];
@@ -100,9 +102,17 @@ export function stepText(step, nameOf) {
   } else if (step.damage !== undefined && typeof step.damage === "number" && roll === undefined) {
     bits.push(`${step.damage} damage`);
   }
-  if (step.hp && typeof step.hp === "object") bits.push(`HP ${step.hp.before} → ${step.hp.after}`);
-  else if (typeof step.before === "number" && typeof step.after === "number") bits.push(`${step.before} → ${step.after}`);
+  const pool = step.resource ? `${humanize(step.resource)} ` : "";
+  if (step.hp && typeof step.hp === "object") bits.push(`hp ${step.hp.before} → ${step.hp.after}`);
+  else if (typeof step.before === "number" && typeof step.after === "number") bits.push(`${pool}${step.before} → ${step.after}`);
+  else if (pool && typeof step.after === "number") bits.push(`${pool}→ ${step.after}`);
   if (step.posture && step.what && String(step.what).includes("posture")) bits.push(humanize(step.posture));
+  if (!bits.length) {  // a step of its own kind: its first figures as they are
+    for (const [key, value] of Object.entries(step)) {
+      if (bits.length >= 3 || QUIET.has(key) || key.endsWith("_id")) continue;
+      if (typeof value === "number" || (typeof value === "string" && value.length < 30)) bits.push(`${humanize(key)} ${value}`);
+    }
+  }
   const what = humanize(step.what || step.rule || "");
   const lead = who ? `${who} — ${what}` : what;
   return bits.length ? `${lead}: ${bits.join(", ")}` : lead;
