@@ -33,7 +33,14 @@ def snap(target, name: str) -> None:
         target.screenshot(path=str(ROOT / "docs" / f"dashboard-{name}.png"), **full)
 
 
+UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea, button')].filter(c =>
+    c.type !== 'hidden' && !(c.labels && c.labels.length) && !c.getAttribute('aria-label')
+    && !c.getAttribute('aria-labelledby') && !(c.tagName === 'BUTTON' && c.textContent.trim())).map(c => c.outerHTML)"""
+
+
 def clean(page) -> None:
+    """No script error, no 5xx, nothing asked of another host, and a label on every control shown."""
+    assert page.evaluate(UNLABELLED) == []
     assert page.js_errors == [], page.js_errors
     assert page.server_errors == [], page.server_errors
     assert page.outside == [], page.outside
@@ -100,6 +107,7 @@ def test_a_gm_session_end_to_end(live, pages):
         form.get_by_label(stat.capitalize(), exact=True).fill(str(value))
     form.get_by_label("Hp Max").fill("0")
     form.get_by_label("Mp Max").fill("20")
+    assert page.evaluate(UNLABELLED) == []  # the whole sheet form
     form.get_by_role("button", name="Create character").click()
     hp_max = form.get_by_label("Hp Max")
     error = page.locator(f"#{hp_max.get_attribute('aria-describedby')}")
@@ -139,7 +147,17 @@ def test_a_gm_session_end_to_end(live, pages):
     page.locator(f"#log-list li[data-entry-id='{entry['id']}']").wait_for()
     assert "karma 0 → -2" in page.locator(f"#log-list li[data-entry-id='{entry['id']}']").text_content()
     page.locator("article.character", has_text="karma-2").wait_for()  # the card follows the sheet
+
+    # a player added: its token shown once, and it works
+    page.get_by_label("Player name").fill("Léa")
+    page.get_by_role("button", name="Add player").click()
+    player_token = page.locator("#players output.token").text_content()
+    with api(server.url, player_token) as http:
+        assert http.get("/v1/me").json()["role"] == "player"
+    page.locator("#player-list", has_text="Léa").wait_for()
     snap(page, "gm")
+    page.get_by_role("button", name="Done, hide it").click()
+    assert page.locator("#players output.token").count() == 0
     clean(page)
 
 
@@ -195,6 +213,21 @@ def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
     assert bodies and not any(hidden["id"] in body for body in bodies)
     assert not any(s["player"]["token"] in url for url in requests)  # the token never goes in a URL
     assert any("/events?ticket=" in url for url in requests)
+
+    # a fight appears live; its own combatant exact, the goblin as status words, a hidden spy never
+    with api(server.url, s["gm"]) as http:
+        spy = http.post(f"/v1/campaigns/{s['cid']}/characters", json={"name": "Espion", "kind": "npc", "sheet": GOBLIN_SHEET}).json()
+        encounter = http.post(f"/v1/campaigns/{s['cid']}/encounters", json={
+            "name": "Le pont", "options": {"hp_visibility": "status", "reveal_on_turn": False},
+            "combatants": [{"character_id": s["aiko"]["id"]}, {"character_id": s["goblin"]["id"]},
+                           {"character_id": spy["id"], "hidden": True}]}).json()
+        started = http.post(f"/v1/encounters/{encounter['id']}/start", json={"seed": 3}).json()
+    player.wait_for_selector(f"#encounter-view[data-version='{started['version']}']")
+    view = player.locator("#turn-order")
+    assert view.locator("li.combatant", has_text="Aiko").get_by_role("meter", name="hp").get_attribute("aria-valuetext") == "40 / 40"
+    assert view.locator("li.combatant", has_text="Gobelin").locator("[data-resource=hp]").text_content() == "hp: unhurt"
+    assert "Espion" not in view.text_content()
+    player.locator("#odds li").first.wait_for()
     snap(player, "player")
     clean(gm)
     clean(player)
@@ -264,6 +297,7 @@ def test_an_encounter_through_the_ui(live, pages):
     builder.get_by_label("Encounter name").fill("Embuscade à Séléné")
     builder.get_by_label("Gobelin", exact=True).check()
     builder.get_by_label("Copies of Gobelin").fill("2")
+    assert page.evaluate(UNLABELLED) == []
     builder.get_by_role("button", name="Create encounter").click()
     page.wait_for_selector("#encounter-view[data-status=setup]")
     [summary] = http.get(f"/v1/campaigns/{s['cid']}/encounters").json()["items"]
@@ -310,6 +344,7 @@ def test_an_encounter_through_the_ui(live, pages):
     assert table.get_by_role("meter").count() == 0
     assert float(table.locator("#table-turn").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 40
 
+    assert table.evaluate(UNLABELLED) == [] and page.evaluate(UNLABELLED) == []  # the action form too
     page.get_by_role("button", name="Next turn").click()
     after_turn = check_tracker(page, http, eid, after=encounter["version"])
     assert after_turn["current"]["combatant_id"] != actor["id"]

@@ -274,10 +274,11 @@ export class Tracker {
       if (this.lastType && names.includes(this.lastType)) type.value = this.lastType;
       const build = () => {
         this.lastType = type.value;
-        current = this.actionForm(doc, types[type.value], encounter);
+        current = this.actionForm(doc, types[type.value], encounter, actor.value);
         clear(formBox, current.el);
       };
       type.addEventListener("change", build);
+      actor.addEventListener("change", build);  // its weapons
       build();
     }).catch(err => clear(formBox, h("p", { class: "error" }, describe(err))));
 
@@ -303,8 +304,15 @@ export class Tracker {
     table.addEventListener("click", () => send(true));
   }
 
-  actionForm(doc, schema, encounter) {
+  actionForm(doc, schema, encounter, actorId) {
     const combatants = encounter.combatants;
+    const weapon = ctx => {  // the weapons on the actor's sheet, by name
+      const sheet = state.characters.get(combatants.find(c => c.id === actorId)?.character_id)?.sheet || {};
+      const names = [...(sheet.weapons || []), ...(sheet.inventory?.items || []).filter(i => /weapon/.test(i.kind || ""))]
+        .map(w => w.name).filter(Boolean);
+      const control = select(names, { empty: names.length ? "— none —" : "— none on the sheet —" });
+      return { el: field(ctx.label, control, { hint: ctx.schema.description }), control, get: () => control.value || undefined };
+    };
     const pick = ctx => {
       const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : "— none —", value: ctx.value });
       if (ctx.required && !ctx.value) {  // a default target: someone of another side, standing
@@ -325,6 +333,7 @@ export class Tracker {
     };
     const widgets = Object.fromEntries([...ID_FIELDS].map(n => [n, pick]));
     widgets.group = group;
+    widgets.weapon = weapon;
     const omit = ["type", "actor_id", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
     return new SchemaForm({ schema, root: doc, mode: "create", widgets, omit, value: {} });
   }
