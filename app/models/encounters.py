@@ -272,8 +272,9 @@ class CombatantPublic(Open):
     posture: str | None = None
     conditions: list[dict[str, Any]]
     counters: dict[str, Any] = Field(default_factory=dict, description=(
-        "What the rules keep during the fight (great-cosmos: the special posture held and its advantage, "
-        "a backlash, a riposte or counter-attack available, a provocation)."))
+        "What the rules keep during the fight (great-cosmos: the special posture held since which round, "
+        "its Revive, a backlash, a riposte or counter-attack available, a provocation; asgard: AS-C4 prudence "
+        "and danger tests owed). The GC-P5 advantage d6 is the sheet's `posture_advantage`."))
 
 
 class EncounterPublic(Open):

@@ -175,8 +175,9 @@ def test_as_c5_mal_en_point_dying_and_unconscious_then_down_skipped_and_reverted
     assert a["steps"][-1] == {"rule": "turn", "what": "down", "combatant_id": n["Foe"]}
     s = t.state(eid)
     assert s["combatants"][1]["down"] is True
-    assert s["combatants"][1]["conditions"] == [{"name": "dying", "rounds_left": 4, "ends": "end_of_turn"},
-                                                {"name": "unconscious", "rounds_left": 11, "ends": "end_of_turn"}]
+    assert s["combatants"][1]["conditions"] == [
+        {"name": "dying", "rounds_left": 4, "ends": "end_of_round", "since_round": 1},
+        {"name": "unconscious", "rounds_left": 11, "ends": "end_of_round", "since_round": 1}]
     assert t.sheet(s["combatants"][1]["character_id"])["sheet"]["condition"] == {
         "dying": True, "dies_in_rounds": 4, "unconscious_rounds": 11, "dead": False}
     # a down combatant is skipped, and does not act
@@ -342,7 +343,8 @@ EXPECTED_ASGARD: dict[str, Any] = {'id': '<encounter>',
                      'reaction': 'defense',
                      'resources': {'vitality': {'value': 0, 'max': 10}, 'heroism': {'value': 1, 'max': None}},
                      'posture': None,
-                     'conditions': [{'name': 'unconscious', 'rounds_left': 5, 'ends': 'end_of_turn'}],
+                     'conditions': [{'name': 'unconscious', 'rounds_left': 5, 'ends': 'end_of_round',
+                                     'since_round': 3}],
                      'counters': {'danger': 1},
                      'initiative_override': None},
                     {'id': 'E1',
@@ -406,3 +408,87 @@ EXPECTED_ASGARD: dict[str, Any] = {'id': '<encounter>',
      'current': {'slot': 2, 'combatant_id': 'E2', 'combatant_ids': ['E2']},
      'created_at': '<ts>',
      'updated_at': '<ts>'}
+
+
+def test_as_c5_the_dying_countdown_ends_in_death_and_the_unconscious_wake_up_down_or_not(table):
+    """AS-C5: dying → dies at the end of the (1d6)-th next round; unconscious for 2d6 rounds, then
+    awake (Decision: whole rounds after the blow's, as the dying ones). Both count at the end of
+    each round whether or not their bearer acts; a down combatant's other conditions count too."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # round 1: 17 vs 12, 6 − 1 ≥ 3: vitality 0; resistance 1+2+3 + 1 = 7 < 10: dying, d6 3 rounds;
+    # volonte 2+2+2 + 0 = 6 < 10: unconscious 1 + 1 = 2 rounds
+    attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 1, 2, 3, 3, 2, 2, 2, 1, 1])
+    t.act(eid, {"type": "condition", "target_id": n["Foe"], "add": {"name": "stunned", "rounds": 2}})
+    foe_sheet = lambda: t.sheet(combatant_of(t, eid, n["Foe"])["character_id"])["sheet"]["condition"]
+
+    def counted(turn: dict) -> list[tuple]:
+        return [(s["rule"], s["what"], s.get("rounds_left")) for s in turn["steps"]
+                if s.get("combatant_id") == n["Foe"] and s["rule"] in ("AS-C5", "conditions")]
+
+    # end of round 1 (the blow's): the skipped turn counts `stunned`, AS-C5 does not count yet
+    r1 = t.next_turn(eid)
+    assert counted(r1) == [("conditions", "condition ticks", 1)]
+    r2a = t.next_turn(eid)  # round 2: the Hero's turn ends; the Foe's is skipped; the round ends
+    assert counted(r2a) == [("conditions", "condition ends", 0), ("AS-C5", "dying: a round less", 2),
+                            ("AS-C5", "unconscious: a round less", 1)]
+    r3 = t.next_turn(eid)  # end of round 3: awake (acts in round 4), one more round to live
+    assert counted(r3) == [("AS-C5", "dying: a round less", 1), ("AS-C5", "wakes up", None)]
+    assert foe_sheet() == {"dying": True, "dies_in_rounds": 1, "unconscious_rounds": None, "dead": False}
+    assert combatant_of(t, eid, n["Foe"])["down"] is False
+    t.next_turn(eid)  # round 4: the Foe's turn
+    assert t.state(eid)["current"]["combatant_id"] == n["Foe"]
+    death = t.next_turn(eid)  # end of round 4: dies
+    assert counted(death) == [("AS-C5", "dies at the end of the round", None)]
+    assert foe_sheet() == {"dying": False, "dies_in_rounds": 0, "unconscious_rounds": None, "dead": True}
+    dead = combatant_of(t, eid, n["Foe"])
+    assert (dead["down"], dead["conditions"]) == (True, [])
+    # a revert brings it back to its last round
+    t.post(f"/v1/encounters/{eid}/actions/{death['id']}/revert", {})
+    assert foe_sheet() == {"dying": True, "dies_in_rounds": 1, "unconscious_rounds": None, "dead": False}
+    assert combatant_of(t, eid, n["Foe"])["conditions"] == [
+        {"name": "dying", "rounds_left": 1, "ends": "end_of_round", "since_round": 1}]
+
+
+def test_as_c6_first_aid_on_the_sheet_stops_the_encounters_dying_countdown(table):
+    """AS-C5/AS-C6: the sheet is the source of truth: a character no longer dying (first aid, a
+    character action outside the encounter) loses the combatant's countdown at the round's end."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 1, 2, 3, 3, 6, 6, 6])  # dying only
+    foe_char = combatant_of(t, eid, n["Foe"])["character_id"]
+    aid = t.post(f"/v1/characters/{foe_char}/actions", {"type": "first_aid", "healer_soins": 6, "dice": [5, 5, 5]})
+    assert aid["effects"]["vitality"] == {"before": 0, "after": 1}
+    t.next_turn(eid)
+    turn = t.next_turn(eid)
+    assert [(s["rule"], s["what"]) for s in turn["steps"] if s["rule"] in ("AS-C5", "AS-C6")] == [
+        ("AS-C6", "no longer dying")]
+    assert combatant_of(t, eid, n["Foe"])["conditions"] == []
+
+
+def test_as_t8_the_gm_has_an_npc_take_11_on_its_attack(table):
+    """AS-T8: only the GM, only for an NPC: the attack test rolls no dice (11 + skill); the weapon's
+    dice are then rolled (Decision, AS-C2 reads no attack dice)."""
+    t = table("asgard")
+    s = t.encounter([{"character_id": t.character("Hero", hero(), kind="pc", player=t.alice)},
+                     {"character_id": t.character("Foe", foe(), kind="npc")},
+                     {"character_id": t.character("Pet", foe(), kind="npc", player=t.alice)}])
+    eid, n = s["id"], ids(s)
+    t.start(eid, dice=[1, 1, 1, 4, 4, 4, 2, 2, 2])  # Foe 14, Hero 8, Pet 11
+    # Foe: 11 + combat 5 = 16 against 3+3+3 + 4 = 13; hache 3d6 rolled: 2+2+2, − protection 2
+    a = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 2, 2, 2], take_11=True)
+    assert [r["purpose"] for r in a["rolls"]] == ["defense"] * 3 + ["damage"] * 3
+    assert (step(a, "AS-C1", "attack test")["take_11"], step(a, "AS-C1", "attack test")["score"]) == (True, 16)
+    assert vitality(t, eid)["Hero"] == 16
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
+        "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "take_11": True, "dice": [3, 3, 3]})
+    assert "AS-T8" in assert_problem(r, 422, "rule-violation")["detail"]
+    t.next_turn(eid)
+    t.next_turn(eid)  # the Pet's turn: its owner may act for it, not take 11
+    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.alice.headers, json={
+        "type": "attack", "actor_id": n["Pet"], "target_id": n["Foe"], "take_11": True})
+    assert "AS-T8" in assert_problem(r, 403, "forbidden")["detail"]
+
+
+def combatant_of(t, eid: str, cid: str) -> dict:
+    return next(c for c in t.state(eid)["combatants"] if c["id"] == cid)

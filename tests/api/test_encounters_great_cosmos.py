@@ -173,10 +173,10 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
         "karma_locked": 10, "advantage_die": 4, "advantage": "bonus_10"}
     assert entered["rolls"] == [{"die": "d6", "value": 4, "purpose": "advantage", "by": n["Aiko"]}]
     sheet = t.sheet(aiko)["sheet"]
-    assert (sheet["posture"], sheet["light_points"], sheet["dark_points"]) == ("illumination", 0, 1)
+    assert (sheet["posture"], sheet["posture_advantage"], sheet["light_points"], sheet["dark_points"]) == (
+        "illumination", 4, 0, 1)
     assert combatant(t, eid, n["Aiko"])["counters"] == {"special": {
-        "posture": "illumination", "since_round": 1, "advantage_die": 4, "advantage": "bonus_10",
-        "revive_used": False}}
+        "posture": "illumination", "since_round": 1, "revive_used": False}}
     t.next_turn(eid)
     held = attack(t, eid, n["Brute"], n["Aiko"], [30, 7])
     assert step(held, "GC-P5") == {"rule": "GC-P5", "what": "automatic defence (d10 <= 7)",
@@ -207,6 +207,48 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
                       json={"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
     assert "(GC-P7: Illumination backlash: cannot act)" in assert_problem(r, 409, "conflict")["detail"]
+
+
+def test_gc_p5_the_advantage_is_the_sheets_one_source_for_the_fight_and_for_tests(table):
+    """GC-P5: entering Illumination writes the sheet's posture and posture_advantage in the action's
+    transaction; `POST …/tests` during the fight applies it (+20 on 5); the encounter reads it from
+    the sheet (a GM's fix of the die counts at once); a revert and leaving the posture clear it."""
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    aiko = combatant(t, eid, n["Aiko"])["character_id"]
+    entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [5]})
+    assert [(c["field"], c["before"], c["after"]) for c in entered["changes"]
+            if c["field"] in ("posture", "posture_advantage")] == [("posture", None, "illumination"),
+                                                                 ("posture_advantage", None, 5)]
+    sheet = t.sheet(aiko)["sheet"]
+    assert (sheet["posture"], sheet["posture_advantage"]) == ("illumination", 5)
+    test = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [80, 1]})  # karma locked +10: a d10
+    assert (test["target"], test["advantage"], test["outcome"]) == (
+        88, {"die": 5, "effect": "bonus_20", "bonus": 20}, "success")
+    # the GM corrects the die on the sheet: the next attack test reads +10, not +20
+    r = t.client.patch(f"/v1/characters/{aiko}", json={"sheet": {"posture_advantage": 4}}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [70, 1, 80, 3], reaction="dodge")
+    assert (step(hit, "GC-P3")["target"], step(hit, "GC-P3")["posture_modifier"]) == (78, 10)
+    # leaving the posture clears it (a revert would put it back)
+    t.next_turn(eid)
+    t.next_turn(eid)
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    assert [(c["field"], c["before"], c["after"]) for c in left["changes"] if c["field"] == "posture_advantage"] == [
+        ("posture_advantage", 4, None)]
+    assert t.sheet(aiko)["sheet"].get("posture_advantage") is None
+    t.post(f"/v1/encounters/{eid}/actions/{left['id']}/revert", {})
+    sheet = t.sheet(aiko)["sheet"]
+    assert (sheet["posture"], sheet["posture_advantage"]) == ("illumination", 4)
+    back = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [70, 1]})
+    assert back["target"] == 78
+    # reverting the entry restores the sheet before it: no posture, no advantage
+    for action in t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100},
+                               headers=t.gm).json()["items"]:
+        if action["type"] != "revert" and not action["reverted_by"] and action["type"] != "start":
+            t.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", {"force": True})
+    sheet = t.sheet(aiko)["sheet"]
+    assert (sheet.get("posture"), sheet.get("posture_advantage")) == (None, None)
 
 
 def test_gc_p5_extra_action_advantage_adds_an_action_while_the_posture_lasts(table):

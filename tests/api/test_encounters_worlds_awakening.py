@@ -228,3 +228,46 @@ EXPECTED_WORLDS_AWAKENING: dict[str, Any] = {'id': '<encounter>',
      'current': {'slot': 0, 'combatant_id': 'Hero', 'combatant_ids': ['Hero']},
      'created_at': '<ts>',
      'updated_at': '<ts>'}
+
+
+def test_wa_c5_the_gms_heal_above_0_hp_clears_down_and_damage_to_0_sets_it(table):
+    """WA-C5: `down` is the sheet's, at 0 HP: the GM's heal above 0 clears it (the combatant acts
+    again), the GM's damage to 0 sets it; a revert restores both."""
+    t = table("worlds-awakening")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[])
+    attack(t, eid, n["Hero"], n["Foe"], [19, 4, 6], damage="1d8+2")  # 12 ≥ 10: down
+    foe_char = t.state(eid)["combatants"][1]["character_id"]
+    heal = t.act(eid, {"type": "heal", "target_id": n["Foe"], "amount": 3})
+    assert [(s["rule"], s["what"]) for s in heal["steps"]][1:] == [("WA-C5", "above 0 HP: no longer down"),
+                                                                   ("turn", "back in the fight")]
+    assert [(c["field"], c["before"], c["after"]) for c in heal["changes"]] == [("hp", 0, 3), ("down", True, False)]
+    assert t.sheet(foe_char)["sheet"]["down"] is False and t.state(eid)["combatants"][1]["down"] is False
+    hurt = t.act(eid, {"type": "damage", "target_id": n["Foe"], "amount": 5})
+    assert [(c["field"], c["before"], c["after"]) for c in hurt["changes"]] == [("hp", 3, 0), ("down", False, True)]
+    t.post(f"/v1/encounters/{eid}/actions/{hurt['id']}/revert", {})
+    t.post(f"/v1/encounters/{eid}/actions/{heal['id']}/revert", {})
+    sheet = t.sheet(foe_char)["sheet"]
+    assert (sheet["hp"], sheet["down"]) == (0, True)
+
+
+def test_wa_t5_an_attack_uses_up_a_pending_modifier_of_its_characteristic_like_a_test(table):
+    """WA-T5: the GM's pending ±2 on a characteristic is consumed by the next test of it, an attack
+    test included (FOR for the epee); another characteristic's stays."""
+    t = table("worlds-awakening")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[])
+    hero_char = t.state(eid)["combatants"][0]["character_id"]
+    for stat, value in (("FOR", 2), ("DEX", -2)):
+        t.post(f"/v1/characters/{hero_char}/actions", {"type": "pending_modifier", "stat": stat, "value": value})
+    # 4 + FOR 3 + level 2 + 2 = 11 ≥ 11: a hit only thanks to the +2
+    a = attack(t, eid, n["Hero"], n["Foe"], [4, 5])
+    assert step(a, "WA-T5", "pending modifier consumed") == {
+        "rule": "WA-T5", "what": "pending modifier consumed", "combatant_id": n["Hero"], "stat": "FOR", "value": 2}
+    assert (step(a, "WA-C1", "attack test")["total"], step(a, "WA-C1", "attack test")["hit"]) == (11, True)
+    assert t.sheet(hero_char)["sheet"]["pending"] == {"DEX": -2}
+    assert [(c["field"], c["before"], c["after"]) for c in a["changes"] if c["field"] == "pending"] == [
+        ("pending", {"FOR": 2, "DEX": -2}, {"DEX": -2})]
+    again = attack(t, eid, n["Hero"], n["Foe"], [4])  # no pending any more: 9 < 11
+    assert step(again, "WA-C1", "attack test")["hit"] is False
+    t.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", {})
+    t.post(f"/v1/encounters/{eid}/actions/{a['id']}/revert", {})
+    assert t.sheet(hero_char)["sheet"]["pending"] == {"FOR": 2, "DEX": -2}

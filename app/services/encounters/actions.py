@@ -118,7 +118,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     x = Exchange(req=req, actor=a, target=t, dice=dice, options=fight.options, campaign_options=fight.campaign_options,
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
-                 on_turn=actor["id"] in current.get("combatant_ids", []),
+                 on_turn=actor["id"] in current.get("combatant_ids", []), by_gm=principal.is_gm,
                  others=_others(fight, involved), more=[parties[c["id"]] for c, _ in more])
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():
@@ -232,6 +232,11 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     changes.resource(target, pool, after)
     steps.append({"rule": "GM", "what": req.type, "combatant_id": target["id"], "resource": pool.name,
                   "amount": req.amount, "before": before, "after": after})
+    following = deepcopy(fight.character_of(target).sheet)
+    for step in fight.rules.pool_changed(following, pool, before, after):
+        steps.append({**step, "combatant_id": target["id"]})
+    for key in [k for k in following if following[k] != fight.character_of(target).sheet.get(k)]:
+        changes.sheet(target, key, following[key])
     now_down = fight.rules.is_down(fight.character_of(target).sheet)
     if now_down != was_down:
         steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]})

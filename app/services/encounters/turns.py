@@ -3,6 +3,7 @@
 re-ordered where the rules say so, a hidden combatant revealed on its first turn)."""
 from __future__ import annotations
 
+from copy import deepcopy
 from typing import Any
 
 from sqlmodel import Session
@@ -101,7 +102,7 @@ def enter_next(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
     while True:
         order = fight.encounter["turn_order"]
         for s in sorted({e["slot"] for e in order if e["slot"] >= slot}):
-            actors = _able(conn, fight, order, s, steps)
+            actors = _able(conn, fight, order, s, changes, steps)
             if actors:
                 _enter(fight, changes, steps, s, actors)
                 return
@@ -114,6 +115,7 @@ def enter_next(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
 
 
 def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]]) -> None:
+    _round_ends(fight, changes, steps)
     round_ = fight.encounter["round"] + 1
     changes.encounter("round", round_)
     steps.append({"rule": "turn", "what": "new round", "round": round_})
@@ -129,8 +131,30 @@ def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
         steps.extend(again.steps)
 
 
-def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, steps: list[dict[str, Any]]) -> list[dict]:
-    """The combatants of this slot who act now (not down; RB-F4 from their first round)."""
+def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> None:
+    """What the ruleset counts at the end of each round, for every combatant, down or not (AS-C5):
+    only the sheets of those bearing such a condition are read (and locked: they are written)."""
+    bearers = [c for c in fight.combatants if fight.rules.ticks_at_round_end(c["conditions"])]
+    if not bearers:
+        return
+    store.load_characters(fight, (c["character_id"] for c in bearers), lock=True)
+    for c in bearers:
+        ch = fight.character_of(c)
+        if ch is None:
+            continue
+        sheet = deepcopy(ch.sheet)
+        conditions, more = fight.rules.round_ends(c["id"], sheet, deepcopy(c["conditions"]), fight.encounter["round"])
+        for key in [k for k in sheet if sheet[k] != ch.sheet.get(k)]:
+            changes.sheet(c, key, sheet[key])
+        changes.combatant(c, "conditions", conditions)
+        steps.extend(more)
+
+
+def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, changes: Changes,
+          steps: list[dict[str, Any]]) -> list[dict]:
+    """The combatants of this slot who act now (not down; RB-F4 from their first round). The turn
+    of one skipped still passes: its conditions count at its start and its end, as if it had acted
+    (a condition lasts rounds of the fight, whether its bearer can act or not)."""
     entries = [e for e in order if e["slot"] == slot]
     by_id = {c["id"]: c for c in fight.combatants}
     present = [by_id[e["combatant_id"]] for e in entries if e["combatant_id"] in by_id]
@@ -149,6 +173,10 @@ def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, steps: lis
             steps.append({**why, "combatant_id": c["id"]})
         else:
             actors.append(c)
+            continue
+        if not e["extra_action"]:
+            tick(changes, steps, c, START)
+            tick(changes, steps, c, END)
     return actors
 
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, StrictInt
 
+from app.kit.errors import Forbidden
 from app.models.encounters import AttackRequest, CombatAction, Id
 from app.rules.asgard import combat, hazards
 from app.rules.asgard.combat import initiative_order
@@ -53,6 +54,8 @@ class AsgardAttackRequest(AttackRequest):
     mandatory_penalties: list[Penalty] = Field(default_factory=list, max_length=5,
                                                description="AS-C4: penalties the circumstances impose.")
     heroism_4d6: bool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
+    take_11: bool = Field(False, description="AS-T8: the GM has an NPC take 11 on its attack test (no dice; "
+                                             "AS-C2 then reads no attack dice: the weapon's d6 are rolled).")
     unperceived: bool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
     difficulty: StrictInt | None = Field(None, ge=0, le=100, description="AS-C1: the GM difficulty of an "
                                          "unperceived attack (default: the campaign's gm_difficulty, 10).")
@@ -88,13 +91,25 @@ class Asgard(EncounterRules):
         if req.also_target_id is not None:
             second = by_id[req.also_target_id]
             targets.append((second, second.reaction))
+        if req.take_11:
+            _check_take_11(x)
         choice = AttackChoice(skill=req.skill, modifier=req.modifier, weapon=req.weapon, damage=req.damage,
                               primes=tuple(req.primes), penalties=tuple(req.penalties),
                               free_primes=tuple(req.free_primes), mandatory_penalties=tuple(req.mandatory_penalties),
-                              heroism_4d6=req.heroism_4d6, unperceived=req.unperceived, difficulty=req.difficulty)
+                              heroism_4d6=req.heroism_4d6, take_11=req.take_11, unperceived=req.unperceived,
+                              difficulty=req.difficulty)
         x.steps.extend(resolve_attack(x.dice, x.actor, targets, choice, group=[by_id[cid] for cid in req.group],
                                       gm_difficulty=int(x.campaign_options.get("gm_difficulty",
-                                                                               combat.UNPERCEIVED_DIFFICULTY))))
+                                                                               combat.UNPERCEIVED_DIFFICULTY)),
+                                      round_=x.round))
+
+    def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
+        return any(c["name"] in (DYING, UNCONSCIOUS) and c.get("ends") == END_OF_ROUND for c in conditions)
+
+    def round_ends(self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]],
+                   round_: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """AS-C5 (see `count_rounds`)."""
+        return count_rounds(combatant_id, sheet, conditions, round_)
 
     def is_down(self, sheet: dict[str, Any]) -> bool:
         """AS-C5: dead, or unconscious (a sheet condition); "mal en point" alone still acts."""
@@ -158,10 +173,24 @@ class AttackChoice:
 
 HEROIC_DEFENSE = "defense_heroism"  # AS-H1 on the defense test: 4d6, the extra die also off the damage (AS-C3)
 DYING, UNCONSCIOUS = "dying", "unconscious"
+END_OF_ROUND = "end_of_round"  # AS-C5 counts rounds, not its bearer's turns (a down bearer has none)
+
+
+def _check_take_11(x: Exchange) -> None:
+    """AS-T8: only the GM, only for an NPC, never with 4d6, where the campaign allows it."""
+    if x.actor.kind != "npc":
+        raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
+    if not x.by_gm:
+        raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11")
+    if not x.campaign_options.get("take_11_allowed", True):
+        raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
+    if x.req.heroism_4d6:  # type: ignore[attr-defined]
+        raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
 
 
 def resolve_attack(dice: CombatDice, attacker: Party, targets: list[tuple[Party, str]], choice: AttackChoice,
-                   *, group: list[Party] = (), gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY) -> list[dict]:
+                   *, group: list[Party] = (), gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
+                   round_: int = 1) -> list[dict]:
     """One Asgard attack, in rule order; changes the fighters (copies) and returns the steps.
 
     AS-C4 primes and penalties (`attaques_multiples`: exactly two targets, one test); AS-C11
@@ -207,7 +236,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, targets: list[tuple[Party,
                       "extra_dice": list(damage.extra_dice), "heroism_die": damage.heroism_die,
                       "group_bonus": bonus, "constant": constant, "damage": max(0, damage.total)})
         for target, defense in hits:
-            _harm(dice, target, damage.total, defense, effects, steps)
+            _harm(dice, target, damage.total, defense, effects, steps, round_)
     for name, count in (("prudence", effects.prudence_tests), ("danger", effects.danger_tests)):
         if count:
             attacker.counters[name] = int(attacker.counters.get(name) or 0) + count
@@ -299,7 +328,7 @@ def _defend(dice: CombatDice, attack, target: Party, reaction: str, steps: list[
     return target, defense, result.hit
 
 
-def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict]) -> None:
+def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict], round_: int) -> None:
     """AS-C3 protection (and the defender's heroism die), AS-C4 halvings, vitality, AS-C5."""
     protection = int(target.sheet.get("protection") or 0)
     taken = combat.damage_taken(damage, protection, defense=defense)
@@ -316,13 +345,14 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
     steps.append({"rule": "AS-C3", "what": "vitality", "combatant_id": target.id, "damage": final,
                   "before": before, "after": after})
     if before > 0 and after == 0:
-        mal_en_point(dice, target, final, steps)
+        mal_en_point(dice, target, final, steps, round_)
 
 
-def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict]) -> None:
+def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict], round_: int) -> None:
     """AS-C5: resistance/(5 + damage) failed → dying, dies at the end of the 1d6-th next
-    round; volonte/(5 + damage) failed → unconscious for 2d6 rounds. Both are conditions
-    of the combatant (counted at the end of its turns) and the sheet's `condition`."""
+    round; volonte/(5 + damage) failed → unconscious for 2d6 rounds. Both are the sheet's
+    `condition` (the source of truth) shown as conditions of the combatant, counted at the end
+    of each round after this one (`count_rounds`), whether or not their bearer acts."""
     skills = target.sheet.get("skills") or {}
     checks = hazards.mal_en_point(skill_value(skills, "resistance"), skill_value(skills, "volonte"), damage,
                                   dice.of(target.id))
@@ -331,11 +361,12 @@ def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict]
     if checks.dying:
         condition.update(dying=True, dies_in_rounds=checks.dies_in_rounds)
         conditions = [c for c in conditions if c["name"] != DYING] + [
-            {"name": DYING, "rounds_left": checks.dies_in_rounds, "ends": "end_of_turn"}]
+            {"name": DYING, "rounds_left": checks.dies_in_rounds, "ends": END_OF_ROUND, "since_round": round_}]
     if checks.unconscious_rounds is not None:
         condition["unconscious_rounds"] = checks.unconscious_rounds
         conditions = [c for c in conditions if c["name"] != UNCONSCIOUS] + [
-            {"name": UNCONSCIOUS, "rounds_left": checks.unconscious_rounds, "ends": "end_of_turn"}]
+            {"name": UNCONSCIOUS, "rounds_left": checks.unconscious_rounds, "ends": END_OF_ROUND,
+             "since_round": round_}]
     target.sheet["condition"] = condition
     target.conditions = conditions
     steps.append({"rule": "AS-C5", "what": "mal en point", "combatant_id": target.id,
@@ -343,6 +374,50 @@ def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict]
                   "resistance": _test(checks.resistance), "dying": checks.dying,
                   "dies_in_rounds": checks.dies_in_rounds, "volonte": _test(checks.volonte),
                   "unconscious_rounds": checks.unconscious_rounds})
+
+
+def count_rounds(combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]],
+                 round_: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """AS-C5 at the end of round `round_`, for a combatant down or not: each round after the blow's
+    counts. Dying: at the end of the (1d6)-th next round the character dies (`dead`). Unconscious
+    for 2d6 rounds (Decision: whole rounds after the blow's, as the dying ones): at the end of the
+    last it wakes up. The sheet says what still runs: a character no longer dying (first aid,
+    AS-C6) or already awake loses the combatant's condition without a count."""
+    condition = dict(sheet.get("condition") or {})
+    kept, steps = [], []
+    for c in conditions:
+        if c["name"] not in (DYING, UNCONSCIOUS) or c.get("ends") != END_OF_ROUND:
+            kept.append(c)
+            continue
+        dying = c["name"] == DYING
+        running = (condition.get("dying") and not condition.get("dead")) if dying \
+            else bool(condition.get("unconscious_rounds")) and not condition.get("dead")
+        if not running:
+            steps.append({"rule": "AS-C5" if not dying or condition.get("dead") else "AS-C6",
+                          "what": f"no longer {c['name']}", "combatant_id": combatant_id})
+            continue
+        if round_ <= c.get("since_round", 0):  # the blow's own round does not count
+            kept.append(c)
+            continue
+        left = max(0, c["rounds_left"] - 1)
+        if dying:
+            condition["dies_in_rounds"] = left
+        else:
+            condition["unconscious_rounds"] = left or None
+        if left:
+            kept.append({**c, "rounds_left": left})
+            steps.append({"rule": "AS-C5", "what": f"{c['name']}: a round less", "combatant_id": combatant_id,
+                          "rounds_left": left})
+        elif dying:
+            condition.update(dying=False, dead=True, unconscious_rounds=None)
+            steps.append({"rule": "AS-C5", "what": "dies at the end of the round", "combatant_id": combatant_id,
+                          "round": round_})
+        else:
+            steps.append({"rule": "AS-C5", "what": "wakes up", "combatant_id": combatant_id, "round": round_})
+    if condition.get("dead"):
+        kept = [c for c in kept if c["name"] not in (DYING, UNCONSCIOUS)]
+    sheet["condition"] = condition
+    return kept, steps
 
 
 def _vitality(sheet: dict[str, Any]) -> int:

@@ -127,6 +127,7 @@ class Exchange:
     reaction_chosen: bool  # the body chose it (a refusal is then a 422, not a fallback)
     same_slot: bool  # actor and target act in the same parallel slot (GC-O2)
     on_turn: bool = True  # the actor acts in the current slot (else: the GM's call, or a riposte)
+    by_gm: bool = False  # the caller is the GM (AS-T8: only the GM has an NPC take 11)
     others: list[Party] = field(default_factory=list)  # the other combatants (read only: positions)
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -176,6 +177,22 @@ class EncounterRules(ABC):
 
     def posture(self, sheet: dict[str, Any]) -> str | None:
         return None
+
+    def pool_changed(self, sheet: dict[str, Any], pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
+        """The GM's heal/damage changed a pool of `sheet` (a copy): the ruleset updates what follows
+        from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
+        return []
+
+    def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
+        """Whether a combatant bearing these conditions has something counted at the end of each
+        round (AS-C5's dying and unconscious rounds): only those combatants' sheets are read."""
+        return False
+
+    def round_ends(self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]],
+                   round_: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The end of round `round_` for one combatant, down or not: the ruleset changes `sheet` (a
+        copy) in place and returns (its conditions after, the steps); default nothing."""
+        return conditions, []
 
     def check_reaction(self, reaction: str) -> None:
         if reaction not in self.reactions:

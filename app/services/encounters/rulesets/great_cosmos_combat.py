@@ -5,8 +5,10 @@ pure rules of `app.rules.great_cosmos`.
 What a fight changes on the character is written to its sheet (karma, hp, posture,
 light/dark points); what exists only during the fight lives in the combatant's
 `counters`:
-- `special`: the special posture held (`posture`, `since_round`, the GC-P5 advantage
-  d6 and its effect, `revive_used` GC-P6, `extra_action` when the advantage gave one);
+- `special`: the special posture held (`posture`, `since_round`, `revive_used` GC-P6,
+  `extra_action` when the advantage gave one); the GC-P5 advantage d6 itself is the sheet's
+  `posture_advantage` (written on entering Illumination, cleared on leaving it), so a test
+  outside the encounter (`POST …/tests`) applies it too;
 - `backlash` (GC-P7): `posture`, `until_round` (its 2 turns), the disadvantage d6;
 - `riposte` (GC-P2) / `counter_attack` (GC-P6): the combatant it may strike back at,
   even outside its turn; `provoked_by` (GC-P6): whom its next attack must aim at;
@@ -37,6 +39,7 @@ from app.rules.great_cosmos.postures import (
     end_special_posture,
     enter_special_posture,
     final_skill_outcome,
+    posture_advantage,
     posture_modifier,
     resolve_attack,
     use_final_skill,
@@ -73,16 +76,26 @@ def backlash(counters: dict[str, Any], round_: int) -> dict[str, Any] | None:
     return b if b and round_ <= b["until_round"] else None
 
 
-def fighter(p: Party, round_: int) -> Fighter:
-    """What the pure combat rules read of a party."""
+def fighter(p: Party, round_: int, *, tests: bool = False) -> Fighter:
+    """What the pure combat rules read of a party. `tests`: it rolls a d100 test now, so an
+    Illumination whose advantage d6 is not on the sheet is refused, as `POST …/tests` does (GC-P5)."""
     sheet, special = p.sheet, p.counters.get("special") or {}
     running = backlash(p.counters, round_) or {}
     hp_max = int(sheet.get("hp_max") or 0)
     return Fighter(id=p.id, stats={k: int(v) for k, v in (sheet.get("stats") or {}).items()},
                    karma=int(sheet.get("karma") or 0), hp=_hp(sheet), hp_max=hp_max, posture=posture_of(sheet),
-                   advantage=special.get("advantage") if posture_of(sheet) in SPECIAL_POSTURES else None,
-                   revive_used=bool(special.get("revive_used")), backlash=running.get("posture"),
-                   backlash_disadvantage=running.get("disadvantage"))
+                   advantage=advantage_of(sheet, tests=tests), revive_used=bool(special.get("revive_used")),
+                   backlash=running.get("posture"), backlash_disadvantage=running.get("disadvantage"))
+
+
+def advantage_of(sheet: dict[str, Any], *, tests: bool = False) -> str | None:
+    """GC-P5: the effect of the sheet's `posture_advantage` during an Illumination (None outside it)."""
+    if sheet.get("posture") != ILLUMINATION:
+        return None
+    if not tests and sheet.get("posture_advantage") is None:
+        return None
+    advantage = posture_advantage(ILLUMINATION, sheet.get("posture_advantage"))
+    return advantage.effect if advantage is not None else None
 
 
 def _hp(sheet: dict[str, Any]) -> int:
@@ -148,7 +161,7 @@ def attack(x: Exchange) -> None:
     stat = canonical_stat(req.stat) if req.stat else ATTACK_STATS[req.kind]
     expression, source = _damage_expression(a, req)
     moved_away = _reach(x, opts)
-    fa, fd = fighter(a, x.round), fighter(t, x.round)
+    fa, fd = fighter(a, x.round, tests=True), fighter(t, x.round, tests=x.reaction not in (None, "none"))
     _check_chosen_reaction(x, fd)
     if _strike_back(x) is None:
         _act(x, "an attack")
@@ -341,7 +354,7 @@ def dash(x: Exchange) -> None:
     if turn.get("acted"):
         raise RuleError("a dash gives up the turn's action, already used (GC-D4)", field="type",
                         extra={"rule": "GC-D4"})
-    f = fighter(a, x.round)
+    f = fighter(a, x.round, tests=True)
     base = turn.get("max_move", _base_move(a, x.round))
     test = resolve_test(Named(a.dice, {"test": "dash", "karma": "dash karma"}),
                         f.stats.get("agilite", 0) + x.req.modifier + posture_modifier(f), f.karma, posture=f.posture,
@@ -377,8 +390,8 @@ def _enter(x: Exchange, a: Party, new: str) -> None:
     entry = enter_special_posture(Named(a.dice, {}), new, light, dark)
     _set(a, "light_points", entry.light_points)
     _set(a, "dark_points", entry.dark_points)
-    special = {"posture": new, "since_round": x.round, "advantage_die": entry.advantage_die,
-               "advantage": entry.advantage, "revive_used": False}
+    _set(a, "posture_advantage", entry.advantage_die)  # GC-P5: on the sheet, applied by every d100 test
+    special = {"posture": new, "since_round": x.round, "revive_used": False}
     rule = "GC-P5" if new == ILLUMINATION else "GC-P6"
     x.step(rule, f"enters {new}", combatant_id=a.id, cost={"light" if new == ILLUMINATION else "dark": 1},
            karma_locked=10 if new == ILLUMINATION else -10, advantage_die=entry.advantage_die,
@@ -416,6 +429,7 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
         _set(a, "hp", end.hp_after)
     if special.get("extra_action"):
         a.actions = max(1, a.actions - 1)
+    _set(a, "posture_advantage", None)  # GC-P5: the advantage lasts as long as the posture
     if to is not None:
         _set(a, "posture", to)
 
@@ -437,7 +451,7 @@ def final_skill(x: Exchange) -> None:
     _set(a, "light_points", light)
     _set(a, "dark_points", dark)
     if req.stat is not None:
-        f = fighter(a, x.round)
+        f = fighter(a, x.round, tests=True)
         stat = canonical_stat(req.stat)
         test = resolve_test(Named(a.dice, {"test": "final skill", "karma": "final skill karma"}),
                             f.stats.get(stat, 0) + req.modifier + posture_modifier(f), f.karma, posture=f.posture,

@@ -47,8 +47,20 @@ class WorldsAwakening(EncounterRules):
 
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": WorldsAwakeningAttackRequest}
 
+    def pool_changed(self, sheet: dict[str, Any], pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
+        """WA-C5: at 0 HP the character is `down`; healed above 0 it is no longer."""
+        if pool.name != "hp":
+            return []
+        if after > 0 and sheet.get("down"):
+            sheet["down"] = False
+            return [{"rule": "WA-C5", "what": "above 0 HP: no longer down", "hp": after}]
+        if after <= 0 < before and not sheet.get("down"):
+            sheet["down"] = True
+            return [{"rule": "WA-C5", "what": "down: 0 HP", "hp": after}]
+        return []
+
     def attack(self, x: Exchange) -> None:
-        """WA-C1..C3, WA-C5 (see `resolve_attack`)."""
+        """WA-C1..C3, WA-C5, WA-T5 (see `resolve_attack`)."""
         req: WorldsAwakeningAttackRequest = x.req  # type: ignore[assignment]
         choice = AttackChoice(kind=req.kind, stat=req.stat, modifier=req.modifier, weapon=req.weapon, damage=req.damage)
         x.steps.extend(resolve_attack(x.dice, x.actor, x.target, choice))
@@ -128,9 +140,11 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     defense = (wa.physical_defense(int(t_stats.get("CON", 0)), t_level) if choice.kind == "physical"
                else wa.magical_defense(int(t_stats.get("SAG", 0)), t_level))
     cha = int(stats.get("CHA", 0))
+    steps: list[dict[str, Any]] = []
+    pending = _consume_pending(attacker, stat, steps)
     result = wa.attack(int(stats.get(stat, 0)), level, cha, expression, defense, dice.of(attacker.id),
-                       modifier=choice.modifier)
-    steps: list[dict[str, Any]] = [{
+                       modifier=choice.modifier + pending)
+    steps += [{
         "rule": "WA-C1", "what": "attack test", "combatant_id": attacker.id, "kind": choice.kind, "stat": stat,
         "stat_value": int(stats.get(stat, 0)), "level": level, "modifier": choice.modifier,
         "natural": result.natural, "total": result.total, "defense": defense,
@@ -157,6 +171,17 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
         target.sheet["down"] = True
         steps.append({"rule": "WA-C5", "what": "down: 0 HP", "combatant_id": target.id})
     return steps
+
+
+def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) -> int:
+    """WA-T5: a pending ±2 on the attack's characteristic is used up by this test, as by any test."""
+    pending = dict(attacker.sheet.get("pending") or {})
+    value = int(pending.pop(stat, 0))
+    if value:
+        attacker.sheet["pending"] = pending
+        steps.append({"rule": "WA-T5", "what": "pending modifier consumed", "combatant_id": attacker.id,
+                      "stat": stat, "value": value})
+    return value
 
 
 def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str | None]:
