@@ -20,7 +20,6 @@ from app.api.deps import (
     read,
 )
 from app.models.encounters import (
-    ActionPublic,
     CombatantCreate,
     CombatantUpdate,
     EncounterCreate,
@@ -32,6 +31,7 @@ from app.models.encounters import (
     StartedPublic,
     StartRequest,
 )
+from app.models.results import CombatEntry, CombatPage
 from app.models.schemas import Page
 from app.services import encounters
 from app.services.encounters.rulesets import RULES
@@ -120,7 +120,7 @@ async def start(encounter_id: str, request: Request, sessions: SessionFactory, p
     return state(await in_thread(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
 
 
-@router.post("/v1/encounters/{encounter_id}/next-turn", status_code=201, response_model=ActionPublic,
+@router.post("/v1/encounters/{encounter_id}/next-turn", status_code=201, response_model=CombatEntry,
              summary="GM, or the owner of the combatant whose turn it is: end the turn",
              description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE)
 async def next_turn(encounter_id: str, request: Request, sessions: SessionFactory, principal: PrincipalDep,
@@ -136,7 +136,7 @@ ACTION_DICE = ("Table dice are consumed in rule order: the attack test, the reac
                "with its own models (`oneOf`, tagged `x-ruleset`); a type it does not implement is a 422.")
 
 
-@router.post("/v1/encounters/{encounter_id}/actions", status_code=201, response_model=ActionPublic,
+@router.post("/v1/encounters/{encounter_id}/actions", status_code=201, response_model=CombatEntry,
              summary="An action: attack, move, dash, posture, final_skill (the actor's owner on its turn, or the "
                      "GM); heal, damage, condition (GM)", description=ACTION_DICE)
 async def act(encounter_id: str, data: Annotated[dict[str, Any], Body()], request: Request, sessions: SessionFactory,
@@ -145,7 +145,7 @@ async def act(encounter_id: str, data: Annotated[dict[str, Any], Body()], reques
     return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 
 
-@router.get("/v1/encounters/{encounter_id}/actions", response_model=Page[ActionPublic],
+@router.get("/v1/encounters/{encounter_id}/actions", response_model=CombatPage,
             summary="The fight's history, newest first, reverted ones marked")
 async def list_actions(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
                        cursor: Cursor = None) -> JSONResponse:
@@ -153,7 +153,7 @@ async def list_actions(encounter_id: str, sessions: SessionFactory, principal: P
         s, principal, encounter_id, limit=limit, cursor=cursor)))
 
 
-@router.post("/v1/encounters/{encounter_id}/actions/{action_id}/revert", status_code=201, response_model=ActionPublic,
+@router.post("/v1/encounters/{encounter_id}/actions/{action_id}/revert", status_code=201, response_model=CombatEntry,
              summary="GM: undo the latest action not yet reverted")
 @access("gm")
 async def revert(encounter_id: str, action_id: str, request: Request, sessions: SessionFactory,

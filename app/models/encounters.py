@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
 from app.models.fields import DiceExpression
+from app.models.results import CombatEntry
 from app.models.schemas import NO_CONTROL, NO_NUL, Timestamp
 
 Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
@@ -303,24 +304,5 @@ class EncounterSummary(Open):
     updated_at: Timestamp
 
 
-class ActionPublic(Open):
-    """An action, also the roll-log entry (`kind: "combat"`)."""
-
-    id: str
-    kind: Literal["combat"]
-    type: str
-    encounter_id: str
-    round: int
-    actor_id: str | None
-    target_id: str | None
-    rolls: list[dict[str, Any]]
-    steps: list[dict[str, Any]]
-    changes: list[dict[str, Any]]
-    encounter_version: int
-    reverted_by: str | None
-    hidden: bool
-    created_at: str
-
-
 class StartedPublic(EncounterPublic):
-    action: ActionPublic = Field(description="The `start` action: every initiative die, with its purpose and owner.")
+    action: CombatEntry = Field(description="The `start` action: every initiative die, with its purpose and owner.")

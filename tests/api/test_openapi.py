@@ -111,8 +111,8 @@ def test_every_result_is_typed_and_the_log_entry_is_discriminated_by_kind():
                 assert "properties" in target or "discriminator" in target, (method, path)
     entry = COMPONENTS["LogEntry"]
     assert entry["discriminator"]["propertyName"] == "kind"
-    assert set(entry["discriminator"]["mapping"]) == {"test", "level_up", "opposed", "group", "action", "roll",
-                                                      "sheet_edit"}
+    assert set(entry["discriminator"]["mapping"]) == {"test", "level_up", "opposed", "group", "action", "combat",
+                                                      "roll", "sheet_edit"}
     tests = COMPONENTS["TestResult"]
     assert tests["discriminator"]["propertyName"] == "ruleset" and sorted(tests["discriminator"]["mapping"]) == RULESETS
     for name in ("GreatCosmosTestResult", "RollResult", "AsgardFallResult", "LogPage"):

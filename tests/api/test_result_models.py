@@ -13,8 +13,9 @@ import pytest
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
-from app.api import play, rolls
-from app.models.results import RESULTS, LevelUpPage, LogPage
+from app.api import encounters, play, rolls
+from app.models.encounters import StartedPublic
+from app.models.results import RESULTS, CombatPage, LevelUpPage, LogPage
 from app.models.results.common import RollResult, SheetEditEntry
 from app.models.results.events import EVENTS
 from app.services.rulesets import all_adapters
@@ -42,6 +43,11 @@ OPPOSED = "/v1/campaigns/{campaign_id}/tests/opposed"
 GROUP = "/v1/campaigns/{campaign_id}/tests/group"
 ROLLS = "/v1/campaigns/{campaign_id}/rolls"
 ENTRY = "/v1/campaigns/{campaign_id}/rolls/{entry_id}"
+ENCOUNTERS = "/v1/campaigns/{campaign_id}/encounters"
+START = "/v1/encounters/{encounter_id}/start"
+ACT = "/v1/encounters/{encounter_id}/actions"
+NEXT_TURN = "/v1/encounters/{encounter_id}/next-turn"
+REVERT = "/v1/encounters/{encounter_id}/actions/{action_id}/revert"
 # the operations of each capability (tests: also the free roll and the reads)
 CAPABILITY_ROUTES = {Capability.TEST: TESTS, Capability.ODDS: ODDS, Capability.REROLL: REROLL,
                      Capability.ACTION: ACTIONS, Capability.LEVEL_UP: LEVEL_UPS, Capability.OPPOSED: OPPOSED,
@@ -51,7 +57,7 @@ CAPABILITY_ROUTES = {Capability.TEST: TESTS, Capability.ODDS: ODDS, Capability.R
 def _documented() -> dict[tuple[str, str], Any]:
     """(method, path) -> the response model its route declares."""
     out = {}
-    for router in (play.router, rolls.router):
+    for router in (play.router, rolls.router, encounters.router):
         for route in router.routes:
             if isinstance(route, APIRoute):
                 out.update({(method, route.path): route.response_model for method in route.methods})
@@ -74,8 +80,10 @@ class Wire:
         expected = 200 if method == "GET" or route == ODDS else 201
         assert r.status_code == expected, (method, route, body, r.text)
         value = TypeAdapter(DOCUMENTED[(method, route)]).validate_json(r.content, strict=True)
-        self.met.update(type(item) for item in value.items) if isinstance(value, (LogPage, LevelUpPage)) \
-            else self.met.add(type(value))
+        if isinstance(value, (LogPage, LevelUpPage, CombatPage)):
+            self.met.update(type(item) for item in value.items)
+        else:
+            self.met.add(type(value.action) if isinstance(value, StartedPublic) else type(value))
         self.operations.add((ruleset, method, route))
         return r.json()
 
@@ -113,6 +121,41 @@ class Table:
 DOCUMENTED.update({("GET", ROLLS + "?limit=500"): DOCUMENTED[("GET", ROLLS)]})
 
 
+def fight(t: Table, sides: dict[str, tuple[str, dict, dict]], actions: list[dict[str, Any]],
+          resource: str = "hp") -> None:
+    """An encounter of these characters (name -> (kind, sheet, combatant fields); `<Name>` in an
+    action stands for its combatant), started with a seed, these actions, the GM's heal, damage
+    and condition, a next-turn and a revert; its history read by the GM, and by a player under
+    `hp_visibility: status` (the hidden combatant and its actions left out)."""
+    client, camp = t.wire.client, t.camp
+    r = client.post(f"/v1/campaigns/{camp.id}/players", json={"name": "Watcher"}, headers=camp.gm)
+    assert r.status_code == 201, r.text
+    watcher = {"Authorization": f"Bearer {r.json()['token']}"}
+    combatants = [{"character_id": t.character(sheet, kind=kind, name=name), **extra}
+                  for name, (kind, sheet, extra) in sides.items()]
+    state = t.post(ENCOUNTERS, {"name": "Skirmish", "options": {"hp_visibility": "status"},
+                                "combatants": combatants})
+    eid, ids = state["id"], {f"<{c['name']}>": c["id"] for c in state["combatants"]}
+    at = {"encounter_id": eid}
+    t.post(START, {"seed": 11}, **at)
+    first, second = list(ids.values())[:2]
+    for action in actions:
+        t.post(ACT, {k: ids.get(v, v) if isinstance(v, str) else v for k, v in action.items()}, **at)
+    t.post(ACT, {"type": "damage", "target_id": second, "amount": 2, "resource": resource}, **at)
+    t.post(ACT, {"type": "heal", "target_id": second, "amount": 1}, **at)
+    t.post(ACT, {"type": "condition", "target_id": first, "add": {"name": "stunned", "rounds": 1}}, **at)
+    t.post(NEXT_TURN, {"seed": 12}, **at)
+    t.post(NEXT_TURN, {"seed": 13}, **at)
+    latest = t.post(ACT, {"type": "condition", "actor_id": first, "target_id": second, "add": {"name": "marked"},
+                          "hidden": True}, **at)
+    t.post(REVERT, {}, action_id=latest["id"], **at)
+    t.get(ACT + "?limit=500", **at)
+    t.wire.call(camp.ruleset, "GET", ACT + "?limit=500", watcher, encounter_id=eid)
+
+
+DOCUMENTED.update({("GET", ACT + "?limit=500"): DOCUMENTED[("GET", ACT)]})
+
+
 def play_great_cosmos(t: Table) -> list[str]:
     hero = t.character(GC_SHEET)
     lucky = t.character({**GC_SHEET, "karma": 6})
@@ -132,6 +175,15 @@ def play_great_cosmos(t: Table) -> list[str]:
     t.post(ROLLS, {"expression": "4d6kh3", "purpose": "stats", "character_id": hero, "seed": 5})
     t.post(ROLLS, {"expression": "d100", "dice": [7], "hidden": True})
     gm, camp = t.camp.gm, t.camp.id  # the other events: campaign.updated, player.created, character.deleted
+    fight(t, {"Aiko": ("pc", GC_SHEET, {"position": {"x": 0, "y": 0}}),
+              "Brute": ("npc", GC_SHEET, {"position": {"x": 1, "y": 0}, "reaction": "parry"}),
+              "Shade": ("npc", GC_SHEET, {"position": {"x": 5, "y": 5}, "hidden": True})}, [
+        {"type": "posture", "actor_id": "<Aiko>", "posture": "illumination", "seed": 1},
+        {"type": "attack", "actor_id": "<Aiko>", "target_id": "<Brute>", "damage": "1d6", "seed": 2},
+        {"type": "move", "actor_id": "<Aiko>", "to": {"x": 0, "y": 1}},
+        {"type": "dash", "actor_id": "<Shade>", "seed": 3},
+        {"type": "attack", "actor_id": "<Brute>", "target_id": "<Aiko>", "kind": "ranged", "damage": "1d6", "seed": 4},
+        {"type": "posture", "actor_id": "<Brute>", "posture": "offensive"}])
     for method, path, body in (("PATCH", f"/v1/campaigns/{camp}", {"name": "Renamed"}),
                                ("POST", f"/v1/campaigns/{camp}/players", {"name": "Alice"}),
                                ("DELETE", f"/v1/characters/{t.character(GC_SHEET)}", None)):
@@ -164,6 +216,14 @@ def play_asgard(t: Table) -> list[str]:
                  {"type": "rest", "healer_soins": 4}, {"type": "damage", "amount": 100},
                  {"type": "mal_en_point", "damage": 3}, {"type": "first_aid", "healer_soins": 6}):
         t.post(ACTIONS, {**body, "seed": 8}, hero)
+    fight(t, {"Sigrid": ("pc", AS_SHEET, {}), "Jarl": ("npc", {**AS_SHEET, "tier": "boss"}, {}),
+              "Ulf": ("npc", AS_SHEET, {"hidden": True})}, [
+        {"type": "attack", "actor_id": "<Sigrid>", "target_id": "<Jarl>", "damage": "2d6", "seed": 4},
+        {"type": "attack", "actor_id": "<Jarl>", "target_id": "<Sigrid>", "damage": "1d6", "take_11": True,
+         "primes": ["efficacite"], "penalties": ["danger"], "seed": 5},
+        {"type": "damage", "target_id": "<Sigrid>", "amount": 15},  # then AS-C5: dying, unconscious
+        {"type": "attack", "actor_id": "<Ulf>", "target_id": "<Sigrid>", "damage": "3d6", "unperceived": True,
+         "dice": [6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1]}], resource="vitality")
     return [hero, ally, npc]
 
 
@@ -177,6 +237,10 @@ def play_rulebook_d100(t: Table) -> list[str]:
     t.post(OPPOSED, {"a": {"character_id": hero, "stat": "FOR"}, "b": {"character_id": foe, "stat": "HAB"}, "seed": 2})
     t.post(OPPOSED, {"a": {"character_id": hero, "stat": "FOR"}, "b": {"character_id": third, "stat": "FOR"},
                      "tiebreak": False, "dice": [23, 23]})  # a draw
+    fight(t, {"Hero": ("pc", RB_SHEET, {}), "Foe": ("npc", RB_SHEET, {"reaction": "absorb"}),
+              "Lurker": ("npc", RB_SHEET, {"hidden": True})}, [
+        {"type": "attack", "actor_id": "<Hero>", "target_id": "<Foe>", "damage": "1d6", "seed": 6},
+        {"type": "attack", "actor_id": "<Foe>", "target_id": "<Hero>", "damage": "1d6", "kind": "morale", "seed": 7}])
     t.post(GROUP, {"stat": "HAB", "seed": 3, "participants": [
         {"character_id": hero}, {"character_id": foe, "skill": "escrime"}, {"character_id": third, "dice": [50]}]})
     return [hero, foe, third]
@@ -190,6 +254,10 @@ def play_worlds_awakening(t: Table) -> list[str]:
     t.post(TESTS, {"stat": "DEX", "target": 12, "seed": 4}, hero)
     t.post(ODDS, {"stat": "CHA", "difficulty": "difficile"}, hero)
     t.post(ACTIONS, {"type": "challenge_remove", "name": "crochetage"}, hero)
+    t.post(ACTIONS, {"type": "pending_modifier", "stat": "FOR", "value": -2}, hero)
+    fight(t, {"Hero": ("pc", WA_SHEET, {}), "Foe": ("npc", WA_SHEET, {}), "Lurker": ("npc", WA_SHEET, {"hidden": True})}, [
+        {"type": "attack", "actor_id": "<Hero>", "target_id": "<Foe>", "damage": "1d6", "seed": 8},
+        {"type": "attack", "actor_id": "<Foe>", "target_id": "<Hero>", "kind": "magical", "damage": "2d4", "seed": 9}])
     return [hero]
 
 

@@ -4,6 +4,7 @@ discriminated schema in openapi.json:
 
 - per capability, the rulesets' results told apart by `ruleset` (`TestResult`,
   `OddsResult`, …); the character actions by `ruleset`, then by `type`;
+- `CombatEntry`, an encounter action (the routes' answer and its roll-log entry), by `ruleset`;
 - `LogEntry`, every roll-log entry, told apart by `kind`.
 
 A ruleset that gains a capability lists its result model in its own module's
@@ -53,8 +54,10 @@ ActionResult = union("ActionResult", [
     union(f"{_prefix(ruleset)}ActionResult", r["action"], "type") for ruleset, r in RESULTS.items() if "action" in r
 ], "ruleset")
 
+CombatEntry = by_ruleset("CombatEntry", "combat")
+
 LogEntry = TypeAliasType("LogEntry", Annotated[Union[  # type: ignore[valid-type]
-    TestResult, LevelUpResult, OpposedResult, GroupResult, ActionResult, RollResult, SheetEditEntry,
+    TestResult, LevelUpResult, OpposedResult, GroupResult, ActionResult, CombatEntry, RollResult, SheetEditEntry,
 ], Field(discriminator="kind")])
 
 
@@ -62,6 +65,13 @@ class LogPage(Result):
     """A page of the roll log, newest first."""
 
     items: list[LogEntry]
+    next_cursor: str | None
+
+
+class CombatPage(Result):
+    """A page of an encounter's actions, newest first."""
+
+    items: list[CombatEntry]
     next_cursor: str | None
 
 
@@ -74,5 +84,5 @@ class LevelUpPage(Result):
 
 __all__ = [
     "RESULTS", "TestResult", "OddsResult", "RerollResult", "LevelUpResult", "OpposedResult", "GroupResult",
-    "ActionResult", "LogEntry", "LogPage", "LevelUpPage", "RollResult", "SheetEditEntry", "Die", "OddsValue", "union",
+    "ActionResult", "CombatEntry", "CombatPage", "LogEntry", "LogPage", "LevelUpPage", "RollResult", "SheetEditEntry", "Die", "OddsValue", "union",
 ]

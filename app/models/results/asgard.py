@@ -5,7 +5,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from app.models.results.common import Change, Die, Logged, OddsFields, OddsValue, Outcome, Result, TestFields
+from app.models.results.combat import CombatFields, CombatStep, rule_ids
+from app.models.results.common import (
+    Change,
+    Die,
+    Logged,
+    OddsFields,
+    OddsValue,
+    Outcome,
+    Result,
+    TestFields,
+)
 
 RULESET = "asgard"
 Ruleset = Literal["asgard"]
@@ -282,11 +292,24 @@ class AsgardProtectAllyResult(AsgardAction):
     damage: int
 
 
+# --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
+
+class AsgardCombatStep(CombatStep):
+    rule: str = Field(pattern=rule_ids("AS"), examples=["AS-C1", "turn"])
+
+
+class AsgardCombatEntry(CombatFields):
+    """A Asgard encounter action, also its roll-log entry (`kind: "combat"`)."""
+
+    ruleset: Ruleset
+    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition"]
+    steps: list[AsgardCombatStep]
+
+
 RESULTS = {
     "test": [AsgardTestResult], "odds": [AsgardOdds],
     "reroll": [AsgardTestResult, AsgardOpposedResult, AsgardGroupResult],  # AS-H2: what was rolled again
     "opposed": [AsgardOpposedResult], "group": [AsgardGroupResult],
     "action": [AsgardFallResult, AsgardFireResult, AsgardAsphyxiaResult, AsgardDamageResult, AsgardMalEnPointResult,
                AsgardFirstAidResult, AsgardRestResult, AsgardChaseResult, AsgardHeroicEffectResult,
-               AsgardCancelDamageResult, AsgardProtectAllyResult],
-}
+               AsgardCancelDamageResult, AsgardProtectAllyResult], "combat": [AsgardCombatEntry]}

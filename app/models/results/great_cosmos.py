@@ -5,7 +5,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from app.models.results.common import Change, Die, Logged, OddsFields, OddsValue, Result, TestFields
+from app.models.results.combat import CombatFields, CombatStep, rule_ids
+from app.models.results.common import (
+    Change,
+    Die,
+    Logged,
+    OddsFields,
+    OddsValue,
+    Result,
+    TestFields,
+)
 
 RULESET = "great-cosmos"
 Ruleset = Literal["great-cosmos"]
@@ -108,4 +117,20 @@ class GreatCosmosLevelUpResult(Logged):
     chance_bonus: GreatCosmosChanceBonus | None
 
 
-RESULTS = {"test": [GreatCosmosTestResult], "odds": [GreatCosmosOdds], "level_up": [GreatCosmosLevelUpResult]}
+# --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
+
+class GreatCosmosCombatStep(CombatStep):
+    rule: str = Field(pattern=rule_ids("GC"), examples=["GC-P3", "turn"])
+
+
+class GreatCosmosCombatEntry(CombatFields):
+    """A Great Cosmos encounter action, also its roll-log entry (`kind: "combat"`)."""
+
+    ruleset: Ruleset
+    type: Literal[
+        "attack", "move", "dash", "posture", "final_skill", "start", "next_turn", "revert", "heal", "damage", "condition"]
+    steps: list[GreatCosmosCombatStep]
+
+
+RESULTS = {"test": [GreatCosmosTestResult], "odds": [GreatCosmosOdds], "level_up": [GreatCosmosLevelUpResult],
+           "combat": [GreatCosmosCombatEntry]}

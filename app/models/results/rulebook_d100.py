@@ -5,7 +5,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from app.models.results.common import Die, Logged, OddsFields, OddsValue, Result, TestFields
+from app.models.results.combat import CombatFields, CombatStep, rule_ids
+from app.models.results.common import (
+    Die,
+    Logged,
+    OddsFields,
+    OddsValue,
+    Result,
+    TestFields,
+)
 
 RULESET = "rulebook-d100"
 Ruleset = Literal["rulebook-d100"]
@@ -84,5 +92,19 @@ class RulebookD100GroupResult(Logged):
     rolls: list[Die]
 
 
+# --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
+
+class RulebookD100CombatStep(CombatStep):
+    rule: str = Field(pattern=rule_ids("RB"), examples=["RB-F2", "turn"])
+
+
+class RulebookD100CombatEntry(CombatFields):
+    """A Rulebook D100 encounter action, also its roll-log entry (`kind: "combat"`)."""
+
+    ruleset: Ruleset
+    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition"]
+    steps: list[RulebookD100CombatStep]
+
+
 RESULTS = {"test": [RulebookD100TestResult], "odds": [RulebookD100Odds], "opposed": [RulebookD100OpposedResult],
-           "group": [RulebookD100GroupResult]}
+           "group": [RulebookD100GroupResult], "combat": [RulebookD100CombatEntry]}

@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import Logged, OddsFields, OddsValue, Result, TestFields
 
 RULESET = "worlds-awakening"
@@ -91,6 +92,20 @@ class WorldsAwakeningChallengeRemoveResult(WorldsAwakeningAction):
     removed: Literal[True]
 
 
+# --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
+
+class WorldsAwakeningCombatStep(CombatStep):
+    rule: str = Field(pattern=rule_ids("WA"), examples=["WA-C1", "turn"])
+
+
+class WorldsAwakeningCombatEntry(CombatFields):
+    """A Worlds Awakening encounter action, also its roll-log entry (`kind: "combat"`)."""
+
+    ruleset: Ruleset
+    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition"]
+    steps: list[WorldsAwakeningCombatStep]
+
+
 RESULTS = {"test": [WorldsAwakeningTestResult], "odds": [WorldsAwakeningOdds],
            "action": [WorldsAwakeningPendingModifierResult, WorldsAwakeningChallengeResult,
-                      WorldsAwakeningChallengeRemoveResult]}
+                      WorldsAwakeningChallengeRemoveResult], "combat": [WorldsAwakeningCombatEntry]}

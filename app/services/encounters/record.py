@@ -26,7 +26,7 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
     at, conn = now(), uow.conn
     version = store.save(conn, fight, at)
     body = {
-        "id": new_id(), "kind": "combat", "type": type_, "encounter_id": fight.id,
+        "id": new_id(), "kind": "combat", "ruleset": fight.ruleset, "type": type_, "encounter_id": fight.id,
         "round": fight.encounter["round"], "actor_id": actor_id, "target_id": target_id,
         "rolls": dice.rolls() if dice is not None else [], "steps": steps, "changes": changes.public(),
         "encounter_version": version, "reverted_by": None, "hidden": hidden, "created_at": view.iso(at),
