@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple, Sequence
 
@@ -45,6 +45,7 @@ class Roll(NamedTuple):
 
 _LABELS = {f: f"d{f}" for f in (2, 3, 4, 6, 8, 10, 12, 20, 100)}
 _new_roll = tuple.__new__  # builds a Roll from a 4-tuple without the Python-level __new__
+_STANDARD_RANDBELOW = random.Random._randbelow  # draws with getrandbits (SystemRandom inherits it)
 
 
 def die_label(faces: int) -> str:
@@ -98,32 +99,79 @@ class DiceSource:
 class RandomDice(DiceSource):
     """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`."""
 
+    __slots__ = ("rolls", "_randbelow", "_bits")
+
     def __init__(self, rng: random.Random):
         self.rolls = []
         self._randbelow = rng._randbelow  # the primitive randint itself uses
+        # `roll` inlines it when it is the standard one (Random's and SystemRandom's)
+        self._bits = rng.getrandbits if type(rng)._randbelow is _STANDARD_RANDBELOW else None
 
     def _next(self, faces: int, purpose: str) -> int:
         return self._randbelow(faces) + 1
 
+    def roll(self, faces: int, purpose: str) -> int:
+        """One die, as `_randbelow(faces) + 1` (the same draws as `randint(1, faces)`), with no call
+        but the RNG's: the commonest expressions roll one die, and this is most of their cost."""
+        rolls = self.rolls
+        if len(rolls) >= self.max_dice:
+            self._too_many(1)
+        bits = self._bits
+        if bits is None:
+            value = self._randbelow(faces) + 1
+        else:  # random.Random._randbelow_with_getrandbits, inlined
+            k = faces.bit_length()
+            value = bits(k)
+            while value >= faces:
+                value = bits(k)
+            value += 1
+        rolls.append(_new_roll(Roll, (_LABELS.get(faces) or f"d{faces}", value, purpose, False)))
+        return value
+
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
         if len(self.rolls) + count > self.max_dice:
             self._too_many(count)
-        randbelow, label = self._randbelow, die_label(faces)
-        values = [randbelow(faces) + 1 for _ in range(count)]
+        values = self._draw(count, faces)
+        label = _LABELS.get(faces) or f"d{faces}"
         self.rolls += [_new_roll(Roll, (label, v, purpose, False)) for v in values]
         return values
 
     def roll_sum(self, count: int, faces: int, purpose: str) -> int:
         if len(self.rolls) + count > self.max_dice:
             self._too_many(count)
-        randbelow, append = self._randbelow, self.rolls.append
-        label = _LABELS.get(faces) or f"d{faces}"
+        append, bits, label = self.rolls.append, self._bits, _LABELS.get(faces) or f"d{faces}"
         total = 0
+        if bits is None:
+            randbelow = self._randbelow
+            for _ in range(count):
+                value = randbelow(faces) + 1
+                append(_new_roll(Roll, (label, value, purpose, False)))
+                total += value
+            return total
+        k = faces.bit_length()
         for _ in range(count):
-            value = randbelow(faces) + 1
+            value = bits(k)
+            while value >= faces:
+                value = bits(k)
+            value += 1
             append(_new_roll(Roll, (label, value, purpose, False)))
             total += value
         return total
+
+    def _draw(self, count: int, faces: int) -> list[int]:
+        """`count` values of `_randbelow(faces) + 1`, in order."""
+        bits = self._bits
+        if bits is None:
+            randbelow = self._randbelow
+            return [randbelow(faces) + 1 for _ in range(count)]
+        k = faces.bit_length()
+        values = []
+        for _ in range(count):
+            value = bits(k)
+            while value >= faces:
+                value = bits(k)
+            values.append(value + 1)
+        return values
 
 
 class TableDice(DiceSource):
@@ -173,17 +221,15 @@ class DiceTerm:
         if self.keep is None:
             return self.sign * source.roll_sum(self.count, self.faces, purpose)
         values = source.roll_many(self.count, self.faces, purpose)
-        kept = _kept_indices(values, *self.keep)
-        start = len(source.rolls) - self.count
-        for offset in range(self.count):
-            if offset not in kept:
-                source.rolls[start + offset] = source.rolls[start + offset]._replace(dropped=True)
-        return self.sign * sum(values[i] for i in kept)
-
-
-def _kept_indices(values: list[int], which: str, n: int) -> set[int]:
-    order = sorted(range(len(values)), key=lambda i: values[i], reverse=(which == "h"))
-    return set(order[:n])
+        which, n = self.keep
+        # the dropped dice: the first of equal values are kept (a stable sort)
+        dropped = sorted(range(self.count), key=values.__getitem__, reverse=(which == "h"))[n:]
+        rolls, start, total = source.rolls, len(source.rolls) - self.count, sum(values)
+        for offset in dropped:
+            die, value, why, _ = rolls[start + offset]
+            rolls[start + offset] = _new_roll(Roll, (die, value, why, True))
+            total -= values[offset]
+        return self.sign * total
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +239,20 @@ class Expression:
     text: str
     terms: tuple[DiceTerm, ...]
     constant: int
+    # `1d100`, `1d20+5`, `-d6`: (sign, faces) of the one die (the commonest expressions: no loop)
+    one_die: tuple[int, int] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.terms) == 1 and self.terms[0].count == 1 and self.terms[0].keep is None:
+            object.__setattr__(self, "one_die", (self.terms[0].sign, self.terms[0].faces))
 
     @property
     def dice_count(self) -> int:
         return sum(t.count for t in self.terms)
 
     def roll(self, source: DiceSource, purpose: str = "roll") -> int:
+        if (one := self.one_die) is not None:
+            return self.constant + one[0] * source.roll(one[1], purpose)
         total = self.constant
         for term in self.terms:
             total += term.roll(source, purpose)
