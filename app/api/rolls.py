@@ -6,10 +6,19 @@ from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-
 from fastapi.responses import JSONResponse
 
-from app.api.deps import CheckedRoute, IdempotencyKey, PrincipalDep, SessionFactory, idempotency, in_thread, read
+from app.api.deps import (
+    CheckedRoute,
+    IdempotencyKey,
+    PrincipalDep,
+    created,
+    encoded,
+    idempotency,
+    in_thread,
+    read,
+    sessions_of,
+)
 from app.models.results import LogEntry, LogPage, RollResult
 from app.models.schemas import RollCreate
 from app.services import rolls
@@ -20,20 +29,20 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 
 
 @router.post("", status_code=201, response_model=RollResult, summary="A free dice roll (3d6+2, 4d6kh3, d100…)")
-async def roll_dice(campaign_id: str, data: RollCreate, request: Request, sessions: SessionFactory,
+async def roll_dice(campaign_id: str, data: RollCreate, request: Request,
                     principal: PrincipalDep, idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, data.model_dump(mode="json"))
-    return JSONResponse(await in_thread(sessions, rolls.free_roll, principal, campaign_id, data, key), status_code=201)
+    return created(await in_thread(sessions_of(request), rolls.free_roll, principal, campaign_id, data, key))
 
 
 @router.get("", response_model=LogPage, summary="The roll log, newest first; hidden GM rolls only for the GM")
-async def list_rolls(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
+async def list_rolls(campaign_id: str, request: Request, principal: PrincipalDep, limit: Limit = 50,
                      cursor: Cursor = None, character_id: Annotated[str | None, Query(max_length=32)] = None,
                      kind: Annotated[str | None, Query(max_length=20)] = None) -> JSONResponse:
-    return JSONResponse(await read(sessions, partial(rolls.list_log, limit=limit, cursor=cursor, character_id=character_id,
+    return encoded(await read(sessions_of(request), partial(rolls.list_log, limit=limit, cursor=cursor, character_id=character_id,
                                                      kind=kind), principal, campaign_id))
 
 
 @router.get("/{entry_id}", response_model=LogEntry, summary="One roll-log entry")
-async def get_roll(campaign_id: str, entry_id: str, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
-    return JSONResponse(await read(sessions, rolls.read_log_entry, principal, campaign_id, entry_id))
+async def get_roll(campaign_id: str, entry_id: str, request: Request, principal: PrincipalDep) -> JSONResponse:
+    return JSONResponse(await read(sessions_of(request), rolls.read_log_entry, principal, campaign_id, entry_id))

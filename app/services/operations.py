@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
@@ -31,10 +31,10 @@ from app.rules.dice import dice_source
 from app.services.auth import Principal, check_member
 from app.services.rulesets import get_adapter
 from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
-from app.services.uow import StoredCharacter, UnitOfWork, retried
+from app.services.uow import StoredCharacter, UnitOfWork, json_text_insert, json_text, retried
 from app.services.validation import InvalidBody
 
-__all__ = ["Idempotency", "RollingWork", "retried", "iso", "log_entry_body", "check_provenance"]
+__all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
 
 
 @dataclass(frozen=True)
@@ -125,19 +125,25 @@ class RollingWork(UnitOfWork):
         ctx.dice.finish()
         now = utcnow()
         body = _logged_body(outcome, ctx, req, now)
+        encoded = json_text(body)  # once: the log entry, the idempotency record and the response
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
         others = [cid for cid in self.loaded if cid != outcome.character_id]
-        self.log.append(body, character_id=outcome.character_id, hidden=req.hidden, created_at=now,
-                        rerolls=outcome.cancels, others=others)
-        changed = self._save_sheets(outcome.sheets, now)
-        self.record("log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=req.hidden)
-        if self.idem is not None:
-            self.conn.execute(_INSERT_IDEMPOTENCY, {
-                "token_hash": self.principal.token_hash, "key": self.idem.key, "request_hash": self.idem.fingerprint,
-                "status_code": 201, "body": body, "created_at": now})
+        entry = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
+                 "rerolls": outcome.cancels, "others": others, "body_json": encoded}
+        if others:  # the entry's number is read back for its other characters: not in the batch
+            self.log.append(body, **entry)
+        with self.writes():  # one round trip on PostgreSQL
+            if not others:
+                self.log.append(body, **entry)
+            changed = self._save_sheets(outcome.sheets, now)
+            self.record("log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=req.hidden)
+            if self.idem is not None:
+                _FAST_INSERT_IDEMPOTENCY.run(self.conn, {
+                    "token_hash": self.principal.token_hash, "key": self.idem.key,
+                    "request_hash": self.idem.fingerprint, "status_code": 201, "body": encoded, "created_at": now})
         super().commit()
-        return body
+        return EncodedBody(body, encoded)
 
     def _save_sheets(self, sheets: dict, now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else
@@ -152,8 +158,19 @@ class RollingWork(UnitOfWork):
         return changed
 
 
+class EncodedBody(dict):
+    """A logged body with its JSON text (`json`, encoded as the API sends it): the
+    response is those bytes, not a second encoding. Not to be changed after the commit."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, body: dict[str, Any], encoded: str):
+        super().__init__(body)
+        self.json = encoded
+
+
 _log = LogEntry.__table__
-_INSERT_IDEMPOTENCY = insert(IdempotencyRecord.__table__)
+_FAST_INSERT_IDEMPOTENCY = json_text_insert(IdempotencyRecord.__table__, "body")
 _LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_
+from sqlalchemy import String, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
@@ -58,13 +59,30 @@ def _after(session: Session, campaign_id: str, cursor: str):
     return seq
 
 
+class JsonPage:
+    """A page of the log whose entries are their stored JSON texts, sent as they are
+    (no entry is decoded and encoded again): `json` is the page's JSON text,
+    `{"items": [...], "next_cursor": ...}`."""
+
+    __slots__ = ("items", "next_cursor")
+
+    def __init__(self, items: list[str], next_cursor: str | None):
+        self.items, self.next_cursor = items, next_cursor
+
+    @property
+    def json(self) -> str:
+        return f'{{"items":[{",".join(self.items)}],"next_cursor":{json.dumps(self.next_cursor)}}}'
+
+    def decoded(self) -> dict[str, Any]:
+        return json.loads(self.json)
+
+
 def list_log(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
-             character_id: str | None = None, kind: str | None = None) -> dict[str, Any]:
+             character_id: str | None = None, kind: str | None = None) -> JsonPage:
     """Newest first, keyset-paginated on the log's sequence; players never see
-    hidden entries; a page is bounded by count and by bytes."""
+    hidden entries; a page is bounded by count and by bytes (of the stored texts)."""
     check_member(principal, campaign_id)
-    size = func.length(cast(LogEntry.body, String))
-    query = select(LogEntry.id, LogEntry.body, size).where(LogEntry.campaign_id == campaign_id)
+    query = select(LogEntry.id, cast(LogEntry.body, String)).where(LogEntry.campaign_id == campaign_id)
     if character_id is not None:
         involved = select(LogEntryCharacter.seq).where(LogEntryCharacter.character_id == character_id)
         query = query.where(or_(LogEntry.character_id == character_id, LogEntry.seq.in_(involved)))
@@ -74,15 +92,16 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
         query = query.where(LogEntry.hidden == False)  # noqa: E712 (SQL expression)
     if cursor:
         query = query.where(LogEntry.seq < _after(session, campaign_id, cursor))
-    rows = session.exec(query.order_by(LogEntry.seq.desc()).limit(limit + 1)).all()
-    items, total = [], 0
-    for entry_id, body, length in rows[:limit]:
-        total += length or 0
+    rows = session.connection().execute(query.order_by(LogEntry.seq.desc()).limit(limit + 1)).all()
+    items: list[str] = []
+    total = 0
+    for entry_id, text in rows[:limit]:
+        total += len(text)
         if items and total > PAGE_MAX_BYTES:
-            return {"items": items, "next_cursor": _cursor(last)}
-        items.append(body)
+            return JsonPage(items, _cursor(last))
+        items.append(text)
         last = entry_id
-    return {"items": items, "next_cursor": _cursor(last) if len(rows) > limit else None}
+    return JsonPage(items, _cursor(last) if len(rows) > limit else None)
 
 
 def read_log_entry(session: Session, principal: Principal, campaign_id: str, entry_id: str) -> dict[str, Any]:

@@ -12,18 +12,22 @@ the hot path is a prepared SQLAlchemy Core statement (the ORM costs more than th
 """
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from functools import wraps
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import JSON, Text, bindparam, cast, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter, utcnow
+from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter
 from app.services import events
+from app.services.prepared import Batch, Prepared, batch
 from app.services.validation import InvalidBody
 
 MAX_ATTEMPTS = 8
@@ -68,6 +72,30 @@ _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).whe
 _INSERT_LOG = insert(_log)
 _INSERT_LOG_CHARACTER = insert(LogEntryCharacter.__table__)
 
+# the hot path's statements on the DBAPI cursor (app.services.prepared): one character, the campaign, the save
+_SELECT_ONE = select(*_COLUMNS).where(_character.c.id == bindparam("id"))
+_FAST_SELECT_ONE = Prepared(_SELECT_ONE)
+_FAST_SELECT_ONE_LOCKED = Prepared(_SELECT_ONE.with_for_update())
+_FAST_SAVE = Prepared(_SAVE)
+_FAST_CAMPAIGN = Prepared(_CAMPAIGN)
+
+
+def json_text_insert(table, column: str) -> Prepared:
+    """INSERT of `table` whose JSON `column` is given as its JSON text (encoded once by the caller)."""
+    names = [c.name for c in table.columns if c.name not in (column, "seq")]  # `seq`: the database numbers it
+    values = {n: bindparam(n, type_=table.c[n].type) for n in names}
+    return Prepared(insert(table).values(**values, **{column: bindparam(column, type_=Text)}),
+                    postgresql=insert(table).values(**values, **{column: cast(bindparam(column, type_=Text), JSON)}))
+
+
+_FAST_INSERT_LOG = json_text_insert(_log, "body")
+
+
+def json_text(value: Any) -> str:
+    """The JSON text of `value` as the API sends it (Starlette's JSONResponse encoding), so
+    that one encoding serves the database and the response."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+
 
 class CharacterRepository:
     """The characters of one campaign: the one loader and the one versioned writer
@@ -75,6 +103,7 @@ class CharacterRepository:
 
     def __init__(self, conn, campaign_id: str):
         self.conn, self.campaign_id = conn, campaign_id
+        self.batch: Batch | None = None  # while the unit of work's writes are batched (`UnitOfWork.writes`)
 
     def load(self, character_ids: Sequence[str], *, lock: bool = True) -> list[StoredCharacter]:
         """The characters in the order asked; locked until the commit (taken in id
@@ -103,6 +132,10 @@ class CharacterRepository:
         return found
 
     def _select(self, character_ids: Sequence[str], lock: bool) -> dict[str, StoredCharacter]:
+        if len(character_ids) == 1:
+            row = (_FAST_SELECT_ONE_LOCKED if lock else _FAST_SELECT_ONE).first(self.conn, {"id": character_ids[0]})
+            character = StoredCharacter(*row) if row is not None else None
+            return {character.id: character} if character and character.campaign_id == self.campaign_id else {}
         rows = self.conn.execute(_SELECT_LOCKED if lock else _SELECT, {"ids": list(character_ids)}).all()
         return {r.id: StoredCharacter(*r) for r in rows if r.campaign_id == self.campaign_id}
 
@@ -116,12 +149,17 @@ class CharacterRepository:
         """Write `changes` (name, kind, player_id, sheet) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
         after = replace(before, **changes, version=before.version + 1, updated_at=now)
-        result = self.conn.execute(_SAVE, {
+        cursor = _FAST_SAVE.run(self.conn, {
             "character_id": before.id, "expected_version": before.version, "name": after.name, "kind": after.kind,
             "player_id": after.player_id, "sheet": after.sheet, "new_version": after.version, "now": now,
         })
-        if result.rowcount != 1:
+
+        def stale() -> None:
             raise StaleVersion(before.id)
+        if self.batch is not None:
+            self.batch.expect_one(cursor, stale)  # checked when the batch is sent
+        elif cursor.rowcount != 1:
+            stale()
         return after
 
     def remove(self, character: StoredCharacter) -> None:
@@ -130,10 +168,16 @@ class CharacterRepository:
 
 def read_campaign(conn, campaign_id: str):
     """A campaign's row (id, ruleset, options), or 404."""
-    row = conn.execute(_CAMPAIGN, {"id": campaign_id}).first()
+    row = _FAST_CAMPAIGN.first(conn, {"id": campaign_id})
     if row is None:
         raise NotFound("no campaign with this id")
-    return row
+    return CampaignRow(*row)
+
+
+class CampaignRow(NamedTuple):
+    id: str
+    ruleset: str
+    options: dict[str, Any]
 
 
 class RollLog:
@@ -143,11 +187,15 @@ class RollLog:
         self.conn, self.campaign_id = conn, campaign_id
 
     def append(self, body: dict[str, Any], *, character_id: str | None, hidden: bool, created_at: datetime,
-               rerolls: str | None = None, others: Sequence[str] = ()) -> None:
+               rerolls: str | None = None, others: Sequence[str] = (), body_json: str | None = None) -> None:
         """Log `body` (it carries its `id` and `kind`); `others`: the other characters
-        involved (a confrontation, a group test), so filtering the log by character finds it."""
+        involved (a confrontation, a group test), so filtering the log by character finds it.
+        `body_json`: the body's JSON text when the caller has it already (`json_text(body)`)."""
         entry = {"id": body["id"], "campaign_id": self.campaign_id, "character_id": character_id,
                  "kind": body["kind"], "hidden": hidden, "created_at": created_at, "body": body, "rerolls": rerolls}
+        if body_json is not None and not others:
+            _FAST_INSERT_LOG.run(self.conn, {**entry, "body": body_json})
+            return
         if others:
             seq = self.conn.execute(_INSERT_LOG.returning(_log.c.seq), entry).scalar_one()
             self.conn.execute(_INSERT_LOG_CHARACTER, [{"seq": seq, "character_id": cid} for cid in others])
@@ -185,7 +233,20 @@ class UnitOfWork:
 
     def record(self, type_: str, data: dict[str, Any], *, hidden: bool = False) -> None:
         """An event of this change (call it after the change's other writes)."""
-        events.record(self.session, self.campaign_id, type_, data, hidden=hidden)
+        events.record(self.session, self.campaign_id, type_, data, hidden=hidden, conn=self.conn)
+
+    @contextmanager
+    def writes(self) -> Iterator[None]:
+        """The writes of the block sent together: ONE round trip on PostgreSQL (each still
+        its own statement, in order: the campaign lock of `record` keeps its meaning), run as
+        they come on SQLite; a versioned save that finds its character changed raises
+        StaleVersion when the block ends (before the commit)."""
+        with batch(self.conn) as b:
+            self.characters.batch = b
+            try:
+                yield
+            finally:
+                self.characters.batch = None
 
     def commit(self) -> None:
         self.session.commit()
