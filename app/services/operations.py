@@ -133,7 +133,7 @@ class RollingWork(UnitOfWork):
                  "rerolls": outcome.cancels, "others": others, "body_json": encoded}
         if others:  # the entry's number is read back for its other characters: not in the batch
             self.log.append(body, **entry)
-        with self.writes():  # one round trip on PostgreSQL
+        with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             if not others:
                 self.log.append(body, **entry)
             changed = self._save_sheets(outcome.sheets, now)

@@ -111,14 +111,21 @@ class Batch:
 
 
 @contextmanager
-def batch(conn: Connection) -> Iterator[Batch]:
-    """One round trip on PostgreSQL for the statements run in the block (psycopg pipeline mode)."""
+def batch(conn: Connection, *, commit: bool = False) -> Iterator[Batch]:
+    """One round trip on PostgreSQL for the statements run in the block (psycopg pipeline
+    mode). `commit`: on PostgreSQL the transaction's COMMIT goes in the same round trip,
+    after them, when the block ends without an exception (the caller's own commit then
+    finds the transaction committed); a failing statement aborts the transaction, so the
+    COMMIT does not run (the error is raised, the caller rolls back). On SQLite the
+    caller commits as usual."""
     b = Batch()
     if conn.dialect.name == "postgresql":
         raw = conn.connection.dbapi_connection
         try:
             with raw.pipeline():
                 yield b
+                if commit:
+                    raw.cursor().execute("COMMIT")
         except conn.dialect.loaded_dbapi.Error as e:
             conn._handle_dbapi_exception(e, None, None, None, None)
     else:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import base64
 import json
+from functools import cache
 from typing import Any
 
-from sqlalchemy import String, cast, or_
+from sqlalchemy import String, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
@@ -14,6 +15,7 @@ from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.operations import Idempotency, RollingWork, retried
+from app.services.prepared import Prepared
 from app.services.rulesets.base import Outcome
 from app.services.validation import InvalidBody
 
@@ -51,12 +53,35 @@ def _after(session: Session, campaign_id: str, cursor: str):
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except Exception:
         text = ""
-    seq = None
+    row = None
     if text.startswith("e") and 1 < len(text) <= 40:
-        seq = session.exec(select(LogEntry.seq).where(LogEntry.id == text[1:], LogEntry.campaign_id == campaign_id)).first()
-    if seq is None:
+        row = _CURSOR_SEQ.first(session.connection(), {"id": text[1:], "campaign_id": campaign_id})
+    if row is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
-    return seq
+    return row[0]
+
+
+_log = LogEntry.__table__
+_involved = LogEntryCharacter.__table__
+_CURSOR_SEQ = Prepared(select(_log.c.seq).where(_log.c.id == bindparam("id"),
+                                                 _log.c.campaign_id == bindparam("campaign_id")))
+
+
+@cache
+def _page_query(by_character: bool, by_kind: bool, with_hidden: bool, below: bool) -> Prepared:
+    """The page's statement for one combination of filters (16 at most), prepared once:
+    each entry's id and its stored JSON text, newest first."""
+    query = select(_log.c.id, cast(_log.c.body, String)).where(_log.c.campaign_id == bindparam("campaign_id"))
+    if by_character:
+        involved = select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))
+        query = query.where(or_(_log.c.character_id == bindparam("character_id"), _log.c.seq.in_(involved)))
+    if by_kind:
+        query = query.where(_log.c.kind == bindparam("kind"))
+    if not with_hidden:
+        query = query.where(_log.c.hidden == False)  # noqa: E712 (SQL expression)
+    if below:
+        query = query.where(_log.c.seq < bindparam("below"))
+    return Prepared(query.order_by(_log.c.seq.desc()).limit(bindparam("n")))
 
 
 class JsonPage:
@@ -82,17 +107,10 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     """Newest first, keyset-paginated on the log's sequence; players never see
     hidden entries; a page is bounded by count and by bytes (of the stored texts)."""
     check_member(principal, campaign_id)
-    query = select(LogEntry.id, cast(LogEntry.body, String)).where(LogEntry.campaign_id == campaign_id)
-    if character_id is not None:
-        involved = select(LogEntryCharacter.seq).where(LogEntryCharacter.character_id == character_id)
-        query = query.where(or_(LogEntry.character_id == character_id, LogEntry.seq.in_(involved)))
-    if kind is not None:
-        query = query.where(LogEntry.kind == kind)
-    if not principal.is_gm:
-        query = query.where(LogEntry.hidden == False)  # noqa: E712 (SQL expression)
-    if cursor:
-        query = query.where(LogEntry.seq < _after(session, campaign_id, cursor))
-    rows = session.connection().execute(query.order_by(LogEntry.seq.desc()).limit(limit + 1)).all()
+    params = {"campaign_id": campaign_id, "character_id": character_id, "kind": kind, "n": limit + 1,
+              "below": _after(session, campaign_id, cursor) if cursor else None}
+    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor))
+    rows = query.all(session.connection(), params)
     items: list[str] = []
     total = 0
     for entry_id, text in rows[:limit]:

@@ -20,8 +20,21 @@ from datetime import datetime
 from functools import wraps
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from sqlalchemy import JSON, Text, bindparam, cast, delete, insert, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import (
+    JSON,
+    Integer,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
@@ -54,6 +67,11 @@ class StaleVersion(Exception):
     """Another writer changed the character between our read and our write."""
 
 
+def stale(error: DBAPIError) -> bool:
+    """A PostgreSQL save that found another version (see `_PG_SAVE`)."""
+    return getattr(error.orig, "sqlstate", None) == _STALE_SQLSTATE
+
+
 _character = Character.__table__
 _campaign = Campaign.__table__
 _log = LogEntry.__table__
@@ -77,6 +95,14 @@ _SELECT_ONE = select(*_COLUMNS).where(_character.c.id == bindparam("id"))
 _FAST_SELECT_ONE = Prepared(_SELECT_ONE)
 _FAST_SELECT_ONE_LOCKED = Prepared(_SELECT_ONE.with_for_update())
 _FAST_SAVE = Prepared(_SAVE)
+# in a batch on PostgreSQL: a save that finds another version fails the statement itself
+# (division by zero, SQLSTATE 22012: read as StaleVersion), which aborts the transaction,
+# so a batch can carry the COMMIT after it (it then does not run)
+_PG_SAVE_CTE = _SAVE.returning(_character.c.version).cte("saved")
+_PG_SAVE_OR_FAIL = select(literal(1, Integer).op("/", return_type=Integer)(
+    select(func.count()).select_from(_PG_SAVE_CTE).scalar_subquery()))
+_STALE_SQLSTATE = "22012"
+_FAST_SAVE_IN_BATCH = Prepared(_SAVE, postgresql=_PG_SAVE_OR_FAIL)
 _FAST_CAMPAIGN = Prepared(_CAMPAIGN)
 
 
@@ -149,7 +175,7 @@ class CharacterRepository:
         """Write `changes` (name, kind, player_id, sheet) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
         after = replace(before, **changes, version=before.version + 1, updated_at=now)
-        cursor = _FAST_SAVE.run(self.conn, {
+        cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(self.conn, {
             "character_id": before.id, "expected_version": before.version, "name": after.name, "kind": after.kind,
             "player_id": after.player_id, "sheet": after.sheet, "new_version": after.version, "now": now,
         })
@@ -236,17 +262,27 @@ class UnitOfWork:
         events.record(self.session, self.campaign_id, type_, data, hidden=hidden, conn=self.conn)
 
     @contextmanager
-    def writes(self) -> Iterator[None]:
+    def writes(self, *, commit: bool = False) -> Iterator[None]:
         """The writes of the block sent together: ONE round trip on PostgreSQL (each still
         its own statement, in order: the campaign lock of `record` keeps its meaning), run as
         they come on SQLite; a versioned save that finds its character changed raises
-        StaleVersion when the block ends (before the commit)."""
-        with batch(self.conn) as b:
-            self.characters.batch = b
-            try:
-                yield
-            finally:
-                self.characters.batch = None
+        StaleVersion when the block ends (nothing is committed). `commit`: on PostgreSQL the
+        COMMIT goes in that round trip too (the campaign lock and the rows locked are then
+        held one round trip, not two); call `commit()` right after the block all the same."""
+        # the COMMIT in the batch only for a transaction this unit of work's session began
+        # (not one joined from outside, not a savepoint: the tests' sessions, for example)
+        commit = commit and isinstance(self.session.bind, Engine) and not self.conn.in_nested_transaction()
+        try:
+            with batch(self.conn, commit=commit) as b:
+                self.characters.batch = b
+                try:
+                    yield
+                finally:
+                    self.characters.batch = None
+        except DBAPIError as e:
+            if stale(e):
+                raise StaleVersion("a character of this operation") from None
+            raise
 
     def commit(self) -> None:
         self.session.commit()
