@@ -78,6 +78,7 @@ def act(session: Session, principal: Principal, encounter_id: str, body: dict[st
 def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
               req: HealOrDamage | ConditionChange) -> dict[str, Any]:
     action = ACTIONS[req.type]
+    fight.some([req.actor_id, req.target_id])  # one read for both
     if req.actor_id is not None:
         fight.combatant(req.actor_id, "actor_id")
     target = fight.combatant(req.target_id, "target_id")
@@ -94,8 +95,9 @@ def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
 def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction) -> dict[str, Any]:
     """Load and lock actor and target, check who acts and the target's reaction, let the
     ruleset resolve the exchange with tagged dice, write every change it made."""
-    actor = fight.combatant(req.actor_id, "actor_id")
     target_id = getattr(req, "target_id", None)
+    fight.some([req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))])  # one read for all
+    actor = fight.combatant(req.actor_id, "actor_id")
     target = fight.combatant(target_id, "target_id") if target_id is not None else None
     if target is not None and target["id"] == actor["id"]:
         raise InvalidBody("a combatant does not target itself", field="target_id")
@@ -119,7 +121,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
                  on_turn=actor["id"] in current.get("combatant_ids", []), by_gm=principal.is_gm,
-                 others=_others(fight, involved), more=[parties[c["id"]] for c, _ in more])
+                 others_of=lambda: _others(fight, involved), more=[parties[c["id"]] for c, _ in more])
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)

@@ -24,7 +24,7 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
                   event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
     """Save the fight and log the action; returns (the full body, the caller's view of it)."""
     at, conn = now(), uow.conn
-    version = store.save(conn, fight, at)
+    version = fight.encounter["version"] + 1
     body = {
         "id": new_id(), "kind": "combat", "ruleset": fight.ruleset, "type": type_, "encounter_id": fight.id,
         "round": fight.encounter["round"], "actor_id": actor_id, "target_id": target_id,
@@ -33,12 +33,13 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
     }
     if reverts is not None:
         body["reverts"] = reverts
-    seen = scene(conn, fight)
-    store.insert_action(conn, uow.log, fight, body, changes=changes.items, reverts=reverts, character_id=character_id,
-                        others=list(others), log_hidden=hidden or not view.players_see_all(body, seen), now=at)
+    seen = scene(conn, fight, view.referenced(body))
     data = {"id": fight.id, "version": version, "action_id": body["id"]}
     if reverts is not None:
         data["reverted"] = reverts
+    store.save(conn, fight, at)
+    store.insert_action(conn, uow.log, fight, body, changes=changes.items, reverts=reverts, character_id=character_id,
+                        others=list(others), log_hidden=hidden or not view.players_see_all(body, seen), now=at)
     uow.record(event, data, hidden=view.action(body, seen, view.NOBODY) is None)
     shown = view.action(body, seen, viewer(principal))
     return body, shown if shown is not None else _bare(body)

@@ -60,7 +60,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
                "version": 1, "options": _options(rules, data.options or {}), "turn_order": [], "current_turn": None,
                "created_at": at, "updated_at": at}
         store.insert_encounter(uow.conn, row)
-        fight = Fight(encounter=row, ruleset=campaign.ruleset, campaign_options=campaign.options, combatants=[],
+        fight = Fight(encounter=row, ruleset=campaign.ruleset, campaign_options=campaign.options, every=[],
                       repository=uow.characters)
         _add(uow, fight, data.combatants, ("body", "combatants"))
         if fight.new_combatants:

@@ -156,8 +156,8 @@ def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, changes: C
     of one skipped still passes: its conditions count at its start and its end, as if it had acted
     (a condition lasts rounds of the fight, whether its bearer can act or not)."""
     entries = [e for e in order if e["slot"] == slot]
-    by_id = {c["id"]: c for c in fight.combatants}
-    present = [by_id[e["combatant_id"]] for e in entries if e["combatant_id"] in by_id]
+    present = fight.some(e["combatant_id"] for e in entries)
+    by_id = {c["id"]: c for c in present}
     store.load_characters(fight, (c["character_id"] for c in present), lock=False)
     actors = []
     for e in entries:
@@ -199,7 +199,7 @@ def _main_actors(fight: Fight, current: dict[str, Any] | None) -> list[dict]:
         return []
     slot = current["slot"]
     main = {e["combatant_id"] for e in fight.encounter["turn_order"] if e["slot"] == slot and not e["extra_action"]}
-    return [c for c in fight.combatants if c["id"] in main and c["id"] in current.get("combatant_ids", [])]
+    return fight.some(main & set(current.get("combatant_ids", [])))
 
 
 def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase: str) -> None:

@@ -83,12 +83,14 @@ def _run(uow: EncounterWork, work: Callable[[EncounterWork, Fight], dict[str, An
         return uow.commit(work(uow, uow.fight))
 
 
-def scene(conn, fight: Fight) -> Scene:
-    """Visibility inputs: hidden combatants and their owners (loaded characters, else one query)."""
-    missing = [c["character_id"] for c in fight.combatants if c["character_id"] not in fight.characters]
+def scene(conn, fight: Fight, only: set[str] | None = None) -> Scene:
+    """Visibility inputs: hidden combatants and their owners (loaded characters, else one query);
+    `only`: the combatants the caller will ask about (an action's), not the whole fight."""
+    combatants = fight.combatants if only is None else fight.some(only)
+    missing = [c["character_id"] for c in combatants if c["character_id"] not in fight.characters]
     owners = {cid: ch.player_id for cid, ch in fight.characters.items()}
     owners.update(store.owners(conn, missing))
-    return Scene.of(fight, owners)
+    return Scene.of(fight, owners, combatants)
 
 
 # --- checks shared by the use cases ----------------------------------------------------------

@@ -34,9 +34,11 @@ class Scene:
     hp_visibility: str
 
     @classmethod
-    def of(cls, fight: Fight, owners: dict[str, str | None]) -> Scene:
-        return cls(hidden=frozenset(c["id"] for c in fight.combatants if c["hidden"]),
-                   owner={c["id"]: owners.get(c["character_id"]) for c in fight.combatants},
+    def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[dict[str, Any]] | None = None) -> Scene:
+        """The scene of these combatants (default: all of the fight's)."""
+        combatants = fight.combatants if combatants is None else combatants
+        return cls(hidden=frozenset(c["id"] for c in combatants if c["hidden"]),
+                   owner={c["id"]: owners.get(c["character_id"]) for c in combatants},
                    hp_visibility=fight.options.hp_visibility)
 
     def owns(self, viewer: Viewer, combatant_id: str | None) -> bool:
@@ -163,6 +165,23 @@ def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, A
         return {**change, "before": current_view(change["before"], scene, viewer),
                 "after": current_view(change["after"], scene, viewer)}
     return change
+
+
+def referenced(body: dict[str, Any]) -> set[str] | None:
+    """The combatants whose visibility `action` consults for this body (None: every one, when it
+    changed the turn order, which a player sees filtered whole)."""
+    ids = {body.get("actor_id"), body.get("target_id")}
+    ids.update(r.get("by") for r in body["rolls"])
+    ids.update(s.get("combatant_id") for s in body["steps"])
+    for change in body["changes"]:
+        if change["field"] == "order":
+            return None
+        ids.add(change.get("combatant_id"))
+        if change["field"] == "current":
+            for value in (change["before"], change["after"]):
+                ids.update((value or {}).get("combatant_ids", []))
+    ids.discard(None)
+    return ids  # type: ignore[return-value]
 
 
 def players_see_all(body: dict[str, Any], scene: Scene) -> bool:

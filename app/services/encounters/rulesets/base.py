@@ -21,7 +21,9 @@ one transaction."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BaseModel, Field
@@ -128,9 +130,14 @@ class Exchange:
     same_slot: bool  # actor and target act in the same parallel slot (GC-O2)
     on_turn: bool = True  # the actor acts in the current slot (else: the GM's call, or a riposte)
     by_gm: bool = False  # the caller is the GM (AS-T8: only the GM has an NPC take 11)
-    others: list[Party] = field(default_factory=list)  # the other combatants (read only: positions)
+    others_of: Callable[[], list[Party]] = list  # the other combatants (read only: positions), when asked
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @cached_property
+    def others(self) -> list[Party]:
+        """The other combatants, read only (positions: GC-D1 occupied cells), built on first use."""
+        return self.others_of()
 
     def step(self, rule: str, what: str, **figures: Any) -> dict[str, Any]:
         item = {"rule": rule, "what": what, **figures}
