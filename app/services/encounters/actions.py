@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +28,7 @@ from app.models.encounters import (
 )
 from app.services.auth import Principal, check_gm, check_member
 from app.services.encounters import store, view
-from app.services.encounters.changes import Changes
+from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.record import record_action
 from app.services.encounters.rulesets import Exchange, Party
@@ -142,15 +141,15 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
 def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str, Any]) -> Party:
     """The combatant as the ruleset's action reads and changes it (copies)."""
     ch = fight.character_of(c)
-    counters = deepcopy(c["counters"] or {})
+    counters = clone(c["counters"] or {})
     key = {"round": fight.encounter["round"], "slot": current.get("slot")}
     turn = counters.get("turn") or {}
     if {k: turn.get(k) for k in key} != key:
         turn = {**key}
     return Party(id=c["id"], character_id=c["character_id"], name=ch.name, kind=ch.kind, side=c["side"],
-                 reaction=c["reaction"] or fight.rules.default_reaction, sheet=deepcopy(ch.sheet),
-                 counters=counters, position=deepcopy(c["position"]), conditions=deepcopy(c["conditions"]),
-                 actions=c["actions"], dice=dice.of(c["id"]), turn=deepcopy(turn))
+                 reaction=c["reaction"] or fight.rules.default_reaction, sheet=clone(ch.sheet),
+                 counters=counters, position=clone(c["position"]), conditions=clone(c["conditions"]),
+                 actions=c["actions"], dice=dice.of(c["id"]), turn=clone(turn))
 
 
 def _others(fight: Fight, involved: list[dict[str, Any]]) -> list[Party]:
@@ -234,7 +233,7 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     changes.resource(target, pool, after)
     steps.append({"rule": "GM", "what": req.type, "combatant_id": target["id"], "resource": pool.name,
                   "amount": req.amount, "before": before, "after": after})
-    following = deepcopy(fight.character_of(target).sheet)
+    following = clone(fight.character_of(target).sheet)
     for step in fight.rules.pool_changed(following, pool, before, after):
         steps.append({**step, "combatant_id": target["id"]})
     for key in [k for k in following if following[k] != fight.character_of(target).sheet.get(k)]:

@@ -4,7 +4,6 @@ the encounter, a combatant, or a character's sheet, with its sheet `key`); the
 public `changes` leave that out."""
 from __future__ import annotations
 
-from copy import deepcopy
 from typing import Any
 
 from app.services.encounters.rulesets import Pool
@@ -13,6 +12,16 @@ from app.services.encounters.store import Fight
 # public name -> column of the encounter row
 ENCOUNTER_COLUMNS = {"status": "status", "round": "round", "order": "turn_order", "current": "current_turn"}
 _INTERNAL = ("on", "key")
+
+
+def clone(value: Any) -> Any:
+    """A copy of a JSON value (dicts, lists, scalars): `deepcopy` without its memo, several times
+    faster on a sheet."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value
 
 
 class Changes:
@@ -25,18 +34,18 @@ class Changes:
         before = self.fight.encounter[column]
         if before == value:
             return
-        self.fight.encounter[column] = deepcopy(value)
-        self.items.append({"combatant_id": None, "field": field, "before": deepcopy(before), "after": deepcopy(value),
+        self.fight.encounter[column] = clone(value)
+        self.items.append({"combatant_id": None, "field": field, "before": clone(before), "after": clone(value),
                            "on": "encounter"})
 
     def combatant(self, c: dict[str, Any], field: str, value: Any) -> None:
         before = c[field]
         if before == value:
             return
-        c[field] = deepcopy(value)
+        c[field] = clone(value)
         self.fight.dirty_combatants.add(c["id"])
-        self.items.append({"combatant_id": c["id"], "field": field, "before": deepcopy(before),
-                           "after": deepcopy(value), "on": "combatant"})
+        self.items.append({"combatant_id": c["id"], "field": field, "before": clone(before),
+                           "after": clone(value), "on": "combatant"})
 
     def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
         """A pool of the combatant's sheet (the character must be loaded, locked)."""
@@ -62,10 +71,10 @@ class Changes:
         before = sheet.get(key)
         if before == value:
             return
-        sheet[key] = deepcopy(value)
+        sheet[key] = clone(value)
         self.fight.set_sheet(character, sheet)
         self.items.append({"combatant_id": c["id"], "character_id": character.id, "field": key,
-                           "before": deepcopy(before), "after": deepcopy(value), "on": "sheet", "key": key})
+                           "before": clone(before), "after": clone(value), "on": "sheet", "key": key})
 
     def public(self) -> list[dict[str, Any]]:
         return [{k: v for k, v in item.items() if k not in _INTERNAL} for item in self.items]

@@ -136,6 +136,8 @@ class Fight:
 
     def combatant(self, combatant_id: str | None, field_: str = "combatant_id") -> dict[str, Any]:
         """A combatant of this encounter; 422 naming the field for an unknown one."""
+        if self.every is None and combatant_id in self._read:
+            return self._read[combatant_id]
         found = self.some([combatant_id]) if isinstance(combatant_id, str) else []
         if not found:
             raise InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)

@@ -3,7 +3,6 @@
 re-ordered where the rules say so, a hidden combatant revealed on its first turn)."""
 from __future__ import annotations
 
-from copy import deepcopy
 from typing import Any
 
 from sqlmodel import Session
@@ -12,7 +11,7 @@ from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import NextTurnRequest, StartRequest
 from app.services.auth import Principal, check_gm
 from app.services.encounters import store, view
-from app.services.encounters.changes import Changes
+from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.record import record_action
 from app.services.encounters.rulesets import Entrant
@@ -142,8 +141,8 @@ def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> 
         ch = fight.character_of(c)
         if ch is None:
             continue
-        sheet = deepcopy(ch.sheet)
-        conditions, more = fight.rules.round_ends(c["id"], sheet, deepcopy(c["conditions"]), fight.encounter["round"])
+        sheet = clone(ch.sheet)
+        conditions, more = fight.rules.round_ends(c["id"], sheet, clone(c["conditions"]), fight.encounter["round"])
         for key in [k for k in sheet if sheet[k] != ch.sheet.get(k)]:
             changes.sheet(c, key, sheet[key])
         changes.combatant(c, "conditions", conditions)
