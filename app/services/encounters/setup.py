@@ -92,7 +92,7 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
                                   field=f"{where}.character_id")
             characters = [ch]
         else:
-            characters = _copies(uow, fight, ch, item.count, where)
+            characters = _copies(uow, fight, ch, item.count, where, hidden=item.hidden)
         for character in characters:
             present.add(character.id)
             fight.characters[character.id] = character
@@ -100,8 +100,10 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
     return added
 
 
-def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int, where: str) -> list[StoredCharacter]:
-    """`count` numbered NPC characters copied from an NPC ("Goblin 1…N"), each its own sheet."""
+def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int, where: str, *,
+            hidden: bool) -> list[StoredCharacter]:
+    """`count` numbered NPC characters copied from an NPC ("Goblin 1…N"), each its own sheet; the
+    copies of hidden combatants are announced in the GM's streams only (their sheets, HP included)."""
     if template.kind != "npc":
         raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count")
     at = now()
@@ -109,7 +111,7 @@ def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int
     for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
         copy = uow.characters.add(id=new_id(), player_id=None, name=name[:200], kind="npc",
                                   sheet=deepcopy(template.sheet), now=at)
-        uow.record("character.created", public(copy, fight.ruleset))
+        uow.record("character.created", public(copy, fight.ruleset), hidden=hidden)
         copies.append(copy)
     return copies
 
