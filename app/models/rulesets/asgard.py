@@ -139,7 +139,9 @@ class TestRequest(TestRequestBase):
 class RerollRequest(RollingRequest):
     """AS-H2: cancel the character's latest entry — a test, an opposition (its own side is
     rolled again) or a cooperation (the whole group test) — and roll it again (1 heroism).
-    A test rolled with 4d6 is rolled with 4d6 again, not paid again."""
+    A test rolled with 4d6 is rolled with 4d6 again, not paid again. Table dice (`dice`): the
+    test's, this character's side's, or every participant's in order (their own `dice` of the
+    cooperation do not apply again)."""
 
     heroism_4d6: bool = Field(False, description="AS-H1 on the new roll when the test had 3d6 (1 more heroism point).")
 
