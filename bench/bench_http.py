@@ -22,6 +22,7 @@ generator (httpx, threads) and says so. About 4 minutes with the defaults
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import re
 import shutil
@@ -30,18 +31,17 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator
-
-import _common
-from _common import ROOT, machine, ratios, summary, table, verdict
 
 import httpx
 import psycopg
+from _common import ROOT, machine, ratios, summary, table, verdict
 
 PYTHON = sys.executable
 HOST = "127.0.0.1"
@@ -63,11 +63,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(args: list[str], env: dict[str, str], ready_path: str, log: Path) -> Iterator[str]:
+def server(args: list[str], env: dict[str, str], ready_path: str, log: Path, cwd: Path = ROOT) -> Iterator[str]:
     """A uvicorn process of ours (stopped by its own pid at the end), and its base URL."""
     port = free_port()
     with open(log, "w") as out:
-        proc = subprocess.Popen([PYTHON, *UVICORN, "--port", str(port), *args], cwd=ROOT, env={**os.environ, **env},
+        proc = subprocess.Popen([PYTHON, *UVICORN, "--port", str(port), *args], cwd=cwd, env={**os.environ, **env},
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://{HOST}:{port}"
     try:
@@ -89,6 +89,16 @@ def server(args: list[str], env: dict[str, str], ready_path: str, log: Path) -> 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+
+def extract(commit: str, into: Path) -> str:
+    """`commit`'s tree (git archive) in `into`; returns its short hash."""
+    short = subprocess.run(["git", "rev-parse", "--short", commit], cwd=ROOT, capture_output=True, text=True,
+                           check=True, timeout=30).stdout.strip()
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True, timeout=120).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return short
 
 
 def pg_database(name: str) -> str:
@@ -151,7 +161,7 @@ def run_wrk(url: str, script: Path | None, threads: int, conns: int, duration: i
         cmd += ["-s", str(script)]
     out = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=duration + 30).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+    p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     return {
@@ -201,15 +211,35 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
     """Start both servers on one database kind and run the interleaved rounds."""
     if kind == "sqlite":
         ours_url, base_url = f"sqlite:///{work / 'ours.db'}", f"sqlite:///{work / 'base.db'}"
+        old_url = f"sqlite:///{work / 'old.db'}"
     else:
         ours_url, base_url = pg_database("jdr_bench_http_ours"), pg_database("jdr_bench_http_base")
+        old_url = pg_database("jdr_bench_http_old") if args.old else ""
     env = {"DATABASE_URL": ours_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
+    old_env = {**env, "DATABASE_URL": old_url}
     subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True,
                    capture_output=True, timeout=120)
-    try:
-        with server(["app.main:app"], env, "/v1/rulesets", work / f"ours-{kind}.log") as ours, \
-             server(["--app-dir", "bench", "baseline_app:app"], {"BENCH_DATABASE_URL": base_url}, "/ping",
-                    work / f"base-{kind}.log") as base:
+    with ExitStack() as stack:
+        if args.old:  # the older commit's own tree, its own database (migrated by it)
+            subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=args.old_tree, env={**os.environ, **old_env},
+                           check=True, capture_output=True, timeout=120)
+            old = stack.enter_context(server(["app.main:app"], old_env, "/v1/rulesets", work / f"old-{kind}.log",
+                                             cwd=args.old_tree))
+        try:
+            results = _rounds(kind, args, work, env, base_url, old if args.old else None)
+        finally:
+            if kind == "postgres":
+                pg_drop("jdr_bench_http_ours")
+                pg_drop("jdr_bench_http_base")
+                if args.old:
+                    pg_drop("jdr_bench_http_old")
+    return _summary(kind, results)
+
+
+def _rounds(kind: str, args, work: Path, env: dict[str, str], base_url: str, old: str | None) -> dict:
+    with server(["app.main:app"], env, "/v1/rulesets", work / f"ours-{kind}.log") as ours, \
+         server(["--app-dir", "bench", "baseline_app:app"], {"BENCH_DATABASE_URL": base_url}, "/ping",
+                work / f"base-{kind}.log") as base:
             char_ids, token = setup_characters(ours, args.characters)
             char_paths = [f"/v1/characters/{cid}/tests" for cid in char_ids]
             targets = {
@@ -217,7 +247,12 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
                 "insert": (f"{base}/roll", "POST", "{}", None),
                 "ping": (f"{base}/ping", "GET", None, None),
             }
-            scripts = {name: lua(work / f"{name}.lua", body, tok, char_paths if name == "ours" else None)
+            paths = {"ours": char_paths}
+            if old is not None:
+                old_ids, old_token = setup_characters(old, args.characters)
+                paths["old"] = [f"/v1/characters/{cid}/tests" for cid in old_ids]
+                targets["old"] = (f"{old}{paths['old'][0]}", "POST", '{"stat":"force"}', old_token)
+            scripts = {name: lua(work / f"{name}.lua", body, tok, paths.get(name))
                        if method == "POST" else None for name, (_u, method, body, tok) in targets.items()}
 
             def load(name: str, duration: int, conns: int) -> dict[str, float]:
@@ -231,15 +266,15 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
             results: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
             names = list(targets)
             for r in range(args.rounds):
-                for name in names[r % 3:] + names[:r % 3]:
+                for name in names[r % len(names):] + names[:r % len(names)]:
                     res = load(name, args.duration, args.connections)
                     results[name].append(res)
                     print(f"  {kind} round {r + 1} {name:6s} {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms"
                           f"  non-2xx {res['non_2xx']}  socket errors {res['socket_errors']}", flush=True)
-    finally:
-        if kind == "postgres":
-            pg_drop("jdr_bench_http_ours")
-            pg_drop("jdr_bench_http_base")
+            return results
+
+
+def _summary(kind: str, results: dict) -> list[list[str]]:
     rps = {n: [x["rps"] for x in v] for n, v in results.items()}
     p99 = {n: [x["p99_ms"] for x in v] for n, v in results.items()}
     vs_insert, vs_ping = ratios(rps["ours"], rps["insert"]), ratios(rps["ours"], rps["ping"])
@@ -247,11 +282,15 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
     return [[
         kind, f"{statistics.median(rps['ours']):.0f}", f"{statistics.median(rps['insert']):.0f}",
         f"{statistics.median(rps['ping']):.0f}",
-        summary(vs_insert) + f"× ({verdict(statistics.median(vs_insert) >= 1.0)})",
+        summary(vs_insert) + f"× ({verdict(statistics.median(vs_insert) >= TARGET_VS_INSERT)})",
         summary([100 * x for x in vs_ping], "{:.0f}") + f"% ({verdict(statistics.median(vs_ping) >= 0.25)})",
-        " / ".join(f"{statistics.median(p99[n]):.0f}" for n in ("ours", "insert", "ping")),
+        " / ".join(f"{statistics.median(p99[n]):.0f}" for n in results),
+        summary(ratios(rps["ours"], rps["old"])) + "×" if "old" in rps else "—",
         str(bad),
     ]]
+
+
+TARGET_VS_INSERT = 1.5  # issue 16 (issue 7 asked ≥ 1.0×)
 
 
 def main() -> None:
@@ -264,6 +303,8 @@ def main() -> None:
     ap.add_argument("--characters", type=int, default=1,
                     help="characters tested (wrk picks one at random per request; the Python fallback tests the first); 1 = one hot row")
     ap.add_argument("--python-load", action="store_true", help="use the Python load generator even if wrk exists")
+    ap.add_argument("--old", default="", help="also load this commit's POST …/tests (its tree from git archive, "
+                    "its own database), in the same rounds: ours ÷ old")
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found (apt-get install -y wrk): using the bounded Python load generator (httpx, threads)")
@@ -273,11 +314,17 @@ def main() -> None:
           f"{args.rounds} interleaved rounds, {args.characters} character(s) tested, median (min–max)\n")
     rows = []
     with tempfile.TemporaryDirectory(prefix="jdr-bench-http-") as tmp:
+        if args.old:
+            args.old_tree = Path(tmp) / "old-tree"
+            args.old_tree.mkdir()
+            args.old = extract(args.old, args.old_tree)
+            print(f"old: commit {args.old}\n")
         for kind in args.db.split(","):
             rows += bench_db(kind.strip(), args, Path(tmp))
     print()
-    print(table(["database", "ours req/s", "insert req/s", "ping req/s", "ours ÷ insert (≥ 1.0×)",
-                 "ours ÷ ping (≥ 25%)", "p99 ms ours / insert / ping", "non-2xx + socket errors"], rows))
+    print(table(["database", "ours req/s", "insert req/s", "ping req/s", f"ours ÷ insert (≥ {TARGET_VS_INSERT}×)",
+                 "ours ÷ ping (≥ 25%)", "p99 ms ours / insert / ping" + (" / old" if args.old else ""),
+                 f"ours ÷ old ({args.old})" if args.old else "ours ÷ old", "non-2xx + socket errors"], rows))
     print("\nreq/s and p99 are medians of the rounds, indicative only; the ratios (same round) are the result.")
 
 

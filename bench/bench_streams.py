@@ -13,7 +13,14 @@ great-cosmos campaigns with one character each. Then, round after round:
 The ratio per round is p99 with ÷ p99 without (target ≤ 3×). RSS of the
 server process (/proc) is read after a warm-up, before any stream, and after
 the last streams closed (+3 s and a few GETs): after ÷ before (target ≤ 1.2×);
-the peak with streams open is printed for context. About 1 minute.
+the peak with streams open is printed for context.
+
+The hot path beside them (issue 16 item 5): in each phase, `--hot-seconds` of
+POST /v1/characters/{id}/tests (wrk -t2 -c`--hot-connections`, else Python threads)
+in an 11th campaign no stream follows (target: with ÷ without ≥ 0.9, i.e. the
+1,000 idle streams cost the hot path ≤ 10% of its throughput), and, for
+information, in the first campaign, which 100 of the streams follow (every test
+is then also sent to 100 streams). About 2 minutes.
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import argparse
 import asyncio
 import os
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -30,10 +38,10 @@ import time
 from pathlib import Path
 
 import _common  # noqa: F401 (puts the repository on sys.path)
-from _common import ROOT, machine, summary, table, verdict
-
 import httpx
 import psycopg
+from _common import ROOT, machine, summary, table, verdict
+from bench_http import lua, run_python_load, run_wrk
 
 PYTHON = sys.executable
 HOST = "127.0.0.1"
@@ -78,18 +86,36 @@ async def open_stream(port: int, cid: str, token: str):
     return writer
 
 
-async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args) -> dict:
+def hot_load(port: int, character: str, token: str, args) -> dict[str, float]:
+    """POST …/tests for `--hot-seconds` with `--hot-connections` connections (wrk, else Python threads)."""
+    url = f"http://{HOST}:{port}/v1/characters/{character}/tests"
+    if shutil.which("wrk") and not args.python_load:
+        script = Path(tempfile.gettempdir()) / f"jdr-bench-streams-{os.getpid()}-{character}.lua"
+        lua(script, '{"stat":"force"}', token)
+        return run_wrk(url, script, 2, args.hot_connections, args.hot_seconds)
+    return run_python_load(url, "POST", '{"stat":"force"}', token, args.hot_connections, args.hot_seconds)
+
+
+async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args,
+              quiet: tuple[str, str, str] | None = None) -> dict:
     _, token, character = campaigns[0]
     path = f"/v1/characters/{character}"
     result: dict = {"without": [], "with": [], "open_s": []}
+    hot = {"quiet": quiet, "followed": campaigns[0]} if quiet is not None else {}
+    for name in hot:
+        result[f"hot {name} without"], result[f"hot {name} with"] = [], []
     async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=30) as http:
         await get_latencies(http, path, token, args.samples)  # warm-up
+        for _cid, tok, hero in hot.values():  # the hot path's threads and pools too, before RSS is read
+            await asyncio.to_thread(hot_load, port, hero, tok, args)
         result["rss_before"] = rss_mb(pid)
         peak = 0.0
         for r in range(args.rounds):
             for phase in (("without", "with") if r % 2 == 0 else ("with", "without")):
                 if phase == "without":
                     result["without"].append(p99(await get_latencies(http, path, token, args.samples)))
+                    for name, (_cid, tok, hero) in hot.items():
+                        result[f"hot {name} without"].append(await asyncio.to_thread(hot_load, port, hero, tok, args))
                     continue
                 t0 = time.perf_counter()
                 writers = []
@@ -101,6 +127,8 @@ async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args) 
                     result["open_s"].append(time.perf_counter() - t0)
                     await asyncio.sleep(2.0)
                     result["with"].append(p99(await get_latencies(http, path, token, args.samples)))
+                    for name, (_cid, tok, hero) in hot.items():
+                        result[f"hot {name} with"].append(await asyncio.to_thread(hot_load, port, hero, tok, args))
                     peak = max(peak, rss_mb(pid))
                 finally:
                     for w in writers:
@@ -110,6 +138,11 @@ async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args) 
             print(f"  round {r + 1}: p99 without {result['without'][-1]:.1f} ms, with {args.streams} streams "
                   f"{result['with'][-1]:.1f} ms (opened in {result['open_s'][-1]:.1f} s); "
                   f"RSS {rss_mb(pid):.0f} MB after they closed", flush=True)
+            for name in hot:
+                wo, w = result[f"hot {name} without"][-1], result[f"hot {name} with"][-1]
+                print(f"    POST tests ({name} campaign): {wo['rps']:.0f} req/s p99 {wo['p99_ms']:.0f} ms without, "
+                      f"{w['rps']:.0f} req/s p99 {w['p99_ms']:.0f} ms with; non-2xx {wo['non_2xx'] + w['non_2xx']}",
+                      flush=True)
         await asyncio.sleep(3.0)
         await get_latencies(http, path, token, 20)
         result["rss_after"] = rss_mb(pid)
@@ -123,6 +156,10 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--samples", type=int, default=300)
+    ap.add_argument("--hot-seconds", type=int, default=6,
+                    help="the hot path's load per phase (0: no hot-path phases)")
+    ap.add_argument("--hot-connections", type=int, default=16)
+    ap.add_argument("--python-load", action="store_true", help="the Python load generator even if wrk exists")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < args.streams + 512:
@@ -168,7 +205,14 @@ def main() -> None:
                                json={"name": "Hero", "kind": "pc", "sheet": SHEET})
                     r.raise_for_status()
                     campaigns.append((cid, token, r.json()["id"]))
-            res = asyncio.run(asyncio.wait_for(run(port, proc.pid, campaigns, args), 600))
+                quiet = None
+                if args.hot_seconds > 0:  # a campaign no stream follows: the hot path beside idle streams
+                    r = c.post("/v1/campaigns", json={"name": "Bench quiet", "ruleset": "great-cosmos"})
+                    cid, token = r.json()["id"], r.json()["gm_token"]
+                    r = c.post(f"/v1/campaigns/{cid}/characters", headers={"Authorization": f"Bearer {token}"},
+                               json={"name": "Hero", "kind": "pc", "sheet": SHEET})
+                    quiet = (cid, token, r.json()["id"])
+            res = asyncio.run(asyncio.wait_for(run(port, proc.pid, campaigns, args, quiet), 900))
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -191,6 +235,22 @@ def main() -> None:
           f"{rss_ratio:.2f}× ({verdict(rss_ratio <= 1.2)}, target ≤ 1.2×)",
           f"{res['rss_before']:.0f} / {res['rss_peak']:.0f} / {res['rss_after']:.0f}",
           summary(res["open_s"], "{:.1f}")]]))
+    rows = []
+    for name, what in (("quiet", "a campaign no stream follows (target ≤ 10% lost)"),
+                       ("followed", f"the campaign {args.streams // CAMPAIGNS} of the streams follow (info)")):
+        if f"hot {name} with" not in res:
+            continue
+        wo, w = res[f"hot {name} without"], res[f"hot {name} with"]
+        kept = [a["rps"] / b["rps"] for a, b in zip(w, wo)]
+        ok = statistics.median(kept) >= 0.9
+        rows.append([args.db, what, summary(kept) + "×" + (f" ({verdict(ok)})" if name == "quiet" else ""),
+                     f"{statistics.median(x['rps'] for x in wo):.0f} / {statistics.median(x['rps'] for x in w):.0f}",
+                     f"{statistics.median(x['p99_ms'] for x in wo):.0f} / {statistics.median(x['p99_ms'] for x in w):.0f}",
+                     str(sum(x["non_2xx"] + x["socket_errors"] for x in wo + w))])
+    if rows:
+        print()
+        print(table(["database", "POST …/tests in", f"req/s with ÷ without {args.streams} streams (median, min–max)",
+                     "req/s without / with", "p99 ms without / with", "non-2xx + socket errors"], rows))
 
 
 def _common_free_port() -> int:

@@ -1,0 +1,148 @@
+"""The hot path of issue 16: statements on the DBAPI cursor write and read what Core
+would, the writes of an operation (and, on PostgreSQL, its COMMIT) go in one batch
+that commits nothing when a save finds a stale version, a logged body is encoded once
+and sent as those bytes, a roll-log page sends the stored texts, one-die expressions
+draw what randint draws and record the die."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from sqlalchemy import insert, text
+from sqlmodel import Session
+from starlette.responses import JSONResponse
+
+from app.models.tables import Campaign, Character, LogEntry, new_id, utcnow
+from app.rules.dice import RandomDice, Roll, parse
+from app.services import uow as uow_module
+from app.services.auth import Principal
+from app.services.operations import EncodedBody, RollingWork
+from app.services.uow import StaleVersion, retried
+
+GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
+            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+
+
+@pytest.fixture
+def committed(engine):
+    """A campaign and a character committed for real (sessions bound to the engine, as a
+    request's are: the batch may then carry the COMMIT), removed afterwards."""
+    cid, hero = new_id(), new_id()
+    now = utcnow()
+    with Session(engine) as s:
+        conn = s.connection()
+        conn.execute(insert(Campaign.__table__), {"id": cid, "name": "Hot", "ruleset": "great-cosmos",
+                                                  "options": {}, "version": 1, "created_at": now, "updated_at": now})
+        conn.execute(insert(Character.__table__), {"id": hero, "campaign_id": cid, "player_id": None, "name": "Aiko",
+                                                   "kind": "pc", "sheet": GC_SHEET, "version": 1, "created_at": now,
+                                                   "updated_at": now})
+        s.commit()
+    yield cid, hero
+    with Session(engine) as s:
+        for table in ("event", "roll_log", "character", "campaign"):
+            s.connection().execute(text(f"DELETE FROM {table} WHERE {'id' if table == 'campaign' else 'campaign_id'}"
+                                        " = :c"), {"c": cid})
+        s.commit()
+
+
+def _count(engine, table: str, cid: str) -> int:
+    with engine.connect() as conn:
+        return conn.execute(text(f"SELECT count(*) FROM {table} WHERE campaign_id = :c"), {"c": cid}).scalar_one()
+
+
+def test_a_batched_operation_commits_everything_once(engine, committed):
+    cid, hero = committed
+    gm = Principal(cid, "gm", None, "t" * 64)
+    with Session(engine, expire_on_commit=False) as session, RollingWork(session, gm, cid, None) as uow:
+        [ch] = uow.lock([hero])
+        req = uow.adapter.TestRequest(stat="force", dice=[5])  # a critical success: karma changes
+        body = uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+    assert isinstance(body, EncodedBody) and json.loads(body.json) == body
+    assert (_count(engine, "roll_log", cid), _count(engine, "event", cid)) == (1, 1)
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT version FROM character WHERE id = :i"), {"i": hero}).scalar_one()
+        logged = conn.execute(LogEntry.__table__.select().where(LogEntry.__table__.c.id == body["id"])).one()
+    assert stored == 2 and logged.body == dict(body)  # the text written decodes to the body sent
+
+
+def test_a_stale_save_in_the_batch_commits_nothing_and_is_run_again(engine, committed):
+    """The save finds another version (here, bumped in the same transaction): StaleVersion at the end of
+    the batch, the log entry and the event before and after it are not committed; `retried` runs again."""
+    cid, hero = committed
+    gm = Principal(cid, "gm", None, "t" * 64)
+    attempts = []
+
+    @retried
+    def karma_test(uow: RollingWork) -> dict:
+        with uow:
+            [ch] = uow.lock([hero])
+            attempts.append(ch.version)
+            if len(attempts) == 1:
+                uow.conn.execute(text("UPDATE character SET version = version + 1 WHERE id = :id"), {"id": hero})
+            req = uow.adapter.TestRequest(stat="force", dice=[5])
+            return uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+
+    with Session(engine, expire_on_commit=False) as session:
+        karma_test(RollingWork(session, gm, cid, None))
+    assert attempts == [1, 1]
+    assert (_count(engine, "roll_log", cid), _count(engine, "event", cid)) == (1, 1)
+
+
+def test_a_stale_save_alone_raises_at_the_end_of_the_batch(engine, committed):
+    cid, hero = committed
+    with Session(engine) as session, uow_module.UnitOfWork(session, cid) as uow:
+        [ch] = uow.characters.load([hero])
+        uow.conn.execute(text("UPDATE character SET version = version + 1 WHERE id = :id"), {"id": hero})
+        with pytest.raises(StaleVersion), uow.writes(commit=True):
+            uow.characters.save(ch, now=utcnow(), name="Lost")
+            uow.record("character.updated", {"id": hero})
+    assert _count(engine, "event", cid) == 0
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT name FROM character WHERE id = :i"), {"i": hero}).scalar_one() == "Aiko"
+
+
+def test_the_response_is_the_logged_text_as_json_response_would_encode_it(client, campaign_factory,
+                                                                          character_factory):
+    camp = campaign_factory("great-cosmos")
+    hero = character_factory(camp, GC_SHEET, name="Aïko «l'éclair»")
+    r = client.post(f"/v1/characters/{hero['id']}/tests", headers=camp.gm, json={"stat": "force", "dice": [42]})
+    assert r.status_code == 201 and r.headers["content-type"] == "application/json"
+    assert r.content == JSONResponse(r.json()).body
+
+
+def test_a_log_page_sends_old_and_new_stored_texts_alike(client, campaign_factory, db_session):
+    """An entry stored before (Core's JSON: spaced, ASCII escapes) and one stored now (compact UTF-8)."""
+    camp = campaign_factory("great-cosmos")
+    old_body = {"id": new_id(), "kind": "roll", "expression": "1d6", "total": 4, "purpose": "café",
+                "character_id": None, "rolls": [{"die": "d6", "value": 4, "purpose": "café"}], "hidden": False,
+                "created_at": "2026-11-30T10:00:00.000000Z"}
+    db_session.connection().execute(insert(LogEntry.__table__), {
+        "id": old_body["id"], "campaign_id": camp.id, "character_id": None, "kind": "roll", "hidden": False,
+        "created_at": utcnow(), "body": old_body, "rerolls": None})
+    r = client.post(f"/v1/campaigns/{camp.id}/rolls", headers=camp.gm, json={"expression": "2d6", "purpose": "thé"})
+    assert r.status_code == 201
+    page = client.get(f"/v1/campaigns/{camp.id}/rolls", headers=camp.gm)
+    assert page.status_code == 200 and page.headers["content-type"] == "application/json"
+    assert page.json() == {"items": [r.json(), old_body], "next_cursor": None}
+
+
+@pytest.mark.parametrize("expression, faces, constant", [("1d100", 100, 0), ("1d20+5", 20, 5), ("d6-1", 6, -1)])
+def test_a_one_die_expression_draws_what_randint_draws_and_records_its_die(expression, faces, constant):
+    ours, floor = random.Random(16), random.Random(16)
+    for _ in range(200):
+        source = RandomDice(ours)
+        total = parse(expression).roll(source, "attaque")
+        value = floor.randint(1, faces)
+        assert total == value + constant
+        assert source.rolls == [Roll(f"d{faces}", value, "attaque")]
+
+
+def test_an_rng_with_its_own_randbelow_is_used_as_it_is():
+    class Loaded(random.Random):
+        def _randbelow(self, n: int) -> int:
+            return n - 1  # always the highest face
+
+    source = RandomDice(Loaded(1))
+    assert parse("1d20+5").roll(source, "p") == 25 and parse("3d6").roll(source, "p") == 18
+    assert [r.value for r in source.rolls] == [20, 6, 6, 6]
