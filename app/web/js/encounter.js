@@ -131,7 +131,22 @@ export class Tracker {
     await this.refresh();
   }
 
-  async refresh() {
+  /** Reads the fight again; calls while one read runs are folded into one more read after it. */
+  refresh() {
+    if (this.reading) {
+      this.again = true;
+      return this.reading;
+    }
+    this.reading = (async () => {
+      do {
+        this.again = false;
+        await this.read();
+      } while (this.again);
+    })().finally(() => { this.reading = null; });
+    return this.reading;
+  }
+
+  async read() {
     const id = state.encounterId;
     if (!id) return;
     const [encounter, actions] = await Promise.all([
@@ -146,22 +161,23 @@ export class Tracker {
     this.draw();
   }
 
-  /** An `encounter.*` event: read the fight again if it is newer than what is shown. */
+  /** An `encounter.*` event: a fight not in the list reloads it; the one shown is read again if newer. */
   onEvent(name, data) {
-    if (name === "encounter.created" || (name === "encounter.updated" && !this.list.some(e => e.id === data.id))) {
+    if (!this.list.some(e => e.id === data.id)) {
       return this.loadList(this.encounter ? undefined : data.id).catch(err => console.warn(err));
     }
     if (data.id === state.encounterId && (!this.encounter || data.version > this.encounter.version)) {
       this.refresh().catch(err => console.warn(err));
     }
-    if (name === "encounter.updated") {
-      api.get(`/v1/campaigns/${state.campaign.id}/encounters`, { limit: 50 }).then(page => {
-        this.list = page.items;
-        for (const option of this.picker.options) {
-          const e = this.list.find(x => x.id === option.value);
-          if (e) option.textContent = `${e.name} (${e.status})`;
-        }
-      }).catch(() => {});
+    if (name === "encounter.updated") this.relabel().catch(() => {});
+  }
+
+  async relabel() {
+    const page = await api.get(`/v1/campaigns/${state.campaign.id}/encounters`, { limit: 50 });
+    this.list = page.items;
+    for (const option of this.picker.options) {
+      const e = this.list.find(x => x.id === option.value);
+      if (e) option.textContent = `${e.name} (${e.status})`;
     }
   }
 

@@ -114,7 +114,7 @@ async function dashboard() {
 }
 
 async function resync({ log, tracker }) {
-  await Promise.all([log.resync(), tracker.refresh?.(), refreshCharacters()]).catch(err => console.warn(err));
+  await Promise.all([log.resync(), tracker.loadList(), refreshCharacters()]).catch(err => console.warn(err));
 }
 
 async function refreshCharacters() {
@@ -129,10 +129,10 @@ async function table() {
   document.documentElement.dataset.ready = "table";
   stream = new EventStream(state.campaign.id, {
     onEvent: (name, data) => { if (name.startsWith("encounter.")) screen.onEvent(name, data); },
-    onResync: () => screen.refresh(),
+    onResync: () => screen.pick(),
     onUnauthorized: () => boot("This token is no longer valid."),
   });
-  if (await stream.open()) await screen.refresh();
+  if (await stream.open()) await screen.pick();  // what happened between the first read and the stream
 }
 
 function dispatch(name, data, { log, tracker }) {

@@ -29,7 +29,9 @@ export function unwrap(schema, root) {
   return { schema, nullable: false };
 }
 
-const labelOf = (schema, path) => schema.title || humanize(path[path.length - 1] ?? "");
+const capital = text => text.charAt(0).toUpperCase() + text.slice(1);
+/** A field's own title, else its name (not the title of the model it refers to: "FinalSkill"). */
+const labelOf = (schema, path, raw = {}) => raw.title || (path.length ? capital(humanize(path[path.length - 1])) : schema.title || "");
 const isEmpty = v => v === undefined || v === null || v === "" || (typeof v === "object" && !Array.isArray(v) && !Object.keys(v).length);
 
 export class SchemaForm {
@@ -76,19 +78,19 @@ export class SchemaForm {
 
   register(path, control) { this.slots.set(path.join("."), control); }
 
-  build(raw, path, value, { required }) {
+  build(raw, path, value, { required, readonly = false }) {
     const name = path[path.length - 1];
-    const access = this.access(path, raw);
+    const access = readonly ? "readonly" : this.access(path, raw);
     if (access === "hidden") return null;
     const { schema, nullable } = unwrap(raw, this.root);
-    const ctx = { schema, raw, path, value, required, nullable, label: labelOf(schema, path), readonly: access === "readonly" };
+    const ctx = { schema, raw, path, value, required, nullable, label: labelOf(schema, path, raw), readonly: access === "readonly" };
     if (this.widgets[name]) return this.withRegistration(this.widgets[name](ctx), path);
     if (schema.enum || schema.const !== undefined) return this.choice(ctx);
     switch (schema.type) {
       case "boolean": return this.boolean(ctx);
       case "integer": case "number": case "string": return this.scalar(ctx);
       case "object":
-        if (schema.properties && !nullable) return this.object(schema, path, value ?? {}, ctx);
+        if (schema.properties) return nullable ? this.optionalObject(schema, path, value, ctx) : this.object(schema, path, value ?? {}, ctx);
         if (!schema.properties && (schema.additionalProperties || schema.patternProperties)) return this.map(ctx);
         return this.json(ctx);
       case "array": return this.array(ctx);
@@ -177,7 +179,7 @@ export class SchemaForm {
     const required = new Set(schema.required || []);
     for (const [name, raw] of Object.entries(schema.properties || {})) {
       if (ctx.top && this.omit.includes(name)) continue;
-      const node = this.build(raw, [...path, name], value?.[name], { required: required.has(name) });
+      const node = this.build(raw, [...path, name], value?.[name], { required: required.has(name), readonly: Boolean(ctx.readonly) });
       if (node) children.push([name, node]);
     }
     const els = children.map(([, node]) => node.el);
@@ -186,6 +188,7 @@ export class SchemaForm {
     return {
       el,
       get: () => {
+        if (ctx.readonly) return undefined;
         const out = {};
         for (const [name, node] of children) {
           const v = node.get();
@@ -193,6 +196,22 @@ export class SchemaForm {
         }
         if (!ctx.top && !ctx.required && this.mode === "create" && !Object.keys(out).length) return undefined;
         return out;
+      },
+    };
+  }
+
+  /** An object that may be null (a final skill, a condition to add): its fields, and null while left as they came. */
+  optionalObject(schema, path, value, ctx) {
+    const node = this.object(schema, path, value ?? {}, { ...ctx, required: false });
+    const pristine = JSON.stringify(node.get() ?? {});
+    const absent = value === undefined || value === null;
+    return {
+      el: node.el,
+      get: () => {
+        const v = node.get();
+        if (ctx.readonly) return undefined;
+        if (absent && JSON.stringify(v ?? {}) === pristine) return this.mode === "edit" && value === null ? null : undefined;
+        return v;
       },
     };
   }
