@@ -5,8 +5,12 @@ ruleset's run).
 Each ruleset gets its own copy of the document in which the ruleset-dependent
 bodies (`oneOf` tagged `x-ruleset`) keep only that ruleset's schema, and runs
 with the GM token of a seeded campaign of that ruleset: one character, one
-player, one logged test. Path parameters hit the real ids three times in four,
-so the generated bodies reach the rules, not only the 404s.
+player, one logged test, and two encounters of the hero and an NPC (one in setup,
+one started; made again when a generated call ended, started or reverted them).
+Path parameters hit the real ids three times in four (an encounter's actions,
+next-turn and revert the started one, its setup routes the other), and so do the
+ids in the bodies (`character_id`, and the combatants of an action), so the
+generated bodies reach the rules, not only the 404s.
 
 Checks on every response: no 5xx, the body conforms to the documented schema,
 and every 4xx/5xx is application/problem+json with type/title/status/detail.
@@ -62,6 +66,10 @@ RULESET_DEPENDENT = [
     "POST /v1/characters/{character_id}/tests/{test_id}/reroll", "POST /v1/characters/{character_id}/actions",
     "POST /v1/characters/{character_id}/level-ups", "POST /v1/campaigns/{campaign_id}/tests/opposed",
     "POST /v1/campaigns/{campaign_id}/tests/group",
+    "POST /v1/campaigns/{campaign_id}/encounters", "POST /v1/encounters/{encounter_id}/combatants",
+    "PATCH /v1/encounters/{encounter_id}/combatants/{combatant_id}", "POST /v1/encounters/{encounter_id}/start",
+    "POST /v1/encounters/{encounter_id}/actions", "POST /v1/encounters/{encounter_id}/next-turn",
+    "POST /v1/encounters/{encounter_id}/actions/{action_id}/revert",
 ]
 
 
@@ -87,6 +95,43 @@ def problem_json(ctx, response, case) -> None:
     assert body["status"] == response.status_code, body
 
 
+class Encounters:
+    """A campaign's two seeded encounters of the hero and an NPC: `setup()` one in setup,
+    `active()` one started (each made again when a generated call moved it on)."""
+
+    def __init__(self, client, camp, hero_id: str, foe_id: str):
+        self.client, self.camp, self.members = client, camp, [hero_id, foe_id]
+        self.made: dict[str, dict[str, Any]] = {}
+
+    def _state(self, eid: str) -> dict[str, Any]:
+        r = self.client.get(f"/v1/encounters/{eid}", headers=self.camp.gm)
+        return r.json() if r.status_code == 200 else {"status": "gone", "combatants": []}
+
+    def _get(self, status: str) -> dict[str, Any]:
+        known = self.made.get(status)
+        state = self._state(known["id"]) if known else None
+        if state is None or state["status"] != status or len(state["combatants"]) < 2:
+            r = self.client.post(f"/v1/campaigns/{self.camp.id}/encounters", headers=self.camp.gm, json={
+                "name": "Fuzzed", "combatants": [{"character_id": cid} for cid in self.members]})
+            assert r.status_code == 201, r.text
+            state = r.json()
+            if status == "active":
+                r = self.client.post(f"/v1/encounters/{state['id']}/start", json={"seed": 1}, headers=self.camp.gm)
+                assert r.status_code == 201, r.text
+                state = r.json()
+        r = self.client.get(f"/v1/encounters/{state['id']}/actions", params={"limit": 1}, headers=self.camp.gm)
+        latest = r.json()["items"][0]["id"] if r.status_code == 200 and r.json()["items"] else "none"
+        self.made[status] = {"id": state["id"], "combatants": [c["id"] for c in state["combatants"]],
+                             "action_id": latest}
+        return self.made[status]
+
+    def setup(self) -> dict[str, Any]:
+        return self._get("setup")
+
+    def active(self) -> dict[str, Any]:
+        return self._get("active")
+
+
 @pytest.fixture
 def world(client, campaign_factory, player_factory, character_factory):
     """Per ruleset (built on first use, in this test's transaction): a campaign,
@@ -100,7 +145,9 @@ def world(client, campaign_factory, player_factory, character_factory):
             hero = character_factory(camp, SHEETS[ruleset])
             r = client.post(f"/v1/characters/{hero['id']}/tests", json=TEST_BODIES[ruleset], headers=camp.gm)
             assert r.status_code == 201, r.text
+            foe = character_factory(camp, SHEETS[ruleset], kind="npc", name="Foe")
             built[ruleset] = {
+                "encounters": Encounters(client, camp, hero["id"], foe["id"]),
                 "headers": camp.gm, "client": client, "campaign": camp, "player_id": player.id,
                 "ids": {"campaign_id": camp.id, "character_id": hero["id"], "test_id": r.json()["id"],
                         "entry_id": r.json()["id"], "ruleset": ruleset},
@@ -113,9 +160,21 @@ def world(client, campaign_factory, player_factory, character_factory):
 REAL = st.integers(0, 3).map(bool)  # three times in four
 
 
+COMBATANT_FIELDS = ("actor_id", "target_id", "also_target_id", "group", "take_11")
+ON_A_STARTED_ENCOUNTER = ("/actions", "/next-turn", "/revert")
+
+
 def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
-    """Three times in four each path parameter (and each `character_id` of the body) is a real id."""
+    """Three times in four each path parameter (and each `character_id` of the body, each
+    combatant an action names) is a real id."""
     ids = world["ids"]
+    fighters: list[str] = []
+    if "/encounters/" in case.operation.path:
+        started = case.operation.path.endswith(ON_A_STARTED_ENCOUNTER)
+        encounter = world["encounters"].active() if started else world["encounters"].setup()
+        fighters = encounter["combatants"]
+        ids = {**ids, "encounter_id": encounter["id"], "action_id": encounter["action_id"],
+               "combatant_id": data.draw(st.sampled_from(fighters), label="combatant")}
     for name in list(case.path_parameters or {}):
         if name in ids and data.draw(REAL, label=f"real {name}"):
             case.path_parameters[name] = ids[name]
@@ -127,11 +186,19 @@ def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
         assert r.status_code == 201, r.text
         case.path_parameters["character_id"] = r.json()["id"]
 
+    def fighter() -> str:
+        return data.draw(st.sampled_from(fighters or [ids["character_id"]]), label="real combatant")
+
     def swap(node: Any) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if key == "character_id" and isinstance(value, str) and data.draw(REAL, label="real body id"):
                     node[key] = ids["character_id"]
+                elif key in COMBATANT_FIELDS and isinstance(value, str) and data.draw(REAL, label="real combatant"):
+                    node[key] = fighter()
+                elif key in COMBATANT_FIELDS and isinstance(value, list):
+                    node[key] = [fighter() if isinstance(v, str) and data.draw(REAL, label="real") else v
+                                 for v in value]
                 else:
                     swap(value)
         elif isinstance(node, list):
