@@ -391,6 +391,25 @@ def test_next_turn_skips_down_ticks_conditions_and_wraps(table):
     assert_validation(r, [["body", "remove"]])
 
 
+def test_wa_c5_a_down_combatants_conditions_still_count_on_its_skipped_turns(table):
+    """A condition lasts rounds of the fight: a down combatant (WA-C5, 0 HP) has no turn to act in,
+    but its turn still passes, so its conditions count at its start and its end."""
+    t = table("worlds-awakening")
+    s = t.encounter([{"character_id": t.character(name, wa(dex))} for name, dex in (("A", 3), ("B", 2))])
+    n, eid = ids(s), s["id"]
+    t.start(eid, dice=[])
+    t.act(eid, {"type": "damage", "target_id": n["B"], "amount": 50})
+    t.act(eid, {"type": "condition", "target_id": n["B"], "add": {"name": "burning", "rounds": 2}})
+    t.act(eid, {"type": "condition", "target_id": n["B"], "add": {"name": "blessed", "rounds": 1,
+                                                                  "ends": "start_of_turn"}})
+    first = t.next_turn(eid)
+    assert [(st["what"], st.get("name"), st.get("rounds_left")) for st in first["steps"]
+            if st.get("combatant_id") == n["B"]] == [
+        ("down: skipped", None, None), ("condition ends", "blessed", 0), ("condition ticks", "burning", 1)]
+    t.next_turn(eid)  # round 2: A's turn ends, B's is skipped again: burning ends
+    assert [c["conditions"] for c in t.state(eid)["combatants"]] == [[], []]
+
+
 def test_everyone_down_leaves_no_current_turn(table):
     t = table("worlds-awakening")
     s = t.encounter([{"character_id": t.character("A", wa(3))}])
