@@ -155,6 +155,8 @@ export class Tracker {
     if (this.encounter && encounter.version < this.encounter.version) return;
     this.encounter = encounter;
     this.actions = actions.items;
+    const option = [...this.picker.options].find(o => o.value === encounter.id);
+    if (option) option.textContent = `${encounter.name} (${encounter.status})`;
     rememberCombatants(encounter);
     emit("combatants");
     emit("encounter", encounter);
