@@ -1,9 +1,9 @@
 """`X-Request-Id` (issue 14 item 10): every response carries one, every problem
 body names it (`request_id`), and every log line of the request shows it.
 
-`RequestId` reads the client's id (kept when it is sane: 1 to 64 safe
-characters), generates one otherwise (32 hex digits), keeps it in
-asgi-correlation-id's context variable, sets the response header, and adds the
+asgi-correlation-id reads the client's id (kept when it is sane: 1 to 64 safe
+characters), generates one otherwise (32 hex digits), keeps it in a context
+variable and sets the response header. `ProblemRequestId`, inside it, adds the
 id to every `application/problem+json` body, whoever wrote it (a handler, the
 body limit, admission control): only error responses are rewritten.
 `RequestIdFilter` puts it on log records (`%(request_id)s`); LOG_CONFIG is
@@ -15,17 +15,11 @@ import json
 import logging
 import re
 from typing import Any
-from uuid import uuid4
 
-from asgi_correlation_id import correlation_id
-from asgi_correlation_id.extensions.sentry import get_sentry_extension
-from asgi_correlation_id.middleware import FAILED_VALIDATION_MESSAGE
-from starlette.datastructures import MutableHeaders
+from asgi_correlation_id import CorrelationIdMiddleware, correlation_id
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 HEADER = "X-Request-Id"
-_HEADER_KEY = HEADER.lower()
-_correlation_log = logging.getLogger("asgi_correlation_id")  # where the library logs a refused id
 _SANE = re.compile(r"[A-Za-z0-9._:@+=/-]{1,64}")
 _PROBLEM = b"application/problem+json"
 
@@ -39,42 +33,21 @@ def current() -> str | None:
     return correlation_id.get()
 
 
-class RequestId:
-    """One pure ASGI middleware (issue 16: one layer instead of two per request): the
-    request's id as asgi-correlation-id's `CorrelationIdMiddleware` makes it (the client's
-    if `sane`, else 32 new hex digits, a warning logged when the client's was refused; the
-    request's header set to it; its context variable, so `current()` and the log filter
-    read it) and in the response's `X-Request-Id`, and added to problem+json bodies."""
+class ProblemRequestId:
+    """Adds `request_id` to problem+json bodies (a pure ASGI middleware)."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
-        self.sentry = get_sentry_extension()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            return await self.app(scope, receive, send)
-        headers = MutableHeaders(scope=scope)
-        given = headers.get(_HEADER_KEY)
-        request_id = given
-        if not given:
-            request_id = uuid4().hex
-        elif not sane(given):
-            request_id = uuid4().hex
-            _correlation_log.warning(FAILED_VALIDATION_MESSAGE, request_id)
-        if request_id != given:
-            headers[HEADER] = request_id
-        correlation_id.set(request_id)
-        self.sentry(request_id)
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         start: Message | None = None
         chunks: list[bytes] = []
-        id_header = (_HEADER_KEY.encode(), request_id.encode("latin-1"))
 
         async def send_with_id(message: Message) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), id_header]
                 if _is_problem(message):
                     start = message  # held until the body is complete
                     return
@@ -109,7 +82,8 @@ def _with_id(body: bytes) -> bytes:
 
 def install(app: Any) -> None:
     """Outermost: every response, refusals of the other middlewares included, gets the id."""
-    app.add_middleware(RequestId)
+    app.add_middleware(ProblemRequestId)
+    app.add_middleware(CorrelationIdMiddleware, header_name=HEADER, validator=sane)
 
 
 class RequestIdFilter(logging.Filter):
