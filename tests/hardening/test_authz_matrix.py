@@ -148,6 +148,7 @@ def _enc(path: str, body: Callable[[World, dict], dict] | dict | None = None, *,
 
 SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
+    ("GET", "/"): R(PUBLIC, path="/"),  # the dashboard page: public, every call it makes carries the token
     ("GET", "/openapi.json"): R(PUBLIC, path="/openapi.json"),
     ("GET", "/docs"): R(PUBLIC, path="/docs"),
     ("GET", "/docs/oauth2-redirect"): R(PUBLIC, path="/docs/oauth2-redirect"),
