@@ -126,8 +126,9 @@ def test_as_c5_mal_en_point_dying_and_unconscious_conditions():
     assert (mal["rule"], mal["difficulty"], mal["dying"], mal["dies_in_rounds"], mal["unconscious_rounds"]) == (
         "AS-C5", 14, True, 3, 5)
     assert t.sheet["condition"] == {"dying": True, "dies_in_rounds": 3, "unconscious_rounds": 5}
-    assert t.conditions == [{"name": "dying", "rounds_left": 3, "ends": "end_of_turn"},
-                            {"name": "unconscious", "rounds_left": 5, "ends": "end_of_turn"}]
+    # AS-C5 rounds are counted at each round's end, from the round they began
+    assert t.conditions == [{"name": "dying", "rounds_left": 3, "ends": "end_of_round", "since_round": 1},
+                            {"name": "unconscious", "rounds_left": 5, "ends": "end_of_round", "since_round": 1}]
     assert [r["purpose"] for r in dice.rolls()][6:] == ["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3 + [
         "unconscious_rounds"] * 2
 
