@@ -29,6 +29,7 @@ from typing import Annotated, Any, ClassVar, Union
 from pydantic import BaseModel, Field
 from typing_extensions import TypeAliasType
 
+from app.kit.errors import RuleError
 from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
 from app.services.encounters.dice import CombatDice
@@ -143,6 +144,22 @@ class Exchange:
         item = {"rule": rule, "what": what, **figures}
         self.steps.append(item)
         return item
+
+
+def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str, Any]:
+    """The weapon an attack uses: the one named, else the sheet's first; a 422 naming
+    the sheet's weapons, or asking for a `damage` expression when it has none."""
+    weapons = sheet.get("weapons") or []
+    if name is None:
+        if not weapons:
+            raise RuleError(f"the attacker has no weapon on its sheet: give a `damage` expression ({rule})",
+                            field="weapon")
+        return weapons[0]
+    weapon = next((w for w in weapons if w["name"] == name), None)
+    if weapon is None:
+        raise RuleError(f"no weapon {name!r} on the attacker's sheet; it has "
+                        f"{', '.join(w['name'] for w in weapons) or 'none'}", field="weapon")
+    return weapon
 
 
 def unsupported(ruleset: str, type_: str, supported: list[str]) -> InvalidBody:

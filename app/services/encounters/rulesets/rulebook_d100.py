@@ -23,6 +23,7 @@ from app.services.encounters.rulesets.base import (
     Party,
     Pool,
     entry,
+    sheet_weapon,
 )
 
 
@@ -203,17 +204,7 @@ def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str 
         raise RuleError("give `weapon` or `damage`, not both", field="damage")
     if choice.damage is not None:
         return choice.kind or "melee", choice.damage, None
-    weapons = sheet.get("weapons") or []
-    if choice.weapon is None:
-        if not weapons:
-            raise RuleError("the attacker has no weapon on its sheet: give a `damage` expression (RB-F2)",
-                            field="weapon")
-        w = weapons[0]
-    else:
-        w = next((w for w in weapons if w["name"] == choice.weapon), None)
-        if w is None:
-            raise RuleError(f"no weapon {choice.weapon!r} on the attacker's sheet; it has "
-                            f"{', '.join(x['name'] for x in weapons) or 'none'}", field="weapon")
+    w = sheet_weapon(sheet, choice.weapon, "RB-F2")
     return choice.kind or w.get("kind") or "melee", w["damage"], w["name"]
 
 

@@ -24,6 +24,7 @@ from app.services.encounters.rulesets.base import (
     Party,
     Pool,
     one_per_slot,
+    sheet_weapon,
 )
 
 
@@ -193,15 +194,5 @@ def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str 
         raise RuleError(f"unknown characteristic {choice.stat!r}; known: {', '.join(wa.STATS)}", field="stat")
     if choice.damage is not None:
         return choice.stat or DEFAULT_STAT[choice.kind], choice.damage, None
-    weapons = sheet.get("weapons") or []
-    if choice.weapon is None:
-        if not weapons:
-            raise RuleError("the attacker has no weapon on its sheet: give a `damage` expression (WA-C1)",
-                            field="weapon")
-        w = weapons[0]
-    else:
-        w = next((w for w in weapons if w["name"] == choice.weapon), None)
-        if w is None:
-            raise RuleError(f"no weapon {choice.weapon!r} on the attacker's sheet; it has "
-                            f"{', '.join(x['name'] for x in weapons) or 'none'}", field="weapon")
+    w = sheet_weapon(sheet, choice.weapon, "WA-C1")
     return choice.stat or w["stat"], w["damage"], w["name"]
