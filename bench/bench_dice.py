@@ -8,7 +8,9 @@ Contenders, interleaved and repeated, per expression:
 - floor: the same sum written by hand with `rng.randint` (keep-highest with `sorted`);
 - d20:   `d20.roll(expr)` (Avrae's library, bench-only dependency).
 `rng` is one `random.Random(seed)` made before timing, for ours and the floor alike;
-an info row shows ours with a new `random.Random(seed)` per roll (seeding cost).
+info columns: ours with a new `random.Random(seed)` per roll (seeding cost) ÷ the floor, and
+ours with `dice_source()` (a request without seed nor dice: the secure RNG) ÷ the same floor
+written with one `random.SystemRandom()` (issue 16, item 3).
 Targets: ours ≤ 2× the floor, and ≥ 10× faster than d20. Under 30 s.
 """
 from __future__ import annotations
@@ -23,7 +25,7 @@ from _common import fmt_ns, interleave, machine, ratios, summary, table, verdict
 
 import d20
 
-from app.rules.dice import RandomDice, parse
+from app.rules.dice import RandomDice, dice_source, parse
 
 SEED = 20261129
 
@@ -57,6 +59,7 @@ def check_parity(expr: str) -> None:
 def contenders(expr: str) -> dict:
     ours_rng, floor_rng = random.Random(SEED), random.Random(SEED)
     floor = _floor(floor_rng)[expr]
+    secure_floor = _floor(random.SystemRandom())[expr]
 
     def ours(n: int) -> None:
         for _ in repeat(None, n):
@@ -66,15 +69,24 @@ def contenders(expr: str) -> dict:
         for i in range(n):
             parse(expr).roll(RandomDice(random.Random(SEED + i)), "roll")
 
+    def ours_secure(n: int) -> None:
+        for _ in repeat(None, n):
+            parse(expr).roll(dice_source(), "roll")
+
     def floor_(n: int) -> None:
         for _ in repeat(None, n):
             floor()
+
+    def floor_secure(n: int) -> None:
+        for _ in repeat(None, n):
+            secure_floor()
 
     def d20_(n: int) -> None:
         for _ in repeat(None, n):
             d20.roll(expr)
 
-    return {"ours": ours, "floor": floor_, "d20": d20_, "ours_seeded": ours_seeded}
+    return {"ours": ours, "floor": floor_, "d20": d20_, "ours_seeded": ours_seeded, "ours_secure": ours_secure,
+            "floor_secure": floor_secure}
 
 
 def main() -> None:
@@ -90,15 +102,17 @@ def main() -> None:
         vs_floor = ratios(t["ours"], t["floor"])
         d20_speedup = ratios(t["d20"], t["ours"])
         seeded = ratios(t["ours_seeded"], t["floor"])
+        secure = ratios(t["ours_secure"], t["floor_secure"])
         ok = statistics.median(vs_floor) <= 2.0 and statistics.median(d20_speedup) >= 10.0
         all_ok &= ok
         rows.append([
             f"`{expr}`", fmt_ns(statistics.median(t["ours"])), fmt_ns(statistics.median(t["floor"])),
             fmt_ns(statistics.median(t["d20"])), summary(vs_floor) + "×", summary(d20_speedup, "{:.1f}") + "×",
-            summary(seeded) + "×", verdict(ok),
+            summary(seeded) + "×", summary(secure) + "×", verdict(ok),
         ])
     print(table(["expression", "ours/roll", "floor/roll", "d20/roll", "ours ÷ floor (≤ 2×)",
-                 "d20 ÷ ours (≥ 10×)", "info: ours + new Random(seed) ÷ floor", "targets"], rows))
+                 "d20 ÷ ours (≥ 10×)", "info: ours + new Random(seed) ÷ floor",
+                 "info: ours, dice_source() ÷ SystemRandom floor", "targets"], rows))
     print(f"\nAll targets {verdict(all_ok)}. Absolute times are indicative only; the ratios are the result.")
 
 

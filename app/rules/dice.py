@@ -15,8 +15,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 
@@ -29,7 +28,8 @@ MAX_DICE_PER_REQUEST = 1000  # every die one request rolls: its expressions and 
 
 class Roll(NamedTuple):
     """One die as rolled: `die` is its label (`d100`), `purpose` why it was rolled.
-    (A named tuple: recording a die must cost less than rolling it.)"""
+    (A named tuple: recording a die must cost less than rolling it; the sources share equal
+    records, see `_RECORDS`.)"""
 
     die: str
     value: int
@@ -45,7 +45,25 @@ class Roll(NamedTuple):
 
 _LABELS = {f: f"d{f}" for f in (2, 3, 4, 6, 8, 10, 12, 20, 100)}
 _new_roll = tuple.__new__  # builds a Roll from a 4-tuple without the Python-level __new__
-_STANDARD_RANDBELOW = random.Random._randbelow  # draws with getrandbits (SystemRandom inherits it)
+# RNG classes whose `_randbelow` is `Random._randbelow_with_getrandbits`, which the sources inline
+# (the draws of `randint`); any other RNG's own `_randbelow` is called as it is
+_STANDARD_RNGS = (random.Random, random.SystemRandom)
+
+# The record of a kept die, by (die, value, purpose). A Roll is an immutable tuple, so equal records
+# are one shared object and recording a die is a dict look-up instead of an allocation (which cost as
+# much as the draw itself). Every die still gets its entry, in order, in its source's `rolls`.
+# Bounded: emptied when full (purposes are the clients' words).
+_RECORDS: dict[tuple[str, int, str], Roll] = {}
+MAX_RECORDS = 16384
+
+
+def _recorded(key: tuple[str, int, str]) -> Roll:
+    """The record of `key` = (die, value, purpose), made on its first roll; used as
+    `_RECORDS.get(key) or _recorded(key)` (a Roll is never empty, so never false)."""
+    if len(_RECORDS) >= MAX_RECORDS:
+        _RECORDS.clear()
+    record = _RECORDS[key] = _new_roll(Roll, (*key, False))
+    return record
 
 
 def die_label(faces: int) -> str:
@@ -56,6 +74,7 @@ class DiceSource:
     """Base of the three sources; subclasses implement `_next` (and may speed up `roll_many`).
     A source serves one request: it refuses to give more than `max_dice` dice in all."""
 
+    __slots__ = ()  # RandomDice has only slots (one is made per request); the other sources have a __dict__
     max_dice = MAX_DICE_PER_REQUEST
 
     def __init__(self) -> None:
@@ -66,7 +85,8 @@ class DiceSource:
         if len(self.rolls) >= self.max_dice:
             self._too_many(1)
         value = self._next(faces, purpose)
-        self.rolls.append(_new_roll(Roll, (die_label(faces), value, purpose, False)))
+        key = (die_label(faces), value, purpose)
+        self.rolls.append(_RECORDS.get(key) or _recorded(key))
         return value
 
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
@@ -97,18 +117,18 @@ class DiceSource:
 
 
 class RandomDice(DiceSource):
-    """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`."""
+    """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`.
+    One is made per request, so making one is two stores: whether the RNG's draw may be
+    inlined is read from its class when dice are rolled."""
 
-    __slots__ = ("rolls", "_randbelow", "_bits")
+    __slots__ = ("rolls", "_rng")
 
     def __init__(self, rng: random.Random):
         self.rolls = []
-        self._randbelow = rng._randbelow  # the primitive randint itself uses
-        # `roll` inlines it when it is the standard one (Random's and SystemRandom's)
-        self._bits = rng.getrandbits if type(rng)._randbelow is _STANDARD_RANDBELOW else None
+        self._rng = rng
 
     def _next(self, faces: int, purpose: str) -> int:
-        return self._randbelow(faces) + 1
+        return self._rng._randbelow(faces) + 1
 
     def roll(self, faces: int, purpose: str) -> int:
         """One die, as `_randbelow(faces) + 1` (the same draws as `randint(1, faces)`), with no call
@@ -116,16 +136,17 @@ class RandomDice(DiceSource):
         rolls = self.rolls
         if len(rolls) >= self.max_dice:
             self._too_many(1)
-        bits = self._bits
-        if bits is None:
-            value = self._randbelow(faces) + 1
-        else:  # random.Random._randbelow_with_getrandbits, inlined
+        rng = self._rng
+        if type(rng) in _STANDARD_RNGS:  # its _randbelow, inlined
             k = faces.bit_length()
-            value = bits(k)
+            value = rng.getrandbits(k)
             while value >= faces:
-                value = bits(k)
+                value = rng.getrandbits(k)
             value += 1
-        rolls.append(_new_roll(Roll, (_LABELS.get(faces) or f"d{faces}", value, purpose, False)))
+        else:
+            value = rng._randbelow(faces) + 1
+        key = (_LABELS.get(faces) or f"d{faces}", value, purpose)
+        rolls.append(_RECORDS.get(key) or _recorded(key))
         return value
 
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
@@ -133,19 +154,22 @@ class RandomDice(DiceSource):
             self._too_many(count)
         values = self._draw(count, faces)
         label = _LABELS.get(faces) or f"d{faces}"
-        self.rolls += [_new_roll(Roll, (label, v, purpose, False)) for v in values]
+        get = _RECORDS.get
+        self.rolls += [get(key) or _recorded(key) for key in [(label, v, purpose) for v in values]]
         return values
 
     def roll_sum(self, count: int, faces: int, purpose: str) -> int:
         if len(self.rolls) + count > self.max_dice:
             self._too_many(count)
-        append, bits, label = self.rolls.append, self._bits, _LABELS.get(faces) or f"d{faces}"
+        append, bits, label = self.rolls.append, self._getrandbits(), _LABELS.get(faces) or f"d{faces}"
+        get = _RECORDS.get
         total = 0
         if bits is None:
-            randbelow = self._randbelow
+            randbelow = self._rng._randbelow
             for _ in range(count):
                 value = randbelow(faces) + 1
-                append(_new_roll(Roll, (label, value, purpose, False)))
+                key = (label, value, purpose)
+                append(get(key) or _recorded(key))
                 total += value
             return total
         k = faces.bit_length()
@@ -154,15 +178,16 @@ class RandomDice(DiceSource):
             while value >= faces:
                 value = bits(k)
             value += 1
-            append(_new_roll(Roll, (label, value, purpose, False)))
+            key = (label, value, purpose)
+            append(get(key) or _recorded(key))
             total += value
         return total
 
     def _draw(self, count: int, faces: int) -> list[int]:
         """`count` values of `_randbelow(faces) + 1`, in order."""
-        bits = self._bits
+        bits = self._getrandbits()
         if bits is None:
-            randbelow = self._randbelow
+            randbelow = self._rng._randbelow
             return [randbelow(faces) + 1 for _ in range(count)]
         k = faces.bit_length()
         values = []
@@ -172,6 +197,11 @@ class RandomDice(DiceSource):
                 value = bits(k)
             values.append(value + 1)
         return values
+
+    def _getrandbits(self):
+        """The RNG's `getrandbits` when its `_randbelow` may be inlined (`_STANDARD_RNGS`), else None."""
+        rng = self._rng
+        return rng.getrandbits if type(rng) in _STANDARD_RNGS else None
 
 
 class TableDice(DiceSource):
@@ -197,13 +227,18 @@ class TableDice(DiceSource):
             raise DiceLeftOver(self.used, len(self.values))
 
 
+# The secure RNG, one for all requests and threads: SystemRandom keeps no state (every draw reads the
+# OS's generator), so sharing it changes nothing but the cost of making one per request.
+_SECURE_RNG = random.SystemRandom()
+
+
 def dice_source(*, seed: int | None = None, dice: Sequence[int] | None = None) -> DiceSource:
-    """The source a request asks for: table dice, a seed, or the secure RNG."""
+    """The source a request asks for: table dice, a seed (its own RNG), or the secure RNG."""
     if dice is not None:
         return TableDice(dice)
     if seed is not None:
         return RandomDice(random.Random(seed))
-    return RandomDice(random.SystemRandom())
+    return RandomDice(_SECURE_RNG)
 
 
 # --- dice expressions -------------------------------------------------------
@@ -239,12 +274,14 @@ class Expression:
     text: str
     terms: tuple[DiceTerm, ...]
     constant: int
-    # `1d100`, `1d20+5`, `-d6`: (sign, faces) of the one die (the commonest expressions: no loop)
-    one_die: tuple[int, int] | None = field(default=None, init=False, repr=False, compare=False)
+    # `1d100`, `1d20+5`, `-d6` (the commonest expressions, rolled with no loop): what rolling the one
+    # die needs, worked out once: (constant, sign, faces, bits drawn per try, die label)
+    one_die: tuple[int, int, int, int, str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.terms) == 1 and self.terms[0].count == 1 and self.terms[0].keep is None:
-            object.__setattr__(self, "one_die", (self.terms[0].sign, self.terms[0].faces))
+            sign, faces = self.terms[0].sign, self.terms[0].faces
+            object.__setattr__(self, "one_die", (self.constant, sign, faces, faces.bit_length(), die_label(faces)))
 
     @property
     def dice_count(self) -> int:
@@ -252,7 +289,23 @@ class Expression:
 
     def roll(self, source: DiceSource, purpose: str = "roll") -> int:
         if (one := self.one_die) is not None:
-            return self.constant + one[0] * source.roll(one[1], purpose)
+            constant, sign, faces, k, label = one
+            if type(source) is not RandomDice:
+                return constant + sign * source.roll(faces, purpose)
+            # RandomDice.roll inlined: a one-die expression costs one draw, one record, no other call
+            rolls, rng = source.rolls, source._rng
+            if len(rolls) >= source.max_dice:
+                source._too_many(1)
+            if type(rng) in _STANDARD_RNGS:  # its _randbelow, inlined
+                value = rng.getrandbits(k)
+                while value >= faces:
+                    value = rng.getrandbits(k)
+                value += 1
+            else:
+                value = rng._randbelow(faces) + 1
+            key = (label, value, purpose)
+            rolls.append(_RECORDS.get(key) or _recorded(key))
+            return constant + sign * value
         total = self.constant
         for term in self.terms:
             total += term.roll(source, purpose)
@@ -272,8 +325,25 @@ _SPLIT_TOKEN = re.compile(r"[0-9A-Za-z_%]\s+[0-9A-Za-z_%]", re.ASCII)
 _TERM = re.compile(r"([+-]?)(?:([0-9]*)[dD]([0-9]+|%)(?:([kKdD])([hHlL])([0-9]+))?|([0-9]+))", re.ASCII)
 
 
-@lru_cache(maxsize=4096)
-def parse(text: str) -> Expression:
+class _Parsed(dict):
+    """Parsed expressions by text: `parse` is this dict's `__getitem__`, so a cached expression costs one
+    look-up in C (the commonest expressions are parsed once per process). At most 4096, emptied when full;
+    an expression that does not parse raises and is not kept."""
+
+    def __missing__(self, text: str) -> Expression:
+        expression = _parse(text)
+        if len(self) >= MAX_PARSED:
+            self.clear()
+        self[text] = expression
+        return expression
+
+
+MAX_PARSED = 4096
+parse: Callable[[str], Expression] = _Parsed().__getitem__
+"""Parse a dice expression (cached; see `_parse`)."""
+
+
+def _parse(text: str) -> Expression:
     """Parse `NdM`, `dM`, `d%`/`d100`, `+`/`-` terms, constants, `khN klN dhN dlN`
     (ASCII only; at most MAX_DICE_PER_REQUEST dice in all)."""
     if not isinstance(text, str) or not text.strip():
