@@ -10,18 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
-
+from sqlalchemy import bindparam, exists, or_
 from sqlmodel import Session, select
 
-from app.kit.errors import Forbidden, PreconditionFailed
+from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
 from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate
-from app.models.tables import Campaign, Character, Player, new_id, utcnow
+from app.models.tables import Campaign, Character, Combatant, Encounter, Player, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
+from app.services.prepared import Prepared
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
@@ -79,16 +80,68 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
     return public(character, campaign.ruleset)
 
 
+# --- characters hidden from players ------------------------------------------------------
+# A character in a fight as a hidden combatant (an NPC copy made for it, or any character
+# the GM put in hidden) is the GM's, and its owner's, until the combatant is revealed: the
+# character routes, the roll log and the character events never show it to other players
+# (API.md, encounters' visibility: a player never sees a hidden combatant).
+
+_chr, _cbt, _enc = Character.__table__, Combatant.__table__, Encounter.__table__
+
+
+def hidden_from_player():
+    """The ids of the characters hidden from the player `:player_id` (null: any player) in the
+    campaign `:campaign_id`: characters of its hidden combatants that the player does not own."""
+    return (select(_cbt.c.character_id)
+            .join(_enc, _enc.c.id == _cbt.c.encounter_id)
+            .join(_chr, _chr.c.id == _cbt.c.character_id)
+            .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.hidden == True,  # noqa: E712
+                   or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("player_id"))))
+
+
+_HIDDEN_ONE = Prepared(select(exists(
+    select(_cbt.c.id).join(_enc, _enc.c.id == _cbt.c.encounter_id)
+    .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"),
+           _cbt.c.hidden == True))))  # noqa: E712
+
+
+def hidden_character(conn, principal: Principal, character: StoredCharacter) -> bool:
+    """Whether the caller may not see this character: a player, not its owner, while one of
+    its combatants is hidden."""
+    if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
+        return False
+    return bool(_HIDDEN_ONE.first(conn, {"campaign_id": character.campaign_id, "character_id": character.id})[0])
+
+
+def check_visible(conn, principal: Principal, character: StoredCharacter) -> None:
+    """404 for a character the caller may not see (as for one that does not exist)."""
+    if hidden_character(conn, principal, character):
+        raise NotFound("no character with this id")
+
+
+def _gms_only(uow: UnitOfWork, character: StoredCharacter) -> bool:
+    """Whether the events of this character go to the GM's streams only: an unowned character
+    hidden from players (an owned one's events still reach its owner, and so every player:
+    events are the GM's or everyone's)."""
+    nobody = Principal(character.campaign_id, "player", None, "")
+    return character.player_id is None and hidden_character(uow.conn, nobody, character)
+
+
 def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id)
     query = select(Character).where(Character.campaign_id == campaign_id)
+    if not principal.is_gm:
+        hidden = hidden_from_player().params(campaign_id=campaign_id, player_id=principal.player_id)
+        query = query.where(Character.id.not_in(hidden))
     return created_order_page(session, query, Character, limit=limit, cursor=cursor,
                               shape=lambda c: public(c, campaign.ruleset))
 
 
 def load_character(session: Session, principal: Principal, character_id: str) -> tuple[StoredCharacter, Any]:
-    """A character of the caller's campaign (404 otherwise) and its campaign's row, for reading."""
+    """A character of the caller's campaign that the caller may see (404 otherwise) and its
+    campaign's row, for reading."""
     character = CharacterRepository(session.connection(), principal.campaign_id).get(character_id)
+    check_visible(session.connection(), principal, character)
     return character, read_campaign(session.connection(), principal.campaign_id)
 
 
@@ -114,6 +167,7 @@ def update_character(session: Session, principal: Principal, character_id: str, 
     with UnitOfWork(session, principal.campaign_id) as uow:
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()
+        check_visible(uow.conn, principal, before)
         check_owner_or_gm(principal, before.player_id, "change this character")
         check_if_match(before.version, if_match, "character")
         fields = data.model_dump(exclude_unset=True)
@@ -259,7 +313,7 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
                 "rolls": [], "hidden": False, "created_at": iso(now)}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
         uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]})
-    uow.record("character.updated", public(after, uow.campaign().ruleset))
+    uow.record("character.updated", public(after, uow.campaign().ruleset), hidden=_gms_only(uow, after))
     uow.commit()
     return after
 
@@ -267,8 +321,10 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
     with UnitOfWork(session, principal.campaign_id) as uow:
         character = uow.characters.get(character_id, lock=True)
+        check_visible(uow.conn, principal, character)
         check_owner_or_gm(principal, character.player_id, "delete this character")
         check_if_match(character.version, if_match, "character")
+        hidden = _gms_only(uow, character)
         uow.characters.remove(character)
-        uow.record("character.deleted", {"id": character.id})
+        uow.record("character.deleted", {"id": character.id}, hidden=hidden)
         uow.commit()
