@@ -45,6 +45,11 @@ class BodyTooDeep(e.RuleError):
     slug = "validation-error"
 
 
+# RFC 9110 §15.5.16: a 415 tells the client which media type to send: `Accept-Post` (W3C LDP)
+# on a POST, `Accept-Patch` (RFC 5789) on a PATCH
+ACCEPT_HEADER = {"POST": "Accept-Post", "PATCH": "Accept-Patch"}
+
+
 def not_json(media_type: str | None) -> UnsupportedMediaType:
     sent = f"a body of type {media_type!r}" if media_type else "a body without Content-Type that is not JSON"
     return UnsupportedMediaType(f"this route takes {JSON}; the request sent {sent}",
@@ -147,8 +152,11 @@ def app_error_response(exc: e.AppError) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(e.AppError)
-    async def _app_error(_req: Request, exc: e.AppError):
-        return app_error_response(exc)
+    async def _app_error(req: Request, exc: e.AppError):
+        response = app_error_response(exc)
+        if isinstance(exc, UnsupportedMediaType) and req.method in ACCEPT_HEADER:
+            response.headers[ACCEPT_HEADER[req.method]] = JSON
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(_req: Request, exc: RequestValidationError):
