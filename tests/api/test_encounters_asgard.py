@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api import test_encounters
+from tests.api import encounter_support
+from tests.api.encounter_support import attack, ids, names_of, normalised, pools, setup, step
 from tests.api.support import assert_problem, assert_validation
-from tests.api.test_encounters import ids
 
-table = test_encounters.table  # the fixture
+table = encounter_support.table  # the fixture
 
 EPEE = {"name": "epee", "damage_dice": 2, "ranged": False}
 DAGUE = {"name": "dague", "damage_dice": 1, "ranged": False}
@@ -30,28 +30,6 @@ def foe(**kw: Any) -> dict[str, Any]:
 def extra(**kw: Any) -> dict[str, Any]:
     return {"skills": {"combat": 2, "defense": 2, "perception": 0}, "vitality": 5, "vitality_max": 5,
             "protection": 0, "tier": "figurant", "weapons": [GOURDIN], **kw}
-
-
-def setup(t, *people: tuple[str, dict, str], start: list[int] | None = None) -> tuple[str, dict[str, str]]:
-    """An encounter of these (name, sheet, kind), started with these perception dice (AS-C13)."""
-    s = t.encounter([{"character_id": t.character(name, sheet, kind=kind,
-                                                  player=t.alice if kind == "pc" else None)}
-                     for name, sheet, kind in people])
-    if start is not None:
-        t.start(s["id"], dice=start)
-    return s["id"], ids(s)
-
-
-def attack(t, eid: str, actor: str, target: str, dice: list[int], status: int = 201, **body: Any) -> dict:
-    return t.act(eid, {"type": "attack", "actor_id": actor, "target_id": target, "dice": dice, **body}, status=status)
-
-
-def step(action: dict, rule: str, what: str) -> dict:
-    return next(s for s in action["steps"] if s["rule"] == rule and s["what"] == what)
-
-
-def vitality(t, eid: str) -> dict[str, int]:
-    return {c["name"]: c["resources"]["vitality"]["value"] for c in t.state(eid)["combatants"]}
 
 
 def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(table):
@@ -79,7 +57,7 @@ def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(tab
     c = attack(t, eid, n["Hero"], n["Foe"], [1, 3, 4, 5, 5, 1], weapon="dague")
     assert step(c, "AS-T9", "opposition")["winner"] == "attacker"
     assert step(c, "AS-C2", "damage")["read_dice"] == [1]
-    assert vitality(t, eid) == {"Hero": 14, "Foe": 5}
+    assert pools(t, eid, "vitality") == {"Hero": 14, "Foe": 5}
 
 
 def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
@@ -98,7 +76,7 @@ def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
     assert r.status_code == 200, r.text
     fumble = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 1], difficulty=0)
     assert step(fumble, "AS-C1", "unperceived attack: no defense")["automatic"] == "failure"
-    assert vitality(t, eid) == {"Hero": 20, "Foe": 8}
+    assert pools(t, eid, "vitality") == {"Hero": 20, "Foe": 8}
 
 
 def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiples(table):
@@ -238,24 +216,6 @@ def test_asgard_attack_bad_input_is_a_clear_4xx(table):
 
 
 # --- one scripted fight -------------------------------------------------------------------------
-
-def normalised(value: Any, names: dict[str, str]) -> Any:
-    """The state with ids replaced by names and timestamps blanked, for an exact comparison."""
-    if isinstance(value, dict):
-        return {k: ("<ts>" if k.endswith("_at") else normalised(v, names)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [normalised(v, names) for v in value]
-    if isinstance(value, str) and value in names:
-        return names[value]
-    return value
-
-
-def names_of(t, state: dict) -> dict[str, str]:
-    out = {state["id"]: "<encounter>", state["campaign_id"]: "<campaign>", t.alice.id: "<alice>"}
-    for c in state["combatants"]:
-        out[c["id"]], out[c["character_id"]] = c["name"], c["name"] + ":character"
-    return out
-
 
 def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
     t = table("asgard")
@@ -479,7 +439,7 @@ def test_as_t8_the_gm_has_an_npc_take_11_on_its_attack(table):
     a = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 2, 2, 2], take_11=True)
     assert [r["purpose"] for r in a["rolls"]] == ["defense"] * 3 + ["damage"] * 3
     assert (step(a, "AS-C1", "attack test")["take_11"], step(a, "AS-C1", "attack test")["score"]) == (True, 16)
-    assert vitality(t, eid)["Hero"] == 16
+    assert pools(t, eid, "vitality")["Hero"] == 16
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
         "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "take_11": True, "dice": [3, 3, 3]})
     assert "AS-T8" in assert_problem(r, 422, "rule-violation")["detail"]

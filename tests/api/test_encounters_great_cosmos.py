@@ -4,11 +4,11 @@
 who may act and react, revert; and one scripted fight whose final state is asserted whole."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from tests.api.encounter_support import Table, ids, step, table  # noqa: F401  (the fixture)
 from tests.api.support import assert_problem, assert_validation, bearer
-from tests.api.test_encounters import Table, gc, ids, table  # noqa: F401  (the fixture)
+from tests.api.test_encounters import gc
 
 SWORD = {"name": "Sword", "kind": "weapon", "slots": 2, "damage": "1d8+2"}
 
@@ -46,10 +46,6 @@ def attack(t: Table, eid: str, actor: str, target: str, dice: list[int] | None, 
 
 def rules(action: dict) -> list[tuple[str, str]]:
     return [(s["rule"], s["what"]) for s in action["steps"]]
-
-
-def step(action: dict, rule: str, what: str | None = None) -> dict:
-    return next(s for s in action["steps"] if s["rule"] == rule and (what is None or s["what"] == what))
 
 
 def combatant(t: Table, eid: str, cid: str) -> dict:
@@ -521,15 +517,6 @@ def test_revert_of_an_attack_restores_hp_karma_and_counters(table):
     assert assert_problem(r, 409, "conflict")["field"] == "hp"
     forced = t.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", {"force": True})
     assert [(c["field"], c["before"], c["after"]) for c in forced["changes"] if c["field"] == "hp"] == [("hp", 90, 100)]
-
-
-def _normalised(state: dict[str, Any], names: dict[str, str]) -> Any:
-    """The state with ids replaced by names and timestamps dropped."""
-    back = {v: k for k, v in names.items()}
-    text = repr(state)
-    for cid, name in back.items():
-        text = text.replace(cid, f"<{name}>")
-    return re.sub(r"'(created_at|updated_at)': '[^']*'", r"'\1': '<ts>'", text)
 
 
 # --- one scripted fight ------------------------------------------------------------------------

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api import test_encounters
+from tests.api import encounter_support
+from tests.api.encounter_support import attack, ids, names_of, normalised, pools, setup, step
 from tests.api.support import assert_problem, assert_validation
-from tests.api.test_encounters import ids
-from tests.api.test_encounters_asgard import names_of, normalised
 
-table = test_encounters.table  # the fixture
+table = encounter_support.table  # the fixture
 
 EPEE = {"name": "epee", "damage": "1d6", "kind": "melee"}
 ARC = {"name": "arc", "damage": "1d8", "kind": "ranged"}
@@ -25,25 +24,6 @@ def hero(**kw: Any) -> dict[str, Any]:
 def foe(**kw: Any) -> dict[str, Any]:
     return {"stats": {"FOR": 60, "HAB": 40, "DIS": 30}, "crit_chance": 5, "hp": 10, "hp_max": 10, "pe": 14,
             "pe_max": 14, "armor": 1, "weapons": [HACHE], **kw}
-
-
-def setup(t, *people: tuple[str, dict, str], start: list[int]) -> tuple[str, dict[str, str]]:
-    s = t.encounter([{"character_id": t.character(name, sheet, kind=kind, player=t.alice if kind == "pc" else None)}
-                     for name, sheet, kind in people])
-    t.start(s["id"], dice=start)
-    return s["id"], ids(s)
-
-
-def attack(t, eid: str, actor: str, target: str, dice: list[int], status: int = 201, **body: Any) -> dict:
-    return t.act(eid, {"type": "attack", "actor_id": actor, "target_id": target, "dice": dice, **body}, status=status)
-
-
-def step(action: dict, rule: str, what: str) -> dict:
-    return next(s for s in action["steps"] if s["rule"] == rule and s["what"] == what)
-
-
-def hp(t, eid: str, pool: str = "hp") -> dict[str, int]:
-    return {c["name"]: c["resources"][pool]["value"] for c in t.state(eid)["combatants"]}
 
 
 def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table):
@@ -68,7 +48,7 @@ def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table)
     # the Foe (FOR 60: 52 → level 1) against the Hero's dodge (HAB 60: 18 → level 5): dodged
     b = attack(t, eid, n["Foe"], n["Hero"], [52, 18])
     assert step(b, "RB-C4", "dodge: confrontation")["winner"] == "defender" and len(b["steps"]) == 3
-    assert hp(t, eid) == {"Hero": 14, "Foe": 3}
+    assert pools(t, eid, "hp") == {"Hero": 14, "Foe": 3}
 
 
 def test_rb_f3_each_further_dodge_in_a_round_is_ten_less_and_ties_by_rb_c2(table):
@@ -105,7 +85,7 @@ def test_rb_f3_critical_dodge_free_attack_and_a_fumbled_dodge_doubles_the_damage
     critical = attack(t, eid, n["Hero"], n["Foe"], [4, 50, 1])
     assert (step(critical, "RB-F2", "attack test")["outcome"], step(critical, "RB-F2", "damage")["damage"]) == (
         "critical_success", 11)
-    assert hp(t, eid)["Foe"] == 10 - 8 - 11
+    assert pools(t, eid, "hp")["Foe"] == 10 - 8 - 11
 
 
 def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
@@ -127,7 +107,7 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
         "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "kind": "ranged", "stat": "DIS", "dice": []})
     assert "PER" in assert_problem(r, 422, "rule-violation")["detail"]
-    assert (hp(t, eid), hp(t, eid, "pe")) == ({"Hero": 14 - (1 + 2), "Foe": 3}, {"Hero": 14, "Foe": 8})
+    assert (pools(t, eid, "hp"), pools(t, eid, "pe")) == ({"Hero": 14 - (1 + 2), "Foe": 3}, {"Hero": 14, "Foe": 8})
 
 
 def test_rb_f2_a_failed_attack_misses_and_hp_below_zero_is_down(table):

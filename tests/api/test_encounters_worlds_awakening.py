@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api import test_encounters
+from tests.api import encounter_support
+from tests.api.encounter_support import attack, ids, names_of, normalised, pools, setup, step
 from tests.api.support import assert_validation
-from tests.api.test_encounters import ids
-from tests.api.test_encounters_asgard import names_of, normalised
 
-table = test_encounters.table  # the fixture
+table = encounter_support.table  # the fixture
 
 EPEE = {"name": "epee_longue", "stat": "FOR", "damage": "1d8"}
 ARC = {"name": "arc_long", "stat": "DEX", "damage": "1d8"}
@@ -27,25 +26,6 @@ def foe(**kw: Any) -> dict[str, Any]:
     """Physical defense 10 + 0 + 1 = 11, magical 10 − 1 + 1 = 10; critical failure up to 2 (CHA −2)."""
     return {"level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": -2}, "hp": 10,
             "hp_max": 10, "weapons": [HACHE], **kw}
-
-
-def setup(t, *people: tuple[str, dict, str], start: list[int]) -> tuple[str, dict[str, str]]:
-    s = t.encounter([{"character_id": t.character(name, sheet, kind=kind, player=t.alice if kind == "pc" else None)}
-                     for name, sheet, kind in people])
-    t.start(s["id"], dice=start)
-    return s["id"], ids(s)
-
-
-def attack(t, eid: str, actor: str, target: str, dice: list[int], status: int = 201, **body: Any) -> dict:
-    return t.act(eid, {"type": "attack", "actor_id": actor, "target_id": target, "dice": dice, **body}, status=status)
-
-
-def step(action: dict, rule: str, what: str) -> dict:
-    return next(s for s in action["steps"] if s["rule"] == rule and s["what"] == what)
-
-
-def hp(t, eid: str) -> dict[str, int]:
-    return {c["name"]: c["resources"]["hp"]["value"] for c in t.state(eid)["combatants"]}
 
 
 def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
@@ -77,7 +57,7 @@ def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
         "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "kind": "psychic"})
     assert_validation(r, [["body", "kind"]])
-    assert hp(t, eid) == {"Hero": 15, "Foe": 10 - 5 - 3 - 1}
+    assert pools(t, eid, "hp") == {"Hero": 15, "Foe": 10 - 5 - 3 - 1}
 
 
 def test_wa_c2_a_critical_rolls_the_damage_dice_twice_wa_c5_zero_hp_down(table):
@@ -97,7 +77,7 @@ def test_wa_c2_a_critical_rolls_the_damage_dice_twice_wa_c5_zero_hp_down(table):
     heal = t.act(eid, {"type": "heal", "target_id": n["Foe"], "amount": 10})
     b = attack(t, eid, n["Foe"], n["Tank"], [20, 2])
     assert step(b, "WA-C2", "critical success below the defense: normal damage")["bonus_damage"] is False
-    assert (step(b, "WA-C1", "damage")["damage"], hp(t, eid)["Tank"]) == (2, 8)
+    assert (step(b, "WA-C1", "damage")["damage"], pools(t, eid, "hp")["Tank"]) == (2, 8)
     # reverted, the blow gives back the HP and the `down` flag of the sheet
     t.post(f"/v1/encounters/{eid}/actions/{b['id']}/revert", {})
     t.post(f"/v1/encounters/{eid}/actions/{heal['id']}/revert", {})
