@@ -57,7 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   generate_unique_id_function=operation_id, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings)
-    for module in (system, rulesets, campaigns, characters, play, rolls, events, encounters):
+    # the hot routes first: a request is matched against the routes in this order (issue 16)
+    for module in (play, rolls, characters, campaigns, events, encounters, rulesets, system):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)

@@ -4,8 +4,11 @@ class every router uses (`CheckedRoute`): refusals in the order of API.md,
 `If-None-Match`."""
 from __future__ import annotations
 
+import asyncio
 import inspect
+import weakref
 from collections.abc import Callable
+from contextlib import nullcontext
 from contextvars import ContextVar
 from typing import Annotated, Any, ContextManager, Literal, TypeVar
 
@@ -82,21 +85,54 @@ def require_admin(request: Request, credentials: Credentials) -> None:
 
 async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any,
                     read_only: bool = False) -> T:
-    """Run `fn(session, *args)` in the threadpool with a fresh session (sync DB work off the loop).
+    """Run `fn(session, *args)` with a fresh session, its database work off the loop's
+    coroutines: in the threadpool (sync DB work), or — a write on SQLite — on the loop itself.
 
     The session, and its pooled connection, is opened and closed inside that one
     thread: no handler holds a connection while it waits for another thread (the
     response is serialised on the event loop), so requests cannot wait on each other.
+    Writes take turns first (`_write_gate`: as many at once as the factory's
+    `writers()`), as coroutines rather than as threads queued on locks. On SQLite
+    a write whose turn has come runs on the loop when the database is free at once
+    (`on_loop()`: no wait, no thread hand-off), else in a thread like any other.
     A caller remembered by this process is checked first, on that connection (a
     rotated or deleted token is refused at once, whichever worker remembers it)."""
     remembered = _remembered.get()
 
+    def run(session: Session) -> T:
+        if remembered is not None:
+            auth.verify(session, remembered)
+        return fn(session, *args)
+
     def work() -> T:
         with (sessions(read_only=True) if read_only else sessions()) as session:
-            if remembered is not None:
-                auth.verify(session, remembered)
-            return fn(session, *args)
-    return await run_in_threadpool(work)
+            return run(session)
+
+    if read_only:
+        return await run_in_threadpool(work)
+    async with _write_gate(sessions):
+        on_loop = getattr(sessions, "on_loop", None)
+        opened = on_loop() if on_loop is not None else None
+        if opened is not None:
+            with opened as session:
+                return run(session)
+        return await run_in_threadpool(work)
+
+
+# the turns of writers, per event loop (a test client runs its own loop)
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _write_gate(sessions: Callable[..., ContextManager[Session]]) -> asyncio.Semaphore | nullcontext:
+    """The turns of this loop's writers: `sessions.writers()` at once (none for a factory without it)."""
+    writers = getattr(sessions, "writers", None)
+    if writers is None:
+        return nullcontext()
+    loop = asyncio.get_running_loop()
+    gate = _GATES.get(loop)
+    if gate is None:
+        gate = _GATES[loop] = asyncio.Semaphore(writers())
+    return gate
 
 
 async def confirm(sessions: Callable[..., ContextManager[Session]]) -> None:

@@ -150,7 +150,7 @@ def test_round_trip_through_the_generated_client(generated, live):
         test = _parsed(play.run_test.sync_detailed(client=gm, character_id=character.id, body=body))
         assert type(test).__name__ == f"{name}TestResult"
         assert [die.value for die in test.rolls] == TESTS[ruleset]["dice"] and test.character_id == character.id
-        body = getattr(models, f"{name}TestRequest").from_dict(ODDS[ruleset])
+        body = getattr(models, f"{name}OddsRequest").from_dict(ODDS[ruleset])
         odds = _parsed(play.get_odds.sync_detailed(client=gm, character_id=character.id, body=body))
         assert type(odds).__name__ == f"{name}Odds" and "/" in odds.success.probability
         logged = [test]

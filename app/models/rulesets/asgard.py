@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from app.models.rulesets.governance import governed
+from app.models.rulesets.odds import NothingRolled
 from app.rules.asgard.core import DIFFICULTIES, skill_key
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
@@ -136,6 +137,10 @@ class TestRequest(TestRequestBase):
     _check = model_validator(mode="after")(_one_target)
 
 
+class OddsRequest(NothingRolled, TestRequest):
+    """The same test's exact odds (`POST …/tests/odds`): nothing rolled nor logged, so no `seed`, `dice` or `hidden`."""
+
+
 class RerollRequest(RollingRequest):
     """AS-H2: cancel the character's latest entry — a test, an opposition (its own side is
     rolled again) or a cooperation (the whole group test) — and roll it again (1 heroism).
@@ -196,7 +201,7 @@ class GroupRequest(RollingRequest):
 
 
 __all__ = [
-    "Sheet", "Options", "TestRequest", "RerollRequest", "OpposedRequest", "GroupRequest",
+    "Sheet", "Options", "TestRequest", "OddsRequest", "RerollRequest", "OpposedRequest", "GroupRequest",
     "Side", "Participant", "Weapon", "Asset", "Condition", "DIFFICULTIES",
 ]
 

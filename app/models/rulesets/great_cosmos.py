@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, model_validator
 
 from app.models.rulesets.governance import governed
+from app.models.rulesets.odds import NothingRolled
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
 StatName = Literal["force", "esprit", "charisme", "agilite", "precision", "chance"]
@@ -137,6 +138,10 @@ class TestRequest(TestRequestBase):
     """GC-T1/GC-T3: a test of one stat (`furtivite` = `agilite`) or of `intuition`."""
 
     stat: Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite", "intuition"]
+
+
+class OddsRequest(NothingRolled, TestRequest):
+    """The same test's exact odds (`POST …/tests/odds`): nothing rolled nor logged, so no `seed`, `dice` or `hidden`."""
 
 
 class Transfer(Strict):

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
 from app.models.rulesets.governance import governed
+from app.models.rulesets.odds import NothingRolled
 from app.rules import rulebook_d100 as rules
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models.fields import DiceExpression
@@ -90,6 +91,10 @@ class TestFields(Strict):
 
 class TestRequest(TestFields, TestRequestBase):
     """POST /characters/{id}/tests body."""
+
+
+class OddsRequest(NothingRolled, TestRequest):
+    """The same test's exact odds (`POST …/tests/odds`): nothing rolled nor logged, so no `seed`, `dice` or `hidden`."""
 
 
 class Side(TestFields):

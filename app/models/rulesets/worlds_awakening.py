@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.models.rulesets.governance import governed
+from app.models.rulesets.odds import NothingRolled
 from app.rules import worlds_awakening as rules
 from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
 from app.models.fields import DiceExpression
@@ -95,6 +96,10 @@ class TestRequest(TestRequestBase):
     target: int | None = Field(None, ge=-100, le=1000, description="WA-T2 threshold (inside the band if both given).")
     modifier: int = Field(0, ge=-1000, le=1000, description="Other modifiers, added to the roll.")
     for_challenge: Name | None = Field(None, description="WA-T6: the challenge this test advances.")
+
+
+class OddsRequest(NothingRolled, TestRequest):
+    """The same test's exact odds (`POST …/tests/odds`): nothing rolled nor logged, so no `seed`, `dice` or `hidden`."""
 
 
 class PendingModifierAction(RollingRequest):

@@ -212,13 +212,14 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
     """One ruleset seen from the services. A subclass names its models once, in
     its bases: `RulesetAdapter[Sheet, Options]` (→ `Sheet`, `Options`) and each
     capability interface it offers (→ `request_models`); it sets `id`, `title`,
-    `TestRequest`, and `actions` if it has character actions."""
+    `TestRequest`, `OddsRequest`, and `actions` if it has character actions."""
 
     id: ClassVar[str]
     title: ClassVar[str]
     Sheet: ClassVar[type[BaseModel]]
     Options: ClassVar[type[CampaignOptions]]
     TestRequest: ClassVar[type[TestRequestBase]]
+    OddsRequest: ClassVar[type[TestRequestBase]]  # the test's body without seed/dice/hidden (app.models.rulesets.odds)
     # type -> Action: the ruleset's character actions (none: no action route for it)
     actions: ClassVar[Mapping[str, Action]] = {}
     # capability -> the request model of each interface the adapter subclasses
@@ -246,8 +247,10 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
     def request_models(self, capability: Capability) -> list[type[BaseModel]]:
         """The request body models of a capability ([] = not offered by this ruleset;
         several for character actions, one per action type)."""
-        if capability in (Capability.TEST, Capability.ODDS):
+        if capability is Capability.TEST:
             return [self.TestRequest]
+        if capability is Capability.ODDS:
+            return [self.OddsRequest]
         if capability is Capability.ACTION:
             return [action.model for action in self.actions.values()]
         model = self.capability_requests.get(capability)

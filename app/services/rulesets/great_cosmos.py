@@ -51,6 +51,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
     id = RULESET
     title = "The Tale of Great Cosmos (rules v6)"
     TestRequest = models.TestRequest
+    OddsRequest = models.OddsRequest
 
     # --- catalogue and sheets -------------------------------------------------
     def describe(self) -> GreatCosmosDescription:

@@ -108,6 +108,7 @@ class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
     id = RULESET
     title = "Rulebook (generic D100 system, pelican-jdr)"
     TestRequest = models.TestRequest
+    OddsRequest = models.OddsRequest
 
     def describe(self) -> RulebookD100Description:
         return RulebookD100Description.model_validate({

@@ -84,6 +84,7 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
     id = RULESET
     title = "Worlds Awakening (d20, Règles de Base)"
     TestRequest = models.TestRequest
+    OddsRequest = models.OddsRequest
     actions = {
         "pending_modifier": Action(models.PendingModifierAction, pending_modifier, gm_only=True),
         "challenge": Action(models.ChallengeAction, start_challenge, gm_only=True),

@@ -72,6 +72,7 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
     id = RULESET
     title = "Asgard (Clé en main 3d6)"
     TestRequest = m.TestRequest
+    OddsRequest = m.OddsRequest
     actions = ACTIONS
 
     # --- catalogue and sheets -------------------------------------------------
