@@ -100,9 +100,22 @@ async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callab
     remembered = _remembered.get()
 
     def run(session: Session) -> T:
-        if remembered is not None:
+        if remembered is None:
+            return fn(session, *args)
+        if not getattr(fn, "checks_caller", False):
             auth.verify(session, remembered)
-        return fn(session, *args)
+            return fn(session, *args)
+        session.info[auth.UNVERIFIED] = remembered  # `fn` checks it in its first round trip
+        try:
+            result = fn(session, *args)
+        except BaseException:
+            if auth.take_unverified(session) is not None:  # refused before it checked: the credential first
+                session.rollback()
+                auth.verify(session, remembered)
+            raise
+        if auth.take_unverified(session) is not None:
+            raise RuntimeError(f"{fn.__qualname__} is marked checks_caller but did not check its caller")
+        return result
 
     def work() -> T:
         with (sessions(read_only=True) if read_only else sessions()) as session:

@@ -2,8 +2,9 @@
 (API.md: 401 missing/invalid, 404 another campaign's token, 403 player doing a GM thing)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
@@ -13,6 +14,7 @@ from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter
 from app.services.prepared import Prepared
 
+F = TypeVar("F", bound=Callable)
 
 @dataclass(frozen=True)
 class Principal:
@@ -68,9 +70,39 @@ _FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the D
 
 def verify(session: Session, principal: Principal) -> None:
     """401 when the principal's credential is gone (rotated, its player or campaign deleted)."""
-    if _FAST_ALIVE.first(session.connection(), {"token_hash": principal.token_hash}) is None:
+    check_alive(principal, _FAST_ALIVE.all(session.connection(), {"token_hash": principal.token_hash}))
+
+
+def alive_query(principal: Principal) -> tuple[Prepared, dict[str, str]]:
+    """`verify`'s statement, to run with others (`fetch_together`); `check_alive` reads its rows."""
+    return _FAST_ALIVE, {"token_hash": principal.token_hash}
+
+
+def check_alive(principal: Principal, rows: Sequence[tuple]) -> None:
+    if not rows:
         forget([principal.token_hash])
         raise Unauthorized("invalid token")
+
+
+# A use case marked `checks_caller` verifies a remembered caller itself, in its first
+# round trip with its own reads (see `RollingWork`): the caller is handed to it in
+# `session.info[UNVERIFIED]`, which it takes (`take_unverified`) before anything else.
+UNVERIFIED = "jdr.unverified_caller"
+
+
+def checks_caller(use_case: F) -> F:
+    use_case.checks_caller = True  # type: ignore[attr-defined]
+    return use_case
+
+
+def take_unverified(session: Session) -> Principal | None:
+    return session.info.pop(UNVERIFIED, None)
+
+
+def verify_pending(session: Session) -> None:
+    """`verify` the caller handed to this use case, if it has not been yet."""
+    if (principal := take_unverified(session)) is not None:
+        verify(session, principal)
 
 
 def forget(token_hashes: Iterable[str]) -> None:

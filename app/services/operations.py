@@ -28,10 +28,21 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, Forbidden
 from app.models.tables import IdempotencyRecord, LogEntry, new_id, utcnow
 from app.rules.dice import dice_source
-from app.services.auth import Principal, check_member
+from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
 from app.services.rulesets import get_adapter
 from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
-from app.services.uow import StoredCharacter, UnitOfWork, json_text_insert, json_text, retried
+from app.services.prepared import fetch_together
+from app.services.uow import (
+    CampaignRow,
+    StoredCharacter,
+    UnitOfWork,
+    campaign_of,
+    campaign_query,
+    json_text,
+    json_text_insert,
+    locked_query,
+    retried,
+)
 from app.services.validation import InvalidBody
 
 __all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
@@ -72,15 +83,19 @@ class RollingWork(UnitOfWork):
     their sheets parsed, `context(req)` checks the dice provenance and builds the
     dice, `commit(outcome)` persists everything and returns the logged body."""
 
-    def __init__(self, session: Session, principal: Principal, campaign_id: str, idem: Idempotency | None):
+    def __init__(self, session: Session, principal: Principal, campaign_id: str, idem: Idempotency | None,
+                 *, lock: str | None = None):
+        """`lock`: the character the use case locks first (`lock([it])`), read and locked on entry
+        with the campaign — and the caller's credential when it was handed over
+        (`auth.checks_caller`) — in one round trip on PostgreSQL."""
         check_member(principal, campaign_id)
         super().__init__(session, campaign_id)
-        self.principal, self.idem = principal, idem
+        self.principal, self.idem, self.first_locked = principal, idem, lock
 
     def __enter__(self) -> "RollingWork":
         super().__enter__()
         try:
-            campaign = self.campaign()
+            campaign = self._open()
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -91,9 +106,26 @@ class RollingWork(UnitOfWork):
         self.ctx: OperationContext | None = None
         return self
 
+    def _open(self) -> CampaignRow:
+        """The first round trip: the caller's credential (401 first), the campaign (404), the character to lock."""
+        unverified = take_unverified(self.session)
+        queries = [alive_query(unverified)] if unverified is not None else []
+        queries.append(campaign_query(self.campaign_id))
+        if self.first_locked is not None:
+            queries.append(locked_query(self.first_locked))
+        results = fetch_together(self.conn, queries)
+        if unverified is not None:
+            check_alive(unverified, results.pop(0))
+        campaign = campaign_of(results[0])
+        self.prefetched = {self.first_locked: results[1]} if self.first_locked is not None else {}
+        return campaign
+
     def lock(self, character_ids: Sequence[str]) -> list[CharacterState]:
         """The characters (in the order asked) locked until the commit, sheets parsed once."""
-        stored = self.characters.load(character_ids)
+        if len(character_ids) == 1 and character_ids[0] in self.prefetched:
+            stored = [self.characters.loaded(character_ids[0], self.prefetched.pop(character_ids[0]))]
+        else:
+            stored = self.characters.load(character_ids)
         self.loaded.update((c.id, c) for c in stored)
         return [self.adapter.state(c) for c in stored]
 
@@ -115,6 +147,8 @@ class RollingWork(UnitOfWork):
 
     def replayed(self) -> dict | None:
         """The first response to this Idempotency-Key, or None; the key with another request → 422."""
+        if self.idem is not None:
+            verify_pending(self.session)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
     def commit(self, outcome: Outcome) -> dict[str, Any]:  # type: ignore[override]

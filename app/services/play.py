@@ -13,7 +13,7 @@ from app.kit.errors import Conflict, NotFound
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import dice_source
 from app.services import rolls
-from app.services.auth import Principal, check_gm, check_owner_or_gm
+from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
 from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 from app.services.rulesets import get_adapter
@@ -21,9 +21,11 @@ from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, O
 from app.services.validation import InvalidBody, validate
 
 
+@checks_caller
 def run_test(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
-    """Owner or GM: one test of the ruleset, its effects saved."""
-    return _test(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
+    """Owner or GM: one test of the ruleset, its effects saved (the caller's credential, the
+    campaign and the character read in one round trip: `RollingWork(lock=…)`)."""
+    return _test(RollingWork(session, principal, principal.campaign_id, idem, lock=character_id), character_id, body)
 
 
 @retried

@@ -99,6 +99,30 @@ class Prepared:
         return rows[0] if rows else None
 
 
+def fetch_together(conn: Connection, queries: list[tuple[Prepared, dict[str, Any]]]) -> list[list[tuple]]:
+    """The rows of each query, run in order; on PostgreSQL all in ONE round trip (pipeline
+    mode), the transaction's BEGIN included when it is the first thing the connection sends.
+    Each is still its own statement (its own snapshot, its own locks, in order); a failing
+    one aborts the rest (the error is raised, as for any statement)."""
+    if conn.dialect.name != "postgresql":
+        return [query.all(conn, params) for query, params in queries]
+    raw = conn.connection.dbapi_connection
+    sent = []
+    try:
+        with raw.pipeline():
+            for query, params in queries:
+                plan = query._plan(conn.dialect)
+                cursor = raw.cursor()
+                cursor.execute(plan.sql, plan.parameters(params))
+                sent.append((plan, cursor))
+        return [[plan.row(r) for r in cursor.fetchall()] for plan, cursor in sent]
+    except conn.dialect.loaded_dbapi.Error as e:
+        conn._handle_dbapi_exception(e, None, None, None, None)
+    finally:
+        for _plan, cursor in sent:
+            cursor.close()
+
+
 class Batch:
     """Statements sent together (see the module); `expect_one(cursor, fail)` checks at the end
     that the statement on `cursor` changed one row, else calls `fail()` (which raises)."""

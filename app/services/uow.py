@@ -159,11 +159,22 @@ class CharacterRepository:
 
     def _select(self, character_ids: Sequence[str], lock: bool) -> dict[str, StoredCharacter]:
         if len(character_ids) == 1:
-            row = (_FAST_SELECT_ONE_LOCKED if lock else _FAST_SELECT_ONE).first(self.conn, {"id": character_ids[0]})
-            character = StoredCharacter(*row) if row is not None else None
-            return {character.id: character} if character and character.campaign_id == self.campaign_id else {}
-        rows = self.conn.execute(_SELECT_LOCKED if lock else _SELECT, {"ids": list(character_ids)}).all()
-        return {r.id: StoredCharacter(*r) for r in rows if r.campaign_id == self.campaign_id}
+            return self._found(_FAST_SELECT_ONE_LOCKED.all(self.conn, {"id": character_ids[0]}) if lock
+                               else _FAST_SELECT_ONE.all(self.conn, {"id": character_ids[0]}))
+        return self._found(self.conn.execute(_SELECT_LOCKED if lock else _SELECT, {"ids": list(character_ids)}).all())
+
+    def _found(self, rows: Sequence[tuple]) -> dict[str, StoredCharacter]:
+        characters = (StoredCharacter(*r) for r in rows)
+        return {c.id: c for c in characters if c.campaign_id == self.campaign_id}
+
+    def loaded(self, character_id: str, rows: Sequence[tuple]) -> StoredCharacter:
+        """`character_id` from the rows of `locked_query(character_id)` run by the caller
+        (with other statements, `fetch_together`): as `load([character_id])` would give it."""
+        found = self._found(rows).get(character_id)
+        if found is None:
+            raise NotFound(f"no character with id {character_id!r} in this campaign")
+        return found
+
 
     def add(self, *, id: str, player_id: str | None, name: str, kind: str, sheet: dict[str, Any],
             now: datetime) -> StoredCharacter:
@@ -192,12 +203,26 @@ class CharacterRepository:
         self.conn.execute(_DELETE, {"character_id": character.id})
 
 
+def locked_query(character_id: str) -> tuple[Prepared, dict[str, Any]]:
+    """The statement reading one character locked until the commit, and its parameters (to run
+    with others: `fetch_together`; `CharacterRepository.loaded` reads its rows)."""
+    return _FAST_SELECT_ONE_LOCKED, {"id": character_id}
+
+
 def read_campaign(conn, campaign_id: str):
     """A campaign's row (id, ruleset, options), or 404."""
-    row = _FAST_CAMPAIGN.first(conn, {"id": campaign_id})
-    if row is None:
+    return campaign_of(_FAST_CAMPAIGN.all(conn, {"id": campaign_id}))
+
+
+def campaign_query(campaign_id: str) -> tuple[Prepared, dict[str, Any]]:
+    """The statement of `read_campaign`, to run with others (`fetch_together`); `campaign_of` reads its rows."""
+    return _FAST_CAMPAIGN, {"id": campaign_id}
+
+
+def campaign_of(rows: Sequence[tuple]) -> "CampaignRow":
+    if not rows:
         raise NotFound("no campaign with this id")
-    return CampaignRow(*row)
+    return CampaignRow(*rows[0])
 
 
 class CampaignRow(NamedTuple):

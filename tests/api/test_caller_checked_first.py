@@ -1,0 +1,62 @@
+"""Issue 16: `POST …/tests` checks a remembered caller's credential in its first round trip,
+with the campaign and the character (`auth.checks_caller`, `RollingWork(lock=…)`), instead
+of a round trip of its own. A credential gone behind this process's back (another worker
+rotated it) is still refused first: 401 before any 404, 403, 422 or idempotent replay, and
+nothing is written."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import delete
+
+from app.core.security import hash_token
+from app.models.tables import Credential
+from tests.api.support import RULESET, SHEET, assert_problem
+
+
+@pytest.fixture
+def camp(campaign_factory):
+    return campaign_factory(RULESET)
+
+
+def _revoke_elsewhere(db_session, token: str) -> None:
+    """The credential deleted as another worker would: this process still remembers it."""
+    db_session.execute(delete(Credential).where(Credential.token_hash == hash_token(token)))
+    db_session.commit()
+
+
+def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(client, camp, player_factory,
+                                                                                character_factory, db_session,
+                                                                                count_rows):
+    alice = player_factory(camp)
+    hero = character_factory(camp, SHEET, player=alice)
+    url = f"/v1/characters/{hero['id']}/tests"
+    assert client.post(url, json={"stat": "force", "seed": 1}, headers=alice.headers).status_code == 201  # remembered
+    logged = count_rows("roll_log")
+    _revoke_elsewhere(db_session, alice.token)
+    assert_problem(client.post(url, json={"stat": "force", "seed": 1}, headers=alice.headers), 401, "unauthorized")
+    assert count_rows("roll_log") == logged
+
+
+def test_401_comes_before_404_403_and_422(client, camp, player_factory, character_factory, db_session):
+    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
+    hero = character_factory(camp, SHEET, player=alice)
+    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "seed": 1},
+                       headers=bob.headers).status_code == 403  # bob is remembered now
+    _revoke_elsewhere(db_session, bob.token)
+    for character_id, body in ((hero["id"], {"stat": "force", "seed": 1}),  # not bob's: was 403
+                               ("0" * 32, {"stat": "force", "seed": 1}),   # no such character: was 404
+                               (hero["id"], {"stat": "nope"})):            # invalid body: was 422
+        assert_problem(client.post(f"/v1/characters/{character_id}/tests", json=body, headers=bob.headers),
+                       401, "unauthorized")
+
+
+def test_an_idempotent_replay_is_not_given_to_a_caller_whose_credential_is_gone(client, camp, player_factory,
+                                                                                 character_factory, db_session):
+    alice = player_factory(camp)
+    hero = character_factory(camp, SHEET, player=alice)
+    url, headers = f"/v1/characters/{hero['id']}/tests", {**alice.headers, "Idempotency-Key": "k-1"}
+    first = client.post(url, json={"stat": "force", "seed": 1}, headers=headers)
+    assert first.status_code == 201
+    assert client.post(url, json={"stat": "force", "seed": 1}, headers=headers).json() == first.json()  # replayed
+    _revoke_elsewhere(db_session, alice.token)
+    assert_problem(client.post(url, json={"stat": "force", "seed": 1}, headers=headers), 401, "unauthorized")
