@@ -99,6 +99,17 @@ def hidden_from_player():
                    or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("player_id"))))
 
 
+_HIDDEN_FROM_PLAYER = Prepared(hidden_from_player())
+
+
+def hidden_character_ids(conn, principal: Principal, campaign_id: str) -> list[str]:
+    """The ids of the campaign's characters hidden from the caller (none for the GM), in one query."""
+    if principal.is_gm:
+        return []
+    rows = _HIDDEN_FROM_PLAYER.all(conn, {"campaign_id": campaign_id, "player_id": principal.player_id})
+    return sorted({row[0] for row in rows})
+
+
 _HIDDEN_ONE = Prepared(select(exists(
     select(_cbt.c.id).join(_enc, _enc.c.id == _cbt.c.encounter_id)
     .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"),

@@ -14,7 +14,7 @@ from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.characters import hidden_from_player
+from app.services.characters import hidden_character_ids
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.rulesets.base import Outcome
@@ -68,20 +68,20 @@ _CURSOR_SEQ = Prepared(select(_log.c.seq).where(_log.c.id == bindparam("id"),
                                                  _log.c.campaign_id == bindparam("campaign_id")))
 
 
-def _players_view(query):
-    """What a player (`:player_id`) sees of the log: no hidden entry, nor an entry about a
-    character hidden from it (a hidden combatant's, as the character routes hide it)."""
-    hidden = hidden_from_player()
+def _leave_out_hidden_characters(query):
+    """Without the entries about the characters `:hidden_ids` (hidden from the player: a hidden
+    combatant's, as the character routes hide them), whether the entry's own or one involved."""
+    hidden = bindparam("hidden_ids", expanding=True)
     about_hidden = select(_involved.c.seq).where(_involved.c.character_id.in_(hidden))
-    return query.where(_log.c.hidden == False,  # noqa: E712 (SQL expression)
-                       or_(_log.c.character_id.is_(None), _log.c.character_id.not_in(hidden)),
+    return query.where(or_(_log.c.character_id.is_(None), _log.c.character_id.not_in(hidden)),
                        _log.c.seq.not_in(about_hidden))
 
 
 @cache
-def _page_query(by_character: bool, by_kind: bool, with_hidden: bool, below: bool) -> Prepared:
-    """The page's statement for one combination of filters (16 at most), prepared once:
-    each entry's id and its stored JSON text, newest first."""
+def _page_query(by_character: bool, by_kind: bool, with_hidden: bool, below: bool, about_hidden: bool) -> Prepared:
+    """The page's statement for one combination of filters (32 at most), prepared once:
+    each entry's id and its stored JSON text, newest first. With `about_hidden` (a list of
+    ids, expanded), it is run by SQLAlchemy (`.statement`), not on the cursor."""
     query = select(_log.c.id, cast(_log.c.body, String)).where(_log.c.campaign_id == bindparam("campaign_id"))
     if by_character:
         involved = select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))
@@ -89,7 +89,9 @@ def _page_query(by_character: bool, by_kind: bool, with_hidden: bool, below: boo
     if by_kind:
         query = query.where(_log.c.kind == bindparam("kind"))
     if not with_hidden:
-        query = _players_view(query)
+        query = query.where(_log.c.hidden == False)  # noqa: E712 (SQL expression)
+    if about_hidden:
+        query = _leave_out_hidden_characters(query)
     if below:
         query = query.where(_log.c.seq < bindparam("below"))
     return Prepared(query.order_by(_log.c.seq.desc()).limit(bindparam("n")))
@@ -118,11 +120,15 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     """Newest first, keyset-paginated on the log's sequence; players never see
     hidden entries; a page is bounded by count and by bytes (of the stored texts)."""
     check_member(principal, campaign_id)
-    params = {"campaign_id": campaign_id, "player_id": principal.player_id, "character_id": character_id,
-              "kind": kind, "n": limit + 1,
+    conn = session.connection()
+    hidden_ids = hidden_character_ids(conn, principal, campaign_id)
+    params = {"campaign_id": campaign_id, "character_id": character_id, "kind": kind, "n": limit + 1,
               "below": _after(session, campaign_id, cursor) if cursor else None}
-    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor))
-    rows = query.all(session.connection(), params)
+    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), bool(hidden_ids))
+    if hidden_ids:
+        rows = conn.execute(query.statement, {**params, "hidden_ids": hidden_ids}).all()
+    else:
+        rows = query.all(conn, params)
     items: list[str] = []
     total = 0
     for entry_id, text in rows[:limit]:
@@ -136,10 +142,12 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
 
 def read_log_entry(session: Session, principal: Principal, campaign_id: str, entry_id: str) -> dict[str, Any]:
     check_member(principal, campaign_id)
-    query = select(_log.c.body).where(_log.c.id == entry_id, _log.c.campaign_id == bindparam("campaign_id"))
-    if not principal.is_gm:
-        query = _players_view(query)
-    body = session.connection().execute(query, {"campaign_id": campaign_id, "player_id": principal.player_id}).scalar()
-    if body is None:
+    conn = session.connection()
+    query = select(_log.c.body, _log.c.hidden).where(_log.c.id == entry_id, _log.c.campaign_id == campaign_id)
+    hidden_ids = hidden_character_ids(conn, principal, campaign_id)
+    if hidden_ids:
+        query = _leave_out_hidden_characters(query)
+    row = conn.execute(query, {"hidden_ids": hidden_ids}).first()
+    if row is None or (row.hidden and not principal.is_gm):
         raise NotFound("no roll-log entry with this id")
-    return body
+    return row.body
