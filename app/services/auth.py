@@ -140,6 +140,11 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
     if role == "gm":
         check_gm(principal, "use this route")
     elif role == "owner_or_gm":
+        if "character_id" in path and not principal.is_gm and owner is None:
+            from app.services.visibility import in_hiding, in_hiding_query  # (it builds on this module)
+            query, params = in_hiding_query(principal.campaign_id, path["character_id"])
+            if in_hiding(query.all(session.connection(), params)):
+                raise NotFound("no character with this id")  # a character in hiding is not a player's to know of
         check_owner_or_gm(principal, owner, "use this route")
 
 

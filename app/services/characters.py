@@ -10,22 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import bindparam, exists, or_
 from sqlmodel import Session, select
 
-from app.kit.errors import Forbidden, NotFound, PreconditionFailed
+from app.kit.errors import Forbidden, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
 from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate
-from app.models.tables import Campaign, Character, Combatant, Encounter, Player, new_id, utcnow
+from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
-from app.services.prepared import Prepared
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
+from app.services.visibility import check_visible, hidden_character, hidden_from_player
 
 _PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "version", "created_at", "updated_at")
 
@@ -78,56 +77,6 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
         uow.record("character.created", public(character, campaign.ruleset))
         uow.commit()
     return public(character, campaign.ruleset)
-
-
-# --- characters hidden from players ------------------------------------------------------
-# A character in a fight as a hidden combatant (an NPC copy made for it, or any character
-# the GM put in hidden) is the GM's, and its owner's, until the combatant is revealed: the
-# character routes, the roll log and the character events never show it to other players
-# (API.md, encounters' visibility: a player never sees a hidden combatant).
-
-_chr, _cbt, _enc = Character.__table__, Combatant.__table__, Encounter.__table__
-
-
-def hidden_from_player():
-    """The ids of the characters hidden from the player `:player_id` (null: any player) in the
-    campaign `:campaign_id`: characters of its hidden combatants that the player does not own."""
-    return (select(_cbt.c.character_id)
-            .join(_enc, _enc.c.id == _cbt.c.encounter_id)
-            .join(_chr, _chr.c.id == _cbt.c.character_id)
-            .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.hidden == True,  # noqa: E712
-                   or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("player_id"))))
-
-
-_HIDDEN_FROM_PLAYER = Prepared(hidden_from_player())
-
-
-def hidden_character_ids(conn, principal: Principal, campaign_id: str) -> list[str]:
-    """The ids of the campaign's characters hidden from the caller (none for the GM), in one query."""
-    if principal.is_gm:
-        return []
-    rows = _HIDDEN_FROM_PLAYER.all(conn, {"campaign_id": campaign_id, "player_id": principal.player_id})
-    return sorted({row[0] for row in rows})
-
-
-_HIDDEN_ONE = Prepared(select(exists(
-    select(_cbt.c.id).join(_enc, _enc.c.id == _cbt.c.encounter_id)
-    .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"),
-           _cbt.c.hidden == True))))  # noqa: E712
-
-
-def hidden_character(conn, principal: Principal, character: StoredCharacter) -> bool:
-    """Whether the caller may not see this character: a player, not its owner, while one of
-    its combatants is hidden."""
-    if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
-        return False
-    return bool(_HIDDEN_ONE.first(conn, {"campaign_id": character.campaign_id, "character_id": character.id})[0])
-
-
-def check_visible(conn, principal: Principal, character: StoredCharacter) -> None:
-    """404 for a character the caller may not see (as for one that does not exist)."""
-    if hidden_character(conn, principal, character):
-        raise NotFound("no character with this id")
 
 
 def _gms_only(uow: UnitOfWork, character: StoredCharacter) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
-from app.kit.errors import Conflict, Forbidden
+from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, LogEntry, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
@@ -44,6 +44,7 @@ from app.services.uow import (
     retried,
 )
 from app.services.validation import InvalidBody
+from app.services.visibility import check_visible, gms_only, in_hiding, in_hiding_query
 
 __all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
 
@@ -112,12 +113,13 @@ class RollingWork(UnitOfWork):
         queries = [alive_query(unverified)] if unverified is not None else []
         queries.append(campaign_query(self.campaign_id))
         if self.first_locked is not None:
-            queries.append(locked_query(self.first_locked))
+            queries += [locked_query(self.first_locked), in_hiding_query(self.campaign_id, self.first_locked)]
         results = fetch_together(self.conn, queries)
         if unverified is not None:
             check_alive(unverified, results.pop(0))
         campaign = campaign_of(results[0])
         self.prefetched = {self.first_locked: results[1]} if self.first_locked is not None else {}
+        self.in_hiding = {self.first_locked: results[2]} if self.first_locked is not None else {}
         return campaign
 
     def lock(self, character_ids: Sequence[str]) -> list[CharacterState]:
@@ -126,6 +128,13 @@ class RollingWork(UnitOfWork):
             stored = [self.characters.loaded(character_ids[0], self.prefetched.pop(character_ids[0]))]
         else:
             stored = self.characters.load(character_ids)
+        for c in stored:  # a player learns nothing of a character in hiding it does not own: 404
+            if not self.principal.is_gm and (c.player_id is None or c.player_id != self.principal.player_id):
+                if c.player_id is None and c.id in self.in_hiding:
+                    if in_hiding(self.in_hiding[c.id]):
+                        raise NotFound("no character with this id")
+                else:
+                    check_visible(self.conn, self.principal, c)
         self.loaded.update((c.id, c) for c in stored)
         return [self.adapter.state(c) for c in stored]
 
@@ -167,17 +176,23 @@ class RollingWork(UnitOfWork):
                  "rerolls": outcome.cancels, "others": others, "body_json": encoded}
         if others:  # the entry's number is read back for its other characters: not in the batch
             self.log.append(body, **entry)
+        gms_only_event = req.hidden or self._gms_only()
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             if not others:
                 self.log.append(body, **entry)
             changed = self._save_sheets(outcome.sheets, now)
-            self.record("log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=req.hidden)
+            self.record("log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=gms_only_event)
             if self.idem is not None:
                 _FAST_INSERT_IDEMPOTENCY.run(self.conn, {
                     "token_hash": self.principal.token_hash, "key": self.idem.key,
                     "request_hash": self.idem.fingerprint, "status_code": 201, "body": encoded, "created_at": now})
         super().commit()
         return EncodedBody(body, encoded)
+
+    def _gms_only(self) -> bool:
+        """Whether the entry's event is for the GM alone: it is about a character in hiding
+        from the players (players' log pages leave such entries out too)."""
+        return any(gms_only(self.conn, c, self.in_hiding.get(c.id)) for c in self.loaded.values())
 
     def _save_sheets(self, sheets: dict, now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else

@@ -14,7 +14,7 @@ from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.characters import hidden_character_ids
+from app.services.visibility import hidden_character_ids
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.rulesets.base import Outcome

@@ -109,3 +109,36 @@ def test_a_gm_edit_of_a_hidden_copy_is_announced_to_the_gm_only(client, fight):
     assert ("character.deleted", fight["copies"]["Goblin 2"][0]) in gm_seen
     players = json.dumps(_events(client, c.id, alice.headers))
     assert all(cid not in players for cid, _ in fight["copies"].values())
+
+
+def test_a_player_rolling_for_a_copy_in_hiding_gets_404_not_403(client, fight):
+    """Tests, level-ups and actions on a hidden copy answer a player as for no character at all,
+    whether the body is valid or not (the refusal's order checks the route's access first)."""
+    c, alice = fight["c"], fight["alice"]
+    copy, _ = fight["copies"]["Goblin 1"]
+    for path, body in ((f"/v1/characters/{copy}/tests", {"stat": "force", "seed": 1}),
+                       (f"/v1/characters/{copy}/tests", {"stat": "nope"}),
+                       (f"/v1/characters/{copy}/level-ups", {"seed": 1})):
+        assert_problem(client.post(path, json=body, headers=alice.headers), 404, "not-found")
+    # not in hiding: the player is told it is not theirs
+    assert_problem(client.post(f"/v1/characters/{fight['goblin']}/tests", json={"stat": "force", "seed": 1},
+                               headers=alice.headers), 403, "forbidden")
+    assert client.post(f"/v1/characters/{copy}/tests", json={"stat": "force", "seed": 1}, headers=c.gm).status_code == 201
+
+
+def test_the_gms_open_test_on_a_copy_in_hiding_is_announced_to_the_gm_only(client, fight):
+    c, alice = fight["c"], fight["alice"]
+    copy, _ = fight["copies"]["Goblin 1"]
+    r = client.post(f"/v1/characters/{copy}/tests", json={"stat": "force", "seed": 1}, headers=c.gm)
+    assert r.status_code == 201 and r.json()["hidden"] is False
+    entry = r.json()["id"]
+    # and one on Aiko, announced to all
+    r = client.post(f"/v1/characters/{fight['aiko']}/tests", json={"stat": "force", "seed": 2}, headers=c.gm)
+    assert r.status_code == 201
+    aiko_entry = r.json()["id"]
+
+    def logged(headers) -> list[str]:
+        return [e["data"]["entry"]["id"] for e in _events(client, c.id, headers)
+                if e["type"] == "log.created"]
+    assert entry in logged(c.gm) and aiko_entry in logged(c.gm)
+    assert entry not in logged(alice.headers) and aiko_entry in logged(alice.headers)
