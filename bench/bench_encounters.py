@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_encounters.py [--db sqlite,postgres] [--rounds 3] [--duration 4]
 
 For each database kind (a SQLite WAL file, then PostgreSQL on 127.0.0.1:5432, user
-postgres, database `jdr_bench_encounters` created and dropped here) one uvicorn
+postgres, database `jdr_bench_encounters` — or `--pg-database` — created and dropped here) one uvicorn
 worker of the app (as bench_http.py: asyncio loop, h11, access log off, no rate
 limit). Through HTTP it creates a great-cosmos campaign, distinct characters
 (agilite spread, hp_max 10⁶ so nobody goes down) and four started encounters:
@@ -108,7 +108,7 @@ def p99(values: list[float]) -> float:
 
 
 def bench_db(kind: str, args, work: Path) -> list[list[str]]:
-    url = f"sqlite:///{work / 'encounters.db'}" if kind == "sqlite" else pg_database(DB_NAME)
+    url = f"sqlite:///{work / 'encounters.db'}" if kind == "sqlite" else pg_database(args.pg_database)
     env = {"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
     subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True,
                    capture_output=True, timeout=120)
@@ -155,7 +155,7 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
             s.c.close()
     finally:
         if kind == "postgres":
-            pg_drop(DB_NAME)
+            pg_drop(args.pg_database)
     rows = []
     for what in ("next-turn", "attack"):
         big = [statistics.fmean(x) for x in lat[f"{what} 200"]]
@@ -181,6 +181,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=4, help="seconds per sequential run (load runs: twice that)")
     ap.add_argument("--connections", type=int, default=8)
+    ap.add_argument("--pg-database", default=DB_NAME, help="the PostgreSQL database created and dropped here")
     ap.add_argument("--python-load", action="store_true", help="use the Python load generator even if wrk exists")
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:

@@ -87,8 +87,6 @@ _SAVE = (
 )
 _DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
 _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
-_INSERT_LOG = insert(_log)
-_INSERT_LOG_CHARACTER = insert(LogEntryCharacter.__table__)
 
 # the hot path's statements on the DBAPI cursor (app.services.prepared): one character, the campaign, the save
 _SELECT_ONE = select(*_COLUMNS).where(_character.c.id == bindparam("id"))
@@ -115,6 +113,14 @@ def json_text_insert(table, column: str) -> Prepared:
 
 
 _FAST_INSERT_LOG = json_text_insert(_log, "body")
+# RollLog: an entry with its body as a dict, and an other character of an entry found by the entry's id
+_FAST_INSERT_LOG_ROW = Prepared(insert(_log).values(
+    **{c.name: bindparam(c.name, type_=c.type) for c in _log.columns if c.name != "seq"}))
+_log_character = LogEntryCharacter.__table__
+_FAST_INSERT_LOG_CHARACTER = Prepared(insert(_log_character).from_select(
+    ["character_id", "seq"],
+    select(cast(bindparam("character_id", type_=_log_character.c.character_id.type),
+                _log_character.c.character_id.type), _log.c.seq).where(_log.c.id == bindparam("entry_id"))))
 
 
 def json_text(value: Any) -> str:
@@ -241,17 +247,17 @@ class RollLog:
                rerolls: str | None = None, others: Sequence[str] = (), body_json: str | None = None) -> None:
         """Log `body` (it carries its `id` and `kind`); `others`: the other characters
         involved (a confrontation, a group test), so filtering the log by character finds it.
-        `body_json`: the body's JSON text when the caller has it already (`json_text(body)`)."""
+        `body_json`: the body's JSON text when the caller has it already (`json_text(body)`).
+        Prepared statements only, nothing read back: they may go in a unit of work's `writes()`
+        batch (the other characters' rows find the entry's number by its id)."""
         entry = {"id": body["id"], "campaign_id": self.campaign_id, "character_id": character_id,
                  "kind": body["kind"], "hidden": hidden, "created_at": created_at, "body": body, "rerolls": rerolls}
-        if body_json is not None and not others:
+        if body_json is not None:
             _FAST_INSERT_LOG.run(self.conn, {**entry, "body": body_json})
-            return
-        if others:
-            seq = self.conn.execute(_INSERT_LOG.returning(_log.c.seq), entry).scalar_one()
-            self.conn.execute(_INSERT_LOG_CHARACTER, [{"seq": seq, "character_id": cid} for cid in others])
         else:
-            self.conn.execute(_INSERT_LOG, entry)
+            _FAST_INSERT_LOG_ROW.run(self.conn, entry)  # the body encoded by the column's JSON type, as Core does
+        for cid in others:
+            _FAST_INSERT_LOG_CHARACTER.run(self.conn, {"character_id": cid, "entry_id": body["id"]})
 
 
 class UnitOfWork:

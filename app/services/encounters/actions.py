@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlmodel import Session
@@ -26,7 +27,7 @@ from app.models.encounters import (
     ConditionChange,
     HealOrDamage,
 )
-from app.services.auth import Principal, check_gm, check_member
+from app.services.auth import Principal, check_gm, check_member, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -56,6 +57,7 @@ class Action:
     gm_only: bool
 
 
+@checks_caller
 def act(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any],
         idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """An action, its body validated by the campaign's ruleset."""
@@ -71,7 +73,8 @@ def act(session: Session, principal: Principal, encounter_id: str, body: dict[st
             return combat(uow, fight, principal, req)
         return gm_action(uow, fight, principal, req)
 
-    return write(session, principal, encounter_id, work, idem=idem)
+    named = [body.get(k) for k in ("actor_id", "target_id")] if isinstance(body, dict) else []
+    return write(session, principal, encounter_id, work, idem=idem, combatants=[c for c in named if isinstance(c, str)])
 
 
 def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
@@ -270,6 +273,7 @@ ACTIONS: dict[str, Action] = {
 
 # --- undo ------------------------------------------------------------------------------------
 
+@checks_caller
 def revert(session: Session, principal: Principal, encounter_id: str, action_id: str, force: bool,
            idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM: undo the latest action not yet reverted, restoring every field it changed.
@@ -297,7 +301,7 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
             _restore(fight, item, changes, steps, force)
         body, shown = record_action(uow, fight, principal, type_="revert", changes=changes, steps=steps,
                                     hidden=row.hidden, reverts=action_id, event="encounter.reverted")
-        store.mark_reverted(conn, action_id, body["id"])
+        uow.later(partial(store.mark_reverted, conn, action_id, body["id"]))
         return shown
 
     return write(session, principal, encounter_id, work, idem=idem)

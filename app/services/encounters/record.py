@@ -1,11 +1,13 @@
 """Recording an action: the encounter saved (version + 1), the action row, its
-roll-log entry (`kind: "combat"`) and its event, in the caller's transaction.
+roll-log entry (`kind: "combat"`) and its event, in the caller's transaction (kept
+for its commit: `EncounterWork.later`, one round trip on PostgreSQL).
 
 The roll log keeps one body for everyone: an entry holding something a player
 may not see (a hidden combatant's dice, exact resources under `hp_visibility`)
 is the GM's there, and players read it, filtered, in the encounter's history."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from app.models.tables import new_id
@@ -37,10 +39,11 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
     data = {"id": fight.id, "version": version, "action_id": body["id"]}
     if reverts is not None:
         data["reverted"] = reverts
-    store.save(conn, fight, at)
-    store.insert_action(conn, uow.log, fight, body, changes=changes.items, reverts=reverts, character_id=character_id,
-                        others=list(others), log_hidden=hidden or not view.players_see_all(body, seen), now=at)
-    uow.record(event, data, hidden=view.action(body, seen, view.NOBODY) is None)
+    store.save(conn, fight, at, later=uow.later)
+    uow.later(partial(store.insert_action, conn, uow.log, fight, body, changes=changes.items, reverts=reverts,
+                      character_id=character_id, others=list(others),
+                      log_hidden=hidden or not view.players_see_all(body, seen), now=at))
+    uow.later(partial(uow.record, event, data, hidden=view.action(body, seen, view.NOBODY) is None))
     shown = view.action(body, seen, viewer(principal))
     return body, shown if shown is not None else _bare(body)
 

@@ -11,12 +11,13 @@ lost race is `StaleVersion`, retried on fresh state by `retried`), and the
 encounter with its version + 1 (a lost race there is `StaleVersion` too)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from copy import deepcopy
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import Integer, bindparam, delete, func, insert, literal, select, update
 
 from app.kit.errors import NotFound
 from app.models.encounters import EncounterOptions
@@ -29,7 +30,7 @@ from app.models.tables import (
     LogEntry,
 )
 from app.services.encounters.rulesets import EncounterRules, rules_for
-from app.services.prepared import Prepared
+from app.services.prepared import Prepared, fetch_together
 from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
 from app.services.validation import InvalidBody
 
@@ -55,17 +56,60 @@ _SOME_COMBATANTS = select(*_COMBATANTS.selected_columns).where(
 _UPDATE_COMBATANT = update(_cbt).where(_cbt.c.id == bindparam("combatant_id"))
 _UPDATE_ENCOUNTER = update(_enc).where(_enc.c.id == bindparam("encounter_id"),
                                        _enc.c.version == bindparam("old_version"))
-# on the DBAPI cursor (app.services.prepared): an action's reads, and its writes when nothing but
-# the version of the encounter changes (an attack: the turn order of 200 is not written back)
+
+# on the DBAPI cursor (app.services.prepared): an action's reads (the encounter, the combatants its body
+# names and their characters: one round trip on PostgreSQL, `fetch_together`) and its writes (one
+# `writes()` batch with the COMMIT; the encounter's order of 200 combatants is not written back by an attack)
 _FAST_LOAD = Prepared(_LOAD)
 _FAST_LOAD_LOCKED = Prepared(_LOAD_LOCKED)
 _LOAD_NAMES = [c.name for c in _LOAD.selected_columns]
 _FAST_ONE_COMBATANT = Prepared(select(*_COMBATANTS.selected_columns).where(
     _cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id == bindparam("combatant_id")))
 _COMBATANT_NAMES = [c.name for c in _COMBATANTS.selected_columns]
-_FAST_BUMP_ENCOUNTER = Prepared(_UPDATE_ENCOUNTER.values(version=bindparam("version"),
-                                                         updated_at=bindparam("updated_at")))
+_CHARACTER_COLUMNS = [_chr.c[f.name] for f in fields(StoredCharacter)]
+_FAST_CHARACTER = Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id")))
+_FAST_CHARACTER_LOCKED = Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id")).with_for_update())
+_PIPELINED = 8  # up to this many rows read one statement each, in one round trip; more: one IN query
+_NAMED = 2  # the combatants of a body read (and their characters locked) with the encounter: an action's two
+
+
+def _characters_of(count: int) -> Prepared:
+    """The characters of `count` combatants of an encounter, locked in id order (as the repository locks
+    several), read in the same round trip as the encounter's lock and the combatants (after them)."""
+    ids = [bindparam(f"c{i}") for i in range(count)]
+    of = select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
+    return Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id.in_(of.scalar_subquery()))
+                    .order_by(_chr.c.id).with_for_update(of=_chr))
+
+
+_CHARACTERS_OF = {n: _characters_of(n) for n in range(1, _NAMED + 1)}
 _FAST_INSERT_ACTION = Prepared(insert(_act))
+_FAST_UPDATE_COMBATANT = Prepared(_UPDATE_COMBATANT.values(**{k: bindparam(k) for k in COMBATANT_FIELDS}))
+_FAST_MARK_REVERTED = Prepared(update(_act).where(_act.c.id == bindparam("action_id"))
+                               .values(reverted_by=bindparam("reverted_by")))
+
+
+def _encounter_update(keys: tuple[str, ...], in_batch: bool) -> Prepared:
+    """The encounter's versioned update of these fields (and its version, its time), one statement per
+    combination. `in_batch`: on PostgreSQL, a version found changed fails the statement itself (division
+    by zero, as the character repository's save in a batch: read as StaleVersion, the batch's COMMIT
+    then does not run)."""
+    prepared = _ENCOUNTER_UPDATES.get((keys, in_batch))
+    if prepared is None:
+        statement = _UPDATE_ENCOUNTER.values(**{k: bindparam(k) for k in keys}, version=bindparam("version"),
+                                             updated_at=bindparam("updated_at"))
+        if in_batch:
+            saved = statement.returning(_enc.c.version).cte("saved")
+            failing = select(literal(1, Integer).op("/", return_type=Integer)(
+                select(func.count()).select_from(saved).scalar_subquery()))
+            prepared = Prepared(statement, postgresql=failing)
+        else:
+            prepared = Prepared(statement)
+        _ENCOUNTER_UPDATES[(keys, in_batch)] = prepared
+    return prepared
+
+
+_ENCOUNTER_UPDATES: dict[tuple[tuple[str, ...], bool], Prepared] = {}
 
 
 @dataclass
@@ -82,6 +126,7 @@ class Fight:
     removed_combatants: list[str] = field(default_factory=list)
     _options: tuple[dict[str, Any], EncounterOptions] | None = field(default=None, repr=False)
     _read: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # combatants read one by one
+    _absent: set[str] = field(default_factory=set, repr=False)  # ids read one by one and not found
     stored: dict[str, Any] = field(default_factory=dict, repr=False)  # the encounter's fields as last written
 
     @property
@@ -119,16 +164,23 @@ class Fight:
         wanted = {cid for cid in combatant_ids if cid is not None}
         if self.every is not None:
             return [c for c in self.every if c["id"] in wanted]
-        missing = sorted(wanted - self._read.keys())
+        missing = sorted(wanted - self._read.keys() - self._absent)
         conn = self.repository.conn
-        if len(missing) == 1:
-            row = _FAST_ONE_COMBATANT.first(conn, {"encounter_id": self.id, "combatant_id": missing[0]})
-            if row is not None:
-                self._read[missing[0]] = dict(zip(_COMBATANT_NAMES, row))
-        elif missing:
+        if len(missing) > _PIPELINED:
             for r in conn.execute(_SOME_COMBATANTS, {"encounter_id": self.id, "ids": missing}):
                 self._read.setdefault(r.id, dict(r._mapping))
+        elif missing:  # one round trip
+            self.found(missing, fetch_together(conn, [
+                (_FAST_ONE_COMBATANT, {"encounter_id": self.id, "combatant_id": cid}) for cid in missing]))
         return sorted((self._read[cid] for cid in wanted if cid in self._read), key=lambda c: c["ordinal"])
+
+    def found(self, ids: list[str], results: list[list[tuple]]) -> None:
+        """The combatants `ids` read one by one (the rows of `_FAST_ONE_COMBATANT` for each)."""
+        for cid, rows in zip(ids, results):
+            if rows:
+                self._read.setdefault(cid, dict(zip(_COMBATANT_NAMES, rows[0])))
+            else:
+                self._absent.add(cid)
 
     def in_memory(self) -> list[dict[str, Any]]:
         """The combatants read so far (what a save may have to write)."""
@@ -154,26 +206,63 @@ class Fight:
         return changed
 
 
-def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepository | None = None) -> Fight:
+def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepository | None = None,
+               combatants: Iterable[str] = (), first: Query | None = None) -> Fight:
     """The encounter (locked when `lock`), its campaign's ruleset and options (its combatants are
     read when asked); its characters are read by `characters` (the unit of work's), else a
-    repository of its campaign."""
-    row = (_FAST_LOAD_LOCKED if lock else _FAST_LOAD).first(conn, {"encounter_id": encounter_id})
-    if row is None:
+    repository of its campaign.
+
+    In the same round trip on PostgreSQL (`fetch_together`, the BEGIN included): `first`, a
+    statement sent before the others with the check of its rows (called first: the caller's
+    credential); `combatants`, the ids of combatants to read with it (an action's, as its body
+    names them; the unknown ones are left out) and, when `lock`, their characters, locked (in id
+    order, after the encounter: as `load_characters` would lock them)."""
+    named = sorted({c for c in combatants if isinstance(c, str) and 0 < len(c) <= 64})
+    named = named if len(named) <= _NAMED else []
+    params = {"encounter_id": encounter_id}
+    queries = [] if first is None else [(first[0], first[1])]
+    queries.append((_FAST_LOAD_LOCKED if lock else _FAST_LOAD, params))
+    queries += [(_FAST_ONE_COMBATANT, {**params, "combatant_id": cid}) for cid in named]
+    if lock and named:
+        queries.append((_CHARACTERS_OF[len(named)], {**params, **{f"c{i}": cid for i, cid in enumerate(named)}}))
+    results = fetch_together(conn, queries)
+    if first is not None:
+        first[2](results.pop(0))
+    if not results[0]:
         raise NotFound("no encounter with this id")
-    data = dict(zip(_LOAD_NAMES, row))
+    data = dict(zip(_LOAD_NAMES, results[0][0]))
     ruleset, campaign_options = data.pop("ruleset"), data.pop("campaign_options")
     if characters is None or characters.campaign_id != data["campaign_id"]:
         characters = CharacterRepository(conn, data["campaign_id"])
-    return Fight(encounter=data, ruleset=ruleset, campaign_options=campaign_options or {}, repository=characters,
-                 stored={k: data[k] for k in ENCOUNTER_FIELDS})
+    fight = Fight(encounter=data, ruleset=ruleset, campaign_options=campaign_options or {}, repository=characters,
+                  stored={k: data[k] for k in ENCOUNTER_FIELDS})
+    fight.found(named, results[1:1 + len(named)])
+    if lock and named:
+        for row in results[-1]:
+            character = StoredCharacter(*row)
+            if character.campaign_id == characters.campaign_id:
+                fight.characters[character.id] = character
+    return fight
+
+
+# a statement, its parameters and the check of its rows (see `load_fight`)
+Query = tuple[Prepared, dict[str, Any], Callable[[list[tuple]], None]]
 
 
 def load_characters(fight: Fight, character_ids: Iterable[str], *, lock: bool) -> None:
     """Load (and lock, in id order against deadlocks) the characters not loaded yet; a
     deleted one stays absent."""
-    wanted = [cid for cid in set(character_ids) if cid not in fight.characters]
-    fight.characters.update(fight.repository.find(wanted, lock=lock))
+    wanted = sorted({cid for cid in character_ids if cid not in fight.characters})
+    if len(wanted) <= 1 or len(wanted) > _PIPELINED:
+        fight.characters.update(fight.repository.find(wanted, lock=lock))
+        return
+    read = _FAST_CHARACTER_LOCKED if lock else _FAST_CHARACTER
+    # one round trip; locked one by one in id order, as the repository does
+    for rows in fetch_together(fight.repository.conn, [(read, {"id": cid}) for cid in wanted]):
+        for row in rows:
+            character = StoredCharacter(*row)
+            if character.campaign_id == fight.repository.campaign_id:
+                fight.characters[character.id] = character
 
 
 def owners(conn, character_ids: Iterable[str]) -> dict[str, str | None]:
@@ -198,34 +287,59 @@ def next_ordinal(fight: Fight) -> int:
     return max((c["ordinal"] for c in fight.combatants), default=0) + 1
 
 
-def save(conn, fight: Fight, now) -> int:
+def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], None]], None] | None = None) -> int:
     """Write what the use case changed (the encounter's fields that differ from those read: the
-    order of 200 combatants is not written back by an attack) and bump its version; returns it."""
+    order of 200 combatants is not written back by an attack) and bump its version; returns it.
+
+    `later`: the statements are handed to it (to run in the unit of work's `writes()` batch, in
+    this order) instead of running now; the fight in memory is what they will have written
+    either way. Combatants added or removed are written now (Core's executemany)."""
+    run = later or _now
     for character_id in sorted(fight.dirty_sheets):
         ch = fight.characters[character_id]
-        fight.characters[character_id] = fight.repository.save(ch, sheet=ch.sheet, now=now)
+        run(partial(fight.repository.save, ch, sheet=ch.sheet, now=now))
+        fight.characters[character_id] = replace(ch, version=ch.version + 1, updated_at=now)  # what `save` returns
     fight.dirty_sheets.clear()
-    if fight.removed_combatants:
-        conn.execute(delete(_cbt).where(_cbt.c.id.in_(fight.removed_combatants)))
-    if fight.new_combatants:
-        conn.execute(insert(_cbt), fight.new_combatants)
+    if fight.removed_combatants or fight.new_combatants:
+        if later is not None:
+            raise RuntimeError("combatants are added or removed by a save that runs now")
+        if fight.removed_combatants:
+            conn.execute(delete(_cbt).where(_cbt.c.id.in_(fight.removed_combatants)))
+        if fight.new_combatants:
+            conn.execute(insert(_cbt), fight.new_combatants)
     new_ids = {c["id"] for c in fight.new_combatants}
-    dirty = [{"combatant_id": c["id"], **{k: c[k] for k in COMBATANT_FIELDS}} for c in fight.in_memory()
-             if c["id"] in fight.dirty_combatants and c["id"] not in new_ids]
-    if dirty:
-        conn.execute(_UPDATE_COMBATANT, dirty)
+    for c in fight.in_memory():
+        if c["id"] in fight.dirty_combatants and c["id"] not in new_ids:
+            run(partial(_FAST_UPDATE_COMBATANT.run, conn,
+                        {"combatant_id": c["id"], **{k: c[k] for k in COMBATANT_FIELDS}}))
     fight.dirty_combatants.clear()
     enc = fight.encounter
     version = enc["version"] + 1
     changed = {k: enc[k] for k in ENCOUNTER_FIELDS if k not in fight.stored or enc[k] != fight.stored[k]}
     params = {"encounter_id": enc["id"], "old_version": enc["version"], **changed, "version": version,
               "updated_at": now}
-    result = conn.execute(_UPDATE_ENCOUNTER, params) if changed else _FAST_BUMP_ENCOUNTER.run(conn, params)
-    if result.rowcount != 1:
-        raise StaleVersion(enc["id"])
+    run(partial(_bump, conn, fight.repository, tuple(changed), params))
     enc["version"], enc["updated_at"] = version, now
     fight.stored.update(changed)
     return version
+
+
+def _now(write: Callable[[], None]) -> None:
+    write()
+
+
+def _bump(conn, repository: CharacterRepository, keys: tuple[str, ...], params: dict[str, Any]) -> None:
+    """The encounter's versioned update: StaleVersion if its version is not the one read (in the unit
+    of work's batch: when the batch is sent, nothing committed)."""
+    in_batch = repository.batch
+    cursor = _encounter_update(keys, in_batch is not None).run(conn, params)
+
+    def stale() -> None:
+        raise StaleVersion(params["encounter_id"])
+    if in_batch is not None:
+        in_batch.expect_one(cursor, stale)
+    elif cursor.rowcount != 1:
+        stale()
 
 
 def insert_action(conn, log: RollLog, fight: Fight, body: dict[str, Any], *, changes: list[dict[str, Any]],
@@ -253,7 +367,7 @@ def action_row(conn, encounter_id: str, action_id: str):
 
 
 def mark_reverted(conn, action_id: str, by: str) -> None:
-    conn.execute(update(_act).where(_act.c.id == action_id).values(reverted_by=by))
+    _FAST_MARK_REVERTED.run(conn, {"action_id": action_id, "reverted_by": by})
 
 
 def action_page(conn, encounter_id: str, *, before_seq: int | None, limit: int):

@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import NextTurnRequest, StartRequest
-from app.services.auth import Principal, check_gm
+from app.services.auth import Principal, check_gm, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -30,6 +30,7 @@ from app.services.validation import InvalidBody
 END, START = "end_of_turn", "start_of_turn"
 
 
+@checks_caller
 def start(session: Session, principal: Principal, encounter_id: str, req: StartRequest,
           idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
@@ -63,6 +64,7 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
     return write(session, principal, encounter_id, work, idem=idem)
 
 
+@checks_caller
 def next_turn(session: Session, principal: Principal, encounter_id: str, req: NextTurnRequest,
               idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM, or the owner of a combatant whose turn it is: end the turn."""

@@ -10,7 +10,8 @@ race: `StaleVersion`) or a transient database error runs the whole use case
 again on fresh state (`retried`), after the idempotent replay."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Self
 
 from sqlalchemy import insert
@@ -18,15 +19,22 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, utcnow
-from app.services.auth import Principal
+from app.services.auth import (
+    Principal,
+    alive_query,
+    check_alive,
+    take_unverified,
+    verify_pending,
+)
 from app.services.encounters import store
 from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
 from app.services.operations import Idempotency, replay
 from app.services.pages import check_if_match
+from app.services.prepared import Prepared
 from app.services.uow import UnitOfWork, retried
 
-_INSERT_IDEMPOTENCY = insert(IdempotencyRecord.__table__)
+_FAST_INSERT_IDEMPOTENCY = Prepared(insert(IdempotencyRecord.__table__))
 
 
 def viewer(principal: Principal) -> Viewer:
@@ -35,20 +43,29 @@ def viewer(principal: Principal) -> Viewer:
 
 class EncounterWork(UnitOfWork):
     """One write on one encounter of the caller's campaign: on entry the encounter is
-    loaded, locked (`fight`); `commit(response)` stores the response under the
-    Idempotency-Key in the same transaction and commits."""
+    loaded, locked (`fight`), with the combatants named `combatants` (same round trip);
+    `later(write)` keeps a write (prepared statements only) for the commit; `commit(response)`
+    runs them, stores the response under the Idempotency-Key and commits: on PostgreSQL all
+    in ONE round trip (`UnitOfWork.writes`: a stale version there commits nothing)."""
 
     busy = "the encounter is being changed by too many requests at once; try again"
 
     def __init__(self, session: Session, principal: Principal, encounter_id: str, idem: Idempotency | None,
-                 status_code: int = 201):
+                 status_code: int = 201, combatants: Sequence[str] = ()):
         super().__init__(session, principal.campaign_id)
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
+        self.combatants = combatants
+        self.pending: list[Callable[[], None]] = []
 
     def __enter__(self) -> Self:
         super().__enter__()
+        self.pending = []
         try:
-            self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters)
+            # a caller handed over unverified (`auth.checks_caller`): its credential in the same round trip, checked first
+            unverified = take_unverified(self.session)
+            first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
+            self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters,
+                                          combatants=self.combatants, first=first)
             if self.fight.campaign_id != self.campaign_id:
                 raise NotFound("no encounter with this id")
         except BaseException:
@@ -58,23 +75,35 @@ class EncounterWork(UnitOfWork):
 
     def replayed(self) -> dict | None:
         """API.md: the same key and body replay the first response; the key with another body → 422."""
+        if self.idem is not None:
+            verify_pending(self.session)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
+    def later(self, write: Callable[[], None]) -> None:
+        """A write to run at the commit, in the writes' batch, in the order given."""
+        self.pending.append(write)
+
     def commit(self, response: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        if self.idem is not None:
-            self.conn.execute(_INSERT_IDEMPOTENCY, {
-                "token_hash": self.principal.token_hash, "key": self.idem.key, "request_hash": self.idem.fingerprint,
-                "status_code": self.status_code, "body": response, "created_at": utcnow()})
+        with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
+            for write in self.pending:
+                write()
+            if self.idem is not None:
+                _FAST_INSERT_IDEMPOTENCY.run(self.conn, {
+                    "token_hash": self.principal.token_hash, "key": self.idem.key,
+                    "request_hash": self.idem.fingerprint, "status_code": self.status_code, "body": response,
+                    "created_at": utcnow()})
+        self.pending = []
         super().commit()
         return response
 
 
 def write(session: Session, principal: Principal, encounter_id: str,
           work: Callable[[EncounterWork, Fight], dict[str, Any]], *, idem: Idempotency | None = None,
-          status_code: int = 201) -> dict[str, Any]:
+          status_code: int = 201, combatants: Sequence[str] = ()) -> dict[str, Any]:
     """Run `work(uow, fight)` on the locked encounter and commit; the response it returns
-    is stored under the Idempotency-Key in the same transaction."""
-    return _run(EncounterWork(session, principal, encounter_id, idem, status_code), work)
+    is stored under the Idempotency-Key in the same transaction. `combatants`: ids (as the
+    request gave them) of the combatants it will read, read with the encounter."""
+    return _run(EncounterWork(session, principal, encounter_id, idem, status_code, combatants), work)
 
 
 @retried
