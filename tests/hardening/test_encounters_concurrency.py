@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from tests.hardening.conftest import SHEETS, bearer
+from tests.hardening.conftest import SHEETS, TEST_BODIES, bearer
 
 THREADS = 8
 PER_THREAD = 5
@@ -62,3 +62,58 @@ def test_concurrent_actions_on_one_encounter_never_interleave(live):
     assert state["combatants"][0]["resources"]["hp"]["value"] == 1000 - len(damages) == character["sheet"]["hp"]
     assert len(state["combatants"][0]["conditions"]) == total - len(damages)
     assert character["version"] == 1 + len(damages)
+
+
+def test_actions_in_two_encounters_sharing_characters_and_tests_on_them_lose_nothing(live):
+    """Issue 16 item 4: an action locks its actor's and target's characters in its first round trip (in id
+    order, after the encounter) and writes in one batch with its COMMIT. Two encounters with the same two
+    characters, each hit from the other side at once, while tests lock one of them: every request is
+    answered 201 (no deadlock left unresolved), and no sheet change is lost."""
+    server = live.start(workers=2)
+    sheet = {**SHEETS["worlds-awakening"], "hp": 1000, "hp_max": 1000}
+    cid, token, ash = live.campaign(server, "worlds-awakening", sheet)
+    gm = bearer(token)
+    with httpx.Client(base_url=server.url, timeout=30.0) as http:
+        r = http.post(f"/v1/campaigns/{cid}/characters", headers=gm, json={"name": "Birch", "kind": "npc",
+                                                                            "sheet": sheet})
+        assert r.status_code == 201, r.text
+        birch = r.json()["id"]
+        fights = []
+        for name in ("North", "South"):
+            r = http.post(f"/v1/campaigns/{cid}/encounters", headers=gm, json={
+                "name": name, "combatants": [{"character_id": ash}, {"character_id": birch}]})
+            assert r.status_code == 201, r.text
+            eid = r.json()["id"]
+            by_character = {c["character_id"]: c["id"] for c in r.json()["combatants"]}
+            assert http.post(f"/v1/encounters/{eid}/start", json={}, headers=gm).status_code == 201
+            fights.append((eid, by_character))
+    (north, in_north), (south, in_south) = fights
+
+    def hammer(n: int) -> list[tuple[str, int]]:
+        out = []
+        with httpx.Client(base_url=server.url, timeout=60.0) as http:
+            for _ in range(PER_THREAD):
+                if n % 3 == 2:  # a test on Ash (locks its character)
+                    r = http.post(f"/v1/characters/{ash}/tests", json=TEST_BODIES["worlds-awakening"], headers=gm)
+                    assert r.status_code == 201, r.text
+                    continue
+                eid, c, hit = (north, in_north, birch) if n % 3 == 0 else (south, in_south, ash)
+                actor = c[ash] if hit == birch else c[birch]
+                r = http.post(f"/v1/encounters/{eid}/actions", headers=gm,
+                              json={"type": "damage", "actor_id": actor, "target_id": c[hit], "amount": 1})
+                assert r.status_code == 201, r.text
+                out.append((hit, r.json()["encounter_version"]))
+        return out
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        hits = [h for batch in pool.map(hammer, range(THREADS)) for h in batch]
+
+    on = {who: sum(1 for hit, _ in hits if hit == who) for who in (ash, birch)}
+    with httpx.Client(base_url=server.url, timeout=30.0) as http:
+        characters = {who: http.get(f"/v1/characters/{who}", headers=gm).json() for who in (ash, birch)}
+        versions = {eid: http.get(f"/v1/encounters/{eid}", headers=gm).json()["version"] for eid in (north, south)}
+    for who in (ash, birch):
+        assert characters[who]["sheet"]["hp"] == 1000 - on[who]
+        assert characters[who]["version"] == 1 + on[who]
+    assert versions == {north: 2 + on[birch], south: 2 + on[ash]}
+    assert sorted(v for hit, v in hits if hit == birch) == list(range(3, 3 + on[birch]))
