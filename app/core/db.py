@@ -162,15 +162,13 @@ def open_loop_write_session() -> ContextManager[Session] | None:
         session = Session(_loop_engine(settings.database_url, settings.sql_echo), expire_on_commit=False)
         try:
             session.connection()  # BEGIN IMMEDIATE: the database's write lock, or "locked" at once
-        except OperationalError as e:
+        except BaseException:
             session.close()
-            if _is_locked(e):
-                SQLITE_WRITER.release()
-                return None
             raise
-    except BaseException:
-        if SQLITE_WRITER.locked():
-            SQLITE_WRITER.release()
+    except BaseException as e:
+        SQLITE_WRITER.release()
+        if isinstance(e, OperationalError) and _is_locked(e):
+            return None
         raise
     return _loop_write_session(session)
 

@@ -24,7 +24,7 @@ from app.services.pages import check_if_match, created_order_page
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
-from app.services.visibility import check_visible, hidden_character, hidden_from_player
+from app.services.visibility import check_visible, gms_only, hidden_from_player
 
 _PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "version", "created_at", "updated_at")
 
@@ -77,14 +77,6 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
         uow.record("character.created", public(character, campaign.ruleset))
         uow.commit()
     return public(character, campaign.ruleset)
-
-
-def _gms_only(uow: UnitOfWork, character: StoredCharacter) -> bool:
-    """Whether the events of this character go to the GM's streams only: an unowned character
-    hidden from players (an owned one's events still reach its owner, and so every player:
-    events are the GM's or everyone's)."""
-    nobody = Principal(character.campaign_id, "player", None, "")
-    return character.player_id is None and hidden_character(uow.conn, nobody, character)
 
 
 def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -273,7 +265,7 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
                 "rolls": [], "hidden": False, "created_at": iso(now)}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
         uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]})
-    uow.record("character.updated", public(after, uow.campaign().ruleset), hidden=_gms_only(uow, after))
+    uow.record("character.updated", public(after, uow.campaign().ruleset), hidden=gms_only(uow.conn, after))
     uow.commit()
     return after
 
@@ -284,7 +276,7 @@ def delete_character(session: Session, principal: Principal, character_id: str, 
         check_visible(uow.conn, principal, character)
         check_owner_or_gm(principal, character.player_id, "delete this character")
         check_if_match(character.version, if_match, "character")
-        hidden = _gms_only(uow, character)
+        hidden = gms_only(uow.conn, character)
         uow.characters.remove(character)
         uow.record("character.deleted", {"id": character.id}, hidden=hidden)
         uow.commit()

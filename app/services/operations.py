@@ -25,7 +25,7 @@ from typing import Any, Sequence
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
-from app.kit.errors import Conflict, Forbidden, NotFound
+from app.kit.errors import Conflict, Forbidden
 from app.models.tables import IdempotencyRecord, LogEntry, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
@@ -44,7 +44,7 @@ from app.services.uow import (
     retried,
 )
 from app.services.validation import InvalidBody
-from app.services.visibility import check_visible, gms_only, in_hiding, in_hiding_query
+from app.services.visibility import check_visible, gms_only, in_hiding_query
 
 __all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
 
@@ -129,12 +129,7 @@ class RollingWork(UnitOfWork):
         else:
             stored = self.characters.load(character_ids)
         for c in stored:  # a player learns nothing of a character in hiding it does not own: 404
-            if not self.principal.is_gm and (c.player_id is None or c.player_id != self.principal.player_id):
-                if c.player_id is None and c.id in self.in_hiding:
-                    if in_hiding(self.in_hiding[c.id]):
-                        raise NotFound("no character with this id")
-                else:
-                    check_visible(self.conn, self.principal, c)
+            check_visible(self.conn, self.principal, c, self.in_hiding.get(c.id))
         self.loaded.update((c.id, c) for c in stored)
         return [self.adapter.state(c) for c in stored]
 

@@ -45,17 +45,20 @@ _HIDDEN_ONE = Prepared(select(exists(
            _cbt.c.hidden == True))))  # noqa: E712
 
 
-def hidden_character(conn, principal: Principal, character: StoredCharacter) -> bool:
+def hidden_character(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> bool:
     """Whether the caller may not see this character: a player, not its owner, while one of
-    its combatants is hidden."""
+    its combatants is hidden. `in_hiding_rows`: the rows of `in_hiding_query` for it, when
+    the caller read them already (else they are read here)."""
     if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
         return False
-    return bool(_HIDDEN_ONE.first(conn, {"campaign_id": character.campaign_id, "character_id": character.id})[0])
+    if in_hiding_rows is None:
+        in_hiding_rows = _HIDDEN_ONE.all(conn, {"campaign_id": character.campaign_id, "character_id": character.id})
+    return in_hiding(in_hiding_rows)
 
 
-def check_visible(conn, principal: Principal, character: StoredCharacter) -> None:
+def check_visible(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> None:
     """404 for a character the caller may not see (as for one that does not exist)."""
-    if hidden_character(conn, principal, character):
+    if hidden_character(conn, principal, character, in_hiding_rows):
         raise NotFound("no character with this id")
 
 
@@ -72,8 +75,5 @@ def in_hiding(rows) -> bool:
 def gms_only(conn, character: StoredCharacter, in_hiding_rows=None) -> bool:
     """Whether what happens to this character is for the GM alone: an unowned character in hiding
     (an owned one's events still reach its owner, so every player: events are the GM's or everyone's)."""
-    if character.player_id is not None:
-        return False
-    if in_hiding_rows is None:
-        in_hiding_rows = _HIDDEN_ONE.all(conn, {"campaign_id": character.campaign_id, "character_id": character.id})
-    return in_hiding(in_hiding_rows)
+    nobody = Principal(character.campaign_id, "player", None, "")  # any player but an owner
+    return character.player_id is None and hidden_character(conn, nobody, character, in_hiding_rows)
