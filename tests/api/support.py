@@ -1,6 +1,8 @@
 """Shared constants and assertions of the HTTP tests."""
 from __future__ import annotations
 
+import json
+
 RULESET = "great-cosmos"
 SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
          "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
@@ -33,3 +35,17 @@ def assert_validation(r, locs: list[list]) -> dict:
     assert [e["loc"] for e in body["errors"]] == locs
     assert all(isinstance(e["msg"], str) and e["msg"] for e in body["errors"])
     return body
+
+
+def read_events(client, campaign_id, headers, **params):
+    """The campaign's events from the start (after=0), without following."""
+    r = client.get(f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", "after": "0", **params},
+                   headers=headers)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/event-stream")
+    events = []
+    for block in r.text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            events.append({"id": int(fields["id"]), "type": fields["event"], "data": json.loads(fields["data"])})
+    return events

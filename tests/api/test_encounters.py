@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.support import assert_problem, assert_validation, bearer
+from tests.api.support import assert_problem, assert_validation, bearer, read_events
 
 
 def gc(agilite: int = 55, **extra: Any) -> dict[str, Any]:
@@ -94,17 +94,6 @@ def order(state: dict, names: dict[str, str]) -> list[tuple]:
     back = {v: k for k, v in names.items()}
     return [(e["slot"], back.get(e["combatant_id"], e["combatant_id"]), e["initiative"], e["extra_action"])
             for e in state["order"]]
-
-
-def read_events(client, campaign_id: str, headers) -> list[dict]:
-    r = client.get(f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", "after": "0"}, headers=headers)
-    assert r.status_code == 200, r.text
-    out = []
-    for block in r.text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
-        if "event" in fields:
-            out.append({"type": fields["event"], "data": json.loads(fields["data"])})
-    return out
 
 
 # --- setup -------------------------------------------------------------------------------------

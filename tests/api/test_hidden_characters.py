@@ -9,18 +9,7 @@ import json
 
 import pytest
 
-from tests.api.support import SHEET, assert_problem
-
-
-def _events(client, campaign_id: str, headers) -> list[dict]:
-    r = client.get(f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", "after": "0"}, headers=headers)
-    assert r.status_code == 200, r.text
-    out = []
-    for block in r.text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
-        if "event" in fields:
-            out.append({"type": fields["event"], "data": json.loads(fields["data"])})
-    return out
+from tests.api.support import SHEET, assert_problem, read_events
 
 
 @pytest.fixture
@@ -104,10 +93,10 @@ def test_a_gm_edit_of_a_hidden_copy_is_announced_to_the_gm_only(client, fight):
     r = client.patch(f"/v1/characters/{copy}", json={"name": "Goblin chief"}, headers=c.gm)
     assert r.status_code == 200, r.text
     assert client.delete(f"/v1/characters/{fight['copies']['Goblin 2'][0]}", headers=c.gm).status_code == 204
-    gm_seen = [(e["type"], e["data"].get("id")) for e in _events(client, c.id, c.gm)]
+    gm_seen = [(e["type"], e["data"].get("id")) for e in read_events(client, c.id, c.gm)]
     assert ("character.updated", copy) in gm_seen
     assert ("character.deleted", fight["copies"]["Goblin 2"][0]) in gm_seen
-    players = json.dumps(_events(client, c.id, alice.headers))
+    players = json.dumps(read_events(client, c.id, alice.headers))
     assert all(cid not in players for cid, _ in fight["copies"].values())
 
 
@@ -138,7 +127,7 @@ def test_the_gms_open_test_on_a_copy_in_hiding_is_announced_to_the_gm_only(clien
     aiko_entry = r.json()["id"]
 
     def logged(headers) -> list[str]:
-        return [e["data"]["entry"]["id"] for e in _events(client, c.id, headers)
+        return [e["data"]["entry"]["id"] for e in read_events(client, c.id, headers)
                 if e["type"] == "log.created"]
     assert entry in logged(c.gm) and aiko_entry in logged(c.gm)
     assert entry not in logged(alice.headers) and aiko_entry in logged(alice.headers)

@@ -20,7 +20,7 @@ from app.models.results.common import RollResult, SheetEditEntry
 from app.models.results.events import EVENTS
 from app.services.rulesets import all_adapters
 from app.services.rulesets.base import Capability
-from tests.api.test_events import read_events
+from tests.api.support import read_events
 
 GC_SHEET = {"race": "humain", "level": 1,
             "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
