@@ -49,8 +49,12 @@ def build_engine(url: str, *, echo: bool = False) -> Engine:
         return engine
     # No pre-ping (a round trip per request): a connection found dead is retried by
     # the write path and answered 503 elsewhere; connections are recycled hourly.
+    # psycopg prepares no statement itself (`prepare_threshold`): the hot path's statements
+    # are prepared by app.services.prepared, and psycopg, once it has prepared some, sends
+    # DEALLOCATE ALL after any ROLLBACK, which would drop those too.
     return create_engine(url, echo=echo, pool_size=8, max_overflow=THREADS - 8 + 4,
-                         pool_timeout=POOL_TIMEOUT_SECONDS, pool_recycle=3600)
+                         pool_timeout=POOL_TIMEOUT_SECONDS, pool_recycle=3600,
+                         connect_args={"prepare_threshold": None})
 
 
 def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
