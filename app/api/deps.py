@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
+from sqlalchemy.util import greenlet_spawn
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -129,6 +130,13 @@ async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callab
         if opened is not None:
             with opened as session:
                 return run(session)
+        green = getattr(sessions, "green", None)
+        session = green() if green is not None else None
+        if session is not None:
+            def in_greenlet() -> T:
+                with session:
+                    return run(session)
+            return await greenlet_spawn(in_greenlet)
         return await run_in_threadpool(work)
 
 

@@ -17,7 +17,9 @@ their row counts run when the block ends. On SQLite a block runs as it goes (no 
 trip to save)."""
 from __future__ import annotations
 
+import asyncio
 import copy
+import inspect
 import select
 import weakref
 from collections.abc import Callable, Iterator
@@ -28,7 +30,8 @@ import psycopg
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.engine import AdaptedConnection, Connection, Dialect, Engine
+from sqlalchemy.util import await_
 
 
 class _Plan:
@@ -206,10 +209,13 @@ class _Result:
 class _Lane:
     """The statements queued on one psycopg connection, sent in one pipeline by `send`."""
 
-    __slots__ = ("__weakref__", "batching", "names", "pgconn", "prepared", "queue", "raw")
+    __slots__ = ("__weakref__", "batching", "names", "pgconn", "prepared", "queue", "raw", "wait")
 
     def __init__(self, raw) -> None:
+        """`raw`: psycopg's Connection, or its AsyncConnection (SQLAlchemy's async adapter):
+        then the lane waits for the server on the event loop, from SQLAlchemy's greenlet."""
         self.raw, self.pgconn = raw, raw.pgconn
+        self.wait = _wait if isinstance(raw, psycopg.Connection) else _wait_on_loop
         self.prepared: dict[tuple[bytes, tuple[int, ...]], bytes] = {}  # (sql, parameter types) → name
         self.queue: list[tuple[bytes | None, bytes | None, _Plan | None, tuple, _Result | None]] = []
         self.batching = 0
@@ -249,13 +255,13 @@ class _Lane:
             if error is not None and _lost_statement(error):
                 self.prepared.clear()
                 if began:
-                    self.raw.rollback()
+                    _call(self.raw.rollback)
                     error = self._exchange(dumped, began)
         except errors.Error as e:  # the connection failed under us: it is not given back as it is
-            self.raw.close()
+            _call(self.raw.close)
             conn._handle_dbapi_exception(e, None, None, None, None)
         except BaseException:
-            self.raw.close()
+            _call(self.raw.close)
             raise
         if error is not None:
             conn._handle_dbapi_exception(error, None, None, None, None)
@@ -285,11 +291,11 @@ class _Lane:
             pg.send_query_prepared(name, values, tx.formats)
             expected.append(("rows", (tx, result)))
         pg.pipeline_sync()
-        _flush(pg)
+        _flush(pg, self.wait)
         error = None
         for kind, what in expected:
-            res = _next_result(pg)
-            if _next_result(pg) is not None:
+            res = _next_result(pg, self.wait)
+            if _next_result(pg, self.wait) is not None:
                 raise RuntimeError("a lane's statement returned more than one result")
             status = res.status
             if status == pq.ExecStatus.FATAL_ERROR:
@@ -306,7 +312,7 @@ class _Lane:
                     result.rowcount = res.ntuples
                 else:
                     result.rowcount = res.command_tuples if res.command_tuples is not None else -1
-        if _next_result(pg).status != pq.ExecStatus.PIPELINE_SYNC:
+        if _next_result(pg, self.wait).status != pq.ExecStatus.PIPELINE_SYNC:
             raise RuntimeError("a lane's pipeline did not end with its sync")
         pg.exit_pipeline_mode()
         return error
@@ -328,13 +334,26 @@ def _lane(conn: Connection) -> _Lane | None:
     """The lane of a PostgreSQL connection (psycopg's), None on SQLite."""
     if conn.dialect.name != "postgresql":
         return None
-    raw = conn.connection.dbapi_connection
-    lane = _LANES.get(raw)
+    driver = _driver(conn)
+    lane = _LANES.get(driver)
     if lane is None:
-        if not isinstance(raw, psycopg.Connection):
-            raise RuntimeError(f"prepared statements run on psycopg's connection, not {type(raw).__name__}")
-        lane = _LANES[raw] = _Lane(raw)
+        if not isinstance(driver, (psycopg.Connection, psycopg.AsyncConnection)):
+            raise RuntimeError(f"prepared statements run on psycopg's connection, not {type(driver).__name__}")
+        lane = _LANES[driver] = _Lane(driver)
     return lane
+
+
+def _driver(conn: Connection):
+    """psycopg's own connection under SQLAlchemy's (and under its async adapter)."""
+    raw = conn.connection.dbapi_connection
+    return raw.driver_connection if isinstance(raw, AdaptedConnection) else raw
+
+
+def _call(method) -> None:
+    """A method of psycopg's connection, awaited (from the greenlet) when it is a coroutine's."""
+    result = method()
+    if inspect.isawaitable(result):
+        await_(result)
 
 
 def _begin_command(raw) -> bytes:
@@ -355,16 +374,41 @@ def _wait(pg, events: int) -> None:
     poller.poll()  # the GIL is released while the server answers
 
 
-def _flush(pg) -> None:
+def _wait_on_loop(pg, events: int) -> None:
+    """`_wait` from SQLAlchemy's greenlet: the event loop runs other work meanwhile."""
+    await_(_socket_ready(pg.socket, events))
+
+
+async def _socket_ready(fd: int, events: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+    if events & select.POLLIN:
+        loop.add_reader(fd, wake)
+    if events & select.POLLOUT:
+        loop.add_writer(fd, wake)
+    try:
+        await ready
+    finally:
+        if events & select.POLLIN:
+            loop.remove_reader(fd)
+        if events & select.POLLOUT:
+            loop.remove_writer(fd)
+
+
+def _flush(pg, wait) -> None:
     """Everything queued is written (libpq's non-blocking flush: read when the server talks meanwhile)."""
     while pg.flush():
-        _wait(pg, select.POLLIN | select.POLLOUT)
+        wait(pg, select.POLLIN | select.POLLOUT)
         pg.consume_input()
 
 
-def _next_result(pg):
+def _next_result(pg, wait):
     while pg.is_busy():
-        _wait(pg, select.POLLIN)
+        wait(pg, select.POLLIN)
         pg.consume_input()
     return pg.get_result()
 
@@ -372,6 +416,6 @@ def _next_result(pg):
 @event.listens_for(Engine, "before_cursor_execute")
 def _not_inside_a_batch(conn, _cursor, statement, *_args) -> None:
     """A statement that is not `Prepared` would run before the queued ones of an open batch."""
-    lane = _LANES.get(conn.connection.dbapi_connection) if conn.dialect.name == "postgresql" else None
+    lane = _LANES.get(_driver(conn)) if conn.dialect.name == "postgresql" else None
     if lane is not None and lane.batching:
         raise RuntimeError(f"only Prepared statements may run inside a batch, not {statement[:80]!r}")

@@ -1,0 +1,136 @@
+"""PostgreSQL's writes on the event loop (`app.core.db.open_green_write_session`, run by
+`app.api.deps.in_thread` in SQLAlchemy's greenlet): a rolling operation commits everything
+as in a thread, and while it waits for a row lock the loop goes on serving others."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from sqlalchemy import insert, text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+from sqlmodel import Session
+
+from app.api.deps import in_thread
+from app.core.db import normalize_database_url
+from app.models.tables import Campaign, Character, new_id, utcnow
+from app.services.auth import Principal
+from app.services.operations import RollingWork
+
+GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
+            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+
+
+@pytest.fixture
+def green_engine(engine, database_url):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the writes on the loop are PostgreSQL's")
+    green = create_async_engine(normalize_database_url(database_url), poolclass=NullPool,
+                                connect_args={"prepare_threshold": None})
+    yield green.sync_engine
+    asyncio.run(green.dispose())
+
+
+@pytest.fixture
+def hero(engine):
+    cid, hero = new_id(), new_id()
+    now = utcnow()
+    with Session(engine) as s:
+        conn = s.connection()
+        conn.execute(insert(Campaign.__table__), {"id": cid, "name": "Green", "ruleset": "great-cosmos",
+                                                  "options": {}, "version": 1, "created_at": now, "updated_at": now})
+        conn.execute(insert(Character.__table__), {"id": hero, "campaign_id": cid, "player_id": None, "name": "Aiko",
+                                                   "kind": "pc", "sheet": GC_SHEET, "version": 1, "created_at": now,
+                                                   "updated_at": now})
+        s.commit()
+    yield cid, hero
+    with Session(engine) as s:
+        for table in ("event", "roll_log", "character", "campaign"):
+            s.connection().execute(text(f"DELETE FROM {table} WHERE {'id' if table == 'campaign' else 'campaign_id'}"
+                                        " = :c"), {"c": cid})
+        s.commit()
+
+
+class GreenSessions:
+    """A session factory as `app.core.db.open_session` is on PostgreSQL, on a test engine."""
+
+    def __init__(self, green_engine):
+        self.engine = green_engine
+
+    def __call__(self, read_only: bool = False):
+        raise AssertionError("a write on PostgreSQL runs on the loop, not in a thread")
+
+    def green(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    @staticmethod
+    def writers() -> int:
+        return 4
+
+
+def _test(cid: str, hero: str, dice: list[int]):
+    """What `app.services.play.run_test` does, with table dice."""
+    gm = Principal(cid, "gm", None, "t" * 64)
+
+    def work(session: Session) -> dict:
+        with RollingWork(session, gm, cid, None, lock=hero) as uow:
+            [ch] = uow.lock([hero])
+            req = uow.adapter.TestRequest(stat="force", dice=dice)
+            return uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+    return work
+
+
+def test_a_write_on_the_loop_waits_for_a_row_lock_while_the_loop_serves_others(engine, green_engine, hero):
+    cid, character = hero
+    holder = engine.connect()
+    holder.execute(text("SELECT id FROM character WHERE id = :i FOR UPDATE"), {"i": character})
+    released = threading.Event()
+
+    def release() -> None:  # from another thread: a parked loop could not release it
+        holder.rollback()
+        released.set()
+
+    async def scenario():
+        write = asyncio.ensure_future(in_thread(GreenSessions(green_engine), _test(cid, character, [5])))  # karma changes
+        started = time.monotonic()
+        for _ in range(20):  # the loop goes on while the write waits for the lock
+            await asyncio.sleep(0.01)
+        ticking = time.monotonic() - started
+        waited = not write.done()
+        threading.Thread(target=release).start()
+        return ticking, waited, await asyncio.wait_for(write, 30)
+
+    safety = threading.Timer(10, release)  # a parked loop would never let the lock go: fail, do not hang
+    safety.start()
+    try:
+        ticking, waited, body = asyncio.run(scenario())
+    finally:
+        safety.cancel()
+        released.wait(10)
+        holder.close()
+    assert ticking < 5 and waited  # the 20 ticks ran (generous bound) while the write was still waiting
+    assert body["kind"] == "test"
+    with engine.connect() as conn:
+        version, karma = conn.execute(text("SELECT version, sheet->>'karma' FROM character WHERE id = :i"),
+                                      {"i": character}).one()
+        logged = conn.execute(text("SELECT count(*) FROM roll_log WHERE campaign_id = :c"), {"c": cid}).scalar_one()
+        events = conn.execute(text("SELECT count(*) FROM event WHERE campaign_id = :c"), {"c": cid}).scalar_one()
+    assert (version, logged, events) == (2, 1, 1) and int(karma) != 0
+
+
+def test_writes_on_the_loop_at_once_on_one_character_are_all_logged_and_numbered(engine, green_engine, hero):
+    cid, character = hero
+
+    async def scenario():
+        return await asyncio.gather(*(in_thread(GreenSessions(green_engine), _test(cid, character, [50]))
+                                      for _ in range(8)))
+    bodies = asyncio.run(scenario())
+    assert len({b["id"] for b in bodies}) == 8
+    with engine.connect() as conn:
+        version = conn.execute(text("SELECT version FROM character WHERE id = :i"), {"i": character}).scalar_one()
+        logged = conn.execute(text("SELECT count(*) FROM roll_log WHERE campaign_id = :c"), {"c": cid}).scalar_one()
+        numbers = conn.execute(text("SELECT number FROM event WHERE campaign_id = :c ORDER BY number"),
+                               {"c": cid}).scalars().all()
+    assert (version, logged, numbers) == (1, 8, list(range(1, 9)))  # no sheet change: logged, numbered in order
