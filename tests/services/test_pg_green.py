@@ -8,19 +8,15 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 from app.api.deps import in_thread
 from app.core.db import normalize_database_url
-from app.models.tables import Campaign, Character, new_id, utcnow
 from app.services.auth import Principal
 from app.services.operations import RollingWork
-
-GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
 
 
 @pytest.fixture
@@ -31,26 +27,6 @@ def green_engine(engine, database_url):
                                 connect_args={"prepare_threshold": None})
     yield green.sync_engine
     asyncio.run(green.dispose())
-
-
-@pytest.fixture
-def hero(engine):
-    cid, hero = new_id(), new_id()
-    now = utcnow()
-    with Session(engine) as s:
-        conn = s.connection()
-        conn.execute(insert(Campaign.__table__), {"id": cid, "name": "Green", "ruleset": "great-cosmos",
-                                                  "options": {}, "version": 1, "created_at": now, "updated_at": now})
-        conn.execute(insert(Character.__table__), {"id": hero, "campaign_id": cid, "player_id": None, "name": "Aiko",
-                                                   "kind": "pc", "sheet": GC_SHEET, "version": 1, "created_at": now,
-                                                   "updated_at": now})
-        s.commit()
-    yield cid, hero
-    with Session(engine) as s:
-        for table in ("event", "roll_log", "character", "campaign"):
-            s.connection().execute(text(f"DELETE FROM {table} WHERE {'id' if table == 'campaign' else 'campaign_id'}"
-                                        " = :c"), {"c": cid})
-        s.commit()
 
 
 class GreenSessions:
@@ -82,8 +58,8 @@ def _test(cid: str, hero: str, dice: list[int]):
     return work
 
 
-def test_a_write_on_the_loop_waits_for_a_row_lock_while_the_loop_serves_others(engine, green_engine, hero):
-    cid, character = hero
+def test_a_write_on_the_loop_waits_for_a_row_lock_while_the_loop_serves_others(engine, green_engine, committed):
+    cid, character = committed
     holder = engine.connect()
     holder.execute(text("SELECT id FROM character WHERE id = :i FOR UPDATE"), {"i": character})
     released = threading.Event()
@@ -120,8 +96,8 @@ def test_a_write_on_the_loop_waits_for_a_row_lock_while_the_loop_serves_others(e
     assert (version, logged, events) == (2, 1, 1) and int(karma) != 0
 
 
-def test_writes_on_the_loop_at_once_on_one_character_are_all_logged_and_numbered(engine, green_engine, hero):
-    cid, character = hero
+def test_writes_on_the_loop_at_once_on_one_character_are_all_logged_and_numbered(engine, green_engine, committed):
+    cid, character = committed
 
     async def scenario():
         return await asyncio.gather(*(in_thread(GreenSessions(green_engine), _test(cid, character, [50]))
