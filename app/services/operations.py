@@ -169,12 +169,9 @@ class RollingWork(UnitOfWork):
         others = [cid for cid in self.loaded if cid != outcome.character_id]
         entry = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
                  "rerolls": outcome.cancels, "others": others, "body_json": encoded}
-        if others:  # the entry's number is read back for its other characters: not in the batch
-            self.log.append(body, **entry)
         gms_only_event = req.hidden or self._gms_only()
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
-            if not others:
-                self.log.append(body, **entry)
+            self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(outcome.sheets, now)
             self.record("log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=gms_only_event)
             if self.idem is not None:
