@@ -18,7 +18,7 @@ from app.api.docs import install_docs
 from app.api.admission import Admission
 from app.api.limits import BodySizeLimit
 from app.api import request_id
-from app.core.db import THREADS
+from app.core.db import THREADS, SessionOpener, open_session
 from app.api.openapi_doc import install_openapi
 from app.api.ratelimit import RateLimiter
 
@@ -52,10 +52,14 @@ async def _lifespan(_app: FastAPI):
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    settings = settings or get_settings()
+    if settings is not None:  # its database too (else the environment's, read when a session opens)
+        app_sessions = SessionOpener(settings.database_url, settings.sql_echo)
+    else:
+        settings, app_sessions = get_settings(), open_session
     app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan,
                   generate_unique_id_function=operation_id, docs_url=None, redoc_url=None)
     app.state.settings = settings
+    app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
     # the hot routes first: a request is matched against the routes in this order (issue 16)
     for module in (play, rolls, characters, campaigns, events, encounters, rulesets, system):

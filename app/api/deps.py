@@ -44,10 +44,11 @@ Role = Literal["admin", "member", "gm", "owner_or_gm"]
 _remembered: ContextVar[Principal | None] = ContextVar("jdr_remembered_principal", default=None)
 
 
-async def session_factory() -> Callable[..., ContextManager[Session]]:
-    """Opens sessions for work done off the event loop (one threadpool hop per
-    request): `sessions()` to write, `sessions(read_only=True)` to only read."""
-    return open_session
+async def session_factory(request: Request) -> Callable[..., ContextManager[Session]]:
+    """Opens sessions for a request's work (`in_thread`): `sessions()` to write,
+    `sessions(read_only=True)` to only read — on the database of the app's settings
+    (`create_app(settings)`), else of the environment's."""
+    return getattr(request.app.state, "sessions", open_session)
 
 
 SessionFactory = Annotated[Callable[..., ContextManager[Session]], Depends(session_factory)]
@@ -300,9 +301,10 @@ def _own_refusal(request: Request, exc: Exception) -> Exception | None:
     return exc if exc.status_code == 400 else None
 
 
-async def _resolved(request: Request, dependency: Callable[[], Any]) -> Any:
-    """A no-argument dependency as the app resolves it (tests override some)."""
-    value = request.app.dependency_overrides.get(dependency, dependency)()
+async def _resolved(request: Request, dependency: Callable[[Request], Any]) -> Any:
+    """A dependency of the request alone, as the app resolves it (tests override some, with no argument)."""
+    override = request.app.dependency_overrides.get(dependency)
+    value = override() if override is not None else dependency(request)
     return await value if inspect.isawaitable(value) else value
 
 

@@ -150,7 +150,7 @@ def _loop_write_session(session: Session) -> Iterator[Session]:
         SQLITE_WRITER.release()
 
 
-def open_loop_write_session() -> ContextManager[Session] | None:
+def open_loop_write_session(url: str, echo: bool = False) -> ContextManager[Session] | None:
     """A write session, its transaction begun (BEGIN IMMEDIATE), to use on the event loop
     without waiting: only on SQLite, and only when neither a writer of this process nor
     another process holds the database; else None (write in a thread: `open_session`).
@@ -159,11 +159,10 @@ def open_loop_write_session() -> ContextManager[Session] | None:
     time): done on the loop it costs no thread hand-off and no GIL contention (issue
     16: ~45% more writes a second than in a worker thread), and it never waits on a
     lock there, so the loop is never parked."""
-    settings = get_settings()
-    if get_engine().dialect.name != "sqlite" or not SQLITE_WRITER.acquire(blocking=False):
+    if engine_for(url, echo).dialect.name != "sqlite" or not SQLITE_WRITER.acquire(blocking=False):
         return None
     try:
-        session = Session(_loop_engine(settings.database_url, settings.sql_echo), expire_on_commit=False)
+        session = Session(_loop_engine(url, echo), expire_on_commit=False)
         try:
             session.connection()  # BEGIN IMMEDIATE: the database's write lock, or "locked" at once
         except BaseException:
@@ -188,7 +187,7 @@ def _green_engine(url: str, echo: bool = False) -> Engine:
                                connect_args={"prepare_threshold": None}).sync_engine
 
 
-def open_green_write_session() -> Session | None:
+def open_green_write_session(url: str, echo: bool = False) -> Session | None:
     """On PostgreSQL, a write session to use from SQLAlchemy's greenlet on the event loop
     (`sqlalchemy.util.greenlet_spawn`): its statements wait for the server as coroutines,
     so the loop goes on meanwhile; None on SQLite.
@@ -196,10 +195,9 @@ def open_green_write_session() -> Session | None:
     A write's database work is a few short round trips (app.services.prepared sends the hot
     path's statements in one or two): run on the loop, it costs no thread hand-off (about
     130 µs of CPU each way here) and no GIL contention with a worker thread."""
-    settings = get_settings()
-    if get_engine().dialect.name != "postgresql":
+    if engine_for(url, echo).dialect.name != "postgresql":
         return None
-    return Session(_green_engine(settings.database_url, settings.sql_echo), expire_on_commit=False)
+    return Session(_green_engine(url, echo), expire_on_commit=False)
 
 
 class SessionOpener:
@@ -208,24 +206,34 @@ class SessionOpener:
     writer lock for their lifetime); `on_loop()`: a write session for the event loop, or None
     (see `open_loop_write_session`); `green()`: PostgreSQL's write session for a greenlet on
     the loop, or None (see `open_green_write_session`); `writers()`: how many write
-    transactions at once."""
+    transactions at once.
+
+    On the database of `url` (with `echo`), or, without one, of the settings read from the
+    environment when a session is opened (`get_settings`)."""
+
+    def __init__(self, url: str | None = None, echo: bool = False):
+        self.url, self.echo = url, echo
+
+    def _database(self) -> tuple[str, bool]:
+        if self.url is not None:
+            return self.url, self.echo
+        settings = get_settings()
+        return settings.database_url, settings.sql_echo
 
     def __call__(self, read_only: bool = False) -> ContextManager[Session]:
+        url, echo = self._database()
         if read_only:
-            return Session(get_read_engine(), expire_on_commit=False)
-        return _write_session(get_engine())
+            return Session(_read_engine(url, echo), expire_on_commit=False)
+        return _write_session(engine_for(url, echo))
 
-    @staticmethod
-    def on_loop() -> ContextManager[Session] | None:
-        return open_loop_write_session()
+    def on_loop(self) -> ContextManager[Session] | None:
+        return open_loop_write_session(*self._database())
 
-    @staticmethod
-    def green() -> Session | None:
-        return open_green_write_session()
+    def green(self) -> Session | None:
+        return open_green_write_session(*self._database())
 
-    @staticmethod
-    def writers() -> int:
-        return WRITERS.get(get_engine().dialect.name, THREADS)
+    def writers(self) -> int:
+        return WRITERS.get(engine_for(*self._database()).dialect.name, THREADS)
 
 
 open_session = SessionOpener()
