@@ -345,7 +345,9 @@ def test_an_encounter_through_the_ui(live, pages):
     assert table.locator("#table-turn strong").text_content() == page.locator("#whose-turn").text_content()
     assert table.locator(f"li[data-combatant-id='{target['id']}'] [data-resource=hp]").text_content() == "hp: wounded"
     assert table.get_by_role("meter").count() == 0
-    assert float(table.locator("#table-turn").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 40
+    # large type; polled: the popup may re-render the line (an element just replaced has no computed style)
+    table.wait_for_function("() => parseFloat(getComputedStyle(document.querySelector('#table-turn')).fontSize) >= 40",
+                            timeout=10_000)
 
     assert table.evaluate(UNLABELLED) == [] and page.evaluate(UNLABELLED) == []  # the action form too
     page.get_by_role("button", name="Next turn").click()
