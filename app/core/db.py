@@ -92,13 +92,8 @@ def get_engine() -> Engine:
 
 @lru_cache
 def _read_engine(url: str, echo: bool = False) -> Engine:
-    return engine_for(url, echo).execution_options(**{READ_ONLY: True})
-
-
-def get_read_engine() -> Engine:
     """The same pool, for transactions that only read (no write lock on SQLite)."""
-    settings = get_settings()
-    return _read_engine(settings.database_url, settings.sql_echo)
+    return engine_for(url, echo).execution_options(**{READ_ONLY: True})
 
 
 # SQLite has one writer at a time: this process's writers queue here (woken at

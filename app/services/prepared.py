@@ -132,9 +132,10 @@ def fetch_together(conn: Connection, queries: list[tuple[Prepared, dict[str, Any
     lane = _lane(conn)
     if lane is None:
         return [query.all(conn, params) for query, params in queries]
-    sent = [(query._plan(conn.dialect), lane.add(query._plan(conn.dialect), params)) for query, params in queries]
+    plans = [query._plan(conn.dialect) for query, _params in queries]
+    sent = [lane.add(plan, params) for plan, (_query, params) in zip(plans, queries)]
     lane.send(conn)
-    return [[plan.row(r) for r in result.rows] for plan, result in sent]
+    return [[plan.row(r) for r in result.rows] for plan, result in zip(plans, sent)]
 
 
 class Batch:
@@ -163,10 +164,10 @@ def batch(conn: Connection, *, commit: bool = False) -> Iterator[Batch]:
         try:
             yield b
         except BaseException:
-            lane.batching -= 1
             lane.queue.clear()
             raise
-        lane.batching -= 1
+        finally:
+            lane.batching -= 1
         if commit:
             lane.add_command(b"COMMIT")
         lane.send(conn)
@@ -199,12 +200,6 @@ class _Result:
         self.rows: list[tuple] = []
         self.rowcount = -1
 
-    def fetchall(self) -> list[tuple]:
-        return self.rows
-
-    def close(self) -> None:
-        pass
-
 
 class _Lane:
     """The statements queued on one psycopg connection, sent in one pipeline by `send`."""
@@ -217,17 +212,17 @@ class _Lane:
         self.raw, self.pgconn = raw, raw.pgconn
         self.wait = _wait if isinstance(raw, psycopg.Connection) else _wait_on_loop
         self.prepared: dict[tuple[bytes, tuple[int, ...]], bytes] = {}  # (sql, parameter types) → name
-        self.queue: list[tuple[bytes | None, bytes | None, _Plan | None, tuple, _Result | None]] = []
+        self.queue: list[tuple[bytes | None, bytes | None, tuple, _Result | None]] = []  # (sql, command, args, result)
         self.batching = 0
         self.names = 0  # statement names given on this connection
 
     def add(self, plan: _Plan, params: dict[str, Any]) -> _Result:
         result = _Result()
-        self.queue.append((plan.sql_bytes, None, plan, plan.parameters(params), result))
+        self.queue.append((plan.sql_bytes, None, plan.parameters(params), result))
         return result
 
     def add_command(self, command: bytes) -> None:
-        self.queue.append((None, command, None, (), None))
+        self.queue.append((None, command, (), None))
 
     def send(self, conn: Connection) -> None:
         """Send the queue with the BEGIN it needs, in one round trip; fill each `_Result`;
@@ -244,7 +239,7 @@ class _Lane:
             raise RuntimeError("the connection is busy: a lane's statements cannot be sent now")
         began = not self.raw.autocommit and pg.transaction_status == pq.TransactionStatus.IDLE
         dumped = []  # the parameters as psycopg sends them (a value it cannot adapt fails here, before any I/O)
-        for sql, command, _plan, args, result in queue:
+        for sql, command, args, result in queue:
             if command is None:
                 tx = Transformer(self.raw)
                 dumped.append((sql, None, tx, tx.dump_sequence(args, [PyFormat.AUTO] * len(args)), result))
