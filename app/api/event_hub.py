@@ -11,6 +11,11 @@ A subscriber too slow to keep up (its queue full) is dropped and told so: its
 stream reads what it missed from the database by its own cursor, then subscribes
 again. When the database fails for `OUTAGE_TICKS` ticks in a row, every
 subscriber is told to end its stream (an SSE `error` event, then close).
+A stream belongs to a live credential (issue 21 item 1): each tick also reads which
+of the subscribers' tokens still exist, in the same round trip; a subscriber whose
+token was rotated or deleted (its player removed, its campaign deleted) is told
+so and ends (`event: error`, `{"code": "token_revoked"}`), on every worker,
+within one poll interval.
 The poller stops when the last subscriber leaves and starts again with the next."""
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from sqlmodel import Session
 
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
+from app.services.auth import Principal
 from app.services.events import StoredEvent
 
 log = logging.getLogger("app.events")
@@ -58,21 +64,26 @@ def frame(event: StoredEvent) -> bytes:
     return f"id: {event.number}\nevent: {event.type}\ndata: {data}\n\n".encode()
 
 
-def error_frame(detail: str) -> bytes:
-    return f"event: error\ndata: {json.dumps({'status': 503, 'detail': detail}, separators=(',', ':'))}\n\n".encode()
+def error_frame(detail: str, *, status: int = 503, code: str = "unavailable") -> bytes:
+    data = json.dumps({"status": status, "code": code, "detail": detail}, separators=(",", ":"))
+    return f"event: error\ndata: {data}\n\n".encode()
+
+
+REVOKED_FRAME = error_frame("this stream's token was rotated or deleted (or its player or campaign deleted); "
+                            "authenticate again", status=401, code="token_revoked")
 
 
 class Subscription:
     """One stream's place in the hub: frames after `start`, in order, until `closed` says why not."""
 
-    __slots__ = ("campaign_id", "is_gm", "queue", "start", "closed")
+    __slots__ = ("campaign_id", "viewer", "queue", "start", "closed")
 
-    def __init__(self, campaign_id: str, is_gm: bool):
+    def __init__(self, campaign_id: str, viewer: Principal):
         self.campaign_id = campaign_id
-        self.is_gm = is_gm
+        self.viewer = viewer  # whose stream: what it may see, and the credential it lives by
         self.queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue(QUEUE_SIZE)
         self.start = 0  # the campaign's last event number when it subscribed: every later one is queued
-        self.closed: str | None = None  # "lagging" (catch up from the database) or "error"
+        self.closed: str | None = None  # "lagging" (catch up from the database), "error" or "revoked"
 
     def _close(self, reason: str) -> None:
         if self.closed is None:
@@ -151,11 +162,11 @@ class EventHub:
             _malloc_trim(0)
 
     # --- subscriptions ----------------------------------------------------------------
-    async def subscribe(self, campaign_id: str, is_gm: bool) -> Subscription:
+    async def subscribe(self, campaign_id: str, viewer: Principal) -> Subscription:
         """A subscription receiving every event of the campaign after `start` (its last event
         now). A campaign no one follows yet is added at the next tick (awaited here);
         raises Unavailable when the database cannot say where the campaign is."""
-        sub = Subscription(campaign_id, is_gm)
+        sub = Subscription(campaign_id, viewer)
         if campaign_id in self._cursors:
             sub.start = self._cursors[campaign_id]
             self._subs[campaign_id].add(sub)
@@ -229,15 +240,18 @@ class EventHub:
         pending = list(self._pending)
         cursors = dict(self._cursors)
         watermark = self._watermark
+        tokens = self._tokens()
 
-        def work() -> tuple[dict[str, int], list[StoredEvent], int | None]:
+        def work() -> tuple[dict[str, int], list[StoredEvent], int | None, set[str]]:
             with self.sessions(read_only=True) as session:
+                live = events.live_tokens(session, tokens)
                 latest = events.latest_numbers(session, pending)
                 rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
-                return latest, rows, mark
+                return latest, rows, mark, live
 
-        latest, rows, mark = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
+        latest, rows, mark, live = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
         self._watermark = mark
+        self._close_revoked(tokens - live)
         for campaign_id, number in latest.items():
             waiting = self._pending.pop(campaign_id, [])
             if campaign_id not in self._cursors:
@@ -245,6 +259,8 @@ class EventHub:
                     continue  # every waiter left meanwhile
                 self._cursors[campaign_id] = number
             for sub, waiter in waiting:
+                if sub.closed is not None:
+                    continue  # its credential died while it waited
                 sub.start = self._cursors[campaign_id]
                 self._subs[campaign_id].add(sub)
                 if not waiter.done():
@@ -255,6 +271,27 @@ class EventHub:
             self._watermark = None
         return len(rows) >= POLL_LIMIT
 
+    def _tokens(self) -> set[str]:
+        """The credentials the subscribers (and those waiting to be) live by."""
+        subs = [sub for group in self._subs.values() for sub in group]
+        subs += [sub for waiting in self._pending.values() for sub, _ in waiting]
+        return {sub.viewer.token_hash for sub in subs}
+
+    def _close_revoked(self, dead: set[str]) -> None:
+        """End every stream of a credential that no longer exists (before any newer event reaches it)."""
+        if not dead:
+            return
+        for campaign_id in list(self._subs):
+            for sub in list(self._subs.get(campaign_id, ())):
+                if sub.viewer.token_hash in dead:
+                    self.unsubscribe(sub)
+                    sub._close("revoked")
+        for campaign_id, waiting in list(self._pending.items()):
+            for sub, waiter in waiting:
+                if sub.viewer.token_hash in dead and not waiter.done():
+                    sub._close("revoked")
+                    waiter.set_result(None)
+
     def _dispatch(self, event: StoredEvent) -> None:
         last = self._cursors.get(event.campaign_id)
         if last is None or event.number <= last:
@@ -262,7 +299,7 @@ class EventHub:
         self._cursors[event.campaign_id] = event.number
         encoded = frame(event)
         for sub in list(self._subs.get(event.campaign_id, ())):
-            if event.hidden and not sub.is_gm:
+            if event.hidden and not sub.viewer.is_gm:
                 continue
             try:
                 sub.queue.put_nowait((event.number, encoded))

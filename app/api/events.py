@@ -25,11 +25,11 @@ from sse_starlette import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
 from app.api.deps import PrincipalDep, SessionFactory, bearer, confirm, get_principal, in_thread
-from app.api.event_hub import EventHub, Lease, Subscription, error_frame, frame
+from app.api.event_hub import REVOKED_FRAME, EventHub, Lease, Subscription, error_frame, frame
 from app.api.openapi_doc import events_extension
 from app.api.ratelimit import client_address
 from app.core.config import get_settings
-from app.kit.errors import BadRequest, Unauthorized, Unavailable
+from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable
 from app.models.results.events import EventTicket
 from app.services import events
 from app.services.auth import Principal, check_member
@@ -92,8 +92,8 @@ async def stream_events(
     lease = hub.admit(principal.token_hash)
     try:
         if follow:
-            lease.subscription = await hub.subscribe(campaign_id, principal.is_gm)
-            body = _follow(hub, lease, campaign_id, principal.is_gm, cursor)
+            lease.subscription = await hub.subscribe(campaign_id, principal)
+            body = _follow(hub, lease, campaign_id, principal, cursor)
         else:
             body = _snapshot(hub, lease, campaign_id, principal.is_gm, cursor)
     except BaseException:
@@ -115,10 +115,16 @@ async def create_event_ticket(campaign_id: str, sessions: SessionFactory, princi
 
 
 async def _ticket_principal(request: Request, sessions, ticket: str) -> Principal:
-    """The ticket's principal (it is used up); a bad ticket counts as a failed authentication."""
+    """The ticket's principal (it is used up); a bad ticket counts as a failed authentication.
+    A ticket refused before it is read (its address failed too often: 429) is spent all the
+    same (issue 21 item 12): it never works afterwards, from any address."""
     limiter = request.app.state.rate_limiter
     address = client_address(request)
-    await limiter.refuse_failing_address(address)
+    try:
+        await limiter.refuse_failing_address(address)
+    except TooManyRequests:
+        await in_thread(sessions, events.spend_ticket, ticket)
+        raise
     try:
         principal = await in_thread(sessions, events.redeem_ticket, ticket)
     except Unauthorized:
@@ -166,8 +172,11 @@ class _Stream(EventSourceResponse):
             self.lease.release()
 
 
-async def _follow(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cursor: int | None) -> AsyncIterator[bytes]:
-    """From `cursor` (None: the present) to the live events, then on until the client leaves."""
+async def _follow(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal,
+                  cursor: int | None) -> AsyncIterator[bytes]:
+    """From `cursor` (None: the present) to the live events, then on until the client leaves
+    or its credential dies (the hub closes its subscription: "revoked")."""
+    is_gm = viewer.is_gm
     sub = lease.subscription
     assert sub is not None
     try:
@@ -177,7 +186,7 @@ async def _follow(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cu
             yield f"id: {cursor}\n\n".encode()
         while True:
             try:  # what was missed, (cursor, start], from the database: every later event is queued
-                while cursor < sub.start:
+                while cursor < sub.start and sub.closed != "revoked":
                     page = await hub.read(events.events_page, campaign_id, cursor, include_hidden=is_gm,
                                           upto=sub.start, limit=PAGE)
                     for event in page:
@@ -190,11 +199,14 @@ async def _follow(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cu
                 if number > cursor:  # a resume past the hub's position skips what it already has
                     cursor = number
                     yield encoded
+            if sub.closed == "revoked":
+                yield REVOKED_FRAME
+                return
             if sub.closed != "lagging":
                 yield _failed(None)
                 return
             try:  # dropped for falling behind: catch up from the database by the cursor, then follow again
-                sub = lease.subscription = await hub.subscribe(campaign_id, is_gm)
+                sub = lease.subscription = await hub.subscribe(campaign_id, viewer)
             except Exception as exc:
                 yield _failed(exc)
                 return

@@ -139,6 +139,15 @@ def latest_numbers(session: Session, campaign_ids: list[str]) -> dict[str, int]:
     return {cid: found.get(cid, 0) for cid in campaign_ids}
 
 
+def live_tokens(session: Session, token_hashes: set[str]) -> set[str]:
+    """Which of these credentials still exist (one primary-key probe each): a stream
+    lives by its token (issue 21 item 1)."""
+    if not token_hashes:
+        return set()
+    rows = session.connection().execute(select(_cred.c.token_hash).where(_cred.c.token_hash.in_(sorted(token_hashes))))
+    return {row[0] for row in rows}
+
+
 def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit: int) -> tuple[list[StoredEvent], int | None]:
     """The events of the campaigns in `cursors` (campaign -> last event number sent) past
     each one's cursor, oldest first, at most `limit` (each campaign then gets a prefix
@@ -241,6 +250,12 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
     if credential is None or credential.campaign_id != row.campaign_id:
         raise Unauthorized("invalid stream ticket: unknown, already used or expired (ask for another)")
     return Principal(credential.campaign_id, credential.role, credential.player_id, row.token_hash)
+
+
+def spend_ticket(session: Session, ticket: str) -> None:
+    """Use a ticket up without opening anything (a refused ticket is spent)."""
+    session.connection().execute(delete(_ticket).where(_ticket.c.ticket_hash == hash_token(ticket)))
+    session.commit()
 
 
 def _aware(at: datetime) -> datetime:
