@@ -94,10 +94,29 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+_SECRET_PARAM = re.compile(r"([?&]ticket=)[^&#\s]*", re.IGNORECASE)
+
+
+def redacted(path: str) -> str:
+    """A request target with the value of a stream ticket (a one-use credential) left out."""
+    return _SECRET_PARAM.sub(r"\1[redacted]", path)
+
+
+class RedactSecrets(logging.Filter):
+    """The access line never carries a ticket (issue 21 item 12): uvicorn's access record's
+    arguments are (client, method, path with query, HTTP version, status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str) and "ticket=" in args[2].lower():
+            record.args = (args[0], args[1], redacted(args[2]), args[3], args[4])
+        return True
+
+
 LOG_CONFIG: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": RequestIdFilter}},
+    "filters": {"request_id": {"()": RequestIdFilter}, "redact": {"()": RedactSecrets}},
     "formatters": {
         "default": {"()": "uvicorn.logging.DefaultFormatter",
                     "fmt": "%(levelprefix)s [%(request_id)s] %(name)s: %(message)s"},
@@ -107,7 +126,7 @@ LOG_CONFIG: dict[str, Any] = {
     "handlers": {
         "default": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["request_id"],
                     "stream": "ext://sys.stderr"},
-        "access": {"class": "logging.StreamHandler", "formatter": "access", "filters": ["request_id"],
+        "access": {"class": "logging.StreamHandler", "formatter": "access", "filters": ["request_id", "redact"],
                    "stream": "ext://sys.stdout"},
     },
     "loggers": {

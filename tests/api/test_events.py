@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 
+from fastapi.testclient import TestClient
+
+from app.api.ratelimit import RateLimiter
 from tests.api.support import read_events
 
 GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
@@ -261,3 +264,18 @@ def test_tickets_are_stored_hashed(client, campaign_factory, db_session):
     ticket = _ticket(client, c, c.gm)["ticket"]
     stored = db_session.connection().execute(text("SELECT ticket_hash, token_hash FROM stream_ticket")).all()
     assert stored and all(ticket not in row.ticket_hash for row in stored)
+
+
+def test_issue21_item12_a_ticket_refused_with_429_is_spent(app, client, settings, campaign_factory):
+    """An address over its failed-authentication limit gets 429 for a ticket too, and the ticket is
+    used up by that refusal: from another address it no longer opens anything (401)."""
+    app.state.rate_limiter = RateLimiter(settings.model_copy(update={"auth_failures_per_minute": 2}))
+    campaign = campaign_factory("great-cosmos")
+    ticket = client.post(f"/v1/campaigns/{campaign.id}/events/tickets", headers=campaign.gm).json()["ticket"]
+    with TestClient(app, raise_server_exceptions=False, client=("203.0.113.7", 4000)) as flooder:
+        for _ in range(2):
+            assert flooder.get("/v1/me", headers={"Authorization": "Bearer nope"}).status_code == 401
+        r = flooder.get(f"/v1/campaigns/{campaign.id}/events", params={"ticket": ticket, "follow": "false"})
+        assert r.status_code == 429, r.text
+    r = client.get(f"/v1/campaigns/{campaign.id}/events", params={"ticket": ticket, "follow": "false"})
+    assert r.status_code == 401, r.text

@@ -236,3 +236,26 @@ def test_the_log_line_of_a_request_names_its_id_and_never_its_token(served):
                                   ("miss-3", '"GET /v1/campaigns/nope HTTP/1.1" 404')):
         assert [line for line in lines if f"[{request_id}]" in line and line_part in line], (request_id, lines)
     assert token not in log.read_text() and token.split("_", 1)[1] not in log.read_text()
+
+
+def test_issue21_item12_the_access_log_never_carries_a_stream_ticket(served):
+    base, log, created = served
+    with httpx.Client(base_url=base, timeout=10) as http:
+        r = http.post("/v1/campaigns", json={"name": "Tickets", "ruleset": RULESET})
+        created.append(r.json()["id"])
+        token = r.json()["gm_token"]
+        r = http.post(f"/v1/campaigns/{created[0]}/events/tickets", headers=bearer(token))
+        ticket = r.json()["ticket"]
+        r = http.get(f"/v1/campaigns/{created[0]}/events", params={"ticket": ticket, "follow": "false"},
+                     headers={"X-Request-Id": "stream-1"})
+        assert r.status_code == 200, r.text
+        r = http.get(f"/v1/campaigns/{created[0]}/events", params={"follow": "false", "ticket": "st_guess"},
+                     headers={"X-Request-Id": "stream-2"})
+        assert r.status_code == 401, r.text
+    deadline = time.monotonic() + 5
+    while "stream-2" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    text = log.read_text()
+    line = [line for line in text.splitlines() if "[stream-1]" in line and "/events?" in line]
+    assert line and "ticket=[redacted]" in line[0] and "follow=false" in line[0], text
+    assert ticket not in text and ticket.split("_", 1)[1] not in text and "st_guess" not in text
