@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import CheckedRoute, IfMatch, PrincipalDep, SessionFactory, access, etag, in_thread, read
-from app.models.schemas import CharacterCreate, CharacterPage, CharacterPublic, CharacterUpdate
+from app.models.schemas import CharacterCreate, CharacterPage, CharacterPublic, CharacterRead, CharacterUpdate
 from app.services import characters
 
 router = APIRouter(tags=["characters"], route_class=CheckedRoute)
@@ -29,7 +29,8 @@ async def list_characters(campaign_id: str, sessions: SessionFactory, principal:
     return await read(sessions, partial(characters.list_characters, limit=limit, cursor=cursor), principal, campaign_id)
 
 
-@router.get("/v1/characters/{character_id}", response_model=CharacterPublic)
+@router.get("/v1/characters/{character_id}", response_model=CharacterRead,
+            summary="The character as the caller may read it: whole (GM, owner, `observer`), or `limited`")
 async def read_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response) -> dict[str, Any]:
     found = await read(sessions, characters.read_character, principal, character_id)
     response.headers["ETag"] = etag(found["version"])

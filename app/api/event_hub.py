@@ -59,9 +59,13 @@ def _libc_malloc_trim() -> Callable[[int], int] | None:
 _malloc_trim = _libc_malloc_trim()
 
 
-def frame(event: StoredEvent) -> bytes:
-    data = json.dumps(event.data, separators=(",", ":"))
-    return f"id: {event.number}\nevent: {event.type}\ndata: {data}\n\n".encode()
+def frame(event: StoredEvent, viewer: Principal) -> bytes:
+    """The event's SSE message as `viewer` reads it (the caller checked it is for `viewer`)."""
+    return _encoded(event, event.payload_for(viewer) or {})
+
+
+def _encoded(event: StoredEvent, data: dict) -> bytes:
+    return f"id: {event.number}\nevent: {event.type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
 def error_frame(detail: str, *, status: int = 503, code: str = "unavailable") -> bytes:
@@ -297,12 +301,15 @@ class EventHub:
         if last is None or event.number <= last:
             return  # no one follows it any more, or already sent
         self._cursors[event.campaign_id] = event.number
-        encoded = frame(event)
+        encoded: dict[int, bytes] = {}  # each payload encoded once, however many streams receive it
         for sub in list(self._subs.get(event.campaign_id, ())):
-            if event.hidden and not sub.viewer.is_gm:
+            payload = event.payload_for(sub.viewer)
+            if payload is None:
                 continue
+            if id(payload) not in encoded:
+                encoded[id(payload)] = _encoded(event, payload)
             try:
-                sub.queue.put_nowait((event.number, encoded))
+                sub.queue.put_nowait((event.number, encoded[id(payload)]))
             except asyncio.QueueFull:  # too far behind: it catches up from the database
                 log.info("event stream of %s fell %d events behind: it catches up from the database",
                          event.campaign_id, QUEUE_SIZE)

@@ -95,7 +95,7 @@ async def stream_events(
             lease.subscription = await hub.subscribe(campaign_id, principal)
             body = _follow(hub, lease, campaign_id, principal, cursor)
         else:
-            body = _snapshot(hub, lease, campaign_id, principal.is_gm, cursor)
+            body = _snapshot(hub, lease, campaign_id, principal, cursor)
     except BaseException:
         lease.release()
         raise
@@ -176,7 +176,6 @@ async def _follow(hub: EventHub, lease: Lease, campaign_id: str, viewer: Princip
                   cursor: int | None) -> AsyncIterator[bytes]:
     """From `cursor` (None: the present) to the live events, then on until the client leaves
     or its credential dies (the hub closes its subscription: "revoked")."""
-    is_gm = viewer.is_gm
     sub = lease.subscription
     assert sub is not None
     try:
@@ -187,10 +186,10 @@ async def _follow(hub: EventHub, lease: Lease, campaign_id: str, viewer: Princip
         while True:
             try:  # what was missed, (cursor, start], from the database: every later event is queued
                 while cursor < sub.start and sub.closed != "revoked":
-                    page = await hub.read(events.events_page, campaign_id, cursor, include_hidden=is_gm,
+                    page = await hub.read(events.events_page, campaign_id, cursor, viewer=viewer,
                                           upto=sub.start, limit=PAGE)
                     for event in page:
-                        yield frame(event)
+                        yield frame(event, viewer)
                     cursor = page[-1].number if len(page) == PAGE else sub.start
             except Exception as exc:
                 yield _failed(exc)
@@ -222,7 +221,7 @@ async def _live(sub: Subscription) -> AsyncIterator[tuple[int, bytes]]:
         yield item
 
 
-async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, cursor: int | None) -> AsyncIterator[bytes]:
+async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal, cursor: int | None) -> AsyncIterator[bytes]:
     try:
         yield RETRY
         try:
@@ -230,9 +229,9 @@ async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, is_gm: bool, 
                 yield f"id: {await hub.read(events.latest_number, campaign_id)}\n\n".encode()
                 return
             while True:
-                page = await hub.read(events.events_page, campaign_id, cursor, include_hidden=is_gm, limit=PAGE)
+                page = await hub.read(events.events_page, campaign_id, cursor, viewer=viewer, limit=PAGE)
                 for event in page:
-                    yield frame(event)
+                    yield frame(event, viewer)
                 if len(page) < PAGE:
                     return
                 cursor = page[-1].number

@@ -102,6 +102,12 @@ class PlayerTokenRotated(BaseModel):
 
 
 # --- characters -----------------------------------------------------------------
+PlayerAccess = Literal["observer", "limited", "none"]
+PLAYER_ACCESS_DOC = ("What players other than its owner see of it (GM only): `observer` the whole sheet, `limited` "
+                     "its name, kind and each pool as a status word, `none` nothing (not listed, 404 as an unknown "
+                     "id). Default: a PC `observer`, an NPC `none`.")
+
+
 class CharacterCreate(Strict):
     model_config = ConfigDict(json_schema_extra={"examples": [
         {"name": "Aiko", "kind": "pc", "sheet": {
@@ -114,6 +120,7 @@ class CharacterCreate(Strict):
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] = Field(description="Validated against the campaign's ruleset (see its sheet schema).")
     gm_override: bool = Field(False, description="GM only: accept values outside the rules' bounds where a rule allows it.")
+    player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
 
 
 class CharacterUpdate(Strict):
@@ -125,6 +132,7 @@ class CharacterUpdate(Strict):
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] | None = Field(None, description="A JSON merge patch (RFC 7396) applied to the stored sheet.")
     gm_override: bool = False
+    player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
 
 
 class CharacterPublic(BaseModel):
@@ -136,13 +144,38 @@ class CharacterPublic(BaseModel):
     ruleset: str
     sheet: dict[str, Any]
     derived: dict[str, Any]
+    player_access: PlayerAccess = Field(description=PLAYER_ACCESS_DOC)
     version: int
     created_at: Timestamp
     updated_at: Timestamp
 
 
-class CharacterPage(Page[CharacterPublic]):
-    """A page of characters."""
+class PoolStatus(BaseModel):
+    status: Literal["unhurt", "wounded", "bloodied", "down"]
+
+
+class CharacterLimited(BaseModel):
+    """A character as a player with `limited` access reads it (not its owner, not the GM): no
+    sheet, each of its ruleset's pools as a status word (none when a fight it is in hides them)."""
+
+    id: str
+    campaign_id: str
+    name: str
+    kind: str
+    ruleset: str
+    player_access: Literal["limited"] = "limited"
+    pools: dict[str, PoolStatus] = Field(description="Each pool (`hp`, `vitality`…) as full → unhurt, above half → "
+                                         "wounded, above 0 → bloodied, 0 → down.")
+    version: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+CharacterRead = Annotated[CharacterPublic | CharacterLimited, Field(union_mode="left_to_right")]
+
+
+class CharacterPage(Page[CharacterRead]):
+    """A page of characters, each as the caller may read it."""
 
 
 # --- free rolls and the log -----------------------------------------------------

@@ -82,6 +82,8 @@ class Character(SQLModel, table=True):
     version: int = Field(default=1)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
+    # what players other than its owner may see of it (API.md round 3): observer | limited | none
+    player_access: str = Field(default="observer", max_length=10, sa_type=SafeString(10))
 
 
 class LogEntry(SQLModel, table=True):
@@ -134,7 +136,12 @@ class Event(SQLModel, table=True):
     """Every change in a campaign, in commit order, for the live event stream.
     Written in the same transaction as the change (an outbox). `seq` orders the
     whole table (internal); `number` counts a campaign's events (1, 2, 3…): the
-    only id clients see (`id:` lines, `Last-Event-ID`, `?after=`)."""
+    only id clients see (`id:` lines, `Last-Event-ID`, `?after=`).
+
+    Who receives it (API.md round 3, per viewer): the GM `data`; the player `owner_id`
+    (the owner of the character it is about) `data`; any other player nothing when
+    `hidden`, else `player_data` when set (what it may see of the thing: a character
+    it has `limited` access to, an entry without the GM's secrets), else `data`."""
 
     __table_args__ = (UniqueConstraint("campaign_id", "number", name="uq_event_campaign_number"),)
 
@@ -147,6 +154,8 @@ class Event(SQLModel, table=True):
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()
     data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    owner_id: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))  # a player: no FK (events outlive players)
+    player_data: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class StreamTicket(SQLModel, table=True):

@@ -118,7 +118,7 @@ def me(session: Session, principal: Principal) -> dict[str, str | None]:
 
 _char = Character.__table__
 _enc = Encounter.__table__
-_CHARACTER = select(_char.c.campaign_id, _char.c.player_id).where(_char.c.id == bindparam("id"))
+_CHARACTER = select(_char.c.campaign_id, _char.c.player_id, _char.c.player_access).where(_char.c.id == bindparam("id"))
 _ENCOUNTER = select(_enc.c.campaign_id).where(_enc.c.id == bindparam("id"))
 
 
@@ -134,6 +134,8 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
         row = session.connection().execute(_CHARACTER, {"id": path["character_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "character")
         owner = row.player_id
+        if not principal.is_gm and owner != principal.player_id and row.player_access == "none":
+            raise NotFound("no character with this id")  # unknown to this player (API.md round 3)
     if "encounter_id" in path:
         row = session.connection().execute(_ENCOUNTER, {"id": path["encounter_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "encounter")

@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import ValidationError
 from sqlmodel import Session, select
 
-from app.kit.errors import Forbidden, PreconditionFailed
+from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
-from app.models.schemas import CharacterCreate, CharacterPublic, CharacterUpdate
+from app.models.schemas import CharacterCreate, CharacterLimited, CharacterPublic, CharacterUpdate
 from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_member, check_owner_or_gm
@@ -24,16 +24,56 @@ from app.services.pages import check_if_match, created_order_page
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
-from app.services.visibility import check_visible, gms_only, hidden_from_player
+from app.services.encounters.rulesets import rules_for
+from app.services.encounters.view import status
+from app.services.visibility import (NOT_FIGHTING, Audience, Standing, about, check_visible, hidden_from_player,
+                                     level_for, others_level, standings)
 
-_PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "version", "created_at", "updated_at")
+_PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "player_access", "version", "created_at",
+           "updated_at")
+_LIMITED = ("id", "campaign_id", "name", "kind", "version", "created_at", "updated_at")
 
 
 def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, Any]:
+    """The character as the GM and its owner read it (and players with `observer` access)."""
     adapter = get_adapter(ruleset)
     data = {**{f: getattr(character, f) for f in _PUBLIC}, "ruleset": ruleset,
             "derived": adapter.derived(adapter.parse_sheet(character.sheet))}
     return CharacterPublic.model_validate(data).model_dump()
+
+
+def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool = True) -> dict[str, Any]:
+    """The character as a player with `limited` access reads it: no sheet, each pool as a status
+    word (API.md round 3); `pools=False` when a fight it is in hides them (`hp_visibility: hidden`)."""
+    shown = {name: {"status": status(r["value"], r["max"])}
+             for name, r in rules_for(ruleset).resources(character.sheet).items()} if pools else {}
+    data = {**{f: getattr(character, f) for f in _LIMITED}, "ruleset": ruleset, "pools": shown}
+    return CharacterLimited.model_validate(data).model_dump()
+
+
+def view(character: StoredCharacter | Character, ruleset: str, level: str) -> dict[str, Any] | None:
+    """The character at one visibility level (`visibility.LEVELS`); None for `none`."""
+    if level == "observer":
+        return public(character, ruleset)
+    if level in ("limited", "masked"):
+        return limited(character, ruleset, pools=level == "limited")
+    return None
+
+
+def audience(conn, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
+    """Who receives an event carrying this character, and what: the GM and its owner the whole
+    of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's)."""
+    level = "none" if hidden else others_level(character, standings(conn, character.campaign_id, [character.id])
+                                               .get(character.id, NOT_FIGHTING))
+    if level == "observer":
+        return Audience()
+    return Audience(hidden=level == "none", owner_id=character.player_id, player_data=view(character, ruleset, level))
+
+
+def record_character(uow: UnitOfWork, type_: str, character: StoredCharacter, ruleset: str, *,
+                     hidden: bool = False) -> None:
+    """`character.created` / `character.updated` carrying the character, per viewer."""
+    uow.record(type_, public(character, ruleset), **audience(uow.conn, character, ruleset, hidden=hidden).record_args())
 
 
 def normalized_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_override: bool,
@@ -66,6 +106,9 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
         if not principal.is_gm:
             if data.kind != "pc" or (player_id not in (None, principal.player_id)) or data.gm_override:
                 raise Forbidden("a player may only create its own player character, without GM override")
+            if data.player_access is not None:
+                raise Forbidden("only the GM sets what players see of a character (player_access)",
+                                field="player_access")
             player_id = principal.player_id
         _check_player(session, campaign_id, player_id)
         if principal.is_gm:
@@ -73,33 +116,49 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
         else:
             sheet = _players_new_sheet(campaign, data.sheet, kind=data.kind)
         character = uow.characters.add(id=new_id(), player_id=player_id, name=data.name, kind=data.kind,
-                                       sheet=sheet, now=utcnow())
-        uow.record("character.created", public(character, campaign.ruleset))
+                                       sheet=sheet, now=utcnow(), player_access=data.player_access)
+        record_character(uow, "character.created", character, campaign.ruleset)
         uow.commit()
     return public(character, campaign.ruleset)
 
 
 def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None) -> dict[str, Any]:
+    """The characters the caller may know of, each as it may read it."""
     campaign = load_campaign(session, principal, campaign_id)
     query = select(Character).where(Character.campaign_id == campaign_id)
     if not principal.is_gm:
         hidden = hidden_from_player().params(campaign_id=campaign_id, player_id=principal.player_id)
         query = query.where(Character.id.not_in(hidden))
-    return created_order_page(session, query, Character, limit=limit, cursor=cursor,
-                              shape=lambda c: public(c, campaign.ruleset))
+    page = created_order_page(session, query, Character, limit=limit, cursor=cursor, shape=lambda c: c)
+    fights = {} if principal.is_gm else standings(session.connection(), campaign_id, [c.id for c in page["items"]])
+    page["items"] = [view(c, campaign.ruleset, level_for(principal, c, fights.get(c.id, NOT_FIGHTING)))
+                     for c in page["items"]]
+    return page
 
 
 def load_character(session: Session, principal: Principal, character_id: str) -> tuple[StoredCharacter, Any]:
-    """A character of the caller's campaign that the caller may see (404 otherwise) and its
+    """A character of the caller's campaign that the caller may know of (404 otherwise) and its
     campaign's row, for reading."""
     character = CharacterRepository(session.connection(), principal.campaign_id).get(character_id)
     check_visible(session.connection(), principal, character)
     return character, read_campaign(session.connection(), principal.campaign_id)
 
 
+def reading_level(conn, principal: Principal, character: StoredCharacter) -> str:
+    """What the caller sees of a character it may know of (its fights read only when they matter)."""
+    level = level_for(principal, character)
+    if level == "none" or principal.is_gm or character.player_id == principal.player_id:
+        return level
+    return level_for(principal, character, standings(conn, character.campaign_id, [character.id])
+                     .get(character.id, Standing()))
+
+
 def read_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:
     character, campaign = load_character(session, principal, character_id)
-    return public(character, campaign.ruleset)
+    shown = view(character, campaign.ruleset, reading_level(session.connection(), principal, character))
+    if shown is None:
+        raise NotFound("no character with this id")
+    return shown
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -123,9 +182,12 @@ def update_character(session: Session, principal: Principal, character_id: str, 
         check_owner_or_gm(principal, before.player_id, "change this character")
         check_if_match(before.version, if_match, "character")
         fields = data.model_dump(exclude_unset=True)
-        if not principal.is_gm and ({"kind", "player_id"} & fields.keys() or data.gm_override):
-            raise Forbidden("only the GM may change a character's kind, owner, or override the rules' bounds")
+        if not principal.is_gm and ({"kind", "player_id", "player_access"} & fields.keys() or data.gm_override):
+            raise Forbidden("only the GM may change a character's kind, owner, what players see of it "
+                            "(player_access), or override the rules' bounds")
         changed: dict[str, Any] = {}
+        if data.player_access is not None:
+            changed["player_access"] = data.player_access
         if "player_id" in fields:
             _check_player(session, campaign.id, data.player_id)
             changed["player_id"] = data.player_id
@@ -264,8 +326,9 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
         body = {"id": new_id(), "kind": "sheet_edit", "character_id": after.id, "changes": governed,
                 "rolls": [], "hidden": False, "created_at": iso(now)}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
-        uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]})
-    uow.record("character.updated", public(after, uow.campaign().ruleset), hidden=gms_only(uow.conn, after))
+        uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
+                   **about(uow.conn, [after]).record_args())
+    record_character(uow, "character.updated", after, uow.campaign().ruleset)
     uow.commit()
     return after
 
@@ -276,7 +339,7 @@ def delete_character(session: Session, principal: Principal, character_id: str, 
         check_visible(uow.conn, principal, character)
         check_owner_or_gm(principal, character.player_id, "delete this character")
         check_if_match(character.version, if_match, "character")
-        hidden = gms_only(uow.conn, character)
+        who = audience(uow.conn, character, uow.campaign().ruleset)
         uow.characters.remove(character)
-        uow.record("character.deleted", {"id": character.id}, hidden=hidden)
+        uow.record("character.deleted", {"id": character.id}, hidden=who.hidden, owner_id=who.owner_id)
         uow.commit()

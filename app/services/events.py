@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from pydantic_core import to_jsonable_python
-from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, String, bindparam, cast, delete, func, insert, text,
+from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, String, bindparam, cast, delete, func, insert, or_, text,
                         type_coerce)
 from sqlalchemy.engine import Connection
 from sqlmodel import Session, select
@@ -27,23 +27,26 @@ from app.models.schemas import CampaignPublic, PlayerPublic
 from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, utcnow
 from app.services.auth import Principal, check_member
 from app.services.prepared import Prepared
+from app.services.provenance import entry_for_viewer
 
 _event = Event.__table__
-_COLUMNS = ["campaign_id", "type", "hidden", "created_at", "data", "number"]
+_COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "player_data", "number"]
 
 
-def _insert_numbered(data):
+def _insert_numbered(json_value):
     """INSERT … SELECT: the event with the campaign's next number, read in the same statement."""
     next_number = (select(func.coalesce(func.max(_event.c.number), 0) + 1)
                    .where(_event.c.campaign_id == bindparam("campaign_id", type_=String)).scalar_subquery())
     return insert(_event).from_select(_COLUMNS, select(
         bindparam("campaign_id", type_=String), bindparam("type", type_=String), bindparam("hidden", type_=Boolean),
-        bindparam("created_at", type_=DateTime(timezone=True)), data, next_number,
+        bindparam("created_at", type_=DateTime(timezone=True)), bindparam("owner_id", type_=String),
+        json_value("data"), json_value("player_data"), next_number,
     ))
 
 
-_INSERT_EVENT = _insert_numbered(type_coerce(bindparam("data", type_=JSON), JSON))
-_PG_INSERT_EVENT = _insert_numbered(cast(bindparam("data", type_=JSON), JSON))  # a parameter in a SELECT list is untyped
+_INSERT_EVENT = _insert_numbered(lambda name: type_coerce(bindparam(name, type_=JSON(none_as_null=True)), JSON))
+# a parameter in a SELECT list is untyped on PostgreSQL
+_PG_INSERT_EVENT = _insert_numbered(lambda name: cast(bindparam(name, type_=JSON(none_as_null=True)), JSON))
 _PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 # the same statements on the DBAPI cursor (app.services.prepared: the hot path's writes)
 _FAST_INSERT_EVENT = Prepared(_INSERT_EVENT, postgresql=_PG_INSERT_EVENT)
@@ -55,6 +58,7 @@ def campaign_lock_key(campaign_id: str) -> int:
 
 
 def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any], *, hidden: bool = False,
+           owner_id: str | None = None, player_data: dict[str, Any] | None = None,
            conn: Connection | None = None) -> None:
     """Add an event to the current transaction (the caller commits). Call it after
     the change's other writes: it is the last lock a writer takes.
@@ -70,9 +74,13 @@ def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any],
 
     `conn`: the session's connection when the caller holds it; inside a unit of work's
     `writes()` block both PostgreSQL statements go out with its other writes, in one
-    round trip, still as two statements in this order (the lock's meaning is kept)."""
+    round trip, still as two statements in this order (the lock's meaning is kept).
+
+    Who receives it (the `Event` table's doc): the GM; the player `owner_id` even when
+    `hidden`; the other players nothing when `hidden`, else `player_data` or `data`."""
     values = {"campaign_id": campaign_id, "type": type_, "hidden": hidden, "created_at": utcnow(),
-              "data": to_jsonable_python(_completed(session, campaign_id, type_, data))}
+              "owner_id": owner_id, "data": to_jsonable_python(_completed(session, campaign_id, type_, data)),
+              "player_data": None if player_data is None else to_jsonable_python(player_data)}
     conn = conn if conn is not None else session.connection()
     if conn.dialect.name == "postgresql":
         _FAST_PG_LOCK.run(conn, {"key": campaign_lock_key(campaign_id)})
@@ -106,20 +114,33 @@ class StoredEvent(NamedTuple):
     campaign_id: str
     type: str
     hidden: bool
-    data: dict[str, Any]  # as clients see it (a log entry's body put back)
+    data: dict[str, Any]  # as the GM (and the owner) sees it, a log entry's body put back
+    owner_id: str | None = None  # a player who sees `data` even when hidden
+    player_data: dict[str, Any] | None = None  # what the other players see instead of `data`
+
+    def payload_for(self, viewer: Principal) -> dict[str, Any] | None:
+        """The event's data as `viewer` may see it, or None when it is not for it (API.md
+        round 3: per viewer, the GM, the owner, then what the other players may see)."""
+        if viewer.is_gm or (self.owner_id is not None and viewer.player_id == self.owner_id):
+            return self.data
+        if self.hidden:
+            return None
+        return self.data if self.player_data is None else self.player_data
 
 
-_EVENT_COLUMNS = (_event.c.seq, _event.c.number, _event.c.campaign_id, _event.c.type, _event.c.hidden, _event.c.data)
+_EVENT_COLUMNS = (_event.c.seq, _event.c.number, _event.c.campaign_id, _event.c.type, _event.c.hidden, _event.c.data,
+                  _event.c.owner_id, _event.c.player_data)
 
 
-def events_page(session: Session, campaign_id: str, after: int, *, include_hidden: bool, upto: int | None = None,
+def events_page(session: Session, campaign_id: str, after: int, *, viewer: Principal, upto: int | None = None,
                 limit: int = 100) -> list[StoredEvent]:
-    """One page of a campaign's events numbered in (after, upto], oldest first (the caller checked membership)."""
+    """One page of the campaign's events numbered in (after, upto] that `viewer` receives, oldest
+    first (the caller checked membership)."""
     query = select(*_EVENT_COLUMNS).where(_event.c.campaign_id == campaign_id, _event.c.number > after)
     if upto is not None:
         query = query.where(_event.c.number <= upto)
-    if not include_hidden:
-        query = query.where(_event.c.hidden == False)  # noqa: E712 (SQL expression)
+    if not viewer.is_gm:
+        query = query.where(or_(_event.c.hidden == False, _event.c.owner_id == viewer.player_id))  # noqa: E712
     rows = session.connection().execute(query.order_by(_event.c.number).limit(limit)).all()
     return _with_bodies(session, rows)
 
@@ -183,12 +204,13 @@ def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit
 
 _log = LogEntry.__table__
 _PG_POLL = text(
-    "SELECT e.seq, e.number, e.campaign_id, e.type, e.hidden, e.data"
+    "SELECT e.seq, e.number, e.campaign_id, e.type, e.hidden, e.data, e.owner_id, e.player_data"
     " FROM unnest(CAST(:ids AS text[]), CAST(:curs AS bigint[])) AS c(cid, cur)"
-    " CROSS JOIN LATERAL (SELECT seq, number, campaign_id, type, hidden, data FROM event"
+    " CROSS JOIN LATERAL (SELECT seq, number, campaign_id, type, hidden, data, owner_id, player_data FROM event"
     "   WHERE event.campaign_id = c.cid AND event.number > c.cur ORDER BY event.number LIMIT :n) AS e"
     " ORDER BY e.seq LIMIT :n"
-).columns(seq=BigInteger, number=BigInteger, campaign_id=String, type=String, hidden=Boolean, data=JSON)
+).columns(seq=BigInteger, number=BigInteger, campaign_id=String, type=String, hidden=Boolean, data=JSON,
+          owner_id=String, player_data=JSON)
 
 
 def _with_bodies(session: Session, rows) -> list[StoredEvent]:
@@ -198,15 +220,30 @@ def _with_bodies(session: Session, rows) -> list[StoredEvent]:
     if refs:
         found = session.connection().execute(select(_log.c.id, _log.c.body).where(_log.c.id.in_(list(refs))))
         bodies = {entry_id: body for entry_id, body in found}
-    return [StoredEvent(r.seq, r.number, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies))
+    return [StoredEvent(r.seq, r.number, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies),
+                        r.owner_id, _players_view(r.type, r.data, r.player_data, bodies))
             for r in rows]
 
 
-def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any]) -> dict[str, Any]:
+def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any], *, for_gm: bool = True) -> dict[str, Any]:
     if type_ != "log.created" or "entry_id" not in data:
         return data  # events written before references keep their body inline
     rest = {k: v for k, v in data.items() if k != "entry_id"}
-    return {"entry": bodies.get(data["entry_id"]), **rest}
+    entry = bodies.get(data["entry_id"])
+    return {"entry": entry if for_gm or entry is None else entry_for_viewer(entry, is_gm=False), **rest}
+
+
+def _players_view(type_: str, data: dict[str, Any], player_data: dict[str, Any] | None,
+                  bodies: dict[str, Any]) -> dict[str, Any] | None:
+    """What players other than the owner receive when it differs from the GM's: the stored
+    `player_data`, or a log entry without what only the GM sees (its seed)."""
+    if player_data is not None:
+        return _client_view(type_, player_data, bodies, for_gm=False)
+    if type_ == "log.created" and "entry_id" in data:
+        entry = bodies.get(data["entry_id"])
+        if entry is not None and entry_for_viewer(entry, is_gm=False) is not entry:
+            return _client_view(type_, data, bodies, for_gm=False)
+    return None
 
 
 # --- stream tickets -------------------------------------------------------------------

@@ -44,7 +44,7 @@ from app.services.uow import (
     retried,
 )
 from app.services.validation import InvalidBody
-from app.services.visibility import check_visible, gms_only, in_hiding_query
+from app.services.visibility import about, check_visible, in_hiding_query
 
 __all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
 
@@ -169,22 +169,18 @@ class RollingWork(UnitOfWork):
         others = [cid for cid in self.loaded if cid != outcome.character_id]
         entry = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
                  "rerolls": outcome.cancels, "others": others, "body_json": encoded}
-        gms_only_event = req.hidden or self._gms_only()
+        audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(outcome.sheets, now)
-            self.record("log.created", {"entry_id": body["id"], "characters_changed": changed}, hidden=gms_only_event)
+            self.record("log.created", {"entry_id": body["id"], "characters_changed": changed},
+                        **audience.record_args())
             if self.idem is not None:
                 _FAST_INSERT_IDEMPOTENCY.run(self.conn, {
                     "token_hash": self.principal.token_hash, "key": self.idem.key,
                     "request_hash": self.idem.fingerprint, "status_code": 201, "body": encoded, "created_at": now})
         super().commit()
         return EncodedBody(body, encoded)
-
-    def _gms_only(self) -> bool:
-        """Whether the entry's event is for the GM alone: it is about a character in hiding
-        from the players (players' log pages leave such entries out too)."""
-        return any(gms_only(self.conn, c, self.in_hiding.get(c.id)) for c in self.loaded.values())
 
     def _save_sheets(self, sheets: dict, now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else

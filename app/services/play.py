@@ -136,8 +136,8 @@ def opposed(session: Session, principal: Principal, campaign_id: str, body: dict
 def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
     with uow:
         req = validate(uow.adapter.request_model(Capability.OPPOSED), body)
+        check_gm(uow.principal, "run a confrontation")  # 403 before the body's characters (refusal order)
         a, b = uow.lock([req.a.character_id, req.b.character_id])
-        check_gm(uow.principal, "run a confrontation")
         return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
@@ -150,8 +150,8 @@ def group(session: Session, principal: Principal, campaign_id: str, body: dict, 
 def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
     with uow:
         req = validate(uow.adapter.request_model(Capability.GROUP), body)
+        check_gm(uow.principal, "run a group test")  # 403 before the body's characters (refusal order)
         participants = uow.lock([p.character_id for p in req.participants])
-        check_gm(uow.principal, "run a group test")
         return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
 
 

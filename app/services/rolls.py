@@ -6,7 +6,7 @@ import json
 from functools import cache
 from typing import Any
 
-from sqlalchemy import String, bindparam, cast, or_
+from sqlalchemy import String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
@@ -14,7 +14,7 @@ from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.visibility import hidden_character_ids
+from app.services.visibility import log_hidden_ids
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.rulesets.base import Outcome
@@ -69,12 +69,15 @@ _CURSOR_SEQ = Prepared(select(_log.c.seq).where(_log.c.id == bindparam("id"),
 
 
 def _leave_out_hidden_characters(query):
-    """Without the entries about the characters `:hidden_ids` (hidden from the player: a hidden
-    combatant's, as the character routes hide them), whether the entry's own or one involved."""
-    hidden = bindparam("hidden_ids", expanding=True)
-    about_hidden = select(_involved.c.seq).where(_involved.c.character_id.in_(hidden))
-    return query.where(or_(_log.c.character_id.is_(None), _log.c.character_id.not_in(hidden)),
-                       _log.c.seq.not_in(about_hidden))
+    """Without the entries about the characters `:hidden_ids` (in hiding from the player: a hidden
+    combatant's, as the character routes hide them), nor — but for combat entries, which follow
+    their fight's rules — about `:unseen_ids` (those it does not see whole: `player_access`
+    `limited` or `none`), whether the entry's own character or one involved."""
+    def about(ids):
+        involved = select(_involved.c.seq).where(_involved.c.character_id.in_(ids))
+        return or_(and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(ids)), _log.c.seq.in_(involved))
+    hidden, unseen = bindparam("hidden_ids", expanding=True), bindparam("unseen_ids", expanding=True)
+    return query.where(~about(hidden), or_(_log.c.kind == "combat", ~about(unseen)))
 
 
 @cache
@@ -121,12 +124,13 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     hidden entries; a page is bounded by count and by bytes (of the stored texts)."""
     check_member(principal, campaign_id)
     conn = session.connection()
-    hidden_ids = hidden_character_ids(conn, principal, campaign_id)
+    hidden_ids, unseen_ids = log_hidden_ids(conn, principal, campaign_id)
     params = {"campaign_id": campaign_id, "character_id": character_id, "kind": kind, "n": limit + 1,
               "below": _after(session, campaign_id, cursor) if cursor else None}
-    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), bool(hidden_ids))
-    if hidden_ids:
-        rows = conn.execute(query.statement, {**params, "hidden_ids": hidden_ids}).all()
+    about_hidden = bool(hidden_ids or unseen_ids)
+    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), about_hidden)
+    if about_hidden:
+        rows = conn.execute(query.statement, {**params, "hidden_ids": hidden_ids, "unseen_ids": unseen_ids}).all()
     else:
         rows = query.all(conn, params)
     items: list[str] = []
@@ -144,10 +148,10 @@ def read_log_entry(session: Session, principal: Principal, campaign_id: str, ent
     check_member(principal, campaign_id)
     conn = session.connection()
     query = select(_log.c.body, _log.c.hidden).where(_log.c.id == entry_id, _log.c.campaign_id == campaign_id)
-    hidden_ids = hidden_character_ids(conn, principal, campaign_id)
-    if hidden_ids:
+    hidden_ids, unseen_ids = log_hidden_ids(conn, principal, campaign_id)
+    if hidden_ids or unseen_ids:
         query = _leave_out_hidden_characters(query)
-    row = conn.execute(query, {"hidden_ids": hidden_ids}).first()
+    row = conn.execute(query, {"hidden_ids": hidden_ids, "unseen_ids": unseen_ids}).first()
     if row is None or (row.hidden and not principal.is_gm):
         raise NotFound("no roll-log entry with this id")
     return row.body

@@ -61,6 +61,12 @@ class StoredCharacter:
     version: int
     created_at: datetime
     updated_at: datetime
+    player_access: str = "observer"  # what other players see of it: observer | limited | none
+
+
+def default_access(kind: str) -> str:
+    """API.md round 3: a PC is `observer` to the other players by default, an NPC `none`."""
+    return "none" if kind == "npc" else "observer"
 
 
 class StaleVersion(Exception):
@@ -83,7 +89,8 @@ _SAVE = (
     update(_character)
     .where(_character.c.id == bindparam("character_id"), _character.c.version == bindparam("expected_version"))
     .values(name=bindparam("name"), kind=bindparam("kind"), player_id=bindparam("player_id"),
-            sheet=bindparam("sheet"), version=bindparam("new_version"), updated_at=bindparam("now"))
+            sheet=bindparam("sheet"), version=bindparam("new_version"), updated_at=bindparam("now"),
+            player_access=bindparam("player_access"))
 )
 _DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
 _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
@@ -183,18 +190,20 @@ class CharacterRepository:
 
 
     def add(self, *, id: str, player_id: str | None, name: str, kind: str, sheet: dict[str, Any],
-            now: datetime) -> StoredCharacter:
-        character = StoredCharacter(id, self.campaign_id, name, kind, player_id, sheet, 1, now, now)
+            now: datetime, player_access: str | None = None) -> StoredCharacter:
+        character = StoredCharacter(id, self.campaign_id, name, kind, player_id, sheet, 1, now, now,
+                                    player_access or default_access(kind))
         self.conn.execute(_INSERT, {f.name: getattr(character, f.name) for f in fields(StoredCharacter)})
         return character
 
     def save(self, before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
-        """Write `changes` (name, kind, player_id, sheet) only if the stored version is
+        """Write `changes` (name, kind, player_id, sheet, player_access) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
         after = replace(before, **changes, version=before.version + 1, updated_at=now)
         cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(self.conn, {
             "character_id": before.id, "expected_version": before.version, "name": after.name, "kind": after.kind,
             "player_id": after.player_id, "sheet": after.sheet, "new_version": after.version, "now": now,
+            "player_access": after.player_access,
         })
 
         def stale() -> None:
@@ -288,9 +297,12 @@ class UnitOfWork:
         """The campaign's row (id, ruleset, options), or 404."""
         return read_campaign(self.conn, self.campaign_id)
 
-    def record(self, type_: str, data: dict[str, Any], *, hidden: bool = False) -> None:
-        """An event of this change (call it after the change's other writes)."""
-        events.record(self.session, self.campaign_id, type_, data, hidden=hidden, conn=self.conn)
+    def record(self, type_: str, data: dict[str, Any], *, hidden: bool = False, owner_id: str | None = None,
+               player_data: dict[str, Any] | None = None) -> None:
+        """An event of this change (call it after the change's other writes); who receives
+        what: `events.record`."""
+        events.record(self.session, self.campaign_id, type_, data, hidden=hidden, owner_id=owner_id,
+                      player_data=player_data, conn=self.conn)
 
     @contextmanager
     def writes(self, *, commit: bool = False) -> Iterator[None]:

@@ -1,8 +1,18 @@
-"""Characters hidden from players (issue 13's encounters, visibility): a character in a fight as a
-hidden combatant is the GM's, and its owner's, until the combatant is revealed."""
+"""What a player may see of a character (API.md round 3), one answer for the reads and the events.
+
+The GM and the character's owner see everything. Any other player sees what the
+character's `player_access` grants — `observer` (all of it), `limited` (name, kind,
+ruleset, each pool as a status word) or `none` (nothing: not listed, 404 as an
+unknown id) — made stricter by the fights it is in: a hidden combatant's character
+is `none` until revealed (issue 13), and one in a fight whose `hp_visibility` is
+`status` or `hidden` is read at most `limited` (`masked`: `limited` without its
+pools, for `hidden`). The encounter view itself follows the encounter's rules."""
 from __future__ import annotations
 
-from sqlalchemy import bindparam, exists, or_, select
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from sqlalchemy import and_, bindparam, exists, literal, or_, select
 
 from app.kit.errors import NotFound
 from app.models.tables import Character, Combatant, Encounter
@@ -10,54 +20,135 @@ from app.services.auth import Principal
 from app.services.prepared import Prepared
 from app.services.uow import StoredCharacter
 
-# A character in a fight as a hidden combatant (an NPC copy made for it, or any character
-# the GM put in hidden) is the GM's, and its owner's, until the combatant is revealed: the
-# character routes, the roll log and the character events never show it to other players
-# (API.md, encounters' visibility: a player never sees a hidden combatant).
-
 _chr, _cbt, _enc = Character.__table__, Combatant.__table__, Encounter.__table__
 
+# from the least to the most a player sees: `masked` is `limited` without the pools
+LEVELS = ("none", "masked", "limited", "observer")
+_RANK = {level: rank for rank, level in enumerate(LEVELS)}
+_FIGHT_LEVEL = {"exact": "observer", "status": "limited", "hidden": "masked"}  # hp_visibility → the most it allows
 
-def hidden_from_player():
-    """The ids of the characters hidden from the player `:player_id` (null: any player) in the
-    campaign `:campaign_id`: characters of its hidden combatants that the player does not own."""
+
+def stricter(a: str, b: str) -> str:
+    return a if _RANK[a] <= _RANK[b] else b
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A character's place in the campaign's fights, as far as visibility goes."""
+
+    in_hiding: bool = False  # a hidden combatant of some fight
+    hp_visibility: str = "exact"  # the strictest of the fights (not ended) it is in
+
+
+NOT_FIGHTING = Standing()
+
+
+def others_level(character: StoredCharacter, standing: Standing = NOT_FIGHTING) -> str:
+    """What a player who is neither the GM nor the owner sees of the character."""
+    if standing.in_hiding:
+        return "none"
+    return stricter(character.player_access, _FIGHT_LEVEL.get(standing.hp_visibility, "observer"))
+
+
+def level_for(principal: Principal, character: StoredCharacter, standing: Standing = NOT_FIGHTING) -> str:
+    """What `principal` sees of the character: `observer`, `limited`, `masked` or `none`."""
+    if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
+        return "observer"
+    return others_level(character, standing)
+
+
+# --- the fights a character is in ------------------------------------------------------
+
+_STANDINGS = (select(_cbt.c.character_id, _cbt.c.hidden, _enc.c.status, _enc.c.options)
+              .join(_enc, _enc.c.id == _cbt.c.encounter_id)
+              .where(_enc.c.campaign_id == bindparam("campaign_id"),
+                     _cbt.c.character_id.in_(bindparam("ids", expanding=True))))
+
+
+def standings(conn, campaign_id: str, character_ids: Iterable[str]) -> dict[str, Standing]:
+    """Each character's standing (characters in no fight are left out), in one query."""
+    ids = sorted(set(character_ids))
+    if not ids:
+        return {}
+    found: dict[str, Standing] = {}
+    for cid, hidden, status, options in conn.execute(_STANDINGS, {"campaign_id": campaign_id, "ids": ids}):
+        now = found.get(cid, NOT_FIGHTING)
+        shown = "exact" if status == "ended" else (options or {}).get("hp_visibility", "exact")
+        if _RANK[_FIGHT_LEVEL.get(shown, "observer")] > _RANK[_FIGHT_LEVEL.get(now.hp_visibility, "observer")]:
+            shown = now.hp_visibility
+        found[cid] = Standing(in_hiding=now.in_hiding or bool(hidden), hp_visibility=shown)
+    return found
+
+
+# --- characters a player may not know of -----------------------------------------------
+
+_NOT_OWNED = or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("player_id"))
+
+
+def in_hiding_from_player():
+    """The ids of the characters of hidden combatants that the player `:player_id` (null: any
+    player but an owner) does not own, in the campaign `:campaign_id`."""
     return (select(_cbt.c.character_id)
             .join(_enc, _enc.c.id == _cbt.c.encounter_id)
             .join(_chr, _chr.c.id == _cbt.c.character_id)
-            .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.hidden == True,  # noqa: E712
-                   or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("player_id"))))
+            .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.hidden == True, _NOT_OWNED))  # noqa: E712
 
 
-_HIDDEN_FROM_PLAYER = Prepared(hidden_from_player())
+def _without_access(seen_whole: bool):
+    """Characters the player does not own with `player_access` `none` (or, `seen_whole`, anything but `observer`)."""
+    access = _chr.c.player_access != "observer" if seen_whole else _chr.c.player_access == "none"
+    return select(_chr.c.id).where(_chr.c.campaign_id == bindparam("campaign_id"), access, _NOT_OWNED)
 
 
-def hidden_character_ids(conn, principal: Principal, campaign_id: str) -> list[str]:
-    """The ids of the campaign's characters hidden from the caller (none for the GM), in one query."""
+def hidden_from_player():
+    """The ids of the characters unknown to the player `:player_id` (null: any player but an
+    owner) in the campaign `:campaign_id`: those it does not own whose `player_access` is
+    `none`, or that are a hidden combatant's."""
+    return in_hiding_from_player().union(_without_access(seen_whole=False))
+
+
+# the roll log: entries about a character in hiding are left out of a player's pages, and
+# (but for combat entries, which follow their fight's rules) those about one it does not see
+# whole (`limited` or `none`): their figures are the sheet's
+_LOG_HIDDEN = Prepared(select(in_hiding_from_player().subquery().c.character_id.label("id"),
+                              literal(True).label("in_hiding"))
+                       .union_all(select(_without_access(seen_whole=True).subquery().c.id, literal(False))))
+
+
+def log_hidden_ids(conn, principal: Principal, campaign_id: str) -> tuple[list[str], list[str]]:
+    """(the characters in hiding from the caller, those it does not see whole) for its roll-log
+    reads, in one query; nothing for the GM."""
     if principal.is_gm:
-        return []
-    rows = _HIDDEN_FROM_PLAYER.all(conn, {"campaign_id": campaign_id, "player_id": principal.player_id})
-    return sorted({row[0] for row in rows})
+        return [], []
+    rows = _LOG_HIDDEN.all(conn, {"campaign_id": campaign_id, "player_id": principal.player_id})
+    return sorted({r[0] for r in rows if r[1]}), sorted({r[0] for r in rows if not r[1]})
 
 
 _HIDDEN_ONE = Prepared(select(exists(
     select(_cbt.c.id).join(_enc, _enc.c.id == _cbt.c.encounter_id)
-    .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"),
-           _cbt.c.hidden == True))))  # noqa: E712
+    .where(and_(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"),
+                _cbt.c.hidden == True)))))  # noqa: E712
+
+
+def _owns(principal: Principal, character: StoredCharacter) -> bool:
+    return character.player_id is not None and character.player_id == principal.player_id
 
 
 def hidden_character(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> bool:
-    """Whether the caller may not see this character: a player, not its owner, while one of
-    its combatants is hidden. `in_hiding_rows`: the rows of `in_hiding_query` for it, when
-    the caller read them already (else they are read here)."""
+    """Whether the character is unknown to the caller: a player, not its owner, when its
+    `player_access` is `none` or one of its combatants is hidden. `in_hiding_rows`: the rows
+    of `in_hiding_query` for it, when the caller read them already (else they are read here)."""
     if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
         return False
+    if character.player_access == "none":
+        return True
     if in_hiding_rows is None:
         in_hiding_rows = _HIDDEN_ONE.all(conn, {"campaign_id": character.campaign_id, "character_id": character.id})
     return in_hiding(in_hiding_rows)
 
 
 def check_visible(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> None:
-    """404 for a character the caller may not see (as for one that does not exist)."""
+    """404 for a character the caller may not know of (as for one that does not exist)."""
     if hidden_character(conn, principal, character, in_hiding_rows):
         raise NotFound("no character with this id")
 
@@ -72,8 +163,41 @@ def in_hiding(rows) -> bool:
     return bool(rows and rows[0][0])
 
 
-def gms_only(conn, character: StoredCharacter, in_hiding_rows=None) -> bool:
-    """Whether what happens to this character is for the GM alone: an unowned character in hiding
-    (an owned one's events still reach its owner, so every player: events are the GM's or everyone's)."""
-    nobody = Principal(character.campaign_id, "player", None, "")  # any player but an owner
-    return character.player_id is None and hidden_character(conn, nobody, character, in_hiding_rows)
+# --- events: who receives what -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Audience:
+    """Who receives an event about characters (`events.record`'s arguments): the GM always;
+    `owner_id` (a player) the full payload even when `hidden`; the other players nothing
+    when `hidden`, else the payload made for them (`player_data`) or the full one."""
+
+    hidden: bool = False
+    owner_id: str | None = None
+    player_data: dict[str, Any] | None = None
+
+    def record_args(self) -> dict[str, Any]:
+        return {"hidden": self.hidden, "owner_id": self.owner_id, "player_data": self.player_data}
+
+
+def about(conn, characters: Iterable[StoredCharacter], *, hidden: bool = False,
+          in_hiding_rows: dict[str, Any] | None = None) -> Audience:
+    """The audience of an event (a log entry's) about these characters: hidden from the other
+    players as soon as one of them is unknown to them; the owner of those characters, when
+    there is one and it may see all of them, still receives it. `hidden`: the entry is the
+    GM's alone (a hidden roll)."""
+    characters = list(characters)
+    if hidden:
+        return Audience(hidden=True)
+    rows = in_hiding_rows or {}
+    campaign_id = characters[0].campaign_id if characters else ""
+
+    def unknown_to(player_id: str | None) -> bool:  # or not seen whole, as the roll log has it
+        viewer = Principal(campaign_id, "player", player_id, "")
+        return any(hidden_character(conn, viewer, c, rows.get(c.id)) or
+                   (c.player_access == "limited" and not _owns(viewer, c)) for c in characters)
+
+    if not unknown_to(None):
+        return Audience()
+    owners = {c.player_id for c in characters if c.player_id is not None}
+    owner = next(iter(owners)) if len(owners) == 1 else None
+    return Audience(hidden=True, owner_id=owner if owner is not None and not unknown_to(owner) else None)

@@ -37,7 +37,7 @@ def test_create_returns_the_stored_character_with_version_and_etag(client, campa
     r = post_character(client, campaign, campaign.gm, name="Aria", player_id=alice.id)
     assert r.status_code == 201, r.text
     ch = r.json()
-    assert set(ch) == {"id", "campaign_id", "name", "kind", "player_id", "ruleset", "sheet", "derived", "version",
+    assert set(ch) == {"id", "campaign_id", "name", "kind", "player_id", "ruleset", "sheet", "derived", "player_access", "version",
                        "created_at", "updated_at"}
     assert (ch["campaign_id"], ch["name"], ch["kind"], ch["player_id"], ch["ruleset"], ch["version"]) == (
         campaign.id, "Aria", "pc", alice.id, RULESET, 1)
@@ -153,9 +153,16 @@ def test_player_may_not_patch_or_delete_another_players_character(client, hero, 
 
 
 def test_player_may_not_patch_an_npc(client, campaign, character_factory, alice):
+    """An NPC the player sees is 403 to its PATCH; one it may not know of (`player_access: none`,
+    an NPC's default) is 404, valid body or not (refusal order, API.md round 3)."""
     npc = character_factory(campaign, SHEET, kind="npc")
-    r = client.patch(f"/v1/characters/{npc['id']}", json={"name": "Mine now"}, headers=alice.headers)
-    assert_problem(r, 403, "forbidden")
+    for body in ({"name": "Mine now"}, {"name": ""}):
+        assert_problem(client.patch(f"/v1/characters/{npc['id']}", json=body, headers=alice.headers), 404, "not-found")
+    for access in ("observer", "limited"):
+        r = client.patch(f"/v1/characters/{npc['id']}", json={"player_access": access}, headers=campaign.gm)
+        assert r.status_code == 200, r.text
+        for body in ({"name": "Mine now"}, {"name": ""}):
+            assert_problem(client.patch(f"/v1/characters/{npc['id']}", json=body, headers=alice.headers), 403, "forbidden")
 
 
 @pytest.mark.parametrize("body", [

@@ -20,6 +20,8 @@ def fight(client, campaign_factory, player_factory, character_factory):
     alice, bob = player_factory(c, "Alice"), player_factory(c, "Bob")
     aiko = character_factory(c, SHEET, name="Aiko", player=alice)["id"]
     goblin = character_factory(c, SHEET, kind="npc", name="Goblin")["id"]
+    r = client.patch(f"/v1/characters/{goblin}", json={"player_access": "observer"}, headers=c.gm)  # seen, but in hiding
+    assert r.status_code == 200, r.text
     r = client.post(f"/v1/campaigns/{c.id}/encounters", headers=c.gm, json={
         "name": "Ambush", "combatants": [{"character_id": aiko},
                                          {"character_id": goblin, "count": 2, "hidden": True}]})

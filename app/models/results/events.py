@@ -4,13 +4,15 @@ An event carries the new state of what changed, as a member reads it (a
 character as `GET /v1/characters/{id}` returns it…), or the roll-log entry; an
 encounter's events carry its id and new version (read the state, filtered for
 the caller, with `GET /v1/encounters/{id}`). Hidden things (a GM's hidden roll,
-a hidden combatant's action) are in the GM's streams only."""
+a hidden combatant's action) are in the GM's streams only. Every event is filtered per
+viewer like the reads (API.md round 3): a character is sent to the other players as
+their `player_access` reads it (whole, limited, or not at all)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, RootModel
 
 from app.models.results import LogEntry
 from app.models.results.common import Result
@@ -53,19 +55,40 @@ class CharacterEvent(Result):
     ruleset: str
     sheet: dict[str, Any]
     derived: dict[str, Any]
+    player_access: Literal["observer", "limited", "none"]
     version: int
     created_at: datetime
     updated_at: datetime
 
 
-class CharacterCreatedEvent(CharacterEvent):
-    """`character.created`: the new character, as `GET /v1/characters/{id}` returns it
+class PoolStatusEvent(Result):
+    status: Literal["unhurt", "wounded", "bloodied", "down"]
+
+
+class LimitedCharacterEvent(Result):
+    """The character as a player with `limited` access reads it: no sheet, its pools as status words."""
+
+    id: str
+    campaign_id: str
+    name: str
+    kind: str
+    ruleset: str
+    player_access: Literal["limited"]
+    pools: dict[str, PoolStatusEvent]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class CharacterCreatedEvent(RootModel[Union[CharacterEvent, LimitedCharacterEvent]]):
+    """`character.created`: the new character, as `GET /v1/characters/{id}` returns it to this viewer
     (also each NPC copy an encounter makes)."""
 
 
-class CharacterUpdatedEvent(CharacterEvent):
-    """`character.updated` (`PATCH`): the character as `GET /v1/characters/{id}` returns it now. A sheet
-    changed by a rule (a test's karma, a fight's damage) is told by `log.created` / `encounter.action`."""
+class CharacterUpdatedEvent(RootModel[Union[CharacterEvent, LimitedCharacterEvent]]):
+    """`character.updated` (`PATCH`): the character as `GET /v1/characters/{id}` returns it now to this
+    viewer. A sheet changed by a rule (a test's karma, a fight's damage) is told by `log.created` /
+    `encounter.action`."""
 
 
 class CharacterDeletedEvent(Result):
@@ -113,9 +136,12 @@ class EncounterRevertedEvent(EncounterEvent):
 
 
 class StreamErrorEvent(Result):
-    """`error`: the server ends the stream (database unavailable); reconnect with `Last-Event-ID`."""
+    """`error`: the server ends the stream: `unavailable` (the database; reconnect with `Last-Event-ID`)
+    or `token_revoked` (the stream's token was rotated or deleted, its player removed or its campaign
+    deleted: authenticate again)."""
 
     status: int
+    code: Literal["unavailable", "token_revoked"]
     detail: str
 
 

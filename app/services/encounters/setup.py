@@ -22,7 +22,7 @@ from app.models.tables import Combatant, new_id
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
-from app.services.characters import public
+from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.encounters import store, view
 from app.services.encounters.record import record_update
 from app.services.encounters.rulesets import EncounterRules, rules_for
@@ -110,8 +110,8 @@ def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int
     copies = []
     for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
         copy = uow.characters.add(id=new_id(), player_id=None, name=name[:200], kind="npc",
-                                  sheet=deepcopy(template.sheet), now=at)
-        uow.record("character.created", public(copy, fight.ruleset), hidden=hidden)
+                                  sheet=deepcopy(template.sheet), now=at, player_access=template.player_access)
+        characters.record_character(uow, "character.created", copy, fight.ruleset, hidden=hidden)
         copies.append(copy)
     return copies
 
