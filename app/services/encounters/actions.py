@@ -60,12 +60,14 @@ class Action:
 @checks_caller
 def act(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any],
         idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
-    """An action, its body validated by the campaign's ruleset."""
+    """An action, its body validated by the campaign's ruleset. The GM's actions are refused to
+    players once the encounter is found (401 → 404 → 403, issue 21 item 10); a `type` that is no
+    string is the ruleset's 422 (item 9)."""
     type_ = body.get("type") if isinstance(body, dict) else None
-    if type_ in GM_ACTIONS:
-        check_gm(principal, f"make a {type_} action")
 
     def work(uow, fight: Fight) -> dict[str, Any]:
+        if isinstance(type_, str) and type_ in GM_ACTIONS:
+            check_gm(principal, f"make a {type_} action")
         check_version(fight, if_match)
         check_status(fight, "active", "an action")
         req = fight.rules.parse_action(body)
@@ -278,9 +280,8 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
            idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM: undo the latest action not yet reverted, restoring every field it changed.
     A sheet field changed since by something else → 409 naming it, unless `force`."""
-    check_gm(principal, "revert an action")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "revert an action")
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)

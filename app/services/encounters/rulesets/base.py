@@ -260,12 +260,13 @@ class EncounterRules(ABC):
 
     def parse_action(self, body: Any) -> BaseModel:
         """The body validated by this ruleset's model of its `type` (unknown fields: 422);
-        a type the ruleset does not implement is a 422 naming those it has."""
+        a type the ruleset does not implement is a 422 naming those it has, as is a `type` that is
+        no string (`{}`, `[1]`: unhashable, issue 21 item 9)."""
         models = self.action_models()
         type_ = body.get("type") if isinstance(body, dict) else None
+        if not isinstance(type_, str):
+            raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
         if type_ not in models:
-            if not isinstance(type_, str):
-                raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
             raise unsupported(self.ruleset, type_, list(models))
         return validate(models[type_], body)
 

@@ -1,0 +1,94 @@
+# ruff: noqa: F811  (the `table` fixture is imported from test_encounters)
+"""Issue 21, "hidden things are unknown things" in encounters (API.md, Round 3 additions): a
+player naming a hidden combatant (a target, its cell, a cursor built from its action) is answered
+as for an unknown one; counters, steps and changes name only what it sees; `hp_visibility`
+holds in the steps of every ruleset; a revert of what players never saw stays the GM's; a
+`type` that is no string is a 422; another campaign's token gets 404 before any 403.
+Table dice throughout."""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from tests.api import test_encounters_asgard as asgard
+from tests.api import test_encounters_rulebook_d100 as rulebook
+from tests.api import test_encounters_worlds_awakening as awakening
+from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
+from tests.api.support import assert_problem, assert_validation, bearer, read_events
+from tests.api.test_encounters import gc, wa
+
+UNKNOWN = "f" * 32
+
+
+def fight(t: Table, people: list[tuple], options: dict | None = None, start: list[int] | None = None):
+    """An encounter of (name, sheet, owner or None, extra combatant fields), started with these
+    dice: (its id, names → ids)."""
+    combatants = [{"character_id": t.character(name, sheet, kind="pc" if owner else "npc", player=owner), **extra}
+                  for name, sheet, owner, extra in people]
+    s = t.encounter(combatants, options)
+    if start is not None:
+        t.start(s["id"], dice=start)
+    return s["id"], ids(s)
+
+
+def problem(r) -> dict:
+    """The problem body but for its `request_id` (each request's own)."""
+    return {k: v for k, v in r.json().items() if k != "request_id"}
+
+
+def same_problem(hidden, unknown, hidden_id: str = UNKNOWN) -> None:
+    """Both answers are the same problem (but for the id each named and the request's id)."""
+    assert (hidden.status_code, hidden.headers["content-type"]) == (unknown.status_code, unknown.headers["content-type"])
+    assert json.loads(json.dumps(problem(hidden)).replace(hidden_id, UNKNOWN)) == problem(unknown)
+
+
+def lurking(t: Table, lurker_at: dict, reaction: str = "dodge"):
+    """Aiko (Alice's, agilite 60, acts first) at (0, 0) and a hidden Lurker that stays hidden."""
+    return fight(t, [("Aiko", gc(60), t.alice, {"position": {"x": 0, "y": 0}, "reaction": reaction}),
+                     ("Lurker", gc(40), None, {"position": lurker_at, "hidden": True})],
+                 options={"reveal_on_turn": False}, start=[])
+
+
+# --- item 9: a `type` that is no string ---------------------------------------------------------------
+
+@pytest.mark.parametrize("type_", [{}, [], [1]])
+def test_issue21_item9_an_action_type_that_is_no_string_is_a_422_naming_it(table, type_):
+    t = table("worlds-awakening")
+    eid, n = fight(t, [("Hero", wa(1), t.alice, {})], start=[])
+    for who in (t.gm, t.alice.headers):
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={"type": type_, "target_id": n["Hero"]}, headers=who)
+        assert_validation(r, [["body", "type"]])
+
+
+# --- item 10: another campaign's token: 404 before 403 ----------------------------------------------
+
+def test_issue21_item10_gm_only_encounter_routes_answer_another_campaigns_token_404(table, campaign_factory,
+                                                                                     player_factory):
+    t = table("worlds-awakening")
+    hero = t.character("Hero", wa(1), kind="pc", player=t.alice)
+    eid, n = fight(t, [("Orc", wa(3), None, {})])
+    started = t.start(eid, dice=[])["action"]
+    other = campaign_factory("worlds-awakening")
+    strangers = {"player": player_factory(other, "Eve").headers, "gm": other.gm}
+
+    def routes(encounter: str) -> list[tuple[str, str, dict | None]]:
+        e = f"/v1/encounters/{encounter}"
+        return [("PATCH", e, {"name": "x"}), ("POST", f"{e}/combatants", {"character_id": hero}),
+                ("DELETE", f"{e}/combatants/{n['Orc']}", None), ("POST", f"{e}/start", {}),
+                ("POST", f"{e}/actions/{started['id']}/revert", {}), ("POST", f"{e}/end", None),
+                ("POST", f"{e}/actions", {"type": "heal", "target_id": n["Orc"], "amount": 1})]
+
+    for (method, path, body), (_, unknown_path, _) in zip(routes(eid), routes(UNKNOWN)):
+        for who, headers in strangers.items():
+            r = t.client.request(method, path, json=body, headers=headers)
+            unknown = t.client.request(method, unknown_path, json=body, headers=headers)
+            assert (who, method, path, r.status_code) == (who, method, path, 404), r.text
+            assert_problem(unknown, 404, "not-found")
+            same_problem(r, unknown)
+        assert_problem(t.client.request(method, path, json=body, headers=t.alice.headers), 403, "forbidden")
+    assert t.state(eid)["version"] == 2  # nothing changed
+    revoked = bearer("jdr_" + "x" * 43)
+    for method, path, body in routes(eid):
+        assert_problem(t.client.request(method, path, json=body, headers=revoked), 401, "unauthorized")
