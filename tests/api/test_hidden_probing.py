@@ -51,6 +51,73 @@ def lurking(t: Table, lurker_at: dict, reaction: str = "dodge"):
                  options={"reveal_on_turn": False}, start=[])
 
 
+# --- item 4: naming a hidden combatant -------------------------------------------------------------
+
+def test_issue21_item4_a_players_attack_on_a_hidden_combatant_answers_as_on_an_unknown_id(table):
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    eid, n = lurking(t, {"x": 1, "y": 0})
+
+    def attack(target: str):
+        return t.client.post(f"/v1/encounters/{eid}/actions", headers=t.alice.headers, json={
+            "type": "attack", "actor_id": n["Aiko"], "target_id": target, "damage": "1d6", "seed": 3})
+
+    hidden, unknown = attack(n["Lurker"]), attack(UNKNOWN)
+    assert_validation(unknown, [["body", "target_id"]])
+    same_problem(hidden, unknown, n["Lurker"])
+    lurker = next(c for c in t.state(eid)["combatants"] if c["id"] == n["Lurker"])
+    assert lurker["resources"]["hp"] == {"value": 100, "max": 100}  # nothing landed
+    # nor may it act for it: as for an unknown actor
+    acts = [t.client.post(f"/v1/encounters/{eid}/actions", headers=t.alice.headers, json={
+        "type": "move", "actor_id": who, "to": {"x": 5, "y": 5}}) for who in (n["Lurker"], UNKNOWN)]
+    same_problem(*acts, n["Lurker"])
+
+
+def test_issue21_item4_gc_d1_d2_a_hidden_combatants_cell_is_an_empty_cell_to_a_player(table):
+    """GC-D2 is judged first; a hidden occupant holds no cell against a player who cannot see it."""
+    t = table("great-cosmos")
+    eid, n = fight(t, [("Aiko", gc(60), t.alice, {"position": {"x": 0, "y": 0}}),
+                       ("Lurker", gc(40), None, {"position": {"x": 2, "y": 0}, "hidden": True}),
+                       ("Shade", gc(30), None, {"position": {"x": 4, "y": 0}, "hidden": True})],
+                   options={"reveal_on_turn": False}, start=[])
+
+    def move(x: int, y: int, headers):
+        return t.client.post(f"/v1/encounters/{eid}/actions", headers=headers,
+                             json={"type": "move", "actor_id": n["Aiko"], "to": {"x": x, "y": y}})
+
+    beyond_hidden, beyond_empty = move(4, 0, t.alice.headers), move(0, 4, t.alice.headers)
+    assert assert_problem(beyond_empty, 422, "rule-violation")["detail"] == "4 cells moved this turn; at most 3 (GC-D2)"
+    same_problem(beyond_hidden, beyond_empty)
+    assert_validation(move(2, 0, t.gm), [["body", "to"]])  # the GM sees the Lurker there
+    moved = move(2, 0, t.alice.headers)
+    assert moved.status_code == 201, moved.text
+    assert [(s["rule"], s["what"], s.get("distance")) for s in moved.json()["steps"]] == [
+        ("GC-D1", "move", 2), ("GC-D2", "max move", None)]
+    assert {c["name"]: c["position"] for c in t.state(eid)["combatants"]} == {
+        "Aiko": {"x": 2, "y": 0}, "Lurker": {"x": 2, "y": 0}, "Shade": {"x": 4, "y": 0}}
+
+
+def test_issue21_item4_gc_p2_a_riposte_on_a_hidden_attacker_is_not_in_a_players_counters(table):
+    """GC-P2: Aiko's critical parry of the hidden Lurker's blow earns a riposte against it: the GM
+    sees the counter, players do not, and naming the Lurker for it is naming an unknown id."""
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    eid, n = lurking(t, {"x": 1, "y": 0}, reaction="parry")
+    parried = t.act(eid, {"type": "attack", "actor_id": n["Lurker"], "target_id": n["Aiko"], "damage": "1d6",
+                          "dice": [40, 5]})
+    assert [s for s in parried["steps"] if s["rule"] == "GC-P2"][0]["riposte_available"] is True
+    by_gm = {c["name"]: c for c in t.state(eid)["combatants"]}
+    assert by_gm["Aiko"]["counters"] == {"riposte": n["Lurker"]}
+    for who in (t.alice.headers, t.bob.headers):
+        assert [(c["name"], c["counters"]) for c in t.state(eid, who)["combatants"]] == [("Aiko", {})]
+    riposte = [t.client.post(f"/v1/encounters/{eid}/actions", headers=t.alice.headers, json={
+        "type": "attack", "actor_id": n["Aiko"], "target_id": target, "damage": "1d6", "dice": [20, 60, 3]})
+        for target in (n["Lurker"], UNKNOWN)]
+    same_problem(*riposte, n["Lurker"])
+    read = [t.state(eid, t.alice.headers), t.client.get(f"/v1/encounters/{eid}/actions", headers=t.alice.headers).json(),
+            t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.alice.headers).json(),
+            read_events(t.client, t.c.id, t.alice.headers)]
+    assert n["Lurker"] not in json.dumps(read)
+
+
 # --- item 9: a `type` that is no string ---------------------------------------------------------------
 
 @pytest.mark.parametrize("type_", [{}, [], [1]])

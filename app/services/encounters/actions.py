@@ -100,12 +100,15 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     """Load and lock actor and target, check who acts and the target's reaction, let the
     ruleset resolve the exchange with tagged dice, write every change it made."""
     target_id = getattr(req, "target_id", None)
-    fight.some([req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))])  # one read for all
-    actor = fight.combatant(req.actor_id, "actor_id")
-    target = fight.combatant(target_id, "target_id") if target_id is not None else None
+    named_ids = [req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))]
+    fight.some(named_ids)  # one read for all
+    seen = None if principal.is_gm else scene(uow.conn, fight, {cid for cid in named_ids if cid is not None})
+    who = viewer(principal)
+    actor = _named(fight, seen, who, req.actor_id, "actor_id")
+    target = _named(fight, seen, who, target_id, "target_id") if target_id is not None else None
     if target is not None and target["id"] == actor["id"]:
         raise InvalidBody("a combatant does not target itself", field="target_id")
-    more = [(fight.combatant(cid, name), name) for cid, name in fight.rules.involved(req)]
+    more = [(_named(fight, seen, who, cid, name), name) for cid, name in fight.rules.involved(req)]
     named = [(c, name) for c, name in ((actor, "actor_id"), (target, "target_id")) if c is not None] + more
     if len({c["id"] for c, _ in named}) != len(named):
         raise InvalidBody("a combatant takes one part in an action", field=named[-1][1])
@@ -125,7 +128,8 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
                  on_turn=actor["id"] in current.get("combatant_ids", []), by_gm=principal.is_gm,
-                 others_of=lambda: _others(fight, involved), more=[parties[c["id"]] for c, _ in more])
+                 others_of=lambda: _others(uow.conn, fight, principal, involved),
+                 more=[parties[c["id"]] for c, _ in more])
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
@@ -143,6 +147,16 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     return shown
 
 
+def _named(fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id: str | None,
+           field_: str) -> dict[str, Any]:
+    """A combatant the body names; one the caller may not see (`seen`: a player's scene) answers as
+    an unknown id does, same status, same problem (issue 21 item 4)."""
+    c = fight.combatant(combatant_id, field_)
+    if seen is not None and not seen.sees(who, c["id"]):
+        raise store.unknown_combatant(combatant_id, field_)
+    return c
+
+
 def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str, Any]) -> Party:
     """The combatant as the ruleset's action reads and changes it (copies)."""
     ch = fight.character_of(c)
@@ -157,12 +171,15 @@ def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str,
                  actions=c["actions"], dice=dice.of(c["id"]), turn=clone(turn))
 
 
-def _others(fight: Fight, involved: list[dict[str, Any]]) -> list[Party]:
-    """The other combatants, read only (positions, for reach and occupied cells)."""
+def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, Any]]) -> list[Party]:
+    """The other combatants the caller sees, read only (positions, for reach and occupied cells):
+    a hidden one holds no cell against a player who cannot see it, whose move onto it is the move
+    onto an empty cell (issue 21 item 4)."""
     ids = {c["id"] for c in involved}
+    seen, who = (None, None) if principal.is_gm else (scene(conn, fight), viewer(principal))
     return [Party(id=c["id"], character_id=c["character_id"], name="", kind="", side=c["side"], reaction="",
                   sheet={}, counters={}, position=c["position"], conditions=[], actions=c["actions"], dice=None)
-            for c in fight.combatants if c["id"] not in ids]
+            for c in fight.combatants if c["id"] not in ids and (seen is None or seen.sees(who, c["id"]))]
 
 
 def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any], party: Party, req: CombatAction,

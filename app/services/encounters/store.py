@@ -192,7 +192,7 @@ class Fight:
             return self._read[combatant_id]
         found = self.some([combatant_id]) if isinstance(combatant_id, str) else []
         if not found:
-            raise InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
+            raise unknown_combatant(combatant_id, field_)
         return found[0]
 
     def character_of(self, combatant: dict[str, Any]) -> StoredCharacter | None:
@@ -204,6 +204,12 @@ class Fight:
         self.characters[character.id] = changed
         self.dirty_sheets.add(character.id)
         return changed
+
+
+def unknown_combatant(combatant_id: Any, field_: str) -> InvalidBody:
+    """The refusal of an id naming no combatant here; a player naming one it may not see (a hidden
+    one) gets exactly this one too (issue 21 item 4: hidden things are unknown things)."""
+    return InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
 
 
 def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepository | None = None,
