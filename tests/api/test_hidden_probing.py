@@ -118,6 +118,50 @@ def test_issue21_item4_gc_p2_a_riposte_on_a_hidden_attacker_is_not_in_a_players_
     assert n["Lurker"] not in json.dumps(read)
 
 
+# --- item 5: hp_visibility in the steps of every ruleset -----------------------------------------
+
+ATTACKS = {  # ruleset: (module, start dice, attack dice, extras, the target's pool step: rule, what)
+    "asgard": (asgard, [4, 4, 4, 3, 3, 3], [5, 2, 4, 3, 3, 3], {"weapon": "epee"}, ("AS-C3", "vitality")),
+    "rulebook-d100": (rulebook, [25, 35], [23, 35, 4], {}, ("RB-F1", "hp")),
+    "worlds-awakening": (awakening, [], [6, 5], {}, ("WA-C5", "hp")),
+}
+
+
+@pytest.mark.parametrize("visibility", ["status", "hidden"])
+@pytest.mark.parametrize("ruleset", list(ATTACKS))
+def test_issue21_item5_damage_steps_follow_hp_visibility_in_every_ruleset(table, ruleset, visibility):
+    """AS-C3, RB-F1, WA-C5: a player reads no exact value of a pool it does not own in the steps."""
+    module, start, dice, extras, (rule, what) = ATTACKS[ruleset]
+    t = table(ruleset)
+    eid, n = fight(t, [("Hero", module.hero(), t.alice, {}), ("Foe", module.foe(), None, {})],
+                   options={"hp_visibility": visibility}, start=start)
+    hit = t.act(eid, {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": dice, **extras})
+    exact = next(s for s in hit["steps"] if (s["rule"], s["what"]) == (rule, what))
+    assert (exact["combatant_id"], exact["resource"]) == (n["Foe"], what)
+    for who in (t.alice.headers, t.bob.headers):
+        seen = next(a for a in t.client.get(f"/v1/encounters/{eid}/actions", headers=who).json()["items"]
+                    if a["id"] == hit["id"])
+        assert [s for s in seen["steps"] if (s["rule"], s["what"]) == (rule, what)] == [
+            {k: v for k, v in exact.items() if k not in ("before", "after")}]
+        assert all("before" not in s and "after" not in s for s in seen["steps"] if s["combatant_id"] == n["Foe"])
+
+
+def test_issue21_item5_wa_c5_back_above_0_hp_tells_players_no_exact_hp(table):
+    t = table("worlds-awakening")
+    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Orc", wa(3), None, {})],
+                   options={"hp_visibility": "status"}, start=[])
+    t.act(eid, {"type": "damage", "target_id": n["Orc"], "amount": 99})
+    healed = t.act(eid, {"type": "heal", "target_id": n["Orc"], "amount": 3})
+    assert healed["steps"][1] == {"rule": "WA-C5", "what": "above 0 HP: no longer down", "resource": "hp",
+                                  "after": 3, "combatant_id": n["Orc"]}
+    seen = next(a for a in t.client.get(f"/v1/encounters/{eid}/actions", headers=t.bob.headers).json()["items"]
+                if a["id"] == healed["id"])
+    assert seen["steps"] == [
+        {"rule": "GM", "what": "heal", "combatant_id": n["Orc"], "resource": "hp"},
+        {"rule": "WA-C5", "what": "above 0 HP: no longer down", "resource": "hp", "combatant_id": n["Orc"]},
+        {"rule": "turn", "what": "back in the fight", "combatant_id": n["Orc"]}]
+
+
 # --- item 9: a `type` that is no string ---------------------------------------------------------------
 
 @pytest.mark.parametrize("type_", [{}, [], [1]])
