@@ -162,6 +162,47 @@ def test_issue21_item5_wa_c5_back_above_0_hp_tells_players_no_exact_hp(table):
         {"rule": "turn", "what": "back in the fight", "combatant_id": n["Orc"]}]
 
 
+# --- item 7: cursors -------------------------------------------------------------------------------
+
+def test_issue21_item7_a_players_history_page_and_cursor_never_name_a_hidden_action(table):
+    t = table("worlds-awakening")
+    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Orc", wa(3), None, {})])
+    started = t.start(eid, dice=[])["action"]
+    secrets = [t.act(eid, {"type": "condition", "target_id": n["Orc"], "add": {"name": f"cursed {k}"},
+                           "hidden": True}) for k in (1, 2)]
+    url = f"/v1/encounters/{eid}/actions"
+    page = t.client.get(url, params={"limit": 1}, headers=t.alice.headers).json()
+    assert ([a["id"] for a in page["items"]], page["next_cursor"]) == ([started["id"]], None)
+    gm = t.client.get(url, params={"limit": 1}, headers=t.gm).json()
+    assert [a["id"] for a in gm["items"]] == [secrets[1]["id"]] and gm["next_cursor"] is not None
+    built = base64.urlsafe_b64encode(f"a{secrets[1]['id']}".encode()).decode().rstrip("=")
+    unknown = base64.urlsafe_b64encode(f"a{UNKNOWN}".encode()).decode().rstrip("=")
+    answers = [t.client.get(url, params={"cursor": c}, headers=t.alice.headers) for c in (gm["next_cursor"], built,
+                                                                                            unknown)]
+    assert_validation(answers[2], [["query", "cursor"]])
+    same_problem(answers[0], answers[2])
+    same_problem(answers[1], answers[2])
+    rest = t.client.get(url, params={"cursor": gm["next_cursor"]}, headers=t.gm).json()
+    assert [a["id"] for a in rest["items"]] == [secrets[0]["id"], started["id"]]
+
+
+def test_issue21_item7_a_roll_log_cursor_built_from_a_hidden_entry_is_an_unknown_cursor(table):
+    t = table("worlds-awakening")
+    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Orc", wa(3), None, {})], start=[])
+    secret = t.act(eid, {"type": "condition", "target_id": n["Orc"], "add": {"name": "cursed"}, "hidden": True})
+    url = f"/v1/campaigns/{t.c.id}/rolls"
+
+    def cursor(entry_id: str) -> str:
+        return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
+
+    hidden, unknown = (t.client.get(url, params={"cursor": cursor(i)}, headers=t.alice.headers)
+                       for i in (secret["id"], UNKNOWN))
+    assert_validation(unknown, [["query", "cursor"]])
+    same_problem(hidden, unknown)
+    mine = t.client.get(url, params={"cursor": cursor(secret["id"])}, headers=t.gm)
+    assert mine.status_code == 200 and len(mine.json()["items"]) == 1  # the start, below it
+
+
 # --- item 9: a `type` that is no string ---------------------------------------------------------------
 
 @pytest.mark.parametrize("type_", [{}, [], [1]])

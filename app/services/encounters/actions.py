@@ -359,33 +359,49 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
 
 def list_actions(session: Session, principal: Principal, encounter_id: str, *, limit: int,
                  cursor: str | None) -> dict[str, Any]:
-    """Newest first; reverted ones carry `reverted_by`; each as the caller may see it."""
+    """Newest first; reverted ones carry `reverted_by`; each as the caller may see it. A page holds
+    `limit` actions the caller sees (fewer: the last page) and its cursor names the last of them,
+    never one it may not see (issue 21 item 7)."""
     conn = session.connection()
     fight = store.load_fight(conn, encounter_id, lock=False)
     check_member(principal, fight.campaign_id, "encounter")
-    before = _seq_of(conn, fight, cursor) if cursor else None
-    rows = store.action_page(conn, fight.id, before_seq=before, limit=limit)
     seen, who = scene(conn, fight), viewer(principal)
-    items = []
-    for row in rows[:limit]:
-        shown = view.action({**row.body, "reverted_by": row.reverted_by}, seen, who)
-        if shown is not None:
-            items.append(shown)
-    next_cursor = _cursor(rows[limit - 1].body["id"]) if len(rows) > limit else None
-    return {"items": items, "next_cursor": next_cursor}
+    before = _seq_of(conn, fight, cursor, seen, who) if cursor else None
+    items = _visible_page(conn, fight, seen, who, before, limit)
+    next_cursor = _cursor(items[limit - 1]["id"]) if len(items) > limit else None
+    return {"items": items[:limit], "next_cursor": next_cursor}
+
+
+def _visible_page(conn, fight: Fight, seen: view.Scene, who: view.Viewer, before: int | None,
+                  limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` + 1 actions as the viewer sees them, newest first below `before`: read a page at
+    a time until that many are seen or the history ends (the GM: one page)."""
+    items: list[dict[str, Any]] = []
+    while len(items) <= limit:
+        rows = store.action_page(conn, fight.id, before_seq=before, limit=limit)
+        for row in rows:
+            shown = view.action({**row.body, "reverted_by": row.reverted_by}, seen, who)
+            if shown is not None:
+                items.append(shown)
+        if len(rows) <= limit:
+            break
+        before = rows[-1].seq
+    return items
 
 
 def _cursor(action_id: str) -> str:
     return base64.urlsafe_b64encode(f"a{action_id}".encode()).decode().rstrip("=")
 
 
-def _seq_of(conn, fight: Fight, cursor: str) -> int:
+def _seq_of(conn, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer) -> int:
+    """The place a cursor names; one built from an action the caller may not see is refused as
+    an unknown one (issue 21 item 7)."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except ValueError:  # not base64, not UTF-8
         text = ""
     row = store.action_row(conn, fight.id, text[1:]) if text.startswith("a") and len(text) <= 40 else None
-    if row is None:
+    if row is None or view.action(row.body, seen, who) is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
     return row.seq
 
