@@ -203,6 +203,26 @@ def test_issue21_item7_a_roll_log_cursor_built_from_a_hidden_entry_is_an_unknown
     assert mine.status_code == 200 and len(mine.json()["items"]) == 1  # the start, below it
 
 
+# --- item 8: a revert of what players never saw -----------------------------------------------------
+
+def test_issue21_item8_reverting_a_hidden_combatants_action_stays_the_gms(table):
+    t = table("worlds-awakening")
+    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Lurker", wa(3), None, {"hidden": True})],
+                   options={"reveal_on_turn": False}, start=[])
+    hurt = t.act(eid, {"type": "damage", "target_id": n["Lurker"], "amount": 2})
+    undo = t.post(f"/v1/encounters/{eid}/actions/{hurt['id']}/revert", {})
+    gm = [(e["type"], e["data"].get("reverted")) for e in read_events(t.client, t.c.id, t.gm)
+          if e["type"].startswith("encounter.")]
+    assert gm[-1] == ("encounter.reverted", hurt["id"])
+    for who in (t.alice.headers, t.bob.headers):
+        theirs = [e["type"] for e in read_events(t.client, t.c.id, who) if e["type"].startswith("encounter.")]
+        assert theirs == ["encounter.created", "encounter.action"]
+        history = t.client.get(f"/v1/encounters/{eid}/actions", headers=who).json()["items"]
+        assert [a["type"] for a in history] == ["start"]
+        log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=who).json()["items"]
+        assert undo["id"] not in {e["id"] for e in log}
+
+
 # --- item 9: a `type` that is no string ---------------------------------------------------------------
 
 @pytest.mark.parametrize("type_", [{}, [], [1]])

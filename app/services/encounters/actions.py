@@ -318,11 +318,19 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force)
         body, shown = record_action(uow, fight, principal, type_="revert", changes=changes, steps=steps,
-                                    hidden=row.hidden, reverts=action_id, event="encounter.reverted")
+                                    hidden=_players_never_saw(conn, fight, row), reverts=action_id,
+                                    event="encounter.reverted")
         uow.later(partial(store.mark_reverted, conn, action_id, body["id"]))
         return shown
 
     return write(session, principal, encounter_id, work, idem=idem)
+
+
+def _players_never_saw(conn, fight: Fight, row) -> bool:
+    """Whether the reverted action is hidden from players (hidden, or a hidden combatant's): its
+    revert, its event and its log entry are then the GM's too (issue 21 item 8)."""
+    body = row.body
+    return row.hidden or view.action(body, scene(conn, fight, view.referenced(body)), view.NOBODY) is None
 
 
 def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:
