@@ -103,7 +103,7 @@ def test_issue21_item4_gc_p2_a_riposte_on_a_hidden_attacker_is_not_in_a_players_
     eid, n = lurking(t, {"x": 1, "y": 0}, reaction="parry")
     parried = t.act(eid, {"type": "attack", "actor_id": n["Lurker"], "target_id": n["Aiko"], "damage": "1d6",
                           "dice": [40, 5]})
-    assert [s for s in parried["steps"] if s["rule"] == "GC-P2"][0]["riposte_available"] is True
+    assert next(s for s in parried["steps"] if s["rule"] == "GC-P2")["riposte_available"] is True
     by_gm = {c["name"]: c for c in t.state(eid)["combatants"]}
     assert by_gm["Aiko"]["counters"] == {"riposte": n["Lurker"]}
     for who in (t.alice.headers, t.bob.headers):
@@ -264,3 +264,26 @@ def test_issue21_item10_gm_only_encounter_routes_answer_another_campaigns_token_
     revoked = bearer("jdr_" + "x" * 43)
     for method, path, body in routes(eid):
         assert_problem(t.client.request(method, path, json=body, headers=revoked), 401, "unauthorized")
+
+
+def test_issue21_item4_gc_p6_a_provocation_by_a_hidden_sepulcrale_does_not_name_it_to_a_player(table):
+    """GC-P6: Aiko, struck by the hidden Lurker in Sépulcrale, must aim at it: a player is told so
+    without its id (the GM is told which)."""
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    eid, n = fight(t, [("Aiko", gc(60), t.alice, {"position": {"x": 0, "y": 0}}),
+                       ("Lurker", gc(50), None, {"position": {"x": 1, "y": 0}, "hidden": True}),
+                       ("Cleo", gc(30), None, {"position": {"x": 0, "y": 1}})],
+                   options={"reveal_on_turn": False}, start=[])
+    t.act(eid, {"type": "posture", "actor_id": n["Lurker"], "posture": "sepulcrale"})
+    hit = t.act(eid, {"type": "attack", "actor_id": n["Lurker"], "target_id": n["Aiko"], "damage": "1d6",
+                      "dice": [30, 5, 50, 2]})
+    assert next(c for c in t.state(eid)["combatants"] if c["id"] == n["Aiko"])["counters"] == {
+        "provoked_by": n["Lurker"]}, hit["steps"]
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Cleo"], "damage": "1d6", "dice": [30, 50, 2]}
+    refused = assert_problem(t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=t.alice.headers),
+                             422, "rule-violation")
+    assert (refused["detail"], refused["provoked_by"]) == (
+        f"combatant {n['Aiko']} is provoked: its next attack aims at its provoker (GC-P6)", None)
+    by_gm = assert_problem(t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=t.gm), 422,
+                           "rule-violation")
+    assert by_gm["provoked_by"] == n["Lurker"]

@@ -129,7 +129,8 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
                  on_turn=actor["id"] in current.get("combatant_ids", []), by_gm=principal.is_gm,
                  others_of=lambda: _others(uow.conn, fight, principal, involved),
-                 more=[parties[c["id"]] for c, _ in more])
+                 more=[parties[c["id"]] for c, _ in more],
+                 sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid))
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)

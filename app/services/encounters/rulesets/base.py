@@ -133,6 +133,7 @@ class Exchange:
     by_gm: bool = False  # the caller is the GM (AS-T8: only the GM has an NPC take 11)
     others_of: Callable[[], list[Party]] = list  # the other combatants (read only: positions), when asked
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
+    sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property

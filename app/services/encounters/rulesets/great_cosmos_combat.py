@@ -202,9 +202,10 @@ def _provocation(x: Exchange) -> None:
     provoker = a.counters.get("provoked_by")
     if provoker is None:
         return
-    if provoker != t.id:
-        raise RuleError(f"combatant {a.id} is provoked: its next attack aims at {provoker} (GC-P6)",
-                        field="target_id", extra={"rule": "GC-P6", "provoked_by": provoker})
+    if provoker != t.id:  # a provoker the caller does not see is not named (issue 21 item 4)
+        named = provoker if x.sees(provoker) else None
+        raise RuleError(f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
+                        field="target_id", extra={"rule": "GC-P6", "provoked_by": named})
     del a.counters["provoked_by"]
     x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=provoker)
 
