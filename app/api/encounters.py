@@ -103,6 +103,7 @@ async def update_combatant(encounter_id: str, combatant_id: str, data: Combatant
 
 @router.delete("/v1/encounters/{encounter_id}/combatants/{combatant_id}", status_code=204, response_class=Response,
                summary="GM, before start: remove a combatant")
+@access("gm")
 async def delete_combatant(encounter_id: str, combatant_id: str, sessions: SessionFactory, principal: PrincipalDep,
                            if_match: IfMatch = None) -> Response:
     await in_thread(sessions, encounters.delete_combatant, principal, encounter_id, combatant_id, if_match)
@@ -167,6 +168,7 @@ async def revert(encounter_id: str, action_id: str, request: Request, sessions: 
 
 @router.post("/v1/encounters/{encounter_id}/end", response_model=EncounterPublic,
              summary="GM: the fight is over; later actions are refused (409)")
+@access("gm")
 async def end(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep,
               if_match: IfMatch = None) -> JSONResponse:
     return state(await in_thread(sessions, encounters.end, principal, encounter_id, if_match))

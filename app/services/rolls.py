@@ -48,15 +48,24 @@ def _cursor(entry_id: str) -> str:
     return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
 
 
-def _after(session: Session, campaign_id: str, cursor: str):
-    """The sequence the page continues below; 422 for a cursor not of this campaign's log."""
+def _after(session: Session, principal: Principal, campaign_id: str, cursor: str,
+           hidden: tuple[list[str], list[str]] = ([], [])):
+    """The sequence the page continues below; 422 for a cursor not of this campaign's log, and
+    for a player, built from an entry it may not read (hidden, or about a character hidden from
+    it): exactly as an unknown one (issue 21 item 7). `hidden`: the caller's `log_hidden_ids`."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except Exception:
         text = ""
-    row = None
+    conn, row = session.connection(), None
     if text.startswith("e") and 1 < len(text) <= 40:
-        row = _CURSOR_SEQ.first(session.connection(), {"id": text[1:], "campaign_id": campaign_id})
+        row = _CURSOR_SEQ.first(conn, {"id": text[1:], "campaign_id": campaign_id})
+    if row is not None and not principal.is_gm:
+        hidden_ids, unseen_ids = hidden
+        about_hidden = (hidden_ids or unseen_ids) and conn.execute(_leave_out_hidden_characters(
+            select(_log.c.seq).where(_log.c.seq == row[0])), {"hidden_ids": hidden_ids, "unseen_ids": unseen_ids}
+        ).first() is None
+        row = None if row[1] or about_hidden else row
     if row is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
     return row[0]
@@ -64,7 +73,7 @@ def _after(session: Session, campaign_id: str, cursor: str):
 
 _log = LogEntry.__table__
 _involved = LogEntryCharacter.__table__
-_CURSOR_SEQ = Prepared(select(_log.c.seq).where(_log.c.id == bindparam("id"),
+_CURSOR_SEQ = Prepared(select(_log.c.seq, _log.c.hidden).where(_log.c.id == bindparam("id"),
                                                  _log.c.campaign_id == bindparam("campaign_id")))
 
 
@@ -126,7 +135,7 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     conn = session.connection()
     hidden_ids, unseen_ids = log_hidden_ids(conn, principal, campaign_id)
     params = {"campaign_id": campaign_id, "character_id": character_id, "kind": kind, "n": limit + 1,
-              "below": _after(session, campaign_id, cursor) if cursor else None}
+              "below": _after(session, principal, campaign_id, cursor, (hidden_ids, unseen_ids)) if cursor else None}
     about_hidden = bool(hidden_ids or unseen_ids)
     query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), about_hidden)
     if about_hidden:

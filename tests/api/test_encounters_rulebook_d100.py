@@ -99,7 +99,7 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
     # morale: CHA 55 by default, 25 → level 3, + 1d4 3 off pe; the GM overrides the reaction (none)
     m = attack(t, eid, n["Hero"], n["Foe"], [25, 3], kind="morale", damage="1d4", reaction="none")
     assert step(m, "RB-F1", "pe") == {"rule": "RB-F1", "what": "pe", "combatant_id": n["Foe"], "damage": 6,
-                                      "before": 14, "after": 8}
+                                      "resource": "pe", "before": 14, "after": 8}
     # the Foe's sheet has no PER: an average person's 50 (RB-F1): 45 → level 1, + 2, the Hero's dodge
     # fails (70); a ranged attack with DIS: 422
     b = attack(t, eid, n["Foe"], n["Hero"], [45, 70, 2], kind="ranged", damage="1d6")

@@ -41,7 +41,7 @@ def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
          "critical": None, "hit": True},
         {"rule": "WA-C1", "what": "damage", "combatant_id": n["Hero"], "weapon": "epee_longue", "expression": "1d8",
          "dice": [5], "doubled_dice": False, "damage": 5},
-        {"rule": "WA-C5", "what": "hp", "combatant_id": n["Foe"], "damage": 5, "before": 10, "after": 5}]
+        {"rule": "WA-C5", "what": "hp", "combatant_id": n["Foe"], "damage": 5, "resource": "hp", "before": 10, "after": 5}]
     assert [(c["field"], c["before"], c["after"]) for c in a["changes"]] == [("hp", 10, 5)]
     miss = attack(t, eid, n["Hero"], n["Foe"], [5])
     assert (len(miss["rolls"]), miss["steps"][0]["hit"], miss["changes"]) == (1, False, [])

@@ -60,12 +60,14 @@ class Action:
 @checks_caller
 def act(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any],
         idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
-    """An action, its body validated by the campaign's ruleset."""
+    """An action, its body validated by the campaign's ruleset. The GM's actions are refused to
+    players once the encounter is found (401 → 404 → 403, issue 21 item 10); a `type` that is no
+    string is the ruleset's 422 (item 9)."""
     type_ = body.get("type") if isinstance(body, dict) else None
-    if type_ in GM_ACTIONS:
-        check_gm(principal, f"make a {type_} action")
 
     def work(uow, fight: Fight) -> dict[str, Any]:
+        if isinstance(type_, str) and type_ in GM_ACTIONS:
+            check_gm(principal, f"make a {type_} action")
         check_version(fight, if_match)
         check_status(fight, "active", "an action")
         req = fight.rules.parse_action(body)
@@ -98,12 +100,15 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     """Load and lock actor and target, check who acts and the target's reaction, let the
     ruleset resolve the exchange with tagged dice, write every change it made."""
     target_id = getattr(req, "target_id", None)
-    fight.some([req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))])  # one read for all
-    actor = fight.combatant(req.actor_id, "actor_id")
-    target = fight.combatant(target_id, "target_id") if target_id is not None else None
+    named_ids = [req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))]
+    fight.some(named_ids)  # one read for all
+    seen = None if principal.is_gm else scene(uow.conn, fight, {cid for cid in named_ids if cid is not None})
+    who = viewer(principal)
+    actor = _named(fight, seen, who, req.actor_id, "actor_id")
+    target = _named(fight, seen, who, target_id, "target_id") if target_id is not None else None
     if target is not None and target["id"] == actor["id"]:
         raise InvalidBody("a combatant does not target itself", field="target_id")
-    more = [(fight.combatant(cid, name), name) for cid, name in fight.rules.involved(req)]
+    more = [(_named(fight, seen, who, cid, name), name) for cid, name in fight.rules.involved(req)]
     named = [(c, name) for c, name in ((actor, "actor_id"), (target, "target_id")) if c is not None] + more
     if len({c["id"] for c, _ in named}) != len(named):
         raise InvalidBody("a combatant takes one part in an action", field=named[-1][1])
@@ -123,7 +128,9 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
                  round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
                  same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
                  on_turn=actor["id"] in current.get("combatant_ids", []), by_gm=principal.is_gm,
-                 others_of=lambda: _others(fight, involved), more=[parties[c["id"]] for c, _ in more])
+                 others_of=lambda: _others(uow.conn, fight, principal, involved),
+                 more=[parties[c["id"]] for c, _ in more],
+                 sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid))
     was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
@@ -141,6 +148,16 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     return shown
 
 
+def _named(fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id: str | None,
+           field_: str) -> dict[str, Any]:
+    """A combatant the body names; one the caller may not see (`seen`: a player's scene) answers as
+    an unknown id does, same status, same problem (issue 21 item 4)."""
+    c = fight.combatant(combatant_id, field_)
+    if seen is not None and not seen.sees(who, c["id"]):
+        raise store.unknown_combatant(combatant_id, field_)
+    return c
+
+
 def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str, Any]) -> Party:
     """The combatant as the ruleset's action reads and changes it (copies)."""
     ch = fight.character_of(c)
@@ -155,12 +172,15 @@ def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str,
                  actions=c["actions"], dice=dice.of(c["id"]), turn=clone(turn))
 
 
-def _others(fight: Fight, involved: list[dict[str, Any]]) -> list[Party]:
-    """The other combatants, read only (positions, for reach and occupied cells)."""
+def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, Any]]) -> list[Party]:
+    """The other combatants the caller sees, read only (positions, for reach and occupied cells):
+    a hidden one holds no cell against a player who cannot see it, whose move onto it is the move
+    onto an empty cell (issue 21 item 4)."""
     ids = {c["id"] for c in involved}
+    seen, who = (None, None) if principal.is_gm else (scene(conn, fight), viewer(principal))
     return [Party(id=c["id"], character_id=c["character_id"], name="", kind="", side=c["side"], reaction="",
                   sheet={}, counters={}, position=c["position"], conditions=[], actions=c["actions"], dice=None)
-            for c in fight.combatants if c["id"] not in ids]
+            for c in fight.combatants if c["id"] not in ids and (seen is None or seen.sees(who, c["id"]))]
 
 
 def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any], party: Party, req: CombatAction,
@@ -278,9 +298,8 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
            idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM: undo the latest action not yet reverted, restoring every field it changed.
     A sheet field changed since by something else → 409 naming it, unless `force`."""
-    check_gm(principal, "revert an action")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "revert an action")
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
@@ -300,11 +319,19 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force)
         body, shown = record_action(uow, fight, principal, type_="revert", changes=changes, steps=steps,
-                                    hidden=row.hidden, reverts=action_id, event="encounter.reverted")
+                                    hidden=_players_never_saw(conn, fight, row), reverts=action_id,
+                                    event="encounter.reverted")
         uow.later(partial(store.mark_reverted, conn, action_id, body["id"]))
         return shown
 
     return write(session, principal, encounter_id, work, idem=idem)
+
+
+def _players_never_saw(conn, fight: Fight, row) -> bool:
+    """Whether the reverted action is hidden from players (hidden, or a hidden combatant's): its
+    revert, its event and its log entry are then the GM's too (issue 21 item 8)."""
+    body = row.body
+    return row.hidden or view.action(body, scene(conn, fight, view.referenced(body)), view.NOBODY) is None
 
 
 def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:
@@ -341,33 +368,49 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
 
 def list_actions(session: Session, principal: Principal, encounter_id: str, *, limit: int,
                  cursor: str | None) -> dict[str, Any]:
-    """Newest first; reverted ones carry `reverted_by`; each as the caller may see it."""
+    """Newest first; reverted ones carry `reverted_by`; each as the caller may see it. A page holds
+    `limit` actions the caller sees (fewer: the last page) and its cursor names the last of them,
+    never one it may not see (issue 21 item 7)."""
     conn = session.connection()
     fight = store.load_fight(conn, encounter_id, lock=False)
     check_member(principal, fight.campaign_id, "encounter")
-    before = _seq_of(conn, fight, cursor) if cursor else None
-    rows = store.action_page(conn, fight.id, before_seq=before, limit=limit)
     seen, who = scene(conn, fight), viewer(principal)
-    items = []
-    for row in rows[:limit]:
-        shown = view.action({**row.body, "reverted_by": row.reverted_by}, seen, who)
-        if shown is not None:
-            items.append(shown)
-    next_cursor = _cursor(rows[limit - 1].body["id"]) if len(rows) > limit else None
-    return {"items": items, "next_cursor": next_cursor}
+    before = _seq_of(conn, fight, cursor, seen, who) if cursor else None
+    items = _visible_page(conn, fight, seen, who, before, limit)
+    next_cursor = _cursor(items[limit - 1]["id"]) if len(items) > limit else None
+    return {"items": items[:limit], "next_cursor": next_cursor}
+
+
+def _visible_page(conn, fight: Fight, seen: view.Scene, who: view.Viewer, before: int | None,
+                  limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` + 1 actions as the viewer sees them, newest first below `before`: read a page at
+    a time until that many are seen or the history ends (the GM: one page)."""
+    items: list[dict[str, Any]] = []
+    while len(items) <= limit:
+        rows = store.action_page(conn, fight.id, before_seq=before, limit=limit)
+        for row in rows:
+            shown = view.action({**row.body, "reverted_by": row.reverted_by}, seen, who)
+            if shown is not None:
+                items.append(shown)
+        if len(rows) <= limit:
+            break
+        before = rows[-1].seq
+    return items
 
 
 def _cursor(action_id: str) -> str:
     return base64.urlsafe_b64encode(f"a{action_id}".encode()).decode().rstrip("=")
 
 
-def _seq_of(conn, fight: Fight, cursor: str) -> int:
+def _seq_of(conn, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer) -> int:
+    """The place a cursor names; one built from an action the caller may not see is refused as
+    an unknown one (issue 21 item 7)."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except ValueError:  # not base64, not UTF-8
         text = ""
     row = store.action_row(conn, fight.id, text[1:]) if text.startswith("a") and len(text) <= 40 else None
-    if row is None:
+    if row is None or view.action(row.body, seen, who) is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
     return row.seq
 

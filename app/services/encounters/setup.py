@@ -145,9 +145,8 @@ def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions
 
 def update_encounter(session: Session, principal: Principal, encounter_id: str, data: EncounterUpdate,
                      if_match: str | None) -> dict[str, Any]:
-    check_gm(principal, "change an encounter")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "change an encounter")
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
@@ -163,9 +162,8 @@ def update_encounter(session: Session, principal: Principal, encounter_id: str, 
 
 def add_combatants(session: Session, principal: Principal, encounter_id: str, item: CombatantCreate,
                    if_match: str | None) -> dict[str, Any]:
-    check_gm(principal, "add combatants")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "add combatants")
         conn = uow.conn
         check_version(fight, if_match)
         check_status(fight, "setup", "adding combatants")
@@ -207,9 +205,8 @@ def update_combatant(session: Session, principal: Principal, encounter_id: str, 
 
 def delete_combatant(session: Session, principal: Principal, encounter_id: str, combatant_id: str,
                      if_match: str | None) -> None:
-    check_gm(principal, "remove a combatant")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "remove a combatant")
         c = fight.combatant(combatant_id)
         check_version(fight, if_match)
         check_status(fight, "setup", "removing a combatant")
@@ -223,9 +220,8 @@ def delete_combatant(session: Session, principal: Principal, encounter_id: str, 
 
 def end(session: Session, principal: Principal, encounter_id: str, if_match: str | None) -> dict[str, Any]:
     """GM: the fight is over; every later action is a 409."""
-    check_gm(principal, "end an encounter")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "end an encounter")
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)

@@ -192,7 +192,7 @@ class Fight:
             return self._read[combatant_id]
         found = self.some([combatant_id]) if isinstance(combatant_id, str) else []
         if not found:
-            raise InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
+            raise unknown_combatant(combatant_id, field_)
         return found[0]
 
     def character_of(self, combatant: dict[str, Any]) -> StoredCharacter | None:
@@ -204,6 +204,12 @@ class Fight:
         self.characters[character.id] = changed
         self.dirty_sheets.add(character.id)
         return changed
+
+
+def unknown_combatant(combatant_id: Any, field_: str) -> InvalidBody:
+    """The refusal of an id naming no combatant here; a player naming one it may not see (a hidden
+    one) gets exactly this one too (issue 21 item 4: hidden things are unknown things)."""
+    return InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
 
 
 def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepository | None = None,
@@ -363,17 +369,20 @@ def latest_action(conn, encounter_id: str):
 
 
 def action_row(conn, encounter_id: str, action_id: str):
-    return conn.execute(select(_act).where(_act.c.id == action_id, _act.c.encounter_id == encounter_id)).first()
+    """The action's row with its logged body (`body`), or None."""
+    return conn.execute(_WITH_BODY.where(_act.c.id == action_id, _act.c.encounter_id == encounter_id)).first()
 
 
 def mark_reverted(conn, action_id: str, by: str) -> None:
     _FAST_MARK_REVERTED.run(conn, {"action_id": action_id, "reverted_by": by})
 
 
+_WITH_BODY = select(_act, _log.c.body).join(_log, _log.c.id == _act.c.id)
+
+
 def action_page(conn, encounter_id: str, *, before_seq: int | None, limit: int):
-    """Actions newest first, with their logged bodies: (seq, body, reverted_by)."""
-    query = (select(_act.c.seq, _act.c.reverted_by, _log.c.body).join(_log, _log.c.id == _act.c.id)
-             .where(_act.c.encounter_id == encounter_id))
+    """Actions newest first, with their logged bodies (`body`)."""
+    query = _WITH_BODY.where(_act.c.encounter_id == encounter_id)
     if before_seq is not None:
         query = query.where(_act.c.seq < before_seq)
     return conn.execute(query.order_by(_act.c.seq.desc()).limit(limit + 1)).all()

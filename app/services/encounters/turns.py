@@ -34,9 +34,8 @@ END, START = "end_of_turn", "start_of_turn"
 def start(session: Session, principal: Principal, encounter_id: str, req: StartRequest,
           idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
     """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
-    check_gm(principal, "start an encounter")
-
     def work(uow, fight: Fight) -> dict[str, Any]:
+        check_gm(principal, "start an encounter")
         conn = uow.conn
         check_version(fight, if_match)
         check_status(fight, "setup", "start")

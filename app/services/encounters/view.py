@@ -88,11 +88,22 @@ def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewe
         "resources": resources(scene, viewer, c["id"], rules.resources(sheet)) if sheet is not None else {},
         "posture": rules.posture(sheet) if sheet is not None else None,
         "conditions": c["conditions"],
-        "counters": {k: v for k, v in (c["counters"] or {}).items() if k != "turn"},
+        "counters": counters_view({k: v for k, v in (c["counters"] or {}).items() if k != "turn"}, scene, viewer),
     }
     if viewer.is_gm:
         out["initiative_override"] = c["initiative_override"]
     return out
+
+
+# the counters naming a combatant: GC-P2 riposte, GC-P6 counter-attack and provocation
+NAMING_COUNTERS = ("riposte", "counter_attack", "provoked_by")
+
+
+def counters_view(counters: dict[str, Any] | None, scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
+    """The counters without those naming a combatant the viewer does not see (issue 21 item 4)."""
+    if viewer.is_gm or not counters:
+        return counters
+    return {k: v for k, v in counters.items() if k not in NAMING_COUNTERS or scene.sees(viewer, v)}
 
 
 def order_view(order: list[dict[str, Any]], scene: Scene, viewer: Viewer) -> list[dict[str, Any]]:
@@ -164,6 +175,9 @@ def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, A
     if change["field"] == "current":
         return {**change, "before": current_view(change["before"], scene, viewer),
                 "after": current_view(change["after"], scene, viewer)}
+    if change["field"] == "counters":
+        return {**change, "before": counters_view(change["before"], scene, viewer),
+                "after": counters_view(change["after"], scene, viewer)}
     return change
 
 
@@ -180,6 +194,9 @@ def referenced(body: dict[str, Any]) -> set[str] | None:
         if change["field"] == "current":
             for value in (change["before"], change["after"]):
                 ids.update((value or {}).get("combatant_ids", []))
+        if change["field"] == "counters":
+            for value in (change["before"], change["after"]):
+                ids.update(v for k, v in (value or {}).items() if k in NAMING_COUNTERS)
     ids.discard(None)
     return ids  # type: ignore[return-value]
 

@@ -287,7 +287,7 @@ def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
     before = int(f.sheet.get("heroism") or 0)
     f.sheet["heroism"] = spend_heroism(before, 1, what, field=field_)
     steps.append({"rule": "AS-H1", "what": "heroism spent: a 4th die", "combatant_id": f.id,
-                  "heroism": {"before": before, "after": f.sheet["heroism"]}})
+                  "resource": "heroism", "before": before, "after": f.sheet["heroism"]})
 
 
 def _defend(dice: CombatDice, attack, target: Party, reaction: str, steps: list[dict],
@@ -343,7 +343,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
     after = hazards.take_damage(before, final)
     target.sheet["vitality"] = after
     steps.append({"rule": "AS-C3", "what": "vitality", "combatant_id": target.id, "damage": final,
-                  "before": before, "after": after})
+                  "resource": "vitality", "before": before, "after": after})
     if before > 0 and after == 0:
         mal_en_point(dice, target, final, steps, round_)
 

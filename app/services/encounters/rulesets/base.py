@@ -133,6 +133,7 @@ class Exchange:
     by_gm: bool = False  # the caller is the GM (AS-T8: only the GM has an NPC take 11)
     others_of: Callable[[], list[Party]] = list  # the other combatants (read only: positions), when asked
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
+    sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property
@@ -260,12 +261,13 @@ class EncounterRules(ABC):
 
     def parse_action(self, body: Any) -> BaseModel:
         """The body validated by this ruleset's model of its `type` (unknown fields: 422);
-        a type the ruleset does not implement is a 422 naming those it has."""
+        a type the ruleset does not implement is a 422 naming those it has, as is a `type` that is
+        no string (`{}`, `[1]`: unhashable, issue 21 item 9)."""
         models = self.action_models()
         type_ = body.get("type") if isinstance(body, dict) else None
+        if not isinstance(type_, str):
+            raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
         if type_ not in models:
-            if not isinstance(type_, str):
-                raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
             raise unsupported(self.ruleset, type_, list(models))
         return validate(models[type_], body)
 

@@ -202,9 +202,10 @@ def _provocation(x: Exchange) -> None:
     provoker = a.counters.get("provoked_by")
     if provoker is None:
         return
-    if provoker != t.id:
-        raise RuleError(f"combatant {a.id} is provoked: its next attack aims at {provoker} (GC-P6)",
-                        field="target_id", extra={"rule": "GC-P6", "provoked_by": provoker})
+    if provoker != t.id:  # a provoker the caller does not see is not named (issue 21 item 4)
+        named = provoker if x.sees(provoker) else None
+        raise RuleError(f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
+                        field="target_id", extra={"rule": "GC-P6", "provoked_by": named})
     del a.counters["provoked_by"]
     x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=provoker)
 
@@ -319,12 +320,13 @@ def _number(f: Fraction) -> int | float:
 
 def move(x: Exchange) -> None:
     """GC-D1: |dx| + |dy| cells; GC-D2: at most the turn's max move (a dash multiplies it);
-    GC-D3: never move-act-move. A cell another combatant holds is refused."""
+    GC-D3: never move-act-move; then a cell another combatant holds is refused. The distance is
+    judged first and only the combatants the caller sees hold a cell (`x.others`): a player's move
+    onto a hidden one's cell is a move onto an empty cell (issue 21 item 4)."""
     a, to, opts = x.actor, x.req.to, options(x)
     cell = {"x": to.x, "y": to.y}
-    if any(o.position == cell for o in x.others):
-        raise InvalidBody(f"cell ({to.x}, {to.y}) is taken by another combatant", field="to")
     if not opts.movement_rules:
+        _check_free(x, cell)
         x.step("GC-D1", "placed (movement rules off: campaign option)", combatant_id=a.id, to=cell)
         a.position = cell
         return
@@ -337,11 +339,18 @@ def move(x: Exchange) -> None:
     if moved > allowed:
         raise RuleError(f"{moved} cells moved this turn; at most {allowed} (GC-D2)", field="to",
                         extra={"rule": "GC-D2", "max_move": allowed, "moved": moved})
+    _check_free(x, cell)
     _phase(x, "move")
     turn["moved"], turn["max_move"] = moved, allowed
     x.step("GC-D1", "move", combatant_id=a.id, **{"from": dict(a.position)}, to=cell, distance=d)
     x.step("GC-D2", "max move", combatant_id=a.id, max_move=allowed, moved=moved)
     a.position = cell
+
+
+def _check_free(x: Exchange, cell: dict[str, int]) -> None:
+    """A cell held by another combatant the caller sees is refused (422 naming `to`)."""
+    if any(o.position == cell for o in x.others):
+        raise InvalidBody(f"cell ({cell['x']}, {cell['y']}) is taken by another combatant", field="to")
 
 
 def dash(x: Exchange) -> None:

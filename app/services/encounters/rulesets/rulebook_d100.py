@@ -193,7 +193,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, reaction: s
     after = max(pool.floor, before - hit.damage)
     target.sheet[pool.key] = after
     steps.append({"rule": "RB-F1", "what": pool.name, "combatant_id": target.id, "damage": hit.damage,
-                  "before": before, "after": after})
+                  "resource": pool.name, "before": before, "after": after})
     return steps
 
 

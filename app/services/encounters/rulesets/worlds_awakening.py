@@ -54,10 +54,10 @@ class WorldsAwakening(EncounterRules):
             return []
         if after > 0 and sheet.get("down"):
             sheet["down"] = False
-            return [{"rule": "WA-C5", "what": "above 0 HP: no longer down", "hp": after}]
+            return [{"rule": "WA-C5", "what": "above 0 HP: no longer down", "resource": "hp", "after": after}]
         if after <= 0 < before and not sheet.get("down"):
             sheet["down"] = True
-            return [{"rule": "WA-C5", "what": "down: 0 HP", "hp": after}]
+            return [{"rule": "WA-C5", "what": "down: 0 HP", "resource": "hp", "after": after}]
         return []
 
     def attack(self, x: Exchange) -> None:
@@ -167,7 +167,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     after, down = wa.apply_damage(before, result.damage)
     target.sheet["hp"] = after
     steps.append({"rule": "WA-C5", "what": "hp", "combatant_id": target.id, "damage": result.damage,
-                  "before": before, "after": after})
+                  "resource": "hp", "before": before, "after": after})
     if down and before > 0:
         target.sheet["down"] = True
         steps.append({"rule": "WA-C5", "what": "down: 0 HP", "combatant_id": target.id})
