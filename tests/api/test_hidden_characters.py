@@ -94,10 +94,14 @@ def test_a_gm_edit_of_a_hidden_copy_is_announced_to_the_gm_only(client, fight):
     copy, _ = fight["copies"]["Goblin 1"]
     r = client.patch(f"/v1/characters/{copy}", json={"name": "Goblin chief"}, headers=c.gm)
     assert r.status_code == 200, r.text
+    r = client.patch(f"/v1/characters/{copy}", json={"sheet": {"karma": 4}}, headers=c.gm)  # issue 21 item 3: sheet_edit
+    assert r.status_code == 200, r.text
     assert client.delete(f"/v1/characters/{fight['copies']['Goblin 2'][0]}", headers=c.gm).status_code == 204
     gm_seen = [(e["type"], e["data"].get("id")) for e in read_events(client, c.id, c.gm)]
     assert ("character.updated", copy) in gm_seen
     assert ("character.deleted", fight["copies"]["Goblin 2"][0]) in gm_seen
+    assert [e["data"]["entry"]["kind"] for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"] == \
+        ["sheet_edit"]
     players = json.dumps(read_events(client, c.id, alice.headers))
     assert all(cid not in players for cid, _ in fight["copies"].values())
 

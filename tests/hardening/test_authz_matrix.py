@@ -412,3 +412,43 @@ def test_players_cannot_retry_a_hidden_test(client, asgard_hidden):
     r = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": hidden_id}, headers=w.headers("owner"))
     assert r.status_code == 422, r.text
     assert r.json()["detail"] == unknown.json()["detail"].replace("0" * 32, hidden_id)
+
+
+# --- player_access (issue 21 item 5, API.md round 3) ------------------------------------------
+
+ACCESS_ROUTES = [  # a route on a character the caller does not own -> status by player_access
+    ("GET", "/v1/characters/{id}", None, {"none": 404, "limited": 200, "observer": 200}),
+    ("GET", "/v1/characters/{id}/level-ups", None, {"none": 404, "limited": 200, "observer": 200}),
+    ("PATCH", "/v1/characters/{id}", {"name": "Renamed"}, {"none": 404, "limited": 403, "observer": 403}),
+    ("PATCH", "/v1/characters/{id}", {"name": ""}, {"none": 404, "limited": 403, "observer": 403}),
+    ("DELETE", "/v1/characters/{id}", None, {"none": 404, "limited": 403, "observer": 403}),
+    ("POST", "/v1/characters/{id}/tests", "test", {"none": 404, "limited": 403, "observer": 403}),
+    ("POST", "/v1/characters/{id}/tests/odds", "odds", {"none": 404, "limited": 403, "observer": 403}),
+    ("POST", "/v1/characters/{id}/level-ups", "level_up", {"none": 404, "limited": 403, "observer": 403}),
+]
+
+
+@pytest.mark.parametrize("ruleset", sorted(SHEETS))
+def test_player_access_matrix(client, ruleset):
+    """Every character route x player_access, for a player who does not own the character (the
+    owner and the GM always get what the route gives them): `none` answers as an unknown id,
+    `limited` and `observer` as a character the player knows of; the list and the single read
+    show `limited` as the limited view."""
+    w = build_world(client, ruleset)
+    level_up = {"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp"}  # GM only: refused before its body
+    for access in ("none", "limited", "observer"):
+        r = client.patch(f"/v1/characters/{w.foe}", json={"player_access": access}, headers=w.headers("gm"))
+        assert r.status_code == 200, r.text
+        for method, path, body, expected in ACCESS_ROUTES:
+            body = {"test": TEST_BODIES[ruleset], "odds": {k: v for k, v in TEST_BODIES[ruleset].items()
+                                                            if k not in ("seed", "dice", "hidden")},
+                    "level_up": level_up}.get(body, body) if isinstance(body, str) else body
+            r = client.request(method, path.format(id=w.foe), json=body, headers=w.headers("player"))
+            assert r.status_code == expected[access], (access, method, path, r.text)
+            if method == "GET" and path == "/v1/characters/{id}" and r.status_code == 200:
+                assert ("sheet" in r.json()) is (access == "observer"), r.json()
+        listed = {c["id"]: c for c in client.get(f"/v1/campaigns/{w.cid}/characters",
+                                                  headers=w.headers("player")).json()["items"]}
+        assert (w.foe in listed) is (access != "none")
+        gm = client.get(f"/v1/characters/{w.foe}", headers=w.headers("gm"))
+        assert gm.status_code == 200 and "sheet" in gm.json() and gm.json()["player_access"] == access
