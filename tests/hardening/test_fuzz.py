@@ -12,6 +12,10 @@ next-turn and revert the started one, its setup routes the other), and so do the
 ids in the bodies (`character_id`, and the combatants of an action), so the
 generated bodies reach the rules, not only the 404s.
 
+Each call is made with the GM's token or the player's (drawn), so the refusals, what a
+player may see (`player_access`: the NPC is `none` to it) and who may choose dice are
+fuzzed too.
+
 Checks on every response: no 5xx, the body conforms to the documented schema,
 and every 4xx/5xx is application/problem+json with type/title/status/detail.
 
@@ -148,7 +152,8 @@ def world(client, campaign_factory, player_factory, character_factory):
             foe = character_factory(camp, SHEETS[ruleset], kind="npc", name="Foe")
             built[ruleset] = {
                 "encounters": Encounters(client, camp, hero["id"], foe["id"]),
-                "headers": camp.gm, "client": client, "campaign": camp, "player_id": player.id,
+                "headers": camp.gm, "player_headers": player.headers, "client": client, "campaign": camp,
+                "player_id": player.id,
                 "ids": {"campaign_id": camp.id, "character_id": hero["id"], "test_id": r.json()["id"],
                         "entry_id": r.json()["id"], "ruleset": ruleset},
             }
@@ -219,7 +224,9 @@ def test_fuzz(case, data, app, world):
     aim_at_real_ids(case, seeded, data)
     if case.operation.path.endswith("/events"):
         case.query = {**(case.query or {}), "follow": "false"}  # the live tail never ends on its own
-    headers = {**(case.headers or {}), **seeded["headers"]}
+    # as the GM or as a player (issue 21: player_access, provenance and refusal order reached with both)
+    caller = data.draw(st.sampled_from(["headers", "player_headers"]), label="caller")
+    headers = {**(case.headers or {}), **seeded[caller]}
     checks = [not_a_server_error, problem_json]
     if not case.operation.path.endswith("/events"):
         # the stream is documented as {"type": "string"}, which Schemathesis 4 applies to each parsed event

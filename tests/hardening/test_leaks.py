@@ -100,10 +100,15 @@ def test_a_player_attributes_a_free_roll_only_to_its_own_character(client, campa
     his = character_factory(camp, SHEETS["great-cosmos"], player=bob, name="Bjorn")
     npc = character_factory(camp, SHEETS["great-cosmos"], kind="npc", name="Gobelin")
     before = count_rows("roll_log")
-    for target in (his, npc):
+    # an NPC is `none` to players by default: unknown (404); seen (`observer`), it is still not hers (403)
+    for target, status in ((his, 403), (npc, 404), ("observer", 403)):
+        if target == "observer":
+            assert client.patch(f"/v1/characters/{npc['id']}", json={"player_access": "observer"},
+                                headers=camp.gm).status_code == 200
+            target = npc
         r = client.post(f"/v1/campaigns/{camp.id}/rolls", json={"expression": "1d6", "character_id": target["id"]},
                         headers=alice.headers)
-        assert r.status_code == 403, r.text
+        assert r.status_code == status, r.text
     assert count_rows("roll_log") == before
     assert _roll(client, camp.id, alice.headers, character_id=hers["id"])["character_id"] == hers["id"]
     assert _roll(client, camp.id, camp.gm, character_id=npc["id"])["character_id"] == npc["id"]
