@@ -53,7 +53,7 @@ async def _lifespan(_app: FastAPI):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     if settings is not None:  # its database too (else the environment's, read when a session opens)
-        app_sessions = SessionOpener(settings.database_url, settings.sql_echo)
+        app_sessions = SessionOpener.of(settings)
     else:
         settings, app_sessions = get_settings(), open_session
     app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan,
