@@ -9,12 +9,12 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
-from fastapi.staticfiles import StaticFiles
 
 from app.api import campaigns, characters, encounters, events, play, rolls, rulesets, system
 from app.core.config import Settings, get_settings
 from app.api.problems import install_error_handlers
 from app.api.docs import install_docs
+from app.api.headers import DASHBOARD, Files
 from app.api.admission import Admission
 from app.api.limits import BodySizeLimit
 from app.api import request_id
@@ -23,15 +23,8 @@ from app.api.openapi_doc import install_openapi
 from app.api.ratelimit import RateLimiter
 
 WEB = Path(__file__).resolve().parent / "web"  # the dashboard (issue 15): plain ES modules + CSS, no build step
-
-
-class WebFiles(StaticFiles):
-    """The dashboard's files, revalidated on each load (their ETag makes it a 304), so an update is never half-seen."""
-
-    def file_response(self, *args, **kwargs):
-        response = super().file_response(*args, **kwargs)
-        response.headers["Cache-Control"] = "no-cache"
-        return response
+# the dashboard's files are revalidated on each load (their ETag makes it a 304), so an update is never half-seen
+NO_CACHE = {"Cache-Control": "no-cache"}
 
 
 DESCRIPTION = """Keeps tabletop role-playing characters and applies the rules of four French
@@ -53,7 +46,7 @@ async def _lifespan(_app: FastAPI):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     if settings is not None:  # its database too (else the environment's, read when a session opens)
-        app_sessions = SessionOpener(settings.database_url, settings.sql_echo)
+        app_sessions = SessionOpener.of(settings)
     else:
         settings, app_sessions = get_settings(), open_session
     app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan,
@@ -67,11 +60,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app)  # Swagger UI and ReDoc with their assets served here (no CDN)
-    app.mount("/web", WebFiles(directory=WEB), name="web")  # the dashboard's files, a client of the public API
+    app.mount("/web", Files(directory=WEB, extra=NO_CACHE), name="web")  # the dashboard's files, a client of the public API
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def dashboard() -> FileResponse:
-        return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-cache"})
+        """The dashboard's page, with its Content-Security-Policy (issue 21 item 11)."""
+        return FileResponse(WEB / "index.html", headers={**NO_CACHE, **DASHBOARD})
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
                            allow_headers=["*"], expose_headers=["ETag", "Location", "Retry-After"])

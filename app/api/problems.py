@@ -150,6 +150,32 @@ def app_error_response(exc: e.AppError) -> JSONResponse:
     return problem(status, exc.title, exc.detail, slug=exc.slug, headers=headers or None, **extra)
 
 
+# PostgreSQL's SQLSTATEs of a request the database refused for now (issue 21 item 6): a deadlock or
+# a serialization failure is a race lost to another writer, never "the connection failed"
+RACE_LOST = ("the request lost a race with a concurrent write (the database found a deadlock); "
+             "nothing of it was written; retry")
+REFUSED_NOW: dict[str, tuple[type[e.AppError], str]] = {
+    "40P01": (e.Conflict, RACE_LOST),
+    "40001": (e.Conflict, RACE_LOST.replace("found a deadlock", "could not serialize it")),
+    "55P03": (e.Unavailable, "a row the request needs stayed locked by another transaction beyond the lock "
+                             "timeout (DB_LOCK_TIMEOUT_SECONDS); nothing of it was written; retry shortly"),
+    "57014": (e.Unavailable, "a database statement of the request ran beyond the statement timeout "
+                             "(DB_STATEMENT_TIMEOUT_SECONDS); nothing of it was written; retry shortly"),
+}
+
+
+def database_refusal(exc: DBAPIError) -> e.AppError | None:
+    """The refusal a database error means for the client (each with Retry-After), or None when it
+    is a bug (a 500): a race lost (409), a lock or statement timeout, a dead connection, SQLite busy (503)."""
+    known = REFUSED_NOW.get(getattr(exc.orig, "sqlstate", None) or "")
+    if known is not None:
+        cls, detail = known
+        return cls(detail, retry_after=1)
+    if exc.connection_invalidated or isinstance(exc, OperationalError):
+        return e.Unavailable("the database connection failed; retry shortly", retry_after=1)
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(e.AppError)
     async def _app_error(req: Request, exc: e.AppError):
@@ -183,10 +209,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DBAPIError)
     async def _database(_req: Request, exc: DBAPIError):
-        if exc.connection_invalidated or isinstance(exc, OperationalError):
-            log.warning("database unavailable: %s", exc.orig)
-            return problem(503, "Service unavailable", "the database connection failed; retry shortly",
-                           slug="unavailable", headers={"Retry-After": "1"})
+        refusal = database_refusal(exc)
+        if refusal is not None:
+            log.warning("database refused the request: %s", exc.orig)
+            return app_error_response(refusal)
         log.exception("database error", exc_info=exc)
         return problem(500, "Internal error", "an unexpected error occurred; it has been logged", slug="internal")
 

@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     admission_wait_seconds: float = Field(2.0, ge=0, le=60, description="How long a request waits for a slot before a 503.")
     event_streams_per_token: int = Field(5, ge=1, description="Event streams a token may hold open at once per process (429 beyond).")
     event_streams_per_process: int = Field(2000, ge=1, description="Event streams a process holds open at once (503 beyond).")
+    db_lock_timeout_seconds: float = Field(3.0, ge=0, le=600, description="PostgreSQL: how long a statement waits for a lock (lock_timeout) before the request is a 503; 0 = no limit.")
+    db_statement_timeout_seconds: float = Field(30.0, ge=0, le=3600, description="PostgreSQL: how long a statement may run (statement_timeout) before the request is a 503; 0 = no limit.")
     sql_echo: bool = False
 
     @field_validator("admin_token", "redis_url")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import ContextManager, Iterator
 
@@ -11,7 +12,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, create_engine
 
-from app.core.config import get_settings
+from app.core.config import Settings, get_settings
 
 
 def normalize_database_url(url: str) -> str:
@@ -38,9 +39,47 @@ def normalize_database_url(url: str) -> str:
 THREADS = 32
 POOL_TIMEOUT_SECONDS = 5
 READ_ONLY = "jdr_read_only"  # execution option: a transaction that never writes
+ANSWER_WITHIN = "jdr_answer_within"  # execution option: seconds the lane waits for the server (app.services.prepared)
+ANSWER_MARGIN_SECONDS = 2.0
 
 
-def build_engine(url: str, *, echo: bool = False) -> Engine:
+@dataclass(frozen=True)
+class Bounds:
+    """How long PostgreSQL work may wait (issue 21 item 6), so one stuck lock or a silent
+    server cannot hold the write slots: a statement waits at most `lock_seconds` for a lock
+    (`lock_timeout`) and runs at most `statement_seconds` (`statement_timeout`), both set on
+    each connection at its start; the lane waits at most `answer_seconds` for
+    the server's answer; TCP keepalives find a dead peer of any other statement. A request that
+    hits one of them is a 503 with Retry-After (app.api.problems). A bound of 0 sets nothing."""
+
+    lock_seconds: float = 0
+    statement_seconds: float = 0
+
+    @classmethod
+    def of(cls, settings: Settings) -> "Bounds":
+        return cls(settings.db_lock_timeout_seconds, settings.db_statement_timeout_seconds)
+
+    @property
+    def answer_seconds(self) -> float | None:
+        """The server answers a pipeline within its statements' bound (a statement beyond it is
+        cancelled, and the error is an answer); silent for longer, it is taken for dead."""
+        return self.statement_seconds + ANSWER_MARGIN_SECONDS if self.statement_seconds else None
+
+    def connect_args(self) -> dict[str, str | int]:
+        """libpq's: the two timeouts set (a bound of 0 leaves the server's own setting), keepalives."""
+        settings = {"lock_timeout": self.lock_seconds, "statement_timeout": self.statement_seconds}
+        options = " ".join(f"-c {name}={round(seconds * 1000)}" for name, seconds in settings.items() if seconds)
+        return {**({"options": options} if options else {}), **KEEPALIVES}
+
+
+# a peer that stopped answering is found within about 25 s, whatever the statement
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+
+
+UNBOUNDED = Bounds()  # migrations, and the tests' own engine
+
+
+def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
     url = normalize_database_url(url)
     if make_url(url).get_backend_name() == "sqlite":
         engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30},
@@ -54,7 +93,8 @@ def build_engine(url: str, *, echo: bool = False) -> Engine:
     # DEALLOCATE ALL after any ROLLBACK, which would drop those too.
     return create_engine(url, echo=echo, pool_size=8, max_overflow=THREADS - 8 + 4,
                          pool_timeout=POOL_TIMEOUT_SECONDS, pool_recycle=3600,
-                         connect_args={"prepare_threshold": None})
+                         connect_args={"prepare_threshold": None, **bounds.connect_args()},
+                         execution_options={ANSWER_WITHIN: bounds.answer_seconds})
 
 
 def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
@@ -80,20 +120,20 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
 
 
 @lru_cache
-def engine_for(url: str, echo: bool = False) -> Engine:
-    """One engine (and pool) per database URL in this process."""
-    return build_engine(url, echo=echo)
+def engine_for(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
+    """One engine (and pool) per database URL (and bounds) in this process."""
+    return build_engine(url, echo=echo, bounds=bounds)
 
 
 def get_engine() -> Engine:
     settings = get_settings()
-    return engine_for(settings.database_url, settings.sql_echo)
+    return engine_for(settings.database_url, settings.sql_echo, Bounds.of(settings))
 
 
 @lru_cache
-def _read_engine(url: str, echo: bool = False) -> Engine:
+def _read_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
     """The same pool, for transactions that only read (no write lock on SQLite)."""
-    return engine_for(url, echo).execution_options(**{READ_ONLY: True})
+    return engine_for(url, echo, bounds).execution_options(**{READ_ONLY: True})
 
 
 # SQLite has one writer at a time: this process's writers queue here (woken at
@@ -145,7 +185,7 @@ def _loop_write_session(session: Session) -> Iterator[Session]:
         SQLITE_WRITER.release()
 
 
-def open_loop_write_session(url: str, echo: bool = False) -> ContextManager[Session] | None:
+def open_loop_write_session(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> ContextManager[Session] | None:
     """A write session, its transaction begun (BEGIN IMMEDIATE), to use on the event loop
     without waiting: only on SQLite, and only when neither a writer of this process nor
     another process holds the database; else None (write in a thread: `open_session`).
@@ -154,7 +194,7 @@ def open_loop_write_session(url: str, echo: bool = False) -> ContextManager[Sess
     time): done on the loop it costs no thread hand-off and no GIL contention (issue
     16: ~45% more writes a second than in a worker thread), and it never waits on a
     lock there, so the loop is never parked."""
-    if engine_for(url, echo).dialect.name != "sqlite" or not SQLITE_WRITER.acquire(blocking=False):
+    if engine_for(url, echo, bounds).dialect.name != "sqlite" or not SQLITE_WRITER.acquire(blocking=False):
         return None
     try:
         session = Session(_loop_engine(url, echo), expire_on_commit=False)
@@ -172,17 +212,18 @@ def open_loop_write_session(url: str, echo: bool = False) -> ContextManager[Sess
 
 
 @lru_cache
-def _green_engine(url: str, echo: bool = False) -> Engine:
+def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
     """PostgreSQL's writers on the event loop: psycopg's async connections under SQLAlchemy's
     sync API (`AsyncEngine.sync_engine`), used from a greenlet (`green`)."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
     return create_async_engine(normalize_database_url(url), echo=echo, pool_size=WRITERS["postgresql"],
                                max_overflow=4, pool_timeout=POOL_TIMEOUT_SECONDS, pool_recycle=3600,
-                               connect_args={"prepare_threshold": None}).sync_engine
+                               connect_args={"prepare_threshold": None, **bounds.connect_args()},
+                               execution_options={ANSWER_WITHIN: bounds.answer_seconds}).sync_engine
 
 
-def open_green_write_session(url: str, echo: bool = False) -> Session | None:
+def open_green_write_session(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Session | None:
     """On PostgreSQL, a write session to use from SQLAlchemy's greenlet on the event loop
     (`sqlalchemy.util.greenlet_spawn`): its statements wait for the server as coroutines,
     so the loop goes on meanwhile; None on SQLite.
@@ -190,9 +231,9 @@ def open_green_write_session(url: str, echo: bool = False) -> Session | None:
     A write's database work is a few short round trips (app.services.prepared sends the hot
     path's statements in one or two): run on the loop, it costs no thread hand-off (about
     130 µs of CPU each way here) and no GIL contention with a worker thread."""
-    if engine_for(url, echo).dialect.name != "postgresql":
+    if engine_for(url, echo, bounds).dialect.name != "postgresql":
         return None
-    return Session(_green_engine(url, echo), expire_on_commit=False)
+    return Session(_green_engine(url, echo, bounds), expire_on_commit=False)
 
 
 class SessionOpener:
@@ -203,23 +244,27 @@ class SessionOpener:
     the loop, or None (see `open_green_write_session`); `writers()`: how many write
     transactions at once.
 
-    On the database of `url` (with `echo`), or, without one, of the settings read from the
-    environment when a session is opened (`get_settings`)."""
+    On the database of `url` (with `echo`, within `bounds`), or, without one, of the settings
+    read from the environment when a session is opened (`get_settings`)."""
 
-    def __init__(self, url: str | None = None, echo: bool = False):
-        self.url, self.echo = url, echo
+    def __init__(self, url: str | None = None, echo: bool = False, bounds: Bounds = UNBOUNDED):
+        self.url, self.echo, self.bounds = url, echo, bounds
 
-    def _database(self) -> tuple[str, bool]:
+    @classmethod
+    def of(cls, settings: Settings) -> "SessionOpener":
+        return cls(settings.database_url, settings.sql_echo, Bounds.of(settings))
+
+    def _database(self) -> tuple[str, bool, Bounds]:
         if self.url is not None:
-            return self.url, self.echo
+            return self.url, self.echo, self.bounds
         settings = get_settings()
-        return settings.database_url, settings.sql_echo
+        return settings.database_url, settings.sql_echo, Bounds.of(settings)
 
     def __call__(self, read_only: bool = False) -> ContextManager[Session]:
-        url, echo = self._database()
+        url, echo, bounds = self._database()
         if read_only:
-            return Session(_read_engine(url, echo), expire_on_commit=False)
-        return _write_session(engine_for(url, echo))
+            return Session(_read_engine(url, echo, bounds), expire_on_commit=False)
+        return _write_session(engine_for(url, echo, bounds))
 
     def on_loop(self) -> ContextManager[Session] | None:
         return open_loop_write_session(*self._database())

@@ -62,9 +62,23 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
     return CampaignCreated.model_validate({**_public(campaign, "gm"), "gm_token": token}).model_dump()
 
 
+# The order in which a campaign's writers take their locks on PostgreSQL (issue 21 item 6):
+#   1. the campaign's row FOR NO KEY UPDATE: its own changes (options, players, tokens, deletion),
+#      serialised among themselves (`load_campaign(for_update=True)`);
+#   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
+#   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
+#      (a log entry, an event, a player, a character…), before and after 4;
+#   4. the campaign's advisory lock (`events.record`), the last one.
+# NO KEY UPDATE does not conflict with KEY SHARE, so 1 never makes a writer wait in 3 while it
+# holds 4 (two player creations beside a sheet edit deadlocked so). The deletion alone needs the
+# row FOR UPDATE: it takes it after every row of 2 (`_lock_for_deletion`), and never takes 4.
+_NO_KEY_UPDATE = {"key_share": True}
+
+
 def load_campaign(session: Session, principal: Principal, campaign_id: str, *, for_update: bool = False) -> Campaign:
+    """The caller's campaign (404 else); `for_update`: locked FOR NO KEY UPDATE until the commit (see above)."""
     check_member(principal, campaign_id)
-    campaign = session.get(Campaign, campaign_id, with_for_update=for_update)
+    campaign = session.get(Campaign, campaign_id, with_for_update=_NO_KEY_UPDATE if for_update else None)
     if campaign is None:
         raise NotFound("no campaign with this id")
     return campaign
@@ -182,11 +196,28 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
     _commit_forgetting(session, dead)
 
 
+_DELETION_LOCKS = (  # in the writers' order (see `_NO_KEY_UPDATE`), after the campaign's NO KEY UPDATE
+    select(Encounter.id).where(Encounter.campaign_id == bindparam("cid")).order_by(Encounter.id).with_for_update(),
+    select(Character.id).where(Character.campaign_id == bindparam("cid")).order_by(Character.id).with_for_update(),
+    select(Campaign.id).where(Campaign.id == bindparam("cid")).with_for_update(),
+)
+
+
+def _lock_for_deletion(session: Session, campaign_id: str) -> None:
+    """Every row a writer of the campaign locks, in the writers' order, then the campaign's row
+    FOR UPDATE (issue 21 item 6): a writer that holds a row of them finishes first (it waits for
+    nothing the deletion holds), a later one waits for the deletion and then finds nothing (404),
+    and no child insert slips in between the deletion's statements (its foreign key waits)."""
+    for statement in _DELETION_LOCKS:
+        session.connection().execute(statement, {"cid": campaign_id})
+
+
 def delete_campaign(session: Session, principal: Principal, campaign_id: str, if_match: str | None) -> None:
     """GM: the campaign and everything of it, children first, in one transaction."""
     campaign = load_campaign(session, principal, campaign_id, for_update=True)
     check_gm(principal, "delete the campaign")
     check_if_match(campaign.version, if_match, "campaign")
+    _lock_for_deletion(session, campaign_id)
     dead = _drop_credentials(session, Credential.campaign_id == campaign_id)
     ids = {"cid": campaign_id}
     encounters = select(Encounter.id).where(Encounter.campaign_id == bindparam("cid")).scalar_subquery()

@@ -33,6 +33,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import AdaptedConnection, Connection, Dialect, Engine
 from sqlalchemy.util import await_
 
+from app.core.db import ANSWER_WITHIN
+from app.kit.errors import Unavailable
+
 
 class _Plan:
     __slots__ = ("constants", "keys", "names", "processors", "results", "sql", "sql_bytes")
@@ -204,12 +207,14 @@ class _Result:
 class _Lane:
     """The statements queued on one psycopg connection, sent in one pipeline by `send`."""
 
-    __slots__ = ("__weakref__", "batching", "names", "pgconn", "prepared", "queue", "raw", "wait")
+    __slots__ = ("__weakref__", "answer_within", "batching", "names", "pgconn", "prepared", "queue", "raw", "wait")
 
-    def __init__(self, raw) -> None:
+    def __init__(self, raw, answer_within: float | None = None) -> None:
         """`raw`: psycopg's Connection, or its AsyncConnection (SQLAlchemy's async adapter):
-        then the lane waits for the server on the event loop, from SQLAlchemy's greenlet."""
-        self.raw, self.pgconn = raw, raw.pgconn
+        then the lane waits for the server on the event loop, from SQLAlchemy's greenlet.
+        `answer_within`: seconds the server may stay silent before it is taken for dead (None:
+        no bound; app.core.db.Bounds)."""
+        self.raw, self.pgconn, self.answer_within = raw, raw.pgconn, answer_within
         self.wait = _wait if isinstance(raw, psycopg.Connection) else _wait_on_loop
         self.prepared: dict[tuple[bytes, tuple[int, ...]], bytes] = {}  # (sql, parameter types) → name
         self.queue: list[tuple[bytes | None, bytes | None, tuple, _Result | None]] = []  # (sql, command, args, result)
@@ -252,6 +257,10 @@ class _Lane:
                 if began:
                     _call(self.raw.rollback)
                     error = self._exchange(dumped, began)
+        except Silent:  # issue 21 item 6: never a hang; the connection is not given back
+            conn.invalidate()
+            raise Unavailable(f"the database did not answer within {self.answer_within:g} s; retry shortly",
+                              retry_after=1) from None
         except errors.Error as e:  # the connection failed under us: it is not given back as it is
             _call(self.raw.close)
             conn._handle_dbapi_exception(e, None, None, None, None)
@@ -286,11 +295,11 @@ class _Lane:
             pg.send_query_prepared(name, values, tx.formats)
             expected.append(("rows", (tx, result)))
         pg.pipeline_sync()
-        _flush(pg, self.wait)
+        _flush(pg, self.wait, self.answer_within)
         error = None
         for kind, what in expected:
-            res = _next_result(pg, self.wait)
-            if _next_result(pg, self.wait) is not None:
+            res = _next_result(pg, self.wait, self.answer_within)
+            if _next_result(pg, self.wait, self.answer_within) is not None:
                 raise RuntimeError("a lane's statement returned more than one result")
             status = res.status
             if status == pq.ExecStatus.FATAL_ERROR:
@@ -307,7 +316,7 @@ class _Lane:
                     result.rowcount = res.ntuples
                 else:
                     result.rowcount = res.command_tuples if res.command_tuples is not None else -1
-        if _next_result(pg, self.wait).status != pq.ExecStatus.PIPELINE_SYNC:
+        if _next_result(pg, self.wait, self.answer_within).status != pq.ExecStatus.PIPELINE_SYNC:
             raise RuntimeError("a lane's pipeline did not end with its sync")
         pg.exit_pipeline_mode()
         return error
@@ -334,7 +343,7 @@ def _lane(conn: Connection) -> _Lane | None:
     if lane is None:
         if not isinstance(driver, (psycopg.Connection, psycopg.AsyncConnection)):
             raise RuntimeError(f"prepared statements run on psycopg's connection, not {type(driver).__name__}")
-        lane = _LANES[driver] = _Lane(driver)
+        lane = _LANES[driver] = _Lane(driver, conn.get_execution_options().get(ANSWER_WITHIN))
     return lane
 
 
@@ -363,47 +372,57 @@ def _begin_command(raw) -> bytes:
     return b" ".join(parts)
 
 
-def _wait(pg, events: int) -> None:
+class Silent(Exception):
+    """The server said nothing for the lane's `answer_within` seconds."""
+
+
+def _wait(pg, events: int, within: float | None) -> None:
     poller = select.poll()
     poller.register(pg.socket, events)
-    poller.poll()  # the GIL is released while the server answers
+    if not poller.poll(None if within is None else within * 1000):  # the GIL is released while the server answers
+        raise Silent()
 
 
-def _wait_on_loop(pg, events: int) -> None:
+def _wait_on_loop(pg, events: int, within: float | None) -> None:
     """`_wait` from SQLAlchemy's greenlet: the event loop runs other work meanwhile."""
-    await_(_socket_ready(pg.socket, events))
+    if not await_(_socket_ready(pg.socket, events, within)):
+        raise Silent()
 
 
-async def _socket_ready(fd: int, events: int) -> None:
+async def _socket_ready(fd: int, events: int, within: float | None) -> bool:
+    """Whether the socket became ready (False: not within `within` seconds)."""
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
 
-    def wake() -> None:
+    def wake(is_ready: bool = True) -> None:
         if not ready.done():
-            ready.set_result(None)
+            ready.set_result(is_ready)
     if events & select.POLLIN:
         loop.add_reader(fd, wake)
     if events & select.POLLOUT:
         loop.add_writer(fd, wake)
+    timer = None if within is None else loop.call_later(within, wake, False)
     try:
-        await ready
+        return await ready
     finally:
+        if timer is not None:
+            timer.cancel()
         if events & select.POLLIN:
             loop.remove_reader(fd)
         if events & select.POLLOUT:
             loop.remove_writer(fd)
 
 
-def _flush(pg, wait) -> None:
+def _flush(pg, wait, within: float | None) -> None:
     """Everything queued is written (libpq's non-blocking flush: read when the server talks meanwhile)."""
     while pg.flush():
-        wait(pg, select.POLLIN | select.POLLOUT)
+        wait(pg, select.POLLIN | select.POLLOUT, within)
         pg.consume_input()
 
 
-def _next_result(pg, wait):
+def _next_result(pg, wait, within: float | None):
     while pg.is_busy():
-        wait(pg, select.POLLIN)
+        wait(pg, select.POLLIN, within)
         pg.consume_input()
     return pg.get_result()
 

@@ -265,7 +265,7 @@ def expected(encounter: dict[str, Any]) -> dict[str, Any]:
 
 def check_tracker(page, http: httpx.Client, eid: str, *, after: int) -> dict[str, Any]:
     """Once the page shows a version past `after`, it shows exactly what the API answers."""
-    page.wait_for_function(f"Number(document.querySelector('#encounter-view').dataset.version) > {after}")
+    page.wait_for_function(f"() => Number(document.querySelector('#encounter-view').dataset.version) > {after}")
     encounter = http.get(f"/v1/encounters/{eid}").json()
     page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
     assert shown(page) == expected(encounter)
@@ -432,6 +432,6 @@ def test_the_first_screen_of_a_big_campaign_is_interactive_within_a_second(live,
     assert page.locator("#log-list li.entry").count() == 50
     assert page.get_by_role("button", name="Roll", exact=True).is_enabled()
     page.get_by_role("button", name="Load more").click()
-    page.wait_for_function("document.querySelectorAll('#log-list li.entry').length === 100")
+    page.wait_for_function("() => document.querySelectorAll('#log-list li.entry').length === 100")
     assert len(set(log_ids(page))) == 100
     clean(page)

@@ -30,7 +30,7 @@ def test_a_page_receives_a_test_through_event_source(live, page):
     r = httpx.post(f"{server.url}/v1/characters/{character_id}/tests", json={"stat": "force", "dice": [42]},
                    headers=bearer(gm), timeout=10.0)
     assert r.status_code == 201, r.text
-    page.wait_for_function("window.received.length > 0", timeout=15_000)
+    page.wait_for_function("() => window.received.length > 0", timeout=15_000)
     [event] = page.evaluate("window.received")
     assert event["data"]["entry"] == r.json()
     assert event["data"]["entry"]["outcome"] == "super_critical_success"

@@ -8,6 +8,7 @@ export function h(tag, attrs = {}, ...children) {
     if (key === "class") el.className = value;
     else if (key === "dataset") Object.assign(el.dataset, value);
     else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key === "style") el.style.cssText = value;  // CSSOM, which a CSP without inline styles allows
     else if (key === "value" || key === "checked" || key === "selected") el[key] = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }
