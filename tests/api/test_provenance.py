@@ -89,6 +89,16 @@ def test_issue21_item2_a_players_seed_on_an_asgard_action_and_reroll_is_a_403(cl
     assert count_rows("roll_log", campaign_id=c.id) == 1
 
 
+def test_issue21_item2_as_h2_a_players_seed_on_an_unknown_test_is_a_404_first(client, campaign_factory, player_factory,
+                                                                          character_factory):
+    """Refusal order 401 → 404 → 403: an unknown test is unknown before the seed is refused."""
+    c = campaign_factory("asgard")
+    alice = player_factory(c, "Alice")
+    hero = character_factory(c, ASGARD_SHEET, player=alice)
+    r = client.post(f"/v1/characters/{hero['id']}/tests/{'0' * 32}/reroll", json={"seed": 1}, headers=alice.headers)
+    assert assert_problem(r, 404, "not-found")["detail"] == "no test with this id for this character"
+
+
 def test_issue21_item2_a_players_seed_on_an_encounter_attack_and_next_turn_is_a_403(table, count_rows):
     t = table("great-cosmos")
     s = t.encounter([{"character_id": t.character("Aiko", gc(60), kind="pc", player=t.alice),
