@@ -237,3 +237,27 @@ def test_issue21_item2_a_seed_is_shown_to_the_gm_and_the_caller_not_in_a_players
     assert [(e["provenance"], "seed" in e) for e in seen] == [("server", False), ("seed", False), ("seed", False)]
     assert log_entry(client, c, alice.headers, gms["id"]) == {k: v for k, v in gms.items() if k != "seed"}
     assert log_entry(client, c, alice.headers, plain["id"]) == plain
+
+
+def test_issue21_item2_gc_o1_gc_o3_a_players_new_round_dice_are_only_its_combatants(table):
+    """GC-O1/GC-O3: ending the round's last turn re-rolls each multi-action combatant's d6; the
+    player who ends it enters its own combatant's d6 only, the GM's NPC's is the server's."""
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    s = t.encounter([{"character_id": t.character("Aiko", gc(60), kind="pc", player=t.alice), "actions": 2},
+                     {"character_id": t.character("Brute", gc(80)), "actions": 2}])
+    eid, n = s["id"], ids(s)
+    t.start(eid, dice=[3, 3])  # Brute 80 and 73, Aiko 60 and 53: Aiko's extra action ends the round
+    for _ in range(3):
+        t.next_turn(eid)
+    alice = bearer(t.alice.token)
+    r = t.client.post(f"/v1/encounters/{eid}/next-turn", headers=alice, json={"dice": []})
+    assert assert_problem(r, 422, "dice-needed")["needed"] == {
+        "index": 0, "die": "d6", "purpose": "extra_actions", "by": n["Aiko"]}
+    r = t.client.post(f"/v1/encounters/{eid}/next-turn", headers=alice, json={"dice": [5, 1]})
+    assert assert_problem(r, 422, "invalid-dice")["detail"] == "1 table dice left over: the operation used 1 of 2"
+    turn = t.next_turn(eid, headers=alice, dice=[5])
+    assert [(d["die"], d["purpose"], d["by"]) for d in turn["rolls"]] == [
+        ("d6", "extra_actions", n["Aiko"]), ("d6", "extra_actions", n["Brute"])]
+    assert turn["rolls"][0]["value"] == 5 and 1 <= turn["rolls"][1]["value"] <= 6
+    extra = {e["combatant_id"]: e["initiative"] for e in t.state(eid)["order"] if e["extra_action"]}
+    assert extra == {n["Brute"]: 80 - 4 - turn["rolls"][1]["value"], n["Aiko"]: 60 - 4 - 5}

@@ -101,7 +101,8 @@ class CombatDice:
         of a player's only the dice of the combatants it controls (the rest are the server's); a
         player's `seed` or `dice` is a 403 unless the campaign's `players_may_enter_dice`."""
         check_caller_dice(principal, fight.campaign_options, seed=req.seed, dice=req.dice)
-        controls = None if principal.is_gm else partial(_controlled, fight, principal.player_id)
+        chosen = req.seed is not None or req.dice is not None  # else every die is the server's anyway
+        controls = partial(_controlled, fight, principal.player_id) if chosen and not principal.is_gm else None
         return cls(seed=req.seed, dice=req.dice, controls=controls)
 
     def of(self, combatant_id: str) -> DiceSource:
