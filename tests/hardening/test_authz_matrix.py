@@ -282,6 +282,29 @@ def test_authorization_matrix(client, route):
     assert got == cell.expected, details
 
 
+# --- who may choose the dice (issue 21 item 2) ---------------------------------------------------
+
+ROLLING_FOR_PLAYERS = [("POST", "/v1/characters/{character_id}/tests"),
+                       ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"),
+                       ("POST", "/v1/characters/{character_id}/actions"),
+                       ("POST", "/v1/campaigns/{campaign_id}/rolls"),
+                       ("POST", "/v1/encounters/{encounter_id}/next-turn")]
+
+
+@pytest.mark.parametrize("route", ROLLING_FOR_PLAYERS, ids=lambda r: f"{r[0]} {r[1]}")
+def test_issue21_item2_a_players_seed_is_a_403_on_every_route_it_rolls_on(client, route):
+    """Each rolling route a player may send, with a `seed` added to the matrix's body: the GM's is
+    rolled, a player's refused (the campaign's `players_may_enter_dice` is false by default)."""
+    cell = TABLE[route]
+    world = build_world(client, cell.ruleset)
+    got = {}
+    for caller in ("player", "owner", "gm"):
+        path, body, params = cell.request(world, caller)
+        r = client.request(route[0], path, json={**(body or {}), "seed": 1}, params=params, headers=world.headers(caller))
+        got[caller] = r.status_code
+    assert got == {"player": 403, "owner": 403, "gm": 201}
+
+
 # --- who may change what on a sheet (rules README; the sheet models mark the governed fields) ---
 
 GOVERNED_PATCHES = {  # a change of a rule-governed field: the GM only (logged as a sheet_edit)
