@@ -16,7 +16,8 @@ class CampaignOptions(Strict):
     """Options every ruleset has; each ruleset's `Options` extends this."""
 
     players_may_enter_dice: bool = Field(
-        False, description="Players may send table dice (`dice`); the GM always may."
+        False, description="Players may choose their dice, with table `dice` or a `seed` (else 403), for what "
+                           "they control only: the other dice of the action are the server's. The GM always may."
     )
 
 
@@ -24,7 +25,11 @@ class RollingRequest(Strict):
     """Dice provenance fields of every request that rolls (API.md)."""
 
     # strict: `"1"`, `1.0` and `true` are not integers here (no coercion)
-    seed: StrictInt | None = Field(None, ge=-(2**63), le=2**63 - 1, description="Reproducible RNG seed.")
+    seed: StrictInt | None = Field(
+        None, ge=-(2**63), le=2**63 - 1,
+        description="Reproducible RNG seed: it chooses the dice as surely as `dice` does (a player's only with "
+                    "`players_may_enter_dice`).",
+    )
     dice: list[StrictInt] | None = Field(
         None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
     )

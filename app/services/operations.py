@@ -32,6 +32,7 @@ from app.services.auth import Principal, alive_query, check_alive, check_member,
 from app.services.rulesets import get_adapter
 from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
 from app.services.prepared import fetch_together
+from app.services.provenance import check_caller_dice, provenance
 from app.services.uow import (
     CampaignRow,
     StoredCharacter,
@@ -71,9 +72,9 @@ def iso(ts) -> str:
 
 
 def check_provenance(principal: Principal, options: dict[str, Any], req: RollingRequest) -> None:
-    """API.md: the GM may always enter dice; players only when the campaign allows it."""
-    if req.dice is not None and not principal.is_gm and not options.get("players_may_enter_dice", False):
-        raise Forbidden("players may not enter table dice in this campaign (option players_may_enter_dice)")
+    """API.md: the GM may always enter dice (`dice`, `seed`); players only when the campaign
+    allows it (issue 21 item 2); hidden rolls are the GM's."""
+    check_caller_dice(principal, options, seed=req.seed, dice=req.dice)
     if req.hidden and not principal.is_gm:
         raise Forbidden("only the GM may make hidden rolls")
 
@@ -230,7 +231,13 @@ def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest, n
         body["rolls"] = [r.to_dict() for r in ctx.dice.rolls]
     body["hidden"] = req.hidden
     body["created_at"] = iso(now)
+    body.update(provenance(seed=req.seed, table=_has_table_dice(req)))
     return body
+
+
+def _has_table_dice(req: RollingRequest) -> bool:
+    """Whether the caller entered dice: the request's, or a participant's own (RB-C3 rankings)."""
+    return req.dice is not None or any(getattr(p, "dice", None) is not None for p in getattr(req, "participants", ()))
 
 
 def _check_not_rerolled(conn, test_id: str, *, include_hidden: bool) -> None:

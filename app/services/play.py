@@ -62,10 +62,10 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         owner = uow.characters.get(character_id).player_id  # 404 first; locked below with the entry's others
         req = validate(uow.adapter.request_model(Capability.REROLL), body)
         check_owner_or_gm(uow.principal, owner, "reroll this character's test")
-        ctx = uow.context(req)
         entry = _entry_involving(uow, test_id, character_id)
-        if entry is None:
+        if entry is None:  # 404 before the 403 of dice the caller may not choose
             raise NotFound("no test with this id for this character")
+        ctx = uow.context(req)
         previous, involved = entry
         try:
             [hero, *_] = uow.lock([character_id, *(c for c in involved if c != character_id)])

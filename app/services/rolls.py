@@ -17,7 +17,9 @@ from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.visibility import log_hidden_ids
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
+from app.services.provenance import entry_for_viewer
 from app.services.rulesets.base import Outcome
+from app.services.uow import json_text
 from app.services.validation import InvalidBody
 
 
@@ -148,9 +150,17 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
         total += len(text)
         if items and total > PAGE_MAX_BYTES:
             return JsonPage(items, _cursor(last))
-        items.append(text)
+        items.append(text if principal.is_gm else _text_for_player(text))
         last = entry_id
     return JsonPage(items, _cursor(last) if len(rows) > limit else None)
+
+
+def _text_for_player(text: str) -> str:
+    """A stored entry's text as a player reads it (issue 21 item 2: a seed is the GM's): the text
+    as it is, but for an entry with a seed (only those are decoded, `"seed"` in the text)."""
+    if '"seed"' not in text:
+        return text
+    return json_text(entry_for_viewer(json.loads(text), is_gm=False))
 
 
 def read_log_entry(session: Session, principal: Principal, campaign_id: str, entry_id: str) -> dict[str, Any]:
@@ -163,4 +173,4 @@ def read_log_entry(session: Session, principal: Principal, campaign_id: str, ent
     row = conn.execute(query, {"hidden_ids": hidden_ids, "unseen_ids": unseen_ids}).first()
     if row is None or (row.hidden and not principal.is_gm):
         raise NotFound("no roll-log entry with this id")
-    return row.body
+    return entry_for_viewer(row.body, is_gm=principal.is_gm)

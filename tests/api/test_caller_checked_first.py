@@ -30,21 +30,21 @@ def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(c
     alice = player_factory(camp)
     hero = character_factory(camp, SHEET, player=alice)
     url = f"/v1/characters/{hero['id']}/tests"
-    assert client.post(url, json={"stat": "force", "seed": 1}, headers=alice.headers).status_code == 201  # remembered
+    assert client.post(url, json={"stat": "force"}, headers=alice.headers).status_code == 201  # remembered
     logged = count_rows("roll_log")
     _revoke_elsewhere(db_session, alice.token)
-    assert_problem(client.post(url, json={"stat": "force", "seed": 1}, headers=alice.headers), 401, "unauthorized")
+    assert_problem(client.post(url, json={"stat": "force"}, headers=alice.headers), 401, "unauthorized")
     assert count_rows("roll_log") == logged
 
 
 def test_401_comes_before_404_403_and_422(client, camp, player_factory, character_factory, db_session):
     alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
     hero = character_factory(camp, SHEET, player=alice)
-    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "seed": 1},
+    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"},
                        headers=bob.headers).status_code == 403  # bob is remembered now
     _revoke_elsewhere(db_session, bob.token)
-    for character_id, body in ((hero["id"], {"stat": "force", "seed": 1}),  # not bob's: was 403
-                               ("0" * 32, {"stat": "force", "seed": 1}),   # no such character: was 404
+    for character_id, body in ((hero["id"], {"stat": "force"}),  # not bob's: was 403
+                               ("0" * 32, {"stat": "force"}),   # no such character: was 404
                                (hero["id"], {"stat": "nope"})):            # invalid body: was 422
         assert_problem(client.post(f"/v1/characters/{character_id}/tests", json=body, headers=bob.headers),
                        401, "unauthorized")
@@ -55,8 +55,8 @@ def test_an_idempotent_replay_is_not_given_to_a_caller_whose_credential_is_gone(
     alice = player_factory(camp)
     hero = character_factory(camp, SHEET, player=alice)
     url, headers = f"/v1/characters/{hero['id']}/tests", {**alice.headers, "Idempotency-Key": "k-1"}
-    first = client.post(url, json={"stat": "force", "seed": 1}, headers=headers)
+    first = client.post(url, json={"stat": "force"}, headers=headers)
     assert first.status_code == 201
-    assert client.post(url, json={"stat": "force", "seed": 1}, headers=headers).json() == first.json()  # replayed
+    assert client.post(url, json={"stat": "force"}, headers=headers).json() == first.json()  # replayed
     _revoke_elsewhere(db_session, alice.token)
-    assert_problem(client.post(url, json={"stat": "force", "seed": 1}, headers=headers), 401, "unauthorized")
+    assert_problem(client.post(url, json={"stat": "force"}, headers=headers), 401, "unauthorized")

@@ -92,9 +92,13 @@ def test_gc_p2_a_critical_parry_holds_and_earns_a_riposte_its_owner_strikes_outs
     assert [r["purpose"] for r in parried["rolls"]] == ["attack", "parry"]  # no damage die
     brute = combatant(t, eid, n["Brute"])
     assert brute["counters"] == {"riposte": n["Aiko"]} and t.sheet(brute["character_id"])["sheet"]["karma"] == -1
-    # Bob's riposte, outside Brute's turn (it is Aiko's): Aiko dodges 60 ≤ 60 but above the attack's 20
-    riposte = attack(t, eid, n["Brute"], n["Aiko"], [20, 60, 3], headers=bearer(t.bob.token))
-    assert rules(riposte)[0] == ("GC-P2", "riposte") and step(riposte, "GC-P2", "dodge")["holds"] is False
+    # Bob's riposte, outside Brute's turn (it is Aiko's); Aiko's dodge die would not be Bob's but the
+    # server's (issue 21 item 2): Alice sets Aiko's standing reaction to none, so Bob's dice are all there is
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Aiko']}", headers=bearer(t.alice.token),
+                       json={"reaction": "none"})
+    assert r.status_code == 200, r.text
+    riposte = attack(t, eid, n["Brute"], n["Aiko"], [20, 3], headers=bearer(t.bob.token))
+    assert rules(riposte) == [("GC-P2", "riposte"), ("GC-P3", "attack test"), ("GC-P4", "damage")]
     assert hp(t, eid, n["Aiko"]) == 97 and combatant(t, eid, n["Brute"])["counters"] == {}
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bearer(t.bob.token), json={
         "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 90, 3]})
@@ -286,8 +290,12 @@ def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_on
     assert hp(t, eid, n["Aiko"]) == 50 and combatant(t, eid, n["Brute"])["counters"] == {}
     assert combatant(t, eid, n["Aiko"])["counters"]["counter_attack"] == n["Brute"]
     assert combatant(t, eid, n["Aiko"])["counters"]["special"]["revive_used"] is True
-    # Alice counter-attacks during Brute's turn (GC-P6)
-    counter = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 50, 1], headers=bearer(t.alice.token))
+    # Alice counter-attacks during Brute's turn (GC-P6); Brute's dodge die would be the server's, not
+    # Alice's (issue 21 item 2): Bob sets Brute's standing reaction to none
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Brute']}", headers=bearer(t.bob.token),
+                       json={"reaction": "none"})
+    assert r.status_code == 200, r.text
+    counter = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 1], headers=bearer(t.alice.token))
     assert rules(counter)[0] == ("GC-P6", "counter-attack") and hp(t, eid, n["Brute"]) == 91
     # a second fatal blow: no second Revive
     t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 45})
@@ -469,10 +477,10 @@ def test_a_player_acts_for_its_own_combatant_on_its_turn_and_chooses_only_its_ow
     assert "target's owner" in assert_problem(r, 403, "forbidden")["detail"]
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=alice, json={
         "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "dice": [30, 50, 1]})
-    assert "table dice" in assert_problem(r, 403, "forbidden")["detail"]
-    hit = t.act(eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "seed": 7},
+    assert "may not choose their dice" in assert_problem(r, 403, "forbidden")["detail"]
+    hit = t.act(eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"},
                 headers=alice)
-    assert hit["rolls"][0]["by"] == n["Aiko"]
+    assert (hit["rolls"][0]["by"], hit["provenance"]) == (n["Aiko"], "server")
     t.next_turn(eid, headers=alice)
     # Bob sets Brute's standing reaction to parry; Alice may not override it, Bob may choose for his own
     r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Brute']}", headers=bob, json={"reaction": "parry"})

@@ -153,7 +153,9 @@ def test_gc_t1_player_table_dice_need_the_option(client, camp, player_factory, c
     r = client.post(f"/v1/characters/{c['id']}/tests", headers=alice.headers, json={"stat": "force", "dice": [5]})
     assert r.status_code == 403
     r = client.post(f"/v1/characters/{c['id']}/tests", headers=alice.headers, json={"stat": "force", "seed": 3})
-    assert r.status_code == 201
+    assert r.status_code == 403  # a seed chooses the dice as surely (issue 21 item 2)
+    r = client.post(f"/v1/characters/{c['id']}/tests", headers=alice.headers, json={"stat": "force"})
+    assert (r.status_code, r.json()["provenance"]) == (201, "server")
 
 
 def test_gc_t1_gc_t2_gc_k1_test_result_and_karma_saved(client, camp, hero):

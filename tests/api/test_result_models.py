@@ -317,7 +317,7 @@ def test_results_are_declared_for_exactly_what_each_ruleset_supports():
 def test_a_result_with_an_undeclared_field_is_refused():
     body = {"id": "e1", "kind": "roll", "expression": "d6", "total": 3, "purpose": "roll", "character_id": None,
             "rolls": [{"die": "d6", "value": 3, "purpose": "roll"}], "hidden": False,
-            "created_at": "2026-11-29T12:00:00.000000Z"}
+            "created_at": "2026-11-29T12:00:00.000000Z", "provenance": "server"}
     TypeAdapter(DOCUMENTED[("GET", ENTRY)]).validate_json(json.dumps(body), strict=True)
     with pytest.raises(ValueError, match="Extra inputs are not permitted"):
         TypeAdapter(DOCUMENTED[("GET", ENTRY)]).validate_json(json.dumps({**body, "surprise": 1}), strict=True)

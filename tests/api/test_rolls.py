@@ -63,9 +63,10 @@ def test_free_roll_with_table_dice(client, campaign, count_rows, expression, dic
     r = roll(client, campaign, expression=expression, dice=dice)
     assert r.status_code == 201, r.text
     body = r.json()
-    assert set(body) == {"id", "kind", "expression", "rolls", "total", "purpose", "hidden", "created_at", "character_id"}
-    assert (body["kind"], body["expression"], body["total"], body["purpose"], body["hidden"], body["character_id"]) == (
-        "roll", expression, total, "roll", False, None)
+    assert set(body) == {"id", "kind", "expression", "rolls", "total", "purpose", "hidden", "created_at", "character_id",
+                         "provenance"}
+    assert (body["kind"], body["expression"], body["total"], body["purpose"], body["hidden"], body["character_id"],
+            body["provenance"]) == ("roll", expression, total, "roll", False, None, "table")
     assert body["rolls"] == rolls
     assert body["created_at"].endswith("Z")
     assert count_rows("roll_log", campaign_id=campaign.id) == 1
@@ -311,16 +312,17 @@ def test_free_roll_for_a_character_of_another_campaign_is_a_404(client, campaign
 # --- who may roll what ----------------------------------------------------------------------------------
 
 def test_player_free_roll_and_own_test(client, campaign, alice, hero, count_rows):
-    r = roll(client, campaign, alice.headers, expression="2d6", seed=3)
-    assert r.status_code == 201, r.text
-    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "seed": 3}, headers=alice.headers)
-    assert r.status_code == 201, r.text
+    """Rolled by the server: a player's `seed` is a 403 here (issue 21 item 2, tests/api/test_provenance.py)."""
+    r = roll(client, campaign, alice.headers, expression="2d6")
+    assert (r.status_code, r.json()["provenance"]) == (201, "server"), r.text
+    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"}, headers=alice.headers)
+    assert (r.status_code, r.json()["provenance"]) == (201, "server"), r.text
     assert count_rows("roll_log", campaign_id=campaign.id) == 2
 
 
 def test_player_may_not_test_another_players_character(client, campaign, player_factory, hero, count_rows):
     bob = player_factory(campaign, "Bob")
-    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "seed": 3}, headers=bob.headers)
+    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"}, headers=bob.headers)
     assert_problem(r, 403, "forbidden")
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 

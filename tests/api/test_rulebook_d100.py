@@ -182,7 +182,9 @@ def test_rb_t3_players_need_the_option_to_enter_dice(client, campaign, player_fa
     r = client.post(f"/v1/characters/{ch['id']}/tests", json={"stat": "FOR", "dice": [10]}, headers=alice.headers)
     assert r.status_code == 403
     r = client.post(f"/v1/characters/{ch['id']}/tests", json={"stat": "FOR", "seed": 7}, headers=alice.headers)
-    assert r.status_code == 201
+    assert r.status_code == 403  # a seed chooses the dice as surely (issue 21 item 2)
+    r = client.post(f"/v1/characters/{ch['id']}/tests", json={"stat": "FOR"}, headers=alice.headers)
+    assert (r.status_code, r.json()["provenance"]) == (201, "server")
 
 
 # --- confrontation and ranking -------------------------------------------------------

@@ -118,7 +118,7 @@ def _fresh(path: str, body: Callable[[World], dict] | dict | None = None):
 
 def _reroll(w: World, _caller: str):
     test_id = w.fresh_test(w.hero)
-    return f"/v1/characters/{w.hero}/tests/{test_id}/reroll", {"seed": 7}, None
+    return f"/v1/characters/{w.hero}/tests/{test_id}/reroll", {}, None
 
 
 def _level_up(w: World, _caller: str):
@@ -187,13 +187,13 @@ TABLE: dict[tuple[str, str], Cell] = {
     ("DELETE", "/v1/characters/{character_id}"): R(expect(player=403, owner=204, gm=204),
                                                    make=_fresh("/v1/characters/{hero}")),
     ("POST", "/v1/characters/{character_id}/tests"): R(OWNER_OR_GM_CREATE, path="/v1/characters/{hero}/tests",
-                                                       body=TEST_BODIES["great-cosmos"]),
+                                                       body={"stat": "force"}),  # no seed: a player's is a 403
     ("POST", "/v1/characters/{character_id}/tests/odds"): R(OWNER_OR_GM, path="/v1/characters/{hero}/tests/odds",
                                                             body={"stat": "force"}),
     ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"): R(OWNER_OR_GM_CREATE, "asgard", make=_reroll),
     ("POST", "/v1/characters/{character_id}/actions"): R(OWNER_OR_GM_CREATE, "asgard",
                                                          path="/v1/characters/{hero}/actions",
-                                                         body={"type": "fall", "metres": 3, "seed": 5}),
+                                                         body={"type": "fall", "metres": 3}),
     ("POST", "/v1/characters/{character_id}/level-ups"): R(GM_ONLY_CREATE, make=_level_up),
     ("GET", "/v1/characters/{character_id}/level-ups"): R(MEMBER_READ, path="/v1/characters/{hero}/level-ups"),
     ("POST", "/v1/campaigns/{campaign_id}/tests/opposed"): R(
@@ -280,6 +280,29 @@ def test_authorization_matrix(client, route):
             assert r.headers["content-type"].startswith("application/problem+json"), (caller, r.headers)
             assert r.json()["status"] == r.status_code
     assert got == cell.expected, details
+
+
+# --- who may choose the dice (issue 21 item 2) ---------------------------------------------------
+
+ROLLING_FOR_PLAYERS = [("POST", "/v1/characters/{character_id}/tests"),
+                       ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"),
+                       ("POST", "/v1/characters/{character_id}/actions"),
+                       ("POST", "/v1/campaigns/{campaign_id}/rolls"),
+                       ("POST", "/v1/encounters/{encounter_id}/next-turn")]
+
+
+@pytest.mark.parametrize("route", ROLLING_FOR_PLAYERS, ids=lambda r: f"{r[0]} {r[1]}")
+def test_issue21_item2_a_players_seed_is_a_403_on_every_route_it_rolls_on(client, route):
+    """Each rolling route a player may send, with a `seed` added to the matrix's body: the GM's is
+    rolled, a player's refused (the campaign's `players_may_enter_dice` is false by default)."""
+    cell = TABLE[route]
+    world = build_world(client, cell.ruleset)
+    got = {}
+    for caller in ("player", "owner", "gm"):
+        path, body, params = cell.request(world, caller)
+        r = client.request(route[0], path, json={**(body or {}), "seed": 1}, params=params, headers=world.headers(caller))
+        got[caller] = r.status_code
+    assert got == {"player": 403, "owner": 403, "gm": 201}
 
 
 # --- who may change what on a sheet (rules README; the sheet models mark the governed fields) ---
@@ -397,16 +420,16 @@ def asgard_hidden(client):
 
 def test_players_cannot_reroll_a_hidden_test(client, asgard_hidden):
     w, hidden_id = asgard_hidden
-    unknown = client.post(f"/v1/characters/{w.hero}/tests/{'0' * 32}/reroll", json={"seed": 2}, headers=w.headers("owner"))
+    unknown = client.post(f"/v1/characters/{w.hero}/tests/{'0' * 32}/reroll", json={}, headers=w.headers("owner"))
     assert unknown.status_code == 404, unknown.text
-    r = client.post(f"/v1/characters/{w.hero}/tests/{hidden_id}/reroll", json={"seed": 2}, headers=w.headers("owner"))
+    r = client.post(f"/v1/characters/{w.hero}/tests/{hidden_id}/reroll", json={}, headers=w.headers("owner"))
     assert r.status_code == 404, r.text
     assert r.json()["detail"] == unknown.json()["detail"]
 
 
 def test_players_cannot_retry_a_hidden_test(client, asgard_hidden):
     w, hidden_id = asgard_hidden
-    body = {"skill": "survie", "difficulty": "moyen", "seed": 4}
+    body = {"skill": "survie", "difficulty": "moyen"}
     unknown = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": "0" * 32}, headers=w.headers("owner"))
     assert unknown.status_code == 422, unknown.text
     r = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": hidden_id}, headers=w.headers("owner"))

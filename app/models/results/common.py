@@ -34,13 +34,25 @@ class Die(Result):
     dropped: bool = Field(False, description="Present (true) only for a die a keep/drop expression left out.")
 
 
-class Logged(Result):
+class Entry(Result):
     """The fields the service adds to every roll-log entry."""
 
     id: str
     rolls: list[Die]
     hidden: bool = Field(description="A GM roll hidden from the players.")
     created_at: datetime
+
+
+class Logged(Entry):
+    """The fields of every entry of an operation that rolls: the roll-log fields and how the
+    caller's dice were made (API.md "Provenance and who may enter which die", issue 21 item 2)."""
+
+    provenance: Literal["server", "seed", "table"] = Field(
+        description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
+                    "dice the caller entered at the table (in a fight, the dice of what a player does not "
+                    "control are the server's all the same).")
+    seed: int | None = Field(None, description="The seed used (provenance `seed`); shown to the GM and in the "
+                                               "caller's own response only: absent from a player's log reads.")
 
 
 class Change(Result):
@@ -108,7 +120,7 @@ class SheetEditChange(Result):
     after: JsonValue
 
 
-class SheetEditEntry(Logged):
+class SheetEditEntry(Entry):
     """The roll-log entry of a GM's edit of rule-governed sheet fields (`PATCH /v1/characters/{id}`)."""
 
     kind: Literal["sheet_edit"]

@@ -117,7 +117,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     for c, name in named:
         if fight.character_of(c) is None:
             raise Conflict(f"the character of combatant {c['id']} was deleted", field=name)
-    dice = CombatDice(seed=req.seed, dice=req.dice)
+    dice = CombatDice.for_caller(principal, req, fight)
     current = fight.encounter["current_turn"] or {}
     parties = {c["id"]: _party(fight, c, dice, current) for c in involved}
     a, t = parties[actor["id"]], parties.get(target["id"]) if target is not None else None

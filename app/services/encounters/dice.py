@@ -2,19 +2,59 @@
 
 The pure rules take one `DiceSource`; `CombatDice.of(combatant_id)` hands them a
 view of it whose every die is recorded as that combatant's. Rules that name the
-entity in the purpose (`tie:<id>`, GC-O2) are read back the same way."""
+entity in the purpose (`tie:<id>`, GC-O2) are read back the same way.
+
+Each die comes from the source of whoever it is for (issue 21 item 2, API.md "Provenance
+and who may enter which die"): the GM's request gives every die (its `seed` or table
+`dice`); a player's, only those of the combatants it controls; the others are the
+server's secure RNG, never the player's."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from app.kit.models import RollingRequest
 from app.rules.dice import DiceSource, dice_source
 from app.rules.errors import DiceNeeded
+from app.services.auth import Principal
+from app.services.provenance import check_caller_dice, provenance
+
+if TYPE_CHECKING:  # the store reads the rulesets, which take these dice
+    from app.services.encounters.store import Fight
 
 # the rules' own purposes, as an action shows them
 PURPOSES = {"tie": "tiebreak", "initiative_roll_off": "tiebreak", "initiative tiebreak": "tiebreak",
             "initiative roll-off": "tiebreak"}
+
+
+class _Routed(DiceSource):
+    """The action's dice, one record of them in the order consumed, each die drawn from the
+    caller's source (its seed or table dice) when the caller controls whose it is (`controls`;
+    None: the caller controls every die), else from the server's secure RNG. Whose a die is:
+    the combatant rolling it (`who`, set by `_Combatant`), else the one its purpose names."""
+
+    def __init__(self, caller: DiceSource, controls: Callable[[str | None], bool] | None):
+        super().__init__()
+        self.caller, self.server, self.controls = caller, dice_source(), controls
+        self.who: str | None = None
+
+    def _next(self, faces: int, purpose: str) -> int:
+        who = self.who or purpose.partition(":")[2] or None
+        mine = self.controls is None or self.controls(who)
+        return (self.caller if mine else self.server)._next(faces, purpose)
+
+    def finish(self) -> None:
+        """The caller's table dice, all used (the server's are never left over)."""
+        self.caller.finish()
+
+
+def _controlled(fight: Fight, player_id: str | None, combatant_id: str | None) -> bool:
+    """Whether the player controls this combatant: its character is the player's."""
+    found = fight.some([combatant_id])
+    character = fight.character_of(found[0]) if found else None
+    return character is not None and character.player_id == player_id
 
 
 class _Combatant(DiceSource):
@@ -26,11 +66,15 @@ class _Combatant(DiceSource):
         self._owner, self._who = owner, who
 
     def roll(self, faces: int, purpose: str) -> int:
+        source = self._owner.source
+        source.who = self._who
         try:
-            value = self._owner.source.roll(faces, purpose)
+            value = source.roll(faces, purpose)
         except DiceNeeded as exc:
             exc.extra["needed"]["by"] = self._who
             raise
+        finally:
+            source.who = None
         self._owner.by[len(self.rolls) - 1] = self._who
         return value
 
@@ -42,9 +86,24 @@ class _Combatant(DiceSource):
 
 
 class CombatDice:
-    def __init__(self, *, seed: int | None = None, dice: list[int] | None = None):
-        self.source = dice_source(seed=seed, dice=dice)
+    """The dice of one action (`source`), whose each die is (`by`: index -> combatant id), and
+    how the caller's were made (`provenance`: the entry's provenance fields)."""
+
+    def __init__(self, *, seed: int | None = None, dice: list[int] | None = None,
+                 controls: Callable[[str | None], bool] | None = None):
+        self.source = _Routed(dice_source(seed=seed, dice=dice), controls)
         self.by: dict[int, str] = {}
+        self.provenance = provenance(seed=seed, table=dice is not None)
+
+    @classmethod
+    def for_caller(cls, principal: Principal, req: RollingRequest, fight: Fight) -> CombatDice:
+        """Issue 21 item 2: the request's `seed`/`dice` give every die of the GM's action, and
+        of a player's only the dice of the combatants it controls (the rest are the server's); a
+        player's `seed` or `dice` is a 403 unless the campaign's `players_may_enter_dice`."""
+        check_caller_dice(principal, fight.campaign_options, seed=req.seed, dice=req.dice)
+        chosen = req.seed is not None or req.dice is not None  # else every die is the server's anyway
+        controls = partial(_controlled, fight, principal.player_id) if chosen and not principal.is_gm else None
+        return cls(seed=req.seed, dice=req.dice, controls=controls)
 
     def of(self, combatant_id: str) -> DiceSource:
         return _Combatant(self, combatant_id)

@@ -17,6 +17,7 @@ from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, now, scene, viewer
+from app.services.provenance import NO_DICE
 
 
 def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
@@ -32,6 +33,7 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
         "round": fight.encounter["round"], "actor_id": actor_id, "target_id": target_id,
         "rolls": dice.rolls() if dice is not None else [], "steps": steps, "changes": changes.public(),
         "encounter_version": version, "reverted_by": None, "hidden": hidden, "created_at": view.iso(at),
+        **(dice.provenance if dice is not None else NO_DICE),
     }
     if reverts is not None:
         body["reverts"] = reverts

@@ -44,7 +44,7 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
         _check_take_11(fight, req.take_11)
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
-        dice = CombatDice(seed=req.seed, dice=req.dice)
+        dice = CombatDice.for_caller(principal, req, fight)
         with dice.explained():
             initiative = fight.rules.roll_initiative(dice, _entrants(fight, set(req.take_11)), fight.options,
                                                      fight.campaign_options)
@@ -75,7 +75,7 @@ def next_turn(session: Session, principal: Principal, encounter_id: str, req: Ne
         current = fight.encounter["current_turn"] or {}
         _check_turn_owner(conn, fight, principal, current.get("combatant_ids", []))
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
-        dice = CombatDice(seed=req.seed, dice=req.dice)
+        dice = CombatDice.for_caller(principal, req, fight)
         changes, steps = Changes(fight), []
         for c in _main_actors(fight, current):
             tick(changes, steps, c, END)

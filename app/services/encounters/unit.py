@@ -32,6 +32,7 @@ from app.services.encounters.view import Scene, Viewer
 from app.services.operations import Idempotency, replay
 from app.services.pages import check_if_match
 from app.services.prepared import Prepared
+from app.services.provenance import check_caller_dice
 from app.services.uow import UnitOfWork, retried
 
 _FAST_INSERT_IDEMPOTENCY = Prepared(insert(IdempotencyRecord.__table__))
@@ -142,9 +143,9 @@ def check_status(fight: Fight, wanted: str, what: str) -> None:
 
 
 def check_provenance(principal: Principal, campaign_options: dict[str, Any], *, dice: Any, hidden: bool) -> None:
-    """API.md: the GM may always enter dice; players only when the campaign allows it; hidden is the GM's."""
-    if dice is not None and not principal.is_gm and not campaign_options.get("players_may_enter_dice", False):
-        raise Forbidden("players may not enter table dice in this campaign (option players_may_enter_dice)")
+    """API.md: the GM may always enter dice; players only when the campaign allows it (a `seed`
+    too: checked where the action's dice are made, `CombatDice.for_caller`); hidden is the GM's."""
+    check_caller_dice(principal, campaign_options, seed=None, dice=dice)
     if hidden and not principal.is_gm:
         raise Forbidden("only the GM may make hidden actions")
 
