@@ -11,7 +11,7 @@ import random
 import pytest
 
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
-from tests.api.support import RB_SHEET, RULESET, SHEET, assert_problem, bearer
+from tests.api.support import RB_SHEET, RULESET, SHEET, assert_problem, bearer, read_events
 from tests.api.test_encounters import asg, gc
 
 ASGARD_SHEET = {"skills": {"combat": 6, "defense": 4, "survie": 3}, "vitality": 20, "vitality_max": 20,
@@ -261,3 +261,25 @@ def test_issue21_item2_gc_o1_gc_o3_a_players_new_round_dice_are_only_its_combata
     assert turn["rolls"][0]["value"] == 5 and 1 <= turn["rolls"][1]["value"] <= 6
     extra = {e["combatant_id"]: e["initiative"] for e in t.state(eid)["order"] if e["extra_action"]}
     assert extra == {n["Brute"]: 80 - 4 - turn["rolls"][1]["value"], n["Aiko"]: 60 - 4 - 5}
+
+
+def test_issue21_item2_a_gms_seed_is_not_in_what_players_read_of_the_fight_nor_their_stream(table):
+    """The GM's seeded attack: players read it in the fight's history and the roll log (it holds
+    nothing else they may not see) without its seed, and the stream's `log.created` of a
+    seeded test neither; the GM reads both with it."""
+    t = table("great-cosmos")
+    eid, n = npc_duel(t)
+    hit = t.act(eid, {"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "seed": 5})
+    assert hit["seed"] == 5
+    history = {a["id"]: a for a in t.client.get(f"/v1/encounters/{eid}/actions", headers=t.alice.headers).json()["items"]}
+    assert history[hit["id"]] == {k: v for k, v in hit.items() if k != "seed"}
+    log = {e["id"]: e for e in t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.alice.headers).json()["items"]}
+    assert log[hit["id"]] == history[hit["id"]]
+    gm_history = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.c.gm).json()["items"]
+    assert next(a for a in gm_history if a["id"] == hit["id"])["seed"] == 5
+    aiko = next(c["character_id"] for c in t.state(eid)["combatants"] if c["id"] == n["Aiko"])
+    test = t.client.post(f"/v1/characters/{aiko}/tests", json={"stat": "force", "seed": 3}, headers=t.c.gm).json()
+    entries = {who: [e["data"]["entry"] for e in read_events(t.client, t.c.id, headers) if e["type"] == "log.created"
+                     and e["data"]["entry"]["id"] == test["id"]]
+               for who, headers in (("gm", t.c.gm), ("alice", t.alice.headers))}
+    assert entries["gm"] == [test] and entries["alice"] == [{k: v for k, v in test.items() if k != "seed"}]

@@ -47,7 +47,9 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
                       log_hidden=hidden or not view.players_see_all(body, seen), now=at))
     uow.later(partial(uow.record, event, data, hidden=view.action(body, seen, view.NOBODY) is None))
     shown = view.action(body, seen, viewer(principal))
-    return body, shown if shown is not None else _bare(body)
+    if shown is None:
+        return body, _bare(body)
+    return body, {**shown, "seed": body["seed"]} if "seed" in body else shown  # the caller's own seed
 
 
 def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.services.encounters.store import Fight
+from app.services.provenance import entry_for_viewer
 
 
 def iso(ts) -> str:
@@ -147,7 +148,7 @@ def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]
     if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id")) and scene.sees(viewer, body.get("target_id"))):
         return None
     return {
-        **body,
+        **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md round 3)
         "rolls": [r for r in body["rolls"] if scene.sees(viewer, r.get("by"))],
         "steps": [_step(s, scene, viewer) for s in body["steps"] if scene.sees(viewer, s.get("combatant_id"))],
         "changes": [v for v in (_change(c, scene, viewer) for c in body["changes"]) if v is not None],
@@ -202,5 +203,6 @@ def referenced(body: dict[str, Any]) -> set[str] | None:
 
 
 def players_see_all(body: dict[str, Any], scene: Scene) -> bool:
-    """Whether every player may see the whole action (the generic roll log then shows it to them)."""
-    return action(body, scene, NOBODY) == body
+    """Whether every player may see the whole action (the generic roll log then shows it to them,
+    as it shows every entry: without its seed)."""
+    return action(body, scene, NOBODY) == entry_for_viewer(body, is_gm=False)
