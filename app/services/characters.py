@@ -21,6 +21,7 @@ from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
+from app.services.provenance import NO_DICE
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
@@ -324,7 +325,7 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
         raise PreconditionFailed("the character changed while this request was applied; read it again") from None
     if governed:
         body = {"id": new_id(), "kind": "sheet_edit", "character_id": after.id, "changes": governed,
-                "rolls": [], "hidden": False, "created_at": iso(now)}
+                "rolls": [], "hidden": False, "created_at": iso(now), **NO_DICE}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
         uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
                    **about(uow.conn, [after]).record_args())

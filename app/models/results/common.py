@@ -121,8 +121,10 @@ class SheetEditChange(Result):
 
 
 class SheetEditEntry(Entry):
-    """The roll-log entry of a GM's edit of rule-governed sheet fields (`PATCH /v1/characters/{id}`)."""
+    """The roll-log entry of a GM's edit of rule-governed sheet fields (`PATCH /v1/characters/{id}`):
+    no dice, so its provenance is always `server` (every entry has one, API.md round 3)."""
 
+    provenance: Literal["server"] = "server"
     kind: Literal["sheet_edit"]
     character_id: str
     changes: list[SheetEditChange]
