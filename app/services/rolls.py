@@ -14,7 +14,7 @@ from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.visibility import log_hidden_ids
+from app.services.visibility import in_hiding_from_player, not_seen_whole
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
@@ -50,11 +50,10 @@ def _cursor(entry_id: str) -> str:
     return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
 
 
-def _after(session: Session, principal: Principal, campaign_id: str, cursor: str,
-           hidden: tuple[list[str], list[str]] = ([], [])):
+def _after(session: Session, principal: Principal, campaign_id: str, cursor: str):
     """The sequence the page continues below; 422 for a cursor not of this campaign's log, and
     for a player, built from an entry it may not read (hidden, or about a character hidden from
-    it): exactly as an unknown one (issue 21 item 7). `hidden`: the caller's `log_hidden_ids`."""
+    it): exactly as an unknown one (issue 21 item 7)."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except Exception:
@@ -63,11 +62,9 @@ def _after(session: Session, principal: Principal, campaign_id: str, cursor: str
     if text.startswith("e") and 1 < len(text) <= 40:
         row = _CURSOR_SEQ.first(conn, {"id": text[1:], "campaign_id": campaign_id})
     if row is not None and not principal.is_gm:
-        hidden_ids, unseen_ids = hidden
-        about_hidden = (hidden_ids or unseen_ids) and conn.execute(_leave_out_hidden_characters(
-            select(_log.c.seq).where(_log.c.seq == row[0])), {"hidden_ids": hidden_ids, "unseen_ids": unseen_ids}
-        ).first() is None
-        row = None if row[1] or about_hidden else row
+        readable = _READABLE_SEQ.first(conn, {"seq": row[0], "campaign_id": campaign_id,
+                                              "player_id": principal.player_id})
+        row = None if row[1] or readable is None else row
     if row is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
     return row[0]
@@ -80,22 +77,26 @@ _CURSOR_SEQ = Prepared(select(_log.c.seq, _log.c.hidden).where(_log.c.id == bind
 
 
 def _leave_out_hidden_characters(query):
-    """Without the entries about the characters `:hidden_ids` (in hiding from the player: a hidden
+    """Without the entries about a character in hiding from the player `:player_id` (a hidden
     combatant's, as the character routes hide them), nor — but for combat entries, which follow
-    their fight's rules — about `:unseen_ids` (those it does not see whole: `player_access`
-    `limited` or `none`), whether the entry's own character or one involved."""
-    def about(ids):
-        involved = select(_involved.c.seq).where(_involved.c.character_id.in_(ids))
-        return or_(and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(ids)), _log.c.seq.in_(involved))
-    hidden, unseen = bindparam("hidden_ids", expanding=True), bindparam("unseen_ids", expanding=True)
-    return query.where(~about(hidden), or_(_log.c.kind == "combat", ~about(unseen)))
+    their fight's rules — about one it does not see whole (`player_access` `limited` or `none`),
+    whether the entry's own character or one involved (`app.services.visibility` says which:
+    subqueries on `:campaign_id` and `:player_id`, so the statement stays one prepared statement)."""
+    def about(characters):
+        involved = select(_involved.c.seq).where(_involved.c.character_id.in_(characters))
+        return or_(and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(characters)),
+                   _log.c.seq.in_(involved))
+    return query.where(~about(in_hiding_from_player()), or_(_log.c.kind == "combat", ~about(not_seen_whole())))
+
+
+_READABLE_SEQ = Prepared(_leave_out_hidden_characters(select(_log.c.seq).where(_log.c.seq == bindparam("seq"))))
 
 
 @cache
 def _page_query(by_character: bool, by_kind: bool, with_hidden: bool, below: bool, about_hidden: bool) -> Prepared:
     """The page's statement for one combination of filters (32 at most), prepared once:
-    each entry's id and its stored JSON text, newest first. With `about_hidden` (a list of
-    ids, expanded), it is run by SQLAlchemy (`.statement`), not on the cursor."""
+    each entry's id and its stored JSON text, newest first. `about_hidden` (a player's page):
+    without the entries about characters hidden from `:player_id`."""
     query = select(_log.c.id, cast(_log.c.body, String)).where(_log.c.campaign_id == bindparam("campaign_id"))
     if by_character:
         involved = select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))
@@ -135,15 +136,11 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     hidden entries; a page is bounded by count and by bytes (of the stored texts)."""
     check_member(principal, campaign_id)
     conn = session.connection()
-    hidden_ids, unseen_ids = log_hidden_ids(conn, principal, campaign_id)
     params = {"campaign_id": campaign_id, "character_id": character_id, "kind": kind, "n": limit + 1,
-              "below": _after(session, principal, campaign_id, cursor, (hidden_ids, unseen_ids)) if cursor else None}
-    about_hidden = bool(hidden_ids or unseen_ids)
-    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), about_hidden)
-    if about_hidden:
-        rows = conn.execute(query.statement, {**params, "hidden_ids": hidden_ids, "unseen_ids": unseen_ids}).all()
-    else:
-        rows = query.all(conn, params)
+              "player_id": principal.player_id,
+              "below": _after(session, principal, campaign_id, cursor) if cursor else None}
+    query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), not principal.is_gm)
+    rows = query.all(conn, params)
     items: list[str] = []
     total = 0
     for entry_id, text in rows[:limit]:
@@ -167,10 +164,9 @@ def read_log_entry(session: Session, principal: Principal, campaign_id: str, ent
     check_member(principal, campaign_id)
     conn = session.connection()
     query = select(_log.c.body, _log.c.hidden).where(_log.c.id == entry_id, _log.c.campaign_id == campaign_id)
-    hidden_ids, unseen_ids = log_hidden_ids(conn, principal, campaign_id)
-    if hidden_ids or unseen_ids:
+    if not principal.is_gm:
         query = _leave_out_hidden_characters(query)
-    row = conn.execute(query, {"hidden_ids": hidden_ids, "unseen_ids": unseen_ids}).first()
+    row = conn.execute(query, {"campaign_id": campaign_id, "player_id": principal.player_id}).first()
     if row is None or (row.hidden and not principal.is_gm):
         raise NotFound("no roll-log entry with this id")
     return entry_for_viewer(row.body, is_gm=principal.is_gm)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sqlalchemy import and_, bindparam, exists, literal, or_, select
+from sqlalchemy import and_, bindparam, exists, or_, select
 
 from app.kit.errors import NotFound
 from app.models.tables import Character, Combatant, Encounter
@@ -107,21 +107,11 @@ def hidden_from_player():
     return in_hiding_from_player().union(_without_access(seen_whole=False))
 
 
-# the roll log: entries about a character in hiding are left out of a player's pages, and
-# (but for combat entries, which follow their fight's rules) those about one it does not see
-# whole (`limited` or `none`): their figures are the sheet's
-_LOG_HIDDEN = Prepared(select(in_hiding_from_player().subquery().c.character_id.label("id"),
-                              literal(True).label("in_hiding"))
-                       .union_all(select(_without_access(seen_whole=True).subquery().c.id, literal(False))))
-
-
-def log_hidden_ids(conn, principal: Principal, campaign_id: str) -> tuple[list[str], list[str]]:
-    """(the characters in hiding from the caller, those it does not see whole) for its roll-log
-    reads, in one query; nothing for the GM."""
-    if principal.is_gm:
-        return [], []
-    rows = _LOG_HIDDEN.all(conn, {"campaign_id": campaign_id, "player_id": principal.player_id})
-    return sorted({r[0] for r in rows if r[1]}), sorted({r[0] for r in rows if not r[1]})
+def not_seen_whole():
+    """The ids of the characters the player `:player_id` does not own and does not see whole
+    (`player_access` `limited` or `none`) in the campaign `:campaign_id`: the roll log leaves out
+    their entries (their figures are the sheet's), but for combat ones."""
+    return _without_access(seen_whole=True)
 
 
 _HIDDEN_ONE = Prepared(select(exists(
