@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.support import SHEET, assert_problem
+from tests.api.support import assert_problem
+from tests.factories import GC_MINIMAL
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 @pytest.fixture
 def hero(campaign, character_factory):
-    return character_factory(campaign, SHEET)["id"]
+    return character_factory(campaign, GC_MINIMAL)["id"]
 
 
 @pytest.fixture

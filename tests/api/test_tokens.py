@@ -8,13 +8,14 @@ import httpx
 import pytest
 
 from app.models.tables import metadata
-from tests.api.support import RULESET, SHEET, assert_problem, bearer
+from tests.api.support import assert_problem, bearer
+from tests.factories import GC, GC_MINIMAL
 from tests.hardening.conftest import Server, free_port, purge_campaigns
 
 
 @pytest.fixture
 def camp(campaign_factory):
-    return campaign_factory(RULESET)
+    return campaign_factory(GC)
 
 
 def test_me_names_the_tokens_campaign_role_and_player(client, camp, player_factory):
@@ -57,7 +58,7 @@ def test_rotating_a_players_token(client, camp, player_factory):
 def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(client, camp, player_factory,
                                                                             character_factory, count_rows):
     alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
-    hero = character_factory(camp, SHEET, player=alice)
+    hero = character_factory(camp, GC_MINIMAL, player=alice)
     assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"},
                        headers={**alice.headers, "Idempotency-Key": "t1"}).status_code == 201
     url = f"/v1/campaigns/{camp.id}/players/{alice.id}"
@@ -84,7 +85,7 @@ def _tables_with_campaign_rows(count_rows, cid: str, encounter_id: str) -> dict[
 def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, camp, campaign_factory, player_factory,
                                                                         character_factory, count_rows):
     alice = player_factory(camp)
-    hero, foe = character_factory(camp, SHEET, player=alice), character_factory(camp, SHEET, kind="npc", name="Foe")
+    hero, foe = character_factory(camp, GC_MINIMAL, player=alice), character_factory(camp, GC_MINIMAL, kind="npc", name="Foe")
     gm_key = {**camp.gm, "Idempotency-Key": "k1"}
     assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [42]},
                        headers=gm_key).status_code == 201
@@ -94,8 +95,8 @@ def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, c
     eid = r.json()["id"]
     assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=camp.gm).status_code == 201
     assert client.post(f"/v1/campaigns/{camp.id}/events/tickets", headers=alice.headers).status_code == 201
-    other = campaign_factory(RULESET, name="Untouched")
-    character_factory(other, SHEET)
+    other = campaign_factory(GC, name="Untouched")
+    character_factory(other, GC_MINIMAL)
     before_other = _tables_with_campaign_rows(count_rows, other.id, "")
     before = _tables_with_campaign_rows(count_rows, camp.id, eid)
     assert all(before[t] > 0 for t in ("campaign", "player", "credential", "character", "roll_log", "event",
@@ -154,7 +155,7 @@ def _each_on_a_new_connection(server: Server, n: int, path: str, token: str) -> 
 def test_a_rotated_token_is_dead_in_every_worker_at_once(two_workers):
     server, created = two_workers
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        r = http.post("/v1/campaigns", json={"name": "Workers", "ruleset": RULESET})
+        r = http.post("/v1/campaigns", json={"name": "Workers", "ruleset": GC})
         cid, old_gm = r.json()["id"], r.json()["gm_token"]
         created.append(cid)
         old_player = http.post(f"/v1/campaigns/{cid}/players", json={"name": "P"}, headers=bearer(old_gm)).json()
