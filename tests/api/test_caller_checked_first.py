@@ -14,10 +14,6 @@ from tests.api.support import assert_problem
 from tests.factories import GC, GC_MINIMAL
 
 
-@pytest.fixture
-def camp(campaign_factory):
-    return campaign_factory(GC)
-
 
 def _revoke_elsewhere(db_session, token: str) -> None:
     """The credential deleted as another worker would: this process still remembers it."""
@@ -25,11 +21,11 @@ def _revoke_elsewhere(db_session, token: str) -> None:
     db_session.commit()
 
 
-def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(client, camp, player_factory,
+def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(client, campaign, player_factory,
                                                                                 character_factory, db_session,
                                                                                 count_rows):
-    alice = player_factory(camp)
-    hero = character_factory(camp, GC_MINIMAL, player=alice)
+    alice = player_factory(campaign)
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     url = f"/v1/characters/{hero['id']}/tests"
     assert client.post(url, json={"stat": "force"}, headers=alice.headers).status_code == 201  # remembered
     logged = count_rows("roll_log")
@@ -38,9 +34,9 @@ def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(c
     assert count_rows("roll_log") == logged
 
 
-def test_401_comes_before_404_403_and_422(client, camp, player_factory, character_factory, db_session):
-    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
-    hero = character_factory(camp, GC_MINIMAL, player=alice)
+def test_401_comes_before_404_403_and_422(client, campaign, player_factory, character_factory, db_session):
+    alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"},
                        headers=bob.headers).status_code == 403  # bob is remembered now
     _revoke_elsewhere(db_session, bob.token)
@@ -51,10 +47,10 @@ def test_401_comes_before_404_403_and_422(client, camp, player_factory, characte
                        401, "unauthorized")
 
 
-def test_an_idempotent_replay_is_not_given_to_a_caller_whose_credential_is_gone(client, camp, player_factory,
+def test_an_idempotent_replay_is_not_given_to_a_caller_whose_credential_is_gone(client, campaign, player_factory,
                                                                                  character_factory, db_session):
-    alice = player_factory(camp)
-    hero = character_factory(camp, GC_MINIMAL, player=alice)
+    alice = player_factory(campaign)
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     url, headers = f"/v1/characters/{hero['id']}/tests", {**alice.headers, "Idempotency-Key": "k-1"}
     first = client.post(url, json={"stat": "force"}, headers=headers)
     assert first.status_code == 201

@@ -20,15 +20,6 @@ from tests.factories import GC, GC_MINIMAL
 JSON = {"Content-Type": "application/json"}
 
 
-@pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(GC)
-
-
-@pytest.fixture
-def hero(campaign, character_factory):
-    return character_factory(campaign, GC_MINIMAL)
-
 
 @pytest.fixture
 def routes(campaign, hero):

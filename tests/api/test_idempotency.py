@@ -10,18 +10,13 @@ SUPER = {"stat": "force", "dice": [42]}  # super-critical success: karma 0 → -
 
 
 @pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(GC, options={"players_may_enter_dice": True})
+def campaign_options():
+    return {"players_may_enter_dice": True}
 
 
 @pytest.fixture
-def alice(campaign, player_factory):
-    return player_factory(campaign, "Alice")
-
-
-@pytest.fixture
-def hero(campaign, alice, character_factory):
-    return character_factory(campaign, GC_MINIMAL, player=alice)
+def hero_owner(alice):
+    return alice
 
 
 def test_(client, hero, headers, body, key=None):

@@ -15,18 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(GC)
-
-
-@pytest.fixture
-def alice(campaign, player_factory):
-    return player_factory(campaign, "Alice")
-
-
-@pytest.fixture
-def hero(campaign, alice, character_factory):
-    return character_factory(campaign, GC_MINIMAL, player=alice, name="Aria")
+def hero_owner(alice):
+    return alice
 
 
 def roll(client, campaign, headers=None, **body):
