@@ -70,9 +70,27 @@ GC_MINIMAL = sheet(GC, keep=GC_REQUIRED)
 OWNER_SHEETS = {**SHEETS, WA: sheet(WA, challenges={"crochetage": {"name": "crochetage", "successes_needed": 3}})}
 
 
+# --- combatants: what decides their initiative as a parameter, the rest of the sheet fixed ---
+
 def gc_fighter(agilite: int = 55, **extra: Any) -> dict[str, Any]:
-    """A great-cosmos combatant whose agility decides its initiative (GC-O1)."""
+    """A great-cosmos combatant; its agility decides its initiative (GC-O1)."""
     return {**GC_MINIMAL, **extra, "stats": stats(GC, agilite=agilite)}
+
+
+def rb_fighter(hab: int = 60, **extra: Any) -> dict[str, Any]:
+    """A rulebook-d100 combatant without skills; its HAB decides its initiative (RB-F4)."""
+    return {**sheet(RB, drop=("skills", "armor")), "stats": stats(RB, HAB=hab), **extra}
+
+
+def wa_fighter(dex: int = 1, **extra: Any) -> dict[str, Any]:
+    """A worlds-awakening combatant with 4 MP and no weapon; its DEX decides its initiative (WA-C4)."""
+    return {**sheet(WA, drop=("weapons",), mp=4, mp_max=4), "stats": stats(WA, DEX=dex, CHA=0), **extra}
+
+
+def as_fighter(perception: int = 2, **extra: Any) -> dict[str, Any]:
+    """An asgard combatant with three skills; its perception decides its initiative (AS-C13)."""
+    return {**sheet(AS, keep=("vitality", "vitality_max", "heroism", "protection")),
+            "skills": {"combat": 6, "defense": 4, "perception": perception}, **extra}
 
 
 def body_of_a_test(ruleset: str, **changes: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from tests.api.support import assert_problem
-from tests.factories import GC_MINIMAL
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 

@@ -5,13 +5,12 @@ rotated it) is still refused first: 401 before any 404, 403, 422 or idempotent r
 nothing is written."""
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import delete
 
 from app.core.security import hash_token
 from app.models.tables import Credential
 from tests.api.support import assert_problem
-from tests.factories import GC, GC_MINIMAL
+from tests.factories import GC_MINIMAL
 
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.api.support import assert_problem
-from tests.factories import GC, GC_MINIMAL
+from tests.factories import GC_MINIMAL
 
 SUPER = {"stat": "force", "dice": [42]}  # super-critical success: karma 0 → -2 (GC-K1)
 
