@@ -22,7 +22,8 @@ import attrs
 import pytest
 
 from app.api.openapi_doc import prefix
-from tests.hardening.conftest import SHEETS, live, server_database_url  # noqa: F401 (fixtures)
+from tests.factories import SHEETS
+from tests.hardening.conftest import live, server_database_url  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((ROOT / "openapi.json").read_text())

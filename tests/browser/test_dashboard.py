@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 from playwright.sync_api import Error as PlaywrightError
 
+from tests.factories import GC, GC_MINIMAL, stats
 from tests.hardening.conftest import bearer
 
 ROOT = Path(__file__).resolve().parents[2]
-GC_SHEET = {"race": "humain", "hp_max": 40, "mp_max": 20,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
-GOBLIN_SHEET = {"race": "gobelin", "hp_max": 30, "mp_max": 0,
-                "stats": {"force": 40, "esprit": 20, "charisme": 10, "agilite": 60, "precision": 30, "chance": 30}}
+GC_SHEET = {**GC_MINIMAL, "hp_max": 40, "mp_max": 20}  # a small pool, so the meters move visibly
+GOBLIN_SHEET = {**GC_MINIMAL, "race": "gobelin", "hp_max": 30, "mp_max": 0,
+                "stats": stats(GC, force=40, esprit=20, charisme=10, agilite=60, precision=30, chance=30)}
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import time
 import httpx
 import pytest
 
-from tests.hardening.conftest import TEST_BODIES, bearer, read_log_oldest_first
+from tests.factories import TEST_BODIES
+from tests.hardening.conftest import bearer, read_log_oldest_first
 
 pytestmark = pytest.mark.slow
 
