@@ -1,6 +1,6 @@
 """The test data, in one place: one valid sheet per ruleset, the variations tests build
-from it, a valid test request per ruleset, and the bodies that create a campaign, a player
-and a character. A module says what its data changes (`sheet(AS, heroism=9)`), so what
+from it (`sheet`, `stats`, the combatants), and a valid test request per ruleset; the
+campaign, player and character builders are tests/conftest.py's factories. A module says what its data changes (`sheet(AS, heroism=9)`), so what
 every test shares is written once and a change to a sheet model is fixed here once."""
 from __future__ import annotations
 
@@ -91,24 +91,3 @@ def as_fighter(perception: int = 2, **extra: Any) -> dict[str, Any]:
     """An asgard combatant with three skills; its perception decides its initiative (AS-C13)."""
     return {**sheet(AS, keep=("vitality", "vitality_max", "heroism", "protection")),
             "skills": {"combat": 6, "defense": 4, "perception": perception}, **extra}
-
-
-def body_of_a_test(ruleset: str, **changes: Any) -> dict[str, Any]:
-    """The ruleset's valid test request, these fields changed (`dice` instead of `seed`…)."""
-    return {**TEST_BODIES[ruleset], **changes}
-
-
-def campaign_body(ruleset: str, options: dict[str, Any] | None = None, name: str = "La campagne") -> dict[str, Any]:
-    """The body of `POST /v1/campaigns`."""
-    return {"name": name, "ruleset": ruleset, **({"options": options} if options is not None else {})}
-
-
-def character_body(sheet: dict[str, Any], *, kind: str = "pc", name: str = "Hero", player_id: str | None = None,
-                   **extra: Any) -> dict[str, Any]:
-    """The body of `POST /v1/campaigns/{id}/characters` (`player_access`, `gm_override`… as extras)."""
-    return {"name": name, "kind": kind, "sheet": sheet, **({"player_id": player_id} if player_id else {}), **extra}
-
-
-def player_body(name: str = "Alice") -> dict[str, str]:
-    """The body of `POST /v1/campaigns/{id}/players`."""
-    return {"name": name}
