@@ -3,6 +3,8 @@ PostgreSQL when DATABASE_URL is set), one rolled-back transaction per test,
 and factories that go through the HTTP API."""
 from __future__ import annotations
 
+pytest_plugins = ["tests.fixtures"]
+
 import os
 from contextlib import nullcontext
 from dataclasses import dataclass

@@ -1,13 +1,8 @@
-"""Shared constants and assertions of the HTTP tests."""
+"""Shared assertions and readers of the HTTP tests (their data: tests/factories.py)."""
 from __future__ import annotations
 
 import json
 
-RULESET = "great-cosmos"
-SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
-RB_SHEET = {"stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
-            "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0}
 PROBLEM = "application/problem+json"
 TYPE = "https://jdr-rules-api.dev/problems/"
 

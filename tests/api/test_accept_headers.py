@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.support import SHEET, assert_problem
+from tests.api.support import assert_problem
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
-@pytest.fixture
-def hero(campaign, character_factory):
-    return character_factory(campaign, SHEET)["id"]
-
-
-@pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory("great-cosmos")
-
 
 @pytest.mark.parametrize("headers", [FORM, {"Content-Type": "text/plain"}, {}], ids=["form", "text", "none"])
 def test_a_415_on_a_post_names_json_in_accept_post(client, campaign, hero, headers):
-    for path in (f"/v1/campaigns/{campaign.id}/rolls", f"/v1/characters/{hero}/tests"):
+    for path in (f"/v1/campaigns/{campaign.id}/rolls", f"/v1/characters/{hero['id']}/tests"):
         r = client.post(path, content=b"expression=d6", headers={**campaign.gm, **headers})
         assert_problem(r, 415, "unsupported-media-type")
         assert r.headers["Accept-Post"] == "application/json"
@@ -31,7 +22,7 @@ def test_a_415_on_a_post_names_json_in_accept_post(client, campaign, hero, heade
 
 @pytest.mark.parametrize("headers", [FORM, {}], ids=["form", "none"])
 def test_a_415_on_a_patch_names_json_in_accept_patch(client, campaign, hero, headers):
-    for path in (f"/v1/characters/{hero}", f"/v1/campaigns/{campaign.id}"):
+    for path in (f"/v1/characters/{hero['id']}", f"/v1/campaigns/{campaign.id}"):
         r = client.patch(path, content=b"name=x", headers={**campaign.gm, **headers})
         assert_problem(r, 415, "unsupported-media-type")
         assert r.headers["Accept-Patch"] == "application/json"
@@ -39,9 +30,9 @@ def test_a_415_on_a_patch_names_json_in_accept_patch(client, campaign, hero, hea
 
 
 def test_other_refusals_of_a_body_carry_neither(client, campaign, hero):
-    r = client.post(f"/v1/characters/{hero}/tests", json={"stat": 5}, headers=campaign.gm)
+    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": 5}, headers=campaign.gm)
     assert_problem(r, 422, "validation-error")
-    r2 = client.post(f"/v1/characters/{hero}/tests", content=b'{"stat": ', headers={**campaign.gm, "Content-Type": "application/json"})
+    r2 = client.post(f"/v1/characters/{hero['id']}/tests", content=b'{"stat": ', headers={**campaign.gm, "Content-Type": "application/json"})
     assert_problem(r2, 400, "malformed-json")
     for response in (r, r2):
         assert "Accept-Post" not in response.headers and "Accept-Patch" not in response.headers

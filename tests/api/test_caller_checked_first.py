@@ -5,17 +5,13 @@ rotated it) is still refused first: 401 before any 404, 403, 422 or idempotent r
 nothing is written."""
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import delete
 
 from app.core.security import hash_token
 from app.models.tables import Credential
-from tests.api.support import RULESET, SHEET, assert_problem
+from tests.api.support import assert_problem
+from tests.factories import GC_MINIMAL
 
-
-@pytest.fixture
-def camp(campaign_factory):
-    return campaign_factory(RULESET)
 
 
 def _revoke_elsewhere(db_session, token: str) -> None:
@@ -24,11 +20,11 @@ def _revoke_elsewhere(db_session, token: str) -> None:
     db_session.commit()
 
 
-def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(client, camp, player_factory,
+def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(client, campaign, player_factory,
                                                                                 character_factory, db_session,
                                                                                 count_rows):
-    alice = player_factory(camp)
-    hero = character_factory(camp, SHEET, player=alice)
+    alice = player_factory(campaign)
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     url = f"/v1/characters/{hero['id']}/tests"
     assert client.post(url, json={"stat": "force"}, headers=alice.headers).status_code == 201  # remembered
     logged = count_rows("roll_log")
@@ -37,9 +33,9 @@ def test_a_test_by_a_caller_whose_credential_is_gone_is_401_and_writes_nothing(c
     assert count_rows("roll_log") == logged
 
 
-def test_401_comes_before_404_403_and_422(client, camp, player_factory, character_factory, db_session):
-    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
-    hero = character_factory(camp, SHEET, player=alice)
+def test_401_comes_before_404_403_and_422(client, campaign, player_factory, character_factory, db_session):
+    alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"},
                        headers=bob.headers).status_code == 403  # bob is remembered now
     _revoke_elsewhere(db_session, bob.token)
@@ -50,10 +46,10 @@ def test_401_comes_before_404_403_and_422(client, camp, player_factory, characte
                        401, "unauthorized")
 
 
-def test_an_idempotent_replay_is_not_given_to_a_caller_whose_credential_is_gone(client, camp, player_factory,
+def test_an_idempotent_replay_is_not_given_to_a_caller_whose_credential_is_gone(client, campaign, player_factory,
                                                                                  character_factory, db_session):
-    alice = player_factory(camp)
-    hero = character_factory(camp, SHEET, player=alice)
+    alice = player_factory(campaign)
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     url, headers = f"/v1/characters/{hero['id']}/tests", {**alice.headers, "Idempotency-Key": "k-1"}
     first = client.post(url, json={"stat": "force"}, headers=headers)
     assert first.status_code == 201

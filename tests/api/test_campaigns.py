@@ -14,16 +14,14 @@ from app.api.deps import session_factory
 from app.core.security import hash_token
 from app.main import create_app
 
-from tests.api.support import RULESET, SHEET, assert_problem, bearer
+from tests.api.support import assert_problem, bearer
+from tests.factories import GC, GC_MINIMAL
 
 GC_DEFAULTS = {
     "players_may_enter_dice": False, "extreme_scores": False, "inventory_rules": True, "movement_rules": True,
     "turn_order_rules": True, "sepulchral_damage_multiplier": 3.0, "backlash_damage_multiplier": 0.5,
     "backlash_after_turns": 2,
 }
-@pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(RULESET)
 
 
 @pytest.fixture
@@ -34,12 +32,12 @@ def player(campaign, player_factory):
 # --- creation and the GM token ------------------------------------------------------------
 
 def test_create_returns_201_with_the_gm_token_once(client, count_rows):
-    r = client.post("/v1/campaigns", json={"name": "Les étoiles", "ruleset": RULESET})
+    r = client.post("/v1/campaigns", json={"name": "Les étoiles", "ruleset": GC})
     assert r.status_code == 201, r.text
     created = r.json()
     assert set(created) == {"id", "name", "ruleset", "options", "version", "created_at", "role", "gm_token"}
     assert created["name"] == "Les étoiles"
-    assert created["ruleset"] == RULESET
+    assert created["ruleset"] == GC
     assert created["role"] == "gm"
     assert created["version"] == 1
     assert r.headers["etag"] == '"1"'
@@ -87,10 +85,10 @@ def test_the_four_rulesets_are_accepted(client):
 
 
 def test_missing_name_and_extra_field_are_422(client):
-    r = client.post("/v1/campaigns", json={"ruleset": RULESET})
+    r = client.post("/v1/campaigns", json={"ruleset": GC})
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "name"]]
-    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET, "gm": "me"})
+    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC, "gm": "me"})
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "gm"]]
 
@@ -103,7 +101,7 @@ def test_options_defaults_are_filled(campaign):
 
 def test_unknown_option_is_a_422_naming_it(client, count_rows):
     before = count_rows("campaign")
-    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET, "options": {"flying_cars": True}})
+    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC, "options": {"flying_cars": True}})
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "options", "flying_cars"]]
     assert "flying_cars" in body["detail"]
@@ -118,7 +116,7 @@ def test_option_of_another_ruleset_is_refused(client):
     assert asgard_only, "asgard should have an option great-cosmos lacks"
     name = asgard_only[0]
     value = r.json()["options"]["defaults"][name]
-    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET, "options": {name: value}})
+    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC, "options": {name: value}})
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "options", name]]
     r = client.post("/v1/campaigns", json={"name": "X", "ruleset": "asgard", "options": {name: value}})
@@ -126,14 +124,14 @@ def test_option_of_another_ruleset_is_refused(client):
 
 
 def test_option_of_wrong_type_is_a_422(client):
-    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET,
+    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC,
                                            "options": {"backlash_after_turns": "many"}})
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "options", "backlash_after_turns"]]
 
 
 def test_valid_option_round_trips(client, campaign_factory):
-    c = campaign_factory(RULESET, options={"players_may_enter_dice": True, "backlash_after_turns": 5})
+    c = campaign_factory(GC, options={"players_may_enter_dice": True, "backlash_after_turns": 5})
     assert c.body["options"] == {**GC_DEFAULTS, "players_may_enter_dice": True, "backlash_after_turns": 5}
     r = client.get(f"/v1/campaigns/{c.id}", headers=c.gm)
     assert r.status_code == 200
@@ -192,18 +190,18 @@ def admin_client(settings, db_session) -> Iterator[TestClient]:
 def test_admin_token_configured_refuses_campaign_creation_without_it(admin_client, count_rows):
     before = count_rows("campaign")
     for headers in ({}, bearer("wrong"), {"Authorization": "Basic czNjcmV0"}):
-        r = admin_client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET}, headers=headers)
+        r = admin_client.post("/v1/campaigns", json={"name": "X", "ruleset": GC}, headers=headers)
         assert_problem(r, 401, "unauthorized")
     assert count_rows("campaign") == before
 
 
 def test_admin_token_configured_accepts_it(admin_client):
-    r = admin_client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET}, headers=bearer("s3cret"))
+    r = admin_client.post("/v1/campaigns", json={"name": "X", "ruleset": GC}, headers=bearer("s3cret"))
     assert r.status_code == 201, r.text
 
 
 def test_without_admin_token_anyone_creates(client):
-    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": RULESET})
+    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC})
     assert r.status_code == 201
 
 
@@ -256,9 +254,9 @@ def test_missing_malformed_or_unknown_token_is_a_401(client, campaign, headers):
 
 
 def test_a_token_of_another_campaign_sees_404(client, campaign_factory, character_factory, count_rows):
-    mine = campaign_factory(RULESET, name="Mine")
-    other = campaign_factory(RULESET, name="Other")
-    hero = character_factory(other, SHEET)
+    mine = campaign_factory(GC, name="Mine")
+    other = campaign_factory(GC, name="Other")
+    hero = character_factory(other, GC_MINIMAL)
     r = client.post(f"/v1/campaigns/{other.id}/rolls", json={"expression": "d6", "dice": [3]}, headers=other.gm)
     assert r.status_code == 201
     entry = r.json()
@@ -268,7 +266,7 @@ def test_a_token_of_another_campaign_sees_404(client, campaign_factory, characte
         ("GET", f"/v1/campaigns/{other.id}/players", None),
         ("POST", f"/v1/campaigns/{other.id}/players", {"name": "Eve"}),
         ("GET", f"/v1/campaigns/{other.id}/characters", None),
-        ("POST", f"/v1/campaigns/{other.id}/characters", {"name": "X", "kind": "pc", "sheet": SHEET}),
+        ("POST", f"/v1/campaigns/{other.id}/characters", {"name": "X", "kind": "pc", "sheet": GC_MINIMAL}),
         ("GET", f"/v1/characters/{hero['id']}", None),
         ("PATCH", f"/v1/characters/{hero['id']}", {"name": "hijacked"}),
         ("DELETE", f"/v1/characters/{hero['id']}", None),

@@ -4,30 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.support import RULESET, SHEET, assert_problem
-
-@pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(RULESET)
+from tests.api.support import assert_problem
+from tests.factories import GC, GC_MINIMAL
 
 
 @pytest.fixture
-def alice(campaign, player_factory):
-    return player_factory(campaign, "Alice")
-
-
-@pytest.fixture
-def bob(campaign, player_factory):
-    return player_factory(campaign, "Bob")
-
-
-@pytest.fixture
-def hero(campaign, alice, character_factory):
-    return character_factory(campaign, SHEET, player=alice)
+def hero_owner(alice):
+    return alice
 
 
 def post_character(client, campaign, headers, **body):
-    return client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": SHEET, **body},
+    return client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": GC_MINIMAL, **body},
                        headers=headers)
 
 
@@ -40,11 +27,11 @@ def test_create_returns_the_stored_character_with_version_and_etag(client, campa
     assert set(ch) == {"id", "campaign_id", "name", "kind", "player_id", "ruleset", "sheet", "derived", "player_access", "version",
                        "created_at", "updated_at"}
     assert (ch["campaign_id"], ch["name"], ch["kind"], ch["player_id"], ch["ruleset"], ch["version"]) == (
-        campaign.id, "Aria", "pc", alice.id, RULESET, 1)
+        campaign.id, "Aria", "pc", alice.id, GC, 1)
     assert r.headers["etag"] == '"1"'
     # derived defaults filled (GC-S5/S6/S7), the given values kept
     sheet = ch["sheet"]
-    assert sheet["stats"] == SHEET["stats"]
+    assert sheet["stats"] == GC_MINIMAL["stats"]
     assert (sheet["hp"], sheet["hp_max"], sheet["mp"], sheet["mp_max"]) == (100, 100, 50, 50)
     assert (sheet["level"], sheet["karma"], sheet["intuition"]) == (1, 0, 3)
     assert ch["derived"]["karma"] == {"stored": 0, "effective": 0, "locked": False}
@@ -76,7 +63,7 @@ def test_npc_without_player(client, campaign):
 
 
 def test_player_id_of_another_campaign_is_a_422(client, campaign, campaign_factory, player_factory, count_rows):
-    stranger = player_factory(campaign_factory(RULESET), "Stranger")
+    stranger = player_factory(campaign_factory(GC), "Stranger")
     r = post_character(client, campaign, campaign.gm, player_id=stranger.id)
     body = assert_problem(r, 422, "validation-error")
     assert body["errors"] == [{"loc": ["body", "player_id"], "msg": body["detail"]}]
@@ -84,12 +71,12 @@ def test_player_id_of_another_campaign_is_a_422(client, campaign, campaign_facto
 
 
 @pytest.mark.parametrize("sheet, loc", [
-    ({**SHEET, "stats": {**SHEET["stats"], "force": 101}}, ["body", "sheet", "stats", "force"]),
-    ({**SHEET, "stats": {**SHEET["stats"], "force": "strong"}}, ["body", "sheet", "stats", "force"]),
-    ({k: v for k, v in SHEET.items() if k != "hp_max"}, ["body", "sheet", "hp_max"]),
-    ({**SHEET, "mana": 3}, ["body", "sheet", "mana"]),
-    ({**SHEET, "karma": 11}, ["body", "sheet", "karma"]),
-    ({**SHEET, "race": "Not A Race!"}, ["body", "sheet", "race"]),
+    ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "force": 101}}, ["body", "sheet", "stats", "force"]),
+    ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "force": "strong"}}, ["body", "sheet", "stats", "force"]),
+    ({k: v for k, v in GC_MINIMAL.items() if k != "hp_max"}, ["body", "sheet", "hp_max"]),
+    ({**GC_MINIMAL, "mana": 3}, ["body", "sheet", "mana"]),
+    ({**GC_MINIMAL, "karma": 11}, ["body", "sheet", "karma"]),
+    ({**GC_MINIMAL, "race": "Not A Race!"}, ["body", "sheet", "race"]),
 ])
 def test_bad_sheet_is_a_422_located_under_body_sheet(client, campaign, sheet, loc, count_rows):
     r = post_character(client, campaign, campaign.gm, sheet=sheet)
@@ -99,7 +86,7 @@ def test_bad_sheet_is_a_422_located_under_body_sheet(client, campaign, sheet, lo
 
 
 def test_sheet_rule_error_is_located_under_body_sheet(client, campaign):
-    r = post_character(client, campaign, campaign.gm, sheet={**SHEET, "hp": 101})
+    r = post_character(client, campaign, campaign.gm, sheet={**GC_MINIMAL, "hp": 101})
     body = assert_problem(r, 422, "validation-error")
     assert len(body["errors"]) == 1
     assert body["errors"][0]["loc"][:2] == ["body", "sheet"]
@@ -155,7 +142,7 @@ def test_player_may_not_patch_or_delete_another_players_character(client, hero, 
 def test_player_may_not_patch_an_npc(client, campaign, character_factory, alice):
     """An NPC the player sees is 403 to its PATCH; one it may not know of (`player_access: none`,
     an NPC's default) is 404, valid body or not (refusal order, API.md round 3)."""
-    npc = character_factory(campaign, SHEET, kind="npc")
+    npc = character_factory(campaign, GC_MINIMAL, kind="npc")
     for body in ({"name": "Mine now"}, {"name": ""}):
         assert_problem(client.patch(f"/v1/characters/{npc['id']}", json=body, headers=alice.headers), 404, "not-found")
     for access in ("observer", "limited"):
@@ -194,7 +181,7 @@ def test_patch_merges_the_sheet(client, campaign, hero):
                      json={"sheet": {"stats": {"force": 70}, "notes": "brave", "hp": 80}}, headers=campaign.gm)
     assert r.status_code == 200, r.text
     ch = r.json()
-    assert ch["sheet"]["stats"] == {**SHEET["stats"], "force": 70}
+    assert ch["sheet"]["stats"] == {**GC_MINIMAL["stats"], "force": 70}
     assert (ch["sheet"]["notes"], ch["sheet"]["hp"], ch["sheet"]["hp_max"]) == ("brave", 80, 100)
     assert ch["name"] == "Hero"
     assert ch["version"] == 2
@@ -276,7 +263,7 @@ def test_delete_a_character_keeps_its_log(client, campaign, hero, count_rows):
 # --- list and pagination ---------------------------------------------------------------------------
 
 def test_list_paginates_with_limit_and_cursor(client, campaign, character_factory, alice):
-    created = [character_factory(campaign, SHEET, name=f"C{i}") for i in range(5)]
+    created = [character_factory(campaign, GC_MINIMAL, name=f"C{i}") for i in range(5)]
     for headers in (campaign.gm, alice.headers):
         r = client.get(f"/v1/campaigns/{campaign.id}/characters", headers=headers)
         assert r.status_code == 200
@@ -300,11 +287,11 @@ def test_list_paginates_with_limit_and_cursor(client, campaign, character_factor
 
 
 def test_list_is_stable_under_inserts(client, campaign, character_factory):
-    first = [character_factory(campaign, SHEET, name=f"C{i}") for i in range(3)]
+    first = [character_factory(campaign, GC_MINIMAL, name=f"C{i}") for i in range(3)]
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", params={"limit": 2}, headers=campaign.gm)
     page1 = r.json()
     assert [c["id"] for c in page1["items"]] == [c["id"] for c in first[:2]]
-    late = character_factory(campaign, SHEET, name="Late")
+    late = character_factory(campaign, GC_MINIMAL, name="Late")
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", params={"limit": 2, "cursor": page1["next_cursor"]},
                    headers=campaign.gm)
     page2 = r.json()
@@ -314,7 +301,7 @@ def test_list_is_stable_under_inserts(client, campaign, character_factory):
 
 def test_list_exact_limit_has_no_next_cursor(client, campaign, character_factory):
     for i in range(2):
-        character_factory(campaign, SHEET, name=f"C{i}")
+        character_factory(campaign, GC_MINIMAL, name=f"C{i}")
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", params={"limit": 2}, headers=campaign.gm)
     assert len(r.json()["items"]) == 2
     assert r.json()["next_cursor"] is None
@@ -328,8 +315,8 @@ def test_bad_limit_or_cursor_is_a_422(client, campaign, params):
 
 
 def test_list_of_another_campaign_is_empty_of_mine(client, campaign, campaign_factory, character_factory):
-    other = campaign_factory(RULESET)
-    character_factory(other, SHEET)
+    other = campaign_factory(GC)
+    character_factory(other, GC_MINIMAL)
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", headers=campaign.gm)
     assert r.json() == {"items": [], "next_cursor": None}
 
@@ -339,7 +326,7 @@ def test_another_campaigns_token_gets_404_on_a_character_whatever_the_body(clien
     before the body is read (an Asgard body is not a Great Cosmos one)."""
     gc = campaign_factory("great-cosmos")
     other = campaign_factory("asgard")
-    hero = character_factory(gc, SHEET)
+    hero = character_factory(gc, GC_MINIMAL)
     for path, body in [("tests", {"stat": "force", "dice": [50]}), ("tests", {"skill": "survie"}),
                        ("tests/odds", {"stat": "force"}), ("level-ups", {}), ("actions", {"type": "fall"})]:
         r = client.post(f"/v1/characters/{hero['id']}/{path}", json=body, headers=other.gm)

@@ -5,30 +5,11 @@ idempotency and permissions."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from tests.api.support import assert_problem, assert_validation, bearer, read_events
-
-
-def gc(agilite: int = 55, **extra: Any) -> dict[str, Any]:
-    return {"race": "humain", "hp_max": 100, "mp_max": 50, **extra,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": agilite, "precision": 45, "chance": 60}}
-
-
-def rb(hab: int = 60, **extra: Any) -> dict[str, Any]:
-    return {"stats": {"FOR": 50, "HAB": hab}, "crit_chance": 5, "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, **extra}
-
-
-def wa(dex: int = 1, **extra: Any) -> dict[str, Any]:
-    return {"level": 1, "stats": {"FOR": 2, "DEX": dex, "CON": 0, "INT": 0, "SAG": -1, "CHA": 0},
-            "hp": 12, "hp_max": 12, "mp": 4, "mp_max": 4, **extra}
-
-
-def asg(perception: int = 2, **extra: Any) -> dict[str, Any]:
-    return {"skills": {"combat": 6, "defense": 4, "perception": perception}, "vitality": 20, "vitality_max": 20,
-            "heroism": 3, "protection": 2, **extra}
+from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
 
 
 class Table:
@@ -100,8 +81,8 @@ def order(state: dict, names: dict[str, str]) -> list[tuple]:
 
 def test_create_from_campaign_characters_and_numbered_npc_copies(table):
     t = table("great-cosmos")
-    hero = t.character("Aiko", gc(), kind="pc", player=t.alice)
-    goblin = t.character("Goblin", gc(40))
+    hero = t.character("Aiko", gc_fighter(), kind="pc", player=t.alice)
+    goblin = t.character("Goblin", gc_fighter(40))
     r = t.client.post(f"/v1/campaigns/{t.c.id}/encounters", headers=t.gm, json={
         "name": "Ambush", "options": {"hp_visibility": "status"},
         "combatants": [{"character_id": hero, "position": {"x": 3, "y": 4}},
@@ -129,8 +110,8 @@ def test_create_from_campaign_characters_and_numbered_npc_copies(table):
 
 def test_bad_setup_input_is_a_clear_4xx(table, campaign_factory, character_factory):
     t = table("worlds-awakening")
-    hero = t.character("Hero", wa(), kind="pc")
-    elsewhere = character_factory(campaign_factory("worlds-awakening"), wa(), name="Stranger")
+    hero = t.character("Hero", wa_fighter(), kind="pc")
+    elsewhere = character_factory(campaign_factory("worlds-awakening"), wa_fighter(), name="Stranger")
     url = f"/v1/campaigns/{t.c.id}/encounters"
 
     def create(combatants, **body):
@@ -142,7 +123,7 @@ def test_bad_setup_input_is_a_clear_4xx(table, campaign_factory, character_facto
     assert_validation(create([{"character_id": hero, "count": 2}]), [["body", "combatants", "0", "count"]])
     assert_validation(create([{"character_id": hero, "reaction": "dodge"}]), [["body", "combatants", "0", "reaction"]])
     assert_validation(create([{"character_id": hero, "actions": 2}]), [["body", "combatants", "0", "actions"]])
-    npc = t.character("Goblin", wa())
+    npc = t.character("Goblin", wa_fighter())
     assert_validation(create([{"character_id": npc, "count": 50}] * 11), [["body", "combatants"]])
     assert_validation(create([], options={"tie_method": "d20"}), [["body", "options", "tie_method"]])
     assert_validation(create([], options={"hp_visibility": "blurry"}), [["body", "options", "hp_visibility"]])
@@ -157,7 +138,7 @@ def test_bad_setup_input_is_a_clear_4xx(table, campaign_factory, character_facto
 
 def test_list_newest_first_with_cursor_and_status(table):
     t = table("rulebook-d100")
-    a = t.character("A", rb(), kind="pc")
+    a = t.character("A", rb_fighter(), kind="pc")
     made = [t.encounter([{"character_id": a}])["id"] for _ in range(3)]
     t.start(made[1], dice=[50])
     url = f"/v1/campaigns/{t.c.id}/encounters"
@@ -174,8 +155,8 @@ def test_gc_o1_o2_o3_p5_initiative_with_table_dice(table):
     """GC-O1 agilite order; GC-O3 an extra action at agilite − (4 + 1d6); GC-O2 ties roll d20,
     lowest first, tied again → one parallel slot; GC-P5 Illumination acts first."""
     t = table("great-cosmos")
-    chars = {"Fast": gc(70), "Tie A": gc(55), "Tie B": gc(55), "Tie C": gc(55),
-             "Saint": gc(30, posture="illumination")}
+    chars = {"Fast": gc_fighter(70), "Tie A": gc_fighter(55), "Tie B": gc_fighter(55), "Tie C": gc_fighter(55),
+             "Saint": gc_fighter(30, posture="illumination")}
     s = t.encounter([{"character_id": t.character(n, sh), **({"actions": 2} if n == "Fast" else {})}
                      for n, sh in chars.items()])
     n = ids(s)
@@ -209,7 +190,7 @@ def test_gc_o1_o2_o3_p5_initiative_with_table_dice(table):
 
 def test_gc_o2_parallel_tie_method_and_gc_o1_recomputed_each_round(table):
     t = table("great-cosmos")
-    a, b = t.character("A", gc(55)), t.character("B", gc(55))
+    a, b = t.character("A", gc_fighter(55)), t.character("B", gc_fighter(55))
     s = t.encounter([{"character_id": a}, {"character_id": b}], options={"tie_method": "parallel"})
     n = ids(s)
     s = t.start(s["id"], dice=[])  # no die: tied entities act in parallel at once
@@ -238,8 +219,8 @@ def test_gc_o2_parallel_tie_method_and_gc_o1_recomputed_each_round(table):
 def test_gc_o1_off_the_gms_order_without_dice(table):
     """Campaign option turn_order_rules off (GC-O1..O3 not applied): the GM's initiatives, then the order added."""
     t = table("great-cosmos", {"turn_order_rules": False})
-    s = t.encounter([{"character_id": t.character("A", gc(90))}, {"character_id": t.character("B", gc(10))},
-                     {"character_id": t.character("C", gc(50)), "initiative": 5}])
+    s = t.encounter([{"character_id": t.character("A", gc_fighter(90))}, {"character_id": t.character("B", gc_fighter(10))},
+                     {"character_id": t.character("C", gc_fighter(50)), "initiative": 5}])
     n = ids(s)
     s = t.start(s["id"], dice=[])
     assert order(s, n) == [(0, "C", 5, False), (1, "A", None, False), (2, "B", None, False)]
@@ -250,7 +231,7 @@ def test_rb_f4_initiative_criticals_extra_action_and_late_start(table):
     """RB-F4: a HAB ranking; a critical success acts once more before round 1, a critical
     failure only from round 2."""
     t = table("rulebook-d100")
-    s = t.encounter([{"character_id": t.character(n, rb(60))} for n in ("Ace", "Mid", "Oops")])
+    s = t.encounter([{"character_id": t.character(n, rb_fighter(60))} for n in ("Ace", "Mid", "Oops")])
     n = ids(s)
     s = t.start(s["id"], dice=[3, 50, 99])
     assert order(s, n) == [(0, "Ace", 12, True), (1, "Ace", 12, False), (2, "Mid", 1, False), (3, "Oops", -6, False)]
@@ -273,7 +254,7 @@ def test_rb_f4_initiative_criticals_extra_action_and_late_start(table):
 
 def test_rb_f4_ties_by_units_then_d100_rerolls(table):
     t = table("rulebook-d100")
-    s = t.encounter([{"character_id": t.character(n, rb(60))} for n in ("A", "B", "C")])
+    s = t.encounter([{"character_id": t.character(n, rb_fighter(60))} for n in ("A", "B", "C")])
     n = ids(s)
     # levels: 41 → 2, 42 → 2, 31 → 3; A and B tie on the level, A's units digit wins
     s2 = t.start(s["id"], dice=[42, 41, 31])
@@ -290,7 +271,7 @@ def test_rb_f4_ties_by_units_then_d100_rerolls(table):
 
 def test_wa_c4_initiative_ten_plus_dex_and_d20_roll_offs(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character(name, wa(dex))}
+    s = t.encounter([{"character_id": t.character(name, wa_fighter(dex))}
                      for name, dex in (("Slow", 1), ("Quick", 3), ("Also slow", 1), ("Third slow", 1))])
     n = ids(s)
     # three tied at 11: d20 each (7, 15, 7), highest first; 7 and 7 tie again (2, 18)
@@ -304,7 +285,7 @@ def test_wa_c4_initiative_ten_plus_dex_and_d20_roll_offs(table):
 
 def test_wa_c4_roll_off_owners_when_a_lower_tie_group_rolls_later(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character(name, wa(dex))}
+    s = t.encounter([{"character_id": t.character(name, wa_fighter(dex))}
                      for name, dex in (("A", 1), ("B", 1), ("C", 1), ("D", 1))])
     n = ids(s)
     # A=3 B=3 C=6 D=6: C and D (higher) roll again first (2, 4), then A and B (4, 2)
@@ -318,10 +299,10 @@ def test_as_c13_initiative_perception_tests_take_11_and_roll_offs(table):
     """AS-C13: open perception tests (NPCs may take 11, AS-T8), highest first; ties by the
     higher perception value, then 1d6 roll-offs."""
     t = table("asgard")
-    s = t.encounter([{"character_id": t.character("Low", asg(2), kind="pc")},
-                     {"character_id": t.character("High", asg(5), kind="pc")},
-                     {"character_id": t.character("Extra", asg(0))},
-                     {"character_id": t.character("Twin", asg(0))}])
+    s = t.encounter([{"character_id": t.character("Low", as_fighter(2), kind="pc")},
+                     {"character_id": t.character("High", as_fighter(5), kind="pc")},
+                     {"character_id": t.character("Extra", as_fighter(0))},
+                     {"character_id": t.character("Twin", as_fighter(0))}])
     n = ids(s)
     url = f"/v1/encounters/{s['id']}/start"
     r = t.client.post(url, json={"take_11": [n["Low"]], "seed": 1}, headers=t.gm)
@@ -340,7 +321,7 @@ def test_as_c13_initiative_perception_tests_take_11_and_roll_offs(table):
 
 def test_gm_initiative_override_before_start_only(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character("A", wa(3))}, {"character_id": t.character("B", wa(1))}])
+    s = t.encounter([{"character_id": t.character("A", wa_fighter(3))}, {"character_id": t.character("B", wa_fighter(1))}])
     n = ids(s)
     r = t.client.patch(f"/v1/encounters/{s['id']}/combatants/{n['B']}", json={"initiative": 20}, headers=t.gm)
     assert r.status_code == 200 and r.json()["combatants"][1]["initiative_override"] == 20, r.text
@@ -354,7 +335,7 @@ def test_gm_initiative_override_before_start_only(table):
 
 def test_next_turn_skips_down_ticks_conditions_and_wraps(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character(name, wa(dex))} for name, dex in (("A", 3), ("B", 2), ("C", 1))])
+    s = t.encounter([{"character_id": t.character(name, wa_fighter(dex))} for name, dex in (("A", 3), ("B", 2), ("C", 1))])
     n, eid = ids(s), s["id"]
     t.start(eid, dice=[])
     t.act(eid, {"type": "damage", "target_id": n["B"], "amount": 50})
@@ -384,7 +365,7 @@ def test_wa_c5_a_down_combatants_conditions_still_count_on_its_skipped_turns(tab
     """A condition lasts rounds of the fight: a down combatant (WA-C5, 0 HP) has no turn to act in,
     but its turn still passes, so its conditions count at its start and its end."""
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character(name, wa(dex))} for name, dex in (("A", 3), ("B", 2))])
+    s = t.encounter([{"character_id": t.character(name, wa_fighter(dex))} for name, dex in (("A", 3), ("B", 2))])
     n, eid = ids(s), s["id"]
     t.start(eid, dice=[])
     t.act(eid, {"type": "damage", "target_id": n["B"], "amount": 50})
@@ -401,7 +382,7 @@ def test_wa_c5_a_down_combatants_conditions_still_count_on_its_skipped_turns(tab
 
 def test_everyone_down_leaves_no_current_turn(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character("A", wa(3))}])
+    s = t.encounter([{"character_id": t.character("A", wa_fighter(3))}])
     t.start(s["id"], dice=[])
     t.act(s["id"], {"type": "damage", "target_id": s["combatants"][0]["id"], "amount": 99})
     step = t.next_turn(s["id"])
@@ -410,8 +391,8 @@ def test_everyone_down_leaves_no_current_turn(table):
 
 def test_reveal_on_turn_and_hidden_combatants_never_reach_players(table):
     t = table("worlds-awakening")
-    hero = t.character("Hero", wa(1), kind="pc", player=t.alice)
-    lurker = t.character("Lurker", wa(3))
+    hero = t.character("Hero", wa_fighter(1), kind="pc", player=t.alice)
+    lurker = t.character("Lurker", wa_fighter(3))
     s = t.encounter([{"character_id": hero}, {"character_id": lurker, "hidden": True}])
     n, eid = ids(s), s["id"]
     for who in (t.alice.headers, t.bob.headers):
@@ -453,8 +434,8 @@ def test_reveal_on_turn_and_hidden_combatants_never_reach_players(table):
 ])
 def test_hp_visibility_exact_status_hidden(table, visibility, expected):
     t = table("worlds-awakening")
-    hero = t.character("Hero", wa(1), kind="pc", player=t.alice)
-    orc = t.character("Orc", wa(3))
+    hero = t.character("Hero", wa_fighter(1), kind="pc", player=t.alice)
+    orc = t.character("Orc", wa_fighter(3))
     s = t.encounter([{"character_id": hero}, {"character_id": orc}], options={"hp_visibility": visibility})
     n, eid = ids(s), s["id"]
     t.start(eid, dice=[])
@@ -486,7 +467,7 @@ def test_hp_visibility_exact_status_hidden(table, visibility, expected):
 
 def test_heal_and_damage_write_the_sheet_versioned(table):
     t = table("great-cosmos")
-    aiko = t.character("Aiko", gc(55), kind="pc", player=t.alice)
+    aiko = t.character("Aiko", gc_fighter(55), kind="pc", player=t.alice)
     s = t.encounter([{"character_id": aiko}])
     n, eid = ids(s), s["id"]
     t.start(eid, dice=[])
@@ -519,13 +500,13 @@ def test_heal_and_damage_write_the_sheet_versioned(table):
 
 def test_rulebook_hp_may_go_below_zero_and_asgard_heroism_has_no_max(table):
     t = table("rulebook-d100")
-    a = t.character("A", rb(), kind="pc")
+    a = t.character("A", rb_fighter(), kind="pc")
     s = t.encounter([{"character_id": a}])
     t.start(s["id"], dice=[50])
     t.act(s["id"], {"type": "damage", "target_id": s["combatants"][0]["id"], "amount": 20})
     assert t.sheet(a)["sheet"]["hp"] == -6 and t.state(s["id"])["combatants"][0]["down"] is True
     t = table("asgard")
-    a = t.character("A", asg(), kind="pc")
+    a = t.character("A", as_fighter(), kind="pc")
     s = t.encounter([{"character_id": a}])
     t.start(s["id"], dice=[1, 2, 3])
     t.act(s["id"], {"type": "heal", "target_id": s["combatants"][0]["id"], "amount": 2, "resource": "heroism"})
@@ -537,8 +518,8 @@ def test_rulebook_hp_may_go_below_zero_and_asgard_heroism_has_no_max(table):
 
 def test_revert_walks_back_the_stack_and_names_conflicts(table):
     t = table("worlds-awakening")
-    hero = t.character("Hero", wa(3), kind="pc")
-    s = t.encounter([{"character_id": hero}, {"character_id": t.character("Orc", wa(1))}])
+    hero = t.character("Hero", wa_fighter(3), kind="pc")
+    s = t.encounter([{"character_id": hero}, {"character_id": t.character("Orc", wa_fighter(1))}])
     n, eid = ids(s), s["id"]
     start = t.start(eid, dice=[])["action"]
     hit = t.act(eid, {"type": "damage", "target_id": n["Hero"], "amount": 5})
@@ -579,7 +560,7 @@ def test_revert_walks_back_the_stack_and_names_conflicts(table):
 
 def test_end_then_every_action_is_a_409(table):
     t = table("rulebook-d100")
-    a = t.character("A", rb(), kind="pc")
+    a = t.character("A", rb_fighter(), kind="pc")
     s = t.encounter([{"character_id": a}])
     n, eid = ids(s), s["id"]
     started = t.start(eid, dice=[50])
@@ -600,7 +581,7 @@ def test_end_then_every_action_is_a_409(table):
 
 def test_if_match_on_the_encounter(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character("A", wa())}])
+    s = t.encounter([{"character_id": t.character("A", wa_fighter())}])
     eid = s["id"]
     r = t.client.patch(f"/v1/encounters/{eid}", json={"name": "Renamed"}, headers={**t.gm, "If-Match": '"1"'})
     assert r.status_code == 200 and r.headers["ETag"] == '"2"', r.text
@@ -615,7 +596,7 @@ def test_if_match_on_the_encounter(table):
 
 def test_idempotency_key_replays_rolling_posts(table, count_rows):
     t = table("great-cosmos")
-    s = t.encounter([{"character_id": t.character(n, gc(55))} for n in ("A", "B")])
+    s = t.encounter([{"character_id": t.character(n, gc_fighter(55))} for n in ("A", "B")])
     n, eid = ids(s), s["id"]
     key = {**t.gm, "Idempotency-Key": "start-1"}
     first = t.client.post(f"/v1/encounters/{eid}/start", json={"seed": 3}, headers=key)
@@ -633,8 +614,8 @@ def test_idempotency_key_replays_rolling_posts(table, count_rows):
 
 def test_permissions_of_players(table):
     t = table("worlds-awakening", {"players_may_enter_dice": False})
-    hero = t.character("Hero", wa(3), kind="pc", player=t.alice)
-    s = t.encounter([{"character_id": hero}, {"character_id": t.character("Orc", wa(1))}])
+    hero = t.character("Hero", wa_fighter(3), kind="pc", player=t.alice)
+    s = t.encounter([{"character_id": hero}, {"character_id": t.character("Orc", wa_fighter(1))}])
     n, eid = ids(s), s["id"]
     alice, bob = t.alice.headers, t.bob.headers
     combatant = f"/v1/encounters/{eid}/combatants/{{}}"
@@ -664,7 +645,7 @@ def test_permissions_of_players(table):
 
 def test_events_carry_id_and_version_and_hidden_actions_stay_the_gms(table):
     t = table("worlds-awakening")
-    s = t.encounter([{"character_id": t.character("A", wa(3))}, {"character_id": t.character("B", wa(1))}])
+    s = t.encounter([{"character_id": t.character("A", wa_fighter(3))}, {"character_id": t.character("B", wa_fighter(1))}])
     n, eid = ids(s), s["id"]
     started = t.start(eid, dice=[])
     secret = t.act(eid, {"type": "condition", "target_id": n["B"], "add": {"name": "cursed"}, "hidden": True})

@@ -8,13 +8,13 @@ from typing import Any
 
 from tests.api.encounter_support import Table, ids, step, table  # noqa: F401  (the fixture)
 from tests.api.support import assert_problem, assert_validation, bearer
-from tests.api.test_encounters import gc
+from tests.factories import gc_fighter
 
 SWORD = {"name": "Sword", "kind": "weapon", "slots": 2, "damage": "1d8+2"}
 
 
 def armed(agilite: int = 55, *items: dict, **extra: Any) -> dict[str, Any]:
-    return gc(agilite, inventory={"items": list(items)}, **extra)
+    return gc_fighter(agilite, inventory={"items": list(items)}, **extra)
 
 
 def fight(t: Table, *entries: tuple, options: dict | None = None, start_dice: list[int] | None = None):
@@ -32,8 +32,8 @@ def fight(t: Table, *entries: tuple, options: dict | None = None, start_dice: li
 def duel(t: Table, a_sheet: dict | None = None, b_sheet: dict | None = None, *, b_reaction: str | None = None,
          b_player=None, a_pos=(0, 0), b_pos=(1, 0), options: dict | None = None):
     """Aiko (Alice's, agilite 60: acts first) against Brute (agilite 40), side by side."""
-    return fight(t, ("Aiko", a_sheet or gc(60), "pc", t.alice, {"x": a_pos[0], "y": a_pos[1]}, None),
-                 ("Brute", b_sheet or gc(40), "pc" if b_player else "npc", b_player,
+    return fight(t, ("Aiko", a_sheet or gc_fighter(60), "pc", t.alice, {"x": a_pos[0], "y": a_pos[1]}, None),
+                 ("Brute", b_sheet or gc_fighter(40), "pc" if b_player else "npc", b_player,
                   {"x": b_pos[0], "y": b_pos[1]}, b_reaction), options=options)
 
 
@@ -60,7 +60,7 @@ def hp(t: Table, eid: str, cid: str) -> int:
 
 def test_gc_p1_offensive_doubles_damage_and_its_bearer_neither_dodges_nor_parries(table):
     t = table("great-cosmos")
-    eid, n = duel(t, gc(60, default_posture="offensive"))
+    eid, n = duel(t, gc_fighter(60, default_posture="offensive"))
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 4])
     assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in hit["rolls"]] == [
         ("d100", 30, "attack", n["Aiko"]), ("d100", 50, "dodge", n["Brute"]), ("d6", 4, "damage", n["Aiko"])]
@@ -268,9 +268,9 @@ def test_gc_p5_extra_action_advantage_adds_an_action_while_the_posture_lasts(tab
 
 def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_once(table):
     t = table("great-cosmos", {"players_may_enter_dice": True})
-    eid, n = fight(t, ("Aiko", gc(60), "pc", t.alice, {"x": 0, "y": 0}, None),
-                   ("Brute", gc(40), "pc", t.bob, {"x": 1, "y": 0}, None),
-                   ("Cleo", gc(30), "npc", None, {"x": 1, "y": 1}, None))
+    eid, n = fight(t, ("Aiko", gc_fighter(60), "pc", t.alice, {"x": 0, "y": 0}, None),
+                   ("Brute", gc_fighter(40), "pc", t.bob, {"x": 1, "y": 0}, None),
+                   ("Cleo", gc_fighter(30), "npc", None, {"x": 1, "y": 1}, None))
     entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
     assert entered["rolls"] == [] and step(entered, "GC-P6")["cost"] == {"dark": 1}
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 50, 2])  # karma locked at -10: + the d10
@@ -417,7 +417,7 @@ def test_gc_d4_a_dash_multiplies_the_max_move_and_gives_up_the_action(table):
 
 def test_gc_o2_same_parallel_slot_no_reaction_and_a_target_gone_out_of_reach_is_missed(table):
     t = table("great-cosmos")
-    eid, n = duel(t, gc(50), gc(50), options={"tie_method": "parallel"})
+    eid, n = duel(t, gc_fighter(50), gc_fighter(50), options={"tie_method": "parallel"})
     assert t.state(eid)["current"]["combatant_ids"] == [n["Aiko"], n["Brute"]]
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 2])
     assert step(hit, "GC-O2")["what"] == "no dodge nor parry against an attack from the same parallel slot"
@@ -440,7 +440,7 @@ FINAL = {"name": "Nova", "punchline": "Que la lumière soit !", "cost_kind": "li
 
 def test_gc_p5_final_skill_needs_level_5_costs_its_points_ignores_critical_failures_and_ends_the_posture(table):
     t = table("great-cosmos")
-    eid, n = duel(t, gc(60, level=5, light_points=2, final_skill=FINAL), gc(40, level=4, final_skill=FINAL))
+    eid, n = duel(t, gc_fighter(60, level=5, light_points=2, final_skill=FINAL), gc_fighter(40, level=4, final_skill=FINAL))
     r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
                       json={"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"]})
     assert "Illumination or Sépulcrale" in assert_problem(r, 422, "rule-violation")["detail"]
@@ -548,8 +548,8 @@ def _normalised_state(t: Table, eid: str, names: dict[str, str]) -> Any:
 def scripted_fight(t: Table) -> tuple[str, dict[str, str]]:
     """Aiko (Alice's, sword) against Shade (magic) and Brute (parries), four rounds and a bit."""
     eid, n = fight(t, ("Aiko", armed(60, SWORD), "pc", t.alice, {"x": 0, "y": 0}, None),
-                   ("Brute", gc(40, hp_max=30), "npc", None, {"x": 1, "y": 0}, "parry"),
-                   ("Shade", gc(50), "npc", None, {"x": 5, "y": 5}, None), options={"hp_visibility": "status"})
+                   ("Brute", gc_fighter(40, hp_max=30), "npc", None, {"x": 1, "y": 0}, "parry"),
+                   ("Shade", gc_fighter(50), "npc", None, {"x": 5, "y": 5}, None), options={"hp_visibility": "status"})
     a, b, s = n["Aiko"], n["Brute"], n["Shade"]
     # round 1: Aiko, Shade, Brute
     attack(t, eid, a, b, [30, 50, 6], damage=None)                      # sword 1d8+2: Brute 30 -> 22

@@ -7,15 +7,13 @@ from fastapi.testclient import TestClient
 
 from app.api.ratelimit import RateLimiter
 from tests.api.support import read_events
-
-GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+from tests.factories import GC_MINIMAL
 
 
 def test_every_change_is_an_event_in_order(client, campaign_factory, character_factory, player_factory):
     c = campaign_factory("great-cosmos")
     player = player_factory(c)
-    ch = character_factory(c, GC_SHEET, player=player)
+    ch = character_factory(c, GC_MINIMAL, player=player)
     client.patch(f"/v1/characters/{ch['id']}", json={"name": "Aiko"}, headers=c.gm)
     test = client.post(f"/v1/characters/{ch['id']}/tests", json={"stat": "force", "dice": [42]}, headers=c.gm).json()
     client.delete(f"/v1/characters/{ch['id']}", headers=c.gm)
@@ -172,7 +170,7 @@ class _scratch_database:
 def test_events_carry_the_resource_as_a_member_reads_it(client, campaign_factory, player_factory, character_factory):
     c = campaign_factory("great-cosmos")
     player = player_factory(c, "Alice")
-    created = character_factory(c, GC_SHEET, player=player, name="Aiko")
+    created = character_factory(c, GC_MINIMAL, player=player, name="Aiko")
     r = client.patch(f"/v1/characters/{created['id']}", json={"name": "Aiko II", "sheet": {"hp": 90}}, headers=c.gm)
     assert r.status_code == 200, r.text
     updated = r.json()
@@ -197,7 +195,7 @@ def test_events_carry_the_resource_as_a_member_reads_it(client, campaign_factory
 def test_a_replayed_event_is_the_state_of_its_time(client, campaign_factory, character_factory):
     """Each character.updated carries the version it made, not today's."""
     c = campaign_factory("great-cosmos")
-    ch = character_factory(c, GC_SHEET)
+    ch = character_factory(c, GC_MINIMAL)
     for name in ("B", "C"):
         assert client.patch(f"/v1/characters/{ch['id']}", json={"name": name}, headers=c.gm).status_code == 200
     updates = [e["data"] for e in read_events(client, c.id, c.gm) if e["type"] == "character.updated"]

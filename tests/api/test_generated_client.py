@@ -22,7 +22,8 @@ import attrs
 import pytest
 
 from app.api.openapi_doc import prefix
-from tests.hardening.conftest import SHEETS, live, server_database_url  # noqa: F401 (fixtures)
+from tests.factories import SHEETS
+from tests.hardening.conftest import live, server_database_url  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((ROOT / "openapi.json").read_text())
@@ -123,9 +124,9 @@ def _comparable(value: Any) -> Any:
     return value
 
 
-def _parsed(response) -> Any:
-    """The typed result of a response, which must hold the whole body."""
-    assert 200 <= response.status_code < 300, response.content
+def _parsed(response, status: int) -> Any:
+    """The typed result of a response of this status, which must hold the whole body."""
+    assert response.status_code == status, response.content
     assert _comparable(response.parsed.to_dict()) == _comparable(json.loads(response.content))
     return response.parsed
 
@@ -139,27 +140,27 @@ def test_round_trip_through_the_generated_client(generated, live):
     for ruleset in TESTS:
         name = prefix(ruleset)
         campaign = _parsed(campaigns.create_campaign.sync_detailed(
-            client=anonymous, body=models.CampaignCreate.from_dict({"name": "Round trip", "ruleset": ruleset})))
+            client=anonymous, body=models.CampaignCreate.from_dict({"name": "Round trip", "ruleset": ruleset})), 201)
         live.campaigns.append(campaign.id)
         assert isinstance(campaign.created_at, datetime)
         gm = generated.AuthenticatedClient(base_url=server.url, token=campaign.gm_token, timeout=30.0)
         character = _parsed(characters.create_character.sync_detailed(
             client=gm, campaign_id=campaign.id,
-            body=models.CharacterCreate.from_dict({"name": "Aiko", "kind": "pc", "sheet": SHEETS[ruleset]})))
+            body=models.CharacterCreate.from_dict({"name": "Aiko", "kind": "pc", "sheet": SHEETS[ruleset]})), 201)
         body = getattr(models, f"{name}TestRequest").from_dict(TESTS[ruleset])
-        test = _parsed(play.run_test.sync_detailed(client=gm, character_id=character.id, body=body))
+        test = _parsed(play.run_test.sync_detailed(client=gm, character_id=character.id, body=body), 201)
         assert type(test).__name__ == f"{name}TestResult"
         assert [die.value for die in test.rolls] == TESTS[ruleset]["dice"] and test.character_id == character.id
         body = getattr(models, f"{name}OddsRequest").from_dict(ODDS[ruleset])
-        odds = _parsed(play.get_odds.sync_detailed(client=gm, character_id=character.id, body=body))
+        odds = _parsed(play.get_odds.sync_detailed(client=gm, character_id=character.id, body=body), 200)
         assert type(odds).__name__ == f"{name}Odds" and "/" in odds.success.probability
         logged = [test]
         if ruleset == "great-cosmos":
             body = models.GreatCosmosLevelUpRequest.from_dict(
                 {"mode": "two_d10", "stats": ["force", "esprit"], "chance_bonus_pool": "hp", "seed": 7})
-            level_up = _parsed(play.level_up.sync_detailed(client=gm, character_id=character.id, body=body))
+            level_up = _parsed(play.level_up.sync_detailed(client=gm, character_id=character.id, body=body), 201)
             assert type(level_up).__name__ == "GreatCosmosLevelUpResult" and level_up.level.after == 2
             logged.insert(0, level_up)
-        page = _parsed(rolls.list_rolls.sync_detailed(client=gm, campaign_id=campaign.id, limit=10))
+        page = _parsed(rolls.list_rolls.sync_detailed(client=gm, campaign_id=campaign.id, limit=10), 200)
         assert [(type(e), e.id) for e in page.items] == [(type(e), e.id) for e in logged]
         assert page.next_cursor is None

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from tests.api.support import SHEET, assert_problem, read_events
+from tests.api.support import assert_problem, read_events
+from tests.factories import GC_MINIMAL
 
 
 @pytest.fixture
@@ -18,8 +19,8 @@ def fight(client, campaign_factory, player_factory, character_factory):
     copies of the Goblin (Goblin 1, Goblin 2)."""
     c = campaign_factory("great-cosmos")
     alice, bob = player_factory(c, "Alice"), player_factory(c, "Bob")
-    aiko = character_factory(c, SHEET, name="Aiko", player=alice)["id"]
-    goblin = character_factory(c, SHEET, kind="npc", name="Goblin")["id"]
+    aiko = character_factory(c, GC_MINIMAL, name="Aiko", player=alice)["id"]
+    goblin = character_factory(c, GC_MINIMAL, kind="npc", name="Goblin")["id"]
     r = client.patch(f"/v1/characters/{goblin}", json={"player_access": "observer"}, headers=c.gm)  # seen, but in hiding
     assert r.status_code == 200, r.text
     r = client.post(f"/v1/campaigns/{c.id}/encounters", headers=c.gm, json={
@@ -63,7 +64,7 @@ def test_a_revealed_combatants_character_is_seen_again(client, fight):
 
 def test_a_hidden_player_character_stays_its_owners_only(client, fight, character_factory):
     c, alice, bob = fight["c"], fight["alice"], fight["bob"]
-    spy = character_factory(c, SHEET, name="Spy", player=bob)["id"]
+    spy = character_factory(c, GC_MINIMAL, name="Spy", player=bob)["id"]
     r = client.post(f"/v1/encounters/{fight['eid']}/combatants", json={"character_id": spy, "hidden": True},
                     headers=c.gm)
     assert r.status_code == 201, r.text

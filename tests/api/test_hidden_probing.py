@@ -17,7 +17,7 @@ from tests.api import test_encounters_rulebook_d100 as rulebook
 from tests.api import test_encounters_worlds_awakening as awakening
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
 from tests.api.support import assert_problem, assert_validation, bearer, read_events
-from tests.api.test_encounters import gc, wa
+from tests.factories import gc_fighter, wa_fighter
 
 UNKNOWN = "f" * 32
 
@@ -46,8 +46,8 @@ def same_problem(hidden, unknown, hidden_id: str = UNKNOWN) -> None:
 
 def lurking(t: Table, lurker_at: dict, reaction: str = "dodge"):
     """Aiko (Alice's, agilite 60, acts first) at (0, 0) and a hidden Lurker that stays hidden."""
-    return fight(t, [("Aiko", gc(60), t.alice, {"position": {"x": 0, "y": 0}, "reaction": reaction}),
-                     ("Lurker", gc(40), None, {"position": lurker_at, "hidden": True})],
+    return fight(t, [("Aiko", gc_fighter(60), t.alice, {"position": {"x": 0, "y": 0}, "reaction": reaction}),
+                     ("Lurker", gc_fighter(40), None, {"position": lurker_at, "hidden": True})],
                  options={"reveal_on_turn": False}, start=[])
 
 
@@ -75,9 +75,9 @@ def test_issue21_item4_a_players_attack_on_a_hidden_combatant_answers_as_on_an_u
 def test_issue21_item4_gc_d1_d2_a_hidden_combatants_cell_is_an_empty_cell_to_a_player(table):
     """GC-D2 is judged first; a hidden occupant holds no cell against a player who cannot see it."""
     t = table("great-cosmos")
-    eid, n = fight(t, [("Aiko", gc(60), t.alice, {"position": {"x": 0, "y": 0}}),
-                       ("Lurker", gc(40), None, {"position": {"x": 2, "y": 0}, "hidden": True}),
-                       ("Shade", gc(30), None, {"position": {"x": 4, "y": 0}, "hidden": True})],
+    eid, n = fight(t, [("Aiko", gc_fighter(60), t.alice, {"position": {"x": 0, "y": 0}}),
+                       ("Lurker", gc_fighter(40), None, {"position": {"x": 2, "y": 0}, "hidden": True}),
+                       ("Shade", gc_fighter(30), None, {"position": {"x": 4, "y": 0}, "hidden": True})],
                    options={"reveal_on_turn": False}, start=[])
 
     def move(x: int, y: int, headers):
@@ -148,7 +148,7 @@ def test_issue21_item5_damage_steps_follow_hp_visibility_in_every_ruleset(table,
 
 def test_issue21_item5_wa_c5_back_above_0_hp_tells_players_no_exact_hp(table):
     t = table("worlds-awakening")
-    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Orc", wa(3), None, {})],
+    eid, n = fight(t, [("Hero", wa_fighter(1), t.alice, {}), ("Orc", wa_fighter(3), None, {})],
                    options={"hp_visibility": "status"}, start=[])
     t.act(eid, {"type": "damage", "target_id": n["Orc"], "amount": 99})
     healed = t.act(eid, {"type": "heal", "target_id": n["Orc"], "amount": 3})
@@ -166,7 +166,7 @@ def test_issue21_item5_wa_c5_back_above_0_hp_tells_players_no_exact_hp(table):
 
 def test_issue21_item7_a_players_history_page_and_cursor_never_name_a_hidden_action(table):
     t = table("worlds-awakening")
-    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Orc", wa(3), None, {})])
+    eid, n = fight(t, [("Hero", wa_fighter(1), t.alice, {}), ("Orc", wa_fighter(3), None, {})])
     started = t.start(eid, dice=[])["action"]
     secrets = [t.act(eid, {"type": "condition", "target_id": n["Orc"], "add": {"name": f"cursed {k}"},
                            "hidden": True}) for k in (1, 2)]
@@ -188,7 +188,7 @@ def test_issue21_item7_a_players_history_page_and_cursor_never_name_a_hidden_act
 
 def test_issue21_item7_a_roll_log_cursor_built_from_a_hidden_entry_is_an_unknown_cursor(table):
     t = table("worlds-awakening")
-    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Orc", wa(3), None, {})], start=[])
+    eid, n = fight(t, [("Hero", wa_fighter(1), t.alice, {}), ("Orc", wa_fighter(3), None, {})], start=[])
     secret = t.act(eid, {"type": "condition", "target_id": n["Orc"], "add": {"name": "cursed"}, "hidden": True})
     url = f"/v1/campaigns/{t.c.id}/rolls"
 
@@ -207,7 +207,7 @@ def test_issue21_item7_a_roll_log_cursor_built_from_a_hidden_entry_is_an_unknown
 
 def test_issue21_item8_reverting_a_hidden_combatants_action_stays_the_gms(table):
     t = table("worlds-awakening")
-    eid, n = fight(t, [("Hero", wa(1), t.alice, {}), ("Lurker", wa(3), None, {"hidden": True})],
+    eid, n = fight(t, [("Hero", wa_fighter(1), t.alice, {}), ("Lurker", wa_fighter(3), None, {"hidden": True})],
                    options={"reveal_on_turn": False}, start=[])
     hurt = t.act(eid, {"type": "damage", "target_id": n["Lurker"], "amount": 2})
     undo = t.post(f"/v1/encounters/{eid}/actions/{hurt['id']}/revert", {})
@@ -228,7 +228,7 @@ def test_issue21_item8_reverting_a_hidden_combatants_action_stays_the_gms(table)
 @pytest.mark.parametrize("type_", [{}, [], [1]])
 def test_issue21_item9_an_action_type_that_is_no_string_is_a_422_naming_it(table, type_):
     t = table("worlds-awakening")
-    eid, n = fight(t, [("Hero", wa(1), t.alice, {})], start=[])
+    eid, n = fight(t, [("Hero", wa_fighter(1), t.alice, {})], start=[])
     for who in (t.gm, t.alice.headers):
         r = t.client.post(f"/v1/encounters/{eid}/actions", json={"type": type_, "target_id": n["Hero"]}, headers=who)
         assert_validation(r, [["body", "type"]])
@@ -239,8 +239,8 @@ def test_issue21_item9_an_action_type_that_is_no_string_is_a_422_naming_it(table
 def test_issue21_item10_gm_only_encounter_routes_answer_another_campaigns_token_404(table, campaign_factory,
                                                                                      player_factory):
     t = table("worlds-awakening")
-    hero = t.character("Hero", wa(1), kind="pc", player=t.alice)
-    eid, n = fight(t, [("Orc", wa(3), None, {})])
+    hero = t.character("Hero", wa_fighter(1), kind="pc", player=t.alice)
+    eid, n = fight(t, [("Orc", wa_fighter(3), None, {})])
     started = t.start(eid, dice=[])["action"]
     other = campaign_factory("worlds-awakening")
     strangers = {"player": player_factory(other, "Eve").headers, "gm": other.gm}
@@ -270,9 +270,9 @@ def test_issue21_item4_gc_p6_a_provocation_by_a_hidden_sepulcrale_does_not_name_
     """GC-P6: Aiko, struck by the hidden Lurker in Sépulcrale, must aim at it: a player is told so
     without its id (the GM is told which)."""
     t = table("great-cosmos", {"players_may_enter_dice": True})
-    eid, n = fight(t, [("Aiko", gc(60), t.alice, {"position": {"x": 0, "y": 0}}),
-                       ("Lurker", gc(50), None, {"position": {"x": 1, "y": 0}, "hidden": True}),
-                       ("Cleo", gc(30), None, {"position": {"x": 0, "y": 1}})],
+    eid, n = fight(t, [("Aiko", gc_fighter(60), t.alice, {"position": {"x": 0, "y": 0}}),
+                       ("Lurker", gc_fighter(50), None, {"position": {"x": 1, "y": 0}, "hidden": True}),
+                       ("Cleo", gc_fighter(30), None, {"position": {"x": 0, "y": 1}})],
                    options={"reveal_on_turn": False}, start=[])
     t.act(eid, {"type": "posture", "actor_id": n["Lurker"], "posture": "sepulcrale"})
     hit = t.act(eid, {"type": "attack", "actor_id": n["Lurker"], "target_id": n["Aiko"], "damage": "1d6",

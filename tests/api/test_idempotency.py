@@ -3,24 +3,20 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.support import RULESET, SHEET, assert_problem
+from tests.api.support import assert_problem
+from tests.factories import GC_MINIMAL
 
 SUPER = {"stat": "force", "dice": [42]}  # super-critical success: karma 0 → -2 (GC-K1)
 
 
 @pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(RULESET, options={"players_may_enter_dice": True})
+def campaign_options():
+    return {"players_may_enter_dice": True}
 
 
 @pytest.fixture
-def alice(campaign, player_factory):
-    return player_factory(campaign, "Alice")
-
-
-@pytest.fixture
-def hero(campaign, alice, character_factory):
-    return character_factory(campaign, SHEET, player=alice)
+def hero_owner(alice):
+    return alice
 
 
 def test_(client, hero, headers, body, key=None):
@@ -69,7 +65,7 @@ def test_same_key_other_body_is_a_422(client, campaign, hero, count_rows):
 
 
 def test_same_key_other_character_is_a_422(client, campaign, hero, character_factory, count_rows):
-    other = character_factory(campaign, SHEET, kind="npc", name="Orc")
+    other = character_factory(campaign, GC_MINIMAL, kind="npc", name="Orc")
     assert run(client, hero, campaign.gm, SUPER, "k-3").status_code == 201
     r = run(client, other, campaign.gm, SUPER, "k-3")
     assert_problem(r, 422, "validation-error")

@@ -11,11 +11,10 @@ import random
 import pytest
 
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
-from tests.api.support import RB_SHEET, RULESET, SHEET, assert_problem, bearer, read_events
-from tests.api.test_encounters import asg, gc
+from tests.api.support import assert_problem, bearer, read_events
+from tests.factories import AS, GC, GC_MINIMAL, RB, SHEETS, as_fighter, gc_fighter, sheet
 
-ASGARD_SHEET = {"skills": {"combat": 6, "defense": 4, "survie": 3}, "vitality": 20, "vitality_max": 20,
-                "heroism": 3, "protection": 2, "weapons": [], "assets": [], "tier": None}
+ASGARD_SHEET = sheet(AS, skills={"combat": 6, "defense": 4, "survie": 3}, weapons=[], assets=[])
 
 
 def oracle(seed: int, *faces: int) -> list[int]:
@@ -43,9 +42,9 @@ def log_entry(client, campaign, headers, entry_id: str) -> dict:
 @pytest.fixture
 def gc_table(campaign_factory, player_factory, character_factory):
     def make(options: dict | None = None):
-        c = campaign_factory(RULESET, options)
+        c = campaign_factory(GC, options)
         alice = player_factory(c, "Alice")
-        return c, alice, character_factory(c, SHEET, player=alice, name="Aria")
+        return c, alice, character_factory(c, GC_MINIMAL, player=alice, name="Aria")
     return make
 
 
@@ -101,9 +100,9 @@ def test_issue21_item2_as_h2_a_players_seed_on_an_unknown_test_is_a_404_first(cl
 
 def test_issue21_item2_a_players_seed_on_an_encounter_attack_and_next_turn_is_a_403(table, count_rows):
     t = table("great-cosmos")
-    s = t.encounter([{"character_id": t.character("Aiko", gc(60), kind="pc", player=t.alice),
+    s = t.encounter([{"character_id": t.character("Aiko", gc_fighter(60), kind="pc", player=t.alice),
                       "position": {"x": 0, "y": 0}},
-                     {"character_id": t.character("Brute", gc(40)), "position": {"x": 1, "y": 0}}])
+                     {"character_id": t.character("Brute", gc_fighter(40)), "position": {"x": 1, "y": 0}}])
     eid, n = s["id"], ids(s)
     t.start(eid, dice=[])
     alice = bearer(t.alice.token)
@@ -126,10 +125,10 @@ def npc_duel(t: Table) -> tuple[str, dict[str, str]]:
     is never super-critical (GC-K4), so against Aiko's super-critical 42 it never holds (GC-P2)
     and the damage die is always rolled: how many dice Aiko's attack needs does not depend on
     the server's dice."""
-    brute = t.character("Brute", gc(40))
+    brute = t.character("Brute", gc_fighter(40))
     r = t.client.patch(f"/v1/characters/{brute}", headers=t.gm, json={"sheet": {"karma": -10}, "gm_override": True})
     assert r.status_code == 200, r.text
-    s = t.encounter([{"character_id": t.character("Aiko", gc(60), kind="pc", player=t.alice),
+    s = t.encounter([{"character_id": t.character("Aiko", gc_fighter(60), kind="pc", player=t.alice),
                       "position": {"x": 0, "y": 0}},
                      {"character_id": brute, "position": {"x": 1, "y": 0}, "reaction": "dodge"}])
     t.start(s["id"], dice=[])
@@ -193,7 +192,7 @@ def test_issue21_item2_tests_rolls_and_level_ups_record_their_provenance(client,
 def test_issue21_item2_rb_c1_rb_c3_opposed_and_group_tests_record_their_provenance(client, campaign_factory,
                                                                                    character_factory):
     c = campaign_factory("rulebook-d100")
-    a, b = (character_factory(c, RB_SHEET, name=name) for name in ("A", "B"))
+    a, b = (character_factory(c, SHEETS[RB], name=name) for name in ("A", "B"))
     opposed = client.post(f"/v1/campaigns/{c.id}/tests/opposed", headers=c.gm, json={
         "a": {"character_id": a["id"], "stat": "FOR"}, "b": {"character_id": b["id"], "stat": "FOR"}, "seed": 11})
     group = client.post(f"/v1/campaigns/{c.id}/tests/group", headers=c.gm, json={
@@ -204,8 +203,8 @@ def test_issue21_item2_rb_c1_rb_c3_opposed_and_group_tests_record_their_provenan
 
 def test_issue21_item2_initiative_turns_and_combat_actions_record_their_provenance(table):
     t = table("asgard")
-    s = t.encounter([{"character_id": t.character("Ulf", asg(perception=3), kind="pc", player=t.alice)},
-                     {"character_id": t.character("Orm", asg(perception=1))}])
+    s = t.encounter([{"character_id": t.character("Ulf", as_fighter(perception=3), kind="pc", player=t.alice)},
+                     {"character_id": t.character("Orm", as_fighter(perception=1))}])
     eid, n = s["id"], ids(s)
     started = t.start(eid, seed=3)["action"]  # AS-C1: the initiative tests
     turn = t.next_turn(eid)
@@ -243,8 +242,8 @@ def test_issue21_item2_gc_o1_gc_o3_a_players_new_round_dice_are_only_its_combata
     """GC-O1/GC-O3: ending the round's last turn re-rolls each multi-action combatant's d6; the
     player who ends it enters its own combatant's d6 only, the GM's NPC's is the server's."""
     t = table("great-cosmos", {"players_may_enter_dice": True})
-    s = t.encounter([{"character_id": t.character("Aiko", gc(60), kind="pc", player=t.alice), "actions": 2},
-                     {"character_id": t.character("Brute", gc(80)), "actions": 2}])
+    s = t.encounter([{"character_id": t.character("Aiko", gc_fighter(60), kind="pc", player=t.alice), "actions": 2},
+                     {"character_id": t.character("Brute", gc_fighter(80)), "actions": 2}])
     eid, n = s["id"], ids(s)
     t.start(eid, dice=[3, 3])  # Brute 80 and 73, Aiko 60 and 53: Aiko's extra action ends the round
     for _ in range(3):

@@ -8,24 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.support import RULESET, SHEET, RB_SHEET, assert_problem
+from tests.api.support import assert_problem
+from tests.factories import GC, GC_MINIMAL, RB, SHEETS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(RULESET)
-
-
-@pytest.fixture
-def alice(campaign, player_factory):
-    return player_factory(campaign, "Alice")
-
-
-@pytest.fixture
-def hero(campaign, alice, character_factory):
-    return character_factory(campaign, SHEET, player=alice, name="Aria")
+def hero_owner(alice):
+    return alice
 
 
 def roll(client, campaign, headers=None, **body):
@@ -202,7 +193,7 @@ def test_log_bad_cursor_or_limit_is_a_422(client, campaign, params):
 
 
 def test_log_filters_by_character_and_kind(client, campaign, hero, character_factory):
-    other = character_factory(campaign, SHEET, kind="npc", name="Orc")
+    other = character_factory(campaign, GC_MINIMAL, kind="npc", name="Orc")
     t1 = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [50]}, headers=campaign.gm).json()
     r1 = roll(client, campaign, expression="d6", dice=[2], character_id=hero["id"]).json()
     t2 = client.post(f"/v1/characters/{other['id']}/tests", json={"stat": "force", "dice": [80]}, headers=campaign.gm).json()
@@ -224,7 +215,7 @@ def test_a_tests_log_entry_is_its_response(client, campaign, hero, count_rows):
     r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [50]}, headers=campaign.gm)
     assert r.status_code == 201, r.text
     result = r.json()
-    assert (result["kind"], result["character_id"], result["ruleset"]) == ("test", hero["id"], RULESET)
+    assert (result["kind"], result["character_id"], result["ruleset"]) == ("test", hero["id"], GC)
     assert (result["natural"], result["score"], result["target"], result["outcome"], result["success"]) == (
         50, 50, 68, "success", True)
     assert result["rolls"] == [d("d100", 50, "test")]
@@ -302,8 +293,8 @@ def test_no_route_edits_or_deletes_the_log(client, campaign, count_rows, method)
 
 def test_free_roll_for_a_character_of_another_campaign_is_a_404(client, campaign, campaign_factory,
                                                                  character_factory, count_rows):
-    other = campaign_factory(RULESET)
-    stranger = character_factory(other, SHEET)
+    other = campaign_factory(GC)
+    stranger = character_factory(other, GC_MINIMAL)
     r = roll(client, campaign, expression="d6", dice=[1], character_id=stranger["id"])
     assert_problem(r, 404, "not-found")
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
@@ -366,8 +357,8 @@ def test_player_level_up_is_a_403(client, campaign, alice, hero, count_rows):
 def rb(campaign_factory, player_factory, character_factory):
     c = campaign_factory("rulebook-d100")
     p = player_factory(c, "Carol")
-    a = character_factory(c, RB_SHEET, player=p, name="A")
-    b = character_factory(c, RB_SHEET, kind="npc", name="B")
+    a = character_factory(c, SHEETS[RB], player=p, name="A")
+    b = character_factory(c, SHEETS[RB], kind="npc", name="B")
     return c, p, a, b
 
 

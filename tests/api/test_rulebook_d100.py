@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-RULESET = "rulebook-d100"
-SHEET = {"stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
-         "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0}
+from tests.factories import RB, SHEETS
 
-
-@pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(RULESET)
 
 
 @pytest.fixture
-def hero(campaign, character_factory):
-    return character_factory(campaign, SHEET)
+def ruleset():
+    return RB
 
 
 def run(client, campaign, hero, body, status=201):
@@ -34,7 +28,7 @@ def odds(client, campaign, hero, body):
 
 # rule: RB-S3
 def test_rb_s3_sheet_is_stored_as_given_with_derived(client, campaign, hero):
-    assert hero["sheet"] == {**SHEET, "weapons": []}
+    assert hero["sheet"] == {**SHEETS[RB], "weapons": []}
     assert hero["derived"]["critical_success"] == {"max_roll": 5}
     assert hero["derived"]["critical_failure"] == {"min_roll": 96}
     assert hero["derived"]["weakened_stats"] == {"FOR": 25, "HAB": 30}
@@ -58,7 +52,7 @@ def test_rb_s1_invalid_sheet_is_a_422(client, campaign):
 
 # rule: RB-S2
 def test_rb_s2_weapon_damage_must_be_a_dice_expression(client, campaign):
-    sheet = {**SHEET, "weapons": [{"name": "epee", "damage": "2d6+1", "kind": "melee"}]}
+    sheet = {**SHEETS[RB], "weapons": [{"name": "epee", "damage": "2d6+1", "kind": "melee"}]}
     r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": sheet},
                     headers=campaign.gm)
     assert r.status_code == 201, r.text
@@ -69,7 +63,7 @@ def test_rb_s2_weapon_damage_must_be_a_dice_expression(client, campaign):
 
 
 def test_rb_t2_ruleset_catalogue(client):
-    r = client.get(f"/v1/rulesets/{RULESET}")
+    r = client.get(f"/v1/rulesets/{RB}")
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["difficulties"]["difficile"] == -30
@@ -88,7 +82,7 @@ def test_rb_t4_seed_table_through_http(client, campaign, character_factory, pct,
     assert (body["target"], body["natural"], body["score"], body["success_level"], body["outcome"]) == \
         (pct, die, die, level, outcome)
     assert body["rolls"] == [{"die": "d100", "value": die, "purpose": "test"}]
-    assert body["kind"] == "test" and body["ruleset"] == RULESET
+    assert body["kind"] == "test" and body["ruleset"] == RB
 
 
 def test_rb_t1_skill_and_difficulty(client, campaign, hero):
@@ -126,13 +120,13 @@ def test_rb_t5_critical_success_doubles_positive(client, campaign, hero):
 
 
 def test_rb_t6_campaign_options_validated_and_applied(client, campaign_factory, character_factory):
-    r = client.post("/v1/campaigns", json={"name": "x", "ruleset": RULESET,
+    r = client.post("/v1/campaigns", json={"name": "x", "ruleset": RB,
                                            "options": {"crit_success_rescues_negative": "maybe"}})
     assert r.status_code == 422
-    r = client.post("/v1/campaigns", json={"name": "x", "ruleset": RULESET, "options": {"rescue": True}})
+    r = client.post("/v1/campaigns", json={"name": "x", "ruleset": RB, "options": {"rescue": True}})
     assert r.status_code == 422
-    strict = campaign_factory(RULESET, {"crit_success_rescues_negative": False, "crit_failure_ruins_over_100": False})
-    ch = character_factory(strict, SHEET)
+    strict = campaign_factory(RB, {"crit_success_rescues_negative": False, "crit_failure_ruins_over_100": False})
+    ch = character_factory(strict, SHEETS[RB])
     body = run(client, strict, ch, {"stat": "FOR", "difficulty": "hardcore", "dice": [3]})
     assert (body["target"], body["outcome"]) == (-50, "failure")
     body = run(client, strict, ch, {"stat": "FOR", "difficulty": "simplissime", "dice": [99]})
@@ -178,7 +172,7 @@ def test_rb_t3_odds_are_exact_fractions(client, campaign, hero):
 
 def test_rb_t3_players_need_the_option_to_enter_dice(client, campaign, player_factory, character_factory):
     alice = player_factory(campaign)
-    ch = character_factory(campaign, SHEET, player=alice)
+    ch = character_factory(campaign, SHEETS[RB], player=alice)
     r = client.post(f"/v1/characters/{ch['id']}/tests", json={"stat": "FOR", "dice": [10]}, headers=alice.headers)
     assert r.status_code == 403
     r = client.post(f"/v1/characters/{ch['id']}/tests", json={"stat": "FOR", "seed": 7}, headers=alice.headers)
@@ -203,7 +197,7 @@ def opposed(client, campaign, body, status=201):
 def test_rb_c1_opposed_higher_level_wins(client, campaign, hero, rival):
     body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "FOR", "skill": "escrime"},
                                       "b": {"character_id": rival["id"], "stat": "FOR"}, "dice": [31, 55]})
-    assert (body["kind"], body["ruleset"], body["winner"], body["tiebreak"]) == ("opposed", RULESET, "a", "level")
+    assert (body["kind"], body["ruleset"], body["winner"], body["tiebreak"]) == ("opposed", RB, "a", "level")
     assert (body["a"]["success_level"], body["b"]["success_level"]) == (4, 2)
     assert body["a"]["character_id"] == hero["id"] and body["winner_id"] == hero["id"]
     assert [r["purpose"] for r in body["rolls"]] == ["a: test", "b: test"]
@@ -261,7 +255,7 @@ def test_rb_c3_ranking_with_per_participant_dice_and_tiebreaks(client, campaign,
         {"character_id": rival["id"], "dice": [55]},
         {"character_id": third["id"], "dice": [21, 10]},
     ]})
-    assert (body["kind"], body["mode"], body["ruleset"]) == ("group", "ranking", RULESET)
+    assert (body["kind"], body["mode"], body["ruleset"]) == ("group", "ranking", RB)
     assert [(e["place"], e["character_id"], e["tiebreak"], e["rerolls"]) for e in body["ranking"]] == [
         (1, third["id"], "reroll", [10]),
         (2, hero["id"], "reroll", [40]),
@@ -309,21 +303,21 @@ def test_rb_t6_options_patch_is_validated(client, campaign, hero):
     assert r.json()["options"]["crit_failure_ruins_over_100"] is False
     body = run(client, campaign, hero, {"stat": "HAB", "difficulty": "simplissime", "dice": [100]})
     assert (body["target"], body["outcome"], body["success_level"]) == (160, "success", 6)
-    described = client.get(f"/v1/rulesets/{RULESET}").json()
+    described = client.get(f"/v1/rulesets/{RB}").json()
     assert "crit_success_rescues_negative" in str(described)
 
 
 # rule: RB-C1
 def test_rb_c1_a_confrontation_is_in_the_log_of_both_characters(client, campaign, character_factory):
     """RB-C1: filtering the roll log by either side finds the confrontation (and only it once)."""
-    a = character_factory(campaign, SHEET, name="A")
-    b = character_factory(campaign, SHEET, name="B")
+    a = character_factory(campaign, SHEETS[RB], name="A")
+    b = character_factory(campaign, SHEETS[RB], name="B")
     body = {"a": {"character_id": a["id"], "stat": "FOR"}, "b": {"character_id": b["id"], "stat": "FOR"}, "dice": [10, 90]}
     r = client.post(f"/v1/campaigns/{campaign.id}/tests/opposed", json=body, headers=campaign.gm)
     assert r.status_code == 201, r.text
     for ch in (a, b):
         log = client.get(f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": ch["id"]}, headers=campaign.gm).json()
         assert [e["id"] for e in log["items"]] == [r.json()["id"]]
-    other = character_factory(campaign, SHEET, name="C")
+    other = character_factory(campaign, SHEETS[RB], name="C")
     log = client.get(f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": other["id"]}, headers=campaign.gm).json()
     assert log["items"] == []

@@ -6,15 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from tests.api.support import RB_SHEET
+from tests.factories import AS, GC, RB, SHEETS, sheet
 
-GC_SHEET = {
-    "race": "humain", "level": 1,
-    "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-    "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
-}
-AS_SHEET = {"skills": {"combat": 6, "defense": 4, "resistance": 3, "volonte": 1},
-            "vitality": 20, "vitality_max": 20, "heroism": 3, "protection": 2, "weapons": [], "assets": [], "tier": None}
+GC_SHEET, RB_SHEET = SHEETS[GC], SHEETS[RB]
+AS_SHEET = sheet(AS, skills={"combat": 6, "defense": 4, "resistance": 3, "volonte": 1}, weapons=[], assets=[])
 
 
 def error_locs(r):

@@ -19,13 +19,12 @@ from app.models.results import (
     TestResult,
 )
 from tests.api.support import assert_problem
+from tests.factories import AS, GC, sheet
 
-AS_SHEET = {"skills": {"combat": 6, "defense": 4, "survie": 3, "perception": 3},
-            "vitality": 20, "vitality_max": 20, "heroism": 3}
-RIVAL_SHEET = {"skills": {"combat": 5, "defense": 4}, "vitality": 20, "vitality_max": 20, "heroism": 2}
-GC_SHEET = {"race": "humain", "level": 1,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-            "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50, "light_points": 2}
+VITALITY = ("vitality", "vitality_max", "heroism")  # of the asgard sheet: no protection, weapon or asset
+AS_SHEET = sheet(AS, keep=VITALITY, skills={"combat": 6, "defense": 4, "survie": 3, "perception": 3})
+RIVAL_SHEET = sheet(AS, keep=VITALITY, skills={"combat": 5, "defense": 4}, heroism=2)
+GC_SHEET = sheet(GC, light_points=2)
 
 
 @pytest.fixture

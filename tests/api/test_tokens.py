@@ -8,69 +8,66 @@ import httpx
 import pytest
 
 from app.models.tables import metadata
-from tests.api.support import RULESET, SHEET, assert_problem, bearer
+from tests.api.support import assert_problem, bearer
+from tests.factories import GC, GC_MINIMAL
 from tests.hardening.conftest import Server, free_port, purge_campaigns
 
 
-@pytest.fixture
-def camp(campaign_factory):
-    return campaign_factory(RULESET)
 
-
-def test_me_names_the_tokens_campaign_role_and_player(client, camp, player_factory):
-    alice = player_factory(camp)
-    assert client.get("/v1/me", headers=camp.gm).json() == {"campaign_id": camp.id, "role": "gm", "player_id": None}
-    assert client.get("/v1/me", headers=alice.headers).json() == {"campaign_id": camp.id, "role": "player",
+def test_me_names_the_tokens_campaign_role_and_player(client, campaign, player_factory):
+    alice = player_factory(campaign)
+    assert client.get("/v1/me", headers=campaign.gm).json() == {"campaign_id": campaign.id, "role": "gm", "player_id": None}
+    assert client.get("/v1/me", headers=alice.headers).json() == {"campaign_id": campaign.id, "role": "player",
                                                                   "player_id": alice.id}
     assert_problem(client.get("/v1/me"), 401, "unauthorized")
     assert_problem(client.get("/v1/me", headers=bearer("gm_nope")), 401, "unauthorized")
 
 
-def test_rotating_the_gm_token_kills_the_old_one_at_once(client, camp, player_factory):
-    alice = player_factory(camp)
-    assert_problem(client.post(f"/v1/campaigns/{camp.id}/gm-token/rotate", headers=alice.headers), 403, "forbidden")
-    r = client.post(f"/v1/campaigns/{camp.id}/gm-token/rotate", headers=camp.gm)
+def test_rotating_the_gm_token_kills_the_old_one_at_once(client, campaign, player_factory):
+    alice = player_factory(campaign)
+    assert_problem(client.post(f"/v1/campaigns/{campaign.id}/gm-token/rotate", headers=alice.headers), 403, "forbidden")
+    r = client.post(f"/v1/campaigns/{campaign.id}/gm-token/rotate", headers=campaign.gm)
     assert r.status_code == 200, r.text
     new = bearer(r.json()["gm_token"])
-    assert r.json()["gm_token"] != camp.gm_token
-    assert_problem(client.get(f"/v1/campaigns/{camp.id}", headers=camp.gm), 401, "unauthorized")
-    assert_problem(client.get("/v1/me", headers=camp.gm), 401, "unauthorized")
+    assert r.json()["gm_token"] != campaign.gm_token
+    assert_problem(client.get(f"/v1/campaigns/{campaign.id}", headers=campaign.gm), 401, "unauthorized")
+    assert_problem(client.get("/v1/me", headers=campaign.gm), 401, "unauthorized")
     assert client.get("/v1/me", headers=new).json()["role"] == "gm"
-    assert client.get(f"/v1/campaigns/{camp.id}", headers=new).status_code == 200
+    assert client.get(f"/v1/campaigns/{campaign.id}", headers=new).status_code == 200
     assert client.get("/v1/me", headers=alice.headers).status_code == 200  # players keep theirs
 
 
-def test_rotating_a_players_token(client, camp, player_factory):
-    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
-    url = f"/v1/campaigns/{camp.id}/players/{alice.id}/token/rotate"
+def test_rotating_a_players_token(client, campaign, player_factory):
+    alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
+    url = f"/v1/campaigns/{campaign.id}/players/{alice.id}/token/rotate"
     assert_problem(client.post(url, headers=bob.headers), 403, "forbidden")
     assert_problem(client.post(url, headers=alice.headers), 403, "forbidden")
-    assert_problem(client.post(f"/v1/campaigns/{camp.id}/players/{'0' * 32}/token/rotate", headers=camp.gm),
+    assert_problem(client.post(f"/v1/campaigns/{campaign.id}/players/{'0' * 32}/token/rotate", headers=campaign.gm),
                    404, "not-found")
-    r = client.post(url, headers=camp.gm)
+    r = client.post(url, headers=campaign.gm)
     assert r.status_code == 200, r.text
     assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
     assert client.get("/v1/me", headers=bearer(r.json()["token"])).json()["player_id"] == alice.id
     assert client.get("/v1/me", headers=bob.headers).status_code == 200
 
 
-def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(client, camp, player_factory,
+def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(client, campaign, player_factory,
                                                                             character_factory, count_rows):
-    alice, bob = player_factory(camp, "Alice"), player_factory(camp, "Bob")
-    hero = character_factory(camp, SHEET, player=alice)
+    alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
+    hero = character_factory(campaign, GC_MINIMAL, player=alice)
     assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"},
                        headers={**alice.headers, "Idempotency-Key": "t1"}).status_code == 201
-    url = f"/v1/campaigns/{camp.id}/players/{alice.id}"
+    url = f"/v1/campaigns/{campaign.id}/players/{alice.id}"
     assert_problem(client.delete(url, headers=bob.headers), 403, "forbidden")
-    r = client.delete(url, headers=camp.gm)
+    r = client.delete(url, headers=campaign.gm)
     assert r.status_code == 204, r.text
     assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
-    assert_problem(client.delete(url, headers=camp.gm), 404, "not-found")
-    kept = client.get(f"/v1/characters/{hero['id']}", headers=camp.gm).json()
+    assert_problem(client.delete(url, headers=campaign.gm), 404, "not-found")
+    kept = client.get(f"/v1/characters/{hero['id']}", headers=campaign.gm).json()
     assert kept["player_id"] is None and kept["name"] == hero["name"]
-    assert [p["id"] for p in client.get(f"/v1/campaigns/{camp.id}/players", headers=camp.gm).json()["items"]] == [bob.id]
+    assert [p["id"] for p in client.get(f"/v1/campaigns/{campaign.id}/players", headers=campaign.gm).json()["items"]] == [bob.id]
     assert count_rows("credential", player_id=alice.id) == 0 and count_rows("player", id=alice.id) == 0
-    assert count_rows("roll_log", campaign_id=camp.id) == 1  # the log is append-only
+    assert count_rows("roll_log", campaign_id=campaign.id) == 1  # the log is append-only
 
 
 def _tables_with_campaign_rows(count_rows, cid: str, encounter_id: str) -> dict[str, int]:
@@ -81,45 +78,45 @@ def _tables_with_campaign_rows(count_rows, cid: str, encounter_id: str) -> dict[
     return counts
 
 
-def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, camp, campaign_factory, player_factory,
+def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, campaign, campaign_factory, player_factory,
                                                                         character_factory, count_rows):
-    alice = player_factory(camp)
-    hero, foe = character_factory(camp, SHEET, player=alice), character_factory(camp, SHEET, kind="npc", name="Foe")
-    gm_key = {**camp.gm, "Idempotency-Key": "k1"}
+    alice = player_factory(campaign)
+    hero, foe = character_factory(campaign, GC_MINIMAL, player=alice), character_factory(campaign, GC_MINIMAL, kind="npc", name="Foe")
+    gm_key = {**campaign.gm, "Idempotency-Key": "k1"}
     assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [42]},
                        headers=gm_key).status_code == 201
-    assert client.post(f"/v1/campaigns/{camp.id}/rolls", json={"expression": "d6"}, headers=alice.headers).status_code == 201
-    r = client.post(f"/v1/campaigns/{camp.id}/encounters", headers=camp.gm, json={
+    assert client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "d6"}, headers=alice.headers).status_code == 201
+    r = client.post(f"/v1/campaigns/{campaign.id}/encounters", headers=campaign.gm, json={
         "name": "Ambush", "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}]})
     eid = r.json()["id"]
-    assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=camp.gm).status_code == 201
-    assert client.post(f"/v1/campaigns/{camp.id}/events/tickets", headers=alice.headers).status_code == 201
-    other = campaign_factory(RULESET, name="Untouched")
-    character_factory(other, SHEET)
+    assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=campaign.gm).status_code == 201
+    assert client.post(f"/v1/campaigns/{campaign.id}/events/tickets", headers=alice.headers).status_code == 201
+    other = campaign_factory(GC, name="Untouched")
+    character_factory(other, GC_MINIMAL)
     before_other = _tables_with_campaign_rows(count_rows, other.id, "")
-    before = _tables_with_campaign_rows(count_rows, camp.id, eid)
+    before = _tables_with_campaign_rows(count_rows, campaign.id, eid)
     assert all(before[t] > 0 for t in ("campaign", "player", "credential", "character", "roll_log", "event",
                                        "encounter", "combatant", "encounter_action"))
     assert count_rows("idempotency") >= 1
 
-    url = f"/v1/campaigns/{camp.id}"
+    url = f"/v1/campaigns/{campaign.id}"
     assert_problem(client.delete(url, headers=alice.headers), 403, "forbidden")
     assert_problem(client.delete(url, headers=other.gm), 404, "not-found")
-    assert_problem(client.delete(url, headers={**camp.gm, "If-Match": '"99"'}), 412, "precondition-failed")
-    r = client.delete(url, headers={**camp.gm, "If-Match": '"1"'})
+    assert_problem(client.delete(url, headers={**campaign.gm, "If-Match": '"99"'}), 412, "precondition-failed")
+    r = client.delete(url, headers={**campaign.gm, "If-Match": '"1"'})
     assert r.status_code == 204, r.text
-    after = _tables_with_campaign_rows(count_rows, camp.id, eid)
+    after = _tables_with_campaign_rows(count_rows, campaign.id, eid)
     assert after == dict.fromkeys(after, 0), after
     assert count_rows("stream_ticket") == 0 and count_rows("idempotency") == 0
-    assert_problem(client.get(url, headers=camp.gm), 401, "unauthorized")
+    assert_problem(client.get(url, headers=campaign.gm), 401, "unauthorized")
     assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
     assert _tables_with_campaign_rows(count_rows, other.id, "") == before_other
     assert client.get(f"/v1/campaigns/{other.id}", headers=other.gm).status_code == 200
 
 
-def test_deleting_a_campaign_without_if_match_is_allowed(client, camp):
-    assert client.delete(f"/v1/campaigns/{camp.id}", headers=camp.gm).status_code == 204
-    assert_problem(client.get("/v1/me", headers=camp.gm), 401, "unauthorized")
+def test_deleting_a_campaign_without_if_match_is_allowed(client, campaign):
+    assert client.delete(f"/v1/campaigns/{campaign.id}", headers=campaign.gm).status_code == 204
+    assert_problem(client.get("/v1/me", headers=campaign.gm), 401, "unauthorized")
 
 
 # --- every worker: a token remembered by a process dies with its credential ---------------------------
@@ -154,7 +151,7 @@ def _each_on_a_new_connection(server: Server, n: int, path: str, token: str) -> 
 def test_a_rotated_token_is_dead_in_every_worker_at_once(two_workers):
     server, created = two_workers
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        r = http.post("/v1/campaigns", json={"name": "Workers", "ruleset": RULESET})
+        r = http.post("/v1/campaigns", json={"name": "Workers", "ruleset": GC})
         cid, old_gm = r.json()["id"], r.json()["gm_token"]
         created.append(cid)
         old_player = http.post(f"/v1/campaigns/{cid}/players", json={"name": "P"}, headers=bearer(old_gm)).json()

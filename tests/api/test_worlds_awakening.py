@@ -3,20 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-RULESET = "worlds-awakening"
-SHEET = {"level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
-         "hp": 12, "hp_max": 12, "mp": 0, "mp_max": 0,
-         "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}]}
+from tests.factories import SHEETS, WA, sheet, stats
 
 
 @pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory(RULESET)
-
-
-@pytest.fixture
-def hero(campaign, character_factory):
-    return character_factory(campaign, SHEET)
+def ruleset():
+    return WA
 
 
 def run(client, campaign, ch, body, status=201, headers=None):
@@ -41,12 +33,12 @@ def get(client, campaign, ch):
 
 # rule: WA-S4
 def test_wa_s4_sheet_is_stored_with_pending_and_challenges(hero):
-    assert hero["sheet"] == {**SHEET, "down": False, "pending": {}, "challenges": {}}
+    assert hero["sheet"] == sheet(WA, down=False, pending={}, challenges={})
 
 
 # rule: WA-S3
 def test_wa_s3_derived_defenses_and_initiative(campaign, character_factory):
-    ch = character_factory(campaign, {**SHEET, "level": 3, "stats": {**SHEET["stats"], "CON": 2, "SAG": 1, "DEX": 4}})
+    ch = character_factory(campaign, sheet(WA, level=3, stats=stats(WA, CON=2, SAG=1, DEX=4)))
     d = ch["derived"]
     assert (d["physical_defense"], d["magical_defense"], d["initiative"]) == (15, 14, 14)
     assert d["critical_success"] == {"min_natural": 19} and d["critical_failure"] == {"max_natural": 1}
@@ -70,7 +62,7 @@ def test_wa_s2_level_and_weapons_are_validated(client, campaign):
 
 
 def test_wa_t2_ruleset_catalogue(client):
-    body = client.get(f"/v1/rulesets/{RULESET}").json()
+    body = client.get(f"/v1/rulesets/{WA}").json()
     assert body["difficulties"]["moderee"] == {"min": 10, "max": 14, "default": 12}
 
 
@@ -130,9 +122,9 @@ def test_wa_t4_odds_exact(client, campaign, hero):
 
 def test_wa_t5_pending_modifier_is_gm_only_consumed_by_next_test_of_that_stat(
         client, campaign_factory, player_factory, character_factory):
-    campaign = campaign_factory(RULESET, {"players_may_enter_dice": True})
+    campaign = campaign_factory(WA, {"players_may_enter_dice": True})
     alice = player_factory(campaign)
-    mine = character_factory(campaign, SHEET, player=alice, name="Alice's")
+    mine = character_factory(campaign, SHEETS[WA], player=alice, name="Alice's")
     act(client, campaign, mine, {"type": "pending_modifier", "stat": "DEX", "value": 2}, status=403,
         headers=alice.headers)
     made = act(client, campaign, mine, {"type": "pending_modifier", "stat": "DEX", "value": 2})
@@ -218,7 +210,7 @@ def test_wa_t6_failed_challenge_test_leaves_sheet_unchanged(client, campaign, he
 # --- unsupported operations ------------------------------------------------------------------
 
 def test_wa_t1_no_confrontation_nor_group_rule_is_a_clear_422(client, campaign, hero, character_factory):
-    other = character_factory(campaign, SHEET, name="Other")
+    other = character_factory(campaign, SHEETS[WA], name="Other")
     r = client.post(f"/v1/campaigns/{campaign.id}/tests/opposed", headers=campaign.gm,
                     json={"a": {"character_id": hero["id"], "stat": "FOR"},
                           "b": {"character_id": other["id"], "stat": "FOR"}})

@@ -15,7 +15,8 @@ from typing import Any, Callable
 import pytest
 
 from app.main import app as default_app
-from tests.hardening.conftest import SHEETS, TEST_BODIES, bearer
+from tests.factories import SHEETS, TEST_BODIES
+from tests.hardening.conftest import bearer
 
 CALLERS = ("none", "bad", "other_gm", "player", "owner", "gm")
 PUBLIC = dict.fromkeys(CALLERS, 200)

@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.hardening.conftest import SHEETS, bearer, check_karma_fold, read_log_oldest_first
+from tests.factories import SHEETS
+from tests.hardening.conftest import bearer, check_karma_fold, read_log_oldest_first
 
 pytestmark = pytest.mark.slow
 

@@ -13,13 +13,14 @@ from typing import Any
 
 import httpx
 
+from tests.factories import GC, gc_fighter, stats
 from tests.hardening.conftest import bearer
 from tests.hardening.test_streams import SSE, all_events, events_url
 
 
 def gc(agilite: int) -> dict[str, Any]:
-    return {"race": "humain", "hp_max": 100, "mp_max": 50,
-            "stats": {"force": 60, "esprit": 50, "charisme": 40, "agilite": agilite, "precision": 55, "chance": 60}}
+    """A great-cosmos combatant (force 60, precision 55) whose agility orders the turns (GC-O1)."""
+    return gc_fighter(stats=stats(GC, force=60, precision=55, agilite=agilite))
 
 
 def post(http: httpx.Client, path: str, token: str, body: dict | None = None, status: int = 201) -> dict[str, Any]:

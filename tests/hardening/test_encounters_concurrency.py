@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from tests.hardening.conftest import SHEETS, TEST_BODIES, bearer
+from tests.factories import SHEETS, TEST_BODIES
+from tests.hardening.conftest import bearer
 
 THREADS = 8
 PER_THREAD = 5

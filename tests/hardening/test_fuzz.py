@@ -35,7 +35,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from tests.hardening.conftest import ROOT, RULESETS, SHEETS, TEST_BODIES
+from tests.factories import OWNER_SHEETS, RULESETS, SHEETS, TEST_BODIES
+from tests.hardening.conftest import ROOT
 
 MAX_EXAMPLES = 25
 RAW = json.loads((ROOT / "openapi.json").read_text())
@@ -253,8 +254,7 @@ OWNER_EXAMPLES = 40
 # per ruleset, the sheet the owner's character starts with, and a second valid value of
 # each top-level field (valid in any mix with the first); fields not listed here are
 # drawn only as "same value" or "null"
-OWNER_SHEETS = {**SHEETS, "worlds-awakening": {
-    **SHEETS["worlds-awakening"], "challenges": {"crochetage": {"name": "crochetage", "successes_needed": 3}}}}
+
 OTHER_VALUES: dict[str, dict[str, Any]] = {
     "great-cosmos": {
         "race": "elementaire", "level": 3, "stats": {"force": 69}, "intuition": 5, "karma": 4, "hp": 90, "hp_max": 120,

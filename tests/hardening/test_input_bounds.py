@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.api.limits import json_too_deep
-from tests.api.support import SHEET, assert_problem, assert_validation
-from tests.hardening.conftest import SHEETS
+from tests.api.support import assert_problem, assert_validation
+from tests.factories import GC_MINIMAL, SHEETS
 
 MAX_DEPTH = 32
 MAX_DICE = 1000
@@ -36,7 +36,7 @@ def depth_of(value: Any) -> int:
 
 def sheet_nested(list_depth: int) -> dict[str, Any]:
     """A valid Great Cosmos sheet whose free-form skill entry holds a list nested `list_depth` deep."""
-    return {**SHEET, "skills": [{"name": "x", "notes": nested(list_depth)}]}
+    return {**GC_MINIMAL, "skills": [{"name": "x", "notes": nested(list_depth)}]}
 
 
 def post_json(client, url: str, body: Any, headers: dict[str, str], method: str = "POST"):
@@ -52,15 +52,6 @@ def assert_depth_refused(r) -> None:
     assert str(MAX_DEPTH) in body["errors"][0]["msg"]
     assert str(MAX_DEPTH) in body["detail"]
 
-
-@pytest.fixture
-def campaign(campaign_factory):
-    return campaign_factory("great-cosmos")
-
-
-@pytest.fixture
-def hero(campaign, character_factory):
-    return character_factory(campaign, SHEET, name="Aria")
 
 
 # --- item 4: JSON depth ---------------------------------------------------------------
@@ -100,7 +91,7 @@ def test_a_body_exactly_32_deep_is_accepted_and_33_is_not(client, campaign):
 
     # brackets inside strings (after an escaped quote too) are text, not nesting
     for name in ["[" * 40 + "{" * 40, '\\"' + "{[" * 40, "\\" + "[" * 40]:
-        r = post_json(client, f"/v1/campaigns/{campaign.id}/characters", {"name": name, "sheet": SHEET}, campaign.gm)
+        r = post_json(client, f"/v1/campaigns/{campaign.id}/characters", {"name": name, "sheet": GC_MINIMAL}, campaign.gm)
         assert r.status_code == 201, r.text
         assert r.json()["name"] == name
 

@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from app.services import rolls
-from tests.hardening.conftest import SHEETS
+from tests.factories import SHEETS
 
 
 @pytest.fixture

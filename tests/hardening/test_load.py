@@ -13,7 +13,8 @@ import time
 import httpx
 import pytest
 
-from tests.hardening.conftest import RULESETS, bearer
+from tests.factories import RULESETS
+from tests.hardening.conftest import bearer
 
 BURST = 300
 ANSWER_WITHIN = 10.0

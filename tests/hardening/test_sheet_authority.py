@@ -17,11 +17,7 @@ from typing import Any
 import pytest
 
 from tests.api.support import assert_problem
-from tests.hardening.conftest import RULESETS, SHEETS
-
-GC, AS, RB, WA = RULESETS
-# the owner's sheets: the hardening sheets, plus a WA challenge in progress (WA-T6)
-OWNED = {**SHEETS, WA: {**SHEETS[WA], "challenges": {"crochetage": {"name": "crochetage", "successes_needed": 3}}}}
+from tests.factories import AS, GC, OWNER_SHEETS, RB, RULESETS, SHEETS, WA
 
 # (rule id, ruleset, a player's sheet patch, the governed fields the 403 names)
 REFUSED = [
@@ -110,7 +106,7 @@ def owned(client, campaign_factory, player_factory, character_factory):
     def make(ruleset: str):
         camp = campaign_factory(ruleset)
         owner = player_factory(camp, "Owner")
-        return camp, owner, character_factory(camp, OWNED[ruleset], player=owner)
+        return camp, owner, character_factory(camp, OWNER_SHEETS[ruleset], player=owner)
     return make
 
 

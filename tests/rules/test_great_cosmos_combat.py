@@ -15,8 +15,9 @@ from app.rules.great_cosmos.postures import (
 from app.rules.great_cosmos.turns import (
     Entrant, action_positions, check_turn, dash, distance, is_melee, turn_order,
 )
+from tests.factories import GC, stats
 
-STATS = {"force": 60, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}
+STATS = stats(GC, force=60)
 
 
 def fighter(id_="a", posture="defensive", **kw):

@@ -13,8 +13,9 @@ from app.rules.dice import TableDice
 from app.rules.errors import RuleError
 from app.rules.great_cosmos import core as gc_core, levels as gc_levels, postures as gc_postures
 from app.rules.great_cosmos import sheet as gc_sheet, turns as gc_turns
+from tests.factories import GC, stats
 
-GC_STATS = {"force": 60, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}
+GC_STATS = stats(GC, force=60)
 
 
 def fighter(id_="a", posture="defensive", **kw):

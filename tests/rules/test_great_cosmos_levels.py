@@ -6,8 +6,9 @@ import pytest
 from app.rules.dice import TableDice
 from app.rules.errors import DiceNeeded, RuleError
 from app.rules.great_cosmos.levels import Choices, Progress, level_up, lowest_stats
+from tests.factories import GC, SHEETS
 
-STATS = {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}
+STATS = SHEETS[GC]["stats"]
 
 
 def progress(level=1, karma=0, posture=None, **stats):

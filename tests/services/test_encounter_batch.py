@@ -16,7 +16,8 @@ from app.services.auth import Principal
 from app.services.encounters import record
 from app.services.uow import StaleVersion, UnitOfWork
 from tests.api.support import assert_problem
-from tests.hardening.conftest import SHEETS, purge_campaigns
+from tests.factories import SHEETS
+from tests.hardening.conftest import purge_campaigns
 
 SHEET = SHEETS["great-cosmos"]
 

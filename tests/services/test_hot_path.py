@@ -19,7 +19,7 @@ from app.services import uow as uow_module
 from app.services.auth import Principal
 from app.services.operations import EncodedBody, RollingWork
 from app.services.uow import StaleVersion, retried
-from tests.services.conftest import GC_SHEET
+from tests.factories import GC_MINIMAL
 
 
 def _count(engine, table: str, cid: str) -> int:
@@ -81,7 +81,7 @@ def test_a_stale_save_alone_raises_at_the_end_of_the_batch(engine, committed):
 def test_the_response_is_the_logged_text_as_json_response_would_encode_it(client, campaign_factory,
                                                                           character_factory):
     camp = campaign_factory("great-cosmos")
-    hero = character_factory(camp, GC_SHEET, name="Aïko «l'éclair»")
+    hero = character_factory(camp, GC_MINIMAL, name="Aïko «l'éclair»")
     r = client.post(f"/v1/characters/{hero['id']}/tests", headers=camp.gm, json={"stat": "force", "dice": [42]})
     assert r.status_code == 201 and r.headers["content-type"] == "application/json"
     assert r.content == JSONResponse(r.json()).body

@@ -17,9 +17,7 @@ from app.services.operations import RollingWork
 from app.services.rulesets.base import Outcome
 from app.services.uow import MAX_ATTEMPTS, CharacterRepository, StaleVersion, UnitOfWork, retried
 from app.services.validation import InvalidBody
-
-GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+from tests.factories import GC_MINIMAL
 
 
 # --- retried, on a fake unit of work ------------------------------------------------
@@ -103,8 +101,8 @@ def test_an_answered_request_is_replayed_without_running():
 @pytest.fixture
 def gc(client, campaign_factory, character_factory):
     campaign = campaign_factory("great-cosmos")
-    hero = character_factory(campaign, GC_SHEET, name="Aiko")
-    other = character_factory(campaign, GC_SHEET, name="Ben")
+    hero = character_factory(campaign, GC_MINIMAL, name="Aiko")
+    other = character_factory(campaign, GC_MINIMAL, name="Ben")
     return campaign, hero, other
 
 
@@ -116,7 +114,7 @@ def _row(db_session, table: str, **where: str) -> list:
 def test_the_loader_keeps_the_order_asked_and_refuses_twins_and_strangers(db_session, gc, campaign_factory,
                                                                          character_factory):
     campaign, hero, other = gc
-    stranger = character_factory(campaign_factory("great-cosmos"), GC_SHEET, name="Stranger")
+    stranger = character_factory(campaign_factory("great-cosmos"), GC_MINIMAL, name="Stranger")
     repo = CharacterRepository(db_session.connection(), campaign.id)
     assert [c.name for c in repo.load([other["id"], hero["id"]])] == ["Ben", "Aiko"]
     with pytest.raises(InvalidBody, match="named twice"):
