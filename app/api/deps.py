@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.api.problems import BODY_REFUSAL, status_of, unreadable_body
 from app.api.ratelimit import RateLimiter, client_address
-from app.core.db import get_session, open_session
+from app.core.db import open_session
 from app.core.security import hash_token, same_secret
 from app.kit.errors import AppError, Unauthorized
 from app.services import auth
@@ -35,7 +35,6 @@ from app.services.operations import EncodedBody, Idempotency
 from app.services.rolls import JsonPage
 
 T = TypeVar("T")
-SessionDep = Annotated[Session, Depends(get_session)]
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
 Role = Literal["admin", "member", "gm", "owner_or_gm"]
 

@@ -22,7 +22,6 @@ from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, Expression
 MAX_DICE_PER_TERM = 100
 MAX_FACES = 1000
 MAX_EXPRESSION_LENGTH = 200
-MAX_TABLE_DICE = 500
 MAX_DICE_PER_REQUEST = 1000  # every die one request rolls: its expressions and its rule dice
 
 

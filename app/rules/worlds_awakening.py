@@ -22,7 +22,6 @@ DIFFICULTIES: dict[str, tuple[int, int | None]] = {
 }
 DEFAULT_THRESHOLDS: dict[str, int] = {"tres_facile": 2, "facile": 7, "moderee": 12, "difficile": 17, "tres_difficile": 20}
 OUTCOMES = ("critical_success", "success", "failure", "critical_failure")
-PENDING_VALUES = (-2, 2)
 MAX_LEVEL = 8
 MAX_ROLLOFF_ROUNDS = 200
 
@@ -258,11 +257,6 @@ def _rolloff(group: list[int], source: DiceSource, rolloffs: dict[int, list[int]
     for sub in _groups(sorted(group, key=lambda i: (-rolloffs[i][-1], i)), lambda i: rolloffs[i][-1]):
         out.extend(_rolloff(sub, source, rolloffs, depth + 1) if len(sub) > 1 else sub)
     return out
-
-
-def hit_dice_max(hit_dice: str) -> int:
-    """WA-C5: HP at level 1 = the class hit dice's maximum (e.g. `1d10` → 10)."""
-    return parse(hit_dice).bounds()[1]
 
 
 def apply_damage(hp: int, damage: int) -> tuple[int, bool]:

@@ -125,9 +125,6 @@ class JsonPage:
     def json(self) -> str:
         return f'{{"items":[{",".join(self.items)}],"next_cursor":{json.dumps(self.next_cursor)}}}'
 
-    def decoded(self) -> dict[str, Any]:
-        return json.loads(self.json)
-
 
 def list_log(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
              character_id: str | None = None, kind: str | None = None) -> JsonPage:

@@ -1,7 +1,7 @@
-"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13, AS-T6 in combat), pure functions.
+"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13), pure functions.
 
-No endpoint uses them yet: encounters come later. They take resolved tests
-(`TestResult`, see core) and a DiceSource for any extra die they need.
+The encounter reads them (app/services/encounters/rulesets/asgard.py). They take resolved
+tests (`TestResult`, see core) and a DiceSource for any extra die they need.
 """
 from __future__ import annotations
 
@@ -177,48 +177,6 @@ def figurant_group_bonus(size: int) -> int:
     if not 1 <= size <= MAX_FIGURANTS:
         raise RuleError(f"a group of extras has 1 to {MAX_FIGURANTS} members", field="group_size")
     return size - 1
-
-
-# --- AS-T6 in combat ---------------------------------------------------------
-
-@dataclass(frozen=True)
-class CombatSlot:
-    """One turn in the initiative order: a combatant alone, or a cooperating group
-    (AS-T6) acting together, its leader first."""
-
-    combatants: tuple[str, ...]
-    leader: str
-
-    @property
-    def cooperation(self) -> bool:
-        return len(self.combatants) > 1
-
-
-def combat_slots(order: list[Initiative], groups: list[tuple[str, tuple[str, ...]]] = ()) -> list[CombatSlot]:
-    """AS-T6 in combat: cooperating characters act together « au cours d'un unique tour de
-    jeu »: each group (leader, members) takes one single shared slot, at its leader's place
-    in the AS-C13 order; its other members lose their own slots."""
-    placed = {i.combatant for i in order}
-    member_of: dict[str, str] = {}
-    for n, (leader, members) in enumerate(groups):
-        everyone = (leader, *[m for m in members if m != leader])
-        if len(everyone) < 2:
-            raise RuleError("a cooperation needs at least two combatants (AS-T6)", field=f"groups.{n}")
-        for cid in everyone:
-            if cid not in placed:
-                raise RuleError(f"{cid!r} is not in the initiative order", field=f"groups.{n}")
-            if cid in member_of:
-                raise RuleError(f"{cid!r} cooperates in one group at a time (AS-T6)", field=f"groups.{n}")
-            member_of[cid] = leader
-    by_leader = {leader: (leader, *[m for m in members if m != leader]) for leader, members in groups}
-    slots = []
-    for entry in order:
-        cid = entry.combatant
-        if cid in by_leader:
-            slots.append(CombatSlot(by_leader[cid], cid))
-        elif cid not in member_of:
-            slots.append(CombatSlot((cid,), cid))
-    return slots
 
 
 # --- AS-C13 ----------------------------------------------------------------

@@ -18,7 +18,7 @@ from app.models.encounters import (
     EncounterCreate,
     EncounterUpdate,
 )
-from app.models.tables import Combatant, new_id
+from app.models.tables import Combatant, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
@@ -31,7 +31,6 @@ from app.services.encounters.unit import (
     check_not_ended,
     check_status,
     check_version,
-    now,
     scene,
     viewer,
     write,
@@ -55,7 +54,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
     check_gm(principal, "create an encounter")
     rules = rules_for(campaign.ruleset)
     with UnitOfWork(session, campaign_id) as uow:
-        at = now()
+        at = utcnow()
         row = {"id": new_id(), "campaign_id": campaign_id, "name": data.name, "status": "setup", "round": 0,
                "version": 1, "options": _options(rules, data.options or {}), "turn_order": [], "current_turn": None,
                "created_at": at, "updated_at": at}
@@ -106,7 +105,7 @@ def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int
     copies of hidden combatants are announced in the GM's streams only (their sheets, HP included)."""
     if template.kind != "npc":
         raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count")
-    at = now()
+    at = utcnow()
     copies = []
     for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
         copy = uow.characters.add(id=new_id(), player_id=None, name=name[:200], kind="npc",
@@ -122,7 +121,7 @@ def _combatant(fight: Fight, character: StoredCharacter, item: CombatantCreate) 
         "side": item.side or ("heroes" if character.kind == "pc" else "foes"), "hidden": item.hidden,
         "position": item.position.model_dump() if item.position else None, "initiative": None,
         "initiative_override": item.initiative, "actions": item.actions, "reaction": item.reaction,
-        "conditions": [], "counters": {}, "created_at": now(),
+        "conditions": [], "counters": {}, "created_at": utcnow(),
     }
     fight.combatants.append(row)
     fight.new_combatants.append(row)

@@ -148,7 +148,3 @@ def check_provenance(principal: Principal, campaign_options: dict[str, Any], *, 
     check_caller_dice(principal, campaign_options, seed=None, dice=dice)
     if hidden and not principal.is_gm:
         raise Forbidden("only the GM may make hidden actions")
-
-
-def now():
-    return utcnow()

@@ -276,9 +276,6 @@ class EncounterRules(ABC):
         the body field naming it (AS-C4 a second target, AS-C11 a group of extras); default none."""
         return []
 
-    def check_action(self, x: Exchange) -> None:
-        """Ruleset checks before any die (e.g. GC-D1 reach); default none."""
-
     def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
         """The rule letting this combatant act outside its turn (a riposte, a counter-attack), or None."""
         return None

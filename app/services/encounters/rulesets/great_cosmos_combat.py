@@ -45,7 +45,7 @@ from app.rules.great_cosmos.postures import (
     use_final_skill,
 )
 from app.rules.great_cosmos.sheet import max_move
-from app.rules.great_cosmos.turns import check_turn, dash_move, distance
+from app.rules.great_cosmos.turns import check_turn, dash_move, distance, is_melee
 from app.services.encounters.rulesets.base import Exchange, Party
 from app.services.validation import InvalidBody
 
@@ -216,11 +216,12 @@ def _reach(x: Exchange, opts: Options) -> bool:
     a, t = x.actor, x.target
     if x.req.kind != "melee" or not opts.movement_rules or a.position is None or t.position is None:
         return False
-    d = distance((a.position["x"], a.position["y"]), (t.position["x"], t.position["y"]))
-    if d == 1:
+    here, there = (a.position["x"], a.position["y"]), (t.position["x"], t.position["y"])
+    if is_melee(here, there):
         return False
     if x.same_slot and "move" in t.turn.get("phases", []):
         return True
+    d = distance(here, there)
     raise RuleError(f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
                     field="target_id", extra={"rule": "GC-D1", "distance": d})
 
