@@ -50,7 +50,7 @@ class Admission:
         try:
             await asyncio.wait_for(self._slots.acquire(), self.wait_seconds)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         finally:
             self.waiting -= 1
@@ -61,6 +61,7 @@ class Admission:
             "detail": f"the server is busy ({self.max_in_flight} requests in progress); retry shortly",
         }).encode()
         await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
+                    "headers": [(b"content-type", b"application/problem+json"),
+                                (b"content-length", str(len(body)).encode()),
                                 (b"retry-after", b"1")]})
         await send({"type": "http.response.body", "body": body})

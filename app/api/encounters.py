@@ -141,7 +141,8 @@ ACTION_DICE = ("Table dice are consumed in rule order: the attack test, the reac
              summary="An action: attack, move, dash, posture, final_skill (the actor's owner on its turn, or the "
                      "GM); heal, damage, condition (GM)", description=ACTION_DICE)
 async def act(encounter_id: str, data: Annotated[dict[str, Any], Body()], request: Request, sessions: SessionFactory,
-              principal: PrincipalDep, if_match: IfMatch = None, idempotency_key: IdempotencyKey = None) -> JSONResponse:
+              principal: PrincipalDep, if_match: IfMatch = None,
+              idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
     return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Annotated, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
@@ -56,10 +57,12 @@ class InvalidCursor(BadRequest):
                 "an `id:`). `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
                 "the missed events first, then live ones. Authenticated by `Authorization: Bearer`, or, from a "
                 "browser's `EventSource` (which cannot send headers), by `?ticket=` from `POST …/events/tickets` "
-                "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per server "
+                "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per "
+                "server "
                 "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
                 "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
-                "event's: " + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
+                "event's: "
+                + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
                 + ".",
     response_class=EventSourceResponse,
     openapi_extra={"x-events": events_extension()},
@@ -221,7 +224,8 @@ async def _live(sub: Subscription) -> AsyncIterator[tuple[int, bytes]]:
         yield item
 
 
-async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal, cursor: int | None) -> AsyncIterator[bytes]:
+async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal,
+                    cursor: int | None) -> AsyncIterator[bytes]:
     try:
         yield RETRY
         try:

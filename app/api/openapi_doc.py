@@ -20,16 +20,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from typing import Annotated, Any, Union
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema
-from typing_extensions import TypeAliasType
 
-from app.kit.models import Strict
 from app import models
+from app.kit.models import Strict, union
 from app.models.results.events import EVENTS
 from app.services.encounters.rulesets import RULES as ENCOUNTER_RULES
 from app.services.rulesets import all_adapters
@@ -59,7 +58,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                      {"pool": "mp", "chance_bonus_pool": "mp", "dice": [63, 12, 8, 15]}],
     },
     "asgard": {
-        "test": [{"skill": "combat", "difficulty": "moyen"}, {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]}],
+        "test": [{"skill": "combat", "difficulty": "moyen"},
+                 {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]}],
         "reroll": [{"heroism_4d6": True}],
         "opposed": [{"a": {"character_id": _A, "skill": "combat"}, "b": {"character_id": _B, "skill": "defense"}}],
         "group": [{"skill": "survie", "difficulty": "moyen",
@@ -84,7 +84,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "group": [{"stat": "HAB", "participants": [{"character_id": _A}, {"character_id": _B, "skill": "escrime"}]}],
     },
     "worlds-awakening": {
-        "test": [{"stat": "FOR", "difficulty": "moderee"}, {"stat": "DEX", "target": 12, "for_challenge": "crochetage"}],
+        "test": [{"stat": "FOR", "difficulty": "moderee"}, {"stat": "DEX", "target": 12,
+                                                            "for_challenge": "crochetage"}],
         "action": {
             "pending_modifier": {"type": "pending_modifier", "stat": "CHA", "value": 2},
             "challenge": {"type": "challenge", "name": "crochetage", "successes_needed": 3, "failures_allowed": 2},
@@ -148,11 +149,7 @@ def _render(types: list[tuple[Any, str]]) -> tuple[list[dict[str, Any]], dict[st
 
 
 def _action_union(adapter: RulesetAdapter) -> Any:
-    models = adapter.request_models(Capability.ACTION)
-    if len(models) == 1:
-        return models[0]
-    return TypeAliasType(f"{prefix(adapter.id)}ActionRequest",
-                         Annotated[Union[tuple(models)], Field(discriminator="type")])  # type: ignore[valid-type]
+    return union(f"{prefix(adapter.id)}ActionRequest", adapter.request_models(Capability.ACTION), "type")
 
 
 def _body_choices(adapters: list[RulesetAdapter]) -> dict[Capability, list[tuple[str, Any]]]:

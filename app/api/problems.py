@@ -84,7 +84,8 @@ def validation_errors(errors: list[dict], prefix: tuple = ()) -> list[dict]:
 def validation_problem(errors: list[dict], detail: str | None = None) -> JSONResponse:
     first = errors[0] if errors else {"loc": [], "msg": "invalid"}
     where = ".".join(str(p) for p in first["loc"]) or "body"
-    return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error", errors=errors)
+    return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error",
+                   errors=errors)
 
 
 # The one place where an error class becomes an HTTP status (the most specific class wins).

@@ -39,7 +39,8 @@ async def roll_dice(campaign_id: str, data: RollCreate, request: Request,
 async def list_rolls(campaign_id: str, request: Request, principal: PrincipalDep, limit: Limit = 50,
                      cursor: Cursor = None, character_id: Annotated[str | None, Query(max_length=32)] = None,
                      kind: Annotated[str | None, Query(max_length=20)] = None) -> JSONResponse:
-    return encoded(await read(sessions_of(request), partial(rolls.list_log, limit=limit, cursor=cursor, character_id=character_id,
+    return encoded(await read(sessions_of(request), partial(rolls.list_log, limit=limit, cursor=cursor,
+                                                            character_id=character_id,
                                                      kind=kind), principal, campaign_id))
 
 

@@ -115,7 +115,8 @@ class HealOrDamage(ActionBase):
 
 class ConditionAdd(Strict):
     name: str = Field(min_length=1, max_length=60, pattern=NO_CONTROL)
-    rounds: StrictInt | None = Field(None, ge=1, le=1000, description="Turns of its bearer it lasts; null: until removed.")
+    rounds: StrictInt | None = Field(None, ge=1, le=1000,
+                                     description="Turns of its bearer it lasts; null: until removed.")
     ends: Ends = Field("end_of_turn", description="When a round of it is counted off: at the start or the end "
                                                   "of its bearer's turn.")
 
@@ -269,7 +270,9 @@ class CombatantPublic(Open):
     actions: int
     down: bool
     reaction: str | None
-    resources: dict[str, dict[str, Any]] = Field(description="{value, max} per pool, or {status}, or nothing (hp_visibility).")
+    resources: dict[str, dict[str,
+                              Any]] = Field(description="{value, max} per pool, or {status}, or nothing "
+                                                        "(hp_visibility).")
     posture: str | None = None
     conditions: list[dict[str, Any]]
     counters: dict[str, Any] = Field(default_factory=dict, description=(

@@ -9,10 +9,10 @@ two-sided case.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import groupby
-from typing import Sequence
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError

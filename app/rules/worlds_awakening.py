@@ -3,10 +3,10 @@ actions (challenges) and the combat rules (worlds-awakening.md, WA-…). Pure: s
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import groupby
-from typing import Sequence
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
@@ -20,7 +20,8 @@ DIFFICULTIES: dict[str, tuple[int, int | None]] = {
     "difficile": (15, 19),
     "tres_difficile": (20, None),
 }
-DEFAULT_THRESHOLDS: dict[str, int] = {"tres_facile": 2, "facile": 7, "moderee": 12, "difficile": 17, "tres_difficile": 20}
+DEFAULT_THRESHOLDS: dict[str, int] = {"tres_facile": 2, "facile": 7, "moderee": 12, "difficile": 17,
+                                      "tres_difficile": 20}
 OUTCOMES = ("critical_success", "success", "failure", "critical_failure")
 MAX_LEVEL = 8
 MAX_ROLLOFF_ROUNDS = 200
@@ -210,7 +211,8 @@ def attack(stat_value: int, level: int, cha: int, damage: str, defense: int, sou
     expr = parse(damage)
     natural = source.roll(20, "attack")
     total = natural + stat_value + level + modifier
-    critical = "success" if natural >= crit_success_min(cha) else "failure" if natural <= crit_failure_max(cha) else None
+    critical = ("success" if natural >= crit_success_min(cha)
+                else "failure" if natural <= crit_failure_max(cha) else None)
     hit = critical == "success" or (critical is None and total >= defense)
     bonus = critical == "success" and total >= defense
     if not hit:

@@ -63,7 +63,8 @@ def authenticate(session: Session, token: str | None) -> Principal:
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
 _cred = Credential.__table__
-_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
+_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role,
+                     _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
 _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash"))
 _FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.services.prepared)
 

@@ -110,7 +110,8 @@ def list_players(session: Session, principal: Principal, campaign_id: str, *, li
                  cursor: str | None = None) -> dict[str, Any]:
     load_campaign(session, principal, campaign_id)
     return created_order_page(session, select(Player).where(Player.campaign_id == campaign_id), Player,
-                              limit=limit, cursor=cursor, shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
+                              limit=limit, cursor=cursor,
+                              shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
 
 
 def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate,

@@ -19,16 +19,25 @@ from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
+from app.services.encounters.rulesets import rules_for
+from app.services.encounters.view import status
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
-from app.services.encounters.rulesets import rules_for
-from app.services.encounters.view import status
-from app.services.visibility import (NOT_FIGHTING, Audience, Standing, about, check_visible, hidden_from_player,
-                                     level_for, others_level, standings)
+from app.services.visibility import (
+    NOT_FIGHTING,
+    Audience,
+    Standing,
+    about,
+    check_visible,
+    hidden_from_player,
+    level_for,
+    others_level,
+    standings,
+)
 
 _PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "player_access", "version", "created_at",
            "updated_at")
@@ -123,7 +132,8 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
     return public(character, campaign.ruleset)
 
 
-def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None) -> dict[str, Any]:
+def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int,
+                    cursor: str | None) -> dict[str, Any]:
     """The characters the caller may know of, each as it may read it."""
     campaign = load_campaign(session, principal, campaign_id)
     query = select(Character).where(Character.campaign_id == campaign_id)
@@ -175,7 +185,8 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None) -> dict[str, Any]:
+def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate,
+                     if_match: str | None) -> dict[str, Any]:
     with UnitOfWork(session, principal.campaign_id) as uow:
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()
@@ -293,7 +304,8 @@ def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, 
     return sheet
 
 
-def _players_edited_sheet(campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *, kind: str) -> dict[str, Any]:
+def _players_edited_sheet(campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *,
+                          kind: str) -> dict[str, Any]:
     """A player's PATCH of its own sheet: free fields only."""
     return _players_sheet(campaign, raw, _governed_baseline(campaign, previous, kind=kind), _governed(campaign),
                           kind=kind, previous=previous)
@@ -327,7 +339,8 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
         body = {"id": new_id(), "kind": "sheet_edit", "character_id": after.id, "changes": governed,
                 "rolls": [], "hidden": False, "created_at": iso(now), **NO_DICE}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
-        uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
+        uow.record("log.created", {"entry_id": body["id"],
+                                   "characters_changed": [{"id": after.id, "version": after.version}]},
                    **about(uow.conn, [after]).record_args())
     record_character(uow, "character.updated", after, uow.campaign().ruleset)
     uow.commit()

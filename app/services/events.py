@@ -16,8 +16,21 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from pydantic_core import to_jsonable_python
-from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, String, bindparam, cast, delete, func, insert, or_, text,
-                        type_coerce)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    String,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    or_,
+    text,
+    type_coerce,
+)
 from sqlalchemy.engine import Connection
 from sqlmodel import Session, select
 
@@ -169,7 +182,8 @@ def live_tokens(session: Session, token_hashes: set[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit: int) -> tuple[list[StoredEvent], int | None]:
+def poll(session: Session, cursors: dict[str, int], watermark: int | None,
+         limit: int) -> tuple[list[StoredEvent], int | None]:
     """The events of the campaigns in `cursors` (campaign -> last event number sent) past
     each one's cursor, oldest first, at most `limit` (each campaign then gets a prefix
     of its new events: the next call goes on).
@@ -219,7 +233,7 @@ def _with_bodies(session: Session, rows) -> list[StoredEvent]:
     bodies: dict[str, Any] = {}
     if refs:
         found = session.connection().execute(select(_log.c.id, _log.c.body).where(_log.c.id.in_(list(refs))))
-        bodies = {entry_id: body for entry_id, body in found}
+        bodies = dict(found.all())  # (not dict(found): a Result has keys(), dict() would read it as a mapping)
     return [StoredEvent(r.seq, r.number, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies),
                         r.owner_id, _players_view(r.type, r.data, r.player_data, bodies))
             for r in rows]

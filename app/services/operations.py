@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
@@ -29,10 +30,10 @@ from app.kit.errors import Conflict, Forbidden
 from app.models.tables import IdempotencyRecord, LogEntry, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
-from app.services.rulesets import get_adapter
-from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
 from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
+from app.services.rulesets import get_adapter
+from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
 from app.services.uow import (
     CampaignRow,
     StoredCharacter,
@@ -58,7 +59,7 @@ class Idempotency:
     fingerprint: str
 
     @classmethod
-    def of(cls, key: str | None, method: str, path: str, body: Any) -> "Idempotency | None":
+    def of(cls, key: str | None, method: str, path: str, body: Any) -> Idempotency | None:
         if key is None:
             return None
         if not 1 <= len(key) <= 200:
@@ -94,7 +95,7 @@ class RollingWork(UnitOfWork):
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
 
-    def __enter__(self) -> "RollingWork":
+    def __enter__(self) -> RollingWork:
         super().__enter__()
         try:
             campaign = self._open()
@@ -209,7 +210,8 @@ class EncodedBody(dict):
 
 _log = LogEntry.__table__
 _FAST_INSERT_IDEMPOTENCY = json_text_insert(IdempotencyRecord.__table__, "body")
-_LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+_LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"),
+                                                     _log.c.campaign_id == bindparam("campaign_id"))
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 
 

@@ -17,12 +17,13 @@ from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_cal
 from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 from app.services.rulesets import get_adapter
-from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, OperationContext
+from app.services.rulesets.base import OUTCOMES, SUCCESS_OUTCOMES, Capability, OperationContext
 from app.services.validation import InvalidBody, validate
 
 
 @checks_caller
-def run_test(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def run_test(session: Session, principal: Principal, character_id: str, body: dict,
+             idem: Idempotency | None) -> dict[str, Any]:
     """Owner or GM: one test of the ruleset, its effects saved (the caller's credential, the
     campaign and the character read in one round trip: `RollingWork(lock=…)`)."""
     return _test(RollingWork(session, principal, principal.campaign_id, idem, lock=character_id), character_id, body)
@@ -37,7 +38,8 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
 
 
-def level_up(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def level_up(session: Session, principal: Principal, character_id: str, body: dict,
+             idem: Idempotency | None) -> dict[str, Any]:
     """GM: the ruleset's level-up (422 where it has none)."""
     return _level_up(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
@@ -51,7 +53,8 @@ def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]
         return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
 
 
-def reroll(session: Session, principal: Principal, character_id: str, test_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def reroll(session: Session, principal: Principal, character_id: str, test_id: str, body: dict,
+           idem: Idempotency | None) -> dict[str, Any]:
     """Owner or GM: cancel a test and roll it again (where the ruleset allows)."""
     return _reroll(RollingWork(session, principal, principal.campaign_id, idem), character_id, test_id, body)
 
@@ -83,7 +86,8 @@ _OTHERS = select(_involved.c.character_id).where(_involved.c.seq == bindparam("s
 _LATEST = (select(_log.c.id, _log.c.rerolls)
            .where(_log.c.campaign_id == bindparam("campaign_id"),
                   or_(_log.c.character_id == bindparam("character_id"),
-                      _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id")))))
+                      _log.c.seq.in_(select(_involved.c.seq)
+                                     .where(_involved.c.character_id == bindparam("character_id")))))
            .order_by(_log.c.seq.desc()).limit(1))
 _LATEST_SHOWN = _LATEST.where(_log.c.hidden.is_(False))  # what a player sees
 
@@ -94,7 +98,8 @@ def _entry_involving(uow: RollingWork, entry_id: str, character_id: str) -> tupl
     row = uow.conn.execute(_ENTRY, {"id": entry_id, "campaign_id": uow.campaign_id}).first()
     if row is None or (row.hidden and not uow.principal.is_gm):
         return None
-    involved = ([row.character_id] if row.character_id else []) + list(uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars())
+    involved = (([row.character_id] if row.character_id else [])
+                + list(uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars()))
     return (row.body, involved) if character_id in involved else None
 
 
@@ -110,7 +115,8 @@ def _check_latest(uow: RollingWork, character_id: str, entry_id: str) -> None:
                        f"{entry_id}", field="test_id", extra={"newer_entry": latest.id})
 
 
-def character_action(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def character_action(session: Session, principal: Principal, character_id: str, body: dict,
+                     idem: Idempotency | None) -> dict[str, Any]:
     """A ruleset-specific action (its body's `type` names it in the ruleset's registry)."""
     return _action(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
@@ -127,7 +133,8 @@ def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         return uow.commit(action.handler(hero, req, uow.context(req)))
 
 
-def opposed(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def opposed(session: Session, principal: Principal, campaign_id: str, body: dict,
+            idem: Idempotency | None) -> dict[str, Any]:
     """GM: a confrontation of two characters' tests (where the ruleset has one)."""
     return _opposed(RollingWork(session, principal, campaign_id, idem), body)
 
@@ -141,7 +148,8 @@ def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
         return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
-def group(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def group(session: Session, principal: Principal, campaign_id: str, body: dict,
+          idem: Idempotency | None) -> dict[str, Any]:
     """GM: a group test (cooperation, ranking: where the ruleset has one)."""
     return _group(RollingWork(session, principal, campaign_id, idem), body)
 
@@ -187,7 +195,8 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     return out
 
 
-def level_up_history(session: Session, principal: Principal, character_id: str, limit: int, cursor: str | None) -> dict[str, Any]:
+def level_up_history(session: Session, principal: Principal, character_id: str, limit: int,
+                     cursor: str | None) -> dict[str, Any]:
     """The character's level-ups, newest first (404 unless it is in the caller's campaign)."""
     load_character(session, principal, character_id)
     return rolls.list_log(session, principal, principal.campaign_id, limit=limit, cursor=cursor,

@@ -14,16 +14,17 @@ from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.visibility import log_hidden_ids
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 from app.services.rulesets.base import Outcome
 from app.services.uow import json_text
 from app.services.validation import InvalidBody
+from app.services.visibility import log_hidden_ids
 
 
-def free_roll(session: Session, principal: Principal, campaign_id: str, data: RollCreate, idem: Idempotency | None) -> dict[str, Any]:
+def free_roll(session: Session, principal: Principal, campaign_id: str, data: RollCreate,
+              idem: Idempotency | None) -> dict[str, Any]:
     """Any member rolls dice; attributed to a character only by its owner or the GM."""
     expression = parse(data.expression)  # an invalid expression is a 422 before anything else
     return _free_roll(RollingWork(session, principal, campaign_id, idem), data, expression)
@@ -142,7 +143,7 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     else:
         rows = query.all(conn, params)
     items: list[str] = []
-    total = 0
+    total, last = 0, ""
     for entry_id, text in rows[:limit]:
         total += len(text)
         if items and total > PAGE_MAX_BYTES:

@@ -234,7 +234,7 @@ def campaign_query(campaign_id: str) -> tuple[Prepared, dict[str, Any]]:
     return _FAST_CAMPAIGN, {"id": campaign_id}
 
 
-def campaign_of(rows: Sequence[tuple]) -> "CampaignRow":
+def campaign_of(rows: Sequence[tuple]) -> CampaignRow:
     if not rows:
         raise NotFound("no campaign with this id")
     return CampaignRow(*rows[0])

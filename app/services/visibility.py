@@ -9,8 +9,9 @@ is `none` until revealed (issue 13), and one in a fight whose `hp_visibility` is
 pools, for `hidden`). The encounter view itself follows the encounter's rules."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import and_, bindparam, exists, literal, or_, select
 

@@ -5,11 +5,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models.fields import DiceExpression
 from app.models.rulesets.governance import governed
 from app.models.rulesets.odds import NothingRolled
 from app.rules import rulebook_d100 as rules
-from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
-from app.models.fields import DiceExpression
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[\w\- ]+$")]
 Difficulty = Literal[
@@ -20,7 +20,7 @@ Difficulty = Literal[
 
 
 def _default_stats() -> dict[str, int]:
-    return {s: rules.AVERAGE_STAT for s in rules.DEFAULT_STATS}
+    return dict.fromkeys(rules.DEFAULT_STATS, rules.AVERAGE_STAT)
 
 
 class Weapon(BaseModel):

@@ -5,11 +5,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
+from app.models.fields import DiceExpression
 from app.models.rulesets.governance import governed
 from app.models.rulesets.odds import NothingRolled
 from app.rules import worlds_awakening as rules
-from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
-from app.models.fields import DiceExpression
 
 Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
 Difficulty = Literal["tres_facile", "facile", "moderee", "difficile", "tres_difficile"]
@@ -18,7 +18,7 @@ StatValue = Annotated[int, Field(ge=-10, le=30)]
 
 
 def _zero_stats() -> dict[str, int]:
-    return {s: 0 for s in rules.STATS}
+    return dict.fromkeys(rules.STATS, 0)
 
 
 class Weapon(BaseModel):
@@ -63,7 +63,8 @@ class Sheet(BaseModel):
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     down: bool = Field(False, description="WA-C5: at 0 HP after damage.", json_schema_extra=governed())
     pending: dict[Stat, Literal[-2, 2]] = Field(
-        default_factory=dict, description="WA-T5: a ±2 the GM recorded, consumed by the next test of that characteristic.",
+        default_factory=dict,
+        description="WA-T5: a ±2 the GM recorded, consumed by the next test of that characteristic.",
         json_schema_extra=governed(),
     )
     challenges: dict[Name, Challenge] = Field(default_factory=dict, description="WA-T6: complex actions by name.",

@@ -2,8 +2,8 @@
 natural healing (AS-C7), falls (AS-C8), fire (AS-C9), asphyxia (AS-C10), chases (AS-C12)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from app.rules.asgard.core import TestResult, TestSpec, roll_test
 from app.rules.dice import DiceSource

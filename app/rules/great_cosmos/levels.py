@@ -6,9 +6,9 @@ karma d10 if any), then the 2d20 bonus if that test succeeded.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping
 
 from app.rules.dice import DiceSource
 from app.rules.errors import RuleError
@@ -22,7 +22,7 @@ LEVEL5_POINTS = 3
 POOLS = ("hp", "mp")
 # GC-L5: what the GM's explicit deltas may touch, with their bounds.
 CHANGE_BOUNDS = {
-    **{s: (1, 100) for s in STATS},
+    **dict.fromkeys(STATS, (1, 100)),
     "hp_max": (1, 10**6), "mp_max": (0, 10**6),
     "light_points": (0, 1000), "dark_points": (0, 1000), "intuition": (1, 6),
 }
@@ -50,7 +50,7 @@ class Progress:
     karma: int
     posture: str | None = None
 
-    def with_stat(self, stat: str, value: int) -> "Progress":
+    def with_stat(self, stat: str, value: int) -> Progress:
         return replace(self, stats=MappingProxyType({**self.stats, stat: value}))
 
     def get(self, key: str) -> int:

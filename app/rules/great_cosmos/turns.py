@@ -1,15 +1,19 @@
 """Great Cosmos movement and turn order (GC-D1..D4, GC-O1..O3). Pure rules."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
-from typing import Sequence
 
 from app.rules.dice import DiceSource
 from app.rules.errors import RuleError
 from app.rules.great_cosmos.core import (
-    CRITICAL_SUCCESS, SUCCESS, SUPER_CRITICAL_SUCCESS, TestResult, resolve_test,
+    CRITICAL_SUCCESS,
+    SUCCESS,
+    SUPER_CRITICAL_SUCCESS,
+    TestResult,
+    resolve_test,
 )
 from app.rules.great_cosmos.sheet import max_move
 

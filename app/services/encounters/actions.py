@@ -263,7 +263,8 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         changes.sheet(target, key, following[key])
     now_down = fight.rules.is_down(fight.character_of(target).sheet)
     if now_down != was_down:
-        steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]})
+        steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight",
+                      "combatant_id": target["id"]})
 
 
 def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:

@@ -20,9 +20,9 @@ from app.models.encounters import (
 )
 from app.models.tables import Combatant, new_id, utcnow
 from app.rules.errors import RuleError
+from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
-from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.encounters import store, view
 from app.services.encounters.record import record_update
 from app.services.encounters.rulesets import EncounterRules, rules_for
@@ -137,7 +137,8 @@ def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions
             exc.field = prefix + "reaction"
             raise
     if actions is not None and actions > 1 and not rules.multiple_actions:
-        raise InvalidBody(f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')", field=prefix + "actions")
+        raise InvalidBody(f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')",
+                          field=prefix + "actions")
 
 
 # --- changes ---------------------------------------------------------------------------------

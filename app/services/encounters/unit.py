@@ -62,7 +62,8 @@ class EncounterWork(UnitOfWork):
         super().__enter__()
         self.pending = []
         try:
-            # a caller handed over unverified (`auth.checks_caller`): its credential in the same round trip, checked first
+            # a caller handed over unverified (`auth.checks_caller`): its credential in the same round trip,
+            # checked first
             unverified = take_unverified(self.session)
             first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
             self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters,

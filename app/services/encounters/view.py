@@ -126,7 +126,8 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
     return {
         "id": enc["id"], "campaign_id": enc["campaign_id"], "name": enc["name"], "status": enc["status"],
         "round": enc["round"], "version": enc["version"], "options": enc["options"],
-        "combatants": [combatant_state(fight, c, scene, viewer) for c in fight.combatants if scene.sees(viewer, c["id"])],
+        "combatants": [combatant_state(fight, c, scene, viewer) for c in fight.combatants
+                       if scene.sees(viewer, c["id"])],
         "order": order_view(enc["turn_order"], scene, viewer),
         "current": current_view(enc["current_turn"], scene, viewer),
         "created_at": iso(enc["created_at"]), "updated_at": iso(enc["updated_at"]),
@@ -145,7 +146,8 @@ def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]
     """The action as this viewer may see it, or None when it may not see it at all."""
     if viewer.is_gm:
         return body
-    if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id")) and scene.sees(viewer, body.get("target_id"))):
+    if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id"))
+                                  and scene.sees(viewer, body.get("target_id"))):
         return None
     return {
         **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md round 3)

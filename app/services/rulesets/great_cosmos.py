@@ -4,11 +4,21 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.rulesets import great_cosmos as models
-from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, postures as gc_postures
-from app.rules.great_cosmos import sheet as gc_sheet
 from app.rules.errors import RuleError
+from app.rules.great_cosmos import core
+from app.rules.great_cosmos import levels as gc_levels
+from app.rules.great_cosmos import odds as gc_odds
+from app.rules.great_cosmos import postures as gc_postures
+from app.rules.great_cosmos import sheet as gc_sheet
 from app.services.rulesets.base import (
-    CharacterState, LevelUps, Odds, OperationContext, Outcome, RulesetAdapter, RulesetDescription, test_body,
+    CharacterState,
+    LevelUps,
+    Odds,
+    OperationContext,
+    Outcome,
+    RulesetAdapter,
+    RulesetDescription,
+    test_body,
 )
 
 RULESET = "great-cosmos"
@@ -68,7 +78,8 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             "stat_range": {"min": core.STAT_MIN, "max": core.STAT_MAX},
             "mini_stats": {"intuition": {"min": 1, "max": 6, "default": 3, "die": "d6"}},
             "test": {"die": "d100", "roll_under": True, "target": "stat + modifier",
-                     "dice_order": ["d100 (test)", "d10 (karma, when karma <= -5 or >= +5 and the natural is not 42/66)"]},
+                     "dice_order": ["d100 (test)",
+                                    "d10 (karma, when karma <= -5 or >= +5 and the natural is not 42/66)"]},
             "outcomes": list(core.OUTCOMES),
             "special_scores": {"42": "super_critical_success", "66": "super_critical_failure",
                                "critical_success": "score <= 10", "critical_failure": "score >= 91"},

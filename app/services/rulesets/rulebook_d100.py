@@ -10,8 +10,16 @@ from app.rules import rulebook_d100 as rules
 from app.rules.dice import DiceSource, Roll, TableDice
 from app.rules.errors import DiceError, RuleError
 from app.services.rulesets.base import (
-    OUTCOMES, CharacterState, Confrontations, GroupTests, Odds, OperationContext, Outcome, RulesetAdapter,
-    RulesetDescription, test_body,
+    OUTCOMES,
+    CharacterState,
+    Confrontations,
+    GroupTests,
+    Odds,
+    OperationContext,
+    Outcome,
+    RulesetAdapter,
+    RulesetDescription,
+    test_body,
 )
 
 RULESET = "rulebook-d100"

@@ -69,7 +69,8 @@ class AsgardAttackRequest(AttackRequest):
 class Asgard(EncounterRules):
     ruleset = "asgard"
     pools = (Pool("vitality", "vitality", "vitality_max"), Pool("heroism", "heroism", None))
-    reactions = ("defense", "defense_heroism", "none")  # AS-C1 opposition by a defense test (AS-H1: 4d6); none: unperceived
+    reactions = ("defense", "defense_heroism",
+                 "none")  # AS-C1 opposition by a defense test (AS-H1: 4d6); none: unperceived
     default_reaction = "defense"
     dice_order = ("AS-C13 3d6 perception per combatant in the order added (none when taking 11 or given the GM's "
                   "initiative), then 1d6 roll-offs")

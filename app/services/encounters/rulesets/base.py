@@ -24,12 +24,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Annotated, Any, ClassVar, Union
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel
 
 from app.kit.errors import RuleError
+from app.kit.models import union
 from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
 from app.services.encounters.dice import CombatDice
@@ -83,7 +83,8 @@ class Initiative:
 
 
 def entry(combatant_id: str, slot: int, initiative: int | None, *, extra_action: bool = False,
-          tiebreak: dict[str, Any] | None = None, parallel_with: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+          tiebreak: dict[str, Any] | None = None, parallel_with: list[str] | None = None,
+          **extra: Any) -> dict[str, Any]:
     return {"combatant_id": combatant_id, "slot": slot, "initiative": initiative, "extra_action": extra_action,
             "tiebreak": tiebreak, "parallel_with": parallel_with or [], **extra}
 
@@ -256,8 +257,7 @@ class EncounterRules(ABC):
         """The request body of an action in this ruleset: a union discriminated by `type`."""
         models = list(dict.fromkeys(self.action_models().values()))
         prefix = "".join(part.capitalize() for part in self.ruleset.split("-"))
-        return TypeAliasType(f"{prefix}EncounterActionRequest",
-                             Annotated[Union[tuple(models)], Field(discriminator="type")])  # type: ignore[valid-type]  # noqa: UP007
+        return union(f"{prefix}EncounterActionRequest", models, "type")  # several: GM_ACTIONS alone are three
 
     def parse_action(self, body: Any) -> BaseModel:
         """The body validated by this ruleset's model of its `type` (unknown fields: 422);

@@ -82,7 +82,8 @@ class RulebookD100(EncounterRules):
             if p.tiebreak == "reroll":
                 mine = rerolls.get(e.combatant_id, [])
                 tie = {"die": "d100", "value": mine[-1], "rolls": mine}
-                steps.append({"rule": "RB-C2", "what": "tie: d100 rerolls, lowest first", "combatant_id": e.combatant_id,
+                steps.append({"rule": "RB-C2", "what": "tie: d100 rerolls, lowest first",
+                              "combatant_id": e.combatant_id,
                               "d100": mine})
             if p.extra_action:
                 extras.append((e.combatant_id, r.level))
@@ -217,7 +218,8 @@ def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaig
     """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
     skills = sheet.get("skills") or {}
     weakened = choice.skill is not None and choice.skill not in skills
-    return rb.TestSpec(stat_value=_stat(sheet, stat), skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
+    return rb.TestSpec(stat_value=_stat(sheet, stat),
+                       skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
                        weakened=weakened, modifier=choice.modifier,
                        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
                        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),

@@ -76,10 +76,12 @@ class WorldsAwakening(EncounterRules):
         dice.tag(mark, (entrants[i].combatant_id for i in _rollers(ranked)))
         steps = [{"rule": "WA-C4", "what": "initiative = 10 + DEX", "combatant_id": e.combatant_id,
                   "initiative": wa.initiative(d), "override": e.override is not None} for e, d in zip(entrants, dex)]
-        steps += [{"rule": "WA-C4", "what": "tie: d20 roll-off, highest first", "combatant_id": entrants[r.index].combatant_id,
+        steps += [{"rule": "WA-C4", "what": "tie: d20 roll-off, highest first",
+                   "combatant_id": entrants[r.index].combatant_id,
                    "d20": list(r.rolloffs)} for r in ranked if r.rolloffs]
         order = one_per_slot([(entrants[r.index].combatant_id, r.initiative,
-                               {"die": "d20", "value": r.rolloffs[-1], "rolls": list(r.rolloffs)} if r.rolloffs else None)
+                               {"die": "d20", "value": r.rolloffs[-1],
+                                "rolls": list(r.rolloffs)} if r.rolloffs else None)
                               for r in ranked])
         return Initiative(order=order, initiatives={entrants[r.index].combatant_id: r.initiative for r in ranked},
                           steps=steps)

@@ -3,8 +3,9 @@
 copy of the sheet and returns (body, new sheet); `_action` makes it a handler."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 from app.models.rulesets import asgard as m
 from app.rules import asgard as rules

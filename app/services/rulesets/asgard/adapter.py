@@ -266,7 +266,8 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
             spec = logged_spec(p, heroism_4d6=heroism_4d6 if i == mine else None)
             mark = ctx.dice.mark()
             results.append(rules.roll_test(spec, ctx.dice))
-            rolls += [{**r.to_dict(), "participant": i, "character_id": p["character_id"]} for r in ctx.dice.since(mark)]
+            rolls += [{**r.to_dict(), "participant": i,
+                       "character_id": p["character_id"]} for r in ctx.dice.since(mark)]
         effects = [spent if i == mine else {} for i in range(len(participants))]
         body = self._group_body([p["character_id"] for p in participants], previous["skill"],
                                 previous.get("difficulty"), previous.get("modifier", 0), results, rolls, effects,
