@@ -4,7 +4,7 @@ every ruleset has. Each ruleset's models extend these (app/models/rulesets/)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Self, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 from typing_extensions import TypeAliasType
@@ -49,7 +49,7 @@ class RollingRequest(Strict):
     hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
 
     @model_validator(mode="after")
-    def _one_provenance(self):
+    def _one_provenance(self) -> Self:
         if self.seed is not None and self.dice is not None:
             raise ValueError("give either `seed` or `dice`, not both")
         return self

@@ -16,7 +16,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 
@@ -36,7 +36,7 @@ class Roll(NamedTuple):
     purpose: str
     dropped: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = {"die": self.die, "value": self.value, "purpose": self.purpose}
         if self.dropped:
             out["dropped"] = True
@@ -78,7 +78,7 @@ class DiceSource:
     max_dice = MAX_DICE_PER_REQUEST
 
     def __init__(self) -> None:
-        self.rolls: list[Roll] = []
+        self.rolls: list[Roll] = []  # type: ignore[misc]  # a slot of RandomDice; the other sources' __dict__
 
     def roll(self, faces: int, purpose: str) -> int:
         """Roll one die of `faces` faces (1..faces) for `purpose`, and record it."""
@@ -128,7 +128,8 @@ class RandomDice(DiceSource):
         self._rng = rng
 
     def _next(self, faces: int, purpose: str) -> int:
-        return self._rng._randbelow(faces) + 1
+        value: int = self._rng._randbelow(faces) + 1  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
+        return value
 
     def roll(self, faces: int, purpose: str) -> int:
         """One die, as `_randbelow(faces) + 1` (the same draws as `randint(1, faces)`), with no call
@@ -144,7 +145,7 @@ class RandomDice(DiceSource):
                 value = rng.getrandbits(k)
             value += 1
         else:
-            value = rng._randbelow(faces) + 1
+            value = rng._randbelow(faces) + 1  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
         key = (_LABELS.get(faces) or f"d{faces}", value, purpose)
         rolls.append(_RECORDS.get(key) or _recorded(key))
         return value
@@ -165,7 +166,7 @@ class RandomDice(DiceSource):
         get = _RECORDS.get
         total = 0
         if bits is None:
-            randbelow = self._rng._randbelow
+            randbelow = self._rng._randbelow  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
             for _ in range(count):
                 value = randbelow(faces) + 1
                 key = (label, value, purpose)
@@ -187,7 +188,7 @@ class RandomDice(DiceSource):
         """`count` values of `_randbelow(faces) + 1`, in order."""
         bits = self._getrandbits()
         if bits is None:
-            randbelow = self._rng._randbelow
+            randbelow = self._rng._randbelow  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
             return [randbelow(faces) + 1 for _ in range(count)]
         k = faces.bit_length()
         values = []
@@ -198,7 +199,7 @@ class RandomDice(DiceSource):
             values.append(value + 1)
         return values
 
-    def _getrandbits(self):
+    def _getrandbits(self) -> Callable[[int], int] | None:
         """The RNG's `getrandbits` when its `_randbelow` may be inlined (`_STANDARD_RNGS`), else None."""
         rng = self._rng
         return rng.getrandbits if type(rng) in _STANDARD_RNGS else None
@@ -302,7 +303,7 @@ class Expression:
                     value = rng.getrandbits(k)
                 value += 1
             else:
-                value = rng._randbelow(faces) + 1
+                value = rng._randbelow(faces) + 1  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
             key = (label, value, purpose)
             rolls.append(_RECORDS.get(key) or _recorded(key))
             return constant + sign * value
@@ -325,7 +326,7 @@ _SPLIT_TOKEN = re.compile(r"[0-9A-Za-z_%]\s+[0-9A-Za-z_%]", re.ASCII)
 _TERM = re.compile(r"([+-]?)(?:([0-9]*)[dD]([0-9]+|%)(?:([kKdD])([hHlL])([0-9]+))?|([0-9]+))", re.ASCII)
 
 
-class _Parsed(dict):
+class _Parsed(dict[str, "Expression"]):
     """Parsed expressions by text: `parse` is this dict's `__getitem__`, so a cached expression costs one
     look-up in C (the commonest expressions are parsed once per process). At most 4096, emptied when full;
     an expression that does not parse raises and is not kept."""
@@ -388,7 +389,7 @@ def _bounded_int(digits: str, text: str) -> int:
     return int(digits)
 
 
-def _dice_term(sign: int, m: re.Match, text: str) -> DiceTerm:
+def _dice_term(sign: int, m: re.Match[str], text: str) -> DiceTerm:
     count = _bounded_int(m.group(2), text) if m.group(2) else 1
     faces = 100 if m.group(3) == "%" else _bounded_int(m.group(3), text)
     if count < 1 or count > MAX_DICE_PER_TERM:

@@ -3,10 +3,11 @@ actions (challenges) and the combat rules (worlds-awakening.md, WA-…). Pure: s
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import groupby
+from typing import Any
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
@@ -142,7 +143,7 @@ class Challenge:
     turns: int = 0
     status: str = "in_progress"  # "in_progress" | "succeeded" | "failed"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "successes_needed": self.successes_needed,
             "failures_allowed": self.failures_allowed, "successes": self.successes,
@@ -244,7 +245,7 @@ def turn_order(dex_values: Sequence[int], source: DiceSource) -> list[Initiative
     return [InitiativeEntry(i, inits[i], tuple(rolloffs[i])) for i in out]
 
 
-def _groups(order: list[int], key) -> list[list[int]]:
+def _groups(order: list[int], key: Callable[[int], object]) -> list[list[int]]:
     """Runs of consecutive entries of `order` with equal keys."""
     return [list(run) for _, run in groupby(order, key)]
 

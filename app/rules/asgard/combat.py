@@ -37,6 +37,7 @@ def resolve_attack(attack: TestResult, defense: TestResult | None, *,
     if defense is None:
         if attack.automatic is not None:
             return AttackResolution(attack.automatic == "success", None, difficulty)
+        assert attack.score is not None  # an attack test rolls its dice
         return AttackResolution(attack.score >= difficulty, None, difficulty)
     contest = oppose(attack, defense)
     return AttackResolution(contest.winner == "a", contest, None)
@@ -195,6 +196,7 @@ def initiative_order(entries: list[tuple[str, TestResult]], source: DiceSource) 
     roll_offs: dict[str, list[int]] = {cid: [] for cid, _ in entries}
     by_key: dict[tuple[int, int], list[str]] = {}
     for cid, test in entries:
+        assert test.score is not None  # a perception test rolls its dice
         by_key.setdefault((test.score, test.spec.skill_value), []).append(cid)
     for tied in by_key.values():
         _roll_off(tied, roll_offs, source)

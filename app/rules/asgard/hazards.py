@@ -184,5 +184,6 @@ def chase_turn(spec: TestSpec, progression: int, source: DiceSource) -> ChaseTur
     if spec.target is not None:
         raise RuleError("a chase test is an open test: no difficulty", field="target")
     test = roll_test(spec, source, "chase")
+    assert test.degree is not None  # an open test reaches a degree (AS-T5)
     step = CHASE_STEPS[test.degree]
     return ChaseTurn(test, step, progression, progression + step)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import floor
+from typing import Any
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import InsufficientResource, RuleError
@@ -235,7 +236,7 @@ def resolve_attack(
                           posture=attacker.posture, extreme_scores=extreme_scores)
     attacker = replace(attacker, karma=attack.karma_after)
     hit = attack.success and not target_moved_away
-    out = dict(attack=attack, hit=hit, auto_defense_die=None, auto_defended=False, defense=None,
+    out: dict[str, Any] = dict(attack=attack, hit=hit, auto_defense_die=None, auto_defended=False, defense=None,
                defense_holds=False, riposte_available=False, damage=None, wound=None, provoked=False,
                target_moved_away=target_moved_away)
     if not hit:
