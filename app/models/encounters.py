@@ -4,7 +4,7 @@ The options and request bodies every ruleset shares live here; a ruleset's own
 encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
@@ -146,6 +146,8 @@ class CombatAction(RollingRequest):
     provenance applies (`seed`, table `dice` in rule order, `hidden` for the GM)."""
 
     actor_id: Id
+    if TYPE_CHECKING:
+        type: str  # each action's own Literal (`AttackRequest`, `MoveRequest`, …)
 
 
 class AttackRequest(CombatAction):

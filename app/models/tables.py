@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData, Table, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import AutoString, Field, SQLModel
 
@@ -237,3 +237,9 @@ class EncounterAction(SQLModel, table=True):
     reverts: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
     reverted_by: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
     created_at: datetime = _ts()
+
+
+def core_table(model: type[SQLModel]) -> Table:
+    """A table model's Core table, for the statements compiled once (app/services/prepared.py):
+    SQLModel sets `__table__` when it makes the class, and its types do not declare it."""
+    return model.__table__  # type: ignore[attr-defined]  # set by SQLModel's metaclass, undeclared

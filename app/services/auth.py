@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from app.core.security import hash_token
 from app.kit.errors import Forbidden, NotFound, Unauthorized
-from app.models.tables import Character, Credential, Encounter
+from app.models.tables import Character, Credential, Encounter, core_table
 from app.services.prepared import Prepared
 
 F = TypeVar("F", bound=Callable)
@@ -62,7 +62,7 @@ def authenticate(session: Session, token: str | None) -> Principal:
 # read), and a dead token is refused at once in every worker.
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
-_cred = Credential.__table__
+_cred = core_table(Credential)
 _CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role,
                      _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
 _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash"))
@@ -117,8 +117,8 @@ def me(session: Session, principal: Principal) -> dict[str, str | None]:
     return {"campaign_id": principal.campaign_id, "role": principal.role, "player_id": principal.player_id}
 
 
-_char = Character.__table__
-_enc = Encounter.__table__
+_char = core_table(Character)
+_enc = core_table(Encounter)
 _CHARACTER = select(_char.c.campaign_id, _char.c.player_id, _char.c.player_access).where(_char.c.id == bindparam("id"))
 _ENCOUNTER = select(_enc.c.campaign_id).where(_enc.c.id == bindparam("id"))
 

@@ -37,12 +37,12 @@ from sqlmodel import Session, select
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
 from app.models.schemas import CampaignPublic, PlayerPublic
-from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, utcnow
+from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, core_table, utcnow
 from app.services.auth import Principal, check_member
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 
-_event = Event.__table__
+_event = core_table(Event)
 _COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "player_data", "number"]
 
 
@@ -100,8 +100,8 @@ def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any],
     _FAST_INSERT_EVENT.run(conn, values)
 
 
-_campaign = Campaign.__table__
-_player = Player.__table__
+_campaign = core_table(Campaign)
+_player = core_table(Player)
 
 
 def _completed(session: Session, campaign_id: str, type_: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +216,7 @@ def poll(session: Session, cursors: dict[str, int], watermark: int | None,
     return _with_bodies(session, [r for r in rows if r.number > cursors[r.campaign_id]]), next_watermark
 
 
-_log = LogEntry.__table__
+_log = core_table(LogEntry)
 _PG_POLL = text(
     "SELECT e.seq, e.number, e.campaign_id, e.type, e.hidden, e.data, e.owner_id, e.player_data"
     " FROM unnest(CAST(:ids AS text[]), CAST(:curs AS bigint[])) AS c(cid, cur)"
@@ -262,8 +262,8 @@ def _players_view(type_: str, data: dict[str, Any], player_data: dict[str, Any] 
 
 # --- stream tickets -------------------------------------------------------------------
 TICKET_SECONDS = 60
-_ticket = StreamTicket.__table__
-_cred = Credential.__table__
+_ticket = core_table(StreamTicket)
+_cred = core_table(Credential)
 
 
 def issue_ticket(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
-from app.models.tables import IdempotencyRecord, LogEntry, new_id, utcnow
+from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
 from app.services.prepared import fetch_together
@@ -208,8 +208,8 @@ class EncodedBody(dict):
         self.json = encoded
 
 
-_log = LogEntry.__table__
-_FAST_INSERT_IDEMPOTENCY = json_text_insert(IdempotencyRecord.__table__, "body")
+_log = core_table(LogEntry)
+_FAST_INSERT_IDEMPOTENCY = json_text_insert(core_table(IdempotencyRecord), "body")
 _LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"),
                                                      _log.c.campaign_id == bindparam("campaign_id"))
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))

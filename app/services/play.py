@@ -10,7 +10,7 @@ from sqlalchemy import bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import LogEntry, LogEntryCharacter
+from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.rules.dice import dice_source
 from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
@@ -78,8 +78,8 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
 
 
-_log = LogEntry.__table__
-_involved = LogEntryCharacter.__table__
+_log = core_table(LogEntry)
+_involved = core_table(LogEntryCharacter)
 _ENTRY = select(_log.c.seq, _log.c.character_id, _log.c.hidden, _log.c.body).where(
     _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
 _OTHERS = select(_involved.c.character_id).where(_involved.c.seq == bindparam("seq"))

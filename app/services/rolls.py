@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
 from app.models.schemas import RollCreate
-from app.models.tables import LogEntry, LogEntryCharacter
+from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.operations import Idempotency, RollingWork, retried
@@ -74,8 +74,8 @@ def _after(session: Session, principal: Principal, campaign_id: str, cursor: str
     return row[0]
 
 
-_log = LogEntry.__table__
-_involved = LogEntryCharacter.__table__
+_log = core_table(LogEntry)
+_involved = core_table(LogEntryCharacter)
 _CURSOR_SEQ = Prepared(select(_log.c.seq, _log.c.hidden).where(_log.c.id == bindparam("id"),
                                                  _log.c.campaign_id == bindparam("campaign_id")))
 

@@ -7,6 +7,7 @@ may not see (a hidden combatant's dice, exact resources under `hp_visibility`)
 is the GM's there, and players read it, filtered, in the encounter's history."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -23,7 +24,7 @@ from app.services.provenance import NO_DICE
 def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
                   steps: list[dict[str, Any]], dice: CombatDice | None = None, actor_id: str | None = None,
                   target_id: str | None = None, hidden: bool = False, character_id: str | None = None,
-                  others: list[str] = (), reverts: str | None = None,
+                  others: Sequence[str] = (), reverts: str | None = None,
                   event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
     """Save the fight and log the action; returns (the full body, the caller's view of it)."""
     at, conn = utcnow(), uow.conn

@@ -18,7 +18,7 @@ from app.models.encounters import (
     EncounterCreate,
     EncounterUpdate,
 )
-from app.models.tables import Combatant, new_id, utcnow
+from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import Principal, check_gm, check_member
@@ -39,7 +39,7 @@ from app.services.pages import decode_cursor, encode_cursor
 from app.services.uow import StoredCharacter, UnitOfWork
 from app.services.validation import InvalidBody, invalid_from
 
-_INSERT_COMBATANTS = insert(Combatant.__table__)
+_INSERT_COMBATANTS = insert(core_table(Combatant))
 
 
 def _options(rules: EncounterRules, raw: dict[str, Any]) -> dict[str, Any]:

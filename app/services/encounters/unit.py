@@ -18,7 +18,7 @@ from sqlalchemy import insert
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
-from app.models.tables import IdempotencyRecord, utcnow
+from app.models.tables import IdempotencyRecord, core_table, utcnow
 from app.services.auth import (
     Principal,
     alive_query,
@@ -35,7 +35,7 @@ from app.services.prepared import Prepared
 from app.services.provenance import check_caller_dice
 from app.services.uow import UnitOfWork, retried
 
-_FAST_INSERT_IDEMPOTENCY = Prepared(insert(IdempotencyRecord.__table__))
+_FAST_INSERT_IDEMPOTENCY = Prepared(insert(core_table(IdempotencyRecord)))
 
 
 def viewer(principal: Principal) -> Viewer:
@@ -56,7 +56,7 @@ class EncounterWork(UnitOfWork):
         super().__init__(session, principal.campaign_id)
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
         self.combatants = combatants
-        self.pending: list[Callable[[], None]] = []
+        self.pending: list[Callable[[], object]] = []
 
     def __enter__(self) -> Self:
         super().__enter__()
@@ -81,7 +81,7 @@ class EncounterWork(UnitOfWork):
             verify_pending(self.session)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
-    def later(self, write: Callable[[], None]) -> None:
+    def later(self, write: Callable[[], object]) -> None:
         """A write to run at the commit, in the writes' batch, in the order given."""
         self.pending.append(write)
 

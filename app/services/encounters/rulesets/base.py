@@ -120,7 +120,9 @@ class Exchange:
     """One action being resolved: the validated request, the parties, the encounter's
     and the campaign's options, and the steps the ruleset appends."""
 
-    req: CombatAction
+    # the ruleset's model of the body's `type` (`parse_action`), a CombatAction: each handler
+    # reads its own type's fields, which no static type of this one field can name
+    req: Any
     actor: Party
     target: Party | None
     dice: CombatDice
@@ -136,6 +138,19 @@ class Exchange:
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
     steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def foe(self) -> Party:
+        """The target of an action whose model requires one (an attack's `target_id`)."""
+        assert self.target is not None
+        return self.target
+
+    @property
+    def foe_reaction(self) -> str:
+        """The target's reaction: with a target there is always one (the body's, its standing
+        one, or the ruleset's default: `actions._reaction`)."""
+        assert self.reaction is not None
+        return self.reaction
 
     @cached_property
     def others(self) -> list[Party]:
@@ -299,7 +314,7 @@ class EncounterRules(ABC):
 
     def resolve(self, x: Exchange) -> None:
         """Dispatch `x.req.type` to its method."""
-        type_ = x.req.type  # type: ignore[attr-defined]
+        type_ = x.req.type
         if type_ not in self.combat_actions:
             raise unsupported(self.ruleset, type_, list(self.action_models()))
         {"attack": self.attack, "move": self.move, "dash": self.dash, "posture": self.posture_action,

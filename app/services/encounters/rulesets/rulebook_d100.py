@@ -54,17 +54,18 @@ class RulebookD100(EncounterRules):
 
     def attack(self, x: Exchange) -> None:
         """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
-        req: RulebookAttackRequest = x.req  # type: ignore[assignment]
+        req: RulebookAttackRequest = x.req
         choice = AttackChoice(kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon,
                               damage=req.damage)
-        x.steps.extend(resolve_attack(x.dice, x.actor, x.target, x.reaction, choice, round_=x.round,
+        x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, x.foe_reaction, choice, round_=x.round,
                                       campaign_options=x.campaign_options))
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """RB-F4: a HAB ranking (RB-C3: level, then units digit, then d100 rerolls); a
         critical success gains an extra action before round 1 (it opens the round), a
         critical failure acts only from round 2. A GM override is a success at that level."""
-        results, steps = [], []
+        results: list[rb.TestResult] = []
+        steps: list[dict[str, Any]] = []
         for e in entrants:
             result = _override(e.override) if e.override is not None else rb.roll_test(
                 _spec(e.sheet, campaign_options), dice.of(e.combatant_id), "initiative")
@@ -179,6 +180,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, reaction: s
         if hit.free_attack:
             steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
         return steps
+    assert hit.weapon_roll is not None  # rolled for an attack that was not dodged
     damage = rb.attack_damage(attack.level, hit.weapon_roll)
     steps.append({"rule": "RB-F2", "what": "damage", "combatant_id": attacker.id, "weapon": weapon,
                   "expression": expression, "level": attack.level, "weapon_roll": hit.weapon_roll, "damage": damage})
