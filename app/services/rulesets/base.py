@@ -93,7 +93,7 @@ class Outcome:
     kind: str
     body: dict[str, Any]
     character_id: str | None = None
-    sheets: dict[str, BaseModel] = field(default_factory=dict)
+    sheets: Mapping[str, BaseModel] = field(default_factory=dict)
     # the log entry this one cancels and replaces (AS-H2): an entry is cancelled once at most
     cancels: str | None = None
 
@@ -217,8 +217,10 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
 
     id: ClassVar[str]
     title: ClassVar[str]
-    Sheet: ClassVar[type[BaseModel]]
-    Options: ClassVar[type[CampaignOptions]]
+    # the models named by the subclass's RulesetAdapter[Sheet, Options] (__init_subclass__); not
+    # ClassVars only because a ClassVar may not name the type variables
+    Sheet: type[SheetT]
+    Options: type[OptionsT]
     TestRequest: ClassVar[type[TestRequestBase]]
     OddsRequest: ClassVar[type[TestRequestBase]]  # the test's body without seed/dice/hidden (app.models.rulesets.odds)
     # type -> Action: the ruleset's character actions (none: no action route for it)
@@ -281,14 +283,14 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         """A stored sheet as the ruleset's model (stored sheets were normalized, so
         this fails only when a sheet model became stricter since)."""
         try:
-            return self.Sheet.model_validate(stored)  # type: ignore[return-value]
+            return self.Sheet.model_validate(stored)
         except ValidationError as exc:
             raise StoredSheetInvalid(f"the stored sheet no longer fits the {self.id} sheet schema: "
                                      f"{exc.errors(include_url=False)[0]['msg']}; the GM should edit it",
                                      field="sheet") from None
 
     def parse_options(self, stored: dict[str, Any]) -> OptionsT:
-        return self.Options.model_validate(stored)  # type: ignore[return-value]
+        return self.Options.model_validate(stored)
 
     def state(self, stored: Any) -> CharacterState[SheetT]:
         """A stored character (anything with its columns as attributes), its sheet parsed."""

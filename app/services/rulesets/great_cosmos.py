@@ -115,6 +115,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             "dark_points": dark if sheet.dark_points is None else sheet.dark_points,
             "mental_health": mh_max if sheet.mental_health is None else sheet.mental_health,
         })
+        assert filled.mental_health is not None  # filled just above
         gc_sheet.check_mental_health(filled.race, filled.mental_health, gm_override=gm_override)
         if filled.posture_advantage is not None and filled.posture != gc_postures.ILLUMINATION:
             raise RuleError("posture_advantage is the advantage d6 of an Illumination (GC-P5): it goes with posture "
@@ -260,8 +261,9 @@ def progress_of(sheet: models.Sheet) -> gc_levels.Progress:
 def apply_progress(sheet: models.Sheet, p: gc_levels.Progress) -> models.Sheet:
     """A new sheet carrying the level-up's values (the input is not mutated; the
     values are the rules', so they are not validated again)."""
+    stats: dict[str, Any] = {s: p.stats[s] for s in core.STATS}
     return sheet.model_copy(update={
-        "level": p.level, "stats": models.Stats.model_construct(**{s: p.stats[s] for s in core.STATS}),
+        "level": p.level, "stats": models.Stats.model_construct(**stats),
         "hp": p.hp, "hp_max": p.hp_max, "mp": p.mp, "mp_max": p.mp_max,
         "light_points": p.light_points, "dark_points": p.dark_points,
         "intuition": p.intuition, "karma": p.karma,

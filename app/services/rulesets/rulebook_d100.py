@@ -153,6 +153,7 @@ class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
         sheet = self.Sheet.model_validate(raw)
         if not gm_override:
             for pool, value, top in (("hp", sheet.hp, sheet.hp_max), ("pe", sheet.pe, sheet.pe_max)):
+                assert value is not None  # filled from its maximum by the model
                 if value > top:
                     raise RuleError(f"{pool} {value} is above {pool}_max {top}", field=pool)
         return self.dump_sheet(sheet)
