@@ -178,6 +178,7 @@ class _Caller(HTTPBearer):
     dependency instead of three (bearer, sessions, principal). Being the bearer scheme
     itself, it documents the same `HTTPBearer` security scheme as `bearer`."""
 
+    # HTTPBearer's __call__ answers the credentials: this one, the principal they name
     async def __call__(self, request: Request) -> Principal:  # type: ignore[override]
         credentials = await super().__call__(request)
         sessions = await _resolved(request, session_factory)
@@ -228,7 +229,7 @@ def access(role: Role) -> Callable[[T], T]:
     """Declares who may call a route beyond being a member of the campaign its path
     names: `gm`, `owner_or_gm` (of the character in the path), or `admin`."""
     def mark(endpoint: T) -> T:
-        endpoint.access = role  # type: ignore[attr-defined]
+        endpoint.access = role  # type: ignore[attr-defined]  # a mark on the route (read by CheckedRoute)
         return endpoint
     return mark
 
@@ -289,10 +290,11 @@ class CheckedRoute(APIRoute):
         await read(sessions, auth.check_access, principal, self.access, dict(request.path_params))
 
 
-def _own_refusal(request: Request, exc: Exception) -> Exception | None:
+def _own_refusal(request: Request,
+                 exc: RequestValidationError | ValidationError | AppError | HTTPException) -> Exception | None:
     """The exception if it refuses the request itself (its body, a header, a query parameter)."""
     if isinstance(exc, RequestValidationError):
-        first = next(iter(exc.errors()), {})
+        first: dict[str, Any] = next(iter(exc.errors()), {})
         if first.get("type") == "json_invalid":
             return unreadable_body(exc.__cause__, has_media_type="content-type" in request.headers)
         return exc

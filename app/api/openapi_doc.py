@@ -25,7 +25,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema
+from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema, JsonSchemaMode
 
 from app import models
 from app.kit.models import Strict, union
@@ -137,7 +137,7 @@ class _Names(GenerateJsonSchema):
         return ref
 
 
-def _render(types: list[tuple[Any, str]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _render(types: list[tuple[Any, JsonSchemaMode]]) -> tuple[list[dict[str, Any]], dict[DefsRef, Any]]:
     """JSON Schemas of `types` ((type, mode) pairs): a reference for each, and the components."""
     generator = _Names(ref_template=REF)
     inputs = [(i, mode, TypeAdapter(t).core_schema) for i, (t, mode) in enumerate(types)]
@@ -169,9 +169,9 @@ def _examples(ruleset: str, capability: Capability) -> dict[str, Any]:
     """Named examples of one ruleset's body: {name: example}."""
     if capability is Capability.ODDS:  # the test's body, nothing rolled
         tests = EXAMPLES.get(ruleset, {}).get(Capability.TEST.value) or []
-        given = [{k: v for k, v in body.items() if k not in ("seed", "dice", "hidden")} for body in tests]
+        given: Any = [{k: v for k, v in body.items() if k not in ("seed", "dice", "hidden")} for body in tests]
     else:
-        given = EXAMPLES.get(ruleset, {}).get(capability.value)
+        given = EXAMPLES.get(ruleset, {}).get(capability.value)  # (a list, or actions by type)
     if isinstance(given, dict):  # actions, by type
         return {f"{ruleset} {kind}": body for kind, body in given.items()}
     return {f"{ruleset} {i + 1}" if len(given or []) > 1 else ruleset: body for i, body in enumerate(given or [])}
@@ -179,7 +179,7 @@ def _examples(ruleset: str, capability: Capability) -> dict[str, Any]:
 
 def _fastapi_bodies(components: dict[str, Any]) -> list[type[BaseModel]]:
     """The body models FastAPI rendered itself (those of app.models' modules, under their class name)."""
-    found = []
+    found: list[type[BaseModel]] = []
     for info in pkgutil.iter_modules(models.__path__):
         module = importlib.import_module(f"{models.__name__}.{info.name}")
         found += [m for m in vars(module).values() if isinstance(m, type) and issubclass(m, Strict)
@@ -248,7 +248,7 @@ def _rewrite_refs(node: Any, refs: dict[str, str]) -> None:
             _rewrite_refs(value, refs)
 
 
-def events_extension() -> list[dict[str, str]]:
+def events_extension() -> list[dict[str, Any]]:
     """`x-events` of the events route: each event's name and the schema of its data."""
     return [{"event": name, "data": {"$ref": REF.format(model=model.__name__)},
              "description": (model.__doc__ or "").strip()} for name, model in EVENTS.items()]
@@ -273,8 +273,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             operation["requestBody"] = _ruleset_body(components, capability, tagged)
     operation = schema["paths"].get(ENCOUNTER_ACTIONS, {}).get("post")
     if operation is not None:  # an encounter's action: per ruleset, a union discriminated by `type`
-        tagged = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": tagged}}}}
+        actions = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": actions}}}}
     _name_pages(schema)
     _tidy(schema)
     return schema
@@ -307,4 +307,4 @@ def install_openapi(app: FastAPI) -> None:
             app.openapi_schema = build_openapi(app)
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to own the document

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -77,7 +78,7 @@ def _loc(loc: tuple | list) -> list:
     return [p if isinstance(p, (int, str)) else str(p) for p in loc]
 
 
-def validation_errors(errors: list[dict], prefix: tuple = ()) -> list[dict]:
+def validation_errors(errors: Sequence[Mapping[str, Any]], prefix: tuple = ()) -> list[dict]:
     return [{"loc": _loc(prefix + tuple(e.get("loc", ()))), "msg": e.get("msg", "invalid")} for e in errors]
 
 

@@ -16,7 +16,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 
@@ -47,7 +47,7 @@ _LABELS = {f: f"d{f}" for f in (2, 3, 4, 6, 8, 10, 12, 20, 100)}
 _new_roll = tuple.__new__  # builds a Roll from a 4-tuple without the Python-level __new__
 # RNG classes whose `_randbelow` is `Random._randbelow_with_getrandbits`, which the sources inline
 # (the draws of `randint`); any other RNG's own `_randbelow` is called as it is
-_STANDARD_RNGS = (random.Random, random.SystemRandom)
+_STANDARD_RNGS: tuple[type, ...] = (random.Random, random.SystemRandom)
 
 # The record of a kept die, by (die, value, purpose). A Roll is an immutable tuple, so equal records
 # are one shared object and recording a die is a dict look-up instead of an allocation (which cost as
@@ -116,6 +116,15 @@ class DiceSource:
         raise NotImplementedError
 
 
+class _Draws(Protocol):
+    """What the sources read of an RNG: `random.Random`'s `getrandbits`, and its `_randbelow`
+    (randint's own draw, read on purpose on the hot path), which typeshed does not declare."""
+
+    def getrandbits(self, k: int, /) -> int: ...
+
+    def _randbelow(self, n: int, /) -> int: ...
+
+
 class RandomDice(DiceSource):
     """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`.
     One is made per request, so making one is two stores: whether the RNG's draw may be
@@ -125,11 +134,10 @@ class RandomDice(DiceSource):
 
     def __init__(self, rng: random.Random):
         self.rolls = []
-        self._rng = rng
+        self._rng: _Draws = rng  # type: ignore[assignment]  # a Random has _randbelow (see _Draws)
 
     def _next(self, faces: int, purpose: str) -> int:
-        value: int = self._rng._randbelow(faces) + 1  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
-        return value
+        return self._rng._randbelow(faces) + 1
 
     def roll(self, faces: int, purpose: str) -> int:
         """One die, as `_randbelow(faces) + 1` (the same draws as `randint(1, faces)`), with no call
@@ -145,7 +153,7 @@ class RandomDice(DiceSource):
                 value = rng.getrandbits(k)
             value += 1
         else:
-            value = rng._randbelow(faces) + 1  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
+            value = rng._randbelow(faces) + 1
         key = (_LABELS.get(faces) or f"d{faces}", value, purpose)
         rolls.append(_RECORDS.get(key) or _recorded(key))
         return value
@@ -166,7 +174,7 @@ class RandomDice(DiceSource):
         get = _RECORDS.get
         total = 0
         if bits is None:
-            randbelow = self._rng._randbelow  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
+            randbelow = self._rng._randbelow
             for _ in range(count):
                 value = randbelow(faces) + 1
                 key = (label, value, purpose)
@@ -188,7 +196,7 @@ class RandomDice(DiceSource):
         """`count` values of `_randbelow(faces) + 1`, in order."""
         bits = self._getrandbits()
         if bits is None:
-            randbelow = self._rng._randbelow  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
+            randbelow = self._rng._randbelow
             return [randbelow(faces) + 1 for _ in range(count)]
         k = faces.bit_length()
         values = []
@@ -303,7 +311,7 @@ class Expression:
                     value = rng.getrandbits(k)
                 value += 1
             else:
-                value = rng._randbelow(faces) + 1  # type: ignore[attr-defined]  # random.Random._randbelow (randint's own draw) is not in typeshed
+                value = rng._randbelow(faces) + 1
             key = (label, value, purpose)
             rolls.append(_RECORDS.get(key) or _recorded(key))
             return constant + sign * value

@@ -7,12 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import groupby
-from typing import Any
+from typing import Any, Literal
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
 
-STATS: tuple[str, ...] = ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
+Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
+STATS: tuple[Stat, ...] = ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
 # WA-T2: name -> (lowest, highest or None for "and more"), default threshold
 DIFFICULTIES: dict[str, tuple[int, int | None]] = {
     "tres_facile": (1, 4),

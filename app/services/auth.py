@@ -92,7 +92,7 @@ UNVERIFIED = "jdr.unverified_caller"
 
 
 def checks_caller(use_case: F) -> F:
-    use_case.checks_caller = True  # type: ignore[attr-defined]
+    use_case.checks_caller = True  # type: ignore[attr-defined]  # a mark on the function (read by api.deps)
     return use_case
 
 
@@ -134,6 +134,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
     if "character_id" in path:
         row = session.connection().execute(_CHARACTER, {"id": path["character_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "character")
+        assert row is not None  # an unknown character is refused just above (404)
         owner = row.player_id
         if not principal.is_gm and owner != principal.player_id and row.player_access == "none":
             raise NotFound("no character with this id")  # unknown to this player (API.md round 3)

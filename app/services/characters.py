@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-from sqlmodel import Session, select
+from pydantic import BaseModel, ValidationError
+from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
@@ -139,7 +139,7 @@ def list_characters(session: Session, principal: Principal, campaign_id: str, *,
     query = select(Character).where(Character.campaign_id == campaign_id)
     if not principal.is_gm:
         hidden = hidden_from_player().params(campaign_id=campaign_id, player_id=principal.player_id)
-        query = query.where(Character.id.not_in(hidden))
+        query = query.where(col(Character.id).not_in(hidden))
     page = created_order_page(session, query, Character, limit=limit, cursor=cursor, shape=lambda c: c)
     fights = {} if principal.is_gm else standings(session.connection(), campaign_id, [c.id for c in page["items"]])
     page["items"] = [view(c, campaign.ruleset, level_for(principal, c, fights.get(c.id, NOT_FIGHTING)))
@@ -230,7 +230,8 @@ _ABSENT = object()
 
 def _governed(campaign: Campaign) -> dict[str, bool]:
     """The campaign's rule-governed sheet keys -> whether a player's creation may set them."""
-    return governed_fields(get_adapter(campaign.ruleset).Sheet)
+    sheet_model: type[BaseModel] = get_adapter(campaign.ruleset).Sheet
+    return governed_fields(sheet_model)
 
 
 def governed_changes(before: dict[str, Any], after: dict[str, Any], keys: Any) -> list[dict[str, Any]]:

@@ -28,11 +28,12 @@ from sqlalchemy import (
     func,
     insert,
     or_,
+    select,
     text,
     type_coerce,
 )
 from sqlalchemy.engine import Connection
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
@@ -298,7 +299,7 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
         credential = conn.execute(select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id)
                                   .where(_cred.c.token_hash == row.token_hash)).first()
     session.commit()
-    if credential is None or credential.campaign_id != row.campaign_id:
+    if row is None or credential is None or credential.campaign_id != row.campaign_id:  # (no row: no credential)
         raise Unauthorized("invalid stream ticket: unknown, already used or expired (ask for another)")
     return Principal(credential.campaign_id, credential.role, credential.player_id, row.token_hash)
 

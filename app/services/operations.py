@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
@@ -157,6 +158,7 @@ class RollingWork(UnitOfWork):
             verify_pending(self.session)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
+    # UnitOfWork.commit() takes nothing: this one commits the rules' outcome (log, sheets, event)
     def commit(self, outcome: Outcome) -> dict[str, Any]:  # type: ignore[override]
         """Log the outcome, save its sheets (versioned), record the event and the
         idempotency record, commit; returns the logged body."""
@@ -169,7 +171,7 @@ class RollingWork(UnitOfWork):
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
         others = [cid for cid in self.loaded if cid != outcome.character_id]
-        entry = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
+        entry: dict[str, Any] = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
                  "rerolls": outcome.cancels, "others": others, "body_json": encoded}
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
@@ -184,7 +186,7 @@ class RollingWork(UnitOfWork):
         super().commit()
         return EncodedBody(body, encoded)
 
-    def _save_sheets(self, sheets: dict, now) -> list[dict[str, Any]]:
+    def _save_sheets(self, sheets: Mapping[str, BaseModel], now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else
         StaleVersion: `retried` runs the use case again on fresh state)."""
         if unknown := sheets.keys() - self.loaded.keys():

@@ -17,7 +17,16 @@ from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_cal
 from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 from app.services.rulesets import get_adapter
-from app.services.rulesets.base import OUTCOMES, SUCCESS_OUTCOMES, Capability, OperationContext
+from app.services.rulesets.base import (
+    OUTCOMES,
+    SUCCESS_OUTCOMES,
+    Capability,
+    Confrontations,
+    GroupTests,
+    LevelUps,
+    OperationContext,
+    Rerolls,
+)
 from app.services.validation import InvalidBody, validate
 
 
@@ -50,6 +59,7 @@ def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]
         [hero] = uow.lock([character_id])
         req = validate(uow.adapter.request_model(Capability.LEVEL_UP), body)
         check_gm(uow.principal, "level a character up")
+        assert isinstance(uow.adapter, LevelUps)  # request_model found the capability
         return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
 
 
@@ -75,6 +85,7 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         except NotFound:
             raise Conflict("a character of this entry no longer exists: it cannot be rolled again") from None
         _check_latest(uow, character_id, test_id)
+        assert isinstance(uow.adapter, Rerolls)  # request_model found the capability
         return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
 
 
@@ -128,7 +139,7 @@ def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         action = uow.adapter.action_for(body)
         req = validate(action.model, body)
         if action.gm_only:
-            check_gm(uow.principal, f"perform the action {req.type!r}")
+            check_gm(uow.principal, f"perform the action {body['type']!r}")  # the type action_for found
         check_owner_or_gm(uow.principal, hero.player_id, "act for this character")
         return uow.commit(action.handler(hero, req, uow.context(req)))
 
@@ -145,6 +156,7 @@ def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
         req = validate(uow.adapter.request_model(Capability.OPPOSED), body)
         check_gm(uow.principal, "run a confrontation")  # 403 before the body's characters (refusal order)
         a, b = uow.lock([req.a.character_id, req.b.character_id])
+        assert isinstance(uow.adapter, Confrontations)  # request_model found the capability
         return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
@@ -160,6 +172,7 @@ def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
         req = validate(uow.adapter.request_model(Capability.GROUP), body)
         check_gm(uow.principal, "run a group test")  # 403 before the body's characters (refusal order)
         participants = uow.lock([p.character_id for p in req.participants])
+        assert isinstance(uow.adapter, GroupTests)  # request_model found the capability
         return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
 
 
@@ -196,7 +209,7 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
 
 
 def level_up_history(session: Session, principal: Principal, character_id: str, limit: int,
-                     cursor: str | None) -> dict[str, Any]:
+                     cursor: str | None) -> rolls.JsonPage:
     """The character's level-ups, newest first (404 unless it is in the caller's campaign)."""
     load_character(session, principal, character_id)
     return rolls.list_log(session, principal, principal.campaign_id, limit=limit, cursor=cursor,

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, cast, or_
+from sqlalchemy import BindParameter, String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
@@ -88,7 +89,8 @@ def _leave_out_hidden_characters(query):
     def about(ids):
         involved = select(_involved.c.seq).where(_involved.c.character_id.in_(ids))
         return or_(and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(ids)), _log.c.seq.in_(involved))
-    hidden, unseen = bindparam("hidden_ids", expanding=True), bindparam("unseen_ids", expanding=True)
+    hidden: BindParameter[Any] = bindparam("hidden_ids", expanding=True)
+    unseen: BindParameter[Any] = bindparam("unseen_ids", expanding=True)
     return query.where(~about(hidden), or_(_log.c.kind == "combat", ~about(unseen)))
 
 
@@ -138,6 +140,7 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
               "below": _after(session, principal, campaign_id, cursor, (hidden_ids, unseen_ids)) if cursor else None}
     about_hidden = bool(hidden_ids or unseen_ids)
     query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), about_hidden)
+    rows: Sequence[Any]
     if about_hidden:
         rows = conn.execute(query.statement, {**params, "hidden_ids": hidden_ids, "unseen_ids": unseen_ids}).all()
     else:

@@ -57,21 +57,21 @@ LogEntry = union("LogEntry", [
 class LogPage(Result):
     """A page of the roll log, newest first."""
 
-    items: list[LogEntry]
+    items: list[LogEntry]  # type: ignore[valid-type]  # a union built at import from RESULTS
     next_cursor: str | None
 
 
 class CombatPage(Result):
     """A page of an encounter's actions, newest first."""
 
-    items: list[CombatEntry]
+    items: list[CombatEntry]  # type: ignore[valid-type]  # a union built at import from RESULTS
     next_cursor: str | None
 
 
 class LevelUpPage(Result):
     """A page of a character's level-ups, newest first."""
 
-    items: list[LevelUpResult]
+    items: list[LevelUpResult]  # type: ignore[valid-type]  # a union built at import from RESULTS
     next_cursor: str | None
 
 

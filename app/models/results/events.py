@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, RootModel
+from pydantic import BaseModel, Field, RootModel
 
 from app.models.results import LogEntry
 from app.models.results.common import Result
@@ -145,7 +145,7 @@ class StreamErrorEvent(Result):
     detail: str
 
 
-EVENTS: dict[str, type[Result]] = {
+EVENTS: dict[str, type[BaseModel]] = {
     "campaign.updated": CampaignUpdatedEvent,
     "player.created": PlayerCreatedEvent,
     "character.created": CharacterCreatedEvent,

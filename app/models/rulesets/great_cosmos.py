@@ -16,7 +16,7 @@ Posture = Literal["offensive", "defensive", "illumination", "sepulcrale"]
 Pool = Literal["hp", "mp"]
 FreeEntry = str | dict[str, Any]
 
-_STAT = dict(ge=1, le=100)
+_STAT: dict[str, Any] = dict(ge=1, le=100)
 
 
 class Stats(Strict):

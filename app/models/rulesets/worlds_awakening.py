@@ -11,13 +11,13 @@ from app.models.rulesets.governance import governed
 from app.models.rulesets.odds import NothingRolled
 from app.rules import worlds_awakening as rules
 
-Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
+Stat = rules.Stat
 Difficulty = Literal["tres_facile", "facile", "moderee", "difficile", "tres_difficile"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=60, pattern=r"^[\w\- ]+$")]
 StatValue = Annotated[int, Field(ge=-10, le=30)]
 
 
-def _zero_stats() -> dict[str, int]:
+def _zero_stats() -> dict[Stat, int]:
     return dict.fromkeys(rules.STATS, 0)
 
 

@@ -85,6 +85,7 @@ class EncounterWork(UnitOfWork):
         """A write to run at the commit, in the writes' batch, in the order given."""
         self.pending.append(write)
 
+    # UnitOfWork.commit() takes nothing: this one commits the use case's response (and its record)
     def commit(self, response: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             for write in self.pending:

@@ -200,8 +200,7 @@ def referenced(body: dict[str, Any]) -> set[str] | None:
         if change["field"] == "counters":
             for value in (change["before"], change["after"]):
                 ids.update(v for k, v in (value or {}).items() if k in NAMING_COUNTERS)
-    ids.discard(None)
-    return ids  # type: ignore[return-value]
+    return {i for i in ids if i is not None}
 
 
 def players_see_all(body: dict[str, Any], scene: Scene) -> bool:

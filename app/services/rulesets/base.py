@@ -262,8 +262,9 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
     def supports(self, capability: Capability) -> bool:
         return bool(self.request_models(capability))
 
-    def request_model(self, capability: Capability) -> type[BaseModel]:
-        """The body model of a one-body capability; 422 'unsupported' when the ruleset lacks it."""
+    def request_model(self, capability: Capability) -> type[Any]:
+        """The body model of a one-body capability; 422 'unsupported' when the ruleset lacks it.
+        (Typed Any: the capability's method reads the fields of the ruleset's own model.)"""
         model = self.capability_requests.get(capability)
         if model is None:
             what = next(i.unsupported for i in INTERFACES if i.capability is capability)
