@@ -1,6 +1,7 @@
 """The ASGI application: `app.main:app`."""
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def operation_id(route: APIRoute) -> str:
 
 
 @asynccontextmanager
-async def _lifespan(_app: FastAPI):
+async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
     # as many threadpool threads as the pool has connections for (app.core.db)
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
     yield

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from app.api.deps import (
     CheckedRoute,
@@ -52,7 +53,7 @@ def action(body: dict[str, Any]) -> JSONResponse:
     return JSONResponse(body, status_code=201, headers={"ETag": etag(body["encounter_version"])})
 
 
-def _json(model) -> dict[str, Any]:
+def _json(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_unset=True) if model is not None else {}
 
 

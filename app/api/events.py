@@ -30,6 +30,7 @@ from app.api.event_hub import REVOKED_FRAME, EventHub, Lease, Subscription, erro
 from app.api.openapi_doc import events_extension
 from app.api.ratelimit import client_address
 from app.core.config import get_settings
+from app.core.db import Sessions
 from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable
 from app.models.results.events import EventTicket
 from app.services import events
@@ -117,7 +118,7 @@ async def create_event_ticket(campaign_id: str, sessions: SessionFactory, princi
     return EventTicket.model_validate(await in_thread(sessions, events.issue_ticket, principal, campaign_id))
 
 
-async def _ticket_principal(request: Request, sessions, ticket: str) -> Principal:
+async def _ticket_principal(request: Request, sessions: Sessions, ticket: str) -> Principal:
     """The ticket's principal (it is used up); a bad ticket counts as a failed authentication.
     A ticket refused before it is read (its address failed too often: 429) is spent all the
     same (issue 21 item 12): it never works afterwards, from any address."""
@@ -148,7 +149,7 @@ def _cursor(name: str, value: str | None) -> int | None:
     return int(value)
 
 
-def _hub(request: Request, sessions) -> EventHub:
+def _hub(request: Request, sessions: Sessions) -> EventHub:
     """The process's hub (one per application and event loop), made at the first stream."""
     hub = getattr(request.app.state, "event_hub", None)
     if hub is None or hub.loop is not asyncio.get_running_loop():

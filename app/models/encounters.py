@@ -4,7 +4,7 @@ The options and request bodies every ruleset shares live here; a ruleset's own
 encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
@@ -131,7 +131,7 @@ class ConditionChange(ActionBase):
     remove: str | None = Field(None, min_length=1, max_length=60)
 
     @model_validator(mode="after")
-    def _something(self):
+    def _something(self) -> Self:
         if self.add is None and self.remove is None:
             raise ValueError("give `add`, `remove` or both")
         return self
@@ -163,7 +163,7 @@ class AttackRequest(CombatAction):
                                                         "who controls the target (its owner, or the GM).")
 
     @model_validator(mode="after")
-    def _weapon_or_damage(self):
+    def _weapon_or_damage(self) -> Self:
         if self.weapon is not None and self.damage is not None:
             raise ValueError("give `weapon` or `damage`, not both")
         return self

@@ -29,7 +29,7 @@ class SafeString(TypeDecorator):
     impl = AutoString
     cache_ok = True
 
-    def process_bind_param(self, value, dialect):
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
         return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from sqlalchemy.engine import Connection
 from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
@@ -70,7 +71,7 @@ def view(character: StoredCharacter | Character, ruleset: str, level: str) -> di
     return None
 
 
-def audience(conn, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
+def audience(conn: Connection, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
     """Who receives an event carrying this character, and what: the GM and its owner the whole
     of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's)."""
     level = "none" if hidden else others_level(character, standings(conn, character.campaign_id, [character.id])
@@ -155,7 +156,7 @@ def load_character(session: Session, principal: Principal, character_id: str) ->
     return character, read_campaign(session.connection(), principal.campaign_id)
 
 
-def reading_level(conn, principal: Principal, character: StoredCharacter) -> str:
+def reading_level(conn: Connection, principal: Principal, character: StoredCharacter) -> str:
     """What the caller sees of a character it may know of (its fights read only when they matter)."""
     level = level_for(principal, character)
     if level == "none" or principal.is_gm or character.player_id == principal.player_id:

@@ -12,6 +12,7 @@ payload and a big roll is stored once."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -33,6 +34,7 @@ from sqlalchemy import (
     type_coerce,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.dml import Insert
 from sqlmodel import Session
 
 from app.core.security import hash_token, new_token
@@ -47,7 +49,7 @@ _event = core_table(Event)
 _COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "player_data", "number"]
 
 
-def _insert_numbered(json_value):
+def _insert_numbered(json_value: Callable[[str], Any]) -> Insert:
     """INSERT … SELECT: the event with the campaign's next number, read in the same statement."""
     next_number = (select(func.coalesce(func.max(_event.c.number), 0) + 1)
                    .where(_event.c.campaign_id == bindparam("campaign_id", type_=String)).scalar_subquery())
@@ -228,7 +230,7 @@ _PG_POLL = text(
           owner_id=String, player_data=JSON)
 
 
-def _with_bodies(session: Session, rows) -> list[StoredEvent]:
+def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
     """Rows as clients see them: each `log.created` gets its entry's body back (one query per page)."""
     refs = {r.data["entry_id"] for r in rows if r.type == "log.created" and "entry_id" in r.data}
     bodies: dict[str, Any] = {}

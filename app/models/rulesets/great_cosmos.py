@@ -2,7 +2,7 @@
 campaign options and the request bodies (tests, level-ups)."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import AliasChoices, Field, model_validator
 
@@ -120,7 +120,7 @@ class Sheet(Strict):
     notes: str | None = Field(None, max_length=20000)
 
     @model_validator(mode="after")
-    def _pools_within_max(self):
+    def _pools_within_max(self) -> Self:
         if self.hp is not None and self.hp > self.hp_max:
             raise ValueError(f"hp {self.hp} exceeds hp_max {self.hp_max}")
         if self.mp is not None and self.mp > self.mp_max:

@@ -1,7 +1,7 @@
 """Schemas of the `rulebook-d100` ruleset: sheet (RB-S1..S3), options (RB-T6), requests."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
@@ -57,7 +57,7 @@ class Sheet(BaseModel):
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
 
     @model_validator(mode="after")
-    def _fill(self):
+    def _fill(self) -> Self:
         if self.hp is None:
             self.hp = self.hp_max
         if self.pe is None:

@@ -1,7 +1,7 @@
 """Schemas of the `worlds-awakening` ruleset: sheet (WA-S1..S4, WA-T5, WA-T6), options, requests."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -71,7 +71,7 @@ class Sheet(BaseModel):
                                               json_schema_extra=governed())
 
     @model_validator(mode="after")
-    def _fill(self):
+    def _fill(self) -> Self:
         for s in rules.STATS:
             self.stats.setdefault(s, 0)
         self.stats = {s: self.stats[s] for s in rules.STATS}

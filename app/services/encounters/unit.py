@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, Self
 
 from sqlalchemy import insert
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
@@ -115,7 +116,7 @@ def _run(uow: EncounterWork, work: Callable[[EncounterWork, Fight], dict[str, An
         return uow.commit(work(uow, uow.fight))
 
 
-def scene(conn, fight: Fight, only: set[str] | None = None) -> Scene:
+def scene(conn: Connection, fight: Fight, only: set[str] | None = None) -> Scene:
     """Visibility inputs: hidden combatants and their owners (loaded characters, else one query);
     `only`: the combatants the caller will ask about (an action's), not the whole fight."""
     combatants = fight.combatants if only is None else fight.some(only)

@@ -7,13 +7,14 @@ are the GM's. Every read, list and event goes through these functions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer
 
 
-def iso(ts) -> str:
+def iso(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -134,7 +135,7 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def summary(row) -> dict[str, Any]:
+def summary(row: Any) -> dict[str, Any]:
     return {"id": row.id, "campaign_id": row.campaign_id, "name": row.name, "status": row.status,
             "round": row.round, "version": row.version, "created_at": iso(row.created_at),
             "updated_at": iso(row.updated_at)}

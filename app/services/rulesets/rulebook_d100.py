@@ -1,6 +1,7 @@
 """Rulebook D100 adapter: sheets, tests, odds, confrontations and rankings."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
@@ -48,7 +49,7 @@ class TaggedDice(DiceSource):
                 self.inner.finish()
 
     @contextmanager
-    def _own_field(self):
+    def _own_field(self) -> Iterator[None]:
         """Table dice of one participant that do not fit name that participant's field."""
         try:
             yield
