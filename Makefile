@@ -27,6 +27,8 @@ run: install
 ## The whole suite (SQLite unless DATABASE_URL is set), then the layer contracts.
 test: install-dev
 	$(PY) -m pytest
+	$(VENV)/bin/mypy
+	$(VENV)/bin/ruff check
 	$(VENV)/bin/lint-imports .importlinter
 
 ## Regenerate openapi.json from the app.

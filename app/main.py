@@ -1,26 +1,26 @@
 """The ASGI application: `app.main:app`."""
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
+from fastapi.routing import APIRoute
 
-from app.api import campaigns, characters, encounters, events, play, rolls, rulesets, system
-from app.core.config import Settings, get_settings
-from app.api.problems import install_error_handlers
+from app.api import campaigns, characters, encounters, events, play, request_id, rolls, rulesets, system
+from app.api.admission import Admission
 from app.api.docs import install_docs
 from app.api.headers import DASHBOARD, Files
-from app.api.admission import Admission
 from app.api.limits import BodySizeLimit
-from app.api import request_id
-from app.core.db import THREADS, SessionOpener, open_session
 from app.api.openapi_doc import install_openapi
+from app.api.problems import install_error_handlers
 from app.api.ratelimit import RateLimiter
+from app.core.config import Settings, get_settings
+from app.core.db import THREADS, SessionOpener, open_session
 
 WEB = Path(__file__).resolve().parent / "web"  # the dashboard (issue 15): plain ES modules + CSS, no build step
 # the dashboard's files are revalidated on each load (their ETag makes it a 304), so an update is never half-seen
@@ -38,7 +38,7 @@ def operation_id(route: APIRoute) -> str:
 
 
 @asynccontextmanager
-async def _lifespan(_app: FastAPI):
+async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
     # as many threadpool threads as the pool has connections for (app.core.db)
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
     yield
@@ -60,7 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app)  # Swagger UI and ReDoc with their assets served here (no CDN)
-    app.mount("/web", Files(directory=WEB, extra=NO_CACHE), name="web")  # the dashboard's files, a client of the public API
+    app.mount("/web", Files(directory=WEB, extra=NO_CACHE),
+              name="web")  # the dashboard's files, a client of the public API
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def dashboard() -> FileResponse:

@@ -24,7 +24,6 @@ class Admission:
         self.max_in_flight = max_in_flight
         self.max_waiting = max_waiting
         self.wait_seconds = wait_seconds
-        self.in_flight = 0
         self.waiting = 0
         self._slots: asyncio.Semaphore | None = None  # made on the serving loop
 
@@ -35,11 +34,9 @@ class Admission:
             self._slots = asyncio.Semaphore(self.max_in_flight)
         if not await self._admit():
             return await self._refuse(send)
-        self.in_flight += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            self.in_flight -= 1
             self._slots.release()
 
     async def _admit(self) -> bool:
@@ -53,7 +50,7 @@ class Admission:
         try:
             await asyncio.wait_for(self._slots.acquire(), self.wait_seconds)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         finally:
             self.waiting -= 1
@@ -64,6 +61,7 @@ class Admission:
             "detail": f"the server is busy ({self.max_in_flight} requests in progress); retry shortly",
         }).encode()
         await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
+                    "headers": [(b"content-type", b"application/problem+json"),
+                                (b"content-length", str(len(body)).encode()),
                                 (b"retry-after", b"1")]})
         await send({"type": "http.response.body", "body": body})

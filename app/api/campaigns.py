@@ -48,7 +48,8 @@ async def create_campaign(data: CampaignCreate, sessions: SessionFactory, respon
 
 
 @router.get(CAMPAIGN, response_model=CampaignPublic)
-async def read_campaign(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response) -> dict[str, Any]:
+async def read_campaign(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
+                        response: Response) -> dict[str, Any]:
     campaign = await read(sessions, campaigns.read_campaign, principal, campaign_id)
     response.headers["ETag"] = etag(campaign["version"])
     return campaign
@@ -64,7 +65,8 @@ async def update_campaign(campaign_id: str, data: CampaignUpdate, sessions: Sess
 
 
 @router.delete(CAMPAIGN, status_code=204, response_class=Response,
-               summary="GM: delete the campaign and everything of it (players, tokens, characters, log, events, encounters)")
+               summary="GM: delete the campaign and everything of it (players, tokens, characters, log, events, "
+                       "encounters)")
 @access("gm")
 async def delete_campaign(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
                           if_match: IfMatch = None) -> Response:
@@ -72,7 +74,8 @@ async def delete_campaign(campaign_id: str, sessions: SessionFactory, principal:
     return Response(status_code=204)
 
 
-@router.post(CAMPAIGN + "/players", status_code=201, response_model=PlayerCreated, summary="GM: add a player; its token is returned once")
+@router.post(CAMPAIGN + "/players", status_code=201, response_model=PlayerCreated,
+             summary="GM: add a player; its token is returned once")
 @access("gm")
 async def create_player(campaign_id: str, data: PlayerCreate, request: Request, sessions: SessionFactory,
                         principal: PrincipalDep) -> dict[str, Any]:
@@ -90,7 +93,8 @@ async def list_players(campaign_id: str, sessions: SessionFactory, principal: Pr
 @router.delete(CAMPAIGN + "/players/{player_id}", status_code=204, response_class=Response,
                summary="GM: remove a player; its token dies, its characters stay (unowned)")
 @access("gm")
-async def delete_player(campaign_id: str, player_id: str, sessions: SessionFactory, principal: PrincipalDep) -> Response:
+async def delete_player(campaign_id: str, player_id: str, sessions: SessionFactory,
+                        principal: PrincipalDep) -> Response:
     await in_thread(sessions, campaigns.delete_player, principal, campaign_id, player_id)
     return Response(status_code=204)
 

@@ -31,13 +31,15 @@ async def list_characters(campaign_id: str, sessions: SessionFactory, principal:
 
 @router.get("/v1/characters/{character_id}", response_model=CharacterRead,
             summary="The character as the caller may read it: whole (GM, owner, `observer`), or `limited`")
-async def read_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response) -> dict[str, Any]:
+async def read_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
+                         response: Response) -> dict[str, Any]:
     found = await read(sessions, characters.read_character, principal, character_id)
     response.headers["ETag"] = etag(found["version"])
     return found
 
 
-@router.patch("/v1/characters/{character_id}", response_model=CharacterPublic, summary="Owner or GM; the sheet is a JSON merge patch")
+@router.patch("/v1/characters/{character_id}", response_model=CharacterPublic,
+              summary="Owner or GM; the sheet is a JSON merge patch")
 @access("owner_or_gm")
 async def update_character(character_id: str, data: CharacterUpdate, sessions: SessionFactory, principal: PrincipalDep,
                            response: Response, if_match: IfMatch = None) -> dict[str, Any]:
@@ -48,6 +50,7 @@ async def update_character(character_id: str, data: CharacterUpdate, sessions: S
 
 @router.delete("/v1/characters/{character_id}", status_code=204, response_class=Response)
 @access("owner_or_gm")
-async def delete_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None) -> Response:
+async def delete_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
+                           if_match: IfMatch = None) -> Response:
     await in_thread(sessions, characters.delete_character, principal, character_id, if_match)
     return Response(status_code=204)

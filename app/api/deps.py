@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable
 from contextlib import nullcontext
 from contextvars import ContextVar
-from typing import Annotated, Any, ContextManager, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Body, Depends, Header, Request
 from fastapi.datastructures import DefaultPlaceholder
@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.api.problems import BODY_REFUSAL, status_of, unreadable_body
 from app.api.ratelimit import RateLimiter, client_address
-from app.core.db import get_session, open_session
+from app.core.db import Sessions, open_session
 from app.core.security import hash_token, same_secret
 from app.kit.errors import AppError, Unauthorized
 from app.services import auth
@@ -35,7 +35,6 @@ from app.services.operations import EncodedBody, Idempotency
 from app.services.rolls import JsonPage
 
 T = TypeVar("T")
-SessionDep = Annotated[Session, Depends(get_session)]
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
 Role = Literal["admin", "member", "gm", "owner_or_gm"]
 
@@ -44,14 +43,14 @@ Role = Literal["admin", "member", "gm", "owner_or_gm"]
 _remembered: ContextVar[Principal | None] = ContextVar("jdr_remembered_principal", default=None)
 
 
-async def session_factory(request: Request) -> Callable[..., ContextManager[Session]]:
+async def session_factory(request: Request) -> Sessions:
     """Opens sessions for a request's work (`in_thread`): `sessions()` to write,
     `sessions(read_only=True)` to only read — on the database of the app's settings
     (`create_app(settings)`), else of the environment's."""
     return getattr(request.app.state, "sessions", open_session)
 
 
-SessionFactory = Annotated[Callable[..., ContextManager[Session]], Depends(session_factory)]
+SessionFactory = Annotated[Sessions, Depends(session_factory)]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
@@ -85,7 +84,7 @@ def require_admin(request: Request, credentials: Credentials) -> None:
         raise Unauthorized("creating a campaign needs the admin token on this server")
 
 
-async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any,
+async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any,
                     read_only: bool = False) -> T:
     """Run `fn(session, *args)` with a fresh session, its database work off the loop's
     coroutines: in the threadpool (sync DB work), or — a write on SQLite — on the loop itself.
@@ -145,7 +144,7 @@ async def in_thread(sessions: Callable[..., ContextManager[Session]], fn: Callab
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
-def _write_gate(sessions: Callable[..., ContextManager[Session]]) -> asyncio.Semaphore | nullcontext:
+def _write_gate(sessions: Sessions) -> asyncio.Semaphore | nullcontext:
     """The turns of this loop's writers: `sessions.writers()` at once (none for a factory without it)."""
     writers = getattr(sessions, "writers", None)
     if writers is None:
@@ -157,7 +156,7 @@ def _write_gate(sessions: Callable[..., ContextManager[Session]]) -> asyncio.Sem
     return gate
 
 
-async def confirm(sessions: Callable[..., ContextManager[Session]]) -> None:
+async def confirm(sessions: Sessions) -> None:
     """For a route that makes no database hop of its own (the event stream): the
     credential of a caller remembered by this process is checked now."""
     if _remembered.get() is not None:
@@ -168,7 +167,7 @@ def _nothing(_session: Session) -> None:
     return None
 
 
-async def read(sessions: Callable[..., ContextManager[Session]], fn: Callable[..., T], *args: Any) -> T:
+async def read(sessions: Sessions, fn: Callable[..., T], *args: Any) -> T:
     """`in_thread` for work that only reads (a deferred transaction: no SQLite write lock)."""
     return await in_thread(sessions, fn, *args, read_only=True)
 
@@ -179,6 +178,7 @@ class _Caller(HTTPBearer):
     dependency instead of three (bearer, sessions, principal). Being the bearer scheme
     itself, it documents the same `HTTPBearer` security scheme as `bearer`."""
 
+    # HTTPBearer's __call__ answers the credentials: this one, the principal they name
     async def __call__(self, request: Request) -> Principal:  # type: ignore[override]
         credentials = await super().__call__(request)
         sessions = await _resolved(request, session_factory)
@@ -190,13 +190,16 @@ caller = _Caller(auto_error=False, scheme_name="HTTPBearer", description=bearer.
 PrincipalDep = Annotated[Principal, Depends(caller)]
 
 
-def sessions_of(request: Request) -> Callable[..., ContextManager[Session]]:
+def sessions_of(request: Request) -> Sessions:
     """The session factory the principal's dependency resolved (a handler that takes
     `PrincipalDep` need not solve `SessionFactory` again)."""
     return request.state.sessions
 IfMatch = Annotated[str | None, Header(alias="If-Match", max_length=200)]
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200, description="Replays the first response to the same key and body.")]
-JsonObject = Annotated[dict[str, Any], Body(description="The body; its schema depends on the campaign's ruleset (see GET /v1/rulesets/{id}).")]
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200,
+                                              description="Replays the first response to the same key and body.")]
+JsonObject = Annotated[dict[str, Any],
+                       Body(description="The body; its schema depends on the campaign's ruleset (see GET "
+                                        "/v1/rulesets/{id}).")]
 
 
 def idempotency(request: Request, key: str | None, body: Any) -> Idempotency | None:
@@ -226,7 +229,7 @@ def access(role: Role) -> Callable[[T], T]:
     """Declares who may call a route beyond being a member of the campaign its path
     names: `gm`, `owner_or_gm` (of the character in the path), or `admin`."""
     def mark(endpoint: T) -> T:
-        endpoint.access = role  # type: ignore[attr-defined]
+        endpoint.access = role  # type: ignore[attr-defined]  # a mark on the route (read by CheckedRoute)
         return endpoint
     return mark
 
@@ -287,10 +290,11 @@ class CheckedRoute(APIRoute):
         await read(sessions, auth.check_access, principal, self.access, dict(request.path_params))
 
 
-def _own_refusal(request: Request, exc: Exception) -> Exception | None:
+def _own_refusal(request: Request,
+                 exc: RequestValidationError | ValidationError | AppError | HTTPException) -> Exception | None:
     """The exception if it refuses the request itself (its body, a header, a query parameter)."""
     if isinstance(exc, RequestValidationError):
-        first = next(iter(exc.errors()), {})
+        first: dict[str, Any] = next(iter(exc.errors()), {})
         if first.get("type") == "json_invalid":
             return unreadable_body(exc.__cause__, has_media_type="content-type" in request.headers)
         return exc

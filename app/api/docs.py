@@ -26,13 +26,14 @@ PAGE_METHODS = ["GET", "HEAD"]
 def _page(html: HTMLResponse, **directives: str) -> Callable[[], HTMLResponse]:
     """The page's responses: its HTML with its policy, both built once (`script_src` gets the
     hashes of the page's inline scripts); a response each time (middlewares add to its headers)."""
-    body = html.body.decode()
+    body = bytes(html.body).decode()
     scripts = " ".join(filter(None, ("'self'", inline_script_hashes(body))))
     headers = page_headers(policy(script_src=scripts, **directives))
     return lambda: HTMLResponse(body, headers=headers)
 
 
 def _swagger_ui(app: FastAPI, oauth2_redirect: str) -> Callable[[], HTMLResponse]:
+    assert app.openapi_url is not None  # the app serves its document (create_app)
     return _page(get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title} — Swagger UI",
                                      swagger_js_url=f"{PREFIX}/swagger-ui-bundle.js",
                                      swagger_css_url=f"{PREFIX}/swagger-ui.css",
@@ -42,6 +43,7 @@ def _swagger_ui(app: FastAPI, oauth2_redirect: str) -> Callable[[], HTMLResponse
 
 
 def _redoc(app: FastAPI) -> Callable[[], HTMLResponse]:
+    assert app.openapi_url is not None  # the app serves its document (create_app)
     return _page(get_redoc_html(openapi_url=app.openapi_url, title=f"{app.title} — ReDoc",
                                 redoc_js_url=f"{PREFIX}/redoc.standalone.js",
                                 redoc_favicon_url=f"{PREFIX}/favicon.png", with_google_fonts=False),

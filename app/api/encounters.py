@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from app.api.deps import (
     CheckedRoute,
@@ -52,7 +53,7 @@ def action(body: dict[str, Any]) -> JSONResponse:
     return JSONResponse(body, status_code=201, headers={"ETag": etag(body["encounter_version"])})
 
 
-def _json(model) -> dict[str, Any]:
+def _json(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_unset=True) if model is not None else {}
 
 
@@ -141,7 +142,8 @@ ACTION_DICE = ("Table dice are consumed in rule order: the attack test, the reac
              summary="An action: attack, move, dash, posture, final_skill (the actor's owner on its turn, or the "
                      "GM); heal, damage, condition (GM)", description=ACTION_DICE)
 async def act(encounter_id: str, data: Annotated[dict[str, Any], Body()], request: Request, sessions: SessionFactory,
-              principal: PrincipalDep, if_match: IfMatch = None, idempotency_key: IdempotencyKey = None) -> JSONResponse:
+              principal: PrincipalDep, if_match: IfMatch = None,
+              idempotency_key: IdempotencyKey = None) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
     return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 

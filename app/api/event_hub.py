@@ -25,12 +25,14 @@ import gc
 import json
 import logging
 from collections import Counter, defaultdict
-from typing import Any, Callable, ContextManager, TypeVar
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-from sqlmodel import Session
 
+from app.core.db import Sessions
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
 from app.services.auth import Principal
@@ -38,7 +40,6 @@ from app.services.events import StoredEvent
 
 log = logging.getLogger("app.events")
 T = TypeVar("T")
-Sessions = Callable[..., ContextManager[Session]]  # app.api.deps.SessionFactory: read_only=True never locks
 
 POLL_SECONDS = 0.5
 POLL_LIMIT = 500  # events read per tick (a longer backlog goes on at the next tick, at once)
@@ -92,10 +93,8 @@ class Subscription:
     def _close(self, reason: str) -> None:
         if self.closed is None:
             self.closed = reason
-            try:
+            with suppress(asyncio.QueueFull):
                 self.queue.put_nowait(None)  # wakes a waiting reader (a full queue has no waiter)
-            except asyncio.QueueFull:
-                pass
 
 
 class Lease:
@@ -103,7 +102,7 @@ class Lease:
 
     __slots__ = ("hub", "token_hash", "subscription", "released")
 
-    def __init__(self, hub: "EventHub", token_hash: str):
+    def __init__(self, hub: EventHub, token_hash: str):
         self.hub, self.token_hash = hub, token_hash
         self.subscription: Subscription | None = None
         self.released = False
@@ -232,10 +231,8 @@ class EventHub:
                     self._close_all("error")
             if more:
                 continue
-            try:
+            with suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
-            except asyncio.TimeoutError:
-                pass
             self._wake.clear()
 
     async def _tick(self) -> bool:
@@ -290,7 +287,7 @@ class EventHub:
                 if sub.viewer.token_hash in dead:
                     self.unsubscribe(sub)
                     sub._close("revoked")
-        for campaign_id, waiting in list(self._pending.items()):
+        for waiting in list(self._pending.values()):
             for sub, waiter in waiting:
                 if sub.viewer.token_hash in dead and not waiter.done():
                     sub._close("revoked")

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Annotated, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
@@ -29,6 +30,7 @@ from app.api.event_hub import REVOKED_FRAME, EventHub, Lease, Subscription, erro
 from app.api.openapi_doc import events_extension
 from app.api.ratelimit import client_address
 from app.core.config import get_settings
+from app.core.db import Sessions
 from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable
 from app.models.results.events import EventTicket
 from app.services import events
@@ -56,10 +58,12 @@ class InvalidCursor(BadRequest):
                 "an `id:`). `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
                 "the missed events first, then live ones. Authenticated by `Authorization: Bearer`, or, from a "
                 "browser's `EventSource` (which cannot send headers), by `?ticket=` from `POST …/events/tickets` "
-                "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per server "
+                "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per "
+                "server "
                 "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
                 "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
-                "event's: " + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
+                "event's: "
+                + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
                 + ".",
     response_class=EventSourceResponse,
     openapi_extra={"x-events": events_extension()},
@@ -114,7 +118,7 @@ async def create_event_ticket(campaign_id: str, sessions: SessionFactory, princi
     return EventTicket.model_validate(await in_thread(sessions, events.issue_ticket, principal, campaign_id))
 
 
-async def _ticket_principal(request: Request, sessions, ticket: str) -> Principal:
+async def _ticket_principal(request: Request, sessions: Sessions, ticket: str) -> Principal:
     """The ticket's principal (it is used up); a bad ticket counts as a failed authentication.
     A ticket refused before it is read (its address failed too often: 429) is spent all the
     same (issue 21 item 12): it never works afterwards, from any address."""
@@ -145,7 +149,7 @@ def _cursor(name: str, value: str | None) -> int | None:
     return int(value)
 
 
-def _hub(request: Request, sessions) -> EventHub:
+def _hub(request: Request, sessions: Sessions) -> EventHub:
     """The process's hub (one per application and event loop), made at the first stream."""
     hub = getattr(request.app.state, "event_hub", None)
     if hub is None or hub.loop is not asyncio.get_running_loop():
@@ -221,7 +225,8 @@ async def _live(sub: Subscription) -> AsyncIterator[tuple[int, bytes]]:
         yield item
 
 
-async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal, cursor: int | None) -> AsyncIterator[bytes]:
+async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal,
+                    cursor: int | None) -> AsyncIterator[bytes]:
     try:
         yield RETRY
         try:

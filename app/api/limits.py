@@ -103,7 +103,8 @@ class BodySizeLimit:
             "status": 413, "detail": f"the body exceeds {self.max_bytes} bytes",
         }).encode()
         await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
+                    "headers": [(b"content-type", b"application/problem+json"),
+                                (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 

@@ -20,16 +20,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from typing import Annotated, Any, Union
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel, Field, TypeAdapter
-from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema, JsonSchemaMode
 
-from app.kit.models import Strict
 from app import models
+from app.kit.models import Strict, union
 from app.models.results.events import EVENTS
 from app.services.encounters.rulesets import RULES as ENCOUNTER_RULES
 from app.services.rulesets import all_adapters
@@ -59,7 +58,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                      {"pool": "mp", "chance_bonus_pool": "mp", "dice": [63, 12, 8, 15]}],
     },
     "asgard": {
-        "test": [{"skill": "combat", "difficulty": "moyen"}, {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]}],
+        "test": [{"skill": "combat", "difficulty": "moyen"},
+                 {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]}],
         "reroll": [{"heroism_4d6": True}],
         "opposed": [{"a": {"character_id": _A, "skill": "combat"}, "b": {"character_id": _B, "skill": "defense"}}],
         "group": [{"skill": "survie", "difficulty": "moyen",
@@ -84,7 +84,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "group": [{"stat": "HAB", "participants": [{"character_id": _A}, {"character_id": _B, "skill": "escrime"}]}],
     },
     "worlds-awakening": {
-        "test": [{"stat": "FOR", "difficulty": "moderee"}, {"stat": "DEX", "target": 12, "for_challenge": "crochetage"}],
+        "test": [{"stat": "FOR", "difficulty": "moderee"}, {"stat": "DEX", "target": 12,
+                                                            "for_challenge": "crochetage"}],
         "action": {
             "pending_modifier": {"type": "pending_modifier", "stat": "CHA", "value": 2},
             "challenge": {"type": "challenge", "name": "crochetage", "successes_needed": 3, "failures_allowed": 2},
@@ -136,7 +137,7 @@ class _Names(GenerateJsonSchema):
         return ref
 
 
-def _render(types: list[tuple[Any, str]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _render(types: list[tuple[Any, JsonSchemaMode]]) -> tuple[list[dict[str, Any]], dict[DefsRef, Any]]:
     """JSON Schemas of `types` ((type, mode) pairs): a reference for each, and the components."""
     generator = _Names(ref_template=REF)
     inputs = [(i, mode, TypeAdapter(t).core_schema) for i, (t, mode) in enumerate(types)]
@@ -148,11 +149,7 @@ def _render(types: list[tuple[Any, str]]) -> tuple[list[dict[str, Any]], dict[st
 
 
 def _action_union(adapter: RulesetAdapter) -> Any:
-    models = adapter.request_models(Capability.ACTION)
-    if len(models) == 1:
-        return models[0]
-    return TypeAliasType(f"{prefix(adapter.id)}ActionRequest",
-                         Annotated[Union[tuple(models)], Field(discriminator="type")])  # type: ignore[valid-type]
+    return union(f"{prefix(adapter.id)}ActionRequest", adapter.request_models(Capability.ACTION), "type")
 
 
 def _body_choices(adapters: list[RulesetAdapter]) -> dict[Capability, list[tuple[str, Any]]]:
@@ -172,9 +169,9 @@ def _examples(ruleset: str, capability: Capability) -> dict[str, Any]:
     """Named examples of one ruleset's body: {name: example}."""
     if capability is Capability.ODDS:  # the test's body, nothing rolled
         tests = EXAMPLES.get(ruleset, {}).get(Capability.TEST.value) or []
-        given = [{k: v for k, v in body.items() if k not in ("seed", "dice", "hidden")} for body in tests]
+        given: Any = [{k: v for k, v in body.items() if k not in ("seed", "dice", "hidden")} for body in tests]
     else:
-        given = EXAMPLES.get(ruleset, {}).get(capability.value)
+        given = EXAMPLES.get(ruleset, {}).get(capability.value)  # (a list, or actions by type)
     if isinstance(given, dict):  # actions, by type
         return {f"{ruleset} {kind}": body for kind, body in given.items()}
     return {f"{ruleset} {i + 1}" if len(given or []) > 1 else ruleset: body for i, body in enumerate(given or [])}
@@ -182,7 +179,7 @@ def _examples(ruleset: str, capability: Capability) -> dict[str, Any]:
 
 def _fastapi_bodies(components: dict[str, Any]) -> list[type[BaseModel]]:
     """The body models FastAPI rendered itself (those of app.models' modules, under their class name)."""
-    found = []
+    found: list[type[BaseModel]] = []
     for info in pkgutil.iter_modules(models.__path__):
         module = importlib.import_module(f"{models.__name__}.{info.name}")
         found += [m for m in vars(module).values() if isinstance(m, type) and issubclass(m, Strict)
@@ -251,7 +248,7 @@ def _rewrite_refs(node: Any, refs: dict[str, str]) -> None:
             _rewrite_refs(value, refs)
 
 
-def events_extension() -> list[dict[str, str]]:
+def events_extension() -> list[dict[str, Any]]:
     """`x-events` of the events route: each event's name and the schema of its data."""
     return [{"event": name, "data": {"$ref": REF.format(model=model.__name__)},
              "description": (model.__doc__ or "").strip()} for name, model in EVENTS.items()]
@@ -276,8 +273,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             operation["requestBody"] = _ruleset_body(components, capability, tagged)
     operation = schema["paths"].get(ENCOUNTER_ACTIONS, {}).get("post")
     if operation is not None:  # an encounter's action: per ruleset, a union discriminated by `type`
-        tagged = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": tagged}}}}
+        actions = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": actions}}}}
     _name_pages(schema)
     _tidy(schema)
     return schema
@@ -310,4 +307,4 @@ def install_openapi(app: FastAPI) -> None:
             app.openapi_schema = build_openapi(app)
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to own the document

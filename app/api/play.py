@@ -85,7 +85,8 @@ async def level_up(character_id: str, body: JsonObject, request: Request,
     return created(await in_thread(sessions_of(request), play.level_up, principal, character_id, body, key))
 
 
-@router.get("/v1/characters/{character_id}/level-ups", response_model=LevelUpPage, summary="Level-up history, newest first")
+@router.get("/v1/characters/{character_id}/level-ups", response_model=LevelUpPage,
+            summary="Level-up history, newest first")
 async def list_level_ups(character_id: str, request: Request, principal: PrincipalDep,
                            limit: Limit = 50, cursor: Cursor = None) -> Response:
     return encoded(await read(sessions_of(request), play.level_up_history, principal, character_id, limit, cursor))

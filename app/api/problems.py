@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -77,14 +78,15 @@ def _loc(loc: tuple | list) -> list:
     return [p if isinstance(p, (int, str)) else str(p) for p in loc]
 
 
-def validation_errors(errors: list[dict], prefix: tuple = ()) -> list[dict]:
+def validation_errors(errors: Sequence[Mapping[str, Any]], prefix: tuple = ()) -> list[dict]:
     return [{"loc": _loc(prefix + tuple(e.get("loc", ()))), "msg": e.get("msg", "invalid")} for e in errors]
 
 
 def validation_problem(errors: list[dict], detail: str | None = None) -> JSONResponse:
     first = errors[0] if errors else {"loc": [], "msg": "invalid"}
     where = ".".join(str(p) for p in first["loc"]) or "body"
-    return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error", errors=errors)
+    return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error",
+                   errors=errors)
 
 
 # The one place where an error class becomes an HTTP status (the most specific class wins).

@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import Request
 from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute
@@ -71,7 +72,8 @@ class RateLimiter:
         """429 when `address` has failed to authenticate too often (counts nothing)."""
         if self.auth_failures and not await self._call("test", self.auth_failures, "auth-failure", address):
             await self._refuse(self.auth_failures, ("auth-failure", address),
-                               f"more than {self.auth_failures.amount} failed authentications a minute from this address")
+                               f"more than {self.auth_failures.amount} failed authentications a minute from this "
+                               f"address")
 
     async def count_failure(self, address: str) -> None:
         if self.auth_failures:

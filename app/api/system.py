@@ -4,6 +4,7 @@ from __future__ import annotations
 import anyio
 from fastapi import APIRouter
 from sqlalchemy import text
+from sqlmodel import Session
 
 from app.api.deps import SessionFactory, read
 from app.kit.errors import Unavailable
@@ -17,8 +18,8 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-def _ping(session) -> None:
-    session.exec(text("SELECT 1"))
+def _ping(session: Session) -> None:
+    session.connection().execute(text("SELECT 1"))
 
 
 @router.get("/readyz", summary="The database answers (within 2 s, or 503)")

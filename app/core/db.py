@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ContextManager, Iterator
+from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, create_engine
 
@@ -56,7 +57,7 @@ class Bounds:
     statement_seconds: float = 0
 
     @classmethod
-    def of(cls, settings: Settings) -> "Bounds":
+    def of(cls, settings: Settings) -> Bounds:
         return cls(settings.db_lock_timeout_seconds, settings.db_statement_timeout_seconds)
 
     @property
@@ -105,7 +106,7 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
     `read_engine`) is a plain deferred `BEGIN` and never takes the write lock."""
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record):
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -115,7 +116,7 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn):
+    def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
 
 
@@ -155,9 +156,9 @@ WRITERS = {"sqlite": 1, "postgresql": 4}
 
 @contextmanager
 def _write_session(engine: Engine) -> Iterator[Session]:
-    with SQLITE_WRITER if engine.dialect.name == "sqlite" else nullcontext():
-        with Session(engine, expire_on_commit=False) as session:
-            yield session
+    with SQLITE_WRITER if engine.dialect.name == "sqlite" else nullcontext(), \
+            Session(engine, expire_on_commit=False) as session:
+        yield session
 
 
 def _is_locked(error: OperationalError) -> bool:
@@ -185,7 +186,8 @@ def _loop_write_session(session: Session) -> Iterator[Session]:
         SQLITE_WRITER.release()
 
 
-def open_loop_write_session(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> ContextManager[Session] | None:
+def open_loop_write_session(url: str, echo: bool = False,
+                            bounds: Bounds = UNBOUNDED) -> AbstractContextManager[Session] | None:
     """A write session, its transaction begun (BEGIN IMMEDIATE), to use on the event loop
     without waiting: only on SQLite, and only when neither a writer of this process nor
     another process holds the database; else None (write in a thread: `open_session`).
@@ -251,7 +253,7 @@ class SessionOpener:
         self.url, self.echo, self.bounds = url, echo, bounds
 
     @classmethod
-    def of(cls, settings: Settings) -> "SessionOpener":
+    def of(cls, settings: Settings) -> SessionOpener:
         return cls(settings.database_url, settings.sql_echo, Bounds.of(settings))
 
     def _database(self) -> tuple[str, bool, Bounds]:
@@ -260,13 +262,13 @@ class SessionOpener:
         settings = get_settings()
         return settings.database_url, settings.sql_echo, Bounds.of(settings)
 
-    def __call__(self, read_only: bool = False) -> ContextManager[Session]:
+    def __call__(self, read_only: bool = False) -> AbstractContextManager[Session]:
         url, echo, bounds = self._database()
         if read_only:
             return Session(_read_engine(url, echo, bounds), expire_on_commit=False)
         return _write_session(engine_for(url, echo, bounds))
 
-    def on_loop(self) -> ContextManager[Session] | None:
+    def on_loop(self) -> AbstractContextManager[Session] | None:
         return open_loop_write_session(*self._database())
 
     def green(self) -> Session | None:
@@ -277,6 +279,8 @@ class SessionOpener:
 
 
 open_session = SessionOpener()
+# What opens a request's sessions: `open_session` or an app's own (`sessions(read_only=True)` only reads).
+Sessions = Callable[..., AbstractContextManager[Session]]
 
 
 def get_session() -> Iterator[Session]:

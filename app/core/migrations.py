@@ -6,6 +6,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+
 def _root() -> Path:
     """The folder holding alembic.ini: the source tree, or the working directory
     when the package is installed elsewhere (the Docker image runs from /srv)."""

@@ -3,7 +3,20 @@ the dice-provenance fields of every request that rolls (API.md), and the options
 every ruleset has. Each ruleset's models extend these (app/models/rulesets/)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Annotated, Any, Self, Union
+
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from typing_extensions import TypeAliasType
+
+
+def union(name: str, models: Sequence[Any], tag: str) -> Any:
+    """A named union discriminated by `tag` (a single model stands for itself): one schema,
+    `name`, in openapi.json. Built from a list at run time, so no static type can name it."""
+    if len(models) == 1:
+        return models[0]
+    members = Union[tuple(models)]  # type: ignore[valid-type]  # noqa: UP007  # a run-time tuple of models
+    return TypeAliasType(name, Annotated[members, Field(discriminator=tag)])
 
 
 class Strict(BaseModel):
@@ -36,7 +49,7 @@ class RollingRequest(Strict):
     hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
 
     @model_validator(mode="after")
-    def _one_provenance(self):
+    def _one_provenance(self) -> Self:
         if self.seed is not None and self.dice is not None:
             raise ValueError("give either `seed` or `dice`, not both")
         return self
@@ -45,4 +58,5 @@ class RollingRequest(Strict):
 class TestRequestBase(RollingRequest):
     """Common fields of a test request; each ruleset adds its own."""
 
-    modifier: int = Field(0, ge=-1000, le=1000, description="Added to the target (positive = easier) or to the roll, per ruleset.")
+    modifier: int = Field(0, ge=-1000, le=1000,
+                          description="Added to the target (positive = easier) or to the roll, per ruleset.")

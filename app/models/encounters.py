@@ -4,7 +4,7 @@ The options and request bodies every ruleset shares live here; a ruleset's own
 encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
@@ -115,7 +115,8 @@ class HealOrDamage(ActionBase):
 
 class ConditionAdd(Strict):
     name: str = Field(min_length=1, max_length=60, pattern=NO_CONTROL)
-    rounds: StrictInt | None = Field(None, ge=1, le=1000, description="Turns of its bearer it lasts; null: until removed.")
+    rounds: StrictInt | None = Field(None, ge=1, le=1000,
+                                     description="Turns of its bearer it lasts; null: until removed.")
     ends: Ends = Field("end_of_turn", description="When a round of it is counted off: at the start or the end "
                                                   "of its bearer's turn.")
 
@@ -130,7 +131,7 @@ class ConditionChange(ActionBase):
     remove: str | None = Field(None, min_length=1, max_length=60)
 
     @model_validator(mode="after")
-    def _something(self):
+    def _something(self) -> Self:
         if self.add is None and self.remove is None:
             raise ValueError("give `add`, `remove` or both")
         return self
@@ -145,6 +146,8 @@ class CombatAction(RollingRequest):
     provenance applies (`seed`, table `dice` in rule order, `hidden` for the GM)."""
 
     actor_id: Id
+    if TYPE_CHECKING:
+        type: str  # each action's own Literal (`AttackRequest`, `MoveRequest`, …)
 
 
 class AttackRequest(CombatAction):
@@ -160,7 +163,7 @@ class AttackRequest(CombatAction):
                                                         "who controls the target (its owner, or the GM).")
 
     @model_validator(mode="after")
-    def _weapon_or_damage(self):
+    def _weapon_or_damage(self) -> Self:
         if self.weapon is not None and self.damage is not None:
             raise ValueError("give `weapon` or `damage`, not both")
         return self
@@ -269,7 +272,9 @@ class CombatantPublic(Open):
     actions: int
     down: bool
     reaction: str | None
-    resources: dict[str, dict[str, Any]] = Field(description="{value, max} per pool, or {status}, or nothing (hp_visibility).")
+    resources: dict[str, dict[str,
+                              Any]] = Field(description="{value, max} per pool, or {status}, or nothing "
+                                                        "(hp_visibility).")
     posture: str | None = None
     conditions: list[dict[str, Any]]
     counters: dict[str, Any] = Field(default_factory=dict, description=(

@@ -2,10 +2,8 @@
 characters, free rolls, pages). Ruleset-specific bodies live in app/models/rulesets/."""
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
-
-from datetime import timezone
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -18,7 +16,7 @@ Name = Field(min_length=1, max_length=200, pattern=NO_NUL)
 
 def _utc(value: datetime) -> datetime:
     """SQLite gives back naive timestamps: they were stored in UTC."""
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
@@ -38,7 +36,8 @@ class CampaignCreate(Strict):
     ]})
     name: str = Name
     ruleset: str = Field(max_length=40, description="great-cosmos, asgard, rulebook-d100 or worlds-awakening")
-    options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's options; defaults filled.")
+    options: dict[str, Any] | None = Field(None,
+                                           description="Validated against the ruleset's options; defaults filled.")
 
 
 class CampaignUpdate(Strict):
@@ -119,7 +118,8 @@ class CharacterCreate(Strict):
     kind: Literal["pc", "npc"] = "pc"
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] = Field(description="Validated against the campaign's ruleset (see its sheet schema).")
-    gm_override: bool = Field(False, description="GM only: accept values outside the rules' bounds where a rule allows it.")
+    gm_override: bool = Field(False,
+                              description="GM only: accept values outside the rules' bounds where a rule allows it.")
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
 
 

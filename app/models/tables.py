@@ -2,11 +2,11 @@
 idempotency records, encounters."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData, Table, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import AutoString, Field, SQLModel
 
@@ -29,7 +29,7 @@ class SafeString(TypeDecorator):
     impl = AutoString
     cache_ok = True
 
-    def process_bind_param(self, value, dialect):
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
         return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
@@ -38,7 +38,7 @@ def new_id() -> str:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _ts(**kw: Any) -> Any:
@@ -96,7 +96,8 @@ class LogEntry(SQLModel, table=True):
     )
 
     seq: int | None = Field(
-        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                       autoincrement=True)
     )
     id: str = Field(default_factory=new_id, unique=True, max_length=32, sa_type=SafeString(32))
     campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
@@ -116,7 +117,8 @@ class LogEntryCharacter(SQLModel, table=True):
     __tablename__ = "roll_log_character"
 
     character_id: str = Field(primary_key=True, max_length=32, sa_type=SafeString(32))
-    seq: int = Field(sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), ForeignKey("roll_log.seq"), primary_key=True))
+    seq: int = Field(sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), ForeignKey("roll_log.seq"),
+                                      primary_key=True))
 
 
 class IdempotencyRecord(SQLModel, table=True):
@@ -146,7 +148,8 @@ class Event(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("campaign_id", "number", name="uq_event_campaign_number"),)
 
     seq: int | None = Field(
-        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                       autoincrement=True)
     )
     campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
     number: int = Field(sa_type=BigInteger().with_variant(Integer, "sqlite"))
@@ -154,7 +157,8 @@ class Event(SQLModel, table=True):
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()
     data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    owner_id: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))  # a player: no FK (events outlive players)
+    owner_id: str | None = Field(default=None, max_length=32,
+                                 sa_type=SafeString(32))  # a player: no FK (events outlive players)
     player_data: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
@@ -233,3 +237,9 @@ class EncounterAction(SQLModel, table=True):
     reverts: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
     reverted_by: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
     created_at: datetime = _ts()
+
+
+def core_table(model: type[SQLModel]) -> Table:
+    """A table model's Core table, for the statements compiled once (app/services/prepared.py):
+    SQLModel sets `__table__` when it makes the class, and its types do not declare it."""
+    return model.__table__  # type: ignore[attr-defined]  # set by SQLModel's metaclass, undeclared

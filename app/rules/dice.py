@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 
 MAX_DICE_PER_TERM = 100
 MAX_FACES = 1000
 MAX_EXPRESSION_LENGTH = 200
-MAX_TABLE_DICE = 500
 MAX_DICE_PER_REQUEST = 1000  # every die one request rolls: its expressions and its rule dice
 
 
@@ -36,7 +36,7 @@ class Roll(NamedTuple):
     purpose: str
     dropped: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = {"die": self.die, "value": self.value, "purpose": self.purpose}
         if self.dropped:
             out["dropped"] = True
@@ -47,7 +47,7 @@ _LABELS = {f: f"d{f}" for f in (2, 3, 4, 6, 8, 10, 12, 20, 100)}
 _new_roll = tuple.__new__  # builds a Roll from a 4-tuple without the Python-level __new__
 # RNG classes whose `_randbelow` is `Random._randbelow_with_getrandbits`, which the sources inline
 # (the draws of `randint`); any other RNG's own `_randbelow` is called as it is
-_STANDARD_RNGS = (random.Random, random.SystemRandom)
+_STANDARD_RNGS: tuple[type, ...] = (random.Random, random.SystemRandom)
 
 # The record of a kept die, by (die, value, purpose). A Roll is an immutable tuple, so equal records
 # are one shared object and recording a die is a dict look-up instead of an allocation (which cost as
@@ -78,7 +78,7 @@ class DiceSource:
     max_dice = MAX_DICE_PER_REQUEST
 
     def __init__(self) -> None:
-        self.rolls: list[Roll] = []
+        self.rolls: list[Roll] = []  # type: ignore[misc]  # a slot of RandomDice; the other sources' __dict__
 
     def roll(self, faces: int, purpose: str) -> int:
         """Roll one die of `faces` faces (1..faces) for `purpose`, and record it."""
@@ -116,6 +116,15 @@ class DiceSource:
         raise NotImplementedError
 
 
+class _Draws(Protocol):
+    """What the sources read of an RNG: `random.Random`'s `getrandbits`, and its `_randbelow`
+    (randint's own draw, read on purpose on the hot path), which typeshed does not declare."""
+
+    def getrandbits(self, k: int, /) -> int: ...
+
+    def _randbelow(self, n: int, /) -> int: ...
+
+
 class RandomDice(DiceSource):
     """Dice from an RNG: `random.SystemRandom()` (secure) or `random.Random(seed)`.
     One is made per request, so making one is two stores: whether the RNG's draw may be
@@ -125,7 +134,7 @@ class RandomDice(DiceSource):
 
     def __init__(self, rng: random.Random):
         self.rolls = []
-        self._rng = rng
+        self._rng: _Draws = rng  # type: ignore[assignment]  # a Random has _randbelow (see _Draws)
 
     def _next(self, faces: int, purpose: str) -> int:
         return self._rng._randbelow(faces) + 1
@@ -198,7 +207,7 @@ class RandomDice(DiceSource):
             values.append(value + 1)
         return values
 
-    def _getrandbits(self):
+    def _getrandbits(self) -> Callable[[int], int] | None:
         """The RNG's `getrandbits` when its `_randbelow` may be inlined (`_STANDARD_RNGS`), else None."""
         rng = self._rng
         return rng.getrandbits if type(rng) in _STANDARD_RNGS else None
@@ -325,7 +334,7 @@ _SPLIT_TOKEN = re.compile(r"[0-9A-Za-z_%]\s+[0-9A-Za-z_%]", re.ASCII)
 _TERM = re.compile(r"([+-]?)(?:([0-9]*)[dD]([0-9]+|%)(?:([kKdD])([hHlL])([0-9]+))?|([0-9]+))", re.ASCII)
 
 
-class _Parsed(dict):
+class _Parsed(dict[str, "Expression"]):
     """Parsed expressions by text: `parse` is this dict's `__getitem__`, so a cached expression costs one
     look-up in C (the commonest expressions are parsed once per process). At most 4096, emptied when full;
     an expression that does not parse raises and is not kept."""
@@ -388,7 +397,7 @@ def _bounded_int(digits: str, text: str) -> int:
     return int(digits)
 
 
-def _dice_term(sign: int, m: re.Match, text: str) -> DiceTerm:
+def _dice_term(sign: int, m: re.Match[str], text: str) -> DiceTerm:
     count = _bounded_int(m.group(2), text) if m.group(2) else 1
     faces = 100 if m.group(3) == "%" else _bounded_int(m.group(3), text)
     if count < 1 or count > MAX_DICE_PER_TERM:

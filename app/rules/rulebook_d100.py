@@ -9,10 +9,10 @@ two-sided case.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import groupby
-from typing import Sequence
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
@@ -248,7 +248,7 @@ def rank(results: Sequence[TestResult], sources: Sequence[DiceSource], purpose: 
     ]
 
 
-def _groups(order: list[int], key) -> list[list[int]]:
+def _groups(order: list[int], key: Callable[[int], object]) -> list[list[int]]:
     """Runs of consecutive entries of `order` with equal keys."""
     return [list(run) for _, run in groupby(order, key)]
 

@@ -3,15 +3,17 @@ actions (challenges) and the combat rules (worlds-awakening.md, WA-…). Pure: s
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import groupby
-from typing import Sequence
+from typing import Any, Literal
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
 
-STATS: tuple[str, ...] = ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
+Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
+STATS: tuple[Stat, ...] = ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
 # WA-T2: name -> (lowest, highest or None for "and more"), default threshold
 DIFFICULTIES: dict[str, tuple[int, int | None]] = {
     "tres_facile": (1, 4),
@@ -20,9 +22,9 @@ DIFFICULTIES: dict[str, tuple[int, int | None]] = {
     "difficile": (15, 19),
     "tres_difficile": (20, None),
 }
-DEFAULT_THRESHOLDS: dict[str, int] = {"tres_facile": 2, "facile": 7, "moderee": 12, "difficile": 17, "tres_difficile": 20}
+DEFAULT_THRESHOLDS: dict[str, int] = {"tres_facile": 2, "facile": 7, "moderee": 12, "difficile": 17,
+                                      "tres_difficile": 20}
 OUTCOMES = ("critical_success", "success", "failure", "critical_failure")
-PENDING_VALUES = (-2, 2)
 MAX_LEVEL = 8
 MAX_ROLLOFF_ROUNDS = 200
 
@@ -142,7 +144,7 @@ class Challenge:
     turns: int = 0
     status: str = "in_progress"  # "in_progress" | "succeeded" | "failed"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "successes_needed": self.successes_needed,
             "failures_allowed": self.failures_allowed, "successes": self.successes,
@@ -211,7 +213,8 @@ def attack(stat_value: int, level: int, cha: int, damage: str, defense: int, sou
     expr = parse(damage)
     natural = source.roll(20, "attack")
     total = natural + stat_value + level + modifier
-    critical = "success" if natural >= crit_success_min(cha) else "failure" if natural <= crit_failure_max(cha) else None
+    critical = ("success" if natural >= crit_success_min(cha)
+                else "failure" if natural <= crit_failure_max(cha) else None)
     hit = critical == "success" or (critical is None and total >= defense)
     bonus = critical == "success" and total >= defense
     if not hit:
@@ -243,7 +246,7 @@ def turn_order(dex_values: Sequence[int], source: DiceSource) -> list[Initiative
     return [InitiativeEntry(i, inits[i], tuple(rolloffs[i])) for i in out]
 
 
-def _groups(order: list[int], key) -> list[list[int]]:
+def _groups(order: list[int], key: Callable[[int], object]) -> list[list[int]]:
     """Runs of consecutive entries of `order` with equal keys."""
     return [list(run) for _, run in groupby(order, key)]
 
@@ -258,11 +261,6 @@ def _rolloff(group: list[int], source: DiceSource, rolloffs: dict[int, list[int]
     for sub in _groups(sorted(group, key=lambda i: (-rolloffs[i][-1], i)), lambda i: rolloffs[i][-1]):
         out.extend(_rolloff(sub, source, rolloffs, depth + 1) if len(sub) > 1 else sub)
     return out
-
-
-def hit_dice_max(hit_dice: str) -> int:
-    """WA-C5: HP at level 1 = the class hit dice's maximum (e.g. `1d10` → 10)."""
-    return parse(hit_dice).bounds()[1]
 
 
 def apply_damage(hp: int, damage: int) -> tuple[int, bool]:

@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from app.core.security import hash_token
 from app.kit.errors import Forbidden, NotFound, Unauthorized
-from app.models.tables import Character, Credential, Encounter
+from app.models.tables import Character, Credential, Encounter, core_table
 from app.services.prepared import Prepared
 
 F = TypeVar("F", bound=Callable)
@@ -62,8 +62,9 @@ def authenticate(session: Session, token: str | None) -> Principal:
 # read), and a dead token is refused at once in every worker.
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
-_cred = Credential.__table__
-_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
+_cred = core_table(Credential)
+_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role,
+                     _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
 _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash"))
 _FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.services.prepared)
 
@@ -91,7 +92,7 @@ UNVERIFIED = "jdr.unverified_caller"
 
 
 def checks_caller(use_case: F) -> F:
-    use_case.checks_caller = True  # type: ignore[attr-defined]
+    use_case.checks_caller = True  # type: ignore[attr-defined]  # a mark on the function (read by api.deps)
     return use_case
 
 
@@ -116,8 +117,8 @@ def me(session: Session, principal: Principal) -> dict[str, str | None]:
     return {"campaign_id": principal.campaign_id, "role": principal.role, "player_id": principal.player_id}
 
 
-_char = Character.__table__
-_enc = Encounter.__table__
+_char = core_table(Character)
+_enc = core_table(Encounter)
 _CHARACTER = select(_char.c.campaign_id, _char.c.player_id, _char.c.player_access).where(_char.c.id == bindparam("id"))
 _ENCOUNTER = select(_enc.c.campaign_id).where(_enc.c.id == bindparam("id"))
 
@@ -133,6 +134,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
     if "character_id" in path:
         row = session.connection().execute(_CHARACTER, {"id": path["character_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "character")
+        assert row is not None  # an unknown character is refused just above (404)
         owner = row.player_id
         if not principal.is_gm and owner != principal.player_id and row.player_access == "none":
             raise NotFound("no character with this id")  # unknown to this player (API.md round 3)

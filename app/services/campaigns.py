@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, update
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.core.security import hash_token, new_token
 from app.kit.errors import Conflict, NotFound
@@ -110,7 +110,8 @@ def list_players(session: Session, principal: Principal, campaign_id: str, *, li
                  cursor: str | None = None) -> dict[str, Any]:
     load_campaign(session, principal, campaign_id)
     return created_order_page(session, select(Player).where(Player.campaign_id == campaign_id), Player,
-                              limit=limit, cursor=cursor, shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
+                              limit=limit, cursor=cursor,
+                              shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
 
 
 def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate,
@@ -143,8 +144,8 @@ def _drop_credentials(session: Session, where: Any) -> list[str]:
     records; their stream tickets go by ON DELETE CASCADE); their hashes."""
     hashes = list(session.exec(select(Credential.token_hash).where(where)).all())
     if hashes:
-        session.connection().execute(delete(IdempotencyRecord).where(IdempotencyRecord.token_hash.in_(hashes)))
-        session.connection().execute(delete(Credential).where(Credential.token_hash.in_(hashes)))
+        session.connection().execute(delete(IdempotencyRecord).where(col(IdempotencyRecord.token_hash).in_(hashes)))
+        session.connection().execute(delete(Credential).where(col(Credential.token_hash).in_(hashes)))
     return hashes
 
 
@@ -191,15 +192,15 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
     """GM: the player and its token go; its characters stay, owned by nobody (the GM's)."""
     player = _load_player(session, principal, campaign_id, player_id, "remove a player")
     dead = _drop_credentials(session, Credential.player_id == player_id)
-    session.connection().execute(update(Character).where(Character.player_id == player_id).values(player_id=None))
+    session.connection().execute(update(Character).where(col(Character.player_id) == player_id).values(player_id=None))
     session.delete(player)
     _commit_forgetting(session, dead)
 
 
 _DELETION_LOCKS = (  # in the writers' order (see `_NO_KEY_UPDATE`), after the campaign's NO KEY UPDATE
-    select(Encounter.id).where(Encounter.campaign_id == bindparam("cid")).order_by(Encounter.id).with_for_update(),
-    select(Character.id).where(Character.campaign_id == bindparam("cid")).order_by(Character.id).with_for_update(),
-    select(Campaign.id).where(Campaign.id == bindparam("cid")).with_for_update(),
+    select(Encounter.id).where(col(Encounter.campaign_id) == bindparam("cid")).order_by(Encounter.id).with_for_update(),
+    select(Character.id).where(col(Character.campaign_id) == bindparam("cid")).order_by(Character.id).with_for_update(),
+    select(Campaign.id).where(col(Campaign.id) == bindparam("cid")).with_for_update(),
 )
 
 
@@ -220,18 +221,18 @@ def delete_campaign(session: Session, principal: Principal, campaign_id: str, if
     _lock_for_deletion(session, campaign_id)
     dead = _drop_credentials(session, Credential.campaign_id == campaign_id)
     ids = {"cid": campaign_id}
-    encounters = select(Encounter.id).where(Encounter.campaign_id == bindparam("cid")).scalar_subquery()
-    log = select(LogEntry.seq).where(LogEntry.campaign_id == bindparam("cid")).scalar_subquery()
+    encounters = select(Encounter.id).where(col(Encounter.campaign_id) == bindparam("cid")).scalar_subquery()
+    log = select(LogEntry.seq).where(col(LogEntry.campaign_id) == bindparam("cid")).scalar_subquery()
     for statement in (
-        delete(Event).where(Event.campaign_id == bindparam("cid")),
-        delete(EncounterAction).where(EncounterAction.encounter_id.in_(encounters)),
-        delete(Combatant).where(Combatant.encounter_id.in_(encounters)),
-        delete(Encounter).where(Encounter.campaign_id == bindparam("cid")),
-        delete(LogEntryCharacter).where(LogEntryCharacter.seq.in_(log)),
-        delete(LogEntry).where(LogEntry.campaign_id == bindparam("cid")),
-        delete(Character).where(Character.campaign_id == bindparam("cid")),
-        delete(Player).where(Player.campaign_id == bindparam("cid")),
-        delete(Campaign).where(Campaign.id == bindparam("cid")),
+        delete(Event).where(col(Event.campaign_id) == bindparam("cid")),
+        delete(EncounterAction).where(col(EncounterAction.encounter_id).in_(encounters)),
+        delete(Combatant).where(col(Combatant.encounter_id).in_(encounters)),
+        delete(Encounter).where(col(Encounter.campaign_id) == bindparam("cid")),
+        delete(LogEntryCharacter).where(col(LogEntryCharacter.seq).in_(log)),
+        delete(LogEntry).where(col(LogEntry.campaign_id) == bindparam("cid")),
+        delete(Character).where(col(Character.campaign_id) == bindparam("cid")),
+        delete(Player).where(col(Player.campaign_id) == bindparam("cid")),
+        delete(Campaign).where(col(Campaign.id) == bindparam("cid")),
     ):
         session.connection().execute(statement, ids)
     _commit_forgetting(session, dead)

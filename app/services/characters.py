@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-from sqlmodel import Session, select
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.engine import Connection
+from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.rulesets.governance import governed_fields
@@ -19,16 +20,25 @@ from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.rules.errors import RuleError
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
+from app.services.encounters.rulesets import rules_for
+from app.services.encounters.view import status
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
 from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
 from app.services.validation import InvalidBody, invalid_from, prefixed
-from app.services.encounters.rulesets import rules_for
-from app.services.encounters.view import status
-from app.services.visibility import (NOT_FIGHTING, Audience, Standing, about, check_visible, hidden_from_player,
-                                     level_for, others_level, standings)
+from app.services.visibility import (
+    NOT_FIGHTING,
+    Audience,
+    Standing,
+    about,
+    check_visible,
+    hidden_from_player,
+    level_for,
+    others_level,
+    standings,
+)
 
 _PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "player_access", "version", "created_at",
            "updated_at")
@@ -61,7 +71,7 @@ def view(character: StoredCharacter | Character, ruleset: str, level: str) -> di
     return None
 
 
-def audience(conn, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
+def audience(conn: Connection, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
     """Who receives an event carrying this character, and what: the GM and its owner the whole
     of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's)."""
     level = "none" if hidden else others_level(character, standings(conn, character.campaign_id, [character.id])
@@ -123,13 +133,14 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
     return public(character, campaign.ruleset)
 
 
-def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None) -> dict[str, Any]:
+def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int,
+                    cursor: str | None) -> dict[str, Any]:
     """The characters the caller may know of, each as it may read it."""
     campaign = load_campaign(session, principal, campaign_id)
     query = select(Character).where(Character.campaign_id == campaign_id)
     if not principal.is_gm:
         hidden = hidden_from_player().params(campaign_id=campaign_id, player_id=principal.player_id)
-        query = query.where(Character.id.not_in(hidden))
+        query = query.where(col(Character.id).not_in(hidden))
     page = created_order_page(session, query, Character, limit=limit, cursor=cursor, shape=lambda c: c)
     fights = {} if principal.is_gm else standings(session.connection(), campaign_id, [c.id for c in page["items"]])
     page["items"] = [view(c, campaign.ruleset, level_for(principal, c, fights.get(c.id, NOT_FIGHTING)))
@@ -145,7 +156,7 @@ def load_character(session: Session, principal: Principal, character_id: str) ->
     return character, read_campaign(session.connection(), principal.campaign_id)
 
 
-def reading_level(conn, principal: Principal, character: StoredCharacter) -> str:
+def reading_level(conn: Connection, principal: Principal, character: StoredCharacter) -> str:
     """What the caller sees of a character it may know of (its fights read only when they matter)."""
     level = level_for(principal, character)
     if level == "none" or principal.is_gm or character.player_id == principal.player_id:
@@ -175,7 +186,8 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None) -> dict[str, Any]:
+def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate,
+                     if_match: str | None) -> dict[str, Any]:
     with UnitOfWork(session, principal.campaign_id) as uow:
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()
@@ -219,7 +231,8 @@ _ABSENT = object()
 
 def _governed(campaign: Campaign) -> dict[str, bool]:
     """The campaign's rule-governed sheet keys -> whether a player's creation may set them."""
-    return governed_fields(get_adapter(campaign.ruleset).Sheet)
+    sheet_model: type[BaseModel] = get_adapter(campaign.ruleset).Sheet
+    return governed_fields(sheet_model)
 
 
 def governed_changes(before: dict[str, Any], after: dict[str, Any], keys: Any) -> list[dict[str, Any]]:
@@ -293,7 +306,8 @@ def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, 
     return sheet
 
 
-def _players_edited_sheet(campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *, kind: str) -> dict[str, Any]:
+def _players_edited_sheet(campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *,
+                          kind: str) -> dict[str, Any]:
     """A player's PATCH of its own sheet: free fields only."""
     return _players_sheet(campaign, raw, _governed_baseline(campaign, previous, kind=kind), _governed(campaign),
                           kind=kind, previous=previous)
@@ -327,7 +341,8 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
         body = {"id": new_id(), "kind": "sheet_edit", "character_id": after.id, "changes": governed,
                 "rolls": [], "hidden": False, "created_at": iso(now), **NO_DICE}
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
-        uow.record("log.created", {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
+        uow.record("log.created", {"entry_id": body["id"],
+                                   "characters_changed": [{"id": after.id, "version": after.version}]},
                    **about(uow.conn, [after]).record_args())
     record_character(uow, "character.updated", after, uow.campaign().ruleset)
     uow.commit()

@@ -12,28 +12,44 @@ payload and a big roll is stored once."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from pydantic_core import to_jsonable_python
-from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, String, bindparam, cast, delete, func, insert, or_, text,
-                        type_coerce)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    String,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    type_coerce,
+)
 from sqlalchemy.engine import Connection
-from sqlmodel import Session, select
+from sqlalchemy.sql.dml import Insert
+from sqlmodel import Session
 
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
 from app.models.schemas import CampaignPublic, PlayerPublic
-from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, utcnow
+from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, core_table, utcnow
 from app.services.auth import Principal, check_member
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 
-_event = Event.__table__
+_event = core_table(Event)
 _COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "player_data", "number"]
 
 
-def _insert_numbered(json_value):
+def _insert_numbered(json_value: Callable[[str], Any]) -> Insert:
     """INSERT … SELECT: the event with the campaign's next number, read in the same statement."""
     next_number = (select(func.coalesce(func.max(_event.c.number), 0) + 1)
                    .where(_event.c.campaign_id == bindparam("campaign_id", type_=String)).scalar_subquery())
@@ -87,8 +103,8 @@ def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any],
     _FAST_INSERT_EVENT.run(conn, values)
 
 
-_campaign = Campaign.__table__
-_player = Player.__table__
+_campaign = core_table(Campaign)
+_player = core_table(Player)
 
 
 def _completed(session: Session, campaign_id: str, type_: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +185,8 @@ def live_tokens(session: Session, token_hashes: set[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit: int) -> tuple[list[StoredEvent], int | None]:
+def poll(session: Session, cursors: dict[str, int], watermark: int | None,
+         limit: int) -> tuple[list[StoredEvent], int | None]:
     """The events of the campaigns in `cursors` (campaign -> last event number sent) past
     each one's cursor, oldest first, at most `limit` (each campaign then gets a prefix
     of its new events: the next call goes on).
@@ -202,7 +219,7 @@ def poll(session: Session, cursors: dict[str, int], watermark: int | None, limit
     return _with_bodies(session, [r for r in rows if r.number > cursors[r.campaign_id]]), next_watermark
 
 
-_log = LogEntry.__table__
+_log = core_table(LogEntry)
 _PG_POLL = text(
     "SELECT e.seq, e.number, e.campaign_id, e.type, e.hidden, e.data, e.owner_id, e.player_data"
     " FROM unnest(CAST(:ids AS text[]), CAST(:curs AS bigint[])) AS c(cid, cur)"
@@ -213,13 +230,13 @@ _PG_POLL = text(
           owner_id=String, player_data=JSON)
 
 
-def _with_bodies(session: Session, rows) -> list[StoredEvent]:
+def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
     """Rows as clients see them: each `log.created` gets its entry's body back (one query per page)."""
     refs = {r.data["entry_id"] for r in rows if r.type == "log.created" and "entry_id" in r.data}
     bodies: dict[str, Any] = {}
     if refs:
         found = session.connection().execute(select(_log.c.id, _log.c.body).where(_log.c.id.in_(list(refs))))
-        bodies = {entry_id: body for entry_id, body in found}
+        bodies = dict(found.all())  # (not dict(found): a Result has keys(), dict() would read it as a mapping)
     return [StoredEvent(r.seq, r.number, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies),
                         r.owner_id, _players_view(r.type, r.data, r.player_data, bodies))
             for r in rows]
@@ -248,8 +265,8 @@ def _players_view(type_: str, data: dict[str, Any], player_data: dict[str, Any] 
 
 # --- stream tickets -------------------------------------------------------------------
 TICKET_SECONDS = 60
-_ticket = StreamTicket.__table__
-_cred = Credential.__table__
+_ticket = core_table(StreamTicket)
+_cred = core_table(Credential)
 
 
 def issue_ticket(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
@@ -284,7 +301,7 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
         credential = conn.execute(select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id)
                                   .where(_cred.c.token_hash == row.token_hash)).first()
     session.commit()
-    if credential is None or credential.campaign_id != row.campaign_id:
+    if row is None or credential is None or credential.campaign_id != row.campaign_id:  # (no row: no credential)
         raise Unauthorized("invalid stream ticket: unknown, already used or expired (ask for another)")
     return Principal(credential.campaign_id, credential.role, credential.player_id, row.token_hash)
 

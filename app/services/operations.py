@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
-from app.models.tables import IdempotencyRecord, LogEntry, new_id, utcnow
+from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
 from app.rules.dice import dice_source
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
-from app.services.rulesets import get_adapter
-from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
 from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
+from app.services.rulesets import get_adapter
+from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
 from app.services.uow import (
     CampaignRow,
     StoredCharacter,
@@ -58,7 +60,7 @@ class Idempotency:
     fingerprint: str
 
     @classmethod
-    def of(cls, key: str | None, method: str, path: str, body: Any) -> "Idempotency | None":
+    def of(cls, key: str | None, method: str, path: str, body: Any) -> Idempotency | None:
         if key is None:
             return None
         if not 1 <= len(key) <= 200:
@@ -94,7 +96,7 @@ class RollingWork(UnitOfWork):
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
 
-    def __enter__(self) -> "RollingWork":
+    def __enter__(self) -> RollingWork:
         super().__enter__()
         try:
             campaign = self._open()
@@ -156,6 +158,7 @@ class RollingWork(UnitOfWork):
             verify_pending(self.session)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
+    # UnitOfWork.commit() takes nothing: this one commits the rules' outcome (log, sheets, event)
     def commit(self, outcome: Outcome) -> dict[str, Any]:  # type: ignore[override]
         """Log the outcome, save its sheets (versioned), record the event and the
         idempotency record, commit; returns the logged body."""
@@ -168,7 +171,7 @@ class RollingWork(UnitOfWork):
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
         others = [cid for cid in self.loaded if cid != outcome.character_id]
-        entry = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
+        entry: dict[str, Any] = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
                  "rerolls": outcome.cancels, "others": others, "body_json": encoded}
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
@@ -183,7 +186,7 @@ class RollingWork(UnitOfWork):
         super().commit()
         return EncodedBody(body, encoded)
 
-    def _save_sheets(self, sheets: dict, now) -> list[dict[str, Any]]:
+    def _save_sheets(self, sheets: Mapping[str, BaseModel], now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else
         StaleVersion: `retried` runs the use case again on fresh state)."""
         if unknown := sheets.keys() - self.loaded.keys():
@@ -207,9 +210,10 @@ class EncodedBody(dict):
         self.json = encoded
 
 
-_log = LogEntry.__table__
-_FAST_INSERT_IDEMPOTENCY = json_text_insert(IdempotencyRecord.__table__, "body")
-_LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+_log = core_table(LogEntry)
+_FAST_INSERT_IDEMPOTENCY = json_text_insert(core_table(IdempotencyRecord), "body")
+_LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"),
+                                                     _log.c.campaign_id == bindparam("campaign_id"))
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 
 

@@ -10,19 +10,29 @@ from sqlalchemy import bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import LogEntry, LogEntryCharacter
+from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.rules.dice import dice_source
 from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
 from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 from app.services.rulesets import get_adapter
-from app.services.rulesets.base import SUCCESS_OUTCOMES, OUTCOMES, Capability, OperationContext
+from app.services.rulesets.base import (
+    OUTCOMES,
+    SUCCESS_OUTCOMES,
+    Capability,
+    Confrontations,
+    GroupTests,
+    LevelUps,
+    OperationContext,
+    Rerolls,
+)
 from app.services.validation import InvalidBody, validate
 
 
 @checks_caller
-def run_test(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def run_test(session: Session, principal: Principal, character_id: str, body: dict,
+             idem: Idempotency | None) -> dict[str, Any]:
     """Owner or GM: one test of the ruleset, its effects saved (the caller's credential, the
     campaign and the character read in one round trip: `RollingWork(lock=…)`)."""
     return _test(RollingWork(session, principal, principal.campaign_id, idem, lock=character_id), character_id, body)
@@ -37,7 +47,8 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
 
 
-def level_up(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def level_up(session: Session, principal: Principal, character_id: str, body: dict,
+             idem: Idempotency | None) -> dict[str, Any]:
     """GM: the ruleset's level-up (422 where it has none)."""
     return _level_up(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
@@ -48,10 +59,12 @@ def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]
         [hero] = uow.lock([character_id])
         req = validate(uow.adapter.request_model(Capability.LEVEL_UP), body)
         check_gm(uow.principal, "level a character up")
+        assert isinstance(uow.adapter, LevelUps)  # request_model found the capability
         return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
 
 
-def reroll(session: Session, principal: Principal, character_id: str, test_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def reroll(session: Session, principal: Principal, character_id: str, test_id: str, body: dict,
+           idem: Idempotency | None) -> dict[str, Any]:
     """Owner or GM: cancel a test and roll it again (where the ruleset allows)."""
     return _reroll(RollingWork(session, principal, principal.campaign_id, idem), character_id, test_id, body)
 
@@ -72,18 +85,20 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         except NotFound:
             raise Conflict("a character of this entry no longer exists: it cannot be rolled again") from None
         _check_latest(uow, character_id, test_id)
+        assert isinstance(uow.adapter, Rerolls)  # request_model found the capability
         return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
 
 
-_log = LogEntry.__table__
-_involved = LogEntryCharacter.__table__
+_log = core_table(LogEntry)
+_involved = core_table(LogEntryCharacter)
 _ENTRY = select(_log.c.seq, _log.c.character_id, _log.c.hidden, _log.c.body).where(
     _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
 _OTHERS = select(_involved.c.character_id).where(_involved.c.seq == bindparam("seq"))
 _LATEST = (select(_log.c.id, _log.c.rerolls)
            .where(_log.c.campaign_id == bindparam("campaign_id"),
                   or_(_log.c.character_id == bindparam("character_id"),
-                      _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id")))))
+                      _log.c.seq.in_(select(_involved.c.seq)
+                                     .where(_involved.c.character_id == bindparam("character_id")))))
            .order_by(_log.c.seq.desc()).limit(1))
 _LATEST_SHOWN = _LATEST.where(_log.c.hidden.is_(False))  # what a player sees
 
@@ -94,7 +109,8 @@ def _entry_involving(uow: RollingWork, entry_id: str, character_id: str) -> tupl
     row = uow.conn.execute(_ENTRY, {"id": entry_id, "campaign_id": uow.campaign_id}).first()
     if row is None or (row.hidden and not uow.principal.is_gm):
         return None
-    involved = ([row.character_id] if row.character_id else []) + list(uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars())
+    involved = (([row.character_id] if row.character_id else [])
+                + list(uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars()))
     return (row.body, involved) if character_id in involved else None
 
 
@@ -110,7 +126,8 @@ def _check_latest(uow: RollingWork, character_id: str, entry_id: str) -> None:
                        f"{entry_id}", field="test_id", extra={"newer_entry": latest.id})
 
 
-def character_action(session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def character_action(session: Session, principal: Principal, character_id: str, body: dict,
+                     idem: Idempotency | None) -> dict[str, Any]:
     """A ruleset-specific action (its body's `type` names it in the ruleset's registry)."""
     return _action(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
@@ -122,12 +139,13 @@ def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         action = uow.adapter.action_for(body)
         req = validate(action.model, body)
         if action.gm_only:
-            check_gm(uow.principal, f"perform the action {req.type!r}")
+            check_gm(uow.principal, f"perform the action {body['type']!r}")  # the type action_for found
         check_owner_or_gm(uow.principal, hero.player_id, "act for this character")
         return uow.commit(action.handler(hero, req, uow.context(req)))
 
 
-def opposed(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def opposed(session: Session, principal: Principal, campaign_id: str, body: dict,
+            idem: Idempotency | None) -> dict[str, Any]:
     """GM: a confrontation of two characters' tests (where the ruleset has one)."""
     return _opposed(RollingWork(session, principal, campaign_id, idem), body)
 
@@ -138,10 +156,12 @@ def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
         req = validate(uow.adapter.request_model(Capability.OPPOSED), body)
         check_gm(uow.principal, "run a confrontation")  # 403 before the body's characters (refusal order)
         a, b = uow.lock([req.a.character_id, req.b.character_id])
+        assert isinstance(uow.adapter, Confrontations)  # request_model found the capability
         return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
-def group(session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None) -> dict[str, Any]:
+def group(session: Session, principal: Principal, campaign_id: str, body: dict,
+          idem: Idempotency | None) -> dict[str, Any]:
     """GM: a group test (cooperation, ranking: where the ruleset has one)."""
     return _group(RollingWork(session, principal, campaign_id, idem), body)
 
@@ -152,6 +172,7 @@ def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
         req = validate(uow.adapter.request_model(Capability.GROUP), body)
         check_gm(uow.principal, "run a group test")  # 403 before the body's characters (refusal order)
         participants = uow.lock([p.character_id for p in req.participants])
+        assert isinstance(uow.adapter, GroupTests)  # request_model found the capability
         return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
 
 
@@ -187,7 +208,8 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     return out
 
 
-def level_up_history(session: Session, principal: Principal, character_id: str, limit: int, cursor: str | None) -> dict[str, Any]:
+def level_up_history(session: Session, principal: Principal, character_id: str, limit: int,
+                     cursor: str | None) -> rolls.JsonPage:
     """The character's level-ups, newest first (404 unless it is in the caller's campaign)."""
     load_character(session, principal, character_id)
     return rolls.list_log(session, principal, principal.campaign_id, limit=limit, cursor=cursor,

@@ -53,12 +53,12 @@ class _Plan:
         self.constants = {name: b.effective_value for name, b in compiled.binds.items() if not b.required}
         if compiled.positional:
             self.names: list[str] | None = list(compiled.positiontup)
-            self.keys = None
+            self.keys: list[tuple[str, str, Any]] = []  # (keyed statements only)
             self.processors = [processors.get(n) for n in self.names]
         else:
             self.names = None
             self.keys = [(name, escaped.get(name, name), processors.get(name)) for name in compiled.binds]
-            self.processors = None
+            self.processors = []  # (positional statements only)
         self.results: list[Callable | None] = [
             col.type._cached_result_processor(dialect, None) for col in compiled._result_columns
         ]
@@ -103,7 +103,9 @@ class Prepared:
                 lane.send(conn)
             return result
         args = plan.parameters(params)
-        cursor = conn.connection.dbapi_connection.cursor()
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None  # a connection in use holds its DBAPI connection
+        cursor = dbapi.cursor()
         try:
             cursor.execute(plan.sql, args)
         except conn.dialect.loaded_dbapi.Error as e:
@@ -243,7 +245,8 @@ class _Lane:
         if pg.pipeline_status != pq.PipelineStatus.OFF or pg.transaction_status in _BUSY:
             raise RuntimeError("the connection is busy: a lane's statements cannot be sent now")
         began = not self.raw.autocommit and pg.transaction_status == pq.TransactionStatus.IDLE
-        dumped = []  # the parameters as psycopg sends them (a value it cannot adapt fails here, before any I/O)
+        # the parameters as psycopg sends them (a value it cannot adapt fails here, before any I/O)
+        dumped: list[tuple[Any, ...]] = []
         for sql, command, args, result in queue:
             if command is None:
                 tx = Transformer(self.raw)

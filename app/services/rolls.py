@@ -3,27 +3,29 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, cast, or_
+from sqlalchemy import BindParameter, String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
 from app.models.schemas import RollCreate
-from app.models.tables import LogEntry, LogEntryCharacter
+from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.rules.dice import Expression, parse
 from app.services.auth import Principal, check_member, check_owner_or_gm
-from app.services.visibility import in_hiding_from_player, not_seen_whole
 from app.services.operations import Idempotency, RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 from app.services.rulesets.base import Outcome
 from app.services.uow import json_text
 from app.services.validation import InvalidBody
+from app.services.visibility import in_hiding_from_player, not_seen_whole
 
 
-def free_roll(session: Session, principal: Principal, campaign_id: str, data: RollCreate, idem: Idempotency | None) -> dict[str, Any]:
+def free_roll(session: Session, principal: Principal, campaign_id: str, data: RollCreate,
+              idem: Idempotency | None) -> dict[str, Any]:
     """Any member rolls dice; attributed to a character only by its owner or the GM."""
     expression = parse(data.expression)  # an invalid expression is a 422 before anything else
     return _free_roll(RollingWork(session, principal, campaign_id, idem), data, expression)
@@ -70,8 +72,8 @@ def _after(session: Session, principal: Principal, campaign_id: str, cursor: str
     return row[0]
 
 
-_log = LogEntry.__table__
-_involved = LogEntryCharacter.__table__
+_log = core_table(LogEntry)
+_involved = core_table(LogEntryCharacter)
 _CURSOR_SEQ = Prepared(select(_log.c.seq, _log.c.hidden).where(_log.c.id == bindparam("id"),
                                                  _log.c.campaign_id == bindparam("campaign_id")))
 
@@ -126,9 +128,6 @@ class JsonPage:
     def json(self) -> str:
         return f'{{"items":[{",".join(self.items)}],"next_cursor":{json.dumps(self.next_cursor)}}}'
 
-    def decoded(self) -> dict[str, Any]:
-        return json.loads(self.json)
-
 
 def list_log(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
              character_id: str | None = None, kind: str | None = None) -> JsonPage:
@@ -142,7 +141,7 @@ def list_log(session: Session, principal: Principal, campaign_id: str, *, limit:
     query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), not principal.is_gm)
     rows = query.all(conn, params)
     items: list[str] = []
-    total = 0
+    total, last = 0, ""
     for entry_id, text in rows[:limit]:
         total += len(text)
         if items and total > PAGE_MAX_BYTES:

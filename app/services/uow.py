@@ -38,7 +38,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter
+from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter, core_table
 from app.services import events
 from app.services.prepared import Batch, Prepared, batch
 from app.services.validation import InvalidBody
@@ -78,9 +78,9 @@ def stale(error: DBAPIError) -> bool:
     return getattr(error.orig, "sqlstate", None) == _STALE_SQLSTATE
 
 
-_character = Character.__table__
-_campaign = Campaign.__table__
-_log = LogEntry.__table__
+_character = core_table(Character)
+_campaign = core_table(Campaign)
+_log = core_table(LogEntry)
 _COLUMNS = [_character.c[f.name] for f in fields(StoredCharacter)]
 _SELECT = select(*_COLUMNS).where(_character.c.id.in_(bindparam("ids", expanding=True))).order_by(_character.c.id)
 _SELECT_LOCKED = _SELECT.with_for_update()
@@ -123,7 +123,7 @@ _FAST_INSERT_LOG = json_text_insert(_log, "body")
 # RollLog: an entry with its body as a dict, and an other character of an entry found by the entry's id
 _FAST_INSERT_LOG_ROW = Prepared(insert(_log).values(
     **{c.name: bindparam(c.name, type_=c.type) for c in _log.columns if c.name != "seq"}))
-_log_character = LogEntryCharacter.__table__
+_log_character = core_table(LogEntryCharacter)
 _FAST_INSERT_LOG_CHARACTER = Prepared(insert(_log_character).from_select(
     ["character_id", "seq"],
     select(cast(bindparam("character_id", type_=_log_character.c.character_id.type),
@@ -234,7 +234,7 @@ def campaign_query(campaign_id: str) -> tuple[Prepared, dict[str, Any]]:
     return _FAST_CAMPAIGN, {"id": campaign_id}
 
 
-def campaign_of(rows: Sequence[tuple]) -> "CampaignRow":
+def campaign_of(rows: Sequence[tuple]) -> CampaignRow:
     if not rows:
         raise NotFound("no campaign with this id")
     return CampaignRow(*rows[0])

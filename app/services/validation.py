@@ -39,7 +39,7 @@ def validate(model: type[M], data: Any, *, loc: tuple = ("body",)) -> M:
 def prefixed(exc: RuleError, prefix: str) -> RuleError:
     """Re-locate a rule error raised inside a nested document (e.g. the sheet)."""
     if exc.field == prefix or (exc.field or "").startswith(prefix + "."):
-        field = exc.field  # located already
+        field = exc.field or prefix  # located already (a non-empty field)
     else:
         field = f"{prefix}.{exc.field}" if exc.field else prefix
     exc.field = field

@@ -9,18 +9,19 @@ is `none` until revealed (issue 13), and one in a fight whose `hp_visibility` is
 pools, for `hidden`). The encounter view itself follows the encounter's rules."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import and_, bindparam, exists, or_, select
 
 from app.kit.errors import NotFound
-from app.models.tables import Character, Combatant, Encounter
+from app.models.tables import Character, Combatant, Encounter, core_table
 from app.services.auth import Principal
 from app.services.prepared import Prepared
 from app.services.uow import StoredCharacter
 
-_chr, _cbt, _enc = Character.__table__, Combatant.__table__, Encounter.__table__
+_chr, _cbt, _enc = core_table(Character), core_table(Combatant), core_table(Encounter)
 
 # from the least to the most a player sees: `masked` is `limited` without the pools
 LEVELS = ("none", "masked", "limited", "observer")

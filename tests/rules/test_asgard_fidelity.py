@@ -54,19 +54,6 @@ def test_as_t6_leader_is_the_highest_margin_against_its_own_target():
     assert (coop.score, coop.target, coop.success) == (16, 15, True)  # 15 + 1 (a's 18 >= 15)
 
 
-def test_as_t6_a_cooperating_group_takes_one_single_slot_at_its_leaders_place():
-    def init(cid, dice):
-        return as_combat.Initiative(cid, 2, as_rolled("perception", 2, dice), ())
-
-    # open perception tests (AS-C13): 17, 15, 13, 11
-    order = [init("ogre", [5, 5, 5]), init("bjorn", [5, 4, 4]), init("sigrid", [4, 4, 3]), init("ulf", [3, 3, 3])]
-    slots = as_combat.combat_slots(order, [("sigrid", ("bjorn", "sigrid"))])
-    assert [(s.combatants, s.leader) for s in slots] == [
-        (("ogre",), "ogre"), (("sigrid", "bjorn"), "sigrid"), (("ulf",), "ulf")]
-    with pytest.raises(RuleError):
-        as_combat.combat_slots(order, [("sigrid", ("bjorn",)), ("ulf", ("bjorn",))])
-
-
 # --- item 13: AS-C2 ------------------------------------------------------------------------------------------
 
 def test_as_c2_1d6_reads_the_distinguished_first_die_2d6_the_two_others():

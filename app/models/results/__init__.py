@@ -11,11 +11,11 @@ A ruleset that gains a capability lists its result model in its own module's
 `RESULTS`: the unions and the document follow."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Any
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel
 
+from app.kit.models import union
 from app.models.results import asgard, great_cosmos, rulebook_d100, worlds_awakening
 from app.models.results.common import Die, OddsValue, Result, RollResult, SheetEditEntry
 
@@ -27,13 +27,6 @@ RESULTS: dict[str, dict[str, list[type[BaseModel]]]] = {
 
 def _prefix(ruleset: str) -> str:
     return "".join(part.capitalize() for part in ruleset.split("-"))
-
-
-def union(name: str, models: list[Any], tag: str) -> Any:
-    """A named union discriminated by `tag` (a single model stands for itself)."""
-    if len(models) == 1:
-        return models[0]
-    return TypeAliasType(name, Annotated[Union[tuple(models)], Field(discriminator=tag)])  # type: ignore[valid-type]
 
 
 def by_ruleset(name: str, capability: str) -> Any:
@@ -56,33 +49,34 @@ ActionResult = union("ActionResult", [
 
 CombatEntry = by_ruleset("CombatEntry", "combat")
 
-LogEntry = TypeAliasType("LogEntry", Annotated[Union[  # type: ignore[valid-type]
+LogEntry = union("LogEntry", [
     TestResult, LevelUpResult, OpposedResult, GroupResult, ActionResult, CombatEntry, RollResult, SheetEditEntry,
-], Field(discriminator="kind")])
+], "kind")
 
 
 class LogPage(Result):
     """A page of the roll log, newest first."""
 
-    items: list[LogEntry]
+    items: list[LogEntry]  # type: ignore[valid-type]  # a union built at import from RESULTS
     next_cursor: str | None
 
 
 class CombatPage(Result):
     """A page of an encounter's actions, newest first."""
 
-    items: list[CombatEntry]
+    items: list[CombatEntry]  # type: ignore[valid-type]  # a union built at import from RESULTS
     next_cursor: str | None
 
 
 class LevelUpPage(Result):
     """A page of a character's level-ups, newest first."""
 
-    items: list[LevelUpResult]
+    items: list[LevelUpResult]  # type: ignore[valid-type]  # a union built at import from RESULTS
     next_cursor: str | None
 
 
 __all__ = [
     "RESULTS", "TestResult", "OddsResult", "RerollResult", "LevelUpResult", "OpposedResult", "GroupResult",
-    "ActionResult", "CombatEntry", "CombatPage", "LogEntry", "LogPage", "LevelUpPage", "RollResult", "SheetEditEntry", "Die", "OddsValue", "union",
+    "ActionResult", "CombatEntry", "CombatPage", "LogEntry", "LogPage", "LevelUpPage", "RollResult", "SheetEditEntry",
+    "Die", "OddsValue", "union",
 ]

@@ -191,7 +191,7 @@ class AsgardFallResult(AsgardAction):
     tests: list[AsgardTestSummary]
     cancelled: list[int]
     damage: int
-    effects: AsgardHarmEffects
+    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
 
 
 class AsgardFireResult(AsgardAction):
@@ -202,7 +202,7 @@ class AsgardFireResult(AsgardAction):
     rounds: int
     damage_per_round: list[int]
     damage: int
-    effects: AsgardHarmEffects
+    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
 
 
 class AsgardAsphyxiaRound(Result):
@@ -220,7 +220,7 @@ class AsgardAsphyxiaResult(AsgardAction):
     out_of_breath: bool
     next_round: int
     damage: int
-    effects: AsgardHarmEffects
+    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
 
 
 class AsgardDamageResult(AsgardAction):
@@ -230,7 +230,7 @@ class AsgardDamageResult(AsgardAction):
     amount: int
     protection: int
     damage: int
-    effects: AsgardHarmEffects
+    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
 
 
 class AsgardMalEnPointResult(AsgardAction):

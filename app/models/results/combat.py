@@ -32,7 +32,7 @@ class CombatStep(Result):
     (`hp_visibility`) has no `amount`, `before` nor `after` in that player's view."""
 
     model_config = ConfigDict(extra="allow")
-    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
 
     rule: str = Field(examples=["GC-P3", "turn"])
     what: str = Field(examples=["attack test"])

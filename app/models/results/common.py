@@ -8,6 +8,7 @@ fields it does not declare, so a result that grows a field fails the tests until
 its model says so."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -38,7 +39,7 @@ class Entry(Result):
     """The fields the service adds to every roll-log entry."""
 
     id: str
-    rolls: list[Die]
+    rolls: Sequence[Die]  # each entry's own kind of die (`CombatDie`, …): a Sequence so a subclass narrows it
     hidden: bool = Field(description="A GM roll hidden from the players.")
     created_at: datetime
 

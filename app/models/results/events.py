@@ -10,9 +10,9 @@ their `player_access` reads it (whole, limited, or not at all)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import Field, RootModel
+from pydantic import BaseModel, Field, RootModel
 
 from app.models.results import LogEntry
 from app.models.results.common import Result
@@ -80,12 +80,12 @@ class LimitedCharacterEvent(Result):
     updated_at: datetime
 
 
-class CharacterCreatedEvent(RootModel[Union[CharacterEvent, LimitedCharacterEvent]]):
+class CharacterCreatedEvent(RootModel[CharacterEvent | LimitedCharacterEvent]):
     """`character.created`: the new character, as `GET /v1/characters/{id}` returns it to this viewer
     (also each NPC copy an encounter makes)."""
 
 
-class CharacterUpdatedEvent(RootModel[Union[CharacterEvent, LimitedCharacterEvent]]):
+class CharacterUpdatedEvent(RootModel[CharacterEvent | LimitedCharacterEvent]):
     """`character.updated` (`PATCH`): the character as `GET /v1/characters/{id}` returns it now to this
     viewer. A sheet changed by a rule (a test's karma, a fight's damage) is told by `log.created` /
     `encounter.action`."""
@@ -145,7 +145,7 @@ class StreamErrorEvent(Result):
     detail: str
 
 
-EVENTS: dict[str, type[Result]] = {
+EVENTS: dict[str, type[BaseModel]] = {
     "campaign.updated": CampaignUpdatedEvent,
     "player.created": PlayerCreatedEvent,
     "character.created": CharacterCreatedEvent,

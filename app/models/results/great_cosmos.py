@@ -128,7 +128,8 @@ class GreatCosmosCombatEntry(CombatFields):
 
     ruleset: Ruleset
     type: Literal[
-        "attack", "move", "dash", "posture", "final_skill", "start", "next_turn", "revert", "heal", "damage", "condition"]
+        "attack", "move", "dash", "posture", "final_skill", "start", "next_turn", "revert", "heal", "damage",
+        "condition"]
     steps: list[GreatCosmosCombatStep]
 
 

@@ -5,10 +5,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models.rulesets.governance import governed
 from app.models.rulesets.odds import NothingRolled
 from app.rules.asgard.core import DIFFICULTIES, skill_key
-from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 
 DifficultyName = Literal["facile", "moyen", "difficile", "heroique", "automatique"]
 SkillName = str
@@ -108,7 +108,8 @@ class Options(CampaignOptions):
     """Campaign options of `asgard`."""
 
     gm_difficulty: int = Field(
-        10, ge=0, le=100, description="Default GM difficulty of first aid, healing and unperceived attacks (AS-C1, C6, C7)."
+        10, ge=0, le=100,
+        description="Default GM difficulty of first aid, healing and unperceived attacks (AS-C1, C6, C7)."
     )
     take_11_allowed: bool = Field(True, description="The GM may have NPCs take 11 (AS-T8).")
 

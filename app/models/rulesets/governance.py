@@ -14,7 +14,7 @@ race's light/dark points…): a player's creation leaves them at that start.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -28,7 +28,7 @@ def governed(*, at_creation: bool = False) -> dict[str, Any]:
     return {RULE_GOVERNED: True, PLAYER_SETS_AT_CREATION: at_creation}
 
 
-@lru_cache(maxsize=None)
+@cache
 def governed_fields(sheet_model: type[BaseModel]) -> dict[str, bool]:
     """{sheet key: whether a player's creation may set it} of the model's governed fields."""
     out: dict[str, bool] = {}

@@ -1,15 +1,15 @@
 """Schemas of the `rulebook-d100` ruleset: sheet (RB-S1..S3), options (RB-T6), requests."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models.fields import DiceExpression
 from app.models.rulesets.governance import governed
 from app.models.rulesets.odds import NothingRolled
 from app.rules import rulebook_d100 as rules
-from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
-from app.models.fields import DiceExpression
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[\w\- ]+$")]
 Difficulty = Literal[
@@ -20,7 +20,7 @@ Difficulty = Literal[
 
 
 def _default_stats() -> dict[str, int]:
-    return {s: rules.AVERAGE_STAT for s in rules.DEFAULT_STATS}
+    return dict.fromkeys(rules.DEFAULT_STATS, rules.AVERAGE_STAT)
 
 
 class Weapon(BaseModel):
@@ -57,7 +57,7 @@ class Sheet(BaseModel):
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
 
     @model_validator(mode="after")
-    def _fill(self):
+    def _fill(self) -> Self:
         if self.hp is None:
             self.hp = self.hp_max
         if self.pe is None:

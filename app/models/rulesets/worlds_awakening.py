@@ -1,24 +1,24 @@
 """Schemas of the `worlds-awakening` ruleset: sheet (WA-S1..S4, WA-T5, WA-T6), options, requests."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
+from app.models.fields import DiceExpression
 from app.models.rulesets.governance import governed
 from app.models.rulesets.odds import NothingRolled
 from app.rules import worlds_awakening as rules
-from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
-from app.models.fields import DiceExpression
 
-Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
+Stat = rules.Stat
 Difficulty = Literal["tres_facile", "facile", "moderee", "difficile", "tres_difficile"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=60, pattern=r"^[\w\- ]+$")]
 StatValue = Annotated[int, Field(ge=-10, le=30)]
 
 
-def _zero_stats() -> dict[str, int]:
-    return {s: 0 for s in rules.STATS}
+def _zero_stats() -> dict[Stat, int]:
+    return dict.fromkeys(rules.STATS, 0)
 
 
 class Weapon(BaseModel):
@@ -63,14 +63,15 @@ class Sheet(BaseModel):
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     down: bool = Field(False, description="WA-C5: at 0 HP after damage.", json_schema_extra=governed())
     pending: dict[Stat, Literal[-2, 2]] = Field(
-        default_factory=dict, description="WA-T5: a ±2 the GM recorded, consumed by the next test of that characteristic.",
+        default_factory=dict,
+        description="WA-T5: a ±2 the GM recorded, consumed by the next test of that characteristic.",
         json_schema_extra=governed(),
     )
     challenges: dict[Name, Challenge] = Field(default_factory=dict, description="WA-T6: complex actions by name.",
                                               json_schema_extra=governed())
 
     @model_validator(mode="after")
-    def _fill(self):
+    def _fill(self) -> Self:
         for s in rules.STATS:
             self.stats.setdefault(s, 0)
         self.stats = {s: self.stats[s] for s in rules.STATS}

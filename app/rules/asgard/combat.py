@@ -1,7 +1,7 @@
-"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13, AS-T6 in combat), pure functions.
+"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13), pure functions.
 
-No endpoint uses them yet: encounters come later. They take resolved tests
-(`TestResult`, see core) and a DiceSource for any extra die they need.
+The encounter reads them (app/services/encounters/rulesets/asgard.py). They take resolved
+tests (`TestResult`, see core) and a DiceSource for any extra die they need.
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def resolve_attack(attack: TestResult, defense: TestResult | None, *,
     if defense is None:
         if attack.automatic is not None:
             return AttackResolution(attack.automatic == "success", None, difficulty)
+        assert attack.score is not None  # an attack test rolls its dice
         return AttackResolution(attack.score >= difficulty, None, difficulty)
     contest = oppose(attack, defense)
     return AttackResolution(contest.winner == "a", contest, None)
@@ -179,48 +180,6 @@ def figurant_group_bonus(size: int) -> int:
     return size - 1
 
 
-# --- AS-T6 in combat ---------------------------------------------------------
-
-@dataclass(frozen=True)
-class CombatSlot:
-    """One turn in the initiative order: a combatant alone, or a cooperating group
-    (AS-T6) acting together, its leader first."""
-
-    combatants: tuple[str, ...]
-    leader: str
-
-    @property
-    def cooperation(self) -> bool:
-        return len(self.combatants) > 1
-
-
-def combat_slots(order: list[Initiative], groups: list[tuple[str, tuple[str, ...]]] = ()) -> list[CombatSlot]:
-    """AS-T6 in combat: cooperating characters act together « au cours d'un unique tour de
-    jeu »: each group (leader, members) takes one single shared slot, at its leader's place
-    in the AS-C13 order; its other members lose their own slots."""
-    placed = {i.combatant for i in order}
-    member_of: dict[str, str] = {}
-    for n, (leader, members) in enumerate(groups):
-        everyone = (leader, *[m for m in members if m != leader])
-        if len(everyone) < 2:
-            raise RuleError("a cooperation needs at least two combatants (AS-T6)", field=f"groups.{n}")
-        for cid in everyone:
-            if cid not in placed:
-                raise RuleError(f"{cid!r} is not in the initiative order", field=f"groups.{n}")
-            if cid in member_of:
-                raise RuleError(f"{cid!r} cooperates in one group at a time (AS-T6)", field=f"groups.{n}")
-            member_of[cid] = leader
-    by_leader = {leader: (leader, *[m for m in members if m != leader]) for leader, members in groups}
-    slots = []
-    for entry in order:
-        cid = entry.combatant
-        if cid in by_leader:
-            slots.append(CombatSlot(by_leader[cid], cid))
-        elif cid not in member_of:
-            slots.append(CombatSlot((cid,), cid))
-    return slots
-
-
 # --- AS-C13 ----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -237,6 +196,7 @@ def initiative_order(entries: list[tuple[str, TestResult]], source: DiceSource) 
     roll_offs: dict[str, list[int]] = {cid: [] for cid, _ in entries}
     by_key: dict[tuple[int, int], list[str]] = {}
     for cid, test in entries:
+        assert test.score is not None  # a perception test rolls its dice
         by_key.setdefault((test.score, test.spec.skill_value), []).append(cid)
     for tied in by_key.values():
         _roll_off(tied, roll_offs, source)

@@ -51,6 +51,7 @@ def cooperation_adjustment(result: TestResult) -> int:
         return 1
     if result.automatic == "failure":
         return -1
+    assert result.score is not None  # dice were rolled (no automatic result)
     if result.score >= COOPERATION_BONUS_FROM:
         return 1
     if result.score < COOPERATION_MALUS_BELOW:
@@ -61,6 +62,7 @@ def cooperation_adjustment(result: TestResult) -> int:
 def leader_margin(result: TestResult) -> int:
     """AS-T6: how far a result is above what its own test needs: score − its own target
     (a close skill's +5 included, AS-T7); an open test's score itself."""
+    assert result.score is not None  # its caller skips a test with no dice (AS-T4)
     return result.score - (result.target or 0)
 
 
@@ -87,6 +89,7 @@ def cooperate(results: tuple[TestResult, ...], *, modifier: int = 0) -> Cooperat
     lead = leader_index(results)
     adjustments = tuple(0 if i == lead else cooperation_adjustment(r) for i, r in enumerate(results))
     leader = results[lead]
+    assert leader.score is not None  # a cooperation's tests roll their dice
     score = leader.score + modifier + sum(adjustments)
     target = leader.target
     if leader.automatic is not None:

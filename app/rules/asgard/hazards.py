@@ -2,8 +2,8 @@
 natural healing (AS-C7), falls (AS-C8), fire (AS-C9), asphyxia (AS-C10), chases (AS-C12)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from app.rules.asgard.core import TestResult, TestSpec, roll_test
 from app.rules.dice import DiceSource
@@ -184,5 +184,6 @@ def chase_turn(spec: TestSpec, progression: int, source: DiceSource) -> ChaseTur
     if spec.target is not None:
         raise RuleError("a chase test is an open test: no difficulty", field="target")
     test = roll_test(spec, source, "chase")
+    assert test.degree is not None  # an open test reaches a degree (AS-T5)
     step = CHASE_STEPS[test.degree]
     return ChaseTurn(test, step, progression, progression + step)

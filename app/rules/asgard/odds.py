@@ -12,13 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from itertools import combinations_with_replacement
 from math import factorial
 
 from app.rules.asgard.core import (
-    BASE_DICE, DEGREE_THRESHOLDS, DIFFICULTIES, TAKE_11, TestSpec, automatic_result,
-    effective_target, open_degree, resolve, score_bonus,
+    BASE_DICE,
+    DEGREE_THRESHOLDS,
+    DIFFICULTIES,
+    TAKE_11,
+    TestSpec,
+    automatic_result,
+    effective_target,
+    open_degree,
+    resolve,
+    score_bonus,
 )
 
 
@@ -67,7 +75,7 @@ class _Table:
         return self.at_least[natural]
 
 
-@lru_cache(maxsize=None)
+@cache
 def table(n: int) -> _Table:
     return _Table(n)
 

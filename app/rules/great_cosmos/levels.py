@@ -6,9 +6,10 @@ karma d10 if any), then the 2d20 bonus if that test succeeded.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any
 
 from app.rules.dice import DiceSource
 from app.rules.errors import RuleError
@@ -22,7 +23,7 @@ LEVEL5_POINTS = 3
 POOLS = ("hp", "mp")
 # GC-L5: what the GM's explicit deltas may touch, with their bounds.
 CHANGE_BOUNDS = {
-    **{s: (1, 100) for s in STATS},
+    **dict.fromkeys(STATS, (1, 100)),
     "hp_max": (1, 10**6), "mp_max": (0, 10**6),
     "light_points": (0, 1000), "dark_points": (0, 1000), "intuition": (1, 6),
 }
@@ -50,7 +51,7 @@ class Progress:
     karma: int
     posture: str | None = None
 
-    def with_stat(self, stat: str, value: int) -> "Progress":
+    def with_stat(self, stat: str, value: int) -> Progress:
         return replace(self, stats=MappingProxyType({**self.stats, stat: value}))
 
     def get(self, key: str) -> int:
@@ -227,14 +228,17 @@ def apply_level_dice(new_level: int, c: Choices, p: Progress, dice: DiceSource) 
     changes: list[Change] = []
     if new_level == 2:
         faces = 10 if c.mode == "two_d10" else 20
+        assert c.stats is not None  # each level's choices are checked first (check_choices)
         for stat in c.stats:
             p, ch = _raise_stat(p, stat, dice.roll(faces, f"level_up:{stat}"), LEVEL2_CAP)
             changes.append(ch)
         return p, changes, "GC-L1"
     if new_level == 3:
+        assert c.stat is not None
         p, ch = _raise_stat(p, c.stat, dice.roll(10, f"level_up:{c.stat}"), LEVEL3_CAP)
         return p, [ch], "GC-L2"
     if new_level == 4:
+        assert c.pool is not None
         die = dice.roll(100, f"level_up:{c.pool}_max")
         p, chs = _add_pool(p, c.pool, die, (die,))
         return p, chs, "GC-L3"
@@ -262,6 +266,7 @@ def _apply_level5(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
     for src, dst, points in c.transfers or ():
         p = p.with_stat(src, p.stats[src] - points).with_stat(dst, p.stats[dst] + points)
     changes = [Change(f"stats.{s}", before[s], p.stats[s]) for s in STATS if before[s] != p.stats[s]]
+    assert c.light is not None and c.dark is not None  # level 5 requires both (check_choices)
     changes += [Change("light_points", p.light_points, p.light_points + c.light),
                 Change("dark_points", p.dark_points, p.dark_points + c.dark),
                 Change("final_skill_unlocked", False, True)]
@@ -278,7 +283,8 @@ def _apply_level6(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
             p = p.with_stat(name, old + delta)
             changes.append(Change(f"stats.{name}", old, old + delta))
             continue
-        p = replace(p, **{name: old + delta})
+        value: dict[str, Any] = {name: old + delta}  # a pool or its max, by name
+        p = replace(p, **value)
         changes.append(Change(name, old, old + delta))
         if name in ("hp_max", "mp_max"):
             pool = name[:2]

@@ -10,7 +10,12 @@ from fractions import Fraction
 from functools import lru_cache
 
 from app.rules.great_cosmos.core import (
-    OUTCOMES, SUCCESSES, classify, karma_after, karma_die_sign, locked_karma,
+    OUTCOMES,
+    SUCCESSES,
+    classify,
+    karma_after,
+    karma_die_sign,
+    locked_karma,
 )
 
 DENOMINATOR = 1000  # 100 naturals x 10 karma-die faces (weight 10 when no d10 is rolled)

@@ -11,12 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import floor
+from typing import Any
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import InsufficientResource, RuleError
 from app.rules.great_cosmos.core import (
-    CRITICAL_FAILURE, CRITICAL_SUCCESS, FAILURE, SUPER_CRITICAL_FAILURE, SUPER_CRITICAL_SUCCESS,
-    TestResult, resolve_test,
+    CRITICAL_FAILURE,
+    CRITICAL_SUCCESS,
+    FAILURE,
+    SUPER_CRITICAL_FAILURE,
+    SUPER_CRITICAL_SUCCESS,
+    TestResult,
+    resolve_test,
 )
 from app.rules.great_cosmos.sheet import check_final_skill
 
@@ -24,8 +30,10 @@ OFFENSIVE, DEFENSIVE, ILLUMINATION, SEPULCRALE = "offensive", "defensive", "illu
 SPECIAL_POSTURES = {ILLUMINATION: "light", SEPULCRALE: "dark"}
 ATTACK_STATS = {"melee": "force", "ranged": "precision", "magic": "esprit"}  # GC-P3 defaults
 DEFENSE_STATS = {"dodge": "agilite", "parry": "force"}  # GC-P2
-ADVANTAGES = {1: "none", 2: "no_hp_mp_cost", 3: "extra_positive_effect", 4: "bonus_10", 5: "bonus_20", 6: "extra_action"}
-DISADVANTAGES = {1: "none", 2: "hp_mp_cost_doubled", 3: "extra_negative_effect", 4: "malus_10", 5: "malus_20", 6: "action_cancelled"}
+ADVANTAGES = {1: "none", 2: "no_hp_mp_cost", 3: "extra_positive_effect", 4: "bonus_10", 5: "bonus_20",
+              6: "extra_action"}
+DISADVANTAGES = {1: "none", 2: "hp_mp_cost_doubled", 3: "extra_negative_effect", 4: "malus_10", 5: "malus_20",
+                 6: "action_cancelled"}
 _MODIFIERS = {"bonus_10": 10, "bonus_20": 20, "malus_10": -10, "malus_20": -20}
 AUTO_DEFENSE_THRESHOLD = 7  # GC-P5: d10 <= 7
 
@@ -80,7 +88,8 @@ def posture_advantage(posture: str | None, die: int | None) -> Advantage | None:
 def damage_multiplier(f: Fighter, *, sepulchral: float = 3, backlash: float = 0.5) -> Fraction:
     """GC-P1 offensive x2, GC-P2 defensive x1, GC-P6 Sépulcrale x option (default 3),
     GC-P7 Sépulcrale backlash x option (default 0.5) on top; Illumination deals normal damage."""
-    base = {OFFENSIVE: Fraction(2), SEPULCRALE: Fraction(sepulchral).limit_denominator(1000)}.get(f.posture, Fraction(1))
+    base = {OFFENSIVE: Fraction(2),
+            SEPULCRALE: Fraction(sepulchral).limit_denominator(1000)}.get(f.posture, Fraction(1))
     if f.backlash == SEPULCRALE:
         base *= Fraction(backlash).limit_denominator(1000)
     return base
@@ -227,7 +236,7 @@ def resolve_attack(
                           posture=attacker.posture, extreme_scores=extreme_scores)
     attacker = replace(attacker, karma=attack.karma_after)
     hit = attack.success and not target_moved_away
-    out = dict(attack=attack, hit=hit, auto_defense_die=None, auto_defended=False, defense=None,
+    out: dict[str, Any] = dict(attack=attack, hit=hit, auto_defense_die=None, auto_defended=False, defense=None,
                defense_holds=False, riposte_available=False, damage=None, wound=None, provoked=False,
                target_moved_away=target_moved_away)
     if not hit:
@@ -295,7 +304,8 @@ def use_final_skill(level: int, posture: str | None, cost_kind: str, cost_points
         raise RuleError("the Final Skill is used in Illumination or Sépulcrale (GC-P5/P6)", field="posture")
     have = light_points if cost_kind == "light" else dark_points
     if have < cost_points:
-        raise InsufficientResource(f"the Final Skill costs {cost_points} {cost_kind} points; {have} left", field="final_skill")
+        raise InsufficientResource(f"the Final Skill costs {cost_points} {cost_kind} points; {have} left",
+                                   field="final_skill")
     if cost_kind == "light":
         return light_points - cost_points, dark_points
     return light_points, dark_points - cost_points

@@ -3,8 +3,8 @@ movement (GC-S3, GC-S6, GC-S7, GC-S9, GC-I1..I4, GC-D2). Pure rules on plain val
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from app.rules.errors import RuleError
 

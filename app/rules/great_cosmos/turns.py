@@ -1,15 +1,19 @@
 """Great Cosmos movement and turn order (GC-D1..D4, GC-O1..O3). Pure rules."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
-from typing import Sequence
 
 from app.rules.dice import DiceSource
 from app.rules.errors import RuleError
 from app.rules.great_cosmos.core import (
-    CRITICAL_SUCCESS, SUCCESS, SUPER_CRITICAL_SUCCESS, TestResult, resolve_test,
+    CRITICAL_SUCCESS,
+    SUCCESS,
+    SUPER_CRITICAL_SUCCESS,
+    TestResult,
+    resolve_test,
 )
 from app.rules.great_cosmos.sheet import max_move
 
@@ -113,6 +117,9 @@ class Slot:
         return any(e == entity for e, _ in self.entries)
 
 
+Tie = list[tuple[Entrant, int]]  # the (entity, its n-th action) sharing one position
+
+
 @dataclass(frozen=True)
 class TurnOrder:
     slots: tuple[Slot, ...]
@@ -129,6 +136,7 @@ def action_positions(agilite: int, actions: int, d6: int | None) -> list[int]:
     """GC-O3: the first action at agilite, the n-th extra at agilite - (4 + 1d6) x n."""
     if actions <= 1:
         return [agilite]
+    assert d6 is not None  # rolled for every multi-action entity
     return [agilite - (4 + d6) * n for n in range(actions)]
 
 
@@ -165,7 +173,7 @@ def turn_order(
             action_dice.append((e.id, d6))
         for n, pos in enumerate(action_positions(e.agilite, e.actions, d6), start=1):
             entries.append((_band(e, n), pos, e, n))
-    groups: dict[tuple[int, int], list] = {}
+    groups: dict[tuple[int, int], Tie] = {}
     for band, pos, e, n in entries:
         groups.setdefault((band, pos), []).append((e, n))
     chosen = _chosen_by_group(chosen_orders, [g for g in groups.values() if len(g) > 1])
@@ -184,7 +192,7 @@ def turn_order(
     return TurnOrder(slots=tuple(slots), action_dice=tuple(action_dice))
 
 
-def _chosen_by_group(chosen_orders: Sequence[Sequence[str]], ties: list[list]) -> dict[int, tuple[str, ...]]:
+def _chosen_by_group(chosen_orders: Sequence[Sequence[str]], ties: list[Tie]) -> dict[int, tuple[str, ...]]:
     """GC-O2: match each chosen order to the tie it orders; it must name exactly that tie's
     entities, all on one side."""
     out: dict[int, tuple[str, ...]] = {}
@@ -201,18 +209,18 @@ def _chosen_by_group(chosen_orders: Sequence[Sequence[str]], ties: list[list]) -
     return out
 
 
-def _chosen_order(group: list, order: tuple[str, ...], position: int) -> list[Slot]:
+def _chosen_order(group: Tie, order: tuple[str, ...], position: int) -> list[Slot]:
     """GC-O2: the players of one side chose who goes first among their tied entities."""
     action = {e.id: n for e, n in group}
     return [Slot(entries=((eid, action[eid]),), position=position, tie_break="chosen") for eid in order]
 
 
-def _break_tie(dice: DiceSource, group: list, position: int) -> list[Slot]:
+def _break_tie(dice: DiceSource, group: Tie, position: int) -> list[Slot]:
     """GC-O2 `d20`: each tied entity rolls a d20, lowest acts first; equal rolls share a
     slot (the parallel resolution)."""
     rolled = [(dice.roll(20, f"tie:{e.id}"), e, n) for e, n in group]
     tie_dice = tuple((e.id, v) for v, e, n in rolled)
-    by_value: dict[int, list] = {}
+    by_value: dict[int, list[tuple[str, int]]] = {}
     for v, e, n in rolled:
         by_value.setdefault(v, []).append((e.id, n))
     return [Slot(entries=tuple(by_value[v]), position=position, tie_dice=tie_dice, tie_break="d20")

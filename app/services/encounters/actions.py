@@ -73,6 +73,7 @@ def act(session: Session, principal: Principal, encounter_id: str, body: dict[st
         req = fight.rules.parse_action(body)
         if isinstance(req, CombatAction):
             return combat(uow, fight, principal, req)
+        assert isinstance(req, HealOrDamage | ConditionChange)  # the other GM_ACTIONS
         return gm_action(uow, fight, principal, req)
 
     named = [body.get(k) for k in ("actor_id", "target_id")] if isinstance(body, dict) else []
@@ -86,7 +87,8 @@ def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
     if req.actor_id is not None:
         fight.combatant(req.actor_id, "actor_id")
     target = fight.combatant(req.target_id, "target_id")
-    changes, steps = Changes(fight), []
+    changes = Changes(fight)
+    steps: list[dict[str, Any]] = []
     action.handler(fight, req, changes, steps)
     _, shown = record_action(uow, fight, principal, type_=req.type, changes=changes, steps=steps,
                              actor_id=req.actor_id, target_id=target["id"], hidden=req.hidden,
@@ -131,14 +133,14 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
                  others_of=lambda: _others(uow.conn, fight, principal, involved),
                  more=[parties[c["id"]] for c, _ in more],
                  sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid))
-    was_down = {c["id"]: fight.rules.is_down(fight.character_of(c).sheet) for c in involved}
+    was_down = {c["id"]: fight.rules.is_down(fight.loaded_character(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
     dice.finish()
     changes = Changes(fight)
     for c in involved:
         _apply(fight, changes, c, parties[c["id"]])
-        down = fight.rules.is_down(fight.character_of(c).sheet)
+        down = fight.rules.is_down(fight.loaded_character(c).sheet)
         if down != was_down[c["id"]]:
             x.step("turn", "down" if down else "back in the fight", combatant_id=c["id"])
     _, shown = record_action(uow, fight, principal, type_=req.type, changes=changes, steps=x.steps,
@@ -160,7 +162,7 @@ def _named(fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id
 
 def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str, Any]) -> Party:
     """The combatant as the ruleset's action reads and changes it (copies)."""
-    ch = fight.character_of(c)
+    ch = fight.loaded_character(c)
     counters = clone(c["counters"] or {})
     key = {"round": fight.encounter["round"], "slot": current.get("slot")}
     turn = counters.get("turn") or {}
@@ -177,9 +179,10 @@ def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, A
     a hidden one holds no cell against a player who cannot see it, whose move onto it is the move
     onto an empty cell (issue 21 item 4)."""
     ids = {c["id"] for c in involved}
-    seen, who = (None, None) if principal.is_gm else (scene(conn, fight), viewer(principal))
+    seen, who = None if principal.is_gm else scene(conn, fight), viewer(principal)
     return [Party(id=c["id"], character_id=c["character_id"], name="", kind="", side=c["side"], reaction="",
-                  sheet={}, counters={}, position=c["position"], conditions=[], actions=c["actions"], dice=None)
+                  sheet={}, counters={}, position=c["position"], conditions=[], actions=c["actions"],
+                  dice=None)  # type: ignore[arg-type]  # read only (positions): these parties never roll
             for c in fight.combatants if c["id"] not in ids and (seen is None or seen.sees(who, c["id"]))]
 
 
@@ -188,9 +191,9 @@ def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any]
     """The GM acts for any combatant; a player for one it owns (403), on its turn (409)
     unless the rules let it act now (a riposte, a counter-attack). Nobody acts for a down
     combatant, nor for one the rules stop (GC-P7)."""
-    sheet = fight.character_of(actor).sheet
+    sheet = fight.loaded_character(actor).sheet
     if not principal.is_gm:
-        if fight.character_of(actor).player_id != principal.player_id:
+        if fight.loaded_character(actor).player_id != principal.player_id:
             raise Forbidden("only the GM or the combatant's owner may act for it", field="actor_id")
         if actor["id"] not in current.get("combatant_ids", []) and fight.rules.out_of_turn(party, req) is None:
             raise Conflict(f"it is not combatant {actor['id']}'s turn", field="actor_id", extra={
@@ -211,7 +214,7 @@ def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
     asked = getattr(req, "reaction", None)
     if asked is None:
         return target["reaction"] or fight.rules.default_reaction, False
-    if not principal.is_gm and fight.character_of(target).player_id != principal.player_id:
+    if not principal.is_gm and fight.loaded_character(target).player_id != principal.player_id:
         raise Forbidden("only the GM or the target's owner chooses its reaction; leave `reaction` out to use its "
                         "standing one", field="reaction")
     fight.rules.check_reaction(asked)
@@ -220,7 +223,7 @@ def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
 
 def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> None:
     """Every difference the ruleset made to the party, before/after (sheet fields, then the combatant's)."""
-    sheet = fight.character_of(c).sheet
+    sheet = fight.loaded_character(c).sheet
     for key in list(dict.fromkeys([*party.sheet, *sheet])):
         if party.sheet.get(key) != sheet.get(key):
             changes.sheet(c, key, party.sheet.get(key))
@@ -256,14 +259,15 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     changes.resource(target, pool, after)
     steps.append({"rule": "GM", "what": req.type, "combatant_id": target["id"], "resource": pool.name,
                   "amount": req.amount, "before": before, "after": after})
-    following = clone(fight.character_of(target).sheet)
+    following = clone(fight.loaded_character(target).sheet)
     for step in fight.rules.pool_changed(following, pool, before, after):
         steps.append({**step, "combatant_id": target["id"]})
-    for key in [k for k in following if following[k] != fight.character_of(target).sheet.get(k)]:
+    for key in [k for k in following if following[k] != fight.loaded_character(target).sheet.get(k)]:
         changes.sheet(target, key, following[key])
-    now_down = fight.rules.is_down(fight.character_of(target).sheet)
+    now_down = fight.rules.is_down(fight.loaded_character(target).sheet)
     if now_down != was_down:
-        steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]})
+        steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight",
+                      "combatant_id": target["id"]})
 
 
 def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:
@@ -315,7 +319,8 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
         if latest.id != action_id:
             raise Conflict(f"only the latest action not yet reverted may be reverted: {latest.id} ({latest.type})",
                            extra={"latest": latest.id})
-        changes, steps = Changes(fight), []
+        changes = Changes(fight)
+        steps: list[dict[str, Any]] = []
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force)
         body, shown = record_action(uow, fight, principal, type_="revert", changes=changes, steps=steps,

@@ -49,7 +49,7 @@ class Changes:
 
     def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
         """A pool of the combatant's sheet (the character must be loaded, locked)."""
-        character = self.fight.character_of(c)
+        character = self.fight.loaded_character(c)
         sheet = dict(character.sheet)
         before = pool.value(sheet)
         if before == value:
@@ -66,7 +66,7 @@ class Changes:
         if pool is not None:
             self.resource(c, pool, value)
             return
-        character = self.fight.character_of(c)
+        character = self.fight.loaded_character(c)
         sheet = dict(character.sheet)
         before = sheet.get(key)
         if before == value:

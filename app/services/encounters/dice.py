@@ -130,7 +130,8 @@ class CombatDice:
             needed["purpose"] = PURPOSES.get(purpose, purpose)
             needed.setdefault("by", named or None)
             exc.detail = (f"die #{needed['index'] + 1} is missing: the rule needs a {needed['die']} for "
-                          f"{needed['purpose']!r}" + (f" of combatant {needed['by']}" if needed["by"] else "") + " next")
+                          f"{needed['purpose']!r}" + (f" of combatant {needed['by']}" if needed["by"] else "")
+                          + " next")
             exc.args = (exc.detail,)
             raise
 

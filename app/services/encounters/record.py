@@ -7,26 +7,27 @@ may not see (a hidden combatant's dice, exact resources under `hp_visibility`)
 is the GM's there, and players read it, filtered, in the encounter's history."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from app.models.tables import new_id
+from app.models.tables import new_id, utcnow
 from app.services.auth import Principal
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
-from app.services.encounters.unit import EncounterWork, now, scene, viewer
+from app.services.encounters.unit import EncounterWork, scene, viewer
 from app.services.provenance import NO_DICE
 
 
 def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
                   steps: list[dict[str, Any]], dice: CombatDice | None = None, actor_id: str | None = None,
                   target_id: str | None = None, hidden: bool = False, character_id: str | None = None,
-                  others: list[str] = (), reverts: str | None = None,
+                  others: Sequence[str] = (), reverts: str | None = None,
                   event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
     """Save the fight and log the action; returns (the full body, the caller's view of it)."""
-    at, conn = now(), uow.conn
+    at, conn = utcnow(), uow.conn
     version = fight.encounter["version"] + 1
     body = {
         "id": new_id(), "kind": "combat", "ruleset": fight.ruleset, "type": type_, "encounter_id": fight.id,
@@ -54,7 +55,7 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
 
 def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
     """A setup change (not an action): the fight saved, version + 1, and its event."""
-    version = store.save(uow.conn, fight, now())
+    version = store.save(uow.conn, fight, utcnow())
     uow.record(event, {"id": fight.id, "version": version}, hidden=hidden)
     return version
 

@@ -18,11 +18,11 @@ from app.models.encounters import (
     EncounterCreate,
     EncounterUpdate,
 )
-from app.models.tables import Combatant, new_id
+from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.rules.errors import RuleError
+from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
-from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.encounters import store, view
 from app.services.encounters.record import record_update
 from app.services.encounters.rulesets import EncounterRules, rules_for
@@ -31,7 +31,6 @@ from app.services.encounters.unit import (
     check_not_ended,
     check_status,
     check_version,
-    now,
     scene,
     viewer,
     write,
@@ -40,7 +39,7 @@ from app.services.pages import decode_cursor, encode_cursor
 from app.services.uow import StoredCharacter, UnitOfWork
 from app.services.validation import InvalidBody, invalid_from
 
-_INSERT_COMBATANTS = insert(Combatant.__table__)
+_INSERT_COMBATANTS = insert(core_table(Combatant))
 
 
 def _options(rules: EncounterRules, raw: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +54,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
     check_gm(principal, "create an encounter")
     rules = rules_for(campaign.ruleset)
     with UnitOfWork(session, campaign_id) as uow:
-        at = now()
+        at = utcnow()
         row = {"id": new_id(), "campaign_id": campaign_id, "name": data.name, "status": "setup", "round": 0,
                "version": 1, "options": _options(rules, data.options or {}), "turn_order": [], "current_turn": None,
                "created_at": at, "updated_at": at}
@@ -106,7 +105,7 @@ def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int
     copies of hidden combatants are announced in the GM's streams only (their sheets, HP included)."""
     if template.kind != "npc":
         raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count")
-    at = now()
+    at = utcnow()
     copies = []
     for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
         copy = uow.characters.add(id=new_id(), player_id=None, name=name[:200], kind="npc",
@@ -122,7 +121,7 @@ def _combatant(fight: Fight, character: StoredCharacter, item: CombatantCreate) 
         "side": item.side or ("heroes" if character.kind == "pc" else "foes"), "hidden": item.hidden,
         "position": item.position.model_dump() if item.position else None, "initiative": None,
         "initiative_override": item.initiative, "actions": item.actions, "reaction": item.reaction,
-        "conditions": [], "counters": {}, "created_at": now(),
+        "conditions": [], "counters": {}, "created_at": utcnow(),
     }
     fight.combatants.append(row)
     fight.new_combatants.append(row)
@@ -138,7 +137,8 @@ def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions
             exc.field = prefix + "reaction"
             raise
     if actions is not None and actions > 1 and not rules.multiple_actions:
-        raise InvalidBody(f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')", field=prefix + "actions")
+        raise InvalidBody(f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')",
+                          field=prefix + "actions")
 
 
 # --- changes ---------------------------------------------------------------------------------

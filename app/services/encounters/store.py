@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, delete, func, insert, literal, select, update
+from sqlalchemy import BindParameter, Integer, bindparam, delete, func, insert, literal, select, update
 
 from app.kit.errors import NotFound
 from app.models.encounters import EncounterOptions
@@ -28,18 +28,19 @@ from app.models.tables import (
     Encounter,
     EncounterAction,
     LogEntry,
+    core_table,
 )
 from app.services.encounters.rulesets import EncounterRules, rules_for
 from app.services.prepared import Prepared, fetch_together
 from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
 from app.services.validation import InvalidBody
 
-_enc = Encounter.__table__
-_cbt = Combatant.__table__
-_chr = Character.__table__
-_act = EncounterAction.__table__
-_camp = Campaign.__table__
-_log = LogEntry.__table__
+_enc = core_table(Encounter)
+_cbt = core_table(Combatant)
+_chr = core_table(Character)
+_act = core_table(EncounterAction)
+_camp = core_table(Campaign)
+_log = core_table(LogEntry)
 
 ENCOUNTER_FIELDS = ("status", "round", "turn_order", "current_turn", "name", "options")
 COMBATANT_FIELDS = ("side", "hidden", "position", "initiative", "initiative_override", "actions", "reaction",
@@ -76,7 +77,7 @@ _NAMED = 2  # the combatants of a body read (and their characters locked) with t
 def _characters_of(count: int) -> Prepared:
     """The characters of `count` combatants of an encounter, locked in id order (as the repository locks
     several), read in the same round trip as the encounter's lock and the combatants (after them)."""
-    ids = [bindparam(f"c{i}") for i in range(count)]
+    ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
     of = select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
     return Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id.in_(of.scalar_subquery()))
                     .order_by(_chr.c.id).with_for_update(of=_chr))
@@ -198,6 +199,13 @@ class Fight:
     def character_of(self, combatant: dict[str, Any]) -> StoredCharacter | None:
         return self.characters.get(combatant["character_id"])
 
+    def loaded_character(self, combatant: dict[str, Any]) -> StoredCharacter:
+        """The character of a combatant an action involves: loaded, locked, and checked to exist
+        before any rule runs (a deleted one is a 409 first, `actions.act`)."""
+        character = self.characters.get(combatant["character_id"])
+        assert character is not None
+        return character
+
     def set_sheet(self, character: StoredCharacter, sheet: dict[str, Any]) -> StoredCharacter:
         """The character's sheet as the use case changed it (written, versioned, by `save`)."""
         changed = replace(character, sheet=sheet)
@@ -293,7 +301,7 @@ def next_ordinal(fight: Fight) -> int:
     return max((c["ordinal"] for c in fight.combatants), default=0) + 1
 
 
-def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], None]], None] | None = None) -> int:
+def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], None] | None = None) -> int:
     """Write what the use case changed (the encounter's fields that differ from those read: the
     order of 200 combatants is not written back by an attack) and bump its version; returns it.
 
@@ -330,7 +338,7 @@ def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], None]], None]
     return version
 
 
-def _now(write: Callable[[], None]) -> None:
+def _now(write: Callable[[], object]) -> None:
     write()
 
 

@@ -76,7 +76,8 @@ def next_turn(session: Session, principal: Principal, encounter_id: str, req: Ne
         _check_turn_owner(conn, fight, principal, current.get("combatant_ids", []))
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
         dice = CombatDice.for_caller(principal, req, fight)
-        changes, steps = Changes(fight), []
+        changes = Changes(fight)
+        steps: list[dict[str, Any]] = []
         for c in _main_actors(fight, current):
             tick(changes, steps, c, END)
         steps.append({"rule": "turn", "what": "turn ends", "slot": current.get("slot"),

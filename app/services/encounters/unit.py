@@ -15,10 +15,11 @@ from functools import partial
 from typing import Any, Self
 
 from sqlalchemy import insert
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
-from app.models.tables import IdempotencyRecord, utcnow
+from app.models.tables import IdempotencyRecord, core_table, utcnow
 from app.services.auth import (
     Principal,
     alive_query,
@@ -35,7 +36,7 @@ from app.services.prepared import Prepared
 from app.services.provenance import check_caller_dice
 from app.services.uow import UnitOfWork, retried
 
-_FAST_INSERT_IDEMPOTENCY = Prepared(insert(IdempotencyRecord.__table__))
+_FAST_INSERT_IDEMPOTENCY = Prepared(insert(core_table(IdempotencyRecord)))
 
 
 def viewer(principal: Principal) -> Viewer:
@@ -56,13 +57,14 @@ class EncounterWork(UnitOfWork):
         super().__init__(session, principal.campaign_id)
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
         self.combatants = combatants
-        self.pending: list[Callable[[], None]] = []
+        self.pending: list[Callable[[], object]] = []
 
     def __enter__(self) -> Self:
         super().__enter__()
         self.pending = []
         try:
-            # a caller handed over unverified (`auth.checks_caller`): its credential in the same round trip, checked first
+            # a caller handed over unverified (`auth.checks_caller`): its credential in the same round trip,
+            # checked first
             unverified = take_unverified(self.session)
             first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
             self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters,
@@ -80,10 +82,11 @@ class EncounterWork(UnitOfWork):
             verify_pending(self.session)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
-    def later(self, write: Callable[[], None]) -> None:
+    def later(self, write: Callable[[], object]) -> None:
         """A write to run at the commit, in the writes' batch, in the order given."""
         self.pending.append(write)
 
+    # UnitOfWork.commit() takes nothing: this one commits the use case's response (and its record)
     def commit(self, response: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             for write in self.pending:
@@ -113,7 +116,7 @@ def _run(uow: EncounterWork, work: Callable[[EncounterWork, Fight], dict[str, An
         return uow.commit(work(uow, uow.fight))
 
 
-def scene(conn, fight: Fight, only: set[str] | None = None) -> Scene:
+def scene(conn: Connection, fight: Fight, only: set[str] | None = None) -> Scene:
     """Visibility inputs: hidden combatants and their owners (loaded characters, else one query);
     `only`: the combatants the caller will ask about (an action's), not the whole fight."""
     combatants = fight.combatants if only is None else fight.some(only)
@@ -148,7 +151,3 @@ def check_provenance(principal: Principal, campaign_options: dict[str, Any], *, 
     check_caller_dice(principal, campaign_options, seed=None, dice=dice)
     if hidden and not principal.is_gm:
         raise Forbidden("only the GM may make hidden actions")
-
-
-def now():
-    return utcnow()

@@ -7,13 +7,14 @@ are the GM's. Every read, list and event goes through these functions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer
 
 
-def iso(ts) -> str:
+def iso(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -126,14 +127,15 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
     return {
         "id": enc["id"], "campaign_id": enc["campaign_id"], "name": enc["name"], "status": enc["status"],
         "round": enc["round"], "version": enc["version"], "options": enc["options"],
-        "combatants": [combatant_state(fight, c, scene, viewer) for c in fight.combatants if scene.sees(viewer, c["id"])],
+        "combatants": [combatant_state(fight, c, scene, viewer) for c in fight.combatants
+                       if scene.sees(viewer, c["id"])],
         "order": order_view(enc["turn_order"], scene, viewer),
         "current": current_view(enc["current_turn"], scene, viewer),
         "created_at": iso(enc["created_at"]), "updated_at": iso(enc["updated_at"]),
     }
 
 
-def summary(row) -> dict[str, Any]:
+def summary(row: Any) -> dict[str, Any]:
     return {"id": row.id, "campaign_id": row.campaign_id, "name": row.name, "status": row.status,
             "round": row.round, "version": row.version, "created_at": iso(row.created_at),
             "updated_at": iso(row.updated_at)}
@@ -145,7 +147,8 @@ def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]
     """The action as this viewer may see it, or None when it may not see it at all."""
     if viewer.is_gm:
         return body
-    if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id")) and scene.sees(viewer, body.get("target_id"))):
+    if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id"))
+                                  and scene.sees(viewer, body.get("target_id"))):
         return None
     return {
         **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md round 3)
@@ -198,8 +201,7 @@ def referenced(body: dict[str, Any]) -> set[str] | None:
         if change["field"] == "counters":
             for value in (change["before"], change["after"]):
                 ids.update(v for k, v in (value or {}).items() if k in NAMING_COUNTERS)
-    ids.discard(None)
-    return ids  # type: ignore[return-value]
+    return {i for i in ids if i is not None}
 
 
 def players_see_all(body: dict[str, Any], scene: Scene) -> bool:

@@ -1,7 +1,7 @@
 """The registry of rulesets: id -> adapter (see `base.py` for the contract)."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import import_module
 
 from app.kit.errors import NotFound
@@ -22,7 +22,7 @@ class UnknownRuleset(NotFound):
     slug = "unknown-ruleset"
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_adapter(ruleset: str) -> RulesetAdapter:
     """The adapter of `ruleset`, or UnknownRuleset (404)."""
     module = RULESET_MODULES.get(ruleset)

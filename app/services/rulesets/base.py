@@ -18,10 +18,11 @@ and the OpenAPI document read it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
-from typing import Any, Callable, ClassVar, Generic, Mapping, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -92,7 +93,7 @@ class Outcome:
     kind: str
     body: dict[str, Any]
     character_id: str | None = None
-    sheets: dict[str, BaseModel] = field(default_factory=dict)
+    sheets: Mapping[str, BaseModel] = field(default_factory=dict)
     # the log entry this one cancels and replaces (AS-H2): an entry is cancelled once at most
     cancels: str | None = None
 
@@ -216,8 +217,10 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
 
     id: ClassVar[str]
     title: ClassVar[str]
-    Sheet: ClassVar[type[BaseModel]]
-    Options: ClassVar[type[CampaignOptions]]
+    # the models named by the subclass's RulesetAdapter[Sheet, Options] (__init_subclass__); not
+    # ClassVars only because a ClassVar may not name the type variables
+    Sheet: type[SheetT]
+    Options: type[OptionsT]
     TestRequest: ClassVar[type[TestRequestBase]]
     OddsRequest: ClassVar[type[TestRequestBase]]  # the test's body without seed/dice/hidden (app.models.rulesets.odds)
     # type -> Action: the ruleset's character actions (none: no action route for it)
@@ -259,8 +262,9 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
     def supports(self, capability: Capability) -> bool:
         return bool(self.request_models(capability))
 
-    def request_model(self, capability: Capability) -> type[BaseModel]:
-        """The body model of a one-body capability; 422 'unsupported' when the ruleset lacks it."""
+    def request_model(self, capability: Capability) -> type[Any]:
+        """The body model of a one-body capability; 422 'unsupported' when the ruleset lacks it.
+        (Typed Any: the capability's method reads the fields of the ruleset's own model.)"""
         model = self.capability_requests.get(capability)
         if model is None:
             what = next(i.unsupported for i in INTERFACES if i.capability is capability)
@@ -280,14 +284,14 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         """A stored sheet as the ruleset's model (stored sheets were normalized, so
         this fails only when a sheet model became stricter since)."""
         try:
-            return self.Sheet.model_validate(stored)  # type: ignore[return-value]
+            return self.Sheet.model_validate(stored)
         except ValidationError as exc:
             raise StoredSheetInvalid(f"the stored sheet no longer fits the {self.id} sheet schema: "
                                      f"{exc.errors(include_url=False)[0]['msg']}; the GM should edit it",
                                      field="sheet") from None
 
     def parse_options(self, stored: dict[str, Any]) -> OptionsT:
-        return self.Options.model_validate(stored)  # type: ignore[return-value]
+        return self.Options.model_validate(stored)
 
     def state(self, stored: Any) -> CharacterState[SheetT]:
         """A stored character (anything with its columns as attributes), its sheet parsed."""

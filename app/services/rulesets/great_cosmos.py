@@ -4,11 +4,21 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.rulesets import great_cosmos as models
-from app.rules.great_cosmos import core, levels as gc_levels, odds as gc_odds, postures as gc_postures
-from app.rules.great_cosmos import sheet as gc_sheet
 from app.rules.errors import RuleError
+from app.rules.great_cosmos import core
+from app.rules.great_cosmos import levels as gc_levels
+from app.rules.great_cosmos import odds as gc_odds
+from app.rules.great_cosmos import postures as gc_postures
+from app.rules.great_cosmos import sheet as gc_sheet
 from app.services.rulesets.base import (
-    CharacterState, LevelUps, Odds, OperationContext, Outcome, RulesetAdapter, RulesetDescription, test_body,
+    CharacterState,
+    LevelUps,
+    Odds,
+    OperationContext,
+    Outcome,
+    RulesetAdapter,
+    RulesetDescription,
+    test_body,
 )
 
 RULESET = "great-cosmos"
@@ -68,7 +78,8 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             "stat_range": {"min": core.STAT_MIN, "max": core.STAT_MAX},
             "mini_stats": {"intuition": {"min": 1, "max": 6, "default": 3, "die": "d6"}},
             "test": {"die": "d100", "roll_under": True, "target": "stat + modifier",
-                     "dice_order": ["d100 (test)", "d10 (karma, when karma <= -5 or >= +5 and the natural is not 42/66)"]},
+                     "dice_order": ["d100 (test)",
+                                    "d10 (karma, when karma <= -5 or >= +5 and the natural is not 42/66)"]},
             "outcomes": list(core.OUTCOMES),
             "special_scores": {"42": "super_critical_success", "66": "super_critical_failure",
                                "critical_success": "score <= 10", "critical_failure": "score >= 91"},
@@ -104,6 +115,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             "dark_points": dark if sheet.dark_points is None else sheet.dark_points,
             "mental_health": mh_max if sheet.mental_health is None else sheet.mental_health,
         })
+        assert filled.mental_health is not None  # filled just above
         gc_sheet.check_mental_health(filled.race, filled.mental_health, gm_override=gm_override)
         if filled.posture_advantage is not None and filled.posture != gc_postures.ILLUMINATION:
             raise RuleError("posture_advantage is the advantage d6 of an Illumination (GC-P5): it goes with posture "
@@ -249,8 +261,9 @@ def progress_of(sheet: models.Sheet) -> gc_levels.Progress:
 def apply_progress(sheet: models.Sheet, p: gc_levels.Progress) -> models.Sheet:
     """A new sheet carrying the level-up's values (the input is not mutated; the
     values are the rules', so they are not validated again)."""
+    stats: dict[str, Any] = {s: p.stats[s] for s in core.STATS}
     return sheet.model_copy(update={
-        "level": p.level, "stats": models.Stats.model_construct(**{s: p.stats[s] for s in core.STATS}),
+        "level": p.level, "stats": models.Stats.model_construct(**stats),
         "hp": p.hp, "hp_max": p.hp_max, "mp": p.mp, "mp_max": p.mp_max,
         "light_points": p.light_points, "dark_points": p.dark_points,
         "intuition": p.intuition, "karma": p.karma,

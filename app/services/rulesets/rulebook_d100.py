@@ -1,6 +1,7 @@
 """Rulebook D100 adapter: sheets, tests, odds, confrontations and rankings."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
@@ -10,8 +11,16 @@ from app.rules import rulebook_d100 as rules
 from app.rules.dice import DiceSource, Roll, TableDice
 from app.rules.errors import DiceError, RuleError
 from app.services.rulesets.base import (
-    OUTCOMES, CharacterState, Confrontations, GroupTests, Odds, OperationContext, Outcome, RulesetAdapter,
-    RulesetDescription, test_body,
+    OUTCOMES,
+    CharacterState,
+    Confrontations,
+    GroupTests,
+    Odds,
+    OperationContext,
+    Outcome,
+    RulesetAdapter,
+    RulesetDescription,
+    test_body,
 )
 
 RULESET = "rulebook-d100"
@@ -40,7 +49,7 @@ class TaggedDice(DiceSource):
                 self.inner.finish()
 
     @contextmanager
-    def _own_field(self):
+    def _own_field(self) -> Iterator[None]:
         """Table dice of one participant that do not fit name that participant's field."""
         try:
             yield
@@ -145,6 +154,7 @@ class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
         sheet = self.Sheet.model_validate(raw)
         if not gm_override:
             for pool, value, top in (("hp", sheet.hp, sheet.hp_max), ("pe", sheet.pe, sheet.pe_max)):
+                assert value is not None  # filled from its maximum by the model
                 if value > top:
                     raise RuleError(f"{pool} {value} is above {pool}_max {top}", field=pool)
         return self.dump_sheet(sheet)

@@ -1,14 +1,23 @@
 """Worlds Awakening adapter: sheets, tests (with WA-T5 pending ±2 and WA-T6 challenges), odds."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from app.models.rulesets import worlds_awakening as models
 from app.rules import worlds_awakening as rules
 from app.rules.errors import RuleError
 from app.services.rulesets.base import (
-    OUTCOMES, Action, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter, RulesetDescription, test_body,
+    OUTCOMES,
+    Action,
+    CharacterState,
+    Odds,
+    OperationContext,
+    Outcome,
+    RulesetAdapter,
+    RulesetDescription,
+    test_body,
 )
 
 RULESET = "worlds-awakening"
@@ -85,7 +94,7 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
     title = "Worlds Awakening (d20, Règles de Base)"
     TestRequest = models.TestRequest
     OddsRequest = models.OddsRequest
-    actions = {
+    actions: ClassVar[Mapping[str, Action]] = {
         "pending_modifier": Action(models.PendingModifierAction, pending_modifier, gm_only=True),
         "challenge": Action(models.ChallengeAction, start_challenge, gm_only=True),
         "challenge_remove": Action(models.ChallengeRemoveAction, remove_challenge, gm_only=True),
@@ -124,6 +133,7 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
         sheet = self.Sheet.model_validate(raw)
         if not gm_override:
             for pool, value, top in (("hp", sheet.hp, sheet.hp_max), ("mp", sheet.mp, sheet.mp_max)):
+                assert value is not None  # filled from its maximum by the model
                 if value > top:
                     raise RuleError(f"{pool} {value} is above {pool}_max {top}", field=pool)
         return self.dump_sheet(sheet)

@@ -5,6 +5,7 @@ combatants were added (none for an NPC taking 11, AS-T8, nor for a GM
 override), then the 1d6 roll-offs of the ties (AS-C13)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -69,7 +70,8 @@ class AsgardAttackRequest(AttackRequest):
 class Asgard(EncounterRules):
     ruleset = "asgard"
     pools = (Pool("vitality", "vitality", "vitality_max"), Pool("heroism", "heroism", None))
-    reactions = ("defense", "defense_heroism", "none")  # AS-C1 opposition by a defense test (AS-H1: 4d6); none: unperceived
+    reactions = ("defense", "defense_heroism",
+                 "none")  # AS-C1 opposition by a defense test (AS-H1: 4d6); none: unperceived
     default_reaction = "defense"
     dice_order = ("AS-C13 3d6 perception per combatant in the order added (none when taking 11 or given the GM's "
                   "initiative), then 1d6 roll-offs")
@@ -85,9 +87,9 @@ class Asgard(EncounterRules):
 
     def attack(self, x: Exchange) -> None:
         """AS-C1..C5, AS-C11 (see `resolve_attack`)."""
-        req: AsgardAttackRequest = x.req  # type: ignore[assignment]
+        req: AsgardAttackRequest = x.req
         by_id = {p.id: p for p in x.more}
-        targets = [(x.target, x.reaction)]
+        targets = [(x.foe, x.foe_reaction)]
         if req.also_target_id is not None:
             second = by_id[req.also_target_id]
             targets.append((second, second.reaction))
@@ -184,12 +186,12 @@ def _check_take_11(x: Exchange) -> None:
         raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11")
     if not x.campaign_options.get("take_11_allowed", True):
         raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
-    if x.req.heroism_4d6:  # type: ignore[attr-defined]
+    if x.req.heroism_4d6:
         raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
 
 
 def resolve_attack(dice: CombatDice, attacker: Party, targets: list[tuple[Party, str]], choice: AttackChoice,
-                   *, group: list[Party] = (), gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
+                   *, group: Sequence[Party] = (), gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
                    round_: int = 1) -> list[dict]:
     """One Asgard attack, in rule order; changes the fighters (copies) and returns the steps.
 
@@ -243,7 +245,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, targets: list[tuple[Party,
     return steps
 
 
-def _group_bonus(attacker: Party, group: list[Party], steps: list[dict]) -> int:
+def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> int:
     """AS-C11: extras (`figurant`) act in groups of up to 5: +1 per other member."""
     if not group:
         return 0
@@ -323,7 +325,8 @@ def _defend(dice: CombatDice, attack, target: Party, reaction: str, steps: list[
     steps.append({"rule": "AS-C1", "what": "defense test", "combatant_id": target.id, **_test(defense)})
     steps.append({"rule": "AS-T9", "what": "opposition", "combatant_id": target.id,
                   "attack": attack.score, "defense": defense.score,
-                  "winner": "attacker" if result.hit else "defender", "decided_by": result.opposition.decided_by,
+                  "winner": "attacker" if result.hit else "defender",
+                  "decided_by": result.opposition.decided_by if result.opposition else None,
                   "hit": result.hit})
     return target, defense, result.hit
 
@@ -384,7 +387,8 @@ def count_rounds(combatant_id: str, sheet: dict[str, Any], conditions: list[dict
     last it wakes up. The sheet says what still runs: a character no longer dying (first aid,
     AS-C6) or already awake loses the combatant's condition without a count."""
     condition = dict(sheet.get("condition") or {})
-    kept, steps = [], []
+    kept: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
     for c in conditions:
         if c["name"] not in (DYING, UNCONSCIOUS) or c.get("ends") != END_OF_ROUND:
             kept.append(c)

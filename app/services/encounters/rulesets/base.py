@@ -24,12 +24,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Annotated, Any, ClassVar, Union
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel
 
 from app.kit.errors import RuleError
+from app.kit.models import union
 from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
 from app.services.encounters.dice import CombatDice
@@ -83,7 +83,8 @@ class Initiative:
 
 
 def entry(combatant_id: str, slot: int, initiative: int | None, *, extra_action: bool = False,
-          tiebreak: dict[str, Any] | None = None, parallel_with: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+          tiebreak: dict[str, Any] | None = None, parallel_with: list[str] | None = None,
+          **extra: Any) -> dict[str, Any]:
     return {"combatant_id": combatant_id, "slot": slot, "initiative": initiative, "extra_action": extra_action,
             "tiebreak": tiebreak, "parallel_with": parallel_with or [], **extra}
 
@@ -119,7 +120,9 @@ class Exchange:
     """One action being resolved: the validated request, the parties, the encounter's
     and the campaign's options, and the steps the ruleset appends."""
 
-    req: CombatAction
+    # the ruleset's model of the body's `type` (`parse_action`), a CombatAction: each handler
+    # reads its own type's fields, which no static type of this one field can name
+    req: Any
     actor: Party
     target: Party | None
     dice: CombatDice
@@ -135,6 +138,19 @@ class Exchange:
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
     steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def foe(self) -> Party:
+        """The target of an action whose model requires one (an attack's `target_id`)."""
+        assert self.target is not None
+        return self.target
+
+    @property
+    def foe_reaction(self) -> str:
+        """The target's reaction: with a target there is always one (the body's, its standing
+        one, or the ruleset's default: `actions._reaction`)."""
+        assert self.reaction is not None
+        return self.reaction
 
     @cached_property
     def others(self) -> list[Party]:
@@ -256,8 +272,7 @@ class EncounterRules(ABC):
         """The request body of an action in this ruleset: a union discriminated by `type`."""
         models = list(dict.fromkeys(self.action_models().values()))
         prefix = "".join(part.capitalize() for part in self.ruleset.split("-"))
-        return TypeAliasType(f"{prefix}EncounterActionRequest",
-                             Annotated[Union[tuple(models)], Field(discriminator="type")])  # type: ignore[valid-type]  # noqa: UP007
+        return union(f"{prefix}EncounterActionRequest", models, "type")  # several: GM_ACTIONS alone are three
 
     def parse_action(self, body: Any) -> BaseModel:
         """The body validated by this ruleset's model of its `type` (unknown fields: 422);
@@ -275,9 +290,6 @@ class EncounterRules(ABC):
         """Combatants besides the actor and the target the action reads and changes, each with
         the body field naming it (AS-C4 a second target, AS-C11 a group of extras); default none."""
         return []
-
-    def check_action(self, x: Exchange) -> None:
-        """Ruleset checks before any die (e.g. GC-D1 reach); default none."""
 
     def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
         """The rule letting this combatant act outside its turn (a riposte, a counter-attack), or None."""
@@ -302,7 +314,7 @@ class EncounterRules(ABC):
 
     def resolve(self, x: Exchange) -> None:
         """Dispatch `x.req.type` to its method."""
-        type_ = x.req.type  # type: ignore[attr-defined]
+        type_ = x.req.type
         if type_ not in self.combat_actions:
             raise unsupported(self.ruleset, type_, list(self.action_models()))
         {"attack": self.attack, "move": self.move, "dash": self.dash, "posture": self.posture_action,

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.models.encounters import (
     GREAT_COSMOS_ACTIONS,
+    AttackRequest,
     CombatAction,
     EncounterOptions,
     GreatCosmosEncounterOptions,
@@ -81,7 +82,7 @@ class GreatCosmos(EncounterRules):
 
     def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
         """GC-P2: a riposte the defence earned; GC-P6: a Sépulcrale's counter-attack on whoever damaged it."""
-        if getattr(req, "type", None) != "attack":
+        if not isinstance(req, AttackRequest):  # GC's only: GreatCosmosAttackRequest, `type` "attack"
             return None
         if actor.counters.get("riposte") == req.target_id:
             return "GC-P2"
@@ -139,7 +140,9 @@ def _entries(order: TurnOrder) -> list[dict[str, Any]]:
 
 def _acts_last(e: Entrant, round_: int) -> bool:
     running = combat.backlash(e.counters, round_)
-    return bool(running) and running["posture"] == SEPULCRALE
+    if not running:
+        return False
+    return running["posture"] == SEPULCRALE
 
 
 def _steps(entrants: list[Entrant], contenders: list[Contender], order: TurnOrder,

@@ -45,7 +45,7 @@ from app.rules.great_cosmos.postures import (
     use_final_skill,
 )
 from app.rules.great_cosmos.sheet import max_move
-from app.rules.great_cosmos.turns import check_turn, dash_move, distance
+from app.rules.great_cosmos.turns import check_turn, dash_move, distance, is_melee
 from app.services.encounters.rulesets.base import Exchange, Party
 from app.services.validation import InvalidBody
 
@@ -187,7 +187,7 @@ def attack(x: Exchange) -> None:
 
 def _strike_back(x: Exchange) -> str | None:
     """GC-P2 riposte / GC-P6 counter-attack: an attack on the one it may strike back at (consumed)."""
-    a, t = x.actor, x.target
+    a, t = x.actor, x.foe
     for key, rule in (("riposte", "GC-P2"), ("counter_attack", "GC-P6")):
         if a.counters.get(key) == t.id and not x.on_turn:
             del a.counters[key]
@@ -198,7 +198,7 @@ def _strike_back(x: Exchange) -> str | None:
 
 def _provocation(x: Exchange) -> None:
     """GC-P6: a combatant damaged by a Sépulcrale aims its next offensive action at it."""
-    a, t = x.actor, x.target
+    a, t = x.actor, x.foe
     provoker = a.counters.get("provoked_by")
     if provoker is None:
         return
@@ -213,14 +213,15 @@ def _provocation(x: Exchange) -> None:
 def _reach(x: Exchange, opts: Options) -> bool:
     """GC-D1: a melee attack needs distance 1 (both on the grid). A target of the same parallel
     slot that moved away makes the attack fail (GC-O2): True then."""
-    a, t = x.actor, x.target
+    a, t = x.actor, x.foe
     if x.req.kind != "melee" or not opts.movement_rules or a.position is None or t.position is None:
         return False
-    d = distance((a.position["x"], a.position["y"]), (t.position["x"], t.position["y"]))
-    if d == 1:
+    here, there = (a.position["x"], a.position["y"]), (t.position["x"], t.position["y"])
+    if is_melee(here, there):
         return False
     if x.same_slot and "move" in t.turn.get("phases", []):
         return True
+    d = distance(here, there)
     raise RuleError(f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
                     field="target_id", extra={"rule": "GC-D1", "distance": d})
 
@@ -252,7 +253,7 @@ def _check_chosen_reaction(x: Exchange, fd: Fighter) -> None:
         raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
     if not can_defend(fd):
         rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
-        raise RuleError(f"a {fd.backlash + ' backlash' if rule == 'GC-P7' else fd.posture} defender cannot dodge "
+        raise RuleError(f"a {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture} defender cannot dodge "
                         f"nor parry ({rule})", field="reaction")
     check_reaction(x.reaction, unparryable=x.req.unparryable, undodgeable=x.req.undodgeable)
 
@@ -268,21 +269,22 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
         why = ("GC-O2", "no dodge nor parry against an attack from the same parallel slot")
     elif not can_defend(fd):
         rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
-        why = (rule, f"no dodge nor parry in {fd.backlash + ' backlash' if rule == 'GC-P7' else fd.posture}")
+        why = (rule, f"no dodge nor parry in {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture}")
     elif (reaction == "parry" and x.req.unparryable) or (reaction == "dodge" and x.req.undodgeable):
         why = ("GC-P5", f"an {'unparryable' if reaction == 'parry' else 'undodgeable'} attack: no {reaction}")
     if why is None:
         return reaction
-    x.step(why[0], why[1], combatant_id=x.target.id, standing_reaction=reaction, reaction="none")
+    x.step(why[0], why[1], combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
     return None
 
 
 def _defence(x: Exchange, result, reaction: str | None) -> None:
-    t = x.target
+    t = x.foe
     if result.auto_defense_die is not None:
         x.step("GC-P5", "automatic defence (d10 <= 7)", combatant_id=t.id, d10=result.auto_defense_die,
                holds=result.auto_defended)
     if result.defense is not None:
+        assert reaction is not None  # a defence test answers a reaction
         x.steps.append(_test_step("GC-P2", reaction, t.id, result.defense, stat=DEFENSE_STATS[reaction],
                                   holds=result.defense_holds, riposte_available=result.riposte_available,
                                   attack_score=result.attack.score))
@@ -293,7 +295,7 @@ def _defence(x: Exchange, result, reaction: str | None) -> None:
 def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> None:
     """GC-P4 damage with the posture multipliers (GC-P1 x2, GC-P6 x3, GC-P7 x0.5), GC-P6 effects.
     (Steps naming a `resource` show its before/after only to who may see it exactly: hp_visibility.)"""
-    a, t, dmg, wound = x.actor, x.target, result.damage, result.wound
+    a, t, dmg, wound = x.actor, x.foe, result.damage, result.wound
     after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
     x.step("GC-P4", "damage", combatant_id=t.id, expression=expression, source=source, raw=dmg.raw,
            multiplier=_number(dmg.multiplier), posture=fa.posture, backlash=fa.backlash, total=dmg.total,

@@ -54,17 +54,18 @@ class RulebookD100(EncounterRules):
 
     def attack(self, x: Exchange) -> None:
         """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
-        req: RulebookAttackRequest = x.req  # type: ignore[assignment]
+        req: RulebookAttackRequest = x.req
         choice = AttackChoice(kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon,
                               damage=req.damage)
-        x.steps.extend(resolve_attack(x.dice, x.actor, x.target, x.reaction, choice, round_=x.round,
+        x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, x.foe_reaction, choice, round_=x.round,
                                       campaign_options=x.campaign_options))
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """RB-F4: a HAB ranking (RB-C3: level, then units digit, then d100 rerolls); a
         critical success gains an extra action before round 1 (it opens the round), a
         critical failure acts only from round 2. A GM override is a success at that level."""
-        results, steps = [], []
+        results: list[rb.TestResult] = []
+        steps: list[dict[str, Any]] = []
         for e in entrants:
             result = _override(e.override) if e.override is not None else rb.roll_test(
                 _spec(e.sheet, campaign_options), dice.of(e.combatant_id), "initiative")
@@ -82,7 +83,8 @@ class RulebookD100(EncounterRules):
             if p.tiebreak == "reroll":
                 mine = rerolls.get(e.combatant_id, [])
                 tie = {"die": "d100", "value": mine[-1], "rolls": mine}
-                steps.append({"rule": "RB-C2", "what": "tie: d100 rerolls, lowest first", "combatant_id": e.combatant_id,
+                steps.append({"rule": "RB-C2", "what": "tie: d100 rerolls, lowest first",
+                              "combatant_id": e.combatant_id,
                               "d100": mine})
             if p.extra_action:
                 extras.append((e.combatant_id, r.level))
@@ -178,6 +180,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, reaction: s
         if hit.free_attack:
             steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
         return steps
+    assert hit.weapon_roll is not None  # rolled for an attack that was not dodged
     damage = rb.attack_damage(attack.level, hit.weapon_roll)
     steps.append({"rule": "RB-F2", "what": "damage", "combatant_id": attacker.id, "weapon": weapon,
                   "expression": expression, "level": attack.level, "weapon_roll": hit.weapon_roll, "damage": damage})
@@ -217,7 +220,8 @@ def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaig
     """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
     skills = sheet.get("skills") or {}
     weakened = choice.skill is not None and choice.skill not in skills
-    return rb.TestSpec(stat_value=_stat(sheet, stat), skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
+    return rb.TestSpec(stat_value=_stat(sheet, stat),
+                       skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
                        weakened=weakened, modifier=choice.modifier,
                        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
                        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),

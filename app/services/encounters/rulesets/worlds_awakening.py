@@ -62,9 +62,9 @@ class WorldsAwakening(EncounterRules):
 
     def attack(self, x: Exchange) -> None:
         """WA-C1..C3, WA-C5, WA-T5 (see `resolve_attack`)."""
-        req: WorldsAwakeningAttackRequest = x.req  # type: ignore[assignment]
+        req: WorldsAwakeningAttackRequest = x.req
         choice = AttackChoice(kind=req.kind, stat=req.stat, modifier=req.modifier, weapon=req.weapon, damage=req.damage)
-        x.steps.extend(resolve_attack(x.dice, x.actor, x.target, choice))
+        x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, choice))
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """WA-C4: initiative = 10 + DEX (the GM's override replaces it), highest first;
@@ -76,10 +76,12 @@ class WorldsAwakening(EncounterRules):
         dice.tag(mark, (entrants[i].combatant_id for i in _rollers(ranked)))
         steps = [{"rule": "WA-C4", "what": "initiative = 10 + DEX", "combatant_id": e.combatant_id,
                   "initiative": wa.initiative(d), "override": e.override is not None} for e, d in zip(entrants, dex)]
-        steps += [{"rule": "WA-C4", "what": "tie: d20 roll-off, highest first", "combatant_id": entrants[r.index].combatant_id,
+        steps += [{"rule": "WA-C4", "what": "tie: d20 roll-off, highest first",
+                   "combatant_id": entrants[r.index].combatant_id,
                    "d20": list(r.rolloffs)} for r in ranked if r.rolloffs]
         order = one_per_slot([(entrants[r.index].combatant_id, r.initiative,
-                               {"die": "d20", "value": r.rolloffs[-1], "rolls": list(r.rolloffs)} if r.rolloffs else None)
+                               {"die": "d20", "value": r.rolloffs[-1],
+                                "rolls": list(r.rolloffs)} if r.rolloffs else None)
                               for r in ranked])
         return Initiative(order=order, initiatives={entrants[r.index].combatant_id: r.initiative for r in ranked},
                           steps=steps)
@@ -100,10 +102,10 @@ def _rollers(ranked: list[wa.InitiativeEntry]) -> Iterator[int]:
 def _group_rollers(members: list[int], rolloffs: dict[int, tuple[int, ...]], depth: int) -> Iterator[int]:
     yield from members
     ordered = sorted(members, key=lambda i: (-rolloffs[i][depth], i))
-    for _, sub in groupby(ordered, key=lambda i: rolloffs[i][depth]):
-        sub = list(sub)
-        if len(sub) > 1:
-            yield from _group_rollers(sub, rolloffs, depth + 1)
+    for _, run in groupby(ordered, key=lambda i: rolloffs[i][depth]):
+        tied = list(run)
+        if len(tied) > 1:
+            yield from _group_rollers(tied, rolloffs, depth + 1)
 
 
 # --- attacks (WA-C1..C3, WA-C5) ---------------------------------------------------------------
@@ -163,7 +165,8 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     steps.append({"rule": "WA-C2" if result.bonus_damage else "WA-C1", "what": "damage", "combatant_id": attacker.id,
                   "weapon": weapon, "expression": expression, "dice": list(result.damage_rolls),
                   "doubled_dice": result.bonus_damage, "damage": result.damage})
-    before = int(target.sheet.get("hp") if target.sheet.get("hp") is not None else target.sheet.get("hp_max") or 0)
+    hp = target.sheet.get("hp")
+    before = int(hp if hp is not None else target.sheet.get("hp_max") or 0)
     after, down = wa.apply_damage(before, result.damage)
     target.sheet["hp"] = after
     steps.append({"rule": "WA-C5", "what": "hp", "combatant_id": target.id, "damage": result.damage,

@@ -3,8 +3,9 @@
 copy of the sheet and returns (body, new sheet); `_action` makes it a handler."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 from app.models.rulesets import asgard as m
 from app.rules import asgard as rules
@@ -28,14 +29,21 @@ def _action(rule: Rule) -> Callable[[Character, Any, Context], Outcome]:
     return handler
 
 
+def vitality(sheet: m.Sheet) -> int:
+    """The sheet's vitality: a parsed sheet always has one (the model fills it from vitality_max)."""
+    assert sheet.vitality is not None
+    return sheet.vitality
+
+
 def _harm(ch: Character, sheet: m.Sheet, damage: int, ctx: Context, blows=None) -> dict[str, Any]:
     """Take `damage` off vitality (AS-C3); on reaching 0, roll the AS-C5 checks. Changes `sheet`
     (a copy) and returns the effects."""
-    before = sheet.vitality
+    before = vitality(sheet)
     sheet.vitality = hazards.take_damage(before, damage)
     effects: dict[str, Any] = {"vitality": {"before": before, "after": sheet.vitality}}
     if before > 0 and sheet.vitality == 0:
         decisive = hazards.decisive_damage(before, blows or (damage,))  # AS-C5: the round that did it
+        assert decisive is not None  # vitality went from above 0 to 0
         effects["mal_en_point"] = _mal_en_point_checks(sheet, decisive, ctx)
     return effects
 
@@ -103,7 +111,7 @@ def damage(ch: Character, sheet: m.Sheet, req: m.DamageAction, ctx: Context):
 @_action
 def mal_en_point(ch: Character, sheet: m.Sheet, req: m.MalEnPointAction, ctx: Context):
     """AS-C5 checks, for a character already at 0 vitality."""
-    if sheet.vitality > 0:
+    if vitality(sheet) > 0:
         raise RuleError("the character is not mal en point (vitality above 0)", field="type")
     return {"effects": {"mal_en_point": _mal_en_point_checks(sheet, req.damage, ctx)}}, sheet
 
@@ -111,7 +119,7 @@ def mal_en_point(ch: Character, sheet: m.Sheet, req: m.MalEnPointAction, ctx: Co
 @_action
 def first_aid(ch: Character, sheet: m.Sheet, req: m.FirstAidAction, ctx: Context):
     """AS-C6: on a character mal en point; success → +1 vitality, no longer dying."""
-    if sheet.vitality > 0:
+    if vitality(sheet) > 0:
         raise RuleError("first aid is for a character mal en point (vitality 0)", field="type")
     if sheet.condition.dead:
         raise RuleError("the character is dead", field="type")
@@ -120,8 +128,8 @@ def first_aid(ch: Character, sheet: m.Sheet, req: m.FirstAidAction, ctx: Context
     test = hazards.first_aid(soins, target, ctx.dice, modifier=req.modifier)
     effects: dict[str, Any] = {}
     if test.success:
-        effects["vitality"] = {"before": sheet.vitality, "after": sheet.vitality + 1}
-        sheet.vitality += 1
+        effects["vitality"] = {"before": vitality(sheet), "after": vitality(sheet) + 1}
+        sheet.vitality = vitality(sheet) + 1
         sheet.condition = sheet.condition.model_copy(update={"dying": False, "dies_in_rounds": None})
     return {"healer_id": req.healer_id, "test": summary(test), "effects": effects}, sheet
 
@@ -134,7 +142,7 @@ def rest(ch: Character, sheet: m.Sheet, req: m.RestAction, ctx: Context):
     target = req.target if req.target is not None else ctx.options.gm_difficulty
     healing = hazards.natural_healing(_skill(sheet, "resistance"), ctx.dice,
                                       healer_soins=req.healer_soins, target=target)
-    before = sheet.vitality
+    before = vitality(sheet)
     sheet.vitality = min(sheet.vitality_max, before + healing.gain)
     if sheet.vitality > 0:
         sheet.condition = m.Condition()
@@ -147,7 +155,7 @@ def chase(ch: Character, sheet: m.Sheet, req: m.ChaseAction, ctx: Context):
     """AS-C12: one turn of a chase."""
     if req.take_11:
         check_take_11(ch, ctx, heroism_4d6=req.heroism_4d6)
-    effects = {}
+    effects: dict[str, Any] = {}
     if req.heroism_4d6:
         sheet, effects = heroism_effect(sheet, 1, "rolling 4d6 (AS-H1)")
     spec = spec_for(ch, hazards.CHASE_SKILLS[req.mode], target=None, modifier=req.modifier,
@@ -173,7 +181,7 @@ def cancel_damage(ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx:
     """AS-H4: 2 heroism cancel announced damage (given back if already applied)."""
     sheet, effects = heroism_effect(sheet, 2, "cancelling damage (AS-H4)", field="heroism")
     if req.already_applied:
-        before = sheet.vitality
+        before = vitality(sheet)
         sheet.vitality = min(sheet.vitality_max, before + req.damage)
         effects["vitality"] = {"before": before, "after": sheet.vitality}
         if sheet.vitality > 0:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.kit.errors import Conflict
 from app.models.rulesets import asgard as m
@@ -23,7 +23,7 @@ from app.rules.asgard.core import (
 )
 from app.rules.dice import TableDice
 from app.rules.errors import RuleError
-from app.services.rulesets.asgard.actions import ACTIONS
+from app.services.rulesets.asgard.actions import ACTIONS, vitality
 from app.services.rulesets.asgard.common import (
     Character,
     Context,
@@ -50,8 +50,10 @@ from app.services.rulesets.base import (
 MAX_RETRY_CHAIN = 100  # AS-T4: how far back a retry's earlier attempts are read
 
 
-def _own_test(entry: dict[str, Any] | None, ch: Character) -> bool:
-    return bool(entry) and entry.get("kind") == "test" and entry.get("ruleset") == RULESET \
+def _own_test(entry: dict[str, Any] | None, ch: Character) -> TypeGuard[dict[str, Any]]:
+    if not entry:
+        return False
+    return entry.get("kind") == "test" and entry.get("ruleset") == RULESET \
         and entry.get("character_id") == ch.id and entry.get("skill_value") is not None
 
 
@@ -108,8 +110,8 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
 
     def derived(self, sheet: m.Sheet) -> dict[str, Any]:
         return {
-            "mal_en_point": sheet.vitality <= 0,
-            "wounds": max(0, sheet.vitality_max - sheet.vitality),
+            "mal_en_point": vitality(sheet) <= 0,
+            "wounds": max(0, sheet.vitality_max - vitality(sheet)),
             "skills": {**dict.fromkeys(STANDARD_SKILLS, 0), **sheet.skills},
             "weapons": [
                 {"name": w.name, "damage": f"{w.damage_dice}d6", "ranged": w.ranged}
@@ -135,6 +137,7 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
     def _retry_odds(self, ch: Character, req: m.TestRequest, spec: TestSpec, ctx: Context) -> odds_rules.RetryOdds:
         """AS-T4: the exact chances of the failed test named by `retry_of` (and of the attempts it
         retried in turn: the best of them is the bar) against the retry's."""
+        assert req.retry_of is not None  # asked for a retry only
         previous = ctx.get_log_entry(req.retry_of)
         if not _own_test(previous, ch):
             raise RuleError(f"{req.retry_of!r} is not a test of this character", field="retry_of")
@@ -143,9 +146,10 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
         attempts, seen, entry = [failed], {previous["id"]}, previous
         while (earlier := entry.get("retry_of")) and earlier not in seen and len(attempts) < MAX_RETRY_CHAIN:
             seen.add(earlier)
-            entry = ctx.get_log_entry(earlier)
-            if not _own_test(entry, ch):
+            found = ctx.get_log_entry(earlier)
+            if not _own_test(found, ch):
                 break
+            entry = found
             attempts.append(logged_spec(entry))
         return odds_rules.retry_odds(attempts, spec)
 
@@ -168,7 +172,8 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
 
     def _roll(self, ch: Character, spec: TestSpec, ctx: Context, *, cost: int,
               extra: dict[str, Any]) -> Outcome:
-        sheet, effects = ch.sheet, {}
+        sheet = ch.sheet
+        effects: dict[str, Any] = {}
         if cost:
             sheet, effects = heroism_effect(ch.sheet, cost, "this test")
         result = rules.roll_test(spec, ctx.dice)
@@ -266,7 +271,8 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
             spec = logged_spec(p, heroism_4d6=heroism_4d6 if i == mine else None)
             mark = ctx.dice.mark()
             results.append(rules.roll_test(spec, ctx.dice))
-            rolls += [{**r.to_dict(), "participant": i, "character_id": p["character_id"]} for r in ctx.dice.since(mark)]
+            rolls += [{**r.to_dict(), "participant": i,
+                       "character_id": p["character_id"]} for r in ctx.dice.since(mark)]
         effects = [spent if i == mine else {} for i in range(len(participants))]
         body = self._group_body([p["character_id"] for p in participants], previous["skill"],
                                 previous.get("difficulty"), previous.get("modifier", 0), results, rolls, effects,
@@ -295,10 +301,12 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
                       effects: dict[str, dict], *, rerolls: str | None = None,
                       rerolled_for: str | None = None) -> dict[str, Any]:
         contest = contests.oppose(results["a"], results["b"])
-        body = {"kind": "opposed", "ruleset": RULESET, "character_id": None, "rolls": rolls,
+        scores = results["a"].score, results["b"].score
+        assert scores[0] is not None and scores[1] is not None  # both sides roll their dice
+        body: dict[str, Any] = {"kind": "opposed", "ruleset": RULESET, "character_id": None, "rolls": rolls,
                 "winner": contest.winner, "decided_by": contest.decided_by,
                 "winner_character_id": ids[contest.winner],
-                "margin": abs(results["a"].score - results["b"].score),
+                "margin": abs(scores[0] - scores[1]),
                 "rerolls": rerolls, "rerolled_for": rerolled_for}
         for name in ("a", "b"):
             body[name] = {"character_id": ids[name], **summary(results[name]), "effects": effects[name]}
@@ -313,7 +321,8 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
         for name, ch in (("a", a), ("b", b)):
             results[name], side_rolls = self._roll_side(specs[name], ctx, name, ch.id)
             rolls += side_rolls
-        sheets, effects = {}, {}
+        sheets: dict[str, m.Sheet] = {}
+        effects: dict[str, dict[str, Any]] = {}
         for name, ch in (("a", a), ("b", b)):
             effects[name] = {}
             if specs[name].heroism_4d6:
@@ -349,7 +358,7 @@ class AsgardAdapter(RulesetAdapter[m.Sheet, m.Options], Rerolls[m.RerollRequest]
             rolls += [{**r.to_dict(), "participant": i, "character_id": ch.id} for r in source.since(mark)]
         sheets, effects = {}, []
         for ch, result in zip(chars, results):
-            spent = {}
+            spent: dict[str, Any] = {}
             if result.spec.heroism_4d6:
                 sheets[ch.id], spent = heroism_effect(ch.sheet, 1, "rolling 4d6")
             effects.append(spent)
