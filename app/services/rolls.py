@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from sqlalchemy import BindParameter, String, and_, bindparam, cast, or_
+from sqlalchemy import String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
