@@ -1,32 +1,87 @@
-"""Test fixtures: a real database built by the migrations (SQLite by default,
-PostgreSQL when DATABASE_URL is set), one rolled-back transaction per test,
-and factories that go through the HTTP API."""
+"""Test fixtures: one migrated database per xdist worker (SQLite by default;
+PostgreSQL when DATABASE_URL is set: each worker makes `<db>_gw0`, `<db>_gw1`… from
+it and drops it at the end), one app for the whole session (Polar's
+`tests/fixtures/base.py`: an app per test costs ~200 ms of route preparation),
+reset for each test, and factories that go through the HTTP API.
+
+In-process requests run the production write path (issue 22 item 2): the app's
+own session factory and write gate — SQLite's writer on the event loop, PostgreSQL's
+greenlet writer — commit for real, and a test that touches the database leaves it
+empty (`database`: every table emptied when the test ends), so exact row counts hold.
+Not one rolled-back transaction per test: the production factory opens connections
+of its own (a loop engine on SQLite, an asyncio engine on PostgreSQL), which cannot
+join a test's transaction, and a transaction held open by the test would hold
+SQLite's write lock against them."""
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Iterator
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import text
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.pool import NullPool
+from sqlmodel import Session, SQLModel
 
+from app.api.ratelimit import RateLimiter
 from app.core.config import Settings
-from app.core.db import build_engine, get_session
+from app.core.db import READ_ONLY, SessionOpener, build_engine, normalize_database_url
 from app.core.migrations import downgrade_base, upgrade_head
-from app.api.deps import session_factory
 from app.main import create_app
+from tests.hardening.conftest import Live, Pool
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1… under pytest-xdist, else ""
+
+
+def pytest_configure(config) -> None:
+    """Redis keys of this worker's servers under a prefix of their own (tests that share a
+    limit through Redis choose a prefix per test on top of it)."""
+    if WORKER:
+        os.environ.setdefault("REDIS_KEY_PREFIX", f"jdr-test-{WORKER}")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Tests on real servers or in the browser share one worker each (`--dist loadgroup`),
+    so a load test never competes with another for the servers' CPU."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"browser", "page", "pages"}:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        elif names & {"live", "server_database_url"}:
+            item.add_marker(pytest.mark.xdist_group("servers"))
+
+
+def _maintenance(url: str) -> Engine:
+    return create_engine(normalize_database_url(url), isolation_level="AUTOCOMMIT", poolclass=NullPool)
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory) -> str:
+def database_url(tmp_path_factory) -> Iterator[str]:
+    """The worker's database: a SQLite file, or `<DATABASE_URL's database>_<worker>` made on
+    that server (dropped at the end), so two workers never share rows."""
     url = os.environ.get("DATABASE_URL")
-    if url:
-        return url
-    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    if not url:
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+        return
+    if not WORKER or not url.startswith("postgres"):
+        yield url
+        return
+    given = make_url(normalize_database_url(url))
+    name = f"{given.database}_{WORKER}"
+    admin = _maintenance(url)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield given.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -41,31 +96,98 @@ def engine(database_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
+def empty(engine: Engine) -> None:
+    """Every table emptied, children first (the schema and alembic's version stay)."""
+    with engine.begin() as conn:
+        for table in reversed(SQLModel.metadata.sorted_tables):
+            conn.execute(table.delete())
+
+
 @pytest.fixture
-def settings(database_url: str) -> Settings:
+def database(engine: Engine) -> Iterator[Engine]:
+    """The worker's database, emptied when the test ends: what the app (or a server)
+    committed during the test is gone before the next one."""
+    try:
+        yield engine
+    finally:
+        empty(engine)
+
+
+def reader(engine: Engine) -> Engine:
+    """The engine for the test's own reads: a deferred transaction on SQLite (never the
+    write lock the app's writers need)."""
+    return engine.execution_options(**{READ_ONLY: True})
+
+
+def settings_for(database_url: str) -> Settings:
     return Settings(database_url=database_url, admin_token=None, rate_limit_per_minute=0)
 
 
 @pytest.fixture
-def db_session(engine: Engine) -> Iterator[Session]:
-    """A session whose commits are savepoints inside a transaction rolled back after the test."""
-    connection = engine.connect()
-    outer = connection.begin()
-    session = Session(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
-    try:
-        yield session
-    finally:
-        session.close()
-        outer.rollback()
-        connection.close()
+def settings(database_url: str) -> Settings:
+    return settings_for(database_url)
 
 
 @pytest.fixture
-def app(settings: Settings, db_session: Session):
-    application = create_app(settings)
-    application.dependency_overrides[get_session] = lambda: db_session
-    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
-    return application
+def db_session(database: Engine) -> Iterator[Session]:
+    """A session of the test's own on the worker's database: it reads what the app
+    committed, and commits what it writes itself (the app sees only committed rows)."""
+    with Session(reader(database), expire_on_commit=False) as session:
+        yield session
+
+
+@pytest.fixture(scope="session")
+def session_app(database_url: str) -> FastAPI:
+    """The one app of the session (its routes prepared once, on their first request)."""
+    return create_app(settings_for(database_url))
+
+
+def reset(app: FastAPI, settings: Settings) -> None:
+    """What a test may change on the app, as `create_app(settings)` makes it: the settings,
+    the production session factory, a fresh rate limiter, no event hub, no overrides."""
+    app.state.settings = settings
+    app.state.sessions = SessionOpener.of(settings)
+    app.state.rate_limiter = RateLimiter(settings)
+    app.state.event_hub = None  # made again at the first stream (app.api.events)
+    app.dependency_overrides.clear()
+
+
+@pytest.fixture
+def app(session_app: FastAPI, settings: Settings, database: Engine) -> Iterator[FastAPI]:
+    reset(session_app, settings)
+    try:
+        yield session_app
+    finally:
+        reset(session_app, settings)
+
+
+# --- real servers (tests/hardening/conftest.py: Server, Pool, Live) ---------------------------
+
+@pytest.fixture(scope="session")
+def server_pool(database_url: str, engine, tmp_path_factory) -> Iterator[Pool]:
+    pool = Pool(database_url, tmp_path_factory.mktemp("servers"))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def server_database_url(database_url: str, database) -> str:
+    """The database real servers write to: the worker's own, migrated once (by `engine`)
+    and emptied after each test (`database`), as the in-process tests' is."""
+    return database_url
+
+
+@pytest.fixture
+def live(server_pool: Pool, server_database_url: str, tmp_path) -> Iterator[Live]:
+    state = Live(server_database_url, tmp_path, server_pool, [], [])
+    try:
+        yield state
+    finally:
+        for server in state.servers:
+            server.kill()
+
 
 
 @pytest.fixture
@@ -97,47 +219,56 @@ class Player:
         return {"Authorization": f"Bearer {self.token}"}
 
 
+def make_campaign(client: TestClient, ruleset: str, options: dict[str, Any] | None = None,
+                  name: str = "La campagne") -> Campaign:
+    body = {"name": name, "ruleset": ruleset}
+    if options is not None:
+        body["options"] = options
+    r = client.post("/v1/campaigns", json=body)
+    assert r.status_code == 201, r.text
+    data = r.json()
+    return Campaign(id=data["id"], gm_token=data["gm_token"], ruleset=ruleset, body=data)
+
+
+def make_player(client: TestClient, campaign: Campaign, name: str = "Alice") -> Player:
+    r = client.post(f"/v1/campaigns/{campaign.id}/players", json={"name": name}, headers=campaign.gm)
+    assert r.status_code == 201, r.text
+    return Player(id=r.json()["id"], token=r.json()["token"], campaign=campaign)
+
+
+def make_character(client: TestClient, campaign: Campaign, sheet: dict[str, Any], *, kind: str = "pc",
+                   name: str = "Hero", player: Player | None = None, gm_override: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name, "kind": kind, "sheet": sheet}
+    if player is not None:
+        body["player_id"] = player.id
+    if gm_override:
+        body["gm_override"] = True
+    r = client.post(f"/v1/campaigns/{campaign.id}/characters", json=body, headers=campaign.gm)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+# the factories on the test's client (a fixture of a wider scope calls the functions above with its own)
 @pytest.fixture
 def campaign_factory(client: TestClient):
-    def make(ruleset: str, options: dict[str, Any] | None = None, name: str = "La campagne") -> Campaign:
-        body = {"name": name, "ruleset": ruleset}
-        if options is not None:
-            body["options"] = options
-        r = client.post("/v1/campaigns", json=body)
-        assert r.status_code == 201, r.text
-        data = r.json()
-        return Campaign(id=data["id"], gm_token=data["gm_token"], ruleset=ruleset, body=data)
-    return make
+    return partial(make_campaign, client)
 
 
 @pytest.fixture
 def player_factory(client: TestClient):
-    def make(campaign: Campaign, name: str = "Alice") -> Player:
-        r = client.post(f"/v1/campaigns/{campaign.id}/players", json={"name": name}, headers=campaign.gm)
-        assert r.status_code == 201, r.text
-        return Player(id=r.json()["id"], token=r.json()["token"], campaign=campaign)
-    return make
+    return partial(make_player, client)
 
 
 @pytest.fixture
 def character_factory(client: TestClient):
-    def make(campaign: Campaign, sheet: dict[str, Any], *, kind: str = "pc", name: str = "Hero",
-             player: Player | None = None, gm_override: bool = False) -> dict[str, Any]:
-        body: dict[str, Any] = {"name": name, "kind": kind, "sheet": sheet}
-        if player is not None:
-            body["player_id"] = player.id
-        if gm_override:
-            body["gm_override"] = True
-        r = client.post(f"/v1/campaigns/{campaign.id}/characters", json=body, headers=campaign.gm)
-        assert r.status_code == 201, r.text
-        return r.json()
-    return make
+    return partial(make_character, client)
 
 
 @pytest.fixture
-def count_rows(db_session: Session):
-    """Rows in a table, as this test's transaction sees them."""
+def count_rows(database: Engine):
+    """Rows in a table, as committed now."""
     def count(table: str, **where: str) -> int:
         clause = " AND ".join(f"{k} = :{k}" for k in where) or "1=1"
-        return db_session.connection().execute(text(f"SELECT COUNT(*) FROM {table} WHERE {clause}"), where).scalar_one()
+        with reader(database).connect() as conn:
+            return conn.execute(text(f"SELECT COUNT(*) FROM {table} WHERE {clause}"), where).scalar_one()
     return count

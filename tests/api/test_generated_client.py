@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 from app.api.openapi_doc import prefix
-from tests.hardening.conftest import SHEETS, live, server_database_url  # noqa: F401 (fixtures)
+from tests.hardening.conftest import SHEETS
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((ROOT / "openapi.json").read_text())

@@ -115,29 +115,52 @@ class Server:
         return ""
 
 
-@pytest.fixture
-def server_database_url(database_url: str, engine, tmp_path) -> str:
-    """The database a real server writes to: the suite's PostgreSQL database
-    (migrated by the `engine` fixture), or a fresh SQLite file migrated here."""
-    if database_url.startswith("postgres"):
-        return database_url
-    from app.core.migrations import upgrade_head
-    url = f"sqlite:///{tmp_path / 'server.db'}"
-    upgrade_head(url)
-    return url
+class Pool:
+    """Real servers kept for the whole session (each start costs seconds: importing the app
+    alone takes ~2.7 s here), keyed by their workers and settings, all on the worker's
+    database; the `size` most recently used stay up. A server a test killed is started again."""
+
+    # a pooled server outlives its test: per-address counts would carry over from test to test
+    # (every test connects from 127.0.0.1), so they are off unless a test asks for them
+    SHARED = {"AUTH_FAILURES_PER_MINUTE": "0", "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
+
+    def __init__(self, database_url: str, logs: Path, size: int = 4):
+        self.database_url, self.logs, self.size = database_url, logs, size
+        self.servers: dict[tuple, Server] = {}  # least recently used first
+
+    def get(self, workers: int, env: dict[str, str]) -> Server:
+        key = (workers, tuple(sorted(env.items())))
+        server = self.servers.pop(key, None)
+        if server is None or server.process is None or server.process.poll() is not None:
+            server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url, workers=workers,
+                            log=self.logs / f"uvicorn-{len(list(self.logs.iterdir()))}.log",
+                            env={**self.SHARED, **env}).start()
+        self.servers[key] = server
+        while len(self.servers) > self.size:
+            self.servers.pop(next(iter(self.servers))).kill()
+        return server
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.kill()
 
 
 @dataclass
 class Live:
-    """Real servers on the test database, and the campaigns they created (purged
-    from a PostgreSQL test database at teardown: the server commits for real)."""
+    """Real servers on the test database (the pool's, or a test's own), and the campaigns
+    they created (the database is emptied after the test: the server commits for real)."""
 
     database_url: str
     tmp_path: Path
+    pool: Pool
     servers: list[Server]
     campaigns: list[str]
 
-    def start(self, workers: int = 1, **env: str) -> Server:
+    def start(self, workers: int = 1, *, own: bool = False, **env: str) -> Server:
+        """A running server: the pool's with these settings, or (`own`: a test that kills it)
+        a new one, killed at the end of the test."""
+        if not own:
+            return self.pool.get(workers, env)
         server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url,
                         workers=workers, log=self.tmp_path / "uvicorn.log", env=env)
         self.servers.append(server)
@@ -147,18 +170,6 @@ class Live:
         cid, token, character_id = create_campaign_over_http(server.url, ruleset, sheet)
         self.campaigns.append(cid)
         return cid, token, character_id
-
-
-@pytest.fixture
-def live(server_database_url: str, database_url: str, engine, tmp_path) -> Iterator[Live]:
-    state = Live(server_database_url, tmp_path, [], [])
-    try:
-        yield state
-    finally:
-        for server in state.servers:
-            server.kill()
-        if database_url.startswith("postgres") and state.campaigns:
-            purge_campaigns(engine, state.campaigns)
 
 
 def purge_campaigns(engine, campaign_ids: list[str]) -> None:
