@@ -15,6 +15,7 @@ SQLite's write lock against them."""
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Iterator
@@ -44,15 +45,68 @@ def pytest_configure(config) -> None:
         os.environ.setdefault("REDIS_KEY_PREFIX", f"jdr-test-{WORKER}")
 
 
+# fixtures whose tests share one xdist worker each (`--dist loadgroup`): real servers (so a load
+# test never competes with another for their CPU), the browser, the fuzz world (seeded once)
+GROUPS = {"browser": "browser", "page": "browser", "pages": "browser", "live": "servers",
+          "server_database_url": "servers", "worlds": "fuzz"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
 def pytest_collection_modifyitems(items) -> None:
-    """Tests on real servers or in the browser share one worker each (`--dist loadgroup`),
-    so a load test never competes with another for the servers' CPU."""
     for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if names & {"browser", "page", "pages"}:
-            item.add_marker(pytest.mark.xdist_group("browser"))
-        elif names & {"live", "server_database_url"}:
-            item.add_marker(pytest.mark.xdist_group("servers"))
+        groups = sorted({GROUPS[name] for name in getattr(item, "fixturenames", ()) if name in GROUPS})
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
+
+
+# --- what the fuzzer sent (tests/hardening/test_fuzz.py), summed over the xdist workers -------------
+
+FUZZED: dict[str, dict[int, int]] = {}  # "ruleset METHOD path" -> {status: requests}, from every worker
+FUZZED_MAX: list[int] = []  # each worker's examples per operation
+
+
+def _fuzzed_here() -> dict[str, Any]:
+    """This process's fuzzing counts (nothing when the fuzz module was not collected here)."""
+    module = sys.modules.get("tests.hardening.test_fuzz")
+    return {"calls": module.CALLS, "max": module.MAX_EXAMPLES} if module else {"calls": {}, "max": 0}
+
+
+def _add_fuzzed(calls: dict[str, dict[int, int]]) -> None:
+    for key, counts in calls.items():
+        mine = FUZZED.setdefault(key, {})
+        for status, n in counts.items():
+            mine[status] = mine.get(status, 0) + n
+
+
+def pytest_sessionfinish(session) -> None:
+    """An xdist worker hands its counts to the controller (`pytest_testnodedown`)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["fuzzed"] = _fuzzed_here()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    fuzzed = node.workeroutput.get("fuzzed", {})
+    _add_fuzzed(fuzzed.get("calls", {}))
+    FUZZED_MAX.append(fuzzed.get("max", 0))
+
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How much the fuzzer sent: operations x examples, and the statuses it got."""
+    if getattr(terminalreporter.config, "workeroutput", None) is not None:
+        return
+    here = _fuzzed_here()
+    _add_fuzzed(here["calls"])
+    if not FUZZED:
+        return
+    total = sum(sum(c.values()) for c in FUZZED.values())
+    terminalreporter.section("hardening: fuzzing")
+    terminalreporter.write_line(f"{len(FUZZED)} (ruleset, operation) pairs, {total} requests "
+                                f"(max {max(FUZZED_MAX + [here['max']])} examples each)")
+    for key, counts in sorted(FUZZED.items()):
+        terminalreporter.write_line(f"  {key}: " + ", ".join(f"{s}x{n}" for s, n in sorted(counts.items())))
 
 
 def _maintenance(url: str) -> Engine:

@@ -1,7 +1,9 @@
 """Shared pieces of the hardening tests: a valid sheet per ruleset, a seeded
-campaign per ruleset (through the HTTP API), and a real uvicorn server."""
+campaign per ruleset (through the HTTP API), and real uvicorn servers: a pool of
+them kept for the session (`Pool`; the `live` fixture of tests/conftest.py)."""
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -64,6 +66,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+SERVER_DEFAULTS = {"ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0"}  # over the environment's
+
+
 @dataclass
 class Server:
     url: str
@@ -75,8 +80,7 @@ class Server:
 
     def start(self, timeout: float = 20.0) -> "Server":
         port = int(self.url.rsplit(":", 1)[1])
-        env = {**os.environ, "DATABASE_URL": self.database_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0",
-               **self.env}
+        env = {**os.environ, "DATABASE_URL": self.database_url, **SERVER_DEFAULTS, **self.env}
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
@@ -115,6 +119,15 @@ class Server:
         return ""
 
 
+def settings_in_environment() -> dict[str, str]:
+    """The app's settings this process's environment gives a server (a test may set some
+    with `monkeypatch.setenv`): part of what a pooled server is chosen by."""
+    from app.core.config import Settings
+
+    names = {name.upper() for name in Settings.model_fields} - {"DATABASE_URL", *SERVER_DEFAULTS}
+    return {name: value for name, value in os.environ.items() if name.upper() in names}
+
+
 class Pool:
     """Real servers kept for the whole session (each start costs seconds: importing the app
     alone takes ~2.7 s here), keyed by their workers and settings, all on the worker's
@@ -127,14 +140,15 @@ class Pool:
     def __init__(self, database_url: str, logs: Path, size: int = 4):
         self.database_url, self.logs, self.size = database_url, logs, size
         self.servers: dict[tuple, Server] = {}  # least recently used first
+        self.started = itertools.count()
 
     def get(self, workers: int, env: dict[str, str]) -> Server:
+        env = {**self.SHARED, **settings_in_environment(), **env}
         key = (workers, tuple(sorted(env.items())))
         server = self.servers.pop(key, None)
         if server is None or server.process is None or server.process.poll() is not None:
             server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url, workers=workers,
-                            log=self.logs / f"uvicorn-{len(list(self.logs.iterdir()))}.log",
-                            env={**self.SHARED, **env}).start()
+                            log=self.logs / f"uvicorn-{next(self.started)}.log", env=env).start()
         self.servers[key] = server
         while len(self.servers) > self.size:
             self.servers.pop(next(iter(self.servers))).kill()
@@ -241,17 +255,3 @@ def check_karma_fold(http: httpx.Client, cid: str, token: str, character_id: str
     assert character["sheet"]["karma"] == karma, (character["sheet"]["karma"], karma)
     assert character["version"] == initial_version + writes, (character["version"], initial_version, writes, len(log))
     return len(log), character
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    """How much the fuzzer sent: operations x examples, and the statuses it got."""
-    from tests.hardening import test_fuzz  # imported only if collected
-
-    if not test_fuzz.CALLS:
-        return
-    total = sum(sum(c.values()) for c in test_fuzz.CALLS.values())
-    terminalreporter.section("hardening: fuzzing")
-    terminalreporter.write_line(f"{len(test_fuzz.CALLS)} (ruleset, operation) pairs, {total} requests "
-                                f"(max {test_fuzz.MAX_EXAMPLES} examples each)")
-    for key, counts in sorted(test_fuzz.CALLS.items()):
-        terminalreporter.write_line(f"  {key}: " + ", ".join(f"{s}x{n}" for s, n in sorted(counts.items())))
