@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any, Iterator
 
 import pytest
+from _pytest.nodes import NodeId
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
@@ -45,18 +46,38 @@ def pytest_configure(config) -> None:
         os.environ.setdefault("REDIS_KEY_PREFIX", f"jdr-test-{WORKER}")
 
 
-# fixtures whose tests share one xdist worker each (`--dist loadgroup`): real servers (so a load
-# test never competes with another for their CPU), the browser, the fuzz world (seeded once)
-GROUPS = {"browser": "browser", "page": "browser", "pages": "browser", "live": "servers",
-          "server_database_url": "servers", "worlds": "fuzz"}
+# Under `make test` (pytest-xdist, `--dist loadgroup`) a worker runs a whole module at a time,
+# in order (its module-scoped fixtures are made once: the fuzz world, a generated client), and
+# the modules that start real servers, or a browser, take turns on one worker each.
+SERVERS = {"live", "server_database_url", "two_workers", "served", "in_process_server"}
+BROWSER = {"browser", "page", "pages"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
-def pytest_collection_modifyitems(items) -> None:
+def _group(module_fixtures: set[str], path: str) -> str:
+    if module_fixtures & BROWSER:
+        return "browser"
+    return "servers" if module_fixtures & SERVERS else path
+
+
+def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
+    """pytest 9.2 keeps a node's id as a structured `_id`; pytest-xdist 3.8 (its `@group` suffix)
+    and Schemathesis 4 (an id per operation) still write `_nodeid`, which pytest no longer reads,
+    so every fuzzed operation had the same id and xdist ran only one: their ids are set here."""
+    item._id = NodeId.parse(nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the ids
+def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        groups = sorted({GROUPS[name] for name in getattr(item, "fixturenames", ()) if name in GROUPS})
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))
+        if "[" in item.name and not item.nodeid.endswith("]"):  # a Schemathesis operation
+            _set_nodeid(item, f"{item.nodeid}{item.name[item.name.index('['):]}")
+    if not (WORKER and config.getvalue("loadgroup")):
+        return
+    fixtures: dict[str, set[str]] = {}
+    for item in items:
+        fixtures.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
+    for item in items:
+        _set_nodeid(item, f"{item.nodeid}@{_group(fixtures[item.path], item.nodeid.split('::')[0])}")
 
 
 # --- what the fuzzer sent (tests/hardening/test_fuzz.py), summed over the xdist workers -------------
@@ -90,7 +111,6 @@ def pytest_testnodedown(node, error) -> None:
     fuzzed = node.workeroutput.get("fuzzed", {})
     _add_fuzzed(fuzzed.get("calls", {}))
     FUZZED_MAX.append(fuzzed.get("max", 0))
-
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
