@@ -24,10 +24,10 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	$(PY) -m app serve --host $(HOST) --port $(PORT)
 
-## The whole suite (SQLite unless DATABASE_URL is set) on two xdist workers (tests/conftest.py groups
-## the server, browser and fuzz tests, one worker each), then the layer contracts.
+## The whole suite (SQLite unless DATABASE_URL is set) on two xdist workers (tests/conftest.py: whole
+## modules per worker, the server and browser modules grouped, the longest groups first), then the layer contracts.
 test: install-dev
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 	$(VENV)/bin/lint-imports .importlinter
 
 ## Regenerate openapi.json from the app.

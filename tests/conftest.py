@@ -51,6 +51,10 @@ def pytest_configure(config) -> None:
 # the modules that start real servers, or a browser, take turns on one worker each.
 SERVERS = {"live", "server_database_url", "two_workers", "served", "in_process_server"}
 BROWSER = {"browser", "page", "pages"}
+# the longest groups (~100 s, ~150 s, ~60 s of the suite's ~380 s here), handed out first in this
+# order (`--no-loadscope-reorder`): the first worker takes the fuzzing, then the browser, the other
+# the servers, and the short modules fill in around them
+LONGEST = ("tests/hardening/test_fuzz.py", "servers", "browser")
 
 
 def _group(module_fixtures: set[str], path: str) -> str:
@@ -76,8 +80,10 @@ def pytest_collection_modifyitems(config, items) -> None:
     fixtures: dict[str, set[str]] = {}
     for item in items:
         fixtures.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
-    for item in items:
-        _set_nodeid(item, f"{item.nodeid}@{_group(fixtures[item.path], item.nodeid.split('::')[0])}")
+    groups = {item: _group(fixtures[item.path], item.nodeid.split("::")[0]) for item in items}
+    for item, group in groups.items():
+        _set_nodeid(item, f"{item.nodeid}@{group}")
+    items.sort(key=lambda item: LONGEST.index(groups[item]) if groups[item] in LONGEST else len(LONGEST))
 
 
 # --- what the fuzzer sent (tests/hardening/test_fuzz.py), summed over the xdist workers -------------
