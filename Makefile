@@ -25,7 +25,7 @@ run: install
 	$(PY) -m app serve --host $(HOST) --port $(PORT)
 
 ## The whole suite (SQLite unless DATABASE_URL is set) on two xdist workers (tests/conftest.py: whole
-## modules per worker, the server and browser modules grouped, the longest groups first), then the layer contracts.
+## modules per worker, the browser modules and the slow server modules grouped), then the layer contracts.
 test: install-dev
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 	$(VENV)/bin/lint-imports .importlinter

@@ -47,20 +47,25 @@ def pytest_configure(config) -> None:
 
 
 # Under `make test` (pytest-xdist, `--dist loadgroup`) a worker runs a whole module at a time,
-# in order (its module-scoped fixtures are made once: the fuzz world, a generated client), and
-# the modules that start real servers, or a browser, take turns on one worker each.
+# in order (its module-scoped fixtures are made once: the fuzz world, a generated client); the
+# browser modules take turns on one worker, and so do the slow modules on real servers (load,
+# crash, lock tests: they never compete with each other for the servers' CPU).
 SERVERS = {"live", "server_database_url", "two_workers", "served", "in_process_server"}
 BROWSER = {"browser", "page", "pages"}
-# the longest groups (~100 s, ~150 s, ~60 s of the suite's ~380 s here), handed out first in this
-# order (`--no-loadscope-reorder`): the first worker takes the fuzzing, then the browser, the other
-# the servers, and the short modules fill in around them
-LONGEST = ("tests/hardening/test_fuzz.py", "servers", "browser")
+# the longest groups (~100 s and ~60 s of the suite's ~380 s here) handed out first, in this order
+# (`--no-loadscope-reorder`), one to each worker; the other modules fill in around them
+LONGEST = ("tests/hardening/test_fuzz.py", "browser")
 
 
-def _group(module_fixtures: set[str], path: str) -> str:
-    if module_fixtures & BROWSER:
-        return "browser"
-    return "servers" if module_fixtures & SERVERS else path
+@dataclass
+class _Module:
+    fixtures: set[str]
+    slow: bool = False
+
+    def group(self, path: str) -> str:
+        if self.fixtures & BROWSER:
+            return "browser"
+        return "slow-servers" if self.slow and self.fixtures & SERVERS else path
 
 
 def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
@@ -77,10 +82,12 @@ def pytest_collection_modifyitems(config, items) -> None:
             _set_nodeid(item, f"{item.nodeid}{item.name[item.name.index('['):]}")
     if not (WORKER and config.getvalue("loadgroup")):
         return
-    fixtures: dict[str, set[str]] = {}
+    modules: dict[Any, _Module] = {}
     for item in items:
-        fixtures.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
-    groups = {item: _group(fixtures[item.path], item.nodeid.split("::")[0]) for item in items}
+        module = modules.setdefault(item.path, _Module(set()))
+        module.fixtures.update(getattr(item, "fixturenames", ()))
+        module.slow = module.slow or item.get_closest_marker("slow") is not None
+    groups = {item: modules[item.path].group(item.nodeid.split("::")[0]) for item in items}
     for item, group in groups.items():
         _set_nodeid(item, f"{item.nodeid}@{group}")
     items.sort(key=lambda item: LONGEST.index(groups[item]) if groups[item] in LONGEST else len(LONGEST))
