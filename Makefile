@@ -24,9 +24,10 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	$(PY) -m app serve --host $(HOST) --port $(PORT)
 
-## The whole suite (SQLite unless DATABASE_URL is set), then the layer contracts.
+## The whole suite (SQLite unless DATABASE_URL is set) on two xdist workers (tests/conftest.py: whole
+## modules per worker, the browser modules and the slow server modules grouped), then the layer contracts.
 test: install-dev
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/lint-imports .importlinter

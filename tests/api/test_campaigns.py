@@ -1,7 +1,6 @@
 """HTTP tests of campaigns, players, authentication and the system routes (issue #2)."""
 from __future__ import annotations
 
-from contextlib import nullcontext
 
 from typing import Iterator
 
@@ -9,8 +8,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from app.core.db import get_session
-from app.api.deps import session_factory
 from app.core.security import hash_token
 from app.main import create_app
 
@@ -181,8 +178,6 @@ def test_player_patch_is_a_403(client, campaign, player):
 @pytest.fixture
 def admin_client(settings, db_session) -> Iterator[TestClient]:
     application = create_app(settings.model_copy(update={"admin_token": "s3cret"}))
-    application.dependency_overrides[get_session] = lambda: db_session
-    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     with TestClient(application, raise_server_exceptions=False) as c:
         yield c
 

@@ -1,7 +1,6 @@
 """HTTP tests of bad input: every refusal is problem+json (RFC 9457), never a 500 (issue #2)."""
 from __future__ import annotations
 
-from contextlib import nullcontext
 
 import base64
 import json
@@ -10,8 +9,6 @@ from typing import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.db import get_session
-from app.api.deps import session_factory
 from app.main import create_app
 
 from tests.api.support import PROBLEM, assert_problem, assert_validation
@@ -247,8 +244,6 @@ def test_wrong_method_is_a_405(client, method, path):
 @pytest.fixture
 def small_client(settings, db_session) -> Iterator[TestClient]:
     application = create_app(settings.model_copy(update={"max_body_bytes": 1024}))
-    application.dependency_overrides[get_session] = lambda: db_session
-    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     with TestClient(application, raise_server_exceptions=False) as c:
         yield c
 

@@ -249,6 +249,7 @@ def test_a_ticket_is_refused_elsewhere_expired_or_as_a_token(client, campaign_fa
     old = _ticket(client, a, a.gm)["ticket"]
     db_session.connection().execute(text("UPDATE stream_ticket SET expires_at = :past"),
                                     {"past": datetime(2020, 1, 1, tzinfo=timezone.utc)})
+    db_session.commit()
     r = client.get(f"/v1/campaigns/{a.id}/events", params={"ticket": old, "follow": "false"})
     assert r.status_code == 401, r.text
     assert client.post(f"/v1/campaigns/{a.id}/events/tickets").status_code == 401

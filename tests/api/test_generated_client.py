@@ -23,7 +23,6 @@ import pytest
 
 from app.api.openapi_doc import prefix
 from tests.factories import SHEETS
-from tests.hardening.conftest import live, server_database_url  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((ROOT / "openapi.json").read_text())

@@ -5,14 +5,11 @@ import asyncio
 import logging
 import socket
 import time
-from contextlib import nullcontext
 from types import SimpleNamespace
 
 from fastapi.testclient import TestClient
 
-from app.api.deps import session_factory
 from app.api.ratelimit import RateLimiter
-from app.core.db import get_session
 from app.kit.errors import TooManyRequests
 from app.main import create_app
 
@@ -21,8 +18,6 @@ import pytest
 
 def app_with(settings, db_session, **changes):
     application = create_app(settings.model_copy(update=changes))
-    application.dependency_overrides[get_session] = lambda: db_session
-    application.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     return application
 
 

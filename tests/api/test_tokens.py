@@ -10,7 +10,7 @@ import pytest
 from app.models.tables import metadata
 from tests.api.support import assert_problem, bearer
 from tests.factories import GC, GC_MINIMAL
-from tests.hardening.conftest import Server, free_port, purge_campaigns
+from tests.hardening.conftest import Server
 
 
 
@@ -122,22 +122,10 @@ def test_deleting_a_campaign_without_if_match_is_allowed(client, campaign):
 # --- every worker: a token remembered by a process dies with its credential ---------------------------
 
 @pytest.fixture
-def two_workers(database_url, engine, tmp_path):
-    if database_url.startswith("postgres"):
-        url = database_url
-    else:
-        from app.core.migrations import upgrade_head
-        url = f"sqlite:///{tmp_path / 'workers.db'}"
-        upgrade_head(url)
-    server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=url, workers=2, log=tmp_path / "uvicorn.log",
-                    env={"AUTH_FAILURES_PER_MINUTE": "0"})  # the dead tokens' 401s are failed authentications
-    created: list[str] = []
-    try:
-        yield server.start(), created
-    finally:
-        server.kill()
-        if url.startswith("postgres") and created:
-            purge_campaigns(engine, created)
+def two_workers(live):
+    """A real server of two workers, and the campaigns a test made there."""
+    # the dead tokens' 401s are failed authentications
+    return live.start(workers=2, AUTH_FAILURES_PER_MINUTE="0"), []
 
 
 def _each_on_a_new_connection(server: Server, n: int, path: str, token: str) -> list[int]:

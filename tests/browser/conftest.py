@@ -1,6 +1,6 @@
 """Browser tests: Playwright for Python driving Debian's Chromium
 (`apt-get install -y chromium`; Playwright's own browser download cannot work
-here) against a real uvicorn (the hardening suite's `live` fixture).
+here) against a real uvicorn (the `live` fixture of tests/conftest.py).
 
 They are skipped only when /usr/bin/chromium is missing and JDR_REQUIRE_BROWSER
 is unset; CI sets it (.ci/run), so there a missing browser fails."""
@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
-from tests.hardening.conftest import live, server_database_url  # noqa: F401 (fixtures, re-exported)
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

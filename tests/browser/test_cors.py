@@ -4,14 +4,11 @@ from JavaScript (issue 14, item 3)."""
 from __future__ import annotations
 
 import re
-from contextlib import nullcontext
 
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.deps import session_factory
 from app.core.config import Settings
-from app.core.db import get_session
 from app.main import create_app
 
 ORIGIN = "https://vtt.example"
@@ -22,8 +19,6 @@ HEADERS = "authorization, content-type, if-match, idempotency-key, last-event-id
 def cors_app(database_url, db_session):
     app = create_app(Settings(database_url=database_url, admin_token=None, rate_limit_per_minute=0,
                               cors_origins=[ORIGIN]))
-    app.dependency_overrides[get_session] = lambda: db_session
-    app.dependency_overrides[session_factory] = lambda: (lambda **_: nullcontext(db_session))
     return app
 
 

@@ -372,7 +372,7 @@ def test_an_encounter_through_the_ui(live, pages):
 # --- the stream after a drop ---------------------------------------------------------------------
 
 def test_the_log_resumes_after_a_drop_without_gaps_or_duplicates(live, pages):
-    server = live.start()
+    server = live.start(own=True)  # killed and started again here
     s = seed(live, server)
     page = pages()
     open_with_token(page, server.url, s["gm"])

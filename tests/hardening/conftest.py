@@ -1,7 +1,9 @@
 """Shared pieces of the hardening tests: a valid sheet per ruleset, a seeded
-campaign per ruleset (through the HTTP API), and a real uvicorn server."""
+campaign per ruleset (through the HTTP API), and real uvicorn servers: a pool of
+them kept for the session (`Pool`; the `live` fixture of tests/conftest.py)."""
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -17,39 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SHEETS: dict[str, dict[str, Any]] = {
-    "great-cosmos": {
-        "race": "humain", "level": 1,
-        "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-        "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
-        "default_posture": "defensive",
-    },
-    "asgard": {
-        "skills": {"combat": 6, "defense": 4, "survie": 3, "acrobatie": 2, "resistance": 3, "volonte": 1,
-                   "soins": 4, "athletisme": 2},
-        "vitality": 20, "vitality_max": 20, "heroism": 3, "protection": 2,
-        "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}],
-        "assets": [{"name": "Fils de Thor", "heroic_effect": "relance la foudre"}], "tier": None,
-    },
-    "rulebook-d100": {
-        "stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
-        "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0,
-    },
-    "worlds-awakening": {
-        "level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
-        "hp": 12, "hp_max": 12, "mp": 0, "mp_max": 0,
-        "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}],
-    },
-}
-
-# a valid test body per ruleset (a seed, so anyone may send it)
-TEST_BODIES: dict[str, dict[str, Any]] = {
-    "great-cosmos": {"stat": "force", "seed": 1},
-    "asgard": {"skill": "survie", "difficulty": "moyen", "seed": 1},
-    "rulebook-d100": {"stat": "FOR", "seed": 1},
-    "worlds-awakening": {"stat": "FOR", "target": 12, "seed": 1},
-}
-RULESETS = tuple(SHEETS)
+from tests.factories import RULESETS, SHEETS, TEST_BODIES  # noqa: E402, F401  (the one home of test data)
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -64,6 +34,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+SERVER_DEFAULTS = {"ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0"}  # over the environment's
+
+
 @dataclass
 class Server:
     url: str
@@ -75,8 +48,7 @@ class Server:
 
     def start(self, timeout: float = 20.0) -> "Server":
         port = int(self.url.rsplit(":", 1)[1])
-        env = {**os.environ, "DATABASE_URL": self.database_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0",
-               **self.env}
+        env = {**os.environ, "DATABASE_URL": self.database_url, **SERVER_DEFAULTS, **self.env}
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
@@ -115,29 +87,62 @@ class Server:
         return ""
 
 
-@pytest.fixture
-def server_database_url(database_url: str, engine, tmp_path) -> str:
-    """The database a real server writes to: the suite's PostgreSQL database
-    (migrated by the `engine` fixture), or a fresh SQLite file migrated here."""
-    if database_url.startswith("postgres"):
-        return database_url
-    from app.core.migrations import upgrade_head
-    url = f"sqlite:///{tmp_path / 'server.db'}"
-    upgrade_head(url)
-    return url
+def settings_in_environment() -> dict[str, str]:
+    """The app's settings this process's environment gives a server (a test may set some
+    with `monkeypatch.setenv`): part of what a pooled server is chosen by."""
+    from app.core.config import Settings
+
+    names = {name.upper() for name in Settings.model_fields} - {"DATABASE_URL", *SERVER_DEFAULTS}
+    return {name: value for name, value in os.environ.items() if name.upper() in names}
+
+
+class Pool:
+    """Real servers kept for the whole session (each start costs seconds: importing the app
+    alone takes ~2.7 s here), keyed by their workers and settings, all on the worker's
+    database; the `size` most recently used stay up. A server a test killed is started again."""
+
+    # a pooled server outlives its test: per-address counts would carry over from test to test
+    # (every test connects from 127.0.0.1), so they are off unless a test asks for them
+    SHARED = {"AUTH_FAILURES_PER_MINUTE": "0", "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
+
+    def __init__(self, database_url: str, logs: Path, size: int = 4):
+        self.database_url, self.logs, self.size = database_url, logs, size
+        self.servers: dict[tuple, Server] = {}  # least recently used first
+        self.started = itertools.count()
+
+    def get(self, workers: int, env: dict[str, str]) -> Server:
+        env = {**self.SHARED, **settings_in_environment(), **env}
+        key = (workers, tuple(sorted(env.items())))
+        server = self.servers.pop(key, None)
+        if server is None or server.process is None or server.process.poll() is not None:
+            server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url, workers=workers,
+                            log=self.logs / f"uvicorn-{next(self.started)}.log", env=env).start()
+        self.servers[key] = server
+        while len(self.servers) > self.size:
+            self.servers.pop(next(iter(self.servers))).kill()
+        return server
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.kill()
 
 
 @dataclass
 class Live:
-    """Real servers on the test database, and the campaigns they created (purged
-    from a PostgreSQL test database at teardown: the server commits for real)."""
+    """Real servers on the test database (the pool's, or a test's own), and the campaigns
+    they created (the database is emptied after the test: the server commits for real)."""
 
     database_url: str
     tmp_path: Path
+    pool: Pool
     servers: list[Server]
     campaigns: list[str]
 
-    def start(self, workers: int = 1, **env: str) -> Server:
+    def start(self, workers: int = 1, *, own: bool = False, **env: str) -> Server:
+        """A running server: the pool's with these settings, or (`own`: a test that kills it)
+        a new one, killed at the end of the test."""
+        if not own:
+            return self.pool.get(workers, env)
         server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url,
                         workers=workers, log=self.tmp_path / "uvicorn.log", env=env)
         self.servers.append(server)
@@ -147,18 +152,6 @@ class Live:
         cid, token, character_id = create_campaign_over_http(server.url, ruleset, sheet)
         self.campaigns.append(cid)
         return cid, token, character_id
-
-
-@pytest.fixture
-def live(server_database_url: str, database_url: str, engine, tmp_path) -> Iterator[Live]:
-    state = Live(server_database_url, tmp_path, [], [])
-    try:
-        yield state
-    finally:
-        for server in state.servers:
-            server.kill()
-        if database_url.startswith("postgres") and state.campaigns:
-            purge_campaigns(engine, state.campaigns)
 
 
 def purge_campaigns(engine, campaign_ids: list[str]) -> None:
@@ -230,17 +223,3 @@ def check_karma_fold(http: httpx.Client, cid: str, token: str, character_id: str
     assert character["sheet"]["karma"] == karma, (character["sheet"]["karma"], karma)
     assert character["version"] == initial_version + writes, (character["version"], initial_version, writes, len(log))
     return len(log), character
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    """How much the fuzzer sent: operations x examples, and the statuses it got."""
-    from tests.hardening import test_fuzz  # imported only if collected
-
-    if not test_fuzz.CALLS:
-        return
-    total = sum(sum(c.values()) for c in test_fuzz.CALLS.values())
-    terminalreporter.section("hardening: fuzzing")
-    terminalreporter.write_line(f"{len(test_fuzz.CALLS)} (ruleset, operation) pairs, {total} requests "
-                                f"(max {test_fuzz.MAX_EXAMPLES} examples each)")
-    for key, counts in sorted(test_fuzz.CALLS.items()):
-        terminalreporter.write_line(f"  {key}: " + ", ".join(f"{s}x{n}" for s, n in sorted(counts.items())))

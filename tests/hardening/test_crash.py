@@ -19,7 +19,7 @@ WRITERS = 4
 
 
 def test_sigkill_mid_burst_leaves_log_and_sheets_consistent(live):
-    server = live.start(workers=1)
+    server = live.start(workers=1, own=True)  # killed here
     cid, token, character_id = live.campaign(server, "great-cosmos")
     acknowledged: list[dict] = []
     lock = threading.Lock()
@@ -57,7 +57,7 @@ def test_sigkill_mid_burst_leaves_log_and_sheets_consistent(live):
     with lock:
         seen = list(acknowledged)
 
-    restarted = live.start(workers=1)
+    restarted = live.start(workers=1, own=True)
     with httpx.Client(base_url=restarted.url, timeout=10.0) as http:
         logged, character = check_karma_fold(http, cid, token, character_id, initial_karma=0, initial_version=1)
         log_ids = {e["id"] for e in read_log_oldest_first(http, cid, token, character_id=character_id)}

@@ -25,16 +25,18 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import schemathesis
+from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
+from tests.conftest import empty, make_campaign, make_character, make_player
 from tests.factories import OWNER_SHEETS, RULESETS, SHEETS, TEST_BODIES
 from tests.hardening.conftest import ROOT
 
@@ -137,28 +139,67 @@ class Encounters:
         return self._get("active")
 
 
+@pytest.fixture(scope="module")
+def database(engine):
+    """The fuzz world outlives a test here: the database is emptied after the module's last test."""
+    yield engine
+    empty(engine)
+
+
+class Worlds:
+    """Per ruleset (built on first use, on the module's client): a campaign, a player, a
+    character and one logged test; the ids the fuzzer may aim at."""
+
+    def __init__(self, client):
+        self.client = client
+        self.built: dict[str, dict[str, Any]] = {}
+
+    def get(self, ruleset: str) -> dict[str, Any]:
+        if ruleset not in self.built:
+            self.built[ruleset] = self._seed(ruleset)
+        return self.built[ruleset]
+
+    def renew_if_dead(self, ruleset: str) -> None:
+        """Seeded again if an earlier test deleted its campaign or player, or rotated a token."""
+        world = self.built.get(ruleset)
+        if world and any(self.client.get("/v1/me", headers=world[h]).status_code != 200
+                         for h in ("headers", "player_headers")):
+            del self.built[ruleset]
+
+    def _seed(self, ruleset: str) -> dict[str, Any]:
+        client = self.client
+        camp = make_campaign(client, ruleset)
+        player = make_player(client, camp)
+        hero = make_character(client, camp, SHEETS[ruleset])
+        r = client.post(f"/v1/characters/{hero['id']}/tests", json=TEST_BODIES[ruleset], headers=camp.gm)
+        assert r.status_code == 201, r.text
+        foe = make_character(client, camp, SHEETS[ruleset], kind="npc", name="Foe")
+        return {
+            "encounters": Encounters(client, camp, hero["id"], foe["id"]),
+            "headers": camp.gm, "player_headers": player.headers, "client": client, "campaign": camp,
+            "player_id": player.id,
+            "ids": {"campaign_id": camp.id, "character_id": hero["id"], "test_id": r.json()["id"],
+                    "entry_id": r.json()["id"], "ruleset": ruleset},
+        }
+
+
+@pytest.fixture(scope="module")
+def worlds(session_app, database) -> Iterator[Worlds]:
+    """The worlds of the module (seeded once per ruleset, not per test)."""
+    with TestClient(session_app, raise_server_exceptions=False) as client:
+        yield Worlds(client)
+
+
 @pytest.fixture
-def world(client, campaign_factory, player_factory, character_factory):
-    """Per ruleset (built on first use, in this test's transaction): a campaign,
-    a player, a character and one logged test; the ids the fuzzer may aim at."""
-    built: dict[str, dict[str, Any]] = {}
+def world(worlds: Worlds):
+    """The worlds, each checked at its first use in a test (a test may have killed its tokens)."""
+    checked: set[str] = set()
 
     def get(ruleset: str) -> dict[str, Any]:
-        if ruleset not in built:
-            camp = campaign_factory(ruleset)
-            player = player_factory(camp)
-            hero = character_factory(camp, SHEETS[ruleset])
-            r = client.post(f"/v1/characters/{hero['id']}/tests", json=TEST_BODIES[ruleset], headers=camp.gm)
-            assert r.status_code == 201, r.text
-            foe = character_factory(camp, SHEETS[ruleset], kind="npc", name="Foe")
-            built[ruleset] = {
-                "encounters": Encounters(client, camp, hero["id"], foe["id"]),
-                "headers": camp.gm, "player_headers": player.headers, "client": client, "campaign": camp,
-                "player_id": player.id,
-                "ids": {"campaign_id": camp.id, "character_id": hero["id"], "test_id": r.json()["id"],
-                        "entry_id": r.json()["id"], "ruleset": ruleset},
-            }
-        return built[ruleset]
+        if ruleset not in checked:
+            checked.add(ruleset)
+            worlds.renew_if_dead(ruleset)
+        return worlds.get(ruleset)
 
     return get
 

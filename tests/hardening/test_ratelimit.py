@@ -11,16 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any, Iterator
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.deps import session_factory
 from app.core.config import Settings
-from app.core.db import get_session
 from app.main import create_app
 from tests.hardening.conftest import Server, bearer
 
@@ -35,23 +33,25 @@ def problem_429(r: httpx.Response, limit_word: str) -> None:
 
 
 class CountingSessions:
-    """The test's session, counting how many times the app opened one (a token look-up opens one)."""
+    """The app's own session factory, counting how many sessions the app opened in a thread (a
+    token look-up opens one); its write gate and loop writers are the factory's."""
 
-    def __init__(self, db_session):
-        self.db_session = db_session
+    def __init__(self, sessions):
+        self.sessions = sessions
         self.opened = 0
 
-    def __call__(self, **_: Any):
+    def __call__(self, **kwargs: Any):
         self.opened += 1
-        return nullcontext(self.db_session)
+        return self.sessions(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # writers(), on_loop(), green()
+        return getattr(self.sessions, name)
 
 
 @contextmanager
 def client_of(settings, db_session, address: str = "203.0.113.7", **changes) -> Iterator[tuple[TestClient, CountingSessions]]:
     app = create_app(settings.model_copy(update={"redis_url": None, **changes}))
-    sessions = CountingSessions(db_session)
-    app.dependency_overrides[get_session] = lambda: db_session
-    app.dependency_overrides[session_factory] = lambda: sessions
+    sessions = app.state.sessions = CountingSessions(app.state.sessions)
     with TestClient(app, raise_server_exceptions=False, client=(address, 40000)) as client:
         yield client, sessions
 

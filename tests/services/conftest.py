@@ -2,22 +2,22 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import insert
 from sqlmodel import Session
 
 from app.models.tables import Campaign, Character, new_id, utcnow
 
-GC_SHEET = {"race": "humain", "hp_max": 100, "mp_max": 50,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+from tests.factories import GC_MINIMAL as GC_SHEET  # noqa: E402  (the one home of test data)
 
 
 @pytest.fixture
-def committed(engine):
+def committed(database):
     """A great-cosmos campaign and a character committed for real (sessions bound to the engine,
-    as a request's are: a batch may then carry the COMMIT), removed afterwards: (campaign, character)."""
+    as a request's are: a batch may then carry the COMMIT; `database` empties it afterwards):
+    (campaign, character)."""
     cid, hero = new_id(), new_id()
     now = utcnow()
-    with Session(engine) as s:
+    with Session(database) as s:
         conn = s.connection()
         conn.execute(insert(Campaign.__table__), {"id": cid, "name": "Hot", "ruleset": "great-cosmos",
                                                   "options": {}, "version": 1, "created_at": now, "updated_at": now})
@@ -25,9 +25,4 @@ def committed(engine):
                                                    "kind": "pc", "sheet": GC_SHEET, "version": 1, "created_at": now,
                                                    "updated_at": now})
         s.commit()
-    yield cid, hero
-    with Session(engine) as s:
-        for table in ("event", "roll_log", "character", "campaign"):
-            s.connection().execute(text(f"DELETE FROM {table} WHERE {'id' if table == 'campaign' else 'campaign_id'}"
-                                        " = :c"), {"c": cid})
-        s.commit()
+    return cid, hero

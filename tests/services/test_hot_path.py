@@ -96,6 +96,7 @@ def test_a_log_page_sends_old_and_new_stored_texts_alike(client, campaign_factor
     db_session.connection().execute(insert(LogEntry.__table__), {
         "id": old_body["id"], "campaign_id": camp.id, "character_id": None, "kind": "roll", "hidden": False,
         "created_at": utcnow(), "body": old_body, "rerolls": None})
+    db_session.commit()
     r = client.post(f"/v1/campaigns/{camp.id}/rolls", headers=camp.gm, json={"expression": "2d6", "purpose": "thé"})
     assert r.status_code == 201
     page = client.get(f"/v1/campaigns/{camp.id}/rolls", headers=camp.gm)
