@@ -30,6 +30,7 @@ test: install-dev
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check
+	$(VENV)/bin/ruff format --check
 	$(VENV)/bin/lint-imports .importlinter
 
 ## Regenerate openapi.json from the app.

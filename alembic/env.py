@@ -1,4 +1,5 @@
 """Alembic environment: the app's metadata and engine (DATABASE_URL, normalised)."""
+
 from __future__ import annotations
 
 from logging.config import fileConfig
@@ -16,8 +17,9 @@ if config.config_file_name is not None and config.attributes.get("configure_logg
 
 def run_migrations_offline() -> None:
     url = config.attributes.get("database_url") or get_settings().database_url
-    context.configure(url=normalize_database_url(url), target_metadata=metadata,
-                      literal_binds=True, render_as_batch=True)
+    context.configure(
+        url=normalize_database_url(url), target_metadata=metadata, literal_binds=True, render_as_batch=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 
@@ -41,8 +43,13 @@ def _render_item(type_, obj, autogen_context):
 
 
 def _run(connection) -> None:
-    context.configure(connection=connection, target_metadata=metadata, render_item=_render_item,
-                      render_as_batch=connection.dialect.name == "sqlite", compare_type=True)
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        render_item=_render_item,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 

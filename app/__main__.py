@@ -1,4 +1,5 @@
 """`python -m app serve` applies the migrations then serves; `python -m app migrate` only migrates."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,14 @@ def main(argv: list[str] | None = None) -> None:
     upgrade_head()
     logging.getLogger("app").info("database migrated: %s", get_settings().database_url.split("@")[-1])
     if args.command == "serve":
-        uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers, proxy_headers=True,
-                    log_config=LOG_CONFIG)
+        uvicorn.run(
+            "app.main:app",
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            proxy_headers=True,
+            log_config=LOG_CONFIG,
+        )
 
 
 if __name__ == "__main__":

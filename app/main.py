@@ -1,4 +1,5 @@
 """The ASGI application: `app.main:app`."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
@@ -49,8 +50,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app_sessions = SessionOpener.of(settings)
     else:
         settings, app_sessions = get_settings(), open_session
-    app = FastAPI(title="jdr-rules-api", version="1.0.0", description=DESCRIPTION, lifespan=_lifespan,
-                  generate_unique_id_function=operation_id, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="jdr-rules-api",
+        version="1.0.0",
+        description=DESCRIPTION,
+        lifespan=_lifespan,
+        generate_unique_id_function=operation_id,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.settings = settings
     app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
@@ -60,19 +68,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app)  # Swagger UI and ReDoc with their assets served here (no CDN)
-    app.mount("/web", Files(directory=WEB, extra=NO_CACHE),
-              name="web")  # the dashboard's files, a client of the public API
+    app.mount(
+        "/web", Files(directory=WEB, extra=NO_CACHE), name="web"
+    )  # the dashboard's files, a client of the public API
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def dashboard() -> FileResponse:
         """The dashboard's page, with its Content-Security-Policy (issue 21 item 11)."""
         return FileResponse(WEB / "index.html", headers={**NO_CACHE, **DASHBOARD})
+
     if settings.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
-                           allow_headers=["*"], expose_headers=["ETag", "Location", "Retry-After"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["ETag", "Location", "Retry-After"],
+        )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(Admission, max_in_flight=settings.max_in_flight, max_waiting=settings.max_waiting,
-                       wait_seconds=settings.admission_wait_seconds)
+    app.add_middleware(
+        Admission,
+        max_in_flight=settings.max_in_flight,
+        max_waiting=settings.max_waiting,
+        wait_seconds=settings.admission_wait_seconds,
+    )
     request_id.install(app)  # outermost: X-Request-Id on every response, `request_id` in every problem
     return app
 

@@ -1,4 +1,5 @@
 """`python -m app.openapi` prints the OpenAPI document (committed as openapi.json)."""
+
 from __future__ import annotations
 
 import json

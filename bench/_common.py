@@ -4,6 +4,7 @@ The machine is small and noisy, so every benchmark interleaves its contenders
 (A B C A B C …), repeats, and reports the median and min–max of the *ratios
 measured within one round* — never an absolute target.
 """
+
 from __future__ import annotations
 
 import gc
@@ -25,18 +26,22 @@ if str(ROOT) not in sys.path:  # `python bench/x.py` from the repo root
 def revision() -> str:
     """The commit measured, flagged when app/ has uncommitted changes (a shared work tree)."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "app"], cwd=ROOT, capture_output=True,
-                               text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "app"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown commit"
     return f"commit {head}" + (" + uncommitted app/ changes" if dirty else "")
 
 
 def machine() -> str:
-    return (f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}, {revision()}")
+    return (
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {revision()}"
+    )
 
 
 def calibrate(fn: Callable[[int], None], budget_s: float) -> int:
@@ -69,7 +74,7 @@ def interleave(contenders: dict[str, Callable[[int], None]], rounds: int, budget
     names = list(contenders)
     out: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             out[name].append(per_op_ns(contenders[name], sizes[name]))
     return out

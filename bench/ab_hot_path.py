@@ -6,6 +6,7 @@ per request of POST /v1/characters/{id}/tests over batches of 100 (robust to loa
 
 Same app, sheet and inline threadpool as profile_hot_path.py; a fresh SQLite WAL file. ~20 s.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -27,8 +28,11 @@ async def measure(batches: int) -> list[float]:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://ab") as c:
         camp = (await c.post("/v1/campaigns", json={"name": "AB", "ruleset": "great-cosmos"})).json()
         auth = {"Authorization": f"Bearer {camp['gm_token']}"}
-        r = await c.post(f"/v1/campaigns/{camp['id']}/characters", headers=auth,
-                         json={"name": "Hero", "kind": "pc", "sheet": hot.GC_SHEET})
+        r = await c.post(
+            f"/v1/campaigns/{camp['id']}/characters",
+            headers=auth,
+            json={"name": "Hero", "kind": "pc", "sheet": hot.GC_SHEET},
+        )
         url = f"/v1/characters/{r.json()['id']}/tests"
         for _ in range(100):
             assert (await c.post(url, headers=auth, json={"stat": "force"})).status_code == 201

@@ -13,6 +13,7 @@ middleware (X-Request-Id's two, admission, body limit, CORS when configured); ro
 POST …/tests, GET …/rolls?limit=50 and GET /healthz. FastAPI's thread hop runs inline
 unless --threadpool. About 1 minute.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,9 +42,21 @@ def build(drop: set[str]):
 
 
 async def call(app, method: str, path: str, query: str, headers: list[tuple[bytes, bytes]], body: bytes) -> int:
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "",
-             "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {}}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
     sent = False
     status = 0
 
@@ -69,11 +82,16 @@ async def setup(app) -> dict:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cost") as c:
         camp = (await c.post("/v1/campaigns", json={"name": "Cost", "ruleset": "great-cosmos"})).json()
         auth = {"Authorization": f"Bearer {camp['gm_token']}"}
-        r = await c.post(f"/v1/campaigns/{camp['id']}/characters", headers=auth,
-                         json={"name": "Hero", "kind": "pc", "sheet": hot.GC_SHEET})
+        r = await c.post(
+            f"/v1/campaigns/{camp['id']}/characters",
+            headers=auth,
+            json={"name": "Hero", "kind": "pc", "sheet": hot.GC_SHEET},
+        )
         hero = r.json()["id"]
         for _ in range(60):
-            assert (await c.post(f"/v1/characters/{hero}/tests", headers=auth, json={"stat": "force"})).status_code == 201
+            assert (
+                await c.post(f"/v1/characters/{hero}/tests", headers=auth, json={"stat": "force"})
+            ).status_code == 201
         return {"campaign": camp["id"], "token": camp["gm_token"], "hero": hero}
 
 
@@ -81,10 +99,27 @@ def routes(ids: dict) -> dict[str, tuple]:
     auth = (b"authorization", f"Bearer {ids['token']}".encode())
     body = json.dumps({"stat": "force"}).encode()
     return {
-        "POST tests": ("POST", f"/v1/characters/{ids['hero']}/tests", "",
-                       [(b"host", b"cost"), auth, (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode())], body, 201),
-        "GET rolls": ("GET", f"/v1/campaigns/{ids['campaign']}/rolls", "limit=50", [(b"host", b"cost"), auth], b"", 200),
+        "POST tests": (
+            "POST",
+            f"/v1/characters/{ids['hero']}/tests",
+            "",
+            [
+                (b"host", b"cost"),
+                auth,
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+            body,
+            201,
+        ),
+        "GET rolls": (
+            "GET",
+            f"/v1/campaigns/{ids['campaign']}/rolls",
+            "limit=50",
+            [(b"host", b"cost"), auth],
+            b"",
+            200,
+        ),
         "GET healthz": ("GET", "/healthz", "", [(b"host", b"cost")], b"", 200),
     }
 
@@ -119,13 +154,20 @@ async def main_async(args) -> None:
         names = list(variants)
         times: dict[str, list[float]] = {n: [] for n in names}
         for r in range(args.rounds):
-            for name in names[r % len(names):] + names[:r % len(names)]:
+            for name in names[r % len(names) :] + names[: r % len(names)]:
                 times[name].append(await batch(variants[name], route, args.requests))
         full = times["full"]
         for name in names:
             ratio = [a / b for a, b in zip(times[name], full)]
-            rows.append([route_name, name, f"{statistics.median(times[name]):.0f}", f"{min(times[name]):.0f}",
-                         "1" if name == "full" else summary(ratio, "{:.3f}")])
+            rows.append(
+                [
+                    route_name,
+                    name,
+                    f"{statistics.median(times[name]):.0f}",
+                    f"{min(times[name]):.0f}",
+                    "1" if name == "full" else summary(ratio, "{:.3f}"),
+                ]
+            )
         print(f"  {route_name}: full {statistics.median(full):.0f} µs/request", flush=True)
     print()
     print(table(["route", "variant", "µs/request (median)", "(min)", "÷ full app (median, min–max)"], rows))
@@ -137,10 +179,16 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--postgres", action="store_true", help="a fresh database jdr_bench_cost on 127.0.0.1:5432")
     ap.add_argument("--threadpool", action="store_true", help="keep FastAPI's real thread hop")
-    ap.add_argument("--routes", default="", help="comma-separated words: only the routes naming one (tests,rolls,healthz)")
+    ap.add_argument(
+        "--routes", default="", help="comma-separated words: only the routes naming one (tests,rolls,healthz)"
+    )
     ap.add_argument("--no-variants", action="store_true", help="the full app only (no middleware variants)")
-    ap.add_argument("--cpu", action="store_true", help="time the process's CPU (less sensitive to a loaded "
-                    "machine; excludes the database server's time on PostgreSQL) instead of the wall clock")
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time the process's CPU (less sensitive to a loaded "
+        "machine; excludes the database server's time on PostgreSQL) instead of the wall clock",
+    )
     ap.add_argument("--cors", action="store_true", help="configure CORS_ORIGINS (adds the CORS middleware)")
     args = ap.parse_args()
     if args.cpu:
@@ -155,16 +203,24 @@ def main() -> None:
         url = "postgresql://postgres@127.0.0.1:5432/jdr_bench_cost"
     else:
         url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='jdr-cost-')) / 'cost.db'}"
-    os.environ.update({"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0",
-                       "CORS_ORIGINS": '["http://localhost:3000"]' if args.cors else "[]"})
+    os.environ.update(
+        {
+            "DATABASE_URL": url,
+            "ADMIN_TOKEN": "",
+            "RATE_LIMIT_PER_MINUTE": "0",
+            "CORS_ORIGINS": '["http://localhost:3000"]' if args.cors else "[]",
+        }
+    )
     from app.core.migrations import upgrade_head
 
     upgrade_head(url)
     if not args.threadpool:
         hot.inline_threadpool()
-    print(f"asgi_cost — {machine()} — {'PostgreSQL' if args.postgres else 'SQLite WAL file'}, "
-          f"{args.rounds} interleaved rounds of {args.requests} requests per variant, "
-          f"{'real threadpool' if args.threadpool else 'inline thread hop'}, {'CPU' if args.cpu else 'wall'} time\n")
+    print(
+        f"asgi_cost — {machine()} — {'PostgreSQL' if args.postgres else 'SQLite WAL file'}, "
+        f"{args.rounds} interleaved rounds of {args.requests} requests per variant, "
+        f"{'real threadpool' if args.threadpool else 'inline thread hop'}, {'CPU' if args.cpu else 'wall'} time\n"
+    )
     try:
         asyncio.run(asyncio.wait_for(main_async(args), 900))
     finally:
@@ -172,6 +228,7 @@ def main() -> None:
             import psycopg
 
             from app.core.db import get_engine
+
             get_engine().dispose()
             with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
                 conn.execute('DROP DATABASE IF EXISTS "jdr_bench_cost" WITH (FORCE)')

@@ -11,6 +11,7 @@ Same driver and pragmas as the app on SQLite (WAL, synchronous=NORMAL,
 busy_timeout) and the same psycopg 3 driver on PostgreSQL, so the ratio
 measures the app's code, not a different database setup.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,9 @@ class BenchRoll(SQLModel, table=True):
     expression: str = Field(default="3d6", max_length=20)
     rolls: list[int] = Field(sa_column=Column(JSON, nullable=False))
     total: int
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc),
-                                 sa_type=DateTime(timezone=True), nullable=False)
+    created_at: datetime = Field(
+        default_factory=lambda: datetime.now(timezone.utc), sa_type=DateTime(timezone=True), nullable=False
+    )
 
 
 def _engine():

@@ -13,6 +13,7 @@ ours with `dice_source()` (a request without seed nor dice: the secure RNG) ÷ t
 written with one `random.SystemRandom()` (issue 16, item 3).
 Targets: ours ≤ 2× the floor, and ≥ 10× faster than d20. Under 30 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,8 +86,14 @@ def contenders(expr: str) -> dict:
         for _ in repeat(None, n):
             d20.roll(expr)
 
-    return {"ours": ours, "floor": floor_, "d20": d20_, "ours_seeded": ours_seeded, "ours_secure": ours_secure,
-            "floor_secure": floor_secure}
+    return {
+        "ours": ours,
+        "floor": floor_,
+        "d20": d20_,
+        "ours_seeded": ours_seeded,
+        "ours_secure": ours_secure,
+        "floor_secure": floor_secure,
+    }
 
 
 def main() -> None:
@@ -105,14 +112,35 @@ def main() -> None:
         secure = ratios(t["ours_secure"], t["floor_secure"])
         ok = statistics.median(vs_floor) <= 2.0 and statistics.median(d20_speedup) >= 10.0
         all_ok &= ok
-        rows.append([
-            f"`{expr}`", fmt_ns(statistics.median(t["ours"])), fmt_ns(statistics.median(t["floor"])),
-            fmt_ns(statistics.median(t["d20"])), summary(vs_floor) + "×", summary(d20_speedup, "{:.1f}") + "×",
-            summary(seeded) + "×", summary(secure) + "×", verdict(ok),
-        ])
-    print(table(["expression", "ours/roll", "floor/roll", "d20/roll", "ours ÷ floor (≤ 2×)",
-                 "d20 ÷ ours (≥ 10×)", "info: ours + new Random(seed) ÷ floor",
-                 "info: ours, dice_source() ÷ SystemRandom floor", "targets"], rows))
+        rows.append(
+            [
+                f"`{expr}`",
+                fmt_ns(statistics.median(t["ours"])),
+                fmt_ns(statistics.median(t["floor"])),
+                fmt_ns(statistics.median(t["d20"])),
+                summary(vs_floor) + "×",
+                summary(d20_speedup, "{:.1f}") + "×",
+                summary(seeded) + "×",
+                summary(secure) + "×",
+                verdict(ok),
+            ]
+        )
+    print(
+        table(
+            [
+                "expression",
+                "ours/roll",
+                "floor/roll",
+                "d20/roll",
+                "ours ÷ floor (≤ 2×)",
+                "d20 ÷ ours (≥ 10×)",
+                "info: ours + new Random(seed) ÷ floor",
+                "info: ours, dice_source() ÷ SystemRandom floor",
+                "targets",
+            ],
+            rows,
+        )
+    )
     print(f"\nAll targets {verdict(all_ok)}. Absolute times are indicative only; the ratios are the result.")
 
 

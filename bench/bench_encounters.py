@@ -19,6 +19,7 @@ never use up a turn). Then, interleaved (the order rotates each round):
   the same campaign; the ratio per round is attack req/s ÷ test req/s (target ≥ 50%).
 About 2 minutes per database with the defaults.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,21 @@ DB_NAME = "jdr_bench_encounters"
 
 
 def sheet(i: int) -> dict:
-    return {"race": "humain", "level": 1, "hp_max": 10**6, "mp_max": 50, "default_posture": "defensive",
-            "stats": {"force": 60, "esprit": 50, "charisme": 40, "agilite": 10 + (i * 7) % 80, "precision": 55,
-                      "chance": 60}}
+    return {
+        "race": "humain",
+        "level": 1,
+        "hp_max": 10**6,
+        "mp_max": 50,
+        "default_posture": "defensive",
+        "stats": {
+            "force": 60,
+            "esprit": 50,
+            "charisme": 40,
+            "agilite": 10 + (i * 7) % 80,
+            "precision": 55,
+            "chance": 60,
+        },
+    }
 
 
 class Setup:
@@ -63,8 +76,11 @@ class Setup:
         ids = []
         for _ in range(count):
             self.made += 1
-            r = self.c.post(f"/v1/campaigns/{self.campaign}/characters", headers=self.auth,
-                            json={"name": f"Fighter {self.made}", "kind": "npc", "sheet": sheet(self.made)})
+            r = self.c.post(
+                f"/v1/campaigns/{self.campaign}/characters",
+                headers=self.auth,
+                json={"name": f"Fighter {self.made}", "kind": "npc", "sheet": sheet(self.made)},
+            )
             r.raise_for_status()
             ids.append(r.json()["id"])
         return ids
@@ -72,8 +88,11 @@ class Setup:
     def encounter(self, size: int) -> dict:
         """A started encounter of `size` combatants: (id, its state after start)."""
         combatants = [{"character_id": cid} for cid in self.characters(size)]
-        r = self.c.post(f"/v1/campaigns/{self.campaign}/encounters", headers=self.auth,
-                        json={"name": f"Brawl of {size}", "combatants": combatants})
+        r = self.c.post(
+            f"/v1/campaigns/{self.campaign}/encounters",
+            headers=self.auth,
+            json={"name": f"Brawl of {size}", "combatants": combatants},
+        )
         r.raise_for_status()
         eid = r.json()["id"]
         r = self.c.post(f"/v1/encounters/{eid}/start", headers=self.auth, json={})
@@ -84,8 +103,10 @@ class Setup:
         """A ranged attack between two combatants not acting now (the GM's, outside a turn)."""
         current = set(state["current"]["combatant_ids"])
         actor, target = [c["id"] for c in state["combatants"] if c["id"] not in current][:2]
-        return json.dumps({"type": "attack", "actor_id": actor, "target_id": target, "kind": "ranged",
-                           "damage": "1d6"}, separators=(",", ":"))
+        return json.dumps(
+            {"type": "attack", "actor_id": actor, "target_id": target, "kind": "ranged", "damage": "1d6"},
+            separators=(",", ":"),
+        )
 
 
 def sequential(client: httpx.Client, url: str, body: str, auth: dict, duration: float) -> list[float]:
@@ -110,8 +131,14 @@ def p99(values: list[float]) -> float:
 def bench_db(kind: str, args, work: Path) -> list[list[str]]:
     url = f"sqlite:///{work / 'encounters.db'}" if kind == "sqlite" else pg_database(args.pg_database)
     env = {"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
-    subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [PYTHON, "-m", "app", "migrate"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     try:
         with server(["app.main:app"], env, "/v1/rulesets", work / f"server-{kind}.log") as base:
             s = Setup(base)
@@ -121,10 +148,13 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
             hero = s.characters(1)[0]
             print(f"  {kind}: setup {time.monotonic() - t0:.0f} s ({s.made} characters, 4 encounters)", flush=True)
             cost = {f"next-turn {n}": (f"/v1/encounters/{eid}/next-turn", "{}") for n, eid in turns.items()}
-            cost |= {f"attack {n}": (f"/v1/encounters/{st['id']}/actions", s.attack_body(st))
-                     for n, st in attacks.items()}
-            load = {"attack": (f"/v1/encounters/{attacks[10]['id']}/actions", s.attack_body(attacks[10])),
-                    "test": (f"/v1/characters/{hero}/tests", '{"stat":"force"}')}
+            cost |= {
+                f"attack {n}": (f"/v1/encounters/{st['id']}/actions", s.attack_body(st)) for n, st in attacks.items()
+            }
+            load = {
+                "attack": (f"/v1/encounters/{attacks[10]['id']}/actions", s.attack_body(attacks[10])),
+                "test": (f"/v1/characters/{hero}/tests", '{"stat":"force"}'),
+            }
             scripts = {name: lua(work / f"{name}.lua", body, s.token) for name, (_p, body) in load.items()}
 
             def run_load(name: str, duration: int) -> dict[str, float]:
@@ -141,17 +171,23 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
             thr: dict[str, list[dict[str, float]]] = {name: [] for name in load}
             names, loads = list(cost), list(load)
             for r in range(args.rounds):
-                for name in names[r % len(names):] + names[:r % len(names)]:
+                for name in names[r % len(names) :] + names[: r % len(names)]:
                     path, body = cost[name]
                     lat[name].append(sequential(s.c, path, body, s.auth, args.duration))
                     got = lat[name][-1]
-                    print(f"  {kind} round {r + 1} {name:14s} {len(got):5d} requests  mean "
-                          f"{statistics.fmean(got):6.2f} ms  p99 {p99(got):7.2f} ms", flush=True)
-                for name in loads[r % 2:] + loads[:r % 2]:
+                    print(
+                        f"  {kind} round {r + 1} {name:14s} {len(got):5d} requests  mean "
+                        f"{statistics.fmean(got):6.2f} ms  p99 {p99(got):7.2f} ms",
+                        flush=True,
+                    )
+                for name in loads[r % 2 :] + loads[: r % 2]:
                     res = run_load(name, args.duration * 2)
                     thr[name].append(res)
-                    print(f"  {kind} round {r + 1} load {name:8s} {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms"
-                          f"  non-2xx {res['non_2xx']}  socket errors {res['socket_errors']}", flush=True)
+                    print(
+                        f"  {kind} round {r + 1} load {name:8s} {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms"
+                        f"  non-2xx {res['non_2xx']}  socket errors {res['socket_errors']}",
+                        flush=True,
+                    )
             s.c.close()
     finally:
         if kind == "postgres":
@@ -161,17 +197,31 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
         big = [statistics.fmean(x) for x in lat[f"{what} 200"]]
         small = [statistics.fmean(x) for x in lat[f"{what} 10"]]
         worse = ratios(big, small)
-        rows.append([kind, f"`{what}` 200 ÷ 10 (cost)", summary(worse) + "×", "≤ 2×",
-                     verdict(statistics.median(worse) <= 2.0),
-                     f"{statistics.median(small):.1f} / {statistics.median(big):.1f} ms",
-                     " / ".join(f"{statistics.median([p99(x) for x in lat[f'{what} {n}']]):.1f}" for n in SIZES)])
+        rows.append(
+            [
+                kind,
+                f"`{what}` 200 ÷ 10 (cost)",
+                summary(worse) + "×",
+                "≤ 2×",
+                verdict(statistics.median(worse) <= 2.0),
+                f"{statistics.median(small):.1f} / {statistics.median(big):.1f} ms",
+                " / ".join(f"{statistics.median([p99(x) for x in lat[f'{what} {n}']]):.1f}" for n in SIZES),
+            ]
+        )
     rps = {n: [x["rps"] for x in v] for n, v in thr.items()}
     share = ratios(rps["attack"], rps["test"])
     bad = sum(x["non_2xx"] + x["socket_errors"] for v in thr.values() for x in v)
-    rows.append([kind, "`attack` ÷ `POST …/tests` (req/s)", summary([100 * x for x in share], "{:.0f}") + "%",
-                 "≥ 50%", verdict(statistics.median(share) >= 0.5) + (f", {bad} non-2xx" if bad else ""),
-                 f"{statistics.median(rps['attack']):.0f} / {statistics.median(rps['test']):.0f} req/s",
-                 " / ".join(f"{statistics.median([x['p99_ms'] for x in thr[n]]):.0f}" for n in ("attack", "test"))])
+    rows.append(
+        [
+            kind,
+            "`attack` ÷ `POST …/tests` (req/s)",
+            summary([100 * x for x in share], "{:.0f}") + "%",
+            "≥ 50%",
+            verdict(statistics.median(share) >= 0.5) + (f", {bad} non-2xx" if bad else ""),
+            f"{statistics.median(rps['attack']):.0f} / {statistics.median(rps['test']):.0f} req/s",
+            " / ".join(f"{statistics.median([x['p99_ms'] for x in thr[n]]):.0f}" for n in ("attack", "test")),
+        ]
+    )
     return rows
 
 
@@ -187,15 +237,29 @@ def main() -> None:
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found (apt-get install -y wrk): using the bounded Python load generator (httpx, threads)")
         args.python_load = True
-    print(f"bench_encounters — {machine()} — {args.rounds} interleaved rounds, {args.duration} s sequential runs, "
-          f"load -c{args.connections}; median (min–max) of the per-round ratios\n")
+    print(
+        f"bench_encounters — {machine()} — {args.rounds} interleaved rounds, {args.duration} s sequential runs, "
+        f"load -c{args.connections}; median (min–max) of the per-round ratios\n"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="jdr-bench-encounters-") as tmp:
         for kind in args.db.split(","):
             rows += bench_db(kind.strip(), args, Path(tmp))
     print()
-    print(table(["database", "ratio", "median (min–max)", "target", "met?", "10 / 200 or attack / test",
-                 "p99 ms (10 / 200, or attack / test)"], rows))
+    print(
+        table(
+            [
+                "database",
+                "ratio",
+                "median (min–max)",
+                "target",
+                "met?",
+                "10 / 200 or attack / test",
+                "p99 ms (10 / 200, or attack / test)",
+            ],
+            rows,
+        )
+    )
     print("\nAbsolute times are medians of the rounds, indicative only; the same-round ratios are the result.")
 
 

@@ -19,6 +19,7 @@ and p99 latencies. Without wrk it falls back to a bounded Python load
 generator (httpx, threads) and says so. About 4 minutes with the defaults
 (2 with --db sqlite).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,13 +48,33 @@ PYTHON = sys.executable
 HOST = "127.0.0.1"
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 GC_SHEET = {
-    "race": "humain", "level": 1,
+    "race": "humain",
+    "level": 1,
     "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-    "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
+    "intuition": 3,
+    "karma": 0,
+    "hp": 100,
+    "hp_max": 100,
+    "mp": 50,
+    "mp_max": 50,
     "default_posture": "defensive",
 }
-UVICORN = ["-m", "uvicorn", "--host", HOST, "--workers", "1", "--proxy-headers", "--no-access-log",
-           "--log-level", "warning", "--loop", "asyncio", "--http", "h11"]
+UVICORN = [
+    "-m",
+    "uvicorn",
+    "--host",
+    HOST,
+    "--workers",
+    "1",
+    "--proxy-headers",
+    "--no-access-log",
+    "--log-level",
+    "warning",
+    "--loop",
+    "asyncio",
+    "--http",
+    "h11",
+]
 
 
 def free_port() -> int:
@@ -67,8 +88,14 @@ def server(args: list[str], env: dict[str, str], ready_path: str, log: Path, cwd
     """A uvicorn process of ours (stopped by its own pid at the end), and its base URL."""
     port = free_port()
     with open(log, "w") as out:
-        proc = subprocess.Popen([PYTHON, *UVICORN, "--port", str(port), *args], cwd=cwd, env={**os.environ, **env},
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [PYTHON, *UVICORN, "--port", str(port), *args],
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://{HOST}:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -93,8 +120,9 @@ def server(args: list[str], env: dict[str, str], ready_path: str, log: Path, cwd
 
 def extract(commit: str, into: Path) -> str:
     """`commit`'s tree (git archive) in `into`; returns its short hash."""
-    short = subprocess.run(["git", "rev-parse", "--short", commit], cwd=ROOT, capture_output=True, text=True,
-                           check=True, timeout=30).stdout.strip()
+    short = subprocess.run(
+        ["git", "rev-parse", "--short", commit], cwd=ROOT, capture_output=True, text=True, check=True, timeout=30
+    ).stdout.strip()
     archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True, timeout=120).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
@@ -122,8 +150,11 @@ def setup_characters(base: str, count: int) -> tuple[list[str], str]:
         auth = {"Authorization": f"Bearer {camp['gm_token']}"}
         ids = []
         for i in range(count):
-            r = c.post(f"/v1/campaigns/{camp['id']}/characters", headers=auth,
-                       json={"name": f"Bench hero {i}", "kind": "pc", "sheet": GC_SHEET})
+            r = c.post(
+                f"/v1/campaigns/{camp['id']}/characters",
+                headers=auth,
+                json={"name": f"Bench hero {i}", "kind": "pc", "sheet": GC_SHEET},
+            )
             r.raise_for_status()
             ids.append(r.json()["id"])
         r = c.post(f"/v1/characters/{ids[0]}/tests", headers=auth, json={"stat": "force"})
@@ -172,8 +203,9 @@ def run_wrk(url: str, script: Path | None, threads: int, conns: int, duration: i
     }
 
 
-def run_python_load(url: str, method: str, body: str | None, token: str | None, conns: int,
-                    duration: int) -> dict[str, float]:
+def run_python_load(
+    url: str, method: str, body: str | None, token: str | None, conns: int, duration: int
+) -> dict[str, float]:
     """Fallback when wrk is missing: `conns` threads, each with its own keep-alive client."""
     headers = {"Content-Type": "application/json"}
     if token:
@@ -203,8 +235,12 @@ def run_python_load(url: str, method: str, body: str | None, token: str | None, 
         w.join(timeout=duration + 30)
     elapsed = time.monotonic() - t0
     latencies.sort()
-    return {"rps": len(latencies) / elapsed, "p99_ms": latencies[int(len(latencies) * 0.99) - 1] if latencies else 0,
-            "non_2xx": bad[0], "socket_errors": 0}
+    return {
+        "rps": len(latencies) / elapsed,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] if latencies else 0,
+        "non_2xx": bad[0],
+        "socket_errors": 0,
+    }
 
 
 def bench_db(kind: str, args, work: Path) -> list[list[str]]:
@@ -217,14 +253,27 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
         old_url = pg_database("jdr_bench_http_old") if args.old else ""
     env = {"DATABASE_URL": ours_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
     old_env = {**env, "DATABASE_URL": old_url}
-    subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [PYTHON, "-m", "app", "migrate"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     with ExitStack() as stack:
         if args.old:  # the older commit's own tree, its own database (migrated by it)
-            subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=args.old_tree, env={**os.environ, **old_env},
-                           check=True, capture_output=True, timeout=120)
-            old = stack.enter_context(server(["app.main:app"], old_env, "/v1/rulesets", work / f"old-{kind}.log",
-                                             cwd=args.old_tree))
+            subprocess.run(
+                [PYTHON, "-m", "app", "migrate"],
+                cwd=args.old_tree,
+                env={**os.environ, **old_env},
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+            old = stack.enter_context(
+                server(["app.main:app"], old_env, "/v1/rulesets", work / f"old-{kind}.log", cwd=args.old_tree)
+            )
         try:
             results = _rounds(kind, args, work, env, base_url, old if args.old else None)
         finally:
@@ -237,41 +286,52 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
 
 
 def _rounds(kind: str, args, work: Path, env: dict[str, str], base_url: str, old: str | None) -> dict:
-    with server(["app.main:app"], env, "/v1/rulesets", work / f"ours-{kind}.log") as ours, \
-         server(["--app-dir", "bench", "baseline_app:app"], {"BENCH_DATABASE_URL": base_url}, "/ping",
-                work / f"base-{kind}.log") as base:
-            char_ids, token = setup_characters(ours, args.characters)
-            char_paths = [f"/v1/characters/{cid}/tests" for cid in char_ids]
-            targets = {
-                "ours": (f"{ours}{char_paths[0]}", "POST", '{"stat":"force"}', token),
-                "insert": (f"{base}/roll", "POST", "{}", None),
-                "ping": (f"{base}/ping", "GET", None, None),
-            }
-            paths = {"ours": char_paths}
-            if old is not None:
-                old_ids, old_token = setup_characters(old, args.characters)
-                paths["old"] = [f"/v1/characters/{cid}/tests" for cid in old_ids]
-                targets["old"] = (f"{old}{paths['old'][0]}", "POST", '{"stat":"force"}', old_token)
-            scripts = {name: lua(work / f"{name}.lua", body, tok, paths.get(name))
-                       if method == "POST" else None for name, (_u, method, body, tok) in targets.items()}
+    with (
+        server(["app.main:app"], env, "/v1/rulesets", work / f"ours-{kind}.log") as ours,
+        server(
+            ["--app-dir", "bench", "baseline_app:app"],
+            {"BENCH_DATABASE_URL": base_url},
+            "/ping",
+            work / f"base-{kind}.log",
+        ) as base,
+    ):
+        char_ids, token = setup_characters(ours, args.characters)
+        char_paths = [f"/v1/characters/{cid}/tests" for cid in char_ids]
+        targets = {
+            "ours": (f"{ours}{char_paths[0]}", "POST", '{"stat":"force"}', token),
+            "insert": (f"{base}/roll", "POST", "{}", None),
+            "ping": (f"{base}/ping", "GET", None, None),
+        }
+        paths = {"ours": char_paths}
+        if old is not None:
+            old_ids, old_token = setup_characters(old, args.characters)
+            paths["old"] = [f"/v1/characters/{cid}/tests" for cid in old_ids]
+            targets["old"] = (f"{old}{paths['old'][0]}", "POST", '{"stat":"force"}', old_token)
+        scripts = {
+            name: lua(work / f"{name}.lua", body, tok, paths.get(name)) if method == "POST" else None
+            for name, (_u, method, body, tok) in targets.items()
+        }
 
-            def load(name: str, duration: int, conns: int) -> dict[str, float]:
-                url, method, body, tok = targets[name]
-                if args.python_load:
-                    return run_python_load(url, method, body, tok, conns, duration)
-                return run_wrk(url, scripts[name], args.threads, conns, duration)
+        def load(name: str, duration: int, conns: int) -> dict[str, float]:
+            url, method, body, tok = targets[name]
+            if args.python_load:
+                return run_python_load(url, method, body, tok, conns, duration)
+            return run_wrk(url, scripts[name], args.threads, conns, duration)
 
-            for name in targets:  # warm-up: imports, connection pools, SQLite page cache
-                load(name, 2, 4)
-            results: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
-            names = list(targets)
-            for r in range(args.rounds):
-                for name in names[r % len(names):] + names[:r % len(names)]:
-                    res = load(name, args.duration, args.connections)
-                    results[name].append(res)
-                    print(f"  {kind} round {r + 1} {name:6s} {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms"
-                          f"  non-2xx {res['non_2xx']}  socket errors {res['socket_errors']}", flush=True)
-            return results
+        for name in targets:  # warm-up: imports, connection pools, SQLite page cache
+            load(name, 2, 4)
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
+        names = list(targets)
+        for r in range(args.rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                res = load(name, args.duration, args.connections)
+                results[name].append(res)
+                print(
+                    f"  {kind} round {r + 1} {name:6s} {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms"
+                    f"  non-2xx {res['non_2xx']}  socket errors {res['socket_errors']}",
+                    flush=True,
+                )
+        return results
 
 
 def _summary(kind: str, results: dict) -> list[list[str]]:
@@ -279,15 +339,19 @@ def _summary(kind: str, results: dict) -> list[list[str]]:
     p99 = {n: [x["p99_ms"] for x in v] for n, v in results.items()}
     vs_insert, vs_ping = ratios(rps["ours"], rps["insert"]), ratios(rps["ours"], rps["ping"])
     bad = sum(x["non_2xx"] + x["socket_errors"] for v in results.values() for x in v)
-    return [[
-        kind, f"{statistics.median(rps['ours']):.0f}", f"{statistics.median(rps['insert']):.0f}",
-        f"{statistics.median(rps['ping']):.0f}",
-        summary(vs_insert) + f"× ({verdict(statistics.median(vs_insert) >= TARGET_VS_INSERT)})",
-        summary([100 * x for x in vs_ping], "{:.0f}") + f"% ({verdict(statistics.median(vs_ping) >= 0.25)})",
-        " / ".join(f"{statistics.median(p99[n]):.0f}" for n in results),
-        summary(ratios(rps["ours"], rps["old"])) + "×" if "old" in rps else "—",
-        str(bad),
-    ]]
+    return [
+        [
+            kind,
+            f"{statistics.median(rps['ours']):.0f}",
+            f"{statistics.median(rps['insert']):.0f}",
+            f"{statistics.median(rps['ping']):.0f}",
+            summary(vs_insert) + f"× ({verdict(statistics.median(vs_insert) >= TARGET_VS_INSERT)})",
+            summary([100 * x for x in vs_ping], "{:.0f}") + f"% ({verdict(statistics.median(vs_ping) >= 0.25)})",
+            " / ".join(f"{statistics.median(p99[n]):.0f}" for n in results),
+            summary(ratios(rps["ours"], rps["old"])) + "×" if "old" in rps else "—",
+            str(bad),
+        ]
+    ]
 
 
 TARGET_VS_INSERT = 1.5  # issue 16 (issue 7 asked ≥ 1.0×)
@@ -300,18 +364,28 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=10, help="seconds per load run")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--connections", type=int, default=32)
-    ap.add_argument("--characters", type=int, default=1,
-                    help="characters tested (wrk picks one at random per request; the Python fallback tests the first); 1 = one hot row")
+    ap.add_argument(
+        "--characters",
+        type=int,
+        default=1,
+        help="characters tested (wrk picks one at random per request; the Python fallback tests the first); 1 = one hot row",
+    )
     ap.add_argument("--python-load", action="store_true", help="use the Python load generator even if wrk exists")
-    ap.add_argument("--old", default="", help="also load this commit's POST …/tests (its tree from git archive, "
-                    "its own database), in the same rounds: ours ÷ old")
+    ap.add_argument(
+        "--old",
+        default="",
+        help="also load this commit's POST …/tests (its tree from git archive, "
+        "its own database), in the same rounds: ours ÷ old",
+    )
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found (apt-get install -y wrk): using the bounded Python load generator (httpx, threads)")
         args.python_load = True
     tool = "Python httpx threads" if args.python_load else f"wrk -t{args.threads}"
-    print(f"bench_http — {machine()} — {tool} -c{args.connections} -d{args.duration}s, "
-          f"{args.rounds} interleaved rounds, {args.characters} character(s) tested, median (min–max)\n")
+    print(
+        f"bench_http — {machine()} — {tool} -c{args.connections} -d{args.duration}s, "
+        f"{args.rounds} interleaved rounds, {args.characters} character(s) tested, median (min–max)\n"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="jdr-bench-http-") as tmp:
         if args.old:
@@ -322,9 +396,22 @@ def main() -> None:
         for kind in args.db.split(","):
             rows += bench_db(kind.strip(), args, Path(tmp))
     print()
-    print(table(["database", "ours req/s", "insert req/s", "ping req/s", f"ours ÷ insert (≥ {TARGET_VS_INSERT}×)",
-                 "ours ÷ ping (≥ 25%)", "p99 ms ours / insert / ping" + (" / old" if args.old else ""),
-                 f"ours ÷ old ({args.old})" if args.old else "ours ÷ old", "non-2xx + socket errors"], rows))
+    print(
+        table(
+            [
+                "database",
+                "ours req/s",
+                "insert req/s",
+                "ping req/s",
+                f"ours ÷ insert (≥ {TARGET_VS_INSERT}×)",
+                "ours ÷ ping (≥ 25%)",
+                "p99 ms ours / insert / ping" + (" / old" if args.old else ""),
+                f"ours ÷ old ({args.old})" if args.old else "ours ÷ old",
+                "non-2xx + socket errors",
+            ],
+            rows,
+        )
+    )
     print("\nreq/s and p99 are medians of the rounds, indicative only; the ratios (same round) are the result.")
 
 

@@ -13,6 +13,7 @@ fresh process for both, to show the in-process "cold" is really cold.
 Results must be identical Fractions. Target: ours ≥ 3× faster than icepool cold.
 Under 60 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,7 @@ from app.rules import worlds_awakening as wa
 from app.rules.asgard import odds as as_odds
 from app.rules.asgard.core import TestSpec as AsgardSpec
 from app.rules.great_cosmos import odds as gc_odds
+
 # the rules restated independently from the pages: the same oracles the tests check icepool with
 from tests.rules.test_great_cosmos_odds import oracle_outcome as gc_reference
 from tests.rules.test_rulebook_d100_odds import reference_outcome as rb_reference
@@ -50,6 +52,7 @@ def nonzero(d: dict) -> dict:
 
 
 # --- Great Cosmos (GC-T1, GC-T2, GC-K2..K4) ------------------------------------
+
 
 def gc_case(target: int, karma: int):
     def ours():
@@ -101,6 +104,7 @@ def wa_case(spec: wa.TestSpec):
 
 
 # --- Asgard (AS-T1, T3, H1) ----------------------------------------------------
+
 
 def as_case(spec: AsgardSpec):
     n = 4 if spec.heroism_4d6 else 3
@@ -155,6 +159,7 @@ def batch(fn):
     def run(n: int) -> None:
         for _ in repeat(None, n):
             fn()
+
     return run
 
 
@@ -177,8 +182,14 @@ def fresh_process_check(rounds: int) -> str:
         for _ in range(rounds):
             t["ours"].append(first_call_ns(case, "ours"))
             t["icepool"].append(first_call_ns(case, "ice"))
-        rows.append([case, fmt_ns(statistics.median(t["ours"])), fmt_ns(statistics.median(t["icepool"])),
-                     summary(ratios(t["icepool"], t["ours"]), "{:.1f}") + "×"])
+        rows.append(
+            [
+                case,
+                fmt_ns(statistics.median(t["ours"])),
+                fmt_ns(statistics.median(t["icepool"])),
+                summary(ratios(t["icepool"], t["ours"]), "{:.1f}") + "×",
+            ]
+        )
     return table(["case (first call in a fresh process)", "ours", "icepool", "icepool ÷ ours"], rows)
 
 
@@ -200,11 +211,31 @@ def main() -> None:
         speed = ratios(t["icepool"], t["ours"])
         warm_speed = ratios(t["icepool"], t["warm"]) if "warm" in t else speed
         speedups.append(statistics.median(speed))
-        rows.append([name, "identical", fmt_ns(statistics.median(t["ours"])), fmt_ns(statistics.median(t["icepool"])),
-                     summary(speed) + "×", verdict(statistics.median(speed) >= 3.0),
-                     summary(warm_speed, "{:.0f}") + "×" + ("" if "warm" in t else " (no cache)")])
-    print(table(["test", "Fractions", "ours (cold)", "icepool (cold)", "icepool ÷ ours cold (≥ 3×)", "target",
-                 "info: icepool ÷ ours warm (lru cache hit)"], rows))
+        rows.append(
+            [
+                name,
+                "identical",
+                fmt_ns(statistics.median(t["ours"])),
+                fmt_ns(statistics.median(t["icepool"])),
+                summary(speed) + "×",
+                verdict(statistics.median(speed) >= 3.0),
+                summary(warm_speed, "{:.0f}") + "×" + ("" if "warm" in t else " (no cache)"),
+            ]
+        )
+    print(
+        table(
+            [
+                "test",
+                "Fractions",
+                "ours (cold)",
+                "icepool (cold)",
+                "icepool ÷ ours cold (≥ 3×)",
+                "target",
+                "info: icepool ÷ ours warm (lru cache hit)",
+            ],
+            rows,
+        )
+    )
     met = sum(s >= 3.0 for s in speedups)
     print(f"\nTarget ≥ 3× met in {met}/{len(speedups)} cases; worst median speed-up {min(speedups):.1f}×.")
     if not args.no_fresh_process:

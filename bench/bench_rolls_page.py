@@ -12,6 +12,7 @@ schema), then 300 log entries are made through this tree (great-cosmos tests wit
 turns (the order rotates each round). Reported: new ÷ old req/s per round (target
 ≥ 2×) and each one's p99. Without wrk: a bounded Python load generator. ~2 minutes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,24 +68,48 @@ def main() -> None:
         old_tree = work / "old"
         old_tree.mkdir()
         old = extract(args.old, old_tree)
-        print(f"bench_rolls_page — {machine()} — old = {old}, {args.db}, "
-              f"{'Python load' if args.python_load else 'wrk -t2'} -c{args.connections} -d{args.duration}s, "
-              f"{args.rounds} interleaved rounds\n", flush=True)
+        print(
+            f"bench_rolls_page — {machine()} — old = {old}, {args.db}, "
+            f"{'Python load' if args.python_load else 'wrk -t2'} -c{args.connections} -d{args.duration}s, "
+            f"{args.rounds} interleaved rounds\n",
+            flush=True,
+        )
         db = "jdr_bench_rolls"
         url = pg_database(db) if args.db == "postgres" else f"sqlite:///{work / 'rolls.db'}"
-        env = {"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]",
-               "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
-        subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True,
-                       capture_output=True, timeout=120)
+        env = {
+            "DATABASE_URL": url,
+            "ADMIN_TOKEN": "",
+            "RATE_LIMIT_PER_MINUTE": "0",
+            "CORS_ORIGINS": "[]",
+            "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
+        }
+        subprocess.run(
+            [PYTHON, "-m", "app", "migrate"],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         try:
-            with server(["app.main:app"], env, "/healthz", work / "new.log") as new_base, \
-                 server(["--app-dir", str(old_tree), "app.main:app"], {**env, "PYTHONPATH": str(old_tree)}, "/healthz",
-                        work / "old.log", cwd=old_tree) as old_base:
+            with (
+                server(["app.main:app"], env, "/healthz", work / "new.log") as new_base,
+                server(
+                    ["--app-dir", str(old_tree), "app.main:app"],
+                    {**env, "PYTHONPATH": str(old_tree)},
+                    "/healthz",
+                    work / "old.log",
+                    cwd=old_tree,
+                ) as old_base,
+            ):
                 with httpx.Client(base_url=new_base, timeout=30) as c:
                     camp = c.post("/v1/campaigns", json={"name": "Rolls", "ruleset": "great-cosmos"}).json()
                     auth = {"Authorization": f"Bearer {camp['gm_token']}"}
-                    hero = c.post(f"/v1/campaigns/{camp['id']}/characters", headers=auth,
-                                  json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET}).json()["id"]
+                    hero = c.post(
+                        f"/v1/campaigns/{camp['id']}/characters",
+                        headers=auth,
+                        json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET},
+                    ).json()["id"]
                 fill(old_base, camp["id"], camp["gm_token"], hero, args.entries)
                 fill(new_base, camp["id"], camp["gm_token"], hero, args.entries)
                 path = f"/v1/campaigns/{camp['id']}/rolls?limit=50"
@@ -97,8 +122,9 @@ def main() -> None:
 
                 def load(name: str, duration: int) -> dict[str, float]:
                     if args.python_load:
-                        return run_python_load(bases[name] + path, "GET", None, camp["gm_token"], args.connections,
-                                               duration)
+                        return run_python_load(
+                            bases[name] + path, "GET", None, camp["gm_token"], args.connections, duration
+                        )
                     return run_wrk(bases[name] + path, script, 2, args.connections, duration)
 
                 for name in bases:
@@ -106,11 +132,14 @@ def main() -> None:
                 results: dict[str, list[dict[str, float]]] = {n: [] for n in bases}
                 names = list(bases)
                 for r in range(args.rounds):
-                    for name in (names if r % 2 == 0 else names[::-1]):
+                    for name in names if r % 2 == 0 else names[::-1]:
                         res = load(name, args.duration)
                         results[name].append(res)
-                        print(f"  round {r + 1} {name}: {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms  "
-                              f"non-2xx {res['non_2xx']}", flush=True)
+                        print(
+                            f"  round {r + 1} {name}: {res['rps']:8.1f} req/s  p99 {res['p99_ms']:7.1f} ms  "
+                            f"non-2xx {res['non_2xx']}",
+                            flush=True,
+                        )
         finally:
             if args.db == "postgres":
                 pg_drop(db)
@@ -118,10 +147,21 @@ def main() -> None:
     ratio = [a / b for a, b in zip(rps["new"], rps["old"])]
     p99 = {n: statistics.median(x["p99_ms"] for x in v) for n, v in results.items()}
     print()
-    print(table(["database", "new req/s", "old req/s", "new ÷ old (≥ 2×)", "p99 ms new / old", "old commit"],
-                [[args.db, f"{statistics.median(rps['new']):.0f}", f"{statistics.median(rps['old']):.0f}",
-                  summary(ratio) + f"× ({verdict(statistics.median(ratio) >= 2.0)})",
-                  f"{p99['new']:.1f} / {p99['old']:.1f}", old]]))
+    print(
+        table(
+            ["database", "new req/s", "old req/s", "new ÷ old (≥ 2×)", "p99 ms new / old", "old commit"],
+            [
+                [
+                    args.db,
+                    f"{statistics.median(rps['new']):.0f}",
+                    f"{statistics.median(rps['old']):.0f}",
+                    summary(ratio) + f"× ({verdict(statistics.median(ratio) >= 2.0)})",
+                    f"{p99['new']:.1f} / {p99['old']:.1f}",
+                    old,
+                ]
+            ],
+        )
+    )
 
 
 if __name__ == "__main__":

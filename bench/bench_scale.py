@@ -20,6 +20,7 @@ Measured in-process through the real app and its HTTP interface
 Target: large ÷ small ≤ 1.5×. Encounters do not exist yet in the app, so
 there is no encounter benchmark.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,13 +44,25 @@ from sqlalchemy import func, insert, select
 DATA = Path("/tmp/jdr-bench-scale")
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 GC_SHEET = {
-    "race": "humain", "level": 1,
+    "race": "humain",
+    "level": 1,
     "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-    "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
+    "intuition": 3,
+    "karma": 0,
+    "hp": 100,
+    "hp_max": 100,
+    "mp": 50,
+    "mp_max": 50,
     "default_posture": "defensive",
 }
-OUTCOMES = [("super_critical_success", -2), ("critical_success", -1), ("success", 0),
-            ("failure", 0), ("critical_failure", 1), ("super_critical_failure", 2)]
+OUTCOMES = [
+    ("super_critical_success", -2),
+    ("critical_success", -1),
+    ("success", 0),
+    ("failure", 0),
+    ("critical_failure", 1),
+    ("super_critical_failure", 2),
+]
 CHUNK = 20_000
 
 
@@ -98,7 +111,7 @@ def make_app(url: str):
         from app.api.deps import session_factory
     except ImportError:
         from app.api.events import session_factory
-    application.dependency_overrides[session_factory] = lambda: (lambda **_: Session(engine, expire_on_commit=False))
+    application.dependency_overrides[session_factory] = lambda: lambda **_: Session(engine, expire_on_commit=False)
     return application, engine
 
 
@@ -113,13 +126,28 @@ def fake_bodies(template: dict, campaign_id: str, n: int, start: datetime):
         created = start + timedelta(seconds=i)
         entry_id = uuid4().hex
         hidden = rng.random() < 0.05
-        body = {**template, "id": entry_id, "natural": natural, "score": natural, "outcome": outcome,
-                "success": outcome.endswith("success"), "rolls": [{"die": "d100", "value": natural, "purpose": "test"}],
-                "effects": {"karma": {"before": karma, "after": after}}, "hidden": hidden,
-                "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+        body = {
+            **template,
+            "id": entry_id,
+            "natural": natural,
+            "score": natural,
+            "outcome": outcome,
+            "success": outcome.endswith("success"),
+            "rolls": [{"die": "d100", "value": natural, "purpose": "test"}],
+            "effects": {"karma": {"before": karma, "after": after}},
+            "hidden": hidden,
+            "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        }
         karma = after
-        yield {"id": entry_id, "campaign_id": campaign_id, "character_id": template.get("character_id"),
-               "kind": "test", "hidden": hidden, "created_at": created, "body": body}
+        yield {
+            "id": entry_id,
+            "campaign_id": campaign_id,
+            "character_id": template.get("character_id"),
+            "kind": "test",
+            "hidden": hidden,
+            "created_at": created,
+            "body": body,
+        }
 
 
 def build(kind: str, name: str, url: str, rows: int) -> dict:
@@ -135,8 +163,9 @@ def build(kind: str, name: str, url: str, rows: int) -> dict:
         camp = c.post("/v1/campaigns", json={"name": "Scale", "ruleset": "great-cosmos"}).json()
         gm = {"Authorization": f"Bearer {camp['gm_token']}"}
         player = c.post(f"/v1/campaigns/{camp['id']}/players", headers=gm, json={"name": "P"}).json()
-        char = c.post(f"/v1/campaigns/{camp['id']}/characters", headers=gm,
-                      json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET}).json()
+        char = c.post(
+            f"/v1/campaigns/{camp['id']}/characters", headers=gm, json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET}
+        ).json()
         template = c.post(f"/v1/characters/{char['id']}/tests", headers=gm, json={"stat": "force"}).json()
     start = datetime.now(timezone.utc) - timedelta(seconds=rows + 10)
     table_ = LogEntry.__table__
@@ -154,8 +183,13 @@ def build(kind: str, name: str, url: str, rows: int) -> dict:
         if kind == "postgres":
             conn.exec_driver_sql("ANALYZE roll_log")
     engine.dispose()
-    meta = {"campaign_id": camp["id"], "gm_token": camp["gm_token"], "player_token": player["token"],
-            "rows": count, "build_seconds": round(time.monotonic() - t0, 1)}
+    meta = {
+        "campaign_id": camp["id"],
+        "gm_token": camp["gm_token"],
+        "player_token": player["token"],
+        "rows": count,
+        "build_seconds": round(time.monotonic() - t0, 1),
+    }
     meta_path(kind, name).write_text(json.dumps(meta))
     print(f"  built {name}: {count:,} rows in {meta['build_seconds']} s", flush=True)
     return meta
@@ -178,8 +212,13 @@ def deep_cursor(engine, campaign_id: str, rows: int) -> str:
     from app.services.rolls import _cursor  # the opaque cursor format, as the app writes it
 
     with engine.connect() as conn:
-        seq = conn.execute(select(LogEntry.seq).where(LogEntry.campaign_id == campaign_id)
-                           .order_by(LogEntry.seq.desc()).offset(rows // 2).limit(1)).scalar_one()
+        seq = conn.execute(
+            select(LogEntry.seq)
+            .where(LogEntry.campaign_id == campaign_id)
+            .order_by(LogEntry.seq.desc())
+            .offset(rows // 2)
+            .limit(1)
+        ).scalar_one()
     return _cursor(seq)
 
 
@@ -206,8 +245,13 @@ def main() -> None:
         player = {"Authorization": f"Bearer {meta['player_token']}"}
         base = f"/v1/campaigns/{meta['campaign_id']}/rolls?limit=50"
         cursor = deep_cursor(engine, meta["campaign_id"], meta["rows"])
-        sides[name] = {"first": (base, gm), "deep": (f"{base}&cursor={cursor}", gm), "player": (base, player),
-                       "client": client, "rows": meta["rows"]}
+        sides[name] = {
+            "first": (base, gm),
+            "deep": (f"{base}&cursor={cursor}", gm),
+            "player": (base, player),
+            "client": client,
+            "rows": meta["rows"],
+        }
         for path, headers in (sides[name]["first"], sides[name]["deep"], sides[name]["player"]):
             r = client.get(path, headers=headers)
             assert r.status_code == 200 and len(r.json()["items"]) == 50 and r.json()["next_cursor"], r.text
@@ -219,22 +263,40 @@ def main() -> None:
         def run(n: int) -> None:
             for _ in repeat(None, n):
                 get(path, headers=headers)
+
         return run
 
     rows_out, ok_all = [], True
     labels = {"first": "first page (GM)", "deep": "deep cursor page, half-way (GM)", "player": "first page (player)"}
     for case, label in labels.items():
-        t = interleave({"small": batch(sides["small"], case), "large": batch(sides["large"], case)},
-                       args.rounds, args.budget)
+        t = interleave(
+            {"small": batch(sides["small"], case), "large": batch(sides["large"], case)}, args.rounds, args.budget
+        )
         r = ratios(t["large"], t["small"])
         ok = statistics.median(r) <= 1.5
         ok_all &= ok
-        rows_out.append([label, fmt_ns(statistics.median(t["small"])), fmt_ns(statistics.median(t["large"])),
-                         summary(r) + "×", verdict(ok)])
+        rows_out.append(
+            [
+                label,
+                fmt_ns(statistics.median(t["small"])),
+                fmt_ns(statistics.median(t["large"])),
+                summary(r) + "×",
+                verdict(ok),
+            ]
+        )
     print()
-    print(table(["GET /v1/campaigns/{cid}/rolls?limit=50",
-                 f"{sides['small']['rows']:,} rows", f"{sides['large']['rows']:,} rows",
-                 "large ÷ small (≤ 1.5×)", "target"], rows_out))
+    print(
+        table(
+            [
+                "GET /v1/campaigns/{cid}/rolls?limit=50",
+                f"{sides['small']['rows']:,} rows",
+                f"{sides['large']['rows']:,} rows",
+                "large ÷ small (≤ 1.5×)",
+                "target",
+            ],
+            rows_out,
+        )
+    )
     print(f"\nTarget {verdict(ok_all)}. Encounters do not exist yet in the app: no encounter benchmark.")
 
 

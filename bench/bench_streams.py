@@ -22,6 +22,7 @@ in an 11th campaign no stream follows (target: with ÷ without ≥ 0.9, i.e. the
 information, in the first campaign, which 100 of the streams follow (every test
 is then also sent to 100 streams). About 2 minutes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,9 +49,18 @@ HOST = "127.0.0.1"
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_NAME = "jdr_bench_streams"
 CAMPAIGNS = 10
-SHEET = {"race": "humain", "level": 1,
-         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-         "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50, "default_posture": "defensive"}
+SHEET = {
+    "race": "humain",
+    "level": 1,
+    "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
+    "intuition": 3,
+    "karma": 0,
+    "hp": 100,
+    "hp_max": 100,
+    "mp": 50,
+    "mp_max": 50,
+    "default_posture": "defensive",
+}
 
 
 def rss_mb(pid: int) -> float:
@@ -77,8 +87,10 @@ async def get_latencies(http: httpx.AsyncClient, path: str, token: str, samples:
 
 async def open_stream(port: int, cid: str, token: str):
     reader, writer = await asyncio.open_connection(HOST, port)
-    writer.write(f"GET /v1/campaigns/{cid}/events HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {token}\r\n"
-                 "Accept: text/event-stream\r\n\r\n".encode())
+    writer.write(
+        f"GET /v1/campaigns/{cid}/events HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {token}\r\n"
+        "Accept: text/event-stream\r\n\r\n".encode()
+    )
     await writer.drain()
     head = await reader.readuntil(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 200"):
@@ -96,8 +108,9 @@ def hot_load(port: int, character: str, token: str, args) -> dict[str, float]:
     return run_python_load(url, "POST", '{"stat":"force"}', token, args.hot_connections, args.hot_seconds)
 
 
-async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args,
-              quiet: tuple[str, str, str] | None = None) -> dict:
+async def run(
+    port: int, pid: int, campaigns: list[tuple[str, str, str]], args, quiet: tuple[str, str, str] | None = None
+) -> dict:
     _, token, character = campaigns[0]
     path = f"/v1/characters/{character}"
     result: dict = {"without": [], "with": [], "open_s": []}
@@ -111,7 +124,7 @@ async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args,
         result["rss_before"] = rss_mb(pid)
         peak = 0.0
         for r in range(args.rounds):
-            for phase in (("without", "with") if r % 2 == 0 else ("with", "without")):
+            for phase in ("without", "with") if r % 2 == 0 else ("with", "without"):
                 if phase == "without":
                     result["without"].append(p99(await get_latencies(http, path, token, args.samples)))
                     for name, (_cid, tok, hero) in hot.items():
@@ -123,7 +136,8 @@ async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args,
                     per = args.streams // len(campaigns)
                     for cid, tok, _ in campaigns:
                         writers += await asyncio.wait_for(
-                            asyncio.gather(*(open_stream(port, cid, tok) for _ in range(per))), 120)
+                            asyncio.gather(*(open_stream(port, cid, tok) for _ in range(per))), 120
+                        )
                     result["open_s"].append(time.perf_counter() - t0)
                     await asyncio.sleep(2.0)
                     result["with"].append(p99(await get_latencies(http, path, token, args.samples)))
@@ -135,14 +149,19 @@ async def run(port: int, pid: int, campaigns: list[tuple[str, str, str]], args,
                         w.close()
                 await asyncio.sleep(1.0)
             await asyncio.sleep(1.0)
-            print(f"  round {r + 1}: p99 without {result['without'][-1]:.1f} ms, with {args.streams} streams "
-                  f"{result['with'][-1]:.1f} ms (opened in {result['open_s'][-1]:.1f} s); "
-                  f"RSS {rss_mb(pid):.0f} MB after they closed", flush=True)
+            print(
+                f"  round {r + 1}: p99 without {result['without'][-1]:.1f} ms, with {args.streams} streams "
+                f"{result['with'][-1]:.1f} ms (opened in {result['open_s'][-1]:.1f} s); "
+                f"RSS {rss_mb(pid):.0f} MB after they closed",
+                flush=True,
+            )
             for name in hot:
                 wo, w = result[f"hot {name} without"][-1], result[f"hot {name} with"][-1]
-                print(f"    POST tests ({name} campaign): {wo['rps']:.0f} req/s p99 {wo['p99_ms']:.0f} ms without, "
-                      f"{w['rps']:.0f} req/s p99 {w['p99_ms']:.0f} ms with; non-2xx {wo['non_2xx'] + w['non_2xx']}",
-                      flush=True)
+                print(
+                    f"    POST tests ({name} campaign): {wo['rps']:.0f} req/s p99 {wo['p99_ms']:.0f} ms without, "
+                    f"{w['rps']:.0f} req/s p99 {w['p99_ms']:.0f} ms with; non-2xx {wo['non_2xx'] + w['non_2xx']}",
+                    flush=True,
+                )
         await asyncio.sleep(3.0)
         await get_latencies(http, path, token, 20)
         result["rss_after"] = rss_mb(pid)
@@ -156,16 +175,18 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--samples", type=int, default=300)
-    ap.add_argument("--hot-seconds", type=int, default=6,
-                    help="the hot path's load per phase (0: no hot-path phases)")
+    ap.add_argument("--hot-seconds", type=int, default=6, help="the hot path's load per phase (0: no hot-path phases)")
     ap.add_argument("--hot-connections", type=int, default=16)
     ap.add_argument("--python-load", action="store_true", help="the Python load generator even if wrk exists")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < args.streams + 512:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, args.streams + 512), hard))
-    print(f"bench_streams: {machine()}, {args.db}, {args.streams} streams, {args.rounds} rounds, "
-          f"{args.samples} GETs per phase", flush=True)
+    print(
+        f"bench_streams: {machine()}, {args.db}, {args.streams} streams, {args.rounds} rounds, "
+        f"{args.samples} GETs per phase",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="jdr-bench-streams-") as tmp:
         work = Path(tmp)
         if args.db == "sqlite":
@@ -175,15 +196,45 @@ def main() -> None:
                 conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
                 conn.execute(f'CREATE DATABASE "{PG_NAME}"')
             url = f"postgresql://postgres@127.0.0.1:5432/{PG_NAME}"
-        env = {**os.environ, "DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0",
-               "EVENT_STREAMS_PER_TOKEN": str(args.streams), "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
-        subprocess.run([PYTHON, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "ADMIN_TOKEN": "",
+            "RATE_LIMIT_PER_MINUTE": "0",
+            "EVENT_STREAMS_PER_TOKEN": str(args.streams),
+            "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
+        }
+        subprocess.run(
+            [PYTHON, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120
+        )
         port = _common_free_port()
         log = open(work / "server.log", "w")
-        proc = subprocess.Popen([PYTHON, "-m", "uvicorn", "app.main:app", "--host", HOST, "--port", str(port),
-                                 "--workers", "1", "--no-access-log", "--log-level", "warning", "--loop", "asyncio",
-                                 "--http", "h11"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "uvicorn",
+                "app.main:app",
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                "--no-access-log",
+                "--log-level",
+                "warning",
+                "--loop",
+                "asyncio",
+                "--http",
+                "h11",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 60
             while True:
@@ -201,16 +252,22 @@ def main() -> None:
                     r = c.post("/v1/campaigns", json={"name": f"Bench {i}", "ruleset": "great-cosmos"})
                     r.raise_for_status()
                     cid, token = r.json()["id"], r.json()["gm_token"]
-                    r = c.post(f"/v1/campaigns/{cid}/characters", headers={"Authorization": f"Bearer {token}"},
-                               json={"name": "Hero", "kind": "pc", "sheet": SHEET})
+                    r = c.post(
+                        f"/v1/campaigns/{cid}/characters",
+                        headers={"Authorization": f"Bearer {token}"},
+                        json={"name": "Hero", "kind": "pc", "sheet": SHEET},
+                    )
                     r.raise_for_status()
                     campaigns.append((cid, token, r.json()["id"]))
                 quiet = None
                 if args.hot_seconds > 0:  # a campaign no stream follows: the hot path beside idle streams
                     r = c.post("/v1/campaigns", json={"name": "Bench quiet", "ruleset": "great-cosmos"})
                     cid, token = r.json()["id"], r.json()["gm_token"]
-                    r = c.post(f"/v1/campaigns/{cid}/characters", headers={"Authorization": f"Bearer {token}"},
-                               json={"name": "Hero", "kind": "pc", "sheet": SHEET})
+                    r = c.post(
+                        f"/v1/campaigns/{cid}/characters",
+                        headers={"Authorization": f"Bearer {token}"},
+                        json={"name": "Hero", "kind": "pc", "sheet": SHEET},
+                    )
                     quiet = (cid, token, r.json()["id"])
             res = asyncio.run(asyncio.wait_for(run(port, proc.pid, campaigns, args, quiet), 900))
         finally:
@@ -227,30 +284,63 @@ def main() -> None:
     p99_ratios = [w / wo for w, wo in zip(res["with"], res["without"])]
     rss_ratio = res["rss_after"] / res["rss_before"]
     print()
-    print(table(
-        ["database", "GET p99 with ÷ without (median, min–max)", "p99 ms without / with (median)",
-         "RSS after ÷ before", "RSS MB before / peak / after", "1,000 streams opened in (s)"],
-        [[args.db, summary(p99_ratios) + f"× ({verdict(statistics.median(p99_ratios) <= 3.0)}, target ≤ 3×)",
-          f"{statistics.median(res['without']):.1f} / {statistics.median(res['with']):.1f}",
-          f"{rss_ratio:.2f}× ({verdict(rss_ratio <= 1.2)}, target ≤ 1.2×)",
-          f"{res['rss_before']:.0f} / {res['rss_peak']:.0f} / {res['rss_after']:.0f}",
-          summary(res["open_s"], "{:.1f}")]]))
+    print(
+        table(
+            [
+                "database",
+                "GET p99 with ÷ without (median, min–max)",
+                "p99 ms without / with (median)",
+                "RSS after ÷ before",
+                "RSS MB before / peak / after",
+                "1,000 streams opened in (s)",
+            ],
+            [
+                [
+                    args.db,
+                    summary(p99_ratios) + f"× ({verdict(statistics.median(p99_ratios) <= 3.0)}, target ≤ 3×)",
+                    f"{statistics.median(res['without']):.1f} / {statistics.median(res['with']):.1f}",
+                    f"{rss_ratio:.2f}× ({verdict(rss_ratio <= 1.2)}, target ≤ 1.2×)",
+                    f"{res['rss_before']:.0f} / {res['rss_peak']:.0f} / {res['rss_after']:.0f}",
+                    summary(res["open_s"], "{:.1f}"),
+                ]
+            ],
+        )
+    )
     rows = []
-    for name, what in (("quiet", "a campaign no stream follows (target ≤ 10% lost)"),
-                       ("followed", f"the campaign {args.streams // CAMPAIGNS} of the streams follow (info)")):
+    for name, what in (
+        ("quiet", "a campaign no stream follows (target ≤ 10% lost)"),
+        ("followed", f"the campaign {args.streams // CAMPAIGNS} of the streams follow (info)"),
+    ):
         if f"hot {name} with" not in res:
             continue
         wo, w = res[f"hot {name} without"], res[f"hot {name} with"]
         kept = [a["rps"] / b["rps"] for a, b in zip(w, wo)]
         ok = statistics.median(kept) >= 0.9
-        rows.append([args.db, what, summary(kept) + "×" + (f" ({verdict(ok)})" if name == "quiet" else ""),
-                     f"{statistics.median(x['rps'] for x in wo):.0f} / {statistics.median(x['rps'] for x in w):.0f}",
-                     f"{statistics.median(x['p99_ms'] for x in wo):.0f} / {statistics.median(x['p99_ms'] for x in w):.0f}",
-                     str(sum(x["non_2xx"] + x["socket_errors"] for x in wo + w))])
+        rows.append(
+            [
+                args.db,
+                what,
+                summary(kept) + "×" + (f" ({verdict(ok)})" if name == "quiet" else ""),
+                f"{statistics.median(x['rps'] for x in wo):.0f} / {statistics.median(x['rps'] for x in w):.0f}",
+                f"{statistics.median(x['p99_ms'] for x in wo):.0f} / {statistics.median(x['p99_ms'] for x in w):.0f}",
+                str(sum(x["non_2xx"] + x["socket_errors"] for x in wo + w)),
+            ]
+        )
     if rows:
         print()
-        print(table(["database", "POST …/tests in", f"req/s with ÷ without {args.streams} streams (median, min–max)",
-                     "req/s without / with", "p99 ms without / with", "non-2xx + socket errors"], rows))
+        print(
+            table(
+                [
+                    "database",
+                    "POST …/tests in",
+                    f"req/s with ÷ without {args.streams} streams (median, min–max)",
+                    "req/s without / with",
+                    "p99 ms without / with",
+                    "non-2xx + socket errors",
+                ],
+                rows,
+            )
+        )
 
 
 def _common_free_port() -> int:

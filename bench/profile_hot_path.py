@@ -11,6 +11,7 @@ runs them inline (it replaces `anyio.to_thread.run_sync` in its own process
 only). Prints the self time grouped by package, the top functions by self time
 and the app's functions by cumulative time. Under 60 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,15 @@ import _common
 from _common import ROOT, machine, table
 
 GC_SHEET = {
-    "race": "humain", "level": 1,
+    "race": "humain",
+    "level": 1,
     "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-    "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
+    "intuition": 3,
+    "karma": 0,
+    "hp": 100,
+    "hp_max": 100,
+    "mp": 50,
+    "mp_max": 50,
     "default_posture": "defensive",
 }
 
@@ -76,8 +83,11 @@ async def drive(n_warm: int, n: int, profiler: cProfile.Profile | None, pyi) -> 
         r = await c.post("/v1/campaigns", json={"name": "Profile", "ruleset": "great-cosmos"})
         camp = r.json()
         auth = {"Authorization": f"Bearer {camp['gm_token']}"}
-        r = await c.post(f"/v1/campaigns/{camp['id']}/characters", headers=auth,
-                         json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET})
+        r = await c.post(
+            f"/v1/campaigns/{camp['id']}/characters",
+            headers=auth,
+            json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET},
+        )
         url = f"/v1/characters/{r.json()['id']}/tests"
         for _ in range(n_warm):
             assert (await c.post(url, headers=auth, json={"stat": "force"})).status_code == 201
@@ -107,24 +117,48 @@ def report(profiler: cProfile.Profile, n: int, top: int) -> None:
         by_pkg[pkg] += tt
         total += tt
         rows.append((tt, ct, nc, pkg, f"{Path(filename).name}:{line}({func})" if filename != "~" else func))
-    server = max((ct for (fn, _l, func), (_c, _n, _t, ct, _x) in stats.stats.items()
-                  if fn.endswith("fastapi/applications.py") and func == "__call__"), default=0.0)
-    print(f"Profiled: {total * 1e3 / n:.2f} ms/request in all, of which the server (FastAPI app, cumulative) "
-          f"{server * 1e3 / n:.2f} ms; the rest is the httpx test client (its per-request `importlib`/"
-          f"`urllib` look-ups included) and the event loop.\n")
+    server = max(
+        (
+            ct
+            for (fn, _l, func), (_c, _n, _t, ct, _x) in stats.stats.items()
+            if fn.endswith("fastapi/applications.py") and func == "__call__"
+        ),
+        default=0.0,
+    )
+    print(
+        f"Profiled: {total * 1e3 / n:.2f} ms/request in all, of which the server (FastAPI app, cumulative) "
+        f"{server * 1e3 / n:.2f} ms; the rest is the httpx test client (its per-request `importlib`/"
+        f"`urllib` look-ups included) and the event loop.\n"
+    )
     print("Self time grouped by owner:\n")
-    print(table(["owner", "ms/request", "share"],
-                [[k, f"{v * 1e3 / n:.3f}", f"{100 * v / total:.1f}%"]
-                 for k, v in sorted(by_pkg.items(), key=lambda kv: -kv[1])[:18]]))
+    print(
+        table(
+            ["owner", "ms/request", "share"],
+            [
+                [k, f"{v * 1e3 / n:.3f}", f"{100 * v / total:.1f}%"]
+                for k, v in sorted(by_pkg.items(), key=lambda kv: -kv[1])[:18]
+            ],
+        )
+    )
     print(f"\nTop {top} functions by self time:\n")
     rows.sort(key=lambda r: -r[0])
-    print(table(["function", "owner", "calls/request", "self ms/request", "cum ms/request"],
-                [[f"`{name}`", pkg, f"{nc / n:.1f}", f"{tt * 1e3 / n:.3f}", f"{ct * 1e3 / n:.3f}"]
-                 for tt, ct, nc, pkg, name in rows[:top]]))
+    print(
+        table(
+            ["function", "owner", "calls/request", "self ms/request", "cum ms/request"],
+            [
+                [f"`{name}`", pkg, f"{nc / n:.1f}", f"{tt * 1e3 / n:.3f}", f"{ct * 1e3 / n:.3f}"]
+                for tt, ct, nc, pkg, name in rows[:top]
+            ],
+        )
+    )
     print("\nThe app's own functions by cumulative time (what each step costs, callees included):\n")
     app_rows = sorted((r for r in rows if r[3].startswith("app/")), key=lambda r: -r[1])[:top]
-    print(table(["function", "owner", "calls/request", "cum ms/request"],
-                [[f"`{name}`", pkg, f"{nc / n:.1f}", f"{ct * 1e3 / n:.3f}"] for tt, ct, nc, pkg, name in app_rows]))
+    print(
+        table(
+            ["function", "owner", "calls/request", "cum ms/request"],
+            [[f"`{name}`", pkg, f"{nc / n:.1f}", f"{ct * 1e3 / n:.3f}"] for tt, ct, nc, pkg, name in app_rows],
+        )
+    )
 
 
 def main() -> None:
@@ -149,8 +183,10 @@ def main() -> None:
 
     upgrade_head(url)
     inline_threadpool()
-    print(f"profile_hot_path — {machine()} — POST /v1/characters/{{id}}/tests {{\"stat\":\"force\"}}, "
-          f"GM token, secure RNG, {'PostgreSQL' if args.postgres else 'SQLite WAL file'}, {args.requests} sequential requests in-process\n")
+    print(
+        f'profile_hot_path — {machine()} — POST /v1/characters/{{id}}/tests {{"stat":"force"}}, '
+        f"GM token, secure RNG, {'PostgreSQL' if args.postgres else 'SQLite WAL file'}, {args.requests} sequential requests in-process\n"
+    )
     plain, _ = asyncio.run(drive(args.warmup, args.requests, None, None))
     print(f"Unprofiled: {plain * 1e3 / args.requests:.2f} ms/request (includes the httpx test client).\n")
     profiler = cProfile.Profile()

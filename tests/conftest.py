@@ -12,9 +12,8 @@ Not one rolled-back transaction per test: the production factory opens connectio
 of its own (a loop engine on SQLite, an asyncio engine on PostgreSQL), which cannot
 join a test's transaction, and a transaction held open by the test would hold
 SQLite's write lock against them."""
-from __future__ import annotations
 
-pytest_plugins = ["tests.fixtures"]
+from __future__ import annotations
 
 import os
 import sys
@@ -37,6 +36,8 @@ from app.core.db import READ_ONLY, SessionOpener, build_engine, normalize_databa
 from app.core.migrations import downgrade_base, upgrade_head
 from app.main import create_app
 from tests.hardening.conftest import Live, Pool
+
+pytest_plugins = ["tests.fixtures"]  # the shared fixtures built on these (campaign, alice, hero…)
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1… under pytest-xdist, else ""
 
@@ -81,7 +82,7 @@ def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "[" in item.name and not item.nodeid.endswith("]"):  # a Schemathesis operation
-            _set_nodeid(item, f"{item.nodeid}{item.name[item.name.index('['):]}")
+            _set_nodeid(item, f"{item.nodeid}{item.name[item.name.index('[') :]}")
     if not (WORKER and config.getvalue("loadgroup")):
         return
     modules: dict[Any, _Module] = {}
@@ -138,8 +139,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
         return
     total = sum(sum(c.values()) for c in FUZZED.values())
     terminalreporter.section("hardening: fuzzing")
-    terminalreporter.write_line(f"{len(FUZZED)} (ruleset, operation) pairs, {total} requests "
-                                f"(max {max(FUZZED_MAX + [here['max']])} examples each)")
+    terminalreporter.write_line(
+        f"{len(FUZZED)} (ruleset, operation) pairs, {total} requests "
+        f"(max {max(FUZZED_MAX + [here['max']])} examples each)"
+    )
     for key, counts in sorted(FUZZED.items()):
         terminalreporter.write_line(f"  {key}: " + ", ".join(f"{s}x{n}" for s, n in sorted(counts.items())))
 
@@ -252,6 +255,7 @@ def app(session_app: FastAPI, settings: Settings, database: Engine) -> Iterator[
 
 # --- real servers (tests/hardening/conftest.py: Server, Pool, Live) ---------------------------
 
+
 @pytest.fixture(scope="session")
 def server_pool(database_url: str, engine, tmp_path_factory) -> Iterator[Pool]:
     pool = Pool(database_url, tmp_path_factory.mktemp("servers"))
@@ -276,7 +280,6 @@ def live(server_pool: Pool, server_database_url: str, tmp_path) -> Iterator[Live
     finally:
         for server in state.servers:
             server.kill()
-
 
 
 @pytest.fixture
@@ -308,8 +311,9 @@ class Player:
         return {"Authorization": f"Bearer {self.token}"}
 
 
-def make_campaign(client: TestClient, ruleset: str, options: dict[str, Any] | None = None,
-                  name: str = "La campagne") -> Campaign:
+def make_campaign(
+    client: TestClient, ruleset: str, options: dict[str, Any] | None = None, name: str = "La campagne"
+) -> Campaign:
     body = {"name": name, "ruleset": ruleset}
     if options is not None:
         body["options"] = options
@@ -325,8 +329,16 @@ def make_player(client: TestClient, campaign: Campaign, name: str = "Alice") -> 
     return Player(id=r.json()["id"], token=r.json()["token"], campaign=campaign)
 
 
-def make_character(client: TestClient, campaign: Campaign, sheet: dict[str, Any], *, kind: str = "pc",
-                   name: str = "Hero", player: Player | None = None, gm_override: bool = False) -> dict[str, Any]:
+def make_character(
+    client: TestClient,
+    campaign: Campaign,
+    sheet: dict[str, Any],
+    *,
+    kind: str = "pc",
+    name: str = "Hero",
+    player: Player | None = None,
+    gm_override: bool = False,
+) -> dict[str, Any]:
     body: dict[str, Any] = {"name": name, "kind": kind, "sheet": sheet}
     if player is not None:
         body["player_id"] = player.id
@@ -356,8 +368,10 @@ def character_factory(client: TestClient):
 @pytest.fixture
 def count_rows(database: Engine):
     """Rows in a table, as committed now."""
+
     def count(table: str, **where: str) -> int:
         clause = " AND ".join(f"{k} = :{k}" for k in where) or "1=1"
         with reader(database).connect() as conn:
             return conn.execute(text(f"SELECT COUNT(*) FROM {table} WHERE {clause}"), where).scalar_one()
+
     return count

@@ -2,6 +2,7 @@
 from it (`sheet`, `stats`, the combatants), and a valid test request per ruleset; the
 campaign, player and character builders are tests/conftest.py's factories. A module says what its data changes (`sheet(AS, heroism=9)`), so what
 every test shares is written once and a change to a sheet model is fixed here once."""
+
 from __future__ import annotations
 
 import copy
@@ -13,25 +14,53 @@ RULESETS = (GC, AS, RB, WA)
 # one valid sheet per ruleset, every common field written out
 SHEETS: dict[str, dict[str, Any]] = {
     GC: {
-        "race": "humain", "level": 1,
+        "race": "humain",
+        "level": 1,
         "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-        "intuition": 3, "karma": 0, "hp": 100, "hp_max": 100, "mp": 50, "mp_max": 50,
+        "intuition": 3,
+        "karma": 0,
+        "hp": 100,
+        "hp_max": 100,
+        "mp": 50,
+        "mp_max": 50,
         "default_posture": "defensive",
     },
     AS: {
-        "skills": {"combat": 6, "defense": 4, "survie": 3, "acrobatie": 2, "resistance": 3, "volonte": 1,
-                   "soins": 4, "athletisme": 2},
-        "vitality": 20, "vitality_max": 20, "heroism": 3, "protection": 2,
+        "skills": {
+            "combat": 6,
+            "defense": 4,
+            "survie": 3,
+            "acrobatie": 2,
+            "resistance": 3,
+            "volonte": 1,
+            "soins": 4,
+            "athletisme": 2,
+        },
+        "vitality": 20,
+        "vitality_max": 20,
+        "heroism": 3,
+        "protection": 2,
         "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}],
-        "assets": [{"name": "Fils de Thor", "heroic_effect": "relance la foudre"}], "tier": None,
+        "assets": [{"name": "Fils de Thor", "heroic_effect": "relance la foudre"}],
+        "tier": None,
     },
     RB: {
-        "stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
-        "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0,
+        "stats": {"FOR": 50, "HAB": 60},
+        "skills": {"escrime": 20},
+        "crit_chance": 5,
+        "hp": 14,
+        "hp_max": 14,
+        "pe": 14,
+        "pe_max": 14,
+        "armor": 0,
     },
     WA: {
-        "level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
-        "hp": 12, "hp_max": 12, "mp": 0, "mp_max": 0,
+        "level": 1,
+        "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
+        "hp": 12,
+        "hp_max": 12,
+        "mp": 0,
+        "mp_max": 0,
         "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}],
     },
 }
@@ -47,8 +76,9 @@ TEST_BODIES: dict[str, dict[str, Any]] = {
 GC_REQUIRED = ("race", "stats", "hp_max", "mp_max")  # what a great-cosmos sheet must give (GC-S1)
 
 
-def sheet(ruleset: str, *, keep: Iterable[str] | None = None, drop: Iterable[str] = (),
-          **changes: Any) -> dict[str, Any]:
+def sheet(
+    ruleset: str, *, keep: Iterable[str] | None = None, drop: Iterable[str] = (), **changes: Any
+) -> dict[str, Any]:
     """A fresh copy of the ruleset's valid sheet: only the `keep` fields (all when None), the
     `drop` ones left out, these fields replaced. A copy, so a test may change it freely."""
     base = copy.deepcopy(SHEETS[ruleset])
@@ -72,6 +102,7 @@ OWNER_SHEETS = {**SHEETS, WA: sheet(WA, challenges={"crochetage": {"name": "croc
 
 # --- combatants: what decides their initiative as a parameter, the rest of the sheet fixed ---
 
+
 def gc_fighter(agilite: int = 55, **extra: Any) -> dict[str, Any]:
     """A great-cosmos combatant; its agility decides its initiative (GC-O1)."""
     return {**GC_MINIMAL, **extra, "stats": stats(GC, agilite=agilite)}
@@ -89,5 +120,8 @@ def wa_fighter(dex: int = 1, **extra: Any) -> dict[str, Any]:
 
 def as_fighter(perception: int = 2, **extra: Any) -> dict[str, Any]:
     """An asgard combatant with three skills; its perception decides its initiative (AS-C13)."""
-    return {**sheet(AS, keep=("vitality", "vitality_max", "heroism", "protection")),
-            "skills": {"combat": 6, "defense": 4, "perception": perception}, **extra}
+    return {
+        **sheet(AS, keep=("vitality", "vitality_max", "heroism", "protection")),
+        "skills": {"combat": 6, "defense": 4, "perception": perception},
+        **extra,
+    }

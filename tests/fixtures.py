@@ -2,6 +2,7 @@
 its factories: a campaign of the module's ruleset, its players Alice and Bob, and a hero of
 that campaign. A module says only what differs, by overriding one small fixture (`ruleset`,
 `campaign_options`, `hero_sheet`, `hero_owner`), instead of redefining the whole chain."""
+
 from __future__ import annotations
 
 from typing import Any

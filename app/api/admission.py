@@ -6,6 +6,7 @@ A request over the limit waits a little for a slot (bursts are smoothed), and at
 most `max_waiting` requests wait; past that, or past the wait, it is refused at
 once. `/healthz` and the event streams (long-lived, bounded by their own caps)
 are not counted."""
+
 from __future__ import annotations
 
 import asyncio
@@ -56,12 +57,23 @@ class Admission:
             self.waiting -= 1
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({
-            "type": "https://jdr-rules-api.dev/problems/unavailable", "title": "Service unavailable", "status": 503,
-            "detail": f"the server is busy ({self.max_in_flight} requests in progress); retry shortly",
-        }).encode()
-        await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/problem+json"),
-                                (b"content-length", str(len(body)).encode()),
-                                (b"retry-after", b"1")]})
+        body = json.dumps(
+            {
+                "type": "https://jdr-rules-api.dev/problems/unavailable",
+                "title": "Service unavailable",
+                "status": 503,
+                "detail": f"the server is busy ({self.max_in_flight} requests in progress); retry shortly",
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/problem+json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", b"1"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})

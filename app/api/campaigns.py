@@ -1,5 +1,6 @@
 """Campaigns and their players, and the tokens' lifecycle: who am I, rotation,
 removing a player, deleting a campaign."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -37,9 +38,13 @@ router = APIRouter(tags=["campaigns"], route_class=CheckedRoute)
 CAMPAIGN = "/v1/campaigns/{campaign_id}"
 
 
-@router.post("/v1/campaigns", status_code=201, response_model=CampaignCreated,
-             dependencies=[Depends(limit_campaign_creation), Depends(require_admin)],
-             summary="Create a campaign; the GM token is returned once")
+@router.post(
+    "/v1/campaigns",
+    status_code=201,
+    response_model=CampaignCreated,
+    dependencies=[Depends(limit_campaign_creation), Depends(require_admin)],
+    summary="Create a campaign; the GM token is returned once",
+)
 @access("admin")
 async def create_campaign(data: CampaignCreate, sessions: SessionFactory, response: Response) -> dict[str, Any]:
     created = await in_thread(sessions, campaigns.create_campaign, data)
@@ -48,8 +53,9 @@ async def create_campaign(data: CampaignCreate, sessions: SessionFactory, respon
 
 
 @router.get(CAMPAIGN, response_model=CampaignPublic)
-async def read_campaign(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
-                        response: Response) -> dict[str, Any]:
+async def read_campaign(
+    campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response
+) -> dict[str, Any]:
     campaign = await read(sessions, campaigns.read_campaign, principal, campaign_id)
     response.headers["ETag"] = etag(campaign["version"])
     return campaign
@@ -57,58 +63,89 @@ async def read_campaign(campaign_id: str, sessions: SessionFactory, principal: P
 
 @router.patch(CAMPAIGN, response_model=CampaignPublic, summary="GM: rename or change options")
 @access("gm")
-async def update_campaign(campaign_id: str, data: CampaignUpdate, sessions: SessionFactory, principal: PrincipalDep,
-                          response: Response, if_match: IfMatch = None) -> dict[str, Any]:
+async def update_campaign(
+    campaign_id: str,
+    data: CampaignUpdate,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    response: Response,
+    if_match: IfMatch = None,
+) -> dict[str, Any]:
     campaign = await in_thread(sessions, campaigns.update_campaign, principal, campaign_id, data, if_match)
     response.headers["ETag"] = etag(campaign["version"])
     return campaign
 
 
-@router.delete(CAMPAIGN, status_code=204, response_class=Response,
-               summary="GM: delete the campaign and everything of it (players, tokens, characters, log, events, "
-                       "encounters)")
+@router.delete(
+    CAMPAIGN,
+    status_code=204,
+    response_class=Response,
+    summary="GM: delete the campaign and everything of it (players, tokens, characters, log, events, encounters)",
+)
 @access("gm")
-async def delete_campaign(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
-                          if_match: IfMatch = None) -> Response:
+async def delete_campaign(
+    campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
+) -> Response:
     await in_thread(sessions, campaigns.delete_campaign, principal, campaign_id, if_match)
     return Response(status_code=204)
 
 
-@router.post(CAMPAIGN + "/players", status_code=201, response_model=PlayerCreated,
-             summary="GM: add a player; its token is returned once")
+@router.post(
+    CAMPAIGN + "/players",
+    status_code=201,
+    response_model=PlayerCreated,
+    summary="GM: add a player; its token is returned once",
+)
 @access("gm")
-async def create_player(campaign_id: str, data: PlayerCreate, request: Request, sessions: SessionFactory,
-                        principal: PrincipalDep) -> dict[str, Any]:
+async def create_player(
+    campaign_id: str, data: PlayerCreate, request: Request, sessions: SessionFactory, principal: PrincipalDep
+) -> dict[str, Any]:
     cap = request.app.state.settings.max_players_per_campaign
     return await in_thread(sessions, partial(campaigns.create_player, max_players=cap), principal, campaign_id, data)
 
 
 @router.get(CAMPAIGN + "/players", response_model=PlayerPage, summary="The campaign's players")
-async def list_players(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep,
-                 limit: Annotated[int, Query(ge=1, le=500)] = 50,
-                 cursor: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:
+async def list_players(
+    campaign_id: str,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> dict[str, Any]:
     return await read(sessions, partial(campaigns.list_players, limit=limit, cursor=cursor), principal, campaign_id)
 
 
-@router.delete(CAMPAIGN + "/players/{player_id}", status_code=204, response_class=Response,
-               summary="GM: remove a player; its token dies, its characters stay (unowned)")
+@router.delete(
+    CAMPAIGN + "/players/{player_id}",
+    status_code=204,
+    response_class=Response,
+    summary="GM: remove a player; its token dies, its characters stay (unowned)",
+)
 @access("gm")
-async def delete_player(campaign_id: str, player_id: str, sessions: SessionFactory,
-                        principal: PrincipalDep) -> Response:
+async def delete_player(
+    campaign_id: str, player_id: str, sessions: SessionFactory, principal: PrincipalDep
+) -> Response:
     await in_thread(sessions, campaigns.delete_player, principal, campaign_id, player_id)
     return Response(status_code=204)
 
 
-@router.post(CAMPAIGN + "/players/{player_id}/token/rotate", response_model=PlayerTokenRotated,
-             summary="GM: a new token for a player; the old one is dead at once")
+@router.post(
+    CAMPAIGN + "/players/{player_id}/token/rotate",
+    response_model=PlayerTokenRotated,
+    summary="GM: a new token for a player; the old one is dead at once",
+)
 @access("gm")
-async def rotate_player_token(campaign_id: str, player_id: str, sessions: SessionFactory,
-                              principal: PrincipalDep) -> dict[str, str]:
+async def rotate_player_token(
+    campaign_id: str, player_id: str, sessions: SessionFactory, principal: PrincipalDep
+) -> dict[str, str]:
     return await in_thread(sessions, campaigns.rotate_player_token, principal, campaign_id, player_id)
 
 
-@router.post(CAMPAIGN + "/gm-token/rotate", response_model=GmTokenRotated,
-             summary="GM: a new GM token; the old one (this request's) is dead at once")
+@router.post(
+    CAMPAIGN + "/gm-token/rotate",
+    response_model=GmTokenRotated,
+    summary="GM: a new GM token; the old one (this request's) is dead at once",
+)
 @access("gm")
 async def rotate_gm_token(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep) -> dict[str, str]:
     return await in_thread(sessions, campaigns.rotate_gm_token, principal, campaign_id)

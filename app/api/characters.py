@@ -1,4 +1,5 @@
 """Characters: CRUD, sheet validated by the campaign's ruleset."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -16,33 +17,48 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 
 
 @router.post("/v1/campaigns/{campaign_id}/characters", status_code=201, response_model=CharacterPublic)
-async def create_character(campaign_id: str, data: CharacterCreate, sessions: SessionFactory, principal: PrincipalDep,
-                           response: Response) -> dict[str, Any]:
+async def create_character(
+    campaign_id: str, data: CharacterCreate, sessions: SessionFactory, principal: PrincipalDep, response: Response
+) -> dict[str, Any]:
     created = await in_thread(sessions, characters.create_character, principal, campaign_id, data)
     response.headers["ETag"] = etag(created["version"])
     return created
 
 
 @router.get("/v1/campaigns/{campaign_id}/characters", response_model=CharacterPage)
-async def list_characters(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
-                          cursor: Cursor = None) -> dict[str, Any]:
+async def list_characters(
+    campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
+) -> dict[str, Any]:
     return await read(sessions, partial(characters.list_characters, limit=limit, cursor=cursor), principal, campaign_id)
 
 
-@router.get("/v1/characters/{character_id}", response_model=CharacterRead,
-            summary="The character as the caller may read it: whole (GM, owner, `observer`), or `limited`")
-async def read_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
-                         response: Response) -> dict[str, Any]:
+@router.get(
+    "/v1/characters/{character_id}",
+    response_model=CharacterRead,
+    summary="The character as the caller may read it: whole (GM, owner, `observer`), or `limited`",
+)
+async def read_character(
+    character_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response
+) -> dict[str, Any]:
     found = await read(sessions, characters.read_character, principal, character_id)
     response.headers["ETag"] = etag(found["version"])
     return found
 
 
-@router.patch("/v1/characters/{character_id}", response_model=CharacterPublic,
-              summary="Owner or GM; the sheet is a JSON merge patch")
+@router.patch(
+    "/v1/characters/{character_id}",
+    response_model=CharacterPublic,
+    summary="Owner or GM; the sheet is a JSON merge patch",
+)
 @access("owner_or_gm")
-async def update_character(character_id: str, data: CharacterUpdate, sessions: SessionFactory, principal: PrincipalDep,
-                           response: Response, if_match: IfMatch = None) -> dict[str, Any]:
+async def update_character(
+    character_id: str,
+    data: CharacterUpdate,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    response: Response,
+    if_match: IfMatch = None,
+) -> dict[str, Any]:
     updated = await in_thread(sessions, characters.update_character, principal, character_id, data, if_match)
     response.headers["ETag"] = etag(updated["version"])
     return updated
@@ -50,7 +66,8 @@ async def update_character(character_id: str, data: CharacterUpdate, sessions: S
 
 @router.delete("/v1/characters/{character_id}", status_code=204, response_class=Response)
 @access("owner_or_gm")
-async def delete_character(character_id: str, sessions: SessionFactory, principal: PrincipalDep,
-                           if_match: IfMatch = None) -> Response:
+async def delete_character(
+    character_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
+) -> Response:
     await in_thread(sessions, characters.delete_character, principal, character_id, if_match)
     return Response(status_code=204)

@@ -2,6 +2,7 @@
 class every router uses (`CheckedRoute`): refusals in the order of API.md,
 401 → 404 → 403 → the 4xx of the request itself, and 304 for a matching
 `If-None-Match`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -84,8 +85,7 @@ def require_admin(request: Request, credentials: Credentials) -> None:
         raise Unauthorized("creating a campaign needs the admin token on this server")
 
 
-async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any,
-                    read_only: bool = False) -> T:
+async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
     """Run `fn(session, *args)` with a fresh session, its database work off the loop's
     coroutines: in the threadpool (sync DB work), or — a write on SQLite — on the loop itself.
 
@@ -119,7 +119,7 @@ async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any,
         return result
 
     def work() -> T:
-        with (sessions(read_only=True) if read_only else sessions()) as session:
+        with sessions(read_only=True) if read_only else sessions() as session:
             return run(session)
 
     if read_only:
@@ -133,9 +133,11 @@ async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any,
         green = getattr(sessions, "green", None)
         session = green() if green is not None else None
         if session is not None:
+
             def in_greenlet() -> T:
                 with session:
                     return run(session)
+
             return await greenlet_spawn(in_greenlet)
         return await run_in_threadpool(work)
 
@@ -194,12 +196,17 @@ def sessions_of(request: Request) -> Sessions:
     """The session factory the principal's dependency resolved (a handler that takes
     `PrincipalDep` need not solve `SessionFactory` again)."""
     return request.state.sessions
+
+
 IfMatch = Annotated[str | None, Header(alias="If-Match", max_length=200)]
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", max_length=200,
-                                              description="Replays the first response to the same key and body.")]
-JsonObject = Annotated[dict[str, Any],
-                       Body(description="The body; its schema depends on the campaign's ruleset (see GET "
-                                        "/v1/rulesets/{id}).")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", max_length=200, description="Replays the first response to the same key and body."),
+]
+JsonObject = Annotated[
+    dict[str, Any],
+    Body(description="The body; its schema depends on the campaign's ruleset (see GET /v1/rulesets/{id})."),
+]
 
 
 def idempotency(request: Request, key: str | None, body: Any) -> Idempotency | None:
@@ -225,12 +232,15 @@ def etag(version: int) -> str:
 
 # --- the order of refusals -----------------------------------------------------------
 
+
 def access(role: Role) -> Callable[[T], T]:
     """Declares who may call a route beyond being a member of the campaign its path
     names: `gm`, `owner_or_gm` (of the character in the path), or `admin`."""
+
     def mark(endpoint: T) -> T:
         endpoint.access = role  # type: ignore[attr-defined]  # a mark on the route (read by CheckedRoute)
         return endpoint
+
     return mark
 
 
@@ -290,8 +300,9 @@ class CheckedRoute(APIRoute):
         await read(sessions, auth.check_access, principal, self.access, dict(request.path_params))
 
 
-def _own_refusal(request: Request,
-                 exc: RequestValidationError | ValidationError | AppError | HTTPException) -> Exception | None:
+def _own_refusal(
+    request: Request, exc: RequestValidationError | ValidationError | AppError | HTTPException
+) -> Exception | None:
     """The exception if it refuses the request itself (its body, a header, a query parameter)."""
     if isinstance(exc, RequestValidationError):
         first: dict[str, Any] = next(iter(exc.errors()), {})

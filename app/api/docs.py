@@ -6,6 +6,7 @@ Each page is built once, with a Content-Security-Policy fitting it (issue 21 ite
 its scripts from the app (Swagger UI's inline start-up script allowed by its hash), the
 OpenAPI document and "Try it out" on this origin only, never framed. ReDoc styles itself
 with `<style>` elements it writes (styled-components), and searches in a `blob:` worker."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -34,21 +35,36 @@ def _page(html: HTMLResponse, **directives: str) -> Callable[[], HTMLResponse]:
 
 def _swagger_ui(app: FastAPI, oauth2_redirect: str) -> Callable[[], HTMLResponse]:
     assert app.openapi_url is not None  # the app serves its document (create_app)
-    return _page(get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title} — Swagger UI",
-                                     swagger_js_url=f"{PREFIX}/swagger-ui-bundle.js",
-                                     swagger_css_url=f"{PREFIX}/swagger-ui.css",
-                                     swagger_favicon_url=f"{PREFIX}/favicon.png",
-                                     oauth2_redirect_url=oauth2_redirect),
-                 style_src="'self'", img_src="'self' data:", connect_src="'self'")
+    return _page(
+        get_swagger_ui_html(
+            openapi_url=app.openapi_url,
+            title=f"{app.title} — Swagger UI",
+            swagger_js_url=f"{PREFIX}/swagger-ui-bundle.js",
+            swagger_css_url=f"{PREFIX}/swagger-ui.css",
+            swagger_favicon_url=f"{PREFIX}/favicon.png",
+            oauth2_redirect_url=oauth2_redirect,
+        ),
+        style_src="'self'",
+        img_src="'self' data:",
+        connect_src="'self'",
+    )
 
 
 def _redoc(app: FastAPI) -> Callable[[], HTMLResponse]:
     assert app.openapi_url is not None  # the app serves its document (create_app)
-    return _page(get_redoc_html(openapi_url=app.openapi_url, title=f"{app.title} — ReDoc",
-                                redoc_js_url=f"{PREFIX}/redoc.standalone.js",
-                                redoc_favicon_url=f"{PREFIX}/favicon.png", with_google_fonts=False),
-                 style_src="'self' 'unsafe-inline'", img_src="'self' data:", connect_src="'self'",
-                 worker_src="blob:")
+    return _page(
+        get_redoc_html(
+            openapi_url=app.openapi_url,
+            title=f"{app.title} — ReDoc",
+            redoc_js_url=f"{PREFIX}/redoc.standalone.js",
+            redoc_favicon_url=f"{PREFIX}/favicon.png",
+            with_google_fonts=False,
+        ),
+        style_src="'self' 'unsafe-inline'",
+        img_src="'self' data:",
+        connect_src="'self'",
+        worker_src="blob:",
+    )
 
 
 def install_docs(app: FastAPI, *, docs_url: str = "/docs", redoc_url: str = "/redoc") -> None:

@@ -1,5 +1,6 @@
 """Combat encounters (API.md, "Encounters (combat)"): thin handlers, one threadpool
 hop each; the service applies the rules, visibility and the transaction."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -41,8 +42,11 @@ router = APIRouter(tags=["encounters"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]
 Cursor = Annotated[str | None, Query(max_length=500)]
 Status = Annotated[Literal["setup", "active", "ended"] | None, Query()]
-TABLE_DICE = "Table dice are consumed in this order — " + "; ".join(
-    f"{rules.ruleset}: {rules.dice_order}" for rules in RULES.values()) + "."
+TABLE_DICE = (
+    "Table dice are consumed in this order — "
+    + "; ".join(f"{rules.ruleset}: {rules.dice_order}" for rules in RULES.values())
+    + "."
+)
 
 
 def state(body: dict[str, Any], status_code: int = 200) -> JSONResponse:
@@ -57,120 +61,223 @@ def _json(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_unset=True) if model is not None else {}
 
 
-@router.post("/v1/campaigns/{campaign_id}/encounters", status_code=201, response_model=EncounterPublic,
-             summary="GM: a new encounter from campaign characters (`count` copies an NPC)")
+@router.post(
+    "/v1/campaigns/{campaign_id}/encounters",
+    status_code=201,
+    response_model=EncounterPublic,
+    summary="GM: a new encounter from campaign characters (`count` copies an NPC)",
+)
 @access("gm")
-async def create_encounter(campaign_id: str, data: EncounterCreate, sessions: SessionFactory,
-                           principal: PrincipalDep) -> JSONResponse:
+async def create_encounter(
+    campaign_id: str, data: EncounterCreate, sessions: SessionFactory, principal: PrincipalDep
+) -> JSONResponse:
     return state(await in_thread(sessions, encounters.create_encounter, principal, campaign_id, data), 201)
 
 
-@router.get("/v1/campaigns/{campaign_id}/encounters", response_model=Page[EncounterSummary],
-            summary="The campaign's encounters, newest first")
-async def list_encounters(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
-                          cursor: Cursor = None, status: Status = None) -> JSONResponse:
-    return JSONResponse(await read(sessions, lambda s: encounters.list_encounters(
-        s, principal, campaign_id, limit=limit, cursor=cursor, status=status)))
+@router.get(
+    "/v1/campaigns/{campaign_id}/encounters",
+    response_model=Page[EncounterSummary],
+    summary="The campaign's encounters, newest first",
+)
+async def list_encounters(
+    campaign_id: str,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+    status: Status = None,
+) -> JSONResponse:
+    return JSONResponse(
+        await read(
+            sessions,
+            lambda s: encounters.list_encounters(s, principal, campaign_id, limit=limit, cursor=cursor, status=status),
+        )
+    )
 
 
-@router.get("/v1/encounters/{encounter_id}", response_model=EncounterPublic,
-            summary="The encounter as the caller may see it")
+@router.get(
+    "/v1/encounters/{encounter_id}", response_model=EncounterPublic, summary="The encounter as the caller may see it"
+)
 async def read_encounter(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
     return state(await read(sessions, encounters.read_encounter, principal, encounter_id))
 
 
 @router.patch("/v1/encounters/{encounter_id}", response_model=EncounterPublic, summary="GM: name, options")
 @access("gm")
-async def update_encounter(encounter_id: str, data: EncounterUpdate, sessions: SessionFactory, principal: PrincipalDep,
-                           if_match: IfMatch = None) -> JSONResponse:
+async def update_encounter(
+    encounter_id: str,
+    data: EncounterUpdate,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
     return state(await in_thread(sessions, encounters.update_encounter, principal, encounter_id, data, if_match))
 
 
-@router.post("/v1/encounters/{encounter_id}/combatants", status_code=201, response_model=EncounterPublic,
-             summary="GM, before start: add a combatant, or `count` copies of an NPC")
+@router.post(
+    "/v1/encounters/{encounter_id}/combatants",
+    status_code=201,
+    response_model=EncounterPublic,
+    summary="GM, before start: add a combatant, or `count` copies of an NPC",
+)
 @access("gm")
-async def add_combatants(encounter_id: str, data: CombatantCreate, sessions: SessionFactory, principal: PrincipalDep,
-                         if_match: IfMatch = None) -> JSONResponse:
+async def add_combatants(
+    encounter_id: str,
+    data: CombatantCreate,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
     return state(await in_thread(sessions, encounters.add_combatants, principal, encounter_id, data, if_match), 201)
 
 
-@router.patch("/v1/encounters/{encounter_id}/combatants/{combatant_id}", response_model=EncounterPublic,
-              summary="GM; the owner may set only `reaction`")
-async def update_combatant(encounter_id: str, combatant_id: str, data: CombatantUpdate, sessions: SessionFactory,
-                           principal: PrincipalDep, if_match: IfMatch = None) -> JSONResponse:
-    return state(await in_thread(sessions, encounters.update_combatant, principal, encounter_id, combatant_id, data,
-                                 if_match))
+@router.patch(
+    "/v1/encounters/{encounter_id}/combatants/{combatant_id}",
+    response_model=EncounterPublic,
+    summary="GM; the owner may set only `reaction`",
+)
+async def update_combatant(
+    encounter_id: str,
+    combatant_id: str,
+    data: CombatantUpdate,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    if_match: IfMatch = None,
+) -> JSONResponse:
+    return state(
+        await in_thread(sessions, encounters.update_combatant, principal, encounter_id, combatant_id, data, if_match)
+    )
 
 
-@router.delete("/v1/encounters/{encounter_id}/combatants/{combatant_id}", status_code=204, response_class=Response,
-               summary="GM, before start: remove a combatant")
+@router.delete(
+    "/v1/encounters/{encounter_id}/combatants/{combatant_id}",
+    status_code=204,
+    response_class=Response,
+    summary="GM, before start: remove a combatant",
+)
 @access("gm")
-async def delete_combatant(encounter_id: str, combatant_id: str, sessions: SessionFactory, principal: PrincipalDep,
-                           if_match: IfMatch = None) -> Response:
+async def delete_combatant(
+    encounter_id: str, combatant_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
+) -> Response:
     await in_thread(sessions, encounters.delete_combatant, principal, encounter_id, combatant_id, if_match)
     return Response(status_code=204)
 
 
-@router.post("/v1/encounters/{encounter_id}/start", status_code=201, response_model=StartedPublic,
-             summary="GM: roll initiative with the ruleset's rule → active, round 1", description=TABLE_DICE)
+@router.post(
+    "/v1/encounters/{encounter_id}/start",
+    status_code=201,
+    response_model=StartedPublic,
+    summary="GM: roll initiative with the ruleset's rule → active, round 1",
+    description=TABLE_DICE,
+)
 @access("gm")
-async def start(encounter_id: str, request: Request, sessions: SessionFactory, principal: PrincipalDep,
-                data: Annotated[StartRequest | None, Body()] = None, if_match: IfMatch = None,
-                idempotency_key: IdempotencyKey = None) -> JSONResponse:
+async def start(
+    encounter_id: str,
+    request: Request,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    data: Annotated[StartRequest | None, Body()] = None,
+    if_match: IfMatch = None,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
     data = data or StartRequest()
     key = idempotency(request, idempotency_key, _json(data))
     return state(await in_thread(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
 
 
-@router.post("/v1/encounters/{encounter_id}/next-turn", status_code=201, response_model=CombatEntry,
-             summary="GM, or the owner of the combatant whose turn it is: end the turn",
-             description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE)
-async def next_turn(encounter_id: str, request: Request, sessions: SessionFactory, principal: PrincipalDep,
-                    data: Annotated[NextTurnRequest | None, Body()] = None, if_match: IfMatch = None,
-                    idempotency_key: IdempotencyKey = None) -> JSONResponse:
+@router.post(
+    "/v1/encounters/{encounter_id}/next-turn",
+    status_code=201,
+    response_model=CombatEntry,
+    summary="GM, or the owner of the combatant whose turn it is: end the turn",
+    description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE,
+)
+async def next_turn(
+    encounter_id: str,
+    request: Request,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    data: Annotated[NextTurnRequest | None, Body()] = None,
+    if_match: IfMatch = None,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
     data = data or NextTurnRequest()
     key = idempotency(request, idempotency_key, _json(data))
     return action(await in_thread(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
 
 
-ACTION_DICE = ("Table dice are consumed in rule order: the attack test, the reaction test(s), then damage; "
-               "a missing die is a 422 naming the next one and whose it is. Each ruleset validates the body "
-               "with its own models (`oneOf`, tagged `x-ruleset`); a type it does not implement is a 422.")
+ACTION_DICE = (
+    "Table dice are consumed in rule order: the attack test, the reaction test(s), then damage; "
+    "a missing die is a 422 naming the next one and whose it is. Each ruleset validates the body "
+    "with its own models (`oneOf`, tagged `x-ruleset`); a type it does not implement is a 422."
+)
 
 
-@router.post("/v1/encounters/{encounter_id}/actions", status_code=201, response_model=CombatEntry,
-             summary="An action: attack, move, dash, posture, final_skill (the actor's owner on its turn, or the "
-                     "GM); heal, damage, condition (GM)", description=ACTION_DICE)
-async def act(encounter_id: str, data: Annotated[dict[str, Any], Body()], request: Request, sessions: SessionFactory,
-              principal: PrincipalDep, if_match: IfMatch = None,
-              idempotency_key: IdempotencyKey = None) -> JSONResponse:
+@router.post(
+    "/v1/encounters/{encounter_id}/actions",
+    status_code=201,
+    response_model=CombatEntry,
+    summary="An action: attack, move, dash, posture, final_skill (the actor's owner on its turn, or the "
+    "GM); heal, damage, condition (GM)",
+    description=ACTION_DICE,
+)
+async def act(
+    encounter_id: str,
+    data: Annotated[dict[str, Any], Body()],
+    request: Request,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    if_match: IfMatch = None,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
     return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 
 
-@router.get("/v1/encounters/{encounter_id}/actions", response_model=CombatPage,
-            summary="The fight's history, newest first, reverted ones marked")
-async def list_actions(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50,
-                       cursor: Cursor = None) -> JSONResponse:
-    return JSONResponse(await read(sessions, lambda s: encounters.list_actions(
-        s, principal, encounter_id, limit=limit, cursor=cursor)))
+@router.get(
+    "/v1/encounters/{encounter_id}/actions",
+    response_model=CombatPage,
+    summary="The fight's history, newest first, reverted ones marked",
+)
+async def list_actions(
+    encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
+) -> JSONResponse:
+    return JSONResponse(
+        await read(sessions, lambda s: encounters.list_actions(s, principal, encounter_id, limit=limit, cursor=cursor))
+    )
 
 
-@router.post("/v1/encounters/{encounter_id}/actions/{action_id}/revert", status_code=201, response_model=CombatEntry,
-             summary="GM: undo the latest action not yet reverted")
+@router.post(
+    "/v1/encounters/{encounter_id}/actions/{action_id}/revert",
+    status_code=201,
+    response_model=CombatEntry,
+    summary="GM: undo the latest action not yet reverted",
+)
 @access("gm")
-async def revert(encounter_id: str, action_id: str, request: Request, sessions: SessionFactory,
-                 principal: PrincipalDep, data: Annotated[RevertRequest | None, Body()] = None,
-                 if_match: IfMatch = None, idempotency_key: IdempotencyKey = None) -> JSONResponse:
+async def revert(
+    encounter_id: str,
+    action_id: str,
+    request: Request,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    data: Annotated[RevertRequest | None, Body()] = None,
+    if_match: IfMatch = None,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
     data = data or RevertRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return action(await in_thread(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key,
-                                  if_match))
+    return action(
+        await in_thread(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key, if_match)
+    )
 
 
-@router.post("/v1/encounters/{encounter_id}/end", response_model=EncounterPublic,
-             summary="GM: the fight is over; later actions are refused (409)")
+@router.post(
+    "/v1/encounters/{encounter_id}/end",
+    response_model=EncounterPublic,
+    summary="GM: the fight is over; later actions are refused (409)",
+)
 @access("gm")
-async def end(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep,
-              if_match: IfMatch = None) -> JSONResponse:
+async def end(
+    encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
+) -> JSONResponse:
     return state(await in_thread(sessions, encounters.end, principal, encounter_id, if_match))

@@ -17,6 +17,7 @@ token was rotated or deleted (its player removed, its campaign deleted) is told
 so and ends (`event: error`, `{"code": "token_revoked"}`), on every worker,
 within one poll interval.
 The poller stops when the last subscriber leaves and starts again with the next."""
+
 from __future__ import annotations
 
 import asyncio
@@ -74,8 +75,11 @@ def error_frame(detail: str, *, status: int = 503, code: str = "unavailable") ->
     return f"event: error\ndata: {data}\n\n".encode()
 
 
-REVOKED_FRAME = error_frame("this stream's token was rotated or deleted (or its player or campaign deleted); "
-                            "authenticate again", status=401, code="token_revoked")
+REVOKED_FRAME = error_frame(
+    "this stream's token was rotated or deleted (or its player or campaign deleted); authenticate again",
+    status=401,
+    code="token_revoked",
+)
 
 
 class Subscription:
@@ -136,11 +140,11 @@ class EventHub:
     def admit(self, token_hash: str) -> Lease:
         """Count a new stream: 429 past the per-token cap, 503 past the per-process cap."""
         if self._by_token[token_hash] >= self.per_token:
-            raise TooManyRequests(f"at most {self.per_token} event streams per token",
-                                  retry_after=RETRY_AFTER)
+            raise TooManyRequests(f"at most {self.per_token} event streams per token", retry_after=RETRY_AFTER)
         if self.streams >= self.per_process:
-            raise Unavailable("this server holds as many event streams as it may; retry shortly",
-                              retry_after=RETRY_AFTER)
+            raise Unavailable(
+                "this server holds as many event streams as it may; retry shortly", retry_after=RETRY_AFTER
+            )
         self._by_token[token_hash] += 1
         self.streams += 1
         return Lease(self, token_hash)
@@ -206,9 +210,11 @@ class EventHub:
     # --- database reads ---------------------------------------------------------------
     async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`fn(session, *args)` in a worker thread with its own session (catch-up reads, bounded)."""
+
         def work() -> T:
             with self.sessions(read_only=True) as session:
                 return fn(session, *args, **kwargs)
+
         return await anyio.to_thread.run_sync(work, limiter=self._read_limiter)
 
     # --- the poller -------------------------------------------------------------------
@@ -308,8 +314,11 @@ class EventHub:
             try:
                 sub.queue.put_nowait((event.number, encoded[id(payload)]))
             except asyncio.QueueFull:  # too far behind: it catches up from the database
-                log.info("event stream of %s fell %d events behind: it catches up from the database",
-                         event.campaign_id, QUEUE_SIZE)
+                log.info(
+                    "event stream of %s fell %d events behind: it catches up from the database",
+                    event.campaign_id,
+                    QUEUE_SIZE,
+                )
                 self.unsubscribe(sub)
                 sub._close("lagging")
 
@@ -318,8 +327,9 @@ class EventHub:
         for waiting in pending.values():
             for _sub, waiter in waiting:
                 if not waiter.done():
-                    waiter.set_exception(Unavailable("the database is unavailable; retry shortly",
-                                                     retry_after=RETRY_AFTER))
+                    waiter.set_exception(
+                        Unavailable("the database is unavailable; retry shortly", retry_after=RETRY_AFTER)
+                    )
 
     def _close_all(self, reason: str) -> None:
         for campaign_id in list(self._subs):

@@ -11,6 +11,7 @@ an idle stream holds no thread and no database connection.
 A browser's `EventSource` cannot send `Authorization`: it asks for a one-use
 ticket (`POST …/events/tickets`, with its token) and opens `…/events?ticket=`.
 The bearer token itself is never accepted in a URL."""
+
 from __future__ import annotations
 
 import asyncio
@@ -55,22 +56,26 @@ class InvalidCursor(BadRequest):
     "/v1/campaigns/{campaign_id}/events",
     summary="Server-Sent Events: every change in the campaign, live",
     description="Event ids count per campaign (1, 2, 3…). Starts at the present (a first message with only "
-                "an `id:`). `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
-                "the missed events first, then live ones. Authenticated by `Authorization: Bearer`, or, from a "
-                "browser's `EventSource` (which cannot send headers), by `?ticket=` from `POST …/events/tickets` "
-                "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per "
-                "server "
-                "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
-                "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
-                "event's: "
-                + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
-                + ".",
+    "an `id:`). `Last-Event-ID` (which wins over `?after=`) resumes after that event: "
+    "the missed events first, then live ones. Authenticated by `Authorization: Bearer`, or, from a "
+    "browser's `EventSource` (which cannot send headers), by `?ticket=` from `POST …/events/tickets` "
+    "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per "
+    "server "
+    "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
+    "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
+    "event's: "
+    + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
+    + ".",
     response_class=EventSourceResponse,
     openapi_extra={"x-events": events_extension()},
-    responses={200: {"description": "The event stream (`id:`, `event:`, `data:` lines).",
-                     "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-               400: {"description": "`Last-Event-ID` or `after` is not an event id", "content": _PROBLEM},
-               401: {"description": "No token, or a ticket unknown, used or expired", "content": _PROBLEM}},
+    responses={
+        200: {
+            "description": "The event stream (`id:`, `event:`, `data:` lines).",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        400: {"description": "`Last-Event-ID` or `after` is not an event id", "content": _PROBLEM},
+        401: {"description": "No token, or a ticket unknown, used or expired", "content": _PROBLEM},
+    },
 )
 async def stream_events(
     request: Request,
@@ -80,8 +85,14 @@ async def stream_events(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     after: Annotated[str | None, Query(description="Resume after this event id (0: from the start).")] = None,
     follow: Annotated[bool, Query(description="false: send what is there after the cursor and close.")] = True,
-    ticket: Annotated[str | None, Query(max_length=100, description="A stream ticket (`POST …/events/tickets`), "
-                                        "instead of `Authorization` (a browser's `EventSource`).")] = None,
+    ticket: Annotated[
+        str | None,
+        Query(
+            max_length=100,
+            description="A stream ticket (`POST …/events/tickets`), "
+            "instead of `Authorization` (a browser's `EventSource`).",
+        ),
+    ] = None,
 ) -> EventSourceResponse:
     if ticket is not None:
         principal = await _ticket_principal(request, sessions, ticket)
@@ -107,12 +118,14 @@ async def stream_events(
 
 
 @router.post(
-    "/v1/campaigns/{campaign_id}/events/tickets", status_code=201, response_model=EventTicket,
+    "/v1/campaigns/{campaign_id}/events/tickets",
+    status_code=201,
+    response_model=EventTicket,
     summary="A one-use ticket to open the event stream from a browser (any member)",
     description="`EventSource` cannot send `Authorization`: open `GET /v1/campaigns/{id}/events?ticket=<ticket>` "
-                "within a minute. The ticket opens one stream, as the caller (its role: hidden events only for "
-                "the GM), counted against the caller's token's streams; it dies with the token. To reconnect, "
-                "ask for another and resume with `?after=<last event id>`.",
+    "within a minute. The ticket opens one stream, as the caller (its role: hidden events only for "
+    "the GM), counted against the caller's token's streams; it dies with the token. To reconnect, "
+    "ask for another and resume with `?after=<last event id>`.",
 )
 async def create_event_ticket(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep) -> EventTicket:
     return EventTicket.model_validate(await in_thread(sessions, events.issue_ticket, principal, campaign_id))
@@ -143,9 +156,12 @@ def _cursor(name: str, value: str | None) -> int | None:
     if value is None or value == "":
         return None
     if not _CURSOR.fullmatch(value) or int(value) > MAX_CURSOR:
-        raise InvalidCursor(f"{name} must be an event id: an integer from 0 to 2**62",
-                            extra={"errors": [{"loc": ["header" if name == "Last-Event-ID" else "query", name],
-                                               "msg": "not an event id"}]})
+        raise InvalidCursor(
+            f"{name} must be an event id: an integer from 0 to 2**62",
+            extra={
+                "errors": [{"loc": ["header" if name == "Last-Event-ID" else "query", name], "msg": "not an event id"}]
+            },
+        )
     return int(value)
 
 
@@ -154,8 +170,9 @@ def _hub(request: Request, sessions: Sessions) -> EventHub:
     hub = getattr(request.app.state, "event_hub", None)
     if hub is None or hub.loop is not asyncio.get_running_loop():
         settings = getattr(request.app.state, "settings", None) or get_settings()
-        hub = EventHub(sessions, per_token=settings.event_streams_per_token,
-                       per_process=settings.event_streams_per_process)
+        hub = EventHub(
+            sessions, per_token=settings.event_streams_per_token, per_process=settings.event_streams_per_process
+        )
         request.app.state.event_hub = hub
     return hub
 
@@ -165,8 +182,9 @@ class _Stream(EventSourceResponse):
     that gives its stream's slot back however the response ends."""
 
     def __init__(self, body: AsyncIterator[bytes], lease: Lease):
-        super().__init__(body, ping=PING_SECONDS, sep="\n", send_timeout=SEND_TIMEOUT_SECONDS,
-                         headers={"Cache-Control": "no-cache"})
+        super().__init__(
+            body, ping=PING_SECONDS, sep="\n", send_timeout=SEND_TIMEOUT_SECONDS, headers={"Cache-Control": "no-cache"}
+        )
         self.lease = lease
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -176,8 +194,9 @@ class _Stream(EventSourceResponse):
             self.lease.release()
 
 
-async def _follow(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal,
-                  cursor: int | None) -> AsyncIterator[bytes]:
+async def _follow(
+    hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal, cursor: int | None
+) -> AsyncIterator[bytes]:
     """From `cursor` (None: the present) to the live events, then on until the client leaves
     or its credential dies (the hub closes its subscription: "revoked")."""
     sub = lease.subscription
@@ -190,8 +209,9 @@ async def _follow(hub: EventHub, lease: Lease, campaign_id: str, viewer: Princip
         while True:
             try:  # what was missed, (cursor, start], from the database: every later event is queued
                 while cursor < sub.start and sub.closed != "revoked":
-                    page = await hub.read(events.events_page, campaign_id, cursor, viewer=viewer,
-                                          upto=sub.start, limit=PAGE)
+                    page = await hub.read(
+                        events.events_page, campaign_id, cursor, viewer=viewer, upto=sub.start, limit=PAGE
+                    )
                     for event in page:
                         yield frame(event, viewer)
                     cursor = page[-1].number if len(page) == PAGE else sub.start
@@ -225,8 +245,9 @@ async def _live(sub: Subscription) -> AsyncIterator[tuple[int, bytes]]:
         yield item
 
 
-async def _snapshot(hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal,
-                    cursor: int | None) -> AsyncIterator[bytes]:
+async def _snapshot(
+    hub: EventHub, lease: Lease, campaign_id: str, viewer: Principal, cursor: int | None
+) -> AsyncIterator[bytes]:
     try:
         yield RETRY
         try:

@@ -3,6 +3,7 @@ files, `/docs` and `/redoc`. Each page gets a Content-Security-Policy fitting wh
 (everything from the app itself: no CDN, no inline script but the docs' own, allowed by its
 hash), and every one `nosniff`, `X-Frame-Options: DENY` (with `frame-ancestors 'none'`) and
 `Referrer-Policy: no-referrer`. All are static: built once, set where the response is built."""
+
 from __future__ import annotations
 
 import base64
@@ -28,8 +29,7 @@ def page_headers(csp: str) -> dict[str, str]:
 
 
 # the dashboard: ES modules and CSS of /web, its icon a data: URL, the API and event stream on this origin
-DASHBOARD = page_headers(policy(script_src="'self'", style_src="'self'", img_src="'self' data:",
-                                connect_src="'self'"))
+DASHBOARD = page_headers(policy(script_src="'self'", style_src="'self'", img_src="'self' data:", connect_src="'self'"))
 
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 

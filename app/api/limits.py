@@ -10,6 +10,7 @@ nesting makes the JSON encoders, pydantic's serialiser and `json.dumps`, fail
 with a 500). They are left in the request's scope (`BODY_REFUSAL`) for the
 route to raise after its authentication and access checks (API.md's order,
 app.api.deps.CheckedRoute); a route that takes no body ignores them."""
+
 from __future__ import annotations
 
 import json
@@ -98,14 +99,25 @@ class BodySizeLimit:
         return False
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({
-            "type": "https://jdr-rules-api.dev/problems/payload-too-large", "title": "Payload too large",
-            "status": 413, "detail": f"the body exceeds {self.max_bytes} bytes",
-        }).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/problem+json"),
-                                (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
+        body = json.dumps(
+            {
+                "type": "https://jdr-rules-api.dev/problems/payload-too-large",
+                "title": "Payload too large",
+                "status": 413,
+                "detail": f"the body exceeds {self.max_bytes} bytes",
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/problem+json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     def _too_deep(self) -> BodyTooDeep:

@@ -15,6 +15,7 @@
   pydantic, and any other integral bound is an integer again.
 - Readable names for generic pages (`ActionPage`), and every `*_at` a `date-time`.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -54,16 +55,25 @@ _A, _B = "ch_7f3a", "ch_91c2"
 EXAMPLES: dict[str, dict[str, Any]] = {
     "great-cosmos": {
         "test": [{"stat": "force", "modifier": 10}, {"stat": "intuition", "dice": [4]}],
-        "level_up": [{"mode": "two_d10", "stats": ["force", "agilite"], "chance_bonus_pool": "hp", "seed": 7},
-                     {"pool": "mp", "chance_bonus_pool": "mp", "dice": [63, 12, 8, 15]}],
+        "level_up": [
+            {"mode": "two_d10", "stats": ["force", "agilite"], "chance_bonus_pool": "hp", "seed": 7},
+            {"pool": "mp", "chance_bonus_pool": "mp", "dice": [63, 12, 8, 15]},
+        ],
     },
     "asgard": {
-        "test": [{"skill": "combat", "difficulty": "moyen"},
-                 {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]}],
+        "test": [
+            {"skill": "combat", "difficulty": "moyen"},
+            {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]},
+        ],
         "reroll": [{"heroism_4d6": True}],
         "opposed": [{"a": {"character_id": _A, "skill": "combat"}, "b": {"character_id": _B, "skill": "defense"}}],
-        "group": [{"skill": "survie", "difficulty": "moyen",
-                   "participants": [{"character_id": _A}, {"character_id": _B, "modifier": 1}]}],
+        "group": [
+            {
+                "skill": "survie",
+                "difficulty": "moyen",
+                "participants": [{"character_id": _A}, {"character_id": _B, "modifier": 1}],
+            }
+        ],
         "action": {
             "fall": {"type": "fall", "metres": 6},
             "fire": {"type": "fire", "size": "campfire", "rounds": 2},
@@ -84,8 +94,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "group": [{"stat": "HAB", "participants": [{"character_id": _A}, {"character_id": _B, "skill": "escrime"}]}],
     },
     "worlds-awakening": {
-        "test": [{"stat": "FOR", "difficulty": "moderee"}, {"stat": "DEX", "target": 12,
-                                                            "for_challenge": "crochetage"}],
+        "test": [
+            {"stat": "FOR", "difficulty": "moderee"},
+            {"stat": "DEX", "target": 12, "for_challenge": "crochetage"},
+        ],
         "action": {
             "pending_modifier": {"type": "pending_modifier", "stat": "CHA", "value": 2},
             "challenge": {"type": "challenge", "name": "crochetage", "successes_needed": 3, "failures_allowed": 2},
@@ -104,16 +116,23 @@ PROBLEM_SCHEMA = {
         "title": {"type": "string"},
         "status": {"type": "integer"},
         "detail": {"type": "string"},
-        "errors": {"type": "array", "items": {
-            "type": "object", "required": ["loc", "msg"],
-            "properties": {"loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
-                           "msg": {"type": "string"}}}},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["loc", "msg"],
+                "properties": {
+                    "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                    "msg": {"type": "string"},
+                },
+            },
+        },
     },
     "additionalProperties": True,
 }
 ERRORS = {
     "4XX": "The request was refused: 401 no or bad token, 403 not allowed, 404 unknown (or another "
-           "campaign's), 409 conflict, 412 stale If-Match, 413 too large, 422 invalid, 429 rate limited.",
+    "campaign's), 409 conflict, 412 stale If-Match, 413 too large, 422 invalid, 429 rate limited.",
     "5XX": "The service could not answer (503: the database is unavailable; retry).",
 }
 
@@ -182,8 +201,14 @@ def _fastapi_bodies(components: dict[str, Any]) -> list[type[BaseModel]]:
     found: list[type[BaseModel]] = []
     for info in pkgutil.iter_modules(models.__path__):
         module = importlib.import_module(f"{models.__name__}.{info.name}")
-        found += [m for m in vars(module).values() if isinstance(m, type) and issubclass(m, Strict)
-                  and m.__module__ == module.__name__ and m.__name__ in components]
+        found += [
+            m
+            for m in vars(module).values()
+            if isinstance(m, type)
+            and issubclass(m, Strict)
+            and m.__module__ == module.__name__
+            and m.__name__ in components
+        ]
     return found
 
 
@@ -250,8 +275,14 @@ def _rewrite_refs(node: Any, refs: dict[str, str]) -> None:
 
 def events_extension() -> list[dict[str, Any]]:
     """`x-events` of the events route: each event's name and the schema of its data."""
-    return [{"event": name, "data": {"$ref": REF.format(model=model.__name__)},
-             "description": (model.__doc__ or "").strip()} for name, model in EVENTS.items()]
+    return [
+        {
+            "event": name,
+            "data": {"$ref": REF.format(model=model.__name__)},
+            "description": (model.__doc__ or "").strip(),
+        }
+        for name, model in EVENTS.items()
+    ]
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:
@@ -260,8 +291,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     choices = _body_choices(all_adapters())
     encounter_actions = [(rules.ruleset, rules.action_union()) for rules in ENCOUNTER_RULES.values()]
-    bodies = list(dict.fromkeys([*(t for pairs in choices.values() for _, t in pairs),
-                                 *(t for _, t in encounter_actions)]))
+    bodies = list(
+        dict.fromkeys([*(t for pairs in choices.values() for _, t in pairs), *(t for _, t in encounter_actions)])
+    )
     exact = _fastapi_bodies(components)
     refs, defs = _render([(t, "validation") for t in bodies + exact] + [(m, "serialization") for m in EVENTS.values()])
     components.update(defs)

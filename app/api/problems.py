@@ -1,4 +1,5 @@
 """problem+json (RFC 9457) rendering of every error: domain, validation, HTTP, unexpected."""
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,7 @@ ACCEPT_HEADER = {"POST": "Accept-Post", "PATCH": "Accept-Patch"}
 
 def not_json(media_type: str | None) -> UnsupportedMediaType:
     sent = f"a body of type {media_type!r}" if media_type else "a body without Content-Type that is not JSON"
-    return UnsupportedMediaType(f"this route takes {JSON}; the request sent {sent}",
-                                extra={"accepted": [JSON]})
+    return UnsupportedMediaType(f"this route takes {JSON}; the request sent {sent}", extra={"accepted": [JSON]})
 
 
 def unreadable_body(cause: BaseException | None, *, has_media_type: bool) -> e.AppError:
@@ -63,13 +63,22 @@ def unreadable_body(cause: BaseException | None, *, has_media_type: bool) -> e.A
     if not has_media_type:
         return not_json(None)
     if isinstance(cause, json.JSONDecodeError):
-        return MalformedJson(f"the body is not valid JSON: {cause.msg}: line {cause.lineno} column {cause.colno}",
-                             extra={"line": cause.lineno, "column": cause.colno})
+        return MalformedJson(
+            f"the body is not valid JSON: {cause.msg}: line {cause.lineno} column {cause.colno}",
+            extra={"line": cause.lineno, "column": cause.colno},
+        )
     return MalformedJson("the body is not valid JSON (nor UTF-8 text)")
 
 
-def problem(status: int, title: str, detail: str, *, slug: str | None = None,
-            headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+def problem(
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    slug: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     body = {"type": TYPE_BASE + (slug or str(status)), "title": title, "status": status, "detail": detail, **extra}
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
@@ -85,8 +94,9 @@ def validation_errors(errors: Sequence[Mapping[str, Any]], prefix: tuple = ()) -
 def validation_problem(errors: list[dict], detail: str | None = None) -> JSONResponse:
     first = errors[0] if errors else {"loc": [], "msg": "invalid"}
     where = ".".join(str(p) for p in first["loc"]) or "body"
-    return problem(422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error",
-                   errors=errors)
+    return problem(
+        422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error", errors=errors
+    )
 
 
 # The one place where an error class becomes an HTTP status (the most specific class wins).
@@ -154,15 +164,22 @@ def app_error_response(exc: e.AppError) -> JSONResponse:
 
 # PostgreSQL's SQLSTATEs of a request the database refused for now (issue 21 item 6): a deadlock or
 # a serialization failure is a race lost to another writer, never "the connection failed"
-RACE_LOST = ("the request lost a race with a concurrent write (the database found a deadlock); "
-             "nothing of it was written; retry")
+RACE_LOST = (
+    "the request lost a race with a concurrent write (the database found a deadlock); nothing of it was written; retry"
+)
 REFUSED_NOW: dict[str, tuple[type[e.AppError], str]] = {
     "40P01": (e.Conflict, RACE_LOST),
     "40001": (e.Conflict, RACE_LOST.replace("found a deadlock", "could not serialize it")),
-    "55P03": (e.Unavailable, "a row the request needs stayed locked by another transaction beyond the lock "
-                             "timeout (DB_LOCK_TIMEOUT_SECONDS); nothing of it was written; retry shortly"),
-    "57014": (e.Unavailable, "a database statement of the request ran beyond the statement timeout "
-                             "(DB_STATEMENT_TIMEOUT_SECONDS); nothing of it was written; retry shortly"),
+    "55P03": (
+        e.Unavailable,
+        "a row the request needs stayed locked by another transaction beyond the lock "
+        "timeout (DB_LOCK_TIMEOUT_SECONDS); nothing of it was written; retry shortly",
+    ),
+    "57014": (
+        e.Unavailable,
+        "a database statement of the request ran beyond the statement timeout "
+        "(DB_STATEMENT_TIMEOUT_SECONDS); nothing of it was written; retry shortly",
+    ),
 }
 
 
@@ -200,14 +217,20 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = getattr(exc, "headers", None)
         if exc.status_code == 405:
             headers = {**(headers or {}), "Allow": _allowed(req, (headers or {}).get("Allow", ""))}
-        return problem(exc.status_code, titles.get(exc.status_code, "HTTP error"), _http_detail(req, exc, headers),
-                       headers=headers)
+        return problem(
+            exc.status_code, titles.get(exc.status_code, "HTTP error"), _http_detail(req, exc, headers), headers=headers
+        )
 
     @app.exception_handler(PoolTimeout)
     async def _pool_exhausted(_req: Request, exc: PoolTimeout):
         log.warning("database pool exhausted: %s", exc)
-        return problem(503, "Service unavailable", "every database connection is busy; retry shortly",
-                       slug="unavailable", headers={"Retry-After": "1"})
+        return problem(
+            503,
+            "Service unavailable",
+            "every database connection is busy; retry shortly",
+            slug="unavailable",
+            headers={"Retry-After": "1"},
+        )
 
     @app.exception_handler(DBAPIError)
     async def _database(_req: Request, exc: DBAPIError):
@@ -227,8 +250,10 @@ def install_error_handlers(app: FastAPI) -> None:
 def _http_detail(req: Request, exc: StarletteHTTPException, headers: dict[str, str] | None) -> str:
     """What the router's own 404 and 405 mean, and where to look."""
     if exc.status_code == 404 and exc.detail == "Not Found":
-        return (f"no route {req.url.path}; every route is listed in /openapi.json (browsable at /docs), "
-                "all under /v1 but /healthz and /readyz")
+        return (
+            f"no route {req.url.path}; every route is listed in /openapi.json (browsable at /docs), "
+            "all under /v1 but /healthz and /readyz"
+        )
     if exc.status_code == 405:
         allowed = (headers or {}).get("Allow", "")
         return f"{req.method} is not allowed on {req.url.path}; allowed: {allowed}"
@@ -242,8 +267,9 @@ def _allowed(req: Request, fallback: str) -> str:
     """Every method served on the request's path (the router names those of its first match only)."""
     methods: set[str] = set()
     for template, operations in req.app.openapi().get("paths", {}).items():
-        pattern = "".join("[^/]+" if part.startswith("{") else re.escape(part)
-                          for part in re.split(r"(\{[^/}]+\})", template))
+        pattern = "".join(
+            "[^/]+" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^/}]+\})", template)
+        )
         if re.fullmatch(pattern, req.url.path):
             methods |= {m.upper() for m in operations if m in _METHODS}
     return ", ".join(sorted(methods)) or fallback

@@ -14,6 +14,7 @@ cannot be reached the limiter falls back to this process's memory, logs it, and
 tries Redis again after a few seconds: the limits still hold per process (never
 a 500, never a request waiting on a dead store, and brute-force throttling is
 not switched off by taking Redis down)."""
+
 from __future__ import annotations
 
 import logging
@@ -46,8 +47,11 @@ class RateLimiter:
     """The service's limits, over a shared (Redis) or per-process (memory) store."""
 
     def __init__(self, settings: Settings):
-        per_token, failures, campaigns = (settings.rate_limit_per_minute, settings.auth_failures_per_minute,
-                                          settings.campaigns_per_hour_per_address)
+        per_token, failures, campaigns = (
+            settings.rate_limit_per_minute,
+            settings.auth_failures_per_minute,
+            settings.campaigns_per_hour_per_address,
+        )
         self.per_token = RateLimitItemPerMinute(per_token) if per_token else None
         self.auth_failures = RateLimitItemPerMinute(failures) if failures else None
         self.campaigns = RateLimitItemPerHour(campaigns) if campaigns and not settings.admin_token else None
@@ -55,9 +59,13 @@ class RateLimiter:
         self.shared: MovingWindowRateLimiter | None = None
         if settings.redis_url:
             storage = storage_from_string(
-                f"async+{settings.redis_url}", implementation="redispy", key_prefix=settings.redis_key_prefix,
-                wrap_exceptions=True, socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
-                socket_timeout=REDIS_TIMEOUT_SECONDS)
+                f"async+{settings.redis_url}",
+                implementation="redispy",
+                key_prefix=settings.redis_key_prefix,
+                wrap_exceptions=True,
+                socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+                socket_timeout=REDIS_TIMEOUT_SECONDS,
+            )
             self.shared = MovingWindowRateLimiter(storage)
         self._shared_down_until = 0.0
 
@@ -65,15 +73,21 @@ class RateLimiter:
 
     async def hit_token(self, token_hash: str) -> None:
         if self.per_token:
-            await self._hit(self.per_token, "token", token_hash,
-                            what=f"more than {self.per_token.amount} requests a minute with this token")
+            await self._hit(
+                self.per_token,
+                "token",
+                token_hash,
+                what=f"more than {self.per_token.amount} requests a minute with this token",
+            )
 
     async def refuse_failing_address(self, address: str) -> None:
         """429 when `address` has failed to authenticate too often (counts nothing)."""
         if self.auth_failures and not await self._call("test", self.auth_failures, "auth-failure", address):
-            await self._refuse(self.auth_failures, ("auth-failure", address),
-                               f"more than {self.auth_failures.amount} failed authentications a minute from this "
-                               f"address")
+            await self._refuse(
+                self.auth_failures,
+                ("auth-failure", address),
+                f"more than {self.auth_failures.amount} failed authentications a minute from this address",
+            )
 
     async def count_failure(self, address: str) -> None:
         if self.auth_failures:
@@ -81,8 +95,12 @@ class RateLimiter:
 
     async def hit_campaign_creation(self, address: str) -> None:
         if self.campaigns:
-            await self._hit(self.campaigns, "campaign-create", address,
-                            what=f"more than {self.campaigns.amount} campaigns an hour from this address")
+            await self._hit(
+                self.campaigns,
+                "campaign-create",
+                address,
+                what=f"more than {self.campaigns.amount} campaigns an hour from this address",
+            )
 
     # --- the store ----------------------------------------------------------------------
 
@@ -103,8 +121,12 @@ class RateLimiter:
                 result = await getattr(self.shared, method)(item, *key)
             except Exception as exc:  # any store failure: memory, never a 500
                 if not self._shared_down_until:
-                    log.warning("rate limits: Redis unavailable (%s); counting in this process's memory, "
-                                "retrying Redis every %.0f s", exc, REDIS_RETRY_SECONDS)
+                    log.warning(
+                        "rate limits: Redis unavailable (%s); counting in this process's memory, "
+                        "retrying Redis every %.0f s",
+                        exc,
+                        REDIS_RETRY_SECONDS,
+                    )
                 self._shared_down_until = time.monotonic() + REDIS_RETRY_SECONDS
             else:
                 if self._shared_down_until:

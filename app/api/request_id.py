@@ -9,6 +9,7 @@ body limit, admission control): only error responses are rewritten.
 `RequestIdFilter` puts it on log records (`%(request_id)s`); LOG_CONFIG is
 uvicorn's logging with it in every line, the access line included. Only the
 request line is logged, never a header, so a token never reaches the log."""
+
 from __future__ import annotations
 
 import json
@@ -118,16 +119,28 @@ LOG_CONFIG: dict[str, Any] = {
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": RequestIdFilter}, "redact": {"()": RedactSecrets}},
     "formatters": {
-        "default": {"()": "uvicorn.logging.DefaultFormatter",
-                    "fmt": "%(levelprefix)s [%(request_id)s] %(name)s: %(message)s"},
-        "access": {"()": "uvicorn.logging.AccessFormatter",
-                   "fmt": '%(levelprefix)s [%(request_id)s] %(client_addr)s - "%(request_line)s" %(status_code)s'},
+        "default": {
+            "()": "uvicorn.logging.DefaultFormatter",
+            "fmt": "%(levelprefix)s [%(request_id)s] %(name)s: %(message)s",
+        },
+        "access": {
+            "()": "uvicorn.logging.AccessFormatter",
+            "fmt": '%(levelprefix)s [%(request_id)s] %(client_addr)s - "%(request_line)s" %(status_code)s',
+        },
     },
     "handlers": {
-        "default": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["request_id"],
-                    "stream": "ext://sys.stderr"},
-        "access": {"class": "logging.StreamHandler", "formatter": "access", "filters": ["request_id", "redact"],
-                   "stream": "ext://sys.stdout"},
+        "default": {
+            "class": "logging.StreamHandler",
+            "formatter": "default",
+            "filters": ["request_id"],
+            "stream": "ext://sys.stderr",
+        },
+        "access": {
+            "class": "logging.StreamHandler",
+            "formatter": "access",
+            "filters": ["request_id", "redact"],
+            "stream": "ext://sys.stdout",
+        },
     },
     "loggers": {
         "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},

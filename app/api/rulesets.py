@@ -1,4 +1,5 @@
 """The rulesets catalogue (public: no token needed)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Liveness and readiness."""
+
 from __future__ import annotations
 
 import anyio

@@ -1,4 +1,5 @@
 """Settings from the environment, built once by a cached function (never at import)."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -10,40 +11,55 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
-    database_url: str = Field("sqlite:///./jdr.db", description="sqlite:///path.db, postgresql://user@host:5432/db or postgres://…")
+    database_url: str = Field(
+        "sqlite:///./jdr.db", description="sqlite:///path.db, postgresql://user@host:5432/db or postgres://…"
+    )
     admin_token: str | None = Field(None, description="When set, POST /v1/campaigns needs it as Bearer token.")
     cors_origins: list[str] = Field(default_factory=list, description="Origins allowed for browser frontends.")
     max_body_bytes: int = Field(1_000_000, ge=1024)
     rate_limit_per_minute: int = Field(0, ge=0, description="Requests a token may make per minute; 0 = off.")
-    auth_failures_per_minute: int = Field(60, ge=0,
-                                          description="Failed authentications (no, unknown or wrong admin token) an "
-                                                      "address may make per minute before 429; 0 = off.")
-    campaigns_per_hour_per_address: int = Field(20, ge=0,
-                                                description="POST /v1/campaigns an address may make per hour while "
-                                                            "ADMIN_TOKEN is unset; 0 = off.")
+    auth_failures_per_minute: int = Field(
+        60,
+        ge=0,
+        description="Failed authentications (no, unknown or wrong admin token) an "
+        "address may make per minute before 429; 0 = off.",
+    )
+    campaigns_per_hour_per_address: int = Field(
+        20, ge=0, description="POST /v1/campaigns an address may make per hour while ADMIN_TOKEN is unset; 0 = off."
+    )
     max_players_per_campaign: int = Field(100, ge=1, description="Players a campaign may have (409 beyond).")
-    redis_url: str | None = Field(None,
-                                  description="redis://host:6379/0: rate limits shared by every worker and instance; "
-                                              "unset = per process.")
+    redis_url: str | None = Field(
+        None, description="redis://host:6379/0: rate limits shared by every worker and instance; unset = per process."
+    )
     redis_key_prefix: str = Field("jdr", min_length=1, description="Prefix of the rate-limit keys in Redis.")
-    max_in_flight: int = Field(64, ge=0,
-                               description="Requests a process serves at once (event streams and /healthz aside); 0 = "
-                                           "no limit.")
+    max_in_flight: int = Field(
+        64, ge=0, description="Requests a process serves at once (event streams and /healthz aside); 0 = no limit."
+    )
     max_waiting: int = Field(256, ge=0, description="Requests that may wait for a slot; beyond, 503 at once.")
-    admission_wait_seconds: float = Field(2.0, ge=0, le=60,
-                                          description="How long a request waits for a slot before a 503.")
-    event_streams_per_token: int = Field(5, ge=1,
-                                         description="Event streams a token may hold open at once per process (429 "
-                                                     "beyond).")
-    event_streams_per_process: int = Field(2000, ge=1,
-                                           description="Event streams a process holds open at once (503 beyond).")
-    db_lock_timeout_seconds: float = Field(3.0, ge=0, le=600,
-                                           description="PostgreSQL: how long a statement waits for a lock "
-                                                       "(lock_timeout) before the request is a 503; 0 = no limit.")
-    db_statement_timeout_seconds: float = Field(30.0, ge=0, le=3600,
-                                                description="PostgreSQL: how long a statement may run "
-                                                            "(statement_timeout) before the request is a 503; 0 = no "
-                                                            "limit.")
+    admission_wait_seconds: float = Field(
+        2.0, ge=0, le=60, description="How long a request waits for a slot before a 503."
+    )
+    event_streams_per_token: int = Field(
+        5, ge=1, description="Event streams a token may hold open at once per process (429 beyond)."
+    )
+    event_streams_per_process: int = Field(
+        2000, ge=1, description="Event streams a process holds open at once (503 beyond)."
+    )
+    db_lock_timeout_seconds: float = Field(
+        3.0,
+        ge=0,
+        le=600,
+        description="PostgreSQL: how long a statement waits for a lock "
+        "(lock_timeout) before the request is a 503; 0 = no limit.",
+    )
+    db_statement_timeout_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=3600,
+        description="PostgreSQL: how long a statement may run "
+        "(statement_timeout) before the request is a 503; 0 = no "
+        "limit.",
+    )
     sql_echo: bool = False
 
     @field_validator("admin_token", "redis_url")

@@ -1,4 +1,5 @@
 """The database engine: URL normalisation, SQLite pragmas, sessions."""
+
 from __future__ import annotations
 
 import threading
@@ -83,8 +84,14 @@ UNBOUNDED = Bounds()  # migrations, and the tests' own engine
 def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
     url = normalize_database_url(url)
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30},
-                               pool_size=THREADS, max_overflow=4, pool_timeout=POOL_TIMEOUT_SECONDS)
+        engine = create_engine(
+            url,
+            echo=echo,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=THREADS,
+            max_overflow=4,
+            pool_timeout=POOL_TIMEOUT_SECONDS,
+        )
         _sqlite_transactions(engine)
         return engine
     # No pre-ping (a round trip per request): a connection found dead is retried by
@@ -92,10 +99,16 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
     # psycopg prepares no statement itself (`prepare_threshold`): the hot path's statements
     # are prepared by app.services.prepared, and psycopg, once it has prepared some, sends
     # DEALLOCATE ALL after any ROLLBACK, which would drop those too.
-    return create_engine(url, echo=echo, pool_size=8, max_overflow=THREADS - 8 + 4,
-                         pool_timeout=POOL_TIMEOUT_SECONDS, pool_recycle=3600,
-                         connect_args={"prepare_threshold": None, **bounds.connect_args()},
-                         execution_options={ANSWER_WITHIN: bounds.answer_seconds})
+    return create_engine(
+        url,
+        echo=echo,
+        pool_size=8,
+        max_overflow=THREADS - 8 + 4,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        pool_recycle=3600,
+        connect_args={"prepare_threshold": None, **bounds.connect_args()},
+        execution_options={ANSWER_WITHIN: bounds.answer_seconds},
+    )
 
 
 def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
@@ -156,8 +169,10 @@ WRITERS = {"sqlite": 1, "postgresql": 4}
 
 @contextmanager
 def _write_session(engine: Engine) -> Iterator[Session]:
-    with SQLITE_WRITER if engine.dialect.name == "sqlite" else nullcontext(), \
-            Session(engine, expire_on_commit=False) as session:
+    with (
+        SQLITE_WRITER if engine.dialect.name == "sqlite" else nullcontext(),
+        Session(engine, expire_on_commit=False) as session,
+    ):
         yield session
 
 
@@ -170,9 +185,14 @@ def _loop_engine(url: str, echo: bool = False) -> Engine:
     """SQLite's writer on the event loop: its own small pool (writers there take turns,
     so it never waits for a connection), and no busy wait: a database locked by
     another process is answered at once, and that write goes to a thread instead."""
-    engine = create_engine(normalize_database_url(url), echo=echo, pool_size=1, max_overflow=2,
-                           pool_timeout=POOL_TIMEOUT_SECONDS,
-                           connect_args={"check_same_thread": False, "timeout": 0})
+    engine = create_engine(
+        normalize_database_url(url),
+        echo=echo,
+        pool_size=1,
+        max_overflow=2,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        connect_args={"check_same_thread": False, "timeout": 0},
+    )
     _sqlite_transactions(engine, busy_timeout_ms=0)
     return engine
 
@@ -186,8 +206,9 @@ def _loop_write_session(session: Session) -> Iterator[Session]:
         SQLITE_WRITER.release()
 
 
-def open_loop_write_session(url: str, echo: bool = False,
-                            bounds: Bounds = UNBOUNDED) -> AbstractContextManager[Session] | None:
+def open_loop_write_session(
+    url: str, echo: bool = False, bounds: Bounds = UNBOUNDED
+) -> AbstractContextManager[Session] | None:
     """A write session, its transaction begun (BEGIN IMMEDIATE), to use on the event loop
     without waiting: only on SQLite, and only when neither a writer of this process nor
     another process holds the database; else None (write in a thread: `open_session`).
@@ -219,10 +240,16 @@ def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> E
     sync API (`AsyncEngine.sync_engine`), used from a greenlet (`green`)."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    return create_async_engine(normalize_database_url(url), echo=echo, pool_size=WRITERS["postgresql"],
-                               max_overflow=4, pool_timeout=POOL_TIMEOUT_SECONDS, pool_recycle=3600,
-                               connect_args={"prepare_threshold": None, **bounds.connect_args()},
-                               execution_options={ANSWER_WITHIN: bounds.answer_seconds}).sync_engine
+    return create_async_engine(
+        normalize_database_url(url),
+        echo=echo,
+        pool_size=WRITERS["postgresql"],
+        max_overflow=4,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        pool_recycle=3600,
+        connect_args={"prepare_threshold": None, **bounds.connect_args()},
+        execution_options={ANSWER_WITHIN: bounds.answer_seconds},
+    ).sync_engine
 
 
 def open_green_write_session(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Session | None:

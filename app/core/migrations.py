@@ -1,4 +1,5 @@
 """Applying the Alembic migrations from code (the run command and the tests)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,6 @@
 """Bearer tokens: 256-bit random, stored as SHA-256 (a slow hash buys nothing
 for random tokens and would cost every request)."""
+
 from __future__ import annotations
 
 import hashlib

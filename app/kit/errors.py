@@ -5,6 +5,7 @@ class to its status code in one place and renders problem+json. An error carries
 what a client needs to act (a detail, the field at fault, extra figures, how
 long to wait before retrying) and nothing of the transport.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,8 +17,14 @@ class AppError(Exception):
     title = "Refused"
     slug = "refused"
 
-    def __init__(self, detail: str, *, field: str | None = None, extra: dict[str, Any] | None = None,
-                 retry_after: int | None = None):
+    def __init__(
+        self,
+        detail: str,
+        *,
+        field: str | None = None,
+        extra: dict[str, Any] | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(detail)
         self.detail = detail
         self.field = field

@@ -1,6 +1,7 @@
 """The pydantic models every layer shares: the strict base of request bodies,
 the dice-provenance fields of every request that rolls (API.md), and the options
 every ruleset has. Each ruleset's models extend these (app/models/rulesets/)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -29,8 +30,9 @@ class CampaignOptions(Strict):
     """Options every ruleset has; each ruleset's `Options` extends this."""
 
     players_may_enter_dice: bool = Field(
-        False, description="Players may choose their dice, with table `dice` or a `seed` (else 403), for what "
-                           "they control only: the other dice of the action are the server's. The GM always may."
+        False,
+        description="Players may choose their dice, with table `dice` or a `seed` (else 403), for what "
+        "they control only: the other dice of the action are the server's. The GM always may.",
     )
 
 
@@ -39,9 +41,11 @@ class RollingRequest(Strict):
 
     # strict: `"1"`, `1.0` and `true` are not integers here (no coercion)
     seed: StrictInt | None = Field(
-        None, ge=-(2**63), le=2**63 - 1,
+        None,
+        ge=-(2**63),
+        le=2**63 - 1,
         description="Reproducible RNG seed: it chooses the dice as surely as `dice` does (a player's only with "
-                    "`players_may_enter_dice`).",
+        "`players_may_enter_dice`).",
     )
     dice: list[StrictInt] | None = Field(
         None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
@@ -58,5 +62,6 @@ class RollingRequest(Strict):
 class TestRequestBase(RollingRequest):
     """Common fields of a test request; each ruleset adds its own."""
 
-    modifier: int = Field(0, ge=-1000, le=1000,
-                          description="Added to the target (positive = easier) or to the roll, per ruleset.")
+    modifier: int = Field(
+        0, ge=-1000, le=1000, description="Added to the target (positive = easier) or to the roll, per ruleset."
+    )

@@ -2,6 +2,7 @@
 
 The options and request bodies every ruleset shares live here; a ruleset's own
 encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
@@ -28,15 +29,19 @@ class EncounterOptions(Strict):
     """Options of every encounter; unknown ones are refused (422)."""
 
     hp_visibility: Literal["exact", "status", "hidden"] = Field(
-        "exact", description="What players see of the resources of combatants they do not own: the exact values, "
-                             "a status (unhurt, wounded, bloodied, down) or nothing.")
+        "exact",
+        description="What players see of the resources of combatants they do not own: the exact values, "
+        "a status (unhurt, wounded, bloodied, down) or nothing.",
+    )
     reveal_on_turn: bool = Field(True, description="A hidden combatant is revealed when its first turn comes.")
 
 
 class GreatCosmosEncounterOptions(EncounterOptions):
     tie_method: Literal["d20", "parallel"] = Field(
-        "d20", description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "
-                           "or act in parallel at once.")
+        "d20",
+        description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "
+        "or act in parallel at once.",
+    )
 
 
 # --- setup -------------------------------------------------------------------------------
@@ -52,13 +57,18 @@ class CombatantCreate(Strict):
     side: Side | None = Field(None, description="Default: `heroes` for a PC, `foes` for an NPC.")
     position: Position | None = None
     hidden: bool = Field(False, description="Players do not see it until it is revealed.")
-    reaction: Reaction | None = Field(None, description="Standing defence when attacked (the ruleset's names); "
-                                                        "null: the ruleset's default.")
+    reaction: Reaction | None = Field(
+        None, description="Standing defence when attacked (the ruleset's names); null: the ruleset's default."
+    )
     initiative: Initiative | None = Field(None, description="GM override: replaces the rolled initiative.")
     actions: StrictInt = Field(1, ge=1, le=5, description="Actions per round (GC-O3; great-cosmos only).")
-    count: StrictInt | None = Field(None, ge=1, le=MAX_COPIES,
-                                    description="Copy this NPC into N new NPC characters \"Name 1…N\", each its own "
-                                                "sheet, each a combatant (the NPC itself stays out).")
+    count: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=MAX_COPIES,
+        description='Copy this NPC into N new NPC characters "Name 1…N", each its own '
+        "sheet, each a combatant (the NPC itself stays out).",
+    )
 
 
 class EncounterCreate(Strict):
@@ -87,8 +97,11 @@ class CombatantUpdate(Strict):
 class StartRequest(RollingRequest):
     """Rolls initiative with the ruleset's rule (dice provenance applies)."""
 
-    take_11: list[Id] = Field(default_factory=list, max_length=MAX_COMBATANTS,
-                              description="asgard: NPC combatants taking 11 on their perception test (AS-T8, AS-C13).")
+    take_11: list[Id] = Field(
+        default_factory=list,
+        max_length=MAX_COMBATANTS,
+        description="asgard: NPC combatants taking 11 on their perception test (AS-T8, AS-C13).",
+    )
 
 
 class NextTurnRequest(RollingRequest):
@@ -115,10 +128,12 @@ class HealOrDamage(ActionBase):
 
 class ConditionAdd(Strict):
     name: str = Field(min_length=1, max_length=60, pattern=NO_CONTROL)
-    rounds: StrictInt | None = Field(None, ge=1, le=1000,
-                                     description="Turns of its bearer it lasts; null: until removed.")
-    ends: Ends = Field("end_of_turn", description="When a round of it is counted off: at the start or the end "
-                                                  "of its bearer's turn.")
+    rounds: StrictInt | None = Field(
+        None, ge=1, le=1000, description="Turns of its bearer it lasts; null: until removed."
+    )
+    ends: Ends = Field(
+        "end_of_turn", description="When a round of it is counted off: at the start or the end of its bearer's turn."
+    )
 
 
 class ConditionChange(ActionBase):
@@ -156,11 +171,18 @@ class AttackRequest(CombatAction):
 
     type: Literal["attack"]
     target_id: Id
-    weapon: str | None = Field(None, min_length=1, max_length=200,
-                               description="The name of a weapon on the actor's sheet (its damage expression).")
+    weapon: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="The name of a weapon on the actor's sheet (its damage expression).",
+    )
     damage: DiceExpression | None = Field(None, description="A damage expression instead of a weapon (`1d6+1`).")
-    reaction: Reaction | None = Field(None, description="Overrides the target's standing reaction: only a caller "
-                                                        "who controls the target (its owner, or the GM).")
+    reaction: Reaction | None = Field(
+        None,
+        description="Overrides the target's standing reaction: only a caller "
+        "who controls the target (its owner, or the GM).",
+    )
 
     @model_validator(mode="after")
     def _weapon_or_damage(self) -> Self:
@@ -212,7 +234,8 @@ class GreatCosmosAttackRequest(AttackRequest):
     unparryable: bool = Field(False, description="GC-P5: a special attack no one may parry.")
     undodgeable: bool = Field(False, description="GC-P5: a special attack no one may dodge.")
     reaction: Literal["dodge", "parry", "none"] | None = Field(
-        None, description="GC-P2: overrides the target's standing reaction (only a caller who controls the target).")
+        None, description="GC-P2: overrides the target's standing reaction (only a caller who controls the target)."
+    )
 
 
 class GreatCosmosMoveRequest(MoveRequest):
@@ -240,8 +263,11 @@ class GreatCosmosFinalSkillRequest(FinalSkillRequest):
 
 
 GREAT_COSMOS_ACTIONS: dict[str, type[CombatAction]] = {
-    "attack": GreatCosmosAttackRequest, "move": GreatCosmosMoveRequest, "dash": GreatCosmosDashRequest,
-    "posture": GreatCosmosPostureRequest, "final_skill": GreatCosmosFinalSkillRequest,
+    "attack": GreatCosmosAttackRequest,
+    "move": GreatCosmosMoveRequest,
+    "dash": GreatCosmosDashRequest,
+    "posture": GreatCosmosPostureRequest,
+    "final_skill": GreatCosmosFinalSkillRequest,
 }
 
 
@@ -272,15 +298,19 @@ class CombatantPublic(Open):
     actions: int
     down: bool
     reaction: str | None
-    resources: dict[str, dict[str,
-                              Any]] = Field(description="{value, max} per pool, or {status}, or nothing "
-                                                        "(hp_visibility).")
+    resources: dict[str, dict[str, Any]] = Field(
+        description="{value, max} per pool, or {status}, or nothing (hp_visibility)."
+    )
     posture: str | None = None
     conditions: list[dict[str, Any]]
-    counters: dict[str, Any] = Field(default_factory=dict, description=(
-        "What the rules keep during the fight (great-cosmos: the special posture held since which round, "
-        "its Revive, a backlash, a riposte or counter-attack available, a provocation; asgard: AS-C4 prudence "
-        "and danger tests owed). The GC-P5 advantage d6 is the sheet's `posture_advantage`."))
+    counters: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "What the rules keep during the fight (great-cosmos: the special posture held since which round, "
+            "its Revive, a backlash, a riposte or counter-attack available, a provocation; asgard: AS-C4 prudence "
+            "and danger tests owed). The GC-P5 advantage d6 is the sheet's `posture_advantage`."
+        ),
+    )
 
 
 class EncounterPublic(Open):

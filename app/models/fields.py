@@ -1,4 +1,5 @@
 """Field types of the app's models that need the rules engine."""
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -17,6 +18,7 @@ def _dice_expression(value: str) -> str:
     return value
 
 
-DiceExpression = Annotated[str, Field(max_length=60, description="A dice expression, e.g. `1d8+2`."),
-                           AfterValidator(_dice_expression)]
+DiceExpression = Annotated[
+    str, Field(max_length=60, description="A dice expression, e.g. `1d8+2`."), AfterValidator(_dice_expression)
+]
 """A sheet field holding a dice expression (damage…), checked by the dice core's parser."""

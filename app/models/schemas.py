@@ -1,5 +1,6 @@
 """Request and response schemas of the generic resources (campaigns, players,
 characters, free rolls, pages). Ruleset-specific bodies live in app/models/rulesets/."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -30,20 +31,30 @@ class Page(BaseModel, Generic[T]):
 
 # --- campaigns ----------------------------------------------------------------
 class CampaignCreate(Strict):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"name": "Les Ombres", "ruleset": "great-cosmos"},
-        {"name": "Ragnarök", "ruleset": "asgard", "options": {"players_may_enter_dice": True}},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"name": "Les Ombres", "ruleset": "great-cosmos"},
+                {"name": "Ragnarök", "ruleset": "asgard", "options": {"players_may_enter_dice": True}},
+            ]
+        }
+    )
     name: str = Name
     ruleset: str = Field(max_length=40, description="great-cosmos, asgard, rulebook-d100 or worlds-awakening")
-    options: dict[str, Any] | None = Field(None,
-                                           description="Validated against the ruleset's options; defaults filled.")
+    options: dict[str, Any] | None = Field(
+        None, description="Validated against the ruleset's options; defaults filled."
+    )
 
 
 class CampaignUpdate(Strict):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"name": "Les Ombres, saison 2"}, {"options": {"players_may_enter_dice": True}},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"name": "Les Ombres, saison 2"},
+                {"options": {"players_may_enter_dice": True}},
+            ]
+        }
+    )
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
 
@@ -102,31 +113,57 @@ class PlayerTokenRotated(BaseModel):
 
 # --- characters -----------------------------------------------------------------
 PlayerAccess = Literal["observer", "limited", "none"]
-PLAYER_ACCESS_DOC = ("What players other than its owner see of it (GM only): `observer` the whole sheet, `limited` "
-                     "its name, kind and each pool as a status word, `none` nothing (not listed, 404 as an unknown "
-                     "id). Default: a PC `observer`, an NPC `none`.")
+PLAYER_ACCESS_DOC = (
+    "What players other than its owner see of it (GM only): `observer` the whole sheet, `limited` "
+    "its name, kind and each pool as a status word, `none` nothing (not listed, 404 as an unknown "
+    "id). Default: a PC `observer`, an NPC `none`."
+)
 
 
 class CharacterCreate(Strict):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"name": "Aiko", "kind": "pc", "sheet": {
-            "race": "humain", "hp_max": 100, "mp_max": 50,
-            "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}},
-        {"name": "Goblin", "kind": "npc", "sheet": {"skills": {"combat": 4}, "vitality_max": 8}},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "Aiko",
+                    "kind": "pc",
+                    "sheet": {
+                        "race": "humain",
+                        "hp_max": 100,
+                        "mp_max": 50,
+                        "stats": {
+                            "force": 68,
+                            "esprit": 50,
+                            "charisme": 40,
+                            "agilite": 55,
+                            "precision": 45,
+                            "chance": 60,
+                        },
+                    },
+                },
+                {"name": "Goblin", "kind": "npc", "sheet": {"skills": {"combat": 4}, "vitality_max": 8}},
+            ]
+        }
+    )
     name: str = Name
     kind: Literal["pc", "npc"] = "pc"
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] = Field(description="Validated against the campaign's ruleset (see its sheet schema).")
-    gm_override: bool = Field(False,
-                              description="GM only: accept values outside the rules' bounds where a rule allows it.")
+    gm_override: bool = Field(
+        False, description="GM only: accept values outside the rules' bounds where a rule allows it."
+    )
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
 
 
 class CharacterUpdate(Strict):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"sheet": {"notes": "Carries the amulet."}}, {"name": "Aiko the Brave"},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"sheet": {"notes": "Carries the amulet."}},
+                {"name": "Aiko the Brave"},
+            ]
+        }
+    )
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     kind: Literal["pc", "npc"] | None = None
     player_id: str | None = Field(None, max_length=32)
@@ -164,8 +201,10 @@ class CharacterLimited(BaseModel):
     kind: str
     ruleset: str
     player_access: Literal["limited"] = "limited"
-    pools: dict[str, PoolStatus] = Field(description="Each pool (`hp`, `vitality`…) as full → unhurt, above half → "
-                                         "wounded, above 0 → bloodied, 0 → down.")
+    pools: dict[str, PoolStatus] = Field(
+        description="Each pool (`hp`, `vitality`…) as full → unhurt, above half → "
+        "wounded, above 0 → bloodied, 0 → down."
+    )
     version: int
     created_at: Timestamp
     updated_at: Timestamp
@@ -180,10 +219,20 @@ class CharacterPage(Page[CharacterRead]):
 
 # --- free rolls and the log -----------------------------------------------------
 class RollCreate(RollingRequest):
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"expression": "3d6+2", "purpose": "damage"}, {"expression": "d100", "dice": [42], "hidden": True},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"expression": "3d6+2", "purpose": "damage"},
+                {"expression": "d100", "dice": [42], "hidden": True},
+            ]
+        }
+    )
     expression: str = Field(min_length=1, max_length=200, examples=["3d6+2", "4d6kh3", "d100"])
-    purpose: str = Field("roll", min_length=1, max_length=100, pattern=NO_CONTROL,
-                         description="Why the dice are rolled: one line of text, no control characters.")
+    purpose: str = Field(
+        "roll",
+        min_length=1,
+        max_length=100,
+        pattern=NO_CONTROL,
+        description="Why the dice are rolled: one line of text, no control characters.",
+    )
     character_id: str | None = Field(None, max_length=32, description="Attribute the roll to a character.")

@@ -1,5 +1,6 @@
 """SQLModel tables: campaigns, credentials, players, characters, the roll log,
 idempotency records, encounters."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -96,8 +97,8 @@ class LogEntry(SQLModel, table=True):
     )
 
     seq: int | None = Field(
-        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
-                                       autoincrement=True)
+        default=None,
+        sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
     )
     id: str = Field(default_factory=new_id, unique=True, max_length=32, sa_type=SafeString(32))
     campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
@@ -117,8 +118,9 @@ class LogEntryCharacter(SQLModel, table=True):
     __tablename__ = "roll_log_character"
 
     character_id: str = Field(primary_key=True, max_length=32, sa_type=SafeString(32))
-    seq: int = Field(sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), ForeignKey("roll_log.seq"),
-                                      primary_key=True))
+    seq: int = Field(
+        sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), ForeignKey("roll_log.seq"), primary_key=True)
+    )
 
 
 class IdempotencyRecord(SQLModel, table=True):
@@ -148,8 +150,8 @@ class Event(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("campaign_id", "number", name="uq_event_campaign_number"),)
 
     seq: int | None = Field(
-        default=None, sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
-                                       autoincrement=True)
+        default=None,
+        sa_column=Column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
     )
     campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
     number: int = Field(sa_type=BigInteger().with_variant(Integer, "sqlite"))
@@ -157,8 +159,9 @@ class Event(SQLModel, table=True):
     hidden: bool = Field(default=False)
     created_at: datetime = _ts()
     data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    owner_id: str | None = Field(default=None, max_length=32,
-                                 sa_type=SafeString(32))  # a player: no FK (events outlive players)
+    owner_id: str | None = Field(
+        default=None, max_length=32, sa_type=SafeString(32)
+    )  # a player: no FK (events outlive players)
     player_data: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
@@ -172,8 +175,11 @@ class StreamTicket(SQLModel, table=True):
     __table_args__ = (Index("ix_stream_ticket_expires_at", "expires_at"),)
 
     ticket_hash: str = Field(primary_key=True, max_length=64)
-    token_hash: str = Field(sa_column=Column(AutoString(64), ForeignKey("credential.token_hash", ondelete="CASCADE"),
-                                             nullable=False, index=True))
+    token_hash: str = Field(
+        sa_column=Column(
+            AutoString(64), ForeignKey("credential.token_hash", ondelete="CASCADE"), nullable=False, index=True
+        )
+    )
     campaign_id: str = Field(max_length=32, sa_type=SafeString(32))
     expires_at: datetime = Field(sa_type=DateTime(timezone=True), nullable=False)
 

@@ -10,6 +10,7 @@ A `DiceSource` is one of three (API.md, "Dice provenance"):
 - `TableDice([...])` — dice rolled at the table, consumed in rule order.
 Every die a source gives is recorded, with its purpose, in `rolls`.
 """
+
 from __future__ import annotations
 
 import random
@@ -252,6 +253,7 @@ def dice_source(*, seed: int | None = None, dice: Sequence[int] | None = None) -
 
 # --- dice expressions -------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class DiceTerm:
     """`NdM` with an optional keep/drop: `keep` is ('h'|'l', n) of dice kept."""
@@ -376,7 +378,7 @@ def _parse(text: str) -> Expression:
         m = _TERM.match(compact, pos)
         if not m or (pos > 0 and not m.group(1)):
             raise ExpressionError(
-                f"cannot read {text!r} at {compact[pos:pos + 10]!r}: expected a term such as 3d6, d%, 4d6kh3 or 2",
+                f"cannot read {text!r} at {compact[pos : pos + 10]!r}: expected a term such as 3d6, d%, 4d6kh3 or 2",
                 field="expression",
             )
         sign = -1 if m.group(1) == "-" else 1
@@ -405,9 +407,7 @@ def _dice_term(sign: int, m: re.Match[str], text: str) -> DiceTerm:
             f"{count} dice in one term of {text!r}: between 1 and {MAX_DICE_PER_TERM} allowed", field="expression"
         )
     if faces < 1 or faces > MAX_FACES:
-        raise ExpressionError(
-            f"a d{faces} in {text!r}: dice have between 1 and {MAX_FACES} faces", field="expression"
-        )
+        raise ExpressionError(f"a d{faces} in {text!r}: dice have between 1 and {MAX_FACES} faces", field="expression")
     keep = None
     if m.group(4):
         mode, which, n = m.group(4).lower(), m.group(5).lower(), _bounded_int(m.group(6), text)

@@ -1,12 +1,22 @@
 """Errors raised by the pure rules engine: the app's hierarchy (`app.kit.errors`,
 no HTTP in it), specialised for dice and rules. `app.api.problems` decides what
 each becomes on the wire."""
+
 from __future__ import annotations
 
 from app.kit.errors import Conflict, RuleError
 
-__all__ = ["RuleError", "UnsupportedOperation", "InsufficientResource", "ExpressionError", "DiceError",
-           "DiceNeeded", "DieOutOfRange", "DiceLeftOver", "TooManyDice"]
+__all__ = [
+    "RuleError",
+    "UnsupportedOperation",
+    "InsufficientResource",
+    "ExpressionError",
+    "DiceError",
+    "DiceNeeded",
+    "DieOutOfRange",
+    "DiceLeftOver",
+    "TooManyDice",
+]
 
 
 class UnsupportedOperation(RuleError):

@@ -7,6 +7,7 @@ takes the die from a `DiceSource`). `odds` enumerates the hundred faces with
 integer arithmetic. `rank` orders several results (RB-C1..C3), `confront` is its
 two-sided case.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -216,6 +217,7 @@ def odds(spec: TestSpec) -> tuple[dict[str, Fraction], dict[int, Fraction]]:
 
 # --- confrontations and rankings ---------------------------------------------
 
+
 @dataclass(frozen=True)
 class Placing:
     """One participant's place in a ranking: `index` into the results given."""
@@ -253,8 +255,9 @@ def _groups(order: list[int], key: Callable[[int], object]) -> list[list[int]]:
     return [list(run) for _, run in groupby(order, key)]
 
 
-def _reroll_ties(group: list[int], sources: Sequence[DiceSource], rerolls: dict[int, list[int]], purpose: str,
-                 depth: int = 0) -> list[int]:
+def _reroll_ties(
+    group: list[int], sources: Sequence[DiceSource], rerolls: dict[int, list[int]], purpose: str, depth: int = 0
+) -> list[int]:
     """RB-C2: each tied participant rerolls d100, lowest wins; repeat while equal."""
     if depth >= MAX_TIEBREAK_ROUNDS:  # pragma: no cover - astronomically unlikely with real dice
         raise RuleError("the tie could not be broken", field="dice")
@@ -289,8 +292,15 @@ class Confrontation:
     rerolls: tuple[tuple[int, ...], tuple[int, ...]]
 
 
-def confront(a: TestResult, b: TestResult, source_a: DiceSource, source_b: DiceSource | None = None,
-             purpose: str = "tiebreak", *, tiebreak: bool = True) -> Confrontation:
+def confront(
+    a: TestResult,
+    b: TestResult,
+    source_a: DiceSource,
+    source_b: DiceSource | None = None,
+    purpose: str = "tiebreak",
+    *,
+    tiebreak: bool = True,
+) -> Confrontation:
     """RB-C1, RB-C2: a success beats a failure, then the higher success level wins; ties by
     the units digit (a 100 never wins on it), then rerolls (a's then b's). The tie-break
     is applied only « s'il y a vraiment un besoin »: with `tiebreak=False` equal
@@ -356,9 +366,18 @@ class Hit:
     weapon_roll: int | None = None
 
 
-def resolve_attack(attack: TestResult, kind: str, weapon_damage: str, source: DiceSource, *,
-                   defense: str = "none", dodge: TestResult | None = None, armor: int = 0,
-                   bonus: int = 0, defender_source: DiceSource | None = None) -> Hit:
+def resolve_attack(
+    attack: TestResult,
+    kind: str,
+    weapon_damage: str,
+    source: DiceSource,
+    *,
+    defense: str = "none",
+    dodge: TestResult | None = None,
+    armor: int = 0,
+    bonus: int = 0,
+    defender_source: DiceSource | None = None,
+) -> Hit:
     """RB-F2, RB-F3 (RB-C4): a successful attack test hits unless the defender's dodge wins
     the confrontation (a critical dodge also earns a free attack); absorbing takes
     the armour off the damage; a defense's critical failure doubles the damage taken.
@@ -374,15 +393,17 @@ def resolve_attack(attack: TestResult, kind: str, weapon_damage: str, source: Di
         c = confront(attack, dodge, source, defender_source or source)
         tiebreak = c.tiebreak
         if c.winner == 1:
-            return Hit(False, 0, pool, defense, dodged=True, free_attack=dodge.outcome == "critical_success",
-                       tiebreak=tiebreak)
+            return Hit(
+                False, 0, pool, defense, dodged=True, free_attack=dodge.outcome == "critical_success", tiebreak=tiebreak
+            )
     weapon = expr.roll(source, "damage")
     taken = attack_damage(attack.level, weapon, bonus)
     if defense == "absorb":
         taken = max(0, taken - armor)
     doubled = dodge is not None and dodge.outcome == "critical_failure"
-    return Hit(True, taken * 2 if doubled else taken, pool, defense, doubled=doubled, tiebreak=tiebreak,
-               weapon_roll=weapon)
+    return Hit(
+        True, taken * 2 if doubled else taken, pool, defense, doubled=doubled, tiebreak=tiebreak, weapon_roll=weapon
+    )
 
 
 @dataclass(frozen=True)
@@ -400,7 +421,12 @@ def initiative(results: Sequence[TestResult], sources: Sequence[DiceSource]) -> 
     """RB-F4: initiative is a HAB ranking (RB-C3); a critical success gains an extra action
     before round 1, a critical failure acts only from round 2."""
     return [
-        InitiativeEntry(p.index, p.place, p.tiebreak, results[p.index].outcome == "critical_success",
-                        2 if results[p.index].outcome == "critical_failure" else 1)
+        InitiativeEntry(
+            p.index,
+            p.place,
+            p.tiebreak,
+            results[p.index].outcome == "critical_success",
+            2 if results[p.index].outcome == "critical_failure" else 1,
+        )
         for p in rank(results, sources, "initiative tiebreak")
     ]

@@ -1,6 +1,7 @@
 """Worlds Awakening (d20): tests, critical ranges, pending modifiers, complex
 actions (challenges) and the combat rules (worlds-awakening.md, WA-…). Pure: stdlib only.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -22,8 +23,13 @@ DIFFICULTIES: dict[str, tuple[int, int | None]] = {
     "difficile": (15, 19),
     "tres_difficile": (20, None),
 }
-DEFAULT_THRESHOLDS: dict[str, int] = {"tres_facile": 2, "facile": 7, "moderee": 12, "difficile": 17,
-                                      "tres_difficile": 20}
+DEFAULT_THRESHOLDS: dict[str, int] = {
+    "tres_facile": 2,
+    "facile": 7,
+    "moderee": 12,
+    "difficile": 17,
+    "tres_difficile": 20,
+}
 OUTCOMES = ("critical_success", "success", "failure", "critical_failure")
 MAX_LEVEL = 8
 MAX_ROLLOFF_ROUNDS = 200
@@ -123,14 +129,18 @@ def odds(spec: TestSpec) -> tuple[dict[str, Fraction], dict[int, Fraction]]:
     crit_success, crit_failure = crit_success_min(spec.cha), crit_failure_max(spec.cha)
     plain = crit_success - crit_failure - 1  # faces crit_failure+1 .. crit_success-1
     success = max(0, crit_success - max(spec.threshold - bonus, crit_failure + 1))
-    counts = {"critical_success": 21 - crit_success, "success": success,
-              "failure": plain - success, "critical_failure": crit_failure}
+    counts = {
+        "critical_success": 21 - crit_success,
+        "success": success,
+        "failure": plain - success,
+        "critical_failure": crit_failure,
+    }
     one_face = Fraction(1, 20)
-    return ({o: Fraction(n, 20) for o, n in counts.items()},
-            {natural + bonus: one_face for natural in range(1, 21)})
+    return ({o: Fraction(n, 20) for o, n in counts.items()}, {natural + bonus: one_face for natural in range(1, 21)})
 
 
 # --- WA-T6 complex actions ------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Challenge:
@@ -146,9 +156,13 @@ class Challenge:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "successes_needed": self.successes_needed,
-            "failures_allowed": self.failures_allowed, "successes": self.successes,
-            "failures": self.failures, "turns": self.turns, "status": self.status,
+            "name": self.name,
+            "successes_needed": self.successes_needed,
+            "failures_allowed": self.failures_allowed,
+            "successes": self.successes,
+            "failures": self.failures,
+            "turns": self.turns,
+            "status": self.status,
         }
 
 
@@ -178,6 +192,7 @@ def advance(challenge: Challenge, success: bool) -> Challenge:
 
 # --- combat (WA-S3, WA-C1..C5) -----------------------------------------------------
 
+
 def physical_defense(con: int, level: int) -> int:
     """WA-S3: physical defense = 10 + CON + level."""
     return 10 + con + level
@@ -205,16 +220,18 @@ class Attack:
     damage_rolls: tuple[int, ...] = ()
 
 
-def attack(stat_value: int, level: int, cha: int, damage: str, defense: int, source: DiceSource,
-           modifier: int = 0) -> Attack:
+def attack(
+    stat_value: int, level: int, cha: int, damage: str, defense: int, source: DiceSource, modifier: int = 0
+) -> Attack:
     """WA-C1..C3: d20 + characteristic + level vs defense; a critical success with total ≥
     defense rolls the damage dice twice (modifiers once); a critical below the defense
     still hits for normal damage; a critical failure always misses."""
     expr = parse(damage)
     natural = source.roll(20, "attack")
     total = natural + stat_value + level + modifier
-    critical = ("success" if natural >= crit_success_min(cha)
-                else "failure" if natural <= crit_failure_max(cha) else None)
+    critical = (
+        "success" if natural >= crit_success_min(cha) else "failure" if natural <= crit_failure_max(cha) else None
+    )
     hit = critical == "success" or (critical is None and total >= defense)
     bonus = critical == "success" and total >= defense
     if not hit:

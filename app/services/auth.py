@@ -1,5 +1,6 @@
 """Who is calling: bearer token → principal, and the campaign-scoped checks
 (API.md: 401 missing/invalid, 404 another campaign's token, 403 player doing a GM thing)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -16,6 +17,7 @@ from app.services.prepared import Prepared
 
 F = TypeVar("F", bound=Callable)
 
+
 @dataclass(frozen=True)
 class Principal:
     campaign_id: str
@@ -31,7 +33,9 @@ class Principal:
 def require_token(token: str | None) -> str:
     """The token's hash; 401 when there is no token."""
     if not token:
-        raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)",)
+        raise Unauthorized(
+            "a bearer token is required (Authorization: Bearer <token>)",
+        )
     return hash_token(token)
 
 
@@ -63,8 +67,9 @@ def authenticate(session: Session, token: str | None) -> Principal:
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
 _cred = core_table(Credential)
-_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role,
-                     _cred.c.player_id).where(_cred.c.token_hash == bindparam("token_hash"))
+_CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(
+    _cred.c.token_hash == bindparam("token_hash")
+)
 _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash"))
 _FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.services.prepared)
 
@@ -146,6 +151,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
     elif role == "owner_or_gm":
         if "character_id" in path and not principal.is_gm and owner is None:
             from app.services.visibility import in_hiding, in_hiding_query  # (it builds on this module)
+
             query, params = in_hiding_query(principal.campaign_id, path["character_id"])
             if in_hiding(query.all(session.connection(), params)):
                 raise NotFound("no character with this id")  # a character in hiding is not a player's to know of

@@ -1,5 +1,6 @@
 """Campaigns and players: creation with their tokens, reads, option updates, and
 the tokens' lifecycle (rotation, removal of a player, deletion of a campaign)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -88,8 +89,9 @@ def read_campaign(session: Session, principal: Principal, campaign_id: str) -> d
     return _public(load_campaign(session, principal, campaign_id), principal.role)
 
 
-def update_campaign(session: Session, principal: Principal, campaign_id: str, data: CampaignUpdate,
-                    if_match: str | None = None) -> dict[str, Any]:
+def update_campaign(
+    session: Session, principal: Principal, campaign_id: str, data: CampaignUpdate, if_match: str | None = None
+) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id, for_update=True)
     check_gm(principal, "change the campaign")
     check_if_match(campaign.version, if_match, "campaign")
@@ -100,22 +102,33 @@ def update_campaign(session: Session, principal: Principal, campaign_id: str, da
     campaign.version += 1
     campaign.updated_at = utcnow()
     session.add(campaign)
-    events.record(session, campaign_id, "campaign.updated",
-                  {"id": campaign_id, "version": campaign.version, "name": campaign.name, "options": campaign.options})
+    events.record(
+        session,
+        campaign_id,
+        "campaign.updated",
+        {"id": campaign_id, "version": campaign.version, "name": campaign.name, "options": campaign.options},
+    )
     session.commit()
     return _public(campaign, principal.role)
 
 
-def list_players(session: Session, principal: Principal, campaign_id: str, *, limit: int = 50,
-                 cursor: str | None = None) -> dict[str, Any]:
+def list_players(
+    session: Session, principal: Principal, campaign_id: str, *, limit: int = 50, cursor: str | None = None
+) -> dict[str, Any]:
     load_campaign(session, principal, campaign_id)
-    return created_order_page(session, select(Player).where(Player.campaign_id == campaign_id), Player,
-                              limit=limit, cursor=cursor,
-                              shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump())
+    return created_order_page(
+        session,
+        select(Player).where(Player.campaign_id == campaign_id),
+        Player,
+        limit=limit,
+        cursor=cursor,
+        shape=lambda p: PlayerPublic.model_validate(p.model_dump()).model_dump(),
+    )
 
 
-def create_player(session: Session, principal: Principal, campaign_id: str, data: PlayerCreate,
-                  *, max_players: int) -> dict[str, Any]:
+def create_player(
+    session: Session, principal: Principal, campaign_id: str, data: PlayerCreate, *, max_players: int
+) -> dict[str, Any]:
     """A new player and its token; 409 once the campaign has MAX_PLAYERS_PER_CAMPAIGN
     players (tokens are minted per player, so an unbounded count would multiply any
     per-token limit). The count is taken under the campaign's row lock (PostgreSQL;
@@ -125,8 +138,7 @@ def create_player(session: Session, principal: Principal, campaign_id: str, data
     check_gm(principal, "add players")
     players = session.exec(select(func.count()).select_from(Player).where(Player.campaign_id == campaign_id)).one()
     if players >= cap:
-        raise Conflict(f"a campaign has at most {cap} players (MAX_PLAYERS_PER_CAMPAIGN)",
-                       extra={"max_players": cap})
+        raise Conflict(f"a campaign has at most {cap} players (MAX_PLAYERS_PER_CAMPAIGN)", extra={"max_players": cap})
     player = Player(campaign_id=campaign_id, name=data.name)
     token = new_token("pl")
     session.add(player)
@@ -138,6 +150,7 @@ def create_player(session: Session, principal: Principal, campaign_id: str, data
 
 
 # --- the tokens' lifecycle (API.md): a credential is never edited, only replaced or deleted ---
+
 
 def _drop_credentials(session: Session, where: Any) -> list[str]:
     """Delete the matching credentials and what hangs on them (their idempotency

@@ -1,4 +1,5 @@
 """The rulesets catalogue: what a client needs to build a character and a test form."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -5,6 +5,7 @@ Who may change what on a sheet (rules README): a player edits its own sheet's
 free fields; a rule-governed field (declared on the sheet model, see
 `app.models.rulesets.governance`) changes only through rule operations or a GM
 edit, which the roll log records as a `sheet_edit` entry with before/after."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,24 +41,43 @@ from app.services.visibility import (
     standings,
 )
 
-_PUBLIC = ("id", "campaign_id", "name", "kind", "player_id", "sheet", "player_access", "version", "created_at",
-           "updated_at")
+_PUBLIC = (
+    "id",
+    "campaign_id",
+    "name",
+    "kind",
+    "player_id",
+    "sheet",
+    "player_access",
+    "version",
+    "created_at",
+    "updated_at",
+)
 _LIMITED = ("id", "campaign_id", "name", "kind", "version", "created_at", "updated_at")
 
 
 def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, Any]:
     """The character as the GM and its owner read it (and players with `observer` access)."""
     adapter = get_adapter(ruleset)
-    data = {**{f: getattr(character, f) for f in _PUBLIC}, "ruleset": ruleset,
-            "derived": adapter.derived(adapter.parse_sheet(character.sheet))}
+    data = {
+        **{f: getattr(character, f) for f in _PUBLIC},
+        "ruleset": ruleset,
+        "derived": adapter.derived(adapter.parse_sheet(character.sheet)),
+    }
     return CharacterPublic.model_validate(data).model_dump()
 
 
 def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool = True) -> dict[str, Any]:
     """The character as a player with `limited` access reads it: no sheet, each pool as a status
     word (API.md round 3); `pools=False` when a fight it is in hides them (`hp_visibility: hidden`)."""
-    shown = {name: {"status": status(r["value"], r["max"])}
-             for name, r in rules_for(ruleset).resources(character.sheet).items()} if pools else {}
+    shown = (
+        {
+            name: {"status": status(r["value"], r["max"])}
+            for name, r in rules_for(ruleset).resources(character.sheet).items()
+        }
+        if pools
+        else {}
+    )
     data = {**{f: getattr(character, f) for f in _LIMITED}, "ruleset": ruleset, "pools": shown}
     return CharacterLimited.model_validate(data).model_dump()
 
@@ -74,27 +94,35 @@ def view(character: StoredCharacter | Character, ruleset: str, level: str) -> di
 def audience(conn: Connection, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
     """Who receives an event carrying this character, and what: the GM and its owner the whole
     of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's)."""
-    level = "none" if hidden else others_level(character, standings(conn, character.campaign_id, [character.id])
-                                               .get(character.id, NOT_FIGHTING))
+    level = (
+        "none"
+        if hidden
+        else others_level(
+            character, standings(conn, character.campaign_id, [character.id]).get(character.id, NOT_FIGHTING)
+        )
+    )
     if level == "observer":
         return Audience()
     return Audience(hidden=level == "none", owner_id=character.player_id, player_data=view(character, ruleset, level))
 
 
-def record_character(uow: UnitOfWork, type_: str, character: StoredCharacter, ruleset: str, *,
-                     hidden: bool = False) -> None:
+def record_character(
+    uow: UnitOfWork, type_: str, character: StoredCharacter, ruleset: str, *, hidden: bool = False
+) -> None:
     """`character.created` / `character.updated` carrying the character, per viewer."""
     uow.record(type_, public(character, ruleset), **audience(uow.conn, character, ruleset, hidden=hidden).record_args())
 
 
-def normalized_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_override: bool,
-                     previous: dict[str, Any] | None = None) -> dict[str, Any]:
+def normalized_sheet(
+    campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_override: bool, previous: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The sheet as its ruleset stores it; errors located under `body.sheet`."""
     adapter = get_adapter(campaign.ruleset)
     try:
         options = adapter.Options.model_validate(campaign.options)
-        return adapter.normalize_sheet_in_context(raw, kind=kind, gm_override=gm_override,
-                                                  options=options, previous=previous)
+        return adapter.normalize_sheet_in_context(
+            raw, kind=kind, gm_override=gm_override, options=options, previous=previous
+        )
     except ValidationError as exc:
         raise invalid_from(exc, ("body", "sheet")) from None
     except RuleError as exc:
@@ -118,23 +146,32 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
             if data.kind != "pc" or (player_id not in (None, principal.player_id)) or data.gm_override:
                 raise Forbidden("a player may only create its own player character, without GM override")
             if data.player_access is not None:
-                raise Forbidden("only the GM sets what players see of a character (player_access)",
-                                field="player_access")
+                raise Forbidden(
+                    "only the GM sets what players see of a character (player_access)", field="player_access"
+                )
             player_id = principal.player_id
         _check_player(session, campaign_id, player_id)
         if principal.is_gm:
             sheet = normalized_sheet(campaign, data.sheet, kind=data.kind, gm_override=data.gm_override)
         else:
             sheet = _players_new_sheet(campaign, data.sheet, kind=data.kind)
-        character = uow.characters.add(id=new_id(), player_id=player_id, name=data.name, kind=data.kind,
-                                       sheet=sheet, now=utcnow(), player_access=data.player_access)
+        character = uow.characters.add(
+            id=new_id(),
+            player_id=player_id,
+            name=data.name,
+            kind=data.kind,
+            sheet=sheet,
+            now=utcnow(),
+            player_access=data.player_access,
+        )
         record_character(uow, "character.created", character, campaign.ruleset)
         uow.commit()
     return public(character, campaign.ruleset)
 
 
-def list_characters(session: Session, principal: Principal, campaign_id: str, *, limit: int,
-                    cursor: str | None) -> dict[str, Any]:
+def list_characters(
+    session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None
+) -> dict[str, Any]:
     """The characters the caller may know of, each as it may read it."""
     campaign = load_campaign(session, principal, campaign_id)
     query = select(Character).where(Character.campaign_id == campaign_id)
@@ -143,8 +180,9 @@ def list_characters(session: Session, principal: Principal, campaign_id: str, *,
         query = query.where(col(Character.id).not_in(hidden))
     page = created_order_page(session, query, Character, limit=limit, cursor=cursor, shape=lambda c: c)
     fights = {} if principal.is_gm else standings(session.connection(), campaign_id, [c.id for c in page["items"]])
-    page["items"] = [view(c, campaign.ruleset, level_for(principal, c, fights.get(c.id, NOT_FIGHTING)))
-                     for c in page["items"]]
+    page["items"] = [
+        view(c, campaign.ruleset, level_for(principal, c, fights.get(c.id, NOT_FIGHTING))) for c in page["items"]
+    ]
     return page
 
 
@@ -161,8 +199,9 @@ def reading_level(conn: Connection, principal: Principal, character: StoredChara
     level = level_for(principal, character)
     if level == "none" or principal.is_gm or character.player_id == principal.player_id:
         return level
-    return level_for(principal, character, standings(conn, character.campaign_id, [character.id])
-                     .get(character.id, Standing()))
+    return level_for(
+        principal, character, standings(conn, character.campaign_id, [character.id]).get(character.id, Standing())
+    )
 
 
 def read_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:
@@ -186,8 +225,9 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def update_character(session: Session, principal: Principal, character_id: str, data: CharacterUpdate,
-                     if_match: str | None) -> dict[str, Any]:
+def update_character(
+    session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None
+) -> dict[str, Any]:
     with UnitOfWork(session, principal.campaign_id) as uow:
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()
@@ -196,8 +236,10 @@ def update_character(session: Session, principal: Principal, character_id: str, 
         check_if_match(before.version, if_match, "character")
         fields = data.model_dump(exclude_unset=True)
         if not principal.is_gm and ({"kind", "player_id", "player_access"} & fields.keys() or data.gm_override):
-            raise Forbidden("only the GM may change a character's kind, owner, what players see of it "
-                            "(player_access), or override the rules' bounds")
+            raise Forbidden(
+                "only the GM may change a character's kind, owner, what players see of it "
+                "(player_access), or override the rules' bounds"
+            )
         changed: dict[str, Any] = {}
         if data.player_access is not None:
             changed["player_access"] = data.player_access
@@ -214,10 +256,12 @@ def update_character(session: Session, principal: Principal, character_id: str, 
             previous = before.sheet
             raw = merge_patch(previous, data.sheet or {})
             if principal.is_gm:
-                changed["sheet"] = normalized_sheet(campaign, raw, kind=kind, gm_override=data.gm_override,
-                                                    previous=previous)
-                governed = governed_changes(_governed_baseline(campaign, previous, kind=kind),
-                                            changed["sheet"], _governed(campaign))
+                changed["sheet"] = normalized_sheet(
+                    campaign, raw, kind=kind, gm_override=data.gm_override, previous=previous
+                )
+                governed = governed_changes(
+                    _governed_baseline(campaign, previous, kind=kind), changed["sheet"], _governed(campaign)
+                )
             else:
                 changed["sheet"] = _players_edited_sheet(campaign, raw, previous, kind=kind)
         after = _save_version(uow, before, changed, governed)
@@ -245,8 +289,9 @@ def governed_changes(before: dict[str, Any], after: dict[str, Any], keys: Any) -
             for key in [*old, *(k for k in new if k not in old)]:
                 walk(f"{path}.{key}", old.get(key, _ABSENT), new.get(key, _ABSENT))
         elif old != new:
-            changes.append({"field": path, "before": None if old is _ABSENT else old,
-                            "after": None if new is _ABSENT else new})
+            changes.append(
+                {"field": path, "before": None if old is _ABSENT else old, "after": None if new is _ABSENT else new}
+            )
 
     for key in keys:
         walk(key, before.get(key, _ABSENT), after.get(key, _ABSENT))
@@ -277,12 +322,20 @@ def _refuse_governed(changed: list[str]) -> Forbidden:
     return Forbidden(
         f"a player may not change the rule-governed sheet field(s) {', '.join(fields)}: "
         "only rule operations and the GM change them",
-        field=f"sheet.{fields[0]}", extra={"fields": fields},
+        field=f"sheet.{fields[0]}",
+        extra={"fields": fields},
     )
 
 
-def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, Any], keys: Any, *, kind: str,
-                   previous: dict[str, Any] | None) -> dict[str, Any]:
+def _players_sheet(
+    campaign: Campaign,
+    raw: dict[str, Any],
+    baseline: dict[str, Any],
+    keys: Any,
+    *,
+    kind: str,
+    previous: dict[str, Any] | None,
+) -> dict[str, Any]:
     """The player's sheet, normalized; 403 naming each governed key in `keys` it changes
     from `baseline` (the same value sent again is no change). A key whose raw value
     differs is refused even when its value is also invalid (no value of it is the
@@ -293,8 +346,10 @@ def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, 
     except RuleError as exc:
         if not touched:
             raise
-        untouched = {**{k: v for k, v in raw.items() if k not in touched},
-                     **{k: baseline[k] for k in touched if k in baseline}}
+        untouched = {
+            **{k: v for k, v in raw.items() if k not in touched},
+            **{k: baseline[k] for k in touched if k in baseline},
+        }
         try:
             normalized_sheet(campaign, untouched, kind=kind, gm_override=False, previous=previous)
         except RuleError:
@@ -306,11 +361,18 @@ def _players_sheet(campaign: Campaign, raw: dict[str, Any], baseline: dict[str, 
     return sheet
 
 
-def _players_edited_sheet(campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *,
-                          kind: str) -> dict[str, Any]:
+def _players_edited_sheet(
+    campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *, kind: str
+) -> dict[str, Any]:
     """A player's PATCH of its own sheet: free fields only."""
-    return _players_sheet(campaign, raw, _governed_baseline(campaign, previous, kind=kind), _governed(campaign),
-                          kind=kind, previous=previous)
+    return _players_sheet(
+        campaign,
+        raw,
+        _governed_baseline(campaign, previous, kind=kind),
+        _governed(campaign),
+        kind=kind,
+        previous=previous,
+    )
 
 
 def _players_new_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str) -> dict[str, Any]:
@@ -327,8 +389,10 @@ def _players_new_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str) ->
 
 # --- versioned writes -------------------------------------------------------------
 
-def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, Any],
-                  governed: list[dict[str, Any]]) -> StoredCharacter:
+
+def _save_version(
+    uow: UnitOfWork, before: StoredCharacter, changed: dict[str, Any], governed: list[dict[str, Any]]
+) -> StoredCharacter:
     """Write the new state only if nobody else wrote since we read (else 412); a GM
     edit of rule-governed fields (`governed`) is logged as a `sheet_edit` entry, in
     the same transaction; commits."""
@@ -338,12 +402,22 @@ def _save_version(uow: UnitOfWork, before: StoredCharacter, changed: dict[str, A
     except StaleVersion:
         raise PreconditionFailed("the character changed while this request was applied; read it again") from None
     if governed:
-        body = {"id": new_id(), "kind": "sheet_edit", "character_id": after.id, "changes": governed,
-                "rolls": [], "hidden": False, "created_at": iso(now), **NO_DICE}
+        body = {
+            "id": new_id(),
+            "kind": "sheet_edit",
+            "character_id": after.id,
+            "changes": governed,
+            "rolls": [],
+            "hidden": False,
+            "created_at": iso(now),
+            **NO_DICE,
+        }
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)
-        uow.record("log.created", {"entry_id": body["id"],
-                                   "characters_changed": [{"id": after.id, "version": after.version}]},
-                   **about(uow.conn, [after]).record_args())
+        uow.record(
+            "log.created",
+            {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
+            **about(uow.conn, [after]).record_args(),
+        )
     record_character(uow, "character.updated", after, uow.campaign().ruleset)
     uow.commit()
     return after

@@ -9,6 +9,7 @@ it, the campaign, the player without its token). A `log.created` event stores a
 reference to its roll-log entry (`entry_id`), not the entry's body: the readers
 below put the body back (`entry`) when they read, so clients see the same
 payload and a big roll is stored once."""
+
 from __future__ import annotations
 
 import hashlib
@@ -51,13 +52,24 @@ _COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "
 
 def _insert_numbered(json_value: Callable[[str], Any]) -> Insert:
     """INSERT … SELECT: the event with the campaign's next number, read in the same statement."""
-    next_number = (select(func.coalesce(func.max(_event.c.number), 0) + 1)
-                   .where(_event.c.campaign_id == bindparam("campaign_id", type_=String)).scalar_subquery())
-    return insert(_event).from_select(_COLUMNS, select(
-        bindparam("campaign_id", type_=String), bindparam("type", type_=String), bindparam("hidden", type_=Boolean),
-        bindparam("created_at", type_=DateTime(timezone=True)), bindparam("owner_id", type_=String),
-        json_value("data"), json_value("player_data"), next_number,
-    ))
+    next_number = (
+        select(func.coalesce(func.max(_event.c.number), 0) + 1)
+        .where(_event.c.campaign_id == bindparam("campaign_id", type_=String))
+        .scalar_subquery()
+    )
+    return insert(_event).from_select(
+        _COLUMNS,
+        select(
+            bindparam("campaign_id", type_=String),
+            bindparam("type", type_=String),
+            bindparam("hidden", type_=Boolean),
+            bindparam("created_at", type_=DateTime(timezone=True)),
+            bindparam("owner_id", type_=String),
+            json_value("data"),
+            json_value("player_data"),
+            next_number,
+        ),
+    )
 
 
 _INSERT_EVENT = _insert_numbered(lambda name: type_coerce(bindparam(name, type_=JSON(none_as_null=True)), JSON))
@@ -73,9 +85,17 @@ def campaign_lock_key(campaign_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(campaign_id.encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any], *, hidden: bool = False,
-           owner_id: str | None = None, player_data: dict[str, Any] | None = None,
-           conn: Connection | None = None) -> None:
+def record(
+    session: Session,
+    campaign_id: str,
+    type_: str,
+    data: dict[str, Any],
+    *,
+    hidden: bool = False,
+    owner_id: str | None = None,
+    player_data: dict[str, Any] | None = None,
+    conn: Connection | None = None,
+) -> None:
     """Add an event to the current transaction (the caller commits). Call it after
     the change's other writes: it is the last lock a writer takes.
 
@@ -94,9 +114,15 @@ def record(session: Session, campaign_id: str, type_: str, data: dict[str, Any],
 
     Who receives it (the `Event` table's doc): the GM; the player `owner_id` even when
     `hidden`; the other players nothing when `hidden`, else `player_data` or `data`."""
-    values = {"campaign_id": campaign_id, "type": type_, "hidden": hidden, "created_at": utcnow(),
-              "owner_id": owner_id, "data": to_jsonable_python(_completed(session, campaign_id, type_, data)),
-              "player_data": None if player_data is None else to_jsonable_python(player_data)}
+    values = {
+        "campaign_id": campaign_id,
+        "type": type_,
+        "hidden": hidden,
+        "created_at": utcnow(),
+        "owner_id": owner_id,
+        "data": to_jsonable_python(_completed(session, campaign_id, type_, data)),
+        "player_data": None if player_data is None else to_jsonable_python(player_data),
+    }
     conn = conn if conn is not None else session.connection()
     if conn.dialect.name == "postgresql":
         _FAST_PG_LOCK.run(conn, {"key": campaign_lock_key(campaign_id)})
@@ -112,15 +138,21 @@ def _completed(session: Session, campaign_id: str, type_: str, data: dict[str, A
     without the fields that never change (ruleset, campaign id, creation time) gets
     them here, from the transaction's own rows."""
     if type_ == "campaign.updated" and "ruleset" not in data:
-        row = session.connection().execute(
-            select(_campaign.c.ruleset, _campaign.c.created_at).where(_campaign.c.id == campaign_id)).one()
-        return CampaignPublic.model_validate({**data, "ruleset": row.ruleset, "created_at": row.created_at}
-                                             ).model_dump(mode="json", exclude={"role"})
+        row = (
+            session.connection()
+            .execute(select(_campaign.c.ruleset, _campaign.c.created_at).where(_campaign.c.id == campaign_id))
+            .one()
+        )
+        return CampaignPublic.model_validate({**data, "ruleset": row.ruleset, "created_at": row.created_at}).model_dump(
+            mode="json", exclude={"role"}
+        )
     if type_ == "player.created" and "created_at" not in data:
-        created = session.connection().execute(
-            select(_player.c.created_at).where(_player.c.id == data["id"])).scalar_one()
-        return PlayerPublic.model_validate({"id": data["id"], "campaign_id": campaign_id, "name": data["name"],
-                                            "created_at": created}).model_dump(mode="json")
+        created = (
+            session.connection().execute(select(_player.c.created_at).where(_player.c.id == data["id"])).scalar_one()
+        )
+        return PlayerPublic.model_validate(
+            {"id": data["id"], "campaign_id": campaign_id, "name": data["name"], "created_at": created}
+        ).model_dump(mode="json")
     return data
 
 
@@ -144,12 +176,21 @@ class StoredEvent(NamedTuple):
         return self.data if self.player_data is None else self.player_data
 
 
-_EVENT_COLUMNS = (_event.c.seq, _event.c.number, _event.c.campaign_id, _event.c.type, _event.c.hidden, _event.c.data,
-                  _event.c.owner_id, _event.c.player_data)
+_EVENT_COLUMNS = (
+    _event.c.seq,
+    _event.c.number,
+    _event.c.campaign_id,
+    _event.c.type,
+    _event.c.hidden,
+    _event.c.data,
+    _event.c.owner_id,
+    _event.c.player_data,
+)
 
 
-def events_page(session: Session, campaign_id: str, after: int, *, viewer: Principal, upto: int | None = None,
-                limit: int = 100) -> list[StoredEvent]:
+def events_page(
+    session: Session, campaign_id: str, after: int, *, viewer: Principal, upto: int | None = None, limit: int = 100
+) -> list[StoredEvent]:
     """One page of the campaign's events numbered in (after, upto] that `viewer` receives, oldest
     first (the caller checked membership)."""
     query = select(*_EVENT_COLUMNS).where(_event.c.campaign_id == campaign_id, _event.c.number > after)
@@ -185,8 +226,9 @@ def live_tokens(session: Session, token_hashes: set[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def poll(session: Session, cursors: dict[str, int], watermark: int | None,
-         limit: int) -> tuple[list[StoredEvent], int | None]:
+def poll(
+    session: Session, cursors: dict[str, int], watermark: int | None, limit: int
+) -> tuple[list[StoredEvent], int | None]:
     """The events of the campaigns in `cursors` (campaign -> last event number sent) past
     each one's cursor, oldest first, at most `limit` (each campaign then gets a prefix
     of its new events: the next call goes on).
@@ -213,7 +255,8 @@ def poll(session: Session, cursors: dict[str, int], watermark: int | None,
     rows = conn.execute(
         select(*_EVENT_COLUMNS)
         .where(_event.c.seq > watermark, _event.c.seq <= top, _event.c.campaign_id.in_(list(cursors)))
-        .order_by(_event.c.seq).limit(limit)
+        .order_by(_event.c.seq)
+        .limit(limit)
     ).all()
     next_watermark = rows[-1].seq if len(rows) == limit else top
     return _with_bodies(session, [r for r in rows if r.number > cursors[r.campaign_id]]), next_watermark
@@ -226,8 +269,16 @@ _PG_POLL = text(
     " CROSS JOIN LATERAL (SELECT seq, number, campaign_id, type, hidden, data, owner_id, player_data FROM event"
     "   WHERE event.campaign_id = c.cid AND event.number > c.cur ORDER BY event.number LIMIT :n) AS e"
     " ORDER BY e.seq LIMIT :n"
-).columns(seq=BigInteger, number=BigInteger, campaign_id=String, type=String, hidden=Boolean, data=JSON,
-          owner_id=String, player_data=JSON)
+).columns(
+    seq=BigInteger,
+    number=BigInteger,
+    campaign_id=String,
+    type=String,
+    hidden=Boolean,
+    data=JSON,
+    owner_id=String,
+    player_data=JSON,
+)
 
 
 def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
@@ -237,9 +288,19 @@ def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
     if refs:
         found = session.connection().execute(select(_log.c.id, _log.c.body).where(_log.c.id.in_(list(refs))))
         bodies = dict(found.all())  # (not dict(found): a Result has keys(), dict() would read it as a mapping)
-    return [StoredEvent(r.seq, r.number, r.campaign_id, r.type, r.hidden, _client_view(r.type, r.data, bodies),
-                        r.owner_id, _players_view(r.type, r.data, r.player_data, bodies))
-            for r in rows]
+    return [
+        StoredEvent(
+            r.seq,
+            r.number,
+            r.campaign_id,
+            r.type,
+            r.hidden,
+            _client_view(r.type, r.data, bodies),
+            r.owner_id,
+            _players_view(r.type, r.data, r.player_data, bodies),
+        )
+        for r in rows
+    ]
 
 
 def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any], *, for_gm: bool = True) -> dict[str, Any]:
@@ -250,8 +311,9 @@ def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any], *, fo
     return {"entry": entry if for_gm or entry is None else entry_for_viewer(entry, is_gm=False), **rest}
 
 
-def _players_view(type_: str, data: dict[str, Any], player_data: dict[str, Any] | None,
-                  bodies: dict[str, Any]) -> dict[str, Any] | None:
+def _players_view(
+    type_: str, data: dict[str, Any], player_data: dict[str, Any] | None, bodies: dict[str, Any]
+) -> dict[str, Any] | None:
     """What players other than the owner receive when it differs from the GM's: the stored
     `player_data`, or a log entry without what only the GM sees (its seed)."""
     if player_data is not None:
@@ -280,14 +342,24 @@ def issue_ticket(session: Session, principal: Principal, campaign_id: str) -> di
     expires_at = now + timedelta(seconds=TICKET_SECONDS)
     conn = session.connection()
     conn.execute(delete(_ticket).where(_ticket.c.expires_at < now))
-    conn.execute(insert(_ticket), {"ticket_hash": hash_token(ticket), "token_hash": principal.token_hash,
-                                   "campaign_id": campaign_id, "expires_at": expires_at})
+    conn.execute(
+        insert(_ticket),
+        {
+            "ticket_hash": hash_token(ticket),
+            "token_hash": principal.token_hash,
+            "campaign_id": campaign_id,
+            "expires_at": expires_at,
+        },
+    )
     session.commit()
     return {"ticket": ticket, "expires_at": expires_at}
 
 
-_REDEEM = delete(_ticket).where(_ticket.c.ticket_hash == bindparam("ticket_hash")).returning(
-    _ticket.c.token_hash, _ticket.c.campaign_id, _ticket.c.expires_at)
+_REDEEM = (
+    delete(_ticket)
+    .where(_ticket.c.ticket_hash == bindparam("ticket_hash"))
+    .returning(_ticket.c.token_hash, _ticket.c.campaign_id, _ticket.c.expires_at)
+)
 
 
 def redeem_ticket(session: Session, ticket: str) -> Principal:
@@ -298,8 +370,9 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
     row = conn.execute(_REDEEM, {"ticket_hash": hash_token(ticket)}).first()
     credential = None
     if row is not None and _aware(row.expires_at) > utcnow():
-        credential = conn.execute(select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id)
-                                  .where(_cred.c.token_hash == row.token_hash)).first()
+        credential = conn.execute(
+            select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(_cred.c.token_hash == row.token_hash)
+        ).first()
     session.commit()
     if row is None or credential is None or credential.campaign_id != row.campaign_id:  # (no row: no credential)
         raise Unauthorized("invalid stream ticket: unknown, already used or expired (ask for another)")

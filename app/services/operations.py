@@ -15,6 +15,7 @@ event and the idempotency record, and commits once: nothing is half-applied. A
 concurrent writer that slipped in between is detected by the version check and
 `retried` runs the whole use case again on fresh state, so no update is lost.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,8 +88,15 @@ class RollingWork(UnitOfWork):
     their sheets parsed, `context(req)` checks the dice provenance and builds the
     dice, `commit(outcome)` persists everything and returns the logged body."""
 
-    def __init__(self, session: Session, principal: Principal, campaign_id: str, idem: Idempotency | None,
-                 *, lock: str | None = None):
+    def __init__(
+        self,
+        session: Session,
+        principal: Principal,
+        campaign_id: str,
+        idem: Idempotency | None,
+        *,
+        lock: str | None = None,
+    ):
         """`lock`: the character the use case locks first (`lock([it])`), read and locked on entry
         with the campaign — and the caller's credential when it was handed over
         (`auth.checks_caller`) — in one round trip on PostgreSQL."""
@@ -171,18 +179,33 @@ class RollingWork(UnitOfWork):
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
         others = [cid for cid in self.loaded if cid != outcome.character_id]
-        entry: dict[str, Any] = {"character_id": outcome.character_id, "hidden": req.hidden, "created_at": now,
-                 "rerolls": outcome.cancels, "others": others, "body_json": encoded}
+        entry: dict[str, Any] = {
+            "character_id": outcome.character_id,
+            "hidden": req.hidden,
+            "created_at": now,
+            "rerolls": outcome.cancels,
+            "others": others,
+            "body_json": encoded,
+        }
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(outcome.sheets, now)
-            self.record("log.created", {"entry_id": body["id"], "characters_changed": changed},
-                        **audience.record_args())
+            self.record(
+                "log.created", {"entry_id": body["id"], "characters_changed": changed}, **audience.record_args()
+            )
             if self.idem is not None:
-                _FAST_INSERT_IDEMPOTENCY.run(self.conn, {
-                    "token_hash": self.principal.token_hash, "key": self.idem.key,
-                    "request_hash": self.idem.fingerprint, "status_code": 201, "body": encoded, "created_at": now})
+                _FAST_INSERT_IDEMPOTENCY.run(
+                    self.conn,
+                    {
+                        "token_hash": self.principal.token_hash,
+                        "key": self.idem.key,
+                        "request_hash": self.idem.fingerprint,
+                        "status_code": 201,
+                        "body": encoded,
+                        "created_at": now,
+                    },
+                )
         super().commit()
         return EncodedBody(body, encoded)
 
@@ -212,8 +235,9 @@ class EncodedBody(dict):
 
 _log = core_table(LogEntry)
 _FAST_INSERT_IDEMPOTENCY = json_text_insert(core_table(IdempotencyRecord), "body")
-_LOG_BODY = select(_log.c.body, _log.c.hidden).where(_log.c.id == bindparam("id"),
-                                                     _log.c.campaign_id == bindparam("campaign_id"))
+_LOG_BODY = select(_log.c.body, _log.c.hidden).where(
+    _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id")
+)
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 
 
@@ -250,8 +274,10 @@ def _check_not_rerolled(conn, test_id: str, *, include_hidden: bool) -> None:
     by = conn.execute(_REROLLED_BY, {"rerolls": test_id}).first()
     if by is not None:
         shown = by.id if include_hidden or not by.hidden else None
-        raise Conflict(f"test {test_id} was already cancelled and rolled again" + (f" (by {shown})" if shown else ""),
-                       extra={"rerolled_by": shown})
+        raise Conflict(
+            f"test {test_id} was already cancelled and rolled again" + (f" (by {shown})" if shown else ""),
+            extra={"rerolled_by": shown},
+        )
 
 
 def log_entry_body(session: Session, campaign_id: str, entry_id: str, *, include_hidden: bool) -> dict | None:

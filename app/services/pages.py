@@ -1,4 +1,5 @@
 """Keyset pagination on (created_at, id), and If-Match checks: shared by every list and versioned resource."""
+
 from __future__ import annotations
 
 import base64
@@ -26,8 +27,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         raise InvalidBody("the cursor is not one this service returned", field="cursor") from None
 
 
-def created_order_page(session: Session, query, model, *, limit: int, cursor: str | None,
-                       shape: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+def created_order_page(
+    session: Session, query, model, *, limit: int, cursor: str | None, shape: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
     """One page of `query` in creation order: `{"items", "next_cursor"}` (stable under inserts)."""
     if cursor:
         stamp, id_ = decode_cursor(cursor)
@@ -43,5 +45,6 @@ def check_if_match(version: int, if_match: str | None, what: str) -> None:
         return
     wanted = [t.strip().removeprefix("W/").strip('"') for t in if_match.split(",")]
     if "*" not in wanted and str(version) not in wanted:
-        raise PreconditionFailed(f"the {what} is at version {version}; If-Match named {if_match!r}",
-                                 extra={"current_version": version})
+        raise PreconditionFailed(
+            f"the {what} is at version {version}; If-Match named {if_match!r}", extra={"current_version": version}
+        )

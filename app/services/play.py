@@ -1,6 +1,7 @@
 """Use cases that apply a ruleset: tests, odds, level-ups, rerolls, character
 actions, confrontations and group tests. Each rolling one is a `RollingWork` (one
 transaction) read top to bottom, `retried` when a concurrent writer beat it."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -31,8 +32,9 @@ from app.services.validation import InvalidBody, validate
 
 
 @checks_caller
-def run_test(session: Session, principal: Principal, character_id: str, body: dict,
-             idem: Idempotency | None) -> dict[str, Any]:
+def run_test(
+    session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None
+) -> dict[str, Any]:
     """Owner or GM: one test of the ruleset, its effects saved (the caller's credential, the
     campaign and the character read in one round trip: `RollingWork(lock=…)`)."""
     return _test(RollingWork(session, principal, principal.campaign_id, idem, lock=character_id), character_id, body)
@@ -47,8 +49,9 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
 
 
-def level_up(session: Session, principal: Principal, character_id: str, body: dict,
-             idem: Idempotency | None) -> dict[str, Any]:
+def level_up(
+    session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None
+) -> dict[str, Any]:
     """GM: the ruleset's level-up (422 where it has none)."""
     return _level_up(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
@@ -63,8 +66,9 @@ def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]
         return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
 
 
-def reroll(session: Session, principal: Principal, character_id: str, test_id: str, body: dict,
-           idem: Idempotency | None) -> dict[str, Any]:
+def reroll(
+    session: Session, principal: Principal, character_id: str, test_id: str, body: dict, idem: Idempotency | None
+) -> dict[str, Any]:
     """Owner or GM: cancel a test and roll it again (where the ruleset allows)."""
     return _reroll(RollingWork(session, principal, principal.campaign_id, idem), character_id, test_id, body)
 
@@ -92,14 +96,21 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
 _log = core_table(LogEntry)
 _involved = core_table(LogEntryCharacter)
 _ENTRY = select(_log.c.seq, _log.c.character_id, _log.c.hidden, _log.c.body).where(
-    _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id"))
+    _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id")
+)
 _OTHERS = select(_involved.c.character_id).where(_involved.c.seq == bindparam("seq"))
-_LATEST = (select(_log.c.id, _log.c.rerolls)
-           .where(_log.c.campaign_id == bindparam("campaign_id"),
-                  or_(_log.c.character_id == bindparam("character_id"),
-                      _log.c.seq.in_(select(_involved.c.seq)
-                                     .where(_involved.c.character_id == bindparam("character_id")))))
-           .order_by(_log.c.seq.desc()).limit(1))
+_LATEST = (
+    select(_log.c.id, _log.c.rerolls)
+    .where(
+        _log.c.campaign_id == bindparam("campaign_id"),
+        or_(
+            _log.c.character_id == bindparam("character_id"),
+            _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))),
+        ),
+    )
+    .order_by(_log.c.seq.desc())
+    .limit(1)
+)
 _LATEST_SHOWN = _LATEST.where(_log.c.hidden.is_(False))  # what a player sees
 
 
@@ -109,8 +120,9 @@ def _entry_involving(uow: RollingWork, entry_id: str, character_id: str) -> tupl
     row = uow.conn.execute(_ENTRY, {"id": entry_id, "campaign_id": uow.campaign_id}).first()
     if row is None or (row.hidden and not uow.principal.is_gm):
         return None
-    involved = (([row.character_id] if row.character_id else [])
-                + list(uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars()))
+    involved = ([row.character_id] if row.character_id else []) + list(
+        uow.conn.execute(_OTHERS, {"seq": row.seq}).scalars()
+    )
     return (row.body, involved) if character_id in involved else None
 
 
@@ -119,15 +131,21 @@ def _check_latest(uow: RollingWork, character_id: str, entry_id: str) -> None:
     character (among those the caller sees: hidden GM entries are not a player's); an older
     one is a 409 naming the newer entry. When the newer one rolled this entry again already,
     the commit says so (409 `rerolled_by`)."""
-    latest = uow.conn.execute(_LATEST if uow.principal.is_gm else _LATEST_SHOWN,
-                              {"campaign_id": uow.campaign_id, "character_id": character_id}).first()
+    latest = uow.conn.execute(
+        _LATEST if uow.principal.is_gm else _LATEST_SHOWN,
+        {"campaign_id": uow.campaign_id, "character_id": character_id},
+    ).first()
     if latest is not None and latest.id != entry_id and latest.rerolls != entry_id:
-        raise Conflict(f"only the character's latest entry can be rolled again (AS-H2): {latest.id} came after "
-                       f"{entry_id}", field="test_id", extra={"newer_entry": latest.id})
+        raise Conflict(
+            f"only the character's latest entry can be rolled again (AS-H2): {latest.id} came after {entry_id}",
+            field="test_id",
+            extra={"newer_entry": latest.id},
+        )
 
 
-def character_action(session: Session, principal: Principal, character_id: str, body: dict,
-                     idem: Idempotency | None) -> dict[str, Any]:
+def character_action(
+    session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None
+) -> dict[str, Any]:
     """A ruleset-specific action (its body's `type` names it in the ruleset's registry)."""
     return _action(RollingWork(session, principal, principal.campaign_id, idem), character_id, body)
 
@@ -144,8 +162,9 @@ def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         return uow.commit(action.handler(hero, req, uow.context(req)))
 
 
-def opposed(session: Session, principal: Principal, campaign_id: str, body: dict,
-            idem: Idempotency | None) -> dict[str, Any]:
+def opposed(
+    session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None
+) -> dict[str, Any]:
     """GM: a confrontation of two characters' tests (where the ruleset has one)."""
     return _opposed(RollingWork(session, principal, campaign_id, idem), body)
 
@@ -160,8 +179,9 @@ def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
         return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
-def group(session: Session, principal: Principal, campaign_id: str, body: dict,
-          idem: Idempotency | None) -> dict[str, Any]:
+def group(
+    session: Session, principal: Principal, campaign_id: str, body: dict, idem: Idempotency | None
+) -> dict[str, Any]:
     """GM: a group test (cooperation, ranking: where the ruleset has one)."""
     return _group(RollingWork(session, principal, campaign_id, idem), body)
 
@@ -186,12 +206,20 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     check_owner_or_gm(principal, character.player_id, "see this character's odds")
     adapter = get_adapter(campaign.ruleset)
     if unused := [k for k in ("dice", "seed", "hidden") if isinstance(body, dict) and k in body]:
-        raise InvalidBody(f"odds roll nothing: {', '.join(unused)} is not used by this request (leave it out)",
-                          field=unused[0], extra={"errors": [{"loc": ["body", k], "msg": "not used by odds: nothing is "
-                                                             "rolled nor logged"} for k in unused]})
+        raise InvalidBody(
+            f"odds roll nothing: {', '.join(unused)} is not used by this request (leave it out)",
+            field=unused[0],
+            extra={
+                "errors": [
+                    {"loc": ["body", k], "msg": "not used by odds: nothing is rolled nor logged"} for k in unused
+                ]
+            },
+        )
     req = validate(adapter.TestRequest, body)
     ctx = OperationContext(
-        dice=dice_source(dice=[]), options=adapter.parse_options(campaign.options), is_gm=principal.is_gm,
+        dice=dice_source(dice=[]),
+        options=adapter.parse_options(campaign.options),
+        is_gm=principal.is_gm,
         get_log_entry=lambda entry_id: log_entry_body(session, campaign.id, entry_id, include_hidden=principal.is_gm),
     )
     result = adapter.odds(adapter.state(character), req, ctx)
@@ -208,9 +236,17 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     return out
 
 
-def level_up_history(session: Session, principal: Principal, character_id: str, limit: int,
-                     cursor: str | None) -> rolls.JsonPage:
+def level_up_history(
+    session: Session, principal: Principal, character_id: str, limit: int, cursor: str | None
+) -> rolls.JsonPage:
     """The character's level-ups, newest first (404 unless it is in the caller's campaign)."""
     load_character(session, principal, character_id)
-    return rolls.list_log(session, principal, principal.campaign_id, limit=limit, cursor=cursor,
-                          character_id=character_id, kind="level_up")
+    return rolls.list_log(
+        session,
+        principal,
+        principal.campaign_id,
+        limit=limit,
+        cursor=cursor,
+        character_id=character_id,
+        kind="level_up",
+    )

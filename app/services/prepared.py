@@ -15,6 +15,7 @@ and loaded by psycopg's own adapters. `batch`: the statements of one block are s
 ONE round trip, in order, each still its own statement (its own snapshot); checks on
 their row counts run when the block ends. On SQLite a block runs as it goes (no round
 trip to save)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -262,8 +263,9 @@ class _Lane:
                     error = self._exchange(dumped, began)
         except Silent:  # issue 21 item 6: never a hang; the connection is not given back
             conn.invalidate()
-            raise Unavailable(f"the database did not answer within {self.answer_within:g} s; retry shortly",
-                              retry_after=1) from None
+            raise Unavailable(
+                f"the database did not answer within {self.answer_within:g} s; retry shortly", retry_after=1
+            ) from None
         except errors.Error as e:  # the connection failed under us: it is not given back as it is
             _call(self.raw.close)
             conn._handle_dbapi_exception(e, None, None, None, None)
@@ -331,7 +333,8 @@ _BUSY = (pq.TransactionStatus.ACTIVE, pq.TransactionStatus.UNKNOWN)
 def _lost_statement(error: errors.Error) -> bool:
     """The server no longer has a statement prepared here, or its plan's columns changed."""
     return isinstance(error, errors.InvalidSqlStatementName) or (
-        isinstance(error, errors.FeatureNotSupported) and "cached plan" in str(error))
+        isinstance(error, errors.FeatureNotSupported) and "cached plan" in str(error)
+    )
 
 
 _LANES: weakref.WeakKeyDictionary[Any, _Lane] = weakref.WeakKeyDictionary()
@@ -400,6 +403,7 @@ async def _socket_ready(fd: int, events: int, within: float | None) -> bool:
     def wake(is_ready: bool = True) -> None:
         if not ready.done():
             ready.set_result(is_ready)
+
     if events & select.POLLIN:
         loop.add_reader(fd, wake)
     if events & select.POLLOUT:

@@ -4,6 +4,7 @@
 Every entry records `"provenance"`: `"server"` (the server's secure RNG), `"seed"`
 (a reproducible RNG of the caller's seed, kept in `"seed"`) or `"table"` (dice the
 caller entered). The seed's value is the GM's: a player reads every entry without it."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -25,16 +26,20 @@ def provenance(*, seed: int | None, table: bool) -> dict[str, Any]:
     return fields
 
 
-def check_caller_dice(principal: Principal, campaign_options: dict[str, Any], *, seed: int | None,
-                      dice: object | None) -> None:
+def check_caller_dice(
+    principal: Principal, campaign_options: dict[str, Any], *, seed: int | None, dice: object | None
+) -> None:
     """Issue 21 item 2: the GM may always choose its dice; a player, with table `dice` or a
     `seed` (which chooses them as surely), only when the campaign's `players_may_enter_dice`
     is true (else 403)."""
     if principal.is_gm or campaign_options.get("players_may_enter_dice", False):
         return
     if dice is not None or seed is not None:
-        raise Forbidden("players may not choose their dice (`dice` or `seed`) in this campaign: the server rolls "
-                        "them (option players_may_enter_dice)", field="dice" if dice is not None else "seed")
+        raise Forbidden(
+            "players may not choose their dice (`dice` or `seed`) in this campaign: the server rolls "
+            "them (option players_may_enter_dice)",
+            field="dice" if dice is not None else "seed",
+        )
 
 
 def entry_for_viewer(body: dict, *, is_gm: bool) -> dict:

@@ -1,4 +1,5 @@
 """Free dice rolls and the roll log (append-only: nothing here edits or deletes it)."""
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,9 @@ from app.services.validation import InvalidBody
 from app.services.visibility import in_hiding_from_player, not_seen_whole
 
 
-def free_roll(session: Session, principal: Principal, campaign_id: str, data: RollCreate,
-              idem: Idempotency | None) -> dict[str, Any]:
+def free_roll(
+    session: Session, principal: Principal, campaign_id: str, data: RollCreate, idem: Idempotency | None
+) -> dict[str, Any]:
     """Any member rolls dice; attributed to a character only by its owner or the GM."""
     expression = parse(data.expression)  # an invalid expression is a 422 before anything else
     return _free_roll(RollingWork(session, principal, campaign_id, idem), data, expression)
@@ -63,8 +65,9 @@ def _after(session: Session, principal: Principal, campaign_id: str, cursor: str
     if text.startswith("e") and 1 < len(text) <= 40:
         row = _CURSOR_SEQ.first(conn, {"id": text[1:], "campaign_id": campaign_id})
     if row is not None and not principal.is_gm:
-        readable = _READABLE_SEQ.first(conn, {"seq": row[0], "campaign_id": campaign_id,
-                                              "player_id": principal.player_id})
+        readable = _READABLE_SEQ.first(
+            conn, {"seq": row[0], "campaign_id": campaign_id, "player_id": principal.player_id}
+        )
         row = None if row[1] or readable is None else row
     if row is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
@@ -73,8 +76,11 @@ def _after(session: Session, principal: Principal, campaign_id: str, cursor: str
 
 _log = core_table(LogEntry)
 _involved = core_table(LogEntryCharacter)
-_CURSOR_SEQ = Prepared(select(_log.c.seq, _log.c.hidden).where(_log.c.id == bindparam("id"),
-                                                 _log.c.campaign_id == bindparam("campaign_id")))
+_CURSOR_SEQ = Prepared(
+    select(_log.c.seq, _log.c.hidden).where(
+        _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id")
+    )
+)
 
 
 def _leave_out_hidden_characters(query):
@@ -83,10 +89,13 @@ def _leave_out_hidden_characters(query):
     their fight's rules — about one it does not see whole (`player_access` `limited` or `none`),
     whether the entry's own character or one involved (`app.services.visibility` says which:
     subqueries on `:campaign_id` and `:player_id`, so the statement stays one prepared statement)."""
+
     def about(characters):
         involved = select(_involved.c.seq).where(_involved.c.character_id.in_(characters))
-        return or_(and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(characters)),
-                   _log.c.seq.in_(involved))
+        return or_(
+            and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(characters)), _log.c.seq.in_(involved)
+        )
+
     return query.where(~about(in_hiding_from_player()), or_(_log.c.kind == "combat", ~about(not_seen_whole())))
 
 
@@ -128,15 +137,28 @@ class JsonPage:
         return f'{{"items":[{",".join(self.items)}],"next_cursor":{json.dumps(self.next_cursor)}}}'
 
 
-def list_log(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
-             character_id: str | None = None, kind: str | None = None) -> JsonPage:
+def list_log(
+    session: Session,
+    principal: Principal,
+    campaign_id: str,
+    *,
+    limit: int,
+    cursor: str | None,
+    character_id: str | None = None,
+    kind: str | None = None,
+) -> JsonPage:
     """Newest first, keyset-paginated on the log's sequence; players never see
     hidden entries; a page is bounded by count and by bytes (of the stored texts)."""
     check_member(principal, campaign_id)
     conn = session.connection()
-    params = {"campaign_id": campaign_id, "character_id": character_id, "kind": kind, "n": limit + 1,
-              "player_id": principal.player_id,
-              "below": _after(session, principal, campaign_id, cursor) if cursor else None}
+    params = {
+        "campaign_id": campaign_id,
+        "character_id": character_id,
+        "kind": kind,
+        "n": limit + 1,
+        "player_id": principal.player_id,
+        "below": _after(session, principal, campaign_id, cursor) if cursor else None,
+    }
     query = _page_query(character_id is not None, kind is not None, principal.is_gm, bool(cursor), not principal.is_gm)
     rows = query.all(conn, params)
     items: list[str] = []

@@ -10,6 +10,7 @@ roll log and the event outbox, committed once — a failure leaves nothing behin
 `retried` runs a use case again on fresh state when it lost a race. Everything on
 the hot path is a prepared SQLAlchemy Core statement (the ORM costs more than the rules).
 """
+
 from __future__ import annotations
 
 import json
@@ -88,9 +89,15 @@ _INSERT = insert(_character)
 _SAVE = (
     update(_character)
     .where(_character.c.id == bindparam("character_id"), _character.c.version == bindparam("expected_version"))
-    .values(name=bindparam("name"), kind=bindparam("kind"), player_id=bindparam("player_id"),
-            sheet=bindparam("sheet"), version=bindparam("new_version"), updated_at=bindparam("now"),
-            player_access=bindparam("player_access"))
+    .values(
+        name=bindparam("name"),
+        kind=bindparam("kind"),
+        player_id=bindparam("player_id"),
+        sheet=bindparam("sheet"),
+        version=bindparam("new_version"),
+        updated_at=bindparam("now"),
+        player_access=bindparam("player_access"),
+    )
 )
 _DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
 _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
@@ -104,8 +111,9 @@ _FAST_SAVE = Prepared(_SAVE)
 # (division by zero, SQLSTATE 22012: read as StaleVersion), which aborts the transaction,
 # so a batch can carry the COMMIT after it (it then does not run)
 _PG_SAVE_CTE = _SAVE.returning(_character.c.version).cte("saved")
-_PG_SAVE_OR_FAIL = select(literal(1, Integer).op("/", return_type=Integer)(
-    select(func.count()).select_from(_PG_SAVE_CTE).scalar_subquery()))
+_PG_SAVE_OR_FAIL = select(
+    literal(1, Integer).op("/", return_type=Integer)(select(func.count()).select_from(_PG_SAVE_CTE).scalar_subquery())
+)
 _STALE_SQLSTATE = "22012"
 _FAST_SAVE_IN_BATCH = Prepared(_SAVE, postgresql=_PG_SAVE_OR_FAIL)
 _FAST_CAMPAIGN = Prepared(_CAMPAIGN)
@@ -115,19 +123,29 @@ def json_text_insert(table, column: str) -> Prepared:
     """INSERT of `table` whose JSON `column` is given as its JSON text (encoded once by the caller)."""
     names = [c.name for c in table.columns if c.name not in (column, "seq")]  # `seq`: the database numbers it
     values = {n: bindparam(n, type_=table.c[n].type) for n in names}
-    return Prepared(insert(table).values(**values, **{column: bindparam(column, type_=Text)}),
-                    postgresql=insert(table).values(**values, **{column: cast(bindparam(column, type_=Text), JSON)}))
+    return Prepared(
+        insert(table).values(**values, **{column: bindparam(column, type_=Text)}),
+        postgresql=insert(table).values(**values, **{column: cast(bindparam(column, type_=Text), JSON)}),
+    )
 
 
 _FAST_INSERT_LOG = json_text_insert(_log, "body")
 # RollLog: an entry with its body as a dict, and an other character of an entry found by the entry's id
-_FAST_INSERT_LOG_ROW = Prepared(insert(_log).values(
-    **{c.name: bindparam(c.name, type_=c.type) for c in _log.columns if c.name != "seq"}))
+_FAST_INSERT_LOG_ROW = Prepared(
+    insert(_log).values(**{c.name: bindparam(c.name, type_=c.type) for c in _log.columns if c.name != "seq"})
+)
 _log_character = core_table(LogEntryCharacter)
-_FAST_INSERT_LOG_CHARACTER = Prepared(insert(_log_character).from_select(
-    ["character_id", "seq"],
-    select(cast(bindparam("character_id", type_=_log_character.c.character_id.type),
-                _log_character.c.character_id.type), _log.c.seq).where(_log.c.id == bindparam("entry_id"))))
+_FAST_INSERT_LOG_CHARACTER = Prepared(
+    insert(_log_character).from_select(
+        ["character_id", "seq"],
+        select(
+            cast(
+                bindparam("character_id", type_=_log_character.c.character_id.type), _log_character.c.character_id.type
+            ),
+            _log.c.seq,
+        ).where(_log.c.id == bindparam("entry_id")),
+    )
+)
 
 
 def json_text(value: Any) -> str:
@@ -172,8 +190,11 @@ class CharacterRepository:
 
     def _select(self, character_ids: Sequence[str], lock: bool) -> dict[str, StoredCharacter]:
         if len(character_ids) == 1:
-            return self._found(_FAST_SELECT_ONE_LOCKED.all(self.conn, {"id": character_ids[0]}) if lock
-                               else _FAST_SELECT_ONE.all(self.conn, {"id": character_ids[0]}))
+            return self._found(
+                _FAST_SELECT_ONE_LOCKED.all(self.conn, {"id": character_ids[0]})
+                if lock
+                else _FAST_SELECT_ONE.all(self.conn, {"id": character_ids[0]})
+            )
         return self._found(self.conn.execute(_SELECT_LOCKED if lock else _SELECT, {"ids": list(character_ids)}).all())
 
     def _found(self, rows: Sequence[tuple]) -> dict[str, StoredCharacter]:
@@ -188,11 +209,20 @@ class CharacterRepository:
             raise NotFound(f"no character with id {character_id!r} in this campaign")
         return found
 
-
-    def add(self, *, id: str, player_id: str | None, name: str, kind: str, sheet: dict[str, Any],
-            now: datetime, player_access: str | None = None) -> StoredCharacter:
-        character = StoredCharacter(id, self.campaign_id, name, kind, player_id, sheet, 1, now, now,
-                                    player_access or default_access(kind))
+    def add(
+        self,
+        *,
+        id: str,
+        player_id: str | None,
+        name: str,
+        kind: str,
+        sheet: dict[str, Any],
+        now: datetime,
+        player_access: str | None = None,
+    ) -> StoredCharacter:
+        character = StoredCharacter(
+            id, self.campaign_id, name, kind, player_id, sheet, 1, now, now, player_access or default_access(kind)
+        )
         self.conn.execute(_INSERT, {f.name: getattr(character, f.name) for f in fields(StoredCharacter)})
         return character
 
@@ -200,14 +230,24 @@ class CharacterRepository:
         """Write `changes` (name, kind, player_id, sheet, player_access) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
         after = replace(before, **changes, version=before.version + 1, updated_at=now)
-        cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(self.conn, {
-            "character_id": before.id, "expected_version": before.version, "name": after.name, "kind": after.kind,
-            "player_id": after.player_id, "sheet": after.sheet, "new_version": after.version, "now": now,
-            "player_access": after.player_access,
-        })
+        cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(
+            self.conn,
+            {
+                "character_id": before.id,
+                "expected_version": before.version,
+                "name": after.name,
+                "kind": after.kind,
+                "player_id": after.player_id,
+                "sheet": after.sheet,
+                "new_version": after.version,
+                "now": now,
+                "player_access": after.player_access,
+            },
+        )
 
         def stale() -> None:
             raise StaleVersion(before.id)
+
         if self.batch is not None:
             self.batch.expect_one(cursor, stale)  # checked when the batch is sent
         elif cursor.rowcount != 1:
@@ -252,15 +292,32 @@ class RollLog:
     def __init__(self, conn, campaign_id: str):
         self.conn, self.campaign_id = conn, campaign_id
 
-    def append(self, body: dict[str, Any], *, character_id: str | None, hidden: bool, created_at: datetime,
-               rerolls: str | None = None, others: Sequence[str] = (), body_json: str | None = None) -> None:
+    def append(
+        self,
+        body: dict[str, Any],
+        *,
+        character_id: str | None,
+        hidden: bool,
+        created_at: datetime,
+        rerolls: str | None = None,
+        others: Sequence[str] = (),
+        body_json: str | None = None,
+    ) -> None:
         """Log `body` (it carries its `id` and `kind`); `others`: the other characters
         involved (a confrontation, a group test), so filtering the log by character finds it.
         `body_json`: the body's JSON text when the caller has it already (`json_text(body)`).
         Prepared statements only, nothing read back: they may go in a unit of work's `writes()`
         batch (the other characters' rows find the entry's number by its id)."""
-        entry = {"id": body["id"], "campaign_id": self.campaign_id, "character_id": character_id,
-                 "kind": body["kind"], "hidden": hidden, "created_at": created_at, "body": body, "rerolls": rerolls}
+        entry = {
+            "id": body["id"],
+            "campaign_id": self.campaign_id,
+            "character_id": character_id,
+            "kind": body["kind"],
+            "hidden": hidden,
+            "created_at": created_at,
+            "body": body,
+            "rerolls": rerolls,
+        }
         if body_json is not None:
             _FAST_INSERT_LOG.run(self.conn, {**entry, "body": body_json})
         else:
@@ -297,12 +354,27 @@ class UnitOfWork:
         """The campaign's row (id, ruleset, options), or 404."""
         return read_campaign(self.conn, self.campaign_id)
 
-    def record(self, type_: str, data: dict[str, Any], *, hidden: bool = False, owner_id: str | None = None,
-               player_data: dict[str, Any] | None = None) -> None:
+    def record(
+        self,
+        type_: str,
+        data: dict[str, Any],
+        *,
+        hidden: bool = False,
+        owner_id: str | None = None,
+        player_data: dict[str, Any] | None = None,
+    ) -> None:
         """An event of this change (call it after the change's other writes); who receives
         what: `events.record`."""
-        events.record(self.session, self.campaign_id, type_, data, hidden=hidden, owner_id=owner_id,
-                      player_data=player_data, conn=self.conn)
+        events.record(
+            self.session,
+            self.campaign_id,
+            type_,
+            data,
+            hidden=hidden,
+            owner_id=owner_id,
+            player_data=player_data,
+            conn=self.conn,
+        )
 
     @contextmanager
     def writes(self, *, commit: bool = False) -> Iterator[None]:

@@ -1,4 +1,5 @@
 """Validating bodies whose schema depends on the campaign's ruleset."""
+
 from __future__ import annotations
 
 from typing import Any, TypeVar

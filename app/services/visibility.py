@@ -7,6 +7,7 @@ unknown id) — made stricter by the fights it is in: a hidden combatant's chara
 is `none` until revealed (issue 13), and one in a fight whose `hp_visibility` is
 `status` or `hidden` is read at most `limited` (`masked`: `limited` without its
 pools, for `hidden`). The encounter view itself follows the encounter's rules."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -60,10 +61,11 @@ def level_for(principal: Principal, character: StoredCharacter, standing: Standi
 
 # --- the fights a character is in ------------------------------------------------------
 
-_STANDINGS = (select(_cbt.c.character_id, _cbt.c.hidden, _enc.c.status, _enc.c.options)
-              .join(_enc, _enc.c.id == _cbt.c.encounter_id)
-              .where(_enc.c.campaign_id == bindparam("campaign_id"),
-                     _cbt.c.character_id.in_(bindparam("ids", expanding=True))))
+_STANDINGS = (
+    select(_cbt.c.character_id, _cbt.c.hidden, _enc.c.status, _enc.c.options)
+    .join(_enc, _enc.c.id == _cbt.c.encounter_id)
+    .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id.in_(bindparam("ids", expanding=True)))
+)
 
 
 def standings(conn, campaign_id: str, character_ids: Iterable[str]) -> dict[str, Standing]:
@@ -89,10 +91,12 @@ _NOT_OWNED = or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("play
 def in_hiding_from_player():
     """The ids of the characters of hidden combatants that the player `:player_id` (null: any
     player but an owner) does not own, in the campaign `:campaign_id`."""
-    return (select(_cbt.c.character_id)
-            .join(_enc, _enc.c.id == _cbt.c.encounter_id)
-            .join(_chr, _chr.c.id == _cbt.c.character_id)
-            .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.hidden == True, _NOT_OWNED))  # noqa: E712
+    return (
+        select(_cbt.c.character_id)
+        .join(_enc, _enc.c.id == _cbt.c.encounter_id)
+        .join(_chr, _chr.c.id == _cbt.c.character_id)
+        .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.hidden == True, _NOT_OWNED)  # noqa: E712
+    )
 
 
 def _without_access(seen_whole: bool):
@@ -115,10 +119,21 @@ def not_seen_whole():
     return _without_access(seen_whole=True)
 
 
-_HIDDEN_ONE = Prepared(select(exists(
-    select(_cbt.c.id).join(_enc, _enc.c.id == _cbt.c.encounter_id)
-    .where(and_(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"),
-                _cbt.c.hidden == True)))))  # noqa: E712
+_HIDDEN_ONE = Prepared(
+    select(
+        exists(
+            select(_cbt.c.id)
+            .join(_enc, _enc.c.id == _cbt.c.encounter_id)
+            .where(
+                and_(
+                    _enc.c.campaign_id == bindparam("campaign_id"),
+                    _cbt.c.character_id == bindparam("character_id"),
+                    _cbt.c.hidden == True,  # noqa: E712 (SQL expression)
+                )
+            )
+        )
+    )
+)
 
 
 def _owns(principal: Principal, character: StoredCharacter) -> bool:
@@ -156,6 +171,7 @@ def in_hiding(rows) -> bool:
 
 # --- events: who receives what -----------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Audience:
     """Who receives an event about characters (`events.record`'s arguments): the GM always;
@@ -170,8 +186,9 @@ class Audience:
         return {"hidden": self.hidden, "owner_id": self.owner_id, "player_data": self.player_data}
 
 
-def about(conn, characters: Iterable[StoredCharacter], *, hidden: bool = False,
-          in_hiding_rows: dict[str, Any] | None = None) -> Audience:
+def about(
+    conn, characters: Iterable[StoredCharacter], *, hidden: bool = False, in_hiding_rows: dict[str, Any] | None = None
+) -> Audience:
     """The audience of an event (a log entry's) about these characters: hidden from the other
     players as soon as one of them is unknown to them; the owner of those characters, when
     there is one and it may see all of them, still receives it. `hidden`: the entry is the
@@ -184,8 +201,10 @@ def about(conn, characters: Iterable[StoredCharacter], *, hidden: bool = False,
 
     def unknown_to(player_id: str | None) -> bool:  # or not seen whole, as the roll log has it
         viewer = Principal(campaign_id, "player", player_id, "")
-        return any(hidden_character(conn, viewer, c, rows.get(c.id)) or
-                   (c.player_access == "limited" and not _owns(viewer, c)) for c in characters)
+        return any(
+            hidden_character(conn, viewer, c, rows.get(c.id)) or (c.player_access == "limited" and not _owns(viewer, c))
+            for c in characters
+        )
 
     if not unknown_to(None):
         return Audience()

@@ -2,6 +2,7 @@
 fixture (tests/api/test_encounters.py), setting a fight up and starting it with table
 dice, an attack with table dice, a step of an action by its rule id, the combatants'
 pools by name, and a state normalised for an exact comparison (ids → names, no times)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,12 @@ __all__ = ["Table", "attack", "ids", "names_of", "normalised", "pools", "setup",
 def setup(t: Table, *people: tuple[str, dict, str], start: list[int] | None = None) -> tuple[str, dict[str, str]]:
     """An encounter of these (name, sheet, kind), a PC being Alice's, started with these table dice
     (not started when `start` is None): (its id, combatant names → ids)."""
-    s = t.encounter([{"character_id": t.character(name, sheet, kind=kind, player=t.alice if kind == "pc" else None)}
-                     for name, sheet, kind in people])
+    s = t.encounter(
+        [
+            {"character_id": t.character(name, sheet, kind=kind, player=t.alice if kind == "pc" else None)}
+            for name, sheet, kind in people
+        ]
+    )
     if start is not None:
         t.start(s["id"], dice=start)
     return s["id"], ids(s)

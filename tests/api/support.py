@@ -1,4 +1,5 @@
 """Shared assertions and readers of the HTTP tests (their data: tests/factories.py)."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def assert_validation(r, locs: list[list]) -> dict:
 
 def read_events(client, campaign_id, headers, **params):
     """The campaign's events from the start (after=0), without following."""
-    r = client.get(f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", "after": "0", **params},
-                   headers=headers)
+    r = client.get(
+        f"/v1/campaigns/{campaign_id}/events", params={"follow": "false", "after": "0", **params}, headers=headers
+    )
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/event-stream")
     events = []

@@ -1,4 +1,5 @@
 """HTTP tests of campaigns, players, authentication and the system routes (issue #2)."""
+
 from __future__ import annotations
 
 
@@ -15,8 +16,13 @@ from tests.api.support import assert_problem, bearer
 from tests.factories import GC, GC_MINIMAL
 
 GC_DEFAULTS = {
-    "players_may_enter_dice": False, "extreme_scores": False, "inventory_rules": True, "movement_rules": True,
-    "turn_order_rules": True, "sepulchral_damage_multiplier": 3.0, "backlash_damage_multiplier": 0.5,
+    "players_may_enter_dice": False,
+    "extreme_scores": False,
+    "inventory_rules": True,
+    "movement_rules": True,
+    "turn_order_rules": True,
+    "sepulchral_damage_multiplier": 3.0,
+    "backlash_damage_multiplier": 0.5,
     "backlash_after_turns": 2,
 }
 
@@ -27,6 +33,7 @@ def player(campaign, player_factory):
 
 
 # --- creation and the GM token ------------------------------------------------------------
+
 
 def test_create_returns_201_with_the_gm_token_once(client, count_rows):
     r = client.post("/v1/campaigns", json={"name": "Les étoiles", "ruleset": GC})
@@ -52,8 +59,12 @@ def test_create_returns_201_with_the_gm_token_once(client, count_rows):
 
 
 def test_tokens_are_stored_hashed(client, campaign, player, db_session):
-    rows = db_session.connection().execute(text("SELECT * FROM credential WHERE campaign_id = :c"),
-                                           {"c": campaign.id}).mappings().all()
+    rows = (
+        db_session.connection()
+        .execute(text("SELECT * FROM credential WHERE campaign_id = :c"), {"c": campaign.id})
+        .mappings()
+        .all()
+    )
     assert len(rows) == 2
     for raw in (campaign.gm_token, player.token):
         assert all(raw not in str(value) for row in rows for value in row.values())
@@ -92,6 +103,7 @@ def test_missing_name_and_extra_field_are_422(client):
 
 # --- options -------------------------------------------------------------------------------
 
+
 def test_options_defaults_are_filled(campaign):
     assert campaign.body["options"] == GC_DEFAULTS
 
@@ -121,8 +133,7 @@ def test_option_of_another_ruleset_is_refused(client):
 
 
 def test_option_of_wrong_type_is_a_422(client):
-    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC,
-                                           "options": {"backlash_after_turns": "many"}})
+    r = client.post("/v1/campaigns", json={"name": "X", "ruleset": GC, "options": {"backlash_after_turns": "many"}})
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "options", "backlash_after_turns"]]
 
@@ -142,8 +153,11 @@ def test_gm_patch_changes_options_and_name(client, campaign):
     assert r.json()["version"] == 2
     assert r.headers["etag"] == '"2"'
     # merged: a second patch keeps the first
-    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"name": "Renamed", "options": {"players_may_enter_dice": True}},
-                     headers=campaign.gm)
+    r = client.patch(
+        f"/v1/campaigns/{campaign.id}",
+        json={"name": "Renamed", "options": {"players_may_enter_dice": True}},
+        headers=campaign.gm,
+    )
     assert r.status_code == 200, r.text
     assert r.json()["options"] == {**GC_DEFAULTS, "extreme_scores": True, "players_may_enter_dice": True}
     assert r.json()["name"] == "Renamed"
@@ -154,8 +168,9 @@ def test_gm_patch_changes_options_and_name(client, campaign):
 
 
 def test_patch_with_unknown_option_is_a_422_and_changes_nothing(client, campaign):
-    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"extreme_scores": True, "nope": 1}},
-                     headers=campaign.gm)
+    r = client.patch(
+        f"/v1/campaigns/{campaign.id}", json={"options": {"extreme_scores": True, "nope": 1}}, headers=campaign.gm
+    )
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "options", "nope"]]
     r = client.get(f"/v1/campaigns/{campaign.id}", headers=campaign.gm)
@@ -164,8 +179,9 @@ def test_patch_with_unknown_option_is_a_422_and_changes_nothing(client, campaign
 
 
 def test_player_patch_is_a_403(client, campaign, player):
-    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"players_may_enter_dice": True}},
-                     headers=player.headers)
+    r = client.patch(
+        f"/v1/campaigns/{campaign.id}", json={"options": {"players_may_enter_dice": True}}, headers=player.headers
+    )
     assert_problem(r, 403, "forbidden")
     r = client.get(f"/v1/campaigns/{campaign.id}", headers=player.headers)
     assert r.status_code == 200
@@ -174,6 +190,7 @@ def test_player_patch_is_a_403(client, campaign, player):
 
 
 # --- admin token -----------------------------------------------------------------------------
+
 
 @pytest.fixture
 def admin_client(settings, db_session) -> Iterator[TestClient]:
@@ -202,6 +219,7 @@ def test_without_admin_token_anyone_creates(client):
 
 # --- players ---------------------------------------------------------------------------------
 
+
 def test_gm_adds_players_and_lists_them(client, campaign, count_rows):
     r = client.post(f"/v1/campaigns/{campaign.id}/players", json={"name": "Alice"}, headers=campaign.gm)
     assert r.status_code == 201, r.text
@@ -214,8 +232,10 @@ def test_gm_adds_players_and_lists_them(client, campaign, count_rows):
     for headers in (campaign.gm, bearer(alice["token"])):
         r = client.get(f"/v1/campaigns/{campaign.id}/players", headers=headers)
         assert r.status_code == 200, r.text
-        assert r.json() == {"items": [{k: v for k, v in p.items() if k != "token"} for p in (alice, bob)],
-                            "next_cursor": None}
+        assert r.json() == {
+            "items": [{k: v for k, v in p.items() if k != "token"} for p in (alice, bob)],
+            "next_cursor": None,
+        }
         assert alice["token"] not in r.text
 
 
@@ -227,22 +247,28 @@ def test_player_token_reads_the_campaign(client, campaign, player):
 
 # --- authentication ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("headers", [
-    {},
-    {"Authorization": "Bearer"},
-    {"Authorization": "Bearer "},
-    {"Authorization": "Basic dXNlcjpwYXNz"},
-    {"Authorization": "Token abc"},
-    {"Authorization": "gm_abc"},
-    {"Authorization": "Bearer not-a-token"},
-    {"Authorization": "Bearer gm_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
-])
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Bearer "},
+        {"Authorization": "Basic dXNlcjpwYXNz"},
+        {"Authorization": "Token abc"},
+        {"Authorization": "gm_abc"},
+        {"Authorization": "Bearer not-a-token"},
+        {"Authorization": "Bearer gm_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
+    ],
+)
 def test_missing_malformed_or_unknown_token_is_a_401(client, campaign, headers):
-    for method, path in (("GET", f"/v1/campaigns/{campaign.id}"),
-                         ("GET", f"/v1/campaigns/{campaign.id}/characters"),
-                         ("GET", f"/v1/campaigns/{campaign.id}/rolls"),
-                         ("GET", f"/v1/campaigns/{campaign.id}/players"),
-                         ("POST", f"/v1/campaigns/{campaign.id}/players")):
+    for method, path in (
+        ("GET", f"/v1/campaigns/{campaign.id}"),
+        ("GET", f"/v1/campaigns/{campaign.id}/characters"),
+        ("GET", f"/v1/campaigns/{campaign.id}/rolls"),
+        ("GET", f"/v1/campaigns/{campaign.id}/players"),
+        ("POST", f"/v1/campaigns/{campaign.id}/players"),
+    ):
         r = client.request(method, path, headers=headers, json={"name": "Eve"} if method == "POST" else None)
         assert_problem(r, 401, "unauthorized")
         assert r.headers["www-authenticate"] == "Bearer"
@@ -286,6 +312,7 @@ def test_unknown_campaign_is_a_404(client, campaign):
 
 # --- system -----------------------------------------------------------------------------------------
 
+
 def test_healthz(client):
     r = client.get("/healthz")
     assert r.status_code == 200
@@ -309,6 +336,7 @@ def test_rulesets_catalogue_lists_the_four(client):
 
 
 # --- If-Match on campaigns, paginated players (were missing) ------------------------------------------
+
 
 def test_campaign_patch_with_stale_if_match_is_a_412(client, campaign):
     r = client.patch(f"/v1/campaigns/{campaign.id}", json={"name": "v2"}, headers=campaign.gm)

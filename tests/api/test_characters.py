@@ -1,5 +1,6 @@
 """HTTP tests of characters: CRUD, pagination, versions (ETag / If-Match), sheet
 validation and ownership (issue #2), on a great-cosmos campaign."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,20 +15,42 @@ def hero_owner(alice):
 
 
 def post_character(client, campaign, headers, **body):
-    return client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": GC_MINIMAL, **body},
-                       headers=headers)
+    return client.post(
+        f"/v1/campaigns/{campaign.id}/characters",
+        json={"name": "X", "kind": "pc", "sheet": GC_MINIMAL, **body},
+        headers=headers,
+    )
 
 
 # --- create and read ------------------------------------------------------------------------------
+
 
 def test_create_returns_the_stored_character_with_version_and_etag(client, campaign, alice, count_rows):
     r = post_character(client, campaign, campaign.gm, name="Aria", player_id=alice.id)
     assert r.status_code == 201, r.text
     ch = r.json()
-    assert set(ch) == {"id", "campaign_id", "name", "kind", "player_id", "ruleset", "sheet", "derived", "player_access", "version",
-                       "created_at", "updated_at"}
+    assert set(ch) == {
+        "id",
+        "campaign_id",
+        "name",
+        "kind",
+        "player_id",
+        "ruleset",
+        "sheet",
+        "derived",
+        "player_access",
+        "version",
+        "created_at",
+        "updated_at",
+    }
     assert (ch["campaign_id"], ch["name"], ch["kind"], ch["player_id"], ch["ruleset"], ch["version"]) == (
-        campaign.id, "Aria", "pc", alice.id, GC, 1)
+        campaign.id,
+        "Aria",
+        "pc",
+        alice.id,
+        GC,
+        1,
+    )
     assert r.headers["etag"] == '"1"'
     # derived defaults filled (GC-S5/S6/S7), the given values kept
     sheet = ch["sheet"]
@@ -70,14 +93,17 @@ def test_player_id_of_another_campaign_is_a_422(client, campaign, campaign_facto
     assert count_rows("character", campaign_id=campaign.id) == 0
 
 
-@pytest.mark.parametrize("sheet, loc", [
-    ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "force": 101}}, ["body", "sheet", "stats", "force"]),
-    ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "force": "strong"}}, ["body", "sheet", "stats", "force"]),
-    ({k: v for k, v in GC_MINIMAL.items() if k != "hp_max"}, ["body", "sheet", "hp_max"]),
-    ({**GC_MINIMAL, "mana": 3}, ["body", "sheet", "mana"]),
-    ({**GC_MINIMAL, "karma": 11}, ["body", "sheet", "karma"]),
-    ({**GC_MINIMAL, "race": "Not A Race!"}, ["body", "sheet", "race"]),
-])
+@pytest.mark.parametrize(
+    "sheet, loc",
+    [
+        ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "force": 101}}, ["body", "sheet", "stats", "force"]),
+        ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "force": "strong"}}, ["body", "sheet", "stats", "force"]),
+        ({k: v for k, v in GC_MINIMAL.items() if k != "hp_max"}, ["body", "sheet", "hp_max"]),
+        ({**GC_MINIMAL, "mana": 3}, ["body", "sheet", "mana"]),
+        ({**GC_MINIMAL, "karma": 11}, ["body", "sheet", "karma"]),
+        ({**GC_MINIMAL, "race": "Not A Race!"}, ["body", "sheet", "race"]),
+    ],
+)
 def test_bad_sheet_is_a_422_located_under_body_sheet(client, campaign, sheet, loc, count_rows):
     r = post_character(client, campaign, campaign.gm, sheet=sheet)
     body = assert_problem(r, 422, "validation-error")
@@ -103,6 +129,7 @@ def test_bad_kind_and_missing_sheet_are_422(client, campaign):
 
 
 # --- players and ownership -------------------------------------------------------------------------
+
 
 def test_player_creates_its_own_pc(client, campaign, alice):
     r = post_character(client, campaign, alice.headers, name="Mine")
@@ -149,15 +176,20 @@ def test_player_may_not_patch_an_npc(client, campaign, character_factory, alice)
         r = client.patch(f"/v1/characters/{npc['id']}", json={"player_access": access}, headers=campaign.gm)
         assert r.status_code == 200, r.text
         for body in ({"name": "Mine now"}, {"name": ""}):
-            assert_problem(client.patch(f"/v1/characters/{npc['id']}", json=body, headers=alice.headers), 403, "forbidden")
+            assert_problem(
+                client.patch(f"/v1/characters/{npc['id']}", json=body, headers=alice.headers), 403, "forbidden"
+            )
 
 
-@pytest.mark.parametrize("body", [
-    {"gm_override": True, "sheet": {"mental_health": 5000}},
-    {"gm_override": True},
-    {"kind": "npc"},
-    {"player_id": None},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"gm_override": True, "sheet": {"mental_health": 5000}},
+        {"gm_override": True},
+        {"kind": "npc"},
+        {"player_id": None},
+    ],
+)
 def test_owner_may_not_override_nor_change_kind_or_owner(client, hero, alice, body):
     r = client.patch(f"/v1/characters/{hero['id']}", json=body, headers=alice.headers)
     assert_problem(r, 403, "forbidden")
@@ -176,9 +208,13 @@ def test_gm_reassigns_a_character(client, campaign, hero, bob):
 
 # --- patch: merge patch of the sheet ---------------------------------------------------------------
 
+
 def test_patch_merges_the_sheet(client, campaign, hero):
-    r = client.patch(f"/v1/characters/{hero['id']}",
-                     json={"sheet": {"stats": {"force": 70}, "notes": "brave", "hp": 80}}, headers=campaign.gm)
+    r = client.patch(
+        f"/v1/characters/{hero['id']}",
+        json={"sheet": {"stats": {"force": 70}, "notes": "brave", "hp": 80}},
+        headers=campaign.gm,
+    )
     assert r.status_code == 200, r.text
     ch = r.json()
     assert ch["sheet"]["stats"] == {**GC_MINIMAL["stats"], "force": 70}
@@ -197,8 +233,9 @@ def test_patch_merges_the_sheet(client, campaign, hero):
 
 
 def test_patch_with_bad_sheet_is_a_422_and_changes_nothing(client, campaign, hero):
-    r = client.patch(f"/v1/characters/{hero['id']}", json={"name": "New", "sheet": {"stats": {"force": 0}}},
-                     headers=campaign.gm)
+    r = client.patch(
+        f"/v1/characters/{hero['id']}", json={"name": "New", "sheet": {"stats": {"force": 0}}}, headers=campaign.gm
+    )
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "sheet", "stats", "force"]]
     r = client.get(f"/v1/characters/{hero['id']}", headers=campaign.gm)
@@ -213,11 +250,11 @@ def test_patch_unknown_field_is_a_422(client, campaign, hero):
 
 # --- If-Match --------------------------------------------------------------------------------------
 
+
 def test_stale_if_match_is_a_412_and_nothing_changes(client, campaign, hero):
     r = client.patch(f"/v1/characters/{hero['id']}", json={"name": "v2"}, headers=campaign.gm)
     assert r.status_code == 200 and r.headers["etag"] == '"2"'
-    r = client.patch(f"/v1/characters/{hero['id']}", json={"name": "stale"},
-                     headers={**campaign.gm, "If-Match": '"1"'})
+    r = client.patch(f"/v1/characters/{hero['id']}", json={"name": "stale"}, headers={**campaign.gm, "If-Match": '"1"'})
     body = assert_problem(r, 412, "precondition-failed")
     assert body["current_version"] == 2
     r = client.delete(f"/v1/characters/{hero['id']}", headers={**campaign.gm, "If-Match": '"1"'})
@@ -262,6 +299,7 @@ def test_delete_a_character_keeps_its_log(client, campaign, hero, count_rows):
 
 # --- list and pagination ---------------------------------------------------------------------------
 
+
 def test_list_paginates_with_limit_and_cursor(client, campaign, character_factory, alice):
     created = [character_factory(campaign, GC_MINIMAL, name=f"C{i}") for i in range(5)]
     for headers in (campaign.gm, alice.headers):
@@ -292,8 +330,11 @@ def test_list_is_stable_under_inserts(client, campaign, character_factory):
     page1 = r.json()
     assert [c["id"] for c in page1["items"]] == [c["id"] for c in first[:2]]
     late = character_factory(campaign, GC_MINIMAL, name="Late")
-    r = client.get(f"/v1/campaigns/{campaign.id}/characters", params={"limit": 2, "cursor": page1["next_cursor"]},
-                   headers=campaign.gm)
+    r = client.get(
+        f"/v1/campaigns/{campaign.id}/characters",
+        params={"limit": 2, "cursor": page1["next_cursor"]},
+        headers=campaign.gm,
+    )
     page2 = r.json()
     assert [c["id"] for c in page2["items"]] == [first[2]["id"], late["id"]]
     assert page2["next_cursor"] is None
@@ -307,8 +348,9 @@ def test_list_exact_limit_has_no_next_cursor(client, campaign, character_factory
     assert r.json()["next_cursor"] is None
 
 
-@pytest.mark.parametrize("params", [{"limit": 0}, {"limit": 501}, {"limit": "many"}, {"cursor": "garbage!"},
-                                    {"cursor": "W10="}])
+@pytest.mark.parametrize(
+    "params", [{"limit": 0}, {"limit": 501}, {"limit": "many"}, {"cursor": "garbage!"}, {"cursor": "W10="}]
+)
 def test_bad_limit_or_cursor_is_a_422(client, campaign, params):
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", params=params, headers=campaign.gm)
     assert_problem(r, 422, "validation-error")
@@ -327,7 +369,12 @@ def test_another_campaigns_token_gets_404_on_a_character_whatever_the_body(clien
     gc = campaign_factory("great-cosmos")
     other = campaign_factory("asgard")
     hero = character_factory(gc, GC_MINIMAL)
-    for path, body in [("tests", {"stat": "force", "dice": [50]}), ("tests", {"skill": "survie"}),
-                       ("tests/odds", {"stat": "force"}), ("level-ups", {}), ("actions", {"type": "fall"})]:
+    for path, body in [
+        ("tests", {"stat": "force", "dice": [50]}),
+        ("tests", {"skill": "survie"}),
+        ("tests/odds", {"stat": "force"}),
+        ("level-ups", {}),
+        ("actions", {"type": "fall"}),
+    ]:
         r = client.post(f"/v1/characters/{hero['id']}/{path}", json=body, headers=other.gm)
         assert_problem(r, 404, "not-found")

@@ -1,6 +1,7 @@
 """Asgard attacks in an encounter through HTTP, table dice (AS-C1..C5, AS-C11, AS-C13, AS-H1):
 the attack test, the defense test(s), damage read from the attack dice, protection, AS-C4's
 primes and penalties, "mal en point", groups of extras, and one scripted fight."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,18 +19,39 @@ GOURDIN = {"name": "gourdin", "damage_dice": 1, "ranged": False}
 
 
 def hero(**kw: Any) -> dict[str, Any]:
-    return {"skills": {"combat": 6, "defense": 4, "perception": 5, "resistance": 2, "volonte": 1},
-            "vitality": 20, "vitality_max": 20, "heroism": 2, "protection": 2, "weapons": [EPEE, DAGUE], **kw}
+    return {
+        "skills": {"combat": 6, "defense": 4, "perception": 5, "resistance": 2, "volonte": 1},
+        "vitality": 20,
+        "vitality_max": 20,
+        "heroism": 2,
+        "protection": 2,
+        "weapons": [EPEE, DAGUE],
+        **kw,
+    }
 
 
 def foe(**kw: Any) -> dict[str, Any]:
-    return {"skills": {"combat": 5, "defense": 3, "perception": 2, "resistance": 1, "volonte": 0},
-            "vitality": 10, "vitality_max": 10, "heroism": 1, "protection": 1, "weapons": [HACHE], **kw}
+    return {
+        "skills": {"combat": 5, "defense": 3, "perception": 2, "resistance": 1, "volonte": 0},
+        "vitality": 10,
+        "vitality_max": 10,
+        "heroism": 1,
+        "protection": 1,
+        "weapons": [HACHE],
+        **kw,
+    }
 
 
 def extra(**kw: Any) -> dict[str, Any]:
-    return {"skills": {"combat": 2, "defense": 2, "perception": 0}, "vitality": 5, "vitality_max": 5,
-            "protection": 0, "tier": "figurant", "weapons": [GOURDIN], **kw}
+    return {
+        "skills": {"combat": 2, "defense": 2, "perception": 0},
+        "vitality": 5,
+        "vitality_max": 5,
+        "protection": 0,
+        "tier": "figurant",
+        "weapons": [GOURDIN],
+        **kw,
+    }
 
 
 def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(table):
@@ -39,20 +61,37 @@ def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(tab
     # two other dice, 2 + 4; AS-C3: − protection 1
     a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3], weapon="epee")
     assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in a["rolls"]] == (
-        [("d6", v, "attack", n["Hero"]) for v in (5, 2, 4)] + [("d6", 3, "defense", n["Foe"])] * 3)
+        [("d6", v, "attack", n["Hero"]) for v in (5, 2, 4)] + [("d6", 3, "defense", n["Foe"])] * 3
+    )
     assert [(s["rule"], s["what"]) for s in a["steps"]] == [
-        ("AS-C1", "attack test"), ("AS-C1", "defense test"), ("AS-T9", "opposition"), ("AS-C2", "damage"),
-        ("AS-C3", "protection"), ("AS-C3", "vitality")]
+        ("AS-C1", "attack test"),
+        ("AS-C1", "defense test"),
+        ("AS-T9", "opposition"),
+        ("AS-C2", "damage"),
+        ("AS-C3", "protection"),
+        ("AS-C3", "vitality"),
+    ]
     assert (step(a, "AS-C1", "attack test")["score"], step(a, "AS-C1", "defense test")["score"]) == (17, 12)
     assert step(a, "AS-C2", "damage")["read_dice"] == [2, 4]
-    assert step(a, "AS-C3", "protection") == {"rule": "AS-C3", "what": "protection", "combatant_id": n["Foe"],
-                                              "damage": 6, "protection": 1, "heroism_die": None, "taken": 5}
+    assert step(a, "AS-C3", "protection") == {
+        "rule": "AS-C3",
+        "what": "protection",
+        "combatant_id": n["Foe"],
+        "damage": 6,
+        "protection": 1,
+        "heroism_die": None,
+        "taken": 5,
+    }
     assert [(c["combatant_id"], c["field"], c["before"], c["after"]) for c in a["changes"]] == [
-        (n["Foe"], "vitality", 10, 5)]
+        (n["Foe"], "vitality", 10, 5)
+    ]
     # AS-T9 in AS-C1: 2+3+3 + 5 = 13 against 4+3+2 + 4 = 13: the higher skill (5 > 4) wins;
     # hache 3d6 reads all three dice: 8 − 2
     b = attack(t, eid, n["Foe"], n["Hero"], [2, 3, 3, 4, 3, 2])
-    assert (step(b, "AS-T9", "opposition")["decided_by"], step(b, "AS-C2", "damage")["read_dice"]) == ("skill", [2, 3, 3])
+    assert (step(b, "AS-T9", "opposition")["decided_by"], step(b, "AS-C2", "damage")["read_dice"]) == (
+        "skill",
+        [2, 3, 3],
+    )
     # dague 1d6 reads the distinguished first die; 1+3+4 + 6 = 14 against 5+5+1 + 3: the higher skill
     c = attack(t, eid, n["Hero"], n["Foe"], [1, 3, 4, 5, 5, 1], weapon="dague")
     assert step(c, "AS-T9", "opposition")["winner"] == "attacker"
@@ -67,8 +106,14 @@ def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
     a = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1], weapon="dague", unperceived=True)
     assert [r["purpose"] for r in a["rolls"]] == ["attack"] * 3
     assert step(a, "AS-C1", "unperceived attack: no defense") == {
-        "rule": "AS-C1", "what": "unperceived attack: no defense", "combatant_id": n["Foe"], "difficulty": 12,
-        "score": 12, "automatic": None, "hit": True}
+        "rule": "AS-C1",
+        "what": "unperceived attack: no defense",
+        "combatant_id": n["Foe"],
+        "difficulty": 12,
+        "score": 12,
+        "automatic": None,
+        "hit": True,
+    }
     miss = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1], unperceived=True, difficulty=13)
     assert step(miss, "AS-C1", "unperceived attack: no defense")["hit"] is False and miss["changes"] == []
     # the standing reaction `none` (set by the GM) is the same; all 1s fail whatever the difficulty (AS-T3)
@@ -81,47 +126,90 @@ def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
 
 def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiples(table):
     t = table("asgard")
-    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), ("Brute", foe(), "npc"),
-                   start=[4, 4, 4, 3, 3, 3, 2, 2, 2])
+    eid, n = setup(
+        t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), ("Brute", foe(), "npc"), start=[4, 4, 4, 3, 3, 3, 2, 2, 2]
+    )
     # efficacite +2 bought with blessure_legere: 19 against 12; 6 − 1 = 5, halved rounded up: 3
     a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3], primes=["efficacite"], penalties=["blessure_legere"])
     assert step(a, "AS-C1", "attack test")["modifier"] == 2
     assert step(a, "AS-C4", "damage halved, rounded up") == {
-        "rule": "AS-C4", "what": "damage halved, rounded up", "combatant_id": n["Foe"], "halvings": 1,
-        "before": 5, "after": 3}
+        "rule": "AS-C4",
+        "what": "damage halved, rounded up",
+        "combatant_id": n["Foe"],
+        "halvings": 1,
+        "before": 5,
+        "after": 3,
+    }
     # prudence (+2 on the next defense test) bought with danger (−2 on it): both on the Hero's next defense
-    t.act(eid, {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [1, 1, 2, 3, 3, 3],
-                "primes": ["prudence"], "penalties": ["danger"]})
+    t.act(
+        eid,
+        {
+            "type": "attack",
+            "actor_id": n["Hero"],
+            "target_id": n["Foe"],
+            "dice": [1, 1, 2, 3, 3, 3],
+            "primes": ["prudence"],
+            "penalties": ["danger"],
+        },
+    )
     b = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 3, 3, 3])
     assert step(b, "AS-C4", "prudence / danger on this defense test") == {
-        "rule": "AS-C4", "what": "prudence / danger on this defense test", "combatant_id": n["Hero"],
-        "modifier": 0, "prudence_left": 0, "danger_left": 0}
+        "rule": "AS-C4",
+        "what": "prudence / danger on this defense test",
+        "combatant_id": n["Hero"],
+        "modifier": 0,
+        "prudence_left": 0,
+        "danger_left": 0,
+    }
     # prudence alone (with blessure_legere): +2 on the next defense: 14 against 15, parried
     attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 3, 3, 3], primes=["prudence"], penalties=["blessure_legere"])
     c = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 3, 3, 3])
     assert step(c, "AS-C1", "defense test")["score"] == 15 and step(c, "AS-T9", "opposition")["hit"] is False
     # attaques_multiples: one attack test, each target defends, damage halved for both
-    d = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 2, 2, 2], primes=["attaques_multiples"],
-               penalties=["danger"], also_target_id=n["Brute"])
+    d = attack(
+        t,
+        eid,
+        n["Hero"],
+        n["Foe"],
+        [5, 2, 4, 3, 3, 3, 2, 2, 2],
+        primes=["attaques_multiples"],
+        penalties=["danger"],
+        also_target_id=n["Brute"],
+    )
     assert [(r["purpose"], r["by"]) for r in d["rolls"]] == (
-        [("attack", n["Hero"])] * 3 + [("defense", n["Foe"])] * 3 + [("defense", n["Brute"])] * 3)
-    assert [(c["combatant_id"], c["field"], c["before"], c["after"]) for c in d["changes"]
-            if c["field"] == "vitality"] == [(n["Foe"], "vitality", 7, 4), (n["Brute"], "vitality", 10, 7)]
+        [("attack", n["Hero"])] * 3 + [("defense", n["Foe"])] * 3 + [("defense", n["Brute"])] * 3
+    )
+    assert [
+        (c["combatant_id"], c["field"], c["before"], c["after"]) for c in d["changes"] if c["field"] == "vitality"
+    ] == [(n["Foe"], "vitality", 7, 4), (n["Brute"], "vitality", 10, 7)]
     # a second target without the prime, the prime without one, two primes: 422
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "also_target_id": n["Brute"], "dice": []})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "also_target_id": n["Brute"], "dice": []},
+    )
     assert "AS-C4" in assert_problem(r, 422, "rule-violation")["detail"]
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "primes": ["efficacite", "prudence"],
-        "penalties": ["danger", "danger"], "dice": []})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={
+            "type": "attack",
+            "actor_id": n["Hero"],
+            "target_id": n["Foe"],
+            "primes": ["efficacite", "prudence"],
+            "penalties": ["danger", "danger"],
+            "dice": [],
+        },
+    )
     assert_validation(r, [["body", "primes"], ["body", "penalties"]])
 
 
 def test_as_h1_as_c3_heroism_dice_add_to_damage_and_come_off_it(table):
     t = table("asgard")
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
-    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Foe']}", json={"reaction": "defense_heroism"},
-                       headers=t.gm)
+    r = t.client.patch(
+        f"/v1/encounters/{eid}/combatants/{n['Foe']}", json={"reaction": "defense_heroism"}, headers=t.gm
+    )
     assert r.status_code == 200, r.text
     # 5+2+4+6 + 6 = 23 against 3+3+3+5 + 3 = 17; damage 2 + 4 + 6 (AS-C2), − 1 − 5 (AS-C3)
     a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 6, 3, 3, 3, 5], heroism_4d6=True)
@@ -129,12 +217,18 @@ def test_as_h1_as_c3_heroism_dice_add_to_damage_and_come_off_it(table):
     assert step(a, "AS-C2", "damage")["damage"] == 12
     assert step(a, "AS-C3", "protection")["heroism_die"] == 5 and step(a, "AS-C3", "vitality")["after"] == 4
     assert sorted((c["field"], c["before"], c["after"]) for c in a["changes"]) == [
-        ("heroism", 1, 0), ("heroism", 2, 1), ("vitality", 10, 4)]
+        ("heroism", 1, 0),
+        ("heroism", 2, 1),
+        ("vitality", 10, 4),
+    ]
     # no heroism left: a plain defense (AS-H6); the attacker with none: 409, nothing rolled
     b = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 6, 6, 6])
     assert step(b, "AS-H6", "no heroism left: a plain defense test")["combatant_id"] == n["Foe"]
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "heroism_4d6": True, "dice": []})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "heroism_4d6": True, "dice": []},
+    )
     assert_problem(r, 409, "insufficient-resource")
 
 
@@ -144,25 +238,40 @@ def test_as_c5_mal_en_point_dying_and_unconscious_then_down_skipped_and_reverted
     # hit for 6 − 1 = 5 ≥ 3: vitality 0; AS-C5 against 5 + 5: resistance 1+2+3 + 1 = 7 failed →
     # dying, the d6 says 4 rounds; volonte 2+2+2 + 0 = 6 failed → unconscious 6 + 5 rounds
     a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 1, 2, 3, 4, 2, 2, 2, 6, 5])
-    assert [r["purpose"] for r in a["rolls"]][6:] == (["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3
-                                                     + ["unconscious_rounds"] * 2)
+    assert [r["purpose"] for r in a["rolls"]][6:] == (
+        ["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3 + ["unconscious_rounds"] * 2
+    )
     assert all(r["by"] == n["Foe"] for r in a["rolls"][3:])
     mal = step(a, "AS-C5", "mal en point")
-    assert (mal["difficulty"], mal["resistance"]["score"], mal["dying"], mal["dies_in_rounds"],
-            mal["volonte"]["score"], mal["unconscious_rounds"]) == (10, 7, True, 4, 6, 11)
+    assert (
+        mal["difficulty"],
+        mal["resistance"]["score"],
+        mal["dying"],
+        mal["dies_in_rounds"],
+        mal["volonte"]["score"],
+        mal["unconscious_rounds"],
+    ) == (10, 7, True, 4, 6, 11)
     assert a["steps"][-1] == {"rule": "turn", "what": "down", "combatant_id": n["Foe"]}
     s = t.state(eid)
     assert s["combatants"][1]["down"] is True
     assert s["combatants"][1]["conditions"] == [
         {"name": "dying", "rounds_left": 4, "ends": "end_of_round", "since_round": 1},
-        {"name": "unconscious", "rounds_left": 11, "ends": "end_of_round", "since_round": 1}]
+        {"name": "unconscious", "rounds_left": 11, "ends": "end_of_round", "since_round": 1},
+    ]
     assert t.sheet(s["combatants"][1]["character_id"])["sheet"]["condition"] == {
-        "dying": True, "dies_in_rounds": 4, "unconscious_rounds": 11, "dead": False}
+        "dying": True,
+        "dies_in_rounds": 4,
+        "unconscious_rounds": 11,
+        "dead": False,
+    }
     # a down combatant is skipped, and does not act
     turn = t.next_turn(eid)
     assert ("down: skipped", n["Foe"]) in [(st["what"], st.get("combatant_id")) for st in turn["steps"]]
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "dice": []})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "dice": []},
+    )
     assert_problem(r, 409, "conflict")
     # a blow on a combatant already at 0 rolls no new AS-C5 tests (only the blow that brought it there)
     again = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3])
@@ -173,38 +282,67 @@ def test_as_c5_mal_en_point_dying_and_unconscious_then_down_skipped_and_reverted
     s = t.state(eid)
     assert (s["combatants"][1]["down"], s["combatants"][1]["conditions"]) == (False, [])
     sheet = t.sheet(s["combatants"][1]["character_id"])["sheet"]
-    assert (sheet["vitality"], sheet["condition"]["dying"], sheet["condition"]["unconscious_rounds"]) == (3, False, None)
+    assert (sheet["vitality"], sheet["condition"]["dying"], sheet["condition"]["unconscious_rounds"]) == (
+        3,
+        False,
+        None,
+    )
 
 
 def test_as_c11_extras_attack_as_a_group_one_test_plus_one_per_member(table):
     t = table("asgard")
-    eid, n = setup(t, ("Hero", hero(), "pc"), ("E1", extra(), "npc"), ("E2", extra(), "npc"), ("E3", extra(), "npc"),
-                   ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3, 2, 2, 2, 1, 1, 2, 3, 3, 3])
+    eid, n = setup(
+        t,
+        ("Hero", hero(), "pc"),
+        ("E1", extra(), "npc"),
+        ("E2", extra(), "npc"),
+        ("E3", extra(), "npc"),
+        ("Foe", foe(), "npc"),
+        start=[4, 4, 4, 3, 3, 3, 2, 2, 2, 1, 1, 2, 3, 3, 3],
+    )
     # one test for three extras: 4+3+3 + 2 + 2 = 14 against 3+3+3 + 4 = 13; gourdin reads 4, + 2
     a = attack(t, eid, n["E1"], n["Hero"], [4, 3, 3, 3, 3, 3], group=[n["E2"], n["E3"]])
     assert step(a, "AS-C11", "group of extras: one test") == {
-        "rule": "AS-C11", "what": "group of extras: one test", "combatant_id": n["E1"],
-        "members": [n["E1"], n["E2"], n["E3"]], "bonus": 2}
+        "rule": "AS-C11",
+        "what": "group of extras: one test",
+        "combatant_id": n["E1"],
+        "members": [n["E1"], n["E2"], n["E3"]],
+        "bonus": 2,
+    }
     assert step(a, "AS-C1", "attack test")["score"] == 14
     assert (step(a, "AS-C2", "damage")["damage"], step(a, "AS-C3", "vitality")["after"]) == (6, 16)
-    for group, status, slug in (([n["Foe"]], 422, "rule-violation"), ([n["E2"], n["E2"]], 422, "validation-error"),
-                                ([n["Hero"]], 422, "validation-error")):
-        r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-            "type": "attack", "actor_id": n["E1"], "target_id": n["Hero"], "group": group, "dice": []})
+    for group, status, slug in (
+        ([n["Foe"]], 422, "rule-violation"),
+        ([n["E2"], n["E2"]], 422, "validation-error"),
+        ([n["Hero"]], 422, "validation-error"),
+    ):
+        r = t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "attack", "actor_id": n["E1"], "target_id": n["Hero"], "group": group, "dice": []},
+        )
         assert_problem(r, status, slug)
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["E1"], "target_id": n["Hero"], "group": [n["E2"]] * 5, "dice": []})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["E1"], "target_id": n["Hero"], "group": [n["E2"]] * 5, "dice": []},
+    )
     assert_validation(r, [["body", "group"]])
 
 
 def test_asgard_attack_bad_input_is_a_clear_4xx(table):
     t = table("asgard")
-    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=30, vitality_max=30), "npc"),
-                   start=[4, 4, 4, 3, 3, 3])
+    eid, n = setup(
+        t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=30, vitality_max=30), "npc"), start=[4, 4, 4, 3, 3, 3]
+    )
     url = f"/v1/encounters/{eid}/actions"
     base = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"]}
-    assert "lance" in assert_problem(t.client.post(url, json={**base, "weapon": "lance", "dice": []}, headers=t.gm),
-                                     422, "rule-violation")["detail"]
+    assert (
+        "lance"
+        in assert_problem(
+            t.client.post(url, json={**base, "weapon": "lance", "dice": []}, headers=t.gm), 422, "rule-violation"
+        )["detail"]
+    )
     assert_problem(t.client.post(url, json={**base, "damage": "1d8", "dice": []}, headers=t.gm), 422, "rule-violation")
     assert_validation(t.client.post(url, json={**base, "kind": "melee"}, headers=t.gm), [["body", "kind"]])
     assert_validation(t.client.post(url, json={**base, "reaction": "parry"}, headers=t.gm), [["body", "reaction"]])
@@ -217,13 +355,18 @@ def test_asgard_attack_bad_input_is_a_clear_4xx(table):
 
 # --- one scripted fight -------------------------------------------------------------------------
 
+
 def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
     t = table("asgard")
-    s = t.encounter([{"character_id": t.character("Hero", hero(), kind="pc", player=t.alice), "position": {"x": 0, "y": 0}},
-                     {"character_id": t.character("Foe", foe(), kind="npc"), "position": {"x": 1, "y": 0}},
-                     {"character_id": t.character("E1", extra(), kind="npc")},
-                     {"character_id": t.character("E2", extra(), kind="npc")}],
-                    options={"hp_visibility": "status"})
+    s = t.encounter(
+        [
+            {"character_id": t.character("Hero", hero(), kind="pc", player=t.alice), "position": {"x": 0, "y": 0}},
+            {"character_id": t.character("Foe", foe(), kind="npc"), "position": {"x": 1, "y": 0}},
+            {"character_id": t.character("E1", extra(), kind="npc")},
+            {"character_id": t.character("E2", extra(), kind="npc")},
+        ],
+        options={"hp_visibility": "status"},
+    )
     eid, n = s["id"], ids(s)
     # AS-C13: Hero 4+4+4 + 5 = 17, Foe 3+3+3 + 2 = 11, E1 takes 11 (AS-T8), E2 3+3+5 + 0 = 11:
     # Foe first on perception 2; E1 and E2 roll off 1d6: 2, 5
@@ -240,13 +383,22 @@ def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
     t.next_turn(eid)
     t.next_turn(eid)
     # round 2: the Hero strikes both extras (attaques_multiples, danger): 17 vs 9 and 8; 6 halved: 3 each
-    attack(t, eid, n["Hero"], n["E1"], [5, 2, 4, 3, 3, 1, 2, 2, 2], primes=["attaques_multiples"],
-           penalties=["danger"], also_target_id=n["E2"])
+    attack(
+        t,
+        eid,
+        n["Hero"],
+        n["E1"],
+        [5, 2, 4, 3, 3, 1, 2, 2, 2],
+        primes=["attaques_multiples"],
+        penalties=["danger"],
+        also_target_id=n["E2"],
+    )
     t.next_turn(eid)
     # its owner sets the Hero's standing reaction: a heroic defense (AS-H1), 5+5+5+6 + 4 − 2 (danger,
     # AS-C4) = 23 against 1+2+2 + 5 = 10: parried
-    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Hero']}", json={"reaction": "defense_heroism"},
-                       headers=t.alice.headers)
+    r = t.client.patch(
+        f"/v1/encounters/{eid}/combatants/{n['Hero']}", json={"reaction": "defense_heroism"}, headers=t.alice.headers
+    )
     assert r.status_code == 200, r.text
     attack(t, eid, n["Foe"], n["Hero"], [1, 2, 2, 5, 5, 5, 6])
     t.next_turn(eid)
@@ -265,109 +417,130 @@ def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
     assert normalised(final, names_of(t, final)) == EXPECTED_ASGARD
 
 
-EXPECTED_ASGARD: dict[str, Any] = {'id': '<encounter>',
-     'campaign_id': '<campaign>',
-     'name': 'Ambush',
-     'status': 'ended',
-     'round': 3,
-     'version': 21,
-     'options': {'hp_visibility': 'status', 'reveal_on_turn': True},
-     'combatants': [{'id': 'Hero',
-                     'character_id': 'Hero:character',
-                     'name': 'Hero',
-                     'kind': 'pc',
-                     'player_id': '<alice>',
-                     'side': 'heroes',
-                     'hidden': False,
-                     'position': {'x': 0, 'y': 0},
-                     'initiative': 17,
-                     'actions': 1,
-                     'down': False,
-                     'reaction': 'defense_heroism',
-                     'resources': {'vitality': {'value': 10, 'max': 20}, 'heroism': {'value': 1, 'max': None}},
-                     'posture': None,
-                     'conditions': [],
-                     'counters': {},
-                     'initiative_override': None},
-                    {'id': 'Foe',
-                     'character_id': 'Foe:character',
-                     'name': 'Foe',
-                     'kind': 'npc',
-                     'player_id': None,
-                     'side': 'foes',
-                     'hidden': False,
-                     'position': {'x': 1, 'y': 0},
-                     'initiative': 11,
-                     'actions': 1,
-                     'down': True,
-                     'reaction': 'defense',
-                     'resources': {'vitality': {'value': 0, 'max': 10}, 'heroism': {'value': 1, 'max': None}},
-                     'posture': None,
-                     'conditions': [{'name': 'unconscious', 'rounds_left': 5, 'ends': 'end_of_round',
-                                     'since_round': 3}],
-                     'counters': {'danger': 1},
-                     'initiative_override': None},
-                    {'id': 'E1',
-                     'character_id': 'E1:character',
-                     'name': 'E1',
-                     'kind': 'npc',
-                     'player_id': None,
-                     'side': 'foes',
-                     'hidden': False,
-                     'position': None,
-                     'initiative': 11,
-                     'actions': 1,
-                     'down': False,
-                     'reaction': 'defense',
-                     'resources': {'vitality': {'value': 2, 'max': 5}, 'heroism': {'value': 0, 'max': None}},
-                     'posture': None,
-                     'conditions': [],
-                     'counters': {},
-                     'initiative_override': None},
-                    {'id': 'E2',
-                     'character_id': 'E2:character',
-                     'name': 'E2',
-                     'kind': 'npc',
-                     'player_id': None,
-                     'side': 'foes',
-                     'hidden': False,
-                     'position': None,
-                     'initiative': 11,
-                     'actions': 1,
-                     'down': False,
-                     'reaction': 'defense',
-                     'resources': {'vitality': {'value': 2, 'max': 5}, 'heroism': {'value': 0, 'max': None}},
-                     'posture': None,
-                     'conditions': [],
-                     'counters': {},
-                     'initiative_override': None}],
-     'order': [{'combatant_id': 'Hero',
-                'slot': 0,
-                'initiative': 17,
-                'extra_action': False,
-                'tiebreak': None,
-                'parallel_with': []},
-               {'combatant_id': 'Foe',
-                'slot': 1,
-                'initiative': 11,
-                'extra_action': False,
-                'tiebreak': None,
-                'parallel_with': []},
-               {'combatant_id': 'E2',
-                'slot': 2,
-                'initiative': 11,
-                'extra_action': False,
-                'tiebreak': {'die': 'd6', 'value': 5, 'rolls': [5]},
-                'parallel_with': []},
-               {'combatant_id': 'E1',
-                'slot': 3,
-                'initiative': 11,
-                'extra_action': False,
-                'tiebreak': {'die': 'd6', 'value': 2, 'rolls': [2]},
-                'parallel_with': []}],
-     'current': {'slot': 2, 'combatant_id': 'E2', 'combatant_ids': ['E2']},
-     'created_at': '<ts>',
-     'updated_at': '<ts>'}
+EXPECTED_ASGARD: dict[str, Any] = {
+    "id": "<encounter>",
+    "campaign_id": "<campaign>",
+    "name": "Ambush",
+    "status": "ended",
+    "round": 3,
+    "version": 21,
+    "options": {"hp_visibility": "status", "reveal_on_turn": True},
+    "combatants": [
+        {
+            "id": "Hero",
+            "character_id": "Hero:character",
+            "name": "Hero",
+            "kind": "pc",
+            "player_id": "<alice>",
+            "side": "heroes",
+            "hidden": False,
+            "position": {"x": 0, "y": 0},
+            "initiative": 17,
+            "actions": 1,
+            "down": False,
+            "reaction": "defense_heroism",
+            "resources": {"vitality": {"value": 10, "max": 20}, "heroism": {"value": 1, "max": None}},
+            "posture": None,
+            "conditions": [],
+            "counters": {},
+            "initiative_override": None,
+        },
+        {
+            "id": "Foe",
+            "character_id": "Foe:character",
+            "name": "Foe",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": {"x": 1, "y": 0},
+            "initiative": 11,
+            "actions": 1,
+            "down": True,
+            "reaction": "defense",
+            "resources": {"vitality": {"value": 0, "max": 10}, "heroism": {"value": 1, "max": None}},
+            "posture": None,
+            "conditions": [{"name": "unconscious", "rounds_left": 5, "ends": "end_of_round", "since_round": 3}],
+            "counters": {"danger": 1},
+            "initiative_override": None,
+        },
+        {
+            "id": "E1",
+            "character_id": "E1:character",
+            "name": "E1",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": None,
+            "initiative": 11,
+            "actions": 1,
+            "down": False,
+            "reaction": "defense",
+            "resources": {"vitality": {"value": 2, "max": 5}, "heroism": {"value": 0, "max": None}},
+            "posture": None,
+            "conditions": [],
+            "counters": {},
+            "initiative_override": None,
+        },
+        {
+            "id": "E2",
+            "character_id": "E2:character",
+            "name": "E2",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": None,
+            "initiative": 11,
+            "actions": 1,
+            "down": False,
+            "reaction": "defense",
+            "resources": {"vitality": {"value": 2, "max": 5}, "heroism": {"value": 0, "max": None}},
+            "posture": None,
+            "conditions": [],
+            "counters": {},
+            "initiative_override": None,
+        },
+    ],
+    "order": [
+        {
+            "combatant_id": "Hero",
+            "slot": 0,
+            "initiative": 17,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+        },
+        {
+            "combatant_id": "Foe",
+            "slot": 1,
+            "initiative": 11,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+        },
+        {
+            "combatant_id": "E2",
+            "slot": 2,
+            "initiative": 11,
+            "extra_action": False,
+            "tiebreak": {"die": "d6", "value": 5, "rolls": [5]},
+            "parallel_with": [],
+        },
+        {
+            "combatant_id": "E1",
+            "slot": 3,
+            "initiative": 11,
+            "extra_action": False,
+            "tiebreak": {"die": "d6", "value": 2, "rolls": [2]},
+            "parallel_with": [],
+        },
+    ],
+    "current": {"slot": 2, "combatant_id": "E2", "combatant_ids": ["E2"]},
+    "created_at": "<ts>",
+    "updated_at": "<ts>",
+}
 
 
 def test_as_c5_the_dying_countdown_ends_in_death_and_the_unconscious_wake_up_down_or_not(table):
@@ -383,15 +556,21 @@ def test_as_c5_the_dying_countdown_ends_in_death_and_the_unconscious_wake_up_dow
     foe_sheet = lambda: t.sheet(combatant_of(t, eid, n["Foe"])["character_id"])["sheet"]["condition"]
 
     def counted(turn: dict) -> list[tuple]:
-        return [(s["rule"], s["what"], s.get("rounds_left")) for s in turn["steps"]
-                if s.get("combatant_id") == n["Foe"] and s["rule"] in ("AS-C5", "conditions")]
+        return [
+            (s["rule"], s["what"], s.get("rounds_left"))
+            for s in turn["steps"]
+            if s.get("combatant_id") == n["Foe"] and s["rule"] in ("AS-C5", "conditions")
+        ]
 
     # end of round 1 (the blow's): the skipped turn counts `stunned`, AS-C5 does not count yet
     r1 = t.next_turn(eid)
     assert counted(r1) == [("conditions", "condition ticks", 1)]
     r2a = t.next_turn(eid)  # round 2: the Hero's turn ends; the Foe's is skipped; the round ends
-    assert counted(r2a) == [("conditions", "condition ends", 0), ("AS-C5", "dying: a round less", 2),
-                            ("AS-C5", "unconscious: a round less", 1)]
+    assert counted(r2a) == [
+        ("conditions", "condition ends", 0),
+        ("AS-C5", "dying: a round less", 2),
+        ("AS-C5", "unconscious: a round less", 1),
+    ]
     r3 = t.next_turn(eid)  # end of round 3: awake (acts in round 4), one more round to live
     assert counted(r3) == [("AS-C5", "dying: a round less", 1), ("AS-C5", "wakes up", None)]
     assert foe_sheet() == {"dying": True, "dies_in_rounds": 1, "unconscious_rounds": None, "dead": False}
@@ -407,7 +586,8 @@ def test_as_c5_the_dying_countdown_ends_in_death_and_the_unconscious_wake_up_dow
     t.post(f"/v1/encounters/{eid}/actions/{death['id']}/revert", {})
     assert foe_sheet() == {"dying": True, "dies_in_rounds": 1, "unconscious_rounds": None, "dead": False}
     assert combatant_of(t, eid, n["Foe"])["conditions"] == [
-        {"name": "dying", "rounds_left": 1, "ends": "end_of_round", "since_round": 1}]
+        {"name": "dying", "rounds_left": 1, "ends": "end_of_round", "since_round": 1}
+    ]
 
 
 def test_as_c6_first_aid_on_the_sheet_stops_the_encounters_dying_countdown(table):
@@ -422,7 +602,8 @@ def test_as_c6_first_aid_on_the_sheet_stops_the_encounters_dying_countdown(table
     t.next_turn(eid)
     turn = t.next_turn(eid)
     assert [(s["rule"], s["what"]) for s in turn["steps"] if s["rule"] in ("AS-C5", "AS-C6")] == [
-        ("AS-C6", "no longer dying")]
+        ("AS-C6", "no longer dying")
+    ]
     assert combatant_of(t, eid, n["Foe"])["conditions"] == []
 
 
@@ -430,9 +611,13 @@ def test_as_t8_the_gm_has_an_npc_take_11_on_its_attack(table):
     """AS-T8: only the GM, only for an NPC: the attack test rolls no dice (11 + skill); the weapon's
     dice are then rolled (Decision, AS-C2 reads no attack dice)."""
     t = table("asgard")
-    s = t.encounter([{"character_id": t.character("Hero", hero(), kind="pc", player=t.alice)},
-                     {"character_id": t.character("Foe", foe(), kind="npc")},
-                     {"character_id": t.character("Pet", foe(), kind="npc", player=t.alice)}])
+    s = t.encounter(
+        [
+            {"character_id": t.character("Hero", hero(), kind="pc", player=t.alice)},
+            {"character_id": t.character("Foe", foe(), kind="npc")},
+            {"character_id": t.character("Pet", foe(), kind="npc", player=t.alice)},
+        ]
+    )
     eid, n = s["id"], ids(s)
     t.start(eid, dice=[1, 1, 1, 4, 4, 4, 2, 2, 2])  # Foe 14, Hero 8, Pet 11
     # Foe: 11 + combat 5 = 16 against 3+3+3 + 4 = 13; hache 3d6 rolled: 2+2+2, − protection 2
@@ -440,13 +625,19 @@ def test_as_t8_the_gm_has_an_npc_take_11_on_its_attack(table):
     assert [r["purpose"] for r in a["rolls"]] == ["defense"] * 3 + ["damage"] * 3
     assert (step(a, "AS-C1", "attack test")["take_11"], step(a, "AS-C1", "attack test")["score"]) == (True, 16)
     assert pools(t, eid, "vitality")["Hero"] == 16
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "take_11": True, "dice": [3, 3, 3]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "take_11": True, "dice": [3, 3, 3]},
+    )
     assert "AS-T8" in assert_problem(r, 422, "rule-violation")["detail"]
     t.next_turn(eid)
     t.next_turn(eid)  # the Pet's turn: its owner may act for it, not take 11
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.alice.headers, json={
-        "type": "attack", "actor_id": n["Pet"], "target_id": n["Foe"], "take_11": True})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.alice.headers,
+        json={"type": "attack", "actor_id": n["Pet"], "target_id": n["Foe"], "take_11": True},
+    )
     assert "AS-T8" in assert_problem(r, 403, "forbidden")["detail"]
 
 

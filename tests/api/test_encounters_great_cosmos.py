@@ -2,6 +2,7 @@
 """Great Cosmos combat through HTTP, with table dice: attacks (GC-P1..P7), karma effects
 (GC-K1), moves and dashes (GC-D1..D4), parallel slots (GC-O2), postures, the Final Skill,
 who may act and react, revert; and one scripted fight whose final state is asserted whole."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,25 +23,56 @@ def fight(t: Table, *entries: tuple, options: dict | None = None, start_dice: li
     combatants = []
     for name, sheet, kind, player, position, reaction in entries:
         cid = t.character(name, sheet, kind=kind, player=player)
-        combatants.append({"character_id": cid, **({"position": position} if position else {}),
-                           **({"reaction": reaction} if reaction else {})})
+        combatants.append(
+            {
+                "character_id": cid,
+                **({"position": position} if position else {}),
+                **({"reaction": reaction} if reaction else {}),
+            }
+        )
     s = t.encounter(combatants, options)
     t.start(s["id"], start_dice or [])
     return s["id"], ids(s)
 
 
-def duel(t: Table, a_sheet: dict | None = None, b_sheet: dict | None = None, *, b_reaction: str | None = None,
-         b_player=None, a_pos=(0, 0), b_pos=(1, 0), options: dict | None = None):
+def duel(
+    t: Table,
+    a_sheet: dict | None = None,
+    b_sheet: dict | None = None,
+    *,
+    b_reaction: str | None = None,
+    b_player=None,
+    a_pos=(0, 0),
+    b_pos=(1, 0),
+    options: dict | None = None,
+):
     """Aiko (Alice's, agilite 60: acts first) against Brute (agilite 40), side by side."""
-    return fight(t, ("Aiko", a_sheet or gc_fighter(60), "pc", t.alice, {"x": a_pos[0], "y": a_pos[1]}, None),
-                 ("Brute", b_sheet or gc_fighter(40), "pc" if b_player else "npc", b_player,
-                  {"x": b_pos[0], "y": b_pos[1]}, b_reaction), options=options)
+    return fight(
+        t,
+        ("Aiko", a_sheet or gc_fighter(60), "pc", t.alice, {"x": a_pos[0], "y": a_pos[1]}, None),
+        (
+            "Brute",
+            b_sheet or gc_fighter(40),
+            "pc" if b_player else "npc",
+            b_player,
+            {"x": b_pos[0], "y": b_pos[1]},
+            b_reaction,
+        ),
+        options=options,
+    )
 
 
-def attack(t: Table, eid: str, actor: str, target: str, dice: list[int] | None, headers=None, status: int = 201,
-           **body) -> dict:
-    payload = {"type": "attack", "actor_id": actor, "target_id": target, "damage": "1d6",
-               **({"dice": dice} if dice is not None else {}), **body}
+def attack(
+    t: Table, eid: str, actor: str, target: str, dice: list[int] | None, headers=None, status: int = 201, **body
+) -> dict:
+    payload = {
+        "type": "attack",
+        "actor_id": actor,
+        "target_id": target,
+        "damage": "1d6",
+        **({"dice": dice} if dice is not None else {}),
+        **body,
+    }
     return t.act(eid, {k: v for k, v in payload.items() if v is not None}, headers=headers, status=status)
 
 
@@ -58,23 +90,48 @@ def hp(t: Table, eid: str, cid: str) -> int:
 
 # --- GC-P1..P4: the exchange ------------------------------------------------------------------
 
+
 def test_gc_p1_offensive_doubles_damage_and_its_bearer_neither_dodges_nor_parries(table):
     t = table("great-cosmos")
     eid, n = duel(t, gc_fighter(60, default_posture="offensive"))
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 4])
     assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in hit["rolls"]] == [
-        ("d100", 30, "attack", n["Aiko"]), ("d100", 50, "dodge", n["Brute"]), ("d6", 4, "damage", n["Aiko"])]
+        ("d100", 30, "attack", n["Aiko"]),
+        ("d100", 50, "dodge", n["Brute"]),
+        ("d6", 4, "damage", n["Aiko"]),
+    ]
     assert rules(hit) == [("GC-P3", "attack test"), ("GC-P2", "dodge"), ("GC-P4", "damage")]
     assert {k: step(hit, "GC-P4")[k] for k in ("raw", "multiplier", "posture", "total", "before", "after")} == {
-        "raw": 4, "multiplier": 2, "posture": "offensive", "total": 8, "before": 100, "after": 92}
+        "raw": 4,
+        "multiplier": 2,
+        "posture": "offensive",
+        "total": 8,
+        "before": 100,
+        "after": 92,
+    }
     assert hit["changes"][-1] | {"character_id": None} == {
-        "combatant_id": n["Brute"], "character_id": None, "field": "hp", "before": 100, "after": 92, "max": 100,
-        "resource": True}
+        "combatant_id": n["Brute"],
+        "character_id": None,
+        "field": "hp",
+        "before": 100,
+        "after": 92,
+        "max": 100,
+        "resource": True,
+    }
     t.next_turn(eid)
     # the GM naming a dodge for an offensive defender: refused, nothing rolled nor written
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "reaction": "dodge",
-        "dice": [20, 3]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={
+            "type": "attack",
+            "actor_id": n["Brute"],
+            "target_id": n["Aiko"],
+            "damage": "1d6",
+            "reaction": "dodge",
+            "dice": [20, 3],
+        },
+    )
     assert "(GC-P1)" in assert_problem(r, 422, "rule-violation")["detail"] and hp(t, eid, n["Aiko"]) == 100
     # Aiko is offensive: its standing dodge becomes none, and a step says why (no die for it)
     back = attack(t, eid, n["Brute"], n["Aiko"], [20, 3])
@@ -88,20 +145,30 @@ def test_gc_p2_a_critical_parry_holds_and_earns_a_riposte_its_owner_strikes_outs
     parried = attack(t, eid, n["Aiko"], n["Brute"], [40, 5])
     p2 = step(parried, "GC-P2")
     assert (p2["what"], p2["stat"], p2["score"], p2["outcome"], p2["holds"], p2["riposte_available"]) == (
-        "parry", "force", 5, "critical_success", True, True)
+        "parry",
+        "force",
+        5,
+        "critical_success",
+        True,
+        True,
+    )
     assert [r["purpose"] for r in parried["rolls"]] == ["attack", "parry"]  # no damage die
     brute = combatant(t, eid, n["Brute"])
     assert brute["counters"] == {"riposte": n["Aiko"]} and t.sheet(brute["character_id"])["sheet"]["karma"] == -1
     # Bob's riposte, outside Brute's turn (it is Aiko's); Aiko's dodge die would not be Bob's but the
     # server's (issue 21 item 2): Alice sets Aiko's standing reaction to none, so Bob's dice are all there is
-    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Aiko']}", headers=bearer(t.alice.token),
-                       json={"reaction": "none"})
+    r = t.client.patch(
+        f"/v1/encounters/{eid}/combatants/{n['Aiko']}", headers=bearer(t.alice.token), json={"reaction": "none"}
+    )
     assert r.status_code == 200, r.text
     riposte = attack(t, eid, n["Brute"], n["Aiko"], [20, 3], headers=bearer(t.bob.token))
     assert rules(riposte) == [("GC-P2", "riposte"), ("GC-P3", "attack test"), ("GC-P4", "damage")]
     assert hp(t, eid, n["Aiko"]) == 97 and combatant(t, eid, n["Brute"])["counters"] == {}
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bearer(t.bob.token), json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 90, 3]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bearer(t.bob.token),
+        json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 90, 3]},
+    )
     assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {n['Brute']}'s turn"
     # a dodge that succeeds but scores above the attack does not hold (GC-P2)
     t.next_turn(eid)
@@ -113,12 +180,23 @@ def test_gc_p2_a_critical_parry_holds_and_earns_a_riposte_its_owner_strikes_outs
 def test_gc_p3_default_stats_by_kind_a_failed_attack_misses_and_missing_dice_name_the_next_one(table):
     t = table("great-cosmos")
     eid, n = duel(t, b_pos=(5, 5))
-    for dice, needed in (([], {"index": 0, "die": "d100", "purpose": "attack", "by": n["Aiko"]}),
-                         ([30], {"index": 1, "die": "d100", "purpose": "dodge", "by": n["Brute"]}),
-                         ([30, 90], {"index": 2, "die": "d6", "purpose": "damage", "by": n["Aiko"]})):
-        r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-            "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "kind": "ranged", "damage": "1d6",
-            "dice": dice})
+    for dice, needed in (
+        ([], {"index": 0, "die": "d100", "purpose": "attack", "by": n["Aiko"]}),
+        ([30], {"index": 1, "die": "d100", "purpose": "dodge", "by": n["Brute"]}),
+        ([30, 90], {"index": 2, "die": "d6", "purpose": "damage", "by": n["Aiko"]}),
+    ):
+        r = t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={
+                "type": "attack",
+                "actor_id": n["Aiko"],
+                "target_id": n["Brute"],
+                "kind": "ranged",
+                "damage": "1d6",
+                "dice": dice,
+            },
+        )
         assert assert_problem(r, 422, "dice-needed")["needed"] == needed
     missed = attack(t, eid, n["Aiko"], n["Brute"], [50], kind="ranged")  # precision 45
     assert (step(missed, "GC-P3")["stat"], step(missed, "GC-P3")["outcome"]) == ("precision", "failure")
@@ -135,16 +213,40 @@ def test_gc_p4_damage_from_the_named_weapon_the_first_one_or_an_expression(table
     eid, n = duel(t, armed(60, {"name": "Dagger", "kind": "item", "slots": 1}, SWORD))
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 90, 5], damage=None)
     assert {k: step(hit, "GC-P4")[k] for k in ("expression", "source", "raw", "total")} == {
-        "expression": "1d8+2", "source": "weapon Sword", "raw": 7, "total": 7}
-    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "weapon": "Axe"}), [["body", "weapon"]])
-    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"]}), [["body", "damage"]])
-    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "weapon": "Sword"}),
-        [["body"]])
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "heroism_4d6": True})
+        "expression": "1d8+2",
+        "source": "weapon Sword",
+        "raw": 7,
+        "total": 7,
+    }
+    assert_validation(
+        t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "weapon": "Axe"},
+        ),
+        [["body", "weapon"]],
+    )
+    assert_validation(
+        t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"]},
+        ),
+        [["body", "damage"]],
+    )
+    assert_validation(
+        t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "weapon": "Sword"},
+        ),
+        [["body"]],
+    )
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "heroism_4d6": True},
+    )
     assert_validation(r, [["body", "heroism_4d6"]])  # another ruleset's field: refused
 
 
@@ -153,15 +255,21 @@ def test_gc_k1_karma_effects_of_both_tests_are_written_to_the_sheets(table):
     eid, n = duel(t)
     hit = attack(t, eid, n["Aiko"], n["Brute"], [5, 95, 2])
     assert (step(hit, "GC-P3")["karma"], step(hit, "GC-P2")["karma"]) == (
-        {"before": 0, "after": -1}, {"before": 0, "after": 1})
+        {"before": 0, "after": -1},
+        {"before": 0, "after": 1},
+    )
     state = t.state(eid)
     aiko, brute = (t.sheet(c["character_id"])["sheet"] for c in state["combatants"])
     assert (aiko["karma"], brute["karma"], brute["hp"]) == (-1, 1, 98)
     assert [(c["field"], c["before"], c["after"]) for c in hit["changes"] if c["field"] in ("karma", "hp")] == [
-        ("karma", 0, -1), ("karma", 0, 1), ("hp", 100, 98)]
+        ("karma", 0, -1),
+        ("karma", 0, 1),
+        ("hp", 100, 98),
+    ]
 
 
 # --- GC-P5..P7: the special postures -----------------------------------------------------------
+
 
 def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_itself(table):
     t = table("great-cosmos")
@@ -169,18 +277,34 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     aiko = combatant(t, eid, n["Aiko"])["character_id"]
     entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
     assert step(entered, "GC-P5", "enters illumination") | {"combatant_id": None} == {
-        "rule": "GC-P5", "what": "enters illumination", "combatant_id": None, "cost": {"light": 1},
-        "karma_locked": 10, "advantage_die": 4, "advantage": "bonus_10"}
+        "rule": "GC-P5",
+        "what": "enters illumination",
+        "combatant_id": None,
+        "cost": {"light": 1},
+        "karma_locked": 10,
+        "advantage_die": 4,
+        "advantage": "bonus_10",
+    }
     assert entered["rolls"] == [{"die": "d6", "value": 4, "purpose": "advantage", "by": n["Aiko"]}]
     sheet = t.sheet(aiko)["sheet"]
     assert (sheet["posture"], sheet["posture_advantage"], sheet["light_points"], sheet["dark_points"]) == (
-        "illumination", 4, 0, 1)
-    assert combatant(t, eid, n["Aiko"])["counters"] == {"special": {
-        "posture": "illumination", "since_round": 1, "revive_used": False}}
+        "illumination",
+        4,
+        0,
+        1,
+    )
+    assert combatant(t, eid, n["Aiko"])["counters"] == {
+        "special": {"posture": "illumination", "since_round": 1, "revive_used": False}
+    }
     t.next_turn(eid)
     held = attack(t, eid, n["Brute"], n["Aiko"], [30, 7])
-    assert step(held, "GC-P5") == {"rule": "GC-P5", "what": "automatic defence (d10 <= 7)",
-                                   "combatant_id": n["Aiko"], "d10": 7, "holds": True}
+    assert step(held, "GC-P5") == {
+        "rule": "GC-P5",
+        "what": "automatic defence (d10 <= 7)",
+        "combatant_id": n["Aiko"],
+        "d10": 7,
+        "holds": True,
+    }
     assert held["rolls"][1] == {"die": "d10", "value": 7, "purpose": "auto defense", "by": n["Aiko"]}
     # an undodgeable attack: no automatic defence, and the standing dodge is not allowed either
     special = attack(t, eid, n["Brute"], n["Aiko"], [30, 3], undodgeable=True, status=422)
@@ -193,19 +317,35 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     # the auto defence fails (8), then a parry: force 68 + 10 (bonus_10), karma locked +10: 40 - 5 = 35 > 30
     parried = attack(t, eid, n["Brute"], n["Aiko"], [30, 8, 40, 5, 2], reaction="parry")
     assert (step(parried, "GC-P2")["target"], step(parried, "GC-P2")["score"], step(parried, "GC-P2")["karma"]) == (
-        78, 35, {"before": 0, "after": 0})
+        78,
+        35,
+        {"before": 0, "after": 0},
+    )
     assert hp(t, eid, n["Aiko"]) == 95
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "unparryable": True,
-        "reaction": "parry", "dice": [30, 3]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={
+            "type": "attack",
+            "actor_id": n["Brute"],
+            "target_id": n["Aiko"],
+            "damage": "1d6",
+            "unparryable": True,
+            "reaction": "parry",
+            "dice": [30, 3],
+        },
+    )
     assert "GC-P5" in assert_problem(r, 422, "rule-violation")["detail"]
     # a super-critical attack: no automatic defence (GC-P5)
     crit = attack(t, eid, n["Brute"], n["Aiko"], [42, 30, 5, 1], reaction="dodge")
     assert "GC-P5" not in [s["rule"] for s in crit["steps"]] and step(crit, "GC-P2")["holds"] is False
     # out of light points: entering it again is refused (nothing spent)
     t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                      json={"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]},
+    )
     assert "(GC-P7: Illumination backlash: cannot act)" in assert_problem(r, 409, "conflict")["detail"]
 
 
@@ -217,14 +357,19 @@ def test_gc_p5_the_advantage_is_the_sheets_one_source_for_the_fight_and_for_test
     eid, n = duel(t)
     aiko = combatant(t, eid, n["Aiko"])["character_id"]
     entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [5]})
-    assert [(c["field"], c["before"], c["after"]) for c in entered["changes"]
-            if c["field"] in ("posture", "posture_advantage")] == [("posture", None, "illumination"),
-                                                                 ("posture_advantage", None, 5)]
+    assert [
+        (c["field"], c["before"], c["after"])
+        for c in entered["changes"]
+        if c["field"] in ("posture", "posture_advantage")
+    ] == [("posture", None, "illumination"), ("posture_advantage", None, 5)]
     sheet = t.sheet(aiko)["sheet"]
     assert (sheet["posture"], sheet["posture_advantage"]) == ("illumination", 5)
     test = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [80, 1]})  # karma locked +10: a d10
     assert (test["target"], test["advantage"], test["outcome"]) == (
-        88, {"die": 5, "effect": "bonus_20", "bonus": 20}, "success")
+        88,
+        {"die": 5, "effect": "bonus_20", "bonus": 20},
+        "success",
+    )
     # the GM corrects the die on the sheet: the next attack test reads +10, not +20
     r = t.client.patch(f"/v1/characters/{aiko}", json={"sheet": {"posture_advantage": 4}}, headers=t.gm)
     assert r.status_code == 200, r.text
@@ -235,7 +380,8 @@ def test_gc_p5_the_advantage_is_the_sheets_one_source_for_the_fight_and_for_test
     t.next_turn(eid)
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
     assert [(c["field"], c["before"], c["after"]) for c in left["changes"] if c["field"] == "posture_advantage"] == [
-        ("posture_advantage", 4, None)]
+        ("posture_advantage", 4, None)
+    ]
     assert t.sheet(aiko)["sheet"].get("posture_advantage") is None
     t.post(f"/v1/encounters/{eid}/actions/{left['id']}/revert", {})
     sheet = t.sheet(aiko)["sheet"]
@@ -243,8 +389,7 @@ def test_gc_p5_the_advantage_is_the_sheets_one_source_for_the_fight_and_for_test
     back = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [70, 1]})
     assert back["target"] == 78
     # reverting the entry restores the sheet before it: no posture, no advantage
-    for action in t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100},
-                               headers=t.gm).json()["items"]:
+    for action in t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100}, headers=t.gm).json()["items"]:
         if action["type"] != "revert" and not action["reverted_by"] and action["type"] != "start":
             t.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", {"force": True})
     sheet = t.sheet(aiko)["sheet"]
@@ -260,7 +405,10 @@ def test_gc_p5_extra_action_advantage_adds_an_action_while_the_posture_lasts(tab
     t.next_turn(eid)
     turn = t.next_turn(eid, dice=[3])  # round 2: GC-O3 d6 of Aiko's second action: 60 - (4 + 3) = 53
     assert [(e["combatant_id"], e["initiative"], e["extra_action"]) for e in t.state(eid)["order"]] == [
-        (n["Aiko"], 60, False), (n["Aiko"], 53, True), (n["Brute"], 40, False)]
+        (n["Aiko"], 60, False),
+        (n["Aiko"], 53, True),
+        (n["Brute"], 40, False),
+    ]
     assert turn["rolls"] == [{"die": "d6", "value": 3, "purpose": "extra_actions", "by": n["Aiko"]}]
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
     assert step(left, "GC-P7")["backlash"] is False and combatant(t, eid, n["Aiko"])["actions"] == 1
@@ -268,9 +416,12 @@ def test_gc_p5_extra_action_advantage_adds_an_action_while_the_posture_lasts(tab
 
 def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_once(table):
     t = table("great-cosmos", {"players_may_enter_dice": True})
-    eid, n = fight(t, ("Aiko", gc_fighter(60), "pc", t.alice, {"x": 0, "y": 0}, None),
-                   ("Brute", gc_fighter(40), "pc", t.bob, {"x": 1, "y": 0}, None),
-                   ("Cleo", gc_fighter(30), "npc", None, {"x": 1, "y": 1}, None))
+    eid, n = fight(
+        t,
+        ("Aiko", gc_fighter(60), "pc", t.alice, {"x": 0, "y": 0}, None),
+        ("Brute", gc_fighter(40), "pc", t.bob, {"x": 1, "y": 0}, None),
+        ("Cleo", gc_fighter(30), "npc", None, {"x": 1, "y": 1}, None),
+    )
     entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
     assert entered["rolls"] == [] and step(entered, "GC-P6")["cost"] == {"dark": 1}
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 50, 2])  # karma locked at -10: + the d10
@@ -278,22 +429,29 @@ def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_on
     assert step(hit, "GC-P6")["what"] == "provocation: its next offensive action aims at the Sépulcrale"
     assert combatant(t, eid, n["Brute"])["counters"] == {"provoked_by": n["Aiko"]}
     t.next_turn(eid)
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bearer(t.bob.token), json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Cleo"], "damage": "1d6", "dice": [30, 50, 2]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bearer(t.bob.token),
+        json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Cleo"], "damage": "1d6", "dice": [30, 50, 2]},
+    )
     assert "GC-P6" in assert_problem(r, 422, "rule-violation")["detail"]
     t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 95})
     # Brute strikes its provoker: a Sépulcrale neither dodges nor parries; the fatal 6 revives it at 50
     blow = attack(t, eid, n["Brute"], n["Aiko"], [30, 6], headers=bearer(t.bob.token))
     assert [w for r, w in rules(blow) if r == "GC-P6"] == [
-        "provoked: attacks its provoker", "no dodge nor parry in sepulcrale",
-        "Revive: a fatal blow leaves 50% of hp_max instead (once)", "counter-attack available"]
+        "provoked: attacks its provoker",
+        "no dodge nor parry in sepulcrale",
+        "Revive: a fatal blow leaves 50% of hp_max instead (once)",
+        "counter-attack available",
+    ]
     assert hp(t, eid, n["Aiko"]) == 50 and combatant(t, eid, n["Brute"])["counters"] == {}
     assert combatant(t, eid, n["Aiko"])["counters"]["counter_attack"] == n["Brute"]
     assert combatant(t, eid, n["Aiko"])["counters"]["special"]["revive_used"] is True
     # Alice counter-attacks during Brute's turn (GC-P6); Brute's dodge die would be the server's, not
     # Alice's (issue 21 item 2): Bob sets Brute's standing reaction to none
-    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Brute']}", headers=bearer(t.bob.token),
-                       json={"reaction": "none"})
+    r = t.client.patch(
+        f"/v1/encounters/{eid}/combatants/{n['Brute']}", headers=bearer(t.bob.token), json={"reaction": "none"}
+    )
     assert r.status_code == 200, r.text
     counter = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 1], headers=bearer(t.alice.token))
     assert rules(counter)[0] == ("GC-P6", "counter-attack") and hp(t, eid, n["Brute"]) == 91
@@ -302,8 +460,11 @@ def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_on
     t.next_turn(eid)
     down = attack(t, eid, n["Cleo"], n["Aiko"], [20, 6], kind="ranged")
     assert ("turn", "down") in rules(down) and combatant(t, eid, n["Aiko"])["down"] is True
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 6]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "dice": [20, 6]},
+    )
     assert_validation(r, [["body", "target_id"]])  # down already
 
 
@@ -314,12 +475,20 @@ def test_gc_p6_apocalypse_when_the_sepulcrale_ends_without_revive(table):
     t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 10})
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "offensive"})
     assert step(left, "GC-P6") | {"combatant_id": None} == {
-        "rule": "GC-P6", "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
-        "combatant_id": None, "resource": "hp", "before": 90, "after": 50}
+        "rule": "GC-P6",
+        "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+        "combatant_id": None,
+        "resource": "hp",
+        "before": 90,
+        "after": 50,
+    }
     assert step(left, "GC-P7")["backlash"] is False and hp(t, eid, n["Aiko"]) == 50
     assert combatant(t, eid, n["Aiko"])["posture"] == "offensive"
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                      json={"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"},
+    )
     assert "1 dark point" in assert_problem(r, 409, "insufficient-resource")["detail"]  # nothing spent
 
 
@@ -332,18 +501,30 @@ def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for
     assert t.state(eid)["round"] == 3
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
     assert {k: step(left, "GC-P7")[k] for k in ("turns_held", "backlash", "backlash_turns", "cannot_act")} == {
-        "turns_held": 3, "backlash": True, "backlash_turns": 2, "cannot_act": True}
-    assert combatant(t, eid, n["Aiko"])["counters"] == {"backlash": {
-        "posture": "illumination", "until_round": 5, "disadvantage_die": None, "disadvantage": None}}
+        "turns_held": 3,
+        "backlash": True,
+        "backlash_turns": 2,
+        "cannot_act": True,
+    }
+    assert combatant(t, eid, n["Aiko"])["counters"] == {
+        "backlash": {"posture": "illumination", "until_round": 5, "disadvantage_die": None, "disadvantage": None}
+    }
     t.next_turn(eid)
     hit = attack(t, eid, n["Brute"], n["Aiko"], [30, 2])
     assert step(hit, "GC-P7")["what"] == "no dodge nor parry in illumination backlash"
     skipped = t.next_turn(eid)  # round 4: Aiko cannot act, Brute's turn
-    assert {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "until_round": 5,
-            "combatant_id": n["Aiko"]} in skipped["steps"]
+    assert {
+        "rule": "GC-P7",
+        "what": "Illumination backlash: cannot act",
+        "until_round": 5,
+        "combatant_id": n["Aiko"],
+    } in skipped["steps"]
     assert t.state(eid)["current"]["combatant_id"] == n["Brute"]
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                      json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 0, "y": 1}})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 0, "y": 1}},
+    )
     assert assert_problem(r, 409, "conflict")["rule"] == "GC-P7"
     t.next_turn(eid)  # round 5: still skipped
     assert t.state(eid)["round"] == 5 and t.state(eid)["current"]["combatant_id"] == n["Brute"]
@@ -360,11 +541,14 @@ def test_gc_p7_a_sepulcrale_backlash_rolls_its_disadvantage_halves_damage_and_ac
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive", "dice": [4]})
     assert left["rolls"] == [{"die": "d6", "value": 4, "purpose": "disadvantage", "by": n["Aiko"]}]
     assert {k: step(left, "GC-P7")[k] for k in ("backlash", "acts_last", "damage_multiplier", "disadvantage")} == {
-        "backlash": True, "acts_last": True, "damage_multiplier": 0.5, "disadvantage": "malus_10"}
+        "backlash": True,
+        "acts_last": True,
+        "damage_multiplier": 0.5,
+        "disadvantage": "malus_10",
+    }
     assert hp(t, eid, n["Aiko"]) == 50  # GC-P6 Apocalypse too: Revive never fired
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 5])  # force 68 - 10, damage 5 x 0.5
-    assert (step(hit, "GC-P3")["target"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (
-        58, 0.5, 2)
+    assert (step(hit, "GC-P3")["target"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (58, 0.5, 2)
     t.next_turn(eid)
     new_round = t.next_turn(eid)
     assert {"rule": "GC-P7", "what": "Sépulcrale backlash: acts last", "combatant_id": n["Aiko"]} in new_round["steps"]
@@ -373,29 +557,42 @@ def test_gc_p7_a_sepulcrale_backlash_rolls_its_disadvantage_halves_damage_and_ac
 
 # --- GC-D1..D4: the grid -------------------------------------------------------------------------
 
+
 def test_gc_d1_d2_d3_melee_reach_max_move_and_never_move_act_move(table):
     t = table("great-cosmos")
     eid, n = duel(t, b_pos=(2, 0), options=None)
     far = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1], status=422)
     assert far["rule"] == "GC-D1" and far["distance"] == 2 and far["errors"][0]["loc"] == ["body", "target_id"]
-    taken = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                          json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 2, "y": 0}})
+    taken = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 2, "y": 0}},
+    )
     assert_validation(taken, [["body", "to"]])
     moved = t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 1, "y": 0}})
     assert rules(moved) == [("GC-D1", "move"), ("GC-D2", "max move")]
     assert (step(moved, "GC-D1")["distance"], step(moved, "GC-D2")["max_move"]) == (1, 3)  # ceil(60 / 20)
     attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1])
-    again = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                          json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 1, "y": 1}})
+    again = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 1, "y": 1}},
+    )
     problem = assert_problem(again, 422, "rule-violation")
     assert problem["detail"] == "a turn is move then act or act then move, never move then act then move (GC-D3)"
     t.next_turn(eid)
     t.act(eid, {"type": "move", "actor_id": n["Brute"], "to": {"x": 2, "y": 1}})
-    beyond = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                           json={"type": "move", "actor_id": n["Brute"], "to": {"x": 4, "y": 1}})
+    beyond = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "move", "actor_id": n["Brute"], "to": {"x": 4, "y": 1}},
+    )
     assert assert_problem(beyond, 422, "rule-violation")["detail"] == "3 cells moved this turn; at most 2 (GC-D2)"
-    off = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                        json={"type": "move", "actor_id": n["Brute"], "to": {"x": 2, "y": 2}, "speed": 3})
+    off = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "move", "actor_id": n["Brute"], "to": {"x": 2, "y": 2}, "speed": 3},
+    )
     assert_validation(off, [["body", "speed"]])
 
 
@@ -407,8 +604,11 @@ def test_gc_d4_a_dash_multiplies_the_max_move_and_gives_up_the_action(table):
     assert (d4["outcome"], d4["base_move"], d4["multiplier"], d4["max_move"]) == ("critical_success", 3, 2.5, 8)
     assert dashed["rolls"] == [{"die": "d100", "value": 5, "purpose": "dash", "by": n["Aiko"]}]
     t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 4, "y": 4}})
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                      json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 5, "y": 0}})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 5, "y": 0}},
+    )
     assert "(GC-D2)" in assert_problem(r, 422, "rule-violation")["detail"]
     r = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1], kind="ranged", status=422)
     assert r["detail"] == "the dash gave up this turn's action (GC-D4)"
@@ -428,9 +628,11 @@ def test_gc_o2_same_parallel_slot_no_reaction_and_a_target_gone_out_of_reach_is_
     # the next round, Brute moves away first; Aiko's melee attack, in the same slot, fails (GC-O2)
     t.act(eid, {"type": "move", "actor_id": n["Brute"], "to": {"x": 3, "y": 1}})
     missed = attack(t, eid, n["Aiko"], n["Brute"], [30])
-    assert rules(missed) == [("GC-O2", "no dodge nor parry against an attack from the same parallel slot"),
-                             ("GC-P3", "attack test"),
-                             ("GC-O2", "the target moved out of reach in this same slot: the attack fails")]
+    assert rules(missed) == [
+        ("GC-O2", "no dodge nor parry against an attack from the same parallel slot"),
+        ("GC-P3", "attack test"),
+        ("GC-O2", "the target moved out of reach in this same slot: the attack fails"),
+    ]
 
 
 # --- the Final Skill ------------------------------------------------------------------------------
@@ -440,58 +642,99 @@ FINAL = {"name": "Nova", "punchline": "Que la lumière soit !", "cost_kind": "li
 
 def test_gc_p5_final_skill_needs_level_5_costs_its_points_ignores_critical_failures_and_ends_the_posture(table):
     t = table("great-cosmos")
-    eid, n = duel(t, gc_fighter(60, level=5, light_points=2, final_skill=FINAL), gc_fighter(40, level=4, final_skill=FINAL))
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                      json={"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"]})
+    eid, n = duel(
+        t, gc_fighter(60, level=5, light_points=2, final_skill=FINAL), gc_fighter(40, level=4, final_skill=FINAL)
+    )
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"]},
+    )
     assert "Illumination or Sépulcrale" in assert_problem(r, 422, "rule-violation")["detail"]
     t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [1]})
-    used = t.act(eid, {"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"], "stat": "force",
-                       "dice": [66]})
-    assert [w for _, w in rules(used)] == ["Final Skill", "Final Skill test (critical failures count as failures)",
-                                           "leaves illumination"]
+    used = t.act(
+        eid, {"type": "final_skill", "actor_id": n["Aiko"], "target_id": n["Brute"], "stat": "force", "dice": [66]}
+    )
+    assert [w for _, w in rules(used)] == [
+        "Final Skill",
+        "Final Skill test (critical failures count as failures)",
+        "leaves illumination",
+    ]
     test = step(used, "GC-P5", "Final Skill test (critical failures count as failures)")
     assert (test["score"], test["outcome"], test["counted_as"], test["karma"]) == (  # GC-K4 at a locked +10
-        66, "critical_failure", "failure", {"before": 0, "after": 0})
+        66,
+        "critical_failure",
+        "failure",
+        {"before": 0, "after": 0},
+    )
     sheet = t.sheet(combatant(t, eid, n["Aiko"])["character_id"])["sheet"]
     assert (sheet["light_points"], sheet["posture"]) == (0, "defensive")
     t.next_turn(eid)
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm,
-                      json={"type": "final_skill", "actor_id": n["Brute"]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions", headers=t.gm, json={"type": "final_skill", "actor_id": n["Brute"]}
+    )
     assert "level 5" in assert_problem(r, 422, "rule-violation")["detail"]
 
 
 # --- who acts, who reacts; revert --------------------------------------------------------------
 
+
 def test_a_player_acts_for_its_own_combatant_on_its_turn_and_chooses_only_its_own_reactions(table):
     t = table("great-cosmos")
     eid, n = duel(t, b_player=t.bob)
     alice, bob = bearer(t.alice.token), bearer(t.bob.token)
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bob, json={
-        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bob,
+        json={"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"},
+    )
     assert assert_problem(r, 403, "forbidden")["detail"] == "only the GM or the combatant's owner may act for it"
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bob, json={
-        "type": "move", "actor_id": n["Brute"], "to": {"x": 1, "y": 1}})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bob,
+        json={"type": "move", "actor_id": n["Brute"], "to": {"x": 1, "y": 1}},
+    )
     assert r.status_code == 409 and "not combatant" in r.json()["detail"]
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=alice, json={
-        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "reaction": "none"})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=alice,
+        json={"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "reaction": "none"},
+    )
     assert "target's owner" in assert_problem(r, 403, "forbidden")["detail"]
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=alice, json={
-        "type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "dice": [30, 50, 1]})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=alice,
+        json={"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6", "dice": [30, 50, 1]},
+    )
     assert "may not choose their dice" in assert_problem(r, 403, "forbidden")["detail"]
-    hit = t.act(eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"},
-                headers=alice)
+    hit = t.act(eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"}, headers=alice)
     assert (hit["rolls"][0]["by"], hit["provenance"]) == (n["Aiko"], "server")
     t.next_turn(eid, headers=alice)
     # Bob sets Brute's standing reaction to parry; Alice may not override it, Bob may choose for his own
     r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Brute']}", headers=bob, json={"reaction": "parry"})
     assert r.status_code == 200, r.text
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=bob, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "reaction": "parry"})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bob,
+        json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "damage": "1d6", "reaction": "parry"},
+    )
     assert r.status_code == 403
-    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "reaction": "block"}), [["body", "reaction"]])
-    assert_validation(t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Brute"], "target_id": n["Brute"], "damage": "1d6"}), [["body", "target_id"]])
+    assert_validation(
+        t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Aiko"], "reaction": "block"},
+        ),
+        [["body", "reaction"]],
+    )
+    assert_validation(
+        t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "attack", "actor_id": n["Brute"], "target_id": n["Brute"], "damage": "1d6"},
+        ),
+        [["body", "target_id"]],
+    )
 
 
 def test_revert_of_an_attack_restores_hp_karma_and_counters(table):
@@ -503,8 +746,12 @@ def test_revert_of_an_attack_restores_hp_karma_and_counters(table):
     assert (brute["sheet"]["hp"], brute["sheet"]["karma"]) == (94, 1)
     undo = t.post(f"/v1/encounters/{eid}/actions/{hit['id']}/revert", {})
     assert sorted((c["field"], c["before"], c["after"]) for c in undo["changes"] if c["field"] != "counters") == [
-        ("hp", 94, 100), ("karma", -1, 0), ("karma", 1, 0)]
+        ("hp", 94, 100),
+        ("karma", -1, 0),
+        ("karma", 1, 0),
+    ]
     after = t.state(eid)
+
     def strip(s: dict) -> dict:
         return {**s, "version": None, "updated_at": None}
 
@@ -519,8 +766,9 @@ def test_revert_of_an_attack_restores_hp_karma_and_counters(table):
     assert assert_problem(r, 409, "conflict")["detail"].startswith("only the latest action")
     damage = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.gm).json()["items"][0]
     t.post(f"/v1/encounters/{eid}/actions/{damage['id']}/revert", {})
-    t.client.patch(f"/v1/characters/{combatant(t, eid, n['Brute'])['character_id']}", headers=t.gm,
-                   json={"sheet": {"hp": 90}})
+    t.client.patch(
+        f"/v1/characters/{combatant(t, eid, n['Brute'])['character_id']}", headers=t.gm, json={"sheet": {"hp": 90}}
+    )
     r = t.client.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", json={}, headers=t.gm)
     assert assert_problem(r, 409, "conflict")["field"] == "hp"
     forced = t.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", {"force": True})
@@ -529,12 +777,18 @@ def test_revert_of_an_attack_restores_hp_karma_and_counters(table):
 
 # --- one scripted fight ------------------------------------------------------------------------
 
+
 def _normalised_state(t: Table, eid: str, names: dict[str, str]) -> Any:
     """GET /v1/encounters/{eid} with every id replaced by a name and the timestamps dropped."""
     state = t.state(eid)
     chars = {c["character_id"]: f"<{c['name']} character>" for c in state["combatants"]}
-    back = {**{v: f"<{k}>" for k, v in names.items()}, **chars, eid: "<encounter>", t.c.id: "<campaign>",
-            t.alice.id: "<alice>"}
+    back = {
+        **{v: f"<{k}>" for k, v in names.items()},
+        **chars,
+        eid: "<encounter>",
+        t.c.id: "<campaign>",
+        t.alice.id: "<alice>",
+    }
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
@@ -542,44 +796,49 @@ def _normalised_state(t: Table, eid: str, names: dict[str, str]) -> Any:
         if isinstance(node, list):
             return [walk(v) for v in node]
         return back.get(node, node) if isinstance(node, str) else node
+
     return walk(state)
 
 
 def scripted_fight(t: Table) -> tuple[str, dict[str, str]]:
     """Aiko (Alice's, sword) against Shade (magic) and Brute (parries), four rounds and a bit."""
-    eid, n = fight(t, ("Aiko", armed(60, SWORD), "pc", t.alice, {"x": 0, "y": 0}, None),
-                   ("Brute", gc_fighter(40, hp_max=30), "npc", None, {"x": 1, "y": 0}, "parry"),
-                   ("Shade", gc_fighter(50), "npc", None, {"x": 5, "y": 5}, None), options={"hp_visibility": "status"})
+    eid, n = fight(
+        t,
+        ("Aiko", armed(60, SWORD), "pc", t.alice, {"x": 0, "y": 0}, None),
+        ("Brute", gc_fighter(40, hp_max=30), "npc", None, {"x": 1, "y": 0}, "parry"),
+        ("Shade", gc_fighter(50), "npc", None, {"x": 5, "y": 5}, None),
+        options={"hp_visibility": "status"},
+    )
     a, b, s = n["Aiko"], n["Brute"], n["Shade"]
     # round 1: Aiko, Shade, Brute
-    attack(t, eid, a, b, [30, 50, 6], damage=None)                      # sword 1d8+2: Brute 30 -> 22
+    attack(t, eid, a, b, [30, 50, 6], damage=None)  # sword 1d8+2: Brute 30 -> 22
     t.next_turn(eid)
-    attack(t, eid, s, a, [40, 45, 3], kind="magic")                     # dodge 45 > 40: Aiko 100 -> 97
+    attack(t, eid, s, a, [40, 45, 3], kind="magic")  # dodge 45 > 40: Aiko 100 -> 97
     t.next_turn(eid)
-    attack(t, eid, b, a, [70])                                          # force 68: missed
+    attack(t, eid, b, a, [70])  # force 68: missed
     t.next_turn(eid)
     # round 2: Aiko in Illumination (+20), a ranged shot; Shade dashes and runs; Brute's hit reverted
     t.act(eid, {"type": "posture", "actor_id": a, "posture": "illumination", "dice": [5]})
-    attack(t, eid, a, b, [30, 4, 60, 5], kind="ranged")                 # 30 - 4 <= 65; parry 60 > 26: 22 -> 17
+    attack(t, eid, a, b, [30, 4, 60, 5], kind="ranged")  # 30 - 4 <= 65; parry 60 > 26: 22 -> 17
     t.next_turn(eid)
-    t.act(eid, {"type": "dash", "actor_id": s, "dice": [20]})             # max move 3 -> 6
+    t.act(eid, {"type": "dash", "actor_id": s, "dice": [20]})  # max move 3 -> 6
     t.act(eid, {"type": "move", "actor_id": s, "to": {"x": 2, "y": 3}})
     t.next_turn(eid)
-    blow = attack(t, eid, b, a, [10, 9, 50, 2, 4])                      # a critical hit: Aiko 97 -> 93, karma -1
-    t.post(f"/v1/encounters/{eid}/actions/{blow['id']}/revert", {})      # the GM takes it back
-    attack(t, eid, b, a, [80])                                          # missed
+    blow = attack(t, eid, b, a, [10, 9, 50, 2, 4])  # a critical hit: Aiko 97 -> 93, karma -1
+    t.post(f"/v1/encounters/{eid}/actions/{blow['id']}/revert", {})  # the GM takes it back
+    attack(t, eid, b, a, [80])  # missed
     t.next_turn(eid)
     # round 3
-    attack(t, eid, a, b, [20, 4, 95, 8], damage=None)                   # parry fumbled (karma +1): 17 -> 7
+    attack(t, eid, a, b, [20, 4, 95, 8], damage=None)  # parry fumbled (karma +1): 17 -> 7
     t.next_turn(eid)
-    attack(t, eid, s, a, [30, 3], kind="magic")                         # Illumination's automatic defence
+    attack(t, eid, s, a, [30, 3], kind="magic")  # Illumination's automatic defence
     t.next_turn(eid)
     t.next_turn(eid)
     # round 4: Brute goes down
-    attack(t, eid, a, b, [25, 4, 70, 8], damage=None)                   # parry 70 > 68: 7 -> 0
+    attack(t, eid, a, b, [25, 4, 70, 8], damage=None)  # parry 70 > 68: 7 -> 0
     t.next_turn(eid)
-    attack(t, eid, s, a, [60], kind="magic")                            # esprit 50: missed
-    t.next_turn(eid)                                                    # Brute is down: skipped; round 5
+    attack(t, eid, s, a, [60], kind="magic")  # esprit 50: missed
+    t.next_turn(eid)  # Brute is down: skipped; round 5
     # round 5: Aiko leaves Illumination after 4 turns: GC-P7 backlash until round 7
     t.act(eid, {"type": "posture", "actor_id": a, "posture": "defensive"})
     r = t.client.post(f"/v1/encounters/{eid}/end", headers=t.gm)
@@ -587,89 +846,111 @@ def scripted_fight(t: Table) -> tuple[str, dict[str, str]]:
     return eid, n
 
 
-FINAL_STATE = {"id": "<encounter>",
-              "campaign_id": "<campaign>",
-              "name": "Ambush",
-              "status": "ended",
-              "round": 5,
-              "version": 29,
-              "options": {"hp_visibility": "status", "reveal_on_turn": True, "tie_method": "d20"},
-              "combatants": [{"id": "<Aiko>",
-                              "character_id": "<Aiko character>",
-                              "name": "Aiko",
-                              "kind": "pc",
-                              "player_id": "<alice>",
-                              "side": "heroes",
-                              "hidden": False,
-                              "position": {"x": 0, "y": 0},
-                              "initiative": 60,
-                              "actions": 1,
-                              "down": False,
-                              "reaction": "dodge",
-                              "resources": {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},
-                              "posture": "defensive",
-                              "conditions": [],
-                              "counters": {"backlash": {"posture": "illumination",
-                                                        "until_round": 7,
-                                                        "disadvantage_die": None,
-                                                        "disadvantage": None}},
-                              "initiative_override": None},
-                             {"id": "<Brute>",
-                              "character_id": "<Brute character>",
-                              "name": "Brute",
-                              "kind": "npc",
-                              "player_id": None,
-                              "side": "foes",
-                              "hidden": False,
-                              "position": {"x": 1, "y": 0},
-                              "initiative": 40,
-                              "actions": 1,
-                              "down": True,
-                              "reaction": "parry",
-                              "resources": {"hp": {"value": 0, "max": 30}, "mp": {"value": 50, "max": 50}},
-                              "posture": "defensive",
-                              "conditions": [],
-                              "counters": {},
-                              "initiative_override": None},
-                             {"id": "<Shade>",
-                              "character_id": "<Shade character>",
-                              "name": "Shade",
-                              "kind": "npc",
-                              "player_id": None,
-                              "side": "foes",
-                              "hidden": False,
-                              "position": {"x": 2, "y": 3},
-                              "initiative": 50,
-                              "actions": 1,
-                              "down": False,
-                              "reaction": "dodge",
-                              "resources": {"hp": {"value": 100, "max": 100}, "mp": {"value": 50, "max": 50}},
-                              "posture": "defensive",
-                              "conditions": [],
-                              "counters": {},
-                              "initiative_override": None}],
-              "order": [{"combatant_id": "<Aiko>",
-                         "slot": 0,
-                         "initiative": 60,
-                         "extra_action": False,
-                         "tiebreak": None,
-                         "parallel_with": [],
-                         "action": 1},
-                        {"combatant_id": "<Shade>",
-                         "slot": 1,
-                         "initiative": 50,
-                         "extra_action": False,
-                         "tiebreak": None,
-                         "parallel_with": [],
-                         "action": 1},
-                        {"combatant_id": "<Brute>",
-                         "slot": 2,
-                         "initiative": 40,
-                         "extra_action": False,
-                         "tiebreak": None,
-                         "parallel_with": [],
-                         "action": 1}],
-              "current": {"slot": 0, "combatant_id": "<Aiko>", "combatant_ids": ["<Aiko>"]}}
+FINAL_STATE = {
+    "id": "<encounter>",
+    "campaign_id": "<campaign>",
+    "name": "Ambush",
+    "status": "ended",
+    "round": 5,
+    "version": 29,
+    "options": {"hp_visibility": "status", "reveal_on_turn": True, "tie_method": "d20"},
+    "combatants": [
+        {
+            "id": "<Aiko>",
+            "character_id": "<Aiko character>",
+            "name": "Aiko",
+            "kind": "pc",
+            "player_id": "<alice>",
+            "side": "heroes",
+            "hidden": False,
+            "position": {"x": 0, "y": 0},
+            "initiative": 60,
+            "actions": 1,
+            "down": False,
+            "reaction": "dodge",
+            "resources": {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},
+            "posture": "defensive",
+            "conditions": [],
+            "counters": {
+                "backlash": {
+                    "posture": "illumination",
+                    "until_round": 7,
+                    "disadvantage_die": None,
+                    "disadvantage": None,
+                }
+            },
+            "initiative_override": None,
+        },
+        {
+            "id": "<Brute>",
+            "character_id": "<Brute character>",
+            "name": "Brute",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": {"x": 1, "y": 0},
+            "initiative": 40,
+            "actions": 1,
+            "down": True,
+            "reaction": "parry",
+            "resources": {"hp": {"value": 0, "max": 30}, "mp": {"value": 50, "max": 50}},
+            "posture": "defensive",
+            "conditions": [],
+            "counters": {},
+            "initiative_override": None,
+        },
+        {
+            "id": "<Shade>",
+            "character_id": "<Shade character>",
+            "name": "Shade",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": {"x": 2, "y": 3},
+            "initiative": 50,
+            "actions": 1,
+            "down": False,
+            "reaction": "dodge",
+            "resources": {"hp": {"value": 100, "max": 100}, "mp": {"value": 50, "max": 50}},
+            "posture": "defensive",
+            "conditions": [],
+            "counters": {},
+            "initiative_override": None,
+        },
+    ],
+    "order": [
+        {
+            "combatant_id": "<Aiko>",
+            "slot": 0,
+            "initiative": 60,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+            "action": 1,
+        },
+        {
+            "combatant_id": "<Shade>",
+            "slot": 1,
+            "initiative": 50,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+            "action": 1,
+        },
+        {
+            "combatant_id": "<Brute>",
+            "slot": 2,
+            "initiative": 40,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+            "action": 1,
+        },
+    ],
+    "current": {"slot": 0, "combatant_id": "<Aiko>", "combatant_ids": ["<Aiko>"]},
+}
 
 
 def test_a_scripted_great_cosmos_fight_ends_in_exactly_this_state(table):
@@ -679,26 +960,59 @@ def test_a_scripted_great_cosmos_fight_ends_in_exactly_this_state(table):
     eid, n = scripted_fight(t)
     assert _normalised_state(t, eid, n) == FINAL_STATE
     sheets = {c["name"]: t.sheet(c["character_id"])["sheet"] for c in t.state(eid)["combatants"]}
-    assert {name: (s["hp"], s["karma"], s["light_points"], s["dark_points"], s.get("posture"))
-            for name, s in sheets.items()} == {
-        "Aiko": (97, 0, 0, 1, "defensive"), "Brute": (0, 1, 1, 1, None), "Shade": (100, 0, 1, 1, None)}
+    assert {
+        name: (s["hp"], s["karma"], s["light_points"], s["dark_points"], s.get("posture")) for name, s in sheets.items()
+    } == {"Aiko": (97, 0, 0, 1, "defensive"), "Brute": (0, 1, 1, 1, None), "Shade": (100, 0, 1, 1, None)}
     history = t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100}, headers=t.gm).json()["items"]
     assert [a["type"] for a in reversed(history)] == [
-        "start", "attack", "next_turn", "attack", "next_turn", "attack", "next_turn",
-        "posture", "attack", "next_turn", "dash", "move", "next_turn", "attack", "revert", "attack", "next_turn",
-        "attack", "next_turn", "attack", "next_turn", "next_turn",
-        "attack", "next_turn", "attack", "next_turn", "posture"]
+        "start",
+        "attack",
+        "next_turn",
+        "attack",
+        "next_turn",
+        "attack",
+        "next_turn",
+        "posture",
+        "attack",
+        "next_turn",
+        "dash",
+        "move",
+        "next_turn",
+        "attack",
+        "revert",
+        "attack",
+        "next_turn",
+        "attack",
+        "next_turn",
+        "attack",
+        "next_turn",
+        "next_turn",
+        "attack",
+        "next_turn",
+        "attack",
+        "next_turn",
+        "posture",
+    ]
     assert [a["type"] for a in history if a["reverted_by"]] == ["attack"]
     # a player sees Brute's and Shade's hp as a status only, in the state and in the actions
-    seen = t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100},
-                        headers=bearer(t.alice.token)).json()["items"]
+    seen = t.client.get(f"/v1/encounters/{eid}/actions", params={"limit": 100}, headers=bearer(t.alice.token)).json()[
+        "items"
+    ]
     damage = [s for a in seen for s in a["steps"] if s["rule"] == "GC-P4"]
     assert [(s["combatant_id"], "before" in s, s["total"]) for s in damage] == [
-        (n["Brute"], False, 10), (n["Brute"], False, 10), (n["Aiko"], True, 4), (n["Brute"], False, 5),
-        (n["Aiko"], True, 3), (n["Brute"], False, 8)]
-    assert [c["after"] for a in seen for c in a["changes"] if c["field"] == "hp" and c["combatant_id"] == n["Brute"]] \
-        == [{"status": "down"}, {"status": "bloodied"}, {"status": "wounded"}, {"status": "wounded"}]
+        (n["Brute"], False, 10),
+        (n["Brute"], False, 10),
+        (n["Aiko"], True, 4),
+        (n["Brute"], False, 5),
+        (n["Aiko"], True, 3),
+        (n["Brute"], False, 8),
+    ]
+    assert [
+        c["after"] for a in seen for c in a["changes"] if c["field"] == "hp" and c["combatant_id"] == n["Brute"]
+    ] == [{"status": "down"}, {"status": "bloodied"}, {"status": "wounded"}, {"status": "wounded"}]
     mine = t.state(eid, headers=bearer(t.alice.token))
     assert [c["resources"] for c in mine["combatants"]] == [
         {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},
-        {"hp": {"status": "down"}, "mp": {"status": "unhurt"}}, {"hp": {"status": "unhurt"}, "mp": {"status": "unhurt"}}]
+        {"hp": {"status": "down"}, "mp": {"status": "unhurt"}},
+        {"hp": {"status": "unhurt"}, "mp": {"status": "unhurt"}},
+    ]

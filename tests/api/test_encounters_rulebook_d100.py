@@ -1,6 +1,7 @@
 """Rulebook D100 attacks in an encounter through HTTP, table dice (RB-F1..F4, RB-C4): the attack
 test by kind, the dodge confrontation with its repeated-dodge penalty, absorb, criticals, damage
 = level + weapon on hp or pe, and one scripted fight."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,13 +18,31 @@ HACHE = {"name": "hache", "damage": "1d8", "kind": "melee"}
 
 
 def hero(**kw: Any) -> dict[str, Any]:
-    return {"stats": {"FOR": 50, "HAB": 60, "PER": 40, "CHA": 55, "DIS": 45}, "crit_chance": 5, "hp": 14,
-            "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 2, "weapons": [EPEE, ARC], **kw}
+    return {
+        "stats": {"FOR": 50, "HAB": 60, "PER": 40, "CHA": 55, "DIS": 45},
+        "crit_chance": 5,
+        "hp": 14,
+        "hp_max": 14,
+        "pe": 14,
+        "pe_max": 14,
+        "armor": 2,
+        "weapons": [EPEE, ARC],
+        **kw,
+    }
 
 
 def foe(**kw: Any) -> dict[str, Any]:
-    return {"stats": {"FOR": 60, "HAB": 40, "DIS": 30}, "crit_chance": 5, "hp": 10, "hp_max": 10, "pe": 14,
-            "pe_max": 14, "armor": 1, "weapons": [HACHE], **kw}
+    return {
+        "stats": {"FOR": 60, "HAB": 40, "DIS": 30},
+        "crit_chance": 5,
+        "hp": 10,
+        "hp_max": 10,
+        "pe": 14,
+        "pe_max": 14,
+        "armor": 1,
+        "weapons": [HACHE],
+        **kw,
+    }
 
 
 def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table):
@@ -33,18 +52,43 @@ def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table)
     # attack wins; damage 3 + the epee's 4
     a = attack(t, eid, n["Hero"], n["Foe"], [23, 35, 4])
     assert [(r["die"], r["value"], r["purpose"], r["by"]) for r in a["rolls"]] == [
-        ("d100", 23, "attack", n["Hero"]), ("d100", 35, "dodge", n["Foe"]), ("d6", 4, "damage", n["Hero"])]
+        ("d100", 23, "attack", n["Hero"]),
+        ("d100", 35, "dodge", n["Foe"]),
+        ("d6", 4, "damage", n["Hero"]),
+    ]
     assert [(s["rule"], s["what"]) for s in a["steps"]] == [
-        ("RB-F2", "attack test"), ("RB-F3", "dodge test"), ("RB-C4", "dodge: confrontation"), ("RB-F2", "damage"),
-        ("RB-F1", "hp")]
-    assert step(a, "RB-F2", "attack test") == {"rule": "RB-F2", "what": "attack test", "combatant_id": n["Hero"],
-                                               "kind": "melee", "stat": "FOR", "skill": None, "roll": 23,
-                                               "percentage": 50, "level": 3, "outcome": "success"}
-    assert step(a, "RB-F2", "damage") == {"rule": "RB-F2", "what": "damage", "combatant_id": n["Hero"],
-                                          "weapon": "epee", "expression": "1d6", "level": 3, "weapon_roll": 4,
-                                          "damage": 7}
+        ("RB-F2", "attack test"),
+        ("RB-F3", "dodge test"),
+        ("RB-C4", "dodge: confrontation"),
+        ("RB-F2", "damage"),
+        ("RB-F1", "hp"),
+    ]
+    assert step(a, "RB-F2", "attack test") == {
+        "rule": "RB-F2",
+        "what": "attack test",
+        "combatant_id": n["Hero"],
+        "kind": "melee",
+        "stat": "FOR",
+        "skill": None,
+        "roll": 23,
+        "percentage": 50,
+        "level": 3,
+        "outcome": "success",
+    }
+    assert step(a, "RB-F2", "damage") == {
+        "rule": "RB-F2",
+        "what": "damage",
+        "combatant_id": n["Hero"],
+        "weapon": "epee",
+        "expression": "1d6",
+        "level": 3,
+        "weapon_roll": 4,
+        "damage": 7,
+    }
     assert [(c["combatant_id"], c["field"], c["before"], c["after"]) for c in a["changes"]] == [
-        (n["Foe"], "hp", 10, 3), (n["Foe"], "counters", {}, {"dodges": 1, "dodge_round": 1})]
+        (n["Foe"], "hp", 10, 3),
+        (n["Foe"], "counters", {}, {"dodges": 1, "dodge_round": 1}),
+    ]
     # the Foe (FOR 60: 52 → level 1) against the Hero's dodge (HAB 60: 18 → level 5): dodged
     b = attack(t, eid, n["Foe"], n["Hero"], [52, 18])
     assert step(b, "RB-C4", "dodge: confrontation")["winner"] == "defender" and len(b["steps"]) == 3
@@ -69,8 +113,14 @@ def test_rb_f3_each_further_dodge_in_a_round_is_ten_less_and_ties_by_rb_c2(table
     assert step(tie, "RB-F3", "dodge test")["penalty"] == 0
     assert [(r["purpose"], r["by"]) for r in tie["rolls"]][2:] == [("tiebreak", n["Hero"]), ("tiebreak", n["Foe"])]
     assert step(tie, "RB-C4", "dodge: confrontation") == {
-        "rule": "RB-C4", "what": "dodge: confrontation", "combatant_id": n["Foe"], "attack_level": 2,
-        "dodge_level": 2, "winner": "defender", "tiebreak": "reroll"}
+        "rule": "RB-C4",
+        "what": "dodge: confrontation",
+        "combatant_id": n["Foe"],
+        "attack_level": 2,
+        "dodge_level": 2,
+        "winner": "defender",
+        "tiebreak": "reroll",
+    }
 
 
 def test_rb_f3_critical_dodge_free_attack_and_a_fumbled_dodge_doubles_the_damage(table):
@@ -84,7 +134,9 @@ def test_rb_f3_critical_dodge_free_attack_and_a_fumbled_dodge_doubles_the_damage
     # a critical attack (4 ≤ 5): its level doubled already (RB-T5): 2 × 5 + 1
     critical = attack(t, eid, n["Hero"], n["Foe"], [4, 50, 1])
     assert (step(critical, "RB-F2", "attack test")["outcome"], step(critical, "RB-F2", "damage")["damage"]) == (
-        "critical_success", 11)
+        "critical_success",
+        11,
+    )
     assert pools(t, eid, "hp")["Foe"] == 10 - 8 - 11
 
 
@@ -98,14 +150,31 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
     assert (step(a, "RB-F2", "attack test")["stat"], step(a, "RB-F3", "absorb: armour")["taken"]) == ("PER", 7)
     # morale: CHA 55 by default, 25 → level 3, + 1d4 3 off pe; the GM overrides the reaction (none)
     m = attack(t, eid, n["Hero"], n["Foe"], [25, 3], kind="morale", damage="1d4", reaction="none")
-    assert step(m, "RB-F1", "pe") == {"rule": "RB-F1", "what": "pe", "combatant_id": n["Foe"], "damage": 6,
-                                      "resource": "pe", "before": 14, "after": 8}
+    assert step(m, "RB-F1", "pe") == {
+        "rule": "RB-F1",
+        "what": "pe",
+        "combatant_id": n["Foe"],
+        "damage": 6,
+        "resource": "pe",
+        "before": 14,
+        "after": 8,
+    }
     # the Foe's sheet has no PER: an average person's 50 (RB-F1): 45 → level 1, + 2, the Hero's dodge
     # fails (70); a ranged attack with DIS: 422
     b = attack(t, eid, n["Foe"], n["Hero"], [45, 70, 2], kind="ranged", damage="1d6")
     assert step(b, "RB-F2", "attack test")["percentage"] == 50
-    r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={
-        "type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "kind": "ranged", "stat": "DIS", "dice": []})
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={
+            "type": "attack",
+            "actor_id": n["Foe"],
+            "target_id": n["Hero"],
+            "kind": "ranged",
+            "stat": "DIS",
+            "dice": [],
+        },
+    )
     assert "PER" in assert_problem(r, 422, "rule-violation")["detail"]
     assert (pools(t, eid, "hp"), pools(t, eid, "pe")) == ({"Hero": 14 - (1 + 2), "Foe": 3}, {"Hero": 14, "Foe": 8})
 
@@ -123,15 +192,20 @@ def test_rb_f2_a_failed_attack_misses_and_hp_below_zero_is_down(table):
     base = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"]}
     assert_validation(t.client.post(url, json={**base, "reaction": "parry"}, headers=t.gm), [["body", "reaction"]])
     assert_validation(t.client.post(url, json={**base, "primes": []}, headers=t.gm), [["body", "primes"]])
-    assert_problem(t.client.post(url, json={**base, "weapon": "lance", "dice": []}, headers=t.gm), 422,
-                   "rule-violation")
+    assert_problem(
+        t.client.post(url, json={**base, "weapon": "lance", "dice": []}, headers=t.gm), 422, "rule-violation"
+    )
 
 
 def test_rulebook_scripted_fight_rb_f1_f2_f3_f4(table):
     t = table("rulebook-d100")
-    s = t.encounter([{"character_id": t.character("Hero", hero(), kind="pc", player=t.alice)},
-                     {"character_id": t.character("Foe", foe(), kind="npc")},
-                     {"character_id": t.character("Thug", foe(hp=6, hp_max=6), kind="npc")}])
+    s = t.encounter(
+        [
+            {"character_id": t.character("Hero", hero(), kind="pc", player=t.alice)},
+            {"character_id": t.character("Foe", foe(), kind="npc")},
+            {"character_id": t.character("Thug", foe(hp=6, hp_max=6), kind="npc")},
+        ]
+    )
     eid, n = s["id"], ids(s)
     # RB-F4: the Hero's HAB test is a critical success (3: an extra action before round 1), the
     # Foe's 35 (level 1), the Thug's 98 a critical failure (acts from round 2)
@@ -162,85 +236,103 @@ def test_rulebook_scripted_fight_rb_f1_f2_f3_f4(table):
     assert normalised(final, names_of(t, final)) == EXPECTED_RULEBOOK
 
 
-EXPECTED_RULEBOOK: dict[str, Any] = {'id': '<encounter>',
-     'campaign_id': '<campaign>',
-     'name': 'Ambush',
-     'status': 'ended',
-     'round': 3,
-     'version': 17,
-     'options': {'hp_visibility': 'exact', 'reveal_on_turn': True},
-     'combatants': [{'id': 'Hero',
-                     'character_id': 'Hero:character',
-                     'name': 'Hero',
-                     'kind': 'pc',
-                     'player_id': '<alice>',
-                     'side': 'heroes',
-                     'hidden': False,
-                     'position': None,
-                     'initiative': 12,
-                     'actions': 1,
-                     'down': False,
-                     'reaction': 'dodge',
-                     'resources': {'hp': {'value': 4, 'max': 14}, 'pe': {'value': 10, 'max': 14}},
-                     'posture': None,
-                     'conditions': [],
-                     'counters': {'dodges': 1, 'dodge_round': 2},
-                     'initiative_override': None},
-                    {'id': 'Foe',
-                     'character_id': 'Foe:character',
-                     'name': 'Foe',
-                     'kind': 'npc',
-                     'player_id': None,
-                     'side': 'foes',
-                     'hidden': False,
-                     'position': None,
-                     'initiative': 1,
-                     'actions': 1,
-                     'down': True,
-                     'reaction': 'dodge',
-                     'resources': {'hp': {'value': -7, 'max': 10}, 'pe': {'value': 14, 'max': 14}},
-                     'posture': None,
-                     'conditions': [],
-                     'counters': {'dodges': 1, 'dodge_round': 2},
-                     'initiative_override': None},
-                    {'id': 'Thug',
-                     'character_id': 'Thug:character',
-                     'name': 'Thug',
-                     'kind': 'npc',
-                     'player_id': None,
-                     'side': 'foes',
-                     'hidden': False,
-                     'position': None,
-                     'initiative': -10,
-                     'actions': 1,
-                     'down': True,
-                     'reaction': 'absorb',
-                     'resources': {'hp': {'value': -3, 'max': 6}, 'pe': {'value': 14, 'max': 14}},
-                     'posture': None,
-                     'conditions': [],
-                     'counters': {},
-                     'initiative_override': None}],
-     'order': [{'combatant_id': 'Hero',
-                'slot': 0,
-                'initiative': 12,
-                'extra_action': False,
-                'tiebreak': None,
-                'parallel_with': [],
-                'from_round': 1},
-               {'combatant_id': 'Foe',
-                'slot': 1,
-                'initiative': 1,
-                'extra_action': False,
-                'tiebreak': None,
-                'parallel_with': [],
-                'from_round': 1},
-               {'combatant_id': 'Thug',
-                'slot': 2,
-                'initiative': -10,
-                'extra_action': False,
-                'tiebreak': None,
-                'parallel_with': [],
-                'from_round': 2}],
-     'current': {'slot': 0, 'combatant_id': 'Hero', 'combatant_ids': ['Hero']},
-     'created_at': '<ts>',
-     'updated_at': '<ts>'}
+EXPECTED_RULEBOOK: dict[str, Any] = {
+    "id": "<encounter>",
+    "campaign_id": "<campaign>",
+    "name": "Ambush",
+    "status": "ended",
+    "round": 3,
+    "version": 17,
+    "options": {"hp_visibility": "exact", "reveal_on_turn": True},
+    "combatants": [
+        {
+            "id": "Hero",
+            "character_id": "Hero:character",
+            "name": "Hero",
+            "kind": "pc",
+            "player_id": "<alice>",
+            "side": "heroes",
+            "hidden": False,
+            "position": None,
+            "initiative": 12,
+            "actions": 1,
+            "down": False,
+            "reaction": "dodge",
+            "resources": {"hp": {"value": 4, "max": 14}, "pe": {"value": 10, "max": 14}},
+            "posture": None,
+            "conditions": [],
+            "counters": {"dodges": 1, "dodge_round": 2},
+            "initiative_override": None,
+        },
+        {
+            "id": "Foe",
+            "character_id": "Foe:character",
+            "name": "Foe",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": None,
+            "initiative": 1,
+            "actions": 1,
+            "down": True,
+            "reaction": "dodge",
+            "resources": {"hp": {"value": -7, "max": 10}, "pe": {"value": 14, "max": 14}},
+            "posture": None,
+            "conditions": [],
+            "counters": {"dodges": 1, "dodge_round": 2},
+            "initiative_override": None,
+        },
+        {
+            "id": "Thug",
+            "character_id": "Thug:character",
+            "name": "Thug",
+            "kind": "npc",
+            "player_id": None,
+            "side": "foes",
+            "hidden": False,
+            "position": None,
+            "initiative": -10,
+            "actions": 1,
+            "down": True,
+            "reaction": "absorb",
+            "resources": {"hp": {"value": -3, "max": 6}, "pe": {"value": 14, "max": 14}},
+            "posture": None,
+            "conditions": [],
+            "counters": {},
+            "initiative_override": None,
+        },
+    ],
+    "order": [
+        {
+            "combatant_id": "Hero",
+            "slot": 0,
+            "initiative": 12,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+            "from_round": 1,
+        },
+        {
+            "combatant_id": "Foe",
+            "slot": 1,
+            "initiative": 1,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+            "from_round": 1,
+        },
+        {
+            "combatant_id": "Thug",
+            "slot": 2,
+            "initiative": -10,
+            "extra_action": False,
+            "tiebreak": None,
+            "parallel_with": [],
+            "from_round": 2,
+        },
+    ],
+    "current": {"slot": 0, "combatant_id": "Hero", "combatant_ids": ["Hero"]},
+    "created_at": "<ts>",
+    "updated_at": "<ts>",
+}

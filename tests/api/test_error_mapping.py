@@ -1,5 +1,6 @@
 """Issue 11, item 1: one error hierarchy without HTTP (app.kit.errors); the API
 maps each class to a status code in one place (app.api.problems.STATUS)."""
+
 from __future__ import annotations
 
 import ast
@@ -33,17 +34,30 @@ def test_no_rules_module_mentions_http():
     for path in (APP / "rules").rglob("*.py"):
         tree = ast.parse(path.read_text())
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
-            n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+            n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+        }
         imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names} | {
-            n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+            n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+        }
         assert "status_code" not in names, path
         assert not {m for m in imported if m.split(".")[0] in ("http", "fastapi", "starlette")}, path
 
 
 def test_every_error_class_maps_to_one_status():
-    expected = {e.RuleError: 422, DiceNeeded: 422, TooManyDice: 422, e.Unauthorized: 401, e.Forbidden: 403,
-                e.NotFound: 404, e.Conflict: 409, InsufficientResource: 409, e.PreconditionFailed: 412,
-                e.TooManyRequests: 429, e.Unavailable: 503, e.BadRequest: 400}
+    expected = {
+        e.RuleError: 422,
+        DiceNeeded: 422,
+        TooManyDice: 422,
+        e.Unauthorized: 401,
+        e.Forbidden: 403,
+        e.NotFound: 404,
+        e.Conflict: 409,
+        InsufficientResource: 409,
+        e.PreconditionFailed: 412,
+        e.TooManyRequests: 429,
+        e.Unavailable: 503,
+        e.BadRequest: 400,
+    }
     for cls, status in expected.items():
         assert status_of(cls) == status, cls
     for cls in _all_subclasses(e.AppError):

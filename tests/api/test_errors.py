@@ -1,4 +1,5 @@
 """HTTP tests of bad input: every refusal is problem+json (RFC 9457), never a 500 (issue #2)."""
+
 from __future__ import annotations
 
 
@@ -15,7 +16,6 @@ from tests.api.support import PROBLEM, assert_problem, assert_validation
 from tests.factories import GC, GC_MINIMAL
 
 JSON = {"Content-Type": "application/json"}
-
 
 
 @pytest.fixture
@@ -35,6 +35,7 @@ def routes(campaign, hero):
 
 
 # --- malformed bodies -------------------------------------------------------------------------------
+
 
 def test_malformed_json_is_a_400_everywhere(client, campaign, routes, count_rows):
     """Issue 14 item 8: the parser's message and position (it was a 422 `JSON decode error`)."""
@@ -58,8 +59,11 @@ def test_empty_body_is_a_422(client, campaign):
 
 
 def test_non_json_content_type_is_a_415(client, campaign):
-    r = client.post(f"/v1/campaigns/{campaign.id}/rolls", content=b"expression=d6",
-                    headers={**campaign.gm, "Content-Type": "application/x-www-form-urlencoded"})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/rolls",
+        content=b"expression=d6",
+        headers={**campaign.gm, "Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert "application/json" in assert_problem(r, 415, "unsupported-media-type")["detail"]
 
 
@@ -78,36 +82,46 @@ def test_too_deep_json_is_refused_not_a_500(client, campaign):
 
 # --- wrong types, bounds and unknown fields ----------------------------------------------------------
 
-@pytest.mark.parametrize("body, locs", [
-    ({"name": 5, "ruleset": GC}, [["body", "name"]]),
-    ({"name": "x", "ruleset": ["great-cosmos"]}, [["body", "ruleset"]]),
-    ({"name": "x", "ruleset": GC, "options": [1]}, [["body", "options"]]),
-    ({"name": "", "ruleset": GC}, [["body", "name"]]),
-    ({"name": "x" * 201, "ruleset": GC}, [["body", "name"]]),
-    ({"name": "x", "ruleset": GC, "options": {"players_may_enter_dice": "perhaps"}},
-     [["body", "options", "players_may_enter_dice"]]),
-])
+
+@pytest.mark.parametrize(
+    "body, locs",
+    [
+        ({"name": 5, "ruleset": GC}, [["body", "name"]]),
+        ({"name": "x", "ruleset": ["great-cosmos"]}, [["body", "ruleset"]]),
+        ({"name": "x", "ruleset": GC, "options": [1]}, [["body", "options"]]),
+        ({"name": "", "ruleset": GC}, [["body", "name"]]),
+        ({"name": "x" * 201, "ruleset": GC}, [["body", "name"]]),
+        (
+            {"name": "x", "ruleset": GC, "options": {"players_may_enter_dice": "perhaps"}},
+            [["body", "options", "players_may_enter_dice"]],
+        ),
+    ],
+)
 def test_campaign_wrong_types(client, body, locs):
     assert_validation(client.post("/v1/campaigns", json=body), locs)
 
 
-@pytest.mark.parametrize("body, locs", [
-    ({"stat": 5, "dice": [50]}, [["body", "stat"]]),
-    ({"stat": "force", "dice": "50"}, [["body", "dice"]]),
-    ({"stat": "force", "dice": [50.5]}, [["body", "dice", 0]]),
-    ({"stat": "force", "dice": [50], "modifier": "easy"}, [["body", "modifier"]]),
-    ({"stat": "force", "dice": [50], "hidden": "maybe"}, [["body", "hidden"]]),
-    ({"stat": "strength", "dice": [50]}, [["body", "stat"]]),
-    ({"dice": [50]}, [["body", "stat"]]),
-])
+@pytest.mark.parametrize(
+    "body, locs",
+    [
+        ({"stat": 5, "dice": [50]}, [["body", "stat"]]),
+        ({"stat": "force", "dice": "50"}, [["body", "dice"]]),
+        ({"stat": "force", "dice": [50.5]}, [["body", "dice", 0]]),
+        ({"stat": "force", "dice": [50], "modifier": "easy"}, [["body", "modifier"]]),
+        ({"stat": "force", "dice": [50], "hidden": "maybe"}, [["body", "hidden"]]),
+        ({"stat": "strength", "dice": [50]}, [["body", "stat"]]),
+        ({"dice": [50]}, [["body", "stat"]]),
+    ],
+)
 def test_test_wrong_types(client, campaign, hero, body, locs, count_rows):
     r = client.post(f"/v1/characters/{hero['id']}/tests", json=body, headers=campaign.gm)
     assert_validation(r, locs)
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 
 
-@pytest.mark.parametrize("field, value", [("modifier", 10**30), ("modifier", 1001), ("modifier", -1001),
-                                          ("seed", 2**64), ("seed", -(2**64))])
+@pytest.mark.parametrize(
+    "field, value", [("modifier", 10**30), ("modifier", 1001), ("modifier", -1001), ("seed", 2**64), ("seed", -(2**64))]
+)
 def test_huge_ints_are_a_422(client, campaign, hero, field, value, count_rows):
     body = {"stat": "force", field: value}
     r = client.post(f"/v1/characters/{hero['id']}/tests", json=body, headers=campaign.gm)
@@ -116,10 +130,14 @@ def test_huge_ints_are_a_422(client, campaign, hero, field, value, count_rows):
 
 
 def test_huge_ints_in_a_sheet_are_a_422(client, campaign, count_rows):
-    for sheet, loc in (({**GC_MINIMAL, "hp_max": 10**400}, ["body", "sheet", "hp_max"]),
-                       ({**GC_MINIMAL, "level": 2**63}, ["body", "sheet", "level"]),
-                       ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "chance": -(10**30)}}, ["body", "sheet", "stats", "chance"])):
-        r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "x", "sheet": sheet}, headers=campaign.gm)
+    for sheet, loc in (
+        ({**GC_MINIMAL, "hp_max": 10**400}, ["body", "sheet", "hp_max"]),
+        ({**GC_MINIMAL, "level": 2**63}, ["body", "sheet", "level"]),
+        ({**GC_MINIMAL, "stats": {**GC_MINIMAL["stats"], "chance": -(10**30)}}, ["body", "sheet", "stats", "chance"]),
+    ):
+        r = client.post(
+            f"/v1/campaigns/{campaign.id}/characters", json={"name": "x", "sheet": sheet}, headers=campaign.gm
+        )
         assert_validation(r, [loc])
     assert count_rows("character", campaign_id=campaign.id) == 0
 
@@ -145,25 +163,41 @@ def test_non_finite_option_is_a_422(client, campaign, literal):
 
 
 def test_non_finite_number_in_a_free_sheet_field_never_reaches_the_response(client, campaign):
-    payload = ('{"name": "x", "sheet": ' + json.dumps({**GC_MINIMAL, "skills": [{"name": "tir"}]})[:-1]
-               + ', "notes": "n"}}').replace('{"name": "tir"}', '{"name": "tir", "bonus": NaN}').encode()
+    payload = (
+        ('{"name": "x", "sheet": ' + json.dumps({**GC_MINIMAL, "skills": [{"name": "tir"}]})[:-1] + ', "notes": "n"}}')
+        .replace('{"name": "tir"}', '{"name": "tir", "bonus": NaN}')
+        .encode()
+    )
     r = client.post(f"/v1/campaigns/{campaign.id}/characters", content=payload, headers={**campaign.gm, **JSON})
     assert r.status_code == 201, r.text  # a free field is not typed (the typed ones: a 422 above)
     json.loads(r.text)  # a strict JSON document (no NaN literal)
     assert "NaN" not in r.text
 
 
-@pytest.mark.parametrize("method, path_of, body, extra", [
-    ("POST", lambda c, h: "/v1/campaigns", {"name": "x", "ruleset": GC, "owner": "me"}, "owner"),
-    ("PATCH", lambda c, h: f"/v1/campaigns/{c.id}", {"ruleset": "asgard"}, "ruleset"),
-    ("POST", lambda c, h: f"/v1/campaigns/{c.id}/players", {"name": "x", "token": "mine"}, "token"),
-    ("POST", lambda c, h: f"/v1/campaigns/{c.id}/characters", {"name": "x", "sheet": GC_MINIMAL, "version": 9}, "version"),
-    ("PATCH", lambda c, h: f"/v1/characters/{h['id']}", {"version": 9}, "version"),
-    ("POST", lambda c, h: f"/v1/campaigns/{c.id}/rolls", {"expression": "d6", "total": 6}, "total"),
-    ("POST", lambda c, h: f"/v1/characters/{h['id']}/tests", {"stat": "force", "target": 99}, "target"),
-    ("POST", lambda c, h: f"/v1/characters/{h['id']}/tests/odds", {"stat": "force", "difficulty": "easy"}, "difficulty"),
-    ("POST", lambda c, h: f"/v1/characters/{h['id']}/level-ups", {"chance_bonus_pool": "hp", "bonus": 1}, "bonus"),
-])
+@pytest.mark.parametrize(
+    "method, path_of, body, extra",
+    [
+        ("POST", lambda c, h: "/v1/campaigns", {"name": "x", "ruleset": GC, "owner": "me"}, "owner"),
+        ("PATCH", lambda c, h: f"/v1/campaigns/{c.id}", {"ruleset": "asgard"}, "ruleset"),
+        ("POST", lambda c, h: f"/v1/campaigns/{c.id}/players", {"name": "x", "token": "mine"}, "token"),
+        (
+            "POST",
+            lambda c, h: f"/v1/campaigns/{c.id}/characters",
+            {"name": "x", "sheet": GC_MINIMAL, "version": 9},
+            "version",
+        ),
+        ("PATCH", lambda c, h: f"/v1/characters/{h['id']}", {"version": 9}, "version"),
+        ("POST", lambda c, h: f"/v1/campaigns/{c.id}/rolls", {"expression": "d6", "total": 6}, "total"),
+        ("POST", lambda c, h: f"/v1/characters/{h['id']}/tests", {"stat": "force", "target": 99}, "target"),
+        (
+            "POST",
+            lambda c, h: f"/v1/characters/{h['id']}/tests/odds",
+            {"stat": "force", "difficulty": "easy"},
+            "difficulty",
+        ),
+        ("POST", lambda c, h: f"/v1/characters/{h['id']}/level-ups", {"chance_bonus_pool": "hp", "bonus": 1}, "bonus"),
+    ],
+)
 def test_unknown_fields_are_a_422(client, campaign, hero, count_rows, method, path_of, body, extra):
     r = client.request(method, path_of(campaign, hero), json=body, headers=campaign.gm)
     b = assert_validation(r, [["body", extra]])
@@ -184,12 +218,16 @@ def test_a_lone_surrogate_is_a_422(client, campaign):
 def test_oversized_headers_are_a_422(client, campaign, hero):
     r = client.patch(f"/v1/characters/{hero['id']}", json={"name": "x"}, headers={**campaign.gm, "If-Match": "1" * 201})
     assert_validation(r, [["header", "If-Match"]])
-    r = client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "d6"},
-                    headers={**campaign.gm, "Idempotency-Key": "k" * 201})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/rolls",
+        json={"expression": "d6"},
+        headers={**campaign.gm, "Idempotency-Key": "k" * 201},
+    )
     assert_validation(r, [["header", "Idempotency-Key"]])
 
 
 # --- cursors ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("cursor", ["!!!", "eDE", base64.urlsafe_b64encode(b"\xff\xfe").decode(), "x" * 501])
 def test_bad_log_cursors_are_a_422(client, campaign, cursor):
@@ -204,9 +242,15 @@ def test_log_cursor_with_a_huge_sequence_is_a_422(client, campaign):
         assert_problem(r, 422, "validation-error")
 
 
-@pytest.mark.parametrize("cursor", ["!!!", base64.urlsafe_b64encode(b'["not a date", "x"]').decode(),
-                                    base64.urlsafe_b64encode(b'{"a": 1}').decode(),
-                                    base64.urlsafe_b64encode(b"[1, 2]").decode()])
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "!!!",
+        base64.urlsafe_b64encode(b'["not a date", "x"]').decode(),
+        base64.urlsafe_b64encode(b'{"a": 1}').decode(),
+        base64.urlsafe_b64encode(b"[1, 2]").decode(),
+    ],
+)
 def test_bad_character_cursors_are_a_422(client, campaign, cursor):
     r = client.get(f"/v1/campaigns/{campaign.id}/characters", params={"cursor": cursor}, headers=campaign.gm)
     assert_problem(r, 422, "validation-error")
@@ -214,8 +258,11 @@ def test_bad_character_cursors_are_a_422(client, campaign, cursor):
 
 # --- unknown paths and methods -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", ["/web/missing.js", "/v1", "/v2/campaigns", "/v1/campaign", "/v1/rulesets/x/y",
-                                  "/v1/characters/abc/unknown"])
+
+@pytest.mark.parametrize(
+    "path",
+    ["/web/missing.js", "/v1", "/v2/campaigns", "/v1/campaign", "/v1/rulesets/x/y", "/v1/characters/abc/unknown"],
+)
 def test_unknown_path_is_a_404(client, path):
     r = client.get(path)
     body = assert_problem(r, 404, "404")
@@ -229,9 +276,17 @@ def test_unknown_ruleset_in_the_catalogue_is_a_404_problem(client):
     assert r.json()["status"] == r.status_code
 
 
-@pytest.mark.parametrize("method, path", [("DELETE", "/v1/campaigns"), ("PUT", "/v1/campaigns"),
-                                          ("GET", "/v1/campaigns"), ("POST", "/healthz"), ("DELETE", "/v1/rulesets"),
-                                          ("PUT", "/v1/characters/x")])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("DELETE", "/v1/campaigns"),
+        ("PUT", "/v1/campaigns"),
+        ("GET", "/v1/campaigns"),
+        ("POST", "/healthz"),
+        ("DELETE", "/v1/rulesets"),
+        ("PUT", "/v1/characters/x"),
+    ],
+)
 def test_wrong_method_is_a_405(client, method, path):
     r = client.request(method, path)
     body = assert_problem(r, 405, "405")
@@ -240,6 +295,7 @@ def test_wrong_method_is_a_405(client, method, path):
 
 
 # --- body size limit -----------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def small_client(settings, db_session) -> Iterator[TestClient]:
@@ -274,8 +330,11 @@ def test_a_chunked_body_over_the_size_limit_is_a_413(small_client, count_rows):
 
 
 def test_a_lying_content_length_is_not_a_500(small_client):
-    r = small_client.post("/v1/campaigns", content=b'{"name": "x", "ruleset": "great-cosmos"}',
-                          headers={**JSON, "Content-Length": "not-a-number"})
+    r = small_client.post(
+        "/v1/campaigns",
+        content=b'{"name": "x", "ruleset": "great-cosmos"}',
+        headers={**JSON, "Content-Length": "not-a-number"},
+    )
     assert r.status_code != 500
 
 
@@ -287,18 +346,27 @@ def test_the_default_limit_accepts_ordinary_bodies(client, campaign):
 
 # --- NUL characters (PostgreSQL text cannot hold them: was a 500) ---------------------------------------
 
+
 @pytest.mark.parametrize("what", ["campaign", "player", "character"])
 def test_nul_in_a_name_is_a_422(client, campaign, what, count_rows):
-    path = {"campaign": "/v1/campaigns", "player": f"/v1/campaigns/{campaign.id}/players",
-            "character": f"/v1/campaigns/{campaign.id}/characters"}[what]
-    body = {"name": "a\x00b", **({"ruleset": GC} if what == "campaign" else {}),
-            **({"sheet": GC_MINIMAL} if what == "character" else {})}
+    path = {
+        "campaign": "/v1/campaigns",
+        "player": f"/v1/campaigns/{campaign.id}/players",
+        "character": f"/v1/campaigns/{campaign.id}/characters",
+    }[what]
+    body = {
+        "name": "a\x00b",
+        **({"ruleset": GC} if what == "campaign" else {}),
+        **({"sheet": GC_MINIMAL} if what == "character" else {}),
+    }
     r = client.post(path, json=body, headers=campaign.gm)
     assert_validation(r, [["body", "name"]])
 
 
-@pytest.mark.parametrize("case", ["character_path", "entry_path", "log_character_filter", "log_kind_filter",
-                                  "roll_character_id", "player_id"])
+@pytest.mark.parametrize(
+    "case",
+    ["character_path", "entry_path", "log_character_filter", "log_kind_filter", "roll_character_id", "player_id"],
+)
 def test_nul_in_ids_and_filters(client, campaign, case):
     if case == "character_path":
         assert_problem(client.get("/v1/characters/a%00b", headers=campaign.gm), 404, "not-found")
@@ -310,18 +378,27 @@ def test_nul_in_ids_and_filters(client, campaign, case):
         assert r.status_code == 200, r.text
         assert r.json() == {"items": [], "next_cursor": None}
     elif case == "roll_character_id":
-        r = client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "d6", "character_id": "a\x00"},
-                        headers=campaign.gm)
+        r = client.post(
+            f"/v1/campaigns/{campaign.id}/rolls",
+            json={"expression": "d6", "character_id": "a\x00"},
+            headers=campaign.gm,
+        )
         assert_problem(r, 404, "not-found")
     else:
-        r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "n", "player_id": "a\x00", "sheet": GC_MINIMAL},
-                        headers=campaign.gm)
+        r = client.post(
+            f"/v1/campaigns/{campaign.id}/characters",
+            json={"name": "n", "player_id": "a\x00", "sheet": GC_MINIMAL},
+            headers=campaign.gm,
+        )
         assert_validation(r, [["body", "player_id"]])
 
 
 def test_nul_inside_the_sheet_json_round_trips(client, campaign):
-    r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "n", "sheet": {**GC_MINIMAL, "notes": "a\x00b"}},
-                    headers=campaign.gm)
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/characters",
+        json={"name": "n", "sheet": {**GC_MINIMAL, "notes": "a\x00b"}},
+        headers=campaign.gm,
+    )
     assert r.status_code == 201, r.text
     r = client.get(f"/v1/characters/{r.json()['id']}", headers=campaign.gm)
     assert r.json()["sheet"]["notes"] == "a\x00b"

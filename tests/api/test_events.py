@@ -1,4 +1,5 @@
 """GET /v1/campaigns/{cid}/events: every change, as Server-Sent Events; hidden rolls only for the GM."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,12 @@ def test_every_change_is_an_event_in_order(client, campaign_factory, character_f
 
     events = read_events(client, c.id, c.gm)
     assert [e["type"] for e in events] == [
-        "player.created", "character.created", "character.updated", "log.created", "character.deleted"]
+        "player.created",
+        "character.created",
+        "character.updated",
+        "log.created",
+        "character.deleted",
+    ]
     assert [e["id"] for e in events] == sorted(e["id"] for e in events)
     assert events[3]["data"] == {"entry": test, "characters_changed": [{"id": ch["id"], "version": 3}]}
 
@@ -30,15 +36,20 @@ def test_resume_after_last_event_id(client, campaign_factory, player_factory):
     player_factory(c, "A")
     first = read_events(client, c.id, c.gm)
     player_factory(c, "B")
-    r = client.get(f"/v1/campaigns/{c.id}/events", params={"follow": "false"},
-                   headers={**c.gm, "Last-Event-ID": str(first[-1]["id"])})
+    r = client.get(
+        f"/v1/campaigns/{c.id}/events",
+        params={"follow": "false"},
+        headers={**c.gm, "Last-Event-ID": str(first[-1]["id"])},
+    )
     assert "event: player.created" in r.text and '"name":"B"' in r.text and '"name":"A"' not in r.text
 
 
 def test_hidden_rolls_never_reach_players_through_events(client, campaign_factory, player_factory):
     c = campaign_factory("great-cosmos")
     player = player_factory(c)
-    r = client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "1d6", "dice": [4], "hidden": True}, headers=c.gm)
+    r = client.post(
+        f"/v1/campaigns/{c.id}/rolls", json={"expression": "1d6", "dice": [4], "hidden": True}, headers=c.gm
+    )
     assert r.status_code == 201
     client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "1d6", "dice": [2]}, headers=c.gm)
     gm_view = [e for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"]
@@ -68,8 +79,11 @@ def test_last_event_id_wins_over_after(client, campaign_factory, player_factory)
     player_factory(c, "A")
     first = read_events(client, c.id, c.gm)[-1]["id"]
     player_factory(c, "B")
-    r = client.get(f"/v1/campaigns/{c.id}/events", params={"follow": "false", "after": "0"},
-                   headers={**c.gm, "Last-Event-ID": str(first)})
+    r = client.get(
+        f"/v1/campaigns/{c.id}/events",
+        params={"follow": "false", "after": "0"},
+        headers={**c.gm, "Last-Event-ID": str(first)},
+    )
     assert '"name":"B"' in r.text and '"name":"A"' not in r.text
 
 
@@ -79,7 +93,9 @@ def test_a_log_event_stores_a_reference_and_streams_the_body(client, campaign_fa
     from app.models.tables import Event
 
     c = campaign_factory("great-cosmos")
-    roll = client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "3d6", "dice": [1, 2, 3]}, headers=c.gm).json()
+    roll = client.post(
+        f"/v1/campaigns/{c.id}/rolls", json={"expression": "3d6", "dice": [1, 2, 3]}, headers=c.gm
+    ).json()
     stored = db_session.exec(select(Event.data).where(Event.campaign_id == c.id, Event.type == "log.created")).one()
     assert stored == {"entry_id": roll["id"], "characters_changed": []}
     [event] = [e for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"]
@@ -87,6 +103,7 @@ def test_a_log_event_stores_a_reference_and_streams_the_body(client, campaign_fa
 
 
 # --- event ids count per campaign (issue 14, item 5) ---------------------------------------
+
 
 def test_event_ids_count_per_campaign_and_resume_by_them(client, campaign_factory, player_factory):
     """Two campaigns written in turn: each one's ids are 1, 2, 3… (no gap showing the other's
@@ -126,12 +143,21 @@ def test_the_migration_numbers_existing_events_per_campaign(database_url, engine
         try:
             with scratch.begin() as conn:
                 for cid in ("ca", "cb"):
-                    conn.execute(text("INSERT INTO campaign (id, name, ruleset, options, version, created_at, updated_at)"
-                                      " VALUES (:id, 'c', 'asgard', '{}', 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"),
-                                 {"id": cid})
+                    conn.execute(
+                        text(
+                            "INSERT INTO campaign (id, name, ruleset, options, version, created_at, updated_at)"
+                            " VALUES (:id, 'c', 'asgard', '{}', 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                        ),
+                        {"id": cid},
+                    )
                 for cid in ("ca", "cb", "ca", "ca", "cb"):
-                    conn.execute(text("INSERT INTO event (campaign_id, type, hidden, created_at, data)"
-                                      " VALUES (:cid, 'player.created', false, CURRENT_TIMESTAMP, '{}')"), {"cid": cid})
+                    conn.execute(
+                        text(
+                            "INSERT INTO event (campaign_id, type, hidden, created_at, data)"
+                            " VALUES (:cid, 'player.created', false, CURRENT_TIMESTAMP, '{}')"
+                        ),
+                        {"cid": cid},
+                    )
             command.upgrade(alembic_config(url), "head")
             with scratch.connect() as conn:
                 rows = conn.execute(text("SELECT campaign_id, number FROM event ORDER BY seq")).all()
@@ -166,6 +192,7 @@ class _scratch_database:
 
 
 # --- events carry the new state (issue 14, item 6) -------------------------------------------
+
 
 def test_events_carry_the_resource_as_a_member_reads_it(client, campaign_factory, player_factory, character_factory):
     c = campaign_factory("great-cosmos")
@@ -204,6 +231,7 @@ def test_a_replayed_event_is_the_state_of_its_time(client, campaign_factory, cha
 
 # --- stream tickets (issue 14, item 1) -------------------------------------------------------
 
+
 def _ticket(client, campaign, headers) -> dict:
     r = client.post(f"/v1/campaigns/{campaign.id}/events/tickets", headers=headers)
     assert r.status_code == 201, r.text
@@ -239,7 +267,9 @@ def test_a_ticket_is_refused_elsewhere_expired_or_as_a_token(client, campaign_fa
     from sqlalchemy import text
 
     a, b = campaign_factory("great-cosmos"), campaign_factory("asgard")
-    r = client.get(f"/v1/campaigns/{b.id}/events", params={"ticket": _ticket(client, a, a.gm)["ticket"], "follow": "false"})
+    r = client.get(
+        f"/v1/campaigns/{b.id}/events", params={"ticket": _ticket(client, a, a.gm)["ticket"], "follow": "false"}
+    )
     assert r.status_code == 404, r.text  # a ticket of another campaign: existence never leaks
     r = client.get(f"/v1/campaigns/{a.id}/events", params={"ticket": a.gm_token, "follow": "false"})
     assert r.status_code == 401, r.text  # the bearer token is never accepted in a URL
@@ -247,8 +277,9 @@ def test_a_ticket_is_refused_elsewhere_expired_or_as_a_token(client, campaign_fa
         r = client.get(f"/v1/campaigns/{a.id}/events", params={name: a.gm_token, "follow": "false"})
         assert r.status_code == 401, r.text
     old = _ticket(client, a, a.gm)["ticket"]
-    db_session.connection().execute(text("UPDATE stream_ticket SET expires_at = :past"),
-                                    {"past": datetime(2020, 1, 1, tzinfo=timezone.utc)})
+    db_session.connection().execute(
+        text("UPDATE stream_ticket SET expires_at = :past"), {"past": datetime(2020, 1, 1, tzinfo=timezone.utc)}
+    )
     db_session.commit()
     r = client.get(f"/v1/campaigns/{a.id}/events", params={"ticket": old, "follow": "false"})
     assert r.status_code == 401, r.text

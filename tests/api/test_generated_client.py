@@ -5,6 +5,7 @@ real uvicorn gives back each ruleset's typed results.
 
 The client is generated once per session, offline (the generator is installed
 with the dev extras; its formatting hooks are off)."""
+
 from __future__ import annotations
 
 import importlib
@@ -37,8 +38,10 @@ TESTS: dict[str, dict[str, Any]] = {
     "worlds-awakening": {"stat": "FOR", "target": 12, "dice": [15]},
 }
 ODDS: dict[str, dict[str, Any]] = {
-    "great-cosmos": {"stat": "chance"}, "asgard": {"skill": "survie"},
-    "rulebook-d100": {"stat": "HAB"}, "worlds-awakening": {"stat": "DEX", "difficulty": "facile"},
+    "great-cosmos": {"stat": "chance"},
+    "asgard": {"skill": "survie"},
+    "rulebook-d100": {"stat": "HAB"},
+    "worlds-awakening": {"stat": "DEX", "difficulty": "facile"},
 }
 
 
@@ -47,12 +50,27 @@ def generated(tmp_path_factory) -> types.ModuleType:
     """The client package, generated from openapi.json and imported (once per session)."""
     where = tmp_path_factory.mktemp("client")
     config = where / "config.json"
-    config.write_text(json.dumps({"project_name_override": PACKAGE, "package_name_override": PACKAGE,
-                                  "post_hooks": []}))
+    config.write_text(
+        json.dumps({"project_name_override": PACKAGE, "package_name_override": PACKAGE, "post_hooks": []})
+    )
     run = subprocess.run(
-        [sys.executable, "-m", "openapi_python_client", "generate", "--path", str(ROOT / "openapi.json"),
-         "--meta", "none", "--output-path", str(where / PACKAGE), "--config", str(config)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "openapi_python_client",
+            "generate",
+            "--path",
+            str(ROOT / "openapi.json"),
+            "--meta",
+            "none",
+            "--output-path",
+            str(where / PACKAGE),
+            "--config",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     log = run.stdout + run.stderr
     assert run.returncode == 0, log
@@ -116,8 +134,10 @@ def test_no_result_is_an_untyped_map(generated):
 def _comparable(value: Any) -> Any:
     """JSON with every timestamp parsed (the client writes `+00:00` where the server wrote `Z`)."""
     if isinstance(value, dict):
-        return {k: datetime.fromisoformat(v) if k.endswith("_at") and isinstance(v, str) else _comparable(v)
-                for k, v in value.items()}
+        return {
+            k: datetime.fromisoformat(v) if k.endswith("_at") and isinstance(v, str) else _comparable(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_comparable(v) for v in value]
     return value
@@ -138,14 +158,23 @@ def test_round_trip_through_the_generated_client(generated, live):
     anonymous = generated.Client(base_url=server.url, timeout=30.0)
     for ruleset in TESTS:
         name = prefix(ruleset)
-        campaign = _parsed(campaigns.create_campaign.sync_detailed(
-            client=anonymous, body=models.CampaignCreate.from_dict({"name": "Round trip", "ruleset": ruleset})), 201)
+        campaign = _parsed(
+            campaigns.create_campaign.sync_detailed(
+                client=anonymous, body=models.CampaignCreate.from_dict({"name": "Round trip", "ruleset": ruleset})
+            ),
+            201,
+        )
         live.campaigns.append(campaign.id)
         assert isinstance(campaign.created_at, datetime)
         gm = generated.AuthenticatedClient(base_url=server.url, token=campaign.gm_token, timeout=30.0)
-        character = _parsed(characters.create_character.sync_detailed(
-            client=gm, campaign_id=campaign.id,
-            body=models.CharacterCreate.from_dict({"name": "Aiko", "kind": "pc", "sheet": SHEETS[ruleset]})), 201)
+        character = _parsed(
+            characters.create_character.sync_detailed(
+                client=gm,
+                campaign_id=campaign.id,
+                body=models.CharacterCreate.from_dict({"name": "Aiko", "kind": "pc", "sheet": SHEETS[ruleset]}),
+            ),
+            201,
+        )
         body = getattr(models, f"{name}TestRequest").from_dict(TESTS[ruleset])
         test = _parsed(play.run_test.sync_detailed(client=gm, character_id=character.id, body=body), 201)
         assert type(test).__name__ == f"{name}TestResult"
@@ -156,7 +185,8 @@ def test_round_trip_through_the_generated_client(generated, live):
         logged = [test]
         if ruleset == "great-cosmos":
             body = models.GreatCosmosLevelUpRequest.from_dict(
-                {"mode": "two_d10", "stats": ["force", "esprit"], "chance_bonus_pool": "hp", "seed": 7})
+                {"mode": "two_d10", "stats": ["force", "esprit"], "chance_bonus_pool": "hp", "seed": 7}
+            )
             level_up = _parsed(play.level_up.sync_detailed(client=gm, character_id=character.id, body=body), 201)
             assert type(level_up).__name__ == "GreatCosmosLevelUpResult" and level_up.level.after == 2
             logged.insert(0, level_up)

@@ -1,11 +1,11 @@
 """Great Cosmos through the HTTP API: sheets (GC-S, GC-I), tests (GC-T, GC-K), odds, level-ups (GC-L)."""
+
 from fractions import Fraction
 
 import pytest
 
 from tests.factories import GC, SHEETS, sheet, stats
 from tests.rules.test_great_cosmos_odds import brute_force
-
 
 
 def post_test(client, campaign, hero, **body):
@@ -22,6 +22,7 @@ def error_locs(r):
 
 # --- sheets -------------------------------------------------------------------------
 
+
 # rule: GC-S10
 def test_gc_s6_gc_s7_gc_s10_defaults_filled_and_derived(hero):
     s = hero["sheet"]
@@ -33,10 +34,17 @@ def test_gc_s6_gc_s7_gc_s10_defaults_filled_and_derived(hero):
     assert (d["inventory"]["capacity"], d["inventory"]["used"], d["inventory"]["free"]) == (24, 0, 24)
 
 
-@pytest.mark.parametrize("race,light,dark,mh", [
-    ("magical_girl", 2, 1, 50), ("gardien", 2, 1, 50), ("succube", 1, 2, 150),
-    ("onikaosu", 1, 2, 150), ("elementaire", 1, 1, 100), ("machina", 1, 1, 100),
-])
+@pytest.mark.parametrize(
+    "race,light,dark,mh",
+    [
+        ("magical_girl", 2, 1, 50),
+        ("gardien", 2, 1, 50),
+        ("succube", 1, 2, 150),
+        ("onikaosu", 1, 2, 150),
+        ("elementaire", 1, 1, 100),
+        ("machina", 1, 1, 100),
+    ],
+)
 def test_gc_s3_gc_s6_gc_s7_race_defaults(campaign, character_factory, race, light, dark, mh):
     c = character_factory(campaign, sheet(GC, race=race))
     assert (c["sheet"]["light_points"], c["sheet"]["dark_points"], c["sheet"]["mental_health"]) == (light, dark, mh)
@@ -50,8 +58,11 @@ def test_gc_s1_furtivite_is_accepted_and_stored_as_agilite(campaign, character_f
 
 
 def test_gc_s1_stat_out_of_range_is_422(client, campaign):
-    r = client.post(f"/v1/campaigns/{campaign.id}/characters", headers=campaign.gm,
-                    json={"name": "X", "kind": "pc", "sheet": sheet(GC, stats=stats(GC, force=101))})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/characters",
+        headers=campaign.gm,
+        json={"name": "X", "kind": "pc", "sheet": sheet(GC, stats=stats(GC, force=101))},
+    )
     assert r.status_code == 422
     assert ["body", "sheet", "stats", "force"] in error_locs(r)
 
@@ -78,9 +89,11 @@ INVENTORY = {
         {"name": "Épée longue", "kind": "two_handed_weapon", "slots": 5, "damage": "2d6+3"},
         {"name": "Casque", "kind": "armor", "piece": "head", "slots": 1},
         {"name": "Potion", "kind": "item", "slots": 1, "quantity": 2, "container": "ceinture"},
-        {"name": "Bague", "kind": "trinket"}, {"name": "Dé", "kind": "trinket"},
+        {"name": "Bague", "kind": "trinket"},
+        {"name": "Dé", "kind": "trinket"},
     ],
-    "money": 5001, "purse_slots": 2,
+    "money": 5001,
+    "purse_slots": 2,
     "containers": [{"name": "ceinture", "slots": 2}],
 }
 
@@ -95,15 +108,28 @@ def test_gc_i1_gc_i2_gc_i3_inventory_derived(campaign, character_factory):
     assert inv["purse"] == {"slots": 2, "used": 2, "free": 0}
 
 
-@pytest.mark.parametrize("inventory,loc", [
-    ({**INVENTORY, "money": 10001}, ["body", "sheet", "inventory", "money"]),
-    ({**INVENTORY, "items": INVENTORY["items"] + [{"name": "Hache", "kind": "two_handed_weapon", "slots": 4}]},
-     ["body", "sheet", "inventory", "items"]),
-    ({**INVENTORY, "items": INVENTORY["items"] + [{"name": "Corde", "slots": 1, "container": "ceinture"}]},
-     ["body", "sheet", "inventory", "items"]),
-    ({**INVENTORY, "items": INVENTORY["items"] + [{"name": "Coffre", "slots": 3}] * 4}, ["body", "sheet", "inventory"]),
-    ({"items": [{"name": "Lance", "kind": "two_handed_weapon", "slots": 3}]}, ["body", "sheet", "inventory", "items", "0", "slots"]),
-])
+@pytest.mark.parametrize(
+    "inventory,loc",
+    [
+        ({**INVENTORY, "money": 10001}, ["body", "sheet", "inventory", "money"]),
+        (
+            {**INVENTORY, "items": INVENTORY["items"] + [{"name": "Hache", "kind": "two_handed_weapon", "slots": 4}]},
+            ["body", "sheet", "inventory", "items"],
+        ),
+        (
+            {**INVENTORY, "items": INVENTORY["items"] + [{"name": "Corde", "slots": 1, "container": "ceinture"}]},
+            ["body", "sheet", "inventory", "items"],
+        ),
+        (
+            {**INVENTORY, "items": INVENTORY["items"] + [{"name": "Coffre", "slots": 3}] * 4},
+            ["body", "sheet", "inventory"],
+        ),
+        (
+            {"items": [{"name": "Lance", "kind": "two_handed_weapon", "slots": 3}]},
+            ["body", "sheet", "inventory", "items", "0", "slots"],
+        ),
+    ],
+)
 def test_gc_i4_overloading_is_refused(client, campaign, inventory, loc):
     body = {"name": "X", "kind": "pc", "sheet": sheet(GC, stats=stats(GC, force=52), inventory=inventory)}
     r = client.post(f"/v1/campaigns/{campaign.id}/characters", headers=campaign.gm, json=body)
@@ -120,6 +146,7 @@ def test_gc_i4_patch_that_overloads_changes_nothing(client, campaign, character_
 
 
 # --- tests ------------------------------------------------------------------------------
+
 
 # rule: GC-S10
 def test_gc_s10_ruleset_description(client):
@@ -143,7 +170,13 @@ def test_gc_t1_gc_t2_gc_k1_test_result_and_karma_saved(client, campaign, hero):
     r = post_test(client, campaign, hero, stat="force", dice=[42])
     assert r.status_code == 201, r.text
     b = r.json()
-    assert (b["natural"], b["score"], b["target"], b["outcome"], b["success"]) == (42, 42, 68, "super_critical_success", True)
+    assert (b["natural"], b["score"], b["target"], b["outcome"], b["success"]) == (
+        42,
+        42,
+        68,
+        "super_critical_success",
+        True,
+    )
     assert b["effects"]["karma"]["before"] == 0 and b["effects"]["karma"]["after"] == -2
     assert b["rolls"] == [{"die": "d100", "value": 42, "purpose": "test"}]
     assert get(client, campaign, hero)["sheet"]["karma"] == -2
@@ -155,7 +188,10 @@ def test_gc_k2_karma_die_via_http(client, campaign, character_factory):
     c = character_factory(campaign, sheet(GC, karma=-5))
     b = post_test(client, campaign, c, stat="furtivite", modifier=5, dice=[55, 6]).json()
     assert (b["stat"], b["target"], b["score"], b["outcome"]) == ("agilite", 60, 61, "failure")
-    assert b["rolls"] == [{"die": "d100", "value": 55, "purpose": "test"}, {"die": "d10", "value": 6, "purpose": "karma"}]
+    assert b["rolls"] == [
+        {"die": "d100", "value": 55, "purpose": "test"},
+        {"die": "d10", "value": 6, "purpose": "karma"},
+    ]
     r = post_test(client, campaign, c, stat="force", dice=[55])
     assert r.status_code == 422
     assert r.json()["needed"] == {"index": 1, "die": "d10", "purpose": "karma"}
@@ -199,10 +235,13 @@ def test_gc_t1_seeded_test_is_reproducible(client, campaign, character_factory):
 
 # --- odds ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("karma", [-10, -5, 0, 7, 10])
 def test_gc_t2_gc_k2_odds_endpoint_matches_brute_force(client, campaign, character_factory, karma):
     c = character_factory(campaign, sheet(GC, karma=karma))
-    r = client.post(f"/v1/characters/{c['id']}/tests/odds", headers=campaign.gm, json={"stat": "precision", "modifier": 10})
+    r = client.post(
+        f"/v1/characters/{c['id']}/tests/odds", headers=campaign.gm, json={"stat": "precision", "modifier": 10}
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     dist, after = brute_force(55, karma)
@@ -221,11 +260,14 @@ def test_gc_t2_odds_karma_0_stat_60(client, campaign, hero):
 
 
 def test_gc_t3_intuition_odds(client, campaign, hero):
-    body = client.post(f"/v1/characters/{hero['id']}/tests/odds", headers=campaign.gm, json={"stat": "intuition"}).json()
+    body = client.post(
+        f"/v1/characters/{hero['id']}/tests/odds", headers=campaign.gm, json={"stat": "intuition"}
+    ).json()
     assert body["success"]["probability"] == "1/2"
 
 
 # --- level-ups -------------------------------------------------------------------------------
+
 
 def level_up(client, campaign, c, **body):
     return client.post(f"/v1/characters/{c['id']}/level-ups", headers=campaign.gm, json=body)
@@ -236,14 +278,24 @@ def at_level(campaign, character_factory, level, **extra):
 
 
 def test_gc_l1_level2_two_d10_via_http(client, campaign, hero):
-    r = level_up(client, campaign, hero, mode="two_d10", stats=["force", "furtivite"], chance_bonus_pool="mp",
-                 dice=[9, 4, 30, 12, 5])
+    r = level_up(
+        client,
+        campaign,
+        hero,
+        mode="two_d10",
+        stats=["force", "furtivite"],
+        chance_bonus_pool="mp",
+        dice=[9, 4, 30, 12, 5],
+    )
     assert r.status_code == 201, r.text
     b = r.json()
     assert b["kind"] == "level_up" and b["level"] == {"before": 1, "after": 2}
     assert [(c["field"], c["before"], c["after"], c["dice"]) for c in b["changes"]] == [
-        ("level", 1, 2, []), ("stats.force", 68, 77, [9]), ("stats.agilite", 55, 59, [4]),
-        ("mp_max", 50, 67, [12, 5]), ("mp", 50, 67, [12, 5]),
+        ("level", 1, 2, []),
+        ("stats.force", 68, 77, [9]),
+        ("stats.agilite", 55, 59, [4]),
+        ("mp_max", 50, 67, [12, 5]),
+        ("mp", 50, 67, [12, 5]),
     ]
     assert b["chance_test"]["outcome"] == "success" and b["chance_test"]["target"] == 60
     assert b["chance_bonus"] == {"pool": "mp", "dice": [12, 5], "total": 17}
@@ -263,7 +315,12 @@ def test_gc_l1_level2_one_d20_capped_at_80(client, campaign, hero):
 def test_gc_l2_level3_lowest_stat(client, campaign, character_factory):
     c = at_level(campaign, character_factory, 2)
     b = level_up(client, campaign, c, chance_bonus_pool="hp", dice=[6, 70]).json()
-    assert b["rule"] == "GC-L2" and b["changes"][1] == {"field": "stats.charisme", "before": 40, "after": 46, "dice": [6]}
+    assert b["rule"] == "GC-L2" and b["changes"][1] == {
+        "field": "stats.charisme",
+        "before": 40,
+        "after": 46,
+        "dice": [6],
+    }
 
 
 def test_gc_l3_level4_pool(client, campaign, character_factory):
@@ -276,8 +333,16 @@ def test_gc_l3_level4_pool(client, campaign, character_factory):
 
 def test_gc_l4_level5_transfers_and_points(client, campaign, character_factory):
     c = at_level(campaign, character_factory, 4)
-    b = level_up(client, campaign, c, transfers=[{"from": "charisme", "to": "force", "points": 10}],
-                 light=1, dark=2, chance_bonus_pool="hp", dice=[70])
+    b = level_up(
+        client,
+        campaign,
+        c,
+        transfers=[{"from": "charisme", "to": "force", "points": 10}],
+        light=1,
+        dark=2,
+        chance_bonus_pool="hp",
+        dice=[70],
+    )
     assert b.status_code == 201, b.text
     s = get(client, campaign, c)
     assert (s["sheet"]["stats"]["force"], s["sheet"]["stats"]["charisme"]) == (78, 30)
@@ -297,24 +362,43 @@ def test_gc_l6_chance_test_karma_saved(client, campaign, character_factory):
     c = at_level(campaign, character_factory, 5, karma=5)
     b = level_up(client, campaign, c, chance_bonus_pool="hp", dice=[95, 1]).json()
     assert (b["chance_test"]["score"], b["chance_test"]["outcome"]) == (94, "critical_failure")
-    assert b["chance_test"]["rolls"] == [{"die": "d100", "value": 95, "purpose": "test"},
-                                         {"die": "d10", "value": 1, "purpose": "karma"}]
+    assert b["chance_test"]["rolls"] == [
+        {"die": "d100", "value": 95, "purpose": "test"},
+        {"die": "d10", "value": 1, "purpose": "karma"},
+    ]
     assert get(client, campaign, c)["sheet"]["karma"] == 6
 
 
-@pytest.mark.parametrize("level,body,loc", [
-    (1, {"stats": ["force"]}, ["body", "mode"]),
-    (1, {"mode": "two_d10", "stats": ["force"]}, ["body", "stats"]),
-    (1, {"mode": "one_d20", "stats": ["force"], "pool": "hp"}, ["body", "pool"]),
-    (2, {"stat": "force"}, ["body", "stat"]),
-    (3, {}, ["body", "pool"]),
-    (4, {"light": 1, "dark": 1}, ["body", "light"]),  # fewer than level 5's +3 (a GM grant may add more, GC-S6)
-    (4, {"light": 3, "dark": 0, "transfers": [{"from": "esprit", "to": "force", "points": 11}]}, ["body", "transfers", 0, "points"]),
-    (4, {"light": 3, "dark": 0, "transfers": [{"from": "esprit", "to": "force", "points": 6},
-                                              {"from": "esprit", "to": "chance", "points": 5}]}, ["body", "transfers"]),
-    (5, {"changes": {"force": 50}}, ["body", "changes", "force"]),
-    (5, {"changes": {"wisdom": 1}}, ["body", "changes", "wisdom"]),
-])
+@pytest.mark.parametrize(
+    "level,body,loc",
+    [
+        (1, {"stats": ["force"]}, ["body", "mode"]),
+        (1, {"mode": "two_d10", "stats": ["force"]}, ["body", "stats"]),
+        (1, {"mode": "one_d20", "stats": ["force"], "pool": "hp"}, ["body", "pool"]),
+        (2, {"stat": "force"}, ["body", "stat"]),
+        (3, {}, ["body", "pool"]),
+        (4, {"light": 1, "dark": 1}, ["body", "light"]),  # fewer than level 5's +3 (a GM grant may add more, GC-S6)
+        (
+            4,
+            {"light": 3, "dark": 0, "transfers": [{"from": "esprit", "to": "force", "points": 11}]},
+            ["body", "transfers", 0, "points"],
+        ),
+        (
+            4,
+            {
+                "light": 3,
+                "dark": 0,
+                "transfers": [
+                    {"from": "esprit", "to": "force", "points": 6},
+                    {"from": "esprit", "to": "chance", "points": 5},
+                ],
+            },
+            ["body", "transfers"],
+        ),
+        (5, {"changes": {"force": 50}}, ["body", "changes", "force"]),
+        (5, {"changes": {"wisdom": 1}}, ["body", "changes", "wisdom"]),
+    ],
+)
 # rule: GC-L7
 def test_gc_l7_illegal_level_up_is_422_and_changes_nothing(client, campaign, character_factory, level, body, loc):
     c = at_level(campaign, character_factory, level)
@@ -328,8 +412,11 @@ def test_gc_l7_illegal_level_up_is_422_and_changes_nothing(client, campaign, cha
 
 # rule: GC-L7
 def test_gc_l7_missing_chance_bonus_pool_is_422(client, campaign, hero):
-    r = client.post(f"/v1/characters/{hero['id']}/level-ups", headers=campaign.gm,
-                    json={"mode": "one_d20", "stats": ["force"], "dice": [5, 70]})
+    r = client.post(
+        f"/v1/characters/{hero['id']}/level-ups",
+        headers=campaign.gm,
+        json={"mode": "one_d20", "stats": ["force"], "dice": [5, 70]},
+    )
     assert r.status_code == 422 and ["body", "chance_bonus_pool"] in error_locs(r)
 
 
@@ -337,23 +424,37 @@ def test_gc_l7_missing_chance_bonus_pool_is_422(client, campaign, hero):
 def test_gc_l7_level_up_is_gm_only(client, campaign, player_factory, character_factory):
     alice = player_factory(campaign)
     c = character_factory(campaign, SHEETS[GC], player=alice)
-    r = client.post(f"/v1/characters/{c['id']}/level-ups", headers=alice.headers,
-                    json={"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp"})
+    r = client.post(
+        f"/v1/characters/{c['id']}/level-ups",
+        headers=alice.headers,
+        json={"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp"},
+    )
     assert r.status_code == 403
 
 
 def test_gc_i4_level_up_lowering_force_below_the_load_is_refused(client, campaign, character_factory):
     inv = {"items": [{"name": "Sac", "slots": 3}] * 8}  # 24 slots: force 68 carries 24
     c = at_level(campaign, character_factory, 4, inventory=inv)
-    r = level_up(client, campaign, c, transfers=[{"from": "force", "to": "esprit", "points": 9}],
-                 light=3, dark=0, chance_bonus_pool="hp", dice=[70])
+    r = level_up(
+        client,
+        campaign,
+        c,
+        transfers=[{"from": "force", "to": "esprit", "points": 9}],
+        light=3,
+        dark=0,
+        chance_bonus_pool="hp",
+        dice=[70],
+    )
     assert r.status_code == 422 and ["body", "transfers"] in error_locs(r)
 
 
 # --- sheet fields (GC-S2, GC-S4, GC-S5, GC-S8, GC-S9) -------------------------------------------
 
+
 def create(client, campaign, s):
-    return client.post(f"/v1/campaigns/{campaign.id}/characters", headers=campaign.gm, json={"name": "X", "kind": "pc", "sheet": s})
+    return client.post(
+        f"/v1/campaigns/{campaign.id}/characters", headers=campaign.gm, json={"name": "X", "kind": "pc", "sheet": s}
+    )
 
 
 def test_gc_s2_intuition_1_to_6_default_3(client, campaign):
@@ -388,8 +489,17 @@ def test_gc_s8_default_posture(client, campaign):
 
 def test_gc_s9_free_form_lists_and_final_skill(client, campaign):
     fs = {"name": "Nova", "punchline": "Brille !", "cost_kind": "light", "cost_points": 2}
-    r = create(client, campaign, sheet(GC, skills=["Épée", {"name": "Feu", "cost": "5 PM"}], affiliation="Ordre",
-                                   talents=["Veille"], final_skill=fs))
+    r = create(
+        client,
+        campaign,
+        sheet(
+            GC,
+            skills=["Épée", {"name": "Feu", "cost": "5 PM"}],
+            affiliation="Ordre",
+            talents=["Veille"],
+            final_skill=fs,
+        ),
+    )
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["sheet"]["final_skill"] == fs and body["sheet"]["skills"][1] == {"name": "Feu", "cost": "5 PM"}
@@ -400,11 +510,19 @@ def test_gc_s9_free_form_lists_and_final_skill(client, campaign):
 
 # --- sheet writes in context (lead) -------------------------------------------------------------
 
-def test_gc_s7_override_survives_later_edits_that_leave_mental_health_unchanged(client, campaign_factory, character_factory):
+
+def test_gc_s7_override_survives_later_edits_that_leave_mental_health_unchanged(
+    client, campaign_factory, character_factory
+):
     """GC-S7: a GM-overridden mental health stays while untouched; changing it again needs the override."""
     c = campaign_factory("great-cosmos")
-    sheet = {"race": "humain", "hp_max": 100, "mp_max": 50, "mental_health": 130,
-             "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60}}
+    sheet = {
+        "race": "humain",
+        "hp_max": 100,
+        "mp_max": 50,
+        "mental_health": 130,
+        "stats": {"force": 68, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
+    }
     ch = character_factory(c, sheet, gm_override=True)
     r = client.patch(f"/v1/characters/{ch['id']}", json={"sheet": {"karma": 3}}, headers=c.gm)
     assert r.status_code == 200, r.text
@@ -416,9 +534,13 @@ def test_gc_s7_override_survives_later_edits_that_leave_mental_health_unchanged(
 
 def test_gc_i4_capacity_is_not_enforced_when_the_campaign_turns_inventory_rules_off(client, campaign_factory):
     """GC-I4 is an optional rule: with `inventory_rules` off an overloaded inventory is accepted."""
-    heavy = {"race": "humain", "hp_max": 100, "mp_max": 50,
-             "stats": {"force": 10, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
-             "inventory": {"items": [{"name": "hache", "kind": "two_handed_weapon", "slots": 6}]}}
+    heavy = {
+        "race": "humain",
+        "hp_max": 100,
+        "mp_max": 50,
+        "stats": {"force": 10, "esprit": 50, "charisme": 40, "agilite": 55, "precision": 45, "chance": 60},
+        "inventory": {"items": [{"name": "hache", "kind": "two_handed_weapon", "slots": 6}]},
+    }
     on, off = campaign_factory("great-cosmos"), campaign_factory("great-cosmos", {"inventory_rules": False})
     refused = client.post(f"/v1/campaigns/{on.id}/characters", json={"name": "x", "sheet": heavy}, headers=on.gm)
     assert refused.status_code == 422, refused.text

@@ -3,6 +3,7 @@ sees a hidden combatant until it is revealed): the NPC copies made for a hidden
 combatant, or any character the GM puts in a fight hidden, are not listed to other
 players, read as 404 on every character route, and neither their roll-log entries nor
 their events reach those players; the GM, and a character's owner, see everything."""
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,18 @@ def fight(client, campaign_factory, player_factory, character_factory):
     alice, bob = player_factory(c, "Alice"), player_factory(c, "Bob")
     aiko = character_factory(c, GC_MINIMAL, name="Aiko", player=alice)["id"]
     goblin = character_factory(c, GC_MINIMAL, kind="npc", name="Goblin")["id"]
-    r = client.patch(f"/v1/characters/{goblin}", json={"player_access": "observer"}, headers=c.gm)  # seen, but in hiding
+    r = client.patch(
+        f"/v1/characters/{goblin}", json={"player_access": "observer"}, headers=c.gm
+    )  # seen, but in hiding
     assert r.status_code == 200, r.text
-    r = client.post(f"/v1/campaigns/{c.id}/encounters", headers=c.gm, json={
-        "name": "Ambush", "combatants": [{"character_id": aiko},
-                                         {"character_id": goblin, "count": 2, "hidden": True}]})
+    r = client.post(
+        f"/v1/campaigns/{c.id}/encounters",
+        headers=c.gm,
+        json={
+            "name": "Ambush",
+            "combatants": [{"character_id": aiko}, {"character_id": goblin, "count": 2, "hidden": True}],
+        },
+    )
     assert r.status_code == 201, r.text
     state = r.json()
     copies = {x["name"]: (x["character_id"], x["id"]) for x in state["combatants"][1:]}
@@ -44,11 +52,13 @@ def test_hidden_combatants_copies_are_not_listed_nor_read_by_players(client, fig
     assert _names(client, c.id, c.gm) == ["Aiko", "Goblin", "Goblin 1", "Goblin 2"]
     assert _names(client, c.id, alice.headers) == ["Aiko", "Goblin"]
     assert client.get(f"/v1/characters/{copy}", headers=c.gm).status_code == 200
-    for r in (client.get(f"/v1/characters/{copy}", headers=alice.headers),
-              client.get(f"/v1/characters/{copy}/level-ups", headers=alice.headers),
-              client.post(f"/v1/characters/{copy}/tests/odds", json={"stat": "force"}, headers=alice.headers),
-              client.patch(f"/v1/characters/{copy}", json={"name": "X"}, headers=alice.headers),
-              client.delete(f"/v1/characters/{copy}", headers=alice.headers)):
+    for r in (
+        client.get(f"/v1/characters/{copy}", headers=alice.headers),
+        client.get(f"/v1/characters/{copy}/level-ups", headers=alice.headers),
+        client.post(f"/v1/characters/{copy}/tests/odds", json={"stat": "force"}, headers=alice.headers),
+        client.patch(f"/v1/characters/{copy}", json={"name": "X"}, headers=alice.headers),
+        client.delete(f"/v1/characters/{copy}", headers=alice.headers),
+    ):
         body = assert_problem(r, 404, "not-found")
         assert body["detail"] == "no character with this id"
 
@@ -65,8 +75,9 @@ def test_a_revealed_combatants_character_is_seen_again(client, fight):
 def test_a_hidden_player_character_stays_its_owners_only(client, fight, character_factory):
     c, alice, bob = fight["c"], fight["alice"], fight["bob"]
     spy = character_factory(c, GC_MINIMAL, name="Spy", player=bob)["id"]
-    r = client.post(f"/v1/encounters/{fight['eid']}/combatants", json={"character_id": spy, "hidden": True},
-                    headers=c.gm)
+    r = client.post(
+        f"/v1/encounters/{fight['eid']}/combatants", json={"character_id": spy, "hidden": True}, headers=c.gm
+    )
     assert r.status_code == 201, r.text
     assert _names(client, c.id, bob.headers) == ["Aiko", "Goblin", "Spy"]
     assert client.get(f"/v1/characters/{spy}", headers=bob.headers).status_code == 200
@@ -95,14 +106,17 @@ def test_a_gm_edit_of_a_hidden_copy_is_announced_to_the_gm_only(client, fight):
     copy, _ = fight["copies"]["Goblin 1"]
     r = client.patch(f"/v1/characters/{copy}", json={"name": "Goblin chief"}, headers=c.gm)
     assert r.status_code == 200, r.text
-    r = client.patch(f"/v1/characters/{copy}", json={"sheet": {"karma": 4}}, headers=c.gm)  # issue 21 item 3: sheet_edit
+    r = client.patch(
+        f"/v1/characters/{copy}", json={"sheet": {"karma": 4}}, headers=c.gm
+    )  # issue 21 item 3: sheet_edit
     assert r.status_code == 200, r.text
     assert client.delete(f"/v1/characters/{fight['copies']['Goblin 2'][0]}", headers=c.gm).status_code == 204
     gm_seen = [(e["type"], e["data"].get("id")) for e in read_events(client, c.id, c.gm)]
     assert ("character.updated", copy) in gm_seen
     assert ("character.deleted", fight["copies"]["Goblin 2"][0]) in gm_seen
-    assert [e["data"]["entry"]["kind"] for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"] == \
-        ["sheet_edit"]
+    assert [e["data"]["entry"]["kind"] for e in read_events(client, c.id, c.gm) if e["type"] == "log.created"] == [
+        "sheet_edit"
+    ]
     players = json.dumps(read_events(client, c.id, alice.headers))
     assert all(cid not in players for cid, _ in fight["copies"].values())
 
@@ -112,14 +126,23 @@ def test_a_player_rolling_for_a_copy_in_hiding_gets_404_not_403(client, fight):
     whether the body is valid or not (the refusal's order checks the route's access first)."""
     c, alice = fight["c"], fight["alice"]
     copy, _ = fight["copies"]["Goblin 1"]
-    for path, body in ((f"/v1/characters/{copy}/tests", {"stat": "force", "seed": 1}),
-                       (f"/v1/characters/{copy}/tests", {"stat": "nope"}),
-                       (f"/v1/characters/{copy}/level-ups", {"seed": 1})):
+    for path, body in (
+        (f"/v1/characters/{copy}/tests", {"stat": "force", "seed": 1}),
+        (f"/v1/characters/{copy}/tests", {"stat": "nope"}),
+        (f"/v1/characters/{copy}/level-ups", {"seed": 1}),
+    ):
         assert_problem(client.post(path, json=body, headers=alice.headers), 404, "not-found")
     # not in hiding: the player is told it is not theirs
-    assert_problem(client.post(f"/v1/characters/{fight['goblin']}/tests", json={"stat": "force", "seed": 1},
-                               headers=alice.headers), 403, "forbidden")
-    assert client.post(f"/v1/characters/{copy}/tests", json={"stat": "force", "seed": 1}, headers=c.gm).status_code == 201
+    assert_problem(
+        client.post(
+            f"/v1/characters/{fight['goblin']}/tests", json={"stat": "force", "seed": 1}, headers=alice.headers
+        ),
+        403,
+        "forbidden",
+    )
+    assert (
+        client.post(f"/v1/characters/{copy}/tests", json={"stat": "force", "seed": 1}, headers=c.gm).status_code == 201
+    )
 
 
 def test_the_gms_open_test_on_a_copy_in_hiding_is_announced_to_the_gm_only(client, fight):
@@ -134,7 +157,7 @@ def test_the_gms_open_test_on_a_copy_in_hiding_is_announced_to_the_gm_only(clien
     aiko_entry = r.json()["id"]
 
     def logged(headers) -> list[str]:
-        return [e["data"]["entry"]["id"] for e in read_events(client, c.id, headers)
-                if e["type"] == "log.created"]
+        return [e["data"]["entry"]["id"] for e in read_events(client, c.id, headers) if e["type"] == "log.created"]
+
     assert entry in logged(c.gm) and aiko_entry in logged(c.gm)
     assert entry not in logged(alice.headers) and aiko_entry in logged(alice.headers)

@@ -1,6 +1,7 @@
 """HTTP conventions for client developers (issue 14, items 7 to 10): the order of
 refusals, bodies that are not JSON, where a problem is located, 404/405, 304 on
 If-None-Match, X-Request-Id."""
+
 from __future__ import annotations
 
 import os
@@ -30,21 +31,37 @@ def table(client, campaign_factory, player_factory, character_factory):
     camp = campaign_factory(GC)
     owner, other = player_factory(camp, "Owner"), player_factory(camp, "Other")
     hero = character_factory(camp, GC_MINIMAL, player=owner)
-    r = client.post(f"/v1/campaigns/{camp.id}/encounters", headers=camp.gm,
-                    json={"name": "Ambush", "combatants": [{"character_id": hero["id"]}]})
+    r = client.post(
+        f"/v1/campaigns/{camp.id}/encounters",
+        headers=camp.gm,
+        json={"name": "Ambush", "combatants": [{"character_id": hero["id"]}]},
+    )
     assert r.status_code == 201, r.text
     elsewhere = campaign_factory(GC, name="Elsewhere")
-    return {"camp": camp, "gm": camp.gm, "owner": owner.headers, "player": other.headers, "other_gm": elsewhere.gm,
-            "hero": hero, "encounter": r.json()}
+    return {
+        "camp": camp,
+        "gm": camp.gm,
+        "owner": owner.headers,
+        "player": other.headers,
+        "other_gm": elsewhere.gm,
+        "hero": hero,
+        "encounter": r.json(),
+    }
 
 
 # --- item 7: 401 → 404 → 403 → the 4xx of the body ------------------------------------------------
 
+
 def _gm_routes(t):
     cid, hero, eid = t["camp"].id, t["hero"]["id"], t["encounter"]["id"]
-    return [("PATCH", f"/v1/campaigns/{cid}"), ("POST", f"/v1/campaigns/{cid}/players"),
-            ("POST", f"/v1/characters/{hero}/level-ups"), ("POST", f"/v1/campaigns/{cid}/tests/opposed"),
-            ("POST", f"/v1/campaigns/{cid}/encounters"), ("PATCH", f"/v1/encounters/{eid}")]
+    return [
+        ("PATCH", f"/v1/campaigns/{cid}"),
+        ("POST", f"/v1/campaigns/{cid}/players"),
+        ("POST", f"/v1/characters/{hero}/level-ups"),
+        ("POST", f"/v1/campaigns/{cid}/tests/opposed"),
+        ("POST", f"/v1/campaigns/{cid}/encounters"),
+        ("PATCH", f"/v1/encounters/{eid}"),
+    ]
 
 
 BAD_BODIES = [
@@ -52,8 +69,9 @@ BAD_BODIES = [
     pytest.param({"json": [1, 2]}, 422, id="not-an-object"),
     pytest.param({"content": MALFORMED, "headers": JSON}, 400, id="malformed"),
     pytest.param({"content": DEEP, "headers": JSON}, 422, id="too-deep"),
-    pytest.param({"content": b"name=x", "headers": {"Content-Type": "application/x-www-form-urlencoded"}}, 415,
-                 id="form"),
+    pytest.param(
+        {"content": b"name=x", "headers": {"Content-Type": "application/x-www-form-urlencoded"}}, 415, id="form"
+    ),
 ]
 
 
@@ -71,8 +89,12 @@ def test_a_player_is_refused_403_before_its_body_is_judged(client, table, reques
 @pytest.mark.parametrize("request_kw, gm_status", BAD_BODIES)
 def test_another_campaign_is_refused_404_and_no_token_401_before_the_body(client, table, request_kw, gm_status):
     hero = table["hero"]["id"]
-    for method, path in [*_gm_routes(table), ("POST", f"/v1/characters/{hero}/tests"),
-                         ("PATCH", f"/v1/characters/{hero}"), ("POST", f"/v1/characters/{'0' * 32}/tests")]:
+    for method, path in [
+        *_gm_routes(table),
+        ("POST", f"/v1/characters/{hero}/tests"),
+        ("PATCH", f"/v1/characters/{hero}"),
+        ("POST", f"/v1/characters/{'0' * 32}/tests"),
+    ]:
         headers = request_kw.get("headers", {})
         kw = {k: v for k, v in request_kw.items() if k != "headers"}
         assert_problem(client.request(method, path, headers={**headers, **table["other_gm"]}, **kw), 404, "not-found")
@@ -95,10 +117,16 @@ def test_an_oversized_body_is_refused_413_before_anything(client, table):
 
 # --- item 8: not JSON, malformed JSON, located problems, unknown paths and methods --------------------
 
-@pytest.mark.parametrize("content, media_type", [
-    (b"expression=d6", "application/x-www-form-urlencoded"), (b"d6", "text/plain"), (b"expression: d6", None),
-    (b'{"expression": "d6"}', "text/plain"),
-])
+
+@pytest.mark.parametrize(
+    "content, media_type",
+    [
+        (b"expression=d6", "application/x-www-form-urlencoded"),
+        (b"d6", "text/plain"),
+        (b"expression: d6", None),
+        (b'{"expression": "d6"}', "text/plain"),
+    ],
+)
 def test_a_body_that_is_not_json_is_a_415_naming_json(client, table, content, media_type):
     headers = {**table["gm"], **({"Content-Type": media_type} if media_type else {})}
     r = client.post(f"/v1/campaigns/{table['camp'].id}/rolls", content=content, headers=headers)
@@ -124,10 +152,12 @@ def test_header_and_query_problems_are_located_there(client, table):
     assert client.post(f"/v1/campaigns/{cid}/rolls", json={"expression": "d6"}, headers=key).status_code == 201
     r = client.post(f"/v1/campaigns/{cid}/rolls", json={"expression": "d8"}, headers=key)
     assert_validation(r, [["header", "Idempotency-Key"]])
-    assert_validation(client.get(f"/v1/campaigns/{cid}/rolls", params={"cursor": "garbage"}, headers=gm),
-                      [["query", "cursor"]])
-    assert_validation(client.get(f"/v1/campaigns/{cid}/players", params={"cursor": "garbage"}, headers=gm),
-                      [["query", "cursor"]])
+    assert_validation(
+        client.get(f"/v1/campaigns/{cid}/rolls", params={"cursor": "garbage"}, headers=gm), [["query", "cursor"]]
+    )
+    assert_validation(
+        client.get(f"/v1/campaigns/{cid}/players", params={"cursor": "garbage"}, headers=gm), [["query", "cursor"]]
+    )
     r = client.patch(f"/v1/campaigns/{cid}", json={"name": "x"}, headers={**gm, "If-Match": '"1"' * 100})
     assert_validation(r, [["header", "If-Match"]])
 
@@ -145,10 +175,14 @@ def test_unknown_paths_and_methods_are_problems_that_help(client, table):
 
 # --- item 9: If-None-Match → 304 ---------------------------------------------------------------------
 
+
 def test_if_none_match_on_every_get_with_an_etag(client, table):
     gm = table["gm"]
-    for path in (f"/v1/campaigns/{table['camp'].id}", f"/v1/characters/{table['hero']['id']}",
-                 f"/v1/encounters/{table['encounter']['id']}"):
+    for path in (
+        f"/v1/campaigns/{table['camp'].id}",
+        f"/v1/characters/{table['hero']['id']}",
+        f"/v1/encounters/{table['encounter']['id']}",
+    ):
         first = client.get(path, headers=gm)
         tag = first.headers["ETag"]
         assert first.status_code == 200 and re.fullmatch(r'"\d+"', tag)
@@ -163,6 +197,7 @@ def test_if_none_match_on_every_get_with_an_etag(client, table):
 
 
 # --- item 10: X-Request-Id ---------------------------------------------------------------------------
+
 
 def test_request_id_echoed_when_sane_generated_otherwise(client, table):
     r = client.get("/healthz", headers={"X-Request-Id": "vtt-7f3a.42"})
@@ -179,15 +214,23 @@ def test_every_problem_body_names_the_request_id(client, table):
         (client.get("/nowhere", headers={"X-Request-Id": "req-1"}), 404),
         (client.get(f"/v1/campaigns/{cid}", headers={"X-Request-Id": "req-2"}), 401),
         (client.post(f"/v1/campaigns/{cid}/rolls", content=b"x" * 1_100_000, headers={"X-Request-Id": "req-3"}), 413),
-        (client.post(f"/v1/campaigns/{cid}/rolls", json={"expression": "zz"},
-                     headers={**table["gm"], "X-Request-Id": "req-4"}), 422),
+        (
+            client.post(
+                f"/v1/campaigns/{cid}/rolls",
+                json={"expression": "zz"},
+                headers={**table["gm"], "X-Request-Id": "req-4"},
+            ),
+            422,
+        ),
         (client.get(f"/v1/campaigns/{cid}"), 401),
     ]:
         assert r.status_code == status, r.text
         assert r.json()["request_id"] == r.headers["X-Request-Id"]
         assert int(r.headers["content-length"]) == len(r.content)
-    assert [client.get("/nowhere", headers={"X-Request-Id": f"req-{i}"}).json()["request_id"] for i in (5, 6)] == \
-        ["req-5", "req-6"]
+    assert [client.get("/nowhere", headers={"X-Request-Id": f"req-{i}"}).json()["request_id"] for i in (5, 6)] == [
+        "req-5",
+        "req-6",
+    ]
 
 
 @pytest.fixture
@@ -197,8 +240,14 @@ def served(database_url, engine, tmp_path):
     port, log = free_port(), tmp_path / "serve.log"
     env = {**os.environ, "DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0"}
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)], cwd=Path(__file__).parents[2],
-                                   env=env, stdout=out, stderr=out, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(port)],
+            cwd=Path(__file__).parents[2],
+            env=env,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
     created: list[str] = []
     try:
         base = f"http://127.0.0.1:{port}"
@@ -232,9 +281,11 @@ def test_the_log_line_of_a_request_names_its_id_and_never_its_token(served):
     while "miss-3" not in log.read_text() and time.monotonic() < deadline:
         time.sleep(0.1)
     lines = log.read_text().splitlines()
-    for request_id, line_part in (("create-1", '"POST /v1/campaigns HTTP/1.1" 201'),
-                                  ("read-2", f'"GET /v1/campaigns/{created[0]} HTTP/1.1" 200'),
-                                  ("miss-3", '"GET /v1/campaigns/nope HTTP/1.1" 404')):
+    for request_id, line_part in (
+        ("create-1", '"POST /v1/campaigns HTTP/1.1" 201'),
+        ("read-2", f'"GET /v1/campaigns/{created[0]} HTTP/1.1" 200'),
+        ("miss-3", '"GET /v1/campaigns/nope HTTP/1.1" 404'),
+    ):
         assert [line for line in lines if f"[{request_id}]" in line and line_part in line], (request_id, lines)
     assert token not in log.read_text() and token.split("_", 1)[1] not in log.read_text()
 
@@ -247,11 +298,17 @@ def test_issue21_item12_the_access_log_never_carries_a_stream_ticket(served):
         token = r.json()["gm_token"]
         r = http.post(f"/v1/campaigns/{created[0]}/events/tickets", headers=bearer(token))
         ticket = r.json()["ticket"]
-        r = http.get(f"/v1/campaigns/{created[0]}/events", params={"ticket": ticket, "follow": "false"},
-                     headers={"X-Request-Id": "stream-1"})
+        r = http.get(
+            f"/v1/campaigns/{created[0]}/events",
+            params={"ticket": ticket, "follow": "false"},
+            headers={"X-Request-Id": "stream-1"},
+        )
         assert r.status_code == 200, r.text
-        r = http.get(f"/v1/campaigns/{created[0]}/events", params={"follow": "false", "ticket": "st_guess"},
-                     headers={"X-Request-Id": "stream-2"})
+        r = http.get(
+            f"/v1/campaigns/{created[0]}/events",
+            params={"follow": "false", "ticket": "st_guess"},
+            headers={"X-Request-Id": "stream-2"},
+        )
         assert r.status_code == 401, r.text
     deadline = time.monotonic() + 5
     while "stream-2" not in log.read_text() and time.monotonic() < deadline:

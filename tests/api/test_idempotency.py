@@ -1,4 +1,5 @@
 """HTTP tests of `Idempotency-Key` on operations that roll dice (issue #2)."""
+
 from __future__ import annotations
 
 import pytest
@@ -128,8 +129,11 @@ def test_free_roll_idempotency(client, campaign, count_rows):
 
 def test_same_key_on_another_route_is_a_422(client, campaign, hero, count_rows):
     assert run(client, hero, campaign.gm, SUPER, "k-route").status_code == 201
-    r = client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "d6"},
-                    headers={**campaign.gm, "Idempotency-Key": "k-route"})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/rolls",
+        json={"expression": "d6"},
+        headers={**campaign.gm, "Idempotency-Key": "k-route"},
+    )
     assert_problem(r, 422, "validation-error")
     assert count_rows("roll_log", campaign_id=campaign.id) == 1
 

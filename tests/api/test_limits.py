@@ -1,4 +1,5 @@
 """Rate limit (429 + Retry-After), CORS for browser frontends."""
+
 from __future__ import annotations
 
 import asyncio
@@ -49,6 +50,7 @@ def test_rate_limiter_window_slides(settings, monkeypatch):
         await limiter.hit_token("other")  # per token
         now[0] += 30.01
         await limiter.hit_token("t")  # the first hit left the window
+
     asyncio.run(scenario())
 
 
@@ -58,8 +60,10 @@ def test_an_unreachable_redis_falls_back_to_memory(settings, db_session, caplog)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
     with caplog.at_level(logging.WARNING, logger="app.ratelimit"):
-        with TestClient(app_with(settings, db_session, rate_limit_per_minute=3, redis_url=f"redis://127.0.0.1:{port}/0"),
-                        raise_server_exceptions=False) as client:
+        with TestClient(
+            app_with(settings, db_session, rate_limit_per_minute=3, redis_url=f"redis://127.0.0.1:{port}/0"),
+            raise_server_exceptions=False,
+        ) as client:
             campaign = client.post("/v1/campaigns", json={"name": "x", "ruleset": "asgard"}).json()
             headers = {"Authorization": f"Bearer {campaign['gm_token']}"}
             statuses = [client.get(f"/v1/campaigns/{campaign['id']}", headers=headers).status_code for _ in range(4)]
@@ -74,7 +78,9 @@ def test_rate_limit_is_off_by_default(client, campaign_factory):
 
 def test_cors_allows_configured_origins_only(settings, db_session):
     with TestClient(app_with(settings, db_session, cors_origins=["https://vtt.example"])) as client:
-        ok = client.options("/v1/rulesets", headers={"Origin": "https://vtt.example", "Access-Control-Request-Method": "POST"})
+        ok = client.options(
+            "/v1/rulesets", headers={"Origin": "https://vtt.example", "Access-Control-Request-Method": "POST"}
+        )
         assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == "https://vtt.example"
         other = client.get("/v1/rulesets", headers={"Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers

@@ -1,6 +1,7 @@
 """The odds route's documented body is what it accepts: each ruleset's test request
 without `seed`, `dice` and `hidden` (nothing is rolled nor logged: the route refuses
 them with 422), as `<Ruleset>OddsRequest`."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,12 @@ SPEC = json.loads(render())
 ODDS = "/v1/characters/{character_id}/tests/odds"
 TESTS = "/v1/characters/{character_id}/tests"
 ROLLING = {"seed", "dice", "hidden"}
-PREFIX = {"great-cosmos": "GreatCosmos", "asgard": "Asgard", "rulebook-d100": "RulebookD100",
-          "worlds-awakening": "WorldsAwakening"}
+PREFIX = {
+    "great-cosmos": "GreatCosmos",
+    "asgard": "Asgard",
+    "rulebook-d100": "RulebookD100",
+    "worlds-awakening": "WorldsAwakening",
+}
 
 
 def documented(path: str, ruleset: str) -> dict:
@@ -36,8 +41,11 @@ def test_the_odds_body_is_the_test_body_without_the_fields_of_rolling(ruleset):
 
 
 @pytest.mark.parametrize("ruleset", PREFIX)
-@pytest.mark.parametrize("unused", [{"dice": [4]}, {"seed": 7}, {"hidden": True}, {"hidden": False}, {"seed": None}],
-                         ids=["dice", "seed", "hidden", "hidden-false", "seed-null"])
+@pytest.mark.parametrize(
+    "unused",
+    [{"dice": [4]}, {"seed": 7}, {"hidden": True}, {"hidden": False}, {"seed": None}],
+    ids=["dice", "seed", "hidden", "hidden-false", "seed-null"],
+)
 def test_the_odds_model_refuses_what_the_route_refuses(ruleset, unused):
     model = get_adapter(ruleset).OddsRequest
     body = SPEC["paths"][ODDS]["post"]["requestBody"]["content"]["application/json"]["examples"]

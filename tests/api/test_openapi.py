@@ -2,6 +2,7 @@
 and it must be a document client generators can use: unique schema titles, short
 unique operation ids, discriminated unions, exact integer bounds, date-times,
 examples on every request body."""
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,14 @@ def test_ruleset_dependent_bodies_are_one_of_tagged_by_ruleset():
     body = SPEC["paths"]["/v1/characters/{character_id}/tests"]["post"]["requestBody"]["content"]["application/json"]
     assert sorted(c["x-ruleset"] for c in body["schema"]["oneOf"]) == RULESETS
     assert [component(c)["title"] for c in body["schema"]["oneOf"]] == [
-        "GreatCosmosTestRequest", "AsgardTestRequest", "RulebookD100TestRequest", "WorldsAwakeningTestRequest"]
-    actions = SPEC["paths"]["/v1/characters/{character_id}/actions"]["post"]["requestBody"]["content"]["application/json"]
+        "GreatCosmosTestRequest",
+        "AsgardTestRequest",
+        "RulebookD100TestRequest",
+        "WorldsAwakeningTestRequest",
+    ]
+    actions = SPEC["paths"]["/v1/characters/{character_id}/actions"]["post"]["requestBody"]["content"][
+        "application/json"
+    ]
     for choice in actions["schema"]["oneOf"]:  # per ruleset, a union discriminated by `type`
         union = component(choice)
         assert union["discriminator"]["propertyName"] == "type"
@@ -83,16 +90,25 @@ def test_operation_ids_are_short_and_unique():
 
 
 def test_integer_bounds_are_integers():
-    floats = [(k, v) for k, v in walk(SPEC) if k in ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
-              and isinstance(v, float) and v.is_integer()]
+    floats = [
+        (k, v)
+        for k, v in walk(SPEC)
+        if k in ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
+        and isinstance(v, float)
+        and v.is_integer()
+    ]
     assert floats == []
     seed = next(s for s in COMPONENTS["RollCreate"]["properties"]["seed"]["anyOf"] if s["type"] == "integer")
     assert (seed["minimum"], seed["maximum"]) == (-(2**63), 2**63 - 1)
 
 
 def test_every_timestamp_is_a_date_time():
-    stamps = [(name, prop) for name, s in COMPONENTS.items() for key, prop in s.get("properties", {}).items()
-              if key.endswith("_at")]
+    stamps = [
+        (name, prop)
+        for name, s in COMPONENTS.items()
+        for key, prop in s.get("properties", {}).items()
+        if key.endswith("_at")
+    ]
     assert stamps and [(n, p) for n, p in stamps if p.get("format") != "date-time"] == []
 
 
@@ -112,8 +128,16 @@ def test_every_result_is_typed_and_the_log_entry_is_discriminated_by_kind():
                     assert "properties" in target or "discriminator" in target, (method, path)
     entry = COMPONENTS["LogEntry"]
     assert entry["discriminator"]["propertyName"] == "kind"
-    assert set(entry["discriminator"]["mapping"]) == {"test", "level_up", "opposed", "group", "action", "combat",
-                                                      "roll", "sheet_edit"}
+    assert set(entry["discriminator"]["mapping"]) == {
+        "test",
+        "level_up",
+        "opposed",
+        "group",
+        "action",
+        "combat",
+        "roll",
+        "sheet_edit",
+    }
     tests = COMPONENTS["TestResult"]
     assert tests["discriminator"]["propertyName"] == "ruleset" and sorted(tests["discriminator"]["mapping"]) == RULESETS
     for name in ("GreatCosmosTestResult", "RollResult", "AsgardFallResult", "LogPage"):
@@ -151,7 +175,9 @@ def test_every_request_body_has_examples_that_its_model_accepts():
         named = content["examples"]
         assert {name.split(" ")[0] for name in named} == rulesets, (method, path)
         for name, example in named.items():
-            TypeAdapter(_body_model(method, path, name.split(" ")[0], example["value"])).validate_python(example["value"])
+            TypeAdapter(_body_model(method, path, name.split(" ")[0], example["value"])).validate_python(
+                example["value"]
+            )
             checked += 1
         for choice in schema["oneOf"]:
             target = component(choice)

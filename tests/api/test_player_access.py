@@ -4,6 +4,7 @@ a PC `observer` and an NPC `none` by default — decides what players other than
 owner read of it on every character route, in the roll log and in the event stream,
 made stricter by the `hp_visibility` of a fight it is in; the GM and the owner see
 everything; events are filtered per viewer by the same rules as the reads."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,18 @@ import pytest
 from tests.api.support import assert_problem, read_events
 from tests.factories import GC_MINIMAL
 
-LIMITED_KEYS = {"id", "campaign_id", "name", "kind", "ruleset", "player_access", "pools", "version", "created_at",
-                "updated_at"}
+LIMITED_KEYS = {
+    "id",
+    "campaign_id",
+    "name",
+    "kind",
+    "ruleset",
+    "player_access",
+    "pools",
+    "version",
+    "created_at",
+    "updated_at",
+}
 
 
 @pytest.fixture
@@ -43,20 +54,26 @@ def _listed(client, t, headers) -> dict[str, dict]:
 
 def _refused_everywhere(client, character_id: str, headers) -> None:
     """Every character route answers as for an unknown id."""
-    for r in (client.get(f"/v1/characters/{character_id}", headers=headers),
-              client.get(f"/v1/characters/{character_id}/level-ups", headers=headers),
-              client.post(f"/v1/characters/{character_id}/tests/odds", json={"stat": "force"}, headers=headers),
-              client.post(f"/v1/characters/{character_id}/tests", json={"stat": "force"}, headers=headers),
-              client.patch(f"/v1/characters/{character_id}", json={"name": "X"}, headers=headers),
-              client.patch(f"/v1/characters/{character_id}", json={"name": ""}, headers=headers),
-              client.delete(f"/v1/characters/{character_id}", headers=headers)):
+    for r in (
+        client.get(f"/v1/characters/{character_id}", headers=headers),
+        client.get(f"/v1/characters/{character_id}/level-ups", headers=headers),
+        client.post(f"/v1/characters/{character_id}/tests/odds", json={"stat": "force"}, headers=headers),
+        client.post(f"/v1/characters/{character_id}/tests", json={"stat": "force"}, headers=headers),
+        client.patch(f"/v1/characters/{character_id}", json={"name": "X"}, headers=headers),
+        client.patch(f"/v1/characters/{character_id}", json={"name": ""}, headers=headers),
+        client.delete(f"/v1/characters/{character_id}", headers=headers),
+    ):
         assert assert_problem(r, 404, "not-found")["detail"] == "no character with this id"
 
 
 def test_issue21_item5_defaults_a_pc_observer_an_npc_none(client, table):
     t = table
     gm_view = _listed(client, t, t["c"].gm)
-    assert {n: x["player_access"] for n, x in gm_view.items()} == {"Aiko": "observer", "Bran": "observer", "Orc": "none"}
+    assert {n: x["player_access"] for n, x in gm_view.items()} == {
+        "Aiko": "observer",
+        "Bran": "observer",
+        "Orc": "none",
+    }
     assert sorted(_listed(client, t, t["alice"].headers)) == ["Aiko", "Bran"]
     assert _listed(client, t, t["alice"].headers)["Bran"]["sheet"]["hp"] == 100  # another player's PC: observer
     _refused_everywhere(client, t["orc"], t["alice"].headers)
@@ -66,11 +83,17 @@ def test_issue21_item5_only_the_gm_sets_player_access(client, table, character_f
     t = table
     r = client.patch(f"/v1/characters/{t['aiko']}", json={"player_access": "none"}, headers=t["alice"].headers)
     assert_problem(r, 403, "forbidden")
-    r = client.post(f"/v1/campaigns/{t['c'].id}/characters", headers=t["alice"].headers,
-                    json={"name": "Shy", "kind": "pc", "sheet": GC_MINIMAL, "player_access": "none"})
+    r = client.post(
+        f"/v1/campaigns/{t['c'].id}/characters",
+        headers=t["alice"].headers,
+        json={"name": "Shy", "kind": "pc", "sheet": GC_MINIMAL, "player_access": "none"},
+    )
     assert_problem(r, 403, "forbidden")
-    r = client.post(f"/v1/campaigns/{t['c'].id}/characters", headers=t["c"].gm,
-                    json={"name": "Ally", "kind": "npc", "sheet": GC_MINIMAL, "player_access": "observer"})
+    r = client.post(
+        f"/v1/campaigns/{t['c'].id}/characters",
+        headers=t["c"].gm,
+        json={"name": "Ally", "kind": "npc", "sheet": GC_MINIMAL, "player_access": "observer"},
+    )
     assert r.status_code == 201 and r.json()["player_access"] == "observer", r.text
     r = client.patch(f"/v1/characters/{t['orc']}", json={"player_access": "friends"}, headers=t["c"].gm)
     assert r.status_code == 422, r.text
@@ -90,8 +113,9 @@ def test_issue21_item5_limited_shows_name_kind_and_pools_as_status_words(client,
     gm = client.get(f"/v1/characters/{t['orc']}", headers=t["c"].gm).json()
     assert gm["sheet"]["hp"] == 87 and gm["player_access"] == "limited"
     # a limited character is still not the player's to change (403: it knows of it)
-    assert_problem(client.patch(f"/v1/characters/{t['orc']}", json={"name": "X"}, headers=t["alice"].headers),
-                   403, "forbidden")
+    assert_problem(
+        client.patch(f"/v1/characters/{t['orc']}", json={"name": "X"}, headers=t["alice"].headers), 403, "forbidden"
+    )
 
 
 def test_issue21_item5_a_pc_with_access_none_is_its_owners_only(client, table):
@@ -103,15 +127,22 @@ def test_issue21_item5_a_pc_with_access_none_is_its_owners_only(client, table):
 
 
 def _fight(client, t, visibility: str) -> str:
-    r = client.post(f"/v1/campaigns/{t['c'].id}/encounters", headers=t["c"].gm, json={
-        "name": "Ambush", "options": {"hp_visibility": visibility},
-        "combatants": [{"character_id": t["aiko"]}, {"character_id": t["orc"]}]})
+    r = client.post(
+        f"/v1/campaigns/{t['c'].id}/encounters",
+        headers=t["c"].gm,
+        json={
+            "name": "Ambush",
+            "options": {"hp_visibility": visibility},
+            "combatants": [{"character_id": t["aiko"]}, {"character_id": t["orc"]}],
+        },
+    )
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
 
-@pytest.mark.parametrize("visibility,pools", [("status", {"hp": {"status": "wounded"}, "mp": {"status": "unhurt"}}),
-                                              ("hidden", {})])
+@pytest.mark.parametrize(
+    "visibility,pools", [("status", {"hp": {"status": "wounded"}, "mp": {"status": "unhurt"}}), ("hidden", {})]
+)
 def test_issue21_item5_a_fight_stricter_than_observer_wins_on_the_character_routes(client, table, visibility, pools):
     """The Orc is `observer`, but in a fight whose hp_visibility is `status` (or `hidden`): a player
     reads it limited there as on the character routes, never 87/100; once the fight ends, whole again."""
@@ -120,8 +151,10 @@ def test_issue21_item5_a_fight_stricter_than_observer_wins_on_the_character_rout
     eid = _fight(client, t, visibility)
     fight = {c["name"]: c for c in client.get(f"/v1/encounters/{eid}", headers=t["alice"].headers).json()["combatants"]}
     assert "value" not in json.dumps(fight["Orc"]["resources"])
-    for orc in (client.get(f"/v1/characters/{t['orc']}", headers=t["alice"].headers).json(),
-                _listed(client, t, t["alice"].headers)["Orc"]):
+    for orc in (
+        client.get(f"/v1/characters/{t['orc']}", headers=t["alice"].headers).json(),
+        _listed(client, t, t["alice"].headers)["Orc"],
+    ):
         assert set(orc) == LIMITED_KEYS and orc["pools"] == pools
         assert "sheet" not in orc and ": 87" not in json.dumps(orc)
     assert client.get(f"/v1/characters/{t['aiko']}", headers=t["alice"].headers).json()["sheet"]["hp"] == 100  # its own
@@ -145,13 +178,17 @@ def test_issue21_item5_the_roll_log_leaves_out_entries_about_characters_a_player
     assert set(entries.values()) <= set(seen)
     for access in ("none", "limited"):
         _access(client, t, t["orc"], access)
-        assert [e["id"] for e in client.get(log, headers=t["alice"].headers).json()["items"]
-                if e.get("character_id") == t["orc"]] == []
+        assert [
+            e["id"]
+            for e in client.get(log, headers=t["alice"].headers).json()["items"]
+            if e.get("character_id") == t["orc"]
+        ] == []
         assert_problem(client.get(f"{log}/{entries['observer']}", headers=t["alice"].headers), 404, "not-found")
         assert client.get(f"{log}/{entries['observer']}", headers=t["c"].gm).status_code == 200
 
 
 # --- events, per viewer (item 3) ------------------------------------------------------------
+
 
 def _events(client, t, who) -> list[dict]:
     return read_events(client, t["c"].id, who)
@@ -172,10 +209,18 @@ def test_issue21_item3_a_none_npc_is_announced_to_the_gm_only(client, table):
     t = table
     r = client.patch(f"/v1/characters/{t['orc']}", json={"sheet": {"karma": 3}}, headers=t["c"].gm)  # a sheet_edit
     assert r.status_code == 200, r.text
-    assert client.post(f"/v1/characters/{t['orc']}/tests", json={"stat": "force", "dice": [50]},
-                       headers=t["c"].gm).status_code == 201
-    assert [k for k, _ in _about(_events(client, t, t["c"].gm), t["orc"])] == \
-        ["character.created", "log.created", "character.updated", "log.created"]
+    assert (
+        client.post(
+            f"/v1/characters/{t['orc']}/tests", json={"stat": "force", "dice": [50]}, headers=t["c"].gm
+        ).status_code
+        == 201
+    )
+    assert [k for k, _ in _about(_events(client, t, t["c"].gm), t["orc"])] == [
+        "character.created",
+        "log.created",
+        "character.updated",
+        "log.created",
+    ]
     for player in (t["alice"], t["bob"]):
         assert _about(_events(client, t, player.headers), t["orc"]) == []
         assert t["orc"] not in json.dumps(_events(client, t, player.headers))
@@ -197,17 +242,29 @@ def test_issue21_item3_a_hidden_pc_reaches_its_owner_only(client, table):
     """Bran (Bob's) is in a fight hidden: Alice's stream gets none of his tests, edits, free rolls
     or updates, as her REST reads say 404; Bob's gets them all."""
     t = table
-    r = client.post(f"/v1/campaigns/{t['c'].id}/encounters", headers=t["c"].gm, json={
-        "name": "Shadows", "combatants": [{"character_id": t["bran"], "hidden": True}]})
+    r = client.post(
+        f"/v1/campaigns/{t['c'].id}/encounters",
+        headers=t["c"].gm,
+        json={"name": "Shadows", "combatants": [{"character_id": t["bran"], "hidden": True}]},
+    )
     assert r.status_code == 201, r.text
     bob = t["bob"].headers
     assert client.post(f"/v1/characters/{t['bran']}/tests", json={"stat": "force"}, headers=bob).status_code == 201
-    assert client.post(f"/v1/campaigns/{t['c'].id}/rolls", json={"expression": "1d6", "character_id": t["bran"]},
-                       headers=bob).status_code == 201
-    assert client.patch(f"/v1/characters/{t['bran']}", json={"sheet": {"notes": "in the shadows"}},
-                        headers=bob).status_code == 200
-    assert client.patch(f"/v1/characters/{t['bran']}", json={"sheet": {"karma": 2}},
-                        headers=t["c"].gm).status_code == 200
+    assert (
+        client.post(
+            f"/v1/campaigns/{t['c'].id}/rolls", json={"expression": "1d6", "character_id": t["bran"]}, headers=bob
+        ).status_code
+        == 201
+    )
+    assert (
+        client.patch(
+            f"/v1/characters/{t['bran']}", json={"sheet": {"notes": "in the shadows"}}, headers=bob
+        ).status_code
+        == 200
+    )
+    assert (
+        client.patch(f"/v1/characters/{t['bran']}", json={"sheet": {"karma": 2}}, headers=t["c"].gm).status_code == 200
+    )
     kinds = ["log.created", "log.created", "character.updated", "log.created", "character.updated"]
     owner_seen = [k for k, _ in _about(_events(client, t, bob), t["bran"])]
     assert owner_seen[-5:] == kinds

@@ -1,6 +1,7 @@
 """README documents the fields the rules-fidelity work changed, as the code has them:
 Great Cosmos' `posture_advantage` (GC-P5, a rule-governed sheet field) and Asgard's
 removed request field `improved` (a 422)."""
+
 from __future__ import annotations
 
 import re

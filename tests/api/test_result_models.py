@@ -4,6 +4,7 @@ model its route documents (app.models.results): JSON types exact, fields the
 model does not declare refused. A body that grows, loses or retypes a field fails
 here until its model (and so openapi.json) says so; and every result model must
 be met at least once, so a new one cannot go unchecked."""
+
 from __future__ import annotations
 
 import json
@@ -43,9 +44,15 @@ ACT = "/v1/encounters/{encounter_id}/actions"
 NEXT_TURN = "/v1/encounters/{encounter_id}/next-turn"
 REVERT = "/v1/encounters/{encounter_id}/actions/{action_id}/revert"
 # the operations of each capability (tests: also the free roll and the reads)
-CAPABILITY_ROUTES = {Capability.TEST: TESTS, Capability.ODDS: ODDS, Capability.REROLL: REROLL,
-                     Capability.ACTION: ACTIONS, Capability.LEVEL_UP: LEVEL_UPS, Capability.OPPOSED: OPPOSED,
-                     Capability.GROUP: GROUP}
+CAPABILITY_ROUTES = {
+    Capability.TEST: TESTS,
+    Capability.ODDS: ODDS,
+    Capability.REROLL: REROLL,
+    Capability.ACTION: ACTIONS,
+    Capability.LEVEL_UP: LEVEL_UPS,
+    Capability.OPPOSED: OPPOSED,
+    Capability.GROUP: GROUP,
+}
 
 
 def _documented() -> dict[tuple[str, str], Any]:
@@ -115,8 +122,9 @@ class Table:
 DOCUMENTED.update({("GET", ROLLS + "?limit=500"): DOCUMENTED[("GET", ROLLS)]})
 
 
-def fight(t: Table, sides: dict[str, tuple[str, dict, dict]], actions: list[dict[str, Any]],
-          resource: str = "hp") -> None:
+def fight(
+    t: Table, sides: dict[str, tuple[str, dict, dict]], actions: list[dict[str, Any]], resource: str = "hp"
+) -> None:
     """An encounter of these characters (name -> (kind, sheet, combatant fields); `<Name>` in an
     action stands for its combatant), started with a seed, these actions, the GM's heal, damage
     and condition, a next-turn and a revert; its history read by the GM, and by a player under
@@ -125,10 +133,11 @@ def fight(t: Table, sides: dict[str, tuple[str, dict, dict]], actions: list[dict
     r = client.post(f"/v1/campaigns/{camp.id}/players", json={"name": "Watcher"}, headers=camp.gm)
     assert r.status_code == 201, r.text
     watcher = {"Authorization": f"Bearer {r.json()['token']}"}
-    combatants = [{"character_id": t.character(sheet, kind=kind, name=name), **extra}
-                  for name, (kind, sheet, extra) in sides.items()]
-    state = t.post(ENCOUNTERS, {"name": "Skirmish", "options": {"hp_visibility": "status"},
-                                "combatants": combatants})
+    combatants = [
+        {"character_id": t.character(sheet, kind=kind, name=name), **extra}
+        for name, (kind, sheet, extra) in sides.items()
+    ]
+    state = t.post(ENCOUNTERS, {"name": "Skirmish", "options": {"hp_visibility": "status"}, "combatants": combatants})
     eid, ids = state["id"], {f"<{c['name']}>": c["id"] for c in state["combatants"]}
     at = {"encounter_id": eid}
     t.post(START, {"seed": 11}, **at)
@@ -140,8 +149,11 @@ def fight(t: Table, sides: dict[str, tuple[str, dict, dict]], actions: list[dict
     t.post(ACT, {"type": "condition", "target_id": first, "add": {"name": "stunned", "rounds": 1}}, **at)
     t.post(NEXT_TURN, {"seed": 12}, **at)
     t.post(NEXT_TURN, {"seed": 13}, **at)
-    latest = t.post(ACT, {"type": "condition", "actor_id": first, "target_id": second, "add": {"name": "marked"},
-                          "hidden": True}, **at)
+    latest = t.post(
+        ACT,
+        {"type": "condition", "actor_id": first, "target_id": second, "add": {"name": "marked"}, "hidden": True},
+        **at,
+    )
     t.post(REVERT, {}, action_id=latest["id"], **at)
     t.get(ACT + "?limit=500", **at)
     t.wire.call(camp.ruleset, "GET", ACT + "?limit=500", watcher, encounter_id=eid)
@@ -158,10 +170,13 @@ def play_great_cosmos(t: Table) -> list[str]:
     t.post(TESTS, {"stat": "intuition", "dice": [2]}, hero)
     for body in ({"stat": "chance"}, {"stat": "intuition"}):
         t.post(ODDS, body, hero)
-    for level, body in ((1, {"mode": "two_d10", "stats": ["force", "esprit"]}), (2, {}),
-                        (3, {"pool": "hp"}), (4, {"transfers": [{"from": "charisme", "to": "force", "points": 5}],
-                                                  "light": 1, "dark": 2}),
-                        (5, {"changes": {"esprit": 5, "mp_max": 10}})):
+    for level, body in (
+        (1, {"mode": "two_d10", "stats": ["force", "esprit"]}),
+        (2, {}),
+        (3, {"pool": "hp"}),
+        (4, {"transfers": [{"from": "charisme", "to": "force", "points": 5}], "light": 1, "dark": 2}),
+        (5, {"changes": {"esprit": 5, "mp_max": 10}}),
+    ):
         c = t.character({**GC_SHEET, "level": level})
         t.post(LEVEL_UPS, {**body, "chance_bonus_pool": "hp", "seed": level}, c)
     r = t.wire.client.patch(f"/v1/characters/{hero}", json={"sheet": {"karma": 3}}, headers=t.camp.gm)
@@ -169,18 +184,34 @@ def play_great_cosmos(t: Table) -> list[str]:
     t.post(ROLLS, {"expression": "4d6kh3", "purpose": "stats", "character_id": hero, "seed": 5})
     t.post(ROLLS, {"expression": "d100", "dice": [7], "hidden": True})
     gm, camp = t.camp.gm, t.camp.id  # the other events: campaign.updated, player.created, character.deleted
-    fight(t, {"Aiko": ("pc", GC_SHEET, {"position": {"x": 0, "y": 0}}),
-              "Brute": ("npc", GC_SHEET, {"position": {"x": 1, "y": 0}, "reaction": "parry"}),
-              "Shade": ("npc", GC_SHEET, {"position": {"x": 5, "y": 5}, "hidden": True})}, [
-        {"type": "posture", "actor_id": "<Aiko>", "posture": "illumination", "seed": 1},
-        {"type": "attack", "actor_id": "<Aiko>", "target_id": "<Brute>", "damage": "1d6", "seed": 2},
-        {"type": "move", "actor_id": "<Aiko>", "to": {"x": 0, "y": 1}},
-        {"type": "dash", "actor_id": "<Shade>", "seed": 3},
-        {"type": "attack", "actor_id": "<Brute>", "target_id": "<Aiko>", "kind": "ranged", "damage": "1d6", "seed": 4},
-        {"type": "posture", "actor_id": "<Brute>", "posture": "offensive"}])
-    for method, path, body, status in (("PATCH", f"/v1/campaigns/{camp}", {"name": "Renamed"}, 200),
-                                       ("POST", f"/v1/campaigns/{camp}/players", {"name": "Alice"}, 201),
-                                       ("DELETE", f"/v1/characters/{t.character(GC_SHEET)}", None, 204)):
+    fight(
+        t,
+        {
+            "Aiko": ("pc", GC_SHEET, {"position": {"x": 0, "y": 0}}),
+            "Brute": ("npc", GC_SHEET, {"position": {"x": 1, "y": 0}, "reaction": "parry"}),
+            "Shade": ("npc", GC_SHEET, {"position": {"x": 5, "y": 5}, "hidden": True}),
+        },
+        [
+            {"type": "posture", "actor_id": "<Aiko>", "posture": "illumination", "seed": 1},
+            {"type": "attack", "actor_id": "<Aiko>", "target_id": "<Brute>", "damage": "1d6", "seed": 2},
+            {"type": "move", "actor_id": "<Aiko>", "to": {"x": 0, "y": 1}},
+            {"type": "dash", "actor_id": "<Shade>", "seed": 3},
+            {
+                "type": "attack",
+                "actor_id": "<Brute>",
+                "target_id": "<Aiko>",
+                "kind": "ranged",
+                "damage": "1d6",
+                "seed": 4,
+            },
+            {"type": "posture", "actor_id": "<Brute>", "posture": "offensive"},
+        ],
+    )
+    for method, path, body, status in (
+        ("PATCH", f"/v1/campaigns/{camp}", {"name": "Renamed"}, 200),
+        ("POST", f"/v1/campaigns/{camp}/players", {"name": "Alice"}, 201),
+        ("DELETE", f"/v1/characters/{t.character(GC_SHEET)}", None, 204),
+    ):
         assert t.wire.client.request(method, path, json=body, headers=gm).status_code == status
     return [hero, lucky]
 
@@ -198,26 +229,68 @@ def play_asgard(t: Table) -> list[str]:
     t.post(REROLL, {"seed": 5}, hero, test_id=rolled["id"])
     for body in ({"skill": "combat", "difficulty": "moyen"}, {"skill": "survie"}):
         t.post(ODDS, body, hero)
-    t.post(OPPOSED, {"a": {"character_id": hero, "skill": "combat", "heroism_4d6": True},
-                     "b": {"character_id": npc, "skill": "defense"}, "seed": 6})
-    t.post(GROUP, {"skill": "survie", "difficulty": "moyen", "seed": 7,
-                   "participants": [{"character_id": hero}, {"character_id": ally, "heroism_4d6": True}]})
-    for body in ({"type": "fall", "metres": 7, "voluntary": True}, {"type": "fire", "size": "campfire", "rounds": 2},
-                 {"type": "asphyxia", "rounds": 4}, {"type": "chase", "mode": "foot", "progression": 1},
-                 {"type": "heroic_effect", "asset": "Fils de Thor"},
-                 {"type": "cancel_damage", "damage": 3, "already_applied": True},
-                 {"type": "protect_ally", "ally_id": ally, "damage": 4, "protection": True},
-                 {"type": "rest", "healer_soins": 4}, {"type": "damage", "amount": 100},
-                 {"type": "mal_en_point", "damage": 3}, {"type": "first_aid", "healer_soins": 6}):
+    t.post(
+        OPPOSED,
+        {
+            "a": {"character_id": hero, "skill": "combat", "heroism_4d6": True},
+            "b": {"character_id": npc, "skill": "defense"},
+            "seed": 6,
+        },
+    )
+    t.post(
+        GROUP,
+        {
+            "skill": "survie",
+            "difficulty": "moyen",
+            "seed": 7,
+            "participants": [{"character_id": hero}, {"character_id": ally, "heroism_4d6": True}],
+        },
+    )
+    for body in (
+        {"type": "fall", "metres": 7, "voluntary": True},
+        {"type": "fire", "size": "campfire", "rounds": 2},
+        {"type": "asphyxia", "rounds": 4},
+        {"type": "chase", "mode": "foot", "progression": 1},
+        {"type": "heroic_effect", "asset": "Fils de Thor"},
+        {"type": "cancel_damage", "damage": 3, "already_applied": True},
+        {"type": "protect_ally", "ally_id": ally, "damage": 4, "protection": True},
+        {"type": "rest", "healer_soins": 4},
+        {"type": "damage", "amount": 100},
+        {"type": "mal_en_point", "damage": 3},
+        {"type": "first_aid", "healer_soins": 6},
+    ):
         t.post(ACTIONS, {**body, "seed": 8}, hero)
-    fight(t, {"Sigrid": ("pc", AS_SHEET, {}), "Jarl": ("npc", {**AS_SHEET, "tier": "boss"}, {}),
-              "Ulf": ("npc", AS_SHEET, {"hidden": True})}, [
-        {"type": "attack", "actor_id": "<Sigrid>", "target_id": "<Jarl>", "damage": "2d6", "seed": 4},
-        {"type": "attack", "actor_id": "<Jarl>", "target_id": "<Sigrid>", "damage": "1d6", "take_11": True,
-         "primes": ["efficacite"], "penalties": ["danger"], "seed": 5},
-        {"type": "damage", "target_id": "<Sigrid>", "amount": 15},  # then AS-C5: dying, unconscious
-        {"type": "attack", "actor_id": "<Ulf>", "target_id": "<Sigrid>", "damage": "3d6", "unperceived": True,
-         "dice": [6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1]}], resource="vitality")
+    fight(
+        t,
+        {
+            "Sigrid": ("pc", AS_SHEET, {}),
+            "Jarl": ("npc", {**AS_SHEET, "tier": "boss"}, {}),
+            "Ulf": ("npc", AS_SHEET, {"hidden": True}),
+        },
+        [
+            {"type": "attack", "actor_id": "<Sigrid>", "target_id": "<Jarl>", "damage": "2d6", "seed": 4},
+            {
+                "type": "attack",
+                "actor_id": "<Jarl>",
+                "target_id": "<Sigrid>",
+                "damage": "1d6",
+                "take_11": True,
+                "primes": ["efficacite"],
+                "penalties": ["danger"],
+                "seed": 5,
+            },
+            {"type": "damage", "target_id": "<Sigrid>", "amount": 15},  # then AS-C5: dying, unconscious
+            {
+                "type": "attack",
+                "actor_id": "<Ulf>",
+                "target_id": "<Sigrid>",
+                "damage": "3d6",
+                "unperceived": True,
+                "dice": [6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+            },
+        ],
+        resource="vitality",
+    )
     return [hero, ally, npc]
 
 
@@ -229,14 +302,46 @@ def play_rulebook_d100(t: Table) -> list[str]:
     t.post(TESTS, {"stat": "HAB", "skill": "nage", "overflow_crit": True, "seed": 1}, hero)
     t.post(ODDS, {"stat": "FOR", "skill": "escrime"}, hero)
     t.post(OPPOSED, {"a": {"character_id": hero, "stat": "FOR"}, "b": {"character_id": foe, "stat": "HAB"}, "seed": 2})
-    t.post(OPPOSED, {"a": {"character_id": hero, "stat": "FOR"}, "b": {"character_id": third, "stat": "FOR"},
-                     "tiebreak": False, "dice": [23, 23]})  # a draw
-    fight(t, {"Hero": ("pc", RB_SHEET, {}), "Foe": ("npc", RB_SHEET, {"reaction": "absorb"}),
-              "Lurker": ("npc", RB_SHEET, {"hidden": True})}, [
-        {"type": "attack", "actor_id": "<Hero>", "target_id": "<Foe>", "damage": "1d6", "seed": 6},
-        {"type": "attack", "actor_id": "<Foe>", "target_id": "<Hero>", "damage": "1d6", "kind": "morale", "seed": 7}])
-    t.post(GROUP, {"stat": "HAB", "seed": 3, "participants": [
-        {"character_id": hero}, {"character_id": foe, "skill": "escrime"}, {"character_id": third, "dice": [50]}]})
+    t.post(
+        OPPOSED,
+        {
+            "a": {"character_id": hero, "stat": "FOR"},
+            "b": {"character_id": third, "stat": "FOR"},
+            "tiebreak": False,
+            "dice": [23, 23],
+        },
+    )  # a draw
+    fight(
+        t,
+        {
+            "Hero": ("pc", RB_SHEET, {}),
+            "Foe": ("npc", RB_SHEET, {"reaction": "absorb"}),
+            "Lurker": ("npc", RB_SHEET, {"hidden": True}),
+        },
+        [
+            {"type": "attack", "actor_id": "<Hero>", "target_id": "<Foe>", "damage": "1d6", "seed": 6},
+            {
+                "type": "attack",
+                "actor_id": "<Foe>",
+                "target_id": "<Hero>",
+                "damage": "1d6",
+                "kind": "morale",
+                "seed": 7,
+            },
+        ],
+    )
+    t.post(
+        GROUP,
+        {
+            "stat": "HAB",
+            "seed": 3,
+            "participants": [
+                {"character_id": hero},
+                {"character_id": foe, "skill": "escrime"},
+                {"character_id": third, "dice": [50]},
+            ],
+        },
+    )
     return [hero, foe, third]
 
 
@@ -249,9 +354,21 @@ def play_worlds_awakening(t: Table) -> list[str]:
     t.post(ODDS, {"stat": "CHA", "difficulty": "difficile"}, hero)
     t.post(ACTIONS, {"type": "challenge_remove", "name": "crochetage"}, hero)
     t.post(ACTIONS, {"type": "pending_modifier", "stat": "FOR", "value": -2}, hero)
-    fight(t, {"Hero": ("pc", WA_SHEET, {}), "Foe": ("npc", WA_SHEET, {}), "Lurker": ("npc", WA_SHEET, {"hidden": True})}, [
-        {"type": "attack", "actor_id": "<Hero>", "target_id": "<Foe>", "damage": "1d6", "seed": 8},
-        {"type": "attack", "actor_id": "<Foe>", "target_id": "<Hero>", "kind": "magical", "damage": "2d4", "seed": 9}])
+    fight(
+        t,
+        {"Hero": ("pc", WA_SHEET, {}), "Foe": ("npc", WA_SHEET, {}), "Lurker": ("npc", WA_SHEET, {"hidden": True})},
+        [
+            {"type": "attack", "actor_id": "<Hero>", "target_id": "<Foe>", "damage": "1d6", "seed": 8},
+            {
+                "type": "attack",
+                "actor_id": "<Foe>",
+                "target_id": "<Hero>",
+                "kind": "magical",
+                "damage": "2d4",
+                "seed": 9,
+            },
+        ],
+    )
     return [hero]
 
 
@@ -262,13 +379,19 @@ def play_an_encounter(wire: Wire, campaign, character_factory) -> None:
     client, gm = wire.client, campaign.gm
     hero = t.character(WA_SHEET)
     goblin = t.character({**WA_SHEET, "stats": {**WA_SHEET["stats"], "DEX": 0}}, kind="npc", name="Goblin")
-    r = client.post(f"/v1/campaigns/{campaign.id}/encounters", headers=gm,
-                    json={"name": "Ambush", "combatants": [{"character_id": hero}, {"character_id": goblin, "count": 2}]})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/encounters",
+        headers=gm,
+        json={"name": "Ambush", "combatants": [{"character_id": hero}, {"character_id": goblin, "count": 2}]},
+    )
     assert r.status_code == 201, r.text
     eid, target = r.json()["id"], r.json()["combatants"][1]["id"]
     assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=gm).status_code == 201
-    r = client.post(f"/v1/encounters/{eid}/actions", headers=gm,
-                    json={"type": "condition", "target_id": target, "add": {"name": "cursed"}})
+    r = client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=gm,
+        json={"type": "condition", "target_id": target, "add": {"name": "cursed"}},
+    )
     assert r.status_code == 201, r.text
     assert client.post(f"/v1/encounters/{eid}/actions/{r.json()['id']}/revert", json={}, headers=gm).status_code == 201
     assert client.post(f"/v1/encounters/{eid}/end", headers=gm).status_code == 200  # a state, not a new resource
@@ -277,8 +400,12 @@ def play_an_encounter(wire: Wire, campaign, character_factory) -> None:
         wire.met.add(EVENTS[event["type"]])
 
 
-PLAYS = {"great-cosmos": play_great_cosmos, "asgard": play_asgard, "rulebook-d100": play_rulebook_d100,
-         "worlds-awakening": play_worlds_awakening}
+PLAYS = {
+    "great-cosmos": play_great_cosmos,
+    "asgard": play_asgard,
+    "rulebook-d100": play_rulebook_d100,
+    "worlds-awakening": play_worlds_awakening,
+}
 
 
 def test_every_result_of_every_ruleset_matches_its_model(client, campaign_factory, character_factory):
@@ -304,14 +431,24 @@ def test_results_are_declared_for_exactly_what_each_ruleset_supports():
             assert adapter.supports(capability) == bool(declared.get(capability.value)), (adapter.id, capability)
         if adapter.supports(Capability.ACTION):
             types = {m.model_fields["type"].annotation.__args__[0] for m in declared["action"]}
-            assert types == {m.model_fields["type"].annotation.__args__[0]
-                             for m in adapter.request_models(Capability.ACTION)}
+            assert types == {
+                m.model_fields["type"].annotation.__args__[0] for m in adapter.request_models(Capability.ACTION)
+            }
 
 
 def test_a_result_with_an_undeclared_field_is_refused():
-    body = {"id": "e1", "kind": "roll", "expression": "d6", "total": 3, "purpose": "roll", "character_id": None,
-            "rolls": [{"die": "d6", "value": 3, "purpose": "roll"}], "hidden": False,
-            "created_at": "2026-11-29T12:00:00.000000Z", "provenance": "server"}
+    body = {
+        "id": "e1",
+        "kind": "roll",
+        "expression": "d6",
+        "total": 3,
+        "purpose": "roll",
+        "character_id": None,
+        "rolls": [{"die": "d6", "value": 3, "purpose": "roll"}],
+        "hidden": False,
+        "created_at": "2026-11-29T12:00:00.000000Z",
+        "provenance": "server",
+    }
     TypeAdapter(DOCUMENTED[("GET", ENTRY)]).validate_json(json.dumps(body), strict=True)
     with pytest.raises(ValueError, match="Extra inputs are not permitted"):
         TypeAdapter(DOCUMENTED[("GET", ENTRY)]).validate_json(json.dumps({**body, "surprise": 1}), strict=True)

@@ -1,4 +1,5 @@
 """HTTP tests of free rolls, dice provenance, the roll log, and who may roll what (issue #2)."""
+
 from __future__ import annotations
 
 import json
@@ -38,26 +39,52 @@ def d(die: str, value: int, purpose: str = "roll", dropped: bool = False) -> dic
 
 # --- free rolls with table dice ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("expression, dice, total, rolls", [
-    ("3d6+2", [1, 2, 3], 8, [d("d6", 1), d("d6", 2), d("d6", 3)]),
-    ("4d6kh3", [1, 5, 3, 6], 14, [d("d6", 1, dropped=True), d("d6", 5), d("d6", 3), d("d6", 6)]),
-    ("4d6kl1", [4, 2, 6, 3], 2, [d("d6", 4, dropped=True), d("d6", 2), d("d6", 6, dropped=True), d("d6", 3, dropped=True)]),
-    ("4d6dl1", [4, 2, 6, 3], 13, [d("d6", 4), d("d6", 2, dropped=True), d("d6", 6), d("d6", 3)]),
-    ("d%", [42], 42, [d("d100", 42)]),
-    ("d100", [100], 100, [d("d100", 100)]),
-    ("2d6+1d4+3", [6, 5, 4], 18, [d("d6", 6), d("d6", 5), d("d4", 4)]),
-    ("1d20-1", [20], 19, [d("d20", 20)]),
-    ("2d6 - 1d4", [1, 1, 4], -2, [d("d6", 1), d("d6", 1), d("d4", 4)]),
-    ("7", [], 7, []),
-])
+
+@pytest.mark.parametrize(
+    "expression, dice, total, rolls",
+    [
+        ("3d6+2", [1, 2, 3], 8, [d("d6", 1), d("d6", 2), d("d6", 3)]),
+        ("4d6kh3", [1, 5, 3, 6], 14, [d("d6", 1, dropped=True), d("d6", 5), d("d6", 3), d("d6", 6)]),
+        (
+            "4d6kl1",
+            [4, 2, 6, 3],
+            2,
+            [d("d6", 4, dropped=True), d("d6", 2), d("d6", 6, dropped=True), d("d6", 3, dropped=True)],
+        ),
+        ("4d6dl1", [4, 2, 6, 3], 13, [d("d6", 4), d("d6", 2, dropped=True), d("d6", 6), d("d6", 3)]),
+        ("d%", [42], 42, [d("d100", 42)]),
+        ("d100", [100], 100, [d("d100", 100)]),
+        ("2d6+1d4+3", [6, 5, 4], 18, [d("d6", 6), d("d6", 5), d("d4", 4)]),
+        ("1d20-1", [20], 19, [d("d20", 20)]),
+        ("2d6 - 1d4", [1, 1, 4], -2, [d("d6", 1), d("d6", 1), d("d4", 4)]),
+        ("7", [], 7, []),
+    ],
+)
 def test_free_roll_with_table_dice(client, campaign, count_rows, expression, dice, total, rolls):
     r = roll(client, campaign, expression=expression, dice=dice)
     assert r.status_code == 201, r.text
     body = r.json()
-    assert set(body) == {"id", "kind", "expression", "rolls", "total", "purpose", "hidden", "created_at", "character_id",
-                         "provenance"}
-    assert (body["kind"], body["expression"], body["total"], body["purpose"], body["hidden"], body["character_id"],
-            body["provenance"]) == ("roll", expression, total, "roll", False, None, "table")
+    assert set(body) == {
+        "id",
+        "kind",
+        "expression",
+        "rolls",
+        "total",
+        "purpose",
+        "hidden",
+        "created_at",
+        "character_id",
+        "provenance",
+    }
+    assert (
+        body["kind"],
+        body["expression"],
+        body["total"],
+        body["purpose"],
+        body["hidden"],
+        body["character_id"],
+        body["provenance"],
+    ) == ("roll", expression, total, "roll", False, None, "table")
     assert body["rolls"] == rolls
     assert body["created_at"].endswith("Z")
     assert count_rows("roll_log", campaign_id=campaign.id) == 1
@@ -80,11 +107,15 @@ def test_free_roll_without_dice_rolls_in_bounds(client, campaign):
     assert body["total"] == sum(x["value"] for x in body["rolls"])
 
 
-@pytest.mark.parametrize("expression", ["garbage", "3d", "d", "3x6", "2d6++1", "101d6", "d1001", "d0", "0d6",
-                                        "3d6kh4", "1234567+1", "1" * 201, "", "   "])
+@pytest.mark.parametrize(
+    "expression",
+    ["garbage", "3d", "d", "3x6", "2d6++1", "101d6", "d1001", "d0", "0d6", "3d6kh4", "1234567+1", "1" * 201, "", "   "],
+)
 def test_bad_expression_is_a_422_and_not_logged(client, campaign, count_rows, expression):
     r = roll(client, campaign, expression=expression)
-    body = assert_problem(r, 422, "validation-error" if len(expression) > 200 or expression == "" else "invalid-dice-expression")
+    body = assert_problem(
+        r, 422, "validation-error" if len(expression) > 200 or expression == "" else "invalid-dice-expression"
+    )
     assert [e["loc"] for e in body["errors"]] == [["body", "expression"]]
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 
@@ -100,8 +131,9 @@ def test_too_few_table_dice_says_which_is_needed(client, campaign, count_rows):
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 
 
-@pytest.mark.parametrize("dice, index, value", [([3, 7], 1, 7), ([0, 1], 0, 0), ([-1, 1], 0, -1),
-                                                ([10**30, 1], 0, 10**30)])
+@pytest.mark.parametrize(
+    "dice, index, value", [([3, 7], 1, 7), ([0, 1], 0, 0), ([-1, 1], 0, -1), ([10**30, 1], 0, 10**30)]
+)
 def test_table_die_out_of_range_is_a_422(client, campaign, count_rows, dice, index, value):
     r = roll(client, campaign, expression="2d6", dice=dice)
     body = assert_problem(r, 422, "invalid-dice")
@@ -124,6 +156,7 @@ def test_seed_and_dice_together_is_a_422(client, campaign):
 
 # --- seeded rolls ------------------------------------------------------------------------------------
 
+
 def test_seeded_rolls_are_reproducible(client, campaign, count_rows):
     first = roll(client, campaign, expression="4d6kh3+2d10+d100", seed=20261129).json()
     second = roll(client, campaign, expression="4d6kh3+2d10+d100", seed=20261129).json()
@@ -135,16 +168,22 @@ def test_seeded_rolls_are_reproducible(client, campaign, count_rows):
     assert [x["value"] for x in other["rolls"]] != [x["value"] for x in first["rolls"]]
 
     # and in another process, straight from the dice core
-    code = ("import json; from app.rules.dice import dice_source, parse; s = dice_source(seed=20261129); "
-            "t = parse('4d6kh3+2d10+d100').roll(s, 'roll'); print(json.dumps([t, [r.to_dict() for r in s.rolls]]))")
+    code = (
+        "import json; from app.rules.dice import dice_source, parse; s = dice_source(seed=20261129); "
+        "t = parse('4d6kh3+2d10+d100').roll(s, 'roll'); print(json.dumps([t, [r.to_dict() for r in s.rolls]]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
     total, rolls = json.loads(out.stdout)
     assert (total, rolls) == (first["total"], first["rolls"])
 
 
 def test_seeded_test_is_reproducible(client, campaign, hero):
-    bodies = [client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "esprit", "seed": 7},
-                          headers=campaign.gm).json() for _ in range(2)]
+    bodies = [
+        client.post(
+            f"/v1/characters/{hero['id']}/tests", json={"stat": "esprit", "seed": 7}, headers=campaign.gm
+        ).json()
+        for _ in range(2)
+    ]
     # karma may change between the two tests, but the d100 of a seed does not
     assert bodies[0]["rolls"][0] == bodies[1]["rolls"][0]
     code = "from app.rules.dice import dice_source; print(dice_source(seed=7).roll(100, 'test'))"
@@ -160,6 +199,7 @@ def test_out_of_range_seed_is_a_422(client, campaign, seed):
 
 
 # --- the log ------------------------------------------------------------------------------------------
+
 
 def test_log_is_newest_first_with_keyset_pages(client, campaign):
     made = [roll(client, campaign, expression="d6", dice=[i]).json() for i in range(1, 6)]
@@ -194,9 +234,13 @@ def test_log_bad_cursor_or_limit_is_a_422(client, campaign, params):
 
 def test_log_filters_by_character_and_kind(client, campaign, hero, character_factory):
     other = character_factory(campaign, GC_MINIMAL, kind="npc", name="Orc")
-    t1 = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [50]}, headers=campaign.gm).json()
+    t1 = client.post(
+        f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [50]}, headers=campaign.gm
+    ).json()
     r1 = roll(client, campaign, expression="d6", dice=[2], character_id=hero["id"]).json()
-    t2 = client.post(f"/v1/characters/{other['id']}/tests", json={"stat": "force", "dice": [80]}, headers=campaign.gm).json()
+    t2 = client.post(
+        f"/v1/characters/{other['id']}/tests", json={"stat": "force", "dice": [80]}, headers=campaign.gm
+    ).json()
     r2 = roll(client, campaign, expression="d6", dice=[3]).json()
 
     assert log(client, campaign)["items"] == [r2, t2, r1, t1]
@@ -208,7 +252,10 @@ def test_log_filters_by_character_and_kind(client, campaign, hero, character_fac
     assert log(client, campaign, kind="level_up")["items"] == []
     page = log(client, campaign, kind="test", limit=1)
     assert page["items"] == [t2]
-    assert log(client, campaign, kind="test", limit=1, cursor=page["next_cursor"]) == {"items": [t1], "next_cursor": None}
+    assert log(client, campaign, kind="test", limit=1, cursor=page["next_cursor"]) == {
+        "items": [t1],
+        "next_cursor": None,
+    }
 
 
 def test_a_tests_log_entry_is_its_response(client, campaign, hero, count_rows):
@@ -217,7 +264,12 @@ def test_a_tests_log_entry_is_its_response(client, campaign, hero, count_rows):
     result = r.json()
     assert (result["kind"], result["character_id"], result["ruleset"]) == ("test", hero["id"], GC)
     assert (result["natural"], result["score"], result["target"], result["outcome"], result["success"]) == (
-        50, 50, 68, "success", True)
+        50,
+        50,
+        68,
+        "success",
+        True,
+    )
     assert result["rolls"] == [d("d100", 50, "test")]
     assert result["effects"]["karma"]["before"] == 0 and result["effects"]["karma"]["after"] == 0
     assert count_rows("roll_log", campaign_id=campaign.id) == 1
@@ -258,8 +310,9 @@ def test_hidden_gm_rolls_are_only_for_the_gm(client, campaign, alice, count_rows
 
 
 def test_hidden_gm_test_is_only_for_the_gm(client, campaign, hero, alice):
-    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [30], "hidden": True},
-                    headers=campaign.gm)
+    r = client.post(
+        f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [30], "hidden": True}, headers=campaign.gm
+    )
     assert r.status_code == 201, r.text
     secret = r.json()
     assert log(client, campaign, alice.headers, character_id=hero["id"]) == {"items": [], "next_cursor": None}
@@ -291,8 +344,9 @@ def test_no_route_edits_or_deletes_the_log(client, campaign, count_rows, method)
     assert r.json() == made
 
 
-def test_free_roll_for_a_character_of_another_campaign_is_a_404(client, campaign, campaign_factory,
-                                                                 character_factory, count_rows):
+def test_free_roll_for_a_character_of_another_campaign_is_a_404(
+    client, campaign, campaign_factory, character_factory, count_rows
+):
     other = campaign_factory(GC)
     stranger = character_factory(other, GC_MINIMAL)
     r = roll(client, campaign, expression="d6", dice=[1], character_id=stranger["id"])
@@ -301,6 +355,7 @@ def test_free_roll_for_a_character_of_another_campaign_is_a_404(client, campaign
 
 
 # --- who may roll what ----------------------------------------------------------------------------------
+
 
 def test_player_free_roll_and_own_test(client, campaign, alice, hero, count_rows):
     """Rolled by the server: a player's `seed` is a 403 here (issue 21 item 2, tests/api/test_provenance.py)."""
@@ -333,7 +388,9 @@ def test_player_table_dice_need_the_option(client, campaign, alice, hero, count_
     assert_problem(r, 403, "forbidden")
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 
-    r = client.patch(f"/v1/campaigns/{campaign.id}", json={"options": {"players_may_enter_dice": True}}, headers=campaign.gm)
+    r = client.patch(
+        f"/v1/campaigns/{campaign.id}", json={"options": {"players_may_enter_dice": True}}, headers=campaign.gm
+    )
     assert r.status_code == 200
     r = roll(client, campaign, alice.headers, expression="d6", dice=[4])
     assert r.status_code == 201, r.text

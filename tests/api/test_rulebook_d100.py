@@ -1,10 +1,10 @@
 """HTTP tests of the rulebook-d100 ruleset (rulebook-d100.md), driven by table dice."""
+
 from __future__ import annotations
 
 import pytest
 
 from tests.factories import RB, SHEETS
-
 
 
 @pytest.fixture
@@ -26,6 +26,7 @@ def odds(client, campaign, hero, body):
 
 # --- sheet and catalogue ----------------------------------------------------------------
 
+
 # rule: RB-S3
 def test_rb_s3_sheet_is_stored_as_given_with_derived(client, campaign, hero):
     assert hero["sheet"] == {**SHEETS[RB], "weapons": []}
@@ -37,28 +38,34 @@ def test_rb_s3_sheet_is_stored_as_given_with_derived(client, campaign, hero):
 # rule: RB-F1
 def test_rb_f1_default_sheet_has_the_ten_stats_at_50(campaign, character_factory):
     ch = character_factory(campaign, {})
-    assert ch["sheet"]["stats"] == {s: 50 for s in ("FOR", "CON", "HAB", "INT", "SAG", "VOL", "CHA", "DIS", "REL", "PER")}
+    assert ch["sheet"]["stats"] == {
+        s: 50 for s in ("FOR", "CON", "HAB", "INT", "SAG", "VOL", "CHA", "DIS", "REL", "PER")
+    }
     assert ch["sheet"]["crit_chance"] == 5
 
 
 # rule: RB-S1
 def test_rb_s1_invalid_sheet_is_a_422(client, campaign):
-    for bad in ({"stats": {"FOR": "x"}}, {"crit_chance": 60}, {"stats": {}}, {"mana": 3},
-                {"hp": 20, "hp_max": 10}):
-        r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": bad},
-                        headers=campaign.gm)
+    for bad in ({"stats": {"FOR": "x"}}, {"crit_chance": 60}, {"stats": {}}, {"mana": 3}, {"hp": 20, "hp_max": 10}):
+        r = client.post(
+            f"/v1/campaigns/{campaign.id}/characters",
+            json={"name": "X", "kind": "pc", "sheet": bad},
+            headers=campaign.gm,
+        )
         assert r.status_code == 422, (bad, r.text)
 
 
 # rule: RB-S2
 def test_rb_s2_weapon_damage_must_be_a_dice_expression(client, campaign):
     sheet = {**SHEETS[RB], "weapons": [{"name": "epee", "damage": "2d6+1", "kind": "melee"}]}
-    r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": sheet},
-                    headers=campaign.gm)
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": sheet}, headers=campaign.gm
+    )
     assert r.status_code == 201, r.text
     sheet["weapons"][0]["damage"] = "2 swords"
-    r = client.post(f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": sheet},
-                    headers=campaign.gm)
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/characters", json={"name": "X", "kind": "pc", "sheet": sheet}, headers=campaign.gm
+    )
     assert r.status_code == 422
 
 
@@ -72,15 +79,28 @@ def test_rb_t2_ruleset_catalogue(client):
 
 # --- tests --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("pct, die, level, outcome", [
-    (40, 51, -1, "failure"), (80, 34, 5, "success"), (75, 74, 0, "success"),
-    (75, 78, 0, "failure"), (120, 22, 10, "success"), (-25, 90, -11, "failure"),
-])
+
+@pytest.mark.parametrize(
+    "pct, die, level, outcome",
+    [
+        (40, 51, -1, "failure"),
+        (80, 34, 5, "success"),
+        (75, 74, 0, "success"),
+        (75, 78, 0, "failure"),
+        (120, 22, 10, "success"),
+        (-25, 90, -11, "failure"),
+    ],
+)
 def test_rb_t4_seed_table_through_http(client, campaign, character_factory, pct, die, level, outcome):
     ch = character_factory(campaign, {"stats": {"X": 50}, "crit_chance": 0})
     body = run(client, campaign, ch, {"stat": "X", "modifier": pct - 50, "dice": [die]})
-    assert (body["target"], body["natural"], body["score"], body["success_level"], body["outcome"]) == \
-        (pct, die, die, level, outcome)
+    assert (body["target"], body["natural"], body["score"], body["success_level"], body["outcome"]) == (
+        pct,
+        die,
+        die,
+        level,
+        outcome,
+    )
     assert body["rolls"] == [{"die": "d100", "value": die, "purpose": "test"}]
     assert body["kind"] == "test" and body["ruleset"] == RB
 
@@ -103,15 +123,20 @@ def test_rb_t1_unknown_stat_and_unused_fields_are_422(client, campaign, hero):
     assert r.json()["errors"][0]["loc"] == ["body", "stat"]
     r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "FOR", "target": 40}, headers=campaign.gm)
     assert r.status_code == 422
-    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "FOR", "difficulty": "moyenne"},
-                    headers=campaign.gm)
+    r = client.post(
+        f"/v1/characters/{hero['id']}/tests", json={"stat": "FOR", "difficulty": "moyenne"}, headers=campaign.gm
+    )
     assert r.status_code == 422
 
 
 def test_rb_t5_critical_failure_doubles_negative(client, campaign, hero):
     body = run(client, campaign, hero, {"stat": "FOR", "difficulty": "simplissime", "modifier": -30, "dice": [98]})
-    assert (body["target"], body["outcome"], body["success_level"], body["success"]) == \
-        (120, "critical_failure", -6, False)
+    assert (body["target"], body["outcome"], body["success_level"], body["success"]) == (
+        120,
+        "critical_failure",
+        -6,
+        False,
+    )
 
 
 def test_rb_t5_critical_success_doubles_positive(client, campaign, hero):
@@ -120,8 +145,9 @@ def test_rb_t5_critical_success_doubles_positive(client, campaign, hero):
 
 
 def test_rb_t6_campaign_options_validated_and_applied(client, campaign_factory, character_factory):
-    r = client.post("/v1/campaigns", json={"name": "x", "ruleset": RB,
-                                           "options": {"crit_success_rescues_negative": "maybe"}})
+    r = client.post(
+        "/v1/campaigns", json={"name": "x", "ruleset": RB, "options": {"crit_success_rescues_negative": "maybe"}}
+    )
     assert r.status_code == 422
     r = client.post("/v1/campaigns", json={"name": "x", "ruleset": RB, "options": {"rescue": True}})
     assert r.status_code == 422
@@ -143,18 +169,25 @@ def test_rb_t6_defaults_allow_rescue_and_ruin(client, campaign, hero):
 
 
 def test_rb_t7_overflow_crit_per_test(client, campaign, hero):
-    body = run(client, campaign, hero, {"stat": "HAB", "difficulty": "simplissime", "overflow_crit": True, "dice": [17]})
+    body = run(
+        client, campaign, hero, {"stat": "HAB", "difficulty": "simplissime", "overflow_crit": True, "dice": [17]}
+    )
     # 160%: +12 crit chance → 17 is critical
     assert (body["outcome"], body["crit_chance"]) == ("critical_success", {"success": 17, "failure": 5})
     body = run(client, campaign, hero, {"stat": "HAB", "difficulty": "simplissime", "dice": [17]})
     assert body["outcome"] == "success"
 
 
-@pytest.mark.parametrize("difficulty, die, outcome", [
-    ("impossible", 2, "failure"), ("impossible", 97, "critical_failure"),
-    ("quasi_impossible", 2, "critical_success"), ("quasi_inratable", 94, "success"),
-    ("inratable", 99, "success"),
-])
+@pytest.mark.parametrize(
+    "difficulty, die, outcome",
+    [
+        ("impossible", 2, "failure"),
+        ("impossible", 97, "critical_failure"),
+        ("quasi_impossible", 2, "critical_success"),
+        ("quasi_inratable", 94, "success"),
+        ("inratable", 99, "success"),
+    ],
+)
 def test_rb_t8_special_difficulties_through_http(client, campaign, hero, difficulty, die, outcome):
     assert run(client, campaign, hero, {"stat": "FOR", "difficulty": difficulty, "dice": [die]})["outcome"] == outcome
 
@@ -183,6 +216,7 @@ def test_rb_t3_players_need_the_option_to_enter_dice(client, campaign, player_fa
 
 # --- confrontation and ranking -------------------------------------------------------
 
+
 @pytest.fixture
 def rival(campaign, character_factory):
     return character_factory(campaign, {"stats": {"FOR": 70, "HAB": 40}}, name="Rival")
@@ -195,8 +229,15 @@ def opposed(client, campaign, body, status=201):
 
 
 def test_rb_c1_opposed_higher_level_wins(client, campaign, hero, rival):
-    body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "FOR", "skill": "escrime"},
-                                      "b": {"character_id": rival["id"], "stat": "FOR"}, "dice": [31, 55]})
+    body = opposed(
+        client,
+        campaign,
+        {
+            "a": {"character_id": hero["id"], "stat": "FOR", "skill": "escrime"},
+            "b": {"character_id": rival["id"], "stat": "FOR"},
+            "dice": [31, 55],
+        },
+    )
     assert (body["kind"], body["ruleset"], body["winner"], body["tiebreak"]) == ("opposed", RB, "a", "level")
     assert (body["a"]["success_level"], body["b"]["success_level"]) == (4, 2)
     assert body["a"]["character_id"] == hero["id"] and body["winner_id"] == hero["id"]
@@ -205,25 +246,57 @@ def test_rb_c1_opposed_higher_level_wins(client, campaign, hero, rival):
 
 # rule: RB-C2
 def test_rb_c2_opposed_equal_levels_lower_units_wins(client, campaign, hero, rival):
-    body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "HAB"},
-                                      "b": {"character_id": rival["id"], "stat": "FOR"}, "dice": [39, 32]})
+    body = opposed(
+        client,
+        campaign,
+        {
+            "a": {"character_id": hero["id"], "stat": "HAB"},
+            "b": {"character_id": rival["id"], "stat": "FOR"},
+            "dice": [39, 32],
+        },
+    )
     assert (body["a"]["success_level"], body["b"]["success_level"]) == (3, 4)
-    body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
-                                      "b": {"character_id": rival["id"], "stat": "FOR"}, "dice": [39, 32]})
+    body = opposed(
+        client,
+        campaign,
+        {
+            "a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
+            "b": {"character_id": rival["id"], "stat": "FOR"},
+            "dice": [39, 32],
+        },
+    )
     assert (body["winner"], body["tiebreak"]) == ("b", "units")
 
 
 # rule: RB-C2
 def test_rb_c2_opposed_reroll_consumes_a_then_b_until_different(client, campaign, hero, rival):
-    body = opposed(client, campaign, {"a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
-                                      "b": {"character_id": rival["id"], "stat": "FOR"},
-                                      "dice": [33, 33, 50, 50, 12, 71]})
+    body = opposed(
+        client,
+        campaign,
+        {
+            "a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
+            "b": {"character_id": rival["id"], "stat": "FOR"},
+            "dice": [33, 33, 50, 50, 12, 71],
+        },
+    )
     assert (body["winner"], body["tiebreak"], body["rerolls"]) == ("a", "reroll", {"a": [50, 12], "b": [50, 71]})
-    assert [r["purpose"] for r in body["rolls"]] == ["a: test", "b: test", "a: tiebreak", "b: tiebreak",
-                                                     "a: tiebreak", "b: tiebreak"]
-    r = client.post(f"/v1/campaigns/{campaign.id}/tests/opposed", headers=campaign.gm,
-                    json={"a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
-                          "b": {"character_id": rival["id"], "stat": "FOR"}, "dice": [33, 33, 50, 50]})
+    assert [r["purpose"] for r in body["rolls"]] == [
+        "a: test",
+        "b: test",
+        "a: tiebreak",
+        "b: tiebreak",
+        "a: tiebreak",
+        "b: tiebreak",
+    ]
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/tests/opposed",
+        headers=campaign.gm,
+        json={
+            "a": {"character_id": hero["id"], "stat": "HAB", "modifier": 10},
+            "b": {"character_id": rival["id"], "stat": "FOR"},
+            "dice": [33, 33, 50, 50],
+        },
+    )
     assert r.status_code == 422
     assert r.json()["needed"]["purpose"] == "a: tiebreak"
 
@@ -250,11 +323,19 @@ def group(client, campaign, body, status=201):
 # rule: RB-C3
 def test_rb_c3_ranking_with_per_participant_dice_and_tiebreaks(client, campaign, hero, rival, character_factory):
     third = character_factory(campaign, {"stats": {"FOR": 50}}, name="Third")
-    body = group(client, campaign, {"mode": "ranking", "stat": "FOR", "participants": [
-        {"character_id": hero["id"], "dice": [21, 40]},
-        {"character_id": rival["id"], "dice": [55]},
-        {"character_id": third["id"], "dice": [21, 10]},
-    ]})
+    body = group(
+        client,
+        campaign,
+        {
+            "mode": "ranking",
+            "stat": "FOR",
+            "participants": [
+                {"character_id": hero["id"], "dice": [21, 40]},
+                {"character_id": rival["id"], "dice": [55]},
+                {"character_id": third["id"], "dice": [21, 10]},
+            ],
+        },
+    )
     assert (body["kind"], body["mode"], body["ruleset"]) == ("group", "ranking", RB)
     assert [(e["place"], e["character_id"], e["tiebreak"], e["rerolls"]) for e in body["ranking"]] == [
         (1, third["id"], "reroll", [10]),
@@ -269,36 +350,69 @@ def test_rb_c3_ranking_with_per_participant_dice_and_tiebreaks(client, campaign,
 
 # rule: RB-C3
 def test_rb_c3_ranking_table_dice_errors_name_the_participant(client, campaign, hero, rival):
-    r = client.post(f"/v1/campaigns/{campaign.id}/tests/group", headers=campaign.gm, json={
-        "mode": "ranking", "stat": "FOR",
-        "participants": [{"character_id": hero["id"], "dice": [21, 40]}, {"character_id": rival["id"], "dice": [55]}]})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/tests/group",
+        headers=campaign.gm,
+        json={
+            "mode": "ranking",
+            "stat": "FOR",
+            "participants": [
+                {"character_id": hero["id"], "dice": [21, 40]},
+                {"character_id": rival["id"], "dice": [55]},
+            ],
+        },
+    )
     assert r.status_code == 422
     assert r.json()["errors"][0]["loc"] == ["body", "participants", "0", "dice"]
-    r = client.post(f"/v1/campaigns/{campaign.id}/tests/group", headers=campaign.gm, json={
-        "mode": "ranking", "stat": "FOR", "dice": [33],
-        "participants": [{"character_id": hero["id"]}, {"character_id": rival["id"], "dice": []}]})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/tests/group",
+        headers=campaign.gm,
+        json={
+            "mode": "ranking",
+            "stat": "FOR",
+            "dice": [33],
+            "participants": [{"character_id": hero["id"]}, {"character_id": rival["id"], "dice": []}],
+        },
+    )
     assert r.status_code == 422
     assert r.json()["errors"][0]["loc"] == ["body", "participants", "1", "dice"]
 
 
 # rule: RB-C3
 def test_rb_c3_ranking_mixes_shared_and_own_dice(client, campaign, hero, rival):
-    body = group(client, campaign, {"mode": "ranking", "stat": "FOR", "dice": [70],
-                                    "participants": [{"character_id": hero["id"]},
-                                                     {"character_id": rival["id"], "dice": [20]}]})
+    body = group(
+        client,
+        campaign,
+        {
+            "mode": "ranking",
+            "stat": "FOR",
+            "dice": [70],
+            "participants": [{"character_id": hero["id"]}, {"character_id": rival["id"], "dice": [20]}],
+        },
+    )
     assert [e["character_id"] for e in body["ranking"]] == [rival["id"], hero["id"]]
-    r = client.post(f"/v1/campaigns/{campaign.id}/tests/group", headers=campaign.gm,
-                    json={"mode": "cooperation", "stat": "FOR",
-                          "participants": [{"character_id": hero["id"]}, {"character_id": rival["id"]}]})
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/tests/group",
+        headers=campaign.gm,
+        json={
+            "mode": "cooperation",
+            "stat": "FOR",
+            "participants": [{"character_id": hero["id"]}, {"character_id": rival["id"]}],
+        },
+    )
     assert r.status_code == 422
 
 
 def test_rb_t6_options_patch_is_validated(client, campaign, hero):
-    r = client.patch(f"/v1/campaigns/{campaign.id}", headers=campaign.gm,
-                     json={"options": {"crit_failure_ruins_over_100": "sometimes"}})
+    r = client.patch(
+        f"/v1/campaigns/{campaign.id}",
+        headers=campaign.gm,
+        json={"options": {"crit_failure_ruins_over_100": "sometimes"}},
+    )
     assert r.status_code == 422, r.text
-    r = client.patch(f"/v1/campaigns/{campaign.id}", headers=campaign.gm,
-                     json={"options": {"crit_failure_ruins_over_100": False}})
+    r = client.patch(
+        f"/v1/campaigns/{campaign.id}", headers=campaign.gm, json={"options": {"crit_failure_ruins_over_100": False}}
+    )
     assert r.status_code == 200, r.text
     assert r.json()["options"]["crit_failure_ruins_over_100"] is False
     body = run(client, campaign, hero, {"stat": "HAB", "difficulty": "simplissime", "dice": [100]})
@@ -312,12 +426,20 @@ def test_rb_c1_a_confrontation_is_in_the_log_of_both_characters(client, campaign
     """RB-C1: filtering the roll log by either side finds the confrontation (and only it once)."""
     a = character_factory(campaign, SHEETS[RB], name="A")
     b = character_factory(campaign, SHEETS[RB], name="B")
-    body = {"a": {"character_id": a["id"], "stat": "FOR"}, "b": {"character_id": b["id"], "stat": "FOR"}, "dice": [10, 90]}
+    body = {
+        "a": {"character_id": a["id"], "stat": "FOR"},
+        "b": {"character_id": b["id"], "stat": "FOR"},
+        "dice": [10, 90],
+    }
     r = client.post(f"/v1/campaigns/{campaign.id}/tests/opposed", json=body, headers=campaign.gm)
     assert r.status_code == 201, r.text
     for ch in (a, b):
-        log = client.get(f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": ch["id"]}, headers=campaign.gm).json()
+        log = client.get(
+            f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": ch["id"]}, headers=campaign.gm
+        ).json()
         assert [e["id"] for e in log["items"]] == [r.json()["id"]]
     other = character_factory(campaign, SHEETS[RB], name="C")
-    log = client.get(f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": other["id"]}, headers=campaign.gm).json()
+    log = client.get(
+        f"/v1/campaigns/{campaign.id}/rolls", params={"character_id": other["id"]}, headers=campaign.gm
+    ).json()
     assert log["items"] == []

@@ -3,6 +3,7 @@ rolls exactly when its exact chance of success beats the failed attempts'), AS-H
 (oppositions and cooperations are rerolled; only the character's latest entry; a 4d6
 test again as 4d6, not paid twice), GC-P5 (the Illumination's advantage d6 stored with
 the posture and applied by every test), and odds refusing the fields they do not use."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -84,8 +85,9 @@ def test_as_t4_a_retry_with_a_lower_target_rolls(client, asgard):
     camp, hero, _ = asgard
     failed = roll(client, camp, hero, MOYEN_FAILED)
     assert failed["outcome"] == "failure"
-    retry = roll(client, camp, hero, {"skill": "survie", "difficulty": "facile", "retry_of": failed["id"],
-                                      "dice": [2, 2, 3]})
+    retry = roll(
+        client, camp, hero, {"skill": "survie", "difficulty": "facile", "retry_of": failed["id"], "dice": [2, 2, 3]}
+    )
     assert (retry["natural"], retry["score"], retry["target"], retry["outcome"]) == (7, 10, 10, "success")
     assert (retry["automatic"], retry["retry_of"], retry["improved"]) == (None, failed["id"], True)
     # the figures AS-T4 compared: 3d6 >= 12 before, 3d6 >= 7 now
@@ -111,20 +113,25 @@ def test_as_t4_a_retry_with_the_heroism_die_rolls(client, asgard):
 
 def test_as_t4_a_retry_with_the_proper_skill_after_a_close_skill_failure_rolls(client, asgard):
     camp, hero, _ = asgard
-    close = roll(client, camp, hero, {"skill": "perception", "close_skill": True, "difficulty": "moyen",
-                                      "dice": [4, 4, 4]})
+    close = roll(
+        client, camp, hero, {"skill": "perception", "close_skill": True, "difficulty": "moyen", "dice": [4, 4, 4]}
+    )
     assert (close["score"], close["target"], close["outcome"]) == (15, 20, "failure")
     body = {"skill": "survie", "difficulty": "moyen", "retry_of": close["id"]}
     assert p(odds(client, camp, hero, body)["success"]) == P_MOYEN  # 3d6 >= 12, against 3d6 >= 17 before
     retry = roll(client, camp, hero, {**body, "dice": [4, 4, 4]})
     assert (retry["score"], retry["target"], retry["outcome"], retry["automatic"]) == (15, 15, "success", None)
     # the same close skill again is no better: an automatic failure, no dice
-    again = roll(client, camp, hero, {"skill": "perception", "close_skill": True, "difficulty": "moyen",
-                                      "retry_of": close["id"]})
+    again = roll(
+        client, camp, hero, {"skill": "perception", "close_skill": True, "difficulty": "moyen", "retry_of": close["id"]}
+    )
     assert (again["automatic"], again["outcome"], again["rolls"]) == ("retry_without_improvement", "failure", [])
     # two proper skills are two tests, not a retry
-    r = client.post(f"/v1/characters/{hero}/tests", headers=camp.gm,
-                    json={"skill": "combat", "difficulty": "moyen", "retry_of": retry["id"]})
+    r = client.post(
+        f"/v1/characters/{hero}/tests",
+        headers=camp.gm,
+        json={"skill": "combat", "difficulty": "moyen", "retry_of": retry["id"]},
+    )
     assert r.status_code == 422 and "retry_of" in r.text
 
 
@@ -133,7 +140,11 @@ def test_as_t4_a_retry_no_better_than_the_failed_attempts_is_an_automatic_failur
     failed = roll(client, camp, hero, MOYEN_FAILED)
     same = roll(client, camp, hero, {"skill": "survie", "difficulty": "moyen", "retry_of": failed["id"]})
     assert (same["automatic"], same["outcome"], same["rolls"], same["improved"]) == (
-        "retry_without_improvement", "failure", [], False)
+        "retry_without_improvement",
+        "failure",
+        [],
+        False,
+    )
     assert p(same["retry_odds"]["failed"]) == p(same["retry_odds"]["retry"]) == P_MOYEN
     worse = {"skill": "survie", "difficulty": "moyen", "modifier": -1, "retry_of": failed["id"]}
     assert p(odds(client, camp, hero, worse)["outcomes"]["failure"]) == 1
@@ -145,19 +156,31 @@ def test_as_t4_a_retry_no_better_than_the_failed_attempts_is_an_automatic_failur
     assert chained["automatic"] == "retry_without_improvement"
     assert p(chained["retry_odds"]["failed"]) == P_MOYEN
     # "improved" is no longer declared: the odds decide
-    r = client.post(f"/v1/characters/{hero}/tests", headers=camp.gm,
-                    json={"skill": "survie", "difficulty": "moyen", "retry_of": failed["id"], "improved": True})
+    r = client.post(
+        f"/v1/characters/{hero}/tests",
+        headers=camp.gm,
+        json={"skill": "survie", "difficulty": "moyen", "retry_of": failed["id"], "improved": True},
+    )
     body = assert_problem(r, 422, "validation-error")
     assert [e["loc"] for e in body["errors"]] == [["body", "improved"]]
 
 
 # --- AS-H2: any test, the character's latest entry only, the same dice count ------------------
 
+
 def opposition(client, camp, hero: str, rival: str) -> dict:
     """Sigrid's combat (6) against Ulf's defense (4): 6 + 6 = 12 against 12 + 4 = 16, Ulf wins."""
-    return post(client, camp, f"/v1/campaigns/{camp.id}/tests/opposed",
-                {"a": {"character_id": hero, "skill": "combat"}, "b": {"character_id": rival, "skill": "defense"},
-                 "dice": [1, 2, 3, 4, 4, 4]}, model=OpposedResult)
+    return post(
+        client,
+        camp,
+        f"/v1/campaigns/{camp.id}/tests/opposed",
+        {
+            "a": {"character_id": hero, "skill": "combat"},
+            "b": {"character_id": rival, "skill": "defense"},
+            "dice": [1, 2, 3, 4, 4, 4],
+        },
+        model=OpposedResult,
+    )
 
 
 def test_as_h2_an_opposition_is_rerolled_by_the_side_that_spends(client, asgard):
@@ -170,7 +193,11 @@ def test_as_h2_an_opposition_is_rerolled_by_the_side_that_spends(client, asgard)
     assert (again["kind"], again["rerolls"], again["rerolled_for"]) == ("opposed", opposed["id"], hero)
     # Sigrid's test is rolled again; Ulf's stands as it was rolled
     assert (again["a"]["dice"], again["a"]["score"], again["b"]["dice"], again["b"]["score"]) == (
-        [6, 5, 5], 22, [4, 4, 4], 16)
+        [6, 5, 5],
+        22,
+        [4, 4, 4],
+        16,
+    )
     assert (again["winner"], again["winner_character_id"], again["margin"]) == ("a", hero, 6)
     assert [(d["value"], d["side"]) for d in again["rolls"]] == [(6, "a"), (5, "a"), (5, "a")]
     assert again["a"]["effects"] == {"heroism": {"before": 3, "after": 2}} and again["b"]["effects"] == {}
@@ -185,10 +212,18 @@ def test_as_h2_an_opposition_is_rerolled_by_the_side_that_spends(client, asgard)
 
 def test_as_h2_a_cooperation_is_rolled_again_whole_and_a_4d6_stays_4d6_unpaid(client, asgard):
     camp, hero, rival = asgard
-    group = post(client, camp, f"/v1/campaigns/{camp.id}/tests/group",
-                 {"skill": "survie", "difficulty": "moyen", "dice": [1, 2, 3, 1, 2, 2, 3],
-                  "participants": [{"character_id": hero, "heroism_4d6": True}, {"character_id": rival}]},
-                 model=GroupResult)
+    group = post(
+        client,
+        camp,
+        f"/v1/campaigns/{camp.id}/tests/group",
+        {
+            "skill": "survie",
+            "difficulty": "moyen",
+            "dice": [1, 2, 3, 1, 2, 2, 3],
+            "participants": [{"character_id": hero, "heroism_4d6": True}, {"character_id": rival}],
+        },
+        model=GroupResult,
+    )
     assert (group["score"], group["outcome"], group["leader_character_id"]) == (9, "failure", hero)
     assert sheet_of(client, camp, hero)["heroism"] == 2
     # Ulf spends 1 to roll the whole group test again; Sigrid's 4d6 is rolled as 4d6, not paid again
@@ -198,22 +233,36 @@ def test_as_h2_a_cooperation_is_rolled_again_whole_and_a_4d6_stays_4d6_unpaid(cl
     assert (again["kind"], again["rerolls"], again["rerolled_for"]) == ("group", group["id"], rival)
     first, second = again["participants"]
     assert (first["heroism_4d6"], first["dice"], first["score"], first["effects"]) == (True, [5, 5, 4, 2], 19, {})
-    assert (second["dice"], second["score"], second["effects"]) == ([6, 5, 4], 15, {"heroism": {"before": 2, "after": 1}})
+    assert (second["dice"], second["score"], second["effects"]) == (
+        [6, 5, 4],
+        15,
+        {"heroism": {"before": 2, "after": 1}},
+    )
     assert (again["leader_character_id"], again["adjustment"], again["score"], again["outcome"]) == (
-        hero, 1, 20, "success")
+        hero,
+        1,
+        20,
+        "success",
+    )
     assert [d["participant"] for d in again["rolls"]] == [0, 0, 0, 0, 1, 1, 1]
     assert (sheet_of(client, camp, hero)["heroism"], sheet_of(client, camp, rival)["heroism"]) == (2, 1)
 
 
 def test_as_h2_a_4d6_test_is_rerolled_as_4d6_without_paying_the_die_again(client, asgard):
     camp, hero, _ = asgard
-    first = roll(client, camp, hero, {"skill": "survie", "difficulty": "moyen", "heroism_4d6": True,
-                                      "dice": [1, 1, 2, 3]})
+    first = roll(
+        client, camp, hero, {"skill": "survie", "difficulty": "moyen", "heroism_4d6": True, "dice": [1, 1, 2, 3]}
+    )
     assert (first["score"], first["effects"]["heroism"]) == (10, {"before": 3, "after": 2})
     r = reroll(client, camp, hero, first["id"], {"dice": [5, 5, 4, 1]})
     assert r.status_code == 201, r.text
     again = r.json()
-    assert (again["heroism_4d6"], again["dice"], again["score"], again["outcome"]) == (True, [5, 5, 4, 1], 18, "success")
+    assert (again["heroism_4d6"], again["dice"], again["score"], again["outcome"]) == (
+        True,
+        [5, 5, 4, 1],
+        18,
+        "success",
+    )
     assert again["effects"] == {"heroism": {"before": 2, "after": 1}}
     assert sheet_of(client, camp, hero)["heroism"] == 1
 
@@ -246,16 +295,39 @@ def test_as_h2_only_the_characters_latest_entry_is_rerolled_and_once(client, asg
 ODDS_BODIES = {
     "great-cosmos": (GC_SHEET, {"stat": "force"}),
     "asgard": (AS_SHEET, {"skill": "survie", "difficulty": "moyen"}),
-    "rulebook-d100": ({"stats": {"FOR": 50, "HAB": 60}, "skills": {"escrime": 20}, "crit_chance": 5,
-                       "hp": 14, "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 0}, {"stat": "FOR"}),
-    "worlds-awakening": ({"level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
-                          "hp": 12, "hp_max": 12, "mp": 0, "mp_max": 0}, {"stat": "FOR", "target": 12}),
+    "rulebook-d100": (
+        {
+            "stats": {"FOR": 50, "HAB": 60},
+            "skills": {"escrime": 20},
+            "crit_chance": 5,
+            "hp": 14,
+            "hp_max": 14,
+            "pe": 14,
+            "pe_max": 14,
+            "armor": 0,
+        },
+        {"stat": "FOR"},
+    ),
+    "worlds-awakening": (
+        {
+            "level": 1,
+            "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 0, "SAG": -1, "CHA": 3},
+            "hp": 12,
+            "hp_max": 12,
+            "mp": 0,
+            "mp_max": 0,
+        },
+        {"stat": "FOR", "target": 12},
+    ),
 }
 
 
 @pytest.mark.parametrize("ruleset", ODDS_BODIES)
-@pytest.mark.parametrize("unused", [{"dice": [4]}, {"seed": 7}, {"hidden": True}, {"hidden": False}],
-                         ids=["dice", "seed", "hidden", "hidden-false"])
+@pytest.mark.parametrize(
+    "unused",
+    [{"dice": [4]}, {"seed": 7}, {"hidden": True}, {"hidden": False}],
+    ids=["dice", "seed", "hidden", "hidden-false"],
+)
 def test_odds_refuse_dice_seed_and_hidden(client, campaign_factory, character_factory, ruleset, unused):
     camp = campaign_factory(ruleset)
     sheet, body = ODDS_BODIES[ruleset]
@@ -268,14 +340,19 @@ def test_odds_refuse_dice_seed_and_hidden(client, campaign_factory, character_fa
 
 # --- GC-P5: the Illumination's advantage d6, stored with the posture, applied by every test -----
 
+
 def illuminate(client, camp, cid: str, advantage: int | None):
-    return client.patch(f"/v1/characters/{cid}", headers=camp.gm,
-                        json={"sheet": {"posture": "illumination", "posture_advantage": advantage}})
+    return client.patch(
+        f"/v1/characters/{cid}",
+        headers=camp.gm,
+        json={"sheet": {"posture": "illumination", "posture_advantage": advantage}},
+    )
 
 
 @pytest.mark.parametrize("die, effect, bonus", [(4, "bonus_10", 10), (5, "bonus_20", 20), (6, "extra_action", 0)])
-def test_gc_p5_the_illumination_advantage_applies_to_every_test(client, campaign_factory, character_factory,
-                                                                 die, effect, bonus):
+def test_gc_p5_the_illumination_advantage_applies_to_every_test(
+    client, campaign_factory, character_factory, die, effect, bonus
+):
     camp = campaign_factory("great-cosmos")
     cid = character_factory(camp, GC_SHEET)["id"]
     r = illuminate(client, camp, cid, die)
@@ -287,9 +364,18 @@ def test_gc_p5_the_illumination_advantage_applies_to_every_test(client, campaign
     assert (result["score"], result["target"], result["advantage"]) == (83, 68 + bonus, advantage)
     assert result["outcome"] == ("success" if 83 <= 68 + bonus else "failure")
     # the level-up's chance test is a test during the posture too (GC-L6): 65 - 1 = 64 against 60 (+ the bonus)
-    up = post(client, camp, f"/v1/characters/{cid}/level-ups",
-              {"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp",
-               "dice": [5, 65, 1] + ([3, 4] if 64 <= 60 + bonus else [])}, model=LevelUpResult)
+    up = post(
+        client,
+        camp,
+        f"/v1/characters/{cid}/level-ups",
+        {
+            "mode": "one_d20",
+            "stats": ["force"],
+            "chance_bonus_pool": "hp",
+            "dice": [5, 65, 1] + ([3, 4] if 64 <= 60 + bonus else []),
+        },
+        model=LevelUpResult,
+    )
     chance = up["chance_test"]
     assert (chance["score"], chance["target"], chance["advantage"]) == (64, 60 + bonus, advantage)
     # intuition (a d6 against 1..6) takes no +10/+20
@@ -305,7 +391,9 @@ def test_gc_p5_the_advantage_odds_match_the_target(client, campaign_factory, cha
     plain = character_factory(camp, GC_SHEET, name="Plain")["id"]
     assert illuminate(client, camp, plain, 1).status_code == 200
     assert odds(client, camp, lit, {"stat": "force"}) == {
-        **odds(client, camp, plain, {"stat": "force", "modifier": 20}), "character_id": lit}
+        **odds(client, camp, plain, {"stat": "force", "modifier": 20}),
+        "character_id": lit,
+    }
 
 
 def test_gc_p5_the_advantage_belongs_to_an_illumination(client, campaign_factory, character_factory, player_factory):
@@ -314,16 +402,22 @@ def test_gc_p5_the_advantage_belongs_to_an_illumination(client, campaign_factory
     cid = character_factory(camp, GC_SHEET, player=owner)["id"]
     # an advantage without the Illumination is refused
     r = client.patch(f"/v1/characters/{cid}", headers=camp.gm, json={"sheet": {"posture_advantage": 4}})
-    assert ["body", "sheet", "posture_advantage"] in [e["loc"] for e in assert_problem(r, 422, "rule-violation")["errors"]]
-    r = client.patch(f"/v1/characters/{cid}", headers=camp.gm,
-                     json={"sheet": {"posture": "sepulcrale", "posture_advantage": 4}})
+    assert ["body", "sheet", "posture_advantage"] in [
+        e["loc"] for e in assert_problem(r, 422, "rule-violation")["errors"]
+    ]
+    r = client.patch(
+        f"/v1/characters/{cid}", headers=camp.gm, json={"sheet": {"posture": "sepulcrale", "posture_advantage": 4}}
+    )
     assert r.status_code == 422, r.text
     # an Illumination the GM set without its die: the tests say what is missing
     r = illuminate(client, camp, cid, None)
     assert r.status_code == 200 and r.json()["sheet"]["posture_advantage"] is None
     for path in ("tests", "tests/odds"):
-        r = client.post(f"/v1/characters/{cid}/{path}", headers=camp.gm, json={"stat": "force", "dice": [50, 3]}
-                        if path == "tests" else {"stat": "force"})
+        r = client.post(
+            f"/v1/characters/{cid}/{path}",
+            headers=camp.gm,
+            json={"stat": "force", "dice": [50, 3]} if path == "tests" else {"stat": "force"},
+        )
         body = assert_problem(r, 422, "rule-violation")
         assert "posture_advantage" in body["detail"] and "GC-P5" in body["detail"]
     # the die is a rule-governed field: the player may not set it

@@ -1,4 +1,5 @@
 """GET /v1/rulesets and /v1/rulesets/{id}: the catalogue a client builds its forms from."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,7 +31,11 @@ def test_catalogue_values_follow_the_rules_pages(client):
     assert gc["stats"] == ["force", "esprit", "charisme", "agilite", "precision", "chance"]  # GC-S1
     asgard = client.get("/v1/rulesets/asgard").json()
     assert {k: v for k, v in asgard["difficulties"].items() if v is not None} == {
-        "facile": 10, "moyen": 15, "difficile": 20, "heroique": 25}  # AS-T2
+        "facile": 10,
+        "moyen": 15,
+        "difficile": 20,
+        "heroique": 25,
+    }  # AS-T2
     rb = client.get("/v1/rulesets/rulebook-d100").json()
     assert rb["difficulties"]["difficile"] == -30 and rb["difficulties"]["simplissime"] == 100  # RB-T2
     wa = client.get("/v1/rulesets/worlds-awakening").json()

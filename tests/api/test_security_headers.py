@@ -2,6 +2,7 @@
 Content-Security-Policy fitting each page, nosniff, no framing, no referrer — and `HEAD /` is a
 200. (That the pages still work under their policies: tests/browser/test_dashboard.py and
 test_docs_offline.py, in Chromium.)"""
+
 from __future__ import annotations
 
 import base64
@@ -42,8 +43,9 @@ def test_issue21_item11_the_dashboard_page_has_no_inline_script_style_or_handler
     assert re.findall(r"\s(on\w+|style)=", html) == []
 
 
-@pytest.mark.parametrize("path", ["/web/js/main.js", "/web/app.css", "/docs-assets/swagger-ui-bundle.js",
-                                  "/docs-assets/redoc.standalone.js"])
+@pytest.mark.parametrize(
+    "path", ["/web/js/main.js", "/web/app.css", "/docs-assets/swagger-ui-bundle.js", "/docs-assets/redoc.standalone.js"]
+)
 def test_issue21_item11_the_pages_files_are_never_sniffed_framed_or_referred(client, path):
     r = client.get(path)
     assert r.status_code == 200
@@ -55,8 +57,12 @@ def test_issue21_item11_swagger_ui_allows_its_own_start_up_script_only(client):
     assert r.status_code == 200
     [start_up] = INLINE_SCRIPT.findall(r.text)
     assert "SwaggerUIBundle(" in start_up
-    assert _sent(r) == {**BASE, "content-security-policy": (
-        f"{STRICT}; script-src 'self' {_hash(start_up)}; style-src 'self'; img-src 'self' data:; connect-src 'self'")}
+    assert _sent(r) == {
+        **BASE,
+        "content-security-policy": (
+            f"{STRICT}; script-src 'self' {_hash(start_up)}; style-src 'self'; img-src 'self' data:; connect-src 'self'"
+        ),
+    }
 
 
 def test_issue21_item11_the_oauth2_redirect_page_allows_its_script_only(client):
@@ -69,9 +75,13 @@ def test_issue21_item11_redoc_gets_its_styles_and_search_worker(client):
     """ReDoc writes its styles as <style> elements and searches in a blob: worker; no inline script."""
     r = client.get("/redoc")
     assert INLINE_SCRIPT.findall(r.text) == []
-    assert _sent(r) == {**BASE, "content-security-policy": (
-        f"{STRICT}; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-        "connect-src 'self'; worker-src blob:")}
+    assert _sent(r) == {
+        **BASE,
+        "content-security-policy": (
+            f"{STRICT}; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; worker-src blob:"
+        ),
+    }
 
 
 @pytest.mark.parametrize("path", ["/docs", "/redoc"])

@@ -2,6 +2,7 @@
 and a player's token (the old one dead at once, in every worker), removing a
 player (its characters stay, unowned), deleting a campaign (everything of it, in
 one transaction)."""
+
 from __future__ import annotations
 
 import httpx
@@ -13,12 +14,18 @@ from tests.factories import GC, GC_MINIMAL
 from tests.hardening.conftest import Server
 
 
-
 def test_me_names_the_tokens_campaign_role_and_player(client, campaign, player_factory):
     alice = player_factory(campaign)
-    assert client.get("/v1/me", headers=campaign.gm).json() == {"campaign_id": campaign.id, "role": "gm", "player_id": None}
-    assert client.get("/v1/me", headers=alice.headers).json() == {"campaign_id": campaign.id, "role": "player",
-                                                                  "player_id": alice.id}
+    assert client.get("/v1/me", headers=campaign.gm).json() == {
+        "campaign_id": campaign.id,
+        "role": "gm",
+        "player_id": None,
+    }
+    assert client.get("/v1/me", headers=alice.headers).json() == {
+        "campaign_id": campaign.id,
+        "role": "player",
+        "player_id": alice.id,
+    }
     assert_problem(client.get("/v1/me"), 401, "unauthorized")
     assert_problem(client.get("/v1/me", headers=bearer("gm_nope")), 401, "unauthorized")
 
@@ -42,8 +49,11 @@ def test_rotating_a_players_token(client, campaign, player_factory):
     url = f"/v1/campaigns/{campaign.id}/players/{alice.id}/token/rotate"
     assert_problem(client.post(url, headers=bob.headers), 403, "forbidden")
     assert_problem(client.post(url, headers=alice.headers), 403, "forbidden")
-    assert_problem(client.post(f"/v1/campaigns/{campaign.id}/players/{'0' * 32}/token/rotate", headers=campaign.gm),
-                   404, "not-found")
+    assert_problem(
+        client.post(f"/v1/campaigns/{campaign.id}/players/{'0' * 32}/token/rotate", headers=campaign.gm),
+        404,
+        "not-found",
+    )
     r = client.post(url, headers=campaign.gm)
     assert r.status_code == 200, r.text
     assert_problem(client.get("/v1/me", headers=alice.headers), 401, "unauthorized")
@@ -51,12 +61,19 @@ def test_rotating_a_players_token(client, campaign, player_factory):
     assert client.get("/v1/me", headers=bob.headers).status_code == 200
 
 
-def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(client, campaign, player_factory,
-                                                                            character_factory, count_rows):
+def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(
+    client, campaign, player_factory, character_factory, count_rows
+):
     alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
     hero = character_factory(campaign, GC_MINIMAL, player=alice)
-    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force"},
-                       headers={**alice.headers, "Idempotency-Key": "t1"}).status_code == 201
+    assert (
+        client.post(
+            f"/v1/characters/{hero['id']}/tests",
+            json={"stat": "force"},
+            headers={**alice.headers, "Idempotency-Key": "t1"},
+        ).status_code
+        == 201
+    )
     url = f"/v1/campaigns/{campaign.id}/players/{alice.id}"
     assert_problem(client.delete(url, headers=bob.headers), 403, "forbidden")
     r = client.delete(url, headers=campaign.gm)
@@ -65,7 +82,9 @@ def test_removing_a_player_kills_its_token_and_keeps_its_characters_unowned(clie
     assert_problem(client.delete(url, headers=campaign.gm), 404, "not-found")
     kept = client.get(f"/v1/characters/{hero['id']}", headers=campaign.gm).json()
     assert kept["player_id"] is None and kept["name"] == hero["name"]
-    assert [p["id"] for p in client.get(f"/v1/campaigns/{campaign.id}/players", headers=campaign.gm).json()["items"]] == [bob.id]
+    assert [
+        p["id"] for p in client.get(f"/v1/campaigns/{campaign.id}/players", headers=campaign.gm).json()["items"]
+    ] == [bob.id]
     assert count_rows("credential", player_id=alice.id) == 0 and count_rows("player", id=alice.id) == 0
     assert count_rows("roll_log", campaign_id=campaign.id) == 1  # the log is append-only
 
@@ -78,16 +97,30 @@ def _tables_with_campaign_rows(count_rows, cid: str, encounter_id: str) -> dict[
     return counts
 
 
-def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, campaign, campaign_factory, player_factory,
-                                                                        character_factory, count_rows):
+def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(
+    client, campaign, campaign_factory, player_factory, character_factory, count_rows
+):
     alice = player_factory(campaign)
-    hero, foe = character_factory(campaign, GC_MINIMAL, player=alice), character_factory(campaign, GC_MINIMAL, kind="npc", name="Foe")
+    hero, foe = (
+        character_factory(campaign, GC_MINIMAL, player=alice),
+        character_factory(campaign, GC_MINIMAL, kind="npc", name="Foe"),
+    )
     gm_key = {**campaign.gm, "Idempotency-Key": "k1"}
-    assert client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [42]},
-                       headers=gm_key).status_code == 201
-    assert client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "d6"}, headers=alice.headers).status_code == 201
-    r = client.post(f"/v1/campaigns/{campaign.id}/encounters", headers=campaign.gm, json={
-        "name": "Ambush", "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}]})
+    assert (
+        client.post(
+            f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": [42]}, headers=gm_key
+        ).status_code
+        == 201
+    )
+    assert (
+        client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "d6"}, headers=alice.headers).status_code
+        == 201
+    )
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/encounters",
+        headers=campaign.gm,
+        json={"name": "Ambush", "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}]},
+    )
     eid = r.json()["id"]
     assert client.post(f"/v1/encounters/{eid}/start", json={"seed": 1}, headers=campaign.gm).status_code == 201
     assert client.post(f"/v1/campaigns/{campaign.id}/events/tickets", headers=alice.headers).status_code == 201
@@ -95,8 +128,20 @@ def test_deleting_a_campaign_deletes_everything_of_it_and_nothing_else(client, c
     character_factory(other, GC_MINIMAL)
     before_other = _tables_with_campaign_rows(count_rows, other.id, "")
     before = _tables_with_campaign_rows(count_rows, campaign.id, eid)
-    assert all(before[t] > 0 for t in ("campaign", "player", "credential", "character", "roll_log", "event",
-                                       "encounter", "combatant", "encounter_action"))
+    assert all(
+        before[t] > 0
+        for t in (
+            "campaign",
+            "player",
+            "credential",
+            "character",
+            "roll_log",
+            "event",
+            "encounter",
+            "combatant",
+            "encounter_action",
+        )
+    )
     assert count_rows("idempotency") >= 1
 
     url = f"/v1/campaigns/{campaign.id}"
@@ -120,6 +165,7 @@ def test_deleting_a_campaign_without_if_match_is_allowed(client, campaign):
 
 
 # --- every worker: a token remembered by a process dies with its credential ---------------------------
+
 
 @pytest.fixture
 def two_workers(live):
@@ -148,8 +194,12 @@ def test_a_rotated_token_is_dead_in_every_worker_at_once(two_workers):
     assert _each_on_a_new_connection(server, 30, "/v1/me", old_player["token"]) == [200] * 30
     with httpx.Client(base_url=server.url, timeout=10) as http:
         new_gm = http.post(f"/v1/campaigns/{cid}/gm-token/rotate", headers=bearer(old_gm)).json()["gm_token"]
-        assert http.post(f"/v1/campaigns/{cid}/players/{old_player['id']}/token/rotate",
-                         headers=bearer(new_gm)).status_code == 200
+        assert (
+            http.post(
+                f"/v1/campaigns/{cid}/players/{old_player['id']}/token/rotate", headers=bearer(new_gm)
+            ).status_code
+            == 200
+        )
     assert _each_on_a_new_connection(server, 30, f"/v1/campaigns/{cid}", old_gm) == [401] * 30
     assert _each_on_a_new_connection(server, 30, "/v1/me", old_player["token"]) == [401] * 30
     assert _each_on_a_new_connection(server, 10, f"/v1/campaigns/{cid}/events?follow=false", old_gm) == [401] * 10

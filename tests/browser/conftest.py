@@ -4,6 +4,7 @@ here) against a real uvicorn (the `live` fixture of tests/conftest.py).
 
 They are skipped only when /usr/bin/chromium is missing and JDR_REQUIRE_BROWSER
 is unset; CI sets it (.ci/run), so there a missing browser fails."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,16 @@ from typing import Any
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +92,14 @@ def pages(browser) -> Iterator[Callable[..., Any]]:
         context.route("**/*", only_local(outside))
         page = context.new_page()
         page.outside, page.js_errors, page.server_errors = outside, [], []
-        page.on("console", lambda m: page.js_errors.append(f"console.{m.type}: {m.text}")
-                if m.type == "error" and not BROWSER_NOTICE.match(m.text) else None)
+        page.on(
+            "console",
+            lambda m: (
+                page.js_errors.append(f"console.{m.type}: {m.text}")
+                if m.type == "error" and not BROWSER_NOTICE.match(m.text)
+                else None
+            ),
+        )
         page.on("pageerror", lambda exc: page.js_errors.append(f"uncaught: {exc}"))
         page.on("response", lambda r: page.server_errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
         return page

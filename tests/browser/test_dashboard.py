@@ -5,6 +5,7 @@ big campaign. Every test checks that the page's JavaScript logged no error and t
 nothing outside 127.0.0.1 was asked for.
 
 `JDR_SCREENSHOTS=1` also writes docs/dashboard-*.png (the README's pictures)."""
+
 from __future__ import annotations
 
 import os
@@ -20,11 +21,17 @@ from tests.hardening.conftest import bearer
 
 ROOT = Path(__file__).resolve().parents[2]
 GC_SHEET = {**GC_MINIMAL, "hp_max": 40, "mp_max": 20}  # a small pool, so the meters move visibly
-GOBLIN_SHEET = {**GC_MINIMAL, "race": "gobelin", "hp_max": 30, "mp_max": 0,
-                "stats": stats(GC, force=40, esprit=20, charisme=10, agilite=60, precision=30, chance=30)}
+GOBLIN_SHEET = {
+    **GC_MINIMAL,
+    "race": "gobelin",
+    "hp_max": 30,
+    "mp_max": 0,
+    "stats": stats(GC, force=40, esprit=20, charisme=10, agilite=60, precision=30, chance=30),
+}
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
 
 def snap(target, name: str) -> None:
     """The README's pictures (a page, or a part of it), when asked for (JDR_SCREENSHOTS=1)."""
@@ -69,10 +76,13 @@ def seed(live, server, ruleset: str = "great-cosmos") -> dict[str, Any]:
         live.campaigns.append(cid)
         http.headers.update(bearer(gm))
         player = http.post(f"/v1/campaigns/{cid}/players", json={"name": "Léa"}).json()
-        aiko = http.post(f"/v1/campaigns/{cid}/characters",
-                         json={"name": "Aiko", "kind": "pc", "player_id": player["id"], "sheet": GC_SHEET}).json()
-        goblin = http.post(f"/v1/campaigns/{cid}/characters",
-                           json={"name": "Gobelin", "kind": "npc", "sheet": GOBLIN_SHEET}).json()
+        aiko = http.post(
+            f"/v1/campaigns/{cid}/characters",
+            json={"name": "Aiko", "kind": "pc", "player_id": player["id"], "sheet": GC_SHEET},
+        ).json()
+        goblin = http.post(
+            f"/v1/campaigns/{cid}/characters", json={"name": "Gobelin", "kind": "npc", "sheet": GOBLIN_SHEET}
+        ).json()
     return {"cid": cid, "gm": gm, "player": player, "aiko": aiko, "goblin": goblin}
 
 
@@ -82,6 +92,7 @@ def log_ids(page) -> list[str]:
 
 # --- a GM session end to end ---------------------------------------------------------------------
 
+
 def test_a_gm_session_end_to_end(live, pages):
     server = live.start()
     page = pages()
@@ -90,7 +101,9 @@ def test_a_gm_session_end_to_end(live, pages):
     page.get_by_label("Ruleset").select_option("great-cosmos")
     page.get_by_role("button", name="Create campaign").click()
     page.wait_for_selector("#gm-token-value, [aria-labelledby=create-title] .status:not(:empty)")
-    assert page.locator("#gm-token-value").count() == 1, page.locator("[aria-labelledby=create-title] .status").text_content()
+    assert page.locator("#gm-token-value").count() == 1, page.locator(
+        "[aria-labelledby=create-title] .status"
+    ).text_content()
     token = page.locator("#gm-token-value").text_content()
     page.get_by_role("button", name="Open the campaign").click()
     page.wait_for_selector("html[data-ready=dashboard]")
@@ -165,6 +178,7 @@ def test_a_gm_session_end_to_end(live, pages):
 
 # --- a GM and a player ---------------------------------------------------------------------------
 
+
 def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
     server = live.start()
     s = seed(live, server)
@@ -187,7 +201,9 @@ def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
     # its own character in full, the GM's goblin by name only; it tests only its own
     assert player.locator("article.character", has_text="Aiko").get_by_role("meter", name="hp").count() == 1
     assert player.locator("article.character", has_text="Gobelin").get_by_role("meter").count() == 0
-    assert player.eval_on_selector_all("select[name=test-character] option", "o => o.map(x => x.textContent)") == ["Aiko"]
+    assert player.eval_on_selector_all("select[name=test-character] option", "o => o.map(x => x.textContent)") == [
+        "Aiko"
+    ]
 
     # a hidden GM roll first, then a visible one
     player.evaluate("window.beforeTheRolls = true")  # gone if the page is reloaded
@@ -219,15 +235,28 @@ def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
 
     # a fight appears live; its own combatant exact, the goblin as status words, a hidden spy never
     with api(server.url, s["gm"]) as http:
-        spy = http.post(f"/v1/campaigns/{s['cid']}/characters", json={"name": "Espion", "kind": "npc", "sheet": GOBLIN_SHEET}).json()
-        encounter = http.post(f"/v1/campaigns/{s['cid']}/encounters", json={
-            "name": "Le pont", "options": {"hp_visibility": "status", "reveal_on_turn": False},
-            "combatants": [{"character_id": s["aiko"]["id"]}, {"character_id": s["goblin"]["id"]},
-                           {"character_id": spy["id"], "hidden": True}]}).json()
+        spy = http.post(
+            f"/v1/campaigns/{s['cid']}/characters", json={"name": "Espion", "kind": "npc", "sheet": GOBLIN_SHEET}
+        ).json()
+        encounter = http.post(
+            f"/v1/campaigns/{s['cid']}/encounters",
+            json={
+                "name": "Le pont",
+                "options": {"hp_visibility": "status", "reveal_on_turn": False},
+                "combatants": [
+                    {"character_id": s["aiko"]["id"]},
+                    {"character_id": s["goblin"]["id"]},
+                    {"character_id": spy["id"], "hidden": True},
+                ],
+            },
+        ).json()
         started = http.post(f"/v1/encounters/{encounter['id']}/start", json={"seed": 3}).json()
     player.wait_for_selector(f"#encounter-view[data-version='{started['version']}']")
     view = player.locator("#turn-order")
-    assert view.locator("li.combatant", has_text="Aiko").get_by_role("meter", name="hp").get_attribute("aria-valuetext") == "40 / 40"
+    assert (
+        view.locator("li.combatant", has_text="Aiko").get_by_role("meter", name="hp").get_attribute("aria-valuetext")
+        == "40 / 40"
+    )
     assert view.locator("li.combatant", has_text="Gobelin").locator("[data-resource=hp]").text_content() == "hp: unhurt"
     assert "Espion" not in view.text_content()
     player.locator("#odds li").first.wait_for()
@@ -237,6 +266,7 @@ def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
 
 
 # --- an encounter through the UI -----------------------------------------------------------------
+
 
 def shown(page) -> dict[str, Any]:
     return page.evaluate("""() => {
@@ -257,10 +287,21 @@ def expected(encounter: dict[str, Any]) -> dict[str, Any]:
     order = [slot["combatant_id"] for slot in encounter["order"]]
     order += [c["id"] for c in encounter["combatants"] if c["id"] not in order]
     current = set((encounter["current"] or {}).get("combatant_ids") or []) if encounter["status"] == "active" else set()
-    return {"version": encounter["version"], "status": encounter["status"], "round": encounter["round"],
-            "combatants": [{"id": cid, "name": by_id[cid]["name"], "current": cid in current,
-                            "resources": {k: [v["value"], v["max"]] for k, v in by_id[cid]["resources"].items() if v["max"] > 0},
-                            "conditions": [c["name"] for c in by_id[cid]["conditions"]]} for cid in order]}
+    return {
+        "version": encounter["version"],
+        "status": encounter["status"],
+        "round": encounter["round"],
+        "combatants": [
+            {
+                "id": cid,
+                "name": by_id[cid]["name"],
+                "current": cid in current,
+                "resources": {k: [v["value"], v["max"]] for k, v in by_id[cid]["resources"].items() if v["max"] > 0},
+                "conditions": [c["name"] for c in by_id[cid]["conditions"]],
+            }
+            for cid in order
+        ],
+    }
 
 
 def check_tracker(page, http: httpx.Client, eid: str, *, after: int) -> dict[str, Any]:
@@ -280,7 +321,9 @@ def enter_dice(page, values: dict[str, list[int]]) -> list[str]:
                                   || !document.querySelector('.dice-entry')""")
         die = page.locator(".dice-entry li:last-child input:not([disabled])")
         if not die.count():
-            assert page.locator("#encounter-message .error").count() == 0, page.locator("#encounter-message").text_content()
+            assert page.locator("#encounter-message .error").count() == 0, page.locator(
+                "#encounter-message"
+            ).text_content()
             return asked
         purpose = die.get_attribute("data-purpose")
         asked.append(purpose)
@@ -306,14 +349,20 @@ def test_an_encounter_through_the_ui(live, pages):
     [summary] = http.get(f"/v1/campaigns/{s['cid']}/encounters").json()["items"]
     eid = summary["id"]
     version = summary["version"]
-    assert sorted(c["name"] for c in http.get(f"/v1/encounters/{eid}").json()["combatants"]) == ["Aiko", "Gobelin 1", "Gobelin 2"]
+    assert sorted(c["name"] for c in http.get(f"/v1/encounters/{eid}").json()["combatants"]) == [
+        "Aiko",
+        "Gobelin 1",
+        "Gobelin 2",
+    ]
 
     page.get_by_role("button", name="Start", exact=True).click()
     encounter = check_tracker(page, http, eid, after=version)
     assert encounter["status"] == "active" and encounter["round"] == 1
     actor = next(c for c in encounter["combatants"] if c["id"] == encounter["current"]["combatant_id"])
     turn = encounter["current"]["combatant_ids"]  # copies of one NPC share a slot (GC-O2: same agilite)
-    assert page.locator("#whose-turn").text_content() == ", ".join(c["name"] for c in encounter["combatants"] if c["id"] in turn)
+    assert page.locator("#whose-turn").text_content() == ", ".join(
+        c["name"] for c in encounter["combatants"] if c["id"] in turn
+    )
 
     # the current combatant attacks someone of the other side, with table dice in the API's order
     page.get_by_label("Action", exact=True).select_option("attack")
@@ -346,8 +395,9 @@ def test_an_encounter_through_the_ui(live, pages):
     assert table.locator(f"li[data-combatant-id='{target['id']}'] [data-resource=hp]").text_content() == "hp: wounded"
     assert table.get_by_role("meter").count() == 0
     # large type; polled: the popup may re-render the line (an element just replaced has no computed style)
-    table.wait_for_function("() => parseFloat(getComputedStyle(document.querySelector('#table-turn')).fontSize) >= 40",
-                            timeout=10_000)
+    table.wait_for_function(
+        "() => parseFloat(getComputedStyle(document.querySelector('#table-turn')).fontSize) >= 40", timeout=10_000
+    )
 
     assert table.evaluate(UNLABELLED) == [] and page.evaluate(UNLABELLED) == []  # the action form too
     page.get_by_role("button", name="Next turn").click()
@@ -371,6 +421,7 @@ def test_an_encounter_through_the_ui(live, pages):
 
 # --- the stream after a drop ---------------------------------------------------------------------
 
+
 def test_the_log_resumes_after_a_drop_without_gaps_or_duplicates(live, pages):
     server = live.start(own=True)  # killed and started again here
     s = seed(live, server)
@@ -379,8 +430,12 @@ def test_the_log_resumes_after_a_drop_without_gaps_or_duplicates(live, pages):
 
     def roll(n: int) -> list[str]:
         with api(server.url, s["gm"]) as http:
-            return [http.post(f"/v1/campaigns/{s['cid']}/rolls", json={"expression": "d100", "purpose": f"r{i}"}).json()["id"]
-                    for i in range(n)]
+            return [
+                http.post(f"/v1/campaigns/{s['cid']}/rolls", json={"expression": "d100", "purpose": f"r{i}"}).json()[
+                    "id"
+                ]
+                for i in range(n)
+            ]
 
     [first] = roll(1)
     page.locator(f"#log-list li[data-entry-id='{first}']").wait_for()
@@ -394,20 +449,26 @@ def test_the_log_resumes_after_a_drop_without_gaps_or_duplicates(live, pages):
     [later] = roll(1)
     page.locator(f"#log-list li[data-entry-id='{later}']").wait_for()
     assert log_ids(page) == [later, *reversed(missed), first]
-    drop = ("net::ERR_CONNECTION_REFUSED", "net::ERR_INCOMPLETE_CHUNKED_ENCODING")  # the browser's notices of the drop itself
+    drop = (
+        "net::ERR_CONNECTION_REFUSED",
+        "net::ERR_INCOMPLETE_CHUNKED_ENCODING",
+    )  # the browser's notices of the drop itself
     page.js_errors[:] = [e for e in page.js_errors if not e.endswith(drop)]
     clean(page)
 
 
 # --- a big campaign ------------------------------------------------------------------------------
 
+
 def test_the_first_screen_of_a_big_campaign_is_interactive_within_a_second(live, pages):
     server = live.start()
     s = seed(live, server)
     with api(server.url, s["gm"]) as http:
         for i in range(48):
-            r = http.post(f"/v1/campaigns/{s['cid']}/characters",
-                          json={"name": f"Garde {i + 1}", "kind": "npc", "sheet": GOBLIN_SHEET})
+            r = http.post(
+                f"/v1/campaigns/{s['cid']}/characters",
+                json={"name": f"Garde {i + 1}", "kind": "npc", "sheet": GOBLIN_SHEET},
+            )
             assert r.status_code == 201, r.text
 
     def rolls(chunk: range) -> None:
@@ -426,7 +487,9 @@ def test_the_first_screen_of_a_big_campaign_is_interactive_within_a_second(live,
         page.reload()
         page.wait_for_selector("html[data-ready=dashboard]")
         timings.append(page.evaluate("performance.getEntriesByName('jdr:interactive')[0].startTime"))
-    print(f"first screen interactive after {', '.join(f'{t:.0f}' for t in timings)} ms (50 characters, 1,000 log entries)")
+    print(
+        f"first screen interactive after {', '.join(f'{t:.0f}' for t in timings)} ms (50 characters, 1,000 log entries)"
+    )
     assert min(timings) < 1000, timings
     assert page.locator("article.character").count() == 50
     assert page.locator("#log-list li.entry").count() == 50

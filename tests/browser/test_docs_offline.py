@@ -1,5 +1,6 @@
 """`/docs` (Swagger UI) and `/redoc` work with no network: their assets come from
 the app itself (issue 14, item 2). The page may reach only the test's server."""
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,10 @@ def test_swagger_ui_lists_every_operation_offline(live, page):
     page.goto(f"{server.url}/docs")
     page.wait_for_selector(".opblock-summary-path", timeout=30_000)
     shown = page.eval_on_selector_all(
-        ".opblock", "blocks => blocks.map(b => [b.querySelector('.opblock-summary-method').textContent.toLowerCase(),"
-                    " b.querySelector('.opblock-summary-path').getAttribute('data-path')])")
+        ".opblock",
+        "blocks => blocks.map(b => [b.querySelector('.opblock-summary-method').textContent.toLowerCase(),"
+        " b.querySelector('.opblock-summary-path').getAttribute('data-path')])",
+    )
     assert sorted(map(tuple, shown)) == expected
     assert page.outside == []
 

@@ -1,5 +1,6 @@
 """A web page opens the event stream with `EventSource` (no headers: a one-use
 ticket) and receives a test rolled through the API (issue 14, item 1)."""
+
 from __future__ import annotations
 
 import httpx
@@ -27,8 +28,12 @@ def test_a_page_receives_a_test_through_event_source(live, page):
     cid, gm, character_id = live.campaign(server, "great-cosmos")  # event 1: character.created
     page.goto(f"{server.url}/docs")  # a page of the app's origin
     assert page.evaluate(OPEN_STREAM, [cid, gm]) == "open"
-    r = httpx.post(f"{server.url}/v1/characters/{character_id}/tests", json={"stat": "force", "dice": [42]},
-                   headers=bearer(gm), timeout=10.0)
+    r = httpx.post(
+        f"{server.url}/v1/characters/{character_id}/tests",
+        json={"stat": "force", "dice": [42]},
+        headers=bearer(gm),
+        timeout=10.0,
+    )
     assert r.status_code == 201, r.text
     page.wait_for_function("() => window.received.length > 0", timeout=15_000)
     [event] = page.evaluate("window.received")

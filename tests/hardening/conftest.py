@@ -1,6 +1,7 @@
 """Shared pieces of the hardening tests: a valid sheet per ruleset, a seeded
 campaign per ruleset (through the HTTP API), and real uvicorn servers: a pool of
 them kept for the session (`Pool`; the `live` fixture of tests/conftest.py)."""
+
 from __future__ import annotations
 
 import itertools
@@ -12,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 import httpx
 import pytest
@@ -27,6 +28,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 # --- a real server --------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -51,9 +53,25 @@ class Server:
         env = {**os.environ, "DATABASE_URL": self.database_url, **SERVER_DEFAULTS, **self.env}
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(self.workers), "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=out, stderr=out, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.main:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(self.workers),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -103,7 +121,7 @@ class Pool:
 
     # a pooled server outlives its test: per-address counts would carry over from test to test
     # (every test connects from 127.0.0.1), so they are off unless a test asks for them
-    SHARED = {"AUTH_FAILURES_PER_MINUTE": "0", "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
+    SHARED: ClassVar[dict[str, str]] = {"AUTH_FAILURES_PER_MINUTE": "0", "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
 
     def __init__(self, database_url: str, logs: Path, size: int = 4):
         self.database_url, self.logs, self.size = database_url, logs, size
@@ -115,8 +133,13 @@ class Pool:
         key = (workers, tuple(sorted(env.items())))
         server = self.servers.pop(key, None)
         if server is None or server.process is None or server.process.poll() is not None:
-            server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url, workers=workers,
-                            log=self.logs / f"uvicorn-{next(self.started)}.log", env=env).start()
+            server = Server(
+                url=f"http://127.0.0.1:{free_port()}",
+                database_url=self.database_url,
+                workers=workers,
+                log=self.logs / f"uvicorn-{next(self.started)}.log",
+                env=env,
+            ).start()
         self.servers[key] = server
         while len(self.servers) > self.size:
             self.servers.pop(next(iter(self.servers))).kill()
@@ -143,8 +166,13 @@ class Live:
         a new one, killed at the end of the test."""
         if not own:
             return self.pool.get(workers, env)
-        server = Server(url=f"http://127.0.0.1:{free_port()}", database_url=self.database_url,
-                        workers=workers, log=self.tmp_path / "uvicorn.log", env=env)
+        server = Server(
+            url=f"http://127.0.0.1:{free_port()}",
+            database_url=self.database_url,
+            workers=workers,
+            log=self.tmp_path / "uvicorn.log",
+            env=env,
+        )
         self.servers.append(server)
         return server.start()
 
@@ -183,8 +211,11 @@ def create_campaign_over_http(url: str, ruleset: str, sheet: dict[str, Any] | No
         r = http.post("/v1/campaigns", json={"name": "Hardening", "ruleset": ruleset})
         assert r.status_code == 201, r.text
         cid, token = r.json()["id"], r.json()["gm_token"]
-        r = http.post(f"/v1/campaigns/{cid}/characters", headers=bearer(token),
-                      json={"name": "Target", "kind": "pc", "sheet": sheet or SHEETS[ruleset]})
+        r = http.post(
+            f"/v1/campaigns/{cid}/characters",
+            headers=bearer(token),
+            json={"name": "Target", "kind": "pc", "sheet": sheet or SHEETS[ruleset]},
+        )
         assert r.status_code == 201, r.text
         return cid, token, r.json()["id"]
 
@@ -203,8 +234,9 @@ def read_log_oldest_first(http: httpx.Client, cid: str, token: str, **params: An
             return list(reversed(items))
 
 
-def check_karma_fold(http: httpx.Client, cid: str, token: str, character_id: str, initial_karma: int,
-                     initial_version: int) -> tuple[int, dict[str, Any]]:
+def check_karma_fold(
+    http: httpx.Client, cid: str, token: str, character_id: str, initial_karma: int, initial_version: int
+) -> tuple[int, dict[str, Any]]:
     """The stored karma is the fold of the logged tests' karma effects, in log order,
     and the version counts one sheet write per logged test that moved the karma
     (a test that leaves karma as it was writes nothing). Returns (tests logged, character)."""

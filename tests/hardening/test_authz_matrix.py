@@ -7,6 +7,7 @@ API.md: missing/invalid token -> 401; a valid token of another campaign -> 404
 it does not own) -> 403. Public: /healthz, /readyz, /v1/rulesets..., POST /v1/campaigns.
 
 Plus: hidden rolls never reach players (lists, filters, single reads, events)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -55,8 +56,11 @@ class World:
 
     def fresh_hero(self) -> str:
         """Another character owned by `owner` (for the routes that use it up)."""
-        r = self.client.post(f"/v1/campaigns/{self.cid}/characters", headers=self.headers("gm"),
-                             json={"name": "Fresh", "kind": "pc", "player_id": self.owner_id, "sheet": SHEETS[self.ruleset]})
+        r = self.client.post(
+            f"/v1/campaigns/{self.cid}/characters",
+            headers=self.headers("gm"),
+            json={"name": "Fresh", "kind": "pc", "player_id": self.owner_id, "sheet": SHEETS[self.ruleset]},
+        )
         assert r.status_code == 201, r.text
         return r.json()["id"]
 
@@ -66,8 +70,9 @@ class World:
         return r.json()["id"]
 
     def fresh_test(self, character_id: str) -> str:
-        r = self.client.post(f"/v1/characters/{character_id}/tests", json=TEST_BODIES[self.ruleset],
-                             headers=self.headers("gm"))
+        r = self.client.post(
+            f"/v1/characters/{character_id}/tests", json=TEST_BODIES[self.ruleset], headers=self.headers("gm")
+        )
         assert r.status_code == 201, r.text
         return r.json()["id"]
 
@@ -83,12 +88,21 @@ def build_world(client, ruleset: str) -> World:
     gm = camp["gm_token"]
     owner = post(f"/v1/campaigns/{camp['id']}/players", {"name": "Owner"}, gm)
     player = post(f"/v1/campaigns/{camp['id']}/players", {"name": "Other"}, gm)
-    hero = post(f"/v1/campaigns/{camp['id']}/characters",
-                {"name": "Hero", "kind": "pc", "player_id": owner["id"], "sheet": SHEETS[ruleset]}, gm)
+    hero = post(
+        f"/v1/campaigns/{camp['id']}/characters",
+        {"name": "Hero", "kind": "pc", "player_id": owner["id"], "sheet": SHEETS[ruleset]},
+        gm,
+    )
     foe = post(f"/v1/campaigns/{camp['id']}/characters", {"name": "Foe", "kind": "npc", "sheet": SHEETS[ruleset]}, gm)
     entry = post(f"/v1/characters/{hero['id']}/tests", TEST_BODIES[ruleset], gm)
-    tokens = {"none": None, "bad": "not-a-valid-token", "other_gm": other["gm_token"], "player": player["token"],
-              "owner": owner["token"], "gm": gm}
+    tokens = {
+        "none": None,
+        "bad": "not-a-valid-token",
+        "other_gm": other["gm_token"],
+        "player": player["token"],
+        "owner": owner["token"],
+        "gm": gm,
+    }
     return World(client, ruleset, camp["id"], tokens, hero["id"], foe["id"], owner["id"], entry["id"])
 
 
@@ -106,14 +120,17 @@ def R(expected, ruleset="great-cosmos", path="", body=None, params=None, make=No
         if make is not None:
             return make(w, caller)
         return path.format(cid=w.cid, hero=w.hero, entry=w.entry, ruleset=w.ruleset), body, params
+
     return Cell(expected, ruleset, request)
 
 
 def _fresh(path: str, body: Callable[[World], dict] | dict | None = None):
     """A fresh owned character per caller (the route uses it up: delete)."""
+
     def make(w: World, _caller: str):
         hero = w.fresh_hero()
         return path.format(hero=hero), body(w) if callable(body) else body, None
+
     return make
 
 
@@ -123,14 +140,23 @@ def _reroll(w: World, _caller: str):
 
 
 def _level_up(w: World, _caller: str):
-    return f"/v1/characters/{w.fresh_hero()}/level-ups", {"mode": "one_d20", "stats": ["force"],
-                                                          "chance_bonus_pool": "hp", "seed": 3}, None
+    return (
+        f"/v1/characters/{w.fresh_hero()}/level-ups",
+        {"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp", "seed": 3},
+        None,
+    )
 
 
 def _encounter(w: World, *, started: bool) -> dict:
     """A fresh GM encounter: the owner's hero (first, by the GM's initiative) and the GM's foe."""
-    r = w.client.post(f"/v1/campaigns/{w.cid}/encounters", headers=w.headers("gm"), json={
-        "name": "Matrix fight", "combatants": [{"character_id": w.hero, "initiative": 99}, {"character_id": w.foe}]})
+    r = w.client.post(
+        f"/v1/campaigns/{w.cid}/encounters",
+        headers=w.headers("gm"),
+        json={
+            "name": "Matrix fight",
+            "combatants": [{"character_id": w.hero, "initiative": 99}, {"character_id": w.foe}],
+        },
+    )
     assert r.status_code == 201, r.text
     if started:
         r = w.client.post(f"/v1/encounters/{r.json()['id']}/start", json={"seed": 1}, headers=w.headers("gm"))
@@ -140,10 +166,14 @@ def _encounter(w: World, *, started: bool) -> dict:
 
 def _enc(path: str, body: Callable[[World, dict], dict] | dict | None = None, *, started: bool = False):
     """A fresh encounter per caller; the path names it ({eid}), the hero's combatant ({hero_c}), its start ({action})."""
+
     def make(w: World, _caller: str):
         e = _encounter(w, started=started)
-        named = path.format(cid=w.cid, eid=e["id"], hero_c=e["combatants"][0]["id"], action=e.get("action", {}).get("id"))
+        named = path.format(
+            cid=w.cid, eid=e["id"], hero_c=e["combatants"][0]["id"], action=e.get("action", {}).get("id")
+        )
         return named, body(w, e) if callable(body) else body, None
+
     return make
 
 
@@ -158,84 +188,129 @@ TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/readyz"): R(PUBLIC, path="/readyz"),
     ("GET", "/v1/rulesets"): R(PUBLIC, path="/v1/rulesets"),
     ("GET", "/v1/rulesets/{ruleset}"): R(PUBLIC, path="/v1/rulesets/{ruleset}"),
-    ("POST", "/v1/campaigns"): R(dict.fromkeys(CALLERS, 201), path="/v1/campaigns",
-                                 body={"name": "Public", "ruleset": "great-cosmos"}),
+    ("POST", "/v1/campaigns"): R(
+        dict.fromkeys(CALLERS, 201), path="/v1/campaigns", body={"name": "Public", "ruleset": "great-cosmos"}
+    ),
     ("GET", "/v1/campaigns/{campaign_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}"),
     ("PATCH", "/v1/campaigns/{campaign_id}"): R(GM_ONLY, path="/v1/campaigns/{cid}", body={"name": "Renamed"}),
-    ("POST", "/v1/campaigns/{campaign_id}/players"): R(GM_ONLY_CREATE, path="/v1/campaigns/{cid}/players",
-                                                       body={"name": "Newcomer"}),
+    ("POST", "/v1/campaigns/{campaign_id}/players"): R(
+        GM_ONLY_CREATE, path="/v1/campaigns/{cid}/players", body={"name": "Newcomer"}
+    ),
     ("GET", "/v1/campaigns/{campaign_id}/players"): R(MEMBER_READ, path="/v1/campaigns/{cid}/players"),
     # the tokens' lifecycle (issue 14 item 11): the GM's, but /v1/me, which any token may ask about itself
     ("GET", "/v1/me"): R(expect(other_gm=200), path="/v1/me"),
     ("POST", "/v1/campaigns/{campaign_id}/gm-token/rotate"): R(GM_ONLY, path="/v1/campaigns/{cid}/gm-token/rotate"),
     ("POST", "/v1/campaigns/{campaign_id}/players/{player_id}/token/rotate"): R(
-        GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.owner_id}/token/rotate", None, None)),
+        GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.owner_id}/token/rotate", None, None)
+    ),
     ("DELETE", "/v1/campaigns/{campaign_id}/players/{player_id}"): R(
-        expect(player=403, owner=403, gm=204), make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.fresh_player()}",
-                                                                  None, None)),
+        expect(player=403, owner=403, gm=204),
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.fresh_player()}", None, None),
+    ),
     ("DELETE", "/v1/campaigns/{campaign_id}"): R(expect(player=403, owner=403, gm=204), path="/v1/campaigns/{cid}"),
-    ("POST", "/v1/campaigns/{campaign_id}/events/tickets"): R(expect(player=201, owner=201, gm=201),
-                                                              path="/v1/campaigns/{cid}/events/tickets"),
+    ("POST", "/v1/campaigns/{campaign_id}/events/tickets"): R(
+        expect(player=201, owner=201, gm=201), path="/v1/campaigns/{cid}/events/tickets"
+    ),
     # a PC for the owner: the GM or the owner may create it, not another player
     ("POST", "/v1/campaigns/{campaign_id}/characters"): R(
         OWNER_OR_GM_CREATE,
-        make=lambda w, c: (f"/v1/campaigns/{w.cid}/characters",
-                           {"name": "New", "kind": "pc", "player_id": w.owner_id, "sheet": SHEET_GC}, None)),
+        make=lambda w, c: (
+            f"/v1/campaigns/{w.cid}/characters",
+            {"name": "New", "kind": "pc", "player_id": w.owner_id, "sheet": SHEET_GC},
+            None,
+        ),
+    ),
     ("GET", "/v1/campaigns/{campaign_id}/characters"): R(MEMBER_READ, path="/v1/campaigns/{cid}/characters"),
     ("GET", "/v1/characters/{character_id}"): R(MEMBER_READ, path="/v1/characters/{hero}"),
-    ("PATCH", "/v1/characters/{character_id}"): R(OWNER_OR_GM, path="/v1/characters/{hero}",
-                                                  body={"name": "Renamed", "sheet": {"notes": "patched"}}),
-    ("DELETE", "/v1/characters/{character_id}"): R(expect(player=403, owner=204, gm=204),
-                                                   make=_fresh("/v1/characters/{hero}")),
-    ("POST", "/v1/characters/{character_id}/tests"): R(OWNER_OR_GM_CREATE, path="/v1/characters/{hero}/tests",
-                                                       body={"stat": "force"}),  # no seed: a player's is a 403
-    ("POST", "/v1/characters/{character_id}/tests/odds"): R(OWNER_OR_GM, path="/v1/characters/{hero}/tests/odds",
-                                                            body={"stat": "force"}),
+    ("PATCH", "/v1/characters/{character_id}"): R(
+        OWNER_OR_GM, path="/v1/characters/{hero}", body={"name": "Renamed", "sheet": {"notes": "patched"}}
+    ),
+    ("DELETE", "/v1/characters/{character_id}"): R(
+        expect(player=403, owner=204, gm=204), make=_fresh("/v1/characters/{hero}")
+    ),
+    ("POST", "/v1/characters/{character_id}/tests"): R(
+        OWNER_OR_GM_CREATE, path="/v1/characters/{hero}/tests", body={"stat": "force"}
+    ),  # no seed: a player's is a 403
+    ("POST", "/v1/characters/{character_id}/tests/odds"): R(
+        OWNER_OR_GM, path="/v1/characters/{hero}/tests/odds", body={"stat": "force"}
+    ),
     ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"): R(OWNER_OR_GM_CREATE, "asgard", make=_reroll),
-    ("POST", "/v1/characters/{character_id}/actions"): R(OWNER_OR_GM_CREATE, "asgard",
-                                                         path="/v1/characters/{hero}/actions",
-                                                         body={"type": "fall", "metres": 3}),
+    ("POST", "/v1/characters/{character_id}/actions"): R(
+        OWNER_OR_GM_CREATE, "asgard", path="/v1/characters/{hero}/actions", body={"type": "fall", "metres": 3}
+    ),
     ("POST", "/v1/characters/{character_id}/level-ups"): R(GM_ONLY_CREATE, make=_level_up),
     ("GET", "/v1/characters/{character_id}/level-ups"): R(MEMBER_READ, path="/v1/characters/{hero}/level-ups"),
     ("POST", "/v1/campaigns/{campaign_id}/tests/opposed"): R(
-        GM_ONLY_CREATE, "asgard",
-        make=lambda w, c: (f"/v1/campaigns/{w.cid}/tests/opposed",
-                           {"a": {"character_id": w.hero, "skill": "combat"},
-                            "b": {"character_id": w.foe, "skill": "defense"}, "seed": 11}, None)),
+        GM_ONLY_CREATE,
+        "asgard",
+        make=lambda w, c: (
+            f"/v1/campaigns/{w.cid}/tests/opposed",
+            {
+                "a": {"character_id": w.hero, "skill": "combat"},
+                "b": {"character_id": w.foe, "skill": "defense"},
+                "seed": 11,
+            },
+            None,
+        ),
+    ),
     ("POST", "/v1/campaigns/{campaign_id}/tests/group"): R(
-        GM_ONLY_CREATE, "asgard",
-        make=lambda w, c: (f"/v1/campaigns/{w.cid}/tests/group",
-                           {"skill": "survie", "participants": [{"character_id": w.hero}, {"character_id": w.foe}],
-                            "seed": 13}, None)),
-    ("POST", "/v1/campaigns/{campaign_id}/rolls"): R(expect(player=201, owner=201, gm=201),
-                                                     path="/v1/campaigns/{cid}/rolls", body={"expression": "3d6+2"}),
+        GM_ONLY_CREATE,
+        "asgard",
+        make=lambda w, c: (
+            f"/v1/campaigns/{w.cid}/tests/group",
+            {"skill": "survie", "participants": [{"character_id": w.hero}, {"character_id": w.foe}], "seed": 13},
+            None,
+        ),
+    ),
+    ("POST", "/v1/campaigns/{campaign_id}/rolls"): R(
+        expect(player=201, owner=201, gm=201), path="/v1/campaigns/{cid}/rolls", body={"expression": "3d6+2"}
+    ),
     ("GET", "/v1/campaigns/{campaign_id}/rolls"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls"),
     ("GET", "/v1/campaigns/{campaign_id}/rolls/{entry_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls/{entry}"),
-    ("GET", "/v1/campaigns/{campaign_id}/events"): R(MEMBER_READ, path="/v1/campaigns/{cid}/events",
-                                                     params={"follow": "false"}),
+    ("GET", "/v1/campaigns/{campaign_id}/events"): R(
+        MEMBER_READ, path="/v1/campaigns/{cid}/events", params={"follow": "false"}
+    ),
     # encounters: setup is the GM's; the owner sets its combatant's reaction and ends its own turn
     ("POST", "/v1/campaigns/{campaign_id}/encounters"): R(
-        GM_ONLY_CREATE, make=lambda w, c: (f"/v1/campaigns/{w.cid}/encounters",
-                                           {"name": "Fight", "combatants": [{"character_id": w.hero}]}, None)),
+        GM_ONLY_CREATE,
+        make=lambda w, c: (
+            f"/v1/campaigns/{w.cid}/encounters",
+            {"name": "Fight", "combatants": [{"character_id": w.hero}]},
+            None,
+        ),
+    ),
     ("GET", "/v1/campaigns/{campaign_id}/encounters"): R(MEMBER_READ, make=_enc("/v1/campaigns/{cid}/encounters")),
     ("GET", "/v1/encounters/{encounter_id}"): R(MEMBER_READ, make=_enc("/v1/encounters/{eid}")),
     ("PATCH", "/v1/encounters/{encounter_id}"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}", {"name": "Renamed"})),
     ("POST", "/v1/encounters/{encounter_id}/combatants"): R(
-        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/combatants", lambda w, e: {"character_id": w.foe, "count": 2})),
+        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/combatants", lambda w, e: {"character_id": w.foe, "count": 2})
+    ),
     ("PATCH", "/v1/encounters/{encounter_id}/combatants/{combatant_id}"): R(
-        OWNER_OR_GM, make=_enc("/v1/encounters/{eid}/combatants/{hero_c}", {"reaction": "none"})),
+        OWNER_OR_GM, make=_enc("/v1/encounters/{eid}/combatants/{hero_c}", {"reaction": "none"})
+    ),
     ("DELETE", "/v1/encounters/{encounter_id}/combatants/{combatant_id}"): R(
-        expect(player=403, owner=403, gm=204), make=_enc("/v1/encounters/{eid}/combatants/{hero_c}")),
-    ("POST", "/v1/encounters/{encounter_id}/start"): R(GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/start", {"seed": 2})),
+        expect(player=403, owner=403, gm=204), make=_enc("/v1/encounters/{eid}/combatants/{hero_c}")
+    ),
+    ("POST", "/v1/encounters/{encounter_id}/start"): R(
+        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/start", {"seed": 2})
+    ),
     ("POST", "/v1/encounters/{encounter_id}/next-turn"): R(
-        OWNER_OR_GM_CREATE, make=_enc("/v1/encounters/{eid}/next-turn", {}, started=True)),
+        OWNER_OR_GM_CREATE, make=_enc("/v1/encounters/{eid}/next-turn", {}, started=True)
+    ),
     ("POST", "/v1/encounters/{encounter_id}/actions"): R(
-        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions", lambda w, e: {
-            "type": "damage", "target_id": e["combatants"][1]["id"], "amount": 1}, started=True)),
-    ("GET", "/v1/encounters/{encounter_id}/actions"): R(MEMBER_READ, make=_enc("/v1/encounters/{eid}/actions",
-                                                                               started=True)),
+        GM_ONLY_CREATE,
+        make=_enc(
+            "/v1/encounters/{eid}/actions",
+            lambda w, e: {"type": "damage", "target_id": e["combatants"][1]["id"], "amount": 1},
+            started=True,
+        ),
+    ),
+    ("GET", "/v1/encounters/{encounter_id}/actions"): R(
+        MEMBER_READ, make=_enc("/v1/encounters/{eid}/actions", started=True)
+    ),
     ("POST", "/v1/encounters/{encounter_id}/actions/{action_id}/revert"): R(
-        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)),
+        GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)
+    ),
     ("POST", "/v1/encounters/{encounter_id}/end"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}/end", started=True)),
 }
 
@@ -285,11 +360,13 @@ def test_authorization_matrix(client, route):
 
 # --- who may choose the dice (issue 21 item 2) ---------------------------------------------------
 
-ROLLING_FOR_PLAYERS = [("POST", "/v1/characters/{character_id}/tests"),
-                       ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"),
-                       ("POST", "/v1/characters/{character_id}/actions"),
-                       ("POST", "/v1/campaigns/{campaign_id}/rolls"),
-                       ("POST", "/v1/encounters/{encounter_id}/next-turn")]
+ROLLING_FOR_PLAYERS = [
+    ("POST", "/v1/characters/{character_id}/tests"),
+    ("POST", "/v1/characters/{character_id}/tests/{test_id}/reroll"),
+    ("POST", "/v1/characters/{character_id}/actions"),
+    ("POST", "/v1/campaigns/{campaign_id}/rolls"),
+    ("POST", "/v1/encounters/{encounter_id}/next-turn"),
+]
 
 
 @pytest.mark.parametrize("route", ROLLING_FOR_PLAYERS, ids=lambda r: f"{r[0]} {r[1]}")
@@ -301,7 +378,9 @@ def test_issue21_item2_a_players_seed_is_a_403_on_every_route_it_rolls_on(client
     got = {}
     for caller in ("player", "owner", "gm"):
         path, body, params = cell.request(world, caller)
-        r = client.request(route[0], path, json={**(body or {}), "seed": 1}, params=params, headers=world.headers(caller))
+        r = client.request(
+            route[0], path, json={**(body or {}), "seed": 1}, params=params, headers=world.headers(caller)
+        )
         got[caller] = r.status_code
     assert got == {"player": 403, "owner": 403, "gm": 201}
 
@@ -309,13 +388,20 @@ def test_issue21_item2_a_players_seed_is_a_403_on_every_route_it_rolls_on(client
 # --- who may change what on a sheet (rules README; the sheet models mark the governed fields) ---
 
 GOVERNED_PATCHES = {  # a change of a rule-governed field: the GM only (logged as a sheet_edit)
-    "great-cosmos": [{"karma": 10}, {"level": 1000}, {"posture": "illumination"}, {"light_points": 5},
-                     {"stats": {"force": 99}}],
+    "great-cosmos": [
+        {"karma": 10},
+        {"level": 1000},
+        {"posture": "illumination"},
+        {"light_points": 5},
+        {"stats": {"force": 99}},
+    ],
     "asgard": [{"heroism": 1000}, {"vitality_max": 99}, {"skills": {"combat": 50}}],
     "rulebook-d100": [{"hp_max": 99}, {"pe": 1}, {"stats": {"FOR": 99}}],
-    "worlds-awakening": [{"pending": {"FOR": 2}}, {"challenges": {"vol": {"name": "vol", "successes_needed": 1,
-                                                                          "successes": 1, "status": "succeeded"}}},
-                         {"level": 8}],
+    "worlds-awakening": [
+        {"pending": {"FOR": 2}},
+        {"challenges": {"vol": {"name": "vol", "successes_needed": 1, "successes": 1, "status": "succeeded"}}},
+        {"level": 8},
+    ],
 }
 FREE_PATCHES = {  # free fields (and governed ones sent again unchanged): the owner or the GM
     "great-cosmos": {"notes": "patched", "inventory": {"money": 30}, "karma": 0},
@@ -324,11 +410,15 @@ FREE_PATCHES = {  # free fields (and governed ones sent again unchanged): the ow
     "worlds-awakening": {"weapons": [{"name": "arc", "stat": "DEX", "damage": "1d8"}], "level": 1},
 }
 SHEET_CELLS = [(ruleset, patch, GM_ONLY) for ruleset, patches in GOVERNED_PATCHES.items() for patch in patches] + [
-    (ruleset, patch, OWNER_OR_GM) for ruleset, patch in FREE_PATCHES.items()]
+    (ruleset, patch, OWNER_OR_GM) for ruleset, patch in FREE_PATCHES.items()
+]
 
 
-@pytest.mark.parametrize("ruleset, patch, expected", SHEET_CELLS,
-                         ids=[f"{r}-{'+'.join(p)}-{'gm' if e is GM_ONLY else 'owner'}" for r, p, e in SHEET_CELLS])
+@pytest.mark.parametrize(
+    "ruleset, patch, expected",
+    SHEET_CELLS,
+    ids=[f"{r}-{'+'.join(p)}-{'gm' if e is GM_ONLY else 'owner'}" for r, p, e in SHEET_CELLS],
+)
 def test_sheet_patch_matrix(client, ruleset, patch, expected):
     """PATCH /v1/characters/{id} of each ruleset: a rule-governed field is the GM's
     (the owner's 403 names it), a free field the owner's or the GM's."""
@@ -347,6 +437,7 @@ def test_sheet_patch_matrix(client, ruleset, patch, expected):
 
 # --- hidden rolls --------------------------------------------------------------------
 
+
 def test_hidden_rolls_never_reach_players(client):
     w = build_world(client, "great-cosmos")
     gm = w.headers("gm")
@@ -354,8 +445,10 @@ def test_hidden_rolls_never_reach_players(client):
     for path, body in [
         (f"/v1/campaigns/{w.cid}/rolls", {"expression": "d20", "hidden": True, "character_id": w.hero}),
         (f"/v1/characters/{w.hero}/tests", {"stat": "force", "dice": [42], "hidden": True}),
-        (f"/v1/characters/{w.fresh_hero()}/level-ups",
-         {"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp", "seed": 3, "hidden": True}),
+        (
+            f"/v1/characters/{w.fresh_hero()}/level-ups",
+            {"mode": "one_d20", "stats": ["force"], "chance_bonus_pool": "hp", "seed": 3, "hidden": True},
+        ),
     ]:
         r = client.post(path, json=body, headers=gm)
         assert r.status_code == 201, r.text
@@ -390,8 +483,11 @@ def test_hidden_rolls_never_reach_players(client):
         # paging with a small limit never surfaces them either
         seen, cursor = set(), None
         while True:
-            r = client.get(f"/v1/campaigns/{w.cid}/rolls", params={"limit": 1, **({"cursor": cursor} if cursor else {})},
-                           headers=headers)
+            r = client.get(
+                f"/v1/campaigns/{w.cid}/rolls",
+                params={"limit": 1, **({"cursor": cursor} if cursor else {})},
+                headers=headers,
+            )
             seen |= {e["id"] for e in r.json()["items"]}
             cursor = r.json()["next_cursor"]
             if not cursor:
@@ -413,8 +509,11 @@ def test_hidden_rolls_never_reach_players(client):
 def asgard_hidden(client):
     """An asgard world with a hidden GM test (a failure) on the owner's character."""
     w = build_world(client, "asgard")
-    r = client.post(f"/v1/characters/{w.hero}/tests", headers=w.headers("gm"),
-                    json={"skill": "survie", "difficulty": "moyen", "hidden": True, "dice": [1, 1, 2]})
+    r = client.post(
+        f"/v1/characters/{w.hero}/tests",
+        headers=w.headers("gm"),
+        json={"skill": "survie", "difficulty": "moyen", "hidden": True, "dice": [1, 1, 2]},
+    )
     assert r.status_code == 201 and r.json()["outcome"] == "failure", r.text
     return w, r.json()["id"]
 
@@ -431,7 +530,9 @@ def test_players_cannot_reroll_a_hidden_test(client, asgard_hidden):
 def test_players_cannot_retry_a_hidden_test(client, asgard_hidden):
     w, hidden_id = asgard_hidden
     body = {"skill": "survie", "difficulty": "moyen"}
-    unknown = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": "0" * 32}, headers=w.headers("owner"))
+    unknown = client.post(
+        f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": "0" * 32}, headers=w.headers("owner")
+    )
     assert unknown.status_code == 422, unknown.text
     r = client.post(f"/v1/characters/{w.hero}/tests", json={**body, "retry_of": hidden_id}, headers=w.headers("owner"))
     assert r.status_code == 422, r.text
@@ -464,15 +565,23 @@ def test_player_access_matrix(client, ruleset):
         r = client.patch(f"/v1/characters/{w.foe}", json={"player_access": access}, headers=w.headers("gm"))
         assert r.status_code == 200, r.text
         for method, path, body, expected in ACCESS_ROUTES:
-            body = {"test": TEST_BODIES[ruleset], "odds": {k: v for k, v in TEST_BODIES[ruleset].items()
-                                                            if k not in ("seed", "dice", "hidden")},
-                    "level_up": level_up}.get(body, body) if isinstance(body, str) else body
+            body = (
+                {
+                    "test": TEST_BODIES[ruleset],
+                    "odds": {k: v for k, v in TEST_BODIES[ruleset].items() if k not in ("seed", "dice", "hidden")},
+                    "level_up": level_up,
+                }.get(body, body)
+                if isinstance(body, str)
+                else body
+            )
             r = client.request(method, path.format(id=w.foe), json=body, headers=w.headers("player"))
             assert r.status_code == expected[access], (access, method, path, r.text)
             if method == "GET" and path == "/v1/characters/{id}" and r.status_code == 200:
                 assert ("sheet" in r.json()) is (access == "observer"), r.json()
-        listed = {c["id"]: c for c in client.get(f"/v1/campaigns/{w.cid}/characters",
-                                                  headers=w.headers("player")).json()["items"]}
+        listed = {
+            c["id"]: c
+            for c in client.get(f"/v1/campaigns/{w.cid}/characters", headers=w.headers("player")).json()["items"]
+        }
         assert (w.foe in listed) is (access != "none")
         gm = client.get(f"/v1/characters/{w.foe}", headers=w.headers("gm"))
         assert gm.status_code == 200 and "sheet" in gm.json() and gm.json()["player_access"] == access

@@ -1,6 +1,7 @@
 """50 concurrent great-cosmos tests on ONE character through a real uvicorn
 server with two worker processes: no 5xx, no lost update, and the stored
 karma is the fold of the logged results in log order."""
+
 from __future__ import annotations
 
 import threading
@@ -31,19 +32,28 @@ def test_concurrent_tests_on_one_character_lose_no_update(live):
     cid, token, character_id = live.campaign(server, "great-cosmos")
     barrier = threading.Barrier(REQUESTS, timeout=20)
 
-    with httpx.Client(base_url=server.url, timeout=httpx.Timeout(30.0, connect=10.0),
-                      limits=httpx.Limits(max_connections=REQUESTS)) as http:
+    with httpx.Client(
+        base_url=server.url, timeout=httpx.Timeout(30.0, connect=10.0), limits=httpx.Limits(max_connections=REQUESTS)
+    ) as http:
+
         def fire(i: int) -> httpx.Response:
             barrier.wait()
-            return http.post(f"/v1/characters/{character_id}/tests", headers=bearer(token),
-                             json={"stat": "force", "dice": dice_for(i)})
+            return http.post(
+                f"/v1/characters/{character_id}/tests",
+                headers=bearer(token),
+                json={"stat": "force", "dice": dice_for(i)},
+            )
 
         with ThreadPoolExecutor(max_workers=REQUESTS) as pool:
             responses = list(pool.map(fire, range(REQUESTS)))
 
         statuses = [r.status_code for r in responses]
-        assert not [r for r in responses if r.status_code >= 500], [(r.status_code, r.text) for r in responses if r.status_code >= 500]
-        assert set(statuses) <= {201, 409}, [(r.status_code, r.text) for r in responses if r.status_code not in (201, 409)]
+        assert not [r for r in responses if r.status_code >= 500], [
+            (r.status_code, r.text) for r in responses if r.status_code >= 500
+        ]
+        assert set(statuses) <= {201, 409}, [
+            (r.status_code, r.text) for r in responses if r.status_code not in (201, 409)
+        ]
         for r in responses:
             if r.status_code == 409:  # too many concurrent writers: a clear, retryable problem
                 assert r.headers["content-type"].startswith("application/problem+json"), r.headers
@@ -53,13 +63,20 @@ def test_concurrent_tests_on_one_character_lose_no_update(live):
         logged, character = check_karma_fold(http, cid, token, character_id, initial_karma=0, initial_version=1)
         assert logged == len(created), (logged, len(created), statuses.count(409))
         by_id = {e["id"]: e for e in created}
-        log = [e for e in http.get(f"/v1/campaigns/{cid}/rolls", params={"limit": 500}, headers=bearer(token)).json()["items"]]
+        log = [
+            e
+            for e in http.get(f"/v1/campaigns/{cid}/rolls", params={"limit": 500}, headers=bearer(token)).json()[
+                "items"
+            ]
+        ]
         assert {e["id"] for e in log} == set(by_id)  # every acknowledged test is logged, nothing else
         for entry in log:
             assert entry == by_id[entry["id"]]  # the log entry is the very body returned
     elapsed = time.monotonic() - started
-    print(f"\n{REQUESTS} concurrent requests: {len(created)} x 201, {statuses.count(409)} x 409; "
-          f"karma {character['sheet']['karma']}, version {character['version']}, {elapsed:.1f} s")
+    print(
+        f"\n{REQUESTS} concurrent requests: {len(created)} x 201, {statuses.count(409)} x 409; "
+        f"karma {character['sheet']['karma']}, version {character['version']}, {elapsed:.1f} s"
+    )
     assert elapsed < BUDGET_SECONDS
 
 
@@ -88,12 +105,17 @@ def test_concurrent_mixed_writers_idempotency_and_crossed_confrontations(live):
     server = live.start(workers=2)
     cid, token, hero = live.campaign(server, "great-cosmos")
     gm = bearer(token)
-    with httpx.Client(base_url=server.url, headers=gm, timeout=httpx.Timeout(30.0, connect=10.0),
-                      limits=httpx.Limits(max_connections=50)) as http:
+    with httpx.Client(
+        base_url=server.url,
+        headers=gm,
+        timeout=httpx.Timeout(30.0, connect=10.0),
+        limits=httpx.Limits(max_connections=50),
+    ) as http:
         # 1. one Idempotency-Key, 20 identical requests at once: one test, 20 identical answers
         body = {"stat": "force", "dice": [42]}
-        same = fire_together(20, lambda i: http.post(f"/v1/characters/{hero}/tests", json=body,
-                                                     headers={"Idempotency-Key": "race-1"}))
+        same = fire_together(
+            20, lambda i: http.post(f"/v1/characters/{hero}/tests", json=body, headers={"Idempotency-Key": "race-1"})
+        )
         no_server_error(same, {201})
         assert len({r.json()["id"] for r in same}) == 1, {r.json()["id"] for r in same}
         logged = http.get(f"/v1/campaigns/{cid}/rolls", params={"kind": "test"}).json()["items"]
@@ -123,20 +145,35 @@ def test_concurrent_mixed_writers_idempotency_and_crossed_confrontations(live):
         # 3. asgard confrontations A-vs-B and B-vs-A and cooperations at once: rows are
         #    locked in id order, not request order, so nothing deadlocks or fails
         acid, atoken, a = live.campaign(server, "asgard")
-        r = http.post(f"/v1/campaigns/{acid}/characters", headers=bearer(atoken),
-                      json={"name": "Foe", "kind": "npc", "sheet": SHEETS["asgard"]})
+        r = http.post(
+            f"/v1/campaigns/{acid}/characters",
+            headers=bearer(atoken),
+            json={"name": "Foe", "kind": "npc", "sheet": SHEETS["asgard"]},
+        )
         assert r.status_code == 201, r.text
         b = r.json()["id"]
 
         def crossed(i: int) -> httpx.Response:
             first, second = (a, b) if i % 2 == 0 else (b, a)
             if i % 3 == 2:
-                return http.post(f"/v1/campaigns/{acid}/tests/group", headers=bearer(atoken), json={
-                    "skill": "survie", "seed": i,
-                    "participants": [{"character_id": first}, {"character_id": second}]})
-            return http.post(f"/v1/campaigns/{acid}/tests/opposed", headers=bearer(atoken), json={
-                "a": {"character_id": first, "skill": "combat"}, "b": {"character_id": second, "skill": "defense"},
-                "seed": i})
+                return http.post(
+                    f"/v1/campaigns/{acid}/tests/group",
+                    headers=bearer(atoken),
+                    json={
+                        "skill": "survie",
+                        "seed": i,
+                        "participants": [{"character_id": first}, {"character_id": second}],
+                    },
+                )
+            return http.post(
+                f"/v1/campaigns/{acid}/tests/opposed",
+                headers=bearer(atoken),
+                json={
+                    "a": {"character_id": first, "skill": "combat"},
+                    "b": {"character_id": second, "skill": "defense"},
+                    "seed": i,
+                },
+            )
 
         responses = fire_together(24, crossed)
         no_server_error(responses, {201})

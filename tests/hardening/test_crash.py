@@ -2,6 +2,7 @@
 it on the same database, and check that the log and the sheet agree: every
 logged test's karma effect is in the sheet, no sheet change lacks its log
 entry, and every write the client saw acknowledged (201) survived."""
+
 from __future__ import annotations
 
 import signal
@@ -31,8 +32,11 @@ def test_sigkill_mid_burst_leaves_log_and_sheets_consistent(live):
             i = offset
             while not stop.is_set():
                 try:
-                    r = http.post(f"/v1/characters/{character_id}/tests", headers=bearer(token),
-                                  json={"stat": "force", "dice": [42] if i % 2 == 0 else [66]})
+                    r = http.post(
+                        f"/v1/characters/{character_id}/tests",
+                        headers=bearer(token),
+                        json={"stat": "force", "dice": [42] if i % 2 == 0 else [66]},
+                    )
                 except httpx.HTTPError:
                     return  # the server is gone
                 i += 1
@@ -64,7 +68,9 @@ def test_sigkill_mid_burst_leaves_log_and_sheets_consistent(live):
         assert {e["id"] for e in seen} <= log_ids  # every acknowledged write survived the kill
         assert logged - len(seen) <= WRITERS  # at most the requests in flight committed unacknowledged
         # the restarted server writes on the surviving state
-        r = http.post(f"/v1/characters/{character_id}/tests", headers=bearer(token), json={"stat": "force", "dice": [42]})
+        r = http.post(
+            f"/v1/characters/{character_id}/tests", headers=bearer(token), json={"stat": "force", "dice": [42]}
+        )
         assert r.status_code == 201, r.text
         assert r.json()["effects"]["karma"]["before"] == character["sheet"]["karma"]
     print(f"\nkilled after {len(seen)} acknowledged writes; {logged} logged after restart")

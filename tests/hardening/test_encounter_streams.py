@@ -5,6 +5,7 @@ A player's stream, resumed with `Last-Event-ID` after each of several disconnect
 none twice; and it never carries what only the GM may see: a hidden combatant
 (its NPC copies' `character.created`, its actions), a hidden action, or a sheet's
 exact HP when the encounter shows players a status (`hp_visibility: status`)."""
+
 from __future__ import annotations
 
 import json
@@ -50,20 +51,36 @@ class Fight:
 
     def __init__(self, http: httpx.Client, cid: str, gm: str, alice_id: str):
         self.http, self.gm = http, gm
-        aiko = post(http, f"/v1/campaigns/{cid}/characters", gm,
-                    {"name": "Aiko", "kind": "pc", "player_id": alice_id, "sheet": gc(70)})["id"]
-        brute = post(http, f"/v1/campaigns/{cid}/characters", gm,
-                     {"name": "Brute", "kind": "npc", "sheet": gc(40)})["id"]
-        self.shade = post(http, f"/v1/campaigns/{cid}/characters", gm,
-                          {"name": "Shade", "kind": "npc", "sheet": gc(55)})["id"]
+        aiko = post(
+            http,
+            f"/v1/campaigns/{cid}/characters",
+            gm,
+            {"name": "Aiko", "kind": "pc", "player_id": alice_id, "sheet": gc(70)},
+        )["id"]
+        brute = post(http, f"/v1/campaigns/{cid}/characters", gm, {"name": "Brute", "kind": "npc", "sheet": gc(40)})[
+            "id"
+        ]
+        self.shade = post(
+            http, f"/v1/campaigns/{cid}/characters", gm, {"name": "Shade", "kind": "npc", "sheet": gc(55)}
+        )["id"]
         self.cid, self.aiko_char, self.brute_char = cid, aiko, brute
         self.hidden_ids: set[str] = set()  # what a player must never see: combatants, characters, actions
 
     def setup(self) -> None:
-        state = post(self.http, f"/v1/campaigns/{self.cid}/encounters", self.gm, {
-            "name": "Ambush", "options": {"hp_visibility": "status", "reveal_on_turn": False},
-            "combatants": [{"character_id": self.aiko_char}, {"character_id": self.brute_char},
-                           {"character_id": self.shade, "count": 2, "hidden": True}]})
+        state = post(
+            self.http,
+            f"/v1/campaigns/{self.cid}/encounters",
+            self.gm,
+            {
+                "name": "Ambush",
+                "options": {"hp_visibility": "status", "reveal_on_turn": False},
+                "combatants": [
+                    {"character_id": self.aiko_char},
+                    {"character_id": self.brute_char},
+                    {"character_id": self.shade, "count": 2, "hidden": True},
+                ],
+            },
+        )
         self.eid = state["id"]
         by_name = {c["name"]: c for c in state["combatants"]}
         self.aiko, self.brute = by_name["Aiko"]["id"], by_name["Brute"]["id"]

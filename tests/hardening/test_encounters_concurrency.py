@@ -3,6 +3,7 @@ once by several clients to a real uvicorn with 2 workers never interleave: each
 one starts from the state the previous one left (the encounter row is locked
 FOR UPDATE on PostgreSQL; SQLite writers are serialized), none is lost, and the
 encounter version counts them exactly."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +23,11 @@ def test_concurrent_actions_on_one_encounter_never_interleave(live):
     cid, token, hero = live.campaign(server, "worlds-awakening", sheet)
     gm = bearer(token)
     with httpx.Client(base_url=server.url, timeout=30.0) as http:
-        r = http.post(f"/v1/campaigns/{cid}/encounters", headers=gm,
-                      json={"name": "Crowd", "combatants": [{"character_id": hero}]})
+        r = http.post(
+            f"/v1/campaigns/{cid}/encounters",
+            headers=gm,
+            json={"name": "Crowd", "combatants": [{"character_id": hero}]},
+        )
         assert r.status_code == 201, r.text
         eid, target = r.json()["id"], r.json()["combatants"][0]["id"]
         assert http.post(f"/v1/encounters/{eid}/start", json={}, headers=gm).status_code == 201
@@ -32,8 +36,11 @@ def test_concurrent_actions_on_one_encounter_never_interleave(live):
         out = []
         with httpx.Client(base_url=server.url, timeout=60.0) as http:
             for i in range(PER_THREAD):
-                body = ({"type": "damage", "target_id": target, "amount": 1} if (n + i) % 2 == 0 else
-                        {"type": "condition", "target_id": target, "add": {"name": f"mark-{n}-{i}"}})
+                body = (
+                    {"type": "damage", "target_id": target, "amount": 1}
+                    if (n + i) % 2 == 0
+                    else {"type": "condition", "target_id": target, "add": {"name": f"mark-{n}-{i}"}}
+                )
                 r = http.post(f"/v1/encounters/{eid}/actions", json=body, headers=gm)
                 assert r.status_code == 201, r.text
                 out.append(r.json())
@@ -75,14 +82,18 @@ def test_actions_in_two_encounters_sharing_characters_and_tests_on_them_lose_not
     cid, token, ash = live.campaign(server, "worlds-awakening", sheet)
     gm = bearer(token)
     with httpx.Client(base_url=server.url, timeout=30.0) as http:
-        r = http.post(f"/v1/campaigns/{cid}/characters", headers=gm, json={"name": "Birch", "kind": "npc",
-                                                                            "sheet": sheet})
+        r = http.post(
+            f"/v1/campaigns/{cid}/characters", headers=gm, json={"name": "Birch", "kind": "npc", "sheet": sheet}
+        )
         assert r.status_code == 201, r.text
         birch = r.json()["id"]
         fights = []
         for name in ("North", "South"):
-            r = http.post(f"/v1/campaigns/{cid}/encounters", headers=gm, json={
-                "name": name, "combatants": [{"character_id": ash}, {"character_id": birch}]})
+            r = http.post(
+                f"/v1/campaigns/{cid}/encounters",
+                headers=gm,
+                json={"name": name, "combatants": [{"character_id": ash}, {"character_id": birch}]},
+            )
             assert r.status_code == 201, r.text
             eid = r.json()["id"]
             by_character = {c["character_id"]: c["id"] for c in r.json()["combatants"]}
@@ -100,8 +111,11 @@ def test_actions_in_two_encounters_sharing_characters_and_tests_on_them_lose_not
                     continue
                 eid, c, hit = (north, in_north, birch) if n % 3 == 0 else (south, in_south, ash)
                 actor = c[ash] if hit == birch else c[birch]
-                r = http.post(f"/v1/encounters/{eid}/actions", headers=gm,
-                              json={"type": "damage", "actor_id": actor, "target_id": c[hit], "amount": 1})
+                r = http.post(
+                    f"/v1/encounters/{eid}/actions",
+                    headers=gm,
+                    json={"type": "damage", "actor_id": actor, "target_id": c[hit], "amount": 1},
+                )
                 assert r.status_code == 201, r.text
                 out.append((hit, r.json()["encounter_version"]))
         return out

@@ -21,6 +21,7 @@ and every 4xx/5xx is application/problem+json with type/title/status/detail.
 
 Plus, per ruleset, random merge patches of a player's own sheet (with the owner's
 token): a rule-governed field never changes, a free one does."""
+
 from __future__ import annotations
 
 import copy
@@ -63,19 +64,25 @@ def for_ruleset(raw: dict[str, Any], ruleset: str) -> dict[str, Any]:
 
 
 # generated cases only: the schema's own examples cannot be combined with `given(data=...)`
-CONFIG = {"phases": {"examples": {"enabled": False}, "coverage": {"enabled": False}},
-          "generation": {"mode": "all"}}
+CONFIG = {"phases": {"examples": {"enabled": False}, "coverage": {"enabled": False}}, "generation": {"mode": "all"}}
 # great-cosmos runs every operation; the other rulesets the ones whose body or
 # behaviour depends on the ruleset (sheets, tests, odds, rerolls, actions, level-ups, group tests)
 RULESET_DEPENDENT = [
-    "POST /v1/campaigns/{campaign_id}/characters", "PATCH /v1/characters/{character_id}",
-    "POST /v1/characters/{character_id}/tests", "POST /v1/characters/{character_id}/tests/odds",
-    "POST /v1/characters/{character_id}/tests/{test_id}/reroll", "POST /v1/characters/{character_id}/actions",
-    "POST /v1/characters/{character_id}/level-ups", "POST /v1/campaigns/{campaign_id}/tests/opposed",
+    "POST /v1/campaigns/{campaign_id}/characters",
+    "PATCH /v1/characters/{character_id}",
+    "POST /v1/characters/{character_id}/tests",
+    "POST /v1/characters/{character_id}/tests/odds",
+    "POST /v1/characters/{character_id}/tests/{test_id}/reroll",
+    "POST /v1/characters/{character_id}/actions",
+    "POST /v1/characters/{character_id}/level-ups",
+    "POST /v1/campaigns/{campaign_id}/tests/opposed",
     "POST /v1/campaigns/{campaign_id}/tests/group",
-    "POST /v1/campaigns/{campaign_id}/encounters", "POST /v1/encounters/{encounter_id}/combatants",
-    "PATCH /v1/encounters/{encounter_id}/combatants/{combatant_id}", "POST /v1/encounters/{encounter_id}/start",
-    "POST /v1/encounters/{encounter_id}/actions", "POST /v1/encounters/{encounter_id}/next-turn",
+    "POST /v1/campaigns/{campaign_id}/encounters",
+    "POST /v1/encounters/{encounter_id}/combatants",
+    "PATCH /v1/encounters/{encounter_id}/combatants/{combatant_id}",
+    "POST /v1/encounters/{encounter_id}/start",
+    "POST /v1/encounters/{encounter_id}/actions",
+    "POST /v1/encounters/{encounter_id}/next-turn",
     "POST /v1/encounters/{encounter_id}/actions/{action_id}/revert",
 ]
 
@@ -95,7 +102,8 @@ def problem_json(ctx, response, case) -> None:
         return
     content_type = response.headers.get("content-type", [""])[0]
     assert content_type.startswith("application/problem+json"), (
-        f"{response.status_code} with Content-Type {content_type!r}: {response.text[:300]}")
+        f"{response.status_code} with Content-Type {content_type!r}: {response.text[:300]}"
+    )
     body = response.json()
     for name, kind in PROBLEM_FIELDS.items():
         assert isinstance(body.get(name), kind), f"problem body lacks {name}: {body}"
@@ -118,8 +126,11 @@ class Encounters:
         known = self.made.get(status)
         state = self._state(known["id"]) if known else None
         if state is None or state["status"] != status or len(state["combatants"]) < 2:
-            r = self.client.post(f"/v1/campaigns/{self.camp.id}/encounters", headers=self.camp.gm, json={
-                "name": "Fuzzed", "combatants": [{"character_id": cid} for cid in self.members]})
+            r = self.client.post(
+                f"/v1/campaigns/{self.camp.id}/encounters",
+                headers=self.camp.gm,
+                json={"name": "Fuzzed", "combatants": [{"character_id": cid} for cid in self.members]},
+            )
             assert r.status_code == 201, r.text
             state = r.json()
             if status == "active":
@@ -128,8 +139,11 @@ class Encounters:
                 state = r.json()
         r = self.client.get(f"/v1/encounters/{state['id']}/actions", params={"limit": 1}, headers=self.camp.gm)
         latest = r.json()["items"][0]["id"] if r.status_code == 200 and r.json()["items"] else "none"
-        self.made[status] = {"id": state["id"], "combatants": [c["id"] for c in state["combatants"]],
-                             "action_id": latest}
+        self.made[status] = {
+            "id": state["id"],
+            "combatants": [c["id"] for c in state["combatants"]],
+            "action_id": latest,
+        }
         return self.made[status]
 
     def setup(self) -> dict[str, Any]:
@@ -162,8 +176,9 @@ class Worlds:
     def renew_if_dead(self, ruleset: str) -> None:
         """Seeded again if an earlier test deleted its campaign or player, or rotated a token."""
         world = self.built.get(ruleset)
-        if world and any(self.client.get("/v1/me", headers=world[h]).status_code != 200
-                         for h in ("headers", "player_headers")):
+        if world and any(
+            self.client.get("/v1/me", headers=world[h]).status_code != 200 for h in ("headers", "player_headers")
+        ):
             del self.built[ruleset]
 
     def _seed(self, ruleset: str) -> dict[str, Any]:
@@ -176,10 +191,18 @@ class Worlds:
         foe = make_character(client, camp, SHEETS[ruleset], kind="npc", name="Foe")
         return {
             "encounters": Encounters(client, camp, hero["id"], foe["id"]),
-            "headers": camp.gm, "player_headers": player.headers, "client": client, "campaign": camp,
+            "headers": camp.gm,
+            "player_headers": player.headers,
+            "client": client,
+            "campaign": camp,
             "player_id": player.id,
-            "ids": {"campaign_id": camp.id, "character_id": hero["id"], "test_id": r.json()["id"],
-                    "entry_id": r.json()["id"], "ruleset": ruleset},
+            "ids": {
+                "campaign_id": camp.id,
+                "character_id": hero["id"],
+                "test_id": r.json()["id"],
+                "entry_id": r.json()["id"],
+                "ruleset": ruleset,
+            },
         }
 
 
@@ -220,16 +243,23 @@ def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
         started = case.operation.path.endswith(ON_A_STARTED_ENCOUNTER)
         encounter = world["encounters"].active() if started else world["encounters"].setup()
         fighters = encounter["combatants"]
-        ids = {**ids, "encounter_id": encounter["id"], "action_id": encounter["action_id"],
-               "combatant_id": data.draw(st.sampled_from(fighters), label="combatant")}
+        ids = {
+            **ids,
+            "encounter_id": encounter["id"],
+            "action_id": encounter["action_id"],
+            "combatant_id": data.draw(st.sampled_from(fighters), label="combatant"),
+        }
     for name in list(case.path_parameters or {}):
         if name in ids and data.draw(REAL, label=f"real {name}"):
             case.path_parameters[name] = ids[name]
     if case.operation.method.upper() == "DELETE" and case.path_parameters.get("character_id") == ids["character_id"]:
         # deleting the seeded character would leave the later examples nothing to aim at: delete a fresh one
         camp = world["campaign"]
-        r = world["client"].post(f"/v1/campaigns/{camp.id}/characters", headers=camp.gm,
-                                 json={"name": "Doomed", "kind": "npc", "sheet": SHEETS[camp.ruleset]})
+        r = world["client"].post(
+            f"/v1/campaigns/{camp.id}/characters",
+            headers=camp.gm,
+            json={"name": "Doomed", "kind": "npc", "sheet": SHEETS[camp.ruleset]},
+        )
         assert r.status_code == 201, r.text
         case.path_parameters["character_id"] = r.json()["id"]
 
@@ -244,8 +274,9 @@ def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
                 elif key in COMBATANT_FIELDS and isinstance(value, str) and data.draw(REAL, label="real combatant"):
                     node[key] = fighter()
                 elif key in COMBATANT_FIELDS and isinstance(value, list):
-                    node[key] = [fighter() if isinstance(v, str) and data.draw(REAL, label="real") else v
-                                 for v in value]
+                    node[key] = [
+                        fighter() if isinstance(v, str) and data.draw(REAL, label="real") else v for v in value
+                    ]
                 else:
                     swap(value)
         elif isinstance(node, list):
@@ -258,8 +289,14 @@ def aim_at_real_ids(case, world: dict[str, Any], data) -> None:
 
 @schemathesis.pytest.parametrize(**SCHEMAS)
 @SCHEMAS["great_cosmos"].given(data=st.data())
-@settings(max_examples=MAX_EXAMPLES, derandomize=True, deadline=None, database=None,
-          phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=MAX_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 def test_fuzz(case, data, app, world):
     ruleset = case.operation.schema.raw_schema["info"]["x-fuzz-ruleset"]
     seeded = world(ruleset)
@@ -284,7 +321,11 @@ def test_openapi_documents_errors_as_problem_json():
     for path, operations in RAW["paths"].items():
         for method, operation in operations.items():
             for status, response in operation.get("responses", {}).items():
-                if status.isdigit() and int(status) >= 400 and "application/problem+json" not in response.get("content", {}):
+                if (
+                    status.isdigit()
+                    and int(status) >= 400
+                    and "application/problem+json" not in response.get("content", {})
+                ):
                     wrong.append(f"{method.upper()} {path} {status}: {sorted(response.get('content', {}))}")
     assert not wrong, "\n".join(wrong)
 
@@ -298,25 +339,60 @@ OWNER_EXAMPLES = 40
 
 OTHER_VALUES: dict[str, dict[str, Any]] = {
     "great-cosmos": {
-        "race": "elementaire", "level": 3, "stats": {"force": 69}, "intuition": 5, "karma": 4, "hp": 90, "hp_max": 120,
-        "mp": 40, "mp_max": 60, "light_points": 3, "dark_points": 0, "mental_health": 80,
-        "default_posture": "offensive", "posture": "illumination", "skills": ["escrime"], "spells": ["soin"],
-        "affiliation": "Ordre", "talents": ["lecture"], "notes": "brave",
+        "race": "elementaire",
+        "level": 3,
+        "stats": {"force": 69},
+        "intuition": 5,
+        "karma": 4,
+        "hp": 90,
+        "hp_max": 120,
+        "mp": 40,
+        "mp_max": 60,
+        "light_points": 3,
+        "dark_points": 0,
+        "mental_health": 80,
+        "default_posture": "offensive",
+        "posture": "illumination",
+        "skills": ["escrime"],
+        "spells": ["soin"],
+        "affiliation": "Ordre",
+        "talents": ["lecture"],
+        "notes": "brave",
         "final_skill": {"name": "Nova", "punchline": "Brille !", "cost_kind": "light", "cost_points": 1},
         "inventory": {"items": [{"name": "corde", "slots": 1}], "money": 10},
     },
     "asgard": {
-        "skills": {"combat": 7}, "vitality": 15, "vitality_max": 25, "heroism": 4, "protection": 3,
-        "weapons": [{"name": "hache", "damage_dice": 3}], "assets": ["Rusé"], "tier": "figurant",
+        "skills": {"combat": 7},
+        "vitality": 15,
+        "vitality_max": 25,
+        "heroism": 4,
+        "protection": 3,
+        "weapons": [{"name": "hache", "damage_dice": 3}],
+        "assets": ["Rusé"],
+        "tier": "figurant",
         "condition": {"dying": True},
     },
     "rulebook-d100": {
-        "stats": {"FOR": 55}, "skills": {"escrime": 25}, "crit_chance": 6, "hp": 10, "hp_max": 20, "pe": 10,
-        "pe_max": 20, "armor": 2, "weapons": [{"name": "dague", "damage": "1d4"}],
+        "stats": {"FOR": 55},
+        "skills": {"escrime": 25},
+        "crit_chance": 6,
+        "hp": 10,
+        "hp_max": 20,
+        "pe": 10,
+        "pe_max": 20,
+        "armor": 2,
+        "weapons": [{"name": "dague", "damage": "1d4"}],
     },
     "worlds-awakening": {
-        "level": 2, "stats": {"CHA": 4}, "hp": 10, "hp_max": 14, "mp": 3, "mp_max": 5, "down": True,
-        "pending": {"FOR": 2}, "challenges": {"crochetage": {"successes": 1}},
+        "level": 2,
+        "stats": {"CHA": 4},
+        "hp": 10,
+        "hp_max": 14,
+        "mp": 3,
+        "mp_max": 5,
+        "down": True,
+        "pending": {"FOR": 2},
+        "challenges": {"crochetage": {"successes": 1}},
         "weapons": [{"name": "arc", "stat": "DEX", "damage": "1d8"}],
     },
 }
@@ -340,12 +416,14 @@ def merged(target: Any, patch: Any) -> Any:
 @pytest.fixture
 def owned_character(client, campaign_factory, player_factory, character_factory):
     """ruleset -> (owner's headers, its character's id, the served sheet schema)."""
+
     def make(ruleset: str):
         camp = campaign_factory(ruleset)
         owner = player_factory(camp, "Owner")
         hero = character_factory(camp, OWNER_SHEETS[ruleset], player=owner)
         schema = client.get(f"/v1/rulesets/{ruleset}").json()["sheet_schema"]
         return owner.headers, hero["id"], schema
+
     return make
 
 
@@ -361,8 +439,13 @@ def test_fuzz_owner_sheet_patches(client, owned_character, ruleset):
     counts = CALLS.setdefault(f"{ruleset} PATCH /v1/characters/{{character_id}} (owner's sheet patches)", {})
 
     @given(data=st.data())
-    @settings(max_examples=OWNER_EXAMPLES, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=OWNER_EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     def check(data):
         before = client.get(f"/v1/characters/{hero}", headers=headers).json()
         patch, changed, unknown = {}, set(), set()

@@ -4,6 +4,7 @@ A real uvicorn (one worker) on the suite's database. Liveness only, with
 generous bounds: every request of a burst is answered (200, or 503 with
 Retry-After when the server sheds load) within 10 s, never a 500 nor a hang,
 and the service answers normally right after."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,6 +24,7 @@ ANSWER_WITHIN = 10.0
 async def _burst(url: str, path: str, headers: dict[str, str], n: int) -> list[int | str]:
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=0)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=ANSWER_WITHIN) as http:
+
         async def one() -> int | str:
             try:
                 r = await http.get(path, headers=headers)
@@ -32,12 +34,15 @@ async def _burst(url: str, path: str, headers: dict[str, str], n: int) -> list[i
                 assert r.headers.get("Retry-After"), r.headers
                 assert r.headers["content-type"].startswith("application/problem+json")
             return r.status_code
+
         return await asyncio.gather(*(one() for _ in range(n)))
 
 
 def _check_burst(statuses: list[int | str], elapsed: float) -> None:
     unanswered = [s for s in statuses if s not in (200, 503)]
-    assert not unanswered, f"{len(unanswered)} of {len(statuses)} not answered 200/503: {sorted(set(map(str, unanswered)))}"
+    assert not unanswered, (
+        f"{len(unanswered)} of {len(statuses)} not answered 200/503: {sorted(set(map(str, unanswered)))}"
+    )
     assert statuses.count(200) >= 1, statuses  # shedding load is not refusing everything
     assert elapsed < ANSWER_WITHIN + 5, elapsed
 
@@ -56,8 +61,10 @@ def test_bursts_of_unauthenticated_readyz_and_character_reads_are_answered(live)
     cid, token, character_id = live.campaign(server, "great-cosmos")
 
     async def both() -> list[list[int | str]]:
-        return await asyncio.gather(_burst(server.url, "/readyz", {}, BURST),
-                                    _burst(server.url, f"/v1/characters/{character_id}", bearer(token), BURST))
+        return await asyncio.gather(
+            _burst(server.url, "/readyz", {}, BURST),
+            _burst(server.url, f"/v1/characters/{character_id}", bearer(token), BURST),
+        )
 
     for _round in range(2):  # and again: nothing stays wedged
         start = time.monotonic()
@@ -103,8 +110,9 @@ def test_keyed_and_unkeyed_writes_do_not_deadlock(live, ruleset):
                 if n % 2:
                     headers["Idempotency-Key"] = f"k-{n}-{i}"
                 try:
-                    status: int | str = http.post(f"/v1/campaigns/{cid}/rolls", headers=headers,
-                                                  json={"expression": "1d6", "seed": n * 10 + i}).status_code
+                    status: int | str = http.post(
+                        f"/v1/campaigns/{cid}/rolls", headers=headers, json={"expression": "1d6", "seed": n * 10 + i}
+                    ).status_code
                 except httpx.HTTPError as exc:
                     status = type(exc).__name__
                 with lock:

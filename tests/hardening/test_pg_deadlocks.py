@@ -2,6 +2,7 @@
 concurrent writers take their locks in the writers' order (no deadlock, never a "connection
 failed"), and no request waits on a lock or the server beyond the configured bounds
 (`DB_LOCK_TIMEOUT_SECONDS`, `DB_STATEMENT_TIMEOUT_SECONDS`): a 503 with Retry-After instead."""
+
 from __future__ import annotations
 
 import asyncio
@@ -44,8 +45,11 @@ def postgres_only(database_url):
 
 
 def _character(http: httpx.Client, cid: str, gm: dict[str, str], name: str) -> str:
-    r = http.post(f"/v1/campaigns/{cid}/characters", headers=gm,
-                  json={"name": name, "kind": "pc", "sheet": SHEETS["great-cosmos"]})
+    r = http.post(
+        f"/v1/campaigns/{cid}/characters",
+        headers=gm,
+        json={"name": name, "kind": "pc", "sheet": SHEETS["great-cosmos"]},
+    )
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
@@ -70,8 +74,9 @@ def test_issue21_item6_campaign_delete_under_concurrent_writers_is_a_204(live):
     failed" 5 of 5 rounds), nothing of the campaign is left, and every writer gets its
     answer or, once the campaign is gone, 401 (its token went with it) or 404 — never a 5xx."""
     server = live.start(workers=2)
-    with httpx.Client(base_url=server.url, timeout=httpx.Timeout(30.0, connect=10.0),
-                      limits=httpx.Limits(max_connections=WRITERS + 2)) as http:
+    with httpx.Client(
+        base_url=server.url, timeout=httpx.Timeout(30.0, connect=10.0), limits=httpx.Limits(max_connections=WRITERS + 2)
+    ) as http:
         for round_ in range(ROUNDS):
             cid, token, first = live.campaign(server, "great-cosmos")
             gm = bearer(token)
@@ -103,8 +108,13 @@ def test_issue21_item6_concurrent_player_creations_are_never_deadlock_victims(li
     server = live.start(workers=2)
     cid, token, hero = live.campaign(server, "great-cosmos")
     gm = bearer(token)
-    with httpx.Client(base_url=server.url, headers=gm, timeout=httpx.Timeout(30.0, connect=10.0),
-                      limits=httpx.Limits(max_connections=40)) as http:
+    with httpx.Client(
+        base_url=server.url,
+        headers=gm,
+        timeout=httpx.Timeout(30.0, connect=10.0),
+        limits=httpx.Limits(max_connections=40),
+    ) as http:
+
         def call(i: int) -> httpx.Response:
             if i % 2 == 0:
                 return http.post(f"/v1/campaigns/{cid}/players", json={"name": f"Player {i}"})
@@ -140,9 +150,12 @@ def test_issue21_item6_a_row_locked_beyond_lock_timeout_is_a_503_and_other_campa
     _cid, token, stuck = live.campaign(server, "great-cosmos")
     _other, other_token, free = live.campaign(server, "great-cosmos")
     body = {"stat": "force", "dice": [42]}
-    with psycopg.connect(live.database_url.replace("+psycopg", "")) as holder, \
-            httpx.Client(base_url=server.url, timeout=httpx.Timeout(15.0, connect=5.0),
-                         limits=httpx.Limits(max_connections=12)) as http:
+    with (
+        psycopg.connect(live.database_url.replace("+psycopg", "")) as holder,
+        httpx.Client(
+            base_url=server.url, timeout=httpx.Timeout(15.0, connect=5.0), limits=httpx.Limits(max_connections=12)
+        ) as http,
+    ):
         holder.execute('SELECT id FROM "character" WHERE id = %s FOR UPDATE', (stuck,))
         started = time.monotonic()
 
@@ -194,8 +207,10 @@ def test_issue21_item6_a_deadlock_is_a_409_race_lost_never_a_connection_failure(
     [victim] = [o for o in outcomes if o is not None]
     status, retry_after, body = _refusal(victim)
     assert (status, retry_after, body["retry_after"]) == (409, "1", 1)
-    assert body["detail"] == ("the request lost a race with a concurrent write (the database found a deadlock); "
-                              "nothing of it was written; retry")
+    assert body["detail"] == (
+        "the request lost a race with a concurrent write (the database found a deadlock); "
+        "nothing of it was written; retry"
+    )
 
 
 @pytest.fixture
@@ -219,8 +234,10 @@ def test_issue21_item6_a_statement_beyond_statement_timeout_is_a_503(bounded):
         assert time.monotonic() - started < 2.0
         status, retry_after, body = _refusal(caught.value)
         assert (status, retry_after) == (503, "1")
-        assert body["detail"] == ("a database statement of the request ran beyond the statement timeout "
-                                  "(DB_STATEMENT_TIMEOUT_SECONDS); nothing of it was written; retry shortly")
+        assert body["detail"] == (
+            "a database statement of the request ran beyond the statement timeout "
+            "(DB_STATEMENT_TIMEOUT_SECONDS); nothing of it was written; retry shortly"
+        )
 
 
 class Blackhole:
@@ -270,6 +287,7 @@ READ = Prepared(select(literal(1, Integer)))
 def _silent_then_unavailable(run, engine, relay: Blackhole) -> None:
     """A statement answered through the relay, then one the server never answers: a 503 with
     Retry-After once the lane waited its bound (statement timeout + 2 s), the connection dropped."""
+
     def work() -> float:
         with Session(engine) as session:
             conn = session.connection()
@@ -279,9 +297,12 @@ def _silent_then_unavailable(run, engine, relay: Blackhole) -> None:
             with pytest.raises(Unavailable) as caught:
                 READ.all(conn, {})
             assert (caught.value.detail, caught.value.retry_after) == (
-                "the database did not answer within 2.5 s; retry shortly", 1)
+                "the database did not answer within 2.5 s; retry shortly",
+                1,
+            )
             assert conn.invalidated
             return time.monotonic() - started
+
     assert 2.4 < run(work) < 4.0
 
 
@@ -296,6 +317,10 @@ def test_issue21_item6_the_lanes_wait_for_a_silent_server_is_bounded(database_ur
         _silent_then_unavailable(lambda work: work(), engine, blackhole)
         engine.dispose()
         return
-    green = create_async_engine(url, poolclass=NullPool, connect_args={"prepare_threshold": None,
-                                **bounds.connect_args()}, execution_options={ANSWER_WITHIN: bounds.answer_seconds})
+    green = create_async_engine(
+        url,
+        poolclass=NullPool,
+        connect_args={"prepare_threshold": None, **bounds.connect_args()},
+        execution_options={ANSWER_WITHIN: bounds.answer_seconds},
+    )
     _silent_then_unavailable(lambda work: asyncio.run(greenlet_spawn(work)), green.sync_engine, blackhole)

@@ -6,6 +6,7 @@ a campaign has at most MAX_PLAYERS_PER_CAMPAIGN players, open campaign creation
 is throttled per address, and with REDIS_URL the per-token limit is shared by the
 workers (2 workers allow N requests, not 2N). The Redis tests skip when Redis is
 unreachable, except under JDR_REQUIRE_REDIS=1 (CI), where they fail."""
+
 from __future__ import annotations
 
 import asyncio
@@ -49,7 +50,9 @@ class CountingSessions:
 
 
 @contextmanager
-def client_of(settings, db_session, address: str = "203.0.113.7", **changes) -> Iterator[tuple[TestClient, CountingSessions]]:
+def client_of(
+    settings, db_session, address: str = "203.0.113.7", **changes
+) -> Iterator[tuple[TestClient, CountingSessions]]:
     app = create_app(settings.model_copy(update={"redis_url": None, **changes}))
     sessions = app.state.sessions = CountingSessions(app.state.sessions)
     with TestClient(app, raise_server_exceptions=False, client=(address, 40000)) as client:
@@ -58,8 +61,12 @@ def client_of(settings, db_session, address: str = "203.0.113.7", **changes) -> 
 
 # --- failed authentications per address ------------------------------------------------
 
+
 def test_an_invalid_token_flood_from_one_address_gets_429_before_any_lookup(settings, db_session):
-    with client_of(settings, db_session, auth_failures_per_minute=5, campaigns_per_hour_per_address=0) as (client, sessions):
+    with client_of(settings, db_session, auth_failures_per_minute=5, campaigns_per_hour_per_address=0) as (
+        client,
+        sessions,
+    ):
         camp = client.post("/v1/campaigns", json={"name": "x", "ruleset": "asgard"}).json()
         gm = bearer(camp["gm_token"])
         path = f"/v1/campaigns/{camp['id']}"
@@ -86,11 +93,14 @@ def test_admin_token_guesses_are_throttled(settings, db_session):
         problem_429(client.post("/v1/campaigns", json=body, headers=bearer("admin-3")), "failed authentications")
         # while the address is over the limit even the right token is refused: a guess cannot be confirmed
         problem_429(client.post("/v1/campaigns", json=body, headers=bearer("s3cret-admin")), "failed authentications")
-    with client_of(settings, db_session, address="198.51.100.9", admin_token="s3cret-admin", auth_failures_per_minute=3) as (other, _):
+    with client_of(
+        settings, db_session, address="198.51.100.9", admin_token="s3cret-admin", auth_failures_per_minute=3
+    ) as (other, _):
         assert other.post("/v1/campaigns", json=body, headers=bearer("s3cret-admin")).status_code == 201
 
 
 # --- players per campaign --------------------------------------------------------------
+
 
 def test_a_campaign_has_at_most_max_players(settings, db_session):
     assert Settings.model_fields["max_players_per_campaign"].default == 100  # the documented default
@@ -106,6 +116,7 @@ def test_a_campaign_has_at_most_max_players(settings, db_session):
 
 
 # --- open campaign creation per address ------------------------------------------------
+
 
 def test_open_campaign_creation_is_throttled_per_address(settings, db_session):
     body = {"name": "x", "ruleset": "asgard"}
@@ -123,8 +134,10 @@ def test_open_campaign_creation_is_throttled_per_address(settings, db_session):
 
 # --- shared limits across workers (Redis) ----------------------------------------------
 
+
 def redis_client():
     import redis
+
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
     try:
         client.ping()
@@ -165,6 +178,7 @@ async def get_many(url: str, path: str, headers: dict[str, str], n: int, concurr
                 if r.status_code == 429:
                     assert r.headers["Retry-After"] and r.headers["content-type"].startswith("application/problem+json")
                 return r.status_code
+
         return await asyncio.gather(*(one() for _ in range(n)))
 
 
@@ -172,8 +186,9 @@ N = 15
 
 
 def test_the_per_token_limit_is_shared_by_two_workers_through_redis(live, redis_prefix):
-    server = start_server(live, workers=2, RATE_LIMIT_PER_MINUTE=str(N), REDIS_URL=REDIS_URL,
-                          REDIS_KEY_PREFIX=redis_prefix)
+    server = start_server(
+        live, workers=2, RATE_LIMIT_PER_MINUTE=str(N), REDIS_URL=REDIS_URL, REDIS_KEY_PREFIX=redis_prefix
+    )
     cid, token, character_id = live.campaign(server, "great-cosmos")  # 2 requests with the token
     statuses = asyncio.run(get_many(server.url, f"/v1/characters/{character_id}", bearer(token), 2 * N))
     assert statuses.count(200) == N - 1 and statuses.count(429) == N + 1, sorted(statuses)
@@ -181,8 +196,9 @@ def test_the_per_token_limit_is_shared_by_two_workers_through_redis(live, redis_
 
 
 def test_failed_authentications_are_counted_across_workers_through_redis(live, redis_prefix):
-    server = start_server(live, workers=2, AUTH_FAILURES_PER_MINUTE=str(N), REDIS_URL=REDIS_URL,
-                          REDIS_KEY_PREFIX=redis_prefix)
+    server = start_server(
+        live, workers=2, AUTH_FAILURES_PER_MINUTE=str(N), REDIS_URL=REDIS_URL, REDIS_KEY_PREFIX=redis_prefix
+    )
     statuses = asyncio.run(get_many(server.url, "/v1/campaigns/nope", bearer("not-a-token"), 2 * N, concurrency=8))
     # a failure is counted when its look-up answers, so requests already past the check
     # may still finish: the overshoot is bounded by the requests in flight (8), not by the workers
@@ -198,8 +214,12 @@ def test_the_player_cap_holds_under_concurrent_adds(live):
     async def add_players() -> list[int]:
         limits = httpx.Limits(max_connections=10, max_keepalive_connections=0)
         async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=20.0) as http:
-            rs = await asyncio.gather(*(http.post(f"/v1/campaigns/{cid}/players", json={"name": f"P{i}"},
-                                                  headers=bearer(token)) for i in range(20)))
+            rs = await asyncio.gather(
+                *(
+                    http.post(f"/v1/campaigns/{cid}/players", json={"name": f"P{i}"}, headers=bearer(token))
+                    for i in range(20)
+                )
+            )
             return [r.status_code for r in rs]
 
     statuses = asyncio.run(add_players())

@@ -5,6 +5,7 @@ campaign ends the streams opened with that credential — bearer and ticket ones
 both workers — with `event: error` `{"code": "token_revoked"}` within one poll
 interval (asserted with a generous bound: liveness, not speed); the other
 credentials' streams go on, and a resume with the old token is a 401."""
+
 from __future__ import annotations
 
 import json
@@ -109,8 +110,9 @@ def test_issue21_item1_deleted_campaign_ends_every_stream(live):
     with httpx.Client(base_url=server.url, timeout=10.0) as http:
         player = add_player(http, cid, gm)
     with ExitStack() as stack:
-        streams = [_open(stack, server, cid, token, ticket=i % 2 == 1)
-                   for i, token in enumerate([gm, gm, player, player])]
+        streams = [
+            _open(stack, server, cid, token, ticket=i % 2 == 1) for i, token in enumerate([gm, gm, player, player])
+        ]
         with httpx.Client(base_url=server.url, timeout=10.0) as http:
             r = http.delete(f"/v1/campaigns/{cid}", headers=bearer(gm))
             assert r.status_code == 204, r.text

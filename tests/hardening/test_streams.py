@@ -4,6 +4,7 @@ A real uvicorn (one worker) on the test database: 1,000 idle streams do not
 starve other requests, a stream starts at the present, a resume is exact, a bad
 cursor is a 400, the per-token and per-process caps answer 429/503 with
 Retry-After, and a database outage ends a stream with an `error` event."""
+
 from __future__ import annotations
 
 import asyncio
@@ -73,13 +74,17 @@ def events_url(server, cid: str) -> str:
 def all_events(http: httpx.Client, cid: str, token: str) -> list[dict[str, Any]]:
     r = http.get(f"/v1/campaigns/{cid}/events", params={"follow": "false", "after": "0"}, headers=bearer(token))
     assert r.status_code == 200, r.text
-    return [{"id": int(f["id"]), "type": f["event"], "data": json.loads(f["data"])}
-            for f in parse_frames(r.text) if "event" in f]
+    return [
+        {"id": int(f["id"]), "type": f["event"], "data": json.loads(f["data"])}
+        for f in parse_frames(r.text)
+        if "event" in f
+    ]
 
 
 def roll(http: httpx.Client, cid: str, token: str, hidden: bool = False) -> dict[str, Any]:
-    r = http.post(f"/v1/campaigns/{cid}/rolls", json={"expression": "2d6", "seed": 7, "hidden": hidden},
-                  headers=bearer(token))
+    r = http.post(
+        f"/v1/campaigns/{cid}/rolls", json={"expression": "2d6", "seed": 7, "hidden": hidden}, headers=bearer(token)
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -105,11 +110,18 @@ def enough_files() -> None:
 
 # --- 1,000 idle streams ---------------------------------------------------------------
 
-async def open_idle_stream(host: str, port: int, path: str, token: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+
+async def open_idle_stream(
+    host: str, port: int, path: str, token: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
     """A raw HTTP/1.1 SSE request: returns once the response head (and first bytes) arrived."""
     reader, writer = await asyncio.open_connection(host, port)
-    writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
-                  "Accept: text/event-stream\r\n\r\n").encode())
+    writer.write(
+        (
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
+            "Accept: text/event-stream\r\n\r\n"
+        ).encode()
+    )
     await writer.drain()
     head = await reader.readuntil(b"\r\n\r\n")
     return reader, writer, head
@@ -121,8 +133,15 @@ async def hold_idle_streams(server, campaigns: list[tuple[str, str, str]], http_
     opened: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]] = []
     try:
         for cid, token, _ in campaigns:
-            batch = await asyncio.wait_for(asyncio.gather(*(
-                open_idle_stream(host, int(port), f"/v1/campaigns/{cid}/events", token) for _ in range(per_campaign))), 60)
+            batch = await asyncio.wait_for(
+                asyncio.gather(
+                    *(
+                        open_idle_stream(host, int(port), f"/v1/campaigns/{cid}/events", token)
+                        for _ in range(per_campaign)
+                    )
+                ),
+                60,
+            )
             opened.extend(batch)
         statuses = {head.split(b" ", 2)[1] for _, _, head in opened}
         assert statuses == {b"200"}, statuses
@@ -148,8 +167,11 @@ def test_a_character_get_is_answered_within_2_s_with_1000_idle_streams(live, mon
                 elapsed.append(time.monotonic() - t0)
                 assert r.status_code == 200, r.text
             # the streams are alive: a roll reaches the first campaign's streams
-            entry = (await http.post(f"/v1/campaigns/{cid}/rolls", json={"expression": "1d6", "seed": 3},
-                                     headers=bearer(token))).json()
+            entry = (
+                await http.post(
+                    f"/v1/campaigns/{cid}/rolls", json={"expression": "1d6", "seed": 3}, headers=bearer(token)
+                )
+            ).json()
             reached = 0
             for reader, _, _ in opened[:5]:
                 buffer = b""
@@ -168,6 +190,7 @@ def test_a_character_get_is_answered_within_2_s_with_1000_idle_streams(live, mon
 
 
 # --- where a stream starts, and resuming ----------------------------------------------------
+
 
 def test_a_connect_without_cursor_gets_no_history(live):
     server = live.start()
@@ -195,9 +218,11 @@ def test_a_bad_cursor_is_a_400_problem_not_a_stream(live):
     cid, token, _ = live.campaign(server, "great-cosmos")
     with httpx.Client(timeout=10.0) as http:
         for value in BAD_CURSORS:
-            for kwargs in ({"headers": {**bearer(token), "Last-Event-ID": value}},
-                           {"headers": bearer(token), "params": {"after": value}},
-                           {"headers": bearer(token), "params": {"after": value, "follow": "false"}}):
+            for kwargs in (
+                {"headers": {**bearer(token), "Last-Event-ID": value}},
+                {"headers": bearer(token), "params": {"after": value}},
+                {"headers": bearer(token), "params": {"after": value, "follow": "false"}},
+            ):
                 with http.stream("GET", events_url(server, cid), **kwargs) as r:
                     assert r.status_code == 400, (value, kwargs, r.status_code)
                     assert r.headers["content-type"].startswith("application/problem+json")
@@ -254,8 +279,9 @@ def test_resume_after_a_cursor_is_exact_across_a_burst_of_writes(live):
     results: dict[str, list[tuple[int, str]]] = {}
     expected = {"gm": (gm, writes), "player": (player, writes - writes // 4)}
     threads_ = [threading.Thread(target=write, args=(k,)) for k in range(threads)]
-    threads_ += [threading.Thread(target=lambda who=who: results.__setitem__(who, follow(*expected[who])))
-                 for who in expected]
+    threads_ += [
+        threading.Thread(target=lambda who=who: results.__setitem__(who, follow(*expected[who]))) for who in expected
+    ]
     for t in threads_:
         t.start()
     for t in threads_:
@@ -279,6 +305,7 @@ def test_resume_after_a_cursor_is_exact_across_a_burst_of_writes(live):
 
 
 # --- per-campaign ids and tickets across workers (issue 14) -------------------------------
+
 
 def test_event_ids_count_per_campaign_exactly_across_two_workers(live):
     """Two campaigns written at once through 2 workers (4 threads, 30 rolls each): each
@@ -339,6 +366,7 @@ def test_a_ticket_opens_one_stream_only_across_two_workers(live):
 
 # --- caps ---------------------------------------------------------------------------------
 
+
 def test_streams_are_capped_per_token_429_and_per_process_503(live, monkeypatch):
     monkeypatch.setenv("EVENT_STREAMS_PER_TOKEN", "5")
     monkeypatch.setenv("EVENT_STREAMS_PER_PROCESS", "8")
@@ -374,6 +402,7 @@ def test_streams_are_capped_per_token_429_and_per_process_503(live, monkeypatch)
 
 
 # --- a database outage --------------------------------------------------------------------
+
 
 class FlakySessions:
     """The app's session factory, failing like an unreachable database while `down` is set."""
@@ -417,8 +446,9 @@ def in_process_server(server_database_url, live) -> Iterator[tuple[str, FlakySes
     app.dependency_overrides[session_factory] = lambda: sessions
     app.dependency_overrides[get_session] = get_session_override
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           timeout_graceful_shutdown=2))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -456,10 +486,14 @@ def test_a_database_outage_ends_a_stream_with_an_error_event(in_process_server, 
         assert r.status_code == 503, r.text
         assert r.headers["content-type"].startswith("application/problem+json") and "Retry-After" in r.headers
         # so is a resume from a cursor (the stream confirms its credential in the database first)
-        r = http.get(f"{url}/v1/campaigns/{cid}/events", headers=bearer(token), params={"after": "0", "follow": "false"})
+        r = http.get(
+            f"{url}/v1/campaigns/{cid}/events", headers=bearer(token), params={"after": "0", "follow": "false"}
+        )
         assert r.status_code == 503 and r.headers["content-type"].startswith("application/problem+json"), r.text
         sessions.down.clear()
-        r = http.get(f"{url}/v1/campaigns/{cid}/events", headers=bearer(token), params={"after": "0", "follow": "false"})
+        r = http.get(
+            f"{url}/v1/campaigns/{cid}/events", headers=bearer(token), params={"after": "0", "follow": "false"}
+        )
         assert r.status_code == 200 and [f["event"] for f in parse_frames(r.text) if "event" in f][-1] == "log.created"
 
 
@@ -483,6 +517,7 @@ def test_a_stream_too_far_behind_catches_up_from_the_database(in_process_server,
             with httpx.Client(base_url=url, timeout=30.0) as http:
                 for _ in range(k, burst, 4):
                     roll(http, cid, token)
+
         writers = [threading.Thread(target=write, args=(k,)) for k in range(4)]
         for t in writers:
             t.start()

@@ -3,6 +3,7 @@ hand-off) — but only when the database is free at once. These tests hold SQLit
 write lock from another process (this one) and check the server never parks its
 loop behind it: /healthz and reads answer meanwhile, and the writes go through
 once the lock is released, nothing lost."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,8 +32,14 @@ def test_writes_wait_for_a_lock_held_by_another_process_without_parking_the_loop
 
     async def scenario() -> tuple[list[int], list[float], list[int]]:
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
-            writes = [asyncio.create_task(http.post(f"/v1/characters/{character_id}/tests", headers=bearer(token),
-                                                    json=TEST_BODIES["great-cosmos"])) for _ in range(3)]
+            writes = [
+                asyncio.create_task(
+                    http.post(
+                        f"/v1/characters/{character_id}/tests", headers=bearer(token), json=TEST_BODIES["great-cosmos"]
+                    )
+                )
+                for _ in range(3)
+            ]
             await asyncio.sleep(0.5)
             assert not any(w.done() for w in writes), "a write went through while another process held the lock"
             waiting, reads = [], []
@@ -64,10 +71,14 @@ def test_writes_resume_on_the_loop_after_a_lock_held_elsewhere(live):
     holder = sqlite3.connect(_sqlite_path(live.database_url), isolation_level=None, timeout=30)
     holder.execute("BEGIN IMMEDIATE")
     with httpx.Client(base_url=server.url, timeout=30) as http:
+
         async def first() -> int:
             async with httpx.AsyncClient(base_url=server.url, timeout=30) as a:
-                pending = asyncio.create_task(a.post(f"/v1/characters/{character_id}/tests", headers=bearer(token),
-                                                     json=TEST_BODIES["great-cosmos"]))
+                pending = asyncio.create_task(
+                    a.post(
+                        f"/v1/characters/{character_id}/tests", headers=bearer(token), json=TEST_BODIES["great-cosmos"]
+                    )
+                )
                 await asyncio.sleep(0.3)
                 holder.execute("COMMIT")
                 return (await pending).status_code
@@ -76,8 +87,12 @@ def test_writes_resume_on_the_loop_after_a_lock_held_elsewhere(live):
         holder.close()
         ids = []
         for _ in range(5):
-            r = http.post(f"/v1/characters/{character_id}/tests", headers=bearer(token), json=TEST_BODIES["great-cosmos"],
-                          timeout=5)
+            r = http.post(
+                f"/v1/characters/{character_id}/tests",
+                headers=bearer(token),
+                json=TEST_BODIES["great-cosmos"],
+                timeout=5,
+            )
             assert r.status_code == 201, r.text
             ids.append(r.json()["id"])
         assert [e["id"] for e in read_log_oldest_first(http, cid, token)][1:] == ids

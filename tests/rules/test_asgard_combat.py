@@ -1,4 +1,5 @@
 """Asgard encounter-time combat rules as pure functions (AS-C1..C4, AS-C11, AS-C13)."""
+
 import pytest
 
 from app.rules.asgard import combat
@@ -16,6 +17,7 @@ def rolled(skill, value, dice, **kw):
 
 # --- AS-C1 -----------------------------------------------------------------
 
+
 def test_as_c1_attack_is_combat_against_defense():
     hit = combat.resolve_attack(rolled("combat", 6, [4, 4, 4]), rolled("defense", 4, [3, 3, 3]))  # 18 vs 13
     assert (hit.hit, hit.opposition.decided_by) == (True, "score")
@@ -31,6 +33,7 @@ def test_as_c1_unperceived_attack_needs_only_the_gm_difficulty():
 
 
 # --- AS-C2 -----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("weapon,expected", [(1, (5,)), (2, (2, 4)), (3, (5, 2, 4))])
 def test_as_c2_weapon_dice_are_read_from_the_attack_in_order(weapon, expected):
@@ -62,6 +65,7 @@ def test_as_c2_asset_dice_add_and_take_11_rolls_the_weapon_dice():
 
 # --- AS-C3 -----------------------------------------------------------------
 
+
 def test_as_c3_protection_and_the_defenders_heroism_die_come_off():
     defense = rolled("defense", 0, [1, 2, 2, 5], heroism_4d6=True)  # failed defense, 4th die 5
     assert combat.damage_taken(12, 2, defense=defense) == 5
@@ -70,6 +74,7 @@ def test_as_c3_protection_and_the_defenders_heroism_die_come_off():
 
 
 # --- AS-C4 -----------------------------------------------------------------
+
 
 def test_as_c4_efficacite_gives_2_per_prime_and_stacks_with_free_ones():
     effects = combat.prime_effects(combat.Primes(("efficacite",), ("danger",), free_primes=("efficacite",)))
@@ -102,8 +107,9 @@ def test_as_c4_one_bought_prime_each_paid_by_one_penalty():
 
 
 def test_as_c4_prudence_and_danger_apply_to_the_next_defense_tests():
-    effects = combat.prime_effects(combat.Primes(("prudence",), ("danger",), free_primes=("prudence",),
-                                                 mandatory_penalties=("danger", "danger")))
+    effects = combat.prime_effects(
+        combat.Primes(("prudence",), ("danger",), free_primes=("prudence",), mandatory_penalties=("danger", "danger"))
+    )
     assert (effects.prudence_tests, effects.danger_tests) == (2, 3)
     assert combat.next_defense(2, 3) == (0, 1, 2)
     assert combat.next_defense(1, 0) == (2, 0, 0)
@@ -111,6 +117,7 @@ def test_as_c4_prudence_and_danger_apply_to_the_next_defense_tests():
 
 
 # --- AS-C11 ----------------------------------------------------------------
+
 
 def test_as_c11_extras_one_test_plus_one_per_other_member_and_damage_too():
     bonus = combat.figurant_group_bonus(4)
@@ -122,6 +129,7 @@ def test_as_c11_extras_one_test_plus_one_per_other_member_and_damage_too():
 
 
 # --- AS-C13 ----------------------------------------------------------------
+
 
 def test_as_c13_highest_perception_result_first_then_perception_value_then_roll_off():
     tests = [
@@ -139,15 +147,18 @@ def test_as_c13_highest_perception_result_first_then_perception_value_then_roll_
 
 
 def test_as_c13_npcs_may_take_11():
-    order = combat.initiative_order([("npc", rolled("perception", 3, [], take_11=True)),
-                                     ("pc", rolled("perception", 3, [4, 4, 5]))], TableDice([]))
+    order = combat.initiative_order(
+        [("npc", rolled("perception", 3, [], take_11=True)), ("pc", rolled("perception", 3, [4, 4, 5]))], TableDice([])
+    )
     assert [(i.combatant, i.test.score) for i in order] == [("pc", 16), ("npc", 14)]
 
 
 # --- AS-C2 with a damage expression -------------------------------------------------
 
-@pytest.mark.parametrize("text,expected", [("1d6", (1, 0)), ("2d6+1", (2, 1)), ("d6+d6+d6-1", (3, -1)),
-                                           ("4d6", (4, 0))])
+
+@pytest.mark.parametrize(
+    "text,expected", [("1d6", (1, 0)), ("2d6+1", (2, 1)), ("d6+d6+d6-1", (3, -1)), ("4d6", (4, 0))]
+)
 def test_as_c2_damage_expression_counts_d6_and_a_constant(text, expected):
     assert combat.damage_expression(text) == expected
 

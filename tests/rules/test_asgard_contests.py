@@ -1,4 +1,5 @@
 """Asgard opposition (AS-T9, AS-T7 in a confrontation) and cooperation (AS-T6), with table dice."""
+
 from app.rules.asgard.contests import cooperate, oppose
 from app.rules.asgard.core import TestSpec, roll_test
 from app.rules.dice import TableDice
@@ -51,11 +52,21 @@ def test_as_t6_best_result_leads_plus_one_per_other_result_15_or_more():
 
 
 def test_as_t6_minus_one_per_other_result_below_10_and_success_through_cooperation():
-    results = (rolled(8, [5, 5, 2], target=20), rolled(0, [2, 3, 4], target=20), rolled(6, [3, 3, 4], target=20),
-               rolled(6, [3, 3, 3], target=20))
+    results = (
+        rolled(8, [5, 5, 2], target=20),
+        rolled(0, [2, 3, 4], target=20),
+        rolled(6, [3, 3, 4], target=20),
+        rolled(6, [3, 3, 3], target=20),
+    )
     # scores 20, 9, 16, 15: leader 20; -1 +1 +1 -> 21 >= 20
     coop = cooperate(results)
-    assert (coop.leader, coop.adjustments, coop.score, coop.success, coop.outcome) == (0, (0, -1, 1, 1), 21, True, "success")
+    assert (coop.leader, coop.adjustments, coop.score, coop.success, coop.outcome) == (
+        0,
+        (0, -1, 1, 1),
+        21,
+        True,
+        "success",
+    )
     alone = cooperate(results[:2])  # 20 - 1 = 19
     assert (alone.score, alone.outcome) == (19, "failure")
 

@@ -1,4 +1,5 @@
 """Asgard tests and heroism (AS-S1, AS-T1..T5, T7, T8, AS-H1, H6), driven by table dice."""
+
 from fractions import Fraction
 from itertools import product
 
@@ -7,8 +8,15 @@ import pytest
 
 from app.rules.asgard import odds as odds_rules
 from app.rules.asgard.core import (
-    TestSpec, automatic_failure, check_retry_of, degree_of, difficulty_target, roll_test,
-    skill_key, skill_value, spend_heroism,
+    TestSpec,
+    automatic_failure,
+    check_retry_of,
+    degree_of,
+    difficulty_target,
+    roll_test,
+    skill_key,
+    skill_value,
+    spend_heroism,
 )
 from app.rules.dice import TableDice
 from app.rules.errors import InsufficientResource, RuleError
@@ -24,6 +32,7 @@ def roll(spec, dice):
 
 # --- AS-S1 -----------------------------------------------------------------
 
+
 def test_as_s1_skill_names_are_normalized_and_standard_skills_default_to_zero():
     assert skill_key("Défense") == "defense"
     assert skill_value({"survie": 3}, "Survie") == 3
@@ -34,6 +43,7 @@ def test_as_s1_skill_names_are_normalized_and_standard_skills_default_to_zero():
 
 
 # --- AS-T1 / T2 ------------------------------------------------------------
+
 
 def test_as_t1_success_iff_result_reaches_the_difficulty():
     ok, source = roll(TestSpec("survie", 3, target=15), [3, 4, 5])
@@ -59,9 +69,15 @@ def test_as_t2_difficulty_table():
 
 # --- AS-T3 -----------------------------------------------------------------
 
+
 def test_as_t3_all_ones_is_an_automatic_failure_whatever_the_skill():
     result, _ = roll(TestSpec("survie", 30, target=10), [1, 1, 1])
-    assert (result.score, result.automatic, result.outcome, result.success) == (33, "failure", "critical_failure", False)
+    assert (result.score, result.automatic, result.outcome, result.success) == (
+        33,
+        "failure",
+        "critical_failure",
+        False,
+    )
 
 
 def test_as_t3_three_sixes_is_an_automatic_success_whatever_the_difficulty():
@@ -82,27 +98,44 @@ def test_as_t3_with_4d6_any_three_sixes_succeed_and_all_four_ones_fail():
 
 # --- AS-T4 -----------------------------------------------------------------
 
+
 def test_as_t4_retry_without_improvement_fails_automatically_without_dice():
     failed = TestSpec("survie", 3, target=15)
-    for same_or_worse in (TestSpec("survie", 3, target=15), TestSpec("survie", 3, modifier=-1, target=15),
-                          TestSpec("survie", 3, target=20)):
+    for same_or_worse in (
+        TestSpec("survie", 3, target=15),
+        TestSpec("survie", 3, modifier=-1, target=15),
+        TestSpec("survie", 3, target=20),
+    ):
         assert odds_rules.retry_odds([failed], same_or_worse).improved is False
     result = automatic_failure(TestSpec("survie", 3, target=15))
-    assert (result.dice, result.natural, result.score, result.outcome, result.success) == ((), None, None, "failure", False)
+    assert (result.dice, result.natural, result.score, result.outcome, result.success) == (
+        (),
+        None,
+        None,
+        "failure",
+        False,
+    )
 
 
 def test_as_t4_retry_with_improvement_rolls_normally():
     """AS-T4 (Decision): the exact chance of success, strictly higher: a higher skill or
     modifier, a lower target, the heroism die, the proper skill after a close one."""
     failed = TestSpec("survie", 3, target=15)
-    for better in (TestSpec("survie", 4, target=15), TestSpec("survie", 3, modifier=2, target=15),
-                   TestSpec("survie", 3, target=10), TestSpec("survie", 3, target=15, heroism_4d6=True)):
+    for better in (
+        TestSpec("survie", 4, target=15),
+        TestSpec("survie", 3, modifier=2, target=15),
+        TestSpec("survie", 3, target=10),
+        TestSpec("survie", 3, target=15, heroism_4d6=True),
+    ):
         odds = odds_rules.retry_odds([failed], better)
         assert odds.improved is True and odds.retry > odds.failed == Fraction(81, 216)
     close = TestSpec("perception", 3, target=15, close_skill=True)  # needs 20
     assert odds_rules.retry_odds([close], TestSpec("survie", 3, target=15)).improved is True
     # the best of the failed attempts is the bar
-    assert odds_rules.retry_odds([TestSpec("survie", 3, target=20), failed], TestSpec("survie", 3, target=17)).improved is False
+    assert (
+        odds_rules.retry_odds([TestSpec("survie", 3, target=20), failed], TestSpec("survie", 3, target=17)).improved
+        is False
+    )
 
 
 def test_as_t4_only_a_failed_test_of_the_same_skill_is_retried():
@@ -117,9 +150,21 @@ def test_as_t4_only_a_failed_test_of_the_same_skill_is_retried():
 
 # --- AS-T5 -----------------------------------------------------------------
 
-@pytest.mark.parametrize("score,degree", [(9, "none"), (10, "facile"), (14, "facile"), (15, "moyen"),
-                                          (19, "moyen"), (20, "difficile"), (24, "difficile"), (25, "heroique"),
-                                          (40, "heroique")])
+
+@pytest.mark.parametrize(
+    "score,degree",
+    [
+        (9, "none"),
+        (10, "facile"),
+        (14, "facile"),
+        (15, "moyen"),
+        (19, "moyen"),
+        (20, "difficile"),
+        (24, "difficile"),
+        (25, "heroique"),
+        (40, "heroique"),
+    ],
+)
 def test_as_t5_degree_thresholds(score, degree):
     assert degree_of(score) == degree
 
@@ -139,6 +184,7 @@ def test_as_t5_with_as_t3_automatic_results_in_an_open_test():
 
 
 # --- AS-T7 / T8 ------------------------------------------------------------
+
 
 def test_as_t7_close_skill_raises_a_simple_difficulty_by_5():
     result, _ = roll(TestSpec("perception", 5, target=15, close_skill=True), [5, 5, 5])
@@ -161,6 +207,7 @@ def test_as_t8_take_11_rolls_no_dice():
 
 # --- AS-H1 / H6 ------------------------------------------------------------
 
+
 def test_as_h1_heroism_rolls_4d6_all_summed():
     result, source = roll(TestSpec("survie", 2, target=20, heroism_4d6=True), [5, 4, 3, 6])
     assert (result.natural, result.score, result.outcome, result.heroism_die) == (18, 20, "success", 6)
@@ -178,6 +225,7 @@ def test_as_h6_heroism_never_below_zero():
 
 # --- odds ------------------------------------------------------------------
 
+
 def brute_force(spec):
     n = 4 if spec.heroism_4d6 else 3
     counts, degrees = {}, {}
@@ -186,7 +234,7 @@ def brute_force(spec):
         counts[result.outcome] = counts.get(result.outcome, 0) + 1
         if result.degree:
             degrees[result.degree] = degrees.get(result.degree, 0) + 1
-    total = 6 ** n
+    total = 6**n
     return {k: Fraction(v, total) for k, v in counts.items()}, {k: Fraction(v, total) for k, v in degrees.items()}
 
 
@@ -209,8 +257,11 @@ def icepool_odds(spec):
 
 SPECS = [
     TestSpec("survie", s, modifier=mod, target=t, heroism_4d6=h, close_skill=c)
-    for s in (-20, 0, 3, 10, 30) for mod in (0, -2) for t in (None, 10, 15, 25)
-    for h in (False, True) for c in (False, True)
+    for s in (-20, 0, 3, 10, 30)
+    for mod in (0, -2)
+    for t in (None, 10, 15, 25)
+    for h in (False, True)
+    for c in (False, True)
 ]
 
 
@@ -253,9 +304,10 @@ def test_as_t1_t3_h1_multiset_table_equals_the_ordered_rolls(n):
         else:
             plain[sum(dice)] = plain.get(sum(dice), 0) + 1
     t = odds_rules._Table(n)
-    assert t.total == 6 ** n
+    assert t.total == 6**n
     assert {s: c for s, c in enumerate(t.plain) if c} == plain
     assert {s: c for s, c in enumerate(t.auto_success_by_sum) if c} == auto_success_by_sum
     assert (t.auto_success, t.auto_failure) == (sum(auto_success_by_sum.values()), auto_failure)
     assert [t.plain_at_least(s) for s in range(-2, 6 * n + 3)] == [
-        sum(c for k, c in plain.items() if k >= s) for s in range(-2, 6 * n + 3)]
+        sum(c for k, c in plain.items() if k >= s) for s in range(-2, 6 * n + 3)
+    ]

@@ -3,6 +3,7 @@ the pure engine wrong (rule pages in shared/rules/asgard.md), driven by table di
 
 Modules are imported whole and their functions read as attributes, so a function the
 old code lacked fails its own test only."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,6 +22,7 @@ def as_rolled(skill, value, dice, **kw):
 
 
 # --- item 4: AS-C5 with AS-C9 / AS-C10 -----------------------------------------------------------------
+
 
 def test_as_c5_mal_en_point_difficulty_is_5_plus_the_round_that_brought_vitality_to_0():
     # 10 vitality; fire rounds of 4, 5, 6, 3: the third round brings it to 0 → 5 + 6
@@ -45,6 +47,7 @@ def test_as_c10_asphyxia_damage_per_round_feeds_the_mal_en_point_difficulty():
 
 # --- item 6 and 15: AS-T6 ------------------------------------------------------------------------------
 
+
 def test_as_t6_leader_is_the_highest_margin_against_its_own_target():
     # a: close skill (target 15 + 5 = 20), 8 + 10 = 18, margin -2; b: proper skill, 2 + 13 = 15, margin 0
     a = as_rolled("survie", 8, [4, 3, 3], target=15, close_skill=True)
@@ -55,6 +58,7 @@ def test_as_t6_leader_is_the_highest_margin_against_its_own_target():
 
 
 # --- item 13: AS-C2 ------------------------------------------------------------------------------------------
+
 
 def test_as_c2_1d6_reads_the_distinguished_first_die_2d6_the_two_others():
     attack = as_rolled("combat", 6, [6, 1, 2])

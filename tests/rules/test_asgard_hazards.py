@@ -1,4 +1,5 @@
 """Asgard character actions outside encounters (AS-C5..C10, AS-C12), with table dice."""
+
 import pytest
 
 from app.rules.asgard import hazards
@@ -28,7 +29,9 @@ def test_as_c5_failed_resistance_means_dying_within_1d6_rounds_failed_volonte_un
     result = hazards.mal_en_point(2, 2, 8, source)
     assert (result.resistance.target, result.resistance.score, result.dying, result.dies_in_rounds) == (13, 8, True, 4)
     assert (result.volonte.score, result.unconscious_rounds) == (11, 11)
-    assert [p for _, p in done(source)] == ["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3 + ["unconscious_rounds"] * 2
+    assert [p for _, p in done(source)] == ["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3 + [
+        "unconscious_rounds"
+    ] * 2
 
 
 def test_as_c5_passed_checks_roll_no_extra_dice():
@@ -105,7 +108,13 @@ def test_as_c10_breath_held_10_rounds_then_resistance_15_plus_5_every_10_rounds(
     # rounds 9..14 (resistance 3): 9, 10 free; 11: 18 ok; 12: 9 fails; 13, 14: 1d6 each
     result = hazards.asphyxia(3, 6, source, from_round=9)
     assert [(r.round, r.test.score if r.test else None, r.damage) for r in result.rounds] == [
-        (9, None, None), (10, None, None), (11, 18, None), (12, 9, None), (13, None, 4), (14, None, 6)]
+        (9, None, None),
+        (10, None, None),
+        (11, 18, None),
+        (12, 9, None),
+        (13, None, 4),
+        (14, None, 6),
+    ]
     assert (result.out_of_breath, result.damage) == (True, 10)
     assert [p for _, p in done(source)][-2:] == ["asphyxia", "asphyxia"]
 

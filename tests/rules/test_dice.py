@@ -1,4 +1,5 @@
 """The dice core: sources, expressions, limits (API.md "Dice provenance")."""
+
 from __future__ import annotations
 
 import random
@@ -64,12 +65,45 @@ def test_keep_highest_drops_only_one_of_equal_dice():
 
 @pytest.mark.parametrize(
     "expr",
-    ["", "   ", "abc", "3d", "d", "2d6++1", "3d6 4", "1d0", "0d6", "101d6", "1d1001", "4d6kh5", "4d6dl5",
-     "1" * 7, "1d6x", "d6d6", "+", "3d6k3", "x" * 201, "1d" + "9" * 7,
-     # at least one die kept
-     "1d6kh0", "4d6kl0", "4d6dh4", "4d6dl4", "1d6dh1", "2d6kh" + "0" * 7,
-     # ASCII digits and spaces only (int() reads other scripts' digits)
-     "１d６", "٣d٦", "3d٦", "1d6+٣", "३d6", "d%+１", "1d6\u00a0+2", "1d6\u2003+2", "3ｄ6"],
+    [
+        "",
+        "   ",
+        "abc",
+        "3d",
+        "d",
+        "2d6++1",
+        "3d6 4",
+        "1d0",
+        "0d6",
+        "101d6",
+        "1d1001",
+        "4d6kh5",
+        "4d6dl5",
+        "1" * 7,
+        "1d6x",
+        "d6d6",
+        "+",
+        "3d6k3",
+        "x" * 201,
+        "1d" + "9" * 7,
+        # at least one die kept
+        "1d6kh0",
+        "4d6kl0",
+        "4d6dh4",
+        "4d6dl4",
+        "1d6dh1",
+        "2d6kh" + "0" * 7,
+        # ASCII digits and spaces only (int() reads other scripts' digits)
+        "１d６",
+        "٣d٦",
+        "3d٦",
+        "1d6+٣",
+        "३d6",
+        "d%+１",
+        "1d6\u00a0+2",
+        "1d6\u2003+2",
+        "3ｄ6",
+    ],
 )
 def test_bad_expressions_are_refused(expr):
     with pytest.raises(ExpressionError) as err:
@@ -129,8 +163,14 @@ def test_seeded_dice_are_reproducible_within_and_across_processes():
     assert here == roll(1234)
     assert here != roll(1235)
     code = "from app.rules.dice import dice_source; s=dice_source(seed=1234); print([s.roll(f,'t') for f in (100,10,6,20,1000)])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "99", "PATH": ""}, cwd=".").stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "99", "PATH": ""},
+        cwd=".",
+    ).stdout
     assert out.strip() == str(here)
 
 
@@ -140,12 +180,15 @@ def test_random_dice_stay_within_faces_and_reach_both_ends():
     assert values == {1, 2, 3, 4, 5, 6}
 
 
-@pytest.mark.parametrize("expr, pool", [
-    ("3d6+2", icepool.d6.pool(3).sum() + 2),
-    ("4d6kh3", icepool.d6.pool(4).highest(3).sum()),
-    ("2d20kl1", icepool.d20.pool(2).lowest(1).sum()),
-    ("2d6+1d4+3", 2 @ icepool.d6 + icepool.d4 + 3),
-])
+@pytest.mark.parametrize(
+    "expr, pool",
+    [
+        ("3d6+2", icepool.d6.pool(3).sum() + 2),
+        ("4d6kh3", icepool.d6.pool(4).highest(3).sum()),
+        ("2d20kl1", icepool.d20.pool(2).lowest(1).sum()),
+        ("2d6+1d4+3", 2 @ icepool.d6 + icepool.d4 + 3),
+    ],
+)
 def test_expressions_enumerated_match_icepool(expr, pool):
     """Enumerating every table-dice combination through our roller gives icepool's exact distribution."""
     import itertools
@@ -154,7 +197,9 @@ def test_expressions_enumerated_match_icepool(expr, pool):
 
     e = parse(expr)
     faces = [t.faces for t in e.terms for _ in range(t.count)]
-    counts = Counter(table_total(expr, list(combo))[0] for combo in itertools.product(*[range(1, f + 1) for f in faces]))
+    counts = Counter(
+        table_total(expr, list(combo))[0] for combo in itertools.product(*[range(1, f + 1) for f in faces])
+    )
     n = sum(counts.values())
     ours = {k: Fraction(v, n) for k, v in counts.items()}
     theirs = {k: Fraction(q, pool.denominator()) for k, q in pool.items()}
@@ -176,8 +221,9 @@ def test_an_expression_of_more_than_1000_dice_is_refused_when_parsed():
     assert "1000" in err.value.detail
 
 
-@pytest.mark.parametrize("source", [lambda: RandomDice(random.Random(3)), lambda: TableDice([1] * 1001)],
-                         ids=["random", "table"])
+@pytest.mark.parametrize(
+    "source", [lambda: RandomDice(random.Random(3)), lambda: TableDice([1] * 1001)], ids=["random", "table"]
+)
 def test_a_source_gives_1000_dice_at_most_whatever_asks(source):
     """The second guard: rule dice and several expressions of one request count together."""
     s = source()
@@ -188,8 +234,12 @@ def test_a_source_gives_1000_dice_at_most_whatever_asks(source):
     s.roll_many(100, 6, "d")
     s.roll_sum(300, 6, "e")
     assert len(s.rolls) == 1000
-    for ask in (lambda: s.roll(6, "f"), lambda: s.roll_sum(1, 6, "f"), lambda: s.roll_many(1, 6, "f"),
-                lambda: parse("1d6").roll(s, "f")):
+    for ask in (
+        lambda: s.roll(6, "f"),
+        lambda: s.roll_sum(1, 6, "f"),
+        lambda: s.roll_many(1, 6, "f"),
+        lambda: parse("1d6").roll(s, "f"),
+    ):
         with pytest.raises(TooManyDice) as err:
             ask()
         assert err.value.extra == {"dice": 1001, "limit": 1000}

@@ -1,5 +1,6 @@
 """The one-die fast path of issue 16 (item 3): what it shares and caches is bounded, it rolls
 what the general path rolls, and every die is still recorded with its purpose."""
+
 from __future__ import annotations
 
 import random

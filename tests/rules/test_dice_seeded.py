@@ -4,6 +4,7 @@
 Every expected value below was computed on commit 00a411f, before the one-die fast path
 of issue 16 (item 3); a change of draw order, of the RNG primitive or of the record breaks them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,19 @@ import pytest
 
 from app.rules.dice import RandomDice, Roll, dice_source, parse
 
-SCRIPT = [("1d100", "test"), ("1d20+5", "attack"), ("3d6+2", "damage"), ("4d6kh3", "stat"), ("2d6+1d4+3", "roll"),
-          ("d%", "karma"), ("-1d6+10", "x"), ("2d20kl1", "adv"), ("1d1000", "big"), ("1d1", "one"), ("1d7-2", "odd")]
+SCRIPT = [
+    ("1d100", "test"),
+    ("1d20+5", "attack"),
+    ("3d6+2", "damage"),
+    ("4d6kh3", "stat"),
+    ("2d6+1d4+3", "roll"),
+    ("d%", "karma"),
+    ("-1d6+10", "x"),
+    ("2d20kl1", "adv"),
+    ("1d1000", "big"),
+    ("1d1", "one"),
+    ("1d7-2", "odd"),
+]
 
 
 def _script(seed: int) -> tuple[list[int], list[dict]]:
@@ -27,11 +39,14 @@ def _script(seed: int) -> tuple[list[int], list[dict]]:
     return totals, [r.to_dict() for r in s.rolls]
 
 
-@pytest.mark.parametrize("seed, totals", [
-    (0, [50, 19, 11, 12, 13, 65, 8, 5, 774, 1, 3, 33, 9, 6, 20, 1, 32, 6, 8, 2, 6]),
-    (7, [42, 10, 13, 9, 11, 5, 9, 14, 72, 1, -1, 71, 7, 1, 19, 1, 37, 7, 1, 4, 1]),
-    (20261129, [3, 19, 13, 13, 8, 11, 6, 2, 245, 1, 3, 66, 2, 6, 14, 3, 32, 4, 8, 1, 4]),
-])
+@pytest.mark.parametrize(
+    "seed, totals",
+    [
+        (0, [50, 19, 11, 12, 13, 65, 8, 5, 774, 1, 3, 33, 9, 6, 20, 1, 32, 6, 8, 2, 6]),
+        (7, [42, 10, 13, 9, 11, 5, 9, 14, 72, 1, -1, 71, 7, 1, 19, 1, 37, 7, 1, 4, 1]),
+        (20261129, [3, 19, 13, 13, 8, 11, 6, 2, 245, 1, 3, 66, 2, 6, 14, 3, 32, 4, 8, 1, 4]),
+    ],
+)
 def test_a_seed_gives_the_same_totals_as_before(seed, totals):
     assert _script(seed)[0] == totals
 
@@ -63,14 +78,52 @@ def test_a_seed_records_the_same_dice_with_their_purposes_as_before():
 
 def test_one_die_expressions_from_a_shared_rng_give_the_same_sequence_as_before():
     rng = random.Random(16)
-    assert [parse("1d100").roll(RandomDice(rng), "t") for _ in range(12)] == [47, 61, 62, 37, 54, 30, 58, 1, 53, 85, 92, 34]
-    assert [parse("1d20+5").roll(RandomDice(rng), "t") for _ in range(12)] == [13, 13, 6, 15, 15, 16, 10, 25, 15, 6, 13, 25]
+    assert [parse("1d100").roll(RandomDice(rng), "t") for _ in range(12)] == [
+        47,
+        61,
+        62,
+        37,
+        54,
+        30,
+        58,
+        1,
+        53,
+        85,
+        92,
+        34,
+    ]
+    assert [parse("1d20+5").roll(RandomDice(rng), "t") for _ in range(12)] == [
+        13,
+        13,
+        6,
+        15,
+        15,
+        16,
+        10,
+        25,
+        15,
+        6,
+        13,
+        25,
+    ]
 
 
 def test_three_thousand_seeded_rolls_digest_as_before():
     """Totals and recorded dice of 3,000 expressions (a fresh source each, one RNG), as JSON."""
-    exprs = ["1d100", "1d20+5", "3d6+2", "4d6kh3", "2d6+1d4+3", "d%", "-1d6+10", "2d20kl1", "1d1000", "1d1",
-             "1d7-2", "3d10dl1"]
+    exprs = [
+        "1d100",
+        "1d20+5",
+        "3d6+2",
+        "4d6kh3",
+        "2d6+1d4+3",
+        "d%",
+        "-1d6+10",
+        "2d20kl1",
+        "1d1000",
+        "1d1",
+        "1d7-2",
+        "3d10dl1",
+    ]
     rng, out = random.Random(16), []
     for i in range(3000):
         s = RandomDice(rng)
@@ -86,7 +139,9 @@ def test_an_rng_with_its_own_randbelow_rolls_as_before():
 
     s = RandomDice(Loaded(1))
     assert (parse("1d20+5").roll(s, "p"), parse("4d6kh3").roll(s, "p")) == (25, 18)
-    assert [tuple(r) for r in s.rolls] == [("d20", 20, "p", False)] + [("d6", 6, "p", False)] * 3 + [("d6", 6, "p", True)]
+    assert [tuple(r) for r in s.rolls] == [("d20", 20, "p", False)] + [("d6", 6, "p", False)] * 3 + [
+        ("d6", 6, "p", True)
+    ]
 
 
 def test_a_roll_is_a_tuple_with_named_fields_and_its_json():

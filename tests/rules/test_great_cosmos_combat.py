@@ -1,5 +1,6 @@
 """Great Cosmos encounter rules: postures, attacks, damage, grid, dash, turn order
 (GC-P1..P7, GC-D1, GC-D3, GC-D4, GC-O1..O3), with table dice."""
+
 from fractions import Fraction
 
 import pytest
@@ -9,11 +10,25 @@ from app.rules.dice import TableDice
 from app.rules.errors import InsufficientResource, RuleError
 from app.rules.great_cosmos.core import result_from_dice
 from app.rules.great_cosmos.postures import (
-    Fighter, damage_multiplier, defense_holds, end_special_posture, enter_special_posture,
-    final_skill_outcome, can_defend, resolve_attack, take_damage, use_final_skill,
+    Fighter,
+    damage_multiplier,
+    defense_holds,
+    end_special_posture,
+    enter_special_posture,
+    final_skill_outcome,
+    can_defend,
+    resolve_attack,
+    take_damage,
+    use_final_skill,
 )
 from app.rules.great_cosmos.turns import (
-    Entrant, action_positions, check_turn, dash, distance, is_melee, turn_order,
+    Entrant,
+    action_positions,
+    check_turn,
+    dash,
+    distance,
+    is_melee,
+    turn_order,
 )
 from tests.factories import GC, stats
 
@@ -21,8 +36,9 @@ STATS = stats(GC, force=60)
 
 
 def fighter(id_="a", posture="defensive", **kw):
-    return Fighter(id=id_, stats=dict(STATS), karma=kw.pop("karma", 0), hp=kw.pop("hp", 50), hp_max=100,
-                   posture=posture, **kw)
+    return Fighter(
+        id=id_, stats=dict(STATS), karma=kw.pop("karma", 0), hp=kw.pop("hp", 50), hp_max=100, posture=posture, **kw
+    )
 
 
 def t(natural, target, karma=0):
@@ -39,6 +55,7 @@ def attack(dice, attacker, defender, **kw):
 
 
 # --- GC-P1 / GC-P4 ------------------------------------------------------------------------
+
 
 def test_gc_p1_offensive_doubles_damage_and_cannot_defend():
     a = fighter(posture="offensive")
@@ -58,6 +75,7 @@ def test_gc_p4_damage_expression_and_normal_multiplier():
 
 
 # --- GC-P2 ----------------------------------------------------------------------------------
+
 
 def test_gc_p2_defense_holds_iff_success_and_score_at_most_attack():
     assert defense_holds(t(40, 60), t(35, 55)).holds
@@ -90,6 +108,7 @@ def test_gc_p2_dodge_uses_agilite_and_karma_of_both():
 
 # --- GC-P3 ----------------------------------------------------------------------------------
 
+
 def test_gc_p3_failed_attack_misses_and_rolls_nothing_more():
     r, rolls = attack([95], fighter(), fighter("b"), reaction="dodge")
     assert not r.hit and r.damage is None and r.attacker.karma == 1
@@ -102,6 +121,7 @@ def test_gc_p3_stat_named_by_the_request():
 
 
 # --- GC-P5 ------------------------------------------------------------------------------------
+
 
 def test_gc_p5_entering_illumination_costs_a_light_point_and_rolls_advantage():
     src = TableDice([5])
@@ -128,8 +148,15 @@ def test_gc_p5_failed_auto_defense_may_still_dodge():
 def test_gc_p2_gc_p5_the_defender_rolls_its_own_dice_in_rule_order():
     """The automatic defence d10 and the dodge come from `defender_dice`; attack and damage from the attacker's."""
     mine, theirs = TableDice([30, 3, 4]), TableDice([9, 40, 5])
-    r = resolve_attack(mine, fighter(), fighter("b", posture="illumination"), stat="force", damage="2d6",
-                       reaction="dodge", defender_dice=theirs)
+    r = resolve_attack(
+        mine,
+        fighter(),
+        fighter("b", posture="illumination"),
+        stat="force",
+        damage="2d6",
+        reaction="dodge",
+        defender_dice=theirs,
+    )
     mine.finish()
     theirs.finish()
     assert not r.defense_holds and r.damage.total == 7
@@ -172,6 +199,7 @@ def test_gc_p5_final_skill_needs_level_5_a_special_posture_and_its_points():
 
 # --- GC-P6 ------------------------------------------------------------------------------------
 
+
 def test_gc_p6_entering_sepulcrale_costs_a_dark_point_no_die():
     src = TableDice([])
     e = enter_special_posture(src, "sepulcrale", 1, 1)
@@ -207,6 +235,7 @@ def test_gc_p6_apocalypse_when_revive_never_fired():
 
 # --- GC-P7 --------------------------------------------------------------------------------------
 
+
 def test_gc_p7_illumination_backlash_after_more_than_2_turns():
     end = end_special_posture(TableDice([]), fighter(posture="illumination"), 3)
     assert (end.backlash, end.backlash_turns, end.cannot_act, end.acts_last) == (True, 2, True, False)
@@ -220,7 +249,12 @@ def test_gc_p7_illumination_backlash_after_more_than_2_turns():
 def test_gc_p7_sepulchral_backlash_rolls_disadvantage_and_halves_damage():
     src = TableDice([4])
     end = end_special_posture(src, fighter(posture="sepulcrale", revive_used=True), 3)
-    assert (end.acts_last, end.damage_multiplier, end.disadvantage_die, end.disadvantage) == (True, Fraction(1, 2), 4, "malus_10")
+    assert (end.acts_last, end.damage_multiplier, end.disadvantage_die, end.disadvantage) == (
+        True,
+        Fraction(1, 2),
+        4,
+        "malus_10",
+    )
     f = fighter(backlash="sepulcrale", backlash_disadvantage="malus_10", posture="offensive")
     assert damage_multiplier(f) == 1
     r, _ = attack([45, 3, 4], f, fighter("b"))
@@ -233,10 +267,12 @@ def test_gc_p7_sepulchral_backlash_rolls_disadvantage_and_halves_damage():
 
 def replace_posture(f, posture):
     from dataclasses import replace
+
     return replace(f, posture=posture)
 
 
 # --- GC-D1 / GC-D3 ---------------------------------------------------------------------------------
+
 
 def test_gc_d1_manhattan_distance_and_melee():
     assert distance((0, 0), (2, 3)) == 5
@@ -263,13 +299,17 @@ def test_gc_d3_gc_d2_moved_cells_within_max_move():
 
 # --- GC-D4 -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dice,outcome,mult,new", [
-    ([30], "success", Fraction(2), 6),
-    ([5], "critical_success", Fraction(5, 2), 8),  # 7.5 rounded up
-    ([42], "super_critical_success", Fraction(3), 9),
-    ([70], "failure", Fraction(1), 3),
-    ([95], "critical_failure", Fraction(1), 3),
-])
+
+@pytest.mark.parametrize(
+    "dice,outcome,mult,new",
+    [
+        ([30], "success", Fraction(2), 6),
+        ([5], "critical_success", Fraction(5, 2), 8),  # 7.5 rounded up
+        ([42], "super_critical_success", Fraction(3), 9),
+        ([70], "failure", Fraction(1), 3),
+        ([95], "critical_failure", Fraction(1), 3),
+    ],
+)
 def test_gc_d4_dash(dice, outcome, mult, new):
     src = TableDice(dice)
     d = dash(src, 55, 0)
@@ -277,6 +317,7 @@ def test_gc_d4_dash(dice, outcome, mult, new):
 
 
 # --- GC-O1..O3 ------------------------------------------------------------------------------------------
+
 
 def order(dice, entrants):
     src = TableDice(dice)

@@ -1,11 +1,17 @@
 """Great Cosmos rules: stats, tests, classification and karma (GC-S1, GC-T1..T3, GC-K1..K5)."""
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from app.rules.dice import RandomDice, TableDice
 from app.rules.errors import DiceNeeded, RuleError
 from app.rules.great_cosmos.core import (
-    canonical_stat, classify, karma_after, resolve_intuition, resolve_test, result_from_dice,
+    canonical_stat,
+    classify,
+    karma_after,
+    resolve_intuition,
+    resolve_test,
+    result_from_dice,
 )
 import random
 
@@ -19,6 +25,7 @@ def roll(dice, target, karma=0, **kw):
 
 # --- GC-S1 ------------------------------------------------------------------
 
+
 def test_gc_s1_furtivite_is_agilite():
     assert canonical_stat("furtivite") == "agilite"
     assert canonical_stat("force") == "force"
@@ -31,6 +38,7 @@ def test_gc_s1_unknown_stat_is_refused_naming_the_field():
 
 
 # --- GC-T1 ------------------------------------------------------------------
+
 
 def test_gc_t1_roll_under_target_with_modifier():
     r, rolls = roll([60], 55 + 5)
@@ -73,6 +81,7 @@ def test_gc_t1_a_missing_karma_die_is_asked_for():
 
 
 # --- GC-T2: every branch ------------------------------------------------------
+
 
 def test_gc_t2_score_42_is_super_critical_whatever_the_stat():
     r, _ = roll([42], 5)
@@ -135,6 +144,7 @@ def test_gc_t2_classification_limits_at_karma_extremes_pure():
 
 # --- GC-T3 -------------------------------------------------------------------
 
+
 def test_gc_t3_intuition_d6_at_most_intuition_is_good():
     src = TableDice([3])
     r = resolve_intuition(src, 3)
@@ -145,14 +155,18 @@ def test_gc_t3_intuition_d6_at_most_intuition_is_good():
 
 # --- GC-K1 --------------------------------------------------------------------
 
-@pytest.mark.parametrize("dice,target,outcome,after", [
-    ([91], 50, "critical_failure", 1),
-    ([66], 50, "super_critical_failure", 2),
-    ([5], 50, "critical_success", -1),
-    ([42], 50, "super_critical_success", -2),
-    ([30], 50, "success", 0),
-    ([70], 50, "failure", 0),
-])
+
+@pytest.mark.parametrize(
+    "dice,target,outcome,after",
+    [
+        ([91], 50, "critical_failure", 1),
+        ([66], 50, "super_critical_failure", 2),
+        ([5], 50, "critical_success", -1),
+        ([42], 50, "super_critical_success", -2),
+        ([30], 50, "success", 0),
+        ([70], 50, "failure", 0),
+    ],
+)
 def test_gc_k1_karma_moves_with_the_outcome(dice, target, outcome, after):
     r, _ = roll(dice, target)
     assert (r.outcome, r.karma_before, r.karma_after) == (outcome, 0, after)
@@ -166,6 +180,7 @@ def test_gc_k1_karma_is_clamped():
 
 
 # --- GC-K3 / GC-K4 --------------------------------------------------------------
+
 
 def test_gc_k3_karma_minus_10_42_is_only_critical_success():
     r, _ = roll([42], 50, karma=-10)
@@ -193,6 +208,7 @@ def test_gc_k4_karma_plus_10_high_score_is_plain():
 
 # --- GC-K5 ------------------------------------------------------------------------
 
+
 def test_gc_k5_illumination_locks_karma_at_plus_10_and_keeps_the_stored_one():
     r, rolls = roll([66], 50, karma=-3, posture="illumination")
     assert (r.karma_used, r.outcome, r.karma_before, r.karma_after, r.locked) == (10, "critical_failure", -3, -3, True)
@@ -215,11 +231,15 @@ def test_gc_k5_ordinary_postures_do_not_lock():
 
 # --- properties (GC-K1, GC-S4, replay) ---------------------------------------------
 
+
 @settings(max_examples=300, deadline=None)
 @given(
-    karma=st.integers(-10, 10), target=st.integers(-20, 130), seed=st.integers(0, 2**32),
+    karma=st.integers(-10, 10),
+    target=st.integers(-20, 130),
+    seed=st.integers(0, 2**32),
     posture=st.sampled_from([None, "offensive", "defensive", "illumination", "sepulcrale"]),
-    extreme=st.booleans(), n=st.integers(1, 30),
+    extreme=st.booleans(),
+    n=st.integers(1, 30),
 )
 def test_gc_k1_gc_s4_karma_stays_in_range_and_logged_dice_replay(karma, target, seed, posture, extreme, n):
     source = RandomDice(random.Random(seed))

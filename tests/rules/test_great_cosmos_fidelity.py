@@ -3,6 +3,7 @@ the pure engine wrong (rule pages in shared/rules/great-cosmos.md), driven by ta
 
 Modules are imported whole and their functions read as attributes, so a function the
 old code lacked fails its own test only."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -19,8 +20,9 @@ GC_STATS = stats(GC, force=60)
 
 
 def fighter(id_="a", posture="defensive", **kw):
-    return gc_postures.Fighter(id=id_, stats=dict(GC_STATS), karma=kw.pop("karma", 0), hp=kw.pop("hp", 50),
-                               hp_max=100, posture=posture, **kw)
+    return gc_postures.Fighter(
+        id=id_, stats=dict(GC_STATS), karma=kw.pop("karma", 0), hp=kw.pop("hp", 50), hp_max=100, posture=posture, **kw
+    )
 
 
 def gc_attack(dice, attacker, defender, **kw):
@@ -36,6 +38,7 @@ def gc_result(natural, target, karma=0):
 
 # --- item 1: GC-I4 -------------------------------------------------------------------------
 
+
 def test_gc_i4_quantity_counts_for_the_two_handed_limit_and_for_slots():
     with pytest.raises(RuleError) as e:
         gc_sheet.check_inventory(100, [gc_sheet.Item("haches", "two_handed_weapon", 4, quantity=2)])
@@ -49,6 +52,7 @@ def test_gc_i4_quantity_counts_for_the_two_handed_limit_and_for_slots():
 
 # --- items 2 and 15: GC-P5 ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("posture", ["defensive", "illumination"])
 def test_gc_p5_unparryable_forbids_a_parry_and_undodgeable_a_dodge_in_every_posture(posture):
     d = fighter("b", posture=posture)
@@ -59,8 +63,7 @@ def test_gc_p5_unparryable_forbids_a_parry_and_undodgeable_a_dodge_in_every_post
         gc_attack([30, 9], fighter(), d, reaction="dodge", undodgeable=True)
     assert e.value.field == "reaction"
     # the other reaction stays open: an unparryable attack may be dodged (dice: attack, dodge)
-    r = gc_attack([30, 20] if posture == "defensive" else [30, 20, 3], fighter(), d, reaction="dodge",
-                  unparryable=True)
+    r = gc_attack([30, 20] if posture == "defensive" else [30, 20, 3], fighter(), d, reaction="dodge", unparryable=True)
     assert r.defense_holds and r.auto_defense_die is None
 
 
@@ -73,13 +76,16 @@ def test_gc_p5_unparryable_or_undodgeable_skips_the_illumination_automatic_defen
 def test_gc_p5_only_the_illuminations_first_action_goes_first():
     # a in Illumination, 2 actions at 30 and 30 - (4 + 3) = 23; b at 50; c at 25
     src = TableDice([3])
-    order = gc_turns.turn_order(src, [gc_turns.Entrant("a", 30, actions=2, acts_first=True),
-                                      gc_turns.Entrant("b", 50), gc_turns.Entrant("c", 25)])
+    order = gc_turns.turn_order(
+        src,
+        [gc_turns.Entrant("a", 30, actions=2, acts_first=True), gc_turns.Entrant("b", 50), gc_turns.Entrant("c", 25)],
+    )
     src.finish()
     assert [s.entries for s in order.slots] == [(("a", 1),), (("b", 1),), (("c", 1),), (("a", 2),)]
 
 
 # --- item 3: GC-P2 -------------------------------------------------------------------------------
+
 
 def test_gc_p2_no_riposte_after_a_failed_critical_defence():
     # a critical attack (score 8) and a critical parry that scores higher (9): it fails
@@ -98,21 +104,34 @@ def test_gc_p2_no_riposte_after_a_failed_critical_defence():
 
 # --- items 10 and 11: GC-S6, GC-S9 ----------------------------------------------------------------------------
 
+
 def progress(level):
-    return gc_levels.Progress(level=level, stats=dict(GC_STATS), hp=80, hp_max=100, mp=30, mp_max=40,
-                              light_points=1, dark_points=1, intuition=3, karma=0)
+    return gc_levels.Progress(
+        level=level,
+        stats=dict(GC_STATS),
+        hp=80,
+        hp_max=100,
+        mp=30,
+        mp_max=40,
+        light_points=1,
+        dark_points=1,
+        intuition=3,
+        karma=0,
+    )
 
 
-@pytest.mark.parametrize("level,choices,level_dice", [
-    (1, {"mode": "one_d20", "stats": ("force",)}, [5]),
-    (2, {}, [5]),
-    (3, {"pool": "hp"}, [50]),
-    (5, {"changes": ()}, []),
-])
+@pytest.mark.parametrize(
+    "level,choices,level_dice",
+    [
+        (1, {"mode": "one_d20", "stats": ("force",)}, [5]),
+        (2, {}, [5]),
+        (3, {"pool": "hp"}, [50]),
+        (5, {"changes": ()}, []),
+    ],
+)
 def test_gc_s6_light_and_dark_points_granted_at_any_level_up(level, choices, level_dice):
     src = TableDice(level_dice + [70])  # the level's dice, then a failed chance test (GC-L6)
-    r = gc_levels.level_up(progress(level), gc_levels.Choices(chance_bonus_pool="hp", light=2, dark=1, **choices),
-                           src)
+    r = gc_levels.level_up(progress(level), gc_levels.Choices(chance_bonus_pool="hp", light=2, dark=1, **choices), src)
     src.finish()
     assert (r.after.level, r.after.light_points, r.after.dark_points) == (level + 1, 3, 2)
     granted = {c.field: (c.before, c.after) for c in r.changes if c.field.endswith("_points")}
@@ -120,8 +139,7 @@ def test_gc_s6_light_and_dark_points_granted_at_any_level_up(level, choices, lev
 
 
 def test_gc_s6_level_5_adds_its_3_points_and_any_grant_on_top():
-    r = gc_levels.level_up(progress(4), gc_levels.Choices(chance_bonus_pool="hp", light=4, dark=1),
-                           TableDice([70]))
+    r = gc_levels.level_up(progress(4), gc_levels.Choices(chance_bonus_pool="hp", light=4, dark=1), TableDice([70]))
     assert (r.after.light_points, r.after.dark_points) == (5, 2)
     with pytest.raises(RuleError) as e:
         gc_levels.level_up(progress(4), gc_levels.Choices(chance_bonus_pool="hp", light=1, dark=1), TableDice([70]))
@@ -130,9 +148,11 @@ def test_gc_s6_level_5_adds_its_3_points_and_any_grant_on_top():
 
 def test_gc_s9_a_final_skill_costs_at_least_1_point_and_needs_its_punchline():
     gc_sheet.check_final_skill("light", 1, "Que la lumière soit !")
-    for args, field in ((("light", 0, "Lumière !"), "final_skill.cost_points"),
-                        (("dark", 2, "   "), "final_skill.punchline"),
-                        (("dark", 2, ""), "final_skill.punchline")):
+    for args, field in (
+        (("light", 0, "Lumière !"), "final_skill.cost_points"),
+        (("dark", 2, "   "), "final_skill.punchline"),
+        (("dark", 2, ""), "final_skill.punchline"),
+    ):
         with pytest.raises(RuleError) as e:
             gc_sheet.check_final_skill(*args)
         assert e.value.field == field
@@ -143,6 +163,7 @@ def test_gc_s9_a_final_skill_costs_at_least_1_point_and_needs_its_punchline():
 
 # --- item 14: GC-D4 ------------------------------------------------------------------------------------------
 
+
 def test_gc_d4_dash_distances_round_up():
     # agilite 55: max move 3; a critical success x2.5 = 7.5 → 8
     d = gc_turns.dash(TableDice([5]), 55, 0)
@@ -152,10 +173,12 @@ def test_gc_d4_dash_distances_round_up():
 
 # --- item 15: GC-O2, GC-P6 ---------------------------------------------------------------------------------------
 
+
 def test_gc_o2_the_gms_parallel_method_shares_one_slot_without_dice():
     src = TableDice([])
-    order = gc_turns.turn_order(src, [gc_turns.Entrant("a", 50), gc_turns.Entrant("b", 50),
-                                      gc_turns.Entrant("c", 60)], tie_method="parallel")
+    order = gc_turns.turn_order(
+        src, [gc_turns.Entrant("a", 50), gc_turns.Entrant("b", 50), gc_turns.Entrant("c", 60)], tie_method="parallel"
+    )
     assert [s.entries for s in order.slots] == [(("c", 1),), (("a", 1), ("b", 1))]
     assert order.slots[1].parallel and order.slots[1].tie_dice == () and src.rolls == []
     with pytest.raises(RuleError) as e:
@@ -174,8 +197,9 @@ def test_gc_o2_players_choose_the_order_of_a_tie_all_on_one_side():
 
 
 def test_gc_o2_no_dodge_nor_parry_against_an_attack_from_the_same_parallel_slot():
-    order = gc_turns.turn_order(TableDice([]), [gc_turns.Entrant("a", 50), gc_turns.Entrant("b", 50)],
-                                tie_method="parallel")
+    order = gc_turns.turn_order(
+        TableDice([]), [gc_turns.Entrant("a", 50), gc_turns.Entrant("b", 50)], tie_method="parallel"
+    )
     assert order.same_slot("a", "b", 0)
     with pytest.raises(RuleError) as e:
         gc_attack([30], fighter(), fighter("b"), reaction="dodge", same_slot=True)
@@ -202,6 +226,7 @@ def test_gc_p6_no_defence_in_sepulcrale():
 
 
 # --- item 16: GC-T2 -------------------------------------------------------------------------------------------
+
 
 def test_gc_t2_extreme_scores_conversion_is_opt_in_default_off():
     src = TableDice([95, 6])  # karma -6: 95 + 6 = 101

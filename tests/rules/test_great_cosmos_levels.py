@@ -1,4 +1,5 @@
 """Great Cosmos level-ups (GC-L1..L7) with table dice."""
+
 from types import MappingProxyType
 
 import pytest
@@ -12,8 +13,19 @@ STATS = SHEETS[GC]["stats"]
 
 
 def progress(level=1, karma=0, posture=None, **stats):
-    return Progress(level=level, stats=MappingProxyType({**STATS, **stats}), hp=90, hp_max=100, mp=50, mp_max=50,
-                    light_points=1, dark_points=1, intuition=3, karma=karma, posture=posture)
+    return Progress(
+        level=level,
+        stats=MappingProxyType({**STATS, **stats}),
+        hp=90,
+        hp_max=100,
+        mp=50,
+        mp_max=50,
+        light_points=1,
+        dark_points=1,
+        intuition=3,
+        karma=karma,
+        posture=posture,
+    )
 
 
 def run(p, dice, **choices):
@@ -30,6 +42,7 @@ def changes(result):
 
 # --- GC-L1 ----------------------------------------------------------------------
 
+
 def test_gc_l1_two_d10_raises_two_stats_capped_at_80():
     r, rolls = run(progress(force=75), [9, 4, 70], mode="two_d10", stats=("force", "furtivite"))
     assert r.rule == "GC-L1" and r.after.level == 2
@@ -44,17 +57,20 @@ def test_gc_l1_one_d20_and_a_stat_above_80_does_not_go_down():
     assert rolls[0] == ("d20", 15, "level_up:force")
 
 
-@pytest.mark.parametrize("choices,field", [
-    ({}, "mode"),
-    ({"mode": "two_d10"}, "stats"),
-    ({"mode": "two_d10", "stats": ("force",)}, "stats"),
-    ({"mode": "two_d10", "stats": ("force", "force")}, "stats"),
-    ({"mode": "two_d10", "stats": ("agilite", "furtivite")}, "stats"),
-    ({"mode": "one_d20", "stats": ("force", "esprit")}, "stats"),
-    ({"mode": "one_d20", "stats": ("luck",)}, "stats"),
-    ({"mode": "one_d20", "stats": ("force",), "pool": "hp"}, "pool"),
-    ({"mode": "one_d20", "stats": ("force",), "chance_bonus_pool": "xp"}, "chance_bonus_pool"),
-])
+@pytest.mark.parametrize(
+    "choices,field",
+    [
+        ({}, "mode"),
+        ({"mode": "two_d10"}, "stats"),
+        ({"mode": "two_d10", "stats": ("force",)}, "stats"),
+        ({"mode": "two_d10", "stats": ("force", "force")}, "stats"),
+        ({"mode": "two_d10", "stats": ("agilite", "furtivite")}, "stats"),
+        ({"mode": "one_d20", "stats": ("force", "esprit")}, "stats"),
+        ({"mode": "one_d20", "stats": ("luck",)}, "stats"),
+        ({"mode": "one_d20", "stats": ("force",), "pool": "hp"}, "pool"),
+        ({"mode": "one_d20", "stats": ("force",), "chance_bonus_pool": "xp"}, "chance_bonus_pool"),
+    ],
+)
 # rule: GC-L7
 def test_gc_l1_gc_l7_illegal_level2_choices_are_refused_before_any_die(choices, field):
     choices.setdefault("chance_bonus_pool", "hp")
@@ -66,6 +82,7 @@ def test_gc_l1_gc_l7_illegal_level2_choices_are_refused_before_any_die(choices, 
 
 
 # --- GC-L2 -----------------------------------------------------------------------
+
 
 def test_gc_l2_lowest_stat_plus_d10_capped_at_85():
     r, rolls = run(progress(level=2), [7, 70])
@@ -93,6 +110,7 @@ def test_gc_l2_gc_l7_stat_not_among_the_lowest_is_refused():
 
 # --- GC-L3 -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("pool", ["hp", "mp"])
 def test_gc_l3_pool_max_and_current_plus_d100(pool):
     r, rolls = run(progress(level=3), [64, 70], pool=pool)
@@ -114,11 +132,18 @@ def test_gc_l3_gc_l7_missing_pool_is_refused():
 
 # --- GC-L4 -----------------------------------------------------------------------
 
+
 def test_gc_l4_transfers_light_dark_and_final_skill():
-    r, rolls = run(progress(level=4), [70], transfers=(("charisme", "force", 6), ("esprit", "furtivite", 4)),
-                   light=2, dark=1)
+    r, rolls = run(
+        progress(level=4), [70], transfers=(("charisme", "force", 6), ("esprit", "furtivite", 4)), light=2, dark=1
+    )
     assert r.rule == "GC-L4"
-    assert (r.after.stats["force"], r.after.stats["charisme"], r.after.stats["agilite"], r.after.stats["esprit"]) == (74, 34, 59, 46)
+    assert (r.after.stats["force"], r.after.stats["charisme"], r.after.stats["agilite"], r.after.stats["esprit"]) == (
+        74,
+        34,
+        59,
+        46,
+    )
     assert (r.after.light_points, r.after.dark_points) == (3, 2)
     assert changes(r)["final_skill_unlocked"] == (False, True, ())
     assert rolls == [("d100", 70, "test")]
@@ -129,15 +154,18 @@ def test_gc_l4_a_stat_above_85_that_gives_points_is_fine():
     assert r.after.stats["force"] == 85 and r.after.stats["charisme"] == 45
 
 
-@pytest.mark.parametrize("choices,field", [
-    ({"transfers": ()}, "light"),
-    ({"light": 3}, "dark"),
-    ({"light": 1, "dark": 1}, "light"),  # fewer than the +3 (GC-L4); more is a GM grant on top (GC-S6)
-    ({"light": 3, "dark": 0, "transfers": (("force", "esprit", 6), ("charisme", "esprit", 5))}, "transfers"),
-    ({"light": 3, "dark": 0, "transfers": (("force", "force", 2),)}, "transfers.0.to"),
-    ({"light": 3, "dark": 0, "transfers": (("charisme", "force", 10),)}, "transfers"),
-    ({"light": 3, "dark": 0, "transfers": (("esprit", "force", 0),)}, "transfers.0.points"),
-])
+@pytest.mark.parametrize(
+    "choices,field",
+    [
+        ({"transfers": ()}, "light"),
+        ({"light": 3}, "dark"),
+        ({"light": 1, "dark": 1}, "light"),  # fewer than the +3 (GC-L4); more is a GM grant on top (GC-S6)
+        ({"light": 3, "dark": 0, "transfers": (("force", "esprit", 6), ("charisme", "esprit", 5))}, "transfers"),
+        ({"light": 3, "dark": 0, "transfers": (("force", "force", 2),)}, "transfers.0.to"),
+        ({"light": 3, "dark": 0, "transfers": (("charisme", "force", 10),)}, "transfers"),
+        ({"light": 3, "dark": 0, "transfers": (("esprit", "force", 0),)}, "transfers.0.points"),
+    ],
+)
 # rule: GC-L7
 def test_gc_l4_gc_l7_illegal_level5_choices(choices, field):
     p = progress(level=4, force=80, charisme=5)
@@ -160,8 +188,11 @@ def test_gc_l4_no_stat_below_1_by_transfer():
 
 # --- GC-L5 ----------------------------------------------------------------------
 
+
 def test_gc_l5_level6_applies_the_gms_deltas():
-    r, rolls = run(progress(level=5), [70], changes=(("force", 3), ("furtivite", -2), ("hp_max", 20), ("light_points", 1)))
+    r, rolls = run(
+        progress(level=5), [70], changes=(("force", 3), ("furtivite", -2), ("hp_max", 20), ("light_points", 1))
+    )
     assert r.rule == "GC-L5" and r.after.level == 6
     assert (r.after.stats["force"], r.after.stats["agilite"]) == (71, 53)
     assert (r.after.hp_max, r.after.hp, r.after.light_points) == (120, 110, 2)
@@ -173,12 +204,15 @@ def test_gc_l5_level7_without_changes_is_only_the_chance_test():
     assert r.after.level == 7 and r.after.stats == progress().stats
 
 
-@pytest.mark.parametrize("changes_,field", [
-    ((("force", 40),), "changes.force"),
-    ((("luck", 1),), "changes.luck"),
-    ((("intuition", 4),), "changes.intuition"),
-    ((("hp_max", -100),), "changes.hp_max"),
-])
+@pytest.mark.parametrize(
+    "changes_,field",
+    [
+        ((("force", 40),), "changes.force"),
+        ((("luck", 1),), "changes.luck"),
+        ((("intuition", 4),), "changes.intuition"),
+        ((("hp_max", -100),), "changes.hp_max"),
+    ],
+)
 # rule: GC-L7
 def test_gc_l5_gc_l7_illegal_deltas(changes_, field):
     with pytest.raises(RuleError) as e:
@@ -194,6 +228,7 @@ def test_gc_l5_gc_l7_level_choices_of_another_level_are_refused():
 
 
 # --- GC-L6 -----------------------------------------------------------------------
+
 
 def test_gc_l6_successful_chance_test_gives_2d20_to_the_chosen_pool():
     r, rolls = run(progress(level=3), [64, 30, 12, 5], pool="hp", chance_bonus_pool="mp")
@@ -216,7 +251,12 @@ def test_gc_l6_chance_test_follows_karma_rules_and_updates_karma():
         run(progress(level=6, karma=-6), [55])
     r, rolls = run(progress(level=6, karma=-6), [5, 5, 3, 4])
     assert (r.chance.score, r.chance.outcome, r.after.karma) == (10, "critical_success", -7)
-    assert rolls == [("d100", 5, "test"), ("d10", 5, "karma"), ("d20", 3, "chance_bonus:hp_max"), ("d20", 4, "chance_bonus:hp_max")]
+    assert rolls == [
+        ("d100", 5, "test"),
+        ("d10", 5, "karma"),
+        ("d20", 3, "chance_bonus:hp_max"),
+        ("d20", 4, "chance_bonus:hp_max"),
+    ]
     assert (r.after.hp_max, r.after.hp) == (107, 97)
 
 
@@ -229,6 +269,9 @@ def test_gc_l6_chance_test_uses_the_new_chance_value():
 def test_gc_l7_every_change_is_recorded_with_its_dice():
     r, _ = run(progress(level=3), [64, 30, 12, 5], pool="hp")
     assert [(c.field, c.before, c.after, c.dice) for c in r.changes] == [
-        ("level", 3, 4, ()), ("hp_max", 100, 164, (64,)), ("hp", 90, 154, (64,)),
-        ("hp_max", 164, 181, (12, 5)), ("hp", 154, 171, (12, 5)),
+        ("level", 3, 4, ()),
+        ("hp_max", 100, 164, (64,)),
+        ("hp", 90, 154, (64,)),
+        ("hp_max", 164, 181, (12, 5)),
+        ("hp", 154, 171, (12, 5)),
     ]

@@ -1,5 +1,6 @@
 """Great Cosmos exact odds (GC-T1..T3, GC-K2..K5) against a brute-force enumeration
 through the test rules and against icepool (test-only oracle)."""
+
 from fractions import Fraction
 
 import icepool
@@ -98,9 +99,12 @@ def test_gc_t2_odds_agree_with_icepool(karma, target, extreme):
 def test_gc_t2_odds_at_karma_0_stat_55_exact_values():
     odds = odds_of_test(55, 0)
     assert odds.outcomes == {
-        "super_critical_success": Fraction(1, 100), "critical_success": Fraction(1, 10),
-        "success": Fraction(44, 100), "failure": Fraction(34, 100),
-        "critical_failure": Fraction(1, 10), "super_critical_failure": Fraction(1, 100),
+        "super_critical_success": Fraction(1, 100),
+        "critical_success": Fraction(1, 10),
+        "success": Fraction(44, 100),
+        "failure": Fraction(34, 100),
+        "critical_failure": Fraction(1, 10),
+        "super_critical_failure": Fraction(1, 100),
     }
     assert odds.success == Fraction(11, 20)
 

@@ -1,26 +1,52 @@
 """Great Cosmos sheet rules: races, light/dark, mental health, inventory, move
 (GC-S3, GC-S6, GC-S7, GC-I1..I4, GC-D2)."""
+
 import pytest
 
 from app.rules.errors import RuleError
 from app.rules.great_cosmos.sheet import (
-    Container, Item, capacity, check_inventory, check_mental_health, inventory_load, is_insane,
-    max_move, mental_health_bounds, money_slots, starting_light_dark,
+    Container,
+    Item,
+    capacity,
+    check_inventory,
+    check_mental_health,
+    inventory_load,
+    is_insane,
+    max_move,
+    mental_health_bounds,
+    money_slots,
+    starting_light_dark,
 )
 
 
-@pytest.mark.parametrize("race,expected", [
-    ("humain", (1, 1)), ("elementaire", (1, 1)), ("magical_girl", (2, 1)), ("gardien", (2, 1)),
-    ("succube", (1, 2)), ("onikaosu", (1, 2)), ("ningemono", (1, 1)),
-])
+@pytest.mark.parametrize(
+    "race,expected",
+    [
+        ("humain", (1, 1)),
+        ("elementaire", (1, 1)),
+        ("magical_girl", (2, 1)),
+        ("gardien", (2, 1)),
+        ("succube", (1, 2)),
+        ("onikaosu", (1, 2)),
+        ("ningemono", (1, 1)),
+    ],
+)
 def test_gc_s6_gc_s3_starting_light_dark(race, expected):
     assert starting_light_dark(race) == expected
 
 
-@pytest.mark.parametrize("race,bounds", [
-    ("humain", (0, 100)), ("elementaire", (0, 100)), ("magical_girl", (0, 50)), ("gardien", (0, 50)),
-    ("succube", (0, 150)), ("onikaosu", (0, 150)), ("machina", (0, 100)),
-])
+@pytest.mark.parametrize(
+    "race,bounds",
+    [
+        ("humain", (0, 100)),
+        ("elementaire", (0, 100)),
+        ("magical_girl", (0, 50)),
+        ("gardien", (0, 50)),
+        ("succube", (0, 150)),
+        ("onikaosu", (0, 150)),
+        ("machina", (0, 100)),
+    ],
+)
 def test_gc_s7_gc_s3_mental_health_bounds(race, bounds):
     assert mental_health_bounds(race) == bounds
 
@@ -51,8 +77,12 @@ def test_gc_i3_money_any_started_slot_counts(money, slots):
 
 
 def test_gc_i2_trinkets_stack_into_one_slot_per_stack_and_place():
-    items = [Item("a", "trinket"), Item("b", "trinket"), Item("c", "trinket", stack="gems"),
-             Item("d", "trinket", container="sac")]
+    items = [
+        Item("a", "trinket"),
+        Item("b", "trinket"),
+        Item("c", "trinket", stack="gems"),
+        Item("d", "trinket", container="sac"),
+    ]
     load = inventory_load(50, items, containers=[Container("sac", 5)])
     assert load.items_slots == 3 and load.containers["sac"]["used"] == 1
 
@@ -61,16 +91,19 @@ def test_gc_i2_quantity_multiplies_slots():
     assert inventory_load(50, [Item("potion", "item", 1, quantity=3)]).used == 3
 
 
-@pytest.mark.parametrize("item,field", [
-    (Item("x", "item", 4), "inventory.items.0.slots"),
-    (Item("x", "weapon", 0), "inventory.items.0.slots"),
-    (Item("x", "two_handed_weapon", 3), "inventory.items.0.slots"),
-    (Item("x", "two_handed_weapon", 7), "inventory.items.0.slots"),
-    (Item("x", "armor", 2), "inventory.items.0.piece"),
-    (Item("x", "armor", 4, piece="head"), "inventory.items.0.slots"),
-    (Item("x", "wand", 1), "inventory.items.0.kind"),
-    (Item("x", "item", 1, container="nowhere"), "inventory.items.0.container"),
-])
+@pytest.mark.parametrize(
+    "item,field",
+    [
+        (Item("x", "item", 4), "inventory.items.0.slots"),
+        (Item("x", "weapon", 0), "inventory.items.0.slots"),
+        (Item("x", "two_handed_weapon", 3), "inventory.items.0.slots"),
+        (Item("x", "two_handed_weapon", 7), "inventory.items.0.slots"),
+        (Item("x", "armor", 2), "inventory.items.0.piece"),
+        (Item("x", "armor", 4, piece="head"), "inventory.items.0.slots"),
+        (Item("x", "wand", 1), "inventory.items.0.kind"),
+        (Item("x", "item", 1, container="nowhere"), "inventory.items.0.container"),
+    ],
+)
 def test_gc_i2_item_weights(item, field):
     with pytest.raises(RuleError) as e:
         check_inventory(100, [item])
@@ -99,7 +132,9 @@ def test_gc_i4_container_limit():
     sac = [Container("sac", 3, weight=1)]
     assert check_inventory(52, [Item("a", "item", 3, container="sac")], containers=sac).used == 4
     with pytest.raises(RuleError) as e:
-        check_inventory(52, [Item("a", "item", 3, container="sac"), Item("b", "item", 1, container="sac")], containers=sac)
+        check_inventory(
+            52, [Item("a", "item", 3, container="sac"), Item("b", "item", 1, container="sac")], containers=sac
+        )
     assert "sac" in e.value.detail
 
 

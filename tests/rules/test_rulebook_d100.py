@@ -1,4 +1,5 @@
 """Rules-level tests of rulebook-d100 (rulebook-d100.md), driven by table dice."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,6 +22,7 @@ def roll(s: rb.TestSpec, die: int) -> rb.TestResult:
 
 
 # --- RB-T4: the seed's worked table ----------------------------------------------
+
 
 @pytest.mark.parametrize(
     "pct, die, level, outcome",
@@ -48,6 +50,7 @@ def test_rb_t4_truncates_toward_zero():
 
 # --- RB-T1 / RB-T2 / RB-T3 -------------------------------------------------------------
 
+
 def test_rb_t1_percentage_sums_stat_skill_difficulty_modifier():
     s = spec(55, skill_bonus=20, difficulty="difficile", modifier=3)
     assert rb.percentage(s) == 55 + 20 - 30 + 3
@@ -60,8 +63,16 @@ def test_rb_t1_weakened_roll_halves_stat_rounded_down_but_not_skill():
 
 @pytest.mark.parametrize(
     "difficulty, mod",
-    [("simple", 15), ("facile", 30), ("tres_facile", 50), ("simplissime", 100),
-     ("complexe", -15), ("difficile", -30), ("tres_difficile", -50), ("hardcore", -100)],
+    [
+        ("simple", 15),
+        ("facile", 30),
+        ("tres_facile", 50),
+        ("simplissime", 100),
+        ("complexe", -15),
+        ("difficile", -30),
+        ("tres_difficile", -50),
+        ("hardcore", -100),
+    ],
 )
 def test_rb_t2_difficulty_modifiers(difficulty, mod):
     assert rb.difficulty_modifier(difficulty) == mod
@@ -92,6 +103,7 @@ def test_rb_t3_out_of_range_table_die_is_refused():
 
 
 # --- RB-T5 criticals ------------------------------------------------------------------
+
 
 def test_rb_t5_critical_success_doubles_level_positive():
     r = roll(spec(60, crit_chance=5), 5)
@@ -127,6 +139,7 @@ def test_rb_t5_crit_chance_zero_has_no_criticals():
 
 # --- RB-T6 GM options -----------------------------------------------------------------
 
+
 def test_rb_t6_critical_success_rescues_negative_percentage_by_default():
     assert roll(spec(-10), 2).outcome == "critical_success"
 
@@ -147,6 +160,7 @@ def test_rb_t6_critical_failure_ruins_over_100_by_default_and_not_when_off():
 
 # --- RB-T7 overflow crit -----------------------------------------------------------------
 
+
 def test_rb_t7_overflow_adds_one_crit_per_full_five_points_above_100():
     s = spec(114, crit_chance=5, overflow_crit=True)  # +2 (14 // 5)
     assert rb.crit_ranges(s, 114) == (7, 5)
@@ -165,15 +179,22 @@ def test_rb_t7_overflow_does_not_widen_critical_failure_nor_apply_at_100():
 
 # --- RB-T8 special difficulties ----------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "difficulty, die, outcome",
     [
-        ("impossible", 1, "failure"), ("impossible", 50, "failure"), ("impossible", 96, "critical_failure"),
-        ("quasi_impossible", 5, "critical_success"), ("quasi_impossible", 6, "failure"),
+        ("impossible", 1, "failure"),
+        ("impossible", 50, "failure"),
+        ("impossible", 96, "critical_failure"),
+        ("quasi_impossible", 5, "critical_success"),
+        ("quasi_impossible", 6, "failure"),
         ("quasi_impossible", 96, "critical_failure"),
-        ("quasi_inratable", 5, "critical_success"), ("quasi_inratable", 95, "success"),
+        ("quasi_inratable", 5, "critical_success"),
+        ("quasi_inratable", 95, "success"),
         ("quasi_inratable", 96, "critical_failure"),
-        ("inratable", 5, "critical_success"), ("inratable", 96, "success"), ("inratable", 100, "success"),
+        ("inratable", 5, "critical_success"),
+        ("inratable", 96, "success"),
+        ("inratable", 100, "success"),
     ],
 )
 def test_rb_t8_special_difficulties(difficulty, die, outcome):
@@ -189,14 +210,20 @@ def test_rb_t8_special_difficulty_adds_no_modifier_and_level_follows_outcome():
 
 # --- odds ----------------------------------------------------------------------------
 
+
 def test_rb_t5_odds_plain_50_percent():
     outcomes, levels = rb.odds(spec(50))
-    assert outcomes == {"critical_success": rb.Fraction(5, 100), "success": rb.Fraction(45, 100),
-                        "failure": rb.Fraction(45, 100), "critical_failure": rb.Fraction(5, 100)}
+    assert outcomes == {
+        "critical_success": rb.Fraction(5, 100),
+        "success": rb.Fraction(45, 100),
+        "failure": rb.Fraction(45, 100),
+        "critical_failure": rb.Fraction(5, 100),
+    }
     assert sum(levels.values()) == 1
 
 
 # --- RB-C1..C3 confrontation and ranking -----------------------------------------------
+
 
 def test_rb_c1_higher_level_wins():
     a, b = roll(spec(60), 31), roll(spec(70), 55)  # levels 3, 2
@@ -260,6 +287,7 @@ def test_rb_c4_dodge_is_a_confrontation_of_attack_and_dodge():
 
 # --- RB-S ------------------------------------------------------------------------------
 
+
 # rule: RB-S1
 def test_rb_s1_crit_chance_defaults_to_5():
     assert rb.DEFAULT_CRIT_CHANCE == 5
@@ -275,6 +303,7 @@ def test_rb_s2_weapon_damage_is_any_dice_expression():
 
 
 # --- RB-F combat --------------------------------------------------------------------------
+
 
 # rule: RB-F1
 def test_rb_f1_default_stats_are_the_ten_at_50():
@@ -339,13 +368,14 @@ def test_rb_f4_initiative_is_a_hab_ranking_with_critical_consequences():
     results = [roll(spec(60), 50), roll(spec(60), 2), roll(spec(60), 99)]
     entries = rb.initiative(results, [TableDice([])] * 3)
     assert [(e.index, e.place, e.extra_action, e.first_round) for e in entries] == [
-        (1, 1, True, 1), (0, 2, False, 1), (2, 3, False, 2),
+        (1, 1, True, 1),
+        (0, 2, False, 1),
+        (2, 3, False, 2),
     ]
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 150), st.integers(1, 100)), min_size=2, max_size=6),
-       st.integers(0, 2**32))
+@given(st.lists(st.tuples(st.integers(0, 150), st.integers(1, 100)), min_size=2, max_size=6), st.integers(0, 2**32))
 # rule: RB-C3
 def test_rb_c3_ranking_is_ordered_by_level_then_units_then_rerolls(tests, seed):
     results = [roll(spec(pct), die) for pct, die in tests]

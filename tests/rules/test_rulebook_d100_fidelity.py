@@ -3,6 +3,7 @@ the pure engine wrong (rule pages in shared/rules/rulebook-d100.md), driven by t
 
 Modules are imported whole and their functions read as attributes, so a function the
 old code lacked fails its own test only."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -19,6 +20,7 @@ def rb_roll(stat, die, **kw):
 
 
 # --- item 7: RB-C2 -----------------------------------------------------------------------------------------
+
 
 def test_rb_c2_a_success_beats_a_failure_at_equal_level():
     attack = rb_roll(45, 45)  # success, level 0, units 5
@@ -50,6 +52,7 @@ def test_rb_c2_tiebreak_false_gives_a_draw():
 
 
 # --- item 8: RB-T6 -------------------------------------------------------------------------------------------
+
 
 def test_rb_t6_a_negative_stat_keeps_its_critical_success_with_the_option_off():
     r = rb_roll(-10, 3, rescue_negative=False)

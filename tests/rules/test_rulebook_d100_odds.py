@@ -1,5 +1,6 @@
 """Exact odds of rulebook-d100 tests (RB-T3..T8): brute force through the dice path,
 and icepool (test-only oracle) over an independent statement of the rules."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -12,8 +13,16 @@ from app.rules import rulebook_d100 as rb
 from app.rules.dice import TableDice
 
 SPECIAL = ("impossible", "quasi_impossible", "quasi_inratable", "inratable")
-MODS = {"simple": 15, "facile": 30, "tres_facile": 50, "simplissime": 100,
-        "complexe": -15, "difficile": -30, "tres_difficile": -50, "hardcore": -100}
+MODS = {
+    "simple": 15,
+    "facile": 30,
+    "tres_facile": 50,
+    "simplissime": 100,
+    "complexe": -15,
+    "difficile": -30,
+    "tres_difficile": -50,
+    "hardcore": -100,
+}
 
 
 def brute_force(spec: rb.TestSpec):
@@ -88,25 +97,39 @@ def test_rb_t3_odds_match_brute_force_and_icepool(spec):
     "spec, expected",
     [
         # RB-T6: 130% — criticals ruin by default (5%), not when the option is off
-        (rb.TestSpec(130), {"critical_success": Fraction(5, 100), "success": Fraction(90, 100),
-                            "critical_failure": Fraction(5, 100)}),
+        (
+            rb.TestSpec(130),
+            {"critical_success": Fraction(5, 100), "success": Fraction(90, 100), "critical_failure": Fraction(5, 100)},
+        ),
         (rb.TestSpec(130, ruin_over_100=False), {"critical_success": Fraction(5, 100), "success": Fraction(95, 100)}),
         # RB-T6: −10% made so by the difficulty — rescued by a critical by default, not when off
-        (rb.TestSpec(20, difficulty="difficile"), {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100),
-                                                   "critical_failure": Fraction(5, 100)}),
-        (rb.TestSpec(20, difficulty="difficile", rescue_negative=False),
-         {"failure": Fraction(95, 100), "critical_failure": Fraction(5, 100)}),
+        (
+            rb.TestSpec(20, difficulty="difficile"),
+            {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100), "critical_failure": Fraction(5, 100)},
+        ),
+        (
+            rb.TestSpec(20, difficulty="difficile", rescue_negative=False),
+            {"failure": Fraction(95, 100), "critical_failure": Fraction(5, 100)},
+        ),
         # RB-T6: −10% from the stat itself follows RB-T5 whatever the option
-        (rb.TestSpec(-10, rescue_negative=False), {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100),
-                                                   "critical_failure": Fraction(5, 100)}),
+        (
+            rb.TestSpec(-10, rescue_negative=False),
+            {"critical_success": Fraction(5, 100), "failure": Fraction(90, 100), "critical_failure": Fraction(5, 100)},
+        ),
         # RB-T7: 130% with overflow → crit success 5 + 6 = 11
-        (rb.TestSpec(130, overflow_crit=True), {"critical_success": Fraction(11, 100), "success": Fraction(84, 100),
-                                                "critical_failure": Fraction(5, 100)}),
+        (
+            rb.TestSpec(130, overflow_crit=True),
+            {"critical_success": Fraction(11, 100), "success": Fraction(84, 100), "critical_failure": Fraction(5, 100)},
+        ),
         # RB-T8
-        (rb.TestSpec(90, difficulty="impossible"), {"failure": Fraction(95, 100), "critical_failure": Fraction(5, 100)}),
-        (rb.TestSpec(90, difficulty="quasi_inratable"), {"critical_success": Fraction(5, 100),
-                                                          "success": Fraction(90, 100),
-                                                          "critical_failure": Fraction(5, 100)}),
+        (
+            rb.TestSpec(90, difficulty="impossible"),
+            {"failure": Fraction(95, 100), "critical_failure": Fraction(5, 100)},
+        ),
+        (
+            rb.TestSpec(90, difficulty="quasi_inratable"),
+            {"critical_success": Fraction(5, 100), "success": Fraction(90, 100), "critical_failure": Fraction(5, 100)},
+        ),
     ],
 )
 def test_rb_t6_t7_t8_exact_odds(spec, expected):

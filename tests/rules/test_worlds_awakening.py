@@ -1,4 +1,5 @@
 """Rules-level tests of worlds-awakening (worlds-awakening.md), driven by table dice."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,6 +18,7 @@ def roll(spec: wa.TestSpec, natural: int) -> wa.TestResult:
 
 # --- WA-T1 / WA-T2 ------------------------------------------------------------------
 
+
 def test_wa_t1_total_is_d20_plus_characteristic_plus_modifiers_success_iff_ge_threshold():
     s = wa.TestSpec(stat_value=2, threshold=12, modifier=1)
     r = roll(s, 9)
@@ -24,8 +26,9 @@ def test_wa_t1_total_is_d20_plus_characteristic_plus_modifiers_success_iff_ge_th
     assert roll(s, 8).outcome == "failure"
 
 
-@pytest.mark.parametrize("name, default", [("tres_facile", 2), ("facile", 7), ("moderee", 12),
-                                           ("difficile", 17), ("tres_difficile", 20)])
+@pytest.mark.parametrize(
+    "name, default", [("tres_facile", 2), ("facile", 7), ("moderee", 12), ("difficile", 17), ("tres_difficile", 20)]
+)
 def test_wa_t2_name_only_gives_the_band_middle_rounded_down(name, default):
     assert wa.threshold(name, None) == default
 
@@ -47,6 +50,7 @@ def test_wa_t2_threshold_must_lie_in_the_named_band():
 
 # --- WA-T3 / WA-T4 criticals ----------------------------------------------------------
 
+
 def test_wa_t3_natural_20_succeeds_whatever_the_total():
     r = roll(wa.TestSpec(stat_value=-4, threshold=30), 20)
     assert (r.total, r.outcome, r.success) == (16, "critical_success", True)
@@ -57,10 +61,24 @@ def test_wa_t3_natural_1_fails_whatever_the_total():
     assert (r.total, r.outcome, r.success) == (7, "critical_failure", False)
 
 
-@pytest.mark.parametrize("cha, fail_max, success_min", [
-    (-5, 3, 20), (-4, 3, 20), (-3, 2, 20), (-2, 2, 20), (-1, 1, 20), (0, 1, 20),
-    (1, 1, 20), (2, 1, 19), (3, 1, 19), (4, 1, 18), (5, 1, 18), (6, 1, 17), (7, 1, 17),
-])
+@pytest.mark.parametrize(
+    "cha, fail_max, success_min",
+    [
+        (-5, 3, 20),
+        (-4, 3, 20),
+        (-3, 2, 20),
+        (-2, 2, 20),
+        (-1, 1, 20),
+        (0, 1, 20),
+        (1, 1, 20),
+        (2, 1, 19),
+        (3, 1, 19),
+        (4, 1, 18),
+        (5, 1, 18),
+        (6, 1, 17),
+        (7, 1, 17),
+    ],
+)
 def test_wa_t4_cha_widens_critical_ranges(cha, fail_max, success_min):
     assert (wa.crit_failure_max(cha), wa.crit_success_min(cha)) == (fail_max, success_min)
 
@@ -74,6 +92,7 @@ def test_wa_t4_cha_critical_ranges_apply_to_tests():
 
 # --- WA-T5 pending ±2 -----------------------------------------------------------------
 
+
 def test_wa_t5_pending_modifier_adds_to_the_total():
     assert roll(wa.TestSpec(stat_value=1, threshold=12, pending=2), 9).outcome == "success"
     assert roll(wa.TestSpec(stat_value=1, threshold=12), 9).outcome == "failure"
@@ -81,6 +100,7 @@ def test_wa_t5_pending_modifier_adds_to_the_total():
 
 
 # --- WA-T6 challenges -------------------------------------------------------------------
+
 
 def test_wa_t6_challenge_succeeds_at_the_successes_needed():
     c = wa.new_challenge("bombe", 2)
@@ -119,6 +139,7 @@ def test_wa_t6_new_challenge_validates():
 
 # --- WA-S -------------------------------------------------------------------------------
 
+
 def test_wa_s1_six_characteristics():
     assert wa.STATS == ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
 
@@ -136,6 +157,7 @@ def test_wa_s3_defenses_and_initiative():
 
 
 # --- WA-C combat ---------------------------------------------------------------------------
+
 
 # rule: WA-C1
 def test_wa_c1_attack_adds_characteristic_and_level_hits_iff_total_ge_defense():
@@ -176,7 +198,10 @@ def test_wa_c4_turn_order_initiative_highest_first_ties_by_d20_rolloff():
     order = wa.turn_order([1, 4, 1, -2], dice)
     dice.finish()
     assert [(e.index, e.initiative, e.rolloffs) for e in order] == [
-        (1, 14, ()), (2, 11, (12, 15)), (0, 11, (12, 3)), (3, 8, ()),
+        (1, 14, ()),
+        (2, 11, (12, 15)),
+        (0, 11, (12, 3)),
+        (3, 8, ()),
     ]
 
 

@@ -1,5 +1,6 @@
 """Exact odds of worlds-awakening tests (WA-T1..T5): brute force through the dice
 path, and icepool (test-only oracle) over an independent statement of the rules."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -55,8 +56,12 @@ def test_wa_t1_odds_match_brute_force_and_icepool(spec):
 def test_wa_t4_odds_of_cha_6_dex_2_moderee():
     outcomes, _ = wa.odds(wa.TestSpec(stat_value=2, threshold=12, cha=6))
     # crit success 17..20 (4), crit failure 1 (1), success: 10..16 (7), failure 2..9 (8)
-    assert outcomes == {"critical_success": Fraction(4, 20), "success": Fraction(7, 20),
-                        "failure": Fraction(8, 20), "critical_failure": Fraction(1, 20)}
+    assert outcomes == {
+        "critical_success": Fraction(4, 20),
+        "success": Fraction(7, 20),
+        "failure": Fraction(8, 20),
+        "critical_failure": Fraction(1, 20),
+    }
 
 
 def test_wa_t5_pending_counts_in_odds():

@@ -1,4 +1,5 @@
 """Fixtures of the service-level tests."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,10 +20,31 @@ def committed(database):
     now = utcnow()
     with Session(database) as s:
         conn = s.connection()
-        conn.execute(insert(Campaign.__table__), {"id": cid, "name": "Hot", "ruleset": "great-cosmos",
-                                                  "options": {}, "version": 1, "created_at": now, "updated_at": now})
-        conn.execute(insert(Character.__table__), {"id": hero, "campaign_id": cid, "player_id": None, "name": "Aiko",
-                                                   "kind": "pc", "sheet": GC_SHEET, "version": 1, "created_at": now,
-                                                   "updated_at": now})
+        conn.execute(
+            insert(Campaign.__table__),
+            {
+                "id": cid,
+                "name": "Hot",
+                "ruleset": "great-cosmos",
+                "options": {},
+                "version": 1,
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        conn.execute(
+            insert(Character.__table__),
+            {
+                "id": hero,
+                "campaign_id": cid,
+                "player_id": None,
+                "name": "Aiko",
+                "kind": "pc",
+                "sheet": GC_SHEET,
+                "version": 1,
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
         s.commit()
     return cid, hero

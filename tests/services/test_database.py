@@ -1,4 +1,5 @@
 """DATABASE_URL forms, settings, and migrations that match the models."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,16 +12,19 @@ from app.core.db import normalize_database_url
 from app.models.tables import metadata
 
 
-@pytest.mark.parametrize("given, expected", [
-    ("sqlite:///path.db", "sqlite:///path.db"),
-    ("sqlite:////abs/path.db", "sqlite:////abs/path.db"),
-    ("sqlite://", "sqlite://"),
-    ("postgresql://user@host:5432/db", "postgresql+psycopg://user@host:5432/db"),
-    ("postgres://user:pw@host:5432/db", "postgresql+psycopg://user:pw@host:5432/db"),
-    ("postgresql+psycopg2://u@h/db", "postgresql+psycopg://u@h/db"),
-    ("POSTGRES://u@h/db", "postgresql+psycopg://u@h/db"),
-    ("  postgresql://u@h/db\n", "postgresql+psycopg://u@h/db"),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ("sqlite:///path.db", "sqlite:///path.db"),
+        ("sqlite:////abs/path.db", "sqlite:////abs/path.db"),
+        ("sqlite://", "sqlite://"),
+        ("postgresql://user@host:5432/db", "postgresql+psycopg://user@host:5432/db"),
+        ("postgres://user:pw@host:5432/db", "postgresql+psycopg://user:pw@host:5432/db"),
+        ("postgresql+psycopg2://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("POSTGRES://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("  postgresql://u@h/db\n", "postgresql+psycopg://u@h/db"),
+    ],
+)
 def test_database_url_plain_forms_map_to_our_drivers(given, expected):
     assert normalize_database_url(given) == expected
 

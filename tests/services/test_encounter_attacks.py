@@ -1,5 +1,6 @@
 """Each ruleset's attack resolution in an encounter, as functions (table dice): Asgard
 (AS-C1..C5, AS-C11, AS-H1), Rulebook D100 (RB-F1..F3, RB-C4), Worlds Awakening (WA-C1..C3, WA-C5)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,9 +35,17 @@ def rules(steps):
 
 # --- Asgard ------------------------------------------------------------------------------------
 
+
 def a_sheet(**kw):
-    return {"skills": {"combat": 6, "defense": 4, "resistance": 2, "volonte": 1}, "vitality": 20, "vitality_max": 20,
-            "heroism": 2, "protection": 2, "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}], **kw}
+    return {
+        "skills": {"combat": 6, "defense": 4, "resistance": 2, "volonte": 1},
+        "vitality": 20,
+        "vitality_max": 20,
+        "heroism": 2,
+        "protection": 2,
+        "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}],
+        **kw,
+    }
 
 
 def test_as_c1_c2_c3_hit_reads_damage_from_the_attack_dice():
@@ -44,8 +53,14 @@ def test_as_c1_c2_c3_hit_reads_damage_from_the_attack_dice():
     a, t = party("a", a_sheet()), party("t", a_sheet())
     steps = asg.resolve_attack(dice, a, [(t, "defense")], asg.AttackChoice())
     dice.finish()
-    assert rules(steps) == [("AS-C1", "attack test"), ("AS-C1", "defense test"), ("AS-T9", "opposition"),
-                            ("AS-C2", "damage"), ("AS-C3", "protection"), ("AS-C3", "vitality")]
+    assert rules(steps) == [
+        ("AS-C1", "attack test"),
+        ("AS-C1", "defense test"),
+        ("AS-T9", "opposition"),
+        ("AS-C2", "damage"),
+        ("AS-C3", "protection"),
+        ("AS-C3", "vitality"),
+    ]
     assert (steps[3]["read_dice"], steps[4]["taken"], t.sheet["vitality"]) == ([2, 4], 4, 16)
     assert [(r["purpose"], r["by"]) for r in dice.rolls()] == [("attack", "a")] * 3 + [("defense", "t")] * 3
 
@@ -65,8 +80,9 @@ def test_as_c1_unperceived_attack_needs_only_the_difficulty():
     assert steps[1]["what"] == "unperceived attack: no defense" and steps[1]["hit"] is True
     assert t.sheet["vitality"] == 20 - (1 + 2 - 2)
     dice = CombatDice(dice=[1, 1, 2])
-    steps = asg.resolve_attack(dice, a, [(party("t", a_sheet()), "defense")], asg.AttackChoice(unperceived=True,
-                                                                                                difficulty=11))
+    steps = asg.resolve_attack(
+        dice, a, [(party("t", a_sheet()), "defense")], asg.AttackChoice(unperceived=True, difficulty=11)
+    )
     assert steps[1]["hit"] is False
 
 
@@ -83,12 +99,14 @@ def test_as_c4_efficacite_blessure_legere_prudence_danger():
     assert (halved["before"], halved["after"], t.sheet["vitality"]) == (4, 2, 18)
     dice = CombatDice(dice=[5, 2, 4, 3, 3, 3])
     a = party("a", a_sheet())
-    asg.resolve_attack(dice, a, [(party("t", a_sheet()), "defense")],
-                       asg.AttackChoice(primes=("prudence",), penalties=("danger",)))
+    asg.resolve_attack(
+        dice, a, [(party("t", a_sheet()), "defense")], asg.AttackChoice(primes=("prudence",), penalties=("danger",))
+    )
     assert a.counters == {"prudence": 1, "danger": 1}
     with pytest.raises(RuleError):
-        asg.resolve_attack(CombatDice(dice=[]), a, [(party("t", a_sheet()), "defense")],
-                           asg.AttackChoice(primes=("efficacite",)))
+        asg.resolve_attack(
+            CombatDice(dice=[]), a, [(party("t", a_sheet()), "defense")], asg.AttackChoice(primes=("efficacite",))
+        )
 
 
 def test_as_c4_attaques_multiples_two_targets_one_test():
@@ -124,31 +142,40 @@ def test_as_c5_mal_en_point_dying_and_unconscious_conditions():
     dice.finish()
     mal = steps[-1]
     assert (mal["rule"], mal["difficulty"], mal["dying"], mal["dies_in_rounds"], mal["unconscious_rounds"]) == (
-        "AS-C5", 14, True, 3, 5)
+        "AS-C5",
+        14,
+        True,
+        3,
+        5,
+    )
     assert t.sheet["condition"] == {"dying": True, "dies_in_rounds": 3, "unconscious_rounds": 5}
     # AS-C5 rounds are counted at each round's end, from the round they began
-    assert t.conditions == [{"name": "dying", "rounds_left": 3, "ends": "end_of_round", "since_round": 1},
-                            {"name": "unconscious", "rounds_left": 5, "ends": "end_of_round", "since_round": 1}]
+    assert t.conditions == [
+        {"name": "dying", "rounds_left": 3, "ends": "end_of_round", "since_round": 1},
+        {"name": "unconscious", "rounds_left": 5, "ends": "end_of_round", "since_round": 1},
+    ]
     assert [r["purpose"] for r in dice.rolls()][6:] == ["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3 + [
-        "unconscious_rounds"] * 2
+        "unconscious_rounds"
+    ] * 2
 
 
 def test_as_c11_extras_in_a_group_one_test_plus_one_per_member():
     extra = a_sheet(tier="figurant", skills={"combat": 2})
     dice = CombatDice(dice=[4, 3, 3, 3, 3, 3])  # 10 + 2 + 2 (two other members) = 14 vs 9 + 4 = 13
     a, t = party("a", extra), party("t", a_sheet())
-    steps = asg.resolve_attack(dice, a, [(t, "defense")], asg.AttackChoice(), group=[party("b", extra),
-                                                                                     party("c", extra)])
+    steps = asg.resolve_attack(
+        dice, a, [(t, "defense")], asg.AttackChoice(), group=[party("b", extra), party("c", extra)]
+    )
     group = steps[0]
     assert (group["rule"], group["bonus"], group["members"]) == ("AS-C11", 2, ["a", "b", "c"])
     assert next(s for s in steps if s["what"] == "damage")["damage"] == 3 + 3 + 2
     assert t.sheet["vitality"] == 20 - (8 - 2)
     with pytest.raises(RuleError):
-        asg.resolve_attack(CombatDice(dice=[]), a, [(t, "defense")], asg.AttackChoice(),
-                           group=[party("x", a_sheet())])
+        asg.resolve_attack(CombatDice(dice=[]), a, [(t, "defense")], asg.AttackChoice(), group=[party("x", a_sheet())])
     with pytest.raises(RuleError):
-        asg.resolve_attack(CombatDice(dice=[]), a, [(t, "defense")], asg.AttackChoice(),
-                           group=[party(str(i), extra) for i in range(5)])
+        asg.resolve_attack(
+            CombatDice(dice=[]), a, [(t, "defense")], asg.AttackChoice(), group=[party(str(i), extra) for i in range(5)]
+        )
 
 
 def test_asgard_damage_expression_and_missing_dice_named():
@@ -157,17 +184,27 @@ def test_asgard_damage_expression_and_missing_dice_named():
     steps = asg.resolve_attack(dice, a, [(t, "defense")], asg.AttackChoice(damage="4d6+1"))
     assert next(s for s in steps if s["what"] == "damage")["damage"] == 5 + 2 + 4 + 6 + 1
     with pytest.raises(DiceNeeded) as exc:
-        asg.resolve_attack(CombatDice(dice=[5, 2, 4]), party("a", a_sheet()), [(party("t", a_sheet()), "defense")],
-                           asg.AttackChoice())
+        asg.resolve_attack(
+            CombatDice(dice=[5, 2, 4]), party("a", a_sheet()), [(party("t", a_sheet()), "defense")], asg.AttackChoice()
+        )
     assert exc.value.extra["needed"]["purpose"] == "defense"
 
 
 # --- Rulebook D100 -----------------------------------------------------------------------------
 
+
 def r_sheet(**kw):
-    return {"stats": {"FOR": 50, "HAB": 60, "PER": 40, "CHA": 55, "DIS": 45}, "crit_chance": 5, "hp": 14,
-            "hp_max": 14, "pe": 14, "pe_max": 14, "armor": 2,
-            "weapons": [{"name": "epee", "damage": "1d6", "kind": "melee"}], **kw}
+    return {
+        "stats": {"FOR": 50, "HAB": 60, "PER": 40, "CHA": 55, "DIS": 45},
+        "crit_chance": 5,
+        "hp": 14,
+        "hp_max": 14,
+        "pe": 14,
+        "pe_max": 14,
+        "armor": 2,
+        "weapons": [{"name": "epee", "damage": "1d6", "kind": "melee"}],
+        **kw,
+    }
 
 
 def test_rb_f2_f3_dodge_confrontation_then_level_plus_weapon():
@@ -175,58 +212,106 @@ def test_rb_f2_f3_dodge_confrontation_then_level_plus_weapon():
     a, t = party("a", r_sheet()), party("t", r_sheet())
     steps = rb.resolve_attack(dice, a, t, "dodge", rb.AttackChoice(), round_=1, campaign_options={})
     dice.finish()
-    assert rules(steps) == [("RB-F2", "attack test"), ("RB-F3", "dodge test"), ("RB-C4", "dodge: confrontation"),
-                            ("RB-F2", "damage"), ("RB-F1", "hp")]
+    assert rules(steps) == [
+        ("RB-F2", "attack test"),
+        ("RB-F3", "dodge test"),
+        ("RB-C4", "dodge: confrontation"),
+        ("RB-F2", "damage"),
+        ("RB-F1", "hp"),
+    ]
     assert (t.sheet["hp"], t.counters) == (7, {"dodges": 1, "dodge_round": 1})
 
 
 def test_rb_f3_further_dodges_minus_ten_each_and_a_won_dodge():
     t = party("t", r_sheet(), counters={"dodges": 2, "dodge_round": 3})
     dice = CombatDice(dice=[44, 12])  # attack level 1; dodge 60 − 20 = 40%: level 3 → dodged
-    steps = rb.resolve_attack(dice, party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3,
-                              campaign_options={})
+    steps = rb.resolve_attack(dice, party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3, campaign_options={})
     assert steps[1]["penalty"] == -20 and steps[1]["percentage"] == 40
     assert steps[-1]["winner"] == "defender" and t.sheet["hp"] == 14
     t = party("t", r_sheet(), counters={"dodges": 2, "dodge_round": 2})  # another round: no penalty
-    rb.resolve_attack(CombatDice(dice=[44, 12]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3,
-                      campaign_options={})
+    rb.resolve_attack(
+        CombatDice(dice=[44, 12]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3, campaign_options={}
+    )
     assert t.counters == {"dodges": 1, "dodge_round": 3}
 
 
 def test_rb_f3_critical_dodge_free_attack_and_critical_failure_doubles():
-    steps = rb.resolve_attack(CombatDice(dice=[30, 3]), party("a", r_sheet()), party("t", r_sheet()), "dodge",
-                              rb.AttackChoice(), round_=1, campaign_options={})
+    steps = rb.resolve_attack(
+        CombatDice(dice=[30, 3]),
+        party("a", r_sheet()),
+        party("t", r_sheet()),
+        "dodge",
+        rb.AttackChoice(),
+        round_=1,
+        campaign_options={},
+    )
     assert steps[-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": "t"}
     t = party("t", r_sheet())
-    steps = rb.resolve_attack(CombatDice(dice=[30, 99, 2]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(),
-                              round_=1, campaign_options={})
+    steps = rb.resolve_attack(
+        CombatDice(dice=[30, 99, 2]),
+        party("a", r_sheet()),
+        t,
+        "dodge",
+        rb.AttackChoice(),
+        round_=1,
+        campaign_options={},
+    )
     # attack level 2; dodge fumbles; (2 + 2) × 2
     assert ("RB-F3", "critical failure of the dodge: damage doubled") in rules(steps) and t.sheet["hp"] == 6
 
 
 def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
     t = party("t", r_sheet())
-    steps = rb.resolve_attack(CombatDice(dice=[12, 5]), party("a", r_sheet()), t, "absorb",
-                              rb.AttackChoice(kind="ranged", damage="1d6+1"), round_=1, campaign_options={})
+    steps = rb.resolve_attack(
+        CombatDice(dice=[12, 5]),
+        party("a", r_sheet()),
+        t,
+        "absorb",
+        rb.AttackChoice(kind="ranged", damage="1d6+1"),
+        round_=1,
+        campaign_options={},
+    )
     # PER 40, roll 12: level 4 − 1 = 3; + 5 + 1 = 9 − armour 2 = 7
     assert steps[0]["stat"] == "PER" and t.sheet["hp"] == 7
     t = party("t", r_sheet())
-    rb.resolve_attack(CombatDice(dice=[25, 3]), party("a", r_sheet()), t, "none",
-                      rb.AttackChoice(kind="morale", stat="DIS", damage="1d4"), round_=1, campaign_options={})
+    rb.resolve_attack(
+        CombatDice(dice=[25, 3]),
+        party("a", r_sheet()),
+        t,
+        "none",
+        rb.AttackChoice(kind="morale", stat="DIS", damage="1d4"),
+        round_=1,
+        campaign_options={},
+    )
     assert (t.sheet["pe"], t.sheet["hp"]) == (14 - (4 - 2 + 3), 14)
-    steps = rb.resolve_attack(CombatDice(dice=[80]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(),
-                              round_=1, campaign_options={})
+    steps = rb.resolve_attack(
+        CombatDice(dice=[80]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=1, campaign_options={}
+    )
     assert rules(steps) == [("RB-F2", "attack test"), ("RB-F2", "the attack misses")]
     with pytest.raises(RuleError):
-        rb.resolve_attack(CombatDice(dice=[]), party("a", r_sheet()), t, "dodge",
-                          rb.AttackChoice(kind="melee", stat="PER"), round_=1, campaign_options={})
+        rb.resolve_attack(
+            CombatDice(dice=[]),
+            party("a", r_sheet()),
+            t,
+            "dodge",
+            rb.AttackChoice(kind="melee", stat="PER"),
+            round_=1,
+            campaign_options={},
+        )
 
 
 # --- Worlds Awakening --------------------------------------------------------------------------
 
+
 def w_sheet(**kw):
-    return {"level": 1, "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 3, "SAG": -1, "CHA": 0}, "hp": 12,
-            "hp_max": 12, "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}], **kw}
+    return {
+        "level": 1,
+        "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 3, "SAG": -1, "CHA": 0},
+        "hp": 12,
+        "hp_max": 12,
+        "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}],
+        **kw,
+    }
 
 
 def test_wa_c1_physical_against_ten_plus_con_plus_level():
@@ -238,8 +323,12 @@ def test_wa_c1_physical_against_ten_plus_con_plus_level():
 
 
 def test_wa_c1_magical_against_ten_plus_sag_plus_level():
-    steps = wa.resolve_attack(CombatDice(dice=[6, 3]), party("a", w_sheet()), party("t", w_sheet()),
-                              wa.AttackChoice(kind="magical", damage="1d6"))
+    steps = wa.resolve_attack(
+        CombatDice(dice=[6, 3]),
+        party("a", w_sheet()),
+        party("t", w_sheet()),
+        wa.AttackChoice(kind="magical", damage="1d6"),
+    )
     assert (steps[0]["stat"], steps[0]["total"], steps[0]["defense"], steps[0]["hit"]) == ("INT", 10, 10, True)
 
 
@@ -248,8 +337,9 @@ def test_wa_c2_c3_criticals_and_c5_down_at_zero():
     steps = wa.resolve_attack(CombatDice(dice=[20, 5, 6]), party("a", w_sheet()), t, wa.AttackChoice())
     assert ("WA-C2", "critical success: damage dice rolled twice") in rules(steps)
     assert (t.sheet["hp"], t.sheet["down"]) == (0, True) and steps[-1]["rule"] == "WA-C5"
-    steps = wa.resolve_attack(CombatDice(dice=[1]), party("a", w_sheet(stats={"FOR": 30})), party("t", w_sheet()),
-                              wa.AttackChoice())
+    steps = wa.resolve_attack(
+        CombatDice(dice=[1]), party("a", w_sheet(stats={"FOR": 30})), party("t", w_sheet()), wa.AttackChoice()
+    )
     assert rules(steps)[1] == ("WA-C3", "critical failure: a miss")
     strong = party("t", w_sheet(level=8, stats={"CON": 6}))  # defense 24; a 20 still hits, normal damage
     steps = wa.resolve_attack(CombatDice(dice=[20, 5]), party("a", w_sheet()), strong, wa.AttackChoice())

@@ -3,6 +3,7 @@ body names, their characters locked) and writes in ONE batch with its COMMIT (`E
 `UnitOfWork.writes(commit=True)`), like `POST …/tests`: the roll-log entry with its other characters
 goes in that batch (nothing read back), a stale version in it commits nothing (the whole action runs
 again on fresh state), and a caller whose credential is gone is still refused first."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,18 +32,45 @@ def fight(engine):
     characters = {"Ash": new_id(), "Birch": new_id()}
     with Session(engine) as s:
         conn = s.connection()
-        conn.execute(insert(Campaign.__table__), {"id": cid, "name": "Batch", "ruleset": "great-cosmos",
-                                                  "options": {}, "version": 1, "created_at": now, "updated_at": now})
+        conn.execute(
+            insert(Campaign.__table__),
+            {
+                "id": cid,
+                "name": "Batch",
+                "ruleset": "great-cosmos",
+                "options": {},
+                "version": 1,
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
         for name, character_id in characters.items():
-            conn.execute(insert(Character.__table__), {
-                "id": character_id, "campaign_id": cid, "player_id": None, "name": name, "kind": "npc",
-                "sheet": SHEET, "version": 1, "created_at": now, "updated_at": now})
+            conn.execute(
+                insert(Character.__table__),
+                {
+                    "id": character_id,
+                    "campaign_id": cid,
+                    "player_id": None,
+                    "name": name,
+                    "kind": "npc",
+                    "sheet": SHEET,
+                    "version": 1,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
         s.commit()
     gm = Principal(cid, "gm", None, "t" * 64)
     try:
         with Session(engine, expire_on_commit=False) as session:
-            made = encounters.create_encounter(session, gm, cid, EncounterCreate(
-                name="Clash", combatants=[CombatantCreate(character_id=characters[n]) for n in characters]))
+            made = encounters.create_encounter(
+                session,
+                gm,
+                cid,
+                EncounterCreate(
+                    name="Clash", combatants=[CombatantCreate(character_id=characters[n]) for n in characters]
+                ),
+            )
         with Session(engine, expire_on_commit=False) as session:
             encounters.start(session, gm, made["id"], StartRequest(seed=1), None, None)
         yield cid, gm, made["id"], {c["name"]: c["id"] for c in made["combatants"]}, characters
@@ -55,8 +83,7 @@ def _scalar(engine, sql: str, **params) -> int:
         return conn.execute(text(sql), params).scalar_one()
 
 
-def test_a_log_entry_with_other_characters_goes_in_the_batch_and_a_stale_save_after_it_commits_nothing(
-        engine, fight):
+def test_a_log_entry_with_other_characters_goes_in_the_batch_and_a_stale_save_after_it_commits_nothing(engine, fight):
     cid, _gm, _eid, _c, characters = fight
     ash, birch = characters["Ash"], characters["Birch"]
     body = {"id": new_id(), "kind": "confrontation", "result": "kept"}
@@ -65,8 +92,10 @@ def test_a_log_entry_with_other_characters_goes_in_the_batch_and_a_stale_save_af
         with uow.writes(commit=True):  # on PostgreSQL in a pipeline: nothing may be read back
             uow.log.append(body, character_id=ash, hidden=False, created_at=utcnow(), others=[birch])
         uow.commit()
-    entry = "SELECT count(*) FROM roll_log_character r JOIN roll_log l ON l.seq = r.seq WHERE l.id = :e AND " \
-            "r.character_id = :c"
+    entry = (
+        "SELECT count(*) FROM roll_log_character r JOIN roll_log l ON l.seq = r.seq WHERE l.id = :e AND "
+        "r.character_id = :c"
+    )
     assert _scalar(engine, entry, e=body["id"], c=birch) == 1
 
     lost = {"id": new_id(), "kind": "confrontation", "result": "lost"}
@@ -97,17 +126,32 @@ def test_an_action_whose_encounter_changed_in_its_batch_commits_nothing_and_runs
 
     monkeypatch.setattr(record.store, "save", save_after_a_bump)
     with Session(engine, expire_on_commit=False) as session:
-        shown = encounters.act(session, gm_principal, eid, {"type": "damage", "actor_id": combatants["Ash"],
-                                                            "target_id": combatants["Birch"], "amount": 5}, None, None)
+        shown = encounters.act(
+            session,
+            gm_principal,
+            eid,
+            {"type": "damage", "actor_id": combatants["Ash"], "target_id": combatants["Birch"], "amount": 5},
+            None,
+            None,
+        )
     assert saves == [version, version]  # the second attempt read the encounter as it was: the bump rolled back
     assert shown["encounter_version"] == version + 1
     assert _scalar(engine, "SELECT version FROM encounter WHERE id = :i", i=eid) == version + 1
-    assert _scalar(engine, "SELECT count(*) FROM encounter_action WHERE encounter_id = :i AND type = 'damage'",
-                   i=eid) == 1
-    assert _scalar(engine, "SELECT count(*) FROM roll_log WHERE campaign_id = :c AND kind = 'combat' AND "
-                   "id = :a", c=cid, a=shown["id"]) == 1
-    assert _scalar(engine, "SELECT count(*) FROM event WHERE campaign_id = :c AND type = 'encounter.action'",
-                   c=cid) == 2  # the start's and this one's
+    assert (
+        _scalar(engine, "SELECT count(*) FROM encounter_action WHERE encounter_id = :i AND type = 'damage'", i=eid) == 1
+    )
+    assert (
+        _scalar(
+            engine,
+            "SELECT count(*) FROM roll_log WHERE campaign_id = :c AND kind = 'combat' AND id = :a",
+            c=cid,
+            a=shown["id"],
+        )
+        == 1
+    )
+    assert (
+        _scalar(engine, "SELECT count(*) FROM event WHERE campaign_id = :c AND type = 'encounter.action'", c=cid) == 2
+    )  # the start's and this one's
     with engine.connect() as conn:
         birch = conn.execute(select(Character.__table__).where(Character.__table__.c.id == characters["Birch"])).one()
     assert (birch.version, birch.sheet["hp"]) == (2, SHEET["hp"] - 5)
@@ -116,22 +160,31 @@ def test_an_action_whose_encounter_changed_in_its_batch_commits_nothing_and_runs
 def _revoke_elsewhere(db_session, token: str) -> None:
     """The credential deleted as another worker would: this process still remembers it."""
     from app.core.security import hash_token
+
     db_session.execute(text("DELETE FROM credential WHERE token_hash = :h"), {"h": hash_token(token)})
     db_session.commit()
 
 
 def test_an_action_by_a_caller_whose_credential_is_gone_is_401_first_and_writes_nothing(
-        client, campaign_factory, player_factory, db_session, count_rows):
+    client, campaign_factory, player_factory, db_session, count_rows
+):
     """The action's first round trip checks the remembered caller's credential (`auth.checks_caller`):
     401 before 404 (no such encounter), 403, 422 or looking for an idempotent replay, and nothing written."""
     camp = campaign_factory("great-cosmos")
     alice = player_factory(camp)
-    mine = client.post(f"/v1/campaigns/{camp.id}/characters", headers=camp.gm, json={
-        "name": "Ash", "kind": "pc", "sheet": SHEET, "player_id": alice.id}).json()["id"]
-    theirs = client.post(f"/v1/campaigns/{camp.id}/characters", headers=camp.gm, json={
-        "name": "Birch", "kind": "npc", "sheet": SHEET}).json()["id"]
-    r = client.post(f"/v1/campaigns/{camp.id}/encounters", headers=camp.gm, json={
-        "name": "Clash", "combatants": [{"character_id": mine}, {"character_id": theirs}]})
+    mine = client.post(
+        f"/v1/campaigns/{camp.id}/characters",
+        headers=camp.gm,
+        json={"name": "Ash", "kind": "pc", "sheet": SHEET, "player_id": alice.id},
+    ).json()["id"]
+    theirs = client.post(
+        f"/v1/campaigns/{camp.id}/characters", headers=camp.gm, json={"name": "Birch", "kind": "npc", "sheet": SHEET}
+    ).json()["id"]
+    r = client.post(
+        f"/v1/campaigns/{camp.id}/encounters",
+        headers=camp.gm,
+        json={"name": "Clash", "combatants": [{"character_id": mine}, {"character_id": theirs}]},
+    )
     eid, combatants = r.json()["id"], {c["name"]: c["id"] for c in r.json()["combatants"]}
     assert client.post(f"/v1/encounters/{eid}/start", headers=camp.gm, json={"seed": 1}).status_code == 201
     url, keyed = f"/v1/encounters/{eid}/actions", {**alice.headers, "Idempotency-Key": "k-1"}
@@ -140,12 +193,13 @@ def test_an_action_by_a_caller_whose_credential_is_gone_is_401_first_and_writes_
     logged, versions = count_rows("roll_log"), count_rows("encounter_action")
     _revoke_elsewhere(db_session, alice.token)
     for path, body, headers in (
-            (url, move, alice.headers),  # was 422 (not on the grid)
-            (url, move, keyed),  # with an Idempotency-Key: checked before looking for a replay
-            (f"/v1/encounters/{'0' * 32}/actions", move, alice.headers),  # no such encounter: 404
-            (url, {**move, "actor_id": combatants["Birch"]}, alice.headers),  # not hers: 403
-            (url, {"type": "damage", "target_id": combatants["Birch"], "amount": 1}, alice.headers),  # GM's: 403
-            (url, {"type": "nope"}, alice.headers),  # invalid body: 422
-            (f"/v1/encounters/{eid}/next-turn", {}, alice.headers)):
+        (url, move, alice.headers),  # was 422 (not on the grid)
+        (url, move, keyed),  # with an Idempotency-Key: checked before looking for a replay
+        (f"/v1/encounters/{'0' * 32}/actions", move, alice.headers),  # no such encounter: 404
+        (url, {**move, "actor_id": combatants["Birch"]}, alice.headers),  # not hers: 403
+        (url, {"type": "damage", "target_id": combatants["Birch"], "amount": 1}, alice.headers),  # GM's: 403
+        (url, {"type": "nope"}, alice.headers),  # invalid body: 422
+        (f"/v1/encounters/{eid}/next-turn", {}, alice.headers),
+    ):
         assert_problem(client.post(path, json=body, headers=headers), 401, "unauthorized")
     assert (count_rows("roll_log"), count_rows("encounter_action")) == (logged, versions)

@@ -3,6 +3,7 @@ would, the writes of an operation (and, on PostgreSQL, its COMMIT) go in one bat
 that commits nothing when a save finds a stale version, a logged body is encoded once
 and sent as those bytes, a roll-log page sends the stored texts, one-die expressions
 draw what randint draws and record the die."""
+
 from __future__ import annotations
 
 import json
@@ -78,8 +79,7 @@ def test_a_stale_save_alone_raises_at_the_end_of_the_batch(engine, committed):
         assert conn.execute(text("SELECT name FROM character WHERE id = :i"), {"i": hero}).scalar_one() == "Aiko"
 
 
-def test_the_response_is_the_logged_text_as_json_response_would_encode_it(client, campaign_factory,
-                                                                          character_factory):
+def test_the_response_is_the_logged_text_as_json_response_would_encode_it(client, campaign_factory, character_factory):
     camp = campaign_factory("great-cosmos")
     hero = character_factory(camp, GC_MINIMAL, name="Aïko «l'éclair»")
     r = client.post(f"/v1/characters/{hero['id']}/tests", headers=camp.gm, json={"stat": "force", "dice": [42]})
@@ -90,12 +90,30 @@ def test_the_response_is_the_logged_text_as_json_response_would_encode_it(client
 def test_a_log_page_sends_old_and_new_stored_texts_alike(client, campaign_factory, db_session):
     """An entry stored before (Core's JSON: spaced, ASCII escapes) and one stored now (compact UTF-8)."""
     camp = campaign_factory("great-cosmos")
-    old_body = {"id": new_id(), "kind": "roll", "expression": "1d6", "total": 4, "purpose": "café",
-                "character_id": None, "rolls": [{"die": "d6", "value": 4, "purpose": "café"}], "hidden": False,
-                "created_at": "2026-11-30T10:00:00.000000Z"}
-    db_session.connection().execute(insert(LogEntry.__table__), {
-        "id": old_body["id"], "campaign_id": camp.id, "character_id": None, "kind": "roll", "hidden": False,
-        "created_at": utcnow(), "body": old_body, "rerolls": None})
+    old_body = {
+        "id": new_id(),
+        "kind": "roll",
+        "expression": "1d6",
+        "total": 4,
+        "purpose": "café",
+        "character_id": None,
+        "rolls": [{"die": "d6", "value": 4, "purpose": "café"}],
+        "hidden": False,
+        "created_at": "2026-11-30T10:00:00.000000Z",
+    }
+    db_session.connection().execute(
+        insert(LogEntry.__table__),
+        {
+            "id": old_body["id"],
+            "campaign_id": camp.id,
+            "character_id": None,
+            "kind": "roll",
+            "hidden": False,
+            "created_at": utcnow(),
+            "body": old_body,
+            "rerolls": None,
+        },
+    )
     db_session.commit()
     r = client.post(f"/v1/campaigns/{camp.id}/rolls", headers=camp.gm, json={"expression": "2d6", "purpose": "thé"})
     assert r.status_code == 201

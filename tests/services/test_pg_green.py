@@ -1,6 +1,7 @@
 """PostgreSQL's writes on the event loop (`app.core.db.open_green_write_session`, run by
 `app.api.deps.in_thread` in SQLAlchemy's greenlet): a rolling operation commits everything
 as in a thread, and while it waits for a row lock the loop goes on serving others."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,8 +23,9 @@ from app.services.operations import RollingWork
 def green_engine(engine, database_url):
     if engine.dialect.name != "postgresql":
         pytest.skip("the writes on the loop are PostgreSQL's")
-    green = create_async_engine(normalize_database_url(database_url), poolclass=NullPool,
-                                connect_args={"prepare_threshold": None})
+    green = create_async_engine(
+        normalize_database_url(database_url), poolclass=NullPool, connect_args={"prepare_threshold": None}
+    )
     yield green.sync_engine
     asyncio.run(green.dispose())
 
@@ -54,6 +56,7 @@ def _test(cid: str, hero: str, dice: list[int]):
             [ch] = uow.lock([hero])
             req = uow.adapter.TestRequest(stat="force", dice=dice)
             return uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+
     return work
 
 
@@ -68,10 +71,14 @@ def test_a_write_on_the_loop_waits_for_a_row_lock_while_the_loop_serves_others(e
         released.set()
 
     async def scenario():
-        write = asyncio.ensure_future(in_thread(GreenSessions(green_engine), _test(cid, character, [5])))  # karma changes
+        write = asyncio.ensure_future(
+            in_thread(GreenSessions(green_engine), _test(cid, character, [5]))
+        )  # karma changes
         for _ in range(20):  # the loop goes on while the write waits for the lock
             await asyncio.sleep(0.01)
-        locked = not released.is_set()  # the ticks ran before anyone let the lock go (a parked loop waits for the safety)
+        locked = (
+            not released.is_set()
+        )  # the ticks ran before anyone let the lock go (a parked loop waits for the safety)
         waited = not write.done()
         threading.Thread(target=release).start()
         return locked, waited, await asyncio.wait_for(write, 30)
@@ -87,8 +94,9 @@ def test_a_write_on_the_loop_waits_for_a_row_lock_while_the_loop_serves_others(e
     assert locked and waited  # the 20 ticks ran while the row was locked and the write still waiting
     assert body["kind"] == "test"
     with engine.connect() as conn:
-        version, karma = conn.execute(text("SELECT version, sheet->>'karma' FROM character WHERE id = :i"),
-                                      {"i": character}).one()
+        version, karma = conn.execute(
+            text("SELECT version, sheet->>'karma' FROM character WHERE id = :i"), {"i": character}
+        ).one()
         logged = conn.execute(text("SELECT count(*) FROM roll_log WHERE campaign_id = :c"), {"c": cid}).scalar_one()
         events = conn.execute(text("SELECT count(*) FROM event WHERE campaign_id = :c"), {"c": cid}).scalar_one()
     assert (version, logged, events) == (2, 1, 1) and int(karma) != 0
@@ -98,13 +106,18 @@ def test_writes_on_the_loop_at_once_on_one_character_are_all_logged_and_numbered
     cid, character = committed
 
     async def scenario():
-        return await asyncio.gather(*(in_thread(GreenSessions(green_engine), _test(cid, character, [50]))
-                                      for _ in range(8)))
+        return await asyncio.gather(
+            *(in_thread(GreenSessions(green_engine), _test(cid, character, [50])) for _ in range(8))
+        )
+
     bodies = asyncio.run(scenario())
     assert len({b["id"] for b in bodies}) == 8
     with engine.connect() as conn:
         version = conn.execute(text("SELECT version FROM character WHERE id = :i"), {"i": character}).scalar_one()
         logged = conn.execute(text("SELECT count(*) FROM roll_log WHERE campaign_id = :c"), {"c": cid}).scalar_one()
-        numbers = conn.execute(text("SELECT number FROM event WHERE campaign_id = :c ORDER BY number"),
-                               {"c": cid}).scalars().all()
+        numbers = (
+            conn.execute(text("SELECT number FROM event WHERE campaign_id = :c ORDER BY number"), {"c": cid})
+            .scalars()
+            .all()
+        )
     assert (version, logged, numbers) == (1, 8, list(range(1, 9)))  # no sheet change: logged, numbered in order

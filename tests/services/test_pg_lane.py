@@ -4,6 +4,7 @@ exactly what Core does, survive what psycopg and a pooler do to prepared stateme
 a statement that would jump its batch's queue, and give back a usable (or no) connection
 after any failure — on psycopg's connection in a thread, and on its async connection from
 SQLAlchemy's greenlet on the event loop (`open_green_write_session`)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,8 +29,11 @@ pytestmark = pytest.mark.usefixtures("postgres_only")
 
 _campaign = Campaign.__table__
 INSERT = Prepared(insert(_campaign))
-READ = Prepared(select(_campaign.c.id, _campaign.c.name, _campaign.c.options, _campaign.c.version,
-                       _campaign.c.created_at).where(_campaign.c.id == bindparam("id")))
+READ = Prepared(
+    select(_campaign.c.id, _campaign.c.name, _campaign.c.options, _campaign.c.version, _campaign.c.created_at).where(
+        _campaign.c.id == bindparam("id")
+    )
+)
 
 
 @pytest.fixture
@@ -52,8 +56,9 @@ def lane(request, engine, database_url):
     if request.param == "thread":
         yield Lane(engine, lambda work: work())
         return
-    green = create_async_engine(normalize_database_url(database_url), poolclass=NullPool,
-                                connect_args={"prepare_threshold": None})  # as app.core.db's, one loop per run
+    green = create_async_engine(
+        normalize_database_url(database_url), poolclass=NullPool, connect_args={"prepare_threshold": None}
+    )  # as app.core.db's, one loop per run
     yield Lane(green.sync_engine, lambda work: asyncio.run(greenlet_spawn(work)))
     asyncio.run(green.dispose())
 
@@ -75,8 +80,15 @@ def cid(campaigns) -> str:
 
 def _row(cid: str, name: str = "Brume", options: dict | None = None) -> dict:
     now = utcnow()
-    return {"id": cid, "name": name, "ruleset": "great-cosmos", "options": options or {}, "version": 1,
-            "created_at": now, "updated_at": now}
+    return {
+        "id": cid,
+        "name": name,
+        "ruleset": "great-cosmos",
+        "options": options or {},
+        "version": 1,
+        "created_at": now,
+        "updated_at": now,
+    }
 
 
 def test_the_lane_writes_and_reads_what_core_writes_and_reads(lane, cid):
@@ -88,9 +100,13 @@ def test_the_lane_writes_and_reads_what_core_writes_and_reads(lane, cid):
             INSERT.run(session.connection(), row)
             session.commit()
         with lane.engine.connect() as conn:
-            core = conn.execute(select(_campaign.c.id, _campaign.c.name, _campaign.c.options, _campaign.c.version,
-                                       _campaign.c.created_at).where(_campaign.c.id == cid)).one()
+            core = conn.execute(
+                select(
+                    _campaign.c.id, _campaign.c.name, _campaign.c.options, _campaign.c.version, _campaign.c.created_at
+                ).where(_campaign.c.id == cid)
+            ).one()
             return tuple(core), READ.first(conn, {"id": cid})
+
     core, read = lane.run(work)
     assert core == read == (cid, "Hérisson d'Ys", options, 1, row["created_at"])
 
@@ -109,6 +125,7 @@ def test_statements_are_prepared_once_per_connection_and_survive_a_rollback(lane
                 assert READ.first(conn, {"id": cid})[0] == cid
                 assert READ.first(conn, {"id": cid})[0] == cid
                 return conn.execute(text("SELECT name, statement FROM pg_prepared_statements")).all()
+
     prepared = lane.run(work)
     assert prepared and all(name.startswith("jdr_") for name, _ in prepared)
     texts = [statement for _, statement in prepared]
@@ -135,6 +152,7 @@ def test_statements_deallocated_behind_its_back_are_prepared_again(lane, cid):
                     READ.first(conn, {"id": cid})
             with conn.begin():
                 return rows, READ.first(conn, {"id": cid})
+
     rows, again = lane.run(work)
     assert rows[0][0] == again[0] == cid
 
@@ -148,6 +166,7 @@ def test_a_statement_that_is_not_prepared_may_not_jump_the_batch_queue(lane, eng
                 INSERT.run(conn, _row(cid))
                 conn.execute(text("SELECT 1"))
             session.rollback()
+
     lane.run(work)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM campaign WHERE id = :i"), {"i": cid}).scalar_one() == 0
@@ -168,6 +187,7 @@ def test_a_failing_statement_aborts_the_batch_and_leaves_the_connection_usable(l
             session.rollback()
             conn = session.connection()
             return READ.first(conn, {"id": cid}), READ.first(conn, {"id": other})
+
     assert lane.run(work) == (READ.first(engine.connect(), {"id": cid}), None)
 
 
@@ -190,4 +210,5 @@ def test_a_connection_killed_under_the_lane_is_not_given_back_to_the_pool(lane, 
             with lane.engine.connect() as conn:
                 found.append(READ.first(conn, {"id": cid})[0])
         return found
+
     assert lane.run(work) == [cid] * 3

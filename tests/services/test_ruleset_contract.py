@@ -2,6 +2,7 @@
 `RulesetAdapter[Sheet, Options]`; each optional capability is declared once (its
 interface, or the action registry) and `request_models` derives from it; adapters
 get sheets and options parsed into their models; `describe()` is typed."""
+
 from __future__ import annotations
 
 import inspect
@@ -16,28 +17,55 @@ from app.rules.dice import dice_source
 from app.services import catalogue
 from app.services.rulesets import RULESET_IDS, all_adapters, get_adapter
 from app.services.rulesets.base import (
-    INTERFACES, Action, Capability, CharacterState, Confrontations, GroupTests, LevelUps, OperationContext,
-    Outcome, Rerolls, RulesetAdapter, RulesetDescription,
+    INTERFACES,
+    Action,
+    Capability,
+    CharacterState,
+    Confrontations,
+    GroupTests,
+    LevelUps,
+    OperationContext,
+    Outcome,
+    Rerolls,
+    RulesetAdapter,
+    RulesetDescription,
 )
 from app.kit import models as kit
 from app.rules.errors import UnsupportedOperation
 from app.services.validation import InvalidBody
 
-MODELS = {"great-cosmos": great_cosmos, "asgard": asgard, "rulebook-d100": rulebook_d100,
-          "worlds-awakening": worlds_awakening}
+MODELS = {
+    "great-cosmos": great_cosmos,
+    "asgard": asgard,
+    "rulebook-d100": rulebook_d100,
+    "worlds-awakening": worlds_awakening,
+}
 # what each ruleset offers beyond tests and odds (README's table)
 OFFERS = {
     "great-cosmos": {Capability.LEVEL_UP: great_cosmos.LevelUpRequest},
-    "asgard": {Capability.REROLL: asgard.RerollRequest, Capability.OPPOSED: asgard.OpposedRequest,
-               Capability.GROUP: asgard.GroupRequest},
+    "asgard": {
+        Capability.REROLL: asgard.RerollRequest,
+        Capability.OPPOSED: asgard.OpposedRequest,
+        Capability.GROUP: asgard.GroupRequest,
+    },
     "rulebook-d100": {Capability.OPPOSED: rulebook_d100.OpposedRequest, Capability.GROUP: rulebook_d100.GroupRequest},
     "worlds-awakening": {},
 }
 ACTIONS = {
     "great-cosmos": {},
-    "asgard": {"fall": False, "fire": False, "asphyxia": False, "damage": True, "mal_en_point": False,
-               "first_aid": False, "rest": False, "chase": False, "heroic_effect": False, "cancel_damage": False,
-               "protect_ally": False},
+    "asgard": {
+        "fall": False,
+        "fire": False,
+        "asphyxia": False,
+        "damage": True,
+        "mal_en_point": False,
+        "first_aid": False,
+        "rest": False,
+        "chase": False,
+        "heroic_effect": False,
+        "cancel_damage": False,
+        "protect_ally": False,
+    },
     "rulebook-d100": {},
     "worlds-awakening": {"pending_modifier": True, "challenge": True, "challenge_remove": True},
 }
@@ -82,7 +110,9 @@ def test_each_capability_has_one_answer_derived_from_its_one_declaration(ruleset
         # no handler without its declaration, no 'unsupported' stub: the method exists iff declared
         assert hasattr(adapter, interface.method) == declared
         assert adapter.supports(interface.capability) == declared
-        assert adapter.request_models(interface.capability) == ([OFFERS[ruleset][interface.capability]] if declared else [])
+        assert adapter.request_models(interface.capability) == (
+            [OFFERS[ruleset][interface.capability]] if declared else []
+        )
     # no second declaration as a class attribute (the old `LevelUpRequest = None`)
     for name in ("LevelUpRequest", "RerollRequest", "OpposedRequest", "GroupRequest", "gm_only_actions"):
         assert not hasattr(adapter, name), name
@@ -94,8 +124,12 @@ def test_each_capability_has_one_answer_derived_from_its_one_declaration(ruleset
 @pytest.mark.parametrize("ruleset", RULESET_IDS)
 def test_an_undeclared_capability_is_a_422_naming_it(ruleset):
     adapter = get_adapter(ruleset)
-    words = {Capability.LEVEL_UP: "level-up", Capability.REROLL: "reroll", Capability.OPPOSED: "confrontation",
-             Capability.GROUP: "group test"}
+    words = {
+        Capability.LEVEL_UP: "level-up",
+        Capability.REROLL: "reroll",
+        Capability.OPPOSED: "confrontation",
+        Capability.GROUP: "group test",
+    }
     for capability, word in words.items():
         if capability in OFFERS[ruleset]:
             assert adapter.request_model(capability) is OFFERS[ruleset][capability]
@@ -106,6 +140,7 @@ def test_an_undeclared_capability_is_a_422_naming_it(ruleset):
 
 def test_a_capability_handler_without_its_interface_is_refused_at_class_creation():
     with pytest.raises(TypeError, match="LevelUps"):
+
         class Sneaky(RulesetAdapter[great_cosmos.Sheet, great_cosmos.Options]):  # noqa: F841
             id, title, TestRequest = "sneaky", "Sneaky", great_cosmos.TestRequest
 
@@ -157,10 +192,18 @@ def test_adapters_read_parsed_sheets_and_options_not_dicts_with_restated_default
 
 def test_an_adapter_gets_its_models_and_returns_a_changed_sheet_model():
     adapter = get_adapter("great-cosmos")
-    sheet = adapter.parse_sheet(adapter.normalize_sheet(
-        {"race": "humain", "hp_max": 10, "mp_max": 5, "karma": 4,
-         "stats": {"force": 50, "esprit": 50, "charisme": 50, "agilite": 50, "precision": 50, "chance": 50}},
-        kind="pc"))
+    sheet = adapter.parse_sheet(
+        adapter.normalize_sheet(
+            {
+                "race": "humain",
+                "hp_max": 10,
+                "mp_max": 5,
+                "karma": 4,
+                "stats": {"force": 50, "esprit": 50, "charisme": 50, "agilite": 50, "precision": 50, "chance": 50},
+            },
+            kind="pc",
+        )
+    )
     hero = CharacterState("c1", "k1", "Aiko", "pc", None, sheet, 3)
     ctx = OperationContext(dice=dice_source(dice=[10]), options=adapter.parse_options({}), is_gm=True)
     outcome = adapter.test(hero, adapter.TestRequest(stat="force"), ctx)
@@ -178,9 +221,12 @@ def test_describe_is_typed_and_the_catalogue_uses_it_unpatched(ruleset):
     assert (described.id, described.title) == (adapter.id, adapter.title) and described.stats
     served = catalogue.describe(ruleset)
     assert {k: served[k] for k in described.model_dump(mode="json")} == described.model_dump(mode="json")
-    assert served["operations"] == {"level_up": adapter.supports(Capability.LEVEL_UP),
-                                    "opposed": adapter.supports(Capability.OPPOSED),
-                                    "group": adapter.supports(Capability.GROUP), "actions": sorted(adapter.actions)}
+    assert served["operations"] == {
+        "level_up": adapter.supports(Capability.LEVEL_UP),
+        "opposed": adapter.supports(Capability.OPPOSED),
+        "group": adapter.supports(Capability.GROUP),
+        "actions": sorted(adapter.actions),
+    }
 
 
 def test_interfaces_cover_every_one_body_capability():

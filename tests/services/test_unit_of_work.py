@@ -1,6 +1,7 @@
 """The unit of work and the retry decorator (#11 item 3): one character repository
 (one loader, one versioned writer) for rolling operations and character writes
 alike, all-or-nothing commits, and `retried` instead of a template method."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,6 +22,7 @@ from tests.factories import GC_MINIMAL
 
 
 # --- retried, on a fake unit of work ------------------------------------------------
+
 
 class FakeWork:
     def __init__(self, replays: list[Any] | None = None):
@@ -44,6 +46,7 @@ def failing(*errors: BaseException):
         if len(calls) <= len(errors):
             raise errors[len(calls) - 1]
         return len(calls)
+
     return use_case
 
 
@@ -64,9 +67,15 @@ def test_too_many_lost_races_are_a_409_with_retry_after():
     assert caught.value.retry_after == 1 and work.rollbacks == MAX_ATTEMPTS
 
 
-@pytest.mark.parametrize("error", [operational("database is locked"), operational("deadlock detected"),
-                                   operational("could not serialize access"),
-                                   operational("server closed the connection", invalidated=True)])
+@pytest.mark.parametrize(
+    "error",
+    [
+        operational("database is locked"),
+        operational("deadlock detected"),
+        operational("could not serialize access"),
+        operational("server closed the connection", invalidated=True),
+    ],
+)
 def test_transient_database_errors_are_retried(error):
     assert failing(error)(FakeWork(), "x") == 2
 
@@ -98,6 +107,7 @@ def test_an_answered_request_is_replayed_without_running():
 
 # --- the unit of work on the real database --------------------------------------------
 
+
 @pytest.fixture
 def gc(client, campaign_factory, character_factory):
     campaign = campaign_factory("great-cosmos")
@@ -111,8 +121,9 @@ def _row(db_session, table: str, **where: str) -> list:
     return db_session.connection().execute(text(f"SELECT * FROM {table} WHERE {clause}"), where).all()
 
 
-def test_the_loader_keeps_the_order_asked_and_refuses_twins_and_strangers(db_session, gc, campaign_factory,
-                                                                         character_factory):
+def test_the_loader_keeps_the_order_asked_and_refuses_twins_and_strangers(
+    db_session, gc, campaign_factory, character_factory
+):
     campaign, hero, other = gc
     stranger = character_factory(campaign_factory("great-cosmos"), GC_MINIMAL, name="Stranger")
     repo = CharacterRepository(db_session.connection(), campaign.id)
@@ -199,7 +210,11 @@ def test_rolling_operations_and_character_writes_share_the_one_versioned_writer(
         return original(self, before, **kwargs)
 
     monkeypatch.setattr(uow_module.CharacterRepository, "save", spy)
-    assert client.post(f"/v1/characters/{hero['id']}/tests", headers=campaign.gm,
-                       json={"stat": "force", "dice": [5]}).status_code == 201
+    assert (
+        client.post(
+            f"/v1/characters/{hero['id']}/tests", headers=campaign.gm, json={"stat": "force", "dice": [5]}
+        ).status_code
+        == 201
+    )
     assert client.patch(f"/v1/characters/{hero['id']}", headers=campaign.gm, json={"name": "Aiko"}).status_code == 200
     assert saved == [hero["id"], hero["id"]]

@@ -9,6 +9,7 @@ discriminated schema in openapi.json:
 
 A ruleset that gains a capability lists its result model in its own module's
 `RESULTS`: the unions and the document follow."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,8 +33,9 @@ def _prefix(ruleset: str) -> str:
 def by_ruleset(name: str, capability: str) -> Any:
     """The capability's results, by `ruleset`; a ruleset with several (an AS-H2 reroll: a test,
     an opposition or a cooperation), those by `kind`."""
-    models = [union(f"{_prefix(ruleset)}{name}", r[capability], "kind") for ruleset, r in RESULTS.items()
-              if capability in r]
+    models = [
+        union(f"{_prefix(ruleset)}{name}", r[capability], "kind") for ruleset, r in RESULTS.items() if capability in r
+    ]
     return union(name, models, "ruleset")
 
 
@@ -43,15 +45,28 @@ RerollResult = by_ruleset("RerollResult", "reroll")
 LevelUpResult = by_ruleset("LevelUpResult", "level_up")
 OpposedResult = by_ruleset("OpposedResult", "opposed")
 GroupResult = by_ruleset("GroupResult", "group")
-ActionResult = union("ActionResult", [
-    union(f"{_prefix(ruleset)}ActionResult", r["action"], "type") for ruleset, r in RESULTS.items() if "action" in r
-], "ruleset")
+ActionResult = union(
+    "ActionResult",
+    [union(f"{_prefix(ruleset)}ActionResult", r["action"], "type") for ruleset, r in RESULTS.items() if "action" in r],
+    "ruleset",
+)
 
 CombatEntry = by_ruleset("CombatEntry", "combat")
 
-LogEntry = union("LogEntry", [
-    TestResult, LevelUpResult, OpposedResult, GroupResult, ActionResult, CombatEntry, RollResult, SheetEditEntry,
-], "kind")
+LogEntry = union(
+    "LogEntry",
+    [
+        TestResult,
+        LevelUpResult,
+        OpposedResult,
+        GroupResult,
+        ActionResult,
+        CombatEntry,
+        RollResult,
+        SheetEditEntry,
+    ],
+    "kind",
+)
 
 
 class LogPage(Result):
@@ -76,7 +91,22 @@ class LevelUpPage(Result):
 
 
 __all__ = [
-    "RESULTS", "TestResult", "OddsResult", "RerollResult", "LevelUpResult", "OpposedResult", "GroupResult",
-    "ActionResult", "CombatEntry", "CombatPage", "LogEntry", "LogPage", "LevelUpPage", "RollResult", "SheetEditEntry",
-    "Die", "OddsValue", "union",
+    "RESULTS",
+    "TestResult",
+    "OddsResult",
+    "RerollResult",
+    "LevelUpResult",
+    "OpposedResult",
+    "GroupResult",
+    "ActionResult",
+    "CombatEntry",
+    "CombatPage",
+    "LogEntry",
+    "LogPage",
+    "LevelUpPage",
+    "RollResult",
+    "SheetEditEntry",
+    "Die",
+    "OddsValue",
+    "union",
 ]

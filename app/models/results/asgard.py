@@ -1,4 +1,5 @@
 """Asgard results: tests (and rerolls), odds, oppositions, cooperations, character actions."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -68,11 +69,14 @@ class AsgardTestResult(TestFields, Logged):
     take_11: bool
     dice: list[int]
     automatic: Literal["success", "failure", "difficulty", "retry_without_improvement"] | None = Field(
-        description="AS-T3 dice, AS-T2 `automatique` difficulty, or AS-T4 retry without improvement.")
+        description="AS-T3 dice, AS-T2 `automatique` difficulty, or AS-T4 retry without improvement."
+    )
     difficulty: str | None
     retry_of: str | None
-    improved: bool = Field(description="AS-T4: a retry whose exact chance of success beat the failed attempts' "
-                                       "(it rolled); false otherwise.")
+    improved: bool = Field(
+        description="AS-T4: a retry whose exact chance of success beat the failed attempts' "
+        "(it rolled); false otherwise."
+    )
     retry_odds: AsgardRetryOdds | None = Field(None, description="AS-T4: the chances compared (a retry only).")
     rerolls: str | None = Field(description="AS-H2: the id of the test this one cancels and replaces.")
 
@@ -83,6 +87,7 @@ class AsgardOdds(OddsFields):
 
 
 # --- opposition and cooperation ---------------------------------------------------
+
 
 class AsgardSideDie(Die):
     side: Literal["a", "b"]
@@ -148,6 +153,7 @@ class AsgardGroupResult(Logged):
 
 
 # --- character actions --------------------------------------------------------------
+
 
 class AsgardMalEnPoint(Result):
     """AS-C5: the resistance and volonte checks at 0 vitality."""
@@ -294,6 +300,7 @@ class AsgardProtectAllyResult(AsgardAction):
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
 
+
 class AsgardCombatStep(CombatStep):
     rule: str = Field(pattern=rule_ids("AS"), examples=["AS-C1", "turn"])
 
@@ -307,9 +314,23 @@ class AsgardCombatEntry(CombatFields):
 
 
 RESULTS = {
-    "test": [AsgardTestResult], "odds": [AsgardOdds],
+    "test": [AsgardTestResult],
+    "odds": [AsgardOdds],
     "reroll": [AsgardTestResult, AsgardOpposedResult, AsgardGroupResult],  # AS-H2: what was rolled again
-    "opposed": [AsgardOpposedResult], "group": [AsgardGroupResult],
-    "action": [AsgardFallResult, AsgardFireResult, AsgardAsphyxiaResult, AsgardDamageResult, AsgardMalEnPointResult,
-               AsgardFirstAidResult, AsgardRestResult, AsgardChaseResult, AsgardHeroicEffectResult,
-               AsgardCancelDamageResult, AsgardProtectAllyResult], "combat": [AsgardCombatEntry]}
+    "opposed": [AsgardOpposedResult],
+    "group": [AsgardGroupResult],
+    "action": [
+        AsgardFallResult,
+        AsgardFireResult,
+        AsgardAsphyxiaResult,
+        AsgardDamageResult,
+        AsgardMalEnPointResult,
+        AsgardFirstAidResult,
+        AsgardRestResult,
+        AsgardChaseResult,
+        AsgardHeroicEffectResult,
+        AsgardCancelDamageResult,
+        AsgardProtectAllyResult,
+    ],
+    "combat": [AsgardCombatEntry],
+}

@@ -7,6 +7,7 @@ ruleset's module: the action types it has, the rule ids its steps cite. A step
 names its rule and what it did, then its figures (test results, reactions,
 multipliers, protection, damage…), which differ from one rule to the next: they
 are typed JSON values, declared as such."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -6,6 +6,7 @@ These models document the wire (openapi.json) and check it in the tests
 returns them as they are, without validating them again. Every model refuses
 fields it does not declare, so a result that grows a field fails the tests until
 its model says so."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -15,8 +16,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 Outcome = Literal[
-    "super_critical_success", "critical_success", "success",
-    "failure", "critical_failure", "super_critical_failure",
+    "super_critical_success",
+    "critical_success",
+    "success",
+    "failure",
+    "critical_failure",
+    "super_critical_failure",
 ]
 
 
@@ -50,10 +55,14 @@ class Logged(Entry):
 
     provenance: Literal["server", "seed", "table"] = Field(
         description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
-                    "dice the caller entered at the table (in a fight, the dice of what a player does not "
-                    "control are the server's all the same).")
-    seed: int | None = Field(None, description="The seed used (provenance `seed`); shown to the GM and in the "
-                                               "caller's own response only: absent from a player's log reads.")
+        "dice the caller entered at the table (in a fight, the dice of what a player does not "
+        "control are the server's all the same)."
+    )
+    seed: int | None = Field(
+        None,
+        description="The seed used (provenance `seed`); shown to the GM and in the "
+        "caller's own response only: absent from a player's log reads.",
+    )
 
 
 class Change(Result):

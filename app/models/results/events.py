@@ -7,6 +7,7 @@ the caller, with `GET /v1/encounters/{id}`). Hidden things (a GM's hidden roll,
 a hidden combatant's action) are in the GM's streams only. Every event is filtered per
 viewer like the reads (API.md round 3): a character is sent to the other players as
 their `player_access` reads it (whole, limited, or not at all)."""
+
 from __future__ import annotations
 
 from datetime import datetime

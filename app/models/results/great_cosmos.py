@@ -1,4 +1,5 @@
 """Great Cosmos results: tests (stats and intuition), odds, level-ups."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -48,8 +49,10 @@ class GreatCosmosTestFields(TestFields):
     modifier: int
     karma_die: int | None = Field(description="The d10 of GC-K2..K4, when karma applied.")
     advantage: GreatCosmosAdvantage | None = Field(
-        None, description="GC-P5: during an Illumination, its advantage d6 (its +10/+20 is in `target`); null "
-                          "otherwise and for intuition.")
+        None,
+        description="GC-P5: during an Illumination, its advantage d6 (its +10/+20 is in `target`); null "
+        "otherwise and for intuition.",
+    )
     effects: GreatCosmosTestEffects
     intuition: Literal["good", "bad"] | None = Field(None, description="GC-T3: only on an intuition test.")
 
@@ -67,7 +70,8 @@ class GreatCosmosChanceTest(GreatCosmosTestFields):
 class GreatCosmosOdds(OddsFields):
     ruleset: Ruleset
     karma_after: dict[str, OddsValue] | None = Field(
-        None, description="The stored karma after the test, by value (absent for intuition).")
+        None, description="The stored karma after the test, by value (absent for intuition)."
+    )
 
 
 class GreatCosmosLevelUpTransfer(Result):
@@ -119,6 +123,7 @@ class GreatCosmosLevelUpResult(Logged):
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
 
+
 class GreatCosmosCombatStep(CombatStep):
     rule: str = Field(pattern=rule_ids("GC"), examples=["GC-P3", "turn"])
 
@@ -128,10 +133,24 @@ class GreatCosmosCombatEntry(CombatFields):
 
     ruleset: Ruleset
     type: Literal[
-        "attack", "move", "dash", "posture", "final_skill", "start", "next_turn", "revert", "heal", "damage",
-        "condition"]
+        "attack",
+        "move",
+        "dash",
+        "posture",
+        "final_skill",
+        "start",
+        "next_turn",
+        "revert",
+        "heal",
+        "damage",
+        "condition",
+    ]
     steps: list[GreatCosmosCombatStep]
 
 
-RESULTS = {"test": [GreatCosmosTestResult], "odds": [GreatCosmosOdds], "level_up": [GreatCosmosLevelUpResult],
-           "combat": [GreatCosmosCombatEntry]}
+RESULTS = {
+    "test": [GreatCosmosTestResult],
+    "odds": [GreatCosmosOdds],
+    "level_up": [GreatCosmosLevelUpResult],
+    "combat": [GreatCosmosCombatEntry],
+}

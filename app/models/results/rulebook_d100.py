@@ -1,4 +1,5 @@
 """Rulebook D100 results: tests, odds, confrontations, rankings."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -94,6 +95,7 @@ class RulebookD100GroupResult(Logged):
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
 
+
 class RulebookD100CombatStep(CombatStep):
     rule: str = Field(pattern=rule_ids("RB"), examples=["RB-F2", "turn"])
 
@@ -106,5 +108,10 @@ class RulebookD100CombatEntry(CombatFields):
     steps: list[RulebookD100CombatStep]
 
 
-RESULTS = {"test": [RulebookD100TestResult], "odds": [RulebookD100Odds], "opposed": [RulebookD100OpposedResult],
-           "group": [RulebookD100GroupResult], "combat": [RulebookD100CombatEntry]}
+RESULTS = {
+    "test": [RulebookD100TestResult],
+    "odds": [RulebookD100Odds],
+    "opposed": [RulebookD100OpposedResult],
+    "group": [RulebookD100GroupResult],
+    "combat": [RulebookD100CombatEntry],
+}

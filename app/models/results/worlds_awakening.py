@@ -1,4 +1,5 @@
 """Worlds Awakening results: tests (pending ±2, challenges), odds, GM actions."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -94,6 +95,7 @@ class WorldsAwakeningChallengeRemoveResult(WorldsAwakeningAction):
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
 
+
 class WorldsAwakeningCombatStep(CombatStep):
     rule: str = Field(pattern=rule_ids("WA"), examples=["WA-C1", "turn"])
 
@@ -106,6 +108,13 @@ class WorldsAwakeningCombatEntry(CombatFields):
     steps: list[WorldsAwakeningCombatStep]
 
 
-RESULTS = {"test": [WorldsAwakeningTestResult], "odds": [WorldsAwakeningOdds],
-           "action": [WorldsAwakeningPendingModifierResult, WorldsAwakeningChallengeResult,
-                      WorldsAwakeningChallengeRemoveResult], "combat": [WorldsAwakeningCombatEntry]}
+RESULTS = {
+    "test": [WorldsAwakeningTestResult],
+    "odds": [WorldsAwakeningOdds],
+    "action": [
+        WorldsAwakeningPendingModifierResult,
+        WorldsAwakeningChallengeResult,
+        WorldsAwakeningChallengeRemoveResult,
+    ],
+    "combat": [WorldsAwakeningCombatEntry],
+}

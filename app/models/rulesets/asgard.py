@@ -1,4 +1,5 @@
 """Pydantic schemas of the `asgard` ruleset: sheet (AS-S1..S4), options, request bodies."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -47,21 +48,26 @@ class Sheet(SheetPart):
     """AS-S4 sheet JSON. Skill names are stored lower case without accents."""
 
     skills: dict[str, int] = Field(
-        default_factory=dict, description="AS-S1 skill values (typically +2..+10).",
+        default_factory=dict,
+        description="AS-S1 skill values (typically +2..+10).",
         json_schema_extra=governed(at_creation=True),
     )
-    vitality: int | None = Field(None, ge=0, le=10_000, description="Defaults to vitality_max.",
-                                 json_schema_extra=governed(at_creation=True))
+    vitality: int | None = Field(
+        None, ge=0, le=10_000, description="Defaults to vitality_max.", json_schema_extra=governed(at_creation=True)
+    )
     vitality_max: int = Field(ge=1, le=10_000, json_schema_extra=governed(at_creation=True))
-    heroism: int = Field(0, ge=0, le=1000, description="AS-H1..H5: spent by the rules.",
-                         json_schema_extra=governed(at_creation=True))
+    heroism: int = Field(
+        0, ge=0, le=1000, description="AS-H1..H5: spent by the rules.", json_schema_extra=governed(at_creation=True)
+    )
     protection: int = Field(0, ge=0, le=100)
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     assets: list[Asset] = Field(default_factory=list, max_length=100)
-    tier: Literal["boss", "second_couteau", "figurant"] | None = Field(None, description="AS-S3 NPC tier.",
-                                                                     json_schema_extra=governed())
-    condition: Condition = Field(default_factory=Condition, description="AS-C5/C6: set by the rules.",
-                                 json_schema_extra=governed())
+    tier: Literal["boss", "second_couteau", "figurant"] | None = Field(
+        None, description="AS-S3 NPC tier.", json_schema_extra=governed()
+    )
+    condition: Condition = Field(
+        default_factory=Condition, description="AS-C5/C6: set by the rules.", json_schema_extra=governed()
+    )
 
     @field_validator("skills", mode="before")
     @classmethod
@@ -108,8 +114,10 @@ class Options(CampaignOptions):
     """Campaign options of `asgard`."""
 
     gm_difficulty: int = Field(
-        10, ge=0, le=100,
-        description="Default GM difficulty of first aid, healing and unperceived attacks (AS-C1, C6, C7)."
+        10,
+        ge=0,
+        le=100,
+        description="Default GM difficulty of first aid, healing and unperceived attacks (AS-C1, C6, C7).",
     )
     take_11_allowed: bool = Field(True, description="The GM may have NPCs take 11 (AS-T8).")
 
@@ -129,10 +137,12 @@ class TestRequest(TestRequestBase):
     heroism_4d6: bool = Field(False, description="AS-H1: spend 1 heroism to roll 4d6.")
     close_skill: bool = Field(False, description="AS-T7: a close skill replaces the required one (+5 difficulty).")
     retry_of: str | None = Field(
-        None, max_length=100,
+        None,
+        max_length=100,
         description="AS-T4: id of the failed test retried; it rolls only when its exact chance of success is "
-                    "higher than the failed attempts' (a new asset or better circumstances: a `modifier`), "
-                    "else it fails automatically.")
+        "higher than the failed attempts' (a new asset or better circumstances: a `modifier`), "
+        "else it fails automatically.",
+    )
     take_11: bool = Field(False, description="AS-T8: an NPC takes 11 instead of rolling (GM only).")
 
     _check = model_validator(mode="after")(_one_target)
@@ -202,12 +212,24 @@ class GroupRequest(RollingRequest):
 
 
 __all__ = [
-    "Sheet", "Options", "TestRequest", "OddsRequest", "RerollRequest", "OpposedRequest", "GroupRequest",
-    "Side", "Participant", "Weapon", "Asset", "Condition", "DIFFICULTIES",
+    "Sheet",
+    "Options",
+    "TestRequest",
+    "OddsRequest",
+    "RerollRequest",
+    "OpposedRequest",
+    "GroupRequest",
+    "Side",
+    "Participant",
+    "Weapon",
+    "Asset",
+    "Condition",
+    "DIFFICULTIES",
 ]
 
 
 # --- character actions (POST /v1/characters/{id}/actions) ----------------------
+
 
 class FallAction(RollingRequest):
     """AS-C8: 1d6 per full 3 m; acrobatie/15 cancels one, a deliberate jump's acrobatie/10 one more."""

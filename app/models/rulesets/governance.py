@@ -12,6 +12,7 @@ skill values, pools and their maxima…): its own creation may set them. The
 other governed fields start where a rule puts them (karma 0, level 1, the
 race's light/dark points…): a player's creation leaves them at that start.
 """
+
 from __future__ import annotations
 
 from functools import cache

@@ -1,5 +1,6 @@
 """Great Cosmos: pydantic schemas of the sheet (GC-S1..S10, GC-I1..I4), the
 campaign options and the request bodies (tests, level-ups)."""
+
 from __future__ import annotations
 
 from typing import Any, Literal, Self
@@ -34,8 +35,9 @@ class FinalSkill(Strict):
     """GC-S9: the Final Skill, usable only from level 5 (GC-L4): at least 1 point, its activation phrase required."""
 
     name: str = Field(..., min_length=1, max_length=200)
-    punchline: str = Field(..., min_length=1, max_length=1000, pattern=r"\S",
-                           description="GC-S9: the activation phrase (required).")
+    punchline: str = Field(
+        ..., min_length=1, max_length=1000, pattern=r"\S", description="GC-S9: the activation phrase (required)."
+    )
     cost_kind: Literal["light", "dark"]
     cost_points: int = Field(1, ge=1, le=100, description="GC-S9: at least 1 point of cost_kind.")
 
@@ -48,10 +50,12 @@ class Item(Strict):
     kind: Literal["item", "weapon", "two_handed_weapon", "armor", "trinket"] = "item"
     slots: int | None = Field(None, ge=0, le=6)
     container: str | None = Field(None, description="Name of the container holding it; null = carried directly.")
-    stack: str | None = Field(None, max_length=100,
-                              description="Trinkets: the stack it belongs to (default 'trinkets').")
+    stack: str | None = Field(
+        None, max_length=100, description="Trinkets: the stack it belongs to (default 'trinkets')."
+    )
     piece: Literal["head", "chest_arms", "legs_boots"] | None = Field(
-        None, description="Armor: which of the three pieces.")
+        None, description="Armor: which of the three pieces."
+    )
     damage: str | None = Field(None, max_length=200, description="Weapons: damage expression (GC-P4), e.g. 2d6+3.")
     quantity: int = Field(1, ge=1, le=10000)
     notes: str | None = Field(None, max_length=2000)
@@ -78,44 +82,63 @@ class Inventory(Strict):
 class Sheet(Strict):
     """GC-S10: a Great Cosmos character sheet (derived fields filled when absent)."""
 
-    race: str = Field(..., min_length=1, max_length=60, pattern=r"^[a-z][a-z0-9_]*$",
-                      description="GC-S3: humain, elementaire, magical_girl, gardien, succube, onikaosu carry rules; "
-                                  "others are accepted.",
-                      json_schema_extra=governed(at_creation=True))
-    level: int = Field(1, ge=1, le=1000, description="GC-S5: starts at 1; level-ups (GC-L1..L7) raise it.",
-                       json_schema_extra=governed())
+    race: str = Field(
+        ...,
+        min_length=1,
+        max_length=60,
+        pattern=r"^[a-z][a-z0-9_]*$",
+        description="GC-S3: humain, elementaire, magical_girl, gardien, succube, onikaosu carry rules; "
+        "others are accepted.",
+        json_schema_extra=governed(at_creation=True),
+    )
+    level: int = Field(
+        1,
+        ge=1,
+        le=1000,
+        description="GC-S5: starts at 1; level-ups (GC-L1..L7) raise it.",
+        json_schema_extra=governed(),
+    )
     stats: Stats = Field(..., json_schema_extra=governed(at_creation=True))
     intuition: int = Field(3, ge=1, le=6, json_schema_extra=governed(at_creation=True))
-    karma: int = Field(0, ge=-10, le=10, description="GC-S4: starts at 0; tests move it (GC-K1..K5).",
-                       json_schema_extra=governed())
+    karma: int = Field(
+        0, ge=-10, le=10, description="GC-S4: starts at 0; tests move it (GC-K1..K5).", json_schema_extra=governed()
+    )
     hp: int | None = Field(None, ge=0, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True))
     hp_max: int = Field(..., ge=1, le=10**6, json_schema_extra=governed(at_creation=True))
     mp: int | None = Field(None, ge=0, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True))
     mp_max: int = Field(..., ge=0, le=10**6, json_schema_extra=governed(at_creation=True))
-    light_points: int | None = Field(None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.",
-                                     json_schema_extra=governed())
-    dark_points: int | None = Field(None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.",
-                                    json_schema_extra=governed())
-    mental_health: int | None = Field(None, ge=-1000, le=1000, description="GC-S7: defaults to the race maximum.",
-                                      json_schema_extra=governed())
+    light_points: int | None = Field(
+        None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.", json_schema_extra=governed()
+    )
+    dark_points: int | None = Field(
+        None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.", json_schema_extra=governed()
+    )
+    mental_health: int | None = Field(
+        None, ge=-1000, le=1000, description="GC-S7: defaults to the race maximum.", json_schema_extra=governed()
+    )
     default_posture: Literal["offensive", "defensive"] = "defensive"
-    posture: Posture | None = Field(None,
-                                    description="Current posture (null: the default one); GC-K5 locks karma in the "
-                                                "special ones.",
-                                    json_schema_extra=governed())
+    posture: Posture | None = Field(
+        None,
+        description="Current posture (null: the default one); GC-K5 locks karma in the special ones.",
+        json_schema_extra=governed(),
+    )
     posture_advantage: int | None = Field(
-        None, ge=1, le=6,
+        None,
+        ge=1,
+        le=6,
         description="GC-P5: the advantage d6 rolled on entering Illumination, kept with the posture for its whole "
-                    "length: 1 none, 2 no HP/MP cost, 3 extra positive effect, 4 +10 and 5 +20 on the target of "
-                    "every test, 6 extra action. Only with posture illumination (cleared when the posture ends); a "
-                    "test in Illumination without it is refused.",
-        json_schema_extra=governed())
+        "length: 1 none, 2 no HP/MP cost, 3 extra positive effect, 4 +10 and 5 +20 on the target of "
+        "every test, 6 extra action. Only with posture illumination (cleared when the posture ends); a "
+        "test in Illumination without it is refused.",
+        json_schema_extra=governed(),
+    )
     skills: list[FreeEntry] = Field(default_factory=list, max_length=500)
     spells: list[FreeEntry] = Field(default_factory=list, max_length=500)
     affiliation: str | None = Field(None, max_length=200)
     talents: list[FreeEntry] = Field(default_factory=list, max_length=500)
-    final_skill: FinalSkill | None = Field(None, description="GC-S9/GC-L4: unlocked at level 5.",
-                                           json_schema_extra=governed())
+    final_skill: FinalSkill | None = Field(
+        None, description="GC-S9/GC-L4: unlocked at level 5.", json_schema_extra=governed()
+    )
     inventory: Inventory | None = None
     notes: str | None = Field(None, max_length=20000)
 
@@ -131,20 +154,23 @@ class Sheet(Strict):
 class Options(CampaignOptions):
     """Great Cosmos campaign options (the seed's optional rules are on by default)."""
 
-    extreme_scores: bool = Field(False,
-                                 description="GC-T2 (GM's opt-in, Decision: off): score <= 0 is a super-critical "
-                                             "success, > 100 a super-critical failure.")
+    extreme_scores: bool = Field(
+        False,
+        description="GC-T2 (GM's opt-in, Decision: off): score <= 0 is a super-critical "
+        "success, > 100 a super-critical failure.",
+    )
     inventory_rules: bool = Field(True, description="GC-I1..I4: slot inventory.")
     movement_rules: bool = Field(True, description="GC-D1..D4: grid movement and dash.")
     turn_order_rules: bool = Field(True, description="GC-O1..O3: turn order by agilite.")
-    sepulchral_damage_multiplier: float = Field(3, gt=0, le=100,
-                                                description="GC-P6 (Decision): damage multiplier in Sépulcrale.")
-    backlash_damage_multiplier: float = Field(0.5, ge=0, le=100,
-                                              description="GC-P7 (Decision): damage multiplier during the Sépulcrale "
-                                                          "backlash.")
-    backlash_after_turns: int = Field(2, ge=0, le=100,
-                                      description="GC-P7: a special posture held longer than this many turns "
-                                                  "backlashes.")
+    sepulchral_damage_multiplier: float = Field(
+        3, gt=0, le=100, description="GC-P6 (Decision): damage multiplier in Sépulcrale."
+    )
+    backlash_damage_multiplier: float = Field(
+        0.5, ge=0, le=100, description="GC-P7 (Decision): damage multiplier during the Sépulcrale backlash."
+    )
+    backlash_after_turns: int = Field(
+        2, ge=0, le=100, description="GC-P7: a special posture held longer than this many turns backlashes."
+    )
 
 
 class TestRequest(TestRequestBase):
@@ -169,18 +195,27 @@ class LevelUpRequest(RollingRequest):
     """GC-L1..L6: the choices of one level-up (which apply depends on the new level)."""
 
     mode: Literal["two_d10", "one_d20"] | None = Field(None, description="Level 2 (GC-L1).")
-    stats: list[StatOrAlias] | None = Field(None, max_length=2,
-                                            description="Level 2: two different stats (two_d10) or one (one_d20).")
+    stats: list[StatOrAlias] | None = Field(
+        None, max_length=2, description="Level 2: two different stats (two_d10) or one (one_d20)."
+    )
     stat: StatOrAlias | None = Field(None, description="Level 3 (GC-L2): which of the tied lowest stats.")
     pool: Pool | None = Field(None, description="Level 4 (GC-L3): hp or mp +1d100.")
     transfers: list[Transfer] | None = Field(None, max_length=20, description="Level 5 (GC-L4): up to 10 points moved.")
-    light: int | None = Field(None, ge=0, le=1000,
-                              description="GC-S6: light points the GM grants (any level); level 5 (GC-L4): light + "
-                                          "dark >= 3, its +3 included.")
-    dark: int | None = Field(None, ge=0, le=1000,
-                             description="GC-S6: dark points the GM grants (any level); level 5 (GC-L4): light + dark "
-                                         ">= 3, its +3 included.")
-    changes: dict[str, int] | None = Field(None,
-                                           description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, "
-                                                       "light_points, dark_points, intuition.")
+    light: int | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="GC-S6: light points the GM grants (any level); level 5 (GC-L4): light + "
+        "dark >= 3, its +3 included.",
+    )
+    dark: int | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="GC-S6: dark points the GM grants (any level); level 5 (GC-L4): light + dark "
+        ">= 3, its +3 included.",
+    )
+    changes: dict[str, int] | None = Field(
+        None, description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition."
+    )
     chance_bonus_pool: Pool = Field(..., description="GC-L6: hp or mp gets +2d20 if the chance test succeeds.")

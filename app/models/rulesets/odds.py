@@ -2,6 +2,7 @@
 the dice-provenance fields, since nothing is rolled or logged (a body that sends
 `seed`, `dice` or `hidden` is a 422). Each ruleset declares `OddsRequest(NothingRolled,
 TestRequest)`, so the documented schema is exactly what the route accepts."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Schemas of the `rulebook-d100` ruleset: sheet (RB-S1..S3), options (RB-T6), requests."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal, Self
@@ -13,9 +14,18 @@ from app.rules import rulebook_d100 as rules
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=r"^[\w\- ]+$")]
 Difficulty = Literal[
-    "simple", "facile", "tres_facile", "simplissime",
-    "complexe", "difficile", "tres_difficile", "hardcore",
-    "impossible", "quasi_impossible", "quasi_inratable", "inratable",
+    "simple",
+    "facile",
+    "tres_facile",
+    "simplissime",
+    "complexe",
+    "difficile",
+    "tres_difficile",
+    "hardcore",
+    "impossible",
+    "quasi_impossible",
+    "quasi_inratable",
+    "inratable",
 ]
 
 
@@ -42,16 +52,24 @@ class Sheet(BaseModel):
         json_schema_extra=governed(at_creation=True),
     )
     skills: dict[Name, Annotated[int, Field(ge=-1000, le=1000)]] = Field(
-        default_factory=dict, description="RB-S1: named skill bonuses.",
+        default_factory=dict,
+        description="RB-S1: named skill bonuses.",
         json_schema_extra=governed(at_creation=True),
     )
-    crit_chance: int = Field(rules.DEFAULT_CRIT_CHANCE, ge=0, le=50, description="RB-S1: critical chance (%).",
-                             json_schema_extra=governed(at_creation=True))
-    hp: int | None = Field(None, ge=-10000, le=100000, description="PV (defaults to hp_max).",
-                           json_schema_extra=governed(at_creation=True))
+    crit_chance: int = Field(
+        rules.DEFAULT_CRIT_CHANCE,
+        ge=0,
+        le=50,
+        description="RB-S1: critical chance (%).",
+        json_schema_extra=governed(at_creation=True),
+    )
+    hp: int | None = Field(
+        None, ge=-10000, le=100000, description="PV (defaults to hp_max).", json_schema_extra=governed(at_creation=True)
+    )
     hp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
-    pe: int | None = Field(None, ge=-10000, le=100000, description="PE (defaults to pe_max).",
-                           json_schema_extra=governed(at_creation=True))
+    pe: int | None = Field(
+        None, ge=-10000, le=100000, description="PE (defaults to pe_max).", json_schema_extra=governed(at_creation=True)
+    )
     pe_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
     armor: int = Field(0, ge=0, le=1000, description="RB-F3: absorbed damage.")
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)

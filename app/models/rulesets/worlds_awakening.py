@@ -1,4 +1,5 @@
 """Schemas of the `worlds-awakening` ruleset: sheet (WA-S1..S4, WA-T5, WA-T6), options, requests."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal, Self
@@ -48,17 +49,21 @@ class Sheet(BaseModel):
     plus `pending` (WA-T5: ±2 per characteristic) and `challenges` (WA-T6, by name)."""
 
     model_config = ConfigDict(extra="forbid")
-    level: int = Field(1, ge=1, le=rules.MAX_LEVEL, description="WA-S2: level 1..8 (starts at 1).",
-                       json_schema_extra=governed())
+    level: int = Field(
+        1, ge=1, le=rules.MAX_LEVEL, description="WA-S2: level 1..8 (starts at 1).", json_schema_extra=governed()
+    )
     stats: dict[Stat, StatValue] = Field(
-        default_factory=_zero_stats, description="WA-S1: the six characteristics as modifiers.",
+        default_factory=_zero_stats,
+        description="WA-S1: the six characteristics as modifiers.",
         json_schema_extra=governed(at_creation=True),
     )
-    hp: int | None = Field(None, ge=0, le=100000, description="Defaults to hp_max.",
-                           json_schema_extra=governed(at_creation=True))
+    hp: int | None = Field(
+        None, ge=0, le=100000, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True)
+    )
     hp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
-    mp: int | None = Field(None, ge=0, le=100000, description="Defaults to mp_max.",
-                           json_schema_extra=governed(at_creation=True))
+    mp: int | None = Field(
+        None, ge=0, le=100000, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True)
+    )
     mp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     down: bool = Field(False, description="WA-C5: at 0 HP after damage.", json_schema_extra=governed())
@@ -67,8 +72,9 @@ class Sheet(BaseModel):
         description="WA-T5: a ±2 the GM recorded, consumed by the next test of that characteristic.",
         json_schema_extra=governed(),
     )
-    challenges: dict[Name, Challenge] = Field(default_factory=dict, description="WA-T6: complex actions by name.",
-                                              json_schema_extra=governed())
+    challenges: dict[Name, Challenge] = Field(
+        default_factory=dict, description="WA-T6: complex actions by name.", json_schema_extra=governed()
+    )
 
     @model_validator(mode="after")
     def _fill(self) -> Self:

@@ -3,6 +3,7 @@
 The encounter reads them (app/services/encounters/rulesets/asgard.py). They take resolved
 tests (`TestResult`, see core) and a DiceSource for any extra die they need.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -23,6 +24,7 @@ PENALTIES = ("blessure_legere", "danger")
 
 # --- AS-C1 -----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class AttackResolution:
     hit: bool
@@ -30,8 +32,9 @@ class AttackResolution:
     difficulty: int | None
 
 
-def resolve_attack(attack: TestResult, defense: TestResult | None, *,
-                   difficulty: int = UNPERCEIVED_DIFFICULTY) -> AttackResolution:
+def resolve_attack(
+    attack: TestResult, defense: TestResult | None, *, difficulty: int = UNPERCEIVED_DIFFICULTY
+) -> AttackResolution:
     """AS-C1: combat against defense (AS-T9, ties to the defender); an unperceived attack
     (no defense) only needs combat ≥ the GM's difficulty (AS-T3's automatic results apply)."""
     if defense is None:
@@ -44,6 +47,7 @@ def resolve_attack(attack: TestResult, defense: TestResult | None, *,
 
 
 # --- AS-C2 / C3 ------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Damage:
@@ -66,8 +70,9 @@ def weapon_dice(attack_dice: tuple[int, ...], damage_dice: int) -> tuple[int, ..
     return base
 
 
-def attack_damage(attack: TestResult, damage_dice: int, source: DiceSource, *, asset_dice: int = 0,
-                  bonus: int = 0) -> Damage:
+def attack_damage(
+    attack: TestResult, damage_dice: int, source: DiceSource, *, asset_dice: int = 0, bonus: int = 0
+) -> Damage:
     """AS-C2: a weapon of Nd6 deals its dice read from the attack (`weapon_dice`);
     beyond 3d6 the extra dice are rolled and added; the heroism 4th die and asset dice add.
     An attack with no dice (an NPC taking 11, AS-T8) rolls its weapon dice (Decision)."""
@@ -110,6 +115,7 @@ def damage_expression(text: str) -> tuple[int, int]:
 
 
 # --- AS-C4 -----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Primes:
@@ -173,6 +179,7 @@ def next_defense(prudence_tests: int, danger_tests: int) -> tuple[int, int, int]
 
 # --- AS-C11 ----------------------------------------------------------------
 
+
 def figurant_group_bonus(size: int) -> int:
     """AS-C11: extras act in groups of up to 5: one test, +1 per other member (damage too)."""
     if not 1 <= size <= MAX_FIGURANTS:
@@ -181,6 +188,7 @@ def figurant_group_bonus(size: int) -> int:
 
 
 # --- AS-C13 ----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Initiative:

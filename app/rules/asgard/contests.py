@@ -1,4 +1,5 @@
 """Asgard opposition (AS-T9) and cooperation (AS-T6)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,11 @@ class Opposition:
 def oppose(a: TestResult, b: TestResult) -> Opposition:
     """AS-T9: the best result wins; tie → higher skill value; still tied → `b`, the defender
     or status quo (Decision). Automatic results (AS-T3) come before the scores."""
-    for decided_by, key in (("automatic", automatic_rank), ("score", lambda r: r.score),
-                            ("skill", lambda r: r.spec.skill_value)):
+    for decided_by, key in (
+        ("automatic", automatic_rank),
+        ("score", lambda r: r.score),
+        ("skill", lambda r: r.spec.skill_value),
+    ):
         ka, kb = key(a), key(b)
         if ka != kb:
             return Opposition(a, b, "a" if ka > kb else "b", decided_by)
@@ -70,6 +74,7 @@ def leader_index(results: tuple[TestResult, ...]) -> int:
     """AS-T6: the best result leads: automatic results first (AS-T3), then the highest
     margin against its own target (so the group never fails where one member alone
     succeeds), then the skill value; on a complete tie the first participant listed."""
+
     def key(r: TestResult) -> tuple[int, float, int]:
         margin = leader_margin(r) if r.score is not None else float("-inf")  # AS-T4: no dice rolled
         return (automatic_rank(r), margin, r.spec.skill_value)
@@ -96,8 +101,10 @@ def cooperate(results: tuple[TestResult, ...], *, modifier: int = 0) -> Cooperat
         success = leader.automatic == "success"
     else:
         success = score >= (DIFFICULTIES["facile"] if target is None else target)
-    outcome = ("critical_success" if success else "critical_failure") if leader.automatic else (
-        "success" if success else "failure"
+    outcome = (
+        ("critical_success" if success else "critical_failure")
+        if leader.automatic
+        else ("success" if success else "failure")
     )
     degree = open_degree(score, leader.automatic) if target is None else None
     return Cooperation(results, lead, adjustments, score, target, success, outcome, degree)

@@ -3,6 +3,7 @@
 Pure: stdlib only. A test is described by a frozen `TestSpec` and resolved by
 `roll_test` with a `DiceSource`; the result is a frozen `TestResult`.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -12,10 +13,31 @@ from app.rules.dice import DiceSource
 from app.rules.errors import InsufficientResource, RuleError
 
 __all__ = [
-    "RULESET", "DIFFICULTIES", "AUTOMATIC", "DEGREES", "DEGREE_THRESHOLDS", "STANDARD_SKILLS", "TIERS",
-    "CLOSE_SKILL_PENALTY", "TAKE_11", "BASE_DICE", "skill_key", "skill_value", "difficulty_target", "degree_of",
-    "automatic_result", "spend_heroism", "TestSpec", "TestResult", "effective_target", "score_bonus", "roll_test",
-    "resolve", "open_degree", "automatic_failure", "check_retry_of",
+    "RULESET",
+    "DIFFICULTIES",
+    "AUTOMATIC",
+    "DEGREES",
+    "DEGREE_THRESHOLDS",
+    "STANDARD_SKILLS",
+    "TIERS",
+    "CLOSE_SKILL_PENALTY",
+    "TAKE_11",
+    "BASE_DICE",
+    "skill_key",
+    "skill_value",
+    "difficulty_target",
+    "degree_of",
+    "automatic_result",
+    "spend_heroism",
+    "TestSpec",
+    "TestResult",
+    "effective_target",
+    "score_bonus",
+    "roll_test",
+    "resolve",
+    "open_degree",
+    "automatic_failure",
+    "check_retry_of",
 ]
 
 RULESET = "asgard"
@@ -26,8 +48,17 @@ AUTOMATIC = "automatique"  # AS-T2 "réussite automatique": no test at all
 DEGREES = ("none", "facile", "moyen", "difficile", "heroique")
 DEGREE_THRESHOLDS = (("heroique", 25), ("difficile", 20), ("moyen", 15), ("facile", 10))
 STANDARD_SKILLS = (
-    "combat", "defense", "survie", "perception", "resistance", "volonte",
-    "soins", "acrobatie", "athletisme", "pilotage", "equitation",
+    "combat",
+    "defense",
+    "survie",
+    "perception",
+    "resistance",
+    "volonte",
+    "soins",
+    "acrobatie",
+    "athletisme",
+    "pilotage",
+    "equitation",
 )
 TIERS = ("boss", "second_couteau", "figurant")
 CLOSE_SKILL_PENALTY = 5  # AS-T7
@@ -173,8 +204,8 @@ def resolve(spec: TestSpec, dice: tuple[int, ...], *, natural: int) -> TestResul
     degree = None
     if target is None:
         degree = open_degree(score, automatic)
-    outcome = ("critical_success" if success else "critical_failure") if automatic else (
-        "success" if success else "failure"
+    outcome = (
+        ("critical_success" if success else "critical_failure") if automatic else ("success" if success else "failure")
     )
     return TestResult(spec, dice, natural, score, target, automatic, success, degree, outcome)
 
@@ -192,8 +223,7 @@ def open_degree(score: int, automatic: str | None) -> str:
 def automatic_failure(spec: TestSpec) -> TestResult:
     """AS-T4: a retry without improvement fails automatically, no dice rolled."""
     target = effective_target(spec)
-    return TestResult(spec, (), None, None, target, "failure", False,
-                      "none" if target is None else None, "failure")
+    return TestResult(spec, (), None, None, target, "failure", False, "none" if target is None else None, "failure")
 
 
 def check_retry_of(failed: TestSpec, failed_success: bool, retry: TestSpec) -> None:
@@ -205,5 +235,6 @@ def check_retry_of(failed: TestSpec, failed_success: bool, retry: TestSpec) -> N
     if skill_key(failed.skill) != skill_key(retry.skill) and not (failed.close_skill or retry.close_skill):
         raise RuleError(
             f"the retried test was a {failed.skill!r} test, not {retry.skill!r} (another skill retries it only "
-            "when one of the two is a close skill, AS-T7)", field="retry_of"
+            "when one of the two is a close skill, AS-T7)",
+            field="retry_of",
         )

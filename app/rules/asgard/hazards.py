@@ -1,5 +1,6 @@
 """Asgard character actions outside encounters: mal en point (AS-C5), first aid (AS-C6),
 natural healing (AS-C7), falls (AS-C8), fire (AS-C9), asphyxia (AS-C10), chases (AS-C12)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -76,8 +77,9 @@ class Healing:
     gain: int
 
 
-def natural_healing(resistance: int, source: DiceSource, *, healer_soins: int | None = None,
-                    target: int = 10) -> Healing:
+def natural_healing(
+    resistance: int, source: DiceSource, *, healer_soins: int | None = None, target: int = 10
+) -> Healing:
     """AS-C7: a day or night of rest → + resistance; with a healer's successful soins test,
     + the healer's soins value too (never a negative gain)."""
     gain = max(0, resistance)
@@ -151,8 +153,9 @@ def asphyxia_difficulty(round_number: int) -> int:
     return ASPHYXIA_DIFFICULTY + ASPHYXIA_STEP * ((round_number - BREATH_ROUNDS - 1) // BREATH_ROUNDS)
 
 
-def asphyxia(resistance: int, rounds: int, source: DiceSource, *, from_round: int = 1,
-             out_of_breath: bool = False) -> Asphyxia:
+def asphyxia(
+    resistance: int, rounds: int, source: DiceSource, *, from_round: int = 1, out_of_breath: bool = False
+) -> Asphyxia:
     """AS-C10: breath held 10 rounds; then a resistance test each round until one fails;
     from the round after the failure (Decision), 1d6 damage per round without air."""
     out, total = [], 0

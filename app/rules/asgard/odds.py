@@ -7,6 +7,7 @@ The table is built from the sorted multisets of n d6 (56 for 3d6, 126 for 4d6),
 each weighted by the number of ordered rolls that sort to it: sums and AS-T3's
 automatic results do not depend on the dice's order.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -43,7 +44,7 @@ class _Table:
 
     def __init__(self, n: int):
         self.n = n
-        self.total = 6 ** n
+        self.total = 6**n
         self.max_sum = 6 * n
         plain = [0] * (self.max_sum + 2)
         self.auto_success = 0

@@ -7,4 +7,5 @@
 - `postures`: postures, attacks, defenses, damage (GC-P1..P7)
 - `turns`: grid, turn sequence, dash, turn order (GC-D1, GC-D3, GC-D4, GC-O1..O3)
 """
+
 from app.rules.great_cosmos.core import *  # noqa: F403

@@ -3,6 +3,7 @@
 Pure rules (stdlib only). Every die comes from a `DiceSource`: the test d100 is
 rolled first (purpose "test"), then the karma d10 when one is needed ("karma").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,12 @@ FAILURE = "failure"
 CRITICAL_FAILURE = "critical_failure"
 SUPER_CRITICAL_FAILURE = "super_critical_failure"
 OUTCOMES = (
-    SUPER_CRITICAL_SUCCESS, CRITICAL_SUCCESS, SUCCESS,
-    FAILURE, CRITICAL_FAILURE, SUPER_CRITICAL_FAILURE,
+    SUPER_CRITICAL_SUCCESS,
+    CRITICAL_SUCCESS,
+    SUCCESS,
+    FAILURE,
+    CRITICAL_FAILURE,
+    SUPER_CRITICAL_FAILURE,
 )
 SUCCESSES = frozenset({SUCCESS, CRITICAL_SUCCESS, SUPER_CRITICAL_SUCCESS})
 
@@ -44,9 +49,7 @@ def canonical_stat(name: str, *, field: str = "stat") -> str:
     """GC-S1: the stat a request names (`furtivite` is the former name of `agilite`)."""
     stat = STAT_ALIASES.get(name, name)
     if stat not in STATS:
-        raise RuleError(
-            f"unknown stat {name!r}; one of {', '.join(STATS)} (or furtivite for agilite)", field=field
-        )
+        raise RuleError(f"unknown stat {name!r}; one of {', '.join(STATS)} (or furtivite for agilite)", field=field)
     return stat
 
 
@@ -165,8 +168,15 @@ def result_from_dice(
     outcome = classify(score, target, used, extreme_scores)
     after = karma if lock is not None else karma_after(karma, outcome)
     return TestResult(
-        natural=natural, karma_die=karma_die, score=score, target=target, outcome=outcome,
-        karma_used=used, karma_before=karma, karma_after=after, locked=lock is not None,
+        natural=natural,
+        karma_die=karma_die,
+        score=score,
+        target=target,
+        outcome=outcome,
+        karma_used=used,
+        karma_before=karma,
+        karma_after=after,
+        locked=lock is not None,
     )
 
 

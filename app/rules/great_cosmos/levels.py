@@ -4,6 +4,7 @@ die is rolled; the result lists every die and every before/after value.
 Table dice order: the level's own dice, then the `chance` test (d100, then its
 karma d10 if any), then the 2d20 bonus if that test succeeded.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -24,15 +25,23 @@ POOLS = ("hp", "mp")
 # GC-L5: what the GM's explicit deltas may touch, with their bounds.
 CHANGE_BOUNDS = {
     **dict.fromkeys(STATS, (1, 100)),
-    "hp_max": (1, 10**6), "mp_max": (0, 10**6),
-    "light_points": (0, 1000), "dark_points": (0, 1000), "intuition": (1, 6),
+    "hp_max": (1, 10**6),
+    "mp_max": (0, 10**6),
+    "light_points": (0, 1000),
+    "dark_points": (0, 1000),
+    "intuition": (1, 6),
 }
 POINTS_MAX = 1000  # GC-S6: the sheet's bound on light/dark points
 # Which request field belongs to which new level ("6" = 6 and above); GC-S6: the GM's
 # light/dark grants (`light`, `dark`) apply to every level-up.
 _GRANTS = ("light", "dark")
-_FIELDS_BY_LEVEL = {2: ("mode", "stats", *_GRANTS), 3: ("stat", *_GRANTS), 4: ("pool", *_GRANTS),
-                    5: ("transfers", *_GRANTS), 6: ("changes", *_GRANTS)}
+_FIELDS_BY_LEVEL = {
+    2: ("mode", "stats", *_GRANTS),
+    3: ("stat", *_GRANTS),
+    4: ("pool", *_GRANTS),
+    5: ("transfers", *_GRANTS),
+    6: ("changes", *_GRANTS),
+}
 
 
 @dataclass(frozen=True)
@@ -167,8 +176,11 @@ def _check_level5(c: Choices, p: Progress) -> Choices:
     if c.light is None or c.dark is None:
         raise _refuse("light" if c.light is None else "dark", "level 5 needs light and dark (GC-L4)")
     if c.light + c.dark < LEVEL5_POINTS:
-        raise _refuse("light", f"light + dark must be at least {LEVEL5_POINTS} (the +3 of level 5, "
-                               f"plus any grant), not {c.light} + {c.dark} (GC-L4, GC-S6)")
+        raise _refuse(
+            "light",
+            f"light + dark must be at least {LEVEL5_POINTS} (the +3 of level 5, "
+            f"plus any grant), not {c.light} + {c.dark} (GC-L4, GC-S6)",
+        )
     transfers = []
     for i, (src, dst, points) in enumerate(c.transfers or ()):
         src, dst = canonical_stat(src, field=f"transfers.{i}.from"), canonical_stat(dst, field=f"transfers.{i}.to")
@@ -267,9 +279,11 @@ def _apply_level5(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
         p = p.with_stat(src, p.stats[src] - points).with_stat(dst, p.stats[dst] + points)
     changes = [Change(f"stats.{s}", before[s], p.stats[s]) for s in STATS if before[s] != p.stats[s]]
     assert c.light is not None and c.dark is not None  # level 5 requires both (check_choices)
-    changes += [Change("light_points", p.light_points, p.light_points + c.light),
-                Change("dark_points", p.dark_points, p.dark_points + c.dark),
-                Change("final_skill_unlocked", False, True)]
+    changes += [
+        Change("light_points", p.light_points, p.light_points + c.light),
+        Change("dark_points", p.dark_points, p.dark_points + c.dark),
+        Change("final_skill_unlocked", False, True),
+    ]
     p = replace(p, light_points=p.light_points + c.light, dark_points=p.dark_points + c.dark)
     return p, changes
 
@@ -295,8 +309,9 @@ def _apply_level6(c: Choices, p: Progress) -> tuple[Progress, list[Change]]:
     return p, changes
 
 
-def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_scores: bool = False,
-             test_bonus: int = 0) -> LevelUp:
+def level_up(
+    progress: Progress, choices: Choices, dice: DiceSource, *, extreme_scores: bool = False, test_bonus: int = 0
+) -> LevelUp:
     """GC-L1..L7: raise the level by one: check every choice, roll the level's dice, add
     the GM's light/dark grants (GC-S6), then the chance test (GC-L6: full test rules,
     karma included; `test_bonus`: an Illumination advantage's +10/+20, GC-P5) and its 2d20 bonus."""
@@ -306,8 +321,9 @@ def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_
     if new_level != 5:
         p, grants = apply_grants(c, p)
         changes += grants
-    chance = resolve_test(dice, p.stats["chance"] + test_bonus, p.karma, posture=p.posture,
-                          extreme_scores=extreme_scores)
+    chance = resolve_test(
+        dice, p.stats["chance"] + test_bonus, p.karma, posture=p.posture, extreme_scores=extreme_scores
+    )
     if chance.karma_after != p.karma:
         changes.append(Change("karma", p.karma, chance.karma_after))
         p = replace(p, karma=chance.karma_after)
@@ -318,5 +334,12 @@ def level_up(progress: Progress, choices: Choices, dice: DiceSource, *, extreme_
         changes += chs
     changes.insert(0, Change("level", progress.level, new_level))
     p = replace(p, level=new_level)
-    return LevelUp(rule=rule, before=progress, after=p, changes=tuple(changes), chance=chance,
-                   bonus_pool=c.chance_bonus_pool, bonus_dice=bonus)
+    return LevelUp(
+        rule=rule,
+        before=progress,
+        after=p,
+        changes=tuple(changes),
+        chance=chance,
+        bonus_pool=c.chance_bonus_pool,
+        bonus_dice=bonus,
+    )

@@ -3,6 +3,7 @@
 Direct enumeration of the 100 naturals (x 10 karma d10 faces when GC-K2 rolls
 one): integer counts over 1000, cached per (target, karma, extreme_scores).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

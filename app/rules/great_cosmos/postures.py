@@ -6,6 +6,7 @@ then — if it hits — the Illumination auto-defense d10, then the defense test
 
 GC-T2: the extreme-score conversion is the GM's opt-in (`extreme_scores`, default off).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -30,10 +31,22 @@ OFFENSIVE, DEFENSIVE, ILLUMINATION, SEPULCRALE = "offensive", "defensive", "illu
 SPECIAL_POSTURES = {ILLUMINATION: "light", SEPULCRALE: "dark"}
 ATTACK_STATS = {"melee": "force", "ranged": "precision", "magic": "esprit"}  # GC-P3 defaults
 DEFENSE_STATS = {"dodge": "agilite", "parry": "force"}  # GC-P2
-ADVANTAGES = {1: "none", 2: "no_hp_mp_cost", 3: "extra_positive_effect", 4: "bonus_10", 5: "bonus_20",
-              6: "extra_action"}
-DISADVANTAGES = {1: "none", 2: "hp_mp_cost_doubled", 3: "extra_negative_effect", 4: "malus_10", 5: "malus_20",
-                 6: "action_cancelled"}
+ADVANTAGES = {
+    1: "none",
+    2: "no_hp_mp_cost",
+    3: "extra_positive_effect",
+    4: "bonus_10",
+    5: "bonus_20",
+    6: "extra_action",
+}
+DISADVANTAGES = {
+    1: "none",
+    2: "hp_mp_cost_doubled",
+    3: "extra_negative_effect",
+    4: "malus_10",
+    5: "malus_20",
+    6: "action_cancelled",
+}
 _MODIFIERS = {"bonus_10": 10, "bonus_20": 20, "malus_10": -10, "malus_20": -20}
 AUTO_DEFENSE_THRESHOLD = 7  # GC-P5: d10 <= 7
 
@@ -76,9 +89,11 @@ def posture_advantage(posture: str | None, die: int | None) -> Advantage | None:
     if posture != ILLUMINATION:
         return None
     if die is None:
-        raise RuleError("this character is in Illumination but the advantage d6 rolled on entering it (GC-P5) is "
-                        "not on its sheet: the GM sets sheet.posture_advantage (1..6) before its tests",
-                        field="sheet.posture_advantage")
+        raise RuleError(
+            "this character is in Illumination but the advantage d6 rolled on entering it (GC-P5) is "
+            "not on its sheet: the GM sets sheet.posture_advantage (1..6) before its tests",
+            field="sheet.posture_advantage",
+        )
     if die not in ADVANTAGES:
         raise RuleError(f"the advantage d6 is 1..6, not {die}", field="sheet.posture_advantage")
     effect = ADVANTAGES[die]
@@ -88,8 +103,9 @@ def posture_advantage(posture: str | None, die: int | None) -> Advantage | None:
 def damage_multiplier(f: Fighter, *, sepulchral: float = 3, backlash: float = 0.5) -> Fraction:
     """GC-P1 offensive x2, GC-P2 defensive x1, GC-P6 Sépulcrale x option (default 3),
     GC-P7 Sépulcrale backlash x option (default 0.5) on top; Illumination deals normal damage."""
-    base = {OFFENSIVE: Fraction(2),
-            SEPULCRALE: Fraction(sepulchral).limit_denominator(1000)}.get(f.posture, Fraction(1))
+    base = {OFFENSIVE: Fraction(2), SEPULCRALE: Fraction(sepulchral).limit_denominator(1000)}.get(
+        f.posture, Fraction(1)
+    )
     if f.backlash == SEPULCRALE:
         base *= Fraction(backlash).limit_denominator(1000)
     return base
@@ -137,8 +153,9 @@ def check_reaction(reaction: str | None, *, unparryable: bool = False, undodgeab
         raise RuleError("an undodgeable attack cannot be dodged (GC-P5)", field="reaction")
 
 
-def auto_defense_applies(f: Fighter, attack: TestResult, *, unparryable: bool = False,
-                         undodgeable: bool = False) -> bool:
+def auto_defense_applies(
+    f: Fighter, attack: TestResult, *, unparryable: bool = False, undodgeable: bool = False
+) -> bool:
     """GC-P5: in Illumination, each attack suffered may be auto-dodged/parried, except a
     super-critical one or a special attack flagged unparryable and/or undodgeable."""
     special = unparryable or undodgeable
@@ -206,10 +223,21 @@ class Attack:
 
 
 def resolve_attack(
-    dice: DiceSource, attacker: Fighter, defender: Fighter, *, stat: str, damage: str,
-    reaction: str | None = None, modifier: int = 0, unparryable: bool = False, undodgeable: bool = False,
-    same_slot: bool = False, target_moved_away: bool = False,
-    sepulchral: float = 3, backlash: float = 0.5, extreme_scores: bool = False,
+    dice: DiceSource,
+    attacker: Fighter,
+    defender: Fighter,
+    *,
+    stat: str,
+    damage: str,
+    reaction: str | None = None,
+    modifier: int = 0,
+    unparryable: bool = False,
+    undodgeable: bool = False,
+    same_slot: bool = False,
+    target_moved_away: bool = False,
+    sepulchral: float = 3,
+    backlash: float = 0.5,
+    extreme_scores: bool = False,
     defender_dice: DiceSource | None = None,
 ) -> Attack:
     """GC-P1..P6: attack test (GC-P3), Illumination auto-defense (GC-P5), dodge/parry
@@ -232,13 +260,28 @@ def resolve_attack(
     if reaction is not None and same_slot:
         raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
     check_reaction(reaction, unparryable=unparryable, undodgeable=undodgeable)
-    attack = resolve_test(dice, attacker.stats[stat] + modifier + posture_modifier(attacker), attacker.karma,
-                          posture=attacker.posture, extreme_scores=extreme_scores)
+    attack = resolve_test(
+        dice,
+        attacker.stats[stat] + modifier + posture_modifier(attacker),
+        attacker.karma,
+        posture=attacker.posture,
+        extreme_scores=extreme_scores,
+    )
     attacker = replace(attacker, karma=attack.karma_after)
     hit = attack.success and not target_moved_away
-    out: dict[str, Any] = dict(attack=attack, hit=hit, auto_defense_die=None, auto_defended=False, defense=None,
-               defense_holds=False, riposte_available=False, damage=None, wound=None, provoked=False,
-               target_moved_away=target_moved_away)
+    out: dict[str, Any] = dict(
+        attack=attack,
+        hit=hit,
+        auto_defense_die=None,
+        auto_defended=False,
+        defense=None,
+        defense_holds=False,
+        riposte_available=False,
+        damage=None,
+        wound=None,
+        provoked=False,
+        target_moved_away=target_moved_away,
+    )
     if not hit:
         return Attack(attacker=attacker, defender=defender, **out)
     if not same_slot and auto_defense_applies(defender, attack, unparryable=unparryable, undodgeable=undodgeable):
@@ -246,9 +289,13 @@ def resolve_attack(
         if out["auto_defended"]:
             return Attack(attacker=attacker, defender=defender, **out)
     if reaction is not None:
-        d = resolve_test(defender_dice, defender.stats[DEFENSE_STATS[reaction]] + posture_modifier(defender),
-                         defender.karma,
-                         posture=defender.posture, extreme_scores=extreme_scores)
+        d = resolve_test(
+            defender_dice,
+            defender.stats[DEFENSE_STATS[reaction]] + posture_modifier(defender),
+            defender.karma,
+            posture=defender.posture,
+            extreme_scores=extreme_scores,
+        )
         defender = replace(defender, karma=d.karma_after)
         verdict = defense_holds(attack, d)
         out.update(defense=d, defense_holds=verdict.holds, riposte_available=verdict.riposte_available)
@@ -292,8 +339,16 @@ def final_skill_outcome(outcome: str) -> str:
     return FAILURE if outcome in (CRITICAL_FAILURE, SUPER_CRITICAL_FAILURE) else outcome
 
 
-def use_final_skill(level: int, posture: str | None, cost_kind: str, cost_points: int,
-                    light_points: int, dark_points: int, *, punchline: str) -> tuple[int, int]:
+def use_final_skill(
+    level: int,
+    posture: str | None,
+    cost_kind: str,
+    cost_points: int,
+    light_points: int,
+    dark_points: int,
+    *,
+    punchline: str,
+) -> tuple[int, int]:
     """GC-S9/GC-L4/GC-P5: the Final Skill (at least 1 point, its punchline said) needs
     level 5 and a special posture (it is one of their powers), costs its light/dark points
     (409 when short) and ends the posture. Returns (light_points, dark_points) after the cost."""
@@ -304,8 +359,9 @@ def use_final_skill(level: int, posture: str | None, cost_kind: str, cost_points
         raise RuleError("the Final Skill is used in Illumination or Sépulcrale (GC-P5/P6)", field="posture")
     have = light_points if cost_kind == "light" else dark_points
     if have < cost_points:
-        raise InsufficientResource(f"the Final Skill costs {cost_points} {cost_kind} points; {have} left",
-                                   field="final_skill")
+        raise InsufficientResource(
+            f"the Final Skill costs {cost_points} {cost_kind} points; {have} left", field="final_skill"
+        )
     if cost_kind == "light":
         return light_points - cost_points, dark_points
     return light_points, dark_points - cost_points
@@ -328,7 +384,12 @@ class PostureEnd:
 
 
 def end_special_posture(
-    dice: DiceSource, f: Fighter, turns_held: int, *, backlash_after: int = 2, backlash: float = 0.5,
+    dice: DiceSource,
+    f: Fighter,
+    turns_held: int,
+    *,
+    backlash_after: int = 2,
+    backlash: float = 0.5,
 ) -> PostureEnd:
     """GC-P7: held more than 2 turns → backlash for 2 turns (Illumination: cannot act
     nor defend nor speak; Sépulcrale: acts last, damage x0.5, disadvantage d6).
@@ -340,9 +401,14 @@ def end_special_posture(
     die = dice.roll(6, "disadvantage") if hit and sep else None
     apocalypse = sep and not f.revive_used
     return PostureEnd(
-        posture=f.posture, backlash=hit, backlash_turns=2 if hit else 0,
-        cannot_act=hit and not sep, acts_last=hit and sep,
+        posture=f.posture,
+        backlash=hit,
+        backlash_turns=2 if hit else 0,
+        cannot_act=hit and not sep,
+        acts_last=hit and sep,
         damage_multiplier=Fraction(backlash).limit_denominator(1000) if hit and sep else None,
-        disadvantage_die=die, disadvantage=DISADVANTAGES[die] if die else None,
-        apocalypse=apocalypse, hp_after=f.hp_max // 2 if apocalypse else None,
+        disadvantage_die=die,
+        disadvantage=DISADVANTAGES[die] if die else None,
+        apocalypse=apocalypse,
+        hp_after=f.hp_max // 2 if apocalypse else None,
     )

@@ -1,5 +1,6 @@
 """Great Cosmos: races, light/dark points, mental health, the Final Skill, inventory,
 movement (GC-S3, GC-S6, GC-S7, GC-S9, GC-I1..I4, GC-D2). Pure rules on plain values."""
+
 from __future__ import annotations
 
 import math
@@ -16,9 +17,12 @@ _LIGHT_BONUS = frozenset({"magical_girl", "gardien"})
 _DARK_BONUS = frozenset({"succube", "onikaosu"})
 # GC-S7: mental health bounds per race (other races: the human bounds).
 _MENTAL_HEALTH = {
-    "humain": (0, 100), "elementaire": (0, 100),
-    "magical_girl": (0, 50), "gardien": (0, 50),
-    "succube": (0, 150), "onikaosu": (0, 150),
+    "humain": (0, 100),
+    "elementaire": (0, 100),
+    "magical_girl": (0, 50),
+    "gardien": (0, 50),
+    "succube": (0, 150),
+    "onikaosu": (0, 150),
 }
 
 MONEY_PER_SLOT = 5000
@@ -43,8 +47,7 @@ def check_mental_health(race: str, value: int, *, gm_override: bool = False) -> 
     low, high = mental_health_bounds(race)
     if not gm_override and not low <= value <= high:
         raise RuleError(
-            f"mental_health {value} is outside the {race} bounds {low}..{high} (GC-S7); "
-            "only a GM override allows it",
+            f"mental_health {value} is outside the {race} bounds {low}..{high} (GC-S7); only a GM override allows it",
             field="mental_health",
         )
 
@@ -64,11 +67,14 @@ def check_final_skill(cost_kind: str, cost_points: int, punchline: str) -> None:
     if cost_kind not in FINAL_SKILL_COST_KINDS:
         raise RuleError("a Final Skill costs light or dark points (GC-S9)", field="final_skill.cost_kind")
     if cost_points < 1:
-        raise RuleError(f"a Final Skill costs at least 1 {cost_kind} point, not {cost_points} (GC-S9)",
-                        field="final_skill.cost_points")
+        raise RuleError(
+            f"a Final Skill costs at least 1 {cost_kind} point, not {cost_points} (GC-S9)",
+            field="final_skill.cost_points",
+        )
     if not punchline.strip():
-        raise RuleError("a Final Skill needs its activation phrase, the punchline (GC-S9)",
-                        field="final_skill.punchline")
+        raise RuleError(
+            "a Final Skill needs its activation phrase, the punchline (GC-S9)", field="final_skill.punchline"
+        )
 
 
 def max_move(agilite: int, modifier: int = 0) -> int:
@@ -77,6 +83,7 @@ def max_move(agilite: int, modifier: int = 0) -> int:
 
 
 # --- inventory (GC-I1..I4) --------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Item:
@@ -135,9 +142,7 @@ def check_item(item: Item, index: int) -> None:
             f"{where}: a {item.kind} weighs {low}..{high} slots, not {item.slots} (GC-I2)", field=f"{where}.slots"
         )
     if item.kind == "armor" and item.piece not in ARMOR_PIECES:
-        raise RuleError(
-            f"{where}: an armor piece is one of {', '.join(ARMOR_PIECES)} (GC-I2)", field=f"{where}.piece"
-        )
+        raise RuleError(f"{where}: an armor piece is one of {', '.join(ARMOR_PIECES)} (GC-I2)", field=f"{where}.piece")
 
 
 def _slots_by_place(items: Iterable[Item]) -> dict[str | None, int]:
@@ -158,7 +163,10 @@ def _slots_by_place(items: Iterable[Item]) -> dict[str | None, int]:
 
 
 def inventory_load(
-    force: int, items: list[Item], money: int = 0, purse_slots: int | None = None,
+    force: int,
+    items: list[Item],
+    money: int = 0,
+    purse_slots: int | None = None,
     containers: list[Container] | None = None,
 ) -> InventoryLoad:
     """GC-I1..I3: capacity from force; used = every item (wherever it is carried),
@@ -171,16 +179,24 @@ def inventory_load(
     cap = capacity(force)
     used = items_total + coins + weight
     return InventoryLoad(
-        capacity=cap, used=used, free=cap - used, items_slots=items_total, money_slots=coins,
-        containers={c.name: {"slots": c.slots, "used": by_place.get(c.name, 0),
-                             "free": c.slots - by_place.get(c.name, 0)} for c in containers},
-        purse={"slots": purse_slots, "used": coins,
-               "free": None if purse_slots is None else purse_slots - coins},
+        capacity=cap,
+        used=used,
+        free=cap - used,
+        items_slots=items_total,
+        money_slots=coins,
+        containers={
+            c.name: {"slots": c.slots, "used": by_place.get(c.name, 0), "free": c.slots - by_place.get(c.name, 0)}
+            for c in containers
+        },
+        purse={"slots": purse_slots, "used": coins, "free": None if purse_slots is None else purse_slots - coins},
     )
 
 
 def check_inventory(
-    force: int, items: list[Item], money: int = 0, purse_slots: int | None = None,
+    force: int,
+    items: list[Item],
+    money: int = 0,
+    purse_slots: int | None = None,
     containers: list[Container] | None = None,
 ) -> InventoryLoad:
     """GC-I4: overloading is impossible: every item must be valid (GC-I2), fit its

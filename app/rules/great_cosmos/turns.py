@@ -1,4 +1,5 @@
 """Great Cosmos movement and turn order (GC-D1..D4, GC-O1..O3). Pure rules."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -37,9 +38,7 @@ def check_turn(steps: Sequence[str], moved: int = 0, allowed_move: int | None = 
     """GC-D3: a turn is move-then-act or act-then-move (or only one of them), never
     move-act-move; the cells moved may not exceed the turn's max move (GC-D2)."""
     if tuple(steps) not in _LEGAL_TURNS:
-        raise RuleError(
-            f"a turn is move then act or act then move, not {' then '.join(steps)} (GC-D3)", field="steps"
-        )
+        raise RuleError(f"a turn is move then act or act then move, not {' then '.join(steps)} (GC-D3)", field="steps")
     if allowed_move is not None and moved > allowed_move:
         raise RuleError(f"{moved} cells moved; at most {allowed_move} this turn (GC-D2)", field="moved")
 
@@ -71,8 +70,14 @@ def dash_move(base: int, outcome: str) -> tuple[Fraction, int]:
 
 
 def dash(
-    dice: DiceSource, agilite: int, karma: int, *, modifier: int = 0, move_modifier: int = 0,
-    posture: str | None = None, extreme_scores: bool = False,
+    dice: DiceSource,
+    agilite: int,
+    karma: int,
+    *,
+    modifier: int = 0,
+    move_modifier: int = 0,
+    posture: str | None = None,
+    extreme_scores: bool = False,
 ) -> Dash:
     """GC-D4: giving up the action, an agilite test (GC-T1, karma included) multiplies
     the max move (GC-D2) of the turn."""
@@ -149,7 +154,10 @@ def _band(e: Entrant, action: int) -> int:
 
 
 def turn_order(
-    dice: DiceSource, entrants: Sequence[Entrant], *, tie_method: str = "d20",
+    dice: DiceSource,
+    entrants: Sequence[Entrant],
+    *,
+    tie_method: str = "d20",
     chosen_orders: Sequence[Sequence[str]] = (),
 ) -> TurnOrder:
     """GC-O1..O3: highest effective agilite first (an Illumination's first action first,
@@ -203,8 +211,9 @@ def _chosen_by_group(chosen_orders: Sequence[Sequence[str]], ties: list[Tie]) ->
             raise RuleError("a chosen order lists exactly the entities of one tie (GC-O2)", field=where)
         sides = {e.side for e, _ in match}
         if len(sides) != 1 or None in sides:
-            raise RuleError("only a tie whose entities are all on one side may be ordered by choice (GC-O2)",
-                            field=where)
+            raise RuleError(
+                "only a tie whose entities are all on one side may be ordered by choice (GC-O2)", field=where
+            )
         out[id(match)] = tuple(order)
     return out
 
@@ -223,5 +232,7 @@ def _break_tie(dice: DiceSource, group: Tie, position: int) -> list[Slot]:
     by_value: dict[int, list[tuple[str, int]]] = {}
     for v, e, n in rolled:
         by_value.setdefault(v, []).append((e.id, n))
-    return [Slot(entries=tuple(by_value[v]), position=position, tie_dice=tie_dice, tie_break="d20")
-            for v in sorted(by_value)]
+    return [
+        Slot(entries=tuple(by_value[v]), position=position, tie_dice=tie_dice, tie_break="d20")
+        for v in sorted(by_value)
+    ]

@@ -9,6 +9,7 @@ generic flow (`combat`): the actor and the target loaded and locked, who may act
 (the GM, or the actor's owner on its turn: 403/409), the target's reaction, the
 dice provenance, then the ruleset resolves the exchange and every change it made
 is written, before/after, in the action's transaction."""
+
 from __future__ import annotations
 
 import base64
@@ -58,8 +59,14 @@ class Action:
 
 
 @checks_caller
-def act(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any],
-        idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
+def act(
+    session: Session,
+    principal: Principal,
+    encounter_id: str,
+    body: dict[str, Any],
+    idem: Idempotency | None,
+    if_match: str | None,
+) -> dict[str, Any]:
     """An action, its body validated by the campaign's ruleset. The GM's actions are refused to
     players once the encounter is found (401 → 404 → 403, issue 21 item 10); a `type` that is no
     string is the ruleset's 422 (item 9)."""
@@ -80,8 +87,9 @@ def act(session: Session, principal: Principal, encounter_id: str, body: dict[st
     return write(session, principal, encounter_id, work, idem=idem, combatants=[c for c in named if isinstance(c, str)])
 
 
-def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
-              req: HealOrDamage | ConditionChange) -> dict[str, Any]:
+def gm_action(
+    uow: EncounterWork, fight: Fight, principal: Principal, req: HealOrDamage | ConditionChange
+) -> dict[str, Any]:
     action = ACTIONS[req.type]
     fight.some([req.actor_id, req.target_id])  # one read for both
     if req.actor_id is not None:
@@ -90,13 +98,23 @@ def gm_action(uow: EncounterWork, fight: Fight, principal: Principal,
     changes = Changes(fight)
     steps: list[dict[str, Any]] = []
     action.handler(fight, req, changes, steps)
-    _, shown = record_action(uow, fight, principal, type_=req.type, changes=changes, steps=steps,
-                             actor_id=req.actor_id, target_id=target["id"], hidden=req.hidden,
-                             character_id=target["character_id"])
+    _, shown = record_action(
+        uow,
+        fight,
+        principal,
+        type_=req.type,
+        changes=changes,
+        steps=steps,
+        actor_id=req.actor_id,
+        target_id=target["id"],
+        hidden=req.hidden,
+        character_id=target["character_id"],
+    )
     return shown
 
 
 # --- the combat actions: one flow for every ruleset ---------------------------------------------
+
 
 def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction) -> dict[str, Any]:
     """Load and lock actor and target, check who acts and the target's reaction, let the
@@ -126,13 +144,23 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     _check_actor(uow.conn, fight, principal, actor, a, req, current)
     check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
     reaction, chosen = _reaction(fight, principal, target, req)
-    x = Exchange(req=req, actor=a, target=t, dice=dice, options=fight.options, campaign_options=fight.campaign_options,
-                 round=fight.encounter["round"], reaction=reaction, reaction_chosen=chosen,
-                 same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
-                 on_turn=actor["id"] in current.get("combatant_ids", []), by_gm=principal.is_gm,
-                 others_of=lambda: _others(uow.conn, fight, principal, involved),
-                 more=[parties[c["id"]] for c, _ in more],
-                 sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid))
+    x = Exchange(
+        req=req,
+        actor=a,
+        target=t,
+        dice=dice,
+        options=fight.options,
+        campaign_options=fight.campaign_options,
+        round=fight.encounter["round"],
+        reaction=reaction,
+        reaction_chosen=chosen,
+        same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
+        on_turn=actor["id"] in current.get("combatant_ids", []),
+        by_gm=principal.is_gm,
+        others_of=lambda: _others(uow.conn, fight, principal, involved),
+        more=[parties[c["id"]] for c, _ in more],
+        sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid),
+    )
     was_down = {c["id"]: fight.rules.is_down(fight.loaded_character(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
@@ -143,15 +171,26 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
         down = fight.rules.is_down(fight.loaded_character(c).sheet)
         if down != was_down[c["id"]]:
             x.step("turn", "down" if down else "back in the fight", combatant_id=c["id"])
-    _, shown = record_action(uow, fight, principal, type_=req.type, changes=changes, steps=x.steps,
-                             dice=dice, actor_id=actor["id"], target_id=target["id"] if target else None,
-                             hidden=req.hidden, character_id=actor["character_id"],
-                             others=[c["character_id"] for c in involved])
+    _, shown = record_action(
+        uow,
+        fight,
+        principal,
+        type_=req.type,
+        changes=changes,
+        steps=x.steps,
+        dice=dice,
+        actor_id=actor["id"],
+        target_id=target["id"] if target else None,
+        hidden=req.hidden,
+        character_id=actor["character_id"],
+        others=[c["character_id"] for c in involved],
+    )
     return shown
 
 
-def _named(fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id: str | None,
-           field_: str) -> dict[str, Any]:
+def _named(
+    fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id: str | None, field_: str
+) -> dict[str, Any]:
     """A combatant the body names; one the caller may not see (`seen`: a player's scene) answers as
     an unknown id does, same status, same problem (issue 21 item 4)."""
     c = fight.combatant(combatant_id, field_)
@@ -168,10 +207,21 @@ def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str,
     turn = counters.get("turn") or {}
     if {k: turn.get(k) for k in key} != key:
         turn = {**key}
-    return Party(id=c["id"], character_id=c["character_id"], name=ch.name, kind=ch.kind, side=c["side"],
-                 reaction=c["reaction"] or fight.rules.default_reaction, sheet=clone(ch.sheet),
-                 counters=counters, position=clone(c["position"]), conditions=clone(c["conditions"]),
-                 actions=c["actions"], dice=dice.of(c["id"]), turn=clone(turn))
+    return Party(
+        id=c["id"],
+        character_id=c["character_id"],
+        name=ch.name,
+        kind=ch.kind,
+        side=c["side"],
+        reaction=c["reaction"] or fight.rules.default_reaction,
+        sheet=clone(ch.sheet),
+        counters=counters,
+        position=clone(c["position"]),
+        conditions=clone(c["conditions"]),
+        actions=c["actions"],
+        dice=dice.of(c["id"]),
+        turn=clone(turn),
+    )
 
 
 def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, Any]]) -> list[Party]:
@@ -180,14 +230,35 @@ def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, A
     onto an empty cell (issue 21 item 4)."""
     ids = {c["id"] for c in involved}
     seen, who = None if principal.is_gm else scene(conn, fight), viewer(principal)
-    return [Party(id=c["id"], character_id=c["character_id"], name="", kind="", side=c["side"], reaction="",
-                  sheet={}, counters={}, position=c["position"], conditions=[], actions=c["actions"],
-                  dice=None)  # type: ignore[arg-type]  # read only (positions): these parties never roll
-            for c in fight.combatants if c["id"] not in ids and (seen is None or seen.sees(who, c["id"]))]
+    return [
+        Party(
+            id=c["id"],
+            character_id=c["character_id"],
+            name="",
+            kind="",
+            side=c["side"],
+            reaction="",
+            sheet={},
+            counters={},
+            position=c["position"],
+            conditions=[],
+            actions=c["actions"],
+            dice=None,  # type: ignore[arg-type]  # read only (positions): these parties never roll
+        )
+        for c in fight.combatants
+        if c["id"] not in ids and (seen is None or seen.sees(who, c["id"]))
+    ]
 
 
-def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any], party: Party, req: CombatAction,
-                 current: dict[str, Any]) -> None:
+def _check_actor(
+    conn,
+    fight: Fight,
+    principal: Principal,
+    actor: dict[str, Any],
+    party: Party,
+    req: CombatAction,
+    current: dict[str, Any],
+) -> None:
     """The GM acts for any combatant; a player for one it owns (403), on its turn (409)
     unless the rules let it act now (a riposte, a counter-attack). Nobody acts for a down
     combatant, nor for one the rules stop (GC-P7)."""
@@ -196,18 +267,25 @@ def _check_actor(conn, fight: Fight, principal: Principal, actor: dict[str, Any]
         if fight.loaded_character(actor).player_id != principal.player_id:
             raise Forbidden("only the GM or the combatant's owner may act for it", field="actor_id")
         if actor["id"] not in current.get("combatant_ids", []) and fight.rules.out_of_turn(party, req) is None:
-            raise Conflict(f"it is not combatant {actor['id']}'s turn", field="actor_id", extra={
-                "current": view.current_view(current or None, scene(conn, fight), viewer(principal))})
+            raise Conflict(
+                f"it is not combatant {actor['id']}'s turn",
+                field="actor_id",
+                extra={"current": view.current_view(current or None, scene(conn, fight), viewer(principal))},
+            )
     if fight.rules.is_down(sheet):
         raise Conflict(f"combatant {actor['id']} is down: it does not act", field="actor_id")
     stopped = fight.rules.stopped(actor["counters"] or {}, sheet, fight.encounter["round"])
     if stopped is not None:
-        raise Conflict(f"combatant {actor['id']} cannot act this round ({stopped['rule']}: {stopped['what']})",
-                       field="actor_id", extra={"rule": stopped["rule"]})
+        raise Conflict(
+            f"combatant {actor['id']} cannot act this round ({stopped['rule']}: {stopped['what']})",
+            field="actor_id",
+            extra={"rule": stopped["rule"]},
+        )
 
 
-def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
-              req: CombatAction) -> tuple[str | None, bool]:
+def _reaction(
+    fight: Fight, principal: Principal, target: dict[str, Any] | None, req: CombatAction
+) -> tuple[str | None, bool]:
     """The target's standing reaction, or the body's: only from a caller who controls the target."""
     if target is None:
         return None, False
@@ -215,8 +293,10 @@ def _reaction(fight: Fight, principal: Principal, target: dict[str, Any] | None,
     if asked is None:
         return target["reaction"] or fight.rules.default_reaction, False
     if not principal.is_gm and fight.loaded_character(target).player_id != principal.player_id:
-        raise Forbidden("only the GM or the target's owner chooses its reaction; leave `reaction` out to use its "
-                        "standing one", field="reaction")
+        raise Forbidden(
+            "only the GM or the target's owner chooses its reaction; leave `reaction` out to use its standing one",
+            field="reaction",
+        )
     fight.rules.check_reaction(asked)
     return asked, True
 
@@ -257,8 +337,17 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         after = min(before, max(pool.floor, before - req.amount))
     was_down = fight.rules.is_down(sheet)
     changes.resource(target, pool, after)
-    steps.append({"rule": "GM", "what": req.type, "combatant_id": target["id"], "resource": pool.name,
-                  "amount": req.amount, "before": before, "after": after})
+    steps.append(
+        {
+            "rule": "GM",
+            "what": req.type,
+            "combatant_id": target["id"],
+            "resource": pool.name,
+            "amount": req.amount,
+            "before": before,
+            "after": after,
+        }
+    )
     following = clone(fight.loaded_character(target).sheet)
     for step in fight.rules.pool_changed(following, pool, before, after):
         steps.append({**step, "combatant_id": target["id"]})
@@ -266,8 +355,9 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         changes.sheet(target, key, following[key])
     now_down = fight.rules.is_down(fight.loaded_character(target).sheet)
     if now_down != was_down:
-        steps.append({"rule": "turn", "what": "down" if now_down else "back in the fight",
-                      "combatant_id": target["id"]})
+        steps.append(
+            {"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]}
+        )
 
 
 def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:
@@ -277,8 +367,9 @@ def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list)
         if not any(c["name"] == req.remove for c in conditions):
             raise InvalidBody(f"combatant {target['id']} has no condition {req.remove!r}", field="remove")
         conditions = [c for c in conditions if c["name"] != req.remove]
-        steps.append({"rule": "conditions", "what": "condition removed", "combatant_id": target["id"],
-                      "name": req.remove})
+        steps.append(
+            {"rule": "conditions", "what": "condition removed", "combatant_id": target["id"], "name": req.remove}
+        )
     if req.add is not None:
         new = {"name": req.add.name, "rounds_left": req.add.rounds, "ends": req.add.ends}
         conditions = [c for c in conditions if c["name"] != new["name"]] + [new]
@@ -297,11 +388,20 @@ ACTIONS: dict[str, Action] = {
 
 # --- undo ------------------------------------------------------------------------------------
 
+
 @checks_caller
-def revert(session: Session, principal: Principal, encounter_id: str, action_id: str, force: bool,
-           idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
+def revert(
+    session: Session,
+    principal: Principal,
+    encounter_id: str,
+    action_id: str,
+    force: bool,
+    idem: Idempotency | None,
+    if_match: str | None,
+) -> dict[str, Any]:
     """GM: undo the latest action not yet reverted, restoring every field it changed.
     A sheet field changed since by something else → 409 naming it, unless `force`."""
+
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "revert an action")
         conn = uow.conn
@@ -313,19 +413,31 @@ def revert(session: Session, principal: Principal, encounter_id: str, action_id:
         if row.type == "revert":
             raise Conflict("a revert is not reverted: revert the action before it instead", field="action_id")
         if row.reverted_by is not None:
-            raise Conflict(f"action {action_id} was already reverted (by {row.reverted_by})",
-                           extra={"reverted_by": row.reverted_by})
+            raise Conflict(
+                f"action {action_id} was already reverted (by {row.reverted_by})",
+                extra={"reverted_by": row.reverted_by},
+            )
         latest = store.latest_action(conn, fight.id)
         if latest.id != action_id:
-            raise Conflict(f"only the latest action not yet reverted may be reverted: {latest.id} ({latest.type})",
-                           extra={"latest": latest.id})
+            raise Conflict(
+                f"only the latest action not yet reverted may be reverted: {latest.id} ({latest.type})",
+                extra={"latest": latest.id},
+            )
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force)
-        body, shown = record_action(uow, fight, principal, type_="revert", changes=changes, steps=steps,
-                                    hidden=_players_never_saw(conn, fight, row), reverts=action_id,
-                                    event="encounter.reverted")
+        body, shown = record_action(
+            uow,
+            fight,
+            principal,
+            type_="revert",
+            changes=changes,
+            steps=steps,
+            hidden=_players_never_saw(conn, fight, row),
+            reverts=action_id,
+            event="encounter.reverted",
+        )
         uow.later(partial(store.mark_reverted, conn, action_id, body["id"]))
         return shown
 
@@ -360,9 +472,10 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
     if current != item["after"] and not force:
         raise Conflict(
             f"{item['field']} of combatant {c['id']} changed since that action ({item['after']} then, {current} now): "
-            "send {\"force\": true} to restore it anyway",
-            field=item["field"], extra={"combatant_id": c["id"], "field": item["field"], "expected": item["after"],
-                                        "current": current})
+            'send {"force": true} to restore it anyway',
+            field=item["field"],
+            extra={"combatant_id": c["id"], "field": item["field"], "expected": item["after"], "current": current},
+        )
     if ch is None:
         steps.append({"rule": "revert", "what": "character deleted since: not restored", "combatant_id": c["id"]})
         return
@@ -371,8 +484,10 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
 
 # --- history ---------------------------------------------------------------------------------
 
-def list_actions(session: Session, principal: Principal, encounter_id: str, *, limit: int,
-                 cursor: str | None) -> dict[str, Any]:
+
+def list_actions(
+    session: Session, principal: Principal, encounter_id: str, *, limit: int, cursor: str | None
+) -> dict[str, Any]:
     """Newest first; reverted ones carry `reverted_by`; each as the caller may see it. A page holds
     `limit` actions the caller sees (fewer: the last page) and its cursor names the last of them,
     never one it may not see (issue 21 item 7)."""
@@ -386,8 +501,9 @@ def list_actions(session: Session, principal: Principal, encounter_id: str, *, l
     return {"items": items[:limit], "next_cursor": next_cursor}
 
 
-def _visible_page(conn, fight: Fight, seen: view.Scene, who: view.Viewer, before: int | None,
-                  limit: int) -> list[dict[str, Any]]:
+def _visible_page(
+    conn, fight: Fight, seen: view.Scene, who: view.Viewer, before: int | None, limit: int
+) -> list[dict[str, Any]]:
     """Up to `limit` + 1 actions as the viewer sees them, newest first below `before`: read a page at
     a time until that many are seen or the history ends (the GM: one page)."""
     items: list[dict[str, Any]] = []
@@ -418,4 +534,3 @@ def _seq_of(conn, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer)
     if row is None or view.action(row.body, seen, who) is None:
         raise InvalidBody("the cursor is not one this service returned", field="cursor")
     return row.seq
-

@@ -2,6 +2,7 @@
 a revert restores (API.md). Each item also says where the field lives (`on`:
 the encounter, a combatant, or a character's sheet, with its sheet `key`); the
 public `changes` leave that out."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,8 +36,9 @@ class Changes:
         if before == value:
             return
         self.fight.encounter[column] = clone(value)
-        self.items.append({"combatant_id": None, "field": field, "before": clone(before), "after": clone(value),
-                           "on": "encounter"})
+        self.items.append(
+            {"combatant_id": None, "field": field, "before": clone(before), "after": clone(value), "on": "encounter"}
+        )
 
     def combatant(self, c: dict[str, Any], field: str, value: Any) -> None:
         before = c[field]
@@ -44,8 +46,9 @@ class Changes:
             return
         c[field] = clone(value)
         self.fight.dirty_combatants.add(c["id"])
-        self.items.append({"combatant_id": c["id"], "field": field, "before": clone(before),
-                           "after": clone(value), "on": "combatant"})
+        self.items.append(
+            {"combatant_id": c["id"], "field": field, "before": clone(before), "after": clone(value), "on": "combatant"}
+        )
 
     def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
         """A pool of the combatant's sheet (the character must be loaded, locked)."""
@@ -56,9 +59,19 @@ class Changes:
             return
         sheet[pool.key] = value
         self.fight.set_sheet(character, sheet)
-        self.items.append({"combatant_id": c["id"], "character_id": character.id, "field": pool.name,
-                           "before": before, "after": value, "max": pool.maximum(sheet), "resource": True,
-                           "on": "sheet", "key": pool.key})
+        self.items.append(
+            {
+                "combatant_id": c["id"],
+                "character_id": character.id,
+                "field": pool.name,
+                "before": before,
+                "after": value,
+                "max": pool.maximum(sheet),
+                "resource": True,
+                "on": "sheet",
+                "key": pool.key,
+            }
+        )
 
     def sheet(self, c: dict[str, Any], key: str, value: Any) -> None:
         """A field of the combatant's sheet (a pool's value goes through `resource`)."""
@@ -73,8 +86,17 @@ class Changes:
             return
         sheet[key] = clone(value)
         self.fight.set_sheet(character, sheet)
-        self.items.append({"combatant_id": c["id"], "character_id": character.id, "field": key,
-                           "before": clone(before), "after": clone(value), "on": "sheet", "key": key})
+        self.items.append(
+            {
+                "combatant_id": c["id"],
+                "character_id": character.id,
+                "field": key,
+                "before": clone(before),
+                "after": clone(value),
+                "on": "sheet",
+                "key": key,
+            }
+        )
 
     def public(self) -> list[dict[str, Any]]:
         return [{k: v for k, v in item.items() if k not in _INTERNAL} for item in self.items]

@@ -8,6 +8,7 @@ Each die comes from the source of whoever it is for (issue 21 item 2, API.md "Pr
 and who may enter which die"): the GM's request gives every die (its `seed` or table
 `dice`); a player's, only those of the combatants it controls; the others are the
 server's secure RNG, never the player's."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
@@ -25,8 +26,12 @@ if TYPE_CHECKING:  # the store reads the rulesets, which take these dice
     from app.services.encounters.store import Fight
 
 # the rules' own purposes, as an action shows them
-PURPOSES = {"tie": "tiebreak", "initiative_roll_off": "tiebreak", "initiative tiebreak": "tiebreak",
-            "initiative roll-off": "tiebreak"}
+PURPOSES = {
+    "tie": "tiebreak",
+    "initiative_roll_off": "tiebreak",
+    "initiative tiebreak": "tiebreak",
+    "initiative roll-off": "tiebreak",
+}
 
 
 class _Routed(DiceSource):
@@ -89,8 +94,13 @@ class CombatDice:
     """The dice of one action (`source`), whose each die is (`by`: index -> combatant id), and
     how the caller's were made (`provenance`: the entry's provenance fields)."""
 
-    def __init__(self, *, seed: int | None = None, dice: list[int] | None = None,
-                 controls: Callable[[str | None], bool] | None = None):
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        dice: list[int] | None = None,
+        controls: Callable[[str | None], bool] | None = None,
+    ):
         self.source = _Routed(dice_source(seed=seed, dice=dice), controls)
         self.by: dict[int, str] = {}
         self.provenance = provenance(seed=seed, table=dice is not None)
@@ -129,9 +139,10 @@ class CombatDice:
             purpose, _, named = needed["purpose"].partition(":")
             needed["purpose"] = PURPOSES.get(purpose, purpose)
             needed.setdefault("by", named or None)
-            exc.detail = (f"die #{needed['index'] + 1} is missing: the rule needs a {needed['die']} for "
-                          f"{needed['purpose']!r}" + (f" of combatant {needed['by']}" if needed["by"] else "")
-                          + " next")
+            exc.detail = (
+                f"die #{needed['index'] + 1} is missing: the rule needs a {needed['die']} for "
+                f"{needed['purpose']!r}" + (f" of combatant {needed['by']}" if needed["by"] else "") + " next"
+            )
             exc.args = (exc.detail,)
             raise
 
@@ -140,8 +151,12 @@ class CombatDice:
         out = []
         for index, roll in enumerate(self.source.rolls):
             purpose, _, named = roll.purpose.partition(":")
-            entry = {"die": roll.die, "value": roll.value, "purpose": PURPOSES.get(purpose, purpose),
-                     "by": self.by.get(index) or named or None}
+            entry = {
+                "die": roll.die,
+                "value": roll.value,
+                "purpose": PURPOSES.get(purpose, purpose),
+                "by": self.by.get(index) or named or None,
+            }
             if roll.dropped:
                 entry["dropped"] = True
             out.append(entry)

@@ -5,6 +5,7 @@ for its commit: `EncounterWork.later`, one round trip on PostgreSQL).
 The roll log keeps one body for everyone: an entry holding something a player
 may not see (a hidden combatant's dice, exact resources under `hp_visibility`)
 is the GM's there, and players read it, filtered, in the encounter's history."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,19 +22,42 @@ from app.services.encounters.unit import EncounterWork, scene, viewer
 from app.services.provenance import NO_DICE
 
 
-def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, type_: str, changes: Changes,
-                  steps: list[dict[str, Any]], dice: CombatDice | None = None, actor_id: str | None = None,
-                  target_id: str | None = None, hidden: bool = False, character_id: str | None = None,
-                  others: Sequence[str] = (), reverts: str | None = None,
-                  event: str = "encounter.action") -> tuple[dict[str, Any], dict[str, Any]]:
+def record_action(
+    uow: EncounterWork,
+    fight: Fight,
+    principal: Principal,
+    *,
+    type_: str,
+    changes: Changes,
+    steps: list[dict[str, Any]],
+    dice: CombatDice | None = None,
+    actor_id: str | None = None,
+    target_id: str | None = None,
+    hidden: bool = False,
+    character_id: str | None = None,
+    others: Sequence[str] = (),
+    reverts: str | None = None,
+    event: str = "encounter.action",
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Save the fight and log the action; returns (the full body, the caller's view of it)."""
     at, conn = utcnow(), uow.conn
     version = fight.encounter["version"] + 1
     body = {
-        "id": new_id(), "kind": "combat", "ruleset": fight.ruleset, "type": type_, "encounter_id": fight.id,
-        "round": fight.encounter["round"], "actor_id": actor_id, "target_id": target_id,
-        "rolls": dice.rolls() if dice is not None else [], "steps": steps, "changes": changes.public(),
-        "encounter_version": version, "reverted_by": None, "hidden": hidden, "created_at": view.iso(at),
+        "id": new_id(),
+        "kind": "combat",
+        "ruleset": fight.ruleset,
+        "type": type_,
+        "encounter_id": fight.id,
+        "round": fight.encounter["round"],
+        "actor_id": actor_id,
+        "target_id": target_id,
+        "rolls": dice.rolls() if dice is not None else [],
+        "steps": steps,
+        "changes": changes.public(),
+        "encounter_version": version,
+        "reverted_by": None,
+        "hidden": hidden,
+        "created_at": view.iso(at),
         **(dice.provenance if dice is not None else NO_DICE),
     }
     if reverts is not None:
@@ -43,9 +67,21 @@ def record_action(uow: EncounterWork, fight: Fight, principal: Principal, *, typ
     if reverts is not None:
         data["reverted"] = reverts
     store.save(conn, fight, at, later=uow.later)
-    uow.later(partial(store.insert_action, conn, uow.log, fight, body, changes=changes.items, reverts=reverts,
-                      character_id=character_id, others=list(others),
-                      log_hidden=hidden or not view.players_see_all(body, seen), now=at))
+    uow.later(
+        partial(
+            store.insert_action,
+            conn,
+            uow.log,
+            fight,
+            body,
+            changes=changes.items,
+            reverts=reverts,
+            character_id=character_id,
+            others=list(others),
+            log_hidden=hidden or not view.players_see_all(body, seen),
+            now=at,
+        )
+    )
     uow.later(partial(uow.record, event, data, hidden=view.action(body, seen, view.NOBODY) is None))
     shown = view.action(body, seen, viewer(principal))
     if shown is None:

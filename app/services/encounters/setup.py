@@ -1,6 +1,7 @@
 """Setting a fight up (GM): create it from campaign characters (NPC copies with
 `count`), change it, add, change and remove combatants, end it; and the reads,
 each as the caller may see it."""
+
 from __future__ import annotations
 
 from copy import deepcopy
@@ -55,12 +56,27 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
     rules = rules_for(campaign.ruleset)
     with UnitOfWork(session, campaign_id) as uow:
         at = utcnow()
-        row = {"id": new_id(), "campaign_id": campaign_id, "name": data.name, "status": "setup", "round": 0,
-               "version": 1, "options": _options(rules, data.options or {}), "turn_order": [], "current_turn": None,
-               "created_at": at, "updated_at": at}
+        row = {
+            "id": new_id(),
+            "campaign_id": campaign_id,
+            "name": data.name,
+            "status": "setup",
+            "round": 0,
+            "version": 1,
+            "options": _options(rules, data.options or {}),
+            "turn_order": [],
+            "current_turn": None,
+            "created_at": at,
+            "updated_at": at,
+        }
         store.insert_encounter(uow.conn, row)
-        fight = Fight(encounter=row, ruleset=campaign.ruleset, campaign_options=campaign.options, every=[],
-                      repository=uow.characters)
+        fight = Fight(
+            encounter=row,
+            ruleset=campaign.ruleset,
+            campaign_options=campaign.options,
+            every=[],
+            repository=uow.characters,
+        )
         _add(uow, fight, data.combatants, ("body", "combatants"))
         if fight.new_combatants:
             uow.conn.execute(_INSERT_COMBATANTS, fight.new_combatants)
@@ -74,8 +90,9 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
     """New combatants (and the NPC copies `count` asks for), appended to the fight."""
     planned = len(fight.combatants) + sum(i.count or 1 for i in items)
     if planned > MAX_COMBATANTS:
-        raise InvalidBody(f"an encounter has at most {MAX_COMBATANTS} combatants ({planned} asked)",
-                          field=".".join(loc[1:]))
+        raise InvalidBody(
+            f"an encounter has at most {MAX_COMBATANTS} combatants ({planned} asked)", field=".".join(loc[1:])
+        )
     found = uow.characters.find([i.character_id for i in items])
     present = {c["character_id"] for c in fight.combatants}
     added: list[dict[str, Any]] = []
@@ -87,8 +104,9 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
         _check_combatant_fields(fight.rules, item.reaction, item.actions, where)
         if item.count is None:
             if ch.id in present:
-                raise InvalidBody(f"character {ch.id!r} is already a combatant of this encounter",
-                                  field=f"{where}.character_id")
+                raise InvalidBody(
+                    f"character {ch.id!r} is already a combatant of this encounter", field=f"{where}.character_id"
+                )
             characters = [ch]
         else:
             characters = _copies(uow, fight, ch, item.count, where, hidden=item.hidden)
@@ -99,8 +117,9 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
     return added
 
 
-def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int, where: str, *,
-            hidden: bool) -> list[StoredCharacter]:
+def _copies(
+    uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int, where: str, *, hidden: bool
+) -> list[StoredCharacter]:
     """`count` numbered NPC characters copied from an NPC ("Goblin 1…N"), each its own sheet; the
     copies of hidden combatants are announced in the GM's streams only (their sheets, HP included)."""
     if template.kind != "npc":
@@ -108,8 +127,15 @@ def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int
     at = utcnow()
     copies = []
     for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
-        copy = uow.characters.add(id=new_id(), player_id=None, name=name[:200], kind="npc",
-                                  sheet=deepcopy(template.sheet), now=at, player_access=template.player_access)
+        copy = uow.characters.add(
+            id=new_id(),
+            player_id=None,
+            name=name[:200],
+            kind="npc",
+            sheet=deepcopy(template.sheet),
+            now=at,
+            player_access=template.player_access,
+        )
         characters.record_character(uow, "character.created", copy, fight.ruleset, hidden=hidden)
         copies.append(copy)
     return copies
@@ -117,11 +143,20 @@ def _copies(uow: UnitOfWork, fight: Fight, template: StoredCharacter, count: int
 
 def _combatant(fight: Fight, character: StoredCharacter, item: CombatantCreate) -> dict[str, Any]:
     row = {
-        "id": new_id(), "encounter_id": fight.id, "character_id": character.id, "ordinal": store.next_ordinal(fight),
-        "side": item.side or ("heroes" if character.kind == "pc" else "foes"), "hidden": item.hidden,
-        "position": item.position.model_dump() if item.position else None, "initiative": None,
-        "initiative_override": item.initiative, "actions": item.actions, "reaction": item.reaction,
-        "conditions": [], "counters": {}, "created_at": utcnow(),
+        "id": new_id(),
+        "encounter_id": fight.id,
+        "character_id": character.id,
+        "ordinal": store.next_ordinal(fight),
+        "side": item.side or ("heroes" if character.kind == "pc" else "foes"),
+        "hidden": item.hidden,
+        "position": item.position.model_dump() if item.position else None,
+        "initiative": None,
+        "initiative_override": item.initiative,
+        "actions": item.actions,
+        "reaction": item.reaction,
+        "conditions": [],
+        "counters": {},
+        "created_at": utcnow(),
     }
     fight.combatants.append(row)
     fight.new_combatants.append(row)
@@ -137,14 +172,17 @@ def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions
             exc.field = prefix + "reaction"
             raise
     if actions is not None and actions > 1 and not rules.multiple_actions:
-        raise InvalidBody(f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')",
-                          field=prefix + "actions")
+        raise InvalidBody(
+            f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')", field=prefix + "actions"
+        )
 
 
 # --- changes ---------------------------------------------------------------------------------
 
-def update_encounter(session: Session, principal: Principal, encounter_id: str, data: EncounterUpdate,
-                     if_match: str | None) -> dict[str, Any]:
+
+def update_encounter(
+    session: Session, principal: Principal, encounter_id: str, data: EncounterUpdate, if_match: str | None
+) -> dict[str, Any]:
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "change an encounter")
         conn = uow.conn
@@ -160,8 +198,9 @@ def update_encounter(session: Session, principal: Principal, encounter_id: str, 
     return write(session, principal, encounter_id, work)
 
 
-def add_combatants(session: Session, principal: Principal, encounter_id: str, item: CombatantCreate,
-                   if_match: str | None) -> dict[str, Any]:
+def add_combatants(
+    session: Session, principal: Principal, encounter_id: str, item: CombatantCreate, if_match: str | None
+) -> dict[str, Any]:
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "add combatants")
         conn = uow.conn
@@ -174,8 +213,14 @@ def add_combatants(session: Session, principal: Principal, encounter_id: str, it
     return write(session, principal, encounter_id, work)
 
 
-def update_combatant(session: Session, principal: Principal, encounter_id: str, combatant_id: str,
-                     data: CombatantUpdate, if_match: str | None) -> dict[str, Any]:
+def update_combatant(
+    session: Session,
+    principal: Principal,
+    encounter_id: str,
+    combatant_id: str,
+    data: CombatantUpdate,
+    if_match: str | None,
+) -> dict[str, Any]:
     """GM: every field (`initiative` before start only); the owner: `reaction` only."""
     fields = data.model_dump(exclude_unset=True)
 
@@ -203,8 +248,9 @@ def update_combatant(session: Session, principal: Principal, encounter_id: str, 
     return write(session, principal, encounter_id, work)
 
 
-def delete_combatant(session: Session, principal: Principal, encounter_id: str, combatant_id: str,
-                     if_match: str | None) -> None:
+def delete_combatant(
+    session: Session, principal: Principal, encounter_id: str, combatant_id: str, if_match: str | None
+) -> None:
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "remove a combatant")
         c = fight.combatant(combatant_id)
@@ -220,6 +266,7 @@ def delete_combatant(session: Session, principal: Principal, encounter_id: str, 
 
 def end(session: Session, principal: Principal, encounter_id: str, if_match: str | None) -> dict[str, Any]:
     """GM: the fight is over; every later action is a 409."""
+
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "end an encounter")
         conn = uow.conn
@@ -251,6 +298,7 @@ def _state(conn, fight: Fight, principal: Principal) -> dict[str, Any]:
 
 # --- reads -------------------------------------------------------------------------------------
 
+
 def read_encounter(session: Session, principal: Principal, encounter_id: str) -> dict[str, Any]:
     conn = session.connection()
     fight = store.load_fight(conn, encounter_id, lock=False)
@@ -258,10 +306,12 @@ def read_encounter(session: Session, principal: Principal, encounter_id: str) ->
     return _state(conn, fight, principal)
 
 
-def list_encounters(session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None,
-                    status: str | None) -> dict[str, Any]:
+def list_encounters(
+    session: Session, principal: Principal, campaign_id: str, *, limit: int, cursor: str | None, status: str | None
+) -> dict[str, Any]:
     load_campaign(session, principal, campaign_id)
-    rows = store.encounter_page(session.connection(), campaign_id, status=status,
-                                after=decode_cursor(cursor) if cursor else None, limit=limit)
+    rows = store.encounter_page(
+        session.connection(), campaign_id, status=status, after=decode_cursor(cursor) if cursor else None, limit=limit
+    )
     next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
     return {"items": [view.summary(r) for r in rows[:limit]], "next_cursor": next_cursor}

@@ -9,6 +9,7 @@ one `CharacterRepository`. `save`
 writes what changed: combatants, sheets (the repository's versioned writer: a
 lost race is `StaleVersion`, retried on fresh state by `retried`), and the
 encounter with its version + 1 (a lost race there is `StaleVersion` too)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -43,20 +44,37 @@ _camp = core_table(Campaign)
 _log = core_table(LogEntry)
 
 ENCOUNTER_FIELDS = ("status", "round", "turn_order", "current_turn", "name", "options")
-COMBATANT_FIELDS = ("side", "hidden", "position", "initiative", "initiative_override", "actions", "reaction",
-                    "conditions", "counters")
+COMBATANT_FIELDS = (
+    "side",
+    "hidden",
+    "position",
+    "initiative",
+    "initiative_override",
+    "actions",
+    "reaction",
+    "conditions",
+    "counters",
+)
 
 # the statements of every write, built once (an action runs each of them)
-_LOAD = (select(_enc, _camp.c.ruleset, _camp.c.options.label("campaign_options"))
-         .join(_camp, _camp.c.id == _enc.c.campaign_id).where(_enc.c.id == bindparam("encounter_id")))
+_LOAD = (
+    select(_enc, _camp.c.ruleset, _camp.c.options.label("campaign_options"))
+    .join(_camp, _camp.c.id == _enc.c.campaign_id)
+    .where(_enc.c.id == bindparam("encounter_id"))
+)
 _LOAD_LOCKED = _LOAD.with_for_update(of=_enc)
-_COMBATANTS = select(*[c for c in _cbt.c if c.name != "created_at"]).where(
-    _cbt.c.encounter_id == bindparam("encounter_id")).order_by(_cbt.c.ordinal)
+_COMBATANTS = (
+    select(*[c for c in _cbt.c if c.name != "created_at"])
+    .where(_cbt.c.encounter_id == bindparam("encounter_id"))
+    .order_by(_cbt.c.ordinal)
+)
 _SOME_COMBATANTS = select(*_COMBATANTS.selected_columns).where(
-    _cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(bindparam("ids", expanding=True)))
+    _cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(bindparam("ids", expanding=True))
+)
 _UPDATE_COMBATANT = update(_cbt).where(_cbt.c.id == bindparam("combatant_id"))
-_UPDATE_ENCOUNTER = update(_enc).where(_enc.c.id == bindparam("encounter_id"),
-                                       _enc.c.version == bindparam("old_version"))
+_UPDATE_ENCOUNTER = update(_enc).where(
+    _enc.c.id == bindparam("encounter_id"), _enc.c.version == bindparam("old_version")
+)
 
 # on the DBAPI cursor (app.services.prepared): an action's reads (the encounter, the combatants its body
 # names and their characters: one round trip on PostgreSQL, `fetch_together`) and its writes (one
@@ -64,8 +82,11 @@ _UPDATE_ENCOUNTER = update(_enc).where(_enc.c.id == bindparam("encounter_id"),
 _FAST_LOAD = Prepared(_LOAD)
 _FAST_LOAD_LOCKED = Prepared(_LOAD_LOCKED)
 _LOAD_NAMES = [c.name for c in _LOAD.selected_columns]
-_FAST_ONE_COMBATANT = Prepared(select(*_COMBATANTS.selected_columns).where(
-    _cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id == bindparam("combatant_id")))
+_FAST_ONE_COMBATANT = Prepared(
+    select(*_COMBATANTS.selected_columns).where(
+        _cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id == bindparam("combatant_id")
+    )
+)
 _COMBATANT_NAMES = [c.name for c in _COMBATANTS.selected_columns]
 _CHARACTER_COLUMNS = [_chr.c[f.name] for f in fields(StoredCharacter)]
 _FAST_CHARACTER = Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id")))
@@ -79,15 +100,20 @@ def _characters_of(count: int) -> Prepared:
     several), read in the same round trip as the encounter's lock and the combatants (after them)."""
     ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
     of = select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
-    return Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id.in_(of.scalar_subquery()))
-                    .order_by(_chr.c.id).with_for_update(of=_chr))
+    return Prepared(
+        select(*_CHARACTER_COLUMNS)
+        .where(_chr.c.id.in_(of.scalar_subquery()))
+        .order_by(_chr.c.id)
+        .with_for_update(of=_chr)
+    )
 
 
 _CHARACTERS_OF = {n: _characters_of(n) for n in range(1, _NAMED + 1)}
 _FAST_INSERT_ACTION = Prepared(insert(_act))
 _FAST_UPDATE_COMBATANT = Prepared(_UPDATE_COMBATANT.values(**{k: bindparam(k) for k in COMBATANT_FIELDS}))
-_FAST_MARK_REVERTED = Prepared(update(_act).where(_act.c.id == bindparam("action_id"))
-                               .values(reverted_by=bindparam("reverted_by")))
+_FAST_MARK_REVERTED = Prepared(
+    update(_act).where(_act.c.id == bindparam("action_id")).values(reverted_by=bindparam("reverted_by"))
+)
 
 
 def _encounter_update(keys: tuple[str, ...], in_batch: bool) -> Prepared:
@@ -97,12 +123,16 @@ def _encounter_update(keys: tuple[str, ...], in_batch: bool) -> Prepared:
     then does not run)."""
     prepared = _ENCOUNTER_UPDATES.get((keys, in_batch))
     if prepared is None:
-        statement = _UPDATE_ENCOUNTER.values(**{k: bindparam(k) for k in keys}, version=bindparam("version"),
-                                             updated_at=bindparam("updated_at"))
+        statement = _UPDATE_ENCOUNTER.values(
+            **{k: bindparam(k) for k in keys}, version=bindparam("version"), updated_at=bindparam("updated_at")
+        )
         if in_batch:
             saved = statement.returning(_enc.c.version).cte("saved")
-            failing = select(literal(1, Integer).op("/", return_type=Integer)(
-                select(func.count()).select_from(saved).scalar_subquery()))
+            failing = select(
+                literal(1, Integer).op("/", return_type=Integer)(
+                    select(func.count()).select_from(saved).scalar_subquery()
+                )
+            )
             prepared = Prepared(statement, postgresql=failing)
         else:
             prepared = Prepared(statement)
@@ -171,8 +201,12 @@ class Fight:
             for r in conn.execute(_SOME_COMBATANTS, {"encounter_id": self.id, "ids": missing}):
                 self._read.setdefault(r.id, dict(r._mapping))
         elif missing:  # one round trip
-            self.found(missing, fetch_together(conn, [
-                (_FAST_ONE_COMBATANT, {"encounter_id": self.id, "combatant_id": cid}) for cid in missing]))
+            self.found(
+                missing,
+                fetch_together(
+                    conn, [(_FAST_ONE_COMBATANT, {"encounter_id": self.id, "combatant_id": cid}) for cid in missing]
+                ),
+            )
         return sorted((self._read[cid] for cid in wanted if cid in self._read), key=lambda c: c["ordinal"])
 
     def found(self, ids: list[str], results: list[list[tuple]]) -> None:
@@ -220,8 +254,15 @@ def unknown_combatant(combatant_id: Any, field_: str) -> InvalidBody:
     return InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
 
 
-def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepository | None = None,
-               combatants: Iterable[str] = (), first: Query | None = None) -> Fight:
+def load_fight(
+    conn,
+    encounter_id: str,
+    *,
+    lock: bool,
+    characters: CharacterRepository | None = None,
+    combatants: Iterable[str] = (),
+    first: Query | None = None,
+) -> Fight:
     """The encounter (locked when `lock`), its campaign's ruleset and options (its combatants are
     read when asked); its characters are read by `characters` (the unit of work's), else a
     repository of its campaign.
@@ -248,9 +289,14 @@ def load_fight(conn, encounter_id: str, *, lock: bool, characters: CharacterRepo
     ruleset, campaign_options = data.pop("ruleset"), data.pop("campaign_options")
     if characters is None or characters.campaign_id != data["campaign_id"]:
         characters = CharacterRepository(conn, data["campaign_id"])
-    fight = Fight(encounter=data, ruleset=ruleset, campaign_options=campaign_options or {}, repository=characters,
-                  stored={k: data[k] for k in ENCOUNTER_FIELDS})
-    fight.found(named, results[1:1 + len(named)])
+    fight = Fight(
+        encounter=data,
+        ruleset=ruleset,
+        campaign_options=campaign_options or {},
+        repository=characters,
+        stored={k: data[k] for k in ENCOUNTER_FIELDS},
+    )
+    fight.found(named, results[1 : 1 + len(named)])
     if lock and named:
         for row in results[-1]:
             character = StoredCharacter(*row)
@@ -288,12 +334,22 @@ def owners(conn, character_ids: Iterable[str]) -> dict[str, str | None]:
 
 
 def numbered_names(conn, campaign_id: str, base: str, count: int) -> list[str]:
-    """"Goblin 1…N", numbered after the campaign's highest "Goblin <k>" already there."""
-    taken = conn.execute(select(_chr.c.name).where(_chr.c.campaign_id == campaign_id,
-                                                   _chr.c.name.like(base.replace("%", "_") + " %"))).scalars()
+    """ "Goblin 1…N", numbered after the campaign's highest "Goblin <k>" already there."""
+    taken = conn.execute(
+        select(_chr.c.name).where(_chr.c.campaign_id == campaign_id, _chr.c.name.like(base.replace("%", "_") + " %"))
+    ).scalars()
     prefix = base + " "
-    highest = max((int(n[len(prefix):]) for n in taken if n.startswith(prefix) and n[len(prefix):].isascii()
-                   and n[len(prefix):].isdigit() and len(n) - len(prefix) <= 6), default=0)
+    highest = max(
+        (
+            int(n[len(prefix) :])
+            for n in taken
+            if n.startswith(prefix)
+            and n[len(prefix) :].isascii()
+            and n[len(prefix) :].isdigit()
+            and len(n) - len(prefix) <= 6
+        ),
+        default=0,
+    )
     return [f"{base} {highest + k}" for k in range(1, count + 1)]
 
 
@@ -324,14 +380,22 @@ def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], Non
     new_ids = {c["id"] for c in fight.new_combatants}
     for c in fight.in_memory():
         if c["id"] in fight.dirty_combatants and c["id"] not in new_ids:
-            run(partial(_FAST_UPDATE_COMBATANT.run, conn,
-                        {"combatant_id": c["id"], **{k: c[k] for k in COMBATANT_FIELDS}}))
+            run(
+                partial(
+                    _FAST_UPDATE_COMBATANT.run, conn, {"combatant_id": c["id"], **{k: c[k] for k in COMBATANT_FIELDS}}
+                )
+            )
     fight.dirty_combatants.clear()
     enc = fight.encounter
     version = enc["version"] + 1
     changed = {k: enc[k] for k in ENCOUNTER_FIELDS if k not in fight.stored or enc[k] != fight.stored[k]}
-    params = {"encounter_id": enc["id"], "old_version": enc["version"], **changed, "version": version,
-              "updated_at": now}
+    params = {
+        "encounter_id": enc["id"],
+        "old_version": enc["version"],
+        **changed,
+        "version": version,
+        "updated_at": now,
+    }
     run(partial(_bump, conn, fight.repository, tuple(changed), params))
     enc["version"], enc["updated_at"] = version, now
     fight.stored.update(changed)
@@ -350,30 +414,60 @@ def _bump(conn, repository: CharacterRepository, keys: tuple[str, ...], params: 
 
     def stale() -> None:
         raise StaleVersion(params["encounter_id"])
+
     if in_batch is not None:
         in_batch.expect_one(cursor, stale)
     elif cursor.rowcount != 1:
         stale()
 
 
-def insert_action(conn, log: RollLog, fight: Fight, body: dict[str, Any], *, changes: list[dict[str, Any]],
-                  log_hidden: bool, character_id: str | None, others: list[str], reverts: str | None, now) -> None:
+def insert_action(
+    conn,
+    log: RollLog,
+    fight: Fight,
+    body: dict[str, Any],
+    *,
+    changes: list[dict[str, Any]],
+    log_hidden: bool,
+    character_id: str | None,
+    others: list[str],
+    reverts: str | None,
+    now,
+) -> None:
     """The action row (the stack) and its roll-log entry (`kind: "combat"`, same id; `others`:
     the other characters involved, so filtering the log by character finds it). Its place in the
     stack (`seq`) is the encounter's version it made: unique, increasing, and no query."""
-    _FAST_INSERT_ACTION.run(conn, {
-        "id": body["id"], "encounter_id": fight.id, "seq": body["encounter_version"], "type": body["type"],
-        "hidden": body["hidden"], "changes": changes, "reverts": reverts, "reverted_by": None, "created_at": now,
-    })
-    log.append(body, character_id=character_id, hidden=log_hidden, created_at=now,
-               others=[cid for cid in others if cid != character_id])
+    _FAST_INSERT_ACTION.run(
+        conn,
+        {
+            "id": body["id"],
+            "encounter_id": fight.id,
+            "seq": body["encounter_version"],
+            "type": body["type"],
+            "hidden": body["hidden"],
+            "changes": changes,
+            "reverts": reverts,
+            "reverted_by": None,
+            "created_at": now,
+        },
+    )
+    log.append(
+        body,
+        character_id=character_id,
+        hidden=log_hidden,
+        created_at=now,
+        others=[cid for cid in others if cid != character_id],
+    )
 
 
 def latest_action(conn, encounter_id: str):
     """The latest action that is not a revert and not reverted (the one a revert may undo)."""
     return conn.execute(
-        select(_act).where(_act.c.encounter_id == encounter_id, _act.c.type != "revert", _act.c.reverted_by.is_(None))
-        .order_by(_act.c.seq.desc()).limit(1)).first()
+        select(_act)
+        .where(_act.c.encounter_id == encounter_id, _act.c.type != "revert", _act.c.reverted_by.is_(None))
+        .order_by(_act.c.seq.desc())
+        .limit(1)
+    ).first()
 
 
 def action_row(conn, encounter_id: str, action_id: str):

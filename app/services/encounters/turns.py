@@ -1,6 +1,7 @@
 """Initiative and turns: `start` (each ruleset's initiative rule) and `next-turn`
 (the next slot, down combatants skipped, conditions ticked, the round wrapped and
 re-ordered where the rules say so, a hidden combatant revealed on its first turn)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,9 +32,16 @@ END, START = "end_of_turn", "start_of_turn"
 
 
 @checks_caller
-def start(session: Session, principal: Principal, encounter_id: str, req: StartRequest,
-          idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
+def start(
+    session: Session,
+    principal: Principal,
+    encounter_id: str,
+    req: StartRequest,
+    idem: Idempotency | None,
+    if_match: str | None,
+) -> dict[str, Any]:
     """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
+
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "start an encounter")
         conn = uow.conn
@@ -46,8 +54,9 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
         dice = CombatDice.for_caller(principal, req, fight)
         with dice.explained():
-            initiative = fight.rules.roll_initiative(dice, _entrants(fight, set(req.take_11)), fight.options,
-                                                     fight.campaign_options)
+            initiative = fight.rules.roll_initiative(
+                dice, _entrants(fight, set(req.take_11)), fight.options, fight.campaign_options
+            )
         changes, steps = Changes(fight), list(initiative.steps)
         changes.encounter("status", "active")
         changes.encounter("round", 1)
@@ -56,16 +65,23 @@ def start(session: Session, principal: Principal, encounter_id: str, req: StartR
         changes.encounter("order", initiative.order)
         enter_next(conn, fight, changes, dice, steps, from_slot=0)
         dice.finish()
-        _, shown = record_action(uow, fight, principal, type_="start", changes=changes, steps=steps,
-                                 dice=dice, hidden=req.hidden)
+        _, shown = record_action(
+            uow, fight, principal, type_="start", changes=changes, steps=steps, dice=dice, hidden=req.hidden
+        )
         return {**view.state(fight, scene(conn, fight), viewer(principal)), "action": shown}
 
     return write(session, principal, encounter_id, work, idem=idem)
 
 
 @checks_caller
-def next_turn(session: Session, principal: Principal, encounter_id: str, req: NextTurnRequest,
-              idem: Idempotency | None, if_match: str | None) -> dict[str, Any]:
+def next_turn(
+    session: Session,
+    principal: Principal,
+    encounter_id: str,
+    req: NextTurnRequest,
+    idem: Idempotency | None,
+    if_match: str | None,
+) -> dict[str, Any]:
     """GM, or the owner of a combatant whose turn it is: end the turn."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
@@ -80,12 +96,19 @@ def next_turn(session: Session, principal: Principal, encounter_id: str, req: Ne
         steps: list[dict[str, Any]] = []
         for c in _main_actors(fight, current):
             tick(changes, steps, c, END)
-        steps.append({"rule": "turn", "what": "turn ends", "slot": current.get("slot"),
-                      "combatant_id": current.get("combatant_id")})
+        steps.append(
+            {
+                "rule": "turn",
+                "what": "turn ends",
+                "slot": current.get("slot"),
+                "combatant_id": current.get("combatant_id"),
+            }
+        )
         enter_next(conn, fight, changes, dice, steps, from_slot=(current.get("slot", -1) + 1))
         dice.finish()
-        _, shown = record_action(uow, fight, principal, type_="next_turn", changes=changes, steps=steps,
-                                 dice=dice, hidden=req.hidden)
+        _, shown = record_action(
+            uow, fight, principal, type_="next_turn", changes=changes, steps=steps, dice=dice, hidden=req.hidden
+        )
         return shown
 
     return write(session, principal, encounter_id, work, idem=idem)
@@ -93,8 +116,10 @@ def next_turn(session: Session, principal: Principal, encounter_id: str, req: Ne
 
 # --- the turn pointer ---------------------------------------------------------------------------
 
-def enter_next(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]], *,
-               from_slot: int) -> None:
+
+def enter_next(
+    conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]], *, from_slot: int
+) -> None:
     """Move `current` to the first slot from `from_slot` with a combatant able to act,
     wrapping into the next round (re-ordered where the ruleset says so) past the last
     slot; then reveal and tick the start-of-turn conditions of who acts. A round where
@@ -125,8 +150,9 @@ def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
         entrants = _entrants(fight, set())
     with dice.explained():
-        again = fight.rules.next_round(dice, fight.encounter["turn_order"], entrants, round_, fight.options,
-                                       fight.campaign_options)
+        again = fight.rules.next_round(
+            dice, fight.encounter["turn_order"], entrants, round_, fight.options, fight.campaign_options
+        )
     if again is not None:
         changes.encounter("order", again.order)
         steps.extend(again.steps)
@@ -151,8 +177,9 @@ def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> 
         steps.extend(more)
 
 
-def _able(conn, fight: Fight, order: list[dict[str, Any]], slot: int, changes: Changes,
-          steps: list[dict[str, Any]]) -> list[dict]:
+def _able(
+    conn, fight: Fight, order: list[dict[str, Any]], slot: int, changes: Changes, steps: list[dict[str, Any]]
+) -> list[dict]:
     """The combatants of this slot who act now (not down; RB-F4 from their first round). The turn
     of one skipped still passes: its conditions count at its start and its end, as if it had acted
     (a condition lasts rounds of the fight, whether its bearer can act or not)."""
@@ -212,8 +239,15 @@ def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase
             continue
         touched = True
         left = cond["rounds_left"] - 1
-        steps.append({"rule": "conditions", "what": "condition ends" if left <= 0 else "condition ticks",
-                      "combatant_id": c["id"], "name": cond["name"], "rounds_left": max(left, 0)})
+        steps.append(
+            {
+                "rule": "conditions",
+                "what": "condition ends" if left <= 0 else "condition ticks",
+                "combatant_id": c["id"],
+                "name": cond["name"],
+                "rounds_left": max(left, 0),
+            }
+        )
         if left > 0:
             kept.append({**cond, "rounds_left": left})
     if touched:
@@ -222,16 +256,28 @@ def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase
 
 # --- helpers -------------------------------------------------------------------------------
 
+
 def _entrants(fight: Fight, take_11: set[str]) -> list[Entrant]:
     out = []
     for c in fight.combatants:
         ch = fight.character_of(c)
         if ch is None:
-            raise Conflict(f"the character of combatant {c['id']} was deleted: remove the combatant first",
-                           field="combatants", extra={"combatant_id": c["id"]})
-        out.append(Entrant(combatant_id=c["id"], kind=ch.kind, sheet=ch.sheet, override=c["initiative_override"],
-                           counters=c["counters"] or {},
-                           actions=c["actions"], take_11=c["id"] in take_11))
+            raise Conflict(
+                f"the character of combatant {c['id']} was deleted: remove the combatant first",
+                field="combatants",
+                extra={"combatant_id": c["id"]},
+            )
+        out.append(
+            Entrant(
+                combatant_id=c["id"],
+                kind=ch.kind,
+                sheet=ch.sheet,
+                override=c["initiative_override"],
+                counters=c["counters"] or {},
+                actions=c["actions"],
+                take_11=c["id"] in take_11,
+            )
+        )
     return out
 
 
@@ -253,6 +299,9 @@ def _check_turn_owner(conn, fight: Fight, principal: Principal, current_ids: lis
     if not mine:
         raise Forbidden("only the GM or the owner of the combatant whose turn it is may end the turn")
     if not mine & set(current_ids):
-        raise Conflict("it is not your combatant's turn", extra={"current": view.current_view(
-            fight.encounter["current_turn"], scene(conn, fight), viewer(principal))})
-
+        raise Conflict(
+            "it is not your combatant's turn",
+            extra={
+                "current": view.current_view(fight.encounter["current_turn"], scene(conn, fight), viewer(principal))
+            },
+        )

@@ -8,6 +8,7 @@ Two writes on one encounter never interleave: the encounter row is locked
 already (`BEGIN IMMEDIATE`). A sheet or the encounter changed under us (a lost
 race: `StaleVersion`) or a transient database error runs the whole use case
 again on fresh state (`retried`), after the idempotent replay."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -52,8 +53,15 @@ class EncounterWork(UnitOfWork):
 
     busy = "the encounter is being changed by too many requests at once; try again"
 
-    def __init__(self, session: Session, principal: Principal, encounter_id: str, idem: Idempotency | None,
-                 status_code: int = 201, combatants: Sequence[str] = ()):
+    def __init__(
+        self,
+        session: Session,
+        principal: Principal,
+        encounter_id: str,
+        idem: Idempotency | None,
+        status_code: int = 201,
+        combatants: Sequence[str] = (),
+    ):
         super().__init__(session, principal.campaign_id)
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
         self.combatants = combatants
@@ -67,8 +75,14 @@ class EncounterWork(UnitOfWork):
             # checked first
             unverified = take_unverified(self.session)
             first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
-            self.fight = store.load_fight(self.conn, self.encounter_id, lock=True, characters=self.characters,
-                                          combatants=self.combatants, first=first)
+            self.fight = store.load_fight(
+                self.conn,
+                self.encounter_id,
+                lock=True,
+                characters=self.characters,
+                combatants=self.combatants,
+                first=first,
+            )
             if self.fight.campaign_id != self.campaign_id:
                 raise NotFound("no encounter with this id")
         except BaseException:
@@ -92,18 +106,32 @@ class EncounterWork(UnitOfWork):
             for write in self.pending:
                 write()
             if self.idem is not None:
-                _FAST_INSERT_IDEMPOTENCY.run(self.conn, {
-                    "token_hash": self.principal.token_hash, "key": self.idem.key,
-                    "request_hash": self.idem.fingerprint, "status_code": self.status_code, "body": response,
-                    "created_at": utcnow()})
+                _FAST_INSERT_IDEMPOTENCY.run(
+                    self.conn,
+                    {
+                        "token_hash": self.principal.token_hash,
+                        "key": self.idem.key,
+                        "request_hash": self.idem.fingerprint,
+                        "status_code": self.status_code,
+                        "body": response,
+                        "created_at": utcnow(),
+                    },
+                )
         self.pending = []
         super().commit()
         return response
 
 
-def write(session: Session, principal: Principal, encounter_id: str,
-          work: Callable[[EncounterWork, Fight], dict[str, Any]], *, idem: Idempotency | None = None,
-          status_code: int = 201, combatants: Sequence[str] = ()) -> dict[str, Any]:
+def write(
+    session: Session,
+    principal: Principal,
+    encounter_id: str,
+    work: Callable[[EncounterWork, Fight], dict[str, Any]],
+    *,
+    idem: Idempotency | None = None,
+    status_code: int = 201,
+    combatants: Sequence[str] = (),
+) -> dict[str, Any]:
     """Run `work(uow, fight)` on the locked encounter and commit; the response it returns
     is stored under the Idempotency-Key in the same transaction. `combatants`: ids (as the
     request gave them) of the combatants it will read, read with the encounter."""
@@ -127,6 +155,7 @@ def scene(conn: Connection, fight: Fight, only: set[str] | None = None) -> Scene
 
 
 # --- checks shared by the use cases ----------------------------------------------------------
+
 
 def check_version(fight: Fight, if_match: str | None) -> None:
     check_if_match(fight.encounter["version"], if_match, "encounter")

@@ -4,6 +4,7 @@ A player never sees a hidden combatant it does not own (nor its dice, steps,
 changes or actions) until it is revealed; the resources of combatants it does
 not own follow `hp_visibility` (`exact`, `status`, `hidden`); hidden actions
 are the GM's. Every read, list and event goes through these functions."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,9 +40,11 @@ class Scene:
     def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[dict[str, Any]] | None = None) -> Scene:
         """The scene of these combatants (default: all of the fight's)."""
         combatants = fight.combatants if combatants is None else combatants
-        return cls(hidden=frozenset(c["id"] for c in combatants if c["hidden"]),
-                   owner={c["id"]: owners.get(c["character_id"]) for c in combatants},
-                   hp_visibility=fight.options.hp_visibility)
+        return cls(
+            hidden=frozenset(c["id"] for c in combatants if c["hidden"]),
+            owner={c["id"]: owners.get(c["character_id"]) for c in combatants},
+            hp_visibility=fight.options.hp_visibility,
+        )
 
     def owns(self, viewer: Viewer, combatant_id: str | None) -> bool:
         return viewer.player_id is not None and self.owner.get(combatant_id or "") == viewer.player_id
@@ -77,15 +80,23 @@ def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, 
 
 # --- the state ---------------------------------------------------------------------------
 
+
 def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
     rules = fight.rules
     ch = fight.character_of(c)
     sheet = ch.sheet if ch else None
     out = {
-        "id": c["id"], "character_id": c["character_id"], "name": ch.name if ch else None,
-        "kind": ch.kind if ch else None, "player_id": ch.player_id if ch else None,
-        "side": c["side"], "hidden": c["hidden"], "position": c["position"], "initiative": c["initiative"],
-        "actions": c["actions"], "down": rules.is_down(sheet) if sheet is not None else True,
+        "id": c["id"],
+        "character_id": c["character_id"],
+        "name": ch.name if ch else None,
+        "kind": ch.kind if ch else None,
+        "player_id": ch.player_id if ch else None,
+        "side": c["side"],
+        "hidden": c["hidden"],
+        "position": c["position"],
+        "initiative": c["initiative"],
+        "actions": c["actions"],
+        "down": rules.is_down(sheet) if sheet is not None else True,
         "reaction": c["reaction"] or rules.default_reaction,
         "resources": resources(scene, viewer, c["id"], rules.resources(sheet)) if sheet is not None else {},
         "posture": rules.posture(sheet) if sheet is not None else None,
@@ -111,8 +122,11 @@ def counters_view(counters: dict[str, Any] | None, scene: Scene, viewer: Viewer)
 def order_view(order: list[dict[str, Any]], scene: Scene, viewer: Viewer) -> list[dict[str, Any]]:
     if viewer.is_gm:
         return order
-    return [{**e, "parallel_with": [p for p in e["parallel_with"] if scene.sees(viewer, p)]}
-            for e in order if scene.sees(viewer, e["combatant_id"])]
+    return [
+        {**e, "parallel_with": [p for p in e["parallel_with"] if scene.sees(viewer, p)]}
+        for e in order
+        if scene.sees(viewer, e["combatant_id"])
+    ]
 
 
 def current_view(current: dict[str, Any] | None, scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
@@ -125,30 +139,46 @@ def current_view(current: dict[str, Any] | None, scene: Scene, viewer: Viewer) -
 def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
     enc = fight.encounter
     return {
-        "id": enc["id"], "campaign_id": enc["campaign_id"], "name": enc["name"], "status": enc["status"],
-        "round": enc["round"], "version": enc["version"], "options": enc["options"],
-        "combatants": [combatant_state(fight, c, scene, viewer) for c in fight.combatants
-                       if scene.sees(viewer, c["id"])],
+        "id": enc["id"],
+        "campaign_id": enc["campaign_id"],
+        "name": enc["name"],
+        "status": enc["status"],
+        "round": enc["round"],
+        "version": enc["version"],
+        "options": enc["options"],
+        "combatants": [
+            combatant_state(fight, c, scene, viewer) for c in fight.combatants if scene.sees(viewer, c["id"])
+        ],
         "order": order_view(enc["turn_order"], scene, viewer),
         "current": current_view(enc["current_turn"], scene, viewer),
-        "created_at": iso(enc["created_at"]), "updated_at": iso(enc["updated_at"]),
+        "created_at": iso(enc["created_at"]),
+        "updated_at": iso(enc["updated_at"]),
     }
 
 
 def summary(row: Any) -> dict[str, Any]:
-    return {"id": row.id, "campaign_id": row.campaign_id, "name": row.name, "status": row.status,
-            "round": row.round, "version": row.version, "created_at": iso(row.created_at),
-            "updated_at": iso(row.updated_at)}
+    return {
+        "id": row.id,
+        "campaign_id": row.campaign_id,
+        "name": row.name,
+        "status": row.status,
+        "round": row.round,
+        "version": row.version,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
 
 
 # --- actions -------------------------------------------------------------------------------
+
 
 def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
     """The action as this viewer may see it, or None when it may not see it at all."""
     if viewer.is_gm:
         return body
-    if body.get("hidden") or not (scene.sees(viewer, body.get("actor_id"))
-                                  and scene.sees(viewer, body.get("target_id"))):
+    if body.get("hidden") or not (
+        scene.sees(viewer, body.get("actor_id")) and scene.sees(viewer, body.get("target_id"))
+    ):
         return None
     return {
         **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md round 3)
@@ -171,17 +201,30 @@ def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, A
     if change.get("resource") and not scene.exact(viewer, cid):
         if scene.hp_visibility == "hidden":
             return None
-        return {**change, "before": {"status": status(change["before"], change.get("max"))},
-                "after": {"status": status(change["after"], change.get("max"))}, "max": None}
+        return {
+            **change,
+            "before": {"status": status(change["before"], change.get("max"))},
+            "after": {"status": status(change["after"], change.get("max"))},
+            "max": None,
+        }
     if change["field"] == "order":
-        return {**change, "before": order_view(change["before"] or [], scene, viewer),
-                "after": order_view(change["after"] or [], scene, viewer)}
+        return {
+            **change,
+            "before": order_view(change["before"] or [], scene, viewer),
+            "after": order_view(change["after"] or [], scene, viewer),
+        }
     if change["field"] == "current":
-        return {**change, "before": current_view(change["before"], scene, viewer),
-                "after": current_view(change["after"], scene, viewer)}
+        return {
+            **change,
+            "before": current_view(change["before"], scene, viewer),
+            "after": current_view(change["after"], scene, viewer),
+        }
     if change["field"] == "counters":
-        return {**change, "before": counters_view(change["before"], scene, viewer),
-                "after": counters_view(change["after"], scene, viewer)}
+        return {
+            **change,
+            "before": counters_view(change["before"], scene, viewer),
+            "after": counters_view(change["after"], scene, viewer),
+        }
     return change
 
 

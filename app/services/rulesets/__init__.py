@@ -1,4 +1,5 @@
 """The registry of rulesets: id -> adapter (see `base.py` for the contract)."""
+
 from __future__ import annotations
 
 from functools import cache

@@ -15,6 +15,7 @@ character actions, by the `actions` registry of `Action(model, handler, gm_only)
 `request_models(capability)` derives from that declaration: routes, the catalogue
 and the OpenAPI document read it.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -32,9 +33,25 @@ from app.rules.errors import RuleError, UnsupportedOperation
 from app.services.validation import InvalidBody
 
 __all__ = [
-    "OUTCOMES", "SUCCESS_OUTCOMES", "Capability", "CharacterState", "OperationContext", "Outcome", "Odds",
-    "Action", "RulesetDescription", "RulesetAdapter", "LevelUps", "Rerolls", "Confrontations", "GroupTests",
-    "CampaignOptions", "RollingRequest", "Strict", "TestRequestBase", "test_body",
+    "OUTCOMES",
+    "SUCCESS_OUTCOMES",
+    "Capability",
+    "CharacterState",
+    "OperationContext",
+    "Outcome",
+    "Odds",
+    "Action",
+    "RulesetDescription",
+    "RulesetAdapter",
+    "LevelUps",
+    "Rerolls",
+    "Confrontations",
+    "GroupTests",
+    "CampaignOptions",
+    "RollingRequest",
+    "Strict",
+    "TestRequestBase",
+    "test_body",
 ]
 
 OUTCOMES = (
@@ -242,8 +259,10 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
                     requests[origin.capability] = args[0]
         for interface in INTERFACES:
             if interface.capability not in requests and callable(getattr(cls, interface.method, None)):
-                raise TypeError(f"{cls.__name__}.{interface.method}: declare the capability by subclassing "
-                                f"{interface.__name__}[<request model>]")
+                raise TypeError(
+                    f"{cls.__name__}.{interface.method}: declare the capability by subclassing "
+                    f"{interface.__name__}[<request model>]"
+                )
         cls.capability_requests = requests
 
     # --- what the ruleset offers -----------------------------------------------
@@ -286,17 +305,26 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         try:
             return self.Sheet.model_validate(stored)
         except ValidationError as exc:
-            raise StoredSheetInvalid(f"the stored sheet no longer fits the {self.id} sheet schema: "
-                                     f"{exc.errors(include_url=False)[0]['msg']}; the GM should edit it",
-                                     field="sheet") from None
+            raise StoredSheetInvalid(
+                f"the stored sheet no longer fits the {self.id} sheet schema: "
+                f"{exc.errors(include_url=False)[0]['msg']}; the GM should edit it",
+                field="sheet",
+            ) from None
 
     def parse_options(self, stored: dict[str, Any]) -> OptionsT:
         return self.Options.model_validate(stored)
 
     def state(self, stored: Any) -> CharacterState[SheetT]:
         """A stored character (anything with its columns as attributes), its sheet parsed."""
-        return CharacterState(stored.id, stored.campaign_id, stored.name, stored.kind, stored.player_id,
-                              self.parse_sheet(stored.sheet), stored.version)
+        return CharacterState(
+            stored.id,
+            stored.campaign_id,
+            stored.name,
+            stored.kind,
+            stored.player_id,
+            self.parse_sheet(stored.sheet),
+            stored.version,
+        )
 
     @staticmethod
     def dump_sheet(sheet: BaseModel) -> dict[str, Any]:
@@ -313,8 +341,9 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         fill its derived defaults; returns the sheet as stored."""
         return self.dump_sheet(self.Sheet.model_validate(raw))
 
-    def normalize_sheet_in_context(self, raw: dict[str, Any], *, kind: str, gm_override: bool,
-                                   options: OptionsT, previous: dict[str, Any] | None) -> dict[str, Any]:
+    def normalize_sheet_in_context(
+        self, raw: dict[str, Any], *, kind: str, gm_override: bool, options: OptionsT, previous: dict[str, Any] | None
+    ) -> dict[str, Any]:
         """What character writes call: `normalize_sheet` with the campaign's options and
         the stored sheet (None on creation). Override where a rule depends on them."""
         return self.normalize_sheet(raw, kind=kind, gm_override=gm_override)

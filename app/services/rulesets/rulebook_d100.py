@@ -1,4 +1,5 @@
 """Rulebook D100 adapter: sheets, tests, odds, confrontations and rankings."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -64,8 +65,7 @@ class TaggedDice(DiceSource):
         return value
 
 
-def _spec(sheet: models.Sheet, req: Any, ctx: Context, where: str = "",
-          **over: Any) -> tuple[rules.TestSpec, dict]:
+def _spec(sheet: models.Sheet, req: Any, ctx: Context, where: str = "", **over: Any) -> tuple[rules.TestSpec, dict]:
     """RB-T1: the TestSpec of a request on a sheet, and what the result should say about it."""
     stats = sheet.stats
     if req.stat not in stats:
@@ -85,17 +85,30 @@ def _spec(sheet: models.Sheet, req: Any, ctx: Context, where: str = "",
         rescue_negative=ctx.options.crit_success_rescues_negative,
         ruin_over_100=ctx.options.crit_failure_ruins_over_100,
     )
-    info = {"stat": req.stat, "skill": skill, "skill_bonus": spec.skill_bonus, "skill_missing": skill_missing,
-            "weakened": spec.weakened,
-            "difficulty": req.difficulty, "modifier": spec.modifier, "overflow_crit": spec.overflow_crit}
+    info = {
+        "stat": req.stat,
+        "skill": skill,
+        "skill_bonus": spec.skill_bonus,
+        "skill_missing": skill_missing,
+        "weakened": spec.weakened,
+        "difficulty": req.difficulty,
+        "modifier": spec.modifier,
+        "overflow_crit": spec.overflow_crit,
+    }
     return spec, info
 
 
 def result_body(ch: Character, r: rules.TestResult, info: dict) -> dict[str, Any]:
     """The API.md result of one Rulebook test (RB-T3..T5): natural = score = the d100."""
     return test_body(
-        ch, RULESET, natural=r.roll, score=r.roll, target=r.percentage, outcome=r.outcome,
-        success_level=r.level, **info,
+        ch,
+        RULESET,
+        natural=r.roll,
+        score=r.roll,
+        target=r.percentage,
+        outcome=r.outcome,
+        success_level=r.level,
+        **info,
         crit_chance={"success": r.crit_success_chance, "failure": r.crit_failure_chance},
     )
 
@@ -112,42 +125,53 @@ class RulebookD100Description(RulesetDescription):
     group_modes: list[str]
 
 
-class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
-                          Confrontations[models.OpposedRequest], GroupTests[models.GroupRequest]):
+class RulebookD100Adapter(
+    RulesetAdapter[models.Sheet, models.Options], Confrontations[models.OpposedRequest], GroupTests[models.GroupRequest]
+):
     id = RULESET
     title = "Rulebook (generic D100 system, pelican-jdr)"
     TestRequest = models.TestRequest
     OddsRequest = models.OddsRequest
 
     def describe(self) -> RulebookD100Description:
-        return RulebookD100Description.model_validate({
-            "id": self.id,
-            "title": self.title,
-            "stats": list(rules.DEFAULT_STATS),
-            "stats_free": True,
-            "average_stat": rules.AVERAGE_STAT,
-            "crit_chance_default": rules.DEFAULT_CRIT_CHANCE,
-            "dice": ["d4", "d6", "d8", "d10", "d12", "d20", "d100"],
-            "test": {"die": "d100", "roll_under": True,
-                     "target": "stat (halved if weakened) + skill + difficulty + modifier",
-                     "success_level": "trunc(target / 10) - trunc(roll / 10)",
-                     "dice_order": ["d100 (test)"]},
-            "difficulties": dict(rules.DIFFICULTIES),
-            "special_difficulties": {
-                "impossible": "automatic failure, critical failure possible",
-                "quasi_impossible": "automatic failure unless critical success, critical failure possible",
-                "quasi_inratable": "automatic success unless critical failure, critical success possible",
-                "inratable": "automatic success, critical success possible",
-            },
-            "outcomes": list(rules.OUTCOMES),
-            "criticals": {"success": "roll <= crit_chance", "failure": "roll > 100 - crit_chance",
-                          "level": "2 x |level|, signed by the outcome",
-                          "overflow_crit": "+1 crit success chance per full 5 points above 100"},
-            "opposed": {"winner": "a success beats a failure, then higher level, then lower units digit (100 never "
-                                  "wins on it), then d100 rerolls (lowest); tiebreak false: equal is a draw",
-                        "dice_order": ["d100 (a: test)", "d100 (b: test)", "d100 rerolls a, b, ... while tied"]},
-            "group_modes": ["ranking"],
-        })
+        return RulebookD100Description.model_validate(
+            {
+                "id": self.id,
+                "title": self.title,
+                "stats": list(rules.DEFAULT_STATS),
+                "stats_free": True,
+                "average_stat": rules.AVERAGE_STAT,
+                "crit_chance_default": rules.DEFAULT_CRIT_CHANCE,
+                "dice": ["d4", "d6", "d8", "d10", "d12", "d20", "d100"],
+                "test": {
+                    "die": "d100",
+                    "roll_under": True,
+                    "target": "stat (halved if weakened) + skill + difficulty + modifier",
+                    "success_level": "trunc(target / 10) - trunc(roll / 10)",
+                    "dice_order": ["d100 (test)"],
+                },
+                "difficulties": dict(rules.DIFFICULTIES),
+                "special_difficulties": {
+                    "impossible": "automatic failure, critical failure possible",
+                    "quasi_impossible": "automatic failure unless critical success, critical failure possible",
+                    "quasi_inratable": "automatic success unless critical failure, critical success possible",
+                    "inratable": "automatic success, critical success possible",
+                },
+                "outcomes": list(rules.OUTCOMES),
+                "criticals": {
+                    "success": "roll <= crit_chance",
+                    "failure": "roll > 100 - crit_chance",
+                    "level": "2 x |level|, signed by the outcome",
+                    "overflow_crit": "+1 crit success chance per full 5 points above 100",
+                },
+                "opposed": {
+                    "winner": "a success beats a failure, then higher level, then lower units digit (100 never "
+                    "wins on it), then d100 rerolls (lowest); tiebreak false: equal is a draw",
+                    "dice_order": ["d100 (a: test)", "d100 (b: test)", "d100 rerolls a, b, ... while tied"],
+                },
+                "group_modes": ["ranking"],
+            }
+        )
 
     def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
         """RB-S1..S3: validate and fill hp/pe from their maxima; hp/pe above max need the GM's override."""
@@ -191,10 +215,13 @@ class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
         ra, rb = rules.roll_test(spec_a, da), rules.roll_test(spec_b, db)
         c = rules.confront(ra, rb, da, db, tiebreak=req.tiebreak)
         body = {
-            "kind": "opposed", "ruleset": RULESET,
-            "a": result_body(a, ra, info_a), "b": result_body(b, rb, info_b),
+            "kind": "opposed",
+            "ruleset": RULESET,
+            "a": result_body(a, ra, info_a),
+            "b": result_body(b, rb, info_b),
             "winner": None if c.winner is None else "ab"[c.winner],
-            "winner_id": None if c.winner is None else (a, b)[c.winner].id, "tiebreak": c.tiebreak,
+            "winner_id": None if c.winner is None else (a, b)[c.winner].id,
+            "tiebreak": c.tiebreak,
             "rerolls": {"a": list(c.rerolls[0]), "b": list(c.rerolls[1])},
         }
         return Outcome(kind="opposed", body=body)
@@ -211,20 +238,32 @@ class RulebookD100Adapter(RulesetAdapter[models.Sheet, models.Options],
             sources.append(TaggedDice(inner, f"participant {n} ({p.character_id})", log, field))
         results, infos = [], []
         for ch, p, src in zip(chars, req.participants, sources):
-            spec, info = _spec(ch.sheet, req, ctx, skill=p.skill, weakened=p.weakened,
-                               modifier=req.modifier + p.modifier)
+            spec, info = _spec(
+                ch.sheet, req, ctx, skill=p.skill, weakened=p.weakened, modifier=req.modifier + p.modifier
+            )
             results.append(rules.roll_test(spec, src))
             infos.append(info)
         placings = rules.rank(results, sources)
         for src in sources:
             src.finish()
         ranking = [
-            {"place": pl.place, "character_id": chars[pl.index].id, "tiebreak": pl.tiebreak,
-             "rerolls": list(pl.rerolls), "result": result_body(chars[pl.index], results[pl.index], infos[pl.index])}
+            {
+                "place": pl.place,
+                "character_id": chars[pl.index].id,
+                "tiebreak": pl.tiebreak,
+                "rerolls": list(pl.rerolls),
+                "result": result_body(chars[pl.index], results[pl.index], infos[pl.index]),
+            }
             for pl in placings
         ]
-        body = {"kind": "group", "mode": "ranking", "ruleset": RULESET, "stat": req.stat,
-                "ranking": ranking, "rolls": [r.to_dict() for r in log]}
+        body = {
+            "kind": "group",
+            "mode": "ranking",
+            "ruleset": RULESET,
+            "stat": req.stat,
+            "ranking": ranking,
+            "rolls": [r.to_dict() for r in log],
+        }
         return Outcome(kind="group", body=body)
 
 

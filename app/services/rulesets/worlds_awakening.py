@@ -1,4 +1,5 @@
 """Worlds Awakening adapter: sheets, tests (with WA-T5 pending ±2 and WA-T6 challenges), odds."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -45,6 +46,7 @@ def _challenge(sheet: models.Sheet, name: str, field: str = "for_challenge") -> 
 
 
 # --- GM actions (WA-T5 pending ±2, WA-T6 challenges): stored in the sheet ------------------
+
 
 def _action(ch: Character, sheet: models.Sheet, type_: str, detail: dict[str, Any]) -> Outcome:
     body = {"kind": "action", "type": type_, "ruleset": RULESET, "character_id": ch.id, **detail}
@@ -101,32 +103,47 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
     }
 
     def describe(self) -> WorldsAwakeningDescription:
-        return WorldsAwakeningDescription.model_validate({
-            "id": self.id,
-            "title": self.title,
-            "stats": list(rules.STATS),
-            "level_range": {"min": 1, "max": rules.MAX_LEVEL},
-            "dice": ["d4", "d6", "d8", "d10", "d12", "d20"],
-            "test": {"die": "d20", "roll_under": False, "score": "d20 + characteristic + modifier + pending",
-                     "success": "score >= threshold", "dice_order": ["d20 (test)"]},
-            "difficulties": {
-                name: {"min": low, "max": high, "default": rules.DEFAULT_THRESHOLDS[name]}
-                for name, (low, high) in rules.DIFFICULTIES.items()
-            },
-            "outcomes": list(rules.OUTCOMES),
-            "criticals": {
-                "failure": {"CHA <= -4": "natural <= 3", "CHA -3/-2": "natural <= 2", "otherwise": "natural 1"},
-                "success": {"CHA >= 6": "natural >= 17", "CHA 4/5": "natural >= 18", "CHA 2/3": "natural >= 19",
-                            "otherwise": "natural 20"},
-            },
-            "derived": {"physical_defense": "10 + CON + level", "magical_defense": "10 + SAG + level",
-                        "initiative": "10 + DEX"},
-            "actions": {
-                "pending_modifier": "GM: {stat, value: 2 | -2 | 0 (clears)}; consumed by the next test of that stat",
-                "challenge": "GM: {name, successes_needed, failures_allowed?}; tests with for_challenge advance it",
-                "challenge_remove": "GM: {name}",
-            },
-        })
+        return WorldsAwakeningDescription.model_validate(
+            {
+                "id": self.id,
+                "title": self.title,
+                "stats": list(rules.STATS),
+                "level_range": {"min": 1, "max": rules.MAX_LEVEL},
+                "dice": ["d4", "d6", "d8", "d10", "d12", "d20"],
+                "test": {
+                    "die": "d20",
+                    "roll_under": False,
+                    "score": "d20 + characteristic + modifier + pending",
+                    "success": "score >= threshold",
+                    "dice_order": ["d20 (test)"],
+                },
+                "difficulties": {
+                    name: {"min": low, "max": high, "default": rules.DEFAULT_THRESHOLDS[name]}
+                    for name, (low, high) in rules.DIFFICULTIES.items()
+                },
+                "outcomes": list(rules.OUTCOMES),
+                "criticals": {
+                    "failure": {"CHA <= -4": "natural <= 3", "CHA -3/-2": "natural <= 2", "otherwise": "natural 1"},
+                    "success": {
+                        "CHA >= 6": "natural >= 17",
+                        "CHA 4/5": "natural >= 18",
+                        "CHA 2/3": "natural >= 19",
+                        "otherwise": "natural 20",
+                    },
+                },
+                "derived": {
+                    "physical_defense": "10 + CON + level",
+                    "magical_defense": "10 + SAG + level",
+                    "initiative": "10 + DEX",
+                },
+                "actions": {
+                    "pending_modifier": "GM: {stat, value: 2 | -2 | 0 (clears)}; "
+                    "consumed by the next test of that stat",
+                    "challenge": "GM: {name, successes_needed, failures_allowed?}; tests with for_challenge advance it",
+                    "challenge_remove": "GM: {name}",
+                },
+            }
+        )
 
     def normalize_sheet(self, raw: dict[str, Any], *, kind: str, gm_override: bool = False) -> dict[str, Any]:
         """WA-S1..S4: validate, fill hp/mp from their maxima; above max needs the GM's override."""
@@ -150,9 +167,13 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
             "critical_failure": {"max_natural": rules.crit_failure_max(cha)},
             "pending": dict(sheet.pending),
             "challenges": {
-                name: {**c.model_dump(mode="json"), "remaining_successes": max(0, c.successes_needed - c.successes),
-                       "remaining_failures": (None if c.failures_allowed is None
-                                              else max(0, c.failures_allowed - c.failures))}
+                name: {
+                    **c.model_dump(mode="json"),
+                    "remaining_successes": max(0, c.successes_needed - c.successes),
+                    "remaining_failures": (
+                        None if c.failures_allowed is None else max(0, c.failures_allowed - c.failures)
+                    ),
+                }
                 for name, c in sheet.challenges.items()
             },
         }
@@ -176,11 +197,22 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
             effects["challenge"] = {"before": challenge.to_dict(), "after": challenge_after}
             sheet.challenges[challenge.name] = models.Challenge.model_validate(challenge_after)
         body = test_body(
-            ch, RULESET, natural=r.natural, score=r.total, target=r.threshold, outcome=r.outcome,
-            effects=effects, stat=req.stat, difficulty=req.difficulty, modifier=req.modifier,
-            pending_modifier=spec.pending, challenge=challenge_after,
-            critical_range={"success_min": rules.crit_success_min(spec.cha),
-                            "failure_max": rules.crit_failure_max(spec.cha)},
+            ch,
+            RULESET,
+            natural=r.natural,
+            score=r.total,
+            target=r.threshold,
+            outcome=r.outcome,
+            effects=effects,
+            stat=req.stat,
+            difficulty=req.difficulty,
+            modifier=req.modifier,
+            pending_modifier=spec.pending,
+            challenge=challenge_after,
+            critical_range={
+                "success_min": rules.crit_success_min(spec.cha),
+                "failure_max": rules.crit_failure_max(spec.cha),
+            },
         )
         sheets = {ch.id: sheet} if effects else {}
         return Outcome(kind="test", body=body, character_id=ch.id, sheets=sheets)

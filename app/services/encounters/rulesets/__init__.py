@@ -1,4 +1,5 @@
 """Each ruleset's encounter pieces, by ruleset id (one module per ruleset)."""
+
 from __future__ import annotations
 
 from app.services.encounters.rulesets.asgard import Asgard
@@ -22,5 +23,14 @@ def rules_for(ruleset: str) -> EncounterRules:
     return RULES[ruleset]
 
 
-__all__ = ["COMBAT_ACTIONS", "RULES", "EncounterRules", "Entrant", "Exchange", "Initiative", "Party", "Pool",
-           "rules_for"]
+__all__ = [
+    "COMBAT_ACTIONS",
+    "RULES",
+    "EncounterRules",
+    "Entrant",
+    "Exchange",
+    "Initiative",
+    "Party",
+    "Pool",
+    "rules_for",
+]

@@ -18,6 +18,7 @@ parties' `sheet` (karma, pools, posture, points…), `counters`, `position` and
 figures). The flow then writes every change, before/after (what a revert
 restores), the action, its roll-log entry (`kind: "combat"`) and its event, in
 one transaction."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -82,11 +83,25 @@ class Initiative:
     steps: list[dict[str, Any]] = field(default_factory=list)
 
 
-def entry(combatant_id: str, slot: int, initiative: int | None, *, extra_action: bool = False,
-          tiebreak: dict[str, Any] | None = None, parallel_with: list[str] | None = None,
-          **extra: Any) -> dict[str, Any]:
-    return {"combatant_id": combatant_id, "slot": slot, "initiative": initiative, "extra_action": extra_action,
-            "tiebreak": tiebreak, "parallel_with": parallel_with or [], **extra}
+def entry(
+    combatant_id: str,
+    slot: int,
+    initiative: int | None,
+    *,
+    extra_action: bool = False,
+    tiebreak: dict[str, Any] | None = None,
+    parallel_with: list[str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "combatant_id": combatant_id,
+        "slot": slot,
+        "initiative": initiative,
+        "extra_action": extra_action,
+        "tiebreak": tiebreak,
+        "parallel_with": parallel_with or [],
+        **extra,
+    }
 
 
 def one_per_slot(ranked: list[tuple[str, int | None, dict[str, Any] | None]]) -> list[dict[str, Any]]:
@@ -169,19 +184,23 @@ def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str
     weapons = sheet.get("weapons") or []
     if name is None:
         if not weapons:
-            raise RuleError(f"the attacker has no weapon on its sheet: give a `damage` expression ({rule})",
-                            field="weapon")
+            raise RuleError(
+                f"the attacker has no weapon on its sheet: give a `damage` expression ({rule})", field="weapon"
+            )
         return weapons[0]
     weapon = next((w for w in weapons if w["name"] == name), None)
     if weapon is None:
-        raise RuleError(f"no weapon {name!r} on the attacker's sheet; it has "
-                        f"{', '.join(w['name'] for w in weapons) or 'none'}", field="weapon")
+        raise RuleError(
+            f"no weapon {name!r} on the attacker's sheet; it has {', '.join(w['name'] for w in weapons) or 'none'}",
+            field="weapon",
+        )
     return weapon
 
 
 def unsupported(ruleset: str, type_: str, supported: list[str]) -> InvalidBody:
-    return InvalidBody(f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}",
-                       field="type")
+    return InvalidBody(
+        f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}", field="type"
+    )
 
 
 class EncounterRules(ABC):
@@ -209,8 +228,9 @@ class EncounterRules(ABC):
         for p in self.pools:
             if p.name == name:
                 return p
-        raise InvalidBody(f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}",
-                        field="resource")
+        raise InvalidBody(
+            f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}", field="resource"
+        )
 
     def is_down(self, sheet: dict[str, Any]) -> bool:
         """Out of the fight: skipped by next-turn. Default: the first pool at 0 or below."""
@@ -229,29 +249,39 @@ class EncounterRules(ABC):
         round (AS-C5's dying and unconscious rounds): only those combatants' sheets are read."""
         return False
 
-    def round_ends(self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]],
-                   round_: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def round_ends(
+        self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The end of round `round_` for one combatant, down or not: the ruleset changes `sheet` (a
         copy) in place and returns (its conditions after, the steps); default nothing."""
         return conditions, []
 
     def check_reaction(self, reaction: str) -> None:
         if reaction not in self.reactions:
-            raise InvalidBody(f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}",
-                            field="reaction")
+            raise InvalidBody(
+                f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}", field="reaction"
+            )
 
     # --- turn order ----------------------------------------------------------------------
     @abstractmethod
-    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions,
-                        campaign_options: dict[str, Any]) -> Initiative:
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+    ) -> Initiative:
         """The first round's order (entrants in the order they were added)."""
 
     def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
         """A step saying why the rules keep this combatant from acting in this round (GC-P7), or None."""
         return None
 
-    def next_round(self, dice: CombatDice, order: list[dict[str, Any]], entrants: list[Entrant] | None,
-                   round_: int, options: EncounterOptions, campaign_options: dict[str, Any]) -> Initiative | None:
+    def next_round(
+        self,
+        dice: CombatDice,
+        order: list[dict[str, Any]],
+        entrants: list[Entrant] | None,
+        round_: int,
+        options: EncounterOptions,
+        campaign_options: dict[str, Any],
+    ) -> Initiative | None:
         """The order of round `round_` (2, 3, …), or None when it stays as it is.
         `entrants` is given (every sheet read) only when `reorders_each_round`."""
         return None
@@ -317,5 +347,10 @@ class EncounterRules(ABC):
         type_ = x.req.type
         if type_ not in self.combat_actions:
             raise unsupported(self.ruleset, type_, list(self.action_models()))
-        {"attack": self.attack, "move": self.move, "dash": self.dash, "posture": self.posture_action,
-         "final_skill": self.final_skill}[type_](x)
+        {
+            "attack": self.attack,
+            "move": self.move,
+            "dash": self.dash,
+            "posture": self.posture_action,
+            "final_skill": self.final_skill,
+        }[type_](x)

@@ -5,6 +5,7 @@ Table dice of `start` and of each new round: first one d6 per combatant with
 several actions (GC-O3; combatants in the order they were added), then the tie
 d20s (GC-O2), from the highest tied agilite down, each tied combatant in the
 order it was added."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -54,11 +55,13 @@ class GreatCosmos(EncounterRules):
     default_reaction = "dodge"
     multiple_actions = True
     reorders_each_round = True
-    dice_order = ("GC-O3 d6 per combatant with several actions, in the order added, then GC-O2 tie d20s from the "
-                  "highest agilite down (again at each new round, GC-O1); an attack: the attack test (d100, karma "
-                  "d10), the target's automatic defence d10 (GC-P5), its dodge/parry test (d100, karma d10), then "
-                  "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
-                  "dash: the agilite test (GC-D4)")
+    dice_order = (
+        "GC-O3 d6 per combatant with several actions, in the order added, then GC-O2 tie d20s from the "
+        "highest agilite down (again at each new round, GC-O1); an attack: the attack test (d100, karma "
+        "d10), the target's automatic defence d10 (GC-P5), its dodge/parry test (d100, karma d10), then "
+        "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
+        "dash: the agilite test (GC-D4)"
+    )
     combat_actions = GREAT_COSMOS_ACTIONS
 
     def posture(self, sheet: dict[str, Any]) -> str | None:
@@ -97,24 +100,41 @@ class GreatCosmos(EncounterRules):
             return {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "until_round": running["until_round"]}
         return None
 
-    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions,
-                        campaign_options: dict[str, Any]) -> Initiative:
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+    ) -> Initiative:
         """GC-O1..O3, GC-P5: highest effective agilite first (the GM's override replaces it),
         ties by d20 lowest first (tied again, or `tie_method: parallel`: one slot),
         the n-th extra action at agilite − (4 + 1d6) × n, Illumination first."""
         return self._order(dice, entrants, options, campaign_options, 1)
 
-    def _order(self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions,
-               campaign_options: dict[str, Any], round_: int) -> Initiative:
+    def _order(
+        self,
+        dice: CombatDice,
+        entrants: list[Entrant],
+        options: EncounterOptions,
+        campaign_options: dict[str, Any],
+        round_: int,
+    ) -> Initiative:
         if not campaign_options.get("turn_order_rules", True):
             return _gm_order(entrants)
-        contenders = [Contender(id=e.combatant_id, agilite=_agilite(e), actions=e.actions,
-                                acts_first=e.sheet.get("posture") == ILLUMINATION,
-                                acts_last=_acts_last(e, round_)) for e in entrants]
+        contenders = [
+            Contender(
+                id=e.combatant_id,
+                agilite=_agilite(e),
+                actions=e.actions,
+                acts_first=e.sheet.get("posture") == ILLUMINATION,
+                acts_last=_acts_last(e, round_),
+            )
+            for e in entrants
+        ]
         source = dice.source if getattr(options, "tie_method", "d20") == "d20" else _Parallel(dice.source)
         order = turn_order(source, contenders)
-        return Initiative(order=_entries(order), initiatives={e.combatant_id: _agilite(e) for e in entrants},
-                          steps=_steps(entrants, contenders, order, round_))
+        return Initiative(
+            order=_entries(order),
+            initiatives={e.combatant_id: _agilite(e) for e in entrants},
+            steps=_steps(entrants, contenders, order, round_),
+        )
 
     def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
         """GC-O1: the order is recomputed each round (new d6s and tie d20s); GC-P7: a Sépulcrale
@@ -133,8 +153,17 @@ def _entries(order: TurnOrder) -> list[dict[str, Any]]:
         ids = [cid for cid, _n in s.entries]
         for cid, n in s.entries:
             tie = {"die": "d20", "value": ties[cid]} if cid in ties else None
-            out.append(entry(cid, slot, s.position, extra_action=n > 1, tiebreak=tie,
-                             parallel_with=[other for other in ids if other != cid], action=n))
+            out.append(
+                entry(
+                    cid,
+                    slot,
+                    s.position,
+                    extra_action=n > 1,
+                    tiebreak=tie,
+                    parallel_with=[other for other in ids if other != cid],
+                    action=n,
+                )
+            )
     return out
 
 
@@ -145,12 +174,20 @@ def _acts_last(e: Entrant, round_: int) -> bool:
     return running["posture"] == SEPULCRALE
 
 
-def _steps(entrants: list[Entrant], contenders: list[Contender], order: TurnOrder,
-           round_: int = 1) -> list[dict[str, Any]]:
+def _steps(
+    entrants: list[Entrant], contenders: list[Contender], order: TurnOrder, round_: int = 1
+) -> list[dict[str, Any]]:
     steps = []
     for e, c in zip(entrants, contenders):
-        steps.append({"rule": "GC-O1", "what": "effective agilite", "combatant_id": c.id, "agilite": c.agilite,
-                      "override": e.override is not None})
+        steps.append(
+            {
+                "rule": "GC-O1",
+                "what": "effective agilite",
+                "combatant_id": c.id,
+                "agilite": c.agilite,
+                "override": e.override is not None,
+            }
+        )
         if c.acts_first:
             steps.append({"rule": "GC-P5", "what": "Illumination acts first", "combatant_id": c.id})
         if c.acts_last:
@@ -159,13 +196,30 @@ def _steps(entrants: list[Entrant], contenders: list[Contender], order: TurnOrde
     for slot, s in enumerate(order.slots):
         for cid, n in s.entries:
             if n > 1:
-                steps.append({"rule": "GC-O3", "what": f"extra action {n - 1}", "combatant_id": cid,
-                              "d6": d6[cid], "position": s.position, "slot": slot})
+                steps.append(
+                    {
+                        "rule": "GC-O3",
+                        "what": f"extra action {n - 1}",
+                        "combatant_id": cid,
+                        "d6": d6[cid],
+                        "position": s.position,
+                        "slot": slot,
+                    }
+                )
         ties = dict(s.tie_dice)
         for cid, _n in s.entries:
             if cid in ties or len(s.entries) > 1:
-                steps.append({"rule": "GC-O2", "what": "tie", "combatant_id": cid, "position": s.position,
-                              "d20": ties.get(cid), "slot": slot, "parallel": len(s.entries) > 1})
+                steps.append(
+                    {
+                        "rule": "GC-O2",
+                        "what": "tie",
+                        "combatant_id": cid,
+                        "position": s.position,
+                        "d20": ties.get(cid),
+                        "slot": slot,
+                        "parallel": len(s.entries) > 1,
+                    }
+                )
     return steps
 
 
@@ -174,5 +228,8 @@ def _gm_order(entrants: list[Entrant]) -> Initiative:
     the order combatants were added; no dice."""
     ranked = sorted(range(len(entrants)), key=lambda i: (entrants[i].override is None, -(entrants[i].override or 0), i))
     order = [entry(entrants[i].combatant_id, slot, entrants[i].override) for slot, i in enumerate(ranked)]
-    return Initiative(order=order, initiatives={e.combatant_id: e.override for e in entrants},
-                      steps=[{"rule": "GC-O1", "what": "turn order rules off (campaign option): the GM's order"}])
+    return Initiative(
+        order=order,
+        initiatives={e.combatant_id: e.override for e in entrants},
+        steps=[{"rule": "GC-O1", "what": "turn order rules off (campaign option): the GM's order"}],
+    )

@@ -18,6 +18,7 @@ Dice, in rule order, each tagged with whose it is: the attack test (d100, karma 
 the target's automatic defence d10 (GC-P5), its dodge/parry test (d100, karma d10),
 then the damage dice; a posture's advantage d6 (GC-P5) or the backlash's
 disadvantage d6 (GC-P7, Sépulcrale); a dash's agilite test (GC-D4)."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -82,10 +83,18 @@ def fighter(p: Party, round_: int, *, tests: bool = False) -> Fighter:
     sheet, special = p.sheet, p.counters.get("special") or {}
     running = backlash(p.counters, round_) or {}
     hp_max = int(sheet.get("hp_max") or 0)
-    return Fighter(id=p.id, stats={k: int(v) for k, v in (sheet.get("stats") or {}).items()},
-                   karma=int(sheet.get("karma") or 0), hp=_hp(sheet), hp_max=hp_max, posture=posture_of(sheet),
-                   advantage=advantage_of(sheet, tests=tests), revive_used=bool(special.get("revive_used")),
-                   backlash=running.get("posture"), backlash_disadvantage=running.get("disadvantage"))
+    return Fighter(
+        id=p.id,
+        stats={k: int(v) for k, v in (sheet.get("stats") or {}).items()},
+        karma=int(sheet.get("karma") or 0),
+        hp=_hp(sheet),
+        hp_max=hp_max,
+        posture=posture_of(sheet),
+        advantage=advantage_of(sheet, tests=tests),
+        revive_used=bool(special.get("revive_used")),
+        backlash=running.get("posture"),
+        backlash_disadvantage=running.get("disadvantage"),
+    )
 
 
 def advantage_of(sheet: dict[str, Any], *, tests: bool = False) -> str | None:
@@ -109,13 +118,24 @@ def _set(p: Party, key: str, value: Any) -> None:
 
 
 def _test_step(rule: str, what: str, who: str, test: TestResult, **figures: Any) -> dict[str, Any]:
-    return {"rule": rule, "what": what, "combatant_id": who, **figures, "target": test.target,
-            "natural": test.natural, "karma_die": test.karma_die, "score": test.score, "outcome": test.outcome,
-            "karma_used": test.karma_used, "karma": {"before": test.karma_before, "after": test.karma_after},
-            "locked": test.locked}
+    return {
+        "rule": rule,
+        "what": what,
+        "combatant_id": who,
+        **figures,
+        "target": test.target,
+        "natural": test.natural,
+        "karma_die": test.karma_die,
+        "score": test.score,
+        "outcome": test.outcome,
+        "karma_used": test.karma_used,
+        "karma": {"before": test.karma_before, "after": test.karma_after},
+        "locked": test.locked,
+    }
 
 
 # --- the turn (GC-D2, GC-D3) --------------------------------------------------------------------
+
 
 def _phase(x: Exchange, phase: str) -> None:
     """GC-D3: move-then-act or act-then-move, never move-act-move (consecutive moves are one)."""
@@ -126,8 +146,11 @@ def _phase(x: Exchange, phase: str) -> None:
     try:
         check_turn(phases)
     except RuleError:
-        raise RuleError(f"a turn is move then act or act then move, never {' then '.join(phases)} (GC-D3)",
-                        field="type", extra={"rule": "GC-D3", "phases": phases}) from None
+        raise RuleError(
+            f"a turn is move then act or act then move, never {' then '.join(phases)} (GC-D3)",
+            field="type",
+            extra={"rule": "GC-D3", "phases": phases},
+        ) from None
     turn["phases"] = phases
 
 
@@ -140,8 +163,11 @@ def _act(x: Exchange, what: str) -> None:
     if turn.get("dashed"):
         raise RuleError("the dash gave up this turn's action (GC-D4)", field="type", extra={"rule": "GC-D4"})
     if turn.get("acted"):
-        raise RuleError(f"combatant {x.actor.id} has acted this turn already: {what} waits for its next turn "
-                        "(GC-D3)", field="type", extra={"rule": "GC-D3"})
+        raise RuleError(
+            f"combatant {x.actor.id} has acted this turn already: {what} waits for its next turn (GC-D3)",
+            field="type",
+            extra={"rule": "GC-D3"},
+        )
     _phase(x, "act")
     turn["acted"] = True
 
@@ -151,6 +177,7 @@ def _base_move(p: Party, round_: int) -> int:
 
 
 # --- attack ------------------------------------------------------------------------------------
+
 
 def attack(x: Exchange) -> None:
     """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the exchange, its effects."""
@@ -168,14 +195,37 @@ def attack(x: Exchange) -> None:
     _provocation(x)
     reaction = _reaction(x, fd)
     result = resolve_attack(
-        Named(a.dice, {"test": "attack", "karma": "attack karma"}), fa, fd, stat=stat, damage=expression,
-        reaction=reaction, modifier=req.modifier, unparryable=req.unparryable, undodgeable=req.undodgeable,
-        same_slot=x.same_slot, target_moved_away=moved_away, sepulchral=opts.sepulchral_damage_multiplier,
-        backlash=opts.backlash_damage_multiplier, extreme_scores=opts.extreme_scores,
-        defender_dice=Named(t.dice, {"test": reaction or "defense", "karma": f"{reaction} karma",
-                                     "auto_defense": "auto defense"}))
-    x.steps.append(_test_step("GC-P3", "attack test", a.id, result.attack, kind=req.kind, stat=stat,
-                              posture=fa.posture, modifier=req.modifier, posture_modifier=posture_modifier(fa)))
+        Named(a.dice, {"test": "attack", "karma": "attack karma"}),
+        fa,
+        fd,
+        stat=stat,
+        damage=expression,
+        reaction=reaction,
+        modifier=req.modifier,
+        unparryable=req.unparryable,
+        undodgeable=req.undodgeable,
+        same_slot=x.same_slot,
+        target_moved_away=moved_away,
+        sepulchral=opts.sepulchral_damage_multiplier,
+        backlash=opts.backlash_damage_multiplier,
+        extreme_scores=opts.extreme_scores,
+        defender_dice=Named(
+            t.dice, {"test": reaction or "defense", "karma": f"{reaction} karma", "auto_defense": "auto defense"}
+        ),
+    )
+    x.steps.append(
+        _test_step(
+            "GC-P3",
+            "attack test",
+            a.id,
+            result.attack,
+            kind=req.kind,
+            stat=stat,
+            posture=fa.posture,
+            modifier=req.modifier,
+            posture_modifier=posture_modifier(fa),
+        )
+    )
     _set(a, "karma", result.attacker.karma)
     if moved_away:
         x.step("GC-O2", "the target moved out of reach in this same slot: the attack fails", combatant_id=t.id)
@@ -204,8 +254,11 @@ def _provocation(x: Exchange) -> None:
         return
     if provoker != t.id:  # a provoker the caller does not see is not named (issue 21 item 4)
         named = provoker if x.sees(provoker) else None
-        raise RuleError(f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
-                        field="target_id", extra={"rule": "GC-P6", "provoked_by": named})
+        raise RuleError(
+            f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
+            field="target_id",
+            extra={"rule": "GC-P6", "provoked_by": named},
+        )
     del a.counters["provoked_by"]
     x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=provoker)
 
@@ -222,26 +275,34 @@ def _reach(x: Exchange, opts: Options) -> bool:
     if x.same_slot and "move" in t.turn.get("phases", []):
         return True
     d = distance(here, there)
-    raise RuleError(f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
-                    field="target_id", extra={"rule": "GC-D1", "distance": d})
+    raise RuleError(
+        f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
+        field="target_id",
+        extra={"rule": "GC-D1", "distance": d},
+    )
 
 
 def _damage_expression(a: Party, req) -> tuple[str, str]:
     """GC-P4: the request's expression, the named weapon of the inventory, or its first weapon."""
     if req.damage is not None:
         return req.damage, "request"
-    weapons = [i for i in ((a.sheet.get("inventory") or {}).get("items") or [])
-               if isinstance(i, dict) and i.get("damage") and i.get("kind") in ("weapon", "two_handed_weapon")]
+    weapons = [
+        i
+        for i in ((a.sheet.get("inventory") or {}).get("items") or [])
+        if isinstance(i, dict) and i.get("damage") and i.get("kind") in ("weapon", "two_handed_weapon")
+    ]
     if req.weapon is not None:
         found = next((w for w in weapons if w["name"] == req.weapon), None)
         if found is None:
             names = ", ".join(w["name"] for w in weapons) or "none"
-            raise InvalidBody(f"no weapon {req.weapon!r} with a damage in {a.name}'s inventory (weapons: {names})",
-                              field="weapon")
+            raise InvalidBody(
+                f"no weapon {req.weapon!r} with a damage in {a.name}'s inventory (weapons: {names})", field="weapon"
+            )
         return found["damage"], f"weapon {found['name']}"
     if not weapons:
-        raise InvalidBody(f"{a.name} has no weapon with a damage in its inventory: name a `damage` expression "
-                          "(GC-P4)", field="damage")
+        raise InvalidBody(
+            f"{a.name} has no weapon with a damage in its inventory: name a `damage` expression (GC-P4)", field="damage"
+        )
     return weapons[0]["damage"], f"weapon {weapons[0]['name']}"
 
 
@@ -253,8 +314,11 @@ def _check_chosen_reaction(x: Exchange, fd: Fighter) -> None:
         raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
     if not can_defend(fd):
         rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
-        raise RuleError(f"a {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture} defender cannot dodge "
-                        f"nor parry ({rule})", field="reaction")
+        raise RuleError(
+            f"a {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture} defender cannot dodge "
+            f"nor parry ({rule})",
+            field="reaction",
+        )
     check_reaction(x.reaction, unparryable=x.req.unparryable, undodgeable=x.req.undodgeable)
 
 
@@ -281,13 +345,27 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
 def _defence(x: Exchange, result, reaction: str | None) -> None:
     t = x.foe
     if result.auto_defense_die is not None:
-        x.step("GC-P5", "automatic defence (d10 <= 7)", combatant_id=t.id, d10=result.auto_defense_die,
-               holds=result.auto_defended)
+        x.step(
+            "GC-P5",
+            "automatic defence (d10 <= 7)",
+            combatant_id=t.id,
+            d10=result.auto_defense_die,
+            holds=result.auto_defended,
+        )
     if result.defense is not None:
         assert reaction is not None  # a defence test answers a reaction
-        x.steps.append(_test_step("GC-P2", reaction, t.id, result.defense, stat=DEFENSE_STATS[reaction],
-                                  holds=result.defense_holds, riposte_available=result.riposte_available,
-                                  attack_score=result.attack.score))
+        x.steps.append(
+            _test_step(
+                "GC-P2",
+                reaction,
+                t.id,
+                result.defense,
+                stat=DEFENSE_STATS[reaction],
+                holds=result.defense_holds,
+                riposte_available=result.riposte_available,
+                attack_score=result.attack.score,
+            )
+        )
     if result.riposte_available:
         t.counters["riposte"] = x.actor.id
 
@@ -297,21 +375,42 @@ def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> No
     (Steps naming a `resource` show its before/after only to who may see it exactly: hp_visibility.)"""
     a, t, dmg, wound = x.actor, x.foe, result.damage, result.wound
     after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
-    x.step("GC-P4", "damage", combatant_id=t.id, expression=expression, source=source, raw=dmg.raw,
-           multiplier=_number(dmg.multiplier), posture=fa.posture, backlash=fa.backlash, total=dmg.total,
-           resource="hp", before=wound.hp_before, after=after)
+    x.step(
+        "GC-P4",
+        "damage",
+        combatant_id=t.id,
+        expression=expression,
+        source=source,
+        raw=dmg.raw,
+        multiplier=_number(dmg.multiplier),
+        posture=fa.posture,
+        backlash=fa.backlash,
+        total=dmg.total,
+        resource="hp",
+        before=wound.hp_before,
+        after=after,
+    )
     _set(t, "hp", after)
     if wound.revived:
         t.counters["special"] = {**(t.counters.get("special") or {}), "revive_used": True}
-        x.step("GC-P6", "Revive: a fatal blow leaves 50% of hp_max instead (once)", combatant_id=t.id,
-               resource="hp", after=wound.hp_after)
+        x.step(
+            "GC-P6",
+            "Revive: a fatal blow leaves 50% of hp_max instead (once)",
+            combatant_id=t.id,
+            resource="hp",
+            after=wound.hp_after,
+        )
     if wound.counter_attack_available:
         t.counters["counter_attack"] = a.id
         x.step("GC-P6", "counter-attack available", combatant_id=t.id, against=a.id)
     if result.provoked:
         t.counters["provoked_by"] = a.id
-        x.step("GC-P6", "provocation: its next offensive action aims at the Sépulcrale", combatant_id=t.id,
-               provoked_by=a.id)
+        x.step(
+            "GC-P6",
+            "provocation: its next offensive action aims at the Sépulcrale",
+            combatant_id=t.id,
+            provoked_by=a.id,
+        )
 
 
 def _number(f: Fraction) -> int | float:
@@ -319,6 +418,7 @@ def _number(f: Fraction) -> int | float:
 
 
 # --- move and dash (GC-D1..D4) ------------------------------------------------------------------
+
 
 def move(x: Exchange) -> None:
     """GC-D1: |dx| + |dy| cells; GC-D2: at most the turn's max move (a dash multiplies it);
@@ -339,8 +439,11 @@ def move(x: Exchange) -> None:
     allowed = turn.get("max_move", _base_move(a, x.round))
     moved = turn.get("moved", 0) + d
     if moved > allowed:
-        raise RuleError(f"{moved} cells moved this turn; at most {allowed} (GC-D2)", field="to",
-                        extra={"rule": "GC-D2", "max_move": allowed, "moved": moved})
+        raise RuleError(
+            f"{moved} cells moved this turn; at most {allowed} (GC-D2)",
+            field="to",
+            extra={"rule": "GC-D2", "max_move": allowed, "moved": moved},
+        )
     _check_free(x, cell)
     _phase(x, "move")
     turn["moved"], turn["max_move"] = moved, allowed
@@ -363,21 +466,38 @@ def dash(x: Exchange) -> None:
     if turn.get("dashed"):
         raise RuleError(f"combatant {a.id} has dashed this turn already (GC-D4)", field="type")
     if turn.get("acted"):
-        raise RuleError("a dash gives up the turn's action, already used (GC-D4)", field="type",
-                        extra={"rule": "GC-D4"})
+        raise RuleError(
+            "a dash gives up the turn's action, already used (GC-D4)", field="type", extra={"rule": "GC-D4"}
+        )
     f = fighter(a, x.round, tests=True)
     base = turn.get("max_move", _base_move(a, x.round))
-    test = resolve_test(Named(a.dice, {"test": "dash", "karma": "dash karma"}),
-                        f.stats.get("agilite", 0) + x.req.modifier + posture_modifier(f), f.karma, posture=f.posture,
-                        extreme_scores=opts.extreme_scores)
+    test = resolve_test(
+        Named(a.dice, {"test": "dash", "karma": "dash karma"}),
+        f.stats.get("agilite", 0) + x.req.modifier + posture_modifier(f),
+        f.karma,
+        posture=f.posture,
+        extreme_scores=opts.extreme_scores,
+    )
     multiplier, new = dash_move(base, test.outcome)
-    x.steps.append(_test_step("GC-D4", "dash: agilite test", a.id, test, stat="agilite", modifier=x.req.modifier,
-                              base_move=base, multiplier=_number(multiplier), max_move=new))
+    x.steps.append(
+        _test_step(
+            "GC-D4",
+            "dash: agilite test",
+            a.id,
+            test,
+            stat="agilite",
+            modifier=x.req.modifier,
+            base_move=base,
+            multiplier=_number(multiplier),
+            max_move=new,
+        )
+    )
     _set(a, "karma", test.karma_after)
     turn["dashed"], turn["max_move"] = True, new
 
 
 # --- postures (GC-P1, GC-P2, GC-P5..P7) and the Final Skill -------------------------------------
+
 
 def posture(x: Exchange) -> None:
     """Offensive/defensive; entering Illumination or Sépulcrale spends its point (GC-P5: the
@@ -391,8 +511,14 @@ def posture(x: Exchange) -> None:
     if new in SPECIAL_POSTURES:
         _enter(x, a, new)
     else:
-        x.step("GC-P1" if new == "offensive" else "GC-P2", f"{new} posture", combatant_id=a.id, before=current,
-               damage_multiplier=2 if new == "offensive" else 1, may_defend=new == "defensive")
+        x.step(
+            "GC-P1" if new == "offensive" else "GC-P2",
+            f"{new} posture",
+            combatant_id=a.id,
+            before=current,
+            damage_multiplier=2 if new == "offensive" else 1,
+            may_defend=new == "defensive",
+        )
     _set(a, "posture", new)
 
 
@@ -404,14 +530,24 @@ def _enter(x: Exchange, a: Party, new: str) -> None:
     _set(a, "posture_advantage", entry.advantage_die)  # GC-P5: on the sheet, applied by every d100 test
     special = {"posture": new, "since_round": x.round, "revive_used": False}
     rule = "GC-P5" if new == ILLUMINATION else "GC-P6"
-    x.step(rule, f"enters {new}", combatant_id=a.id, cost={"light" if new == ILLUMINATION else "dark": 1},
-           karma_locked=10 if new == ILLUMINATION else -10, advantage_die=entry.advantage_die,
-           advantage=entry.advantage)
+    x.step(
+        rule,
+        f"enters {new}",
+        combatant_id=a.id,
+        cost={"light" if new == ILLUMINATION else "dark": 1},
+        karma_locked=10 if new == ILLUMINATION else -10,
+        advantage_die=entry.advantage_die,
+        advantage=entry.advantage,
+    )
     if entry.advantage == "extra_action":
         special["extra_action"] = True
         a.actions += 1
-        x.step("GC-P5", "advantage: an extra action each round while the posture lasts", combatant_id=a.id,
-               actions=a.actions)
+        x.step(
+            "GC-P5",
+            "advantage: an extra action each round while the posture lasts",
+            combatant_id=a.id,
+            actions=a.actions,
+        )
     a.counters["special"] = special
 
 
@@ -422,21 +558,41 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
     opts, f = options(x), fighter(a, x.round)
     special = a.counters.pop("special", None) or {}
     held = x.round - special.get("since_round", x.round) + 1
-    end = end_special_posture(Named(a.dice, {}), f, held, backlash_after=opts.backlash_after_turns,
-                              backlash=opts.backlash_damage_multiplier)
-    x.step("GC-P7", f"leaves {f.posture}", combatant_id=a.id, turns_held=held, backlash=end.backlash,
-           backlash_turns=end.backlash_turns, cannot_act=end.cannot_act, acts_last=end.acts_last,
-           damage_multiplier=_number(end.damage_multiplier) if end.damage_multiplier is not None else None,
-           disadvantage_die=end.disadvantage_die, disadvantage=end.disadvantage)
+    end = end_special_posture(
+        Named(a.dice, {}), f, held, backlash_after=opts.backlash_after_turns, backlash=opts.backlash_damage_multiplier
+    )
+    x.step(
+        "GC-P7",
+        f"leaves {f.posture}",
+        combatant_id=a.id,
+        turns_held=held,
+        backlash=end.backlash,
+        backlash_turns=end.backlash_turns,
+        cannot_act=end.cannot_act,
+        acts_last=end.acts_last,
+        damage_multiplier=_number(end.damage_multiplier) if end.damage_multiplier is not None else None,
+        disadvantage_die=end.disadvantage_die,
+        disadvantage=end.disadvantage,
+    )
     if end.backlash:
-        a.counters["backlash"] = {"posture": f.posture, "until_round": x.round + end.backlash_turns,
-                                  "disadvantage_die": end.disadvantage_die, "disadvantage": end.disadvantage}
+        a.counters["backlash"] = {
+            "posture": f.posture,
+            "until_round": x.round + end.backlash_turns,
+            "disadvantage_die": end.disadvantage_die,
+            "disadvantage": end.disadvantage,
+        }
         if end.disadvantage == "action_cancelled" and x.on_turn:
             a.turn["acted"] = True
             x.step("GC-P7", "disadvantage: this turn's action is cancelled", combatant_id=a.id)
     if end.apocalypse:
-        x.step("GC-P6", "Apocalypse: Revive never fired: dies and comes back at 50% hp_max", combatant_id=a.id,
-               resource="hp", before=f.hp, after=end.hp_after)
+        x.step(
+            "GC-P6",
+            "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+            combatant_id=a.id,
+            resource="hp",
+            before=f.hp,
+            after=end.hp_after,
+        )
         _set(a, "hp", end.hp_after)
     if special.get("extra_action"):
         a.actions = max(1, a.actions - 1)
@@ -453,21 +609,45 @@ def final_skill(x: Exchange) -> None:
     if not skill:
         raise InvalidBody(f"{a.name} has no final skill on its sheet (GC-S9)", field="type")
     _act(x, "the Final Skill")
-    light, dark = use_final_skill(int(a.sheet.get("level") or 1), posture_of(a.sheet), skill["cost_kind"],
-                                  int(skill.get("cost_points", 1)), int(a.sheet.get("light_points") or 0),
-                                  int(a.sheet.get("dark_points") or 0), punchline=skill.get("punchline") or "")
-    x.step("GC-P5" if posture_of(a.sheet) == ILLUMINATION else "GC-P6", "Final Skill", combatant_id=a.id,
-           name=skill["name"], punchline=skill["punchline"],
-           cost={skill["cost_kind"]: int(skill.get("cost_points", 1))}, target_id=req.target_id)
+    light, dark = use_final_skill(
+        int(a.sheet.get("level") or 1),
+        posture_of(a.sheet),
+        skill["cost_kind"],
+        int(skill.get("cost_points", 1)),
+        int(a.sheet.get("light_points") or 0),
+        int(a.sheet.get("dark_points") or 0),
+        punchline=skill.get("punchline") or "",
+    )
+    x.step(
+        "GC-P5" if posture_of(a.sheet) == ILLUMINATION else "GC-P6",
+        "Final Skill",
+        combatant_id=a.id,
+        name=skill["name"],
+        punchline=skill["punchline"],
+        cost={skill["cost_kind"]: int(skill.get("cost_points", 1))},
+        target_id=req.target_id,
+    )
     _set(a, "light_points", light)
     _set(a, "dark_points", dark)
     if req.stat is not None:
         f = fighter(a, x.round, tests=True)
         stat = canonical_stat(req.stat)
-        test = resolve_test(Named(a.dice, {"test": "final skill", "karma": "final skill karma"}),
-                            f.stats.get(stat, 0) + req.modifier + posture_modifier(f), f.karma, posture=f.posture,
-                            extreme_scores=options(x).extreme_scores)
-        x.steps.append(_test_step("GC-P5", "Final Skill test (critical failures count as failures)", a.id, test,
-                                  stat=stat, counted_as=final_skill_outcome(test.outcome)))
+        test = resolve_test(
+            Named(a.dice, {"test": "final skill", "karma": "final skill karma"}),
+            f.stats.get(stat, 0) + req.modifier + posture_modifier(f),
+            f.karma,
+            posture=f.posture,
+            extreme_scores=options(x).extreme_scores,
+        )
+        x.steps.append(
+            _test_step(
+                "GC-P5",
+                "Final Skill test (critical failures count as failures)",
+                a.id,
+                test,
+                stat=stat,
+                counted_as=final_skill_outcome(test.outcome),
+            )
+        )
         _set(a, "karma", test.karma_after)
     end_posture(x, a, to=a.sheet.get("default_posture") or "defensive")

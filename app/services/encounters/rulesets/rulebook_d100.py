@@ -3,6 +3,7 @@
 Table dice of `start`: each combatant's HAB test, a d100, in the order
 combatants were added (none for a GM override), then the d100 rerolls of ties
 still equal after the units digit (RB-C2), tied combatants in that order."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,13 +34,16 @@ class RulebookAttackRequest(AttackRequest):
     the weapon's damage dice."""
 
     kind: Literal["melee", "ranged", "morale"] | None = Field(
-        None, description="RB-F2: melee (FOR), ranged (PER) or morale (CHA or DIS, damage off pe); default: the "
-                          "weapon's kind, else melee.")
+        None,
+        description="RB-F2: melee (FOR), ranged (PER) or morale (CHA or DIS, damage off pe); default: the "
+        "weapon's kind, else melee.",
+    )
     stat: Name | None = Field(None, description="RB-F2: the attack stat, one the kind allows (default: its first).")
     skill: Name | None = Field(None, description="A skill bonus (RB-T1); missing from the sheet: a weakened roll.")
     modifier: StrictInt = Field(0, ge=-1000, le=1000, description="Other modifiers of the attack's percentage.")
     reaction: Literal["dodge", "absorb", "none"] | None = Field(
-        None, description="RB-F3: overrides the target's standing reaction (only a caller who controls the target).")
+        None, description="RB-F3: overrides the target's standing reaction (only a caller who controls the target)."
+    )
 
 
 class RulebookD100(EncounterRules):
@@ -55,10 +59,14 @@ class RulebookD100(EncounterRules):
     def attack(self, x: Exchange) -> None:
         """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
         req: RulebookAttackRequest = x.req
-        choice = AttackChoice(kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon,
-                              damage=req.damage)
-        x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, x.foe_reaction, choice, round_=x.round,
-                                      campaign_options=x.campaign_options))
+        choice = AttackChoice(
+            kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon, damage=req.damage
+        )
+        x.steps.extend(
+            resolve_attack(
+                x.dice, x.actor, x.foe, x.foe_reaction, choice, round_=x.round, campaign_options=x.campaign_options
+            )
+        )
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """RB-F4: a HAB ranking (RB-C3: level, then units digit, then d100 rerolls); a
@@ -67,12 +75,24 @@ class RulebookD100(EncounterRules):
         results: list[rb.TestResult] = []
         steps: list[dict[str, Any]] = []
         for e in entrants:
-            result = _override(e.override) if e.override is not None else rb.roll_test(
-                _spec(e.sheet, campaign_options), dice.of(e.combatant_id), "initiative")
+            result = (
+                _override(e.override)
+                if e.override is not None
+                else rb.roll_test(_spec(e.sheet, campaign_options), dice.of(e.combatant_id), "initiative")
+            )
             results.append(result)
-            steps.append({"rule": "RB-F4", "what": "HAB test", "combatant_id": e.combatant_id,
-                          "roll": None if e.override is not None else result.roll, "percentage": result.percentage,
-                          "level": result.level, "outcome": result.outcome, "override": e.override is not None})
+            steps.append(
+                {
+                    "rule": "RB-F4",
+                    "what": "HAB test",
+                    "combatant_id": e.combatant_id,
+                    "roll": None if e.override is not None else result.roll,
+                    "percentage": result.percentage,
+                    "level": result.level,
+                    "outcome": result.outcome,
+                    "override": e.override is not None,
+                }
+            )
         mark = dice.mark()
         placings = rb.initiative(results, [dice.of(e.combatant_id) for e in entrants])
         rerolls = _rerolls(dice, mark)
@@ -83,22 +103,42 @@ class RulebookD100(EncounterRules):
             if p.tiebreak == "reroll":
                 mine = rerolls.get(e.combatant_id, [])
                 tie = {"die": "d100", "value": mine[-1], "rolls": mine}
-                steps.append({"rule": "RB-C2", "what": "tie: d100 rerolls, lowest first",
-                              "combatant_id": e.combatant_id,
-                              "d100": mine})
+                steps.append(
+                    {
+                        "rule": "RB-C2",
+                        "what": "tie: d100 rerolls, lowest first",
+                        "combatant_id": e.combatant_id,
+                        "d100": mine,
+                    }
+                )
             if p.extra_action:
                 extras.append((e.combatant_id, r.level))
-                steps.append({"rule": "RB-F4", "what": "critical success: an extra action before round 1",
-                              "combatant_id": e.combatant_id})
+                steps.append(
+                    {
+                        "rule": "RB-F4",
+                        "what": "critical success: an extra action before round 1",
+                        "combatant_id": e.combatant_id,
+                    }
+                )
             if p.first_round > 1:
-                steps.append({"rule": "RB-F4", "what": "critical failure: acts only from round 2",
-                              "combatant_id": e.combatant_id})
+                steps.append(
+                    {
+                        "rule": "RB-F4",
+                        "what": "critical failure: acts only from round 2",
+                        "combatant_id": e.combatant_id,
+                    }
+                )
             order.append((e.combatant_id, r.level, tie, p.first_round))
         entries = [entry(cid, slot, level, extra_action=True) for slot, (cid, level) in enumerate(extras)]
-        entries += [entry(cid, len(extras) + n, level, tiebreak=tie, from_round=first)
-                    for n, (cid, level, tie, first) in enumerate(order)]
-        return Initiative(order=entries, initiatives={entrants[p.index].combatant_id: results[p.index].level
-                                                      for p in placings}, steps=steps)
+        entries += [
+            entry(cid, len(extras) + n, level, tiebreak=tie, from_round=first)
+            for n, (cid, level, tie, first) in enumerate(order)
+        ]
+        return Initiative(
+            order=entries,
+            initiatives={entrants[p.index].combatant_id: results[p.index].level for p in placings},
+            steps=steps,
+        )
 
     def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
         """RB-F4: the extra actions were before round 1 only; the ranking stays."""
@@ -127,11 +167,18 @@ def _spec(sheet: dict[str, Any], campaign_options: dict[str, Any]) -> rb.TestSpe
 
 def _override(level: int) -> rb.TestResult:
     """The GM's initiative: a plain success at that level (ties: as a roll of 10, RB-C2)."""
-    return rb.TestResult(roll=10, percentage=level * 10 + 10, level=level, outcome="success",
-                         crit_success_chance=0, crit_failure_chance=0)
+    return rb.TestResult(
+        roll=10,
+        percentage=level * 10 + 10,
+        level=level,
+        outcome="success",
+        crit_success_chance=0,
+        crit_failure_chance=0,
+    )
 
 
 # --- attacks (RB-F1..F3, RB-C4) ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AttackChoice:
@@ -146,8 +193,16 @@ class AttackChoice:
     damage: str | None = None
 
 
-def resolve_attack(dice: CombatDice, attacker: Party, target: Party, reaction: str, choice: AttackChoice, *,
-                   round_: int, campaign_options: dict[str, Any]) -> list[dict]:
+def resolve_attack(
+    dice: CombatDice,
+    attacker: Party,
+    target: Party,
+    reaction: str,
+    choice: AttackChoice,
+    *,
+    round_: int,
+    campaign_options: dict[str, Any],
+) -> list[dict]:
     """One Rulebook attack in rule order; changes the fighters (copies), returns the steps.
 
     RB-F2 the attack test (a failed test misses: no defense rolled); RB-F3 the defender's
@@ -162,41 +217,98 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, reaction: s
     stat = rb.attack_stat(kind, choice.stat)
     spec = _attack_spec(attacker.sheet, stat, choice, campaign_options)
     attack = rb.roll_test(spec, dice.of(attacker.id), "attack")
-    steps.append({"rule": "RB-F2", "what": "attack test", "combatant_id": attacker.id, "kind": kind, "stat": stat,
-                  "skill": choice.skill, **_test(attack)})
+    steps.append(
+        {
+            "rule": "RB-F2",
+            "what": "attack test",
+            "combatant_id": attacker.id,
+            "kind": kind,
+            "stat": stat,
+            "skill": choice.skill,
+            **_test(attack),
+        }
+    )
     if not attack.success:
         steps.append({"rule": "RB-F2", "what": "the attack misses", "combatant_id": target.id})
         return steps
     dodge = None
     if reaction == "dodge":
         dodge = _dodge(dice, target, kind, round_, campaign_options, steps)
-    hit = rb.resolve_attack(attack, kind, expression, dice.of(attacker.id), defense=reaction, dodge=dodge,
-                            armor=int(target.sheet.get("armor") or 0), defender_source=dice.of(target.id))
+    hit = rb.resolve_attack(
+        attack,
+        kind,
+        expression,
+        dice.of(attacker.id),
+        defense=reaction,
+        dodge=dodge,
+        armor=int(target.sheet.get("armor") or 0),
+        defender_source=dice.of(target.id),
+    )
     if dodge is not None:
-        steps.append({"rule": "RB-C4", "what": "dodge: confrontation", "combatant_id": target.id,
-                      "attack_level": attack.level, "dodge_level": dodge.level,
-                      "winner": "defender" if hit.dodged else "attacker", "tiebreak": hit.tiebreak})
+        steps.append(
+            {
+                "rule": "RB-C4",
+                "what": "dodge: confrontation",
+                "combatant_id": target.id,
+                "attack_level": attack.level,
+                "dodge_level": dodge.level,
+                "winner": "defender" if hit.dodged else "attacker",
+                "tiebreak": hit.tiebreak,
+            }
+        )
     if hit.dodged:
         if hit.free_attack:
             steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
         return steps
     assert hit.weapon_roll is not None  # rolled for an attack that was not dodged
     damage = rb.attack_damage(attack.level, hit.weapon_roll)
-    steps.append({"rule": "RB-F2", "what": "damage", "combatant_id": attacker.id, "weapon": weapon,
-                  "expression": expression, "level": attack.level, "weapon_roll": hit.weapon_roll, "damage": damage})
+    steps.append(
+        {
+            "rule": "RB-F2",
+            "what": "damage",
+            "combatant_id": attacker.id,
+            "weapon": weapon,
+            "expression": expression,
+            "level": attack.level,
+            "weapon_roll": hit.weapon_roll,
+            "damage": damage,
+        }
+    )
     if reaction == "absorb":
-        steps.append({"rule": "RB-F3", "what": "absorb: armour", "combatant_id": target.id,
-                      "armor": int(target.sheet.get("armor") or 0), "damage": damage,
-                      "taken": hit.damage})
+        steps.append(
+            {
+                "rule": "RB-F3",
+                "what": "absorb: armour",
+                "combatant_id": target.id,
+                "armor": int(target.sheet.get("armor") or 0),
+                "damage": damage,
+                "taken": hit.damage,
+            }
+        )
     if hit.doubled:
-        steps.append({"rule": "RB-F3", "what": "critical failure of the dodge: damage doubled",
-                      "combatant_id": target.id, "taken": hit.damage})
+        steps.append(
+            {
+                "rule": "RB-F3",
+                "what": "critical failure of the dodge: damage doubled",
+                "combatant_id": target.id,
+                "taken": hit.damage,
+            }
+        )
     pool = next(p for p in RulebookD100.pools if p.name == hit.pool)
     before = pool.value(target.sheet)
     after = max(pool.floor, before - hit.damage)
     target.sheet[pool.key] = after
-    steps.append({"rule": "RB-F1", "what": pool.name, "combatant_id": target.id, "damage": hit.damage,
-                  "resource": pool.name, "before": before, "after": after})
+    steps.append(
+        {
+            "rule": "RB-F1",
+            "what": pool.name,
+            "combatant_id": target.id,
+            "damage": hit.damage,
+            "resource": pool.name,
+            "before": before,
+            "after": after,
+        }
+    )
     return steps
 
 
@@ -220,12 +332,15 @@ def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaig
     """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
     skills = sheet.get("skills") or {}
     weakened = choice.skill is not None and choice.skill not in skills
-    return rb.TestSpec(stat_value=_stat(sheet, stat),
-                       skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
-                       weakened=weakened, modifier=choice.modifier,
-                       crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
-                       rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
-                       ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True))
+    return rb.TestSpec(
+        stat_value=_stat(sheet, stat),
+        skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
+        weakened=weakened,
+        modifier=choice.modifier,
+        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+    )
 
 
 def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options, steps: list[dict]):
@@ -233,14 +348,26 @@ def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_opt
     previous = int(target.counters.get("dodges") or 0) if target.counters.get("dodge_round") == round_ else 0
     stat = rb.dodge_stat(kind)
     modifier = rb.dodge_modifier(previous)
-    spec = rb.TestSpec(stat_value=_stat(target.sheet, stat), modifier=modifier,
-                       crit_chance=int(target.sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
-                       rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
-                       ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True))
+    spec = rb.TestSpec(
+        stat_value=_stat(target.sheet, stat),
+        modifier=modifier,
+        crit_chance=int(target.sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+    )
     dodge = rb.roll_test(spec, dice.of(target.id), "dodge")
     target.counters.update(dodges=previous + 1, dodge_round=round_)
-    steps.append({"rule": "RB-F3", "what": "dodge test", "combatant_id": target.id, "stat": stat,
-                  "previous_dodges": previous, "penalty": modifier, **_test(dodge)})
+    steps.append(
+        {
+            "rule": "RB-F3",
+            "what": "dodge test",
+            "combatant_id": target.id,
+            "stat": stat,
+            "previous_dodges": previous,
+            "penalty": modifier,
+            **_test(dodge),
+        }
+    )
     return dodge
 
 

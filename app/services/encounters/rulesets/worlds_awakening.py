@@ -3,6 +3,7 @@
 Table dice of `start`: only the d20 roll-offs of tied initiatives (WA-C4), from
 the highest initiative down, tied combatants in the order they were added, then
 those still tied again, and so on."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -33,9 +34,11 @@ class WorldsAwakeningAttackRequest(AttackRequest):
     critical success reaching the defense, WA-C2). No reaction: the defense is a value."""
 
     kind: Literal["physical", "magical"] = Field(
-        "physical", description="WA-C1: against the physical (10 + CON + level) or magical (10 + SAG + level) defense.")
+        "physical", description="WA-C1: against the physical (10 + CON + level) or magical (10 + SAG + level) defense."
+    )
     stat: Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"] | None = Field(
-        None, description="WA-C1: the attack characteristic (default: the weapon's; without one FOR, INT magical).")
+        None, description="WA-C1: the attack characteristic (default: the weapon's; without one FOR, INT magical)."
+    )
     modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
     reaction: Literal["none"] | None = Field(None, description="WA-C1: no reaction (the defense is a value).")
 
@@ -69,22 +72,46 @@ class WorldsAwakening(EncounterRules):
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """WA-C4: initiative = 10 + DEX (the GM's override replaces it), highest first;
         ties broken by d20 roll-offs, highest first."""
-        dex = [e.override - 10 if e.override is not None else int((e.sheet.get("stats") or {}).get("DEX", 0))
-               for e in entrants]
+        dex = [
+            e.override - 10 if e.override is not None else int((e.sheet.get("stats") or {}).get("DEX", 0))
+            for e in entrants
+        ]
         mark = dice.mark()
         ranked = wa.turn_order(dex, dice.source)
         dice.tag(mark, (entrants[i].combatant_id for i in _rollers(ranked)))
-        steps = [{"rule": "WA-C4", "what": "initiative = 10 + DEX", "combatant_id": e.combatant_id,
-                  "initiative": wa.initiative(d), "override": e.override is not None} for e, d in zip(entrants, dex)]
-        steps += [{"rule": "WA-C4", "what": "tie: d20 roll-off, highest first",
-                   "combatant_id": entrants[r.index].combatant_id,
-                   "d20": list(r.rolloffs)} for r in ranked if r.rolloffs]
-        order = one_per_slot([(entrants[r.index].combatant_id, r.initiative,
-                               {"die": "d20", "value": r.rolloffs[-1],
-                                "rolls": list(r.rolloffs)} if r.rolloffs else None)
-                              for r in ranked])
-        return Initiative(order=order, initiatives={entrants[r.index].combatant_id: r.initiative for r in ranked},
-                          steps=steps)
+        steps = [
+            {
+                "rule": "WA-C4",
+                "what": "initiative = 10 + DEX",
+                "combatant_id": e.combatant_id,
+                "initiative": wa.initiative(d),
+                "override": e.override is not None,
+            }
+            for e, d in zip(entrants, dex)
+        ]
+        steps += [
+            {
+                "rule": "WA-C4",
+                "what": "tie: d20 roll-off, highest first",
+                "combatant_id": entrants[r.index].combatant_id,
+                "d20": list(r.rolloffs),
+            }
+            for r in ranked
+            if r.rolloffs
+        ]
+        order = one_per_slot(
+            [
+                (
+                    entrants[r.index].combatant_id,
+                    r.initiative,
+                    {"die": "d20", "value": r.rolloffs[-1], "rolls": list(r.rolloffs)} if r.rolloffs else None,
+                )
+                for r in ranked
+            ]
+        )
+        return Initiative(
+            order=order, initiatives={entrants[r.index].combatant_id: r.initiative for r in ranked}, steps=steps
+        )
 
 
 def _rollers(ranked: list[wa.InitiativeEntry]) -> Iterator[int]:
@@ -140,37 +167,92 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     stat, expression, weapon = _weapon(attacker.sheet, choice)
     stats, level = attacker.sheet.get("stats") or {}, int(attacker.sheet.get("level") or 1)
     t_stats, t_level = target.sheet.get("stats") or {}, int(target.sheet.get("level") or 1)
-    defense = (wa.physical_defense(int(t_stats.get("CON", 0)), t_level) if choice.kind == "physical"
-               else wa.magical_defense(int(t_stats.get("SAG", 0)), t_level))
+    defense = (
+        wa.physical_defense(int(t_stats.get("CON", 0)), t_level)
+        if choice.kind == "physical"
+        else wa.magical_defense(int(t_stats.get("SAG", 0)), t_level)
+    )
     cha = int(stats.get("CHA", 0))
     steps: list[dict[str, Any]] = []
     pending = _consume_pending(attacker, stat, steps)
-    result = wa.attack(int(stats.get(stat, 0)), level, cha, expression, defense, dice.of(attacker.id),
-                       modifier=choice.modifier + pending)
-    steps += [{
-        "rule": "WA-C1", "what": "attack test", "combatant_id": attacker.id, "kind": choice.kind, "stat": stat,
-        "stat_value": int(stats.get(stat, 0)), "level": level, "modifier": choice.modifier,
-        "natural": result.natural, "total": result.total, "defense": defense,
-        "defense_of": target.id, "critical": result.critical, "hit": result.hit}]
+    result = wa.attack(
+        int(stats.get(stat, 0)),
+        level,
+        cha,
+        expression,
+        defense,
+        dice.of(attacker.id),
+        modifier=choice.modifier + pending,
+    )
+    steps += [
+        {
+            "rule": "WA-C1",
+            "what": "attack test",
+            "combatant_id": attacker.id,
+            "kind": choice.kind,
+            "stat": stat,
+            "stat_value": int(stats.get(stat, 0)),
+            "level": level,
+            "modifier": choice.modifier,
+            "natural": result.natural,
+            "total": result.total,
+            "defense": defense,
+            "defense_of": target.id,
+            "critical": result.critical,
+            "hit": result.hit,
+        }
+    ]
     if result.critical == "failure":
-        steps.append({"rule": "WA-C3", "what": "critical failure: a miss", "combatant_id": attacker.id,
-                      "natural": result.natural, "range": wa.crit_failure_max(cha)})
+        steps.append(
+            {
+                "rule": "WA-C3",
+                "what": "critical failure: a miss",
+                "combatant_id": attacker.id,
+                "natural": result.natural,
+                "range": wa.crit_failure_max(cha),
+            }
+        )
     elif result.critical == "success":
-        steps.append({"rule": "WA-C2", "what": "critical success" + (": damage dice rolled twice" if result.bonus_damage
-                                                                     else " below the defense: normal damage"),
-                      "combatant_id": attacker.id, "natural": result.natural, "range": wa.crit_success_min(cha),
-                      "bonus_damage": result.bonus_damage})
+        steps.append(
+            {
+                "rule": "WA-C2",
+                "what": "critical success"
+                + (": damage dice rolled twice" if result.bonus_damage else " below the defense: normal damage"),
+                "combatant_id": attacker.id,
+                "natural": result.natural,
+                "range": wa.crit_success_min(cha),
+                "bonus_damage": result.bonus_damage,
+            }
+        )
     if not result.hit:
         return steps
-    steps.append({"rule": "WA-C2" if result.bonus_damage else "WA-C1", "what": "damage", "combatant_id": attacker.id,
-                  "weapon": weapon, "expression": expression, "dice": list(result.damage_rolls),
-                  "doubled_dice": result.bonus_damage, "damage": result.damage})
+    steps.append(
+        {
+            "rule": "WA-C2" if result.bonus_damage else "WA-C1",
+            "what": "damage",
+            "combatant_id": attacker.id,
+            "weapon": weapon,
+            "expression": expression,
+            "dice": list(result.damage_rolls),
+            "doubled_dice": result.bonus_damage,
+            "damage": result.damage,
+        }
+    )
     hp = target.sheet.get("hp")
     before = int(hp if hp is not None else target.sheet.get("hp_max") or 0)
     after, down = wa.apply_damage(before, result.damage)
     target.sheet["hp"] = after
-    steps.append({"rule": "WA-C5", "what": "hp", "combatant_id": target.id, "damage": result.damage,
-                  "resource": "hp", "before": before, "after": after})
+    steps.append(
+        {
+            "rule": "WA-C5",
+            "what": "hp",
+            "combatant_id": target.id,
+            "damage": result.damage,
+            "resource": "hp",
+            "before": before,
+            "after": after,
+        }
+    )
     if down and before > 0:
         target.sheet["down"] = True
         steps.append({"rule": "WA-C5", "what": "down: 0 HP", "combatant_id": target.id})
@@ -183,8 +265,15 @@ def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) ->
     value = int(pending.pop(stat, 0))
     if value:
         attacker.sheet["pending"] = pending
-        steps.append({"rule": "WA-T5", "what": "pending modifier consumed", "combatant_id": attacker.id,
-                      "stat": stat, "value": value})
+        steps.append(
+            {
+                "rule": "WA-T5",
+                "what": "pending modifier consumed",
+                "combatant_id": attacker.id,
+                "stat": stat,
+                "value": value,
+            }
+        )
     return value
 
 

@@ -1,6 +1,7 @@
 """The asgard character actions (AS-C5..C10, AS-C12, AS-H3..H5), registered in
 `ACTIONS` as `Action(model, handler, gm_only)`. Each rule below takes a deep
 copy of the sheet and returns (body, new sheet); `_action` makes it a handler."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -20,12 +21,14 @@ Rule = Callable[[Character, m.Sheet, Any, Context], tuple[dict[str, Any], m.Shee
 
 def _action(rule: Rule) -> Callable[[Character, Any, Context], Outcome]:
     """Every action body has kind "action", its type and `effects`; a changed sheet is saved."""
+
     @wraps(rule)
     def handler(ch: Character, req: Any, ctx: Context) -> Outcome:
         body, sheet = rule(ch, ch.sheet.model_copy(deep=True), req, ctx)
         body = {"kind": "action", "type": req.type, "ruleset": RULESET, "character_id": ch.id, **body}
         body.setdefault("effects", {})
         return Outcome("action", body, ch.id, {ch.id: sheet} if sheet != ch.sheet else {})
+
     return handler
 
 
@@ -57,9 +60,14 @@ def _mal_en_point_checks(sheet: m.Sheet, damage: int, ctx: Context) -> dict:
     if checks.unconscious_rounds is not None:
         condition["unconscious_rounds"] = checks.unconscious_rounds
     sheet.condition = m.Condition.model_validate(condition)
-    return {"damage": damage, "resistance": summary(checks.resistance), "dying": checks.dying,
-            "dies_in_rounds": checks.dies_in_rounds, "volonte": summary(checks.volonte),
-            "unconscious_rounds": checks.unconscious_rounds}
+    return {
+        "damage": damage,
+        "resistance": summary(checks.resistance),
+        "dying": checks.dying,
+        "dies_in_rounds": checks.dies_in_rounds,
+        "volonte": summary(checks.volonte),
+        "unconscious_rounds": checks.unconscious_rounds,
+    }
 
 
 def _skill(sheet: m.Sheet, name: str) -> int:
@@ -70,9 +78,15 @@ def _skill(sheet: m.Sheet, name: str) -> int:
 def fall(ch: Character, sheet: m.Sheet, req: m.FallAction, ctx: Context):
     """AS-C8."""
     result = hazards.fall(req.metres, _skill(sheet, "acrobatie"), ctx.dice, voluntary=req.voluntary)
-    body = {"metres": req.metres, "voluntary": req.voluntary, "damage_dice": list(result.dice),
-            "tests": [summary(t) for t in result.tests], "cancelled": list(result.cancelled),
-            "damage": result.damage, "effects": _harm(ch, sheet, result.damage, ctx)}
+    body = {
+        "metres": req.metres,
+        "voluntary": req.voluntary,
+        "damage_dice": list(result.dice),
+        "tests": [summary(t) for t in result.tests],
+        "cancelled": list(result.cancelled),
+        "damage": result.damage,
+        "effects": _harm(ch, sheet, result.damage, ctx),
+    }
     return body, sheet
 
 
@@ -81,21 +95,33 @@ def fire(ch: Character, sheet: m.Sheet, req: m.FireAction, ctx: Context):
     """AS-C9: the AS-C5 checks (if any) use the damage of the round that brought vitality to 0."""
     rounds = hazards.fire(req.size, req.rounds, ctx.dice)
     damage = sum(sum(r) for r in rounds)
-    body = {"size": req.size, "rounds": req.rounds, "damage_per_round": [sum(r) for r in rounds],
-            "damage": damage, "effects": _harm(ch, sheet, damage, ctx, [sum(r) for r in rounds])}
+    body = {
+        "size": req.size,
+        "rounds": req.rounds,
+        "damage_per_round": [sum(r) for r in rounds],
+        "damage": damage,
+        "effects": _harm(ch, sheet, damage, ctx, [sum(r) for r in rounds]),
+    }
     return body, sheet
 
 
 @_action
 def asphyxia(ch: Character, sheet: m.Sheet, req: m.AsphyxiaAction, ctx: Context):
     """AS-C10."""
-    result = hazards.asphyxia(_skill(sheet, "resistance"), req.rounds, ctx.dice,
-                              from_round=req.from_round, out_of_breath=req.out_of_breath)
-    rounds = [{"round": r.round, "test": summary(r.test) if r.test else None, "damage": r.damage}
-              for r in result.rounds]
-    body = {"from_round": req.from_round, "rounds": rounds, "out_of_breath": result.out_of_breath,
-            "next_round": req.from_round + req.rounds, "damage": result.damage,
-            "effects": _harm(ch, sheet, result.damage, ctx, result.damage_per_round)}
+    result = hazards.asphyxia(
+        _skill(sheet, "resistance"), req.rounds, ctx.dice, from_round=req.from_round, out_of_breath=req.out_of_breath
+    )
+    rounds = [
+        {"round": r.round, "test": summary(r.test) if r.test else None, "damage": r.damage} for r in result.rounds
+    ]
+    body = {
+        "from_round": req.from_round,
+        "rounds": rounds,
+        "out_of_breath": result.out_of_breath,
+        "next_round": req.from_round + req.rounds,
+        "damage": result.damage,
+        "effects": _harm(ch, sheet, result.damage, ctx, result.damage_per_round),
+    }
     return body, sheet
 
 
@@ -104,8 +130,12 @@ def damage(ch: Character, sheet: m.Sheet, req: m.DamageAction, ctx: Context):
     """AS-C3 (protection) then AS-C5 on reaching 0."""
     protection = sheet.protection if req.protection else 0
     taken = max(0, req.amount - protection)
-    return {"amount": req.amount, "protection": protection, "damage": taken,
-            "effects": _harm(ch, sheet, taken, ctx)}, sheet
+    return {
+        "amount": req.amount,
+        "protection": protection,
+        "damage": taken,
+        "effects": _harm(ch, sheet, taken, ctx),
+    }, sheet
 
 
 @_action
@@ -140,14 +170,19 @@ def rest(ch: Character, sheet: m.Sheet, req: m.RestAction, ctx: Context):
     if sheet.condition.dead:
         raise RuleError("the character is dead", field="type")
     target = req.target if req.target is not None else ctx.options.gm_difficulty
-    healing = hazards.natural_healing(_skill(sheet, "resistance"), ctx.dice,
-                                      healer_soins=req.healer_soins, target=target)
+    healing = hazards.natural_healing(
+        _skill(sheet, "resistance"), ctx.dice, healer_soins=req.healer_soins, target=target
+    )
     before = vitality(sheet)
     sheet.vitality = min(sheet.vitality_max, before + healing.gain)
     if sheet.vitality > 0:
         sheet.condition = m.Condition()
-    return {"healer_id": req.healer_id, "test": summary(healing.test) if healing.test else None,
-            "gain": healing.gain, "effects": {"vitality": {"before": before, "after": sheet.vitality}}}, sheet
+    return {
+        "healer_id": req.healer_id,
+        "test": summary(healing.test) if healing.test else None,
+        "gain": healing.gain,
+        "effects": {"vitality": {"before": before, "after": sheet.vitality}},
+    }, sheet
 
 
 @_action
@@ -158,12 +193,24 @@ def chase(ch: Character, sheet: m.Sheet, req: m.ChaseAction, ctx: Context):
     effects: dict[str, Any] = {}
     if req.heroism_4d6:
         sheet, effects = heroism_effect(sheet, 1, "rolling 4d6 (AS-H1)")
-    spec = spec_for(ch, hazards.CHASE_SKILLS[req.mode], target=None, modifier=req.modifier,
-                    heroism_4d6=req.heroism_4d6, close_skill=req.close_skill, take_11=req.take_11)
+    spec = spec_for(
+        ch,
+        hazards.CHASE_SKILLS[req.mode],
+        target=None,
+        modifier=req.modifier,
+        heroism_4d6=req.heroism_4d6,
+        close_skill=req.close_skill,
+        take_11=req.take_11,
+    )
     turn = hazards.chase_turn(spec, req.progression, ctx.dice)
     effects["progression"] = {"before": turn.before, "after": turn.after}
-    return {"mode": req.mode, "test": summary(turn.test), "step": turn.step,
-            "progression": turn.after, "effects": effects}, sheet
+    return {
+        "mode": req.mode,
+        "test": summary(turn.test),
+        "step": turn.step,
+        "progression": turn.after,
+        "effects": effects,
+    }, sheet
 
 
 @_action
@@ -198,8 +245,13 @@ def protect_ally(ch: Character, sheet: m.Sheet, req: m.ProtectAllyAction, ctx: C
     protection = sheet.protection if req.protection else 0
     taken = max(0, req.damage - protection)
     effects.update(_harm(ch, sheet, taken, ctx))
-    return {"ally_id": req.ally_id, "amount": req.damage, "protection": protection, "damage": taken,
-            "effects": effects}, sheet
+    return {
+        "ally_id": req.ally_id,
+        "amount": req.damage,
+        "protection": protection,
+        "damage": taken,
+        "effects": effects,
+    }, sheet
 
 
 ACTIONS: dict[str, Action] = {

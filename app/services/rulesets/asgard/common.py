@@ -1,4 +1,5 @@
 """Helpers shared by the asgard adapter and its character actions."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -35,28 +36,44 @@ def check_take_11(ch: Character, ctx: Context, *, heroism_4d6: bool, field: str 
         raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
 
 
-def spec_for(ch: Character, skill: str, *, target: int | None, modifier: int = 0, heroism_4d6: bool = False,
-             close_skill: bool = False, take_11: bool = False, confrontation: bool = False,
-             field: str = "skill") -> TestSpec:
+def spec_for(
+    ch: Character,
+    skill: str,
+    *,
+    target: int | None,
+    modifier: int = 0,
+    heroism_4d6: bool = False,
+    close_skill: bool = False,
+    take_11: bool = False,
+    confrontation: bool = False,
+    field: str = "skill",
+) -> TestSpec:
     """A TestSpec from a character's sheet (skill value read from it, AS-S1)."""
     value = rules.skill_value(ch.sheet.skills, skill, field=field)
-    return TestSpec(rules.skill_key(skill), value, modifier, target, heroism_4d6, close_skill,
-                    confrontation, take_11)
+    return TestSpec(rules.skill_key(skill), value, modifier, target, heroism_4d6, close_skill, confrontation, take_11)
 
 
 def logged_spec(entry: dict[str, Any], *, confrontation: bool = False, heroism_4d6: bool | None = None) -> TestSpec:
     """The spec of a logged test (a test result, a side, a participant): the same test again
     (AS-H2), or a failed attempt a retry is measured against (AS-T4)."""
-    return TestSpec(entry["skill"], entry["skill_value"], entry.get("modifier", 0), entry.get("base_target"),
-                    bool(entry.get("heroism_4d6")) if heroism_4d6 is None else heroism_4d6,
-                    bool(entry.get("close_skill")), confrontation, bool(entry.get("take_11")))
+    return TestSpec(
+        entry["skill"],
+        entry["skill_value"],
+        entry.get("modifier", 0),
+        entry.get("base_target"),
+        bool(entry.get("heroism_4d6")) if heroism_4d6 is None else heroism_4d6,
+        bool(entry.get("close_skill")),
+        confrontation,
+        bool(entry.get("take_11")),
+    )
 
 
 def replayed(entry: dict[str, Any], *, confrontation: bool = False) -> TestResult:
     """A logged test resolved again from its own dice (the side of an opposition that stands, AS-H2)."""
     natural = TAKE_11 if entry.get("take_11") else entry["natural"]
-    return rules.resolve(logged_spec(entry, confrontation=confrontation), tuple(entry.get("dice") or ()),
-                         natural=natural)
+    return rules.resolve(
+        logged_spec(entry, confrontation=confrontation), tuple(entry.get("dice") or ()), natural=natural
+    )
 
 
 def odds_value(p: Fraction) -> dict[str, Any]:
@@ -86,9 +103,15 @@ def result_fields(result: TestResult) -> dict[str, Any]:
 
 def summary(result: TestResult) -> dict[str, Any]:
     """A test inside another result (a side, a participant, an action's check)."""
-    return {"natural": result.natural, "score": result.score, "target": result.target,
-            "outcome": result.outcome, "success": result.success, "degree": result.degree,
-            **result_fields(result)}
+    return {
+        "natural": result.natural,
+        "score": result.score,
+        "target": result.target,
+        "outcome": result.outcome,
+        "success": result.success,
+        "degree": result.degree,
+        **result_fields(result),
+    }
 
 
 def heroism_effect(sheet: m.Sheet, cost: int, what: str, *, field: str = "heroism_4d6") -> tuple[m.Sheet, dict]:
