@@ -73,6 +73,9 @@ def test_bursts_of_unauthenticated_readyz_and_character_reads_are_answered(live)
         _normal_after(server.url, token, character_id)
 
 
+LIVENESS_SECONDS = 10.0
+
+
 @pytest.mark.slow
 def test_healthz_answers_while_the_database_work_is_saturated(live):
     """/healthz never touches the database nor waits behind it."""
@@ -90,7 +93,9 @@ def test_healthz_answers_while_the_database_work_is_saturated(live):
         return await reads, took
 
     statuses, took = asyncio.run(scenario())
-    assert took < 2.0, took
+    # liveness, not speed (issue 22 item 3: no speed assert on the shared CI machine): behind the
+    # saturated database /healthz would wait for the burst; how fast it answers is bench/asgi_cost.py's
+    assert took < LIVENESS_SECONDS, took
     _check_burst(statuses, 0)
 
 

@@ -152,7 +152,9 @@ async def hold_idle_streams(server, campaigns: list[tuple[str, str, str]], http_
             writer.close()
 
 
-def test_a_character_get_is_answered_within_2_s_with_1000_idle_streams(live, monkeypatch, enough_files):
+def test_a_character_get_is_answered_with_1000_idle_streams(live, monkeypatch, enough_files):
+    """Liveness with 1,000 idle streams open (a generous bound: the cost of idle streams is measured
+    by bench/bench_streams.py, never by a timed test on the shared CI machine, issue 22 item 3)."""
     monkeypatch.setenv("EVENT_STREAMS_PER_TOKEN", str(STREAMS))
     server = live.start(workers=1)
     campaigns = [live.campaign(server, "great-cosmos") for _ in range(CAMPAIGNS)]
@@ -183,7 +185,7 @@ def test_a_character_get_is_answered_within_2_s_with_1000_idle_streams(live, mon
             return {"elapsed": elapsed, "reached": reached}
 
     result = asyncio.run(hold_idle_streams(server, campaigns, check))
-    assert max(result["elapsed"]) < 2.0, result
+    assert max(result["elapsed"]) < 10.0, result
     assert result["reached"] == 5
     with httpx.Client(base_url=server.url, timeout=10.0) as http:  # and right after they close
         assert http.get(f"/v1/characters/{character_id}", headers=bearer(token)).status_code == 200
