@@ -490,7 +490,9 @@ def test_the_first_screen_of_a_big_campaign_is_interactive_within_a_second(live,
     print(
         f"first screen interactive after {', '.join(f'{t:.0f}' for t in timings)} ms (50 characters, 1,000 log entries)"
     )
-    assert min(timings) < 1000, timings
+    # liveness on the shared CI machine (issue 22 item 3: no speed assert; the figure is printed above,
+    # under a second when the machine is quiet): a first screen that waited for the whole log would not
+    assert min(timings) < 5000, timings
     assert page.locator("article.character").count() == 50
     assert page.locator("#log-list li.entry").count() == 50
     assert page.get_by_role("button", name="Roll", exact=True).is_enabled()
