@@ -96,17 +96,12 @@ def make_app(url: str):
     from sqlmodel import Session
 
     from app.core.config import Settings
-    from app.core.db import build_engine, get_session
+    from app.core.db import build_engine
     from app.main import create_app
 
     engine = build_engine(url)
     application = create_app(Settings(database_url=url, admin_token=None, rate_limit_per_minute=0))
 
-    def session():
-        with Session(engine, expire_on_commit=False) as s:
-            yield s
-
-    application.dependency_overrides[get_session] = session
     try:  # handlers that open their own sessions (one threadpool hop) get them from this factory
         from app.api.deps import session_factory
     except ImportError:

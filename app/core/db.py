@@ -308,8 +308,3 @@ class SessionOpener:
 open_session = SessionOpener()
 # What opens a request's sessions: `open_session` or an app's own (`sessions(read_only=True)` only reads).
 Sessions = Callable[..., AbstractContextManager[Session]]
-
-
-def get_session() -> Iterator[Session]:
-    with Session(get_engine(), expire_on_commit=False) as session:
-        yield session

@@ -434,19 +434,14 @@ def in_process_server(server_database_url, live) -> Iterator[tuple[str, FlakySes
 
     from app.api.deps import session_factory
     from app.core.config import Settings
-    from app.core.db import build_engine, get_session
+    from app.core.db import build_engine
     from app.main import create_app
 
     engine = build_engine(server_database_url)
     sessions = FlakySessions(engine)
     app = create_app(Settings(database_url=server_database_url, admin_token=None, rate_limit_per_minute=0))
 
-    def get_session_override():
-        with sessions() as session:
-            yield session
-
     app.dependency_overrides[session_factory] = lambda: sessions
-    app.dependency_overrides[get_session] = get_session_override
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)
