@@ -32,12 +32,13 @@ from app.services.validation import InvalidBody, invalid_from, prefixed
 from app.services.visibility import (
     NOT_FIGHTING,
     Audience,
-    Standing,
     about,
     check_visible,
     hidden_from_player,
     level_for,
     others_level,
+    sees_all,
+    standing_of,
     standings,
 )
 
@@ -94,13 +95,7 @@ def view(character: StoredCharacter | Character, ruleset: str, level: str) -> di
 def audience(conn: Connection, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
     """Who receives an event carrying this character, and what: the GM and its owner the whole
     of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's)."""
-    level = (
-        "none"
-        if hidden
-        else others_level(
-            character, standings(conn, character.campaign_id, [character.id]).get(character.id, NOT_FIGHTING)
-        )
-    )
+    level = "none" if hidden else others_level(character, standing_of(conn, character))
     if level == "observer":
         return Audience()
     return Audience(hidden=level == "none", owner_id=character.player_id, player_data=view(character, ruleset, level))
@@ -196,12 +191,9 @@ def load_character(session: Session, principal: Principal, character_id: str) ->
 
 def reading_level(conn: Connection, principal: Principal, character: StoredCharacter) -> str:
     """What the caller sees of a character it may know of (its fights read only when they matter)."""
-    level = level_for(principal, character)
-    if level == "none" or principal.is_gm or character.player_id == principal.player_id:
-        return level
-    return level_for(
-        principal, character, standings(conn, character.campaign_id, [character.id]).get(character.id, Standing())
-    )
+    if sees_all(principal, character) or character.player_access == "none":
+        return level_for(principal, character)
+    return others_level(character, standing_of(conn, character))
 
 
 def read_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:

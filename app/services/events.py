@@ -319,9 +319,9 @@ def _players_view(
     if player_data is not None:
         return _client_view(type_, player_data, bodies, for_gm=False)
     if type_ == "log.created" and "entry_id" in data:
-        entry = bodies.get(data["entry_id"])
-        if entry is not None and entry_for_viewer(entry, is_gm=False) is not entry:
-            return _client_view(type_, data, bodies, for_gm=False)
+        shown = _client_view(type_, data, bodies, for_gm=False)
+        if shown["entry"] is not bodies.get(data["entry_id"]):  # entry_for_viewer left something out
+            return shown
     return None
 
 
@@ -380,8 +380,9 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
 
 
 def spend_ticket(session: Session, ticket: str) -> None:
-    """Use a ticket up without opening anything (a refused ticket is spent)."""
-    session.connection().execute(delete(_ticket).where(_ticket.c.ticket_hash == hash_token(ticket)))
+    """Use a ticket up without opening anything (a refused ticket is spent): `redeem_ticket`'s
+    DELETE, its row not read."""
+    session.connection().execute(_REDEEM, {"ticket_hash": hash_token(ticket)})
     session.commit()
 
 

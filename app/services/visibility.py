@@ -39,24 +39,27 @@ class Standing:
     """A character's place in the campaign's fights, as far as visibility goes."""
 
     in_hiding: bool = False  # a hidden combatant of some fight
-    hp_visibility: str = "exact"  # the strictest of the fights (not ended) it is in
+    at_most: str = "observer"  # the most the strictest `hp_visibility` of its fights (not ended) allows
 
 
 NOT_FIGHTING = Standing()
+
+
+def sees_all(principal: Principal, character: StoredCharacter) -> bool:
+    """The GM and the character's owner see everything of it."""
+    return principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id)
 
 
 def others_level(character: StoredCharacter, standing: Standing = NOT_FIGHTING) -> str:
     """What a player who is neither the GM nor the owner sees of the character."""
     if standing.in_hiding:
         return "none"
-    return stricter(character.player_access, _FIGHT_LEVEL.get(standing.hp_visibility, "observer"))
+    return stricter(character.player_access, standing.at_most)
 
 
 def level_for(principal: Principal, character: StoredCharacter, standing: Standing = NOT_FIGHTING) -> str:
     """What `principal` sees of the character: `observer`, `limited`, `masked` or `none`."""
-    if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
-        return "observer"
-    return others_level(character, standing)
+    return "observer" if sees_all(principal, character) else others_level(character, standing)
 
 
 # --- the fights a character is in ------------------------------------------------------
@@ -77,10 +80,14 @@ def standings(conn, campaign_id: str, character_ids: Iterable[str]) -> dict[str,
     for cid, hidden, status, options in conn.execute(_STANDINGS, {"campaign_id": campaign_id, "ids": ids}):
         now = found.get(cid, NOT_FIGHTING)
         shown = "exact" if status == "ended" else (options or {}).get("hp_visibility", "exact")
-        if _RANK[_FIGHT_LEVEL.get(shown, "observer")] > _RANK[_FIGHT_LEVEL.get(now.hp_visibility, "observer")]:
-            shown = now.hp_visibility
-        found[cid] = Standing(in_hiding=now.in_hiding or bool(hidden), hp_visibility=shown)
+        at_most = stricter(now.at_most, _FIGHT_LEVEL.get(shown, "observer"))
+        found[cid] = Standing(in_hiding=now.in_hiding or bool(hidden), at_most=at_most)
     return found
+
+
+def standing_of(conn, character: StoredCharacter) -> Standing:
+    """One character's standing (`standings` for it alone)."""
+    return standings(conn, character.campaign_id, [character.id]).get(character.id, NOT_FIGHTING)
 
 
 # --- characters a player may not know of -----------------------------------------------
@@ -136,15 +143,11 @@ _HIDDEN_ONE = Prepared(
 )
 
 
-def _owns(principal: Principal, character: StoredCharacter) -> bool:
-    return character.player_id is not None and character.player_id == principal.player_id
-
-
 def hidden_character(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> bool:
     """Whether the character is unknown to the caller: a player, not its owner, when its
     `player_access` is `none` or one of its combatants is hidden. `in_hiding_rows`: the rows
     of `in_hiding_query` for it, when the caller read them already (else they are read here)."""
-    if principal.is_gm or (character.player_id is not None and character.player_id == principal.player_id):
+    if sees_all(principal, character):
         return False
     if character.player_access == "none":
         return True
@@ -202,7 +205,8 @@ def about(
     def unknown_to(player_id: str | None) -> bool:  # or not seen whole, as the roll log has it
         viewer = Principal(campaign_id, "player", player_id, "")
         return any(
-            hidden_character(conn, viewer, c, rows.get(c.id)) or (c.player_access == "limited" and not _owns(viewer, c))
+            hidden_character(conn, viewer, c, rows.get(c.id))
+            or (c.player_access == "limited" and not sees_all(viewer, c))
             for c in characters
         )
 
