@@ -30,16 +30,16 @@ from _common import fmt_ns, interleave, machine, ratios, summary, table, verdict
 import icepool
 import icepool.math
 
-from app.rules import rulebook_d100 as rb
-from app.rules import worlds_awakening as wa
-from app.rules.asgard import odds as as_odds
-from app.rules.asgard.core import TestSpec as AsgardSpec
-from app.rules.great_cosmos import odds as gc_odds
+from app.rulesets.rulebook_d100.rules import core as rb
+from app.rulesets.worlds_awakening.rules import core as wa
+from app.rulesets.asgard.rules import odds as as_odds
+from app.rulesets.asgard.rules.core import TestSpec as AsgardSpec
+from app.rulesets.great_cosmos.rules import odds as gc_odds
 
 # the rules restated independently from the pages: the same oracles the tests check icepool with
-from tests.rules.test_great_cosmos_odds import oracle_outcome as gc_reference
-from tests.rules.test_rulebook_d100_odds import reference_outcome as rb_reference
-from tests.rules.test_worlds_awakening_odds import reference_outcome as wa_reference
+from tests.rulesets.great_cosmos.test_rules_odds import oracle_outcome as gc_reference
+from tests.rulesets.rulebook_d100.test_rules_odds import reference_outcome as rb_reference
+from tests.rulesets.worlds_awakening.test_rules_odds import reference_outcome as wa_reference
 
 
 def icepool_cold() -> None:

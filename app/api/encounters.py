@@ -30,13 +30,12 @@ from app.models.encounters import (
     EncounterUpdate,
     NextTurnRequest,
     RevertRequest,
-    StartedPublic,
     StartRequest,
 )
-from app.models.results import CombatEntry, CombatPage
 from app.models.schemas import Page
+from app.rulesets.registry import RULES
+from app.rulesets.wire import CombatEntry, CombatPage, StartedPublic
 from app.services import encounters
-from app.services.encounters.rulesets import RULES
 
 router = APIRouter(tags=["encounters"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]

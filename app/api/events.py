@@ -33,7 +33,7 @@ from app.api.ratelimit import client_address
 from app.core.config import get_settings
 from app.core.db import Sessions
 from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable
-from app.models.results.events import EventTicket
+from app.rulesets.events import EventTicket
 from app.services import events
 from app.services.auth import Principal, check_member
 

@@ -8,7 +8,7 @@
   (`AsgardTestRequest`, `RulebookD100Side`…), title included, so no two schemas
   share a title and client generators keep every operation.
 - Examples on every request body.
-- The results are the routes' `response_model`s (app.models.results).
+- The results are the routes' `response_model`s (app.rulesets.wire).
 - The data of each Server-Sent Event, as components listed by the events route's `x-events`.
 - Exact integer bounds: FastAPI's document model turns a `maximum` into a float
   (2**63 - 1 becomes 9.223372036854776e18), so the request models are rendered by
@@ -30,10 +30,10 @@ from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema, JsonS
 
 from app import models
 from app.kit.models import Strict, union
-from app.models.results.events import EVENTS
-from app.services.encounters.rulesets import RULES as ENCOUNTER_RULES
-from app.services.rulesets import all_adapters
-from app.services.rulesets.base import Capability, RulesetAdapter
+from app.rulesets.contract import Capability, RulesetAdapter
+from app.rulesets.events import EVENTS
+from app.rulesets.registry import REGISTRY, all_adapters
+from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
 ENCOUNTER_ACTIONS = "/v1/encounters/{encounter_id}/actions"
@@ -50,61 +50,8 @@ BODIES: dict[tuple[str, str], Capability] = {
 }
 
 # Examples of each ruleset's bodies: ruleset -> capability -> examples (character
-# actions: by `type`). tests/api/test_openapi.py checks each against its model.
-_A, _B = "ch_7f3a", "ch_91c2"
-EXAMPLES: dict[str, dict[str, Any]] = {
-    "great-cosmos": {
-        "test": [{"stat": "force", "modifier": 10}, {"stat": "intuition", "dice": [4]}],
-        "level_up": [
-            {"mode": "two_d10", "stats": ["force", "agilite"], "chance_bonus_pool": "hp", "seed": 7},
-            {"pool": "mp", "chance_bonus_pool": "mp", "dice": [63, 12, 8, 15]},
-        ],
-    },
-    "asgard": {
-        "test": [
-            {"skill": "combat", "difficulty": "moyen"},
-            {"skill": "survie", "heroism_4d6": True, "dice": [6, 5, 3, 1]},
-        ],
-        "reroll": [{"heroism_4d6": True}],
-        "opposed": [{"a": {"character_id": _A, "skill": "combat"}, "b": {"character_id": _B, "skill": "defense"}}],
-        "group": [
-            {
-                "skill": "survie",
-                "difficulty": "moyen",
-                "participants": [{"character_id": _A}, {"character_id": _B, "modifier": 1}],
-            }
-        ],
-        "action": {
-            "fall": {"type": "fall", "metres": 6},
-            "fire": {"type": "fire", "size": "campfire", "rounds": 2},
-            "asphyxia": {"type": "asphyxia", "rounds": 3},
-            "damage": {"type": "damage", "amount": 5, "protection": True},
-            "mal_en_point": {"type": "mal_en_point", "damage": 4},
-            "first_aid": {"type": "first_aid", "healer_soins": 5, "healer_id": _B},
-            "rest": {"type": "rest"},
-            "chase": {"type": "chase", "mode": "foot", "progression": 2},
-            "heroic_effect": {"type": "heroic_effect", "asset": "Fils de Thor"},
-            "cancel_damage": {"type": "cancel_damage", "damage": 6, "already_applied": True},
-            "protect_ally": {"type": "protect_ally", "ally_id": _B, "damage": 4, "protection": True},
-        },
-    },
-    "rulebook-d100": {
-        "test": [{"stat": "FOR", "skill": "escrime", "difficulty": "difficile"}, {"stat": "HAB", "dice": [37]}],
-        "opposed": [{"a": {"character_id": _A, "stat": "FOR"}, "b": {"character_id": _B, "stat": "HAB"}}],
-        "group": [{"stat": "HAB", "participants": [{"character_id": _A}, {"character_id": _B, "skill": "escrime"}]}],
-    },
-    "worlds-awakening": {
-        "test": [
-            {"stat": "FOR", "difficulty": "moderee"},
-            {"stat": "DEX", "target": 12, "for_challenge": "crochetage"},
-        ],
-        "action": {
-            "pending_modifier": {"type": "pending_modifier", "stat": "CHA", "value": 2},
-            "challenge": {"type": "challenge", "name": "crochetage", "successes_needed": 3, "failures_allowed": 2},
-            "challenge_remove": {"type": "challenge_remove", "name": "crochetage"},
-        },
-    },
-}
+# actions: by `type`), from each ruleset's `examples.py`. tests/api/test_openapi.py checks each against its model.
+EXAMPLES: dict[str, dict[str, Any]] = {r.id: r.examples for r in REGISTRY.values()}
 
 PROBLEM_SCHEMA = {
     "title": "Problem",
@@ -142,7 +89,7 @@ def prefix(ruleset: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[-_]", ruleset))
 
 
-_RULESET_MODEL = re.compile(r"app\.models\.rulesets\.(\w+)\.(\w+)")
+_RULESET_MODEL = re.compile(r"app\.rulesets\.(\w+)\.schemas\.(\w+)")
 
 
 class _Names(GenerateJsonSchema):

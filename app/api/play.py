@@ -4,7 +4,7 @@ Bodies depend on the campaign's ruleset; openapi.json lists each ruleset's schem
 The hot path: handlers are async and do all their database work in ONE
 threadpool hop (`in_thread`), and return the logged body as it is (it was built
 by the service in the documented shape, so it is not validated again): the
-`response_model`s document the results (app.models.results), the tests check them."""
+`response_model`s document the results (app.rulesets.wire), the tests check them."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from app.api.deps import (
     read,
     sessions_of,
 )
-from app.models.results import (
+from app.rulesets.wire import (
     ActionResult,
     GroupResult,
     LevelUpPage,

@@ -20,8 +20,8 @@ from app.api.deps import (
     read,
     sessions_of,
 )
-from app.models.results import LogEntry, LogPage, RollResult
 from app.models.schemas import RollCreate
+from app.rulesets.wire import LogEntry, LogPage, RollResult
 from app.services import rolls
 
 router = APIRouter(prefix="/v1/campaigns/{campaign_id}/rolls", tags=["rolls"], route_class=CheckedRoute)

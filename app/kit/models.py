@@ -1,6 +1,6 @@
 """The pydantic models every layer shares: the strict base of request bodies,
 the dice-provenance fields of every request that rolls (API.md), and the options
-every ruleset has. Each ruleset's models extend these (app/models/rulesets/)."""
+every ruleset has. Each ruleset's models extend these (app/rulesets/)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
 from app.models.fields import DiceExpression
-from app.models.results import CombatEntry
 from app.models.schemas import NO_CONTROL, NO_NUL, Timestamp
 
 Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
@@ -337,7 +336,3 @@ class EncounterSummary(Open):
     version: int
     created_at: Timestamp
     updated_at: Timestamp
-
-
-class StartedPublic(EncounterPublic):
-    action: CombatEntry = Field(description="The `start` action: every initiative die, with its purpose and owner.")

@@ -1,5 +1,5 @@
 """Request and response schemas of the generic resources (campaigns, players,
-characters, free rolls, pages). Ruleset-specific bodies live in app/models/rulesets/."""
+characters, free rolls, pages). Ruleset-specific bodies live in app/rulesets/."""
 
 from __future__ import annotations
 

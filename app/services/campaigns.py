@@ -33,11 +33,11 @@ from app.models.tables import (
     Player,
     utcnow,
 )
+from app.models.validation import InvalidBody, validate
+from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
 from app.services.auth import Principal, check_gm, check_member, forget
 from app.services.pages import check_if_match, created_order_page
-from app.services.rulesets import RULESET_IDS, get_adapter
-from app.services.validation import InvalidBody, validate
 
 
 def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.services.rulesets import all_adapters, get_adapter
-from app.services.rulesets.base import Capability, RulesetAdapter
+from app.rulesets.contract import Capability, RulesetAdapter
+from app.rulesets.registry import all_adapters, get_adapter
 
 
 def summary(adapter: RulesetAdapter) -> dict[str, Any]:

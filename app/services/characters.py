@@ -3,7 +3,7 @@ write, optimistic versions (ETag / If-Match) and ownership checks.
 
 Who may change what on a sheet (rules README): a player edits its own sheet's
 free fields; a rule-governed field (declared on the sheet model, see
-`app.models.rulesets.governance`) changes only through rule operations or a GM
+`app.models.governance`) changes only through rule operations or a GM
 edit, which the roll log records as a `sheet_edit` entry with before/after."""
 
 from __future__ import annotations
@@ -15,20 +15,19 @@ from sqlalchemy.engine import Connection
 from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
-from app.models.rulesets.governance import governed_fields
+from app.models.governance import governed_fields
 from app.models.schemas import CharacterCreate, CharacterLimited, CharacterPublic, CharacterUpdate
 from app.models.tables import Campaign, Character, Player, new_id, utcnow
+from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
+from app.rulesets.registry import get_adapter, rules_for
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
-from app.services.encounters.rulesets import rules_for
 from app.services.encounters.view import status
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
-from app.services.rulesets import get_adapter
 from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
-from app.services.validation import InvalidBody, invalid_from, prefixed
 from app.services.visibility import (
     NOT_FIGHTING,
     Audience,

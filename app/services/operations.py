@@ -30,12 +30,13 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
 from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
+from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
+from app.rulesets.contract import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
+from app.rulesets.registry import get_adapter
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
 from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
-from app.services.rulesets import get_adapter
-from app.services.rulesets.base import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
 from app.services.uow import (
     CampaignRow,
     StoredCharacter,
@@ -47,7 +48,6 @@ from app.services.uow import (
     locked_query,
     retried,
 )
-from app.services.validation import InvalidBody
 from app.services.visibility import about, check_visible, in_hiding_query
 
 __all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]

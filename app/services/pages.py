@@ -12,7 +12,7 @@ from sqlalchemy import and_, or_
 from sqlmodel import Session
 
 from app.kit.errors import PreconditionFailed
-from app.services.validation import InvalidBody
+from app.models.validation import InvalidBody
 
 
 def encode_cursor(created_at: datetime, id_: str) -> str:

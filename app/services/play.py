@@ -12,13 +12,9 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import LogEntry, LogEntryCharacter, core_table
+from app.models.validation import InvalidBody, validate
 from app.rules.dice import dice_source
-from app.services import rolls
-from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
-from app.services.characters import load_character
-from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
-from app.services.rulesets import get_adapter
-from app.services.rulesets.base import (
+from app.rulesets.contract import (
     OUTCOMES,
     SUCCESS_OUTCOMES,
     Capability,
@@ -28,7 +24,11 @@ from app.services.rulesets.base import (
     OperationContext,
     Rerolls,
 )
-from app.services.validation import InvalidBody, validate
+from app.rulesets.registry import get_adapter
+from app.services import rolls
+from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
+from app.services.characters import load_character
+from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
 
 
 @checks_caller

@@ -40,9 +40,9 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter, core_table
+from app.models.validation import InvalidBody
 from app.services import events
 from app.services.prepared import Batch, Prepared, batch
-from app.services.validation import InvalidBody
 
 MAX_ATTEMPTS = 8
 BUSY = "the character is being changed by too many requests at once; try again"  # `retried` gave up

@@ -1,4 +1,4 @@
-"""What the per-ruleset fight tests (tests/api/test_encounters_*.py) share: the `table`
+"""What the per-ruleset fight tests (tests/rulesets/*/test_combat.py) share: the `table`
 fixture (tests/api/test_encounters.py), setting a fight up and starting it with table
 dice, an attack with table dice, a step of an action by its rule id, the combatants'
 pools by name, and a state normalised for an exact comparison (ids → names, no times)."""

@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from tests.api import test_encounters_asgard as asgard
-from tests.api import test_encounters_rulebook_d100 as rulebook
-from tests.api import test_encounters_worlds_awakening as awakening
+from tests.rulesets.asgard import test_combat as asgard
+from tests.rulesets.rulebook_d100 import test_combat as rulebook
+from tests.rulesets.worlds_awakening import test_combat as awakening
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
 from tests.api.support import assert_problem, assert_validation, bearer, read_events
 from tests.factories import gc_fighter, wa_fighter

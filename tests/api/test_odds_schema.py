@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.openapi import render
-from app.services.rulesets import get_adapter
+from app.rulesets.registry import get_adapter
 
 SPEC = json.loads(render())
 ODDS = "/v1/characters/{character_id}/tests/odds"

@@ -16,9 +16,9 @@ from pydantic import TypeAdapter
 
 from app.api.openapi_doc import BODIES
 from app.models import schemas
-from app.models.results.events import EVENTS
+from app.rulesets.events import EVENTS
 from app.openapi import render
-from app.services.rulesets import all_adapters, get_adapter
+from app.rulesets.registry import all_adapters, get_adapter
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads(render())

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.models.rulesets import asgard, great_cosmos
-from app.models.rulesets.governance import governed_fields
+from app.rulesets.asgard import schemas as asgard
+from app.rulesets.great_cosmos import schemas as great_cosmos
+from app.models.governance import governed_fields
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 

@@ -1,6 +1,6 @@
 """Every result the API returns — every operation of the four rulesets, the roll
 log, the level-up history and the event stream — validated strictly against the
-model its route documents (app.models.results): JSON types exact, fields the
+model its route documents (app.rulesets.wire): JSON types exact, fields the
 model does not declare refused. A body that grows, loses or retypes a field fails
 here until its model (and so openapi.json) says so; and every result model must
 be met at least once, so a new one cannot go unchecked."""
@@ -15,12 +15,12 @@ from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
 from app.api import encounters, play, rolls
-from app.models.encounters import StartedPublic
-from app.models.results import RESULTS, CombatPage, LevelUpPage, LogPage
+from app.rulesets.wire import StartedPublic
+from app.rulesets.wire import RESULTS, CombatPage, LevelUpPage, LogPage
 from app.models.results.common import RollResult, SheetEditEntry
-from app.models.results.events import EVENTS
-from app.services.rulesets import all_adapters
-from app.services.rulesets.base import Capability
+from app.rulesets.events import EVENTS
+from app.rulesets.registry import all_adapters
+from app.rulesets.contract import Capability
 from tests.api.support import read_events
 from tests.factories import AS, GC, RB, SHEETS, WA, sheet
 

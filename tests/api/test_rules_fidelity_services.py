@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 from pydantic import TypeAdapter
 
-from app.models.results import (
+from app.rulesets.wire import (
     GroupResult,
     LevelUpResult,
     OddsResult,
@@ -37,7 +37,7 @@ def asgard(campaign_factory, character_factory):
 
 
 def checked(r, model) -> None:
-    """A 2xx body exactly as its route documents it (app.models.results, strict)."""
+    """A 2xx body exactly as its route documents it (app.rulesets.wire, strict)."""
     if r.status_code < 300:
         TypeAdapter(model).validate_json(r.content, strict=True)
 

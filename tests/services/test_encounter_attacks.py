@@ -10,9 +10,9 @@ import pytest
 
 from app.rules.errors import DiceNeeded, InsufficientResource, RuleError
 from app.services.encounters.dice import CombatDice
-from app.services.encounters.rulesets import asgard as asg
-from app.services.encounters.rulesets import rulebook_d100 as rb
-from app.services.encounters.rulesets import worlds_awakening as wa
+from app.rulesets.asgard import combat as asg
+from app.rulesets.rulebook_d100 import combat as rb
+from app.rulesets.worlds_awakening import combat as wa
 
 
 @dataclass

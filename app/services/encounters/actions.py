@@ -28,12 +28,13 @@ from app.models.encounters import (
     ConditionChange,
     HealOrDamage,
 )
+from app.models.validation import InvalidBody
+from app.rulesets.combat_contract import Exchange, Party
 from app.services.auth import Principal, check_gm, check_member, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.record import record_action
-from app.services.encounters.rulesets import Exchange, Party
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
     EncounterWork,
@@ -47,7 +48,6 @@ from app.services.encounters.unit import (
 )
 from app.services.operations import Idempotency
 from app.services.uow import StoredCharacter
-from app.services.validation import InvalidBody
 
 Handler = Callable[[Fight, Any, Changes, list], None]
 

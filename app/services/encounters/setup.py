@@ -20,13 +20,15 @@ from app.models.encounters import (
     EncounterUpdate,
 )
 from app.models.tables import Combatant, core_table, new_id, utcnow
+from app.models.validation import InvalidBody, invalid_from
 from app.rules.errors import RuleError
+from app.rulesets.combat_contract import EncounterRules
+from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
 from app.services.encounters import store, view
 from app.services.encounters.record import record_update
-from app.services.encounters.rulesets import EncounterRules, rules_for
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
     check_not_ended,
@@ -38,7 +40,6 @@ from app.services.encounters.unit import (
 )
 from app.services.pages import decode_cursor, encode_cursor
 from app.services.uow import StoredCharacter, UnitOfWork
-from app.services.validation import InvalidBody, invalid_from
 
 _INSERT_COMBATANTS = insert(core_table(Combatant))
 

@@ -31,10 +31,11 @@ from app.models.tables import (
     LogEntry,
     core_table,
 )
-from app.services.encounters.rulesets import EncounterRules, rules_for
+from app.models.validation import InvalidBody
+from app.rulesets.combat_contract import EncounterRules
+from app.rulesets.registry import rules_for
 from app.services.prepared import Prepared, fetch_together
 from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
-from app.services.validation import InvalidBody
 
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)

@@ -10,12 +10,13 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import NextTurnRequest, StartRequest
+from app.models.validation import InvalidBody
+from app.rulesets.combat_contract import Entrant
 from app.services.auth import Principal, check_gm, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.record import record_action
-from app.services.encounters.rulesets import Entrant
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
     check_provenance,
@@ -26,7 +27,6 @@ from app.services.encounters.unit import (
     write,
 )
 from app.services.operations import Idempotency
-from app.services.validation import InvalidBody
 
 END, START = "end_of_turn", "start_of_turn"
 
@@ -284,8 +284,8 @@ def _entrants(fight: Fight, take_11: set[str]) -> list[Entrant]:
 def _check_take_11(fight: Fight, take_11: list[str]) -> None:
     if not take_11:
         return
-    if fight.ruleset != "asgard":
-        raise InvalidBody(f"take_11 is an asgard rule (AS-T8); {fight.ruleset} has none", field="take_11")
+    if fight.rules.take_11_rule is None:
+        raise InvalidBody(f"{fight.ruleset} has no rule for taking 11 on initiative", field="take_11")
     for cid in take_11:
         fight.combatant(cid, "take_11")
 

@@ -1,0 +1,643 @@
+"""Asgard in an encounter: vitality and heroism, turn order AS-C13.
+
+Table dice of `start`: each combatant's open perception test, 3d6, in the order
+combatants were added (none for an NPC taking 11, AS-T8, nor for a GM
+override), then the 1d6 roll-offs of the ties (AS-C13)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, StrictInt
+
+from app.kit.errors import Forbidden
+from app.models.encounters import AttackRequest, CombatAction, Id
+from app.rules.errors import RuleError
+from app.rulesets.asgard.rules import combat, hazards
+from app.rulesets.asgard.rules.combat import initiative_order
+from app.rulesets.asgard.rules.core import (
+    TestSpec,
+    resolve,
+    roll_test,
+    skill_key,
+    skill_value,
+    spend_heroism,
+)
+from app.rulesets.combat_contract import (
+    CombatDice,
+    EncounterRules,
+    Entrant,
+    Exchange,
+    Initiative,
+    Party,
+    Pool,
+    one_per_slot,
+)
+
+Prime = Literal["attaques_multiples", "efficacite", "prudence"]
+Penalty = Literal["blessure_legere", "danger"]
+
+
+class AsgardAttackRequest(AttackRequest):
+    """AS-C1..C5, AS-C11: table dice in rule order: the attack test (3d6, a 4th die with
+    `heroism_4d6`), each target's defense test (3d6, a 4th with the `defense_heroism`
+    reaction), the weapon's d6 beyond three, then each target's AS-C5 tests when its vitality
+    reaches 0 (resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
+
+    skill: str = Field("combat", min_length=1, max_length=60, description="AS-C1: the attack skill.")
+    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
+    primes: list[Prime] = Field(
+        default_factory=list, max_length=1, description="AS-C4: one prime bought this action, paid with one penalty."
+    )
+    penalties: list[Penalty] = Field(default_factory=list, max_length=1, description="AS-C4: the penalty paying it.")
+    free_primes: list[Prime] = Field(
+        default_factory=list, max_length=5, description="AS-C4: primes the circumstances give for free."
+    )
+    mandatory_penalties: list[Penalty] = Field(
+        default_factory=list, max_length=5, description="AS-C4: penalties the circumstances impose."
+    )
+    heroism_4d6: bool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
+    take_11: bool = Field(
+        False,
+        description="AS-T8: the GM has an NPC take 11 on its attack test (no dice; "
+        "AS-C2 then reads no attack dice: the weapon's d6 are rolled).",
+    )
+    unperceived: bool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
+    difficulty: StrictInt | None = Field(
+        None,
+        ge=0,
+        le=100,
+        description="AS-C1: the GM difficulty of an unperceived attack (default: the campaign's gm_difficulty, 10).",
+    )
+    also_target_id: Id | None = Field(None, description="AS-C4 attaques_multiples: the second target in reach.")
+    group: list[Id] = Field(
+        default_factory=list,
+        max_length=4,
+        description="AS-C11: the other extras (tier figurant) attacking with the actor.",
+    )
+    reaction: Literal["defense", "defense_heroism", "none"] | None = Field(
+        None, description="Overrides the target's standing reaction (only a caller who controls the target)."
+    )
+
+
+class Asgard(EncounterRules):
+    ruleset = "asgard"
+    pools = (Pool("vitality", "vitality", "vitality_max"), Pool("heroism", "heroism", None))
+    reactions = (
+        "defense",
+        "defense_heroism",
+        "none",
+    )  # AS-C1 opposition by a defense test (AS-H1: 4d6); none: unperceived
+    default_reaction = "defense"
+    take_11_rule = "AS-T8"
+    dice_order = (
+        "AS-C13 3d6 perception per combatant in the order added (none when taking 11 or given the GM's "
+        "initiative), then 1d6 roll-offs"
+    )
+
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": AsgardAttackRequest}
+
+    def involved(self, req: CombatAction) -> list[tuple[str, str]]:
+        """AS-C4's second target and AS-C11's group take part in the attack."""
+        if not isinstance(req, AsgardAttackRequest):
+            return []
+        more = [(req.also_target_id, "also_target_id")] if req.also_target_id is not None else []
+        return more + [(cid, "group") for cid in req.group]
+
+    def attack(self, x: Exchange) -> None:
+        """AS-C1..C5, AS-C11 (see `resolve_attack`)."""
+        req: AsgardAttackRequest = x.req
+        by_id = {p.id: p for p in x.more}
+        targets = [(x.foe, x.foe_reaction)]
+        if req.also_target_id is not None:
+            second = by_id[req.also_target_id]
+            targets.append((second, second.reaction))
+        if req.take_11:
+            _check_take_11(x)
+        choice = AttackChoice(
+            skill=req.skill,
+            modifier=req.modifier,
+            weapon=req.weapon,
+            damage=req.damage,
+            primes=tuple(req.primes),
+            penalties=tuple(req.penalties),
+            free_primes=tuple(req.free_primes),
+            mandatory_penalties=tuple(req.mandatory_penalties),
+            heroism_4d6=req.heroism_4d6,
+            take_11=req.take_11,
+            unperceived=req.unperceived,
+            difficulty=req.difficulty,
+        )
+        x.steps.extend(
+            resolve_attack(
+                x.dice,
+                x.actor,
+                targets,
+                choice,
+                group=[by_id[cid] for cid in req.group],
+                gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
+                round_=x.round,
+            )
+        )
+
+    def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
+        return any(c["name"] in (DYING, UNCONSCIOUS) and c.get("ends") == END_OF_ROUND for c in conditions)
+
+    def round_ends(
+        self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """AS-C5 (see `count_rounds`)."""
+        return count_rounds(combatant_id, sheet, conditions, round_)
+
+    def is_down(self, sheet: dict[str, Any]) -> bool:
+        """AS-C5: dead, or unconscious (a sheet condition); "mal en point" alone still acts."""
+        condition = sheet.get("condition") or {}
+        return bool(condition.get("dead")) or bool(condition.get("unconscious_rounds"))
+
+    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
+        """AS-C13 (Decision): an open `perception` test each (NPCs may take 11, AS-T8),
+        highest result first; ties by the higher perception value, then 1d6 roll-offs."""
+        if any(e.take_11 for e in entrants) and not campaign_options.get("take_11_allowed", True):
+            raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
+        tests, steps = [], []
+        for e in entrants:
+            if e.take_11 and e.kind != "npc":
+                raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
+            perception = skill_value(e.sheet.get("skills") or {}, "perception")
+            spec = TestSpec(skill="perception", skill_value=perception, take_11=e.take_11)
+            if e.override is not None:  # the GM's result replaces the test
+                test = resolve(spec, (), natural=e.override - perception)
+            else:
+                test = roll_test(spec, dice.of(e.combatant_id), "initiative")
+            tests.append((e.combatant_id, test))
+            steps.append(
+                {
+                    "rule": "AS-C13",
+                    "what": "open perception test",
+                    "combatant_id": e.combatant_id,
+                    "dice": list(test.dice),
+                    "perception": perception,
+                    "result": test.score,
+                    "take_11": e.take_11,
+                    "override": e.override is not None,
+                }
+            )
+        ranked = initiative_order(tests, dice.source)
+        for r in ranked:
+            if r.roll_offs:
+                steps.append(
+                    {
+                        "rule": "AS-C13",
+                        "what": "tie: 1d6 roll-off",
+                        "combatant_id": r.combatant,
+                        "d6": list(r.roll_offs),
+                    }
+                )
+        order = one_per_slot([(r.combatant, r.test.score, _tiebreak(r)) for r in ranked])
+        return Initiative(order=order, initiatives={r.combatant: r.test.score for r in ranked}, steps=steps)
+
+
+def _tiebreak(r) -> dict[str, Any] | None:
+    if not r.roll_offs:
+        return None
+    return {"die": "d6", "value": r.roll_offs[-1], "rolls": list(r.roll_offs)}
+
+
+# --- attacks (AS-C1..C5, AS-C11, AS-H1) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttackChoice:
+    """The attacker's side of an attack: skill, weapon or damage expression, AS-C4's primes
+    and penalties, AS-H1's heroism die, AS-T8's 11, an unperceived attack (AS-C1)."""
+
+    skill: str = "combat"
+    modifier: int = 0
+    weapon: str | None = None
+    damage: str | None = None
+    primes: tuple[str, ...] = ()
+    penalties: tuple[str, ...] = ()
+    free_primes: tuple[str, ...] = ()
+    mandatory_penalties: tuple[str, ...] = ()
+    heroism_4d6: bool = False
+    take_11: bool = False
+    unperceived: bool = False
+    difficulty: int | None = None
+
+
+HEROIC_DEFENSE = "defense_heroism"  # AS-H1 on the defense test: 4d6, the extra die also off the damage (AS-C3)
+DYING, UNCONSCIOUS = "dying", "unconscious"
+END_OF_ROUND = "end_of_round"  # AS-C5 counts rounds, not its bearer's turns (a down bearer has none)
+
+
+def _check_take_11(x: Exchange) -> None:
+    """AS-T8: only the GM, only for an NPC, never with 4d6, where the campaign allows it."""
+    if x.actor.kind != "npc":
+        raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
+    if not x.by_gm:
+        raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11")
+    if not x.campaign_options.get("take_11_allowed", True):
+        raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
+    if x.req.heroism_4d6:
+        raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
+
+
+def resolve_attack(
+    dice: CombatDice,
+    attacker: Party,
+    targets: list[tuple[Party, str]],
+    choice: AttackChoice,
+    *,
+    group: Sequence[Party] = (),
+    gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
+    round_: int = 1,
+) -> list[dict]:
+    """One Asgard attack, in rule order; changes the fighters (copies) and returns the steps.
+
+    AS-C4 primes and penalties (`attaques_multiples`: exactly two targets, one test); AS-C11
+    a group of extras (one test, +1 per other member, to the test and the damage); AS-H1 the
+    attacker's heroism die; AS-C1 the attack test, then each target's defense test (its
+    standing reaction: `defense`, `defense_heroism` — 4d6 for 1 heroism — or `none`: an
+    unperceived attack, combat ≥ the GM's difficulty), AS-C4 prudence/danger on that test;
+    AS-C2 damage from the attack's dice (+ heroism die, extra d6 beyond three, group bonus);
+    AS-C3 protection and the defender's heroism die; AS-C4 halvings; vitality (never below 0);
+    AS-C5 "mal en point" tests when vitality reaches 0 (dying and unconscious conditions).
+    Dice: attack 3d6 [+d6 heroism], each defense 3d6 [+d6], damage d6 beyond three, then
+    each target's AS-C5 dice (resistance 3d6 [1d6], volonte 3d6 [2d6])."""
+    steps: list[dict[str, Any]] = []
+    effects = combat.prime_effects(
+        combat.Primes(choice.primes, choice.penalties, choice.free_primes, choice.mandatory_penalties)
+    )
+    if effects.multiple_targets != (len(targets) == 2) or not 1 <= len(targets) <= 2:
+        raise RuleError(
+            "attaques_multiples (AS-C4) takes exactly two targets in reach (target_id and also_target_id); "
+            "any other attack one",
+            field="also_target_id",
+        )
+    if choice.primes or choice.penalties or choice.free_primes or choice.mandatory_penalties:
+        steps.append(
+            {
+                "rule": "AS-C4",
+                "what": "primes and penalties",
+                "combatant_id": attacker.id,
+                "primes": list(choice.primes + choice.free_primes),
+                "penalties": list(choice.penalties + choice.mandatory_penalties),
+                "action_bonus": effects.action_bonus,
+                "halvings": effects.halvings,
+                "prudence_tests": effects.prudence_tests,
+                "danger_tests": effects.danger_tests,
+            }
+        )
+    bonus = _group_bonus(attacker, group, steps)
+    dice_count, constant, weapon = _weapon(attacker.sheet, choice)
+    if choice.heroism_4d6:
+        _spend_heroism(attacker, steps, "the heroism die of the attack (AS-H1)", "heroism_4d6")
+    skills = attacker.sheet.get("skills") or {}
+    spec = TestSpec(
+        skill=skill_key(choice.skill),
+        skill_value=skill_value(skills, choice.skill),
+        modifier=choice.modifier + effects.action_bonus + bonus,
+        heroism_4d6=choice.heroism_4d6,
+        confrontation=True,
+        take_11=choice.take_11,
+    )
+    attack = roll_test(spec, dice.of(attacker.id), "attack")
+    steps.append({"rule": "AS-C1", "what": "attack test", "combatant_id": attacker.id, **_test(attack)})
+    exchanges = [
+        _defend(
+            dice,
+            attack,
+            target,
+            "none" if choice.unperceived else reaction,
+            steps,
+            choice.difficulty if choice.difficulty is not None else gm_difficulty,
+        )
+        for target, reaction in targets
+    ]
+    hits = [(target, defense) for target, defense, hit in exchanges if hit]
+    if hits:
+        damage = combat.attack_damage(attack, dice_count, dice.of(attacker.id), bonus=bonus + constant)
+        steps.append(
+            {
+                "rule": "AS-C2",
+                "what": "damage",
+                "combatant_id": attacker.id,
+                "weapon": weapon,
+                "damage_dice": dice_count,
+                "read_dice": list(damage.weapon_dice),
+                "extra_dice": list(damage.extra_dice),
+                "heroism_die": damage.heroism_die,
+                "group_bonus": bonus,
+                "constant": constant,
+                "damage": max(0, damage.total),
+            }
+        )
+        for target, defense in hits:
+            _harm(dice, target, damage.total, defense, effects, steps, round_)
+    for name, count in (("prudence", effects.prudence_tests), ("danger", effects.danger_tests)):
+        if count:
+            attacker.counters[name] = int(attacker.counters.get(name) or 0) + count
+    return steps
+
+
+def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> int:
+    """AS-C11: extras (`figurant`) act in groups of up to 5: +1 per other member."""
+    if not group:
+        return 0
+    members = [attacker, *group]
+    if len({m.id for m in members}) != len(members):
+        raise RuleError("a group names each extra once, the attacker aside (AS-C11)", field="group")
+    for m in members:
+        if m.sheet.get("tier") != "figurant":
+            raise RuleError(
+                f"combatant {m.id} is not an extra (tier figurant): only extras act in groups (AS-C11)", field="group"
+            )
+        if Asgard().is_down(m.sheet):
+            raise RuleError(f"combatant {m.id} is down: it does not act (AS-C11)", field="group")
+    bonus = combat.figurant_group_bonus(len(members))
+    steps.append(
+        {
+            "rule": "AS-C11",
+            "what": "group of extras: one test",
+            "combatant_id": attacker.id,
+            "members": [m.id for m in members],
+            "bonus": bonus,
+        }
+    )
+    return bonus
+
+
+def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[int, int, str | None]:
+    """AS-C2: (d6 count, constant, weapon name): the named weapon of the sheet, a damage
+    expression, or the sheet's first weapon."""
+    if choice.weapon is not None and choice.damage is not None:
+        raise RuleError("give `weapon` or `damage`, not both", field="damage")
+    if choice.damage is not None:
+        count, constant = combat.damage_expression(choice.damage)
+        return count, constant, None
+    weapons = sheet.get("weapons") or []
+    if choice.weapon is None:
+        if not weapons:
+            raise RuleError(
+                "the attacker has no weapon on its sheet: name a `damage` expression (AS-C2)", field="weapon"
+            )
+        return int(weapons[0]["damage_dice"]), 0, weapons[0]["name"]
+    for w in weapons:
+        if w["name"] == choice.weapon:
+            return int(w["damage_dice"]), 0, w["name"]
+    raise RuleError(
+        f"no weapon {choice.weapon!r} on the attacker's sheet; it has "
+        f"{', '.join(w['name'] for w in weapons) or 'none'}",
+        field="weapon",
+    )
+
+
+def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
+    before = int(f.sheet.get("heroism") or 0)
+    f.sheet["heroism"] = spend_heroism(before, 1, what, field=field_)
+    steps.append(
+        {
+            "rule": "AS-H1",
+            "what": "heroism spent: a 4th die",
+            "combatant_id": f.id,
+            "resource": "heroism",
+            "before": before,
+            "after": f.sheet["heroism"],
+        }
+    )
+
+
+def _defend(
+    dice: CombatDice, attack, target: Party, reaction: str, steps: list[dict], difficulty: int
+) -> tuple[Party, Any, bool]:
+    """AS-C1: the target's defense test (AS-C4 prudence/danger on it) and the opposition;
+    `none`: an unperceived attack, no defense, combat ≥ the GM's difficulty."""
+    if reaction == "none":
+        result = combat.resolve_attack(attack, None, difficulty=difficulty)
+        steps.append(
+            {
+                "rule": "AS-C1",
+                "what": "unperceived attack: no defense",
+                "combatant_id": target.id,
+                "difficulty": difficulty,
+                "score": attack.score,
+                "automatic": attack.automatic,
+                "hit": result.hit,
+            }
+        )
+        return target, None, result.hit
+    prudence, danger = int(target.counters.get("prudence") or 0), int(target.counters.get("danger") or 0)
+    modifier, prudence_left, danger_left = combat.next_defense(prudence, danger)
+    if prudence or danger:
+        for name, left in (("prudence", prudence_left), ("danger", danger_left)):
+            if left:
+                target.counters[name] = left
+            else:
+                target.counters.pop(name, None)
+        steps.append(
+            {
+                "rule": "AS-C4",
+                "what": "prudence / danger on this defense test",
+                "combatant_id": target.id,
+                "modifier": modifier,
+                "prudence_left": prudence_left,
+                "danger_left": danger_left,
+            }
+        )
+    heroic = reaction == HEROIC_DEFENSE
+    if heroic and int(target.sheet.get("heroism") or 0) < 1:
+        heroic = False
+        steps.append({"rule": "AS-H6", "what": "no heroism left: a plain defense test", "combatant_id": target.id})
+    if heroic:
+        _spend_heroism(target, steps, "the heroism die of the defense (AS-H1)", "reaction")
+    spec = TestSpec(
+        skill="defense",
+        skill_value=skill_value(target.sheet.get("skills") or {}, "defense"),
+        modifier=modifier,
+        heroism_4d6=heroic,
+        confrontation=True,
+    )
+    defense = roll_test(spec, dice.of(target.id), "defense")
+    result = combat.resolve_attack(attack, defense)
+    steps.append({"rule": "AS-C1", "what": "defense test", "combatant_id": target.id, **_test(defense)})
+    steps.append(
+        {
+            "rule": "AS-T9",
+            "what": "opposition",
+            "combatant_id": target.id,
+            "attack": attack.score,
+            "defense": defense.score,
+            "winner": "attacker" if result.hit else "defender",
+            "decided_by": result.opposition.decided_by if result.opposition else None,
+            "hit": result.hit,
+        }
+    )
+    return target, defense, result.hit
+
+
+def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict], round_: int) -> None:
+    """AS-C3 protection (and the defender's heroism die), AS-C4 halvings, vitality, AS-C5."""
+    protection = int(target.sheet.get("protection") or 0)
+    taken = combat.damage_taken(damage, protection, defense=defense)
+    steps.append(
+        {
+            "rule": "AS-C3",
+            "what": "protection",
+            "combatant_id": target.id,
+            "damage": max(0, damage),
+            "protection": protection,
+            "heroism_die": defense.heroism_die if defense is not None else None,
+            "taken": taken,
+        }
+    )
+    final = combat.final_damage(taken, effects)
+    if effects.halvings:
+        steps.append(
+            {
+                "rule": "AS-C4",
+                "what": "damage halved, rounded up",
+                "combatant_id": target.id,
+                "halvings": effects.halvings,
+                "before": taken,
+                "after": final,
+            }
+        )
+    before = _vitality(target.sheet)
+    after = hazards.take_damage(before, final)
+    target.sheet["vitality"] = after
+    steps.append(
+        {
+            "rule": "AS-C3",
+            "what": "vitality",
+            "combatant_id": target.id,
+            "damage": final,
+            "resource": "vitality",
+            "before": before,
+            "after": after,
+        }
+    )
+    if before > 0 and after == 0:
+        mal_en_point(dice, target, final, steps, round_)
+
+
+def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict], round_: int) -> None:
+    """AS-C5: resistance/(5 + damage) failed → dying, dies at the end of the 1d6-th next
+    round; volonte/(5 + damage) failed → unconscious for 2d6 rounds. Both are the sheet's
+    `condition` (the source of truth) shown as conditions of the combatant, counted at the end
+    of each round after this one (`count_rounds`), whether or not their bearer acts."""
+    skills = target.sheet.get("skills") or {}
+    checks = hazards.mal_en_point(
+        skill_value(skills, "resistance"), skill_value(skills, "volonte"), damage, dice.of(target.id)
+    )
+    condition = dict(target.sheet.get("condition") or {})
+    conditions = list(target.conditions)
+    if checks.dying:
+        condition.update(dying=True, dies_in_rounds=checks.dies_in_rounds)
+        conditions = [c for c in conditions if c["name"] != DYING] + [
+            {"name": DYING, "rounds_left": checks.dies_in_rounds, "ends": END_OF_ROUND, "since_round": round_}
+        ]
+    if checks.unconscious_rounds is not None:
+        condition["unconscious_rounds"] = checks.unconscious_rounds
+        conditions = [c for c in conditions if c["name"] != UNCONSCIOUS] + [
+            {"name": UNCONSCIOUS, "rounds_left": checks.unconscious_rounds, "ends": END_OF_ROUND, "since_round": round_}
+        ]
+    target.sheet["condition"] = condition
+    target.conditions = conditions
+    steps.append(
+        {
+            "rule": "AS-C5",
+            "what": "mal en point",
+            "combatant_id": target.id,
+            "difficulty": hazards.MAL_EN_POINT_BASE + max(0, damage),
+            "resistance": _test(checks.resistance),
+            "dying": checks.dying,
+            "dies_in_rounds": checks.dies_in_rounds,
+            "volonte": _test(checks.volonte),
+            "unconscious_rounds": checks.unconscious_rounds,
+        }
+    )
+
+
+def count_rounds(
+    combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """AS-C5 at the end of round `round_`, for a combatant down or not: each round after the blow's
+    counts. Dying: at the end of the (1d6)-th next round the character dies (`dead`). Unconscious
+    for 2d6 rounds (Decision: whole rounds after the blow's, as the dying ones): at the end of the
+    last it wakes up. The sheet says what still runs: a character no longer dying (first aid,
+    AS-C6) or already awake loses the combatant's condition without a count."""
+    condition = dict(sheet.get("condition") or {})
+    kept: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    for c in conditions:
+        if c["name"] not in (DYING, UNCONSCIOUS) or c.get("ends") != END_OF_ROUND:
+            kept.append(c)
+            continue
+        dying = c["name"] == DYING
+        running = (
+            (condition.get("dying") and not condition.get("dead"))
+            if dying
+            else bool(condition.get("unconscious_rounds")) and not condition.get("dead")
+        )
+        if not running:
+            steps.append(
+                {
+                    "rule": "AS-C5" if not dying or condition.get("dead") else "AS-C6",
+                    "what": f"no longer {c['name']}",
+                    "combatant_id": combatant_id,
+                }
+            )
+            continue
+        if round_ <= c.get("since_round", 0):  # the blow's own round does not count
+            kept.append(c)
+            continue
+        left = max(0, c["rounds_left"] - 1)
+        if dying:
+            condition["dies_in_rounds"] = left
+        else:
+            condition["unconscious_rounds"] = left or None
+        if left:
+            kept.append({**c, "rounds_left": left})
+            steps.append(
+                {
+                    "rule": "AS-C5",
+                    "what": f"{c['name']}: a round less",
+                    "combatant_id": combatant_id,
+                    "rounds_left": left,
+                }
+            )
+        elif dying:
+            condition.update(dying=False, dead=True, unconscious_rounds=None)
+            steps.append(
+                {"rule": "AS-C5", "what": "dies at the end of the round", "combatant_id": combatant_id, "round": round_}
+            )
+        else:
+            steps.append({"rule": "AS-C5", "what": "wakes up", "combatant_id": combatant_id, "round": round_})
+    if condition.get("dead"):
+        kept = [c for c in kept if c["name"] not in (DYING, UNCONSCIOUS)]
+    sheet["condition"] = condition
+    return kept, steps
+
+
+def _vitality(sheet: dict[str, Any]) -> int:
+    value = sheet.get("vitality")
+    return int(sheet.get("vitality_max") or 0) if value is None else int(value)
+
+
+def _test(t) -> dict[str, Any]:
+    return {
+        "skill": t.spec.skill,
+        "skill_value": t.spec.skill_value,
+        "modifier": t.spec.modifier,
+        "dice": list(t.dice),
+        "take_11": t.spec.take_11,
+        "score": t.score,
+        "target": t.target,
+        "automatic": t.automatic,
+        "outcome": t.outcome,
+    }
+
+
+COMBAT = Asgard()

@@ -1,0 +1,155 @@
+"""Exact odds of an Asgard test (AS-T1, T3, T5, H1), from precomputed 3d6/4d6 tables.
+
+For each dice count the table holds, per natural sum, how many ordered rolls
+give an automatic success, an automatic failure or neither (AS-T3), and
+suffix sums of the "neither" counts, so a test's odds cost a few look-ups.
+The table is built from the sorted multisets of n d6 (56 for 3d6, 126 for 4d6),
+each weighted by the number of ordered rolls that sort to it: sums and AS-T3's
+automatic results do not depend on the dice's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+from itertools import combinations_with_replacement
+from math import factorial
+
+from app.rulesets.asgard.rules.core import (
+    BASE_DICE,
+    DEGREE_THRESHOLDS,
+    DIFFICULTIES,
+    TAKE_11,
+    TestSpec,
+    automatic_result,
+    effective_target,
+    open_degree,
+    resolve,
+    score_bonus,
+)
+
+
+def _orderings(dice: tuple[int, ...]) -> int:
+    """Ordered rolls that sort to the multiset `dice`: n! / (product of each face's count!)."""
+    weight = factorial(len(dice))
+    for face in set(dice):
+        weight //= factorial(dice.count(face))
+    return weight
+
+
+class _Table:
+    """Counts of ordered rolls of n d6 by (natural sum, automatic result) (AS-T1, AS-T3, AS-H1)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.total = 6**n
+        self.max_sum = 6 * n
+        plain = [0] * (self.max_sum + 2)
+        self.auto_success = 0
+        self.auto_failure = 0
+        self.auto_success_by_sum = [0] * (self.max_sum + 2)
+        for dice in combinations_with_replacement(range(1, 7), n):
+            weight = _orderings(dice)
+            auto = automatic_result(dice)
+            if auto == "success":
+                self.auto_success += weight
+                self.auto_success_by_sum[sum(dice)] += weight
+            elif auto == "failure":
+                self.auto_failure += weight
+            else:
+                plain[sum(dice)] += weight
+        # at_least[s] = plain rolls with natural sum >= s (s clamped to 0..max_sum+1)
+        self.at_least = [0] * (self.max_sum + 2)
+        running = 0
+        for s in range(self.max_sum + 1, -1, -1):
+            running += plain[s]
+            self.at_least[s] = running
+        self.plain = tuple(plain)
+
+    def plain_at_least(self, natural: int) -> int:
+        if natural <= 0:
+            return self.at_least[0]
+        if natural > self.max_sum:
+            return 0
+        return self.at_least[natural]
+
+
+@cache
+def table(n: int) -> _Table:
+    return _Table(n)
+
+
+def _fractions(counts: dict[str, int], total: int) -> dict[str, Fraction]:
+    return {k: Fraction(v, total) for k, v in counts.items()}
+
+
+def odds_of_test(spec: TestSpec) -> tuple[dict[str, Fraction], dict[str, Fraction] | None]:
+    """AS-T1/T3/T5/H1: P(outcome) for success, failure, critical_success
+    (automatic success), critical_failure (automatic failure); plus, for an
+    open test, the distribution of the degree reached."""
+    if spec.take_11:
+        result = resolve(spec, (), natural=TAKE_11)
+        outcomes = {"success": 0, "failure": 0, "critical_success": 0, "critical_failure": 0}
+        outcomes[result.outcome] = 1
+        degrees = {result.degree: Fraction(1)} if result.degree else None
+        return _fractions(outcomes, 1), degrees
+    t = table(BASE_DICE + (1 if spec.heroism_4d6 else 0))
+    bonus = score_bonus(spec)
+    target = effective_target(spec)
+    needed = (DIFFICULTIES["facile"] if target is None else target) - bonus
+    success = t.plain_at_least(needed)
+    outcomes = {
+        "success": success,
+        "failure": t.total - t.auto_success - t.auto_failure - success,
+        "critical_success": t.auto_success,
+        "critical_failure": t.auto_failure,
+    }
+    degrees = _degree_odds(t, bonus) if target is None else None
+    return _fractions(outcomes, t.total), degrees
+
+
+def _degree_odds(t: _Table, bonus: int) -> dict[str, Fraction]:
+    """AS-T5 distribution of an open test's degree (automatic results per `open_degree`)."""
+    counts = dict.fromkeys(("none", "facile", "moyen", "difficile", "heroique"), 0)
+    upper = t.total - t.auto_success - t.auto_failure  # plain rolls with sum >= -inf
+    reached = 0
+    for name, threshold in DEGREE_THRESHOLDS:  # highest first
+        at_least = t.plain_at_least(threshold - bonus)
+        counts[name] += at_least - reached
+        reached = at_least
+    counts["none"] += upper - reached + t.auto_failure
+    for natural, count in enumerate(t.auto_success_by_sum):
+        if count:
+            counts[open_degree(natural + bonus, "success")] += count
+    return _fractions(counts, t.total)
+
+
+def success_chance(spec: TestSpec) -> Fraction:
+    """The exact probability that the test succeeds (its automatic success included)."""
+    outcomes, _ = odds_of_test(spec)
+    return outcomes["success"] + outcomes["critical_success"]
+
+
+@dataclass(frozen=True)
+class RetryOdds:
+    """AS-T4: the best chance of the failed attempts, and the retry's."""
+
+    failed: Fraction
+    retry: Fraction
+
+    @property
+    def improved(self) -> bool:
+        """AS-T4 (Decision): the retry rolls only when its exact chance is strictly higher."""
+        return self.retry > self.failed
+
+
+def retry_odds(attempts: Sequence[TestSpec], retry: TestSpec) -> RetryOdds:
+    """AS-T4 (Decision): "the chances improved" = the retry's exact probability of success is
+    strictly higher than that of the failed test — a lower target, the heroism die, the proper
+    skill after a close one, a better modifier or skill all count. `attempts`: the failed test
+    and the attempts it retried in turn (a worse attempt in between never lowers the bar)."""
+    if not attempts:
+        raise ValueError("a retry follows at least one failed attempt")
+    return RetryOdds(max(success_chance(a) for a in attempts), success_chance(retry))

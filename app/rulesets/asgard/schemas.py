@@ -1,0 +1,327 @@
+"""Pydantic schemas of the `asgard` ruleset: sheet (AS-S1..S4), options, request bodies."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models.governance import governed
+from app.models.odds import NothingRolled
+from app.rulesets.asgard.rules.core import DIFFICULTIES, skill_key
+
+DifficultyName = Literal["facile", "moyen", "difficile", "heroique", "automatique"]
+SkillName = str
+
+
+class SheetPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Weapon(SheetPart):
+    """AS-S2: a weapon deals 1d6..3d6 read from the attack's dice (AS-C2)."""
+
+    name: str = Field(min_length=1, max_length=100)
+    damage_dice: int = Field(ge=1, le=3, description="Damage dice read from the attack test (AS-C2).")
+    ranged: bool = False
+
+
+class Asset(SheetPart):
+    """AS-S2: an atout, free text with an optional heroic effect (AS-H3)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field("", max_length=2000)
+    heroic_effect: str | None = Field(None, max_length=2000)
+
+
+class Condition(SheetPart):
+    """State after AS-C5 ("mal en point"): dying countdown, unconsciousness."""
+
+    dying: bool = Field(False, description="Failed the resistance check of AS-C5.")
+    dies_in_rounds: int | None = Field(None, ge=0, le=6, description="Dies at the end of this many rounds (1d6).")
+    unconscious_rounds: int | None = Field(None, ge=0, le=12, description="Unconscious for this many rounds (2d6).")
+    dead: bool = False
+
+
+class Sheet(SheetPart):
+    """AS-S4 sheet JSON. Skill names are stored lower case without accents."""
+
+    skills: dict[str, int] = Field(
+        default_factory=dict,
+        description="AS-S1 skill values (typically +2..+10).",
+        json_schema_extra=governed(at_creation=True),
+    )
+    vitality: int | None = Field(
+        None, ge=0, le=10_000, description="Defaults to vitality_max.", json_schema_extra=governed(at_creation=True)
+    )
+    vitality_max: int = Field(ge=1, le=10_000, json_schema_extra=governed(at_creation=True))
+    heroism: int = Field(
+        0, ge=0, le=1000, description="AS-H1..H5: spent by the rules.", json_schema_extra=governed(at_creation=True)
+    )
+    protection: int = Field(0, ge=0, le=100)
+    weapons: list[Weapon] = Field(default_factory=list, max_length=50)
+    assets: list[Asset] = Field(default_factory=list, max_length=100)
+    tier: Literal["boss", "second_couteau", "figurant"] | None = Field(
+        None, description="AS-S3 NPC tier.", json_schema_extra=governed()
+    )
+    condition: Condition = Field(
+        default_factory=Condition, description="AS-C5/C6: set by the rules.", json_schema_extra=governed()
+    )
+
+    @field_validator("skills", mode="before")
+    @classmethod
+    def _skill_names(cls, value):
+        if not isinstance(value, dict):
+            return value
+        out: dict = {}
+        for name, v in value.items():
+            key = skill_key(str(name))
+            if not key or len(key) > 60 or not key.replace("_", "").isalnum():
+                raise ValueError(f"invalid skill name {name!r}")
+            if key in out:
+                raise ValueError(f"skill {name!r} given twice")
+            out[key] = v
+        return out
+
+    @field_validator("skills")
+    @classmethod
+    def _skill_values(cls, value: dict[str, int]):
+        for name, v in value.items():
+            if not -20 <= v <= 50:
+                raise ValueError(f"skill {name!r} is {v}: between -20 and 50 allowed")
+        if len(value) > 100:
+            raise ValueError("at most 100 skills")
+        return value
+
+    @field_validator("assets", mode="before")
+    @classmethod
+    def _asset_text(cls, value):
+        if isinstance(value, list):
+            return [{"name": a} if isinstance(a, str) else a for a in value]
+        return value
+
+    @model_validator(mode="after")
+    def _vitality(self):
+        if self.vitality is None:
+            self.vitality = self.vitality_max
+        if self.vitality > self.vitality_max:
+            raise ValueError(f"vitality {self.vitality} is above vitality_max {self.vitality_max}")
+        return self
+
+
+class Options(CampaignOptions):
+    """Campaign options of `asgard`."""
+
+    gm_difficulty: int = Field(
+        10,
+        ge=0,
+        le=100,
+        description="Default GM difficulty of first aid, healing and unperceived attacks (AS-C1, C6, C7).",
+    )
+    take_11_allowed: bool = Field(True, description="The GM may have NPCs take 11 (AS-T8).")
+
+
+def _one_target(model):
+    if model.difficulty is not None and model.target is not None:
+        raise ValueError("give `difficulty` or `target`, not both")
+    return model
+
+
+class TestRequest(TestRequestBase):
+    """A test: no difficulty and no target = an open test (AS-T5)."""
+
+    skill: SkillName = Field(min_length=1, max_length=60)
+    difficulty: DifficultyName | None = Field(None, description="AS-T2; `automatique` = success, no test.")
+    target: int | None = Field(None, ge=-100, le=200)
+    heroism_4d6: bool = Field(False, description="AS-H1: spend 1 heroism to roll 4d6.")
+    close_skill: bool = Field(False, description="AS-T7: a close skill replaces the required one (+5 difficulty).")
+    retry_of: str | None = Field(
+        None,
+        max_length=100,
+        description="AS-T4: id of the failed test retried; it rolls only when its exact chance of success is "
+        "higher than the failed attempts' (a new asset or better circumstances: a `modifier`), "
+        "else it fails automatically.",
+    )
+    take_11: bool = Field(False, description="AS-T8: an NPC takes 11 instead of rolling (GM only).")
+
+    _check = model_validator(mode="after")(_one_target)
+
+
+class OddsRequest(NothingRolled, TestRequest):
+    """The same test's exact odds (`POST …/tests/odds`): nothing rolled nor logged, so no `seed`, `dice` or `hidden`."""
+
+
+class RerollRequest(RollingRequest):
+    """AS-H2: cancel the character's latest entry — a test, an opposition (its own side is
+    rolled again) or a cooperation (the whole group test) — and roll it again (1 heroism).
+    A test rolled with 4d6 is rolled with 4d6 again, not paid again. Table dice (`dice`): the
+    test's, this character's side's, or every participant's in order (their own `dice` of the
+    cooperation do not apply again)."""
+
+    heroism_4d6: bool = Field(False, description="AS-H1 on the new roll when the test had 3d6 (1 more heroism point).")
+
+
+class Side(Strict):
+    """One side of an opposition (AS-T9)."""
+
+    character_id: str = Field(min_length=1, max_length=100)
+    skill: SkillName = Field(min_length=1, max_length=60)
+    modifier: int = Field(0, ge=-1000, le=1000)
+    heroism_4d6: bool = False
+    close_skill: bool = Field(False, description="AS-T7: −5 to the result in a confrontation.")
+    take_11: bool = False
+
+
+class OpposedRequest(RollingRequest):
+    """AS-T9: `a` acts, `b` defends (or is the status quo): ties go to `b`.
+    Table dice are consumed a's then b's."""
+
+    a: Side
+    b: Side
+
+
+class Participant(Strict):
+    character_id: str = Field(min_length=1, max_length=100)
+    skill: SkillName | None = Field(None, min_length=1, max_length=60, description="Defaults to the group's skill.")
+    modifier: int = Field(0, ge=-1000, le=1000)
+    heroism_4d6: bool = False
+    close_skill: bool = False
+    take_11: bool = False
+    dice: list[StrictInt] | None = Field(None, max_length=10, description="This participant's own table dice.")
+
+
+class GroupRequest(RollingRequest):
+    """AS-T6 cooperation: every participant tests; the best leads, ±1 per other."""
+
+    mode: Literal["cooperation"] = "cooperation"
+    skill: SkillName = Field(min_length=1, max_length=60)
+    difficulty: DifficultyName | None = None
+    target: int | None = Field(None, ge=-100, le=200)
+    modifier: int = Field(0, ge=-1000, le=1000, description="Added to the leader's result.")
+    participants: list[Participant] = Field(min_length=1, max_length=20)
+
+    _check = model_validator(mode="after")(_one_target)
+
+    @model_validator(mode="after")
+    def _distinct(self):
+        ids = [p.character_id for p in self.participants]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a character cooperates only once")
+        return self
+
+
+__all__ = [
+    "Sheet",
+    "Options",
+    "TestRequest",
+    "OddsRequest",
+    "RerollRequest",
+    "OpposedRequest",
+    "GroupRequest",
+    "Side",
+    "Participant",
+    "Weapon",
+    "Asset",
+    "Condition",
+    "DIFFICULTIES",
+]
+
+
+# --- character actions (POST /v1/characters/{id}/actions) ----------------------
+
+
+class FallAction(RollingRequest):
+    """AS-C8: 1d6 per full 3 m; acrobatie/15 cancels one, a deliberate jump's acrobatie/10 one more."""
+
+    type: Literal["fall"]
+    metres: float = Field(ge=0, le=10_000)
+    voluntary: bool = False
+
+
+class FireAction(RollingRequest):
+    """AS-C9: damage per round in a fire."""
+
+    type: Literal["fire"]
+    size: Literal["torch", "campfire", "blaze"]
+    rounds: int = Field(1, ge=1, le=100)
+
+
+class AsphyxiaAction(RollingRequest):
+    """AS-C10: `rounds` rounds without air, starting at round `from_round` of the apnea."""
+
+    type: Literal["asphyxia"]
+    rounds: int = Field(ge=1, le=500)
+    from_round: int = Field(1, ge=1, le=10_000)
+    out_of_breath: bool = Field(False, description="A resistance test already failed earlier.")
+
+
+class DamageAction(RollingRequest):
+    """Damage announced by the GM (AS-C3); reaching 0 vitality rolls the AS-C5 checks."""
+
+    type: Literal["damage"]
+    amount: int = Field(ge=0, le=10_000)
+    protection: bool = Field(False, description="Subtract the sheet's protection (an attack, AS-C3).")
+
+
+class MalEnPointAction(RollingRequest):
+    """AS-C5 checks for a character at 0 vitality, against 5 + the damage that put it there."""
+
+    type: Literal["mal_en_point"]
+    damage: int = Field(ge=0, le=10_000)
+
+
+class FirstAidAction(RollingRequest):
+    """AS-C6, posted on the patient: the healer's soins test (own soins when healer_soins is absent)."""
+
+    type: Literal["first_aid"]
+    healer_soins: int | None = Field(None, ge=-20, le=50)
+    healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
+    target: int | None = Field(None, ge=0, le=200, description="GM difficulty; default option gm_difficulty.")
+    modifier: int = Field(0, ge=-1000, le=1000)
+
+
+class RestAction(RollingRequest):
+    """AS-C7: a full day or night of rest, optionally with a healer's soins test."""
+
+    type: Literal["rest"]
+    healer_soins: int | None = Field(None, ge=-20, le=50)
+    healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
+    target: int | None = Field(None, ge=0, le=200, description="The healer's difficulty; default gm_difficulty.")
+
+
+class ChaseAction(RollingRequest):
+    """AS-C12: one chase turn, an open test moving the progression by the degree reached."""
+
+    type: Literal["chase"]
+    mode: Literal["foot", "vehicle", "mount"]
+    progression: int = Field(0, ge=-10_000, le=10_000)
+    modifier: int = Field(0, ge=-1000, le=1000)
+    heroism_4d6: bool = False
+    close_skill: bool = False
+    take_11: bool = False
+
+
+class HeroicEffectAction(RollingRequest):
+    """AS-H3: spend 1 heroism to trigger an asset's heroic effect."""
+
+    type: Literal["heroic_effect"]
+    asset: str = Field(min_length=1, max_length=200)
+
+
+class CancelDamageAction(RollingRequest):
+    """AS-H4: spend 2 heroism to cancel damage the GM just announced; `already_applied`
+    gives the vitality back."""
+
+    type: Literal["cancel_damage"]
+    damage: int = Field(ge=0, le=10_000)
+    already_applied: bool = False
+
+
+class ProtectAllyAction(RollingRequest):
+    """AS-H5: spend 1 heroism to take the damage meant for a nearby ally."""
+
+    type: Literal["protect_ally"]
+    ally_id: str = Field(min_length=1, max_length=100)
+    damage: int = Field(ge=0, le=10_000)
+    protection: bool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")

@@ -1,0 +1,168 @@
+"""The data of each Server-Sent Event of `GET /v1/campaigns/{id}/events` (`event:` name -> model).
+
+An event carries the new state of what changed, as a member reads it (a
+character as `GET /v1/characters/{id}` returns it…), or the roll-log entry; an
+encounter's events carry its id and new version (read the state, filtered for
+the caller, with `GET /v1/encounters/{id}`). Hidden things (a GM's hidden roll,
+a hidden combatant's action) are in the GM's streams only. Every event is filtered per
+viewer like the reads (API.md round 3): a character is sent to the other players as
+their `player_access` reads it (whole, limited, or not at all)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, RootModel
+
+from app.models.results.common import Result
+from app.rulesets.wire import LogEntry
+
+
+class VersionRef(Result):
+    id: str
+    version: int
+
+
+class CampaignUpdatedEvent(Result):
+    """`campaign.updated`: renamed, or its options changed: the campaign as `GET /v1/campaigns/{id}`
+    returns it (without the caller's `role`)."""
+
+    id: str
+    name: str
+    ruleset: str
+    options: dict[str, Any]
+    version: int
+    created_at: datetime
+
+
+class PlayerCreatedEvent(Result):
+    """`player.created`: the new player (never its token)."""
+
+    id: str
+    campaign_id: str
+    name: str
+    created_at: datetime
+
+
+class CharacterEvent(Result):
+    """The character as `GET /v1/characters/{id}` returns it."""
+
+    id: str
+    campaign_id: str
+    name: str
+    kind: str
+    player_id: str | None
+    ruleset: str
+    sheet: dict[str, Any]
+    derived: dict[str, Any]
+    player_access: Literal["observer", "limited", "none"]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class PoolStatusEvent(Result):
+    status: Literal["unhurt", "wounded", "bloodied", "down"]
+
+
+class LimitedCharacterEvent(Result):
+    """The character as a player with `limited` access reads it: no sheet, its pools as status words."""
+
+    id: str
+    campaign_id: str
+    name: str
+    kind: str
+    ruleset: str
+    player_access: Literal["limited"]
+    pools: dict[str, PoolStatusEvent]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class CharacterCreatedEvent(RootModel[CharacterEvent | LimitedCharacterEvent]):
+    """`character.created`: the new character, as `GET /v1/characters/{id}` returns it to this viewer
+    (also each NPC copy an encounter makes)."""
+
+
+class CharacterUpdatedEvent(RootModel[CharacterEvent | LimitedCharacterEvent]):
+    """`character.updated` (`PATCH`): the character as `GET /v1/characters/{id}` returns it now to this
+    viewer. A sheet changed by a rule (a test's karma, a fight's damage) is told by `log.created` /
+    `encounter.action`."""
+
+
+class CharacterDeletedEvent(Result):
+    """`character.deleted`."""
+
+    id: str
+
+
+class LogCreatedEvent(Result):
+    """`log.created`: a new roll-log entry, and the characters whose sheets it changed."""
+
+    entry: LogEntry | None = Field(description="The entry, as its operation returned it.")
+    characters_changed: list[VersionRef]
+
+
+class EncounterEvent(Result):
+    """The encounter and its new version: read its state (filtered for the caller) with
+    `GET /v1/encounters/{id}`."""
+
+    id: str = Field(description="The encounter's id.")
+    version: int
+
+
+class EncounterCreatedEvent(EncounterEvent):
+    """`encounter.created`."""
+
+
+class EncounterUpdatedEvent(EncounterEvent):
+    """`encounter.updated`: a setup change (combatants, options), its start or its end. A change
+    about a hidden combatant is in the GM's streams only."""
+
+
+class EncounterActionEvent(EncounterEvent):
+    """`encounter.action`: an action (or a `next_turn`), `GET /v1/encounters/{id}/actions` shows it.
+    A player's stream never has the action of a combatant it may not see."""
+
+    action_id: str
+
+
+class EncounterRevertedEvent(EncounterEvent):
+    """`encounter.reverted`: `action_id` is the revert, `reverted` the action it undid."""
+
+    action_id: str
+    reverted: str
+
+
+class StreamErrorEvent(Result):
+    """`error`: the server ends the stream: `unavailable` (the database; reconnect with `Last-Event-ID`)
+    or `token_revoked` (the stream's token was rotated or deleted, its player removed or its campaign
+    deleted: authenticate again)."""
+
+    status: int
+    code: Literal["unavailable", "token_revoked"]
+    detail: str
+
+
+EVENTS: dict[str, type[BaseModel]] = {
+    "campaign.updated": CampaignUpdatedEvent,
+    "player.created": PlayerCreatedEvent,
+    "character.created": CharacterCreatedEvent,
+    "character.updated": CharacterUpdatedEvent,
+    "character.deleted": CharacterDeletedEvent,
+    "log.created": LogCreatedEvent,
+    "encounter.created": EncounterCreatedEvent,
+    "encounter.updated": EncounterUpdatedEvent,
+    "encounter.action": EncounterActionEvent,
+    "encounter.reverted": EncounterRevertedEvent,
+    "error": StreamErrorEvent,
+}
+
+
+class EventTicket(Result):
+    """A one-use ticket for `GET /v1/campaigns/{id}/events?ticket=` (a browser's `EventSource`)."""
+
+    ticket: str = Field(description="Opens one stream; it is used up then. Keep it out of logs.")
+    expires_at: datetime = Field(description="About a minute after it was issued.")

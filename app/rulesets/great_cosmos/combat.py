@@ -1,0 +1,238 @@
+"""Great Cosmos in an encounter: hp/mp, turn order GC-O1..O3 (recomputed each
+round), Illumination first (GC-P5).
+
+Table dice of `start` and of each new round: first one d6 per combatant with
+several actions (GC-O3; combatants in the order they were added), then the tie
+d20s (GC-O2), from the highest tied agilite down, each tied combatant in the
+order it was added."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.models.encounters import (
+    GREAT_COSMOS_ACTIONS,
+    AttackRequest,
+    CombatAction,
+    EncounterOptions,
+    GreatCosmosEncounterOptions,
+)
+from app.rules.dice import DiceSource
+from app.rulesets.combat_contract import (
+    CombatDice,
+    EncounterRules,
+    Entrant,
+    Exchange,
+    Initiative,
+    Party,
+    Pool,
+    entry,
+)
+from app.rulesets.great_cosmos import exchange as combat
+from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
+from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
+from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
+
+
+class _Parallel(DiceSource):
+    """GC-O2 `tie_method: parallel`: tied entities share their slot at once (no d20:
+    every tie die answers 1 and is not recorded); other dice come from the action's."""
+
+    def __init__(self, inner: DiceSource):
+        self.rolls = inner.rolls
+        self.max_dice = inner.max_dice
+        self._inner = inner
+
+    def roll(self, faces: int, purpose: str) -> int:
+        return 1 if purpose.startswith("tie:") else self._inner.roll(faces, purpose)
+
+
+class GreatCosmos(EncounterRules):
+    ruleset = "great-cosmos"
+    Options = GreatCosmosEncounterOptions
+    pools = (Pool("hp", "hp", "hp_max"), Pool("mp", "mp", "mp_max"))
+    reactions = ("none", *DEFENSE_STATS)  # GC-P2: dodge (agilite) or parry (force)
+    default_reaction = "dodge"
+    multiple_actions = True
+    reorders_each_round = True
+    dice_order = (
+        "GC-O3 d6 per combatant with several actions, in the order added, then GC-O2 tie d20s from the "
+        "highest agilite down (again at each new round, GC-O1); an attack: the attack test (d100, karma "
+        "d10), the target's automatic defence d10 (GC-P5), its dodge/parry test (d100, karma d10), then "
+        "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
+        "dash: the agilite test (GC-D4)"
+    )
+    combat_actions = GREAT_COSMOS_ACTIONS
+
+    def posture(self, sheet: dict[str, Any]) -> str | None:
+        return combat.posture_of(sheet)
+
+    # --- actions (great_cosmos_combat) ---------------------------------------------------------
+    def attack(self, x: Exchange) -> None:
+        combat.attack(x)
+
+    def move(self, x: Exchange) -> None:
+        combat.move(x)
+
+    def dash(self, x: Exchange) -> None:
+        combat.dash(x)
+
+    def posture_action(self, x: Exchange) -> None:
+        combat.posture(x)
+
+    def final_skill(self, x: Exchange) -> None:
+        combat.final_skill(x)
+
+    def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
+        """GC-P2: a riposte the defence earned; GC-P6: a Sépulcrale's counter-attack on whoever damaged it."""
+        if not isinstance(req, AttackRequest):  # GC's only: GreatCosmosAttackRequest, `type` "attack"
+            return None
+        if actor.counters.get("riposte") == req.target_id:
+            return "GC-P2"
+        if actor.counters.get("counter_attack") == req.target_id:
+            return "GC-P6"
+        return None
+
+    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+        """GC-P7: an Illumination backlash: no action (nor dodge, parry, speech) for 2 turns."""
+        running = combat.backlash(counters, round_)
+        if running and running["posture"] == ILLUMINATION:
+            return {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "until_round": running["until_round"]}
+        return None
+
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+    ) -> Initiative:
+        """GC-O1..O3, GC-P5: highest effective agilite first (the GM's override replaces it),
+        ties by d20 lowest first (tied again, or `tie_method: parallel`: one slot),
+        the n-th extra action at agilite − (4 + 1d6) × n, Illumination first."""
+        return self._order(dice, entrants, options, campaign_options, 1)
+
+    def _order(
+        self,
+        dice: CombatDice,
+        entrants: list[Entrant],
+        options: EncounterOptions,
+        campaign_options: dict[str, Any],
+        round_: int,
+    ) -> Initiative:
+        if not campaign_options.get("turn_order_rules", True):
+            return _gm_order(entrants)
+        contenders = [
+            Contender(
+                id=e.combatant_id,
+                agilite=_agilite(e),
+                actions=e.actions,
+                acts_first=e.sheet.get("posture") == ILLUMINATION,
+                acts_last=_acts_last(e, round_),
+            )
+            for e in entrants
+        ]
+        source = dice.source if getattr(options, "tie_method", "d20") == "d20" else _Parallel(dice.source)
+        order = turn_order(source, contenders)
+        return Initiative(
+            order=_entries(order),
+            initiatives={e.combatant_id: _agilite(e) for e in entrants},
+            steps=_steps(entrants, contenders, order, round_),
+        )
+
+    def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
+        """GC-O1: the order is recomputed each round (new d6s and tie d20s); GC-P7: a Sépulcrale
+        backlash acts last for its 2 turns."""
+        return self._order(dice, entrants or [], options, campaign_options, round_)
+
+
+def _agilite(e: Entrant) -> int:
+    return e.override if e.override is not None else int(e.sheet.get("stats", {}).get("agilite", 0))
+
+
+def _entries(order: TurnOrder) -> list[dict[str, Any]]:
+    out = []
+    for slot, s in enumerate(order.slots):
+        ties = dict(s.tie_dice)
+        ids = [cid for cid, _n in s.entries]
+        for cid, n in s.entries:
+            tie = {"die": "d20", "value": ties[cid]} if cid in ties else None
+            out.append(
+                entry(
+                    cid,
+                    slot,
+                    s.position,
+                    extra_action=n > 1,
+                    tiebreak=tie,
+                    parallel_with=[other for other in ids if other != cid],
+                    action=n,
+                )
+            )
+    return out
+
+
+def _acts_last(e: Entrant, round_: int) -> bool:
+    running = combat.backlash(e.counters, round_)
+    if not running:
+        return False
+    return running["posture"] == SEPULCRALE
+
+
+def _steps(
+    entrants: list[Entrant], contenders: list[Contender], order: TurnOrder, round_: int = 1
+) -> list[dict[str, Any]]:
+    steps = []
+    for e, c in zip(entrants, contenders):
+        steps.append(
+            {
+                "rule": "GC-O1",
+                "what": "effective agilite",
+                "combatant_id": c.id,
+                "agilite": c.agilite,
+                "override": e.override is not None,
+            }
+        )
+        if c.acts_first:
+            steps.append({"rule": "GC-P5", "what": "Illumination acts first", "combatant_id": c.id})
+        if c.acts_last:
+            steps.append({"rule": "GC-P7", "what": "Sépulcrale backlash: acts last", "combatant_id": c.id})
+    d6 = dict(order.action_dice)
+    for slot, s in enumerate(order.slots):
+        for cid, n in s.entries:
+            if n > 1:
+                steps.append(
+                    {
+                        "rule": "GC-O3",
+                        "what": f"extra action {n - 1}",
+                        "combatant_id": cid,
+                        "d6": d6[cid],
+                        "position": s.position,
+                        "slot": slot,
+                    }
+                )
+        ties = dict(s.tie_dice)
+        for cid, _n in s.entries:
+            if cid in ties or len(s.entries) > 1:
+                steps.append(
+                    {
+                        "rule": "GC-O2",
+                        "what": "tie",
+                        "combatant_id": cid,
+                        "position": s.position,
+                        "d20": ties.get(cid),
+                        "slot": slot,
+                        "parallel": len(s.entries) > 1,
+                    }
+                )
+    return steps
+
+
+def _gm_order(entrants: list[Entrant]) -> Initiative:
+    """Campaign option `turn_order_rules` off: the GM's initiatives, highest first, then
+    the order combatants were added; no dice."""
+    ranked = sorted(range(len(entrants)), key=lambda i: (entrants[i].override is None, -(entrants[i].override or 0), i))
+    order = [entry(entrants[i].combatant_id, slot, entrants[i].override) for slot, i in enumerate(ranked)]
+    return Initiative(
+        order=order,
+        initiatives={e.combatant_id: e.override for e in entrants},
+        steps=[{"rule": "GC-O1", "what": "turn order rules off (campaign option): the GM's order"}],
+    )
+
+
+COMBAT = GreatCosmos()

@@ -1,0 +1,653 @@
+"""Great Cosmos combat actions in an encounter: `attack` (GC-P1..P7), `move` and `dash`
+(GC-D1..D4), `posture` (GC-P1, GC-P2, GC-P5..P7) and `final_skill` (GC-P5/P6), on the
+pure rules of `app.rulesets.great_cosmos.rules`.
+
+What a fight changes on the character is written to its sheet (karma, hp, posture,
+light/dark points); what exists only during the fight lives in the combatant's
+`counters`:
+- `special`: the special posture held (`posture`, `since_round`, `revive_used` GC-P6,
+  `extra_action` when the advantage gave one); the GC-P5 advantage d6 itself is the sheet's
+  `posture_advantage` (written on entering Illumination, cleared on leaving it), so a test
+  outside the encounter (`POST …/tests`) applies it too;
+- `backlash` (GC-P7): `posture`, `until_round` (its 2 turns), the disadvantage d6;
+- `riposte` (GC-P2) / `counter_attack` (GC-P6): the combatant it may strike back at,
+  even outside its turn; `provoked_by` (GC-P6): whom its next attack must aim at;
+- `turn`: what it did this turn (GC-D3 phases, cells moved, the max move, dash, action).
+
+Dice, in rule order, each tagged with whose it is: the attack test (d100, karma d10),
+the target's automatic defence d10 (GC-P5), its dodge/parry test (d100, karma d10),
+then the damage dice; a posture's advantage d6 (GC-P5) or the backlash's
+disadvantage d6 (GC-P7, Sépulcrale); a dash's agilite test (GC-D4)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from app.models.validation import InvalidBody
+from app.rules.dice import DiceSource
+from app.rules.errors import RuleError
+from app.rulesets.combat_contract import Exchange, Party
+from app.rulesets.great_cosmos.rules.core import TestResult, canonical_stat, resolve_test
+from app.rulesets.great_cosmos.rules.postures import (
+    ATTACK_STATS,
+    DEFENSE_STATS,
+    ILLUMINATION,
+    SEPULCRALE,
+    SPECIAL_POSTURES,
+    Fighter,
+    can_defend,
+    check_reaction,
+    end_special_posture,
+    enter_special_posture,
+    final_skill_outcome,
+    posture_advantage,
+    posture_modifier,
+    resolve_attack,
+    use_final_skill,
+)
+from app.rulesets.great_cosmos.rules.sheet import max_move
+from app.rulesets.great_cosmos.rules.turns import check_turn, dash_move, distance, is_melee
+from app.rulesets.great_cosmos.schemas import Options
+
+
+class Named(DiceSource):
+    """A party's dice whose purposes say what they are for (`attack`, `dodge karma`…)."""
+
+    def __init__(self, inner: DiceSource, names: dict[str, str]):
+        self.rolls = inner.rolls
+        self.max_dice = inner.max_dice
+        self._inner, self._names = inner, names
+
+    def roll(self, faces: int, purpose: str) -> int:
+        return self._inner.roll(faces, self._names.get(purpose, purpose))
+
+
+def options(x: Exchange) -> Options:
+    return Options.model_validate(x.campaign_options)
+
+
+def posture_of(sheet: dict[str, Any]) -> str:
+    return sheet.get("posture") or sheet.get("default_posture") or "defensive"
+
+
+def backlash(counters: dict[str, Any], round_: int) -> dict[str, Any] | None:
+    """GC-P7: the backlash running in this round, if any."""
+    b = counters.get("backlash")
+    return b if b and round_ <= b["until_round"] else None
+
+
+def fighter(p: Party, round_: int, *, tests: bool = False) -> Fighter:
+    """What the pure combat rules read of a party. `tests`: it rolls a d100 test now, so an
+    Illumination whose advantage d6 is not on the sheet is refused, as `POST …/tests` does (GC-P5)."""
+    sheet, special = p.sheet, p.counters.get("special") or {}
+    running = backlash(p.counters, round_) or {}
+    hp_max = int(sheet.get("hp_max") or 0)
+    return Fighter(
+        id=p.id,
+        stats={k: int(v) for k, v in (sheet.get("stats") or {}).items()},
+        karma=int(sheet.get("karma") or 0),
+        hp=_hp(sheet),
+        hp_max=hp_max,
+        posture=posture_of(sheet),
+        advantage=advantage_of(sheet, tests=tests),
+        revive_used=bool(special.get("revive_used")),
+        backlash=running.get("posture"),
+        backlash_disadvantage=running.get("disadvantage"),
+    )
+
+
+def advantage_of(sheet: dict[str, Any], *, tests: bool = False) -> str | None:
+    """GC-P5: the effect of the sheet's `posture_advantage` during an Illumination (None outside it)."""
+    if sheet.get("posture") != ILLUMINATION:
+        return None
+    if not tests and sheet.get("posture_advantage") is None:
+        return None
+    advantage = posture_advantage(ILLUMINATION, sheet.get("posture_advantage"))
+    return advantage.effect if advantage is not None else None
+
+
+def _hp(sheet: dict[str, Any]) -> int:
+    return int(sheet["hp"]) if sheet.get("hp") is not None else int(sheet.get("hp_max") or 0)
+
+
+def _set(p: Party, key: str, value: Any) -> None:
+    """A sheet field, written only when it changes (the flow records before/after)."""
+    if p.sheet.get(key) != value:
+        p.sheet[key] = value
+
+
+def _test_step(rule: str, what: str, who: str, test: TestResult, **figures: Any) -> dict[str, Any]:
+    return {
+        "rule": rule,
+        "what": what,
+        "combatant_id": who,
+        **figures,
+        "target": test.target,
+        "natural": test.natural,
+        "karma_die": test.karma_die,
+        "score": test.score,
+        "outcome": test.outcome,
+        "karma_used": test.karma_used,
+        "karma": {"before": test.karma_before, "after": test.karma_after},
+        "locked": test.locked,
+    }
+
+
+# --- the turn (GC-D2, GC-D3) --------------------------------------------------------------------
+
+
+def _phase(x: Exchange, phase: str) -> None:
+    """GC-D3: move-then-act or act-then-move, never move-act-move (consecutive moves are one)."""
+    turn = x.actor.turn
+    phases = list(turn.get("phases", []))
+    if not phases or phases[-1] != phase:
+        phases.append(phase)
+    try:
+        check_turn(phases)
+    except RuleError:
+        raise RuleError(
+            f"a turn is move then act or act then move, never {' then '.join(phases)} (GC-D3)",
+            field="type",
+            extra={"rule": "GC-D3", "phases": phases},
+        ) from None
+    turn["phases"] = phases
+
+
+def _act(x: Exchange, what: str) -> None:
+    """The action of the turn: one (GC-O3 extra actions are their own slots), not after a dash
+    (GC-D4 gives the action up), in GC-D3 order. Outside its turn (a riposte, the GM) no turn counts."""
+    if not x.on_turn:
+        return
+    turn = x.actor.turn
+    if turn.get("dashed"):
+        raise RuleError("the dash gave up this turn's action (GC-D4)", field="type", extra={"rule": "GC-D4"})
+    if turn.get("acted"):
+        raise RuleError(
+            f"combatant {x.actor.id} has acted this turn already: {what} waits for its next turn (GC-D3)",
+            field="type",
+            extra={"rule": "GC-D3"},
+        )
+    _phase(x, "act")
+    turn["acted"] = True
+
+
+def _base_move(p: Party, round_: int) -> int:
+    return max_move(int((p.sheet.get("stats") or {}).get("agilite", 0)))
+
+
+# --- attack ------------------------------------------------------------------------------------
+
+
+def attack(x: Exchange) -> None:
+    """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the exchange, its effects."""
+    a, t, req, opts = x.actor, x.target, x.req, options(x)
+    assert t is not None
+    if _hp(t.sheet) <= 0:
+        raise InvalidBody(f"combatant {t.id} is down already", field="target_id")
+    stat = canonical_stat(req.stat) if req.stat else ATTACK_STATS[req.kind]
+    expression, source = _damage_expression(a, req)
+    moved_away = _reach(x, opts)
+    fa, fd = fighter(a, x.round, tests=True), fighter(t, x.round, tests=x.reaction not in (None, "none"))
+    _check_chosen_reaction(x, fd)
+    if _strike_back(x) is None:
+        _act(x, "an attack")
+    _provocation(x)
+    reaction = _reaction(x, fd)
+    result = resolve_attack(
+        Named(a.dice, {"test": "attack", "karma": "attack karma"}),
+        fa,
+        fd,
+        stat=stat,
+        damage=expression,
+        reaction=reaction,
+        modifier=req.modifier,
+        unparryable=req.unparryable,
+        undodgeable=req.undodgeable,
+        same_slot=x.same_slot,
+        target_moved_away=moved_away,
+        sepulchral=opts.sepulchral_damage_multiplier,
+        backlash=opts.backlash_damage_multiplier,
+        extreme_scores=opts.extreme_scores,
+        defender_dice=Named(
+            t.dice, {"test": reaction or "defense", "karma": f"{reaction} karma", "auto_defense": "auto defense"}
+        ),
+    )
+    x.steps.append(
+        _test_step(
+            "GC-P3",
+            "attack test",
+            a.id,
+            result.attack,
+            kind=req.kind,
+            stat=stat,
+            posture=fa.posture,
+            modifier=req.modifier,
+            posture_modifier=posture_modifier(fa),
+        )
+    )
+    _set(a, "karma", result.attacker.karma)
+    if moved_away:
+        x.step("GC-O2", "the target moved out of reach in this same slot: the attack fails", combatant_id=t.id)
+    _defence(x, result, reaction)
+    _set(t, "karma", result.defender.karma)
+    if result.damage is not None:
+        _wound(x, result, expression, source, fa)
+
+
+def _strike_back(x: Exchange) -> str | None:
+    """GC-P2 riposte / GC-P6 counter-attack: an attack on the one it may strike back at (consumed)."""
+    a, t = x.actor, x.foe
+    for key, rule in (("riposte", "GC-P2"), ("counter_attack", "GC-P6")):
+        if a.counters.get(key) == t.id and not x.on_turn:
+            del a.counters[key]
+            x.step(rule, "riposte" if key == "riposte" else "counter-attack", combatant_id=a.id, against=t.id)
+            return rule
+    return None
+
+
+def _provocation(x: Exchange) -> None:
+    """GC-P6: a combatant damaged by a Sépulcrale aims its next offensive action at it."""
+    a, t = x.actor, x.foe
+    provoker = a.counters.get("provoked_by")
+    if provoker is None:
+        return
+    if provoker != t.id:  # a provoker the caller does not see is not named (issue 21 item 4)
+        named = provoker if x.sees(provoker) else None
+        raise RuleError(
+            f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
+            field="target_id",
+            extra={"rule": "GC-P6", "provoked_by": named},
+        )
+    del a.counters["provoked_by"]
+    x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=provoker)
+
+
+def _reach(x: Exchange, opts: Options) -> bool:
+    """GC-D1: a melee attack needs distance 1 (both on the grid). A target of the same parallel
+    slot that moved away makes the attack fail (GC-O2): True then."""
+    a, t = x.actor, x.foe
+    if x.req.kind != "melee" or not opts.movement_rules or a.position is None or t.position is None:
+        return False
+    here, there = (a.position["x"], a.position["y"]), (t.position["x"], t.position["y"])
+    if is_melee(here, there):
+        return False
+    if x.same_slot and "move" in t.turn.get("phases", []):
+        return True
+    d = distance(here, there)
+    raise RuleError(
+        f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
+        field="target_id",
+        extra={"rule": "GC-D1", "distance": d},
+    )
+
+
+def _damage_expression(a: Party, req) -> tuple[str, str]:
+    """GC-P4: the request's expression, the named weapon of the inventory, or its first weapon."""
+    if req.damage is not None:
+        return req.damage, "request"
+    weapons = [
+        i
+        for i in ((a.sheet.get("inventory") or {}).get("items") or [])
+        if isinstance(i, dict) and i.get("damage") and i.get("kind") in ("weapon", "two_handed_weapon")
+    ]
+    if req.weapon is not None:
+        found = next((w for w in weapons if w["name"] == req.weapon), None)
+        if found is None:
+            names = ", ".join(w["name"] for w in weapons) or "none"
+            raise InvalidBody(
+                f"no weapon {req.weapon!r} with a damage in {a.name}'s inventory (weapons: {names})", field="weapon"
+            )
+        return found["damage"], f"weapon {found['name']}"
+    if not weapons:
+        raise InvalidBody(
+            f"{a.name} has no weapon with a damage in its inventory: name a `damage` expression (GC-P4)", field="damage"
+        )
+    return weapons[0]["damage"], f"weapon {weapons[0]['name']}"
+
+
+def _check_chosen_reaction(x: Exchange, fd: Fighter) -> None:
+    """A reaction the body chose that the rules forbid: 422 before anything happens (GC-P1, GC-P5..P7, GC-O2)."""
+    if not x.reaction_chosen or x.reaction in (None, "none"):
+        return
+    if x.same_slot:
+        raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
+    if not can_defend(fd):
+        rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
+        raise RuleError(
+            f"a {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture} defender cannot dodge "
+            f"nor parry ({rule})",
+            field="reaction",
+        )
+    check_reaction(x.reaction, unparryable=x.req.unparryable, undodgeable=x.req.undodgeable)
+
+
+def _reaction(x: Exchange, fd: Fighter) -> str | None:
+    """The target's reaction: a chosen one is checked by the rules (422 when they forbid it); a
+    standing one the rules forbid becomes none, and a step says why (GC-P1, GC-P5..P7, GC-O2)."""
+    reaction = None if x.reaction in (None, "none") else x.reaction
+    if reaction is None or x.reaction_chosen:
+        return reaction
+    why = None
+    if x.same_slot:
+        why = ("GC-O2", "no dodge nor parry against an attack from the same parallel slot")
+    elif not can_defend(fd):
+        rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
+        why = (rule, f"no dodge nor parry in {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture}")
+    elif (reaction == "parry" and x.req.unparryable) or (reaction == "dodge" and x.req.undodgeable):
+        why = ("GC-P5", f"an {'unparryable' if reaction == 'parry' else 'undodgeable'} attack: no {reaction}")
+    if why is None:
+        return reaction
+    x.step(why[0], why[1], combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
+    return None
+
+
+def _defence(x: Exchange, result, reaction: str | None) -> None:
+    t = x.foe
+    if result.auto_defense_die is not None:
+        x.step(
+            "GC-P5",
+            "automatic defence (d10 <= 7)",
+            combatant_id=t.id,
+            d10=result.auto_defense_die,
+            holds=result.auto_defended,
+        )
+    if result.defense is not None:
+        assert reaction is not None  # a defence test answers a reaction
+        x.steps.append(
+            _test_step(
+                "GC-P2",
+                reaction,
+                t.id,
+                result.defense,
+                stat=DEFENSE_STATS[reaction],
+                holds=result.defense_holds,
+                riposte_available=result.riposte_available,
+                attack_score=result.attack.score,
+            )
+        )
+    if result.riposte_available:
+        t.counters["riposte"] = x.actor.id
+
+
+def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> None:
+    """GC-P4 damage with the posture multipliers (GC-P1 x2, GC-P6 x3, GC-P7 x0.5), GC-P6 effects.
+    (Steps naming a `resource` show its before/after only to who may see it exactly: hp_visibility.)"""
+    a, t, dmg, wound = x.actor, x.foe, result.damage, result.wound
+    after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
+    x.step(
+        "GC-P4",
+        "damage",
+        combatant_id=t.id,
+        expression=expression,
+        source=source,
+        raw=dmg.raw,
+        multiplier=_number(dmg.multiplier),
+        posture=fa.posture,
+        backlash=fa.backlash,
+        total=dmg.total,
+        resource="hp",
+        before=wound.hp_before,
+        after=after,
+    )
+    _set(t, "hp", after)
+    if wound.revived:
+        t.counters["special"] = {**(t.counters.get("special") or {}), "revive_used": True}
+        x.step(
+            "GC-P6",
+            "Revive: a fatal blow leaves 50% of hp_max instead (once)",
+            combatant_id=t.id,
+            resource="hp",
+            after=wound.hp_after,
+        )
+    if wound.counter_attack_available:
+        t.counters["counter_attack"] = a.id
+        x.step("GC-P6", "counter-attack available", combatant_id=t.id, against=a.id)
+    if result.provoked:
+        t.counters["provoked_by"] = a.id
+        x.step(
+            "GC-P6",
+            "provocation: its next offensive action aims at the Sépulcrale",
+            combatant_id=t.id,
+            provoked_by=a.id,
+        )
+
+
+def _number(f: Fraction) -> int | float:
+    return int(f) if f.denominator == 1 else float(f)
+
+
+# --- move and dash (GC-D1..D4) ------------------------------------------------------------------
+
+
+def move(x: Exchange) -> None:
+    """GC-D1: |dx| + |dy| cells; GC-D2: at most the turn's max move (a dash multiplies it);
+    GC-D3: never move-act-move; then a cell another combatant holds is refused. The distance is
+    judged first and only the combatants the caller sees hold a cell (`x.others`): a player's move
+    onto a hidden one's cell is a move onto an empty cell (issue 21 item 4)."""
+    a, to, opts = x.actor, x.req.to, options(x)
+    cell = {"x": to.x, "y": to.y}
+    if not opts.movement_rules:
+        _check_free(x, cell)
+        x.step("GC-D1", "placed (movement rules off: campaign option)", combatant_id=a.id, to=cell)
+        a.position = cell
+        return
+    if a.position is None:
+        raise InvalidBody(f"combatant {a.id} is not on the grid: the GM places it first", field="to")
+    d = distance((a.position["x"], a.position["y"]), (to.x, to.y))
+    turn = a.turn
+    allowed = turn.get("max_move", _base_move(a, x.round))
+    moved = turn.get("moved", 0) + d
+    if moved > allowed:
+        raise RuleError(
+            f"{moved} cells moved this turn; at most {allowed} (GC-D2)",
+            field="to",
+            extra={"rule": "GC-D2", "max_move": allowed, "moved": moved},
+        )
+    _check_free(x, cell)
+    _phase(x, "move")
+    turn["moved"], turn["max_move"] = moved, allowed
+    x.step("GC-D1", "move", combatant_id=a.id, **{"from": dict(a.position)}, to=cell, distance=d)
+    x.step("GC-D2", "max move", combatant_id=a.id, max_move=allowed, moved=moved)
+    a.position = cell
+
+
+def _check_free(x: Exchange, cell: dict[str, int]) -> None:
+    """A cell held by another combatant the caller sees is refused (422 naming `to`)."""
+    if any(o.position == cell for o in x.others):
+        raise InvalidBody(f"cell ({cell['x']}, {cell['y']}) is taken by another combatant", field="to")
+
+
+def dash(x: Exchange) -> None:
+    """GC-D4: gives up the action: an agilite test multiplies the turn's max move (x2, x2.5 critical,
+    x3 super-critical, rounded up); a failure leaves it."""
+    a, opts = x.actor, options(x)
+    turn = a.turn
+    if turn.get("dashed"):
+        raise RuleError(f"combatant {a.id} has dashed this turn already (GC-D4)", field="type")
+    if turn.get("acted"):
+        raise RuleError(
+            "a dash gives up the turn's action, already used (GC-D4)", field="type", extra={"rule": "GC-D4"}
+        )
+    f = fighter(a, x.round, tests=True)
+    base = turn.get("max_move", _base_move(a, x.round))
+    test = resolve_test(
+        Named(a.dice, {"test": "dash", "karma": "dash karma"}),
+        f.stats.get("agilite", 0) + x.req.modifier + posture_modifier(f),
+        f.karma,
+        posture=f.posture,
+        extreme_scores=opts.extreme_scores,
+    )
+    multiplier, new = dash_move(base, test.outcome)
+    x.steps.append(
+        _test_step(
+            "GC-D4",
+            "dash: agilite test",
+            a.id,
+            test,
+            stat="agilite",
+            modifier=x.req.modifier,
+            base_move=base,
+            multiplier=_number(multiplier),
+            max_move=new,
+        )
+    )
+    _set(a, "karma", test.karma_after)
+    turn["dashed"], turn["max_move"] = True, new
+
+
+# --- postures (GC-P1, GC-P2, GC-P5..P7) and the Final Skill -------------------------------------
+
+
+def posture(x: Exchange) -> None:
+    """Offensive/defensive; entering Illumination or Sépulcrale spends its point (GC-P5: the
+    advantage d6); leaving one after more than 2 turns backlashes (GC-P7)."""
+    a, new = x.actor, x.req.posture
+    current = posture_of(a.sheet)
+    if new == current:
+        raise InvalidBody(f"combatant {a.id} is in {new} posture already", field="posture")
+    if current in SPECIAL_POSTURES:
+        end_posture(x, a)
+    if new in SPECIAL_POSTURES:
+        _enter(x, a, new)
+    else:
+        x.step(
+            "GC-P1" if new == "offensive" else "GC-P2",
+            f"{new} posture",
+            combatant_id=a.id,
+            before=current,
+            damage_multiplier=2 if new == "offensive" else 1,
+            may_defend=new == "defensive",
+        )
+    _set(a, "posture", new)
+
+
+def _enter(x: Exchange, a: Party, new: str) -> None:
+    light, dark = int(a.sheet.get("light_points") or 0), int(a.sheet.get("dark_points") or 0)
+    entry = enter_special_posture(Named(a.dice, {}), new, light, dark)
+    _set(a, "light_points", entry.light_points)
+    _set(a, "dark_points", entry.dark_points)
+    _set(a, "posture_advantage", entry.advantage_die)  # GC-P5: on the sheet, applied by every d100 test
+    special = {"posture": new, "since_round": x.round, "revive_used": False}
+    rule = "GC-P5" if new == ILLUMINATION else "GC-P6"
+    x.step(
+        rule,
+        f"enters {new}",
+        combatant_id=a.id,
+        cost={"light" if new == ILLUMINATION else "dark": 1},
+        karma_locked=10 if new == ILLUMINATION else -10,
+        advantage_die=entry.advantage_die,
+        advantage=entry.advantage,
+    )
+    if entry.advantage == "extra_action":
+        special["extra_action"] = True
+        a.actions += 1
+        x.step(
+            "GC-P5",
+            "advantage: an extra action each round while the posture lasts",
+            combatant_id=a.id,
+            actions=a.actions,
+        )
+    a.counters["special"] = special
+
+
+def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
+    """GC-P7: held more than `backlash_after_turns` turns (rounds), a backlash for 2 turns (the
+    Sépulcrale's disadvantage d6); GC-P6 Apocalypse: a Sépulcrale whose Revive never fired dies and
+    comes back at 50% hp_max. `to`: the posture after it (the final skill: the default one)."""
+    opts, f = options(x), fighter(a, x.round)
+    special = a.counters.pop("special", None) or {}
+    held = x.round - special.get("since_round", x.round) + 1
+    end = end_special_posture(
+        Named(a.dice, {}), f, held, backlash_after=opts.backlash_after_turns, backlash=opts.backlash_damage_multiplier
+    )
+    x.step(
+        "GC-P7",
+        f"leaves {f.posture}",
+        combatant_id=a.id,
+        turns_held=held,
+        backlash=end.backlash,
+        backlash_turns=end.backlash_turns,
+        cannot_act=end.cannot_act,
+        acts_last=end.acts_last,
+        damage_multiplier=_number(end.damage_multiplier) if end.damage_multiplier is not None else None,
+        disadvantage_die=end.disadvantage_die,
+        disadvantage=end.disadvantage,
+    )
+    if end.backlash:
+        a.counters["backlash"] = {
+            "posture": f.posture,
+            "until_round": x.round + end.backlash_turns,
+            "disadvantage_die": end.disadvantage_die,
+            "disadvantage": end.disadvantage,
+        }
+        if end.disadvantage == "action_cancelled" and x.on_turn:
+            a.turn["acted"] = True
+            x.step("GC-P7", "disadvantage: this turn's action is cancelled", combatant_id=a.id)
+    if end.apocalypse:
+        x.step(
+            "GC-P6",
+            "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+            combatant_id=a.id,
+            resource="hp",
+            before=f.hp,
+            after=end.hp_after,
+        )
+        _set(a, "hp", end.hp_after)
+    if special.get("extra_action"):
+        a.actions = max(1, a.actions - 1)
+    _set(a, "posture_advantage", None)  # GC-P5: the advantage lasts as long as the posture
+    if to is not None:
+        _set(a, "posture", to)
+
+
+def final_skill(x: Exchange) -> None:
+    """GC-S9, GC-P5/P6: level >= 5, in a special posture, its light/dark cost; an optional test
+    whose critical failures count as plain failures; it ends the posture (GC-P7 may follow)."""
+    a, req = x.actor, x.req
+    skill = a.sheet.get("final_skill")
+    if not skill:
+        raise InvalidBody(f"{a.name} has no final skill on its sheet (GC-S9)", field="type")
+    _act(x, "the Final Skill")
+    light, dark = use_final_skill(
+        int(a.sheet.get("level") or 1),
+        posture_of(a.sheet),
+        skill["cost_kind"],
+        int(skill.get("cost_points", 1)),
+        int(a.sheet.get("light_points") or 0),
+        int(a.sheet.get("dark_points") or 0),
+        punchline=skill.get("punchline") or "",
+    )
+    x.step(
+        "GC-P5" if posture_of(a.sheet) == ILLUMINATION else "GC-P6",
+        "Final Skill",
+        combatant_id=a.id,
+        name=skill["name"],
+        punchline=skill["punchline"],
+        cost={skill["cost_kind"]: int(skill.get("cost_points", 1))},
+        target_id=req.target_id,
+    )
+    _set(a, "light_points", light)
+    _set(a, "dark_points", dark)
+    if req.stat is not None:
+        f = fighter(a, x.round, tests=True)
+        stat = canonical_stat(req.stat)
+        test = resolve_test(
+            Named(a.dice, {"test": "final skill", "karma": "final skill karma"}),
+            f.stats.get(stat, 0) + req.modifier + posture_modifier(f),
+            f.karma,
+            posture=f.posture,
+            extreme_scores=options(x).extreme_scores,
+        )
+        x.steps.append(
+            _test_step(
+                "GC-P5",
+                "Final Skill test (critical failures count as failures)",
+                a.id,
+                test,
+                stat=stat,
+                counted_as=final_skill_outcome(test.outcome),
+            )
+        )
+        _set(a, "karma", test.karma_after)
+    end_posture(x, a, to=a.sheet.get("default_posture") or "defensive")

@@ -1,0 +1,221 @@
+"""Great Cosmos: pydantic schemas of the sheet (GC-S1..S10, GC-I1..I4), the
+campaign options and the request bodies (tests, level-ups)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import AliasChoices, Field, model_validator
+
+from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models.governance import governed
+from app.models.odds import NothingRolled
+
+StatName = Literal["force", "esprit", "charisme", "agilite", "precision", "chance"]
+StatOrAlias = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite"]
+Posture = Literal["offensive", "defensive", "illumination", "sepulcrale"]
+Pool = Literal["hp", "mp"]
+FreeEntry = str | dict[str, Any]
+
+_STAT: dict[str, Any] = dict(ge=1, le=100)
+
+
+class Stats(Strict):
+    """GC-S1: six stats, 1..100 (`furtivite` is accepted for `agilite`)."""
+
+    force: int = Field(..., **_STAT)
+    esprit: int = Field(..., **_STAT)
+    charisme: int = Field(..., **_STAT)
+    agilite: int = Field(..., validation_alias=AliasChoices("agilite", "furtivite"), **_STAT)
+    precision: int = Field(..., **_STAT)
+    chance: int = Field(..., **_STAT)
+
+
+class FinalSkill(Strict):
+    """GC-S9: the Final Skill, usable only from level 5 (GC-L4): at least 1 point, its activation phrase required."""
+
+    name: str = Field(..., min_length=1, max_length=200)
+    punchline: str = Field(
+        ..., min_length=1, max_length=1000, pattern=r"\S", description="GC-S9: the activation phrase (required)."
+    )
+    cost_kind: Literal["light", "dark"]
+    cost_points: int = Field(1, ge=1, le=100, description="GC-S9: at least 1 point of cost_kind.")
+
+
+class Item(Strict):
+    """GC-I2: an item. `slots`: 1..3 (item, weapon, armor piece), 4..6 (two-handed
+    weapon); trinkets need none (each `stack` of a place takes one slot)."""
+
+    name: str = Field(..., min_length=1, max_length=200)
+    kind: Literal["item", "weapon", "two_handed_weapon", "armor", "trinket"] = "item"
+    slots: int | None = Field(None, ge=0, le=6)
+    container: str | None = Field(None, description="Name of the container holding it; null = carried directly.")
+    stack: str | None = Field(
+        None, max_length=100, description="Trinkets: the stack it belongs to (default 'trinkets')."
+    )
+    piece: Literal["head", "chest_arms", "legs_boots"] | None = Field(
+        None, description="Armor: which of the three pieces."
+    )
+    damage: str | None = Field(None, max_length=200, description="Weapons: damage expression (GC-P4), e.g. 2d6+3.")
+    quantity: int = Field(1, ge=1, le=10000)
+    notes: str | None = Field(None, max_length=2000)
+
+
+class Container(Strict):
+    """GC-I3: belt, pockets, backpack…: its own slot count (its contents also count
+    against the capacity); `weight` is what the container itself takes."""
+
+    name: str = Field(..., min_length=1, max_length=100)
+    slots: int = Field(..., ge=0, le=1000)
+    weight: int = Field(0, ge=0, le=1000)
+
+
+class Inventory(Strict):
+    """GC-I1..I4: items, money (PO) with the purse's own slot limit, containers."""
+
+    items: list[Item] = Field(default_factory=list, max_length=1000)
+    money: int = Field(0, ge=0, le=10**12)
+    purse_slots: int | None = Field(None, ge=0, le=1000, description="The purse's slot limit (null: none).")
+    containers: list[Container] = Field(default_factory=list, max_length=100)
+
+
+class Sheet(Strict):
+    """GC-S10: a Great Cosmos character sheet (derived fields filled when absent)."""
+
+    race: str = Field(
+        ...,
+        min_length=1,
+        max_length=60,
+        pattern=r"^[a-z][a-z0-9_]*$",
+        description="GC-S3: humain, elementaire, magical_girl, gardien, succube, onikaosu carry rules; "
+        "others are accepted.",
+        json_schema_extra=governed(at_creation=True),
+    )
+    level: int = Field(
+        1,
+        ge=1,
+        le=1000,
+        description="GC-S5: starts at 1; level-ups (GC-L1..L7) raise it.",
+        json_schema_extra=governed(),
+    )
+    stats: Stats = Field(..., json_schema_extra=governed(at_creation=True))
+    intuition: int = Field(3, ge=1, le=6, json_schema_extra=governed(at_creation=True))
+    karma: int = Field(
+        0, ge=-10, le=10, description="GC-S4: starts at 0; tests move it (GC-K1..K5).", json_schema_extra=governed()
+    )
+    hp: int | None = Field(None, ge=0, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True))
+    hp_max: int = Field(..., ge=1, le=10**6, json_schema_extra=governed(at_creation=True))
+    mp: int | None = Field(None, ge=0, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True))
+    mp_max: int = Field(..., ge=0, le=10**6, json_schema_extra=governed(at_creation=True))
+    light_points: int | None = Field(
+        None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.", json_schema_extra=governed()
+    )
+    dark_points: int | None = Field(
+        None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.", json_schema_extra=governed()
+    )
+    mental_health: int | None = Field(
+        None, ge=-1000, le=1000, description="GC-S7: defaults to the race maximum.", json_schema_extra=governed()
+    )
+    default_posture: Literal["offensive", "defensive"] = "defensive"
+    posture: Posture | None = Field(
+        None,
+        description="Current posture (null: the default one); GC-K5 locks karma in the special ones.",
+        json_schema_extra=governed(),
+    )
+    posture_advantage: int | None = Field(
+        None,
+        ge=1,
+        le=6,
+        description="GC-P5: the advantage d6 rolled on entering Illumination, kept with the posture for its whole "
+        "length: 1 none, 2 no HP/MP cost, 3 extra positive effect, 4 +10 and 5 +20 on the target of "
+        "every test, 6 extra action. Only with posture illumination (cleared when the posture ends); a "
+        "test in Illumination without it is refused.",
+        json_schema_extra=governed(),
+    )
+    skills: list[FreeEntry] = Field(default_factory=list, max_length=500)
+    spells: list[FreeEntry] = Field(default_factory=list, max_length=500)
+    affiliation: str | None = Field(None, max_length=200)
+    talents: list[FreeEntry] = Field(default_factory=list, max_length=500)
+    final_skill: FinalSkill | None = Field(
+        None, description="GC-S9/GC-L4: unlocked at level 5.", json_schema_extra=governed()
+    )
+    inventory: Inventory | None = None
+    notes: str | None = Field(None, max_length=20000)
+
+    @model_validator(mode="after")
+    def _pools_within_max(self) -> Self:
+        if self.hp is not None and self.hp > self.hp_max:
+            raise ValueError(f"hp {self.hp} exceeds hp_max {self.hp_max}")
+        if self.mp is not None and self.mp > self.mp_max:
+            raise ValueError(f"mp {self.mp} exceeds mp_max {self.mp_max}")
+        return self
+
+
+class Options(CampaignOptions):
+    """Great Cosmos campaign options (the seed's optional rules are on by default)."""
+
+    extreme_scores: bool = Field(
+        False,
+        description="GC-T2 (GM's opt-in, Decision: off): score <= 0 is a super-critical "
+        "success, > 100 a super-critical failure.",
+    )
+    inventory_rules: bool = Field(True, description="GC-I1..I4: slot inventory.")
+    movement_rules: bool = Field(True, description="GC-D1..D4: grid movement and dash.")
+    turn_order_rules: bool = Field(True, description="GC-O1..O3: turn order by agilite.")
+    sepulchral_damage_multiplier: float = Field(
+        3, gt=0, le=100, description="GC-P6 (Decision): damage multiplier in Sépulcrale."
+    )
+    backlash_damage_multiplier: float = Field(
+        0.5, ge=0, le=100, description="GC-P7 (Decision): damage multiplier during the Sépulcrale backlash."
+    )
+    backlash_after_turns: int = Field(
+        2, ge=0, le=100, description="GC-P7: a special posture held longer than this many turns backlashes."
+    )
+
+
+class TestRequest(TestRequestBase):
+    """GC-T1/GC-T3: a test of one stat (`furtivite` = `agilite`) or of `intuition`."""
+
+    stat: Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite", "intuition"]
+
+
+class OddsRequest(NothingRolled, TestRequest):
+    """The same test's exact odds (`POST …/tests/odds`): nothing rolled nor logged, so no `seed`, `dice` or `hidden`."""
+
+
+class Transfer(Strict):
+    """GC-L4: stat points moved from one stat to another."""
+
+    from_: StatOrAlias = Field(..., alias="from")
+    to: StatOrAlias
+    points: int = Field(..., ge=1, le=10)
+
+
+class LevelUpRequest(RollingRequest):
+    """GC-L1..L6: the choices of one level-up (which apply depends on the new level)."""
+
+    mode: Literal["two_d10", "one_d20"] | None = Field(None, description="Level 2 (GC-L1).")
+    stats: list[StatOrAlias] | None = Field(
+        None, max_length=2, description="Level 2: two different stats (two_d10) or one (one_d20)."
+    )
+    stat: StatOrAlias | None = Field(None, description="Level 3 (GC-L2): which of the tied lowest stats.")
+    pool: Pool | None = Field(None, description="Level 4 (GC-L3): hp or mp +1d100.")
+    transfers: list[Transfer] | None = Field(None, max_length=20, description="Level 5 (GC-L4): up to 10 points moved.")
+    light: int | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="GC-S6: light points the GM grants (any level); level 5 (GC-L4): light + "
+        "dark >= 3, its +3 included.",
+    )
+    dark: int | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="GC-S6: dark points the GM grants (any level); level 5 (GC-L4): light + dark "
+        ">= 3, its +3 included.",
+    )
+    changes: dict[str, int] | None = Field(
+        None, description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition."
+    )
+    chance_bonus_pool: Pool = Field(..., description="GC-L6: hp or mp gets +2d20 if the chance test succeeds.")

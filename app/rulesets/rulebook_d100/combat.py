@@ -1,0 +1,378 @@
+"""Rulebook D100 in an encounter: hp and pe, initiative RB-F4.
+
+Table dice of `start`: each combatant's HAB test, a d100, in the order
+combatants were added (none for a GM override), then the d100 rerolls of ties
+still equal after the units digit (RB-C2), tied combatants in that order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, StrictInt
+
+from app.models.encounters import AttackRequest, CombatAction
+from app.rules.errors import RuleError
+from app.rulesets.combat_contract import (
+    CombatDice,
+    EncounterRules,
+    Entrant,
+    Exchange,
+    Initiative,
+    Party,
+    Pool,
+    entry,
+    sheet_weapon,
+)
+from app.rulesets.rulebook_d100.rules import core as rb
+from app.rulesets.rulebook_d100.schemas import Name
+
+
+class RulebookAttackRequest(AttackRequest):
+    """RB-F2, RB-F3: table dice in rule order: the attack d100, the dodge d100 (when the
+    target dodges a successful attack), RB-C2 d100 rerolls of a tie (attacker, defender), then
+    the weapon's damage dice."""
+
+    kind: Literal["melee", "ranged", "morale"] | None = Field(
+        None,
+        description="RB-F2: melee (FOR), ranged (PER) or morale (CHA or DIS, damage off pe); default: the "
+        "weapon's kind, else melee.",
+    )
+    stat: Name | None = Field(None, description="RB-F2: the attack stat, one the kind allows (default: its first).")
+    skill: Name | None = Field(None, description="A skill bonus (RB-T1); missing from the sheet: a weakened roll.")
+    modifier: StrictInt = Field(0, ge=-1000, le=1000, description="Other modifiers of the attack's percentage.")
+    reaction: Literal["dodge", "absorb", "none"] | None = Field(
+        None, description="RB-F3: overrides the target's standing reaction (only a caller who controls the target)."
+    )
+
+
+class RulebookD100(EncounterRules):
+    ruleset = "rulebook-d100"
+    pools = (Pool("hp", "hp", "hp_max", floor=-10_000), Pool("pe", "pe", "pe_max", floor=-10_000))
+    reactions = ("dodge", "absorb", "none")  # RB-F3
+    default_reaction = "dodge"
+    late_rule = "RB-F4"
+    dice_order = "RB-F4 d100 HAB test per combatant in the order added, then RB-C2 d100 rerolls of ties"
+
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": RulebookAttackRequest}
+
+    def attack(self, x: Exchange) -> None:
+        """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
+        req: RulebookAttackRequest = x.req
+        choice = AttackChoice(
+            kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon, damage=req.damage
+        )
+        x.steps.extend(
+            resolve_attack(
+                x.dice, x.actor, x.foe, x.foe_reaction, choice, round_=x.round, campaign_options=x.campaign_options
+            )
+        )
+
+    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
+        """RB-F4: a HAB ranking (RB-C3: level, then units digit, then d100 rerolls); a
+        critical success gains an extra action before round 1 (it opens the round), a
+        critical failure acts only from round 2. A GM override is a success at that level."""
+        results: list[rb.TestResult] = []
+        steps: list[dict[str, Any]] = []
+        for e in entrants:
+            result = (
+                _override(e.override)
+                if e.override is not None
+                else rb.roll_test(_spec(e.sheet, campaign_options), dice.of(e.combatant_id), "initiative")
+            )
+            results.append(result)
+            steps.append(
+                {
+                    "rule": "RB-F4",
+                    "what": "HAB test",
+                    "combatant_id": e.combatant_id,
+                    "roll": None if e.override is not None else result.roll,
+                    "percentage": result.percentage,
+                    "level": result.level,
+                    "outcome": result.outcome,
+                    "override": e.override is not None,
+                }
+            )
+        mark = dice.mark()
+        placings = rb.initiative(results, [dice.of(e.combatant_id) for e in entrants])
+        rerolls = _rerolls(dice, mark)
+        extras, order = [], []
+        for p in placings:
+            e, r = entrants[p.index], results[p.index]
+            tie = {"die": "d100", "value": r.roll, "units": r.units} if p.tiebreak == "units" else None
+            if p.tiebreak == "reroll":
+                mine = rerolls.get(e.combatant_id, [])
+                tie = {"die": "d100", "value": mine[-1], "rolls": mine}
+                steps.append(
+                    {
+                        "rule": "RB-C2",
+                        "what": "tie: d100 rerolls, lowest first",
+                        "combatant_id": e.combatant_id,
+                        "d100": mine,
+                    }
+                )
+            if p.extra_action:
+                extras.append((e.combatant_id, r.level))
+                steps.append(
+                    {
+                        "rule": "RB-F4",
+                        "what": "critical success: an extra action before round 1",
+                        "combatant_id": e.combatant_id,
+                    }
+                )
+            if p.first_round > 1:
+                steps.append(
+                    {
+                        "rule": "RB-F4",
+                        "what": "critical failure: acts only from round 2",
+                        "combatant_id": e.combatant_id,
+                    }
+                )
+            order.append((e.combatant_id, r.level, tie, p.first_round))
+        entries = [entry(cid, slot, level, extra_action=True) for slot, (cid, level) in enumerate(extras)]
+        entries += [
+            entry(cid, len(extras) + n, level, tiebreak=tie, from_round=first)
+            for n, (cid, level, tie, first) in enumerate(order)
+        ]
+        return Initiative(
+            order=entries,
+            initiatives={entrants[p.index].combatant_id: results[p.index].level for p in placings},
+            steps=steps,
+        )
+
+    def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
+        """RB-F4: the extra actions were before round 1 only; the ranking stays."""
+        if not any(e["extra_action"] for e in order):
+            return None
+        kept = [e for e in order if not e["extra_action"]]
+        return Initiative(order=[{**e, "slot": slot} for slot, e in enumerate(kept)])
+
+
+def _rerolls(dice: CombatDice, mark: int) -> dict[str, list[int]]:
+    """Each combatant's RB-C2 rerolls (the dice rolled since `mark`), in order."""
+    out: dict[str, list[int]] = {}
+    for index in range(mark, len(dice.source.rolls)):
+        out.setdefault(dice.by[index], []).append(dice.source.rolls[index].value)
+    return out
+
+
+def _spec(sheet: dict[str, Any], campaign_options: dict[str, Any]) -> rb.TestSpec:
+    return rb.TestSpec(
+        stat_value=int((sheet.get("stats") or {}).get("HAB", rb.AVERAGE_STAT)),
+        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+    )
+
+
+def _override(level: int) -> rb.TestResult:
+    """The GM's initiative: a plain success at that level (ties: as a roll of 10, RB-C2)."""
+    return rb.TestResult(
+        roll=10,
+        percentage=level * 10 + 10,
+        level=level,
+        outcome="success",
+        crit_success_chance=0,
+        crit_failure_chance=0,
+    )
+
+
+# --- attacks (RB-F1..F3, RB-C4) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttackChoice:
+    """RB-F2: the attack kind (melee FOR, ranged PER, morale CHA or DIS), its stat, a skill,
+    the weapon (its damage expression and kind) or a damage expression."""
+
+    kind: str | None = None
+    stat: str | None = None
+    skill: str | None = None
+    modifier: int = 0
+    weapon: str | None = None
+    damage: str | None = None
+
+
+def resolve_attack(
+    dice: CombatDice,
+    attacker: Party,
+    target: Party,
+    reaction: str,
+    choice: AttackChoice,
+    *,
+    round_: int,
+    campaign_options: dict[str, Any],
+) -> list[dict]:
+    """One Rulebook attack in rule order; changes the fighters (copies), returns the steps.
+
+    RB-F2 the attack test (a failed test misses: no defense rolled); RB-F3 the defender's
+    standing reaction: `dodge` = RB-C4 confrontation with a HAB test (DIS against morale),
+    −10 more for each further dodge in the same round, a won dodge takes no damage and a
+    critical dodge grants a free attack; `absorb` = armour off the damage; `none`. RB-F2
+    damage = success level (doubled on a critical, RB-T5) + the weapon's roll; a critical
+    failure of the dodge doubles the damage taken; morale damage comes off `pe` (RB-F1).
+    Dice: attack d100, dodge d100, RB-C2 d100 rerolls of a tie (attacker, defender), damage."""
+    steps: list[dict[str, Any]] = []
+    kind, expression, weapon = _weapon(attacker.sheet, choice)
+    stat = rb.attack_stat(kind, choice.stat)
+    spec = _attack_spec(attacker.sheet, stat, choice, campaign_options)
+    attack = rb.roll_test(spec, dice.of(attacker.id), "attack")
+    steps.append(
+        {
+            "rule": "RB-F2",
+            "what": "attack test",
+            "combatant_id": attacker.id,
+            "kind": kind,
+            "stat": stat,
+            "skill": choice.skill,
+            **_test(attack),
+        }
+    )
+    if not attack.success:
+        steps.append({"rule": "RB-F2", "what": "the attack misses", "combatant_id": target.id})
+        return steps
+    dodge = None
+    if reaction == "dodge":
+        dodge = _dodge(dice, target, kind, round_, campaign_options, steps)
+    hit = rb.resolve_attack(
+        attack,
+        kind,
+        expression,
+        dice.of(attacker.id),
+        defense=reaction,
+        dodge=dodge,
+        armor=int(target.sheet.get("armor") or 0),
+        defender_source=dice.of(target.id),
+    )
+    if dodge is not None:
+        steps.append(
+            {
+                "rule": "RB-C4",
+                "what": "dodge: confrontation",
+                "combatant_id": target.id,
+                "attack_level": attack.level,
+                "dodge_level": dodge.level,
+                "winner": "defender" if hit.dodged else "attacker",
+                "tiebreak": hit.tiebreak,
+            }
+        )
+    if hit.dodged:
+        if hit.free_attack:
+            steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
+        return steps
+    assert hit.weapon_roll is not None  # rolled for an attack that was not dodged
+    damage = rb.attack_damage(attack.level, hit.weapon_roll)
+    steps.append(
+        {
+            "rule": "RB-F2",
+            "what": "damage",
+            "combatant_id": attacker.id,
+            "weapon": weapon,
+            "expression": expression,
+            "level": attack.level,
+            "weapon_roll": hit.weapon_roll,
+            "damage": damage,
+        }
+    )
+    if reaction == "absorb":
+        steps.append(
+            {
+                "rule": "RB-F3",
+                "what": "absorb: armour",
+                "combatant_id": target.id,
+                "armor": int(target.sheet.get("armor") or 0),
+                "damage": damage,
+                "taken": hit.damage,
+            }
+        )
+    if hit.doubled:
+        steps.append(
+            {
+                "rule": "RB-F3",
+                "what": "critical failure of the dodge: damage doubled",
+                "combatant_id": target.id,
+                "taken": hit.damage,
+            }
+        )
+    pool = next(p for p in RulebookD100.pools if p.name == hit.pool)
+    before = pool.value(target.sheet)
+    after = max(pool.floor, before - hit.damage)
+    target.sheet[pool.key] = after
+    steps.append(
+        {
+            "rule": "RB-F1",
+            "what": pool.name,
+            "combatant_id": target.id,
+            "damage": hit.damage,
+            "resource": pool.name,
+            "before": before,
+            "after": after,
+        }
+    )
+    return steps
+
+
+def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str | None]:
+    """(kind, damage expression, weapon name): the named weapon (its kind unless the request
+    names one), a damage expression, or the sheet's first weapon; RB-F2 melee by default."""
+    if choice.weapon is not None and choice.damage is not None:
+        raise RuleError("give `weapon` or `damage`, not both", field="damage")
+    if choice.damage is not None:
+        return choice.kind or "melee", choice.damage, None
+    w = sheet_weapon(sheet, choice.weapon, "RB-F2")
+    return choice.kind or w.get("kind") or "melee", w["damage"], w["name"]
+
+
+def _stat(sheet: dict[str, Any], stat: str) -> int:
+    """RB-F1: a stat the sheet leaves out is an average person's, 50."""
+    return int((sheet.get("stats") or {}).get(stat, rb.AVERAGE_STAT))
+
+
+def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaign_options) -> rb.TestSpec:
+    """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
+    skills = sheet.get("skills") or {}
+    weakened = choice.skill is not None and choice.skill not in skills
+    return rb.TestSpec(
+        stat_value=_stat(sheet, stat),
+        skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
+        weakened=weakened,
+        modifier=choice.modifier,
+        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+    )
+
+
+def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options, steps: list[dict]):
+    """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
+    previous = int(target.counters.get("dodges") or 0) if target.counters.get("dodge_round") == round_ else 0
+    stat = rb.dodge_stat(kind)
+    modifier = rb.dodge_modifier(previous)
+    spec = rb.TestSpec(
+        stat_value=_stat(target.sheet, stat),
+        modifier=modifier,
+        crit_chance=int(target.sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
+        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+    )
+    dodge = rb.roll_test(spec, dice.of(target.id), "dodge")
+    target.counters.update(dodges=previous + 1, dodge_round=round_)
+    steps.append(
+        {
+            "rule": "RB-F3",
+            "what": "dodge test",
+            "combatant_id": target.id,
+            "stat": stat,
+            "previous_dodges": previous,
+            "penalty": modifier,
+            **_test(dodge),
+        }
+    )
+    return dodge
+
+
+def _test(t: rb.TestResult) -> dict[str, Any]:
+    return {"roll": t.roll, "percentage": t.percentage, "level": t.level, "outcome": t.outcome}
+
+
+COMBAT = RulebookD100()

@@ -1,0 +1,1 @@
+"""The pure rules of rulebook_d100 (`core`)."""

@@ -1,0 +1,1 @@
+"""The pure rules of worlds_awakening (`core`)."""
