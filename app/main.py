@@ -17,7 +17,7 @@ from app.api.admission import Admission
 from app.api.docs import install_docs
 from app.api.headers import DASHBOARD, Files
 from app.api.limits import BodySizeLimit
-from app.api.openapi_doc import install_openapi
+from app.api.openapi_doc import CONTRACT_VERSION, install_openapi
 from app.api.problems import install_error_handlers
 from app.api.ratelimit import RateLimiter
 from app.core.config import Settings, get_settings
@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings, app_sessions = get_settings(), open_session
     app = FastAPI(
         title="jdr-rules-api",
-        version="1.0.0",
+        version=CONTRACT_VERSION,
         description=DESCRIPTION,
         lifespan=_lifespan,
         generate_unique_id_function=operation_id,

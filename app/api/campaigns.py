@@ -151,6 +151,6 @@ async def rotate_gm_token(campaign_id: str, sessions: SessionFactory, principal:
     return await in_thread(sessions, campaigns.rotate_gm_token, principal, campaign_id)
 
 
-@router.get("/v1/me", response_model=Me, tags=["campaigns"], summary="Who this token is: its campaign, role and player")
+@router.get("/v1/me", response_model=Me, summary="Who this token is: its campaign, role and player")
 async def read_me(sessions: SessionFactory, principal: PrincipalDep) -> dict[str, str | None]:
     return await read(sessions, auth.me, principal)

@@ -170,7 +170,7 @@ async def delete_combatant(
     description=TABLE_DICE,
 )
 @access("gm")
-async def start(
+async def start_encounter(
     encounter_id: str,
     request: Request,
     sessions: SessionFactory,
@@ -191,7 +191,7 @@ async def start(
     summary="GM, or the owner of the combatant whose turn it is: end the turn",
     description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE,
 )
-async def next_turn(
+async def next_encounter_turn(
     encounter_id: str,
     request: Request,
     sessions: SessionFactory,
@@ -220,7 +220,7 @@ ACTION_DICE = (
     "GM); heal, damage, condition (GM)",
     description=ACTION_DICE,
 )
-async def act(
+async def act_in_encounter(
     encounter_id: str,
     data: Annotated[dict[str, Any], Body()],
     request: Request,
@@ -238,7 +238,7 @@ async def act(
     response_model=CombatPage,
     summary="The fight's history, newest first, reverted ones marked",
 )
-async def list_actions(
+async def list_encounter_actions(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> JSONResponse:
     return JSONResponse(
@@ -253,7 +253,7 @@ async def list_actions(
     summary="GM: undo the latest action not yet reverted",
 )
 @access("gm")
-async def revert(
+async def revert_encounter_action(
     encounter_id: str,
     action_id: str,
     request: Request,
@@ -276,7 +276,7 @@ async def revert(
     summary="GM: the fight is over; later actions are refused (409)",
 )
 @access("gm")
-async def end(
+async def end_encounter(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
 ) -> JSONResponse:
     return state(await in_thread(sessions, encounters.end, principal, encounter_id, if_match))

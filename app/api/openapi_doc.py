@@ -36,6 +36,22 @@ from app.rulesets.registry import REGISTRY, all_adapters
 from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
+# The contract's version: it moves with every change a client can see (CHANGELOG.md, newest first).
+CONTRACT_VERSION = "1.1.0"
+LICENSE = {"name": "MIT", "identifier": "MIT"}
+SERVERS = [{"url": "http://127.0.0.1:8000", "description": "`make run` on this machine (set yours)"}]
+TAGS = [
+    {"name": "campaigns", "description": "Campaigns, their players and tokens; `/v1/me`."},
+    {"name": "characters", "description": "Character sheets, each in its campaign's ruleset."},
+    {"name": "play", "description": "Tests and their exact odds, rerolls, level-ups, character actions."},
+    {"name": "rolls", "description": "Free dice rolls and the campaign's roll log."},
+    {"name": "encounters", "description": "Fights: combatants, initiative, turns, actions, revert."},
+    {"name": "events", "description": "The campaign's Server-Sent Events stream and its tickets."},
+    {"name": "rulesets", "description": "The catalogue of rulesets (public)."},
+    {"name": "system", "description": "Liveness and readiness probes (public)."},
+]
+# open unless ADMIN_TOKEN is set: anonymous or with a token (the admin's)
+OPTIONAL_AUTH = {("post", "/v1/campaigns")}
 ENCOUNTER_ACTIONS = "/v1/encounters/{encounter_id}/actions"
 
 # (method, path) -> which models of each adapter its body may be
@@ -256,7 +272,22 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": actions}}}}
     _name_pages(schema)
     _tidy(schema)
+    _declare(schema)
     return schema
+
+
+def _declare(schema: dict[str, Any]) -> None:
+    """Issue 25 item 7: who may call what, said for every operation (`security: []` on the public
+    ones, anonymous or bearer where ADMIN_TOKEN decides), the tags, a server, the licence."""
+    schema["info"]["license"] = LICENSE
+    schema["servers"] = SERVERS
+    schema["tags"] = TAGS
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            if (method, path) in OPTIONAL_AUTH:
+                operation["security"] = [{}, {"HTTPBearer": []}]
+            else:
+                operation.setdefault("security", [])
 
 
 def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: list[tuple[str, dict]]) -> dict[str, Any]:

@@ -27,6 +27,12 @@ class Settings(BaseSettings):
     campaigns_per_hour_per_address: int = Field(
         20, ge=0, description="POST /v1/campaigns an address may make per hour while ADMIN_TOKEN is unset; 0 = off."
     )
+    campaign_throttle_loopback: bool = Field(
+        False,
+        description="Throttle POST /v1/campaigns from loopback addresses too (off: `make run` is a developer's "
+        "machine; behind a reverse proxy on the same host, let uvicorn believe X-Forwarded-For "
+        "(--forwarded-allow-ips) or set this).",
+    )
     max_players_per_campaign: int = Field(100, ge=1, description="Players a campaign may have (409 beyond).")
     redis_url: str | None = Field(
         None, description="redis://host:6379/0: rate limits shared by every worker and instance; unset = per process."
