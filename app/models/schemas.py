@@ -9,6 +9,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.kit.models import RollingRequest, Strict
+from app.models.validation import InvalidBody
 
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL: refused on every backend alike
 NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]*$"  # no NUL nor any other control character (Unicode Cc)
@@ -21,6 +22,35 @@ def _utc(value: datetime) -> datetime:
 
 
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
+
+# API.md round 3: `metadata`, a client's own ids on a campaign, a character or an encounter
+METADATA_KEYS, METADATA_KEY_LENGTH, METADATA_VALUE_LENGTH = 50, 40, 500
+MetadataKey = Annotated[str, Field(min_length=1, max_length=METADATA_KEY_LENGTH, pattern=NO_CONTROL)]
+MetadataValue = Annotated[str, Field(max_length=METADATA_VALUE_LENGTH, pattern=NO_NUL)]
+METADATA_DOC = (
+    f"A client's own ids and notes, returned as stored: at most {METADATA_KEYS} keys of at most "
+    f"{METADATA_KEY_LENGTH} characters, each value at most {METADATA_VALUE_LENGTH}."
+)
+Metadata = Annotated[dict[MetadataKey, MetadataValue], Field(max_length=METADATA_KEYS, description=METADATA_DOC)]
+
+
+def merge_metadata(current: dict[str, str], patch: dict[str, str | None] | None) -> dict[str, str]:
+    """`metadata` after its merge patch (a null removes the key); 422 beyond the key count."""
+    if patch is None:
+        return current
+    merged = {k: v for k, v in {**current, **patch}.items() if v is not None}
+    if len(merged) > METADATA_KEYS:
+        raise InvalidBody(f"metadata: at most {METADATA_KEYS} keys ({len(merged)} after this patch)", field="metadata")
+    return merged
+
+
+MetadataPatch = Annotated[
+    dict[MetadataKey, MetadataValue | None],
+    Field(
+        max_length=METADATA_KEYS,
+        description="A JSON merge patch (RFC 7396) of `metadata`: a key set to null is removed. " + METADATA_DOC,
+    ),
+]
 T = TypeVar("T")
 
 
@@ -44,6 +74,7 @@ class CampaignCreate(Strict):
     options: dict[str, Any] | None = Field(
         None, description="Validated against the ruleset's options; defaults filled."
     )
+    metadata: Metadata | None = None
 
 
 class CampaignUpdate(Strict):
@@ -57,6 +88,7 @@ class CampaignUpdate(Strict):
     )
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
+    metadata: MetadataPatch | None = None
 
 
 class CampaignPublic(BaseModel):
@@ -67,6 +99,7 @@ class CampaignPublic(BaseModel):
     version: int
     created_at: Timestamp
     role: Literal["gm", "player"] | None = Field(None, description="The caller's role in this campaign.")
+    metadata: dict[str, str] = Field(default_factory=dict, description=METADATA_DOC)
 
 
 class CampaignCreated(CampaignPublic):
@@ -153,6 +186,7 @@ class CharacterCreate(Strict):
         False, description="GM only: accept values outside the rules' bounds where a rule allows it."
     )
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
+    metadata: Metadata | None = None
 
 
 class CharacterUpdate(Strict):
@@ -170,6 +204,7 @@ class CharacterUpdate(Strict):
     sheet: dict[str, Any] | None = Field(None, description="A JSON merge patch (RFC 7396) applied to the stored sheet.")
     gm_override: bool = False
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
+    metadata: MetadataPatch | None = None
 
 
 class CharacterPublic(BaseModel):
@@ -185,6 +220,7 @@ class CharacterPublic(BaseModel):
     version: int
     created_at: Timestamp
     updated_at: Timestamp
+    metadata: dict[str, str] = Field(default_factory=dict, description=METADATA_DOC)
 
 
 class PoolStatus(BaseModel):

@@ -54,6 +54,8 @@ class Campaign(SQLModel, table=True):
     version: int = Field(default=1)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
+    # a client's own ids (API.md round 3 `metadata`; `metadata` is SQLAlchemy's own attribute)
+    client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
 
 
 class Player(SQLModel, table=True):
@@ -85,6 +87,7 @@ class Character(SQLModel, table=True):
     updated_at: datetime = _ts()
     # what players other than its owner may see of it (API.md round 3): observer | limited | none
     player_access: str = Field(default="observer", max_length=10, sa_type=SafeString(10))
+    client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
 
 
 class LogEntry(SQLModel, table=True):

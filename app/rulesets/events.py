@@ -34,6 +34,7 @@ class CampaignUpdatedEvent(Result):
     options: dict[str, Any]
     version: int
     created_at: datetime
+    metadata: dict[str, str]
 
 
 class PlayerCreatedEvent(Result):
@@ -60,6 +61,7 @@ class CharacterEvent(Result):
     version: int
     created_at: datetime
     updated_at: datetime
+    metadata: dict[str, str]
 
 
 class PoolStatusEvent(Result):

@@ -18,6 +18,7 @@ from app.models.schemas import (
     PlayerCreate,
     PlayerCreated,
     PlayerPublic,
+    merge_metadata,
 )
 from app.models.tables import (
     Campaign,
@@ -47,14 +48,15 @@ def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str,
 
 
 def _public(campaign: Campaign, role: str | None) -> dict[str, Any]:
-    return CampaignPublic.model_validate({**campaign.model_dump(), "role": role}).model_dump()
+    data = campaign.model_dump(exclude={"client_metadata"})
+    return CampaignPublic.model_validate({**data, "metadata": campaign.client_metadata, "role": role}).model_dump()
 
 
 def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
     if data.ruleset not in RULESET_IDS:
         raise InvalidBody(f"unknown ruleset {data.ruleset!r}; known: {', '.join(RULESET_IDS)}", field="ruleset")
     options = validated_options(data.ruleset, data.options)
-    campaign = Campaign(name=data.name, ruleset=data.ruleset, options=options)
+    campaign = Campaign(name=data.name, ruleset=data.ruleset, options=options, client_metadata=data.metadata or {})
     token = new_token("gm")
     session.add(campaign)
     session.flush()
@@ -99,17 +101,15 @@ def update_campaign(
         campaign.name = data.name
     if data.options is not None:
         campaign.options = validated_options(campaign.ruleset, {**campaign.options, **data.options})
+    if data.metadata is not None:
+        campaign.client_metadata = merge_metadata(campaign.client_metadata, data.metadata)
     campaign.version += 1
     campaign.updated_at = utcnow()
     session.add(campaign)
-    events.record(
-        session,
-        campaign_id,
-        "campaign.updated",
-        {"id": campaign_id, "version": campaign.version, "name": campaign.name, "options": campaign.options},
-    )
+    shown = _public(campaign, principal.role)
+    events.record(session, campaign_id, "campaign.updated", {k: v for k, v in shown.items() if k != "role"})
     session.commit()
-    return _public(campaign, principal.role)
+    return shown
 
 
 def list_players(

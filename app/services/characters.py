@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.governance import governed_fields
-from app.models.schemas import CharacterCreate, CharacterLimited, CharacterPublic, CharacterUpdate
+from app.models.schemas import CharacterCreate, CharacterLimited, CharacterPublic, CharacterUpdate, merge_metadata
 from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
@@ -63,6 +63,7 @@ def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, An
         **{f: getattr(character, f) for f in _PUBLIC},
         "ruleset": ruleset,
         "derived": adapter.derived(adapter.parse_sheet(character.sheet)),
+        "metadata": character.client_metadata,
     }
     return CharacterPublic.model_validate(data).model_dump()
 
@@ -157,6 +158,7 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
             sheet=sheet,
             now=utcnow(),
             player_access=data.player_access,
+            client_metadata=data.metadata,
         )
         record_character(uow, "character.created", character, campaign.ruleset)
         uow.commit()
@@ -239,6 +241,8 @@ def update_character(
             changed["player_id"] = data.player_id
         if data.name is not None:
             changed["name"] = data.name
+        if data.metadata is not None:
+            changed["client_metadata"] = merge_metadata(before.client_metadata, data.metadata)
         if data.kind is not None:
             changed["kind"] = data.kind
         kind = changed.get("kind", before.kind)

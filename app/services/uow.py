@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import wraps
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -63,6 +63,7 @@ class StoredCharacter:
     created_at: datetime
     updated_at: datetime
     player_access: str = "observer"  # what other players see of it: observer | limited | none
+    client_metadata: dict[str, str] = field(default_factory=dict)  # `metadata`: a client's own ids
 
 
 def default_access(kind: str) -> str:
@@ -97,6 +98,7 @@ _SAVE = (
         version=bindparam("new_version"),
         updated_at=bindparam("now"),
         player_access=bindparam("player_access"),
+        client_metadata=bindparam("client_metadata"),
     )
 )
 _DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
@@ -219,15 +221,26 @@ class CharacterRepository:
         sheet: dict[str, Any],
         now: datetime,
         player_access: str | None = None,
+        client_metadata: dict[str, str] | None = None,
     ) -> StoredCharacter:
         character = StoredCharacter(
-            id, self.campaign_id, name, kind, player_id, sheet, 1, now, now, player_access or default_access(kind)
+            id,
+            self.campaign_id,
+            name,
+            kind,
+            player_id,
+            sheet,
+            1,
+            now,
+            now,
+            player_access or default_access(kind),
+            client_metadata or {},
         )
         self.conn.execute(_INSERT, {f.name: getattr(character, f.name) for f in fields(StoredCharacter)})
         return character
 
     def save(self, before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
-        """Write `changes` (name, kind, player_id, sheet, player_access) only if the stored version is
+        """Write `changes` (name, kind, player_id, sheet, player_access, client_metadata) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
         after = replace(before, **changes, version=before.version + 1, updated_at=now)
         cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(
@@ -242,6 +255,7 @@ class CharacterRepository:
                 "new_version": after.version,
                 "now": now,
                 "player_access": after.player_access,
+                "client_metadata": after.client_metadata,
             },
         )
 

@@ -39,7 +39,7 @@ def test_create_returns_201_with_the_gm_token_once(client, count_rows):
     r = client.post("/v1/campaigns", json={"name": "Les étoiles", "ruleset": GC})
     assert r.status_code == 201, r.text
     created = r.json()
-    assert set(created) == {"id", "name", "ruleset", "options", "version", "created_at", "role", "gm_token"}
+    assert set(created) == {"id", "name", "ruleset", "options", "version", "created_at", "role", "gm_token", "metadata"}
     assert created["name"] == "Les étoiles"
     assert created["ruleset"] == GC
     assert created["role"] == "gm"

@@ -42,6 +42,7 @@ def test_create_returns_the_stored_character_with_version_and_etag(client, campa
         "version",
         "created_at",
         "updated_at",
+        "metadata",
     }
     assert (ch["campaign_id"], ch["name"], ch["kind"], ch["player_id"], ch["ruleset"], ch["version"]) == (
         campaign.id,
