@@ -106,6 +106,14 @@ def test_a_registered_fifth_ruleset_is_playable_through_http(http):
     assert described.status_code == 200
     assert described.json()["stats"] == ["grit"]
     assert described.json()["sheet_schema"]["properties"].keys() == {"grit", "hp", "hp_max"}
+    combat = described.json()["combat"]  # read from its EncounterRules
+    assert combat["pools"] == [{"name": "hp", "key": "hp", "max_key": "hp_max", "floor": 0}]
+    assert combat["initiative"]["dice_order"] == "TINY-C1 d6 per combatant in the order added"
+    assert {kind: a["gm_only"] for kind, a in combat["actions"].items()} == {
+        "heal": True,
+        "damage": True,
+        "condition": True,
+    }
 
     campaign = make_campaign(http, "tiny")
     assert campaign.body["options"] == {"players_may_enter_dice": False}
@@ -155,11 +163,21 @@ def test_the_fifth_rulesets_schemas_are_in_its_openapi_document(http):
     doc = http.get("/openapi.json")
     assert doc.status_code == 200
     schemas = doc.json()["components"]["schemas"]
-    assert {"TinyTestRequest", "TinyOddsRequest", "TinyTestResult", "TinyOdds", "TinyCombatEntry"} <= set(schemas)
+    assert {
+        "TinyTestRequest",
+        "TinyOddsRequest",
+        "TinyTestResult",
+        "TinyOdds",
+        "TinyCombatEntry",
+        "TinyRuleset",
+    } <= set(schemas)
     tests = doc.json()["paths"]["/v1/characters/{character_id}/tests"]["post"]["requestBody"]["content"]
     assert {"$ref": "#/components/schemas/TinyTestRequest", "x-ruleset": "tiny"} in tests["application/json"]["schema"][
         "oneOf"
     ]
     assert tests["application/json"]["examples"]["tiny 2"]["value"] == {"stat": "grit", "target": 5, "dice": [4]}
-    answers = doc.json()["components"]["schemas"]["TestResult"]["discriminator"]["mapping"]
+    answers = schemas["TestResult"]["discriminator"]["mapping"]
     assert answers["tiny"] == "#/components/schemas/TinyTestResult"
+    catalogue = schemas["RulesetDetail"]["discriminator"]["mapping"]
+    assert catalogue["tiny"] == "#/components/schemas/TinyRuleset"
+    assert {"test", "combat", "sheet_schema"} <= set(schemas["TinyRuleset"]["properties"])
