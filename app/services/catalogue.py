@@ -103,11 +103,12 @@ def _prefix(ruleset: str) -> str:
 def _model(ruleset: Ruleset) -> type[BaseModel]:
     """`<Ruleset>Ruleset`: the ruleset's description model with the catalogue's fields, its `id` a literal."""
     described = type(ruleset.adapter.describe())
+    its_id: Any = Literal[ruleset.id]  # a literal of a run-time value
     return create_model(
         f"{_prefix(ruleset.id)}Ruleset",
         __base__=(CatalogueFields, described),
         __doc__=f"`GET /v1/rulesets/{ruleset.id}`: {ruleset.adapter.title}.",
-        id=(Literal[ruleset.id], ...),  # type: ignore[valid-type]  # a literal of a run-time value
+        id=(its_id, ...),
     )
 
 

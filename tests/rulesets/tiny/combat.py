@@ -5,6 +5,9 @@ Table dice of `start`: a d6 per combatant (none for a GM override), in the order
 
 from __future__ import annotations
 
+from typing import Any
+
+from app.models.encounters import EncounterOptions
 from app.rulesets.combat_contract import CombatDice, EncounterRules, Entrant, Initiative, Pool, one_per_slot
 from tests.rulesets.tiny.results import RULESET
 from tests.rulesets.tiny.rules import core as rules
@@ -15,7 +18,9 @@ class TinyCombat(EncounterRules):
     pools = (Pool("hp", "hp", "hp_max"),)
     dice_order = "TINY-C1 d6 per combatant in the order added"
 
-    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+    ) -> Initiative:
         """TINY-C1: a d6 each (the GM's override replaces it), highest first."""
         values = [
             e.override if e.override is not None else dice.of(e.combatant_id).roll(6, "initiative") for e in entrants
