@@ -105,17 +105,18 @@ def prefix(ruleset: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[-_]", ruleset))
 
 
-_RULESET_MODEL = re.compile(r"app\.rulesets\.(\w+)\.schemas\.(\w+)")
+# each registered ruleset's `schemas` module -> the prefix of its models' names
+_SCHEMA_MODULES = {f"{r.package}.schemas": prefix(r.id) for r in REGISTRY.values()}
 
 
 class _Names(GenerateJsonSchema):
-    """Pydantic's schema generator, naming each ruleset model `<Ruleset><Class>`."""
+    """Pydantic's schema generator, naming each model of a ruleset's `schemas` `<Ruleset><Class>`."""
 
     def get_defs_ref(self, core_mode_ref: CoreModeRef) -> DefsRef:
         ref = super().get_defs_ref(core_mode_ref)
-        found = _RULESET_MODEL.fullmatch(core_mode_ref[0].rsplit(":", 1)[0])
-        if found:
-            self._prioritized_defsref_choices[ref].insert(0, DefsRef(prefix(found[1]) + found[2]))
+        module, _, name = core_mode_ref[0].rsplit(":", 1)[0].rpartition(".")
+        if module in _SCHEMA_MODULES:
+            self._prioritized_defsref_choices[ref].insert(0, DefsRef(_SCHEMA_MODULES[module] + name))
         return ref
 
 

@@ -11,11 +11,15 @@ from app.services import catalogue
 router = APIRouter(prefix="/v1/rulesets", tags=["rulesets"])
 
 
-@router.get("", summary="The four rulesets")
-def list_rulesets() -> dict[str, Any]:
-    return {"items": catalogue.list_rulesets(), "next_cursor": None}
+@router.get("", response_model=catalogue.RulesetPage, summary="The rulesets")
+def list_rulesets() -> Any:
+    return catalogue.list_rulesets()
 
 
-@router.get("/{ruleset}", summary="A ruleset: stats, difficulties, options, sheet schema")
-def get_ruleset(ruleset: str) -> dict[str, Any]:
+@router.get(
+    "/{ruleset}",
+    response_model=catalogue.RulesetDetail,
+    summary="A ruleset: stats, difficulties, options, sheet schema, what its encounters offer",
+)
+def get_ruleset(ruleset: str) -> Any:
     return catalogue.describe(ruleset)

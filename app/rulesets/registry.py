@@ -1,4 +1,5 @@
-"""The one registry of rulesets: id -> its package under `app.rulesets`.
+"""The one registry of rulesets: id -> its package (a full module path: the four are under
+`app.rulesets`, but any importable package of the same shape will do).
 
 Each package gives, by convention, `adapter.ADAPTER` (the `RulesetAdapter`), `combat.COMBAT`
 (the `EncounterRules`), `results.RESULTS` (capability -> result models) and `examples.EXAMPLES`
@@ -17,12 +18,12 @@ from app.kit.errors import NotFound
 from app.rulesets.combat_contract import EncounterRules
 from app.rulesets.contract import RulesetAdapter
 
-# ruleset id -> package under app.rulesets
+# ruleset id -> its package (the order: the catalogue's, the unions', openapi.json's)
 RULESET_PACKAGES = {
-    "great-cosmos": "great_cosmos",
-    "asgard": "asgard",
-    "rulebook-d100": "rulebook_d100",
-    "worlds-awakening": "worlds_awakening",
+    "great-cosmos": "app.rulesets.great_cosmos",
+    "asgard": "app.rulesets.asgard",
+    "rulebook-d100": "app.rulesets.rulebook_d100",
+    "worlds-awakening": "app.rulesets.worlds_awakening",
 }
 
 
@@ -33,29 +34,33 @@ class UnknownRuleset(NotFound):
 
 @dataclass(frozen=True)
 class Ruleset:
-    """A registered ruleset's four parts."""
+    """A registered ruleset's four parts, and the package they come from."""
 
     id: str
     adapter: RulesetAdapter
     combat: EncounterRules
     results: dict[str, list[type[BaseModel]]]
     examples: dict[str, Any] = field(default_factory=dict)
+    package: str = ""  # its module path (`app.rulesets.asgard`): openapi.json names its schemas after it
 
 
-def _load(package: str) -> Ruleset:
+def _load(ruleset: str, package: str) -> Ruleset:
     def part(name: str) -> ModuleType:
-        return import_module(f"app.rulesets.{package}.{name}")
+        return import_module(f"{package}.{name}")
 
     adapter: RulesetAdapter = part("adapter").ADAPTER
     combat: EncounterRules = part("combat").COMBAT
     results = part("results")
     examples = part("examples").EXAMPLES
-    if not adapter.id == combat.ruleset == results.RULESET:
-        raise RuntimeError(f"app.rulesets.{package}: its adapter, combat and results name different rulesets")
-    return Ruleset(adapter.id, adapter, combat, results.RESULTS, examples)
+    if not ruleset == adapter.id == combat.ruleset == results.RULESET:
+        raise RuntimeError(
+            f"{package}: registered as {ruleset!r}, its adapter, combat and results name "
+            f"{adapter.id!r}, {combat.ruleset!r}, {results.RULESET!r}"
+        )
+    return Ruleset(ruleset, adapter, combat, results.RESULTS, examples, package)
 
 
-REGISTRY: dict[str, Ruleset] = {ruleset: _load(package) for ruleset, package in RULESET_PACKAGES.items()}
+REGISTRY: dict[str, Ruleset] = {ruleset: _load(ruleset, package) for ruleset, package in RULESET_PACKAGES.items()}
 RULESET_IDS = tuple(REGISTRY)
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.api.encounter_support import ids, table  # noqa: F401  (the fixture)
+from tests.factories import wa_fighter
+
 RULESETS = ["great-cosmos", "asgard", "rulebook-d100", "worlds-awakening"]
 
 
@@ -51,3 +54,140 @@ def test_campaign_options_defaults_are_the_catalogue_defaults(client, campaign_f
 def test_unknown_ruleset_is_a_404_problem(client):
     r = client.get("/v1/rulesets/dnd5e")
     assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json"
+
+
+# --- combat: what an encounter of each ruleset offers (its EncounterRules) --------------------
+
+GM_ACTIONS = {"heal", "damage", "condition"}
+
+
+def combat_of(client, ruleset: str) -> dict:
+    r = client.get(f"/v1/rulesets/{ruleset}")
+    assert r.status_code == 200
+    return r.json()["combat"]
+
+
+def test_gc_o1_o3_p2_catalogue_describes_great_cosmos_encounters(client):
+    combat = combat_of(client, "great-cosmos")
+    assert combat["pools"] == [
+        {"name": "hp", "key": "hp", "max_key": "hp_max", "floor": 0},
+        {"name": "mp", "key": "mp", "max_key": "mp_max", "floor": 0},
+    ]
+    assert (combat["reactions"], combat["default_reaction"]) == (["none", "dodge", "parry"], "dodge")  # GC-P2
+    assert combat["multiple_actions"] is True  # GC-O3
+    assert combat["initiative"]["reorders_each_round"] is True  # GC-O1
+    assert combat["initiative"]["dice_order"].startswith("GC-O3 d6 per combatant with several actions")
+    assert set(combat["actions"]) == GM_ACTIONS | {"attack", "move", "dash", "posture", "final_skill"}
+    assert combat["options"]["defaults"] == {"hp_visibility": "exact", "reveal_on_turn": True, "tie_method": "d20"}
+    assert combat["options"]["schema"]["properties"]["tie_method"]["enum"] == ["d20", "parallel"]  # GC-O2
+
+
+def test_as_c1_c13_t8_catalogue_describes_asgard_encounters(client):
+    combat = combat_of(client, "asgard")
+    assert combat["pools"] == [
+        {"name": "vitality", "key": "vitality", "max_key": "vitality_max", "floor": 0},
+        {"name": "heroism", "key": "heroism", "max_key": None, "floor": 0},
+    ]
+    assert (combat["reactions"], combat["default_reaction"]) == (["defense", "defense_heroism", "none"], "defense")
+    assert combat["multiple_actions"] is False
+    assert combat["initiative"]["take_11_rule"] == "AS-T8"
+    assert combat["initiative"]["dice_order"].startswith("AS-C13 3d6 perception per combatant")
+    assert set(combat["actions"]) == GM_ACTIONS | {"attack"}
+    attack = combat["actions"]["attack"]["schema"]
+    assert {"also_target_id", "group", "heroism_4d6", "take_11"} <= set(attack["properties"])  # AS-C4, AS-C11…
+
+
+def test_rb_f3_f4_catalogue_describes_rulebook_encounters(client):
+    combat = combat_of(client, "rulebook-d100")
+    assert [(p["name"], p["key"], p["max_key"]) for p in combat["pools"]] == [
+        ("hp", "hp", "hp_max"),
+        ("pe", "pe", "pe_max"),
+    ]
+    assert (combat["reactions"], combat["default_reaction"]) == (["dodge", "absorb", "none"], "dodge")  # RB-F3
+    assert combat["initiative"]["late_rule"] == "RB-F4"  # a critical failure acts from round 2
+    assert combat["initiative"]["reorders_each_round"] is False
+    assert set(combat["actions"]) == GM_ACTIONS | {"attack"}
+
+
+def test_wa_c1_c4_catalogue_describes_worlds_awakening_encounters(client):
+    combat = combat_of(client, "worlds-awakening")
+    assert [(p["name"], p["max_key"]) for p in combat["pools"]] == [("hp", "hp_max"), ("mp", "mp_max")]
+    assert (combat["reactions"], combat["default_reaction"]) == (["none"], "none")  # WA-C1: a defense value
+    assert combat["initiative"] == {
+        "dice_order": "WA-C4 d20 roll-offs of tied initiatives, highest initiative first",
+        "reorders_each_round": False,
+        "take_11_rule": None,
+        "late_rule": "turn",
+    }
+    attack = combat["actions"]["attack"]
+    assert attack["gm_only"] is False
+    assert attack["schema"]["properties"]["kind"]["enum"] == ["physical", "magical"]
+    assert attack["schema"]["required"] == ["actor_id", "type", "target_id"]
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_catalogue_action_bodies_are_the_documented_ones(client, ruleset):
+    """Each action's JSON Schema is self-contained (its `$defs` within) and says what openapi.json
+    says of that action: the same fields, the same required ones; only the GM's three are gm_only."""
+    combat = combat_of(client, ruleset)
+    doc = client.get("/openapi.json").json()
+    components = doc["components"]["schemas"]
+    [union] = [
+        s
+        for s in doc["paths"]["/v1/encounters/{encounter_id}/actions"]["post"]["requestBody"]["content"][
+            "application/json"
+        ]["schema"]["oneOf"]
+        if s["x-ruleset"] == ruleset
+    ]
+    mapping = components[union["$ref"].rsplit("/", 1)[1]]["discriminator"]["mapping"]
+    assert set(combat["actions"]) == set(mapping)
+    for kind, action in combat["actions"].items():
+        documented = components[mapping[kind].rsplit("/", 1)[1]]
+        schema = action["schema"]
+        assert (set(schema["properties"]), schema.get("required")) == (
+            set(documented["properties"]),
+            documented.get("required"),
+        ), kind
+        refs = {v for v in _refs(schema)}
+        assert all(ref.startswith("#/$defs/") and ref.split("/")[-1] in schema["$defs"] for ref in refs), kind
+        assert action["gm_only"] is (kind in GM_ACTIONS)
+
+
+def _refs(node):
+    if isinstance(node, dict):
+        if "$ref" in node:
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def test_wa_c1_an_attack_built_from_the_catalogue_schema_is_applied(client, table):
+    """A client that knows only the catalogue: the attack's required fields and its table dice."""
+    attack = combat_of(client, "worlds-awakening")["actions"]["attack"]["schema"]
+    t = table("worlds-awakening")
+    hero = t.character("Hero", wa_fighter(dex=2, weapons=[{"name": "hache", "stat": "FOR", "damage": "1d6"}]))
+    foe = t.character("Foe", wa_fighter(dex=1))
+    fight = t.encounter([{"character_id": hero}, {"character_id": foe}])
+    n = ids(fight)
+    t.start(fight["id"], dice=[])
+    body = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [15, 4]}
+    assert set(attack["required"]) <= set(body) <= set(attack["properties"])
+    done = t.act(fight["id"], body)
+    assert [(r["die"], r["value"], r["purpose"]) for r in done["rolls"]] == [("d20", 15, "attack"), ("d6", 4, "damage")]
+    assert done["steps"][0]["rule"] == "WA-C1"
+
+
+def test_the_catalogue_answers_are_typed_per_ruleset_in_openapi(client):
+    doc = client.get("/openapi.json").json()
+    ok = doc["paths"]["/v1/rulesets/{ruleset}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/RulesetDetail"}
+    detail = doc["components"]["schemas"]["RulesetDetail"]
+    assert detail["discriminator"]["propertyName"] == "id"
+    assert set(detail["discriminator"]["mapping"]) == set(RULESETS)
+    asgard = doc["components"]["schemas"]["AsgardRuleset"]
+    assert asgard["properties"]["combat"] == {"$ref": "#/components/schemas/CombatDescription"}
+    assert {"skills", "take_11", "sheet_schema", "operations"} <= set(asgard["properties"])
+    assert asgard["additionalProperties"] is False

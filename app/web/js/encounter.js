@@ -1,30 +1,21 @@
 // The encounter tracker: build a fight from the campaign's characters, start it, the turn
 // order and whose turn it is, each combatant's resources and conditions, the current
-// combatant's actions (their bodies read from the public OpenAPI document, per ruleset),
+// combatant's actions (their bodies read from the ruleset's catalogue entry, `combat`),
 // next turn, undo, end; every action as a readable line.
 
 import { api, describe } from "./api.js";
 import { h, clear, field, select, setError, bar, humanize, uid } from "./dom.js";
 import { state, emit, isGm, nameOf, rememberCombatants } from "./store.js";
-import { SchemaForm, FormError, resolve, unwrap } from "./schema-form.js";
+import { SchemaForm, FormError } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { actionLine, diceList } from "./format.js";
 
-const GM_ONLY = new Set(["heal", "damage", "condition"]);
 const ID_FIELDS = new Set(["target_id", "also_target_id", "ally_id"]);
-let openapi = null;
 
-async function actionSchemas() {
-  openapi = openapi || api.get("/openapi.json");
-  const doc = await openapi;
-  const body = doc.paths?.["/v1/encounters/{encounter_id}/actions"]?.post?.requestBody?.content?.["application/json"]?.schema;
-  const mine = (body?.oneOf || []).find(s => s["x-ruleset"] === state.ruleset.id) || body;
-  const union = resolve(mine, doc);
-  const mapping = union.discriminator?.mapping || {};
-  const types = {};
-  for (const [type, ref] of Object.entries(mapping)) types[type] = resolve({ $ref: ref }, doc);
-  return { doc, types };
-}
+/** The action types of this ruleset's encounters, as `GET /v1/rulesets/{id}` describes them
+ * (`combat.actions`): type -> {schema (its `$defs` within), gm_only}. */
+const actionTypes = () => state.ruleset?.combat?.actions || {};
+const gmOnly = type => Boolean(actionTypes()[type]?.gm_only);
 
 export function statusWord(resource) {
   if (resource.status) return resource.status;
@@ -255,20 +246,17 @@ export class Tracker {
   reactionControls(e) {
     const own = e.combatants.filter(c => c.player_id && c.player_id === state.me.player_id);
     if (!own.length || e.status === "ended") return null;
+    const choices = actionTypes().attack ? state.ruleset.combat.reactions || [] : [];
+    if (!choices.length) return null;
     const box = h("div", { class: "reactions" });
-    actionSchemas().then(({ doc, types }) => {
-      const reaction = types.attack?.properties?.reaction ? unwrap(types.attack.properties.reaction, doc).schema : null;
-      const choices = reaction?.enum || (reaction?.const ? [reaction.const] : []);
-      if (!choices.length) return;
-      for (const c of own) {
-        const control = select(choices.map(r => [r, humanize(r)]), { value: c.reaction ?? "" });
-        control.addEventListener("change", async () => {
-          try { await api.patch(`/v1/encounters/${e.id}/combatants/${c.id}`, { reaction: control.value }); await this.refresh(); }
-          catch (err) { setError(control, describe(err)); }
-        });
-        box.append(field(`Standing reaction of ${c.name}`, control));
-      }
-    }).catch(() => {});
+    for (const c of own) {
+      const control = select(choices.map(r => [r, humanize(r)]), { value: c.reaction ?? "" });
+      control.addEventListener("change", async () => {
+        try { await api.patch(`/v1/encounters/${e.id}/combatants/${c.id}`, { reaction: control.value }); await this.refresh(); }
+        catch (err) { setError(control, describe(err)); }
+      });
+      box.append(field(`Standing reaction of ${c.name}`, control));
+    }
     return box;
   }
 
@@ -286,26 +274,27 @@ export class Tracker {
       h("div", { class: "actions" }, act, table));
     panel.append(form);
     let current = null;
-    actionSchemas().then(({ doc, types }) => {
-      const names = Object.keys(types).filter(t => isGm() || !GM_ONLY.has(t));
-      clear(type, names.map(t => h("option", { value: t }, humanize(t))));
-      if (this.lastType && names.includes(this.lastType)) type.value = this.lastType;
-      const build = () => {
-        this.lastType = type.value;
-        current = this.actionForm(doc, types[type.value], encounter, actor.value);
-        clear(formBox, current.el);
-      };
-      type.addEventListener("change", build);
-      actor.addEventListener("change", build);  // its weapons
-      build();
-    }).catch(err => clear(formBox, h("p", { class: "error" }, describe(err))));
+    const types = actionTypes();
+    const names = [...Object.keys(types).filter(t => !types[t].gm_only),  // the ruleset's actions, then the GM's
+      ...(isGm() ? Object.keys(types).filter(t => types[t].gm_only) : [])];
+    clear(type, names.map(t => h("option", { value: t }, humanize(t))));
+    if (this.lastType && names.includes(this.lastType)) type.value = this.lastType;
+    const build = () => {
+      if (!types[type.value]) return clear(formBox, h("p", { class: "hint" }, "No action in this ruleset's encounters."));
+      this.lastType = type.value;
+      current = this.actionForm(types[type.value].schema, encounter, actor.value);
+      clear(formBox, current.el);
+    };
+    type.addEventListener("change", build);
+    actor.addEventListener("change", build);  // its weapons
+    build();
 
     const send = async (withTable) => {
       if (!current) return;
       let values;
       try { values = current.value(); } catch (err) { if (err instanceof FormError) return current.showErrors(err.errors); throw err; }
       const body = { ...values, type: type.value };
-      if (!GM_ONLY.has(type.value)) body.actor_id = actor.value;
+      if (!gmOnly(type.value)) body.actor_id = actor.value;
       const post = extra => api.post(`/v1/encounters/${encounter.id}/actions`, { ...body, ...extra });
       try {
         const result = withTable
@@ -322,7 +311,8 @@ export class Tracker {
     table.addEventListener("click", () => send(true));
   }
 
-  actionForm(doc, schema, encounter, actorId) {
+  /** The form of one action: its JSON Schema from the catalogue (its own `$refs` root). */
+  actionForm(schema, encounter, actorId) {
     const combatants = encounter.combatants;
     const weapon = ctx => {  // the weapons on the actor's sheet, by name
       const sheet = state.characters.get(combatants.find(c => c.id === actorId)?.character_id)?.sheet || {};
@@ -353,7 +343,7 @@ export class Tracker {
     widgets.group = group;
     widgets.weapon = weapon;
     const omit = ["type", "actor_id", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
-    return new SchemaForm({ schema, root: doc, mode: "create", widgets, omit, value: {} });
+    return new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
   }
 
   say(text, rolls) {

@@ -1,0 +1,1 @@
+"""Tiny's pure rules: standard library, `app.rules` and `app.kit` only."""
