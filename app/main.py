@@ -83,7 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_origins=settings.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["ETag", "Location", "Retry-After"],
+            expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id"],
         )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(

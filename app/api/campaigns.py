@@ -49,6 +49,7 @@ CAMPAIGN = "/v1/campaigns/{campaign_id}"
 async def create_campaign(data: CampaignCreate, sessions: SessionFactory, response: Response) -> dict[str, Any]:
     created = await in_thread(sessions, campaigns.create_campaign, data)
     response.headers["ETag"] = etag(created["version"])
+    response.headers["Location"] = f"/v1/campaigns/{created['id']}"
     return created
 
 
@@ -98,10 +99,17 @@ async def delete_campaign(
 )
 @access("gm")
 async def create_player(
-    campaign_id: str, data: PlayerCreate, request: Request, sessions: SessionFactory, principal: PrincipalDep
+    campaign_id: str,
+    data: PlayerCreate,
+    request: Request,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    response: Response,
 ) -> dict[str, Any]:
     cap = request.app.state.settings.max_players_per_campaign
-    return await in_thread(sessions, partial(campaigns.create_player, max_players=cap), principal, campaign_id, data)
+    player = await in_thread(sessions, partial(campaigns.create_player, max_players=cap), principal, campaign_id, data)
+    response.headers["Location"] = f"/v1/campaigns/{campaign_id}/players/{player['id']}"
+    return player
 
 
 @router.get(CAMPAIGN + "/players", response_model=PlayerPage, summary="The campaign's players")

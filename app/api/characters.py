@@ -22,6 +22,7 @@ async def create_character(
 ) -> dict[str, Any]:
     created = await in_thread(sessions, characters.create_character, principal, campaign_id, data)
     response.headers["ETag"] = etag(created["version"])
+    response.headers["Location"] = f"/v1/characters/{created['id']}"
     return created
 
 

@@ -221,9 +221,11 @@ def encoded(value: Any, status_code: int = 200) -> Response:
     return JSONResponse(value, status_code=status_code)
 
 
-def created(body: dict[str, Any]) -> Response:
-    """201 with the logged body."""
-    return encoded(body, 201)
+def created(body: dict[str, Any], principal: Principal) -> Response:
+    """201 with the logged body; `Location`: its roll-log entry."""
+    response = encoded(body, 201)
+    response.headers["Location"] = f"/v1/campaigns/{principal.campaign_id}/rolls/{body['id']}"
+    return response
 
 
 def etag(version: int) -> str:

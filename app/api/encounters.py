@@ -49,7 +49,11 @@ TABLE_DICE = (
 
 
 def state(body: dict[str, Any], status_code: int = 200) -> JSONResponse:
-    return JSONResponse(body, status_code=status_code, headers={"ETag": etag(body["version"])})
+    """The encounter with its ETag; a 201 (its creation, new combatants) has its `Location`."""
+    headers = {"ETag": etag(body["version"])}
+    if status_code == 201:
+        headers["Location"] = f"/v1/encounters/{body['id']}"
+    return JSONResponse(body, status_code=status_code, headers=headers)
 
 
 def action(body: dict[str, Any]) -> JSONResponse:

@@ -52,6 +52,46 @@ TAGS = [
 ]
 # open unless ADMIN_TOKEN is set: anonymous or with a token (the admin's)
 OPTIONAL_AUTH = {("post", "/v1/campaigns")}
+# the operations whose success carries the resource's version as ETag (If-Match takes it back)
+ETAGGED = {
+    "create_campaign",
+    "read_campaign",
+    "update_campaign",
+    "create_character",
+    "read_character",
+    "update_character",
+    "create_encounter",
+    "read_encounter",
+    "update_encounter",
+    "add_combatants",
+    "update_combatant",
+    "start_encounter",
+    "next_encounter_turn",
+    "act_in_encounter",
+    "revert_encounter_action",
+    "end_encounter",
+}
+# the 201s that name what they created (`Location`): the resource, or the roll-log entry of what rolled
+UNLOCATED = {"create_event_ticket", "next_encounter_turn", "act_in_encounter", "revert_encounter_action"}
+HEADERS = {
+    "X-Request-Id": {
+        "description": "This request's id (the caller's own if it sent a valid one); quote it in a report.",
+        "schema": {"type": "string"},
+    },
+    "ETag": {"description": "The resource's version, for If-Match and If-None-Match.", "schema": {"type": "string"}},
+    "Location": {
+        "description": "What was created: the resource, or the roll-log entry of what rolled.",
+        "schema": {"type": "string", "format": "uri-reference"},
+    },
+    "Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}},
+}
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "An ETag from an earlier read: 304 without a body if it is still current.",
+    "schema": {"type": "string"},
+}
 ENCOUNTER_ACTIONS = "/v1/encounters/{encounter_id}/actions"
 
 # (method, path) -> which models of each adapter its body may be
@@ -283,12 +323,38 @@ def _declare(schema: dict[str, Any]) -> None:
     schema["info"]["license"] = LICENSE
     schema["servers"] = SERVERS
     schema["tags"] = TAGS
+    schema["components"]["headers"] = HEADERS
     for path, methods in schema["paths"].items():
         for method, operation in methods.items():
             if (method, path) in OPTIONAL_AUTH:
                 operation["security"] = [{}, {"HTTPBearer": []}]
             else:
                 operation.setdefault("security", [])
+            _declare_headers(method, operation)
+
+
+def _header(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/headers/{name}"}
+
+
+def _declare_headers(method: str, operation: dict[str, Any]) -> None:
+    """Issue 25 item 6: the response headers each operation sends, If-None-Match and its 304."""
+    name = operation["operationId"]
+    if method == "get" and name in ETAGGED:
+        operation.setdefault("parameters", []).append(IF_NONE_MATCH)
+        operation["responses"]["304"] = {
+            "description": "Not modified: the ETag in If-None-Match is current.",
+            "headers": {"ETag": _header("ETag"), "X-Request-Id": _header("X-Request-Id")},
+        }
+    for status, response in operation["responses"].items():
+        headers = response.setdefault("headers", {})
+        headers["X-Request-Id"] = _header("X-Request-Id")
+        if status.startswith("2") and name in ETAGGED:
+            headers["ETag"] = _header("ETag")
+        if status == "201" and name not in UNLOCATED:
+            headers["Location"] = _header("Location")
+        if status in ("4XX", "5XX"):  # 409 (a lock or deadlock), 429, 503
+            headers["Retry-After"] = _header("Retry-After")
 
 
 def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: list[tuple[str, dict]]) -> dict[str, Any]:

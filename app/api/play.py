@@ -58,7 +58,7 @@ async def run_test(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.run_test, principal, character_id, body, key))
+    return created(await in_thread(sessions_of(request), play.run_test, principal, character_id, body, key), principal)
 
 
 @router.post(
@@ -87,7 +87,7 @@ async def reroll_test(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.reroll, principal, character_id, test_id, body, key))
+    return created(await in_thread(sessions_of(request), play.reroll, principal, character_id, test_id, body, key), principal)
 
 
 @router.post(
@@ -105,7 +105,7 @@ async def run_action(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.character_action, principal, character_id, body, key))
+    return created(await in_thread(sessions_of(request), play.character_action, principal, character_id, body, key), principal)
 
 
 @router.post(
@@ -123,7 +123,7 @@ async def level_up(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.level_up, principal, character_id, body, key))
+    return created(await in_thread(sessions_of(request), play.level_up, principal, character_id, body, key), principal)
 
 
 @router.get(
@@ -150,7 +150,7 @@ async def run_opposed_test(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.opposed, principal, campaign_id, body, key))
+    return created(await in_thread(sessions_of(request), play.opposed, principal, campaign_id, body, key), principal)
 
 
 @router.post(
@@ -168,4 +168,4 @@ async def run_group_test(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.group, principal, campaign_id, body, key))
+    return created(await in_thread(sessions_of(request), play.group, principal, campaign_id, body, key), principal)

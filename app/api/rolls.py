@@ -38,7 +38,7 @@ async def roll_dice(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, data.model_dump(mode="json"))
-    return created(await in_thread(sessions_of(request), rolls.free_roll, principal, campaign_id, data, key))
+    return created(await in_thread(sessions_of(request), rolls.free_roll, principal, campaign_id, data, key), principal)
 
 
 @router.get("", response_model=LogPage, summary="The roll log, newest first; hidden GM rolls only for the GM")
