@@ -167,6 +167,7 @@ class Exchange:
     others_of: Callable[[], list[Party]] = list  # the other combatants (read only: positions), when asked
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
+    order: list[dict[str, Any]] = field(default_factory=list)  # the round's turn order (AS-T6: shared slots)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -259,6 +260,17 @@ class EncounterRules(ABC):
         """The GM's heal/damage changed a pool of `sheet` (a copy): the ruleset updates what follows
         from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
         return []
+
+    def damage_taken(
+        self, target: Party, pool: Pool, before: int, after: int, amount: int, round_: int
+    ) -> list[dict[str, Any]]:
+        """The GM's `damage` (`amount`) lowered a pool of `target` (copies, changed in place; its `dice` roll
+        what follows, from the body's `dice` when the ruleset's model takes them): the ruleset
+        applies what the rules say follows (AS-C5's mal en point tests) and returns the steps;
+        default nothing."""
+        return []
+
+    round_end_reads_sheets: ClassVar[bool] = False  # every combatant's sheet is read at a round's end (AS-C5)
 
     def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
         """Whether a combatant bearing these conditions has something counted at the end of each

@@ -21,6 +21,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
+from app.kit.models import RollingRequest
 from app.models.encounters import (
     GM_ACTIONS,
     MAX_CONDITIONS,
@@ -49,7 +50,7 @@ from app.services.encounters.unit import (
 from app.services.operations import Idempotency
 from app.services.uow import StoredCharacter
 
-Handler = Callable[[Fight, Any, Changes, list], None]
+Handler = Callable[[Fight, Any, Changes, list, CombatDice | None], None]
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,15 @@ def gm_action(
     target = fight.combatant(req.target_id, "target_id")
     changes = Changes(fight)
     steps: list[dict[str, Any]] = []
-    action.handler(fight, req, changes, steps)
+    dice = None  # the GM's actions roll where the ruleset's model takes dice (AS-C5 after `damage`)
+    if isinstance(req, RollingRequest):
+        check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
+        dice = CombatDice.for_caller(principal, req, fight)
+        with dice.explained():
+            action.handler(fight, req, changes, steps, dice)
+        dice.finish()
+    else:
+        action.handler(fight, req, changes, steps, None)
     _, shown = record_action(
         uow,
         fight,
@@ -105,6 +114,7 @@ def gm_action(
         type_=req.type,
         changes=changes,
         steps=steps,
+        dice=dice,
         actor_id=req.actor_id,
         target_id=target["id"],
         hidden=req.hidden,
@@ -155,6 +165,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
         reaction=reaction,
         reaction_chosen=chosen,
         same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
+        order=fight.encounter["turn_order"],
         on_turn=actor["id"] in current.get("combatant_ids", []),
         by_gm=principal.is_gm,
         others_of=lambda: _others(uow.conn, fight, principal, involved),
@@ -325,7 +336,7 @@ def _loaded(fight: Fight, c: dict[str, Any]) -> StoredCharacter:
     return ch
 
 
-def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: list) -> None:
+def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: list, dice: CombatDice | None) -> None:
     """The GM's raw amount, clamped to the pool's bounds (0 or the sheet's floor, its maximum)."""
     target = fight.combatant(req.target_id, "target_id")
     pool = fight.rules.pool(req.resource)
@@ -353,6 +364,10 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         steps.append({**step, "combatant_id": target["id"]})
     for key in [k for k in following if following[k] != fight.loaded_character(target).sheet.get(k)]:
         changes.sheet(target, key, following[key])
+    if dice is not None and req.type == "damage":  # what the ruleset says follows (AS-C5), with dice
+        party = _party(fight, target, dice, fight.encounter["current_turn"] or {})
+        steps.extend(fight.rules.damage_taken(party, pool, before, after, req.amount, fight.encounter["round"]))
+        _apply(fight, changes, target, party)
     now_down = fight.rules.is_down(fight.loaded_character(target).sheet)
     if now_down != was_down:
         steps.append(
@@ -360,7 +375,7 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         )
 
 
-def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:
+def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list, dice: CombatDice | None) -> None:
     target = fight.combatant(req.target_id, "target_id")
     conditions = list(target["conditions"])
     if req.remove is not None:
