@@ -101,6 +101,16 @@ class AsgardAttackRequest(AttackRequest):
     )
 
 
+class HeroismRerollRequest(CombatAction):
+    """AS-H2 (Decision) in an encounter: `actor_id` spends 1 heroism to roll its own test of the
+    fight's latest action (`action_id`: its attack, or its defence) again: that action is undone
+    and resolved again with the same choices and new dice (table dice: that action's, in its
+    order), as this one action; once per action."""
+
+    type: Literal["heroism_reroll"]
+    action_id: Id = Field(description="The fight's latest action (else 409 naming it).")
+
+
 class AsgardHeal(HealOrDamage):
     """The GM's raw heal (as every ruleset's)."""
 
@@ -129,7 +139,10 @@ class Asgard(EncounterRules):
         "initiative), then 1d6 roll-offs"
     )
 
-    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": AsgardAttackRequest}
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {
+        "attack": AsgardAttackRequest,
+        combat.HEROISM_REROLL: HeroismRerollRequest,
+    }
     round_end_reads_sheets = True  # AS-C5: a state from a fire or asphyxia counts too (`adopt_states`)
 
     def action_models(self) -> dict[str, type[BaseModel]]:
@@ -142,6 +155,15 @@ class Asgard(EncounterRules):
             return []
         more = [(req.also_target_id, "also_target_id")] if req.also_target_id is not None else []
         return more + [(cid, "group") for cid in req.group] + [(cid, "cooperating") for cid in req.cooperating]
+
+    def replays(self, req: CombatAction) -> str | None:
+        """AS-H2: a heroism reroll resolves the fight's latest action again."""
+        return req.action_id if isinstance(req, HeroismRerollRequest) else None
+
+    def replay_body(self, req: CombatAction, logged: dict[str, Any]) -> dict[str, Any]:
+        """AS-H2 (see `rules.combat.combat_reroll`): the logged attack's own request."""
+        body, _ = combat.combat_reroll(logged, req.actor_id)
+        return body
 
     def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
         """AS-C11 / AS-T6: who attacked with a group or cooperated has no turn of its own left in
@@ -168,6 +190,8 @@ class Asgard(EncounterRules):
         """AS-C1..C5, AS-C11 (see `resolve_attack`)."""
         req: AsgardAttackRequest = x.req
         by_id = {p.id: p for p in x.more}
+        if x.replaying is not None:
+            _pay_the_reroll(x, [x.actor, *([x.target] if x.target else []), *x.more])
         targets = [(x.foe, x.foe_reaction)]
         if req.also_target_id is not None:
             second = by_id[req.also_target_id]
@@ -201,18 +225,19 @@ class Asgard(EncounterRules):
             asset_dice=req.asset_dice,
         )
         together = [by_id[cid] for cid in (*req.group, *req.cooperating)]
-        x.steps.extend(
-            resolve_attack(
-                x.dice,
-                x.actor,
-                targets,
-                choice,
-                group=[by_id[cid] for cid in req.group],
-                cooperating=[by_id[cid] for cid in req.cooperating],
-                gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
-                round_=x.round,
-            )
+        steps = resolve_attack(
+            x.dice,
+            x.actor,
+            targets,
+            choice,
+            group=[by_id[cid] for cid in req.group],
+            cooperating=[by_id[cid] for cid in req.cooperating],
+            gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
+            round_=x.round,
         )
+        attack_test = next(st for st in steps if st["rule"] == "AS-C1" and st["what"] == "attack test")
+        attack_test["request"] = req.model_dump(mode="json", exclude_defaults=True, exclude={"dice", "seed", "hidden"})
+        x.steps.extend(steps)  # the request logged with the attack test: a heroism reroll resolves it again (AS-H2)
         if together:
             _share_the_turn(x, together, "AS-C11" if req.group else "AS-T6")
 
@@ -309,6 +334,25 @@ class AttackChoice:
 
 HEROIC_DEFENSE = "defense_heroism"  # AS-H1 on the defense test: 4d6, the extra die also off the damage (AS-C3)
 TURN_SPENT = "turn_spent"  # counters: the round a combatant acted in another's slot (AS-C11, AS-T6)
+
+
+def _pay_the_reroll(x: Exchange, parties: list[Party]) -> None:
+    """AS-H2: the spender pays 1 heroism (AS-H6: never below zero) for the action resolved again."""
+    assert x.replaying is not None
+    spender = next(p for p in parties if p.id == x.replaying["by"])
+    before = int(spender.sheet.get("heroism") or 0)
+    spender.sheet["heroism"] = spend_heroism(
+        before, combat.REROLL_COST, "rolling a test again (AS-H2)", field="actor_id"
+    )
+    x.step(
+        "AS-H2",
+        "heroism spent: the action resolved again with new dice",
+        combatant_id=spender.id,
+        rerolls=x.replaying["action_id"],
+        resource="heroism",
+        before=before,
+        after=spender.sheet["heroism"],
+    )
 
 
 def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:

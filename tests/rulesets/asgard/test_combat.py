@@ -862,3 +862,56 @@ def test_as_c2_asset_dice_add_to_the_damage(table):
     dmg = step(a, "AS-C2", "damage")
     assert (dmg["extra_dice"], dmg["asset_dice"], dmg["damage"]) == ([5], 1, 11)
     assert step(a, "AS-C3", "vitality")["after"] == 20
+
+
+def test_as_h2_a_heroism_reroll_resolves_the_latest_action_again_with_new_dice(table):
+    """AS-H2 (Decision) in an encounter: the spender rerolls its own test of the fight's latest
+    action (its attack, or its defence): that action is undone and resolved again with the same
+    choices and new dice, as one `heroism_reroll` action (1 heroism; once per action; only the
+    latest action, else 409 naming it)."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # the dague: 1+1+2 + 6 = 10 against 12, parried; rolled again: 5+2+4 + 6 = 17 against 12, 5 − 1 = 4
+    a = attack(
+        t, eid, n["Hero"], n["Foe"], [1, 1, 2, 3, 3, 3], weapon="dague", primes=["prudence"], penalties=["danger"]
+    )
+    assert step(a, "AS-T9", "opposition")["hit"] is False
+    reroll = {"type": "heroism_reroll", "actor_id": n["Hero"], "action_id": a["id"]}
+    r = t.act(eid, {**reroll, "dice": [5, 2, 4, 3, 3, 3]})
+    assert r["type"] == "heroism_reroll" and r["steps"][0] == {
+        "rule": "AS-H2",
+        "what": "heroism spent: the action resolved again with new dice",
+        "combatant_id": n["Hero"],
+        "rerolls": a["id"],
+        "resource": "heroism",
+        "before": 2,
+        "after": 1,
+    }
+    assert (step(r, "AS-C2", "damage")["read_dice"], step(r, "AS-C3", "vitality")["after"]) == ([5], 6)
+    s = t.state(eid)
+    hero_now = next(c for c in s["combatants"] if c["id"] == n["Hero"])
+    assert (hero_now["resources"]["heroism"]["value"], hero_now["counters"]) == (1, {"prudence": 1, "danger": 1})
+    # once per action: the reroll is not rolled again, by either side
+    for who in (n["Hero"], n["Foe"]):
+        again = t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "heroism_reroll", "actor_id": who, "action_id": r["id"], "dice": [6, 6, 6]},
+        )
+        assert "AS-H2" in assert_problem(again, 409, "conflict")["detail"]
+    # only the latest action: the older one is a 409 naming the latest
+    old = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={**reroll, "dice": [6, 6, 6]})
+    assert assert_problem(old, 409, "conflict")["latest"] == r["id"]
+    # the defender rerolls its defence of a hit: 2+3+3 + 5 = 13 against 3+3+3 + 4 − 2 + 2 = 13 (higher
+    # skill, prudence and danger cancel out); again: 5+5+5 + 4 = 19, parried: the Hero keeps its 20
+    # vitality, its heroism paid
+    t.next_turn(eid)
+    b = attack(t, eid, n["Foe"], n["Hero"], [2, 3, 3, 3, 3, 3])
+    assert step(b, "AS-T9", "opposition")["hit"] is True
+    d = t.act(eid, {"type": "heroism_reroll", "actor_id": n["Hero"], "action_id": b["id"], "dice": [2, 3, 3, 5, 5, 5]})
+    assert step(d, "AS-T9", "opposition")["hit"] is False
+    assert pools(t, eid, "vitality") == {"Hero": 20, "Foe": 6}
+    assert pools(t, eid, "heroism") == {"Hero": 0, "Foe": 1}
+    # no heroism left: 409 (AS-H6); a reverted reroll gives back the action it replaced
+    t.post(f"/v1/encounters/{eid}/actions/{d['id']}/revert", {})
+    assert (pools(t, eid, "vitality"), pools(t, eid, "heroism")) == ({"Hero": 14, "Foe": 6}, {"Hero": 1, "Foe": 1})

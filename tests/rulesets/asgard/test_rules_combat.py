@@ -5,6 +5,7 @@ import pytest
 from app.rulesets.asgard.rules import combat
 from app.rulesets.asgard.rules.core import TestSpec, roll_test
 from app.rules.dice import TableDice
+from app.kit.errors import Conflict
 from app.rules.errors import RuleError
 
 
@@ -240,3 +241,24 @@ def test_as_c5_a_state_from_a_fire_starts_counting_after_its_round_and_the_dying
     # nothing to count, nothing adopted: a dead or an unharmed character
     assert combat.count_rounds("F", {"dead": True, "dying": False}, [], 3)[1:] == ([], [])
     assert combat.adopt_states({"dying": False, "unconscious_rounds": None}, [], 1) == ([], [])
+
+
+def test_as_h2_in_combat_the_spender_rerolls_its_own_test_of_the_action_once():
+    request = {"type": "attack", "actor_id": "H", "target_id": "F", "weapon": "dague"}
+    logged = {
+        "id": "a1",
+        "type": "attack",
+        "actor_id": "H",
+        "steps": [
+            {"rule": "AS-C1", "what": "attack test", "combatant_id": "H", "request": request},
+            {"rule": "AS-C1", "what": "defense test", "combatant_id": "F"},
+        ],
+    }
+    assert combat.combat_reroll(logged, "H") == (request, "attack")
+    assert combat.combat_reroll(logged, "F") == (request, "defense")
+    with pytest.raises(Conflict):
+        combat.combat_reroll(logged, "X")  # made no test in it
+    with pytest.raises(Conflict):
+        combat.combat_reroll({**logged, "type": "heroism_reroll"}, "H")  # once per action
+    with pytest.raises(Conflict):
+        combat.combat_reroll({"id": "m", "type": "move", "steps": []}, "H")

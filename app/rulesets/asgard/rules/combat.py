@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.kit.errors import Conflict
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
 from app.rulesets.asgard.rules.contests import Cooperation, Opposition, cooperate, oppose
@@ -410,6 +411,46 @@ def count_rounds(
         kept, adopted = adopt_states(condition, kept, round_)
         steps.extend({**step, "combatant_id": combatant_id} for step in adopted)
     return condition, kept, steps
+
+
+# --- AS-H2 in an encounter ------------------------------------------------------------
+
+HEROISM_REROLL = "heroism_reroll"
+REROLL_COST = 1
+
+
+def combat_reroll(logged: dict[str, Any], spender: str) -> tuple[dict[str, Any], str]:
+    """AS-H2 (Decision) in an encounter: the spender rerolls its own test of the fight's latest
+    action — its attack (the actor) or its defence (a target that made a defense test) — which is
+    resolved again with the same choices (`request`, logged with the attack test) and new dice;
+    once per action (a heroism reroll is not rerolled: 409). `logged`: that action's logged body.
+    Returns (the request to resolve again, which test is rerolled: "attack" or "defense")."""
+    if logged.get("type") == HEROISM_REROLL:
+        raise Conflict(
+            f"action {logged.get('id')} is a heroism reroll already: AS-H2 rolls a test again once",
+            field="action_id",
+            extra={"rule": "AS-H2"},
+        )
+    steps = logged.get("steps") or []
+    attack = next((s for s in steps if s.get("rule") == "AS-C1" and s.get("what") == "attack test"), None)
+    if logged.get("type") != "attack" or attack is None or "request" not in attack:
+        raise Conflict(
+            f"action {logged.get('id')} ({logged.get('type')}) has no attack or defence test to roll again (AS-H2)",
+            field="action_id",
+            extra={"rule": "AS-H2"},
+        )
+    defenders = {s["combatant_id"] for s in steps if s.get("rule") == "AS-C1" and s.get("what") == "defense test"}
+    if spender == logged.get("actor_id"):
+        which = "attack"
+    elif spender in defenders:
+        which = "defense"
+    else:
+        raise Conflict(
+            f"combatant {spender} made no test in action {logged.get('id')}: AS-H2 rerolls one's own test",
+            field="actor_id",
+            extra={"rule": "AS-H2"},
+        )
+    return dict(attack["request"]), which
 
 
 # --- AS-C13 ----------------------------------------------------------------
