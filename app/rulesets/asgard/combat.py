@@ -170,10 +170,7 @@ class Asgard(EncounterRules):
         that round (its slot passes)."""
         spent = counters.get(TURN_SPENT)
         if spent and spent.get("round") == round_:
-            return {
-                "rule": spent["rule"],
-                "what": f"acted with {spent['with']} this round: no turn of its own left",
-            }
+            return {"rule": spent["rule"], "what": "acted with others this round: no turn of its own left"}
         return None
 
     def damage_taken(
@@ -236,7 +233,9 @@ class Asgard(EncounterRules):
             round_=x.round,
         )
         attack_test = next(st for st in steps if st["rule"] == "AS-C1" and st["what"] == "attack test")
-        attack_test["request"] = req.model_dump(mode="json", exclude_defaults=True, exclude={"dice", "seed", "hidden"})
+        attack_test["request"] = req.model_dump(
+            mode="json", exclude_defaults=True, exclude={"dice", "seed", "hidden", *combat.NAMED_ELSEWHERE}
+        )
         x.steps.extend(steps)  # the request logged with the attack test: a heroism reroll resolves it again (AS-H2)
         if together:
             _share_the_turn(x, together, "AS-C11" if req.group else "AS-T6")
@@ -363,7 +362,7 @@ def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:
     lost = set(combat.slots_lost(order, x.actor.id, [p.id for p in together]))
     for p in together:
         if p.id in lost:
-            p.counters[TURN_SPENT] = {"round": x.round, "rule": rule, "with": x.actor.id}
+            p.counters[TURN_SPENT] = {"round": x.round, "rule": rule}  # naming no one (a hidden actor)
     x.step(rule, "one shared turn: the others' own turns of this round pass", members=[p.id for p in together])
 
 
@@ -411,12 +410,7 @@ def resolve_attack(
     effects = combat.prime_effects(
         combat.Primes(choice.primes, choice.penalties, choice.free_primes, choice.mandatory_penalties)
     )
-    if effects.multiple_targets != (len(targets) == 2) or not 1 <= len(targets) <= 2:
-        raise RuleError(
-            "attaques_multiples (AS-C4) takes exactly two targets in reach (target_id and also_target_id); "
-            "any other attack one",
-            field="also_target_id",
-        )
+    combat.check_targets(effects, len(targets))
     if choice.primes or choice.penalties or choice.free_primes or choice.mandatory_penalties:
         steps.append(
             {

@@ -487,7 +487,7 @@ EXPECTED_ASGARD: dict[str, Any] = {
             "resources": {"vitality": {"value": 2, "max": 5}, "heroism": {"value": 0, "max": None}},
             "posture": None,
             "conditions": [],
-            "counters": {"turn_spent": {"round": 1, "rule": "AS-C11", "with": "E2"}},
+            "counters": {"turn_spent": {"round": 1, "rule": "AS-C11"}},
             "initiative_override": None,
         },
         {
@@ -677,8 +677,10 @@ def test_as_c11_extras_who_attacked_as_a_group_have_no_turn_of_their_own_left(ta
     )
     assert "AS-C11" in assert_problem(r, 409, "conflict")["detail"]
     turn = t.next_turn(eid)  # E2's slot passes: round 2, E1 first
-    assert {"rule": "AS-C11", "what": f"acted with {n['E1']} this round: no turn of its own left"} | {
-        "combatant_id": n["E2"]
+    assert {
+        "rule": "AS-C11",
+        "what": "acted with others this round: no turn of its own left",
+        "combatant_id": n["E2"],
     } in turn["steps"]
     s = t.state(eid)
     assert (s["round"], s["current"]["combatant_id"]) == (2, n["E1"])
@@ -915,3 +917,31 @@ def test_as_h2_a_heroism_reroll_resolves_the_latest_action_again_with_new_dice(t
     # no heroism left: 409 (AS-H6); a reverted reroll gives back the action it replaced
     t.post(f"/v1/encounters/{eid}/actions/{d['id']}/revert", {})
     assert (pools(t, eid, "vitality"), pools(t, eid, "heroism")) == ({"Hero": 14, "Foe": 6}, {"Hero": 1, "Foe": 1})
+
+
+def test_as_h2_a_heroism_reroll_of_a_group_attack_on_two_targets_keeps_its_choices(table):
+    """AS-H2: the action resolved again keeps every choice: AS-C4's second target, AS-C11's group."""
+    t = table("asgard")
+    eid, n = setup(
+        t,
+        ("E1", extra(heroism=1), "npc"),
+        ("E2", extra(), "npc"),
+        ("Hero", hero(), "pc"),
+        ("Ally", hero(), "pc"),
+        start=[6, 5, 5, 4, 4, 4, 1, 1, 1, 1, 1, 2],
+    )
+    body = {"group": [n["E2"]], "primes": ["attaques_multiples"], "penalties": ["danger"], "also_target_id": n["Ally"]}
+    # 1+1+2 + 2 + 1 = 7 against two defences: both parried
+    a = attack(t, eid, n["E1"], n["Hero"], [1, 1, 2, 3, 3, 3, 3, 3, 3], **body)
+    # again: 6+5+4 + 3 = 18 against 3+3+3 + 4 = 13 and 2+2+2 + 4 = 10; gourdin 6 + 1 − 2, halved: 3 each
+    r = t.act(
+        eid, {"type": "heroism_reroll", "actor_id": n["E1"], "action_id": a["id"], "dice": [6, 5, 4, 3, 3, 3, 2, 2, 2]}
+    )
+    assert [
+        (s["combatant_id"], s["after"]) for s in r["steps"] if s["rule"] == "AS-C3" and s["what"] == "vitality"
+    ] == [
+        (n["Hero"], 17),
+        (n["Ally"], 17),
+    ]
+    assert step(r, "AS-C11", "group of extras: one test")["members"] == [n["E1"], n["E2"]]
+    assert combatant_of(t, eid, n["E2"])["counters"] == {"turn_spent": {"round": 1, "rule": "AS-C11"}}

@@ -262,3 +262,23 @@ def test_as_h2_in_combat_the_spender_rerolls_its_own_test_of_the_action_once():
         combat.combat_reroll({**logged, "type": "heroism_reroll"}, "H")  # once per action
     with pytest.raises(Conflict):
         combat.combat_reroll({"id": "m", "type": "move", "steps": []}, "H")
+    # the combatants named besides actor and target are read back from the steps naming them
+    both = {
+        **logged,
+        "steps": [
+            *logged["steps"],
+            {"rule": "AS-C1", "what": "unperceived attack: no defense", "combatant_id": "G"},
+            {"rule": "AS-T6", "what": "cooperation: the best result leads", "members": ["H", "A", "B"]},
+        ],
+    }
+    assert combat.combat_reroll(both, "H")[0] == {**request, "also_target_id": "G", "cooperating": ["A", "B"]}
+
+
+def test_as_c4_attaques_multiples_takes_exactly_two_targets_any_other_attack_one():
+    multiple = combat.prime_effects(combat.Primes(("attaques_multiples",), ("danger",)))
+    plain = combat.prime_effects(combat.Primes())
+    combat.check_targets(multiple, 2)
+    combat.check_targets(plain, 1)
+    for effects, count in ((multiple, 1), (plain, 2), (multiple, 3)):
+        with pytest.raises(RuleError):
+            combat.check_targets(effects, count)

@@ -207,6 +207,17 @@ def prime_effects(choice: Primes) -> PrimeEffects:
     )
 
 
+def check_targets(effects: PrimeEffects, count: int) -> None:
+    """AS-C4: attaques_multiples strikes exactly two targets in reach with one test; any other
+    attack one."""
+    if effects.multiple_targets != (count == 2) or not 1 <= count <= 2:
+        raise RuleError(
+            "attaques_multiples (AS-C4) takes exactly two targets in reach (target_id and also_target_id); "
+            "any other attack one",
+            field="also_target_id",
+        )
+
+
 def final_damage(damage: int, effects: PrimeEffects) -> int:
     """AS-C4: attaques multiples / blessure légère halve the damage (rounded up) after
     everything else (protection included)."""
@@ -450,7 +461,34 @@ def combat_reroll(logged: dict[str, Any], spender: str) -> tuple[dict[str, Any],
             field="actor_id",
             extra={"rule": "AS-H2"},
         )
-    return dict(attack["request"]), which
+    return {**attack["request"], **_named_in(steps)}, which
+
+
+NAMED_ELSEWHERE = ("also_target_id", "group", "cooperating")  # read back from their own steps
+
+
+def _named_in(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The combatants an attack's request named besides its actor and target, read from the steps
+    that name them (each shown only to who sees that combatant): AS-C4's second target (the second
+    to defend), AS-C11's group, AS-T6's cooperating characters."""
+    named: dict[str, Any] = {}
+    targets = list(
+        dict.fromkeys(
+            s["combatant_id"]
+            for s in steps
+            if s.get("rule") == "AS-C1" and s.get("what") in ("defense test", "unperceived attack: no defense")
+        )
+    )
+    if len(targets) == 2:
+        named["also_target_id"] = targets[1]
+    for rule, what, field_ in (
+        ("AS-C11", "group of extras: one test", "group"),
+        ("AS-T6", "cooperation: the best result leads", "cooperating"),
+    ):
+        step = next((s for s in steps if s.get("rule") == rule and s.get("what") == what), None)
+        if step is not None:
+            named[field_] = list(step["members"][1:])
+    return named
 
 
 # --- AS-C13 ----------------------------------------------------------------
