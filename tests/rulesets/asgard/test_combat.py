@@ -901,6 +901,9 @@ def test_as_h2_a_heroism_reroll_resolves_the_latest_action_again_with_new_dice(t
             json={"type": "heroism_reroll", "actor_id": who, "action_id": r["id"], "dice": [6, 6, 6]},
         )
         assert "AS-H2" in assert_problem(again, 409, "conflict")["detail"]
+    # only the GM or the spender's owner spends for it
+    bob = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.bob.headers, json={**reroll, "action_id": r["id"]})
+    assert_problem(bob, 403, "forbidden")
     # only the latest action: the older one is a 409 naming the latest
     old = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={**reroll, "dice": [6, 6, 6]})
     assert assert_problem(old, 409, "conflict")["latest"] == r["id"]
