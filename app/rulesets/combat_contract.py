@@ -167,6 +167,9 @@ class Exchange:
     others_of: Callable[[], list[Party]] = list  # the other combatants (read only: positions), when asked
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
+    order: list[dict[str, Any]] = field(default_factory=list)  # the round's turn order (AS-T6: shared slots)
+    # resolving a logged action again (`replays`): {"action_id": that action, "by": the spender}
+    replaying: dict[str, Any] | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -260,6 +263,17 @@ class EncounterRules(ABC):
         from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
         return []
 
+    def damage_taken(
+        self, target: Party, pool: Pool, before: int, after: int, amount: int, round_: int
+    ) -> list[dict[str, Any]]:
+        """The GM's `damage` (`amount`) lowered a pool of `target` (copies, changed in place; its `dice` roll
+        what follows, from the body's `dice` when the ruleset's model takes them): the ruleset
+        applies what the rules say follows (AS-C5's mal en point tests) and returns the steps;
+        default nothing."""
+        return []
+
+    round_end_reads_sheets: ClassVar[bool] = False  # every combatant's sheet is read at a round's end (AS-C5)
+
     def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
         """Whether a combatant bearing these conditions has something counted at the end of each
         round (AS-C5's dying and unconscious rounds): only those combatants' sheets are read."""
@@ -336,6 +350,17 @@ class EncounterRules(ABC):
         """Combatants besides the actor and the target the action reads and changes, each with
         the body field naming it (AS-C4 a second target, AS-C11 a group of extras); default none."""
         return []
+
+    def replays(self, req: CombatAction) -> str | None:
+        """The id of the action this request resolves again (AS-H2's heroism reroll: the flow checks
+        it is the fight's latest, undoes it and resolves `replay_body` with this request's dice),
+        or None (default: every action is new)."""
+        return None
+
+    def replay_body(self, req: CombatAction, logged: dict[str, Any]) -> dict[str, Any]:
+        """The request to resolve again, from the logged body of the action `replays` named (a
+        refusal is a 409 naming the rule); only called when `replays` names one."""
+        raise unsupported(self.ruleset, req.type, list(self.action_models()))
 
     def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
         """The rule letting this combatant act outside its turn (a riposte, a counter-attack), or None."""

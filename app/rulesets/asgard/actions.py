@@ -223,17 +223,44 @@ def heroic_effect(ch: Character, sheet: m.Sheet, req: m.HeroicEffectAction, ctx:
     return {"asset": asset.name, "heroic_effect": asset.heroic_effect, "effects": effects}, sheet
 
 
+def _lost_to(entry: dict[str, Any] | None, ch: Character) -> int:
+    """AS-H4: the vitality the logged blow took from this character (its before − after): a
+    character action's `effects.vitality`, or an encounter action's vitality changes."""
+    if entry is None:
+        raise RuleError("no log entry with this id in this campaign", field="damage_id")
+    lost: int | None = None
+    if entry.get("kind") == "combat":
+        mine = [c for c in entry.get("changes") or [] if c.get("character_id") == ch.id and c["field"] == "vitality"]
+        if mine:
+            lost = sum(int(c["before"]) - int(c["after"]) for c in mine)
+    elif entry.get("kind") == "action" and entry.get("character_id") == ch.id:
+        change = (entry.get("effects") or {}).get("vitality")
+        if change:
+            lost = int(change["before"]) - int(change["after"])
+    if lost is None or lost <= 0:
+        raise RuleError(f"log entry {entry.get('id')} took no vitality from this character (AS-H4)", field="damage_id")
+    return lost
+
+
 @_action
 def cancel_damage(ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx: Context):
-    """AS-H4: 2 heroism cancel announced damage (given back if already applied)."""
+    """AS-H4: 2 heroism cancel announced damage; already applied, exactly what it took is
+    given back (`damage_id` names the blow: a 7-damage blow on 5 vitality gives back 5)."""
+    lost = _lost_to(ctx.get_log_entry(req.damage_id), ch) if req.damage_id is not None else None
     sheet, effects = heroism_effect(sheet, 2, "cancelling damage (AS-H4)", field="heroism")
-    if req.already_applied:
+    if req.already_applied or lost is not None:
         before = vitality(sheet)
-        sheet.vitality = min(sheet.vitality_max, before + req.damage)
+        sheet.vitality = hazards.given_back(req.damage, before, sheet.vitality_max, lost=lost)
         effects["vitality"] = {"before": before, "after": sheet.vitality}
         if sheet.vitality > 0:
             sheet.condition = m.Condition()
-    return {"damage": req.damage, "already_applied": req.already_applied, "effects": effects}, sheet
+    return {
+        "damage": req.damage,
+        "already_applied": req.already_applied or lost is not None,
+        "damage_id": req.damage_id,
+        "lost": lost,
+        "effects": effects,
+    }, sheet
 
 
 @_action

@@ -103,9 +103,14 @@ class AsgardAdapter(
                 "automatic_results": {"critical_failure": "all dice show 1", "critical_success": "three dice show 6"},
                 "heroism_spends": {
                     "heroism_4d6": {"cost": 1, "rule": "AS-H1", "how": "test request field heroism_4d6"},
-                    "reroll": {"cost": 1, "rule": "AS-H2", "how": "POST /v1/characters/{id}/tests/{test_id}/reroll"},
+                    "reroll": {
+                        "cost": 1,
+                        "rule": "AS-H2",
+                        "how": "POST /v1/characters/{id}/tests/{test_id}/reroll; in an encounter, action "
+                        "heroism_reroll",
+                    },
                     "heroic_effect": {"cost": 1, "rule": "AS-H3", "how": "action heroic_effect"},
-                    "cancel_damage": {"cost": 2, "rule": "AS-H4", "how": "action cancel_damage"},
+                    "cancel_damage": {"cost": 2, "rule": "AS-H4", "how": "action cancel_damage (damage_id: the blow)"},
                     "protect_ally": {"cost": 1, "rule": "AS-H5", "how": "action protect_ally"},
                 },
                 "outcomes": ["success", "failure", "critical_success", "critical_failure"],

@@ -1,4 +1,5 @@
-"""Asgard in an encounter: vitality and heroism, turn order AS-C13.
+"""Asgard in an encounter: vitality and heroism, turn order AS-C13, attacks AS-C1..C5, AS-C11,
+AS-T6 cooperation, AS-T7 close skills, the GM's damage and AS-C5's rounds.
 
 Table dice of `start`: each combatant's open perception test, 3d6, in the order
 combatants were added (none for an NPC taking 11, AS-T8, nor for a GM
@@ -10,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, StrictInt
+from pydantic import BaseModel, Field, StrictInt
 
 from app.kit.errors import Forbidden
-from app.models.encounters import AttackRequest, CombatAction, Id
+from app.kit.models import RollingRequest
+from app.models.encounters import AttackRequest, CombatAction, HealOrDamage, Id
 from app.rules.errors import RuleError
 from app.rulesets.asgard.rules import combat, hazards
 from app.rulesets.asgard.rules.combat import initiative_order
@@ -75,11 +77,51 @@ class AsgardAttackRequest(AttackRequest):
     group: list[Id] = Field(
         default_factory=list,
         max_length=4,
-        description="AS-C11: the other extras (tier figurant) attacking with the actor.",
+        description="AS-C11: the other extras (tier figurant) attacking with the actor; their own turns "
+        "of the round pass.",
+    )
+    cooperating: list[Id] = Field(
+        default_factory=list,
+        max_length=4,
+        description="AS-T6: the other characters attacking with the actor as one cooperation (each rolls its "
+        "attack test after the actor's; the best leads, +1/−1 per other result); one shared slot, the "
+        "actor's: their own turns of the round pass.",
+    )
+    close_skill: bool = Field(False, description="AS-T7: the attack uses a close skill: its result −5.")
+    defense_close_skill: bool = Field(
+        False,
+        description="AS-T7: the target defends with a close skill: its result −5 (the GM, or with the body's "
+        "`reaction`, chosen by who controls the target).",
+    )
+    asset_dice: StrictInt = Field(
+        0, ge=0, le=3, description="AS-C2: d6 an asset the GM allows adds to the damage (rolled after the weapon's)."
     )
     reaction: Literal["defense", "defense_heroism", "none"] | None = Field(
         None, description="Overrides the target's standing reaction (only a caller who controls the target)."
     )
+
+
+class HeroismRerollRequest(CombatAction):
+    """AS-H2 (Decision) in an encounter: `actor_id` spends 1 heroism to roll its own test of the
+    fight's latest action (`action_id`: its attack, or its defence) again: that action is undone
+    and resolved again with the same choices and new dice (table dice: that action's, in its
+    order), as this one action; once per action."""
+
+    type: Literal["heroism_reroll"]
+    action_id: Id = Field(description="The fight's latest action (else 409 naming it).")
+
+
+class AsgardHeal(HealOrDamage):
+    """The GM's raw heal (as every ruleset's)."""
+
+    type: Literal["heal"]
+
+
+class AsgardDamage(RollingRequest, HealOrDamage):
+    """The GM's raw damage on a resource; vitality brought to 0 rolls AS-C5's tests (table dice:
+    resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
+
+    type: Literal["damage"]
 
 
 class Asgard(EncounterRules):
@@ -97,25 +139,71 @@ class Asgard(EncounterRules):
         "initiative), then 1d6 roll-offs"
     )
 
-    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": AsgardAttackRequest}
+    combat_actions: ClassVar[dict[str, type[CombatAction]]] = {
+        "attack": AsgardAttackRequest,
+        combat.HEROISM_REROLL: HeroismRerollRequest,
+    }
+    round_end_reads_sheets = True  # AS-C5: a state from a fire or asphyxia counts too (`adopt_states`)
+
+    def action_models(self) -> dict[str, type[BaseModel]]:
+        """The GM's `damage` takes dice (AS-C5's tests when vitality reaches 0)."""
+        return {**super().action_models(), "heal": AsgardHeal, "damage": AsgardDamage}
 
     def involved(self, req: CombatAction) -> list[tuple[str, str]]:
-        """AS-C4's second target and AS-C11's group take part in the attack."""
+        """AS-C4's second target, AS-C11's group and AS-T6's cooperating characters take part."""
         if not isinstance(req, AsgardAttackRequest):
             return []
         more = [(req.also_target_id, "also_target_id")] if req.also_target_id is not None else []
-        return more + [(cid, "group") for cid in req.group]
+        return more + [(cid, "group") for cid in req.group] + [(cid, "cooperating") for cid in req.cooperating]
+
+    def replays(self, req: CombatAction) -> str | None:
+        """AS-H2: a heroism reroll resolves the fight's latest action again."""
+        return req.action_id if isinstance(req, HeroismRerollRequest) else None
+
+    def replay_body(self, req: CombatAction, logged: dict[str, Any]) -> dict[str, Any]:
+        """AS-H2 (see `rules.combat.combat_reroll`): the logged attack's own request."""
+        body, _ = combat.combat_reroll(logged, req.actor_id)
+        return body
+
+    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+        """AS-C11 / AS-T6: who attacked with a group or cooperated has no turn of its own left in
+        that round (its slot passes)."""
+        spent = counters.get(TURN_SPENT)
+        if spent and spent.get("round") == round_:
+            return {"rule": spent["rule"], "what": "acted with others this round: no turn of its own left"}
+        return None
+
+    def damage_taken(
+        self, target: Party, pool: Pool, before: int, after: int, amount: int, round_: int
+    ) -> list[dict[str, Any]]:
+        """AS-C5 (Decision): the GM's damage bringing vitality to 0 rolls the mal en point tests
+        against 5 + the damage, as a blow does (only becoming mal en point tests)."""
+        steps: list[dict[str, Any]] = []
+        if pool.key == "vitality" and before > 0 and after == 0:
+            mal_en_point(target, amount, steps, round_)
+        return steps
 
     def attack(self, x: Exchange) -> None:
         """AS-C1..C5, AS-C11 (see `resolve_attack`)."""
         req: AsgardAttackRequest = x.req
         by_id = {p.id: p for p in x.more}
+        if x.replaying is not None:
+            _pay_the_reroll(x, [x.actor, *([x.target] if x.target else []), *x.more])
         targets = [(x.foe, x.foe_reaction)]
         if req.also_target_id is not None:
             second = by_id[req.also_target_id]
             targets.append((second, second.reaction))
         if req.take_11:
             _check_take_11(x)
+        if req.defense_close_skill and not (x.by_gm or x.reaction_chosen):
+            raise Forbidden(
+                "only the GM, or who controls the target with the body's `reaction`, chooses its close skill (AS-T7)",
+                field="defense_close_skill",
+            )
+        if req.group and req.cooperating:
+            raise RuleError(
+                "extras attack as a group (AS-C11), characters cooperate (AS-T6): not both at once", field="cooperating"
+            )
         choice = AttackChoice(
             skill=req.skill,
             modifier=req.modifier,
@@ -129,27 +217,40 @@ class Asgard(EncounterRules):
             take_11=req.take_11,
             unperceived=req.unperceived,
             difficulty=req.difficulty,
+            close_skill=req.close_skill,
+            defense_close_skill=req.defense_close_skill,
+            asset_dice=req.asset_dice,
         )
-        x.steps.extend(
-            resolve_attack(
-                x.dice,
-                x.actor,
-                targets,
-                choice,
-                group=[by_id[cid] for cid in req.group],
-                gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
-                round_=x.round,
-            )
+        together = [by_id[cid] for cid in (*req.group, *req.cooperating)]
+        steps = resolve_attack(
+            x.dice,
+            x.actor,
+            targets,
+            choice,
+            group=[by_id[cid] for cid in req.group],
+            cooperating=[by_id[cid] for cid in req.cooperating],
+            gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
+            round_=x.round,
         )
+        attack_test = next(st for st in steps if st["rule"] == "AS-C1" and st["what"] == "attack test")
+        attack_test["request"] = req.model_dump(
+            mode="json", exclude_defaults=True, exclude={"dice", "seed", "hidden", *combat.NAMED_ELSEWHERE}
+        )
+        x.steps.extend(steps)  # the request logged with the attack test: a heroism reroll resolves it again (AS-H2)
+        if together:
+            _share_the_turn(x, together, "AS-C11" if req.group else "AS-T6")
 
     def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
-        return any(c["name"] in (DYING, UNCONSCIOUS) and c.get("ends") == END_OF_ROUND for c in conditions)
+        return combat.counted(conditions)
 
     def round_ends(
         self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """AS-C5 (see `count_rounds`)."""
-        return count_rounds(combatant_id, sheet, conditions, round_)
+        """AS-C5 (see `rules.combat.count_rounds`): the sheet's condition is the source of truth."""
+        condition, kept, steps = combat.count_rounds(combatant_id, sheet.get("condition") or {}, conditions, round_)
+        if condition or "condition" in sheet:
+            sheet["condition"] = condition
+        return kept, steps
 
     def is_down(self, sheet: dict[str, Any]) -> bool:
         """AS-C5: dead, or unconscious (a sheet condition); "mal en point" alone still acts."""
@@ -225,11 +326,44 @@ class AttackChoice:
     take_11: bool = False
     unperceived: bool = False
     difficulty: int | None = None
+    close_skill: bool = False
+    defense_close_skill: bool = False
+    asset_dice: int = 0
 
 
 HEROIC_DEFENSE = "defense_heroism"  # AS-H1 on the defense test: 4d6, the extra die also off the damage (AS-C3)
-DYING, UNCONSCIOUS = "dying", "unconscious"
-END_OF_ROUND = "end_of_round"  # AS-C5 counts rounds, not its bearer's turns (a down bearer has none)
+TURN_SPENT = "turn_spent"  # counters: the round a combatant acted in another's slot (AS-C11, AS-T6)
+
+
+def _pay_the_reroll(x: Exchange, parties: list[Party]) -> None:
+    """AS-H2: the spender pays 1 heroism (AS-H6: never below zero) for the action resolved again."""
+    assert x.replaying is not None
+    spender = next(p for p in parties if p.id == x.replaying["by"])
+    before = int(spender.sheet.get("heroism") or 0)
+    spender.sheet["heroism"] = spend_heroism(
+        before, combat.REROLL_COST, "rolling a test again (AS-H2)", field="actor_id"
+    )
+    x.step(
+        "AS-H2",
+        "heroism spent: the action resolved again with new dice",
+        combatant_id=spender.id,
+        rerolls=x.replaying["action_id"],
+        resource="heroism",
+        before=before,
+        after=spender.sheet["heroism"],
+    )
+
+
+def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:
+    """AS-C11 / AS-T6: those who acted with the actor lose their own slot of the round
+    (`rules.combat.slots_lost`: one shared slot, the actor's)."""
+    order = [e["combatant_id"] for e in sorted(x.order, key=lambda e: e["slot"])]
+    order = list(dict.fromkeys([*order, x.actor.id, *(p.id for p in together)]))
+    lost = set(combat.slots_lost(order, x.actor.id, [p.id for p in together]))
+    for p in together:
+        if p.id in lost:
+            p.counters[TURN_SPENT] = {"round": x.round, "rule": rule}  # naming no one (a hidden actor)
+    x.step(rule, "one shared turn: the others' own turns of this round pass", members=[p.id for p in together])
 
 
 def _check_take_11(x: Exchange) -> None:
@@ -251,6 +385,7 @@ def resolve_attack(
     choice: AttackChoice,
     *,
     group: Sequence[Party] = (),
+    cooperating: Sequence[Party] = (),
     gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
     round_: int = 1,
 ) -> list[dict]:
@@ -264,18 +399,18 @@ def resolve_attack(
     AS-C2 damage from the attack's dice (+ heroism die, extra d6 beyond three, group bonus);
     AS-C3 protection and the defender's heroism die; AS-C4 halvings; vitality (never below 0);
     AS-C5 "mal en point" tests when vitality reaches 0 (dying and unconscious conditions).
-    Dice: attack 3d6 [+d6 heroism], each defense 3d6 [+d6], damage d6 beyond three, then
-    each target's AS-C5 dice (resistance 3d6 [1d6], volonte 3d6 [2d6])."""
+    AS-T6 cooperating characters: each makes its attack test, the best leads (its dice and
+    weapon deal the damage), +1/−1 per other result. AS-T7 a close skill: −5 on that test.
+    AS-C1 a target that cannot perceive (unconscious, dying) does not defend. AS-H6 a heroic
+    defense without heroism is refused before any die is rolled.
+    Dice: attack 3d6 [+d6 heroism], each cooperating character's 3d6, each defense 3d6 [+d6],
+    damage d6 beyond three then the asset's d6, then each target's AS-C5 dice (resistance 3d6
+    [1d6], volonte 3d6 [2d6])."""
     steps: list[dict[str, Any]] = []
     effects = combat.prime_effects(
         combat.Primes(choice.primes, choice.penalties, choice.free_primes, choice.mandatory_penalties)
     )
-    if effects.multiple_targets != (len(targets) == 2) or not 1 <= len(targets) <= 2:
-        raise RuleError(
-            "attaques_multiples (AS-C4) takes exactly two targets in reach (target_id and also_target_id); "
-            "any other attack one",
-            field="also_target_id",
-        )
+    combat.check_targets(effects, len(targets))
     if choice.primes or choice.penalties or choice.free_primes or choice.mandatory_penalties:
         steps.append(
             {
@@ -291,6 +426,21 @@ def resolve_attack(
             }
         )
     bonus = _group_bonus(attacker, group, steps)
+    reactions = [
+        (
+            target,
+            *combat.defense_reaction(reaction, unperceived=choice.unperceived, condition=target.sheet.get("condition")),
+        )
+        for target, reaction in targets
+    ]
+    for target, reaction, _ in reactions:  # AS-H6: refused before any die is rolled
+        if reaction == HEROIC_DEFENSE:
+            spend_heroism(
+                int(target.sheet.get("heroism") or 0),
+                1,
+                f"the heroic defense of combatant {target.id} (AS-H1; AS-H6: never below zero, never a plain one)",
+                field="reaction",
+            )
     dice_count, constant, weapon = _weapon(attacker.sheet, choice)
     if choice.heroism_4d6:
         _spend_heroism(attacker, steps, "the heroism die of the attack (AS-H1)", "heroism_4d6")
@@ -300,25 +450,32 @@ def resolve_attack(
         skill_value=skill_value(skills, choice.skill),
         modifier=choice.modifier + effects.action_bonus + bonus,
         heroism_4d6=choice.heroism_4d6,
+        close_skill=choice.close_skill,
         confrontation=True,
         take_11=choice.take_11,
     )
     attack = roll_test(spec, dice.of(attacker.id), "attack")
     steps.append({"rule": "AS-C1", "what": "attack test", "combatant_id": attacker.id, **_test(attack)})
+    if cooperating:
+        attack, dice_count, constant, weapon = _cooperate(dice, attacker, attack, cooperating, choice, steps)
     exchanges = [
         _defend(
             dice,
             attack,
             target,
-            "none" if choice.unperceived else reaction,
+            reaction,
             steps,
             choice.difficulty if choice.difficulty is not None else gm_difficulty,
+            why=why,
+            close_skill=choice.defense_close_skill,
         )
-        for target, reaction in targets
+        for target, reaction, why in reactions
     ]
     hits = [(target, defense) for target, defense, hit in exchanges if hit]
     if hits:
-        damage = combat.attack_damage(attack, dice_count, dice.of(attacker.id), bonus=bonus + constant)
+        damage = combat.attack_damage(
+            attack, dice_count, dice.of(attacker.id), asset_dice=choice.asset_dice, bonus=bonus + constant
+        )
         steps.append(
             {
                 "rule": "AS-C2",
@@ -328,6 +485,7 @@ def resolve_attack(
                 "damage_dice": dice_count,
                 "read_dice": list(damage.weapon_dice),
                 "extra_dice": list(damage.extra_dice),
+                "asset_dice": choice.asset_dice,
                 "heroism_die": damage.heroism_die,
                 "group_bonus": bonus,
                 "constant": constant,
@@ -347,16 +505,7 @@ def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> 
     if not group:
         return 0
     members = [attacker, *group]
-    if len({m.id for m in members}) != len(members):
-        raise RuleError("a group names each extra once, the attacker aside (AS-C11)", field="group")
-    for m in members:
-        if m.sheet.get("tier") != "figurant":
-            raise RuleError(
-                f"combatant {m.id} is not an extra (tier figurant): only extras act in groups (AS-C11)", field="group"
-            )
-        if Asgard().is_down(m.sheet):
-            raise RuleError(f"combatant {m.id} is down: it does not act (AS-C11)", field="group")
-    bonus = combat.figurant_group_bonus(len(members))
+    bonus = combat.check_group([(m.id, m.sheet.get("tier"), COMBAT.is_down(m.sheet)) for m in members])
     steps.append(
         {
             "rule": "AS-C11",
@@ -367,6 +516,45 @@ def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> 
         }
     )
     return bonus
+
+
+def _cooperate(
+    dice: CombatDice, attacker: Party, own: Any, cooperating: Sequence[Party], choice: AttackChoice, steps: list[dict]
+) -> tuple[Any, int, int, str | None]:
+    """AS-T6: each cooperating character's attack test (its own skill value), after the actor's;
+    the best result leads (`rules.combat.cooperative_attack`): (the group's attack test, and the
+    leader's weapon: d6 count, constant, name)."""
+    for p in cooperating:
+        if COMBAT.is_down(p.sheet):
+            raise RuleError(f"combatant {p.id} is down: it does not act (AS-T6)", field="cooperating")
+    results = [own]
+    for p in cooperating:
+        spec = TestSpec(
+            skill=skill_key(choice.skill),
+            skill_value=skill_value(p.sheet.get("skills") or {}, choice.skill, field="cooperating"),
+            confrontation=True,
+        )
+        results.append(roll_test(spec, dice.of(p.id), "attack"))
+        steps.append({"rule": "AS-T6", "what": "cooperating attack test", "combatant_id": p.id, **_test(results[-1])})
+    group, attack = combat.cooperative_attack(tuple(results))
+    members = [attacker, *cooperating]
+    leader = members[group.leader]
+    if leader is attacker:
+        count, constant, weapon = _weapon(attacker.sheet, choice)
+    else:
+        count, constant, weapon = _weapon(leader.sheet, AttackChoice())
+    steps.append(
+        {
+            "rule": "AS-T6",
+            "what": "cooperation: the best result leads",
+            "combatant_id": attacker.id,
+            "members": [m.id for m in members],
+            "leader": leader.id,
+            "adjustments": list(group.adjustments),
+            "score": attack.score,
+        }
+    )
+    return attack, count, constant, weapon
 
 
 def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[int, int, str | None]:
@@ -410,12 +598,23 @@ def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
 
 
 def _defend(
-    dice: CombatDice, attack, target: Party, reaction: str, steps: list[dict], difficulty: int
+    dice: CombatDice,
+    attack,
+    target: Party,
+    reaction: str,
+    steps: list[dict],
+    difficulty: int,
+    *,
+    why: str | None = None,
+    close_skill: bool = False,
 ) -> tuple[Party, Any, bool]:
-    """AS-C1: the target's defense test (AS-C4 prudence/danger on it) and the opposition;
-    `none`: an unperceived attack, no defense, combat ≥ the GM's difficulty."""
+    """AS-C1: the target's defense test (AS-C4 prudence/danger on it, AS-T7 −5 for a close
+    skill) and the opposition; `none`: an unperceived attack, or a target that cannot perceive
+    (`why`: unconscious, dying), no defense, combat ≥ the GM's difficulty."""
     if reaction == "none":
         result = combat.resolve_attack(attack, None, difficulty=difficulty)
+        if why not in (None, "unperceived"):
+            steps.append({"rule": "AS-C1", "what": f"{why}: it does not perceive", "combatant_id": target.id})
         steps.append(
             {
                 "rule": "AS-C1",
@@ -446,10 +645,7 @@ def _defend(
                 "danger_left": danger_left,
             }
         )
-    heroic = reaction == HEROIC_DEFENSE
-    if heroic and int(target.sheet.get("heroism") or 0) < 1:
-        heroic = False
-        steps.append({"rule": "AS-H6", "what": "no heroism left: a plain defense test", "combatant_id": target.id})
+    heroic = reaction == HEROIC_DEFENSE  # affordable: checked before any die (AS-H6)
     if heroic:
         _spend_heroism(target, steps, "the heroism die of the defense (AS-H1)", "reaction")
     spec = TestSpec(
@@ -457,6 +653,7 @@ def _defend(
         skill_value=skill_value(target.sheet.get("skills") or {}, "defense"),
         modifier=modifier,
         heroism_4d6=heroic,
+        close_skill=close_skill,
         confrontation=True,
     )
     defense = roll_test(spec, dice.of(target.id), "defense")
@@ -519,32 +716,25 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
         }
     )
     if before > 0 and after == 0:
-        mal_en_point(dice, target, final, steps, round_)
+        mal_en_point(target, final, steps, round_)
 
 
-def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict], round_: int) -> None:
+def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> None:
     """AS-C5: resistance/(5 + damage) failed → dying, dies at the end of the 1d6-th next
     round; volonte/(5 + damage) failed → unconscious for 2d6 rounds. Both are the sheet's
     `condition` (the source of truth) shown as conditions of the combatant, counted at the end
-    of each round after this one (`count_rounds`), whether or not their bearer acts."""
+    of each round after this one (`rules.combat.count_rounds`), whether or not their bearer acts."""
     skills = target.sheet.get("skills") or {}
     checks = hazards.mal_en_point(
-        skill_value(skills, "resistance"), skill_value(skills, "volonte"), damage, dice.of(target.id)
+        skill_value(skills, "resistance"), skill_value(skills, "volonte"), damage, target.dice
     )
-    condition = dict(target.sheet.get("condition") or {})
-    conditions = list(target.conditions)
-    if checks.dying:
-        condition.update(dying=True, dies_in_rounds=checks.dies_in_rounds)
-        conditions = [c for c in conditions if c["name"] != DYING] + [
-            {"name": DYING, "rounds_left": checks.dies_in_rounds, "ends": END_OF_ROUND, "since_round": round_}
-        ]
-    if checks.unconscious_rounds is not None:
-        condition["unconscious_rounds"] = checks.unconscious_rounds
-        conditions = [c for c in conditions if c["name"] != UNCONSCIOUS] + [
-            {"name": UNCONSCIOUS, "rounds_left": checks.unconscious_rounds, "ends": END_OF_ROUND, "since_round": round_}
-        ]
-    target.sheet["condition"] = condition
-    target.conditions = conditions
+    target.sheet["condition"], target.conditions = combat.mal_en_point_conditions(
+        target.sheet.get("condition") or {},
+        target.conditions,
+        dies_in_rounds=checks.dies_in_rounds if checks.dying else None,
+        unconscious_rounds=checks.unconscious_rounds,
+        round_=round_,
+    )
     steps.append(
         {
             "rule": "AS-C5",
@@ -560,67 +750,6 @@ def mal_en_point(dice: CombatDice, target: Party, damage: int, steps: list[dict]
     )
 
 
-def count_rounds(
-    combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """AS-C5 at the end of round `round_`, for a combatant down or not: each round after the blow's
-    counts. Dying: at the end of the (1d6)-th next round the character dies (`dead`). Unconscious
-    for 2d6 rounds (Decision: whole rounds after the blow's, as the dying ones): at the end of the
-    last it wakes up. The sheet says what still runs: a character no longer dying (first aid,
-    AS-C6) or already awake loses the combatant's condition without a count."""
-    condition = dict(sheet.get("condition") or {})
-    kept: list[dict[str, Any]] = []
-    steps: list[dict[str, Any]] = []
-    for c in conditions:
-        if c["name"] not in (DYING, UNCONSCIOUS) or c.get("ends") != END_OF_ROUND:
-            kept.append(c)
-            continue
-        dying = c["name"] == DYING
-        running = (
-            (condition.get("dying") and not condition.get("dead"))
-            if dying
-            else bool(condition.get("unconscious_rounds")) and not condition.get("dead")
-        )
-        if not running:
-            steps.append(
-                {
-                    "rule": "AS-C5" if not dying or condition.get("dead") else "AS-C6",
-                    "what": f"no longer {c['name']}",
-                    "combatant_id": combatant_id,
-                }
-            )
-            continue
-        if round_ <= c.get("since_round", 0):  # the blow's own round does not count
-            kept.append(c)
-            continue
-        left = max(0, c["rounds_left"] - 1)
-        if dying:
-            condition["dies_in_rounds"] = left
-        else:
-            condition["unconscious_rounds"] = left or None
-        if left:
-            kept.append({**c, "rounds_left": left})
-            steps.append(
-                {
-                    "rule": "AS-C5",
-                    "what": f"{c['name']}: a round less",
-                    "combatant_id": combatant_id,
-                    "rounds_left": left,
-                }
-            )
-        elif dying:
-            condition.update(dying=False, dead=True, unconscious_rounds=None)
-            steps.append(
-                {"rule": "AS-C5", "what": "dies at the end of the round", "combatant_id": combatant_id, "round": round_}
-            )
-        else:
-            steps.append({"rule": "AS-C5", "what": "wakes up", "combatant_id": combatant_id, "round": round_})
-    if condition.get("dead"):
-        kept = [c for c in kept if c["name"] not in (DYING, UNCONSCIOUS)]
-    sheet["condition"] = condition
-    return kept, steps
-
-
 def _vitality(sheet: dict[str, Any]) -> int:
     value = sheet.get("vitality")
     return int(sheet.get("vitality_max") or 0) if value is None else int(value)
@@ -633,6 +762,7 @@ def _test(t) -> dict[str, Any]:
         "modifier": t.spec.modifier,
         "dice": list(t.dice),
         "take_11": t.spec.take_11,
+        "close_skill": t.spec.close_skill,
         "score": t.score,
         "target": t.target,
         "automatic": t.automatic,

@@ -286,6 +286,8 @@ class AsgardCancelDamageResult(AsgardAction):
     type: Literal["cancel_damage"]
     damage: int
     already_applied: bool
+    damage_id: str | None = None
+    lost: int | None = None  # the vitality the named blow took (given back, never more)
 
 
 class AsgardProtectAllyResult(AsgardAction):

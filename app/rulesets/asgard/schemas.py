@@ -316,6 +316,13 @@ class CancelDamageAction(RollingRequest):
     type: Literal["cancel_damage"]
     damage: int = Field(ge=0, le=10_000)
     already_applied: bool = False
+    damage_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=100,
+        description="AS-H4: the log entry of the blow already applied (a character action, an encounter action): "
+        "exactly the vitality it took is given back, never more (implies already_applied).",
+    )
 
 
 class ProtectAllyAction(RollingRequest):

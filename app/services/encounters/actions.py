@@ -21,6 +21,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
+from app.kit.models import RollingRequest
 from app.models.encounters import (
     GM_ACTIONS,
     MAX_CONDITIONS,
@@ -49,7 +50,7 @@ from app.services.encounters.unit import (
 from app.services.operations import Idempotency
 from app.services.uow import StoredCharacter
 
-Handler = Callable[[Fight, Any, Changes, list], None]
+Handler = Callable[[Fight, Any, Changes, list, CombatDice | None], None]
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,15 @@ def gm_action(
     target = fight.combatant(req.target_id, "target_id")
     changes = Changes(fight)
     steps: list[dict[str, Any]] = []
-    action.handler(fight, req, changes, steps)
+    dice = None  # the GM's actions roll where the ruleset's model takes dice (AS-C5 after `damage`)
+    if isinstance(req, RollingRequest):
+        check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
+        dice = CombatDice.for_caller(principal, req, fight)
+        with dice.explained():
+            action.handler(fight, req, changes, steps, dice)
+        dice.finish()
+    else:
+        action.handler(fight, req, changes, steps, None)
     _, shown = record_action(
         uow,
         fight,
@@ -105,6 +114,7 @@ def gm_action(
         type_=req.type,
         changes=changes,
         steps=steps,
+        dice=dice,
         actor_id=req.actor_id,
         target_id=target["id"],
         hidden=req.hidden,
@@ -116,9 +126,58 @@ def gm_action(
 # --- the combat actions: one flow for every ruleset ---------------------------------------------
 
 
-def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction) -> dict[str, Any]:
+@dataclass
+class Replay:
+    """An action resolving the fight's latest one again (AS-H2's heroism reroll): its request, the
+    replayed action's id, and the changes and steps that already undid it."""
+
+    req: CombatAction
+    action_id: str
+    changes: Changes
+    steps: list[dict[str, Any]]
+
+
+def replay(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction, action_id: str) -> dict[str, Any]:
+    """`req` resolves the fight's latest action again (`EncounterRules.replays`): only the latest
+    (409 naming it); the spender (`actor_id`) is the GM's or its owner's (403); the ruleset gives
+    the request to resolve again from the logged action (`replay_body`: 409 when the rules refuse);
+    that action's changes are undone, then it is resolved again with this request's dice, the
+    whole as one action of this request's type."""
+    conn = uow.conn
+    latest = store.latest_action(conn, fight.id)
+    if latest is None or latest.id != action_id:
+        raise Conflict(
+            f"only the fight's latest action is resolved again: {latest.id} ({latest.type})"
+            if latest is not None
+            else "the fight has no action to resolve again",
+            field="action_id",
+            extra={"latest": latest.id if latest is not None else None},
+        )
+    spender = fight.combatant(req.actor_id, "actor_id")
+    store.load_characters(fight, [spender["character_id"]], lock=True)
+    if fight.character_of(spender) is None:
+        raise Conflict(f"the character of combatant {spender['id']} was deleted", field="actor_id")
+    if not principal.is_gm and fight.loaded_character(spender).player_id != principal.player_id:
+        raise Forbidden("only the GM or the combatant's owner spends for it", field="actor_id")
+    row = store.action_row(conn, fight.id, action_id)
+    original = fight.rules.parse_action(fight.rules.replay_body(req, row.body))
+    assert isinstance(original, CombatAction)
+    changes = Changes(fight)
+    steps: list[dict[str, Any]] = []
+    for item in reversed(row.changes):
+        _restore(fight, item, changes, steps, False)
+    return combat(uow, fight, principal, original, again=Replay(req, action_id, changes, steps))
+
+
+def combat(
+    uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction, *, again: Replay | None = None
+) -> dict[str, Any]:
     """Load and lock actor and target, check who acts and the target's reaction, let the
-    ruleset resolve the exchange with tagged dice, write every change it made."""
+    ruleset resolve the exchange with tagged dice, write every change it made. `again`: the
+    request resolves a logged action again (its checks passed when it was made)."""
+    replayed = fight.rules.replays(req) if again is None else None
+    if replayed is not None:
+        return replay(uow, fight, principal, req, replayed)
     target_id = getattr(req, "target_id", None)
     named_ids = [req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))]
     fight.some(named_ids)  # one read for all
@@ -137,13 +196,15 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     for c, name in named:
         if fight.character_of(c) is None:
             raise Conflict(f"the character of combatant {c['id']} was deleted", field=name)
-    dice = CombatDice.for_caller(principal, req, fight)
+    rolling = again.req if again is not None else req  # whose dice and provenance
+    dice = CombatDice.for_caller(principal, rolling, fight)
     current = fight.encounter["current_turn"] or {}
     parties = {c["id"]: _party(fight, c, dice, current) for c in involved}
     a, t = parties[actor["id"]], parties.get(target["id"]) if target is not None else None
-    _check_actor(uow.conn, fight, principal, actor, a, req, current)
-    check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
-    reaction, chosen = _reaction(fight, principal, target, req)
+    if again is None:
+        _check_actor(uow.conn, fight, principal, actor, a, req, current)
+    check_provenance(principal, fight.campaign_options, dice=rolling.dice, hidden=rolling.hidden)
+    reaction, chosen = _reaction(fight, principal if again is None else None, target, req)
     x = Exchange(
         req=req,
         actor=a,
@@ -155,6 +216,8 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
         reaction=reaction,
         reaction_chosen=chosen,
         same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
+        order=fight.encounter["turn_order"],
+        replaying={"action_id": again.action_id, "by": again.req.actor_id} if again is not None else None,
         on_turn=actor["id"] in current.get("combatant_ids", []),
         by_gm=principal.is_gm,
         others_of=lambda: _others(uow.conn, fight, principal, involved),
@@ -165,7 +228,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     with dice.explained():
         fight.rules.resolve(x)
     dice.finish()
-    changes = Changes(fight)
+    changes = again.changes if again is not None else Changes(fight)
     for c in involved:
         _apply(fight, changes, c, parties[c["id"]])
         down = fight.rules.is_down(fight.loaded_character(c).sheet)
@@ -175,13 +238,13 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
         uow,
         fight,
         principal,
-        type_=req.type,
+        type_=rolling.type,
         changes=changes,
-        steps=x.steps,
+        steps=(again.steps if again is not None else []) + x.steps,
         dice=dice,
         actor_id=actor["id"],
         target_id=target["id"] if target else None,
-        hidden=req.hidden,
+        hidden=rolling.hidden,
         character_id=actor["character_id"],
         others=[c["character_id"] for c in involved],
     )
@@ -284,15 +347,20 @@ def _check_actor(
 
 
 def _reaction(
-    fight: Fight, principal: Principal, target: dict[str, Any] | None, req: CombatAction
+    fight: Fight, principal: Principal | None, target: dict[str, Any] | None, req: CombatAction
 ) -> tuple[str | None, bool]:
-    """The target's standing reaction, or the body's: only from a caller who controls the target."""
+    """The target's standing reaction, or the body's: only from a caller who controls the target
+    (`principal` None: a logged action resolved again, checked when it was made)."""
     if target is None:
         return None, False
     asked = getattr(req, "reaction", None)
     if asked is None:
         return target["reaction"] or fight.rules.default_reaction, False
-    if not principal.is_gm and fight.loaded_character(target).player_id != principal.player_id:
+    if (
+        principal is not None
+        and not principal.is_gm
+        and fight.loaded_character(target).player_id != principal.player_id
+    ):
         raise Forbidden(
             "only the GM or the target's owner chooses its reaction; leave `reaction` out to use its standing one",
             field="reaction",
@@ -325,7 +393,7 @@ def _loaded(fight: Fight, c: dict[str, Any]) -> StoredCharacter:
     return ch
 
 
-def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: list) -> None:
+def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: list, dice: CombatDice | None) -> None:
     """The GM's raw amount, clamped to the pool's bounds (0 or the sheet's floor, its maximum)."""
     target = fight.combatant(req.target_id, "target_id")
     pool = fight.rules.pool(req.resource)
@@ -353,6 +421,10 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         steps.append({**step, "combatant_id": target["id"]})
     for key in [k for k in following if following[k] != fight.loaded_character(target).sheet.get(k)]:
         changes.sheet(target, key, following[key])
+    if dice is not None and req.type == "damage":  # what the ruleset says follows (AS-C5), with dice
+        party = _party(fight, target, dice, fight.encounter["current_turn"] or {})
+        steps.extend(fight.rules.damage_taken(party, pool, before, after, req.amount, fight.encounter["round"]))
+        _apply(fight, changes, target, party)
     now_down = fight.rules.is_down(fight.loaded_character(target).sheet)
     if now_down != was_down:
         steps.append(
@@ -360,7 +432,7 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         )
 
 
-def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list) -> None:
+def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list, dice: CombatDice | None) -> None:
     target = fight.combatant(req.target_id, "target_id")
     conditions = list(target["conditions"])
     if req.remove is not None:

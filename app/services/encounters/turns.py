@@ -161,7 +161,11 @@ def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
 def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> None:
     """What the ruleset counts at the end of each round, for every combatant, down or not (AS-C5):
     only the sheets of those bearing such a condition are read (and locked: they are written)."""
-    bearers = [c for c in fight.combatants if fight.rules.ticks_at_round_end(c["conditions"])]
+    bearers = [
+        c
+        for c in fight.combatants
+        if fight.rules.round_end_reads_sheets or fight.rules.ticks_at_round_end(c["conditions"])
+    ]
     if not bearers:
         return
     store.load_characters(fight, (c["character_id"] for c in bearers), lock=True)

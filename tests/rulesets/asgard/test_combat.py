@@ -221,9 +221,14 @@ def test_as_h1_as_c3_heroism_dice_add_to_damage_and_come_off_it(table):
         ("heroism", 2, 1),
         ("vitality", 10, 4),
     ]
-    # no heroism left: a plain defense (AS-H6); the attacker with none: 409, nothing rolled
-    b = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 6, 6, 6])
-    assert step(b, "AS-H6", "no heroism left: a plain defense test")["combatant_id"] == n["Foe"]
+    # no heroism left for its standing heroic defense: 409, never a silent plain defense (AS-H6);
+    # the attacker with none: 409, nothing rolled
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [1, 1, 2, 6, 6, 6]},
+    )
+    assert "AS-H6" in assert_problem(r, 409, "insufficient-resource")["detail"]
     r = t.client.post(
         f"/v1/encounters/{eid}/actions",
         headers=t.gm,
@@ -273,8 +278,9 @@ def test_as_c5_mal_en_point_dying_and_unconscious_then_down_skipped_and_reverted
         json={"type": "attack", "actor_id": n["Foe"], "target_id": n["Hero"], "dice": []},
     )
     assert_problem(r, 409, "conflict")
-    # a blow on a combatant already at 0 rolls no new AS-C5 tests (only the blow that brought it there)
-    again = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3])
+    # a blow on a combatant already at 0 rolls no new AS-C5 tests (only the blow that brought it there);
+    # unconscious and dying, it does not perceive the blow: no defense (AS-C1)
+    again = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4])
     assert not [st for st in again["steps"] if st["rule"] == "AS-C5"]
     # revert walks it all back: the sheet's vitality and condition, the combatant's conditions
     for action in (again, turn, a):
@@ -380,8 +386,9 @@ def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
     attack(t, eid, n["Foe"], n["Hero"], [2, 3, 3, 4, 3, 2], primes=["efficacite"], penalties=["danger"])
     t.next_turn(eid)
     attack(t, eid, n["E2"], n["Hero"], [5, 3, 3, 3, 3, 3], group=[n["E1"]])
-    t.next_turn(eid)
-    t.next_turn(eid)
+    # E1 attacked with E2's group: its own turn of the round passes (AS-C11), round 2 begins
+    passed = t.next_turn(eid)
+    assert ("AS-C11", n["E1"]) in [(st["rule"], st.get("combatant_id")) for st in passed["steps"]]
     # round 2: the Hero strikes both extras (attaques_multiples, danger): 17 vs 9 and 8; 6 halved: 3 each
     attack(
         t,
@@ -423,7 +430,7 @@ EXPECTED_ASGARD: dict[str, Any] = {
     "name": "Ambush",
     "status": "ended",
     "round": 3,
-    "version": 21,
+    "version": 20,
     "options": {"hp_visibility": "status", "reveal_on_turn": True},
     "combatants": [
         {
@@ -480,7 +487,7 @@ EXPECTED_ASGARD: dict[str, Any] = {
             "resources": {"vitality": {"value": 2, "max": 5}, "heroism": {"value": 0, "max": None}},
             "posture": None,
             "conditions": [],
-            "counters": {},
+            "counters": {"turn_spent": {"round": 1, "rule": "AS-C11"}},
             "initiative_override": None,
         },
         {
@@ -643,3 +650,301 @@ def test_as_t8_the_gm_has_an_npc_take_11_on_its_attack(table):
 
 def combatant_of(t, eid: str, cid: str) -> dict:
     return next(c for c in t.state(eid)["combatants"] if c["id"] == cid)
+
+
+# --- issue 24: combat fidelity (items 10-16) -----------------------------------------------------
+
+
+def test_as_c11_extras_who_attacked_as_a_group_have_no_turn_of_their_own_left(table):
+    """AS-C11: extras act « de concert … au cours d'un unique tour de jeu »: E2, who attacked with
+    E1's group, has no turn of its own left in that round (its slot passes; acting is a 409)."""
+    t = table("asgard")
+    eid, n = setup(
+        t,
+        ("Hero", hero(), "pc"),
+        ("E1", extra(), "npc"),
+        ("E2", extra(), "npc"),
+        start=[1, 1, 2, 4, 4, 4, 3, 3, 3],  # E1 12, E2 9, Hero 9 (perception 5 > 0)
+    )
+    assert [e["combatant_id"] for e in t.state(eid)["order"]] == [n["E1"], n["Hero"], n["E2"]]
+    a = attack(t, eid, n["E1"], n["Hero"], [4, 3, 3, 3, 3, 3], group=[n["E2"]])
+    assert step(a, "AS-C11", "one shared turn: the others' own turns of this round pass")["members"] == [n["E2"]]
+    t.next_turn(eid)  # the Hero's turn
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "attack", "actor_id": n["E2"], "target_id": n["Hero"], "dice": [4, 3, 3, 3, 3, 3]},
+    )
+    assert "AS-C11" in assert_problem(r, 409, "conflict")["detail"]
+    turn = t.next_turn(eid)  # E2's slot passes: round 2, E1 first
+    assert {
+        "rule": "AS-C11",
+        "what": "acted with others this round: no turn of its own left",
+        "combatant_id": n["E2"],
+    } in turn["steps"]
+    s = t.state(eid)
+    assert (s["round"], s["current"]["combatant_id"]) == (2, n["E1"])
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 2: E2's own turn is back
+    assert t.state(eid)["current"]["combatant_id"] == n["E2"]
+
+
+def test_as_t6_cooperating_characters_attack_in_one_shared_slot(table):
+    """AS-T6: cooperating characters test together, the best result leads (+1 per other result
+    ≥ 15, −1 below 10), « au cours d'un unique tour de jeu »: one shared slot, the actor's."""
+    t = table("asgard")
+    eid, n = setup(
+        t,
+        ("Hero", hero(), "pc"),
+        ("Ally", hero(skills={"combat": 4, "defense": 3, "perception": 1}), "pc"),
+        ("Foe", foe(vitality=30, vitality_max=30), "npc"),
+        start=[4, 4, 4, 3, 3, 3, 2, 2, 2],  # Hero 17, Ally 10, Foe 8
+    )
+    # Hero 1+1+2 + 6 = 10, Ally 5+5+4 + 4 = 18 leads; Hero's 10 is neither ≥ 15 nor < 10: 18 against
+    # 3+3+3 + 3 = 12; the Ally's epee reads its two other dice 5 + 4, − 1
+    a = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 5, 5, 4, 3, 3, 3], cooperating=[n["Ally"]])
+    assert [(r["purpose"], r["by"]) for r in a["rolls"]] == (
+        [("attack", n["Hero"])] * 3 + [("attack", n["Ally"])] * 3 + [("defense", n["Foe"])] * 3
+    )
+    coop = step(a, "AS-T6", "cooperation: the best result leads")
+    assert (coop["leader"], coop["adjustments"], coop["score"]) == (n["Ally"], [0, 0], 18)
+    assert (step(a, "AS-C2", "damage")["read_dice"], step(a, "AS-C3", "vitality")["after"]) == ([5, 4], 22)
+    turn = t.next_turn(eid)  # the Ally's own slot passes: the Foe's turn
+    assert ("AS-T6", n["Ally"]) in [(st["rule"], st.get("combatant_id")) for st in turn["steps"]]
+    assert t.state(eid)["current"]["combatant_id"] == n["Foe"]
+
+
+def test_as_c1_an_unconscious_target_does_not_defend(table):
+    """AS-C1: a target that cannot perceive (unconscious, AS-C5) does not defend: no defense die is
+    asked for (three 6s would have won)."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # 17 vs 12, 6 − 1 ≥ 3: vitality 0; resistance 4+4+4 + 1 = 13 ≥ 10; volonte 1+1+2 = 4: unconscious 2 + 3
+    attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 4, 4, 4, 1, 1, 2, 2, 3])
+    b = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1])  # 6 + 6 = 12 ≥ 10, no defense die
+    assert [r["purpose"] for r in b["rolls"]] == ["attack"] * 3
+    assert step(b, "AS-C1", "unconscious: it does not perceive")["combatant_id"] == n["Foe"]
+    assert step(b, "AS-C1", "unperceived attack: no defense")["hit"] is True
+
+
+def test_as_c5_fire_during_a_fight_counts_the_dying_rounds_and_the_dying_one_dies(table):
+    """AS-C5 (Decision): the states count whatever brought vitality to 0: a fire (AS-C9) on the
+    character during round 1 makes it dying (the d6: 1 round): it dies at the end of round 2."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    foe_char = combatant_of(t, eid, n["Foe"])["character_id"]
+    # torch 4 ≥ 3: vitality 0; resistance 1+1+2 + 1 = 5 < 5 + 4: dying, d6 1; volonte 4+4+4 ≥ 9
+    burnt = t.post(
+        f"/v1/characters/{foe_char}/actions", {"type": "fire", "size": "torch", "dice": [4, 1, 1, 2, 1, 4, 4, 4]}
+    )
+    assert burnt["effects"]["mal_en_point"]["dies_in_rounds"] == 1
+    t.next_turn(eid)  # the Foe (dying, conscious) still acts
+    r1 = t.next_turn(eid)  # end of round 1: the fire's round does not count
+    assert ("AS-C5", "dying: counted in the fight") in [(s["rule"], s["what"]) for s in r1["steps"]]
+    t.next_turn(eid)
+    death = t.next_turn(eid)  # end of round 2: dies
+    assert ("AS-C5", "dies at the end of the round", n["Foe"]) in [
+        (s["rule"], s["what"], s.get("combatant_id")) for s in death["steps"]
+    ]
+    assert t.sheet(foe_char)["sheet"]["condition"]["dead"] is True
+    assert combatant_of(t, eid, n["Foe"])["down"] is True
+
+
+def test_as_c5_an_unconscious_state_from_asphyxia_wakes_up_in_the_fight(table):
+    """AS-C5: unconscious from asphyxia (AS-C10) during a fight: the 2d6 rounds count, it wakes up."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    foe_char = combatant_of(t, eid, n["Foe"])["character_id"]
+    # out of breath: 1d6 3 ≥ 3; resistance 4+4+4 + 1 ≥ 8; volonte 1+1+2 < 8: unconscious 1 + 1 rounds
+    body = {"type": "asphyxia", "rounds": 1, "out_of_breath": True, "dice": [3, 4, 4, 4, 1, 1, 2, 1, 1]}
+    assert t.post(f"/v1/characters/{foe_char}/actions", body)["effects"]["mal_en_point"]["unconscious_rounds"] == 2
+    assert combatant_of(t, eid, n["Foe"])["down"] is True
+    for _ in range(3):  # rounds 1 (not counted), 2 and 3 end
+        t.next_turn(eid)
+    assert t.sheet(foe_char)["sheet"]["condition"]["unconscious_rounds"] is None
+    assert combatant_of(t, eid, n["Foe"])["down"] is False
+    t.next_turn(eid)
+    assert t.state(eid)["current"]["combatant_id"] == n["Foe"]
+
+
+def test_as_c5_the_gms_damage_action_applies_the_mal_en_point_tests_with_table_dice(table):
+    """AS-C5 (Decision): the GM's `damage` bringing vitality to 0 rolls the tests vs 5 + damage."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # 7 on 3 vitality: 0; resistance 1+2+3 + 1 = 7 < 12: dying, d6 4; volonte 6+6+6: automatic success
+    a = t.act(eid, {"type": "damage", "target_id": n["Foe"], "amount": 7, "dice": [1, 2, 3, 4, 6, 6, 6]})
+    assert [r["purpose"] for r in a["rolls"]] == ["resistance"] * 3 + ["dying_rounds"] + ["volonte"] * 3
+    mal = step(a, "AS-C5", "mal en point")
+    assert (mal["difficulty"], mal["dying"], mal["dies_in_rounds"], mal["unconscious_rounds"]) == (12, True, 4, None)
+    assert combatant_of(t, eid, n["Foe"])["conditions"] == [
+        {"name": "dying", "rounds_left": 4, "ends": "end_of_round", "since_round": 1}
+    ]
+    # a second blow on a character at 0 tests no more; without dice, the server rolls
+    again = t.act(eid, {"type": "damage", "target_id": n["Foe"], "amount": 2})
+    assert not [s for s in again["steps"] if s["rule"] == "AS-C5"]
+
+
+def test_as_h4_cancelling_a_7_damage_blow_on_5_vitality_gives_back_5(table):
+    """AS-H4: the character gets back exactly what that damage took (its vitality before the blow,
+    never more) and the mal en point state the blow caused is undone."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=5, heroism=2), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # 5+4+4 + 6 = 19 vs 12; epee reads 4 + 4 = 8, − 1 = 7 on 5 vitality; AS-C5 vs 12: dying (d6 2),
+    # unconscious (2d6 3 + 3)
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 4, 4, 3, 3, 3, 1, 2, 3, 2, 1, 2, 3, 3, 3])
+    assert step(a, "AS-C3", "vitality")["damage"] == 7
+    foe_char = combatant_of(t, eid, n["Foe"])["character_id"]
+    out = t.post(f"/v1/characters/{foe_char}/actions", {"type": "cancel_damage", "damage": 7, "damage_id": a["id"]})
+    assert (out["lost"], out["effects"]["vitality"]) == (5, {"before": 0, "after": 5})
+    sheet = t.sheet(foe_char)["sheet"]
+    assert (
+        sheet["vitality"],
+        sheet["heroism"],
+        sheet["condition"]["dying"],
+        sheet["condition"]["unconscious_rounds"],
+    ) == (
+        5,
+        0,
+        False,
+        None,
+    )
+    assert combatant_of(t, eid, n["Foe"])["down"] is False
+
+
+def test_as_h6_a_heroic_defence_chosen_without_heroism_is_a_409(table):
+    """AS-H6: an unaffordable spend is refused (409), nothing rolled, whichever side chose it — a
+    heroic defence named in an attack's request too — never silently a plain defence."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(heroism=0), "npc"), start=[4, 4, 4, 3, 3, 3])
+    version = t.state(eid)["version"]
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={
+            "type": "attack",
+            "actor_id": n["Hero"],
+            "target_id": n["Foe"],
+            "reaction": "defense_heroism",
+            "dice": [5, 2, 4, 3, 3, 3, 3],
+        },
+    )
+    assert assert_problem(r, 409, "insufficient-resource")["available"] == 0
+    assert t.state(eid)["version"] == version
+
+
+def test_as_t7_a_close_skill_in_combat_takes_5_off_the_attack_and_the_defence(table):
+    """AS-T7: « Combat (épée) … avec une hache, mais le résultat est diminué de 5 »."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # 5+2+4 + 6 − 5 = 12 against 3+3+4 + 3 = 13: parried (17 would have hit)
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 4], close_skill=True)
+    test = step(a, "AS-C1", "attack test")
+    assert (test["close_skill"], test["score"], step(a, "AS-T9", "opposition")["hit"]) == (True, 12, False)
+    # the defence with a close skill: 3+3+4 + 3 − 5 = 8 against 17
+    b = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 4], defense_close_skill=True)
+    assert (step(b, "AS-C1", "defense test")["score"], step(b, "AS-T9", "opposition")["hit"]) == (8, True)
+    # a player may not choose it for a target it does not control
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.alice.headers,
+        json={"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "defense_close_skill": True},
+    )
+    assert "AS-T7" in assert_problem(r, 403, "forbidden")["detail"]
+
+
+def test_as_c2_asset_dice_add_to_the_damage(table):
+    """AS-C2: dice from an asset the GM allows (`asset_dice`) add to the damage when the attack hits."""
+    t = table("asgard")
+    eid, n = setup(
+        t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=30, vitality_max=30), "npc"), start=[4, 4, 4, 3, 3, 3]
+    )
+    # 17 vs 12; epee 2 + 4, the asset's 1d6 5: 11 − 1
+    a = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 5], asset_dice=1)
+    assert [r["purpose"] for r in a["rolls"]][-1] == "damage"
+    dmg = step(a, "AS-C2", "damage")
+    assert (dmg["extra_dice"], dmg["asset_dice"], dmg["damage"]) == ([5], 1, 11)
+    assert step(a, "AS-C3", "vitality")["after"] == 20
+
+
+def test_as_h2_a_heroism_reroll_resolves_the_latest_action_again_with_new_dice(table):
+    """AS-H2 (Decision) in an encounter: the spender rerolls its own test of the fight's latest
+    action (its attack, or its defence): that action is undone and resolved again with the same
+    choices and new dice, as one `heroism_reroll` action (1 heroism; once per action; only the
+    latest action, else 409 naming it)."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    # the dague: 1+1+2 + 6 = 10 against 12, parried; rolled again: 5+2+4 + 6 = 17 against 12, 5 − 1 = 4
+    a = attack(
+        t, eid, n["Hero"], n["Foe"], [1, 1, 2, 3, 3, 3], weapon="dague", primes=["prudence"], penalties=["danger"]
+    )
+    assert step(a, "AS-T9", "opposition")["hit"] is False
+    reroll = {"type": "heroism_reroll", "actor_id": n["Hero"], "action_id": a["id"]}
+    r = t.act(eid, {**reroll, "dice": [5, 2, 4, 3, 3, 3]})
+    assert r["type"] == "heroism_reroll" and r["steps"][0] == {
+        "rule": "AS-H2",
+        "what": "heroism spent: the action resolved again with new dice",
+        "combatant_id": n["Hero"],
+        "rerolls": a["id"],
+        "resource": "heroism",
+        "before": 2,
+        "after": 1,
+    }
+    assert (step(r, "AS-C2", "damage")["read_dice"], step(r, "AS-C3", "vitality")["after"]) == ([5], 6)
+    s = t.state(eid)
+    hero_now = next(c for c in s["combatants"] if c["id"] == n["Hero"])
+    assert (hero_now["resources"]["heroism"]["value"], hero_now["counters"]) == (1, {"prudence": 1, "danger": 1})
+    # once per action: the reroll is not rolled again, by either side
+    for who in (n["Hero"], n["Foe"]):
+        again = t.client.post(
+            f"/v1/encounters/{eid}/actions",
+            headers=t.gm,
+            json={"type": "heroism_reroll", "actor_id": who, "action_id": r["id"], "dice": [6, 6, 6]},
+        )
+        assert "AS-H2" in assert_problem(again, 409, "conflict")["detail"]
+    # only the GM or the spender's owner spends for it
+    bob = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.bob.headers, json={**reroll, "action_id": r["id"]})
+    assert_problem(bob, 403, "forbidden")
+    # only the latest action: the older one is a 409 naming the latest
+    old = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json={**reroll, "dice": [6, 6, 6]})
+    assert assert_problem(old, 409, "conflict")["latest"] == r["id"]
+    # the defender rerolls its defence of a hit: 2+3+3 + 5 = 13 against 3+3+3 + 4 − 2 + 2 = 13 (higher
+    # skill, prudence and danger cancel out); again: 5+5+5 + 4 = 19, parried: the Hero keeps its 20
+    # vitality, its heroism paid
+    t.next_turn(eid)
+    b = attack(t, eid, n["Foe"], n["Hero"], [2, 3, 3, 3, 3, 3])
+    assert step(b, "AS-T9", "opposition")["hit"] is True
+    d = t.act(eid, {"type": "heroism_reroll", "actor_id": n["Hero"], "action_id": b["id"], "dice": [2, 3, 3, 5, 5, 5]})
+    assert step(d, "AS-T9", "opposition")["hit"] is False
+    assert pools(t, eid, "vitality") == {"Hero": 20, "Foe": 6}
+    assert pools(t, eid, "heroism") == {"Hero": 0, "Foe": 1}
+    # no heroism left: 409 (AS-H6); a reverted reroll gives back the action it replaced
+    t.post(f"/v1/encounters/{eid}/actions/{d['id']}/revert", {})
+    assert (pools(t, eid, "vitality"), pools(t, eid, "heroism")) == ({"Hero": 14, "Foe": 6}, {"Hero": 1, "Foe": 1})
+
+
+def test_as_h2_a_heroism_reroll_of_a_group_attack_on_two_targets_keeps_its_choices(table):
+    """AS-H2: the action resolved again keeps every choice: AS-C4's second target, AS-C11's group."""
+    t = table("asgard")
+    eid, n = setup(
+        t,
+        ("E1", extra(heroism=1), "npc"),
+        ("E2", extra(), "npc"),
+        ("Hero", hero(), "pc"),
+        ("Ally", hero(), "pc"),
+        start=[6, 5, 5, 4, 4, 4, 1, 1, 1, 1, 1, 2],
+    )
+    body = {"group": [n["E2"]], "primes": ["attaques_multiples"], "penalties": ["danger"], "also_target_id": n["Ally"]}
+    # 1+1+2 + 2 + 1 = 7 against two defences: both parried
+    a = attack(t, eid, n["E1"], n["Hero"], [1, 1, 2, 3, 3, 3, 3, 3, 3], **body)
+    # again: 6+5+4 + 3 = 18 against 3+3+3 + 4 = 13 and 2+2+2 + 4 = 10; gourdin 6 + 1 − 2, halved: 3 each
+    r = t.act(
+        eid, {"type": "heroism_reroll", "actor_id": n["E1"], "action_id": a["id"], "dice": [6, 5, 4, 3, 3, 3, 2, 2, 2]}
+    )
+    assert [
+        (s["combatant_id"], s["after"]) for s in r["steps"] if s["rule"] == "AS-C3" and s["what"] == "vitality"
+    ] == [
+        (n["Hero"], 17),
+        (n["Ally"], 17),
+    ]
+    assert step(r, "AS-C11", "group of extras: one test")["members"] == [n["E1"], n["E2"]]
+    assert combatant_of(t, eid, n["E2"])["counters"] == {"turn_spent": {"round": 1, "rule": "AS-C11"}}

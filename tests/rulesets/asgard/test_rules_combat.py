@@ -5,6 +5,7 @@ import pytest
 from app.rulesets.asgard.rules import combat
 from app.rulesets.asgard.rules.core import TestSpec, roll_test
 from app.rules.dice import TableDice
+from app.kit.errors import Conflict
 from app.rules.errors import RuleError
 
 
@@ -168,3 +169,116 @@ def test_as_c2_damage_expression_refuses_what_is_not_read_in_d6(text):
     with pytest.raises(RuleError) as exc:
         combat.damage_expression(text)
     assert exc.value.field == "damage"
+
+
+# --- issue 24: combat fidelity -------------------------------------------------------------------
+
+
+def test_as_c1_a_target_that_cannot_perceive_does_not_defend():
+    assert combat.cannot_perceive({"unconscious_rounds": 3}) == "unconscious"
+    assert combat.cannot_perceive({"dying": True, "dies_in_rounds": 2}) == "dying"
+    assert combat.cannot_perceive({"dying": False, "unconscious_rounds": None, "dead": False}) is None
+    assert combat.defense_reaction("defense_heroism", unperceived=False, condition={"unconscious_rounds": 1}) == (
+        "none",
+        "unconscious",
+    )
+    assert combat.defense_reaction("defense", unperceived=True, condition=None) == ("none", "unperceived")
+    assert combat.defense_reaction("defense", unperceived=False, condition={}) == ("defense", None)
+
+
+def test_as_t6_a_cooperative_attack_is_led_by_the_best_result_with_the_others_adjustments():
+    own = rolled("combat", 6, [1, 1, 2], confrontation=True)  # 10: neither
+    ally = rolled("combat", 4, [5, 5, 4], confrontation=True)  # 18 leads
+    third = rolled("combat", 2, [1, 2, 3], confrontation=True)  # 8 < 10: −1
+    group, attack = combat.cooperative_attack((own, ally, third))
+    assert (group.leader, group.adjustments, attack.score, attack.dice) == (1, (0, 0, -1), 17, (5, 5, 4))
+    fifteen = rolled("combat", 6, [3, 3, 3], confrontation=True)  # 15: +1
+    assert combat.cooperative_attack((ally, fifteen), modifier=2)[1].score == 18 + 1 + 2
+
+
+def test_as_t6_as_c11_acting_together_takes_one_shared_slot_at_the_leaders_place():
+    slots = combat.combat_slots(["A", "B", "C", "D"], [("C", ["A", "D"])])
+    assert [(s.combatants, s.leader) for s in slots] == [(("B",), "B"), (("C", "A", "D"), "C")]
+    assert combat.slots_lost(["A", "B", "C", "D"], "C", ["A", "D"]) == ["A", "D"]
+    with pytest.raises(RuleError):
+        combat.combat_slots(["A", "B"], [("A", ["A"])])
+    with pytest.raises(RuleError):
+        combat.combat_slots(["A", "B", "C"], [("A", ["B"]), ("C", ["B"])])
+
+
+def test_as_c11_a_group_is_of_extras_able_to_act_each_once():
+    assert combat.check_group([("E1", "figurant", False), ("E2", "figurant", False), ("E3", "figurant", False)]) == 2
+    for members in (
+        [("E1", "figurant", False), ("E1", "figurant", False)],
+        [("E1", "figurant", False), ("B", "boss", False)],
+        [("E1", "figurant", False), ("E2", "figurant", True)],
+    ):
+        with pytest.raises(RuleError):
+            combat.check_group(members)
+
+
+def test_as_c5_mal_en_point_states_become_counted_conditions():
+    condition, conditions = combat.mal_en_point_conditions(
+        {"dying": False, "dead": False},
+        [{"name": "stunned", "rounds_left": 1, "ends": "end_of_turn"}],
+        dies_in_rounds=3,
+        unconscious_rounds=None,
+        round_=2,
+    )
+    assert condition == {"dying": True, "dies_in_rounds": 3, "dead": False}
+    assert conditions[-1] == {"name": "dying", "rounds_left": 3, "ends": "end_of_round", "since_round": 2}
+    assert combat.counted(conditions) and not combat.counted(conditions[:1])
+
+
+def test_as_c5_a_state_from_a_fire_starts_counting_after_its_round_and_the_dying_one_dies():
+    sheet = {"dying": True, "dies_in_rounds": 1, "unconscious_rounds": 2, "dead": False}
+    condition, kept, steps = combat.count_rounds("F", sheet, [], 1)  # the fire's round: adopted, not counted
+    assert [c["name"] for c in kept] == ["dying", "unconscious"] and all(c["since_round"] == 1 for c in kept)
+    assert [s["what"] for s in steps] == ["dying: counted in the fight", "unconscious: counted in the fight"]
+    condition, kept, steps = combat.count_rounds("F", condition, kept, 2)
+    assert (condition["dead"], kept) == (True, [])
+    assert [s["what"] for s in steps] == ["dies at the end of the round", "no longer unconscious"]
+    # nothing to count, nothing adopted: a dead or an unharmed character
+    assert combat.count_rounds("F", {"dead": True, "dying": False}, [], 3)[1:] == ([], [])
+    assert combat.adopt_states({"dying": False, "unconscious_rounds": None}, [], 1) == ([], [])
+
+
+def test_as_h2_in_combat_the_spender_rerolls_its_own_test_of_the_action_once():
+    request = {"type": "attack", "actor_id": "H", "target_id": "F", "weapon": "dague"}
+    logged = {
+        "id": "a1",
+        "type": "attack",
+        "actor_id": "H",
+        "steps": [
+            {"rule": "AS-C1", "what": "attack test", "combatant_id": "H", "request": request},
+            {"rule": "AS-C1", "what": "defense test", "combatant_id": "F"},
+        ],
+    }
+    assert combat.combat_reroll(logged, "H") == (request, "attack")
+    assert combat.combat_reroll(logged, "F") == (request, "defense")
+    with pytest.raises(Conflict):
+        combat.combat_reroll(logged, "X")  # made no test in it
+    with pytest.raises(Conflict):
+        combat.combat_reroll({**logged, "type": "heroism_reroll"}, "H")  # once per action
+    with pytest.raises(Conflict):
+        combat.combat_reroll({"id": "m", "type": "move", "steps": []}, "H")
+    # the combatants named besides actor and target are read back from the steps naming them
+    both = {
+        **logged,
+        "steps": [
+            *logged["steps"],
+            {"rule": "AS-C1", "what": "unperceived attack: no defense", "combatant_id": "G"},
+            {"rule": "AS-T6", "what": "cooperation: the best result leads", "members": ["H", "A", "B"]},
+        ],
+    }
+    assert combat.combat_reroll(both, "H")[0] == {**request, "also_target_id": "G", "cooperating": ["A", "B"]}
+
+
+def test_as_c4_attaques_multiples_takes_exactly_two_targets_any_other_attack_one():
+    multiple = combat.prime_effects(combat.Primes(("attaques_multiples",), ("danger",)))
+    plain = combat.prime_effects(combat.Primes())
+    combat.check_targets(multiple, 2)
+    combat.check_targets(plain, 1)
+    for effects, count in ((multiple, 1), (plain, 2), (multiple, 3)):
+        with pytest.raises(RuleError):
+            combat.check_targets(effects, count)

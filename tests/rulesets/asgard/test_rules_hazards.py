@@ -137,3 +137,10 @@ def test_as_c12_chase_steps_per_degree():
     assert (heroic.test.degree, heroic.step, heroic.after) == ("heroique", 4, 5)
     with pytest.raises(RuleError):
         hazards.chase_turn(TestSpec("athletisme", 2, target=15), 0, table([]))
+
+
+def test_as_h4_cancelled_damage_gives_back_what_it_took_never_more():
+    assert hazards.given_back(7, 0, 20, lost=5) == 5  # 7 damage on 5 vitality took 5
+    assert hazards.given_back(3, 2, 20, lost=5) == 5  # only the damage named
+    assert hazards.given_back(7, 18, 20, lost=7) == 20  # never above the maximum
+    assert hazards.given_back(4, 6, 20) == 10  # no blow named: the damage announced

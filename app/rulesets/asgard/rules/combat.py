@@ -1,18 +1,22 @@
-"""Asgard encounter-time combat rules (AS-C1..C4, AS-C11, AS-C13), pure functions.
+"""Asgard encounter-time combat rules (AS-C1..C5, AS-C11, AS-C13, AS-T6), pure functions.
 
-The encounter reads them (app/rulesets/asgard.py). They take resolved
-tests (`TestResult`, see core) and a DiceSource for any extra die they need.
+The encounter reads them (app/rulesets/asgard/combat.py). They take resolved
+tests (`TestResult`, see core), plain dicts for the sheet's `condition` and the
+combatant's conditions, and a DiceSource for any extra die they need.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
+from app.kit.errors import Conflict
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
-from app.rulesets.asgard.rules.contests import Opposition, oppose
-from app.rulesets.asgard.rules.core import BASE_DICE, TestResult
+from app.rulesets.asgard.rules.contests import Cooperation, Opposition, cooperate, oppose
+from app.rulesets.asgard.rules.core import BASE_DICE, TestResult, resolve
 
 UNPERCEIVED_DIFFICULTY = 10  # AS-C1 "généralement 10"
 EFFICACITE_BONUS = 2  # AS-C4
@@ -44,6 +48,47 @@ def resolve_attack(
         return AttackResolution(attack.score >= difficulty, None, difficulty)
     contest = oppose(attack, defense)
     return AttackResolution(contest.winner == "a", contest, None)
+
+
+def cannot_perceive(condition: dict[str, Any] | None) -> str | None:
+    """AS-C1: why a target cannot perceive the attack (it then does not defend): unconscious,
+    dying (AS-C5) or dead; None when it perceives. `condition` is the sheet's AS-C5 state."""
+    condition = condition or {}
+    if condition.get("dead"):
+        return "dead"
+    if condition.get("unconscious_rounds"):
+        return "unconscious"
+    if condition.get("dying"):
+        return "dying"
+    return None
+
+
+def defense_reaction(reaction: str, *, unperceived: bool, condition: dict[str, Any] | None) -> tuple[str, str | None]:
+    """AS-C1: the target's reaction to this attack and why it is `none` when the rules make it
+    so: an attack flagged `unperceived`, or a target that cannot perceive (`cannot_perceive`)."""
+    if unperceived:
+        return "none", "unperceived"
+    why = cannot_perceive(condition)
+    if why is not None:
+        return "none", why
+    return reaction, None
+
+
+def cooperative_attack(results: tuple[TestResult, ...], *, modifier: int = 0) -> tuple[Cooperation, TestResult]:
+    """AS-T6 in combat: every cooperating character makes its attack test; the best result leads
+    (highest margin, its dice and weapon deal the damage), +1 for each other result ≥ 15, −1 for
+    each other below 10. Returns the cooperation and the group's attack test (the leader's, its
+    score adjusted), which the defense opposes (AS-C1)."""
+    group = cooperate(results, modifier=modifier)
+    leader = results[group.leader]
+    adjusted = replace_modifier(leader, leader.spec.modifier + modifier + sum(group.adjustments))
+    return group, adjusted
+
+
+def replace_modifier(test: TestResult, modifier: int) -> TestResult:
+    """The same test (same dice) with another modifier."""
+    assert test.natural is not None  # a rolled test (or 11 taken)
+    return resolve(replace(test.spec, modifier=modifier), test.dice, natural=test.natural)
 
 
 # --- AS-C2 / C3 ------------------------------------------------------------
@@ -162,6 +207,17 @@ def prime_effects(choice: Primes) -> PrimeEffects:
     )
 
 
+def check_targets(effects: PrimeEffects, count: int) -> None:
+    """AS-C4: attaques_multiples strikes exactly two targets in reach with one test; any other
+    attack one."""
+    if effects.multiple_targets != (count == 2) or not 1 <= count <= 2:
+        raise RuleError(
+            "attaques_multiples (AS-C4) takes exactly two targets in reach (target_id and also_target_id); "
+            "any other attack one",
+            field="also_target_id",
+        )
+
+
 def final_damage(damage: int, effects: PrimeEffects) -> int:
     """AS-C4: attaques multiples / blessure légère halve the damage (rounded up) after
     everything else (protection included)."""
@@ -185,6 +241,254 @@ def figurant_group_bonus(size: int) -> int:
     if not 1 <= size <= MAX_FIGURANTS:
         raise RuleError(f"a group of extras has 1 to {MAX_FIGURANTS} members", field="group_size")
     return size - 1
+
+
+def check_group(members: Sequence[tuple[str, str | None, bool]]) -> int:
+    """AS-C11: a group of extras: (id, tier, down) of the attacker then the others; each one
+    once, every one an extra (tier figurant) able to act. Returns the group bonus."""
+    ids = [cid for cid, _, _ in members]
+    if len(set(ids)) != len(ids):
+        raise RuleError("a group names each extra once, the attacker aside (AS-C11)", field="group")
+    for cid, tier, down in members:
+        if tier != "figurant":
+            raise RuleError(
+                f"combatant {cid} is not an extra (tier figurant): only extras act in groups (AS-C11)", field="group"
+            )
+        if down:
+            raise RuleError(f"combatant {cid} is down: it does not act (AS-C11)", field="group")
+    return figurant_group_bonus(len(members))
+
+
+# --- AS-C11 / AS-T6: one turn for those who act together --------------------------
+
+
+@dataclass(frozen=True)
+class CombatSlot:
+    combatants: tuple[str, ...]  # who acts in this slot (the leader first)
+    leader: str
+
+
+def combat_slots(order: Sequence[str], groups: Sequence[tuple[str, Sequence[str]]] = ()) -> list[CombatSlot]:
+    """AS-T6 / AS-C11 in combat: characters who cooperate, like extras attacking as a group, act
+    together « au cours d'un unique tour de jeu »: each group (leader, members) takes one single
+    shared slot, at its leader's place in the AS-C13 order; its other members lose their own
+    slots of that round. `order`: the round's combatant ids, first to act first."""
+    placed = set(order)
+    member_of: dict[str, str] = {}
+    for n, (leader, members) in enumerate(groups):
+        everyone = (leader, *[m for m in members if m != leader])
+        if len(everyone) < 2:
+            raise RuleError("acting together needs at least two combatants (AS-T6)", field=f"groups.{n}")
+        for cid in everyone:
+            if cid not in placed:
+                raise RuleError(f"{cid!r} is not in the turn order", field=f"groups.{n}")
+            if cid in member_of:
+                raise RuleError(f"{cid!r} acts in one group at a time (AS-T6)", field=f"groups.{n}")
+            member_of[cid] = leader
+    by_leader = {leader: (leader, *[m for m in members if m != leader]) for leader, members in groups}
+    slots = []
+    for cid in order:
+        if cid in by_leader:
+            slots.append(CombatSlot(by_leader[cid], cid))
+        elif cid not in member_of:
+            slots.append(CombatSlot((cid,), cid))
+    return slots
+
+
+def slots_lost(order: Sequence[str], leader: str, members: Sequence[str]) -> list[str]:
+    """AS-T6 / AS-C11: the combatants whose own slot of the round passes once `leader` and
+    `members` acted together (every member but the leader: `combat_slots`)."""
+    kept = {cid for slot in combat_slots(order, [(leader, members)]) for cid in slot.combatants if cid == slot.leader}
+    return [cid for cid in order if cid not in kept and cid in {leader, *members}]
+
+
+# --- AS-C5 in a fight: the dying and unconscious rounds -------------------------------------
+
+DYING, UNCONSCIOUS = "dying", "unconscious"
+END_OF_ROUND = "end_of_round"  # AS-C5 counts rounds, not its bearer's turns (a down bearer has none)
+
+
+def mal_en_point_conditions(
+    condition: dict[str, Any],
+    conditions: list[dict[str, Any]],
+    *,
+    dies_in_rounds: int | None,
+    unconscious_rounds: int | None,
+    round_: int,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """AS-C5: the sheet's condition and the combatant's conditions after the mal en point tests
+    of round `round_` (dying: `dies_in_rounds`; unconscious: `unconscious_rounds`; None: passed)."""
+    condition, conditions = dict(condition), list(conditions)
+    if dies_in_rounds is not None:
+        condition.update(dying=True, dies_in_rounds=dies_in_rounds)
+        conditions = [c for c in conditions if c["name"] != DYING] + [
+            {"name": DYING, "rounds_left": dies_in_rounds, "ends": END_OF_ROUND, "since_round": round_}
+        ]
+    if unconscious_rounds is not None:
+        condition["unconscious_rounds"] = unconscious_rounds
+        conditions = [c for c in conditions if c["name"] != UNCONSCIOUS] + [
+            {"name": UNCONSCIOUS, "rounds_left": unconscious_rounds, "ends": END_OF_ROUND, "since_round": round_}
+        ]
+    return condition, conditions
+
+
+def counted(conditions: list[dict[str, Any]]) -> bool:
+    """Whether these conditions hold an AS-C5 count (dying or unconscious rounds)."""
+    return any(c["name"] in (DYING, UNCONSCIOUS) and c.get("ends") == END_OF_ROUND for c in conditions)
+
+
+def adopt_states(
+    condition: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """AS-C5 (Decision: the states count whatever brought vitality to 0): a dying or unconscious
+    state of the sheet with no count in the fight (fire AS-C9, asphyxia AS-C10, any action on the
+    character during round `round_`) starts counting: its rounds count from the next round on.
+    Returns (the conditions, the steps)."""
+    conditions = list(conditions)
+    steps: list[dict[str, Any]] = []
+    if condition.get("dead"):
+        return conditions, steps
+    names = {c["name"] for c in conditions if c.get("ends") == END_OF_ROUND}
+    for name, rounds in (
+        (DYING, condition.get("dies_in_rounds") if condition.get("dying") else None),
+        (UNCONSCIOUS, condition.get("unconscious_rounds")),
+    ):
+        if rounds and name not in names:
+            conditions.append({"name": name, "rounds_left": rounds, "ends": END_OF_ROUND, "since_round": round_})
+            steps.append({"rule": "AS-C5", "what": f"{name}: counted in the fight", "rounds_left": rounds})
+    return conditions, steps
+
+
+def count_rounds(
+    combatant_id: str, condition: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """AS-C5 at the end of round `round_`, for a combatant down or not: each round after the blow's
+    counts. Dying: at the end of the (1d6)-th next round the character dies (`dead`). Unconscious
+    for 2d6 rounds (Decision: whole rounds after the blow's, as the dying ones): at the end of the
+    last it wakes up. The sheet (`condition`) says what still runs: a character no longer dying
+    (first aid, AS-C6) or already awake loses the combatant's condition without a count; a state
+    of the sheet not counted yet (a fire, asphyxia) starts counting (`adopt_states`).
+    Returns (the sheet's condition, the conditions, the steps)."""
+    condition = dict(condition)
+    kept: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    for c in conditions:
+        if c["name"] not in (DYING, UNCONSCIOUS) or c.get("ends") != END_OF_ROUND:
+            kept.append(c)
+            continue
+        dying = c["name"] == DYING
+        running = (
+            (condition.get("dying") and not condition.get("dead"))
+            if dying
+            else bool(condition.get("unconscious_rounds")) and not condition.get("dead")
+        )
+        if not running:
+            steps.append(
+                {
+                    "rule": "AS-C5" if not dying or condition.get("dead") else "AS-C6",
+                    "what": f"no longer {c['name']}",
+                    "combatant_id": combatant_id,
+                }
+            )
+            continue
+        if round_ <= c.get("since_round", 0):  # the blow's own round does not count
+            kept.append(c)
+            continue
+        left = max(0, c["rounds_left"] - 1)
+        if dying:
+            condition["dies_in_rounds"] = left
+        else:
+            condition["unconscious_rounds"] = left or None
+        if left:
+            kept.append({**c, "rounds_left": left})
+            steps.append(
+                {
+                    "rule": "AS-C5",
+                    "what": f"{c['name']}: a round less",
+                    "combatant_id": combatant_id,
+                    "rounds_left": left,
+                }
+            )
+        elif dying:
+            condition.update(dying=False, dead=True, unconscious_rounds=None)
+            steps.append(
+                {"rule": "AS-C5", "what": "dies at the end of the round", "combatant_id": combatant_id, "round": round_}
+            )
+        else:
+            steps.append({"rule": "AS-C5", "what": "wakes up", "combatant_id": combatant_id, "round": round_})
+    if condition.get("dead"):
+        kept = [c for c in kept if c["name"] not in (DYING, UNCONSCIOUS)]
+    else:
+        kept, adopted = adopt_states(condition, kept, round_)
+        steps.extend({**step, "combatant_id": combatant_id} for step in adopted)
+    return condition, kept, steps
+
+
+# --- AS-H2 in an encounter ------------------------------------------------------------
+
+HEROISM_REROLL = "heroism_reroll"
+REROLL_COST = 1
+
+
+def combat_reroll(logged: dict[str, Any], spender: str) -> tuple[dict[str, Any], str]:
+    """AS-H2 (Decision) in an encounter: the spender rerolls its own test of the fight's latest
+    action — its attack (the actor) or its defence (a target that made a defense test) — which is
+    resolved again with the same choices (`request`, logged with the attack test) and new dice;
+    once per action (a heroism reroll is not rerolled: 409). `logged`: that action's logged body.
+    Returns (the request to resolve again, which test is rerolled: "attack" or "defense")."""
+    if logged.get("type") == HEROISM_REROLL:
+        raise Conflict(
+            f"action {logged.get('id')} is a heroism reroll already: AS-H2 rolls a test again once",
+            field="action_id",
+            extra={"rule": "AS-H2"},
+        )
+    steps = logged.get("steps") or []
+    attack = next((s for s in steps if s.get("rule") == "AS-C1" and s.get("what") == "attack test"), None)
+    if logged.get("type") != "attack" or attack is None or "request" not in attack:
+        raise Conflict(
+            f"action {logged.get('id')} ({logged.get('type')}) has no attack or defence test to roll again (AS-H2)",
+            field="action_id",
+            extra={"rule": "AS-H2"},
+        )
+    defenders = {s["combatant_id"] for s in steps if s.get("rule") == "AS-C1" and s.get("what") == "defense test"}
+    if spender == logged.get("actor_id"):
+        which = "attack"
+    elif spender in defenders:
+        which = "defense"
+    else:
+        raise Conflict(
+            f"combatant {spender} made no test in action {logged.get('id')}: AS-H2 rerolls one's own test",
+            field="actor_id",
+            extra={"rule": "AS-H2"},
+        )
+    return {**attack["request"], **_named_in(steps)}, which
+
+
+NAMED_ELSEWHERE = ("also_target_id", "group", "cooperating")  # read back from their own steps
+
+
+def _named_in(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The combatants an attack's request named besides its actor and target, read from the steps
+    that name them (each shown only to who sees that combatant): AS-C4's second target (the second
+    to defend), AS-C11's group, AS-T6's cooperating characters."""
+    named: dict[str, Any] = {}
+    targets = list(
+        dict.fromkeys(
+            s["combatant_id"]
+            for s in steps
+            if s.get("rule") == "AS-C1" and s.get("what") in ("defense test", "unperceived attack: no defense")
+        )
+    )
+    if len(targets) == 2:
+        named["also_target_id"] = targets[1]
+    for rule, what, field_ in (
+        ("AS-C11", "group of extras: one test", "group"),
+        ("AS-T6", "cooperation: the best result leads", "cooperating"),
+    ):
+        step = next((s for s in steps if s.get("rule") == rule and s.get("what") == what), None)
+        if step is not None:
+            named[field_] = list(step["members"][1:])
+    return named
 
 
 # --- AS-C13 ----------------------------------------------------------------

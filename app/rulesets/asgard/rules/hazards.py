@@ -40,6 +40,14 @@ def decisive_damage(vitality: int, blows: Sequence[int]) -> int | None:
     return None
 
 
+def given_back(damage: int, vitality_now: int, vitality_max: int, *, lost: int | None = None) -> int:
+    """AS-H4: cancelling damage already taken gives back exactly what that damage took — the
+    vitality lost to the blow (`lost`, its before − after: a 7-damage blow on 5 vitality took 5),
+    never more than the damage named, never above the maximum. Returns the new vitality."""
+    back = max(0, damage) if lost is None else min(max(0, damage), max(0, lost))
+    return min(vitality_max, vitality_now + back)
+
+
 def roll_dice(count: int, source: DiceSource, purpose: str) -> tuple[int, ...]:
     return tuple(source.roll(6, purpose) for _ in range(count))
 
