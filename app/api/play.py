@@ -87,7 +87,9 @@ async def reroll_test(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.reroll, principal, character_id, test_id, body, key), principal)
+    return created(
+        await in_thread(sessions_of(request), play.reroll, principal, character_id, test_id, body, key), principal
+    )
 
 
 @router.post(
@@ -105,7 +107,9 @@ async def run_action(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.character_action, principal, character_id, body, key), principal)
+    return created(
+        await in_thread(sessions_of(request), play.character_action, principal, character_id, body, key), principal
+    )
 
 
 @router.post(

@@ -3,8 +3,8 @@
 A ruleset is one package, `app/rulesets/<id>/` (see app/rulesets/__init__.py and
 docs/adding-a-ruleset.md): its pure `rules/`, `schemas.py` (pydantic schemas of its
 sheet, options and request bodies), `results.py`, and `adapter.py` (an adapter
-subclassing `RulesetAdapter[Sheet, Options]`); its combat is `combat_contract.py`'s. The generic services load characters, parse
-their sheets and the campaign's options into the ruleset's models (once per
+subclassing `RulesetAdapter[Sheet, Options]`); its combat is `combat_contract.py`'s.
+The generic services load characters, parse their sheets and the campaign's options into the ruleset's models (once per
 operation), build the dice source, call the adapter, then persist its `Outcome`
 in one unit of work (log entry + every sheet it changed) with idempotency and events.
 
