@@ -25,6 +25,7 @@ from app.rulesets.combat_contract import (
     sheet_weapon,
 )
 from app.rulesets.rulebook_d100.rules import core as rb
+from app.rulesets.rulebook_d100.rules import turns
 from app.rulesets.rulebook_d100.schemas import Name
 
 
@@ -55,6 +56,7 @@ class RulebookD100(EncounterRules):
     dice_order = "RB-F4 d100 HAB test per combatant in the order added, then RB-C2 d100 rerolls of ties"
 
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": RulebookAttackRequest}
+    more_actions = turns.MORE_ACTIONS  # README "Actions per turn"
 
     def attack(self, x: Exchange) -> None:
         """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
