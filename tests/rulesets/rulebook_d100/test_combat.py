@@ -421,3 +421,46 @@ def test_rb_f4_a_critical_initiative_grants_its_extra_action_then_the_turns_own(
     r = t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=t.gm)
     assert "RB-F4" in assert_problem(r, 409, "conflict")["detail"]
     assert pools(t, eid, "hp")["Foe"] == 40 - 4 - 4
+
+
+def test_rb_f3_a_critical_dodges_free_attack_is_the_dodgers_to_take_at_once(table):
+    """RB-F3 (Decision): the Hero's critical dodge in the Foe's turn grants it a free attack its
+    player takes at once (`free_attack: true`), not a 409 "not its turn"; once; it is no action of
+    the turn (the dodger's own turn keeps its action); it lapses when the turn changes."""
+    t = table("rulebook-d100", {"players_may_enter_dice": True})
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=40, hp_max=40), "npc"), start=[25, 35])
+    still(t, eid, n["Foe"])  # the Foe does not dodge: a player enters no die of the Foe's
+    url = f"/v1/encounters/{eid}/actions"
+    free = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "free_attack": True}
+    t.next_turn(eid)  # the Foe's turn
+    # the Foe's 30 (FOR 60: level 3) against the Hero's dodge 3 (HAB 60, critical: level 12)
+    dodged = attack(t, eid, n["Foe"], n["Hero"], [30, 3])
+    assert dodged["steps"][-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": n["Hero"]}
+    # an attack without `free_attack` is still not the Hero's to make in the Foe's turn
+    r = t.client.post(url, json={**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
+    assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {n['Hero']}'s turn"
+    taken = t.act(eid, {**free, "dice": [23, 4]}, headers=t.alice.headers)  # 3 + 4
+    assert taken["steps"][0] == {"rule": "RB-F3", "what": "free attack", "combatant_id": n["Hero"], "dodged": n["Foe"]}
+    assert step(taken, "RB-F1", "hp")["after"] == 33
+    r = t.client.post(url, json={**free, "dice": [23, 4]}, headers=t.alice.headers)  # once
+    assert_problem(r, 409, "conflict")
+    # in the Hero's own turn: the GM's attack for the Foe outside its turn, dodged critically; the
+    # free attack and the Hero's action both taken, a third refused
+    t.next_turn(eid)  # round 2, the Hero's turn
+    attack(t, eid, n["Foe"], n["Hero"], [30, 3])
+    t.act(eid, {**free, "dice": [23, 1]}, headers=t.alice.headers)
+    t.act(eid, {**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
+    r = t.client.post(url, json={**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
+    assert assert_problem(r, 409, "conflict")["rule"] == "actions_per_turn"
+    # a free attack not taken before the turn changes lapses
+    t.next_turn(eid)  # the Foe's turn
+    attack(t, eid, n["Foe"], n["Hero"], [30, 3])
+    t.next_turn(eid)  # round 3, the Hero's turn
+    r = t.client.post(url, json={**free, "dice": [23, 1]}, headers=t.alice.headers)
+    problem = assert_problem(r, 409, "conflict")
+    assert (problem["rule"], problem["detail"]) == (
+        "RB-F3",
+        f"combatant {n['Hero']} has no free attack now: only a critical dodge grants one, taken at once, "
+        "before the turn changes (RB-F3)",
+    )
+    assert pools(t, eid, "hp") == {"Hero": 14, "Foe": 40 - 7 - 4 - 4}
