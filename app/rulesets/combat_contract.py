@@ -17,7 +17,23 @@ parties' `sheet` (karma, pools, posture, points…), `counters`, `position` and
 `conditions` in place and appends its `steps` (each citing its rule id with its
 figures). The flow then writes every change, before/after (what a revert
 restores), the action, its roll-log entry (`kind: "combat"`) and its event, in
-one transaction."""
+one transaction.
+
+Actions per turn (README "Actions per turn", every ruleset): one action per turn unless a rule
+grants more. The flow keeps the count, before the ruleset resolves anything, in the actor's
+`Party.turn` (`counters["turn"]`, keyed by the current round and slot: a new turn starts it
+afresh; a revert restores it like every other change): `turn["actions"]`, the action types
+counted in this turn. An action counts when its type is an `ACTION` (`action_kinds`; a `MOVE`
+follows the ruleset's movement rules, a `FREE` one never counts, and reactions are no actions:
+they are settled inside the attacker's action), when the actor acts in the current slot
+(`Exchange.on_turn`: the GM acting on a combatant's turn is held to it as its player is) and
+when no rule grants it beyond the count (`granted_action`: a riposte, a counter-attack, a free
+attack; by default the rule `out_of_turn` names). Once `actions_per_turn` are counted, another
+is a 409 naming the rules that would allow one (`more_actions`). Extra actions that are slots
+of their own in the order (GC-O3, GC-P5 advantage 6 through GC-O3, RB-F4's critical
+initiative) are turns of their own: each counts from 0. The hooks, all with defaults:
+`action_kinds`, `more_actions`, `actions_per_turn(actor, round_)` and
+`granted_action(actor, req)`."""
 
 from __future__ import annotations
 
@@ -36,6 +52,9 @@ from app.models.validation import InvalidBody, validate
 from app.rules.dice import DiceSource
 
 COMBAT_ACTIONS = ("attack", "move", "dash", "posture", "final_skill")
+
+# what an action type is to the "Actions per turn" rule (`EncounterRules.action_kinds`)
+ACTION, MOVE, FREE = "action", "move", "free"
 
 
 class CombatDice(Protocol):
@@ -365,6 +384,33 @@ class EncounterRules(ABC):
     def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
         """The rule letting this combatant act outside its turn (a riposte, a counter-attack), or None."""
         return None
+
+    # --- actions per turn (README "Actions per turn"; see the module's docstring) -------------
+    # an action type -> ACTION (counts), MOVE (the ruleset's movement rules govern it) or FREE
+    # (never counts); a type missing here is an ACTION. GC-D4: a dash gives the action up, so it is
+    # one; GC-P1: a posture change is not the turn's action.
+    action_kinds: ClassVar[dict[str, str]] = {
+        "attack": ACTION,
+        "final_skill": ACTION,
+        "dash": ACTION,
+        "move": MOVE,
+        "posture": FREE,
+    }
+    # the rules of this ruleset that grant more than the turn's one action, each with what it
+    # grants (named in the 409 refusing a second action), e.g. "RB-F3 a critical dodge's free attack"
+    more_actions: ClassVar[tuple[str, ...]] = ()
+
+    def actions_per_turn(self, actor: Party, round_: int) -> int:
+        """How many actions this combatant takes in its current turn: one (0: the rules cancel it)."""
+        return 1
+
+    def granted_action(self, actor: Party, req: CombatAction) -> str | None:
+        """The rule granting this action beyond the turn's count (it is then not counted), or
+        None; default: the rule that lets it act outside its turn (`out_of_turn`)."""
+        return self.out_of_turn(actor, req)
+
+    def action_kind(self, type_: str) -> str:
+        return self.action_kinds.get(type_, ACTION)
 
     def attack(self, x: Exchange) -> None:
         """`attack`: the attack test, the reaction test(s) (`x.reaction`), damage, karma effects."""

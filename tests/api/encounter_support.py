@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.api.test_encounters import Table, ids, table
 
-__all__ = ["Table", "attack", "ids", "names_of", "normalised", "pools", "setup", "step", "table"]
+__all__ = ["Table", "attack", "ids", "names_of", "new_round", "normalised", "pools", "setup", "step", "table"]
 
 
 def setup(t: Table, *people: tuple[str, dict, str], start: list[int] | None = None) -> tuple[str, dict[str, str]]:
@@ -29,6 +29,13 @@ def setup(t: Table, *people: tuple[str, dict, str], start: list[int] | None = No
 def attack(t: Table, eid: str, actor: str, target: str, dice: list[int], status: int = 201, **body: Any) -> dict:
     """The GM's attack of `actor` on `target` with these table dice (the extras of `body` added)."""
     return t.act(eid, {"type": "attack", "actor_id": actor, "target_id": target, "dice": dice, **body}, status=status)
+
+
+def new_round(t: Table, eid: str) -> None:
+    """`next-turn` until the round wraps (the GM's): one action per turn (README "Actions per turn"),
+    so a combatant's next action waits for its next turn."""
+    while not any(c["field"] == "round" for c in t.next_turn(eid)["changes"]):
+        pass
 
 
 def step(action: dict, rule: str, what: str | None = None) -> dict:

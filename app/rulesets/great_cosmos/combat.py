@@ -63,6 +63,12 @@ class GreatCosmos(EncounterRules):
         "dash: the agilite test (GC-D4)"
     )
     combat_actions = GREAT_COSMOS_ACTIONS
+    more_actions = (  # README "Actions per turn": GC-O3's and GC-P5's extra actions are slots of their own
+        "GC-O3 extra actions",
+        "GC-P5 advantage 6 (an extra action)",
+        "GC-P2 a riposte",
+        "GC-P6 a counter-attack",
+    )
 
     def posture(self, sheet: dict[str, Any]) -> str | None:
         return combat.posture_of(sheet)

@@ -25,6 +25,7 @@ from app.rulesets.combat_contract import (
     sheet_weapon,
 )
 from app.rulesets.rulebook_d100.rules import core as rb
+from app.rulesets.rulebook_d100.rules import turns
 from app.rulesets.rulebook_d100.schemas import Name
 
 
@@ -44,6 +45,11 @@ class RulebookAttackRequest(AttackRequest):
     reaction: Literal["dodge", "absorb", "none"] | None = Field(
         None, description="RB-F3: overrides the target's standing reaction (only a caller who controls the target)."
     )
+    free_attack: bool = Field(
+        False,
+        description="RB-F3: the free attack a critical dodge earned, taken at once by whoever controls the dodger "
+        "(its player too, outside its turn), before the turn changes, once; not the turn's action.",
+    )
 
 
 class RulebookD100(EncounterRules):
@@ -55,10 +61,20 @@ class RulebookD100(EncounterRules):
     dice_order = "RB-F4 d100 HAB test per combatant in the order added, then RB-C2 d100 rerolls of ties"
 
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": RulebookAttackRequest}
+    more_actions = turns.MORE_ACTIONS  # README "Actions per turn"
+
+    def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
+        """RB-F3: the free attack a critical dodge earned in this turn is the dodger's to take at once."""
+        if isinstance(req, RulebookAttackRequest) and req.free_attack and turns.has_free_attack(actor.turn):
+            return "RB-F3"
+        return None
 
     def attack(self, x: Exchange) -> None:
-        """RB-F1..F3, RB-C4 (see `resolve_attack`)."""
+        """RB-F1..F3, RB-C4 (see `resolve_attack`); RB-F3 `free_attack`: the one a critical dodge earned."""
         req: RulebookAttackRequest = x.req
+        if req.free_attack:
+            dodged = turns.take_free_attack(x.actor.turn, x.actor.id)
+            x.step("RB-F3", "free attack", combatant_id=x.actor.id, dodged=dodged)
         choice = AttackChoice(
             kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon, damage=req.damage
         )
@@ -258,6 +274,7 @@ def resolve_attack(
         )
     if hit.dodged:
         if hit.free_attack:
+            turns.grant_free_attack(target.turn, attacker.id)
             steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
         return steps
     assert hit.weapon_roll is not None  # rolled for an attack that was not dodged

@@ -30,7 +30,7 @@ from app.models.encounters import (
     HealOrDamage,
 )
 from app.models.validation import InvalidBody
-from app.rulesets.combat_contract import Exchange, Party
+from app.rulesets.combat_contract import ACTION, Exchange, Party
 from app.services.auth import Principal, check_gm, check_member, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
@@ -224,6 +224,7 @@ def combat(
         more=[parties[c["id"]] for c, _ in more],
         sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid),
     )
+    _count_action(fight, x)
     was_down = {c["id"]: fight.rules.is_down(fight.loaded_character(c).sheet) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
@@ -346,6 +347,33 @@ def _check_actor(
         )
 
 
+def _count_action(fight: Fight, x: Exchange) -> None:
+    """Actions per turn (README, every ruleset): one action per turn unless a rule grants more.
+    An action on the actor's turn (for the GM as for its player) counts in `turn["actions"]`
+    unless its type is a move or free (`action_kinds`) or a rule grants it (`granted_action`: a
+    riposte, a counter-attack, a free attack); one more than `actions_per_turn` is a 409 naming
+    the rules that would allow one, before anything is rolled or changed."""
+    rules, a, type_ = fight.rules, x.actor, x.req.type
+    if not x.on_turn or rules.action_kind(type_) != ACTION or rules.granted_action(a, x.req) is not None:
+        return
+    taken = list(a.turn.get("actions") or [])
+    allowed = rules.actions_per_turn(a, x.round)
+    if len(taken) >= allowed:
+        grants = ", ".join(rules.more_actions) or f"no rule of {rules.ruleset} grants one"
+        used = f"has taken its action this turn ({', '.join(taken)})" if taken else "has no action this turn"
+        raise Conflict(
+            f"combatant {a.id} {used}: one action per turn unless a rule grants more ({grants})",
+            field="type",
+            extra={
+                "rule": "actions_per_turn",
+                "actions_taken": taken,
+                "actions_per_turn": allowed,
+                "granted_by": [g.split(" ", 1)[0] for g in rules.more_actions],
+            },
+        )
+    a.turn["actions"] = [*taken, type_]
+
+
 def _reaction(
     fight: Fight, principal: Principal | None, target: dict[str, Any] | None, req: CombatAction
 ) -> tuple[str | None, bool]:
@@ -376,8 +404,11 @@ def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> N
         if party.sheet.get(key) != sheet.get(key):
             changes.sheet(c, key, party.sheet.get(key))
     counters = dict(party.counters)
-    if len(party.turn) > 2:  # the ruleset noted something of this turn
+    stored = counters.get("turn") or {}
+    if len(party.turn) > 2:  # the flow or the ruleset noted something of this turn
         counters["turn"] = party.turn
+    elif all(stored.get(k) == party.turn.get(k) for k in ("round", "slot")):  # this turn's notes, all spent
+        counters.pop("turn", None)
     changes.combatant(c, "position", party.position)
     changes.combatant(c, "conditions", party.conditions)
     changes.combatant(c, "actions", party.actions)

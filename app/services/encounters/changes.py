@@ -99,4 +99,19 @@ class Changes:
         )
 
     def public(self) -> list[dict[str, Any]]:
-        return [{k: v for k, v in item.items() if k not in _INTERNAL} for item in self.items]
+        """The changes an action shows: without where each lives, and without the flow's per-turn
+        bookkeeping (`counters["turn"]`, out of the state too): a change of counters that changed
+        nothing else is left out. `items` keep everything, for a revert."""
+        out = []
+        for item in self.items:
+            shown = {k: v for k, v in item.items() if k not in _INTERNAL}
+            if item["on"] == "combatant" and item["field"] == "counters":
+                shown["before"], shown["after"] = _without_turn(item["before"]), _without_turn(item["after"])
+                if shown["before"] == shown["after"]:
+                    continue
+            out.append(shown)
+        return out
+
+
+def _without_turn(counters: dict[str, Any] | None) -> dict[str, Any] | None:
+    return {k: v for k, v in counters.items() if k != "turn"} if counters else counters

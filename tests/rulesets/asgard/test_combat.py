@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api import encounter_support
-from tests.api.encounter_support import attack, ids, names_of, normalised, pools, setup, step
+from tests.api.encounter_support import attack, ids, names_of, new_round, normalised, pools, setup, step
 from tests.api.support import assert_problem, assert_validation
 
 table = encounter_support.table  # the fixture
@@ -92,11 +92,25 @@ def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(tab
         "skill",
         [2, 3, 3],
     )
+    new_round(t, eid)  # one action per turn
     # dague 1d6 reads the distinguished first die; 1+3+4 + 6 = 14 against 5+5+1 + 3: the higher skill
     c = attack(t, eid, n["Hero"], n["Foe"], [1, 3, 4, 5, 5, 1], weapon="dague")
     assert step(c, "AS-T9", "opposition")["winner"] == "attacker"
     assert step(c, "AS-C2", "damage")["read_dice"] == [1]
     assert pools(t, eid, "vitality") == {"Hero": 14, "Foe": 5}
+
+
+def test_actions_per_turn_as_one_action_a_turn_for_the_player_as_for_the_gm(table):
+    """One action per turn (README "Actions per turn"): a second attack in the Hero's turn is a 409,
+    from its player as from the GM, nothing rolled."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3])  # 17 against 12: 6 − 1
+    body = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"]}
+    for headers, dice in ((t.alice.headers, {}), (t.gm, {"dice": [5, 2, 4, 3, 3, 3]})):
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, **dice}, headers=headers)
+        assert assert_problem(r, 409, "conflict")["rule"] == "actions_per_turn"
+    assert pools(t, eid, "vitality") == {"Hero": 20, "Foe": 5}
 
 
 def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
@@ -114,11 +128,13 @@ def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
         "automatic": None,
         "hit": True,
     }
+    new_round(t, eid)  # one action per turn
     miss = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1], unperceived=True, difficulty=13)
     assert step(miss, "AS-C1", "unperceived attack: no defense")["hit"] is False and miss["changes"] == []
     # the standing reaction `none` (set by the GM) is the same; all 1s fail whatever the difficulty (AS-T3)
     r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Foe']}", json={"reaction": "none"}, headers=t.gm)
     assert r.status_code == 200, r.text
+    new_round(t, eid)
     fumble = attack(t, eid, n["Hero"], n["Foe"], [1, 1, 1], difficulty=0)
     assert step(fumble, "AS-C1", "unperceived attack: no defense")["automatic"] == "failure"
     assert pools(t, eid, "vitality") == {"Hero": 20, "Foe": 8}
@@ -140,6 +156,7 @@ def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiple
         "before": 5,
         "after": 3,
     }
+    new_round(t, eid)  # one action per turn
     # prudence (+2 on the next defense test) bought with danger (−2 on it): both on the Hero's next defense
     t.act(
         eid,
@@ -161,10 +178,12 @@ def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiple
         "prudence_left": 0,
         "danger_left": 0,
     }
+    new_round(t, eid)
     # prudence alone (with blessure_legere): +2 on the next defense: 14 against 15, parried
     attack(t, eid, n["Hero"], n["Foe"], [1, 1, 2, 3, 3, 3], primes=["prudence"], penalties=["blessure_legere"])
     c = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 3, 3, 3])
     assert step(c, "AS-C1", "defense test")["score"] == 15 and step(c, "AS-T9", "opposition")["hit"] is False
+    new_round(t, eid)
     # attaques_multiples: one attack test, each target defends, damage halved for both
     d = attack(
         t,
@@ -182,6 +201,7 @@ def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiple
     assert [
         (c["combatant_id"], c["field"], c["before"], c["after"]) for c in d["changes"] if c["field"] == "vitality"
     ] == [(n["Foe"], "vitality", 7, 4), (n["Brute"], "vitality", 10, 7)]
+    new_round(t, eid)
     # a second target without the prime, the prime without one, two primes: 422
     r = t.client.post(
         f"/v1/encounters/{eid}/actions",
@@ -221,6 +241,7 @@ def test_as_h1_as_c3_heroism_dice_add_to_damage_and_come_off_it(table):
         ("heroism", 2, 1),
         ("vitality", 10, 4),
     ]
+    new_round(t, eid)  # one action per turn
     # no heroism left for its standing heroic defense: 409, never a silent plain defense (AS-H6);
     # the attacker with none: 409, nothing rolled
     r = t.client.post(
@@ -413,11 +434,12 @@ def test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13(table):
     t.next_turn(eid)
     # round 3: an unperceived blow (6+2+3 + 6 ≥ 10; dague reads 6, − 1 = 5: vitality 0) fells the Foe:
     # AS-C5, resistance 4+4+4 + 1 = 13 ≥ 5 + 5, volonte 1+1+2 + 0 = 4 failed: unconscious 2 + 3 rounds;
-    # then a blow on E1 entered by mistake (all 6s against all 1s, and its AS-C5 dice) is reverted
-    attack(t, eid, n["Hero"], n["Foe"], [6, 2, 3, 4, 4, 4, 1, 1, 2, 2, 3], weapon="dague", unperceived=True)
+    # first a blow on E1 entered by mistake (all 6s against all 1s, and its AS-C5 dice) is reverted,
+    # which gives the Hero's turn its one action back
     mistake = attack(t, eid, n["Hero"], n["E1"], [6, 6, 6, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1])
     assert step(mistake, "AS-C5", "mal en point")["dying"] is True
     t.post(f"/v1/encounters/{eid}/actions/{mistake['id']}/revert", {})
+    attack(t, eid, n["Hero"], n["Foe"], [6, 2, 3, 4, 4, 4, 1, 1, 2, 2, 3], weapon="dague", unperceived=True)
     t.next_turn(eid)
     t.post(f"/v1/encounters/{eid}/end", {}, status=200)
     final = t.state(eid)
@@ -721,6 +743,7 @@ def test_as_c1_an_unconscious_target_does_not_defend(table):
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=3), "npc"), start=[4, 4, 4, 3, 3, 3])
     # 17 vs 12, 6 − 1 ≥ 3: vitality 0; resistance 4+4+4 + 1 = 13 ≥ 10; volonte 1+1+2 = 4: unconscious 2 + 3
     attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3, 4, 4, 4, 1, 1, 2, 2, 3])
+    new_round(t, eid)  # one action per turn; the Foe, unconscious 5 rounds, is still out
     b = attack(t, eid, n["Hero"], n["Foe"], [3, 2, 1])  # 6 + 6 = 12 ≥ 10, no defense die
     assert [r["purpose"] for r in b["rolls"]] == ["attack"] * 3
     assert step(b, "AS-C1", "unconscious: it does not perceive")["combatant_id"] == n["Foe"]
@@ -841,9 +864,11 @@ def test_as_t7_a_close_skill_in_combat_takes_5_off_the_attack_and_the_defence(ta
     test = step(a, "AS-C1", "attack test")
     assert (test["close_skill"], test["score"], step(a, "AS-T9", "opposition")["hit"]) == (True, 12, False)
     # the defence with a close skill: 3+3+4 + 3 − 5 = 8 against 17
+    new_round(t, eid)  # one action per turn
     b = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 4], defense_close_skill=True)
     assert (step(b, "AS-C1", "defense test")["score"], step(b, "AS-T9", "opposition")["hit"]) == (8, True)
-    # a player may not choose it for a target it does not control
+    # a player may not choose it for a target it does not control (on the Hero's next turn)
+    new_round(t, eid)
     r = t.client.post(
         f"/v1/encounters/{eid}/actions",
         headers=t.alice.headers,

@@ -204,20 +204,13 @@ def test_gc_p3_default_stats_by_kind_a_failed_attack_misses_and_missing_dice_nam
     t.next_turn(eid)
     magic = attack(t, eid, n["Brute"], n["Aiko"], [50, 70, 1], kind="magic")  # esprit 50
     assert step(magic, "GC-P3")["stat"] == "esprit" and hp(t, eid, n["Aiko"]) == 99
-    named = attack(t, eid, n["Brute"], n["Aiko"], [50, 70, 1], kind="magic", stat="chance", status=422)
-    assert "acted this turn already" in named["detail"] and "GC-D3" in named["detail"]
+    named = attack(t, eid, n["Brute"], n["Aiko"], [50, 70, 1], kind="magic", stat="chance", status=409)
+    assert named["rule"] == "actions_per_turn" and "GC-O3" in named["detail"]  # one action per turn
 
 
 def test_gc_p4_damage_from_the_named_weapon_the_first_one_or_an_expression(table):
     t = table("great-cosmos")
     eid, n = duel(t, armed(60, {"name": "Dagger", "kind": "item", "slots": 1}, SWORD))
-    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 90, 5], damage=None)
-    assert {k: step(hit, "GC-P4")[k] for k in ("expression", "source", "raw", "total")} == {
-        "expression": "1d8+2",
-        "source": "weapon Sword",
-        "raw": 7,
-        "total": 7,
-    }
     assert_validation(
         t.client.post(
             f"/v1/encounters/{eid}/actions",
@@ -226,6 +219,13 @@ def test_gc_p4_damage_from_the_named_weapon_the_first_one_or_an_expression(table
         ),
         [["body", "weapon"]],
     )
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 90, 5], damage=None)
+    assert {k: step(hit, "GC-P4")[k] for k in ("expression", "source", "raw", "total")} == {
+        "expression": "1d8+2",
+        "source": "weapon Sword",
+        "raw": 7,
+        "total": 7,
+    }
     assert_validation(
         t.client.post(
             f"/v1/encounters/{eid}/actions",
@@ -307,8 +307,8 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     }
     assert held["rolls"][1] == {"die": "d10", "value": 7, "purpose": "auto defense", "by": n["Aiko"]}
     # an undodgeable attack: no automatic defence, and the standing dodge is not allowed either
-    special = attack(t, eid, n["Brute"], n["Aiko"], [30, 3], undodgeable=True, status=422)
-    assert "GC-D3" in special["detail"]  # Brute has acted: the GM acts for it outside of a turn
+    special = attack(t, eid, n["Brute"], n["Aiko"], [30, 3], undodgeable=True, status=409)
+    assert special["rule"] == "actions_per_turn"  # Brute has acted in its turn: one action per turn
     t.next_turn(eid)
     t.next_turn(eid)  # round 2, Brute's turn again
     hit = attack(t, eid, n["Brute"], n["Aiko"], [30, 3], undodgeable=True)
@@ -610,9 +610,32 @@ def test_gc_d4_a_dash_multiplies_the_max_move_and_gives_up_the_action(table):
         json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 5, "y": 0}},
     )
     assert "(GC-D2)" in assert_problem(r, 422, "rule-violation")["detail"]
-    r = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1], kind="ranged", status=422)
-    assert r["detail"] == "the dash gave up this turn's action (GC-D4)"
+    r = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 1], kind="ranged", status=409)
+    assert (r["rule"], r["actions_taken"]) == ("actions_per_turn", ["dash"])  # the dash gave the action up
     assert t.sheet(combatant(t, eid, n["Aiko"])["character_id"])["sheet"]["karma"] == -1  # GC-K1 on the dash
+
+
+def test_actions_per_turn_gc_o3_an_extra_action_is_a_turn_of_its_own(table):
+    """One action per turn (README "Actions per turn"), for the GM as for the player: GC-O3's extra
+    action is its own slot of the order, where one more action is taken; a third is a 409."""
+    t = table("great-cosmos")
+    aiko = t.character("Aiko", gc_fighter(60), kind="pc", player=t.alice)
+    s = t.encounter([{"character_id": aiko, "actions": 2}, {"character_id": t.character("Brute", gc_fighter(40))}])
+    eid, n = s["id"], ids(s)
+    t.start(eid, dice=[2])  # GC-O3: the extra action at 60 − (4 + 2)
+    assert [(e["combatant_id"], e["initiative"]) for e in t.state(eid)["order"]] == [
+        (n["Aiko"], 60),
+        (n["Aiko"], 54),
+        (n["Brute"], 40),
+    ]
+    attack(t, eid, n["Aiko"], n["Brute"], [30, 4], reaction="none")
+    for headers in (bearer(t.alice.token), t.gm):
+        r = attack(t, eid, n["Aiko"], n["Brute"], None, headers=headers, status=409)
+        assert r["rule"] == "actions_per_turn" and "GC-O3 extra actions" in r["detail"]
+    t.next_turn(eid)  # the extra action's slot
+    attack(t, eid, n["Aiko"], n["Brute"], [30, 4], reaction="none")
+    assert attack(t, eid, n["Aiko"], n["Brute"], None, status=409)["rule"] == "actions_per_turn"
+    assert hp(t, eid, n["Brute"]) == 100 - 4 - 4
 
 
 def test_gc_o2_same_parallel_slot_no_reaction_and_a_target_gone_out_of_reach_is_missed(table):

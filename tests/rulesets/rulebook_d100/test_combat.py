@@ -97,16 +97,27 @@ def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table)
 
 def test_rb_f3_each_further_dodge_in_a_round_is_ten_less_and_ties_by_rb_c2(table):
     t = table("rulebook-d100")
-    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=40, hp_max=40), "npc"), start=[25, 35])
+    # three attackers, one attack each in its own turn (one action per turn): HAB 60, 25 26 27 are
+    # level 4 each, ordered by the units digit (RB-C2); the Foe's 35 (level 1) last
+    eid, n = setup(
+        t,
+        ("Hero", hero(), "pc"),
+        ("Ally", hero(), "pc"),
+        ("Scout", hero(), "pc"),
+        ("Foe", foe(hp=40, hp_max=40), "npc"),
+        start=[25, 26, 27, 35],
+    )
     first = attack(t, eid, n["Hero"], n["Foe"], [23, 35, 1])
-    second = attack(t, eid, n["Hero"], n["Foe"], [23, 35, 1])
+    t.next_turn(eid)
+    second = attack(t, eid, n["Ally"], n["Foe"], [23, 35, 1])
+    t.next_turn(eid)
     # the second dodge at 40 − 10 = 30% (35 fails), a third at 40 − 20 = 20%: 13 → level 1 < 2
-    third = attack(t, eid, n["Hero"], n["Foe"], [33, 13, 1])
+    third = attack(t, eid, n["Scout"], n["Foe"], [33, 13, 1])
     assert [step(a, "RB-F3", "dodge test")["penalty"] for a in (first, second, third)] == [0, -10, -20]
     assert [step(a, "RB-F3", "dodge test")["previous_dodges"] for a in (first, second, third)] == [0, 1, 2]
     assert step(third, "RB-F3", "dodge test")["percentage"] == 20
     t.next_turn(eid)
-    t.next_turn(eid)  # round 2: the count starts again
+    t.next_turn(eid)  # round 2, the Hero's turn: the count starts again
     # round 2, the count starts again; 33 (level 2) against 23 at 40% (level 2): equal, same units:
     # d100 rerolls, the lower wins (RB-C2)
     tie = attack(t, eid, n["Hero"], n["Foe"], [33, 23, 40, 20])
@@ -128,9 +139,13 @@ def test_rb_f3_critical_dodge_free_attack_and_a_fumbled_dodge_doubles_the_damage
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[25, 35])
     crit = attack(t, eid, n["Hero"], n["Foe"], [30, 3])
     assert crit["steps"][-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": n["Foe"]}
+    t.next_turn(eid)
+    t.next_turn(eid)  # one action per turn: the Hero's next attack is in round 2 (the free attack lapsed)
     # the dodge fumbles (99 > 100 − 5): level 2 + 2, doubled
     fumble = attack(t, eid, n["Hero"], n["Foe"], [30, 99, 2])
     assert step(fumble, "RB-F3", "critical failure of the dodge: damage doubled")["taken"] == 8
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 3
     # a critical attack (4 ≤ 5): its level doubled already (RB-T5): 2 × 5 + 1
     critical = attack(t, eid, n["Hero"], n["Foe"], [4, 50, 1])
     assert (step(critical, "RB-F2", "attack test")["outcome"], step(critical, "RB-F2", "damage")["damage"]) == (
@@ -148,6 +163,8 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
     # the arc is a ranged weapon: PER 40, 12 → level 3; + 5, − armour 1; no defense die
     a = attack(t, eid, n["Hero"], n["Foe"], [12, 5], weapon="arc")
     assert (step(a, "RB-F2", "attack test")["stat"], step(a, "RB-F3", "absorb: armour")["taken"]) == ("PER", 7)
+    t.next_turn(eid)
+    t.next_turn(eid)  # one action per turn: round 2, the Hero's turn
     # morale: CHA 55 by default, 25 → level 3, + 1d4 3 off pe; the GM overrides the reaction (none)
     m = attack(t, eid, n["Hero"], n["Foe"], [25, 3], kind="morale", damage="1d4", reaction="none")
     assert step(m, "RB-F1", "pe") == {
@@ -159,10 +176,13 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
         "before": 14,
         "after": 8,
     }
+    t.next_turn(eid)  # the Foe's turn
     # the Foe's sheet has no PER: an average person's 50 (RB-F1): 45 → level 1, + 2, the Hero's dodge
     # fails (70); a ranged attack with DIS: 422
     b = attack(t, eid, n["Foe"], n["Hero"], [45, 70, 2], kind="ranged", damage="1d6")
     assert step(b, "RB-F2", "attack test")["percentage"] == 50
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 3, the Foe's turn again: its action is still to take
     r = t.client.post(
         f"/v1/encounters/{eid}/actions",
         headers=t.gm,
@@ -182,19 +202,21 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
 def test_rb_f2_a_failed_attack_misses_and_hp_below_zero_is_down(table):
     t = table("rulebook-d100")
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=3), "npc"), start=[25, 35])
-    miss = attack(t, eid, n["Hero"], n["Foe"], [80])
-    assert [(s["rule"], s["what"]) for s in miss["steps"]] == [("RB-F2", "attack test"), ("RB-F2", "the attack misses")]
-    assert miss["changes"] == []
-    down = attack(t, eid, n["Hero"], n["Foe"], [23, 90, 6])
-    assert step(down, "RB-F1", "hp")["after"] == -6 and down["steps"][-1]["what"] == "down"
-    assert t.state(eid)["combatants"][1]["down"] is True
     url = f"/v1/encounters/{eid}/actions"
     base = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"]}
-    assert_validation(t.client.post(url, json={**base, "reaction": "parry"}, headers=t.gm), [["body", "reaction"]])
-    assert_validation(t.client.post(url, json={**base, "primes": []}, headers=t.gm), [["body", "primes"]])
     assert_problem(
         t.client.post(url, json={**base, "weapon": "lance", "dice": []}, headers=t.gm), 422, "rule-violation"
     )
+    miss = attack(t, eid, n["Hero"], n["Foe"], [80])
+    assert [(s["rule"], s["what"]) for s in miss["steps"]] == [("RB-F2", "attack test"), ("RB-F2", "the attack misses")]
+    assert miss["changes"] == []  # the turn's count is the flow's bookkeeping, out of the changes shown
+    t.next_turn(eid)
+    t.next_turn(eid)  # one action per turn: the Hero's next attack is in round 2
+    down = attack(t, eid, n["Hero"], n["Foe"], [23, 90, 6])
+    assert step(down, "RB-F1", "hp")["after"] == -6 and down["steps"][-1]["what"] == "down"
+    assert t.state(eid)["combatants"][1]["down"] is True
+    assert_validation(t.client.post(url, json={**base, "reaction": "parry"}, headers=t.gm), [["body", "reaction"]])
+    assert_validation(t.client.post(url, json={**base, "primes": []}, headers=t.gm), [["body", "primes"]])
 
 
 def test_rulebook_scripted_fight_rb_f1_f2_f3_f4(table):
@@ -336,3 +358,109 @@ EXPECTED_RULEBOOK: dict[str, Any] = {
     "created_at": "<ts>",
     "updated_at": "<ts>",
 }
+
+
+# --- actions per turn (README "Actions per turn"), RB-F4's extra action, RB-F3's free attack --------
+
+
+def still(t, eid: str, cid: str) -> None:
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{cid}", json={"reaction": "none"}, headers=t.gm)
+    assert r.status_code == 200, r.text
+
+
+def test_actions_per_turn_rb_one_action_a_turn_for_the_player_as_for_the_gm(table):
+    """One action per turn: a second attack in the Hero's turn is a 409 naming the rules that would
+    allow one (RB-F4, RB-F3), sent by its player or by the GM; a revert gives the action back; the
+    next turn starts the count afresh; the GM acting outside a turn is its own call."""
+    t = table("rulebook-d100", {"players_may_enter_dice": True})
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=40, hp_max=40), "npc"), start=[25, 35])
+    still(t, eid, n["Foe"])  # the Foe does not dodge: a player enters no die of the Foe's
+    body = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"]}
+    first = t.act(eid, {**body, "dice": [23, 1]}, headers=t.alice.headers)  # 3 + 1
+    for headers in (t.alice.headers, t.gm):
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, "dice": [23, 1]}, headers=headers)
+        problem = assert_problem(r, 409, "conflict")
+        assert problem["detail"] == (
+            f"combatant {n['Hero']} has taken its action this turn (attack): one action per turn unless a rule "
+            "grants more (RB-F4 a critical initiative's extra action before round 1, RB-F3 a critical dodge's "
+            "free attack (`free_attack: true`))"
+        )
+        assert (problem["rule"], problem["actions_taken"], problem["granted_by"]) == (
+            "actions_per_turn",
+            ["attack"],
+            ["RB-F4", "RB-F3"],
+        )
+    assert pools(t, eid, "hp")["Foe"] == 36  # nothing of the refused attacks applied
+    t.post(f"/v1/encounters/{eid}/actions/{first['id']}/revert", {})
+    attack(t, eid, n["Hero"], n["Foe"], [23, 2])  # the revert gave the turn's action back: 3 + 2
+    t.next_turn(eid)  # the Foe's turn: the GM acts for it, once
+    attack(t, eid, n["Foe"], n["Hero"], [80])
+    assert attack(t, eid, n["Foe"], n["Hero"], [80], status=409)["rule"] == "actions_per_turn"
+    attack(t, eid, n["Hero"], n["Foe"], [23, 3])  # the GM, for the Hero outside its turn: 3 + 3
+    t.next_turn(eid)  # round 2: the Hero's count starts again
+    t.act(eid, {**body, "dice": [80]}, headers=t.alice.headers)
+    assert pools(t, eid, "hp") == {"Hero": 14, "Foe": 40 - 5 - 6}
+
+
+def test_rb_f4_a_critical_initiative_grants_its_extra_action_then_the_turns_own(table):
+    """RB-F4: the critical success's extra action before round 1 is a turn of its own: one action
+    there, one in its own turn, a third refused."""
+    t = table("rulebook-d100", {"players_may_enter_dice": True})
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=40, hp_max=40), "npc"), start=[3, 35])
+    still(t, eid, n["Foe"])
+    assert [(e["combatant_id"], e["extra_action"]) for e in t.state(eid)["order"]] == [
+        (n["Hero"], True),
+        (n["Hero"], False),
+        (n["Foe"], False),
+    ]
+    body = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [23, 1]}
+    t.act(eid, body, headers=t.alice.headers)  # the extra action
+    assert_problem(t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=t.alice.headers), 409, "conflict")
+    t.next_turn(eid, headers=t.alice.headers)  # the Hero's own turn
+    t.act(eid, body, headers=t.alice.headers)
+    r = t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=t.gm)
+    assert "RB-F4" in assert_problem(r, 409, "conflict")["detail"]
+    assert pools(t, eid, "hp")["Foe"] == 40 - 4 - 4
+
+
+def test_rb_f3_a_critical_dodges_free_attack_is_the_dodgers_to_take_at_once(table):
+    """RB-F3 (Decision): the Hero's critical dodge in the Foe's turn grants it a free attack its
+    player takes at once (`free_attack: true`), not a 409 "not its turn"; once; it is no action of
+    the turn (the dodger's own turn keeps its action); it lapses when the turn changes."""
+    t = table("rulebook-d100", {"players_may_enter_dice": True})
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=40, hp_max=40), "npc"), start=[25, 35])
+    still(t, eid, n["Foe"])  # the Foe does not dodge: a player enters no die of the Foe's
+    url = f"/v1/encounters/{eid}/actions"
+    free = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "free_attack": True}
+    t.next_turn(eid)  # the Foe's turn
+    # the Foe's 30 (FOR 60: level 3) against the Hero's dodge 3 (HAB 60, critical: level 12)
+    dodged = attack(t, eid, n["Foe"], n["Hero"], [30, 3])
+    assert dodged["steps"][-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": n["Hero"]}
+    # an attack without `free_attack` is still not the Hero's to make in the Foe's turn
+    r = t.client.post(url, json={**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
+    assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {n['Hero']}'s turn"
+    taken = t.act(eid, {**free, "dice": [23, 4]}, headers=t.alice.headers)  # 3 + 4
+    assert taken["steps"][0] == {"rule": "RB-F3", "what": "free attack", "combatant_id": n["Hero"], "dodged": n["Foe"]}
+    assert step(taken, "RB-F1", "hp")["after"] == 33
+    r = t.client.post(url, json={**free, "dice": [23, 4]}, headers=t.alice.headers)  # once
+    assert_problem(r, 409, "conflict")
+    # in the Hero's own turn: the GM's attack for the Foe outside its turn, dodged critically; the
+    # free attack and the Hero's action both taken, a third refused
+    t.next_turn(eid)  # round 2, the Hero's turn
+    attack(t, eid, n["Foe"], n["Hero"], [30, 3])
+    t.act(eid, {**free, "dice": [23, 1]}, headers=t.alice.headers)
+    t.act(eid, {**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
+    r = t.client.post(url, json={**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
+    assert assert_problem(r, 409, "conflict")["rule"] == "actions_per_turn"
+    # a free attack not taken before the turn changes lapses
+    t.next_turn(eid)  # the Foe's turn
+    attack(t, eid, n["Foe"], n["Hero"], [30, 3])
+    t.next_turn(eid)  # round 3, the Hero's turn
+    r = t.client.post(url, json={**free, "dice": [23, 1]}, headers=t.alice.headers)
+    problem = assert_problem(r, 409, "conflict")
+    assert (problem["rule"], problem["detail"]) == (
+        "RB-F3",
+        f"combatant {n['Hero']} has no free attack now: only a critical dodge grants one, taken at once, "
+        "before the turn changes (RB-F3)",
+    )
+    assert pools(t, eid, "hp") == {"Hero": 14, "Foe": 40 - 7 - 4 - 4}

@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.api import encounter_support
 from tests.api.encounter_support import attack, ids, names_of, normalised, pools, setup, step
-from tests.api.support import assert_validation
+from tests.api.support import assert_problem, assert_validation
 
 table = encounter_support.table  # the fixture
 
@@ -39,6 +39,12 @@ def foe(**kw: Any) -> dict[str, Any]:
         "weapons": [HACHE],
         **kw,
     }
+
+
+def rounds(t, eid: str) -> None:
+    """The Foe's turn, then round wrap: the Hero's turn again (the duels of this file)."""
+    t.next_turn(eid)
+    t.next_turn(eid)
 
 
 def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
@@ -88,11 +94,14 @@ def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
         },
     ]
     assert [(c["field"], c["before"], c["after"]) for c in a["changes"]] == [("hp", 10, 5)]
+    rounds(t, eid)  # one action per turn: each attack of the Hero in a turn of its own
     miss = attack(t, eid, n["Hero"], n["Foe"], [5])
     assert (len(miss["rolls"]), miss["steps"][0]["hit"], miss["changes"]) == (1, False, [])
+    rounds(t, eid)
     # magical: INT 2 without a weapon, against 10 + SAG −1 + 1 = 10
     m = attack(t, eid, n["Hero"], n["Foe"], [6, 3], kind="magical", damage="1d6")
     assert (step(m, "WA-C1", "attack test")["stat"], step(m, "WA-C1", "attack test")["defense"]) == ("INT", 10)
+    rounds(t, eid)
     # the arc uses DEX; a modifier adds; no reaction exists (WA-C1)
     b = attack(t, eid, n["Hero"], n["Foe"], [5, 1], weapon="arc_long", modifier=2)
     assert (step(b, "WA-C1", "attack test")["total"], step(b, "WA-C1", "attack test")["stat"]) == (11, "DEX")
@@ -189,9 +198,9 @@ def test_worlds_awakening_scripted_fight_wa_c1_c2_c3_c4_c5(table):
     # round 2: the Hero's arc, a critical 19 (WA-C2): 3 + 5 ≥ 8 HP: the Mage is down (WA-C5)
     attack(t, eid, n["Hero"], n["Mage"], [19, 3, 5], weapon="arc_long")
     t.next_turn(eid)  # the Mage is skipped
-    attack(t, eid, n["Foe"], n["Hero"], [2])  # WA-C3
-    wrong = attack(t, eid, n["Foe"], n["Hero"], [15, 6])
+    wrong = attack(t, eid, n["Foe"], n["Hero"], [15, 6])  # a blow entered wrong, reverted:
     t.post(f"/v1/encounters/{eid}/actions/{wrong['id']}/revert", {})
+    attack(t, eid, n["Foe"], n["Hero"], [2])  # the turn's one action (the revert gave it back): WA-C3
     t.next_turn(eid)
     # round 3: a magical blow of the Hero (7 + 2 + 2 ≥ 10: 1d4 2)
     attack(t, eid, n["Hero"], n["Foe"], [7, 2], kind="magical", damage="1d4")
@@ -343,8 +352,33 @@ def test_wa_t5_an_attack_uses_up_a_pending_modifier_of_its_characteristic_like_a
     assert [(c["field"], c["before"], c["after"]) for c in a["changes"] if c["field"] == "pending"] == [
         ("pending", {"FOR": 2, "DEX": -2}, {"DEX": -2})
     ]
+    turn = t.next_turn(eid)  # the Foe's turn: the GM attacks for the Hero outside its turn
     again = attack(t, eid, n["Hero"], n["Foe"], [4])  # no pending any more: 9 < 11
     assert step(again, "WA-C1", "attack test")["hit"] is False
-    t.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", {})
-    t.post(f"/v1/encounters/{eid}/actions/{a['id']}/revert", {})
+    for action in (again, turn, a):
+        t.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", {})
     assert t.sheet(hero_char)["sheet"]["pending"] == {"FOR": 2, "DEX": -2}
+
+
+def test_actions_per_turn_wa_one_action_a_turn_for_the_player_as_for_the_gm(table):
+    """One action per turn (README "Actions per turn"): no Worlds Awakening rule grants a second one;
+    a second attack in the Hero's turn is a 409, from its player as from the GM; the next turn
+    starts the count afresh."""
+    t = table("worlds-awakening", {"players_may_enter_dice": True})
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[])
+    body = {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [6, 5]}
+    t.act(eid, body, headers=t.alice.headers)
+    for headers in (t.alice.headers, t.gm):
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=headers)
+        problem = assert_problem(r, 409, "conflict")
+        assert problem["detail"] == (
+            f"combatant {n['Hero']} has taken its action this turn (attack): one action per turn unless a rule "
+            "grants more (no rule of worlds-awakening grants one)"
+        )
+        assert (problem["rule"], problem["granted_by"]) == ("actions_per_turn", [])
+    t.next_turn(eid)
+    attack(t, eid, n["Foe"], n["Hero"], [9])  # the GM, for the Foe in its turn: once
+    assert attack(t, eid, n["Foe"], n["Hero"], [9], status=409)["rule"] == "actions_per_turn"
+    t.next_turn(eid)  # round 2: the Hero's turn again
+    t.act(eid, {**body, "dice": [6, 2]}, headers=t.alice.headers)
+    assert pools(t, eid, "hp") == {"Hero": 15, "Foe": 10 - 5 - 2}
