@@ -85,6 +85,8 @@ class Entrant:
     actions: int = 1
     take_11: bool = False
     counters: dict[str, Any] = field(default_factory=dict)  # the combatant's per-fight counters
+    side: str | None = None
+    chosen: tuple[int, int] | None = None  # GC-O2: (which of the request's `chosen_orders`, its place in it)
 
 
 @dataclass
@@ -167,6 +169,7 @@ class Exchange:
     others_of: Callable[[], list[Party]] = list  # the other combatants (read only: positions), when asked
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
+    standing: Callable[[str], bool] = lambda _id: True  # whether this combatant is in the fight and not down
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -191,6 +194,16 @@ class Exchange:
         item = {"rule": rule, "what": what, **figures}
         self.steps.append(item)
         return item
+
+
+@dataclass
+class TurnPassed:
+    """What a combatant's turn starting or ending changed in the ruleset's state: its counters
+    after, sheet fields to write (key -> value) and the steps saying so."""
+
+    counters: dict[str, Any]
+    sheet: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
 
 def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str, Any]:
@@ -232,6 +245,8 @@ class EncounterRules(ABC):
     dice_order: ClassVar[str] = ""  # the order table dice of `start` are consumed in
     late_rule: ClassVar[str] = "turn"  # the rule that keeps an entry of the order from acting yet
     take_11_rule: ClassVar[str | None] = None  # the rule letting an NPC take 11 on initiative (AS-T8), if any
+    chosen_order_rule: ClassVar[str | None] = None  # the rule letting one side choose a tie's order (GC-O2), if any
+    changes_at_fight_end: ClassVar[bool] = False  # `fight_ends` changes sheets or counters (GC-P6)
 
     # --- resources and state -------------------------------------------------------
     def resources(self, sheet: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -258,6 +273,24 @@ class EncounterRules(ABC):
     def pool_changed(self, sheet: dict[str, Any], pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
         """The GM's heal/damage changed a pool of `sheet` (a copy): the ruleset updates what follows
         from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
+        return []
+
+    def gm_damage(
+        self, sheet: dict[str, Any], counters: dict[str, Any], pool: Pool, before: int, amount: int
+    ) -> tuple[int, list[dict[str, Any]]] | None:
+        """The GM's `damage` of `amount` on `pool` (value `before`): the pool's value after it and the
+        steps when the rules change it (GC-P6 Revive; `counters`, a copy, changed in place), else None
+        (the raw amount applies)."""
+        return None
+
+    def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
+        """A combatant's turn starts or ends (`start_of_turn` / `end_of_turn`; a skipped turn passes too):
+        what the ruleset's per-turn state becomes (`counters` is a copy), or None when nothing changes."""
+        return None
+
+    def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+        """The encounter ends (`changes_at_fight_end`): the ruleset changes `sheet` and `counters` (copies) in
+        place and returns the steps (GC-P6: special postures end); default nothing."""
         return []
 
     def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
