@@ -170,6 +170,7 @@ class Exchange:
     more: list[Party] = field(default_factory=list)  # the parties of `involved` (changed like actor and target)
     sees: Callable[[str], bool] = lambda _id: True  # whether the caller sees this combatant (a rule naming one)
     standing: Callable[[str], bool] = lambda _id: True  # whether this combatant is in the fight and not down
+    acting: frozenset[str] = frozenset()  # the combatants of the current slot (whose turn it is)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -247,6 +248,7 @@ class EncounterRules(ABC):
     take_11_rule: ClassVar[str | None] = None  # the rule letting an NPC take 11 on initiative (AS-T8), if any
     chosen_order_rule: ClassVar[str | None] = None  # the rule letting one side choose a tie's order (GC-O2), if any
     changes_at_fight_end: ClassVar[bool] = False  # `fight_ends` changes sheets or counters (GC-P6)
+    lapses_at_turn_change: ClassVar[bool] = False  # `turn_changes` drops counters of every combatant (GC-P2)
 
     # --- resources and state -------------------------------------------------------
     def resources(self, sheet: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -286,6 +288,11 @@ class EncounterRules(ABC):
     def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
         """A combatant's turn starts or ends (`start_of_turn` / `end_of_turn`; a skipped turn passes too):
         what the ruleset's per-turn state becomes (`counters` is a copy), or None when nothing changes."""
+        return None
+
+    def turn_changes(self, counters: dict[str, Any]) -> dict[str, Any] | None:
+        """The turn changes (`lapses_at_turn_change`): a combatant's counters after it (GC-P2 a riposte
+        unused is gone), or None when nothing changes; default None."""
         return None
 
     def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:

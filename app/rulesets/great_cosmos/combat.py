@@ -30,7 +30,7 @@ from app.rulesets.combat_contract import (
     entry,
 )
 from app.rulesets.great_cosmos import exchange as combat
-from app.rulesets.great_cosmos.rules.fight import strike_back
+from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_back
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
@@ -59,6 +59,7 @@ class GreatCosmos(EncounterRules):
     reorders_each_round = True
     chosen_order_rule = "GC-O2"
     changes_at_fight_end = True
+    lapses_at_turn_change = True
     dice_order = (
         "GC-O3 d6 per combatant with several actions, in the order added, then GC-O2 tie d20s from the "
         "highest agilite down (again at each new round, GC-O1); an attack: the attack test (d100, karma "
@@ -92,7 +93,7 @@ class GreatCosmos(EncounterRules):
         each in the turn it was earned in (before the turn changes), once."""
         if not isinstance(req, AttackRequest):  # GC's only: GreatCosmosAttackRequest, `type` "attack"
             return None
-        return strike_back(actor.counters, req.target_id, [actor.turn.get("round"), actor.turn.get("slot")])
+        return strike_back(actor.counters, req.target_id)
 
     def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
         """GC-P7: an Illumination backlash: no action (nor move, dodge, parry, speech) for its 2 turns."""
@@ -103,9 +104,13 @@ class GreatCosmos(EncounterRules):
         return None
 
     def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
-        """GC-P2/P6/P7: ripostes and counter-attacks lapse, a posture's turns and a backlash's are counted,
-        a provocation binds its target's next turn and lapses at its end."""
+        """GC-P6/P7: a posture's turns and a backlash's are counted, a provocation binds the turn of its
+        target's next action and lapses at its end."""
         return combat.turn_passes(counters, phase, round_)
+
+    def turn_changes(self, counters: dict[str, Any]) -> dict[str, Any] | None:
+        """GC-P2/GC-P6 (Decisions): a riposte or counter-attack is taken before the turn changes."""
+        return lapse_at_turn_change(counters)
 
     def gm_damage(self, sheet, counters, pool, before, amount) -> tuple[int, list[dict[str, Any]]] | None:
         """GC-P6: Revive fires against the GM's `damage` too."""

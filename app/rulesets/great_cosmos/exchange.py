@@ -182,11 +182,6 @@ def _act(x: Exchange, what: str) -> None:
     turn["acted"] = True
 
 
-def turn_key(x: Exchange) -> list[int | None]:
-    """The turn being played (`[round, slot]`): a riposte or counter-attack is taken in it (GC-P2, GC-P6)."""
-    return [x.round, x.actor.turn.get("slot")]
-
-
 def _check_cancelled(x: Exchange) -> None:
     """GC-P7: a backlash whose disadvantage is 6 cancels every action of its two turns (409)."""
     state.check_action_allowed((backlash(x.actor.sheet) or {}).get("disadvantage"))
@@ -206,8 +201,6 @@ def attack(x: Exchange) -> None:
     if _hp(t.sheet) <= 0:
         raise InvalidBody(f"combatant {t.id} is down already", field="target_id")
     _check_cancelled(x)
-    for p in (a, t):
-        state.drop_stale(p.counters, turn_key(x))
     stat = canonical_stat(req.stat) if req.stat else ATTACK_STATS[req.kind]
     expression, source = _damage_expression(a, req)
     moved_away = _reach(x, opts)
@@ -260,9 +253,9 @@ def attack(x: Exchange) -> None:
 
 def _strike_back(x: Exchange) -> str | None:
     """GC-P2 riposte / GC-P6 counter-attack: an attack, outside its turn, on the one it may strike back at
-    in the turn it was earned in (spent: once, per source)."""
+    (spent: once; next-turn ends it unused)."""
     a, t = x.actor, x.foe
-    rule = None if x.on_turn else state.strike_back(a.counters, t.id, turn_key(x))
+    rule = None if x.on_turn else state.strike_back(a.counters, t.id)
     if rule is None:
         return None
     state.use_strike_back(a.counters, rule)
@@ -282,7 +275,7 @@ def _provocation(x: Exchange, target: Party) -> None:
     except RuleError as exc:  # a provoker the caller does not see is not named (issue 21 item 4)
         named = by if x.sees(by) else None
         raise RuleError(
-            f"combatant {a.id} is provoked: its attacks this turn aim at {named or 'its provoker'} (GC-P6)",
+            f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
             field="target_id",
             extra={"rule": "GC-P6", "provoked_by": named},
         ) from exc
@@ -396,7 +389,7 @@ def _defence(x: Exchange, result, reaction: str | None) -> None:
             )
         )
     if result.riposte_available:
-        state.grant_riposte(t.counters, x.actor.id, turn_key(x))
+        t.counters["riposte"] = x.actor.id
 
 
 def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> None:
@@ -430,10 +423,10 @@ def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> No
             after=wound.hp_after,
         )
     if wound.counter_attack_available:
-        state.grant_counter_attack(t.counters, a.id, turn_key(x))
+        t.counters["counter_attack"] = a.id
         x.step("GC-P6", "counter-attack available", combatant_id=t.id, against=a.id)
     if result.provoked:
-        state.provoke(t.counters, a.id)
+        state.provoke(t.counters, a.id, before_its_action=t.id in x.acting and not t.turn.get("acted"))
         x.step(
             "GC-P6",
             "provocation: its next offensive action aims at the Sépulcrale",

@@ -161,6 +161,7 @@ def combat(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
         more=[parties[c["id"]] for c, _ in more],
         sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid),
         standing=lambda cid: _standing(fight, cid),
+        acting=frozenset(current.get("combatant_ids", [])),
     )
     was_down = {c["id"]: fight.rules.is_down(fight.loaded_character(c).sheet) for c in involved}
     with dice.explained():

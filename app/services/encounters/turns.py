@@ -98,6 +98,11 @@ def next_turn(
         steps: list[dict[str, Any]] = []
         for c in _main_actors(fight, current):
             tick(changes, steps, c, END)
+        if fight.rules.lapses_at_turn_change:  # what the rules keep only until the turn changes (GC-P2)
+            for c in fight.combatants:
+                kept = fight.rules.turn_changes(c["counters"] or {})
+                if kept is not None:
+                    changes.combatant(c, "counters", kept)
         steps.append(
             {
                 "rule": "turn",

@@ -7,10 +7,10 @@ Pure rules on the combatant's per-fight counters (plain JSON dicts):
 - `backlash` (GC-P7): `posture`, `turns_left` (of its 2), `running` (from the holder's next
   turn on), the disadvantage d6; while it runs the sheet carries it too (`backlash`), so a
   test outside the encounter applies its malus;
-- `riposte` (GC-P2) / `counter_attack` (GC-P6): whom it may strike back at, and the turn
-  (`riposte_turn` / `counter_attack_turn`: `[round, slot]`) it was earned in: usable in that turn
-  only, once;
-- `provoked_by` (GC-P6): its provoker; `provocation_binds` once its next turn has begun.
+- `riposte` (GC-P2) / `counter_attack` (GC-P6): whom it may strike back at, before the turn
+  changes (next-turn ends them unused), once;
+- `provoked_by` (GC-P6): its provoker, binding in the turn of its next action
+  (`provocation_pending` until that turn begins).
 """
 
 from __future__ import annotations
@@ -29,15 +29,10 @@ _MALUS = {"malus_10": -10, "malus_20": -20}
 
 
 def check_posture_change(*, on_turn: bool, acted: bool) -> None:
-    """GC-P1 (Decision): a posture (a special one too) changes in its holder's own turn, before it
-    acts (a move before it is fine); once it has acted, not until its next turn: 409."""
-    if not on_turn:
-        raise Conflict(
-            "a posture changes in its holder's own turn, before it acts (GC-P1)",
-            field="actor_id",
-            extra={"rule": "GC-P1"},
-        )
-    if acted:
+    """GC-P1 (Decision): in its own turn a combatant changes posture (a special one too) before it acts
+    (a move before it is fine); once it has acted, not until its next turn: 409. Outside its turn only the
+    GM acts for it (the GM's call, as for the other actions)."""
+    if on_turn and acted:
         raise Conflict(
             "a posture changes before acting; this combatant has acted this turn: its next turn (GC-P1)",
             field="posture",
@@ -97,60 +92,55 @@ def check_action_allowed(disadvantage: str | None) -> None:
 
 # --- GC-P2 / GC-P6: striking back before the turn changes -----------------------------------------
 # (`riposte`, `counter_attack` and `provoked_by` hold one combatant id each: the encounter's views hide
-# a combatant the viewer may not see by these keys; the turn each was earned in is `<key>_turn`)
+# a combatant the viewer may not see by these keys)
+
+LAPSE_AT_TURN_CHANGE = ("riposte", "counter_attack")  # GC-P2, GC-P6 (Decisions): gone when the turn changes
 
 
-def grant_riposte(counters: dict[str, Any], against: str, turn: list[int | None]) -> None:
-    """GC-P2 (Decision): a riposte is taken at once, before the turn changes, once."""
-    counters["riposte"], counters["riposte_turn"] = against, turn
-
-
-def grant_counter_attack(counters: dict[str, Any], against: str, turn: list[int | None]) -> None:
-    """GC-P6 (Decision): one counter-attack per source that damaged it, taken before the turn changes
-    (the source of the latest damage of this turn)."""
-    counters["counter_attack"], counters["counter_attack_turn"] = against, turn
-
-
-def strike_back(counters: dict[str, Any], target: str, turn: list[int | None]) -> str | None:
-    """The rule letting its holder attack `target` now (GC-P2 riposte, GC-P6 counter-attack), or None:
-    only in the turn it was earned in."""
+def strike_back(counters: dict[str, Any], target: str) -> str | None:
+    """The rule letting its holder attack `target` now (GC-P2 riposte, GC-P6 counter-attack), or None.
+    Both are taken before the turn changes (next-turn ends them unused: `LAPSE_AT_TURN_CHANGE`), once."""
     for key, rule in (("riposte", "GC-P2"), ("counter_attack", "GC-P6")):
-        if counters.get(key) == target and counters.get(f"{key}_turn") == turn:
+        if counters.get(key) == target:
             return rule
     return None
 
 
 def use_strike_back(counters: dict[str, Any], rule: str) -> None:
     """The riposte or the counter-attack is spent (once)."""
-    key = "riposte" if rule == "GC-P2" else "counter_attack"
-    counters.pop(key, None)
-    counters.pop(f"{key}_turn", None)
+    counters.pop("riposte" if rule == "GC-P2" else "counter_attack", None)
 
 
-def drop_stale(counters: dict[str, Any], turn: list[int | None]) -> None:
-    """A riposte or counter-attack of an earlier turn is gone (the turn changed)."""
-    for key in ("riposte", "counter_attack"):
-        if key in counters and counters.get(f"{key}_turn") != turn:
-            counters.pop(key, None)
-            counters.pop(f"{key}_turn", None)
+def lapse_at_turn_change(counters: dict[str, Any]) -> dict[str, Any] | None:
+    """GC-P2/GC-P6: the counters once the turn changes (a riposte or counter-attack unused is gone), or
+    None when nothing lapses."""
+    if not any(k in counters for k in LAPSE_AT_TURN_CHANGE):
+        return None
+    return {k: v for k, v in counters.items() if k not in LAPSE_AT_TURN_CHANGE}
 
 
 # --- GC-P6: provocation ---------------------------------------------------------------------------
 
 
-def provoke(counters: dict[str, Any], by: str) -> None:
-    """GC-P6 (Decision): a target the Sépulcrale damaged is bound in its next turn (not the current one)."""
-    counters["provoked_by"], counters["provocation_binds"] = by, False
+def provoke(counters: dict[str, Any], by: str, *, before_its_action: bool) -> None:
+    """GC-P6 (Decision, « lors de sa prochaine action »): a target the Sépulcrale damaged is bound in the
+    turn of its next action: this one when it is its turn and it has not acted yet, else its next turn
+    (`provocation_pending` until that turn begins)."""
+    counters["provoked_by"] = by
+    if before_its_action:
+        counters.pop("provocation_pending", None)
+    else:
+        counters["provocation_pending"] = True
 
 
 def provoker(counters: dict[str, Any]) -> str | None:
     """GC-P6: whom this combatant's attacks must aim at in this turn, if it is bound."""
-    return counters.get("provoked_by") if counters.get("provocation_binds") else None
+    return None if counters.get("provocation_pending") else counters.get("provoked_by")
 
 
 def _lapse(counters: dict[str, Any]) -> None:
     counters.pop("provoked_by", None)
-    counters.pop("provocation_binds", None)
+    counters.pop("provocation_pending", None)
 
 
 def check_provoked(counters: dict[str, Any], target: str, *, provoker_standing: bool) -> str | None:
@@ -178,31 +168,29 @@ def check_provoked(counters: dict[str, Any], target: str, *, provoker_standing: 
 def turn_passes(
     counters: dict[str, Any], phase: str, round_: int
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]] | None:
-    """GC-P2/P6/P7 at the start or the end of the holder's turn (a skipped turn passes too): its
-    riposte or counter-attack lapses (the turn changes); at the start a special posture counts one
-    more turn and a provocation begins to bind; at the end a binding provocation lapses, a backlash
-    begins to run (the sheet carries it) or counts off one of its turns (its last: gone, from the sheet
-    too). Returns (counters, sheet fields to write, steps), or None when nothing changes."""
+    """GC-P6/P7 at the start or the end of the holder's turn (a skipped turn passes too): at the start
+    a special posture counts one more turn and a provocation begins to bind; at the end a binding
+    provocation lapses, a backlash begins to run (the sheet carries it) or counts off one of its turns
+    (its last: gone, from the sheet too). Returns (counters, sheet fields to write, steps), or None when
+    nothing changes."""
     out = dict(counters)
     sheet: dict[str, Any] = {}
     steps: list[dict[str, Any]] = []
-    for key in ("riposte", "riposte_turn", "counter_attack", "counter_attack_turn"):
-        out.pop(key, None)
     if phase == START:
         special = out.get("special")
         if isinstance(special, dict):
             out["special"] = {**special, "turns": int(special.get("turns", 1)) + 1, "turn_round": round_}
-        if out.get("provoked_by") is not None and not out.get("provocation_binds"):
-            out["provocation_binds"] = True
+        if out.get("provocation_pending"):
+            del out["provocation_pending"]
             steps.append(
                 {
                     "rule": "GC-P6",
                     "what": "provoked: this turn's attacks aim at its provoker",
-                    "provoked_by": out["provoked_by"],
+                    "provoked_by": out.get("provoked_by"),
                 }
             )
     else:
-        if out.get("provocation_binds"):
+        if out.get("provoked_by") is not None and not out.get("provocation_pending"):
             _lapse(out)
             steps.append({"rule": "GC-P6", "what": "provocation lapses: its turn ended"})
         backlash = out.get("backlash")
