@@ -93,6 +93,14 @@ class CombatantUpdate(Strict):
 
 
 # --- rolling requests --------------------------------------------------------------------
+ChosenOrder = Annotated[list[Id], Field(min_length=1, max_length=MAX_COMBATANTS)]
+CHOSEN = (
+    "great-cosmos GC-O2 (the GM's): the order the players chose for a tie all on one side, each list the ids "
+    "of one tie group, first to act first (a new round's ties on next-turn); naming a group that is not a "
+    "one-sided tie: 422."
+)
+
+
 class StartRequest(RollingRequest):
     """Rolls initiative with the ruleset's rule (dice provenance applies)."""
 
@@ -101,10 +109,13 @@ class StartRequest(RollingRequest):
         max_length=MAX_COMBATANTS,
         description="asgard: NPC combatants taking 11 on their perception test (AS-T8, AS-C13).",
     )
+    chosen_orders: list[ChosenOrder] = Field(default_factory=list, max_length=MAX_COMBATANTS, description=CHOSEN)
 
 
 class NextTurnRequest(RollingRequest):
     """Ends the current turn; dice are rolled where the rules re-order a new round (GC-O1..O3)."""
+
+    chosen_orders: list[ChosenOrder] = Field(default_factory=list, max_length=MAX_COMBATANTS, description=CHOSEN)
 
 
 class RevertRequest(Strict):

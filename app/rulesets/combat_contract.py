@@ -104,6 +104,8 @@ class Entrant:
     actions: int = 1
     take_11: bool = False
     counters: dict[str, Any] = field(default_factory=dict)  # the combatant's per-fight counters
+    side: str | None = None
+    chosen: tuple[int, int] | None = None  # GC-O2: (which of the request's `chosen_orders`, its place in it)
 
 
 @dataclass
@@ -189,6 +191,8 @@ class Exchange:
     order: list[dict[str, Any]] = field(default_factory=list)  # the round's turn order (AS-T6: shared slots)
     # resolving a logged action again (`replays`): {"action_id": that action, "by": the spender}
     replaying: dict[str, Any] | None = None
+    standing: Callable[[str], bool] = lambda _id: True  # whether this combatant is in the fight and not down
+    acting: frozenset[str] = frozenset()  # the combatants of the current slot (whose turn it is)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -213,6 +217,16 @@ class Exchange:
         item = {"rule": rule, "what": what, **figures}
         self.steps.append(item)
         return item
+
+
+@dataclass
+class TurnPassed:
+    """What a combatant's turn starting or ending changed in the ruleset's state: its counters
+    after, sheet fields to write (key -> value) and the steps saying so."""
+
+    counters: dict[str, Any]
+    sheet: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
 
 def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str, Any]:
@@ -254,6 +268,9 @@ class EncounterRules(ABC):
     dice_order: ClassVar[str] = ""  # the order table dice of `start` are consumed in
     late_rule: ClassVar[str] = "turn"  # the rule that keeps an entry of the order from acting yet
     take_11_rule: ClassVar[str | None] = None  # the rule letting an NPC take 11 on initiative (AS-T8), if any
+    chosen_order_rule: ClassVar[str | None] = None  # the rule letting one side choose a tie's order (GC-O2), if any
+    changes_at_fight_end: ClassVar[bool] = False  # `fight_ends` changes sheets or counters (GC-P6)
+    lapses_at_turn_change: ClassVar[bool] = False  # `turn_changes` drops counters of every combatant (GC-P2)
 
     # --- resources and state -------------------------------------------------------
     def resources(self, sheet: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -292,6 +309,29 @@ class EncounterRules(ABC):
         return []
 
     round_end_reads_sheets: ClassVar[bool] = False  # every combatant's sheet is read at a round's end (AS-C5)
+
+    def gm_damage(
+        self, sheet: dict[str, Any], counters: dict[str, Any], pool: Pool, before: int, amount: int
+    ) -> tuple[int, list[dict[str, Any]]] | None:
+        """The GM's `damage` of `amount` on `pool` (value `before`): the pool's value after it and the
+        steps when the rules change it (GC-P6 Revive; `counters`, a copy, changed in place), else None
+        (the raw amount applies)."""
+        return None
+
+    def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
+        """A combatant's turn starts or ends (`start_of_turn` / `end_of_turn`; a skipped turn passes too):
+        what the ruleset's per-turn state becomes (`counters` is a copy), or None when nothing changes."""
+        return None
+
+    def turn_changes(self, counters: dict[str, Any]) -> dict[str, Any] | None:
+        """The turn changes (`lapses_at_turn_change`): a combatant's counters after it (GC-P2 a riposte
+        unused is gone), or None when nothing changes; default None."""
+        return None
+
+    def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+        """The encounter ends (`changes_at_fight_end`): the ruleset changes `sheet` and `counters` (copies) in
+        place and returns the steps (GC-P6: special postures end); default nothing."""
+        return []
 
     def ticks_at_round_end(self, conditions: list[dict[str, Any]]) -> bool:
         """Whether a combatant bearing these conditions has something counted at the end of each

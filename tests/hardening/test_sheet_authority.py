@@ -151,6 +151,7 @@ SCHEMA_MARKS = {
             "mental_health",
             "posture",
             "posture_advantage",
+            "backlash",
             "final_skill",
         },
         {"default_posture", "skills", "spells", "affiliation", "talents", "inventory", "notes"},

@@ -17,6 +17,7 @@ from app.rulesets.contract import (
 )
 from app.rulesets.great_cosmos import schemas as models
 from app.rulesets.great_cosmos.rules import core
+from app.rulesets.great_cosmos.rules import fight as gc_fight
 from app.rulesets.great_cosmos.rules import levels as gc_levels
 from app.rulesets.great_cosmos.rules import odds as gc_odds
 from app.rulesets.great_cosmos.rules import postures as gc_postures
@@ -223,10 +224,10 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             return self._intuition(ch, req, ctx)
         stat = core.canonical_stat(req.stat)
         sheet = ch.sheet
-        advantage = advantage_of(sheet)
+        advantage, disadvantage = advantage_of(sheet), disadvantage_of(sheet)
         r = core.resolve_test(
             ctx.dice,
-            getattr(sheet.stats, stat) + req.modifier + bonus_of(advantage),
+            getattr(sheet.stats, stat) + req.modifier + bonus_of(advantage) + malus_of(disadvantage),
             sheet.karma,
             posture=sheet.posture,
             extreme_scores=ctx.options.extreme_scores,
@@ -243,6 +244,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             modifier=req.modifier,
             karma_die=r.karma_die,
             advantage=advantage_body(advantage),
+            disadvantage=disadvantage_body(disadvantage),
         )
         sheets = {}
         if r.karma_after != r.karma_before:
@@ -277,7 +279,10 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             return Odds(outcomes=o.outcomes)
         stat = core.canonical_stat(req.stat)
         o = gc_odds.odds_of_test(
-            getattr(sheet.stats, stat) + req.modifier + bonus_of(advantage_of(sheet)),
+            getattr(sheet.stats, stat)
+            + req.modifier
+            + bonus_of(advantage_of(sheet))
+            + malus_of(disadvantage_of(sheet)),
             sheet.karma,
             posture=sheet.posture,
             extreme_scores=ctx.options.extreme_scores,
@@ -295,7 +300,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             choices_of(req),
             ctx.dice,
             extreme_scores=ctx.options.extreme_scores,
-            test_bonus=bonus_of(advantage),
+            test_bonus=bonus_of(advantage) + malus_of(disadvantage_of(sheet)),
         )
         chance_rolls = _chance_rolls(ctx.dice.since(mark), result)
         body = {
@@ -431,3 +436,21 @@ def karma_effect(r: core.TestResult) -> dict[str, Any]:
 
 
 ADAPTER = GreatCosmosAdapter()
+
+
+def disadvantage_of(sheet: models.Sheet) -> tuple[int, str] | None:
+    """GC-P7: the disadvantage d6 of the Sépulcrale backlash the sheet carries (None without one)."""
+    die = sheet.backlash.disadvantage_die if sheet.backlash is not None else None
+    return None if die is None else (die, gc_postures.DISADVANTAGES[die])
+
+
+def malus_of(disadvantage: tuple[int, str] | None) -> int:
+    """GC-P7 (Decision): -10 / -20 on the target of every test during the backlash (4, 5)."""
+    return 0 if disadvantage is None else gc_fight.backlash_malus(disadvantage[1])
+
+
+def disadvantage_body(disadvantage: tuple[int, str] | None) -> dict[str, Any] | None:
+    """GC-P7: the disadvantage a d100 test applied (its die, effect and malus on the target)."""
+    if disadvantage is None:
+        return None
+    return {"die": disadvantage[0], "effect": disadvantage[1], "malus": malus_of(disadvantage)}

@@ -26,9 +26,11 @@ from app.rulesets.combat_contract import (
     Initiative,
     Party,
     Pool,
+    TurnPassed,
     entry,
 )
 from app.rulesets.great_cosmos import exchange as combat
+from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_back
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
@@ -55,6 +57,9 @@ class GreatCosmos(EncounterRules):
     default_reaction = "dodge"
     multiple_actions = True
     reorders_each_round = True
+    chosen_order_rule = "GC-O2"
+    changes_at_fight_end = True
+    lapses_at_turn_change = True
     dice_order = (
         "GC-O3 d6 per combatant with several actions, in the order added, then GC-O2 tie d20s from the "
         "highest agilite down (again at each new round, GC-O1); an attack: the attack test (d100, karma "
@@ -90,21 +95,36 @@ class GreatCosmos(EncounterRules):
         combat.final_skill(x)
 
     def out_of_turn(self, actor: Party, req: CombatAction) -> str | None:
-        """GC-P2: a riposte the defence earned; GC-P6: a Sépulcrale's counter-attack on whoever damaged it."""
+        """GC-P2: a riposte the defence earned; GC-P6: a Sépulcrale's counter-attack on whoever damaged it;
+        each in the turn it was earned in (before the turn changes), once."""
         if not isinstance(req, AttackRequest):  # GC's only: GreatCosmosAttackRequest, `type` "attack"
             return None
-        if actor.counters.get("riposte") == req.target_id:
-            return "GC-P2"
-        if actor.counters.get("counter_attack") == req.target_id:
-            return "GC-P6"
-        return None
+        return strike_back(actor.counters, req.target_id)
 
     def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
-        """GC-P7: an Illumination backlash: no action (nor dodge, parry, speech) for 2 turns."""
-        running = combat.backlash(counters, round_)
+        """GC-P7: an Illumination backlash: no action (nor move, dodge, parry, speech) for its 2 turns."""
+        running = combat.backlash(sheet)
         if running and running["posture"] == ILLUMINATION:
-            return {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "until_round": running["until_round"]}
+            left = (counters.get("backlash") or {}).get("turns_left")
+            return {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "turns_left": left}
         return None
+
+    def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
+        """GC-P6/P7: a posture's turns and a backlash's are counted, a provocation binds the turn of its
+        target's next action and lapses at its end."""
+        return combat.turn_passes(counters, phase, round_)
+
+    def turn_changes(self, counters: dict[str, Any]) -> dict[str, Any] | None:
+        """GC-P2/GC-P6 (Decisions): a riposte or counter-attack is taken before the turn changes."""
+        return lapse_at_turn_change(counters)
+
+    def gm_damage(self, sheet, counters, pool, before, amount) -> tuple[int, list[dict[str, Any]]] | None:
+        """GC-P6: Revive fires against the GM's `damage` too."""
+        return combat.gm_damage(sheet, counters, pool, before, amount)
+
+    def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+        """GC-P6 (Decision): ending the encounter ends every special posture still held."""
+        return combat.fight_ends(sheet, counters)
 
     def roll_initiative(
         self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
@@ -131,11 +151,12 @@ class GreatCosmos(EncounterRules):
                 actions=e.actions,
                 acts_first=e.sheet.get("posture") == ILLUMINATION,
                 acts_last=_acts_last(e, round_),
+                side=e.side,
             )
             for e in entrants
         ]
         source = dice.source if getattr(options, "tie_method", "d20") == "d20" else _Parallel(dice.source)
-        order = turn_order(source, contenders)
+        order = turn_order(source, contenders, chosen_orders=_chosen_orders(entrants))
         return Initiative(
             order=_entries(order),
             initiatives={e.combatant_id: _agilite(e) for e in entrants},
@@ -173,11 +194,19 @@ def _entries(order: TurnOrder) -> list[dict[str, Any]]:
     return out
 
 
+def _chosen_orders(entrants: list[Entrant]) -> list[list[str]]:
+    """GC-O2: the request's `chosen_orders` back from the entrants' (order, place)."""
+    groups: dict[int, list[tuple[int, str]]] = {}
+    for e in entrants:
+        if e.chosen is not None:
+            groups.setdefault(e.chosen[0], []).append((e.chosen[1], e.combatant_id))
+    return [[cid for _, cid in sorted(groups[i])] for i in sorted(groups)]
+
+
 def _acts_last(e: Entrant, round_: int) -> bool:
-    running = combat.backlash(e.counters, round_)
-    if not running:
-        return False
-    return running["posture"] == SEPULCRALE
+    """GC-P7: a Sépulcrale backlash acts last for its 2 turns (the holder's next two, owed or running)."""
+    owed = combat.pending_backlash(e.counters)
+    return owed is not None and owed["posture"] == SEPULCRALE
 
 
 def _steps(

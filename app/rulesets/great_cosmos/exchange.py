@@ -5,13 +5,11 @@ pure rules of `app.rulesets.great_cosmos.rules`.
 What a fight changes on the character is written to its sheet (karma, hp, posture,
 light/dark points); what exists only during the fight lives in the combatant's
 `counters`:
-- `special`: the special posture held (`posture`, `since_round`, `revive_used` GC-P6,
-  `extra_action` when the advantage gave one); the GC-P5 advantage d6 itself is the sheet's
-  `posture_advantage` (written on entering Illumination, cleared on leaving it), so a test
-  outside the encounter (`POST …/tests`) applies it too;
-- `backlash` (GC-P7): `posture`, `until_round` (its 2 turns), the disadvantage d6;
-- `riposte` (GC-P2) / `counter_attack` (GC-P6): the combatant it may strike back at,
-  even outside its turn; `provoked_by` (GC-P6): whom its next attack must aim at;
+- `special`, `backlash`, `riposte`, `counter_attack`, `provoked`: the GC-P2/P6/P7 state kept
+  between actions and counted turn by turn (`rules.fight`); the GC-P5 advantage d6 itself is the
+  sheet's `posture_advantage` (written on entering Illumination, cleared on leaving it) and a
+  running backlash is the sheet's `backlash` (its disadvantage d6), so a test outside the
+  encounter (`POST …/tests`) applies them too;
 - `turn`: what it did this turn (GC-D3 phases, cells moved, the max move, dash, action).
 
 Dice, in rule order, each tagged with whose it is: the attack test (d100, karma d10),
@@ -25,13 +23,15 @@ from fractions import Fraction
 from typing import Any
 
 from app.models.validation import InvalidBody
-from app.rules.dice import DiceSource
+from app.rules.dice import DiceSource, TableDice
 from app.rules.errors import RuleError
-from app.rulesets.combat_contract import Exchange, Party
+from app.rulesets.combat_contract import Exchange, Party, Pool, TurnPassed
+from app.rulesets.great_cosmos.rules import fight as state
 from app.rulesets.great_cosmos.rules.core import TestResult, canonical_stat, resolve_test
 from app.rulesets.great_cosmos.rules.postures import (
     ATTACK_STATS,
     DEFENSE_STATS,
+    DISADVANTAGES,
     ILLUMINATION,
     SEPULCRALE,
     SPECIAL_POSTURES,
@@ -44,6 +44,7 @@ from app.rulesets.great_cosmos.rules.postures import (
     posture_advantage,
     posture_modifier,
     resolve_attack,
+    take_damage,
     use_final_skill,
 )
 from app.rulesets.great_cosmos.rules.sheet import max_move
@@ -71,17 +72,26 @@ def posture_of(sheet: dict[str, Any]) -> str:
     return sheet.get("posture") or sheet.get("default_posture") or "defensive"
 
 
-def backlash(counters: dict[str, Any], round_: int) -> dict[str, Any] | None:
-    """GC-P7: the backlash running in this round, if any."""
+def backlash(sheet: dict[str, Any]) -> dict[str, Any] | None:
+    """GC-P7: the backlash running now (the sheet's: `posture`, `disadvantage`), if any."""
+    b = sheet.get("backlash")
+    if not isinstance(b, dict):
+        return None
+    die = b.get("disadvantage_die")
+    return {**b, "disadvantage": DISADVANTAGES.get(die) if die else None}
+
+
+def pending_backlash(counters: dict[str, Any]) -> dict[str, Any] | None:
+    """GC-P7: a backlash owed or running (its 2 turns not over), if any."""
     b = counters.get("backlash")
-    return b if b and round_ <= b["until_round"] else None
+    return b if isinstance(b, dict) else None
 
 
 def fighter(p: Party, round_: int, *, tests: bool = False) -> Fighter:
     """What the pure combat rules read of a party. `tests`: it rolls a d100 test now, so an
     Illumination whose advantage d6 is not on the sheet is refused, as `POST …/tests` does (GC-P5)."""
     sheet, special = p.sheet, p.counters.get("special") or {}
-    running = backlash(p.counters, round_) or {}
+    running = backlash(sheet) or {}
     hp_max = int(sheet.get("hp_max") or 0)
     return Fighter(
         id=p.id,
@@ -172,6 +182,11 @@ def _act(x: Exchange, what: str) -> None:
     turn["acted"] = True
 
 
+def _check_cancelled(x: Exchange) -> None:
+    """GC-P7: a backlash whose disadvantage is 6 cancels every action of its two turns (409)."""
+    state.check_action_allowed((backlash(x.actor.sheet) or {}).get("disadvantage"))
+
+
 def _base_move(p: Party, round_: int) -> int:
     return max_move(int((p.sheet.get("stats") or {}).get("agilite", 0)))
 
@@ -185,6 +200,7 @@ def attack(x: Exchange) -> None:
     assert t is not None
     if _hp(t.sheet) <= 0:
         raise InvalidBody(f"combatant {t.id} is down already", field="target_id")
+    _check_cancelled(x)
     stat = canonical_stat(req.stat) if req.stat else ATTACK_STATS[req.kind]
     expression, source = _damage_expression(a, req)
     moved_away = _reach(x, opts)
@@ -192,7 +208,7 @@ def attack(x: Exchange) -> None:
     _check_chosen_reaction(x, fd)
     if _strike_back(x) is None:
         _act(x, "an attack")
-    _provocation(x)
+    _provocation(x, t)
     reaction = _reaction(x, fd)
     result = resolve_attack(
         Named(a.dice, {"test": "attack", "karma": "attack karma"}),
@@ -236,31 +252,37 @@ def attack(x: Exchange) -> None:
 
 
 def _strike_back(x: Exchange) -> str | None:
-    """GC-P2 riposte / GC-P6 counter-attack: an attack on the one it may strike back at (consumed)."""
+    """GC-P2 riposte / GC-P6 counter-attack: an attack, outside its turn, on the one it may strike back at
+    (spent: once; next-turn ends it unused)."""
     a, t = x.actor, x.foe
-    for key, rule in (("riposte", "GC-P2"), ("counter_attack", "GC-P6")):
-        if a.counters.get(key) == t.id and not x.on_turn:
-            del a.counters[key]
-            x.step(rule, "riposte" if key == "riposte" else "counter-attack", combatant_id=a.id, against=t.id)
-            return rule
-    return None
+    rule = None if x.on_turn else state.strike_back(a.counters, t.id)
+    if rule is None:
+        return None
+    state.use_strike_back(a.counters, rule)
+    x.step(rule, "riposte" if rule == "GC-P2" else "counter-attack", combatant_id=a.id, against=t.id)
+    return rule
 
 
-def _provocation(x: Exchange) -> None:
-    """GC-P6: a combatant damaged by a Sépulcrale aims its next offensive action at it."""
-    a, t = x.actor, x.foe
-    provoker = a.counters.get("provoked_by")
-    if provoker is None:
+def _provocation(x: Exchange, target: Party) -> None:
+    """GC-P6: in the turn a provocation binds, the actor's attacks aim at its provoker; it lapses at once
+    when the provoker is down or out of the fight."""
+    a = x.actor
+    by = state.provoker(a.counters)
+    if by is None:
         return
-    if provoker != t.id:  # a provoker the caller does not see is not named (issue 21 item 4)
-        named = provoker if x.sees(provoker) else None
+    try:
+        obeyed = state.check_provoked(a.counters, target.id, provoker_standing=x.standing(by))
+    except RuleError as exc:  # a provoker the caller does not see is not named (issue 21 item 4)
+        named = by if x.sees(by) else None
         raise RuleError(
             f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
             field="target_id",
             extra={"rule": "GC-P6", "provoked_by": named},
-        )
-    del a.counters["provoked_by"]
-    x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=provoker)
+        ) from exc
+    if obeyed is None:
+        x.step("GC-P6", "provocation lapses: the provoker is down or out of the fight", combatant_id=a.id)
+    else:
+        x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=by)
 
 
 def _reach(x: Exchange, opts: Options) -> bool:
@@ -404,7 +426,7 @@ def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> No
         t.counters["counter_attack"] = a.id
         x.step("GC-P6", "counter-attack available", combatant_id=t.id, against=a.id)
     if result.provoked:
-        t.counters["provoked_by"] = a.id
+        state.provoke(t.counters, a.id, before_its_action=t.id in x.acting and not t.turn.get("acted"))
         x.step(
             "GC-P6",
             "provocation: its next offensive action aims at the Sépulcrale",
@@ -463,6 +485,7 @@ def dash(x: Exchange) -> None:
     x3 super-critical, rounded up); a failure leaves it."""
     a, opts = x.actor, options(x)
     turn = a.turn
+    _check_cancelled(x)
     if turn.get("dashed"):
         raise RuleError(f"combatant {a.id} has dashed this turn already (GC-D4)", field="type")
     if turn.get("acted"):
@@ -506,6 +529,7 @@ def posture(x: Exchange) -> None:
     current = posture_of(a.sheet)
     if new == current:
         raise InvalidBody(f"combatant {a.id} is in {new} posture already", field="posture")
+    state.check_posture_change(on_turn=x.on_turn, acted=bool(a.turn.get("acted") or a.turn.get("dashed")))
     if current in SPECIAL_POSTURES:
         end_posture(x, a)
     if new in SPECIAL_POSTURES:
@@ -528,7 +552,7 @@ def _enter(x: Exchange, a: Party, new: str) -> None:
     _set(a, "light_points", entry.light_points)
     _set(a, "dark_points", entry.dark_points)
     _set(a, "posture_advantage", entry.advantage_die)  # GC-P5: on the sheet, applied by every d100 test
-    special = {"posture": new, "since_round": x.round, "revive_used": False}
+    special = state.new_special(new, x.round)
     rule = "GC-P5" if new == ILLUMINATION else "GC-P6"
     x.step(
         rule,
@@ -557,7 +581,7 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
     comes back at 50% hp_max. `to`: the posture after it (the final skill: the default one)."""
     opts, f = options(x), fighter(a, x.round)
     special = a.counters.pop("special", None) or {}
-    held = x.round - special.get("since_round", x.round) + 1
+    held = state.posture_length(special, x.round, on_turn=x.on_turn, acted=bool(a.turn.get("acted")))
     end = end_special_posture(
         Named(a.dice, {}), f, held, backlash_after=opts.backlash_after_turns, backlash=opts.backlash_damage_multiplier
     )
@@ -575,15 +599,10 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
         disadvantage=end.disadvantage,
     )
     if end.backlash:
-        a.counters["backlash"] = {
-            "posture": f.posture,
-            "until_round": x.round + end.backlash_turns,
-            "disadvantage_die": end.disadvantage_die,
-            "disadvantage": end.disadvantage,
-        }
-        if end.disadvantage == "action_cancelled" and x.on_turn:
-            a.turn["acted"] = True
-            x.step("GC-P7", "disadvantage: this turn's action is cancelled", combatant_id=a.id)
+        owed = state.new_backlash(f.posture, end.disadvantage_die, end.disadvantage, at_once=not x.on_turn)
+        a.counters["backlash"] = owed
+        if owed["running"]:
+            _set(a, "backlash", state.sheet_backlash(owed))
     if end.apocalypse:
         x.step(
             "GC-P6",
@@ -608,7 +627,10 @@ def final_skill(x: Exchange) -> None:
     skill = a.sheet.get("final_skill")
     if not skill:
         raise InvalidBody(f"{a.name} has no final skill on its sheet (GC-S9)", field="type")
+    _check_cancelled(x)
     _act(x, "the Final Skill")
+    if x.target is not None and x.target.side != a.side:  # GC-P6: a Final Skill aimed at an enemy
+        _provocation(x, x.target)
     light, dark = use_final_skill(
         int(a.sheet.get("level") or 1),
         posture_of(a.sheet),
@@ -651,3 +673,83 @@ def final_skill(x: Exchange) -> None:
         )
         _set(a, "karma", test.karma_after)
     end_posture(x, a, to=a.sheet.get("default_posture") or "defensive")
+
+
+# --- between actions: turns passing, the GM's damage, the end of the fight -----------------------
+
+
+def turn_passes(counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
+    """GC-P2/P6/P7 at the start or end of a combatant's turn (`rules.fight.turn_passes`)."""
+    passed = state.turn_passes(counters, phase, round_)
+    return None if passed is None else TurnPassed(*passed)
+
+
+def gm_damage(
+    sheet: dict[str, Any], counters: dict[str, Any], pool: Pool, before: int, amount: int
+) -> tuple[int, list[dict[str, Any]]] | None:
+    """GC-P6: the GM's `damage` is damage: a fatal one revives a Sépulcrale once (50% of hp_max, rounded up)."""
+    if pool.key != "hp" or posture_of(sheet) != SEPULCRALE:
+        return None
+    special = counters.get("special") or {}
+    f = Fighter(
+        id="",
+        stats={},
+        karma=0,
+        hp=before,
+        hp_max=int(sheet.get("hp_max") or 0),
+        posture=SEPULCRALE,
+        revive_used=bool(special.get("revive_used")),
+    )
+    _, wound = take_damage(f, amount)
+    if not wound.revived:
+        return None
+    counters["special"] = {**special, "revive_used": True}
+    return wound.hp_after, [
+        {
+            "rule": "GC-P6",
+            "what": "Revive: a fatal blow leaves 50% of hp_max instead (once)",
+            "resource": "hp",
+            "after": wound.hp_after,
+        }
+    ]
+
+
+def fight_ends(sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+    """GC-P6 (Decision): ending the encounter ends every special posture still held: back to the default
+    posture, Apocalypse where Revive never fired, no backlash after the fight (a running one is cleared)."""
+    steps: list[dict[str, Any]] = []
+    posture = sheet.get("posture")
+    special = counters.pop("special", None) or {}
+    if posture in SPECIAL_POSTURES:
+        hp_max = int(sheet.get("hp_max") or 0)
+        end = end_special_posture(
+            TableDice([]),  # held 0 turns: no backlash, so no disadvantage die
+            Fighter(
+                id="",
+                stats={},
+                karma=0,
+                hp=_hp(sheet),
+                hp_max=hp_max,
+                posture=posture,
+                revive_used=bool(special.get("revive_used")),
+            ),
+            0,
+        )
+        if end.apocalypse:
+            steps.append(
+                {
+                    "rule": "GC-P6",
+                    "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+                    "resource": "hp",
+                    "before": _hp(sheet),
+                    "after": end.hp_after,
+                }
+            )
+            sheet["hp"] = end.hp_after
+        sheet["posture"] = sheet.get("default_posture") or "defensive"
+        sheet["posture_advantage"] = None
+        steps.append({"rule": "GC-P6", "what": f"the fight ends: leaves {posture}"})
+    if counters.pop("backlash", None) is not None or sheet.get("backlash") is not None:
+        sheet["backlash"] = None
+        steps.append({"rule": "GC-P7", "what": "the fight ends: no backlash after it"})
+    return steps

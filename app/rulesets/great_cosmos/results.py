@@ -43,6 +43,14 @@ class GreatCosmosAdvantage(Result):
     bonus: int = Field(description="Added to the test's target: +10 (bonus_10), +20 (bonus_20), else 0.")
 
 
+class GreatCosmosDisadvantage(Result):
+    """GC-P7: the Sépulcrale backlash's disadvantage d6 (stored on the sheet while it runs) a d100 test applied."""
+
+    die: int = Field(ge=1, le=6)
+    effect: Literal["none", "hp_mp_cost_doubled", "extra_negative_effect", "malus_10", "malus_20", "action_cancelled"]
+    malus: int = Field(description="Added to the test's target: -10 (malus_10), -20 (malus_20), else 0.")
+
+
 class GreatCosmosTestFields(TestFields):
     ruleset: Ruleset
     stat: Stat
@@ -52,6 +60,11 @@ class GreatCosmosTestFields(TestFields):
         None,
         description="GC-P5: during an Illumination, its advantage d6 (its +10/+20 is in `target`); null "
         "otherwise and for intuition.",
+    )
+    disadvantage: GreatCosmosDisadvantage | None = Field(
+        None,
+        description="GC-P7: during a Sépulcrale backlash, its disadvantage d6 (its -10/-20 is in `target`); "
+        "null otherwise and for intuition.",
     )
     effects: GreatCosmosTestEffects
     intuition: Literal["good", "bad"] | None = Field(None, description="GC-T3: only on an intuition test.")

@@ -79,6 +79,15 @@ class Inventory(Strict):
     containers: list[Container] = Field(default_factory=list, max_length=100)
 
 
+class Backlash(Strict):
+    """GC-P7: a running backlash as the sheet carries it."""
+
+    posture: Literal["illumination", "sepulcrale"]
+    disadvantage_die: int | None = Field(
+        None, ge=1, le=6, description="The Sépulcrale's disadvantage d6 (none after an Illumination)."
+    )
+
+
 class Sheet(Strict):
     """GC-S10: a Great Cosmos character sheet (derived fields filled when absent)."""
 
@@ -130,6 +139,14 @@ class Sheet(Strict):
         "length: 1 none, 2 no HP/MP cost, 3 extra positive effect, 4 +10 and 5 +20 on the target of "
         "every test, 6 extra action. Only with posture illumination (cleared when the posture ends); a "
         "test in Illumination without it is refused.",
+        json_schema_extra=governed(),
+    )
+    backlash: Backlash | None = Field(
+        None,
+        description="GC-P7: the backlash running (its holder's next two turns after a special posture held more "
+        "than 2 turns ended), its Sépulcrale disadvantage d6 included: 4 and 5 are -10 and -20 on the target "
+        "of every test, those outside the encounter included. Written and cleared by the encounter (the end "
+        "of the backlash or of the fight).",
         json_schema_extra=governed(),
     )
     skills: list[FreeEntry] = Field(default_factory=list, max_length=500)

@@ -223,6 +223,8 @@ def combat(
         others_of=lambda: _others(uow.conn, fight, principal, involved),
         more=[parties[c["id"]] for c, _ in more],
         sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid),
+        standing=lambda cid: _standing(fight, cid),
+        acting=frozenset(current.get("combatant_ids", [])),
     )
     _count_action(fight, x)
     was_down = {c["id"]: fight.rules.is_down(fight.loaded_character(c).sheet) for c in involved}
@@ -286,6 +288,16 @@ def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str,
         dice=dice.of(c["id"]),
         turn=clone(turn),
     )
+
+
+def _standing(fight: Fight, combatant_id: str) -> bool:
+    """Whether this combatant is in the fight and not down (a rule naming another one: GC-P6)."""
+    found = fight.some([combatant_id])
+    if not found:
+        return False
+    store.load_characters(fight, [found[0]["character_id"]], lock=False)
+    ch = fight.character_of(found[0])
+    return ch is not None and not fight.rules.is_down(ch.sheet)
 
 
 def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, Any]]) -> list[Party]:
@@ -435,6 +447,11 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     else:  # down to the lowest value the sheet allows
         after = min(before, max(pool.floor, before - req.amount))
     was_down = fight.rules.is_down(sheet)
+    counters = clone(target["counters"] or {})
+    ruled = fight.rules.gm_damage(clone(sheet), counters, pool, before, req.amount) if req.type == "damage" else None
+    if ruled is not None:  # the rules change what the damage does (GC-P6 Revive)
+        after = ruled[0]
+        changes.combatant(target, "counters", counters)
     changes.resource(target, pool, after)
     steps.append(
         {
@@ -447,6 +464,8 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
             "after": after,
         }
     )
+    if ruled is not None:
+        steps.extend({**step, "combatant_id": target["id"]} for step in ruled[1])
     following = clone(fight.loaded_character(target).sheet)
     for step in fight.rules.pool_changed(following, pool, before, after):
         steps.append({**step, "combatant_id": target["id"]})

@@ -274,10 +274,28 @@ def end(session: Session, principal: Principal, encounter_id: str, if_match: str
         check_version(fight, if_match)
         check_not_ended(fight)
         fight.encounter["status"] = "ended"
+        if fight.rules.changes_at_fight_end:
+            _fight_ends(fight)
         record_update(uow, fight)
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work, status_code=200)
+
+
+def _fight_ends(fight: Fight) -> None:
+    """What ending the fight does to each combatant (GC-P6: special postures end), written with the end."""
+    store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=True)
+    for c in fight.combatants:
+        ch = fight.character_of(c)
+        if ch is None:
+            continue
+        sheet, counters = deepcopy(ch.sheet), deepcopy(c["counters"] or {})
+        fight.rules.fight_ends(c["id"], sheet, counters)
+        if sheet != ch.sheet:
+            fight.set_sheet(ch, sheet)
+        if counters != (c["counters"] or {}):
+            c["counters"] = counters
+            fight.dirty_combatants.add(c["id"])
 
 
 def _visible_combatant(conn, fight: Fight, principal: Principal, combatant_id: str) -> dict[str, Any]:

@@ -51,11 +51,12 @@ def start(
             raise Conflict("an encounter starts with at least one combatant")
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
         _check_take_11(fight, req.take_11)
+        chosen = _check_chosen(fight, principal, req.chosen_orders)
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
         dice = CombatDice.for_caller(principal, req, fight)
         with dice.explained():
             initiative = fight.rules.roll_initiative(
-                dice, _entrants(fight, set(req.take_11)), fight.options, fight.campaign_options
+                dice, _entrants(fight, set(req.take_11), chosen), fight.options, fight.campaign_options
             )
         changes, steps = Changes(fight), list(initiative.steps)
         changes.encounter("status", "active")
@@ -91,11 +92,17 @@ def next_turn(
         current = fight.encounter["current_turn"] or {}
         _check_turn_owner(conn, fight, principal, current.get("combatant_ids", []))
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
+        chosen = _check_chosen(fight, principal, req.chosen_orders)
         dice = CombatDice.for_caller(principal, req, fight)
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
         for c in _main_actors(fight, current):
             tick(changes, steps, c, END)
+        if fight.rules.lapses_at_turn_change:  # what the rules keep only until the turn changes (GC-P2)
+            for c in fight.combatants:
+                kept = fight.rules.turn_changes(c["counters"] or {})
+                if kept is not None:
+                    changes.combatant(c, "counters", kept)
         steps.append(
             {
                 "rule": "turn",
@@ -104,7 +111,14 @@ def next_turn(
                 "combatant_id": current.get("combatant_id"),
             }
         )
-        enter_next(conn, fight, changes, dice, steps, from_slot=(current.get("slot", -1) + 1))
+        round_ = fight.encounter["round"]
+        enter_next(conn, fight, changes, dice, steps, from_slot=(current.get("slot", -1) + 1), chosen=chosen)
+        if chosen and fight.encounter["round"] == round_:
+            raise InvalidBody(
+                f"chosen_orders order the ties of a new round; this turn ends in round {round_} "
+                f"({fight.rules.chosen_order_rule})",
+                field="chosen_orders",
+            )
         dice.finish()
         _, shown = record_action(
             uow, fight, principal, type_="next_turn", changes=changes, steps=steps, dice=dice, hidden=req.hidden
@@ -118,7 +132,14 @@ def next_turn(
 
 
 def enter_next(
-    conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]], *, from_slot: int
+    conn,
+    fight: Fight,
+    changes: Changes,
+    dice: CombatDice,
+    steps: list[dict[str, Any]],
+    *,
+    from_slot: int,
+    chosen: dict[str, tuple[int, int]] | None = None,
 ) -> None:
     """Move `current` to the first slot from `from_slot` with a combatant able to act,
     wrapping into the next round (re-ordered where the ruleset says so) past the last
@@ -137,10 +158,17 @@ def enter_next(
             steps.append({"rule": "turn", "what": "nobody can act"})
             return
         wrapped, slot = True, 0
-        _new_round(conn, fight, changes, dice, steps)
+        _new_round(conn, fight, changes, dice, steps, chosen)
 
 
-def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: list[dict[str, Any]]) -> None:
+def _new_round(
+    conn,
+    fight: Fight,
+    changes: Changes,
+    dice: CombatDice,
+    steps: list[dict[str, Any]],
+    chosen: dict[str, tuple[int, int]] | None = None,
+) -> None:
     _round_ends(fight, changes, steps)
     round_ = fight.encounter["round"] + 1
     changes.encounter("round", round_)
@@ -148,7 +176,7 @@ def _new_round(conn, fight: Fight, changes: Changes, dice: CombatDice, steps: li
     entrants = None
     if fight.rules.reorders_each_round:
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
-        entrants = _entrants(fight, set())
+        entrants = _entrants(fight, set(), chosen)
     with dice.explained():
         again = fight.rules.next_round(
             dice, fight.encounter["turn_order"], entrants, round_, fight.options, fight.campaign_options
@@ -256,12 +284,23 @@ def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase
             kept.append({**cond, "rounds_left": left})
     if touched:
         changes.combatant(c, "conditions", kept)
+    passed = changes.fight.rules.turn_passes(
+        c["id"], clone(c["counters"] or {}), phase, changes.fight.encounter["round"]
+    )
+    if passed is not None:  # the ruleset's per-turn state (GC-P6, GC-P7)
+        changes.combatant(c, "counters", passed.counters)
+        if passed.sheet:
+            store.load_characters(changes.fight, [c["character_id"]], lock=True)
+            if changes.fight.character_of(c) is not None:
+                for key, value in passed.sheet.items():
+                    changes.sheet(c, key, value)
+        steps.extend(passed.steps)
 
 
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _entrants(fight: Fight, take_11: set[str]) -> list[Entrant]:
+def _entrants(fight: Fight, take_11: set[str], chosen: dict[str, tuple[int, int]] | None = None) -> list[Entrant]:
     out = []
     for c in fight.combatants:
         ch = fight.character_of(c)
@@ -280,6 +319,8 @@ def _entrants(fight: Fight, take_11: set[str]) -> list[Entrant]:
                 counters=c["counters"] or {},
                 actions=c["actions"],
                 take_11=c["id"] in take_11,
+                side=c["side"],
+                chosen=(chosen or {}).get(c["id"]),
             )
         )
     return out
@@ -292,6 +333,24 @@ def _check_take_11(fight: Fight, take_11: list[str]) -> None:
         raise InvalidBody(f"{fight.ruleset} has no rule for taking 11 on initiative", field="take_11")
     for cid in take_11:
         fight.combatant(cid, "take_11")
+
+
+def _check_chosen(fight: Fight, principal: Principal, orders: list[list[str]]) -> dict[str, tuple[int, int]]:
+    """GC-O2: the order the players of one side chose for their tie, as the GM enters it: combatant id ->
+    (which order, its place in it); each id a combatant (422), once; the ruleset judges the ties."""
+    if not orders:
+        return {}
+    check_gm(principal, "enter the order players chose for a tie")
+    if fight.rules.chosen_order_rule is None:
+        raise InvalidBody(f"{fight.ruleset} has no rule letting players choose a tie's order", field="chosen_orders")
+    out: dict[str, tuple[int, int]] = {}
+    for i, order in enumerate(orders):
+        for j, cid in enumerate(order):
+            fight.combatant(cid, f"chosen_orders.{i}.{j}")
+            if cid in out:
+                raise InvalidBody(f"combatant {cid!r} is named twice", field=f"chosen_orders.{i}.{j}")
+            out[cid] = (i, j)
+    return out
 
 
 def _check_turn_owner(conn, fight: Fight, principal: Principal, current_ids: list[str]) -> None:

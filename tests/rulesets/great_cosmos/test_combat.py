@@ -154,7 +154,8 @@ def test_gc_p2_a_critical_parry_holds_and_earns_a_riposte_its_owner_strikes_outs
     )
     assert [r["purpose"] for r in parried["rolls"]] == ["attack", "parry"]  # no damage die
     brute = combatant(t, eid, n["Brute"])
-    assert brute["counters"] == {"riposte": n["Aiko"]} and t.sheet(brute["character_id"])["sheet"]["karma"] == -1
+    assert brute["counters"] == {"riposte": n["Aiko"]}
+    assert t.sheet(brute["character_id"])["sheet"]["karma"] == -1
     # Bob's riposte, outside Brute's turn (it is Aiko's); Aiko's dodge die would not be Bob's but the
     # server's (issue 21 item 2): Alice sets Aiko's standing reaction to none, so Bob's dice are all there is
     r = t.client.patch(
@@ -294,7 +295,7 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
         1,
     )
     assert combatant(t, eid, n["Aiko"])["counters"] == {
-        "special": {"posture": "illumination", "since_round": 1, "revive_used": False}
+        "special": {"posture": "illumination", "since_round": 1, "turns": 1, "revive_used": False}
     }
     t.next_turn(eid)
     held = attack(t, eid, n["Brute"], n["Aiko"], [30, 7])
@@ -339,14 +340,16 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     # a super-critical attack: no automatic defence (GC-P5)
     crit = attack(t, eid, n["Brute"], n["Aiko"], [42, 30, 5, 1], reaction="dodge")
     assert "GC-P5" not in [s["rule"] for s in crit["steps"]] and step(crit, "GC-P2")["holds"] is False
-    # out of light points: entering it again is refused (nothing spent)
-    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    # out of light points: entering it again is refused (nothing spent); left at the start of its round-3
+    # turn, the posture lasted 2 turns (rounds 1 and 2): no backlash (GC-P7)
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    assert (step(left, "GC-P7")["turns_held"], step(left, "GC-P7")["backlash"]) == (2, False)
     r = t.client.post(
         f"/v1/encounters/{eid}/actions",
         headers=t.gm,
         json={"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]},
     )
-    assert "(GC-P7: Illumination backlash: cannot act)" in assert_problem(r, 409, "conflict")["detail"]
+    assert "1 light point" in assert_problem(r, 409, "insufficient-resource")["detail"]
 
 
 def test_gc_p5_the_advantage_is_the_sheets_one_source_for_the_fight_and_for_tests(table):
@@ -427,7 +430,7 @@ def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_on
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 5, 50, 2])  # karma locked at -10: + the d10
     assert (step(hit, "GC-P3")["score"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (35, 3, 6)
     assert step(hit, "GC-P6")["what"] == "provocation: its next offensive action aims at the Sépulcrale"
-    assert combatant(t, eid, n["Brute"])["counters"] == {"provoked_by": n["Aiko"]}
+    assert combatant(t, eid, n["Brute"])["counters"] == {"provoked_by": n["Aiko"], "provocation_pending": True}
     t.next_turn(eid)
     r = t.client.post(
         f"/v1/encounters/{eid}/actions",
@@ -444,7 +447,8 @@ def test_gc_p6_sepulcrale_triples_damage_provokes_counter_attacks_and_revives_on
         "Revive: a fatal blow leaves 50% of hp_max instead (once)",
         "counter-attack available",
     ]
-    assert hp(t, eid, n["Aiko"]) == 50 and combatant(t, eid, n["Brute"])["counters"] == {}
+    assert hp(t, eid, n["Aiko"]) == 50  # the provocation binds Brute's whole turn
+    assert combatant(t, eid, n["Brute"])["counters"] == {"provoked_by": n["Aiko"]}
     assert combatant(t, eid, n["Aiko"])["counters"]["counter_attack"] == n["Brute"]
     assert combatant(t, eid, n["Aiko"])["counters"]["special"]["revive_used"] is True
     # Alice counter-attacks during Brute's turn (GC-P6); Brute's dodge die would be the server's, not
@@ -492,13 +496,16 @@ def test_gc_p6_apocalypse_when_the_sepulcrale_ends_without_revive(table):
     assert "1 dark point" in assert_problem(r, 409, "insufficient-resource")["detail"]  # nothing spent
 
 
-def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for_2_turns(table):
+def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for_its_next_2_turns(table):
+    """GC-P7 (Decision): entered in round 1 and left at the start of its round-4 turn (before acting), it
+    lasted 3 turns (rounds 1..3); the backlash is its holder's next two turns (rounds 5 and 6): the rest
+    of round 4 it acts, then no action, move, dodge nor parry until round 7."""
     t = table("great-cosmos")
     eid, n = duel(t)
     t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [1]})
-    for _ in range(4):
+    for _ in range(6):
         t.next_turn(eid)
-    assert t.state(eid)["round"] == 3
+    assert t.state(eid)["round"] == 4
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
     assert {k: step(left, "GC-P7")[k] for k in ("turns_held", "backlash", "backlash_turns", "cannot_act")} == {
         "turns_held": 3,
@@ -507,16 +514,26 @@ def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for
         "cannot_act": True,
     }
     assert combatant(t, eid, n["Aiko"])["counters"] == {
-        "backlash": {"posture": "illumination", "until_round": 5, "disadvantage_die": None, "disadvantage": None}
+        "backlash": {
+            "posture": "illumination",
+            "turns_left": 2,
+            "running": False,
+            "disadvantage_die": None,
+            "disadvantage": None,
+        }
     }
-    t.next_turn(eid)
+    attack(t, eid, n["Aiko"], n["Brute"], [30, 90, 1])  # the rest of its turn: it still acts
+    ended = t.next_turn(eid)
+    assert ("GC-P7", "backlash: its next 2 turns") in rules(ended)
+    aiko = combatant(t, eid, n["Aiko"])["character_id"]
+    assert t.sheet(aiko)["sheet"]["backlash"] == {"posture": "illumination", "disadvantage_die": None}
     hit = attack(t, eid, n["Brute"], n["Aiko"], [30, 2])
     assert step(hit, "GC-P7")["what"] == "no dodge nor parry in illumination backlash"
-    skipped = t.next_turn(eid)  # round 4: Aiko cannot act, Brute's turn
+    skipped = t.next_turn(eid)  # round 5: Aiko cannot act, Brute's turn
     assert {
         "rule": "GC-P7",
         "what": "Illumination backlash: cannot act",
-        "until_round": 5,
+        "turns_left": 2,
         "combatant_id": n["Aiko"],
     } in skipped["steps"]
     assert t.state(eid)["current"]["combatant_id"] == n["Brute"]
@@ -526,17 +543,35 @@ def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for
         json={"type": "move", "actor_id": n["Aiko"], "to": {"x": 0, "y": 1}},
     )
     assert assert_problem(r, 409, "conflict")["rule"] == "GC-P7"
-    t.next_turn(eid)  # round 5: still skipped
-    assert t.state(eid)["round"] == 5 and t.state(eid)["current"]["combatant_id"] == n["Brute"]
+    over = t.next_turn(eid)  # round 6: still skipped, its second backlash turn ends
+    assert ("GC-P7", "backlash ends") in rules(over)
+    assert t.state(eid)["round"] == 6 and t.state(eid)["current"]["combatant_id"] == n["Brute"]
+    assert combatant(t, eid, n["Aiko"])["counters"] == {} and t.sheet(aiko)["sheet"]["backlash"] is None
     t.next_turn(eid)
-    assert (t.state(eid)["round"], t.state(eid)["current"]["combatant_id"]) == (6, n["Aiko"])
+    assert (t.state(eid)["round"], t.state(eid)["current"]["combatant_id"]) == (7, n["Aiko"])
+
+
+def test_gc_p7_a_posture_left_at_the_start_of_a_turn_does_not_count_that_turn(table):
+    """GC-P7 (Decision): entered in round 1 and left at the start of the holder's round-3 turn (a move
+    before it is fine): 2 turns, no backlash, no die (it cost 3 turns and a backlash before)."""
+    t = table("great-cosmos")
+    eid, n = duel(t, b_pos=(5, 5))
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    for _ in range(4):
+        t.next_turn(eid)
+    t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 0, "y": 1}})
+    left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"})
+    assert (step(left, "GC-P7")["turns_held"], step(left, "GC-P7")["backlash"], left["rolls"]) == (2, False, [])
+    assert "backlash" not in combatant(t, eid, n["Aiko"])["counters"]
 
 
 def test_gc_p7_a_sepulcrale_backlash_rolls_its_disadvantage_halves_damage_and_acts_last(table):
+    """Left at the start of its round-4 turn (3 turns held): the disadvantage d6 (4: -10), Apocalypse; the
+    rest of that turn is no backlash turn; in its next turns it acts last, at -10, damage x0.5."""
     t = table("great-cosmos")
     eid, n = duel(t)
     t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
-    for _ in range(4):
+    for _ in range(6):
         t.next_turn(eid)
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive", "dice": [4]})
     assert left["rolls"] == [{"die": "d6", "value": 4, "purpose": "disadvantage", "by": n["Aiko"]}]
@@ -547,12 +582,218 @@ def test_gc_p7_a_sepulcrale_backlash_rolls_its_disadvantage_halves_damage_and_ac
         "disadvantage": "malus_10",
     }
     assert hp(t, eid, n["Aiko"]) == 50  # GC-P6 Apocalypse too: Revive never fired
-    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 5])  # force 68 - 10, damage 5 x 0.5
-    assert (step(hit, "GC-P3")["target"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (58, 0.5, 2)
+    same_turn = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 5])
+    assert (step(same_turn, "GC-P3")["target"], step(same_turn, "GC-P4")["total"]) == (68, 5)
     t.next_turn(eid)
     new_round = t.next_turn(eid)
     assert {"rule": "GC-P7", "what": "Sépulcrale backlash: acts last", "combatant_id": n["Aiko"]} in new_round["steps"]
     assert [e["combatant_id"] for e in t.state(eid)["order"]] == [n["Brute"], n["Aiko"]]
+    t.next_turn(eid)  # Brute's turn ends: Aiko's
+    hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 5])  # force 68 - 10, damage 5 x 0.5
+    assert (step(hit, "GC-P3")["target"], step(hit, "GC-P4")["multiplier"], step(hit, "GC-P4")["total"]) == (58, 0.5, 2)
+
+
+def test_gc_p7_action_annulee_cancels_every_action_of_the_backlash_moves_stay_allowed(table):
+    """GC-P7 (Decision): the disadvantage 6 lasts the whole backlash: every action of its two turns is
+    refused (409), moves stay allowed; the rest of the turn the posture was left in is no backlash turn."""
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    a, b = n["Aiko"], n["Brute"]
+    t.act(eid, {"type": "posture", "actor_id": a, "posture": "sepulcrale"})
+    for _ in range(6):
+        t.next_turn(eid)
+    left = t.act(eid, {"type": "posture", "actor_id": a, "posture": "defensive", "dice": [6]})
+    assert step(left, "GC-P7")["disadvantage"] == "action_cancelled"
+    attack(t, eid, a, b, [30, 90, 1], kind="ranged")  # round 4, the turn it left the posture in: it acts
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 5: Brute first, Aiko last (GC-P7)
+    t.next_turn(eid)
+    for round_ in (5, 6):
+        assert t.state(eid)["current"]["combatant_id"] == a and t.state(eid)["round"] == round_
+        for body in (
+            {"type": "attack", "actor_id": a, "target_id": b, "damage": "1d6", "kind": "ranged", "dice": [30, 90, 1]},
+            {"type": "dash", "actor_id": a, "dice": [30]},
+        ):
+            r = t.client.post(f"/v1/encounters/{eid}/actions", headers=t.gm, json=body)
+            assert assert_problem(r, 409, "conflict")["rule"] == "GC-P7"
+        t.act(eid, {"type": "move", "actor_id": a, "to": {"x": 0, "y": round_ - 4}})
+        t.next_turn(eid)
+        t.next_turn(eid)
+    # round 7: the backlash is over (Aiko first again, its turn passed)
+    assert t.state(eid)["round"] == 7 and "backlash" not in combatant(t, eid, a)["counters"]
+    assert [e["combatant_id"] for e in t.state(eid)["order"]] == [a, b]
+    t.next_turn(eid)
+    attack(t, eid, a, b, [30, 90, 1], kind="ranged")
+
+
+def test_gc_p7_the_backlash_malus_applies_to_tests_outside_the_encounter(table):
+    """GC-P7 (Decision): while the backlash runs the sheet carries it (`backlash`), so `POST …/tests` applies
+    its -20 (disadvantage 5); the end of the fight clears it."""
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    aiko = combatant(t, eid, n["Aiko"])["character_id"]
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    for _ in range(6):
+        t.next_turn(eid)
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "defensive", "dice": [5]})
+    assert t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [50]})["target"] == 68  # not yet
+    t.next_turn(eid)
+    assert t.sheet(aiko)["sheet"]["backlash"] == {"posture": "sepulcrale", "disadvantage_die": 5}
+    test = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [50]})
+    assert (test["target"], test["outcome"], test["disadvantage"]) == (
+        48,
+        "failure",
+        {"die": 5, "effect": "malus_20", "malus": -20},
+    )
+    r = t.client.post(f"/v1/encounters/{eid}/end", headers=t.gm)
+    assert r.status_code == 200, r.text
+    assert t.sheet(aiko)["sheet"]["backlash"] is None
+    after = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [50]})
+    assert (after["target"], after["disadvantage"]) == (68, None)
+
+
+def test_gc_p6_provocation_binds_the_next_turn_only_and_lapses_when_the_provoker_is_down(table):
+    t = table("great-cosmos")
+    eid, n = fight(
+        t,
+        ("Aiko", gc_fighter(60), "pc", t.alice, {"x": 0, "y": 0}, None),
+        ("Brute", gc_fighter(40), "npc", None, {"x": 1, "y": 0}, None),
+        ("Cleo", gc_fighter(30), "npc", None, {"x": 1, "y": 1}, None),
+    )
+    a, b, c = n["Aiko"], n["Brute"], n["Cleo"]
+    t.act(eid, {"type": "posture", "actor_id": a, "posture": "sepulcrale"})
+    attack(t, eid, a, b, [30, 5, 50, 2])  # 6 damage: Brute is provoked, from its next turn
+    started = t.next_turn(eid)
+    assert ("GC-P6", "provoked: this turn's attacks aim at its provoker") in rules(started)
+    r = attack(t, eid, b, c, [30, 90, 1], status=422)
+    assert r["rule"] == "GC-P6" and r["errors"][0]["loc"] == ["body", "target_id"]
+    ended = t.next_turn(eid)  # Brute's turn ends: the provocation lapses
+    assert ("GC-P6", "provocation lapses: its turn ended") in rules(ended)
+    assert combatant(t, eid, b)["counters"] == {}
+    t.next_turn(eid)  # round 2: Aiko does nothing
+    t.next_turn(eid)
+    assert t.state(eid)["current"]["combatant_id"] == b
+    attack(t, eid, b, c, [30, 90, 1])  # round 2: Brute is free again
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 3: Aiko provokes Brute again, then goes down
+    attack(t, eid, a, b, [30, 5, 50, 2])
+    t.act(eid, {"type": "damage", "target_id": a, "amount": 100})  # GC-P6 Revive: 50
+    t.act(eid, {"type": "damage", "target_id": a, "amount": 50})
+    assert combatant(t, eid, a)["down"] is True
+    t.next_turn(eid)
+    free = attack(t, eid, b, c, [30, 90, 1])
+    assert rules(free)[0] == ("GC-P6", "provocation lapses: the provoker is down or out of the fight")
+    assert "provoked_by" not in combatant(t, eid, b)["counters"]
+
+
+def test_gc_p6_revive_fires_against_the_gms_damage_rounded_up(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60, hp=10, hp_max=39))
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    hit = t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 15})
+    assert rules(hit) == [("GM", "damage"), ("GC-P6", "Revive: a fatal blow leaves 50% of hp_max instead (once)")]
+    assert (step(hit, "GM")["after"], step(hit, "GC-P6")["after"], hp(t, eid, n["Aiko"])) == (20, 20, 20)
+    assert combatant(t, eid, n["Aiko"])["counters"]["special"]["revive_used"] is True
+    again = t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 25})  # once only
+    assert ("turn", "down") in rules(again) and hp(t, eid, n["Aiko"]) == 0
+    undo = t.post(f"/v1/encounters/{eid}/actions/{again['id']}/revert", {})
+    assert undo["type"] == "revert" and hp(t, eid, n["Aiko"]) == 20
+
+
+def test_gc_p1_a_posture_changes_only_in_its_holders_turn_before_it_acts(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60, default_posture="offensive"))
+    attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 4])  # x2
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=t.gm,
+        json={"type": "posture", "actor_id": n["Aiko"], "posture": "defensive"},
+    )
+    assert assert_problem(r, 409, "conflict")["rule"] == "GC-P1"
+    t.next_turn(eid)
+    t.act(eid, {"type": "move", "actor_id": n["Brute"], "to": {"x": 1, "y": 1}})  # a move before it is fine
+    changed = t.act(eid, {"type": "posture", "actor_id": n["Brute"], "posture": "offensive"})
+    assert rules(changed) == [("GC-P1", "offensive posture")]
+    assert combatant(t, eid, n["Aiko"])["posture"] == "offensive"
+
+
+def test_gc_p2_p6_a_riposte_or_counter_attack_is_taken_before_the_turn_changes(table):
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    eid, n = fight(
+        t,
+        ("Aiko", gc_fighter(60), "pc", t.alice, {"x": 0, "y": 0}, None),
+        ("Cleo", gc_fighter(50), "npc", None, {"x": 5, "y": 5}, None),
+        ("Brute", gc_fighter(40), "pc", t.bob, {"x": 1, "y": 0}, "parry"),
+    )
+    a, b, c = n["Aiko"], n["Brute"], n["Cleo"]
+    t.act(eid, {"type": "posture", "actor_id": a, "posture": "sepulcrale"})
+    parried = attack(t, eid, a, b, [40, 3, 5])  # 43 hits; a critical parry holds: Brute's riposte
+    assert step(parried, "GC-P2")["riposte_available"] is True
+    t.next_turn(eid)  # Cleo's turn: the riposte is gone
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bearer(t.bob.token),
+        json={"type": "attack", "actor_id": b, "target_id": a, "damage": "1d6", "dice": [20, 3]},
+    )
+    assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {b}'s turn"
+    hurt = attack(t, eid, c, a, [30, 2], kind="ranged")  # Aiko may counter-attack Cleo in this turn
+    assert ("GC-P6", "counter-attack available") in rules(hurt)
+    t.next_turn(eid)  # Brute's turn: the counter-attack is gone
+    r = t.client.post(
+        f"/v1/encounters/{eid}/actions",
+        headers=bearer(t.alice.token),
+        json={"type": "attack", "actor_id": a, "target_id": c, "kind": "ranged", "damage": "1d6", "dice": [30, 5]},
+    )
+    assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {a}'s turn"
+
+
+def test_gc_o2_players_choose_the_order_of_a_one_sided_tie_on_start_and_next_turn(table):
+    t = table("great-cosmos")
+    people = [("Aiko", 50, t.alice), ("Bea", 50, t.bob), ("Brute", 40, None)]
+    s = t.encounter(
+        [
+            {"character_id": t.character(name, gc_fighter(agi), kind="pc" if who else "npc", player=who)}
+            for name, agi, who in people
+        ]
+    )
+    eid, n = s["id"], ids(s)
+    r = t.client.post(f"/v1/encounters/{eid}/start", headers=t.gm, json={"chosen_orders": [[n["Brute"], n["Aiko"]]]})
+    problem = assert_problem(r, 422, "rule-violation")  # Brute is in no tie with Aiko
+    assert problem["errors"][0]["loc"] == ["body", "chosen_orders", "0"] and "GC-O2" in problem["detail"]
+    started = t.start(eid, [], chosen_orders=[[n["Bea"], n["Aiko"]]])
+    assert [e["combatant_id"] for e in started["order"]] == [n["Bea"], n["Aiko"], n["Brute"]]
+    assert started["action"]["rolls"] == []  # no d20 for a chosen order
+    r = t.client.post(f"/v1/encounters/{eid}/next-turn", headers=t.gm, json={"chosen_orders": [[n["Aiko"], n["Bea"]]]})
+    assert_validation(r, [["body", "chosen_orders"]])  # no new round here
+    r = t.client.post(
+        f"/v1/encounters/{eid}/next-turn",
+        headers=bearer(t.bob.token),
+        json={"chosen_orders": [[n["Aiko"], n["Bea"]]]},
+    )
+    assert r.status_code == 403
+    t.next_turn(eid)
+    t.next_turn(eid)
+    t.next_turn(eid, chosen_orders=[[n["Aiko"], n["Bea"]]])  # round 2
+    assert [e["combatant_id"] for e in t.state(eid)["order"]] == [n["Aiko"], n["Bea"], n["Brute"]]
+
+
+def test_gc_p6_ending_the_fight_ends_special_postures(table):
+    """GC-P6 (Decision): `end` ends every special posture: the default posture again, Apocalypse where
+    Revive never fired (no Sépulcrale karma -10 in later tests), the Illumination's advantage cleared."""
+    t = table("great-cosmos")
+    eid, n = duel(t)
+    aiko, brute = (combatant(t, eid, n[k])["character_id"] for k in ("Aiko", "Brute"))
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "sepulcrale"})
+    t.next_turn(eid)
+    t.act(eid, {"type": "posture", "actor_id": n["Brute"], "posture": "illumination", "dice": [4]})
+    t.act(eid, {"type": "damage", "target_id": n["Aiko"], "amount": 10})
+    r = t.client.post(f"/v1/encounters/{eid}/end", headers=t.gm)
+    assert r.status_code == 200, r.text
+    a, b = t.sheet(aiko)["sheet"], t.sheet(brute)["sheet"]
+    assert (a["posture"], a["hp"], b["posture"], b["posture_advantage"]) == ("defensive", 50, "defensive", None)
+    assert [c["counters"] for c in r.json()["combatants"]] == [{}, {}]
+    test = t.post(f"/v1/characters/{aiko}/tests", {"stat": "force", "dice": [50]})  # no karma d10 any more
+    assert (test["target"], test["karma_die"], test["outcome"]) == (68, None, "success")
 
 
 # --- GC-D1..D4: the grid -------------------------------------------------------------------------
@@ -862,8 +1103,10 @@ def scripted_fight(t: Table) -> tuple[str, dict[str, str]]:
     t.next_turn(eid)
     attack(t, eid, s, a, [60], kind="magic")  # esprit 50: missed
     t.next_turn(eid)  # Brute is down: skipped; round 5
-    # round 5: Aiko leaves Illumination after 4 turns: GC-P7 backlash until round 7
-    t.act(eid, {"type": "posture", "actor_id": a, "posture": "defensive"})
+    # round 5: Aiko leaves Illumination at the start of its turn: 3 turns held (rounds 2..4), a GC-P7
+    # backlash owed for its next two turns; the end of the fight clears it
+    left = t.act(eid, {"type": "posture", "actor_id": a, "posture": "defensive"})
+    assert (step(left, "GC-P7")["turns_held"], step(left, "GC-P7")["backlash"]) == (3, True)
     r = t.client.post(f"/v1/encounters/{eid}/end", headers=t.gm)
     assert r.status_code == 200, r.text
     return eid, n
@@ -894,14 +1137,7 @@ FINAL_STATE = {
             "resources": {"hp": {"value": 97, "max": 100}, "mp": {"value": 50, "max": 50}},
             "posture": "defensive",
             "conditions": [],
-            "counters": {
-                "backlash": {
-                    "posture": "illumination",
-                    "until_round": 7,
-                    "disadvantage_die": None,
-                    "disadvantage": None,
-                }
-            },
+            "counters": {},  # GC-P7 (Decision): the backlash owed from round 5 does not outlive the fight
             "initiative_override": None,
         },
         {

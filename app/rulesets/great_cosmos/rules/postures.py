@@ -192,15 +192,22 @@ class Wound:
     counter_attack_available: bool
 
 
+def half_of(hp_max: int) -> int:
+    """GC-P6 (Decision): « récupère 50% »: half of hp_max, rounded up."""
+    return (hp_max + 1) // 2
+
+
 def take_damage(f: Fighter, amount: int) -> tuple[Fighter, Wound]:
-    """GC-P6: damage lowers HP; in Sépulcrale the first fatal blow leaves 50% of
-    hp_max instead (Revive, once) and any damage allows a counter-attack."""
+    """GC-P6: damage lowers HP (any damage: an attack's, a hazard's, the GM's `damage` action); in
+    Sépulcrale the first fatal blow leaves 50% of hp_max instead, rounded up (Revive, once) and any
+    damage allows a counter-attack, none once it is down."""
     hp = f.hp - amount
     revived = False
     if hp <= 0 and f.posture == SEPULCRALE and not f.revive_used:
-        hp, revived = f.hp_max // 2, True
+        hp, revived = half_of(f.hp_max), True
     new = replace(f, hp=hp, revive_used=f.revive_used or revived)
-    return new, Wound(f.hp, hp, revived, counter_attack_available=f.posture == SEPULCRALE and amount > 0)
+    counter = f.posture == SEPULCRALE and amount > 0 and hp > 0
+    return new, Wound(f.hp, hp, revived, counter_attack_available=counter)
 
 
 @dataclass(frozen=True)
@@ -391,9 +398,9 @@ def end_special_posture(
     backlash_after: int = 2,
     backlash: float = 0.5,
 ) -> PostureEnd:
-    """GC-P7: held more than 2 turns → backlash for 2 turns (Illumination: cannot act
-    nor defend nor speak; Sépulcrale: acts last, damage x0.5, disadvantage d6).
-    GC-P6 Apocalypse: a Sépulcrale ending without Revive kills and brings back at 50% hp_max."""
+    """GC-P7: held more than 2 turns (`turns_held`: `fight.posture_length`) → backlash for 2 turns
+    (Illumination: cannot act nor defend nor speak; Sépulcrale: acts last, damage x0.5, disadvantage d6).
+    GC-P6 Apocalypse: a Sépulcrale ending without Revive kills and brings back at 50% hp_max (rounded up)."""
     if f.posture not in SPECIAL_POSTURES:
         raise RuleError("only Illumination and Sépulcrale end with a backlash", field="posture")
     hit = turns_held > backlash_after
@@ -410,5 +417,5 @@ def end_special_posture(
         disadvantage_die=die,
         disadvantage=DISADVANTAGES[die] if die else None,
         apocalypse=apocalypse,
-        hp_after=f.hp_max // 2 if apocalypse else None,
+        hp_after=half_of(f.hp_max) if apocalypse else None,
     )
