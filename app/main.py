@@ -14,6 +14,7 @@ from fastapi.routing import APIRoute
 
 from app.api import campaigns, characters, encounters, events, play, request_id, rolls, rulesets, system
 from app.api.admission import Admission
+from app.api.asyncapi import install_asyncapi
 from app.api.docs import install_docs
 from app.api.headers import DASHBOARD, Files
 from app.api.limits import BodySizeLimit
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app)  # Swagger UI and ReDoc with their assets served here (no CDN)
+    install_asyncapi(app)  # the event stream's AsyncAPI 3 document, beside openapi.json
     app.mount(
         "/web", Files(directory=WEB, extra=NO_CACHE), name="web"
     )  # the dashboard's files, a client of the public API
