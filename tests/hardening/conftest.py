@@ -120,7 +120,7 @@ def settings_in_environment() -> dict[str, str]:
 class Pool:
     """Real servers kept for the whole session (each start costs seconds: importing the app
     alone takes ~2.7 s here), keyed by their workers and settings, all on the worker's
-    database; the `size` most recently used stay up. A server a test killed is started again."""
+    database; at most `size` stay up (`_evicted`). A server a test killed is started again."""
 
     # a pooled server outlives its test: per-address counts would carry over from test to test
     # (every test connects from 127.0.0.1), so they are off unless a test asks for them
@@ -129,6 +129,7 @@ class Pool:
     def __init__(self, database_url: str, logs: Path, size: int = 4):
         self.database_url, self.logs, self.size = database_url, logs, size
         self.servers: dict[tuple, Server] = {}  # least recently used first
+        self.plain = tuple(sorted({**self.SHARED, **settings_in_environment()}.items()))  # no test's own settings
         self.started = itertools.count()
 
     def get(self, workers: int, env: dict[str, str]) -> Server:
@@ -145,8 +146,15 @@ class Pool:
             ).start()
         self.servers[key] = server
         while len(self.servers) > self.size:
-            self.servers.pop(next(iter(self.servers))).kill()
+            self.servers.pop(self._evicted(keep=key)).kill()
         return server
+
+    def _evicted(self, keep: tuple) -> tuple:
+        """The least recently used server with settings of a test's own (a limit, a cap: rarely
+        asked for twice), else the least recently used: the plain servers most tests share stay up
+        (evicting them cost two more starts of ~5 s in a run of the server modules here)."""
+        older = [key for key in self.servers if key != keep]
+        return next((key for key in older if key[1] != self.plain), older[0])
 
     def close(self) -> None:
         for server in self.servers.values():
