@@ -88,6 +88,7 @@ class Server:
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.05)
+        self.kill()  # not left running after the test that gave up on it
         raise RuntimeError(f"uvicorn did not become ready in {timeout} s: {self.tail()}")
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
