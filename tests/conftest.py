@@ -55,9 +55,18 @@ def pytest_configure(config) -> None:
 # crash, lock tests: they never compete with each other for the servers' CPU).
 SERVERS = {"live", "server_database_url", "two_workers", "served", "in_process_server"}
 BROWSER = {"browser", "page", "pages"}
-# the longest groups (~100 s and ~60 s of the suite's ~380 s here) handed out first, in this order
-# (`--no-loadscope-reorder`), one to each worker; the other modules fill in around them
-LONGEST = ("tests/hardening/test_fuzz.py", "browser")
+# the longest groups handed out first, longest first (`--no-loadscope-reorder`; xdist gives each
+# worker a group and the next one to the first worker done): the fuzz run (~55-100 s) and the browser
+# tests (~60 s), then the other groups of real servers (20-50 s each), so no worker is left alone with
+# a long group at the end; the other modules fill in around them
+LONGEST = (
+    "tests/hardening/test_fuzz.py",
+    "browser",
+    "slow-servers",
+    "tests/hardening/test_streams.py",
+    "tests/hardening/test_ratelimit.py",
+    "tests/api/test_tokens.py",
+)
 
 
 @dataclass
