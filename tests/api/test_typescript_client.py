@@ -1,0 +1,74 @@
+"""Issue 25, "a TypeScript path": the types generated from openapi.json by openapi-typescript
+(with the options README's "Writing a client" recommends), a strictly typed scenario
+(tests/ts/src/scenario.ts: `tsc --strict`, no `any`, no cast) compiled and run with node against
+a live server, in a d100 ruleset (great-cosmos) and a 3d6 one (asgard). Node and npm are
+installed on CI; without them the test skips, unless JDR_REQUIRE_NODE=1 (.ci/run sets it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TS = Path(__file__).resolve().parents[1] / "ts"
+ROOT = TS.parents[1]
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+
+pytestmark = [
+    pytest.mark.xdist_group("typescript"),
+    pytest.mark.skipif(
+        (NODE is None or NPM is None) and os.environ.get("JDR_REQUIRE_NODE") != "1", reason="node and npm needed"
+    ),
+]
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(args, cwd=TS, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Path:
+    """node_modules from the lock file (npm ci, once), the types generated, the scenario compiled."""
+    lock = (TS / "package-lock.json").read_text()
+    stamp = TS / "node_modules" / ".lock-installed"
+    if not stamp.exists() or stamp.read_text() != lock:
+        _run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+        stamp.write_text(lock)
+    _run("npm", "run", "--silent", "generate")
+    _run("npx", "tsc", "-p", "tsconfig.json")
+    return TS / "dist" / "scenario.js"
+
+
+def test_the_scenario_is_strictly_typed_without_any_or_casts():
+    config = json.loads((TS / "tsconfig.json").read_text())["compilerOptions"]
+    assert config["strict"] is True and config["noImplicitAny"] is True and config["noUncheckedIndexedAccess"] is True
+    code = "\n".join(
+        line for line in (TS / "src" / "scenario.ts").read_text().splitlines() if not line.strip().startswith("//")
+    )
+    assert re.findall(r"\bany\b|\bas\s+(?!const\b)[A-Za-z{(\[]|<[A-Za-z]+>\s*\w", code) == []
+    assert "@ts-" not in code  # no @ts-ignore / @ts-expect-error
+
+
+@pytest.mark.parametrize("ruleset", ["great-cosmos", "asgard"])
+def test_the_typed_scenario_runs_against_a_live_server(compiled, live, ruleset):
+    server = live.start()
+    done = subprocess.run(
+        ["node", str(compiled), server.url, ruleset], cwd=TS, capture_output=True, text=True, timeout=120
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if lines:
+        live.campaigns.append(json.loads(lines[-1])["campaign_id"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(lines[-1])
+    assert seen["ruleset"] == ruleset
+    assert seen["test_dice"] == ("12" if ruleset == "great-cosmos" else "4,4,3")
+    assert 0 < seen["p_success"] < 1
+    assert (seen["player_dice"], seen["revert_twice"], seen["invalid"], seen["stale"]) == (403, 409, 422, 412)
+    assert seen["events"] >= 3 and seen["log_entries"] >= 2 and seen["attack_steps"] >= 1

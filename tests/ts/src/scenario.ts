@@ -1,0 +1,181 @@
+// A VTT plugin's session, strictly typed from openapi.json (openapi-typescript + openapi-fetch):
+// a campaign, a player, a character, a test with table dice and its odds, the player's ticketed
+// event stream, a fight with NPC copies (start, attack, revert, end), the roll log page by page,
+// and the 422 / 409 / 412 a client must handle. No `any`, no cast: every value read is typed by
+// the spec. Run by tests/api/test_typescript_client.py: `node dist/scenario.js <base url> <ruleset>`;
+// it prints one JSON line of what it saw, and exits non-zero on the first surprise.
+import createClient from "openapi-fetch";
+import type { components, paths } from "./schema.js";
+
+type Schemas = components["schemas"];
+type Ruleset = "great-cosmos" | "asgard";
+
+const [base, rulesetArg] = process.argv.slice(2);
+if (base === undefined || (rulesetArg !== "great-cosmos" && rulesetArg !== "asgard")) {
+  throw new Error("usage: node dist/scenario.js <base url> great-cosmos|asgard");
+}
+const ruleset: Ruleset = rulesetArg;
+
+function check(condition: boolean, what: string): asserts condition {
+  if (!condition) throw new Error(`unexpected: ${what}`);
+}
+
+// each ruleset's sheet, test body (with table dice) and the odds body (the same without dice)
+const SHEETS: Record<Ruleset, Record<string, unknown>> = {
+  "great-cosmos": {
+    race: "humain",
+    hp_max: 100,
+    mp_max: 50,
+    stats: { force: 68, esprit: 50, charisme: 40, agilite: 55, precision: 45, chance: 60 },
+  },
+  asgard: {
+    skills: { combat: 6, defense: 4, survie: 3, perception: 3, resistance: 3, volonte: 1 },
+    vitality_max: 20,
+    heroism: 3,
+    weapons: [{ name: "epee", damage_dice: 2, ranged: false }],
+  },
+};
+
+const anonymous = createClient<paths>({ baseUrl: base });
+const seen: Record<string, number | string | boolean> = { ruleset };
+
+// --- campaign, player, character --------------------------------------------------------
+const created = await anonymous.POST("/v1/campaigns", { body: { name: "Scénario TS", ruleset } });
+check(created.response.status === 201 && created.data !== undefined, `campaign: ${created.response.status}`);
+const campaign: Schemas["CampaignCreated"] = created.data;
+seen.campaign_id = campaign.id;
+check(created.response.headers.get("Location") === `/v1/campaigns/${campaign.id}`, "campaign Location");
+const gm = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${campaign.gm_token}` } });
+const cid = { params: { path: { campaign_id: campaign.id } } };
+
+const player = await gm.POST("/v1/campaigns/{campaign_id}/players", { ...cid, body: { name: "Alice" } });
+check(player.response.status === 201 && player.data !== undefined, "player");
+const alice = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${player.data.token}` } });
+
+const made = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
+  ...cid,
+  body: { name: "Aiko", kind: "pc", player_id: player.data.id, sheet: SHEETS[ruleset] },
+});
+check(made.response.status === 201 && made.data !== undefined, `character: ${made.response.status}`);
+const hero: Schemas["CharacterPublic"] = made.data;
+const heroPath = { params: { path: { character_id: hero.id } } };
+
+// --- a test with table dice, and its exact odds ---------------------------------------------
+type Body<P extends keyof paths> = paths[P] extends { post: { requestBody?: { content: { "application/json": infer B } } } }
+  ? B
+  : never;
+const testBody: Body<"/v1/characters/{character_id}/tests"> =
+  ruleset === "great-cosmos" ? { stat: "force", dice: [12] } : { skill: "combat", difficulty: "moyen", dice: [4, 4, 3] };
+const oddsBody: Body<"/v1/characters/{character_id}/tests/odds"> =
+  ruleset === "great-cosmos" ? { stat: "force" } : { skill: "combat", difficulty: "moyen" };
+// players enter no dice unless the campaign allows it (403): the GM rolls with the table's dice
+const refused = await alice.POST("/v1/characters/{character_id}/tests", { ...heroPath, body: testBody });
+check(refused.response.status === 403 && refused.error !== undefined, `a player's dice: ${refused.response.status}`);
+seen.player_dice = refused.response.status;
+const rolled = await gm.POST("/v1/characters/{character_id}/tests", { ...heroPath, body: testBody });
+check(rolled.response.status === 201 && rolled.data !== undefined, `test: ${rolled.response.status}`);
+const result = rolled.data;
+check(result.ruleset === ruleset, "the result names its ruleset");
+seen.test_outcome = result.outcome;
+seen.test_dice = result.rolls.map((die) => die.value).join(",");
+const located = rolled.response.headers.get("Location");
+check(located === `/v1/campaigns/${campaign.id}/rolls/${result.id}`, "test Location");
+
+const odds = await gm.POST("/v1/characters/{character_id}/tests/odds", { ...heroPath, body: oddsBody });
+check(odds.response.status === 200 && odds.data !== undefined, "odds");
+check(odds.data.success.probability.includes("/"), "exact odds are a fraction");
+seen.p_success = odds.data.success.p;
+
+// --- the player's event stream, by ticket (a browser's EventSource sends no header) ---------
+const ticket = await alice.POST("/v1/campaigns/{campaign_id}/events/tickets", cid);
+check(ticket.response.status === 201 && ticket.data !== undefined, "ticket");
+const stream = await fetch(
+  `${base}/v1/campaigns/${campaign.id}/events?ticket=${encodeURIComponent(ticket.data.ticket)}&follow=false&after=0`,
+);
+check(stream.status === 200, `stream: ${stream.status}`);
+const events = (await stream.text())
+  .split("\n\n")
+  .map((block) => block.split("\n").find((line) => line.startsWith("event: "))?.slice("event: ".length))
+  .filter((name): name is string => name !== undefined);
+check(events.includes("character.created") && events.includes("log.created"), `events: ${events.join(",")}`);
+seen.events = events.length;
+
+// --- a fight with NPC copies: start, attack, revert, end -------------------------------------
+const npc = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
+  ...cid,
+  body: { name: "Gobelin", kind: "npc", sheet: SHEETS[ruleset] },
+});
+check(npc.response.status === 201 && npc.data !== undefined, "npc");
+const encounter = await gm.POST("/v1/campaigns/{campaign_id}/encounters", {
+  ...cid,
+  body: { name: "Embuscade", combatants: [{ character_id: hero.id }, { character_id: npc.data.id, count: 2 }] },
+});
+check(encounter.response.status === 201 && encounter.data !== undefined, `encounter: ${encounter.response.status}`);
+const eid = { params: { path: { encounter_id: encounter.data.id } } };
+check(encounter.data.combatants.length === 3, "the NPC copied twice");
+const started = await gm.POST("/v1/encounters/{encounter_id}/start", { ...eid, body: {} });
+check(started.response.status === 201 && started.data !== undefined, `start: ${started.response.status}`);
+const current = started.data.current;
+check(current !== null && current !== undefined, "a current turn");
+const heroCombatant = started.data.combatants.find((c) => c.character_id === hero.id);
+const foe = started.data.combatants.find((c) => c.character_id !== hero.id);
+check(heroCombatant !== undefined && foe !== undefined, "both sides");
+// a Great Cosmos attack without a weapon names its damage dice; an Asgard one uses the sheet's weapon
+const blow: Body<"/v1/encounters/{encounter_id}/actions"> =
+  ruleset === "great-cosmos"
+    ? { type: "attack", actor_id: heroCombatant.id, target_id: foe.id, damage: "1d6" }
+    : { type: "attack", actor_id: heroCombatant.id, target_id: foe.id };
+const attack = await gm.POST("/v1/encounters/{encounter_id}/actions", { ...eid, body: blow });
+check(
+  attack.response.status === 201 && attack.data !== undefined,
+  `attack: ${attack.response.status} ${JSON.stringify(attack.error)}`,
+);
+seen.attack_steps = attack.data.steps.length;
+const actionPath = { params: { path: { encounter_id: encounter.data.id, action_id: attack.data.id } } };
+const reverted = await gm.POST("/v1/encounters/{encounter_id}/actions/{action_id}/revert", { ...actionPath, body: {} });
+check(reverted.response.status === 201, `revert: ${reverted.response.status}`);
+const again = await gm.POST("/v1/encounters/{encounter_id}/actions/{action_id}/revert", { ...actionPath, body: {} });
+check(again.response.status === 409 && again.error !== undefined, `revert twice: ${again.response.status}`);
+seen.revert_twice = again.response.status;
+const ended = await gm.POST("/v1/encounters/{encounter_id}/end", eid);
+check(ended.response.ok && ended.data !== undefined && ended.data.status === "ended", "end");
+
+// --- the roll log, page by page ----------------------------------------------------------------
+let cursor: string | undefined;
+let entries = 0;
+do {
+  const page = await gm.GET("/v1/campaigns/{campaign_id}/rolls", {
+    params: { path: { campaign_id: campaign.id }, query: cursor === undefined ? { limit: 1 } : { limit: 1, cursor } },
+  });
+  check(page.response.status === 200 && page.data !== undefined, "log page");
+  entries += page.data.items.length;
+  cursor = page.data.next_cursor ?? undefined;
+} while (cursor !== undefined && entries < 50);
+check(entries >= 2, `log entries: ${entries}`);
+seen.log_entries = entries;
+
+// --- 422, 412 ----------------------------------------------------------------------------------
+const invalid = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
+  ...cid,
+  body: { name: "", kind: "pc", sheet: SHEETS[ruleset] },
+});
+check(invalid.response.status === 422 && invalid.error !== undefined, `422: ${invalid.response.status}`);
+seen.invalid = invalid.response.status;
+const read = await gm.GET("/v1/characters/{character_id}", heroPath);
+const etag = read.response.headers.get("ETag");
+check(read.response.status === 200 && etag !== null, "a read has its ETag");
+const renamed = await gm.PATCH("/v1/characters/{character_id}", {
+  ...heroPath,
+  body: { name: "Aiko la brave" },
+  headers: { "If-Match": etag },
+});
+check(renamed.response.status === 200, `rename: ${renamed.response.status}`);
+const stale = await gm.PATCH("/v1/characters/{character_id}", {
+  ...heroPath,
+  body: { name: "Aiko la sage" },
+  headers: { "If-Match": etag }, // the version before the rename
+});
+check(stale.response.status === 412 && stale.error !== undefined, `412: ${stale.response.status}`);
+seen.stale = stale.response.status;
+
+console.log(JSON.stringify(seen));
