@@ -92,7 +92,7 @@ def test_as_c1_c13_t8_catalogue_describes_asgard_encounters(client):
     assert combat["multiple_actions"] is False
     assert combat["initiative"]["take_11_rule"] == "AS-T8"
     assert combat["initiative"]["dice_order"].startswith("AS-C13 3d6 perception per combatant")
-    assert set(combat["actions"]) == GM_ACTIONS | {"attack"}
+    assert set(combat["actions"]) == GM_ACTIONS | {"attack", "heroism_reroll"}  # AS-H2 in combat
     attack = combat["actions"]["attack"]["schema"]
     assert {"also_target_id", "group", "heroism_4d6", "take_11"} <= set(attack["properties"])  # AS-C4, AS-C11…
 

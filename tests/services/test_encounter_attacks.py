@@ -23,10 +23,18 @@ class Fighter:
     sheet: dict[str, Any]
     counters: dict[str, Any] = field(default_factory=dict)
     conditions: list[dict[str, Any]] = field(default_factory=list)
+    dice: Any = None  # what it rolls itself (AS-C5's tests after a blow): the action's dice as its own
+    turn: dict[str, Any] = field(default_factory=dict)  # what it did this turn (RB-F3's free attack)
 
 
-def party(id_, sheet, counters=None, conditions=None):
-    return Fighter(id=id_, sheet=dict(sheet), counters=dict(counters or {}), conditions=list(conditions or []))
+def party(id_, sheet, counters=None, conditions=None, dice=None):
+    return Fighter(
+        id=id_,
+        sheet=dict(sheet),
+        counters=dict(counters or {}),
+        conditions=list(conditions or []),
+        dice=dice.of(id_) if dice is not None else None,
+    )
 
 
 def rules(steps):
@@ -137,7 +145,7 @@ def test_as_c5_mal_en_point_dying_and_unconscious_conditions():
     # attack 6+6+5 + 6 = 23 vs 3 + 4 = 7; 2d6 → 6 + 5 = 11 − 2 = 9 ≥ vitality 5: 0
     # resistance 1+1+2 + 2 = 6 < 5 + 9 → dying, d6 = 3; volonte 2+2+2 + 1 = 7 < 14 → unconscious 2d6 = 4 + 1
     dice = CombatDice(dice=[6, 6, 5, 1, 1, 1, 1, 1, 2, 3, 2, 2, 2, 4, 1])
-    a, t = party("a", a_sheet()), party("t", a_sheet(vitality=5))
+    a, t = party("a", a_sheet()), party("t", a_sheet(vitality=5), dice=dice)
     steps = asg.resolve_attack(dice, a, [(t, "defense")], asg.AttackChoice())
     dice.finish()
     mal = steps[-1]
