@@ -88,6 +88,7 @@ def _row(cid: str, name: str = "Brume", options: dict | None = None) -> dict:
         "version": 1,
         "created_at": now,
         "updated_at": now,
+        "client_metadata": {"vtt": "Ys"},  # a JSON column the lane writes like options
     }
 
 
