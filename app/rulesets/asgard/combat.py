@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, Field
 
 from app.kit.errors import Forbidden
-from app.kit.models import RollingRequest
-from app.models.encounters import AttackRequest, CombatAction, HealOrDamage, Id
+from app.models.encounters import CombatAction, Id
 from app.rules.errors import RuleError
 from app.rulesets.asgard.rules import combat, hazards
 from app.rulesets.asgard.rules.combat import initiative_order
@@ -27,6 +26,8 @@ from app.rulesets.asgard.rules.core import (
     skill_value,
     spend_heroism,
 )
+from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
+from app.rulesets.asgard.schemas import Damage, Heal
 from app.rulesets.combat_contract import (
     CombatDice,
     EncounterRules,
@@ -38,69 +39,9 @@ from app.rulesets.combat_contract import (
     one_per_slot,
 )
 
-Prime = Literal["attaques_multiples", "efficacite", "prudence"]
-Penalty = Literal["blessure_legere", "danger"]
 
-
-class AsgardAttackRequest(AttackRequest):
-    """AS-C1..C5, AS-C11: table dice in rule order: the attack test (3d6, a 4th die with
-    `heroism_4d6`), each target's defense test (3d6, a 4th with the `defense_heroism`
-    reaction), the weapon's d6 beyond three, then each target's AS-C5 tests when its vitality
-    reaches 0 (resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
-
-    skill: str = Field("combat", min_length=1, max_length=60, description="AS-C1: the attack skill.")
-    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
-    primes: list[Prime] = Field(
-        default_factory=list, max_length=1, description="AS-C4: one prime bought this action, paid with one penalty."
-    )
-    penalties: list[Penalty] = Field(default_factory=list, max_length=1, description="AS-C4: the penalty paying it.")
-    free_primes: list[Prime] = Field(
-        default_factory=list, max_length=5, description="AS-C4: primes the circumstances give for free."
-    )
-    mandatory_penalties: list[Penalty] = Field(
-        default_factory=list, max_length=5, description="AS-C4: penalties the circumstances impose."
-    )
-    heroism_4d6: bool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
-    take_11: bool = Field(
-        False,
-        description="AS-T8: the GM has an NPC take 11 on its attack test (no dice; "
-        "AS-C2 then reads no attack dice: the weapon's d6 are rolled).",
-    )
-    unperceived: bool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
-    difficulty: StrictInt | None = Field(
-        None,
-        ge=0,
-        le=100,
-        description="AS-C1: the GM difficulty of an unperceived attack (default: the campaign's gm_difficulty, 10).",
-    )
-    also_target_id: Id | None = Field(None, description="AS-C4 attaques_multiples: the second target in reach.")
-    group: list[Id] = Field(
-        default_factory=list,
-        max_length=4,
-        description="AS-C11: the other extras (tier figurant) attacking with the actor; their own turns "
-        "of the round pass.",
-    )
-    cooperating: list[Id] = Field(
-        default_factory=list,
-        max_length=4,
-        description="AS-T6: the other characters attacking with the actor as one cooperation (each rolls its "
-        "attack test after the actor's; the best leads, +1/−1 per other result); one shared slot, the "
-        "actor's: their own turns of the round pass.",
-    )
-    close_skill: bool = Field(False, description="AS-T7: the attack uses a close skill: its result −5.")
-    defense_close_skill: bool = Field(
-        False,
-        description="AS-T7: the target defends with a close skill: its result −5 (the GM, or with the body's "
-        "`reaction`, chosen by who controls the target).",
-    )
-    asset_dice: StrictInt = Field(
-        0, ge=0, le=3, description="AS-C2: d6 an asset the GM allows adds to the damage (rolled after the weapon's)."
-    )
-    reaction: Literal["defense", "defense_heroism", "none"] | None = Field(
-        None, description="Overrides the target's standing reaction (only a caller who controls the target)."
-    )
-
-
+# Defined here, not in schemas.py: the OpenAPI document names a model of a ruleset's schemas
+# `<Ruleset><Class>` (app/api/openapi_doc.py), and `HeroismRerollRequest` is its published name.
 class HeroismRerollRequest(CombatAction):
     """AS-H2 (Decision) in an encounter: `actor_id` spends 1 heroism to roll its own test of the
     fight's latest action (`action_id`: its attack, or its defence) again: that action is undone
@@ -109,19 +50,6 @@ class HeroismRerollRequest(CombatAction):
 
     type: Literal["heroism_reroll"]
     action_id: Id = Field(description="The fight's latest action (else 409 naming it).")
-
-
-class AsgardHeal(HealOrDamage):
-    """The GM's raw heal (as every ruleset's)."""
-
-    type: Literal["heal"]
-
-
-class AsgardDamage(RollingRequest, HealOrDamage):
-    """The GM's raw damage on a resource; vitality brought to 0 rolls AS-C5's tests (table dice:
-    resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
-
-    type: Literal["damage"]
 
 
 class Asgard(EncounterRules):
@@ -147,7 +75,7 @@ class Asgard(EncounterRules):
 
     def action_models(self) -> dict[str, type[BaseModel]]:
         """The GM's `damage` takes dice (AS-C5's tests when vitality reaches 0)."""
-        return {**super().action_models(), "heal": AsgardHeal, "damage": AsgardDamage}
+        return {**super().action_models(), "heal": Heal, "damage": Damage}
 
     def involved(self, req: CombatAction) -> list[tuple[str, str]]:
         """AS-C4's second target, AS-C11's group and AS-T6's cooperating characters take part."""

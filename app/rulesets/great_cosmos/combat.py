@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.models.encounters import (
-    GREAT_COSMOS_ACTIONS,
-    AttackRequest,
-    CombatAction,
-    EncounterOptions,
-    GreatCosmosEncounterOptions,
-)
+from app.models.encounters import AttackRequest, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
 from app.rulesets.combat_contract import (
     CombatDice,
@@ -34,6 +28,8 @@ from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_b
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
+from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS
+from app.rulesets.great_cosmos.schemas import EncounterOptions as GreatCosmosEncounterOptions
 
 
 class _Parallel(DiceSource):
@@ -67,7 +63,7 @@ class GreatCosmos(EncounterRules):
         "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
         "dash: the agilite test (GC-D4)"
     )
-    combat_actions = GREAT_COSMOS_ACTIONS
+    combat_actions = ENCOUNTER_ACTIONS
     more_actions = (  # README "Actions per turn": GC-O3's and GC-P5's extra actions are slots of their own
         "GC-O3 extra actions",
         "GC-P5 advantage 6 (an extra action)",

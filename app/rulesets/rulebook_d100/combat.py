@@ -29,6 +29,8 @@ from app.rulesets.rulebook_d100.rules import turns
 from app.rulesets.rulebook_d100.schemas import Name
 
 
+# Defined here, not in schemas.py: the OpenAPI document names a model of a ruleset's schemas
+# `<Ruleset><Class>` (app/api/openapi_doc.py), and `RulebookAttackRequest` is its published name.
 class RulebookAttackRequest(AttackRequest):
     """RB-F2, RB-F3: table dice in rule order: the attack d100, the dodge d100 (when the
     target dodges a successful attack), RB-C2 d100 rerolls of a tie (attacker, defender), then
