@@ -27,7 +27,7 @@ from app.rulesets.asgard.rules.core import (
     spend_heroism,
 )
 from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
-from app.rulesets.asgard.schemas import Damage, Heal
+from app.rulesets.asgard.schemas import Damage, Heal, Options
 from app.rulesets.combat_contract import (
     CombatDice,
     EncounterRules,
@@ -52,9 +52,13 @@ class HeroismRerollRequest(CombatAction):
     action_id: Id = Field(description="The fight's latest action (else 409 naming it).")
 
 
+# the sheet's first pool: a vitality left out is at its maximum, said once, by the Pool
+VITALITY = Pool("vitality", "vitality", "vitality_max")
+
+
 class Asgard(EncounterRules):
     ruleset = "asgard"
-    pools = (Pool("vitality", "vitality", "vitality_max"), Pool("heroism", "heroism", None))
+    pools = (VITALITY, Pool("heroism", "heroism", None))
     reactions = (
         "defense",
         "defense_heroism",
@@ -157,7 +161,7 @@ class Asgard(EncounterRules):
             choice,
             group=[by_id[cid] for cid in req.group],
             cooperating=[by_id[cid] for cid in req.cooperating],
-            gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
+            gm_difficulty=_options(x.campaign_options).gm_difficulty,
             round_=x.round,
         )
         attack_test = next(st for st in steps if st["rule"] == "AS-C1" and st["what"] == "attack test")
@@ -188,7 +192,7 @@ class Asgard(EncounterRules):
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """AS-C13 (Decision): an open `perception` test each (NPCs may take 11, AS-T8),
         highest result first; ties by the higher perception value, then 1d6 roll-offs."""
-        if any(e.take_11 for e in entrants) and not campaign_options.get("take_11_allowed", True):
+        if any(e.take_11 for e in entrants) and not _options(campaign_options).take_11_allowed:
             raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
         tests, steps = [], []
         for e in entrants:
@@ -294,13 +298,19 @@ def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:
     x.step(rule, "one shared turn: the others' own turns of this round pass", members=[p.id for p in together])
 
 
+def _options(parsed: Any) -> Options:
+    """The campaign's options the flow parsed once (AS-C1 `gm_difficulty`, AS-T8 `take_11_allowed`)."""
+    assert isinstance(parsed, Options)
+    return parsed
+
+
 def _check_take_11(x: Exchange) -> None:
     """AS-T8: only the GM, only for an NPC, never with 4d6, where the campaign allows it."""
     if x.actor.kind != "npc":
         raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
     if not x.by_gm:
         raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11")
-    if not x.campaign_options.get("take_11_allowed", True):
+    if not _options(x.campaign_options).take_11_allowed:
         raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
     if x.req.heroism_4d6:
         raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
@@ -629,7 +639,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
                 "after": final,
             }
         )
-    before = _vitality(target.sheet)
+    before = VITALITY.value(target.sheet)
     after = hazards.take_damage(before, final)
     target.sheet["vitality"] = after
     steps.append(
@@ -676,11 +686,6 @@ def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> 
             "unconscious_rounds": checks.unconscious_rounds,
         }
     )
-
-
-def _vitality(sheet: dict[str, Any]) -> int:
-    value = sheet.get("vitality")
-    return int(sheet.get("vitality_max") or 0) if value is None else int(value)
 
 
 def _test(t) -> dict[str, Any]:

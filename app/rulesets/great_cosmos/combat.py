@@ -19,7 +19,6 @@ from app.rulesets.combat_contract import (
     Exchange,
     Initiative,
     Party,
-    Pool,
     TurnPassed,
     entry,
 )
@@ -48,7 +47,7 @@ class _Parallel(DiceSource):
 class GreatCosmos(EncounterRules):
     ruleset = "great-cosmos"
     Options = GreatCosmosEncounterOptions
-    pools = (Pool("hp", "hp", "hp_max"), Pool("mp", "mp", "mp_max"))
+    pools = (combat.HP, combat.MP)
     reactions = ("none", *DEFENSE_STATS)  # GC-P2: dodge (agilite) or parry (force)
     default_reaction = "dodge"
     multiple_actions = True
@@ -123,7 +122,7 @@ class GreatCosmos(EncounterRules):
         return combat.fight_ends(sheet, counters)
 
     def roll_initiative(
-        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
     ) -> Initiative:
         """GC-O1..O3, GC-P5: highest effective agilite first (the GM's override replaces it),
         ties by d20 lowest first (tied again, or `tie_method: parallel`: one slot),
@@ -135,10 +134,10 @@ class GreatCosmos(EncounterRules):
         dice: CombatDice,
         entrants: list[Entrant],
         options: EncounterOptions,
-        campaign_options: dict[str, Any],
+        campaign_options: Any,
         round_: int,
     ) -> Initiative:
-        if not campaign_options.get("turn_order_rules", True):
+        if not combat.campaign(campaign_options).turn_order_rules:
             return _gm_order(entrants)
         contenders = [
             Contender(

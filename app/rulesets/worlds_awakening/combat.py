@@ -223,8 +223,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
             "damage": result.damage,
         }
     )
-    hp = target.sheet.get("hp")
-    before = int(hp if hp is not None else target.sheet.get("hp_max") or 0)
+    before = COMBAT.pools[0].value(target.sheet)
     after, down = wa.apply_damage(before, result.damage)
     target.sheet["hp"] = after
     steps.append(
