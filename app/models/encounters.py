@@ -1,7 +1,8 @@
 """Request and response schemas of combat encounters (API.md, "Encounters (combat)").
 
 The options and request bodies every ruleset shares live here; a ruleset's own
-encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`)."""
+encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`), and its request
+bodies extend the shared ones, in its package's schemas.py."""
 
 from __future__ import annotations
 
@@ -33,14 +34,6 @@ class EncounterOptions(Strict):
         "a status (unhurt, wounded, bloodied, down) or nothing.",
     )
     reveal_on_turn: bool = Field(True, description="A hidden combatant is revealed when its first turn comes.")
-
-
-class GreatCosmosEncounterOptions(EncounterOptions):
-    tie_method: Literal["d20", "parallel"] = Field(
-        "d20",
-        description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "
-        "or act in parallel at once.",
-    )
 
 
 # --- setup -------------------------------------------------------------------------------
@@ -226,59 +219,6 @@ class FinalSkillRequest(CombatAction):
 
     type: Literal["final_skill"]
     target_id: Id | None = None
-
-
-# --- Great Cosmos' combat actions (GC-P1..P7, GC-D1..D4) -----------------------------------------
-GreatCosmosStat = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite"]
-Modifier = Annotated[StrictInt, Field(ge=-1000, le=1000, description="Added to the test's target (positive = easier).")]
-
-
-class GreatCosmosAttackRequest(AttackRequest):
-    """GC-P1..P6: `kind` melee (needs distance 1, GC-D1), ranged or magic; the attack stat
-    defaults to the kind's (GC-P3: force, precision, esprit); damage from the weapon or the
-    expression (GC-P4; default: the first weapon of the sheet's inventory with a damage)."""
-
-    kind: Literal["melee", "ranged", "magic"] = Field("melee", description="GC-P3: melee, ranged or magic.")
-    stat: GreatCosmosStat | None = Field(None, description="GC-P3: the attack stat (default by kind).")
-    modifier: Modifier = 0
-    unparryable: bool = Field(False, description="GC-P5: a special attack no one may parry.")
-    undodgeable: bool = Field(False, description="GC-P5: a special attack no one may dodge.")
-    reaction: Literal["dodge", "parry", "none"] | None = Field(
-        None, description="GC-P2: overrides the target's standing reaction (only a caller who controls the target)."
-    )
-
-
-class GreatCosmosMoveRequest(MoveRequest):
-    """GC-D1..D3: |dx| + |dy| cells, at most the turn's max move; never move-act-move."""
-
-
-class GreatCosmosDashRequest(DashRequest):
-    """GC-D4: an agilite test multiplies the turn's max move (gives up the action)."""
-
-    modifier: Modifier = 0
-
-
-class GreatCosmosPostureRequest(PostureRequest):
-    """GC-P1, GC-P2, GC-P5..P7: offensive, defensive, or a special posture (costs its point)."""
-
-    posture: Literal["offensive", "defensive", "illumination", "sepulcrale"]
-
-
-class GreatCosmosFinalSkillRequest(FinalSkillRequest):
-    """GC-P5/GC-P6: the Final Skill (level >= 5, its cost); it ends the special posture. With a
-    `stat`, a test is rolled whose critical failures count as plain failures."""
-
-    stat: GreatCosmosStat | None = None
-    modifier: Modifier = 0
-
-
-GREAT_COSMOS_ACTIONS: dict[str, type[CombatAction]] = {
-    "attack": GreatCosmosAttackRequest,
-    "move": GreatCosmosMoveRequest,
-    "dash": GreatCosmosDashRequest,
-    "posture": GreatCosmosPostureRequest,
-    "final_skill": GreatCosmosFinalSkillRequest,
-}
 
 
 # --- responses (documentation: the service returns these shapes) ---------------------------

@@ -178,7 +178,9 @@ class Exchange:
     target: Party | None
     dice: CombatDice
     options: EncounterOptions
-    campaign_options: dict[str, Any]
+    # the campaign's options parsed once into the ruleset's `Options` (a CampaignOptions; each
+    # handler reads its own ruleset's fields, which this shared type cannot name)
+    campaign_options: Any
     round: int
     reaction: str | None  # the target's reaction: its standing one, or the body's (checked)
     reaction_chosen: bool  # the body chose it (a refusal is then a 422, not a fallback)
@@ -354,9 +356,10 @@ class EncounterRules(ABC):
     # --- turn order ----------------------------------------------------------------------
     @abstractmethod
     def roll_initiative(
-        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
     ) -> Initiative:
-        """The first round's order (entrants in the order they were added)."""
+        """The first round's order (entrants in the order they were added; `campaign_options`: the
+        ruleset's parsed `Options`, as `Exchange.campaign_options`)."""
 
     def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
         """A step saying why the rules keep this combatant from acting in this round (GC-P7), or None."""
@@ -369,7 +372,7 @@ class EncounterRules(ABC):
         entrants: list[Entrant] | None,
         round_: int,
         options: EncounterOptions,
-        campaign_options: dict[str, Any],
+        campaign_options: Any,
     ) -> Initiative | None:
         """The order of round `round_` (2, 3, …), or None when it stays as it is.
         `entrants` is given (every sheet read) only when `reorders_each_round`."""

@@ -12,6 +12,7 @@ from app.rules.errors import DiceNeeded, InsufficientResource, RuleError
 from app.services.encounters.dice import CombatDice
 from app.rulesets.asgard import combat as asg
 from app.rulesets.rulebook_d100 import combat as rb
+from app.rulesets.rulebook_d100.schemas import Options as RbOptions
 from app.rulesets.worlds_awakening import combat as wa
 
 
@@ -218,7 +219,7 @@ def r_sheet(**kw):
 def test_rb_f2_f3_dodge_confrontation_then_level_plus_weapon():
     dice = CombatDice(dice=[23, 45, 4])  # attack 50%: level 3; dodge 60%: level 2; 3 + 4
     a, t = party("a", r_sheet()), party("t", r_sheet())
-    steps = rb.resolve_attack(dice, a, t, "dodge", rb.AttackChoice(), round_=1, campaign_options={})
+    steps = rb.resolve_attack(dice, a, t, "dodge", rb.AttackChoice(), round_=1, campaign_options=RbOptions())
     dice.finish()
     assert rules(steps) == [
         ("RB-F2", "attack test"),
@@ -233,12 +234,20 @@ def test_rb_f2_f3_dodge_confrontation_then_level_plus_weapon():
 def test_rb_f3_further_dodges_minus_ten_each_and_a_won_dodge():
     t = party("t", r_sheet(), counters={"dodges": 2, "dodge_round": 3})
     dice = CombatDice(dice=[44, 12])  # attack level 1; dodge 60 − 20 = 40%: level 3 → dodged
-    steps = rb.resolve_attack(dice, party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3, campaign_options={})
+    steps = rb.resolve_attack(
+        dice, party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3, campaign_options=RbOptions()
+    )
     assert steps[1]["penalty"] == -20 and steps[1]["percentage"] == 40
     assert steps[-1]["winner"] == "defender" and t.sheet["hp"] == 14
     t = party("t", r_sheet(), counters={"dodges": 2, "dodge_round": 2})  # another round: no penalty
     rb.resolve_attack(
-        CombatDice(dice=[44, 12]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3, campaign_options={}
+        CombatDice(dice=[44, 12]),
+        party("a", r_sheet()),
+        t,
+        "dodge",
+        rb.AttackChoice(),
+        round_=3,
+        campaign_options=RbOptions(),
     )
     assert t.counters == {"dodges": 1, "dodge_round": 3}
 
@@ -251,7 +260,7 @@ def test_rb_f3_critical_dodge_free_attack_and_critical_failure_doubles():
         "dodge",
         rb.AttackChoice(),
         round_=1,
-        campaign_options={},
+        campaign_options=RbOptions(),
     )
     assert steps[-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": "t"}
     t = party("t", r_sheet())
@@ -262,7 +271,7 @@ def test_rb_f3_critical_dodge_free_attack_and_critical_failure_doubles():
         "dodge",
         rb.AttackChoice(),
         round_=1,
-        campaign_options={},
+        campaign_options=RbOptions(),
     )
     # attack level 2; dodge fumbles; (2 + 2) × 2
     assert ("RB-F3", "critical failure of the dodge: damage doubled") in rules(steps) and t.sheet["hp"] == 6
@@ -277,7 +286,7 @@ def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
         "absorb",
         rb.AttackChoice(kind="ranged", damage="1d6+1"),
         round_=1,
-        campaign_options={},
+        campaign_options=RbOptions(),
     )
     # PER 40, roll 12: level 4 − 1 = 3; + 5 + 1 = 9 − armour 2 = 7
     assert steps[0]["stat"] == "PER" and t.sheet["hp"] == 7
@@ -289,11 +298,17 @@ def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
         "none",
         rb.AttackChoice(kind="morale", stat="DIS", damage="1d4"),
         round_=1,
-        campaign_options={},
+        campaign_options=RbOptions(),
     )
     assert (t.sheet["pe"], t.sheet["hp"]) == (14 - (4 - 2 + 3), 14)
     steps = rb.resolve_attack(
-        CombatDice(dice=[80]), party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=1, campaign_options={}
+        CombatDice(dice=[80]),
+        party("a", r_sheet()),
+        t,
+        "dodge",
+        rb.AttackChoice(),
+        round_=1,
+        campaign_options=RbOptions(),
     )
     assert rules(steps) == [("RB-F2", "attack test"), ("RB-F2", "the attack misses")]
     with pytest.raises(RuleError):
@@ -304,7 +319,7 @@ def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
             "dodge",
             rb.AttackChoice(kind="melee", stat="PER"),
             round_=1,
-            campaign_options={},
+            campaign_options=RbOptions(),
         )
 
 

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, Field
 
 from app.kit.errors import Forbidden
-from app.kit.models import RollingRequest
-from app.models.encounters import AttackRequest, CombatAction, HealOrDamage, Id
+from app.models.encounters import CombatAction, Id
 from app.rules.errors import RuleError
 from app.rulesets.asgard.rules import combat, hazards
 from app.rulesets.asgard.rules.combat import initiative_order
@@ -27,6 +26,8 @@ from app.rulesets.asgard.rules.core import (
     skill_value,
     spend_heroism,
 )
+from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
+from app.rulesets.asgard.schemas import Damage, Heal, Options
 from app.rulesets.combat_contract import (
     CombatDice,
     EncounterRules,
@@ -38,69 +39,9 @@ from app.rulesets.combat_contract import (
     one_per_slot,
 )
 
-Prime = Literal["attaques_multiples", "efficacite", "prudence"]
-Penalty = Literal["blessure_legere", "danger"]
 
-
-class AsgardAttackRequest(AttackRequest):
-    """AS-C1..C5, AS-C11: table dice in rule order: the attack test (3d6, a 4th die with
-    `heroism_4d6`), each target's defense test (3d6, a 4th with the `defense_heroism`
-    reaction), the weapon's d6 beyond three, then each target's AS-C5 tests when its vitality
-    reaches 0 (resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
-
-    skill: str = Field("combat", min_length=1, max_length=60, description="AS-C1: the attack skill.")
-    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
-    primes: list[Prime] = Field(
-        default_factory=list, max_length=1, description="AS-C4: one prime bought this action, paid with one penalty."
-    )
-    penalties: list[Penalty] = Field(default_factory=list, max_length=1, description="AS-C4: the penalty paying it.")
-    free_primes: list[Prime] = Field(
-        default_factory=list, max_length=5, description="AS-C4: primes the circumstances give for free."
-    )
-    mandatory_penalties: list[Penalty] = Field(
-        default_factory=list, max_length=5, description="AS-C4: penalties the circumstances impose."
-    )
-    heroism_4d6: bool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
-    take_11: bool = Field(
-        False,
-        description="AS-T8: the GM has an NPC take 11 on its attack test (no dice; "
-        "AS-C2 then reads no attack dice: the weapon's d6 are rolled).",
-    )
-    unperceived: bool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
-    difficulty: StrictInt | None = Field(
-        None,
-        ge=0,
-        le=100,
-        description="AS-C1: the GM difficulty of an unperceived attack (default: the campaign's gm_difficulty, 10).",
-    )
-    also_target_id: Id | None = Field(None, description="AS-C4 attaques_multiples: the second target in reach.")
-    group: list[Id] = Field(
-        default_factory=list,
-        max_length=4,
-        description="AS-C11: the other extras (tier figurant) attacking with the actor; their own turns "
-        "of the round pass.",
-    )
-    cooperating: list[Id] = Field(
-        default_factory=list,
-        max_length=4,
-        description="AS-T6: the other characters attacking with the actor as one cooperation (each rolls its "
-        "attack test after the actor's; the best leads, +1/−1 per other result); one shared slot, the "
-        "actor's: their own turns of the round pass.",
-    )
-    close_skill: bool = Field(False, description="AS-T7: the attack uses a close skill: its result −5.")
-    defense_close_skill: bool = Field(
-        False,
-        description="AS-T7: the target defends with a close skill: its result −5 (the GM, or with the body's "
-        "`reaction`, chosen by who controls the target).",
-    )
-    asset_dice: StrictInt = Field(
-        0, ge=0, le=3, description="AS-C2: d6 an asset the GM allows adds to the damage (rolled after the weapon's)."
-    )
-    reaction: Literal["defense", "defense_heroism", "none"] | None = Field(
-        None, description="Overrides the target's standing reaction (only a caller who controls the target)."
-    )
-
-
+# Defined here, not in schemas.py: the OpenAPI document names a model of a ruleset's schemas
+# `<Ruleset><Class>` (app/api/openapi_doc.py), and `HeroismRerollRequest` is its published name.
 class HeroismRerollRequest(CombatAction):
     """AS-H2 (Decision) in an encounter: `actor_id` spends 1 heroism to roll its own test of the
     fight's latest action (`action_id`: its attack, or its defence) again: that action is undone
@@ -111,22 +52,13 @@ class HeroismRerollRequest(CombatAction):
     action_id: Id = Field(description="The fight's latest action (else 409 naming it).")
 
 
-class AsgardHeal(HealOrDamage):
-    """The GM's raw heal (as every ruleset's)."""
-
-    type: Literal["heal"]
-
-
-class AsgardDamage(RollingRequest, HealOrDamage):
-    """The GM's raw damage on a resource; vitality brought to 0 rolls AS-C5's tests (table dice:
-    resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
-
-    type: Literal["damage"]
+# the sheet's first pool: a vitality left out is at its maximum, said once, by the Pool
+VITALITY = Pool("vitality", "vitality", "vitality_max")
 
 
 class Asgard(EncounterRules):
     ruleset = "asgard"
-    pools = (Pool("vitality", "vitality", "vitality_max"), Pool("heroism", "heroism", None))
+    pools = (VITALITY, Pool("heroism", "heroism", None))
     reactions = (
         "defense",
         "defense_heroism",
@@ -147,7 +79,7 @@ class Asgard(EncounterRules):
 
     def action_models(self) -> dict[str, type[BaseModel]]:
         """The GM's `damage` takes dice (AS-C5's tests when vitality reaches 0)."""
-        return {**super().action_models(), "heal": AsgardHeal, "damage": AsgardDamage}
+        return {**super().action_models(), "heal": Heal, "damage": Damage}
 
     def involved(self, req: CombatAction) -> list[tuple[str, str]]:
         """AS-C4's second target, AS-C11's group and AS-T6's cooperating characters take part."""
@@ -229,7 +161,7 @@ class Asgard(EncounterRules):
             choice,
             group=[by_id[cid] for cid in req.group],
             cooperating=[by_id[cid] for cid in req.cooperating],
-            gm_difficulty=int(x.campaign_options.get("gm_difficulty", combat.UNPERCEIVED_DIFFICULTY)),
+            gm_difficulty=_options(x.campaign_options).gm_difficulty,
             round_=x.round,
         )
         attack_test = next(st for st in steps if st["rule"] == "AS-C1" and st["what"] == "attack test")
@@ -260,7 +192,7 @@ class Asgard(EncounterRules):
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """AS-C13 (Decision): an open `perception` test each (NPCs may take 11, AS-T8),
         highest result first; ties by the higher perception value, then 1d6 roll-offs."""
-        if any(e.take_11 for e in entrants) and not campaign_options.get("take_11_allowed", True):
+        if any(e.take_11 for e in entrants) and not _options(campaign_options).take_11_allowed:
             raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
         tests, steps = [], []
         for e in entrants:
@@ -366,13 +298,19 @@ def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:
     x.step(rule, "one shared turn: the others' own turns of this round pass", members=[p.id for p in together])
 
 
+def _options(parsed: Any) -> Options:
+    """The campaign's options the flow parsed once (AS-C1 `gm_difficulty`, AS-T8 `take_11_allowed`)."""
+    assert isinstance(parsed, Options)
+    return parsed
+
+
 def _check_take_11(x: Exchange) -> None:
     """AS-T8: only the GM, only for an NPC, never with 4d6, where the campaign allows it."""
     if x.actor.kind != "npc":
         raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
     if not x.by_gm:
         raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11")
-    if not x.campaign_options.get("take_11_allowed", True):
+    if not _options(x.campaign_options).take_11_allowed:
         raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
     if x.req.heroism_4d6:
         raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
@@ -701,7 +639,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
                 "after": final,
             }
         )
-    before = _vitality(target.sheet)
+    before = VITALITY.value(target.sheet)
     after = hazards.take_damage(before, final)
     target.sheet["vitality"] = after
     steps.append(
@@ -748,11 +686,6 @@ def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> 
             "unconscious_rounds": checks.unconscious_rounds,
         }
     )
-
-
-def _vitality(sheet: dict[str, Any]) -> int:
-    value = sheet.get("vitality")
-    return int(sheet.get("vitality_max") or 0) if value is None else int(value)
 
 
 def _test(t) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models import encounters
+from app.models.encounters import Id
 from app.models.governance import governed
 from app.models.odds import NothingRolled
 from app.rulesets.asgard.rules.core import DIFFICULTIES, skill_key
@@ -332,3 +334,80 @@ class ProtectAllyAction(RollingRequest):
     ally_id: str = Field(min_length=1, max_length=100)
     damage: int = Field(ge=0, le=10_000)
     protection: bool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
+
+
+# --- encounter request bodies (combat.py) ---------------------------------
+Prime = Literal["attaques_multiples", "efficacite", "prudence"]
+Penalty = Literal["blessure_legere", "danger"]
+
+
+class AttackRequest(encounters.AttackRequest):
+    """AS-C1..C5, AS-C11: table dice in rule order: the attack test (3d6, a 4th die with
+    `heroism_4d6`), each target's defense test (3d6, a 4th with the `defense_heroism`
+    reaction), the weapon's d6 beyond three, then each target's AS-C5 tests when its vitality
+    reaches 0 (resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
+
+    skill: str = Field("combat", min_length=1, max_length=60, description="AS-C1: the attack skill.")
+    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
+    primes: list[Prime] = Field(
+        default_factory=list, max_length=1, description="AS-C4: one prime bought this action, paid with one penalty."
+    )
+    penalties: list[Penalty] = Field(default_factory=list, max_length=1, description="AS-C4: the penalty paying it.")
+    free_primes: list[Prime] = Field(
+        default_factory=list, max_length=5, description="AS-C4: primes the circumstances give for free."
+    )
+    mandatory_penalties: list[Penalty] = Field(
+        default_factory=list, max_length=5, description="AS-C4: penalties the circumstances impose."
+    )
+    heroism_4d6: bool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
+    take_11: bool = Field(
+        False,
+        description="AS-T8: the GM has an NPC take 11 on its attack test (no dice; "
+        "AS-C2 then reads no attack dice: the weapon's d6 are rolled).",
+    )
+    unperceived: bool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
+    difficulty: StrictInt | None = Field(
+        None,
+        ge=0,
+        le=100,
+        description="AS-C1: the GM difficulty of an unperceived attack (default: the campaign's gm_difficulty, 10).",
+    )
+    also_target_id: Id | None = Field(None, description="AS-C4 attaques_multiples: the second target in reach.")
+    group: list[Id] = Field(
+        default_factory=list,
+        max_length=4,
+        description="AS-C11: the other extras (tier figurant) attacking with the actor; their own turns "
+        "of the round pass.",
+    )
+    cooperating: list[Id] = Field(
+        default_factory=list,
+        max_length=4,
+        description="AS-T6: the other characters attacking with the actor as one cooperation (each rolls its "
+        "attack test after the actor's; the best leads, +1/−1 per other result); one shared slot, the "
+        "actor's: their own turns of the round pass.",
+    )
+    close_skill: bool = Field(False, description="AS-T7: the attack uses a close skill: its result −5.")
+    defense_close_skill: bool = Field(
+        False,
+        description="AS-T7: the target defends with a close skill: its result −5 (the GM, or with the body's "
+        "`reaction`, chosen by who controls the target).",
+    )
+    asset_dice: StrictInt = Field(
+        0, ge=0, le=3, description="AS-C2: d6 an asset the GM allows adds to the damage (rolled after the weapon's)."
+    )
+    reaction: Literal["defense", "defense_heroism", "none"] | None = Field(
+        None, description="Overrides the target's standing reaction (only a caller who controls the target)."
+    )
+
+
+class Heal(encounters.HealOrDamage):
+    """The GM's raw heal (as every ruleset's)."""
+
+    type: Literal["heal"]
+
+
+class Damage(RollingRequest, encounters.HealOrDamage):
+    """The GM's raw damage on a resource; vitality brought to 0 rolls AS-C5's tests (table dice:
+    resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
+
+    type: Literal["damage"]

@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.models.encounters import (
-    GREAT_COSMOS_ACTIONS,
-    AttackRequest,
-    CombatAction,
-    EncounterOptions,
-    GreatCosmosEncounterOptions,
-)
+from app.models.encounters import AttackRequest, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
 from app.rulesets.combat_contract import (
     CombatDice,
@@ -25,7 +19,6 @@ from app.rulesets.combat_contract import (
     Exchange,
     Initiative,
     Party,
-    Pool,
     TurnPassed,
     entry,
 )
@@ -34,6 +27,8 @@ from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_b
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
+from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS
+from app.rulesets.great_cosmos.schemas import EncounterOptions as GreatCosmosEncounterOptions
 
 
 class _Parallel(DiceSource):
@@ -52,7 +47,7 @@ class _Parallel(DiceSource):
 class GreatCosmos(EncounterRules):
     ruleset = "great-cosmos"
     Options = GreatCosmosEncounterOptions
-    pools = (Pool("hp", "hp", "hp_max"), Pool("mp", "mp", "mp_max"))
+    pools = (combat.HP, combat.MP)
     reactions = ("none", *DEFENSE_STATS)  # GC-P2: dodge (agilite) or parry (force)
     default_reaction = "dodge"
     multiple_actions = True
@@ -67,7 +62,7 @@ class GreatCosmos(EncounterRules):
         "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
         "dash: the agilite test (GC-D4)"
     )
-    combat_actions = GREAT_COSMOS_ACTIONS
+    combat_actions = ENCOUNTER_ACTIONS
     more_actions = (  # README "Actions per turn": GC-O3's and GC-P5's extra actions are slots of their own
         "GC-O3 extra actions",
         "GC-P5 advantage 6 (an extra action)",
@@ -127,7 +122,7 @@ class GreatCosmos(EncounterRules):
         return combat.fight_ends(sheet, counters)
 
     def roll_initiative(
-        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
     ) -> Initiative:
         """GC-O1..O3, GC-P5: highest effective agilite first (the GM's override replaces it),
         ties by d20 lowest first (tied again, or `tie_method: parallel`: one slot),
@@ -139,10 +134,10 @@ class GreatCosmos(EncounterRules):
         dice: CombatDice,
         entrants: list[Entrant],
         options: EncounterOptions,
-        campaign_options: dict[str, Any],
+        campaign_options: Any,
         round_: int,
     ) -> Initiative:
-        if not campaign_options.get("turn_order_rules", True):
+        if not combat.campaign(campaign_options).turn_order_rules:
             return _gm_order(entrants)
         contenders = [
             Contender(

@@ -65,7 +65,14 @@ class Named(DiceSource):
 
 
 def options(x: Exchange) -> Options:
-    return Options.model_validate(x.campaign_options)
+    """The campaign's options, as the flow parsed them once."""
+    return campaign(x.campaign_options)
+
+
+def campaign(parsed: Any) -> Options:
+    """The campaign's options the flow parsed once into this ruleset's `Options`."""
+    assert isinstance(parsed, Options)
+    return parsed
 
 
 def posture_of(sheet: dict[str, Any]) -> str:
@@ -117,8 +124,12 @@ def advantage_of(sheet: dict[str, Any], *, tests: bool = False) -> str | None:
     return advantage.effect if advantage is not None else None
 
 
+# the sheet's pools (GreatCosmos.pools): a value left out is at its maximum, said once, by the Pool
+HP, MP = Pool("hp", "hp", "hp_max"), Pool("mp", "mp", "mp_max")
+
+
 def _hp(sheet: dict[str, Any]) -> int:
-    return int(sheet["hp"]) if sheet.get("hp") is not None else int(sheet.get("hp_max") or 0)
+    return HP.value(sheet)
 
 
 def _set(p: Party, key: str, value: Any) -> None:

@@ -3,11 +3,13 @@ campaign options and the request bodies (tests, level-ups)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, StrictInt, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models import encounters
+from app.models.encounters import CombatAction
 from app.models.governance import governed
 from app.models.odds import NothingRolled
 
@@ -236,3 +238,65 @@ class LevelUpRequest(RollingRequest):
         None, description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition."
     )
     chance_bonus_pool: Pool = Field(..., description="GC-L6: hp or mp gets +2d20 if the chance test succeeds.")
+
+
+# --- encounters: options and request bodies (combat.py) ------------------------------------
+class EncounterOptions(encounters.EncounterOptions):
+    tie_method: Literal["d20", "parallel"] = Field(
+        "d20",
+        description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "
+        "or act in parallel at once.",
+    )
+
+
+# GC-P1..P7, GC-D1..D4: the combat actions
+EncounterStat = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite"]
+Modifier = Annotated[StrictInt, Field(ge=-1000, le=1000, description="Added to the test's target (positive = easier).")]
+
+
+class AttackRequest(encounters.AttackRequest):
+    """GC-P1..P6: `kind` melee (needs distance 1, GC-D1), ranged or magic; the attack stat
+    defaults to the kind's (GC-P3: force, precision, esprit); damage from the weapon or the
+    expression (GC-P4; default: the first weapon of the sheet's inventory with a damage)."""
+
+    kind: Literal["melee", "ranged", "magic"] = Field("melee", description="GC-P3: melee, ranged or magic.")
+    stat: EncounterStat | None = Field(None, description="GC-P3: the attack stat (default by kind).")
+    modifier: Modifier = 0
+    unparryable: bool = Field(False, description="GC-P5: a special attack no one may parry.")
+    undodgeable: bool = Field(False, description="GC-P5: a special attack no one may dodge.")
+    reaction: Literal["dodge", "parry", "none"] | None = Field(
+        None, description="GC-P2: overrides the target's standing reaction (only a caller who controls the target)."
+    )
+
+
+class MoveRequest(encounters.MoveRequest):
+    """GC-D1..D3: |dx| + |dy| cells, at most the turn's max move; never move-act-move."""
+
+
+class DashRequest(encounters.DashRequest):
+    """GC-D4: an agilite test multiplies the turn's max move (gives up the action)."""
+
+    modifier: Modifier = 0
+
+
+class PostureRequest(encounters.PostureRequest):
+    """GC-P1, GC-P2, GC-P5..P7: offensive, defensive, or a special posture (costs its point)."""
+
+    posture: Literal["offensive", "defensive", "illumination", "sepulcrale"]
+
+
+class FinalSkillRequest(encounters.FinalSkillRequest):
+    """GC-P5/GC-P6: the Final Skill (level >= 5, its cost); it ends the special posture. With a
+    `stat`, a test is rolled whose critical failures count as plain failures."""
+
+    stat: EncounterStat | None = None
+    modifier: Modifier = 0
+
+
+ENCOUNTER_ACTIONS: dict[str, type[CombatAction]] = {
+    "attack": AttackRequest,
+    "move": MoveRequest,
+    "dash": DashRequest,
+    "posture": PostureRequest,
+    "final_skill": FinalSkillRequest,
+}

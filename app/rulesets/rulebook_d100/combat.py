@@ -26,9 +26,11 @@ from app.rulesets.combat_contract import (
 )
 from app.rulesets.rulebook_d100.rules import core as rb
 from app.rulesets.rulebook_d100.rules import turns
-from app.rulesets.rulebook_d100.schemas import Name
+from app.rulesets.rulebook_d100.schemas import Name, Options
 
 
+# Defined here, not in schemas.py: the OpenAPI document names a model of a ruleset's schemas
+# `<Ruleset><Class>` (app/api/openapi_doc.py), and `RulebookAttackRequest` is its published name.
 class RulebookAttackRequest(AttackRequest):
     """RB-F2, RB-F3: table dice in rule order: the attack d100, the dodge d100 (when the
     target dodges a successful attack), RB-C2 d100 rerolls of a tie (attacker, defender), then
@@ -80,7 +82,13 @@ class RulebookD100(EncounterRules):
         )
         x.steps.extend(
             resolve_attack(
-                x.dice, x.actor, x.foe, x.foe_reaction, choice, round_=x.round, campaign_options=x.campaign_options
+                x.dice,
+                x.actor,
+                x.foe,
+                x.foe_reaction,
+                choice,
+                round_=x.round,
+                campaign_options=_options(x.campaign_options),
             )
         )
 
@@ -94,7 +102,7 @@ class RulebookD100(EncounterRules):
             result = (
                 _override(e.override)
                 if e.override is not None
-                else rb.roll_test(_spec(e.sheet, campaign_options), dice.of(e.combatant_id), "initiative")
+                else rb.roll_test(_spec(e.sheet, _options(campaign_options)), dice.of(e.combatant_id), "initiative")
             )
             results.append(result)
             steps.append(
@@ -172,12 +180,18 @@ def _rerolls(dice: CombatDice, mark: int) -> dict[str, list[int]]:
     return out
 
 
-def _spec(sheet: dict[str, Any], campaign_options: dict[str, Any]) -> rb.TestSpec:
+def _options(parsed: Any) -> Options:
+    """The campaign's options the flow parsed once (RB-T6's criticals)."""
+    assert isinstance(parsed, Options)
+    return parsed
+
+
+def _spec(sheet: dict[str, Any], campaign_options: Options) -> rb.TestSpec:
     return rb.TestSpec(
         stat_value=int((sheet.get("stats") or {}).get("HAB", rb.AVERAGE_STAT)),
         crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
-        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
-        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+        rescue_negative=campaign_options.crit_success_rescues_negative,
+        ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )
 
 
@@ -217,7 +231,7 @@ def resolve_attack(
     choice: AttackChoice,
     *,
     round_: int,
-    campaign_options: dict[str, Any],
+    campaign_options: Options,
 ) -> list[dict]:
     """One Rulebook attack in rule order; changes the fighters (copies), returns the steps.
 
@@ -345,7 +359,7 @@ def _stat(sheet: dict[str, Any], stat: str) -> int:
     return int((sheet.get("stats") or {}).get(stat, rb.AVERAGE_STAT))
 
 
-def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaign_options) -> rb.TestSpec:
+def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaign_options: Options) -> rb.TestSpec:
     """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
     skills = sheet.get("skills") or {}
     weakened = choice.skill is not None and choice.skill not in skills
@@ -355,12 +369,12 @@ def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaig
         weakened=weakened,
         modifier=choice.modifier,
         crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
-        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
-        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+        rescue_negative=campaign_options.crit_success_rescues_negative,
+        ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )
 
 
-def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options, steps: list[dict]):
+def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[dict]):
     """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
     previous = int(target.counters.get("dodges") or 0) if target.counters.get("dodge_round") == round_ else 0
     stat = rb.dodge_stat(kind)
@@ -369,8 +383,8 @@ def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_opt
         stat_value=_stat(target.sheet, stat),
         modifier=modifier,
         crit_chance=int(target.sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
-        rescue_negative=campaign_options.get("crit_success_rescues_negative", True),
-        ruin_over_100=campaign_options.get("crit_failure_ruins_over_100", True),
+        rescue_negative=campaign_options.crit_success_rescues_negative,
+        ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )
     dodge = rb.roll_test(spec, dice.of(target.id), "dodge")
     target.counters.update(dodges=previous + 1, dodge_round=round_)

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import Field, StrictInt
-
-from app.models.encounters import AttackRequest, CombatAction
+from app.models.encounters import CombatAction
 from app.rules.errors import RuleError
 from app.rulesets.combat_contract import (
     CombatDice,
@@ -27,20 +25,7 @@ from app.rulesets.combat_contract import (
     sheet_weapon,
 )
 from app.rulesets.worlds_awakening.rules import core as wa
-
-
-class WorldsAwakeningAttackRequest(AttackRequest):
-    """WA-C1..C3: table dice in rule order: the d20, then the damage dice (rolled twice on a
-    critical success reaching the defense, WA-C2). No reaction: the defense is a value."""
-
-    kind: Literal["physical", "magical"] = Field(
-        "physical", description="WA-C1: against the physical (10 + CON + level) or magical (10 + SAG + level) defense."
-    )
-    stat: Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"] | None = Field(
-        None, description="WA-C1: the attack characteristic (default: the weapon's; without one FOR, INT magical)."
-    )
-    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
-    reaction: Literal["none"] | None = Field(None, description="WA-C1: no reaction (the defense is a value).")
+from app.rulesets.worlds_awakening.schemas import AttackRequest as WorldsAwakeningAttackRequest
 
 
 class WorldsAwakening(EncounterRules):
@@ -238,8 +223,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
             "damage": result.damage,
         }
     )
-    hp = target.sheet.get("hp")
-    before = int(hp if hp is not None else target.sheet.get("hp_max") or 0)
+    before = COMBAT.pools[0].value(target.sheet)
     after, down = wa.apply_damage(before, result.damage)
     target.sheet["hp"] = after
     steps.append(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
+from app.models import encounters
 from app.models.fields import DiceExpression
 from app.models.governance import governed
 from app.models.odds import NothingRolled
@@ -131,3 +132,18 @@ class ChallengeRemoveAction(RollingRequest):
 
     type: Literal["challenge_remove"] = "challenge_remove"
     name: Name
+
+
+# --- encounter request bodies (combat.py) ---------------------
+class AttackRequest(encounters.AttackRequest):
+    """WA-C1..C3: table dice in rule order: the d20, then the damage dice (rolled twice on a
+    critical success reaching the defense, WA-C2). No reaction: the defense is a value."""
+
+    kind: Literal["physical", "magical"] = Field(
+        "physical", description="WA-C1: against the physical (10 + CON + level) or magical (10 + SAG + level) defense."
+    )
+    stat: Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"] | None = Field(
+        None, description="WA-C1: the attack characteristic (default: the weapon's; without one FOR, INT magical)."
+    )
+    modifier: StrictInt = Field(0, ge=-100, le=100, description="Other modifiers of the attack test.")
+    reaction: Literal["none"] | None = Field(None, description="WA-C1: no reaction (the defense is a value).")

@@ -211,7 +211,7 @@ def combat(
         target=t,
         dice=dice,
         options=fight.options,
-        campaign_options=fight.campaign_options,
+        campaign_options=fight.ruleset_options,
         round=fight.encounter["round"],
         reaction=reaction,
         reaction_chosen=chosen,

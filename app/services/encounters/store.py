@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import BindParameter, Integer, bindparam, delete, func, insert, literal, select, update
 
 from app.kit.errors import NotFound
+from app.kit.models import CampaignOptions
 from app.models.encounters import EncounterOptions
 from app.models.tables import (
     Campaign,
@@ -33,7 +34,7 @@ from app.models.tables import (
 )
 from app.models.validation import InvalidBody
 from app.rulesets.combat_contract import EncounterRules
-from app.rulesets.registry import rules_for
+from app.rulesets.registry import get_adapter, rules_for
 from app.services.prepared import Prepared, fetch_together
 from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
 
@@ -157,6 +158,7 @@ class Fight:
     new_combatants: list[dict[str, Any]] = field(default_factory=list)
     removed_combatants: list[str] = field(default_factory=list)
     _options: tuple[dict[str, Any], EncounterOptions] | None = field(default=None, repr=False)
+    _ruleset_options: CampaignOptions | None = field(default=None, repr=False)
     _read: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # combatants read one by one
     _absent: set[str] = field(default_factory=set, repr=False)  # ids read one by one and not found
     stored: dict[str, Any] = field(default_factory=dict, repr=False)  # the encounter's fields as last written
@@ -172,6 +174,14 @@ class Fight:
     @property
     def rules(self) -> EncounterRules:
         return rules_for(self.ruleset)
+
+    @property
+    def ruleset_options(self) -> CampaignOptions:
+        """The campaign's options as its ruleset's `Options` (`parse_options`), parsed once: what the
+        encounter's rules read (each default lives in that model)."""
+        if self._ruleset_options is None:
+            self._ruleset_options = get_adapter(self.ruleset).parse_options(self.campaign_options)
+        return self._ruleset_options
 
     @property
     def options(self) -> EncounterOptions:

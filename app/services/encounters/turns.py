@@ -56,7 +56,7 @@ def start(
         dice = CombatDice.for_caller(principal, req, fight)
         with dice.explained():
             initiative = fight.rules.roll_initiative(
-                dice, _entrants(fight, set(req.take_11), chosen), fight.options, fight.campaign_options
+                dice, _entrants(fight, set(req.take_11), chosen), fight.options, fight.ruleset_options
             )
         changes, steps = Changes(fight), list(initiative.steps)
         changes.encounter("status", "active")
@@ -179,7 +179,7 @@ def _new_round(
         entrants = _entrants(fight, set(), chosen)
     with dice.explained():
         again = fight.rules.next_round(
-            dice, fight.encounter["turn_order"], entrants, round_, fight.options, fight.campaign_options
+            dice, fight.encounter["turn_order"], entrants, round_, fight.options, fight.ruleset_options
         )
     if again is not None:
         changes.encounter("order", again.order)

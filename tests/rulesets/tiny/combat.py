@@ -19,7 +19,7 @@ class TinyCombat(EncounterRules):
     dice_order = "TINY-C1 d6 per combatant in the order added"
 
     def roll_initiative(
-        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: dict[str, Any]
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
     ) -> Initiative:
         """TINY-C1: a d6 each (the GM's override replaces it), highest first."""
         values = [
