@@ -32,7 +32,7 @@ from app import models
 from app.kit.models import Strict, union
 from app.rulesets.contract import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
-from app.rulesets.registry import REGISTRY, all_adapters
+from app.rulesets.registry import REGISTRY, RULESET_IDS, all_adapters
 from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
@@ -310,7 +310,11 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     operation = schema["paths"].get(ENCOUNTER_ACTIONS, {}).get("post")
     if operation is not None:  # an encounter's action: per ruleset, a union discriminated by `type`
         actions = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": actions}}}}
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
+        }
+    _enums(schema)
     _name_pages(schema)
     _tidy(schema)
     _declare(schema)
@@ -365,17 +369,79 @@ def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: li
         oneof.append({**ref, "x-ruleset": ruleset})
         named = _examples(ruleset, capability)
         examples.update({name: {"summary": name, "value": value} for name, value in named.items()})
-        target = components[ref["$ref"].rsplit("/", 1)[1]]
+        target = _target(components, ref)
         if "oneOf" not in target:
             target.setdefault("examples", list(named.values()))
-    for action_ref in (r for c in oneof for r in components[c["$ref"].rsplit("/", 1)[1]].get("oneOf", [])):
+    for action_ref in (r for c in oneof for r in _target(components, c).get("oneOf", [])):
         action = components[action_ref["$ref"].rsplit("/", 1)[1]]
         kind = action["properties"]["type"]["const"]
         action.setdefault("examples", [e["value"] for e in examples.values() if e["value"].get("type") == kind])
-    content: dict[str, Any] = {"schema": {"oneOf": oneof} if oneof else {"type": "object"}}
+    content: dict[str, Any] = {"schema": {_union_keyword(components, oneof): oneof} if oneof else {"type": "object"}}
     if examples:
         content["examples"] = examples
     return {"required": True, "content": {"application/json": content}}
+
+
+def _target(components: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    return components[ref["$ref"].rsplit("/", 1)[1]]
+
+
+def _leaves(components: dict[str, Any], schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object schemas a schema may be: a reference followed, a `oneOf` flattened."""
+    if "$ref" in schema:
+        return _leaves(components, _target(components, schema))
+    if "oneOf" in schema:
+        return [leaf for member in schema["oneOf"] for leaf in _leaves(components, member)]
+    return [schema]
+
+
+def _values(prop: dict[str, Any]) -> set[Any] | None:
+    """The only values a property schema admits (`const`, `enum`), or None: not a closed set."""
+    if "const" in prop:
+        return {prop["const"]}
+    if "enum" in prop:
+        return set(prop["enum"])
+    return None
+
+
+def _leaves_exclusive(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """No value is valid for both (a sufficient test): one requires a property the other forbids
+    (`additionalProperties: false`), or a property both require takes disjoint closed sets."""
+    for one, other in ((a, b), (b, a)):
+        if other.get("additionalProperties") is False and set(one.get("required", [])) - set(
+            other.get("properties", {})
+        ):
+            return True
+    for name in set(a.get("required", [])) & set(b.get("required", [])):
+        left, right = _values(a["properties"][name]), _values(b["properties"][name])
+        if left is not None and right is not None and not left & right:
+            return True
+    return False
+
+
+def _union_keyword(components: dict[str, Any], choices: list[dict[str, Any]]) -> str:
+    """Issue 25 item 4: `oneOf` when no body can be valid for two rulesets (a strict validator
+    then picks exactly one), `anyOf` when the body alone cannot tell them apart (the ruleset is
+    the campaign's: a Rulebook D100 stat is any name its GM chose, RB-S1, so `{"stat": "force"}`
+    is a Great Cosmos and a Rulebook D100 test both); each choice keeps its `x-ruleset`."""
+    leaves = [_leaves(components, c) for c in choices]
+    exclusive = all(
+        _leaves_exclusive(x, y)
+        for i, left in enumerate(leaves)
+        for right in leaves[i + 1 :]
+        for x in left
+        for y in right
+    )
+    return "oneOf" if exclusive else "anyOf"
+
+
+def _enums(schema: dict[str, Any]) -> None:
+    """Closed sets the models below app/rulesets cannot name: `CampaignCreate.ruleset`, the
+    registered rulesets (app.models sits below the registry; the service refuses others, 422)."""
+    components = schema["components"]["schemas"]
+    ruleset = components["CampaignCreate"]["properties"]["ruleset"]
+    ruleset["enum"] = list(RULESET_IDS)
+    ruleset.pop("maxLength", None)
 
 
 def install_openapi(app: FastAPI) -> None:
