@@ -216,3 +216,46 @@ def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(clie
     call("get", f"/v1/encounters/{eid}/actions")
     call("get", f"/v1/campaigns/{cid}/rolls?limit=500")
     assert len(call.seen) == 14
+
+
+def test_resources_are_value_and_max_never_null_or_a_status_and_a_pool_full_at_0_is_not_down(client):
+    """Issue 25 item 3: `{value, max}` (a pool without a maximum, AS heroism: `{value}`), or
+    `{status}` for a player under `hp_visibility: status`; a worlds-awakening fighter without
+    magic (mp 0 of 0) is full, so `unhurt`, not `down`."""
+    resource = COMPONENTS["CombatantPublic"]["properties"]["resources"]["additionalProperties"]
+    assert errors(resource, {"value": 3, "max": None}) != [] and errors(resource, {"value": 3}) == []
+    assert errors(resource, {"status": "down"}) == [] and errors(resource, {"status": "dead"}) != []
+    r = client.post("/v1/campaigns", json={"name": "Status", "ruleset": "worlds-awakening"})
+    gm = {"Authorization": f"Bearer {r.json()['gm_token']}"}
+    cid = r.json()["id"]
+    bob = client.post(f"/v1/campaigns/{cid}/players", json={"name": "Bob"}, headers=gm).json()
+    npc = client.post(
+        f"/v1/campaigns/{cid}/characters",
+        json={"name": "Orc", "kind": "npc", "sheet": SHEETS["worlds-awakening"], "player_access": "observer"},
+        headers=gm,
+    ).json()
+    assert (npc["sheet"]["mp"], npc["sheet"]["mp_max"]) == (0, 0)
+    enc = client.post(
+        f"/v1/campaigns/{cid}/encounters",
+        json={"name": "A", "options": {"hp_visibility": "status"}, "combatants": [{"character_id": npc["id"]}]},
+        headers=gm,
+    ).json()
+    seen = client.get(f"/v1/encounters/{enc['id']}", headers={"Authorization": f"Bearer {bob['token']}"})
+    assert seen.status_code == 200, seen.text
+    assert seen.json()["combatants"][0]["resources"] == {"hp": {"status": "unhurt"}, "mp": {"status": "unhurt"}}
+    schema = SPEC["paths"]["/v1/encounters/{encounter_id}"]["get"]["responses"]["200"]["content"][JSON]["schema"]
+    assert errors(schema, seen.json()) == []
+    assert client.get(f"/v1/encounters/{enc['id']}", headers=gm).json()["combatants"][0]["resources"] == {
+        "hp": {"value": 12, "max": 12},
+        "mp": {"value": 0, "max": 0},
+    }
+
+
+def test_the_encounter_state_is_typed_current_order_conditions_kind():
+    combatant = COMPONENTS["CombatantPublic"]["properties"]
+    assert {"kind", "conditions", "resources", "position"} <= set(combatant)
+    assert COMPONENTS["EncounterPublic"]["properties"]["current"]["anyOf"][0] == {
+        "$ref": "#/components/schemas/CurrentTurn"
+    }
+    assert {"action", "from_round"} <= set(COMPONENTS["OrderEntry"]["properties"])
+    assert combatant["conditions"]["items"] == {"$ref": "#/components/schemas/ConditionPublic"}
