@@ -315,6 +315,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
         }
     _enums(schema)
+    _typed_by_ruleset(components)
     _name_pages(schema)
     _tidy(schema)
     _declare(schema)
@@ -442,6 +443,53 @@ def _enums(schema: dict[str, Any]) -> None:
     ruleset = components["CampaignCreate"]["properties"]["ruleset"]
     ruleset["enum"] = list(RULESET_IDS)
     ruleset.pop("maxLength", None)
+
+
+def _typed_by_ruleset(components: dict[str, Any]) -> None:
+    """Issue 25 item 3: each ruleset's sheet, campaign options and encounter options as named
+    components (`GreatCosmosSheet`…); a character (read, or in an event) a union discriminated
+    by its `ruleset`, its `sheet` that ruleset's; where the ruleset is the campaign's and the
+    body does not say it (a new character's sheet, the options), a map naming each ruleset's
+    component: no field tells a union's members apart there, and a generated client parsing it
+    keeps the first member that fits (an Asgard campaign's options read as Great Cosmos')."""
+    adapters = all_adapters()
+    kinds = {"Sheet": [a.Sheet for a in adapters], "Options": [a.Options for a in adapters]}
+    kinds["EncounterOptions"] = [ENCOUNTER_RULES[a.id].Options for a in adapters]
+    types = [t for models in kinds.values() for t in models]
+    refs, defs = _render([(t, "validation") for t in dict.fromkeys(types)])
+    components.update({k: v for k, v in defs.items() if k not in components})
+    ref_of = dict(zip(dict.fromkeys(types), refs))
+    tagged = {
+        kind: [{**ref_of[t], "x-ruleset": a.id} for a, t in zip(adapters, models)] for kind, models in kinds.items()
+    }
+
+    for name, prop, kind in (
+        ("CharacterCreate", "sheet", "Sheet"),
+        ("CampaignCreate", "options", "Options"),
+        ("CampaignUpdate", "options", "Options"),
+        ("EncounterCreate", "options", "EncounterOptions"),
+        ("EncounterUpdate", "options", "EncounterOptions"),
+    ):  # named, not a union: nothing in the body tells the members apart for a generated client
+        named = ", ".join(f"`{c['$ref'].rsplit('/', 1)[1]}` ({c['x-ruleset']})" for c in tagged[kind])
+        target = components[name]["properties"][prop]
+        target["description"] = f"{target.get('description', '')} The campaign's ruleset's schema: {named}.".strip()
+    for name in ("CharacterPublic", "CharacterEvent"):
+        base, mapping = components[name], {}
+        for a, ref in zip(adapters, tagged["Sheet"]):
+            variant = f"{prefix(a.id)}{name}"
+            properties = {
+                **base["properties"],
+                "ruleset": {"const": a.id, "title": "Ruleset", "type": "string"},
+                "sheet": {"$ref": ref["$ref"]},
+            }
+            components[variant] = {**base, "title": variant, "properties": properties}
+            mapping[a.id] = REF.format(model=variant)
+        components[name] = {
+            "title": name,
+            "description": f"{base.get('description') or 'A character'}: its `sheet` is its `ruleset`'s.",
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "ruleset", "mapping": mapping},
+        }
 
 
 def install_openapi(app: FastAPI) -> None:

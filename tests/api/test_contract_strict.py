@@ -259,3 +259,22 @@ def test_the_encounter_state_is_typed_current_order_conditions_kind():
     }
     assert {"action", "from_round"} <= set(COMPONENTS["OrderEntry"]["properties"])
     assert combatant["conditions"]["items"] == {"$ref": "#/components/schemas/ConditionPublic"}
+
+
+def test_a_character_is_a_union_by_ruleset_its_sheet_that_rulesets_component():
+    """Issue 25 item 3: `CharacterPublic` and the events' `CharacterEvent` are discriminated by
+    `ruleset`, each variant's `sheet` the ruleset's named sheet schema; a sheet of another
+    ruleset is refused by the document."""
+    for name in ("CharacterPublic", "CharacterEvent"):
+        union = COMPONENTS[name]
+        assert union["discriminator"]["propertyName"] == "ruleset"
+        for ruleset, ref in union["discriminator"]["mapping"].items():
+            variant = COMPONENTS[ref.rsplit("/", 1)[1]]
+            assert variant["properties"]["ruleset"]["const"] == ruleset
+            assert variant["properties"]["sheet"]["$ref"].endswith("Sheet")
+    assert sorted(COMPONENTS["CharacterPublic"]["discriminator"]["mapping"]) == sorted(RULESETS)
+    read = COMPONENTS["GreatCosmosCharacterPublic"]
+    assert read["properties"]["sheet"] == {"$ref": "#/components/schemas/GreatCosmosSheet"}
+    assert errors({"$ref": "#/components/schemas/GreatCosmosSheet"}, SHEETS["asgard"]) != []
+    assert errors({"$ref": "#/components/schemas/GreatCosmosSheet"}, SHEETS["great-cosmos"]) == []
+    assert "AsgardSheet" in COMPONENTS["CharacterCreate"]["properties"]["sheet"]["description"]
