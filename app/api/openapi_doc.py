@@ -32,7 +32,7 @@ from app import models
 from app.kit.models import Strict, union
 from app.rulesets.contract import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
-from app.rulesets.registry import REGISTRY, all_adapters
+from app.rulesets.registry import REGISTRY, RULESET_IDS, all_adapters
 from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
@@ -150,13 +150,16 @@ _SCHEMA_MODULES = {f"{r.package}.schemas": prefix(r.id) for r in REGISTRY.values
 
 
 class _Names(GenerateJsonSchema):
-    """Pydantic's schema generator, naming each model of a ruleset's `schemas` `<Ruleset><Class>`."""
+    """Pydantic's schema generator, naming each model of a ruleset's `schemas` `<Ruleset><Class>`
+    (a class whose name would collide with a shared model's, as FastAPI renders it, is named
+    `<Ruleset><Class>` already: GreatCosmosEncounterOptions beside EncounterOptions)."""
 
     def get_defs_ref(self, core_mode_ref: CoreModeRef) -> DefsRef:
         ref = super().get_defs_ref(core_mode_ref)
         module, _, name = core_mode_ref[0].rsplit(":", 1)[0].rpartition(".")
-        if module in _SCHEMA_MODULES:
-            self._prioritized_defsref_choices[ref].insert(0, DefsRef(_SCHEMA_MODULES[module] + name))
+        if module in _SCHEMA_MODULES:  # a class named after its ruleset already keeps its name
+            named = name if name.startswith(_SCHEMA_MODULES[module]) else _SCHEMA_MODULES[module] + name
+            self._prioritized_defsref_choices[ref].insert(0, DefsRef(named))
         return ref
 
 
@@ -310,7 +313,12 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     operation = schema["paths"].get(ENCOUNTER_ACTIONS, {}).get("post")
     if operation is not None:  # an encounter's action: per ruleset, a union discriminated by `type`
         actions = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": actions}}}}
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
+        }
+    _enums(schema)
+    _typed_by_ruleset(components)
     _name_pages(schema)
     _tidy(schema)
     _declare(schema)
@@ -365,17 +373,126 @@ def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: li
         oneof.append({**ref, "x-ruleset": ruleset})
         named = _examples(ruleset, capability)
         examples.update({name: {"summary": name, "value": value} for name, value in named.items()})
-        target = components[ref["$ref"].rsplit("/", 1)[1]]
+        target = _target(components, ref)
         if "oneOf" not in target:
             target.setdefault("examples", list(named.values()))
-    for action_ref in (r for c in oneof for r in components[c["$ref"].rsplit("/", 1)[1]].get("oneOf", [])):
+    for action_ref in (r for c in oneof for r in _target(components, c).get("oneOf", [])):
         action = components[action_ref["$ref"].rsplit("/", 1)[1]]
         kind = action["properties"]["type"]["const"]
         action.setdefault("examples", [e["value"] for e in examples.values() if e["value"].get("type") == kind])
-    content: dict[str, Any] = {"schema": {"oneOf": oneof} if oneof else {"type": "object"}}
+    content: dict[str, Any] = {"schema": {_union_keyword(components, oneof): oneof} if oneof else {"type": "object"}}
     if examples:
         content["examples"] = examples
     return {"required": True, "content": {"application/json": content}}
+
+
+def _target(components: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    return components[ref["$ref"].rsplit("/", 1)[1]]
+
+
+def _leaves(components: dict[str, Any], schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object schemas a schema may be: a reference followed, a `oneOf` flattened."""
+    if "$ref" in schema:
+        return _leaves(components, _target(components, schema))
+    if "oneOf" in schema:
+        return [leaf for member in schema["oneOf"] for leaf in _leaves(components, member)]
+    return [schema]
+
+
+def _values(prop: dict[str, Any]) -> set[Any] | None:
+    """The only values a property schema admits (`const`, `enum`), or None: not a closed set."""
+    if "const" in prop:
+        return {prop["const"]}
+    if "enum" in prop:
+        return set(prop["enum"])
+    return None
+
+
+def _leaves_exclusive(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """No value is valid for both (a sufficient test): one requires a property the other forbids
+    (`additionalProperties: false`), or a property both require takes disjoint closed sets."""
+    for one, other in ((a, b), (b, a)):
+        if other.get("additionalProperties") is False and set(one.get("required", [])) - set(
+            other.get("properties", {})
+        ):
+            return True
+    for name in set(a.get("required", [])) & set(b.get("required", [])):
+        left, right = _values(a["properties"][name]), _values(b["properties"][name])
+        if left is not None and right is not None and not left & right:
+            return True
+    return False
+
+
+def _union_keyword(components: dict[str, Any], choices: list[dict[str, Any]]) -> str:
+    """Issue 25 item 4: `oneOf` when no body can be valid for two rulesets (a strict validator
+    then picks exactly one), `anyOf` when the body alone cannot tell them apart (the ruleset is
+    the campaign's: a Rulebook D100 stat is any name its GM chose, RB-S1, so `{"stat": "force"}`
+    is a Great Cosmos and a Rulebook D100 test both); each choice keeps its `x-ruleset`."""
+    leaves = [_leaves(components, c) for c in choices]
+    exclusive = all(
+        _leaves_exclusive(x, y)
+        for i, left in enumerate(leaves)
+        for right in leaves[i + 1 :]
+        for x in left
+        for y in right
+    )
+    return "oneOf" if exclusive else "anyOf"
+
+
+def _enums(schema: dict[str, Any]) -> None:
+    """Closed sets the models below app/rulesets cannot name: `CampaignCreate.ruleset`, the
+    registered rulesets (app.models sits below the registry; the service refuses others, 422)."""
+    components = schema["components"]["schemas"]
+    ruleset = components["CampaignCreate"]["properties"]["ruleset"]
+    ruleset["enum"] = list(RULESET_IDS)
+    ruleset.pop("maxLength", None)
+
+
+def _typed_by_ruleset(components: dict[str, Any]) -> None:
+    """Issue 25 item 3: each ruleset's sheet, campaign options and encounter options as named
+    components (`GreatCosmosSheet`…); a character (read, or in an event) a union discriminated
+    by its `ruleset`, its `sheet` that ruleset's; where the ruleset is the campaign's and the
+    body does not say it (a new character's sheet, the options), a map naming each ruleset's
+    component: no field tells a union's members apart there, and a generated client parsing it
+    keeps the first member that fits (an Asgard campaign's options read as Great Cosmos')."""
+    adapters = all_adapters()
+    kinds = {"Sheet": [a.Sheet for a in adapters], "Options": [a.Options for a in adapters]}
+    kinds["EncounterOptions"] = [ENCOUNTER_RULES[a.id].Options for a in adapters]
+    types = [t for models in kinds.values() for t in models]
+    refs, defs = _render([(t, "validation") for t in dict.fromkeys(types)])
+    components.update({k: v for k, v in defs.items() if k not in components})
+    ref_of = dict(zip(dict.fromkeys(types), refs))
+    tagged = {
+        kind: [{**ref_of[t], "x-ruleset": a.id} for a, t in zip(adapters, models)] for kind, models in kinds.items()
+    }
+
+    for name, prop, kind in (
+        ("CharacterCreate", "sheet", "Sheet"),
+        ("CampaignCreate", "options", "Options"),
+        ("CampaignUpdate", "options", "Options"),
+        ("EncounterCreate", "options", "EncounterOptions"),
+        ("EncounterUpdate", "options", "EncounterOptions"),
+    ):  # named, not a union: nothing in the body tells the members apart for a generated client
+        named = ", ".join(f"`{c['$ref'].rsplit('/', 1)[1]}` ({c['x-ruleset']})" for c in tagged[kind])
+        target = components[name]["properties"][prop]
+        target["description"] = f"{target.get('description', '')} The campaign's ruleset's schema: {named}.".strip()
+    for name in ("CharacterPublic", "CharacterEvent"):
+        base, mapping = components[name], {}
+        for a, ref in zip(adapters, tagged["Sheet"]):
+            variant = f"{prefix(a.id)}{name}"
+            properties = {
+                **base["properties"],
+                "ruleset": {"const": a.id, "title": "Ruleset", "type": "string"},
+                "sheet": {"$ref": ref["$ref"]},
+            }
+            components[variant] = {**base, "title": variant, "properties": properties}
+            mapping[a.id] = REF.format(model=variant)
+        components[name] = {
+            "title": name,
+            "description": f"{base.get('description') or 'A character'}: its `sheet` is its `ruleset`'s.",
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "ruleset", "mapping": mapping},
+        }
 
 
 def install_openapi(app: FastAPI) -> None:

@@ -21,7 +21,7 @@ from app.api.deps import (
     sessions_of,
 )
 from app.models.schemas import RollCreate
-from app.rulesets.wire import LogEntry, LogPage, RollResult
+from app.rulesets.wire import LogEntry, LogKind, LogPage, RollResult
 from app.services import rolls
 
 router = APIRouter(prefix="/v1/campaigns/{campaign_id}/rolls", tags=["rolls"], route_class=CheckedRoute)
@@ -49,7 +49,7 @@ async def list_rolls(
     limit: Limit = 50,
     cursor: Cursor = None,
     character_id: Annotated[str | None, Query(max_length=32)] = None,
-    kind: Annotated[str | None, Query(max_length=20)] = None,
+    kind: Annotated[LogKind | None, Query(description="Only the entries of this kind (another: 422).")] = None,
 ) -> Response:
     return encoded(
         await read(

@@ -231,28 +231,78 @@ class OrderEntry(Open):
     slot: int
     initiative: int | None
     extra_action: bool
-    tiebreak: dict[str, Any] | None
+    tiebreak: dict[str, Any] | None = Field(
+        description="The dice that broke a tie (`{die, value, …}`, the ruleset's), or null."
+    )
     parallel_with: list[str]
+    action: int | None = Field(
+        None, description="great-cosmos GC-O3: which of the combatant's actions this slot is (1, 2, …)."
+    )
+    from_round: int | None = Field(None, description="rulebook-d100 RB-F4: the first round it acts in.")
+
+
+class CurrentTurn(Open):
+    """The slot being played and who acts in it (several: in parallel)."""
+
+    slot: int
+    combatant_id: str | None = Field(description="The first who acts (null: none the caller may see).")
+    combatant_ids: list[str]
+
+
+class PoolValue(BaseModel):
+    """A pool as the caller may see it exactly: its value and its maximum."""
+
+    model_config = ConfigDict(extra="forbid")
+    value: int
+    max: int
+
+
+class CounterValue(BaseModel):
+    """A pool without a maximum (asgard's heroism): its value."""
+
+    model_config = ConfigDict(extra="forbid")
+    value: int
+
+
+class PoolStatusValue(BaseModel):
+    """A pool as a status word (`hp_visibility: status`): full → unhurt, above half → wounded,
+    above 0 → bloodied, 0 → down; a pool full at 0 (a maximum of 0) is unhurt."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: Literal["unhurt", "wounded", "bloodied", "down"]
+
+
+Resource = Annotated[PoolValue | CounterValue | PoolStatusValue, Field(union_mode="left_to_right")]
+
+
+class ConditionPublic(Open):
+    """A condition of a combatant: its name, the rounds left (null: until removed) and when they count."""
+
+    name: str
+    rounds_left: int | None
+    ends: Literal["start_of_turn", "end_of_turn", "end_of_round"]
+    since_round: int | None = Field(None, description="asgard AS-C5: the round it began.")
 
 
 class CombatantPublic(Open):
     id: str
     character_id: str
     name: str | None
+    kind: Literal["pc", "npc"] | None = Field(None, description="Its character's kind (null: deleted since).")
     player_id: str | None
     side: str
     hidden: bool
-    position: dict[str, int] | None
+    position: Position | None
     initiative: int | None
     initiative_override: int | None = None
     actions: int
     down: bool
     reaction: str | None
-    resources: dict[str, dict[str, Any]] = Field(
-        description="{value, max} per pool, or {status}, or nothing (hp_visibility)."
+    resources: dict[str, Resource] = Field(
+        description="Each pool: {value, max} (a pool without a maximum: {value}), or {status}, or none (hp_visibility)."
     )
     posture: str | None = None
-    conditions: list[dict[str, Any]]
+    conditions: list[ConditionPublic]
     counters: dict[str, Any] = Field(
         default_factory=dict,
         description=(
@@ -273,7 +323,7 @@ class EncounterPublic(Open):
     options: dict[str, Any]
     combatants: list[CombatantPublic]
     order: list[OrderEntry]
-    current: dict[str, Any] | None
+    current: CurrentTurn | None
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -12,7 +12,7 @@ A ruleset that gains a capability lists its result model in its own module's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -64,6 +64,9 @@ LogEntry = union(
     "kind",
 )
 
+# the kinds of roll-log entry (`LogEntry`'s discriminator), the log's `?kind=` filter
+LogKind = Literal["test", "level_up", "opposed", "group", "action", "combat", "roll", "sheet_edit"]
+
 
 class LogPage(Result):
     """A page of the roll log, newest first."""
@@ -103,6 +106,7 @@ __all__ = [
     "CombatEntry",
     "CombatPage",
     "LogEntry",
+    "LogKind",
     "LogPage",
     "LevelUpPage",
     "RollResult",

@@ -647,7 +647,7 @@ def test_rulebook_hp_may_go_below_zero_and_asgard_heroism_has_no_max(table):
     t.act(s["id"], {"type": "heal", "target_id": s["combatants"][0]["id"], "amount": 2, "resource": "heroism"})
     assert t.state(s["id"])["combatants"][0]["resources"] == {
         "vitality": {"value": 20, "max": 20},
-        "heroism": {"value": 5, "max": None},
+        "heroism": {"value": 5},
     }
 
 

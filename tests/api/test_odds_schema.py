@@ -26,7 +26,7 @@ PREFIX = {
 
 def documented(path: str, ruleset: str) -> dict:
     body = SPEC["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    ref = next(c["$ref"] for c in body["oneOf"] if c["x-ruleset"] == ruleset)
+    ref = next(c["$ref"] for c in body.get("oneOf", body.get("anyOf", [])) if c["x-ruleset"] == ruleset)
     return SPEC["components"]["schemas"][ref.rsplit("/", 1)[1]]
 
 

@@ -3,7 +3,7 @@ ASGI app on the suite's per-test database (one rolled-back transaction per
 ruleset's run).
 
 Each ruleset gets its own copy of the document in which the ruleset-dependent
-bodies (`oneOf` tagged `x-ruleset`) keep only that ruleset's schema, and runs
+bodies (`oneOf`/`anyOf` tagged `x-ruleset`) keep only that ruleset's schema, and runs
 with the GM token of a seeded campaign of that ruleset: one character, one
 player, one logged test, and two encounters of the hero and an NPC (one in setup,
 one started; made again when a generated call ended, started or reverted them).
@@ -55,11 +55,13 @@ def for_ruleset(raw: dict[str, Any], ruleset: str) -> dict[str, Any]:
     for operations in spec["paths"].values():
         for operation in operations.values():
             content = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
-            choices = content.get("schema", {}).get("oneOf", [])
+            schema = content.get("schema", {})
+            keyword = "oneOf" if "oneOf" in schema else "anyOf"  # anyOf: bodies two rulesets share
+            choices = schema.get(keyword, [])
             if choices and all("x-ruleset" in c for c in choices):
                 mine = [c for c in choices if c["x-ruleset"] == ruleset]
                 if mine:
-                    content["schema"]["oneOf"] = mine
+                    schema[keyword] = mine
     return spec
 
 

@@ -28,7 +28,7 @@ from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
 from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS
-from app.rulesets.great_cosmos.schemas import EncounterOptions as GreatCosmosEncounterOptions
+from app.rulesets.great_cosmos.schemas import GreatCosmosEncounterOptions
 
 
 class _Parallel(DiceSource):

@@ -241,7 +241,7 @@ class LevelUpRequest(RollingRequest):
 
 
 # --- encounters: options and request bodies (combat.py) ------------------------------------
-class EncounterOptions(encounters.EncounterOptions):
+class GreatCosmosEncounterOptions(encounters.EncounterOptions):
     tie_method: Literal["d20", "parallel"] = Field(
         "d20",
         description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "

@@ -62,17 +62,22 @@ class Scene:
 
 
 def status(value: int, maximum: int | None) -> str:
-    """API.md: full → unhurt, above half → wounded, above 0 → bloodied, 0 → down."""
+    """API.md: full → unhurt, above half → wounded, above 0 → bloodied, 0 → down. A pool full
+    at 0 (a maximum of 0: a character without magic) is unhurt, not down (issue 25 item 3)."""
+    if maximum is not None and value >= maximum:
+        return "unhurt"
     if value <= 0:
         return "down"
-    if maximum is None or value >= maximum:
+    if maximum is None:
         return "unhurt"
     return "wounded" if value * 2 > maximum else "bloodied"
 
 
 def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each pool `{value, max}` (`{value}` for a pool without a maximum: `max` is never null),
+    `{status}`, or none, as `hp_visibility` lets this viewer see it."""
     if scene.exact(viewer, combatant_id):
-        return exact
+        return {name: {k: v for k, v in r.items() if v is not None} for name, r in exact.items()}
     if scene.hp_visibility == "hidden":
         return {}
     return {name: {"status": status(r["value"], r["max"])} for name, r in exact.items()}

@@ -1,0 +1,280 @@
+"""Issue 25 items 3 and 4: the served openapi.json holds as a strict validator reads it (JSON
+Schema Draft 2020-12, `jsonschema`, formats checked): every documented example is valid, and
+valid for its own ruleset's variant (exactly one where the body is a `oneOf`); a real answer of
+each ruleset (a campaign, a character, a test, the log, a fight) is valid against its
+operation's schema; and twelve kinds of invalid body are refused by the document."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterator
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from app.openapi import render
+from tests.factories import RULESETS, SHEETS, TEST_BODIES
+
+SPEC = json.loads(render())
+COMPONENTS = SPEC["components"]["schemas"]
+JSON = "application/json"
+
+
+def validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A strict validator of `schema`, its `#/components/...` references resolved in the document."""
+    root = {"$schema": "https://json-schema.org/draft/2020-12/schema", "components": SPEC["components"], **schema}
+    Draft202012Validator.check_schema(root)
+    return Draft202012Validator(root, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def errors(schema: dict[str, Any], value: Any) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message[:300]}" for e in validator(schema).iter_errors(value)]
+
+
+def operations() -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, methods in SPEC["paths"].items():
+        for method, operation in methods.items():
+            yield method, path, operation
+
+
+def body_schema(method: str, path: str) -> dict[str, Any]:
+    return SPEC["paths"][path][method]["requestBody"]["content"][JSON]["schema"]
+
+
+def variants(schema: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
+    for keyword in ("oneOf", "anyOf"):
+        if keyword in schema and all("x-ruleset" in c for c in schema[keyword]):
+            return keyword, schema[keyword]
+    return None, []
+
+
+def test_every_documented_example_is_valid_for_its_own_ruleset_and_exactly_one_variant_of_a_one_of():
+    checked = 0
+    for method, path, operation in operations():
+        content = operation.get("requestBody", {}).get("content", {}).get(JSON)
+        if content is None:
+            continue
+        schema = content["schema"]
+        keyword, choices = variants(schema)
+        for name, example in content.get("examples", {}).items():
+            assert errors(schema, example["value"]) == [], (method, path, name)
+            matched = [c["x-ruleset"] for c in choices if not errors(c, example["value"])]
+            assert name.split(" ")[0] in matched, (method, path, name, matched)
+            if keyword == "oneOf":
+                assert matched == [name.split(" ")[0]], (method, path, name)
+            checked += 1
+    for name, component in COMPONENTS.items():
+        for example in component.get("examples", []):
+            assert errors({"$ref": f"#/components/schemas/{name}"}, example) == [], (name, example)
+            checked += 1
+    assert checked > 60
+
+
+def test_ruleset_bodies_are_one_of_only_where_no_body_fits_two_rulesets():
+    """A Rulebook D100 stat is any name its GM chose (RB-S1): a test body cannot tell that ruleset
+    from Great Cosmos or Worlds Awakening, so it is an `anyOf`; Asgard's (a `skill`, no `stat`)
+    and the unions by `type` are told apart, so the level-up, reroll and group bodies stay `oneOf`."""
+    shapes = {
+        (path, method): variants(body_schema(method, path))[0]
+        for method, path, operation in operations()
+        if variants(operation.get("requestBody", {}).get("content", {}).get(JSON, {}).get("schema", {}))[0]
+    }
+    assert shapes[("/v1/characters/{character_id}/tests", "post")] == "anyOf"
+    assert shapes[("/v1/characters/{character_id}/tests/odds", "post")] == "anyOf"
+    assert shapes[("/v1/encounters/{encounter_id}/actions", "post")] == "anyOf"  # `attack` in each ruleset
+    assert shapes[("/v1/characters/{character_id}/level-ups", "post")] == "oneOf"
+    assert shapes[("/v1/characters/{character_id}/tests/{test_id}/reroll", "post")] == "oneOf"
+    tests = body_schema("post", "/v1/characters/{character_id}/tests")
+    matched = [c["x-ruleset"] for c in tests["anyOf"] if not errors(c, {"stat": "force", "dice": [42]})]
+    assert matched == ["great-cosmos", "rulebook-d100"]  # what made every strict validator refuse it
+    assert errors(tests, {"stat": "force", "dice": [42]}) == []
+
+
+TEST = ("post", "/v1/characters/{character_id}/tests")
+ODDS = ("post", "/v1/characters/{character_id}/tests/odds")
+ACT = ("post", "/v1/encounters/{encounter_id}/actions")
+CAMPAIGN = ("post", "/v1/campaigns")
+CHARACTER = ("post", "/v1/campaigns/{campaign_id}/characters")
+LEVEL_UP = ("post", "/v1/characters/{character_id}/level-ups")
+# the twelve kinds of invalid body a strict validator must refuse
+INVALID: list[tuple[str, tuple[str, str], Any]] = [
+    ("no stat nor skill", TEST, {"modifier": 1}),
+    ("an unknown field", TEST, {"stat": "force", "bogus": 1}),
+    ("a bound passed", TEST, {"stat": "force", "modifier": 5000}),
+    ("a number as a string", TEST, {"stat": "force", "modifier": "5"}),
+    ("a stat no ruleset names (RB-S1's names are words)", TEST, {"stat": "for ce!"}),
+    ("dice on odds (nothing is rolled)", ODDS, {"stat": "force", "dice": [4]}),
+    ("an unknown action type", ACT, {"type": "teleport", "actor_id": "a"}),
+    ("an attack without a target", ACT, {"type": "attack", "actor_id": "a"}),
+    ("an unknown ruleset", CAMPAIGN, {"name": "Les Ombres", "ruleset": "d-and-d"}),
+    ("an empty name", CAMPAIGN, {"name": "", "ruleset": "asgard"}),
+    ("a character kind that is not pc or npc", CHARACTER, {"name": "Boss", "kind": "boss", "sheet": {}}),
+    ("not an object", LEVEL_UP, ["stat", "force"]),
+]
+
+
+def _schema_of(method: str, path: str) -> dict[str, Any]:
+    return body_schema(method, path)
+
+
+@pytest.mark.parametrize(("what", "where", "body"), INVALID, ids=[what for what, _, _ in INVALID])
+def test_the_twelve_kinds_of_invalid_body_are_refused_by_the_document(what, where, body):
+    assert errors(_schema_of(*where), body) != [], what
+
+
+def test_the_log_kind_is_an_enum_and_an_unknown_kind_is_a_422(client, campaign_factory):
+    parameter = next(
+        p for p in SPEC["paths"]["/v1/campaigns/{campaign_id}/rolls"]["get"]["parameters"] if p["name"] == "kind"
+    )
+    assert set(COMPONENTS["LogEntry"]["discriminator"]["mapping"]) == {
+        v for s in parameter["schema"]["anyOf"] for v in s.get("enum", [])
+    }
+    assert errors(parameter["schema"], "attack") != []
+    camp = campaign_factory("great-cosmos")
+    r = client.get(f"/v1/campaigns/{camp.id}/rolls?kind=attack", headers=camp.gm)
+    assert r.status_code == 422, r.text
+    assert client.get(f"/v1/campaigns/{camp.id}/rolls?kind=roll", headers=camp.gm).status_code == 200
+
+
+def test_campaign_create_ruleset_is_the_registered_rulesets():
+    assert sorted(COMPONENTS["CampaignCreate"]["properties"]["ruleset"]["enum"]) == sorted(RULESETS)
+
+
+# --- real answers, each ruleset ----------------------------------------------------------------
+
+
+def _route(method: str, url: str) -> tuple[str, dict[str, Any]]:
+    """The documented operation of a concrete URL."""
+    path = url.split("?")[0]
+    for template, methods in SPEC["paths"].items():
+        if method in methods and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path):
+            return template, methods[method]
+    raise AssertionError(f"undocumented {method} {url}")
+
+
+class Checked:
+    def __init__(self, client, headers):
+        self.client, self.headers, self.seen = client, headers, set()
+
+    def __call__(self, method: str, url: str, body: Any = None, status: int = 200) -> Any:
+        r = self.client.request(method.upper(), url, json=body, headers=self.headers)
+        assert r.status_code == status, r.text
+        template, operation = _route(method, url)
+        schema = operation["responses"][str(status)]["content"][JSON]["schema"]
+        assert errors(schema, r.json()) == [], (method, template)
+        if body is not None and "requestBody" in operation:
+            assert errors(operation["requestBody"]["content"][JSON]["schema"], body) == [], (method, template)
+        self.seen.add((method, template))
+        return r.json()
+
+
+# an attack's damage, per ruleset: a weapon of the sheet or an expression
+DAMAGE = {"great-cosmos": {"damage": "1d6"}, "asgard": {}, "rulebook-d100": {"damage": "1d6"}, "worlds-awakening": {}}
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(client, ruleset):
+    served = client.get("/openapi.json").json()
+    assert served == SPEC
+    r = client.post("/v1/campaigns", json={"name": "Strict", "ruleset": ruleset})
+    assert r.status_code == 201, r.text
+    assert errors(SPEC["paths"]["/v1/campaigns"]["post"]["responses"]["201"]["content"][JSON]["schema"], r.json()) == []
+    camp = r.json()
+    call = Checked(client, {"Authorization": f"Bearer {camp['gm_token']}"})
+    cid = camp["id"]
+    call("get", f"/v1/campaigns/{cid}")
+    hero = call("post", f"/v1/campaigns/{cid}/characters", {"name": "Aiko", "sheet": SHEETS[ruleset]}, 201)
+    foe = call(
+        "post", f"/v1/campaigns/{cid}/characters", {"name": "Goblin", "kind": "npc", "sheet": SHEETS[ruleset]}, 201
+    )
+    call("get", f"/v1/characters/{hero['id']}")
+    call("get", f"/v1/campaigns/{cid}/characters")
+    call("post", f"/v1/characters/{hero['id']}/tests", TEST_BODIES[ruleset], 201)
+    odds = {k: v for k, v in TEST_BODIES[ruleset].items() if k != "seed"}
+    call("post", f"/v1/characters/{hero['id']}/tests/odds", odds)
+    call("post", f"/v1/campaigns/{cid}/rolls", {"expression": "3d6+2", "seed": 3}, 201)
+    enc = call(
+        "post",
+        f"/v1/campaigns/{cid}/encounters",
+        {"name": "Ambush", "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}]},
+        201,
+    )
+    eid = enc["id"]
+    started = call("post", f"/v1/encounters/{eid}/start", {"seed": 5}, 201)
+    actor = started["current"]["combatant_id"]
+    target = next(c["id"] for c in started["combatants"] if c["id"] != actor)
+    call(
+        "post",
+        f"/v1/encounters/{eid}/actions",
+        {"type": "attack", "actor_id": actor, "target_id": target, "seed": 7, **DAMAGE[ruleset]},
+        201,
+    )
+    call("post", f"/v1/encounters/{eid}/actions", {"type": "damage", "target_id": target, "amount": 1}, 201)
+    call("post", f"/v1/encounters/{eid}/next-turn", {"seed": 9}, 201)
+    call("get", f"/v1/encounters/{eid}")
+    call("get", f"/v1/encounters/{eid}/actions")
+    call("get", f"/v1/campaigns/{cid}/rolls?limit=500")
+    assert len(call.seen) == 14
+
+
+def test_resources_are_value_and_max_never_null_or_a_status_and_a_pool_full_at_0_is_not_down(client):
+    """Issue 25 item 3: `{value, max}` (a pool without a maximum, AS heroism: `{value}`), or
+    `{status}` for a player under `hp_visibility: status`; a worlds-awakening fighter without
+    magic (mp 0 of 0) is full, so `unhurt`, not `down`."""
+    resource = COMPONENTS["CombatantPublic"]["properties"]["resources"]["additionalProperties"]
+    assert errors(resource, {"value": 3, "max": None}) != [] and errors(resource, {"value": 3}) == []
+    assert errors(resource, {"status": "down"}) == [] and errors(resource, {"status": "dead"}) != []
+    r = client.post("/v1/campaigns", json={"name": "Status", "ruleset": "worlds-awakening"})
+    gm = {"Authorization": f"Bearer {r.json()['gm_token']}"}
+    cid = r.json()["id"]
+    bob = client.post(f"/v1/campaigns/{cid}/players", json={"name": "Bob"}, headers=gm).json()
+    npc = client.post(
+        f"/v1/campaigns/{cid}/characters",
+        json={"name": "Orc", "kind": "npc", "sheet": SHEETS["worlds-awakening"], "player_access": "observer"},
+        headers=gm,
+    ).json()
+    assert (npc["sheet"]["mp"], npc["sheet"]["mp_max"]) == (0, 0)
+    enc = client.post(
+        f"/v1/campaigns/{cid}/encounters",
+        json={"name": "A", "options": {"hp_visibility": "status"}, "combatants": [{"character_id": npc["id"]}]},
+        headers=gm,
+    ).json()
+    seen = client.get(f"/v1/encounters/{enc['id']}", headers={"Authorization": f"Bearer {bob['token']}"})
+    assert seen.status_code == 200, seen.text
+    assert seen.json()["combatants"][0]["resources"] == {"hp": {"status": "unhurt"}, "mp": {"status": "unhurt"}}
+    schema = SPEC["paths"]["/v1/encounters/{encounter_id}"]["get"]["responses"]["200"]["content"][JSON]["schema"]
+    assert errors(schema, seen.json()) == []
+    assert client.get(f"/v1/encounters/{enc['id']}", headers=gm).json()["combatants"][0]["resources"] == {
+        "hp": {"value": 12, "max": 12},
+        "mp": {"value": 0, "max": 0},
+    }
+
+
+def test_the_encounter_state_is_typed_current_order_conditions_kind():
+    combatant = COMPONENTS["CombatantPublic"]["properties"]
+    assert {"kind", "conditions", "resources", "position"} <= set(combatant)
+    assert COMPONENTS["EncounterPublic"]["properties"]["current"]["anyOf"][0] == {
+        "$ref": "#/components/schemas/CurrentTurn"
+    }
+    assert {"action", "from_round"} <= set(COMPONENTS["OrderEntry"]["properties"])
+    assert combatant["conditions"]["items"] == {"$ref": "#/components/schemas/ConditionPublic"}
+
+
+def test_a_character_is_a_union_by_ruleset_its_sheet_that_rulesets_component():
+    """Issue 25 item 3: `CharacterPublic` and the events' `CharacterEvent` are discriminated by
+    `ruleset`, each variant's `sheet` the ruleset's named sheet schema; a sheet of another
+    ruleset is refused by the document."""
+    for name in ("CharacterPublic", "CharacterEvent"):
+        union = COMPONENTS[name]
+        assert union["discriminator"]["propertyName"] == "ruleset"
+        for ruleset, ref in union["discriminator"]["mapping"].items():
+            variant = COMPONENTS[ref.rsplit("/", 1)[1]]
+            assert variant["properties"]["ruleset"]["const"] == ruleset
+            assert variant["properties"]["sheet"]["$ref"].endswith("Sheet")
+    assert sorted(COMPONENTS["CharacterPublic"]["discriminator"]["mapping"]) == sorted(RULESETS)
+    read = COMPONENTS["GreatCosmosCharacterPublic"]
+    assert read["properties"]["sheet"] == {"$ref": "#/components/schemas/GreatCosmosSheet"}
+    assert errors({"$ref": "#/components/schemas/GreatCosmosSheet"}, SHEETS["asgard"]) != []
+    assert errors({"$ref": "#/components/schemas/GreatCosmosSheet"}, SHEETS["great-cosmos"]) == []
+    assert "AsgardSheet" in COMPONENTS["CharacterCreate"]["properties"]["sheet"]["description"]
