@@ -244,3 +244,21 @@ def test_get_one_action_answers_it_as_the_caller_reads_it_and_404_for_a_hidden_o
         assert (status, body) == (200, hidden_hit)
     else:
         assert (status, body["detail"]) == (404, unknown["detail"])
+
+
+def test_gc_p6_the_end_of_the_fight_mirrors_the_sheets_it_changes(table):
+    """GC-P6: the end of the fight ends a special posture, on the sheet: `end` sends that sheet's
+    `character.updated` (to each viewer as it reads it) before its `encounter.updated`."""
+    t = table(GC)
+    f = Fight(t)
+    t.start(f.eid, dice=[])
+    t.act(f.eid, {"type": "posture", "actor_id": f.n["Aiko"], "posture": "sepulcrale"})
+    assert t.sheet(f.chars["Aiko"])["sheet"]["posture"] == "sepulcrale"
+    before = last_id(t)
+    r = t.client.post(f"/v1/encounters/{f.eid}/end", headers=t.gm)
+    assert r.status_code == 200, r.text
+    seen = f.mirrored(before)
+    for who in ("gm", "alice", "bob"):
+        assert types(seen[who]) == ["character.updated", "encounter.updated"], who
+        assert seen[who][0]["data"]["id"] == f.chars["Aiko"] and seen[who][0]["data"]["sheet"]["posture"] == "defensive"
+        assert seen[who][-1]["data"] == {"id": f.eid, "version": r.json()["version"]}
