@@ -109,17 +109,18 @@ def record_character(
 
 
 def updated_events(
-    conn: Connection, characters: list[StoredCharacter], ruleset: str
+    conn: Connection, characters: list[StoredCharacter], ruleset: str, *, hidden: bool = False
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The `character.updated` of each of these characters (a fight changed their sheets): its data
     and `events.record`'s audience arguments, their fights read in one query (to record later, in
-    the writes' batch: nothing is read then)."""
+    the writes' batch: nothing is read then). `hidden`: the change is one the other players may not
+    know of (a hidden action: never what or who, API.md round 3): the GM's and the owner's."""
     if not characters:
         return []
-    fights = standings(conn, characters[0].campaign_id, [c.id for c in characters])
+    fights = {} if hidden else standings(conn, characters[0].campaign_id, [c.id for c in characters])
     out = []
     for character in characters:
-        level = others_level(character, fights.get(character.id, NOT_FIGHTING))
+        level = "none" if hidden else others_level(character, fights.get(character.id, NOT_FIGHTING))
         who = (
             Audience()
             if level == "observer"

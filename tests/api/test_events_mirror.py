@@ -262,3 +262,18 @@ def test_gc_p6_the_end_of_the_fight_mirrors_the_sheets_it_changes(table):
         assert types(seen[who]) == ["character.updated", "encounter.updated"], who
         assert seen[who][0]["data"]["id"] == f.chars["Aiko"] and seen[who][0]["data"]["sheet"]["posture"] == "defensive"
         assert seen[who][-1]["data"] == {"id": f.eid, "version": r.json()["version"]}
+
+
+def test_a_hidden_actions_sheet_change_is_the_gms_and_the_owners_alone(table):
+    """A GM's hidden heal: never what or who (API.md round 3): no player but the sheet's owner
+    receives its `character.updated`, though the sheet is one they may read."""
+    t = table(GC)
+    f = Fight(t)
+    t.start(f.eid, dice=[])
+    before = last_id(t)
+    for name in ("Brute", "Aiko"):
+        t.act(f.eid, {"type": "damage", "target_id": f.n[name], "amount": 10, "hidden": True})
+    seen = f.mirrored(before)
+    assert types(seen["gm"]) == ["character.updated", "log.created", "encounter.action"] * 2
+    assert types(seen["alice"]) == ["character.updated"] and seen["alice"][0]["data"]["id"] == f.chars["Aiko"]
+    assert seen["bob"] == []

@@ -94,7 +94,7 @@ def record_action(
             now=at,
         )
     )
-    changed = _record_characters(uow, fight, sheets)
+    changed = _record_characters(uow, fight, sheets, hidden=view.action(body, seen, view.NOBODY) is None)
     refs = [{"id": ch.id, "version": ch.version} for ch, _ in changed]
     players_refs = [{"id": ch.id, "version": ch.version} for ch, unknown in changed if not unknown]
     uow.later(
@@ -119,26 +119,30 @@ def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, eve
     changed, `end`'s, then the encounter's)."""
     sheets = sorted(fight.dirty_sheets)
     version = store.save(uow.conn, fight, utcnow())
-    for _, write in _character_events(uow, fight, sheets):
+    for _, write in _character_events(uow, fight, sheets, hidden=hidden):
         write()
     uow.record(event, {"id": fight.id, "version": version}, hidden=hidden)
     return version
 
 
-def _character_events(uow: EncounterWork, fight: Fight, sheets: list[str]) -> list[tuple[Any, partial]]:
+def _character_events(
+    uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool = False
+) -> list[tuple[Any, partial]]:
     """Each changed character (as saved) and the recording of its `character.updated`."""
     changed = [fight.characters[cid] for cid in sheets]
+    made = characters.updated_events(uow.conn, changed, fight.ruleset, hidden=hidden)
     return [
         (ch, partial(uow.record, "character.updated", data, **args))
-        for ch, (data, args) in zip(changed, characters.updated_events(uow.conn, changed, fight.ruleset), strict=True)
+        for ch, (data, args) in zip(changed, made, strict=True)
     ]
 
 
-def _record_characters(uow: EncounterWork, fight: Fight, sheets: list[str]) -> list[tuple[Any, bool]]:
+def _record_characters(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool) -> list[tuple[Any, bool]]:
     """`character.updated` of each sheet the action changed (ids read before the save), for the
-    commit; returns each character as saved, and whether it is unknown to the other players."""
+    commit (`hidden`: an action the other players do not see, whose changes are not theirs to
+    know of either); returns each character as saved, and whether it is unknown to the others."""
     out = []
-    for ch, write in _character_events(uow, fight, sheets):
+    for ch, write in _character_events(uow, fight, sheets, hidden=hidden):
         uow.later(write)
         out.append((ch, bool(write.keywords["hidden"])))
     return out
