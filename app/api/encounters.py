@@ -36,6 +36,7 @@ from app.models.schemas import Page
 from app.rulesets.registry import RULES
 from app.rulesets.wire import CombatEntry, CombatPage, StartedPublic
 from app.services import encounters
+from app.services.encounters.record import read_action
 
 router = APIRouter(tags=["encounters"], route_class=CheckedRoute)
 Limit = Annotated[int, Query(ge=1, le=500)]
@@ -57,7 +58,12 @@ def state(body: dict[str, Any], status_code: int = 200) -> JSONResponse:
 
 
 def action(body: dict[str, Any]) -> JSONResponse:
-    return JSONResponse(body, status_code=201, headers={"ETag": etag(body["encounter_version"])})
+    """A 201 action with the encounter's new ETag and its `Location` (`GET …/actions/{aid}` reads it)."""
+    headers = {
+        "ETag": etag(body["encounter_version"]),
+        "Location": f"/v1/encounters/{body['encounter_id']}/actions/{body['id']}",
+    }
+    return JSONResponse(body, status_code=201, headers=headers)
 
 
 def _json(model: BaseModel) -> dict[str, Any]:
@@ -250,6 +256,19 @@ async def list_encounter_actions(
     )
 
 
+@router.get(
+    "/v1/encounters/{encounter_id}/actions/{action_id}",
+    response_model=CombatEntry,
+    summary="One action of the fight's history, as the caller may see it",
+    description="As `GET …/actions` shows it (reverted ones carry `reverted_by`); an action the caller "
+    "may not see (hidden, or a hidden combatant's) is a 404, exactly as an unknown one.",
+)
+async def read_encounter_action(
+    encounter_id: str, action_id: str, sessions: SessionFactory, principal: PrincipalDep
+) -> JSONResponse:
+    return JSONResponse(await read(sessions, read_action, principal, encounter_id, action_id))
+
+
 @router.post(
     "/v1/encounters/{encounter_id}/actions/{action_id}/revert",
     status_code=201,
@@ -278,6 +297,10 @@ async def revert_encounter_action(
     "/v1/encounters/{encounter_id}/end",
     response_model=EncounterPublic,
     summary="GM: the fight is over; later actions are refused (409)",
+    description="200, not 201: ending creates nothing (no action in the history, no new resource, so no "
+    "`Location`); like a PATCH, it changes the encounter and answers its new state, with its ETag. "
+    "The sheets it changes (a ruleset's end of fight) send `character.updated`, the encounter "
+    "`encounter.updated`.",
 )
 @access("gm")
 async def end_encounter(

@@ -72,7 +72,7 @@ ETAGGED = {
     "end_encounter",
 }
 # the 201s that name what they created (`Location`): the resource, or the roll-log entry of what rolled
-UNLOCATED = {"create_event_ticket", "next_encounter_turn", "act_in_encounter", "revert_encounter_action"}
+UNLOCATED = {"create_event_ticket"}
 HEADERS = {
     "X-Request-Id": {
         "description": "This request's id (the caller's own if it sent a valid one); quote it in a report.",

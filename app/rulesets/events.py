@@ -1,12 +1,16 @@
 """The data of each Server-Sent Event of `GET /v1/campaigns/{id}/events` (`event:` name -> model).
 
-An event carries the new state of what changed, as a member reads it (a
+An event carries the new state of what changed, as that viewer reads it (a
 character as `GET /v1/characters/{id}` returns it…), or the roll-log entry; an
 encounter's events carry its id and new version (read the state, filtered for
-the caller, with `GET /v1/encounters/{id}`). Hidden things (a GM's hidden roll,
-a hidden combatant's action) are in the GM's streams only. Every event is filtered per
-viewer like the reads (API.md round 3): a character is sent to the other players as
-their `player_access` reads it (whole, limited, or not at all)."""
+the caller, with `GET /v1/encounters/{id}`) and the action that made it, as
+`GET /v1/encounters/{id}/actions/{aid}` returns it to that viewer. Every change sends
+its events (API.md round 3, a complete mirror): a fight's action sends
+`character.updated` for each sheet it changed, `log.created` for its entry, then
+`encounter.action`. Hidden things (a GM's hidden roll, a hidden combatant's action
+and sheet) are in the GM's streams only (and its owner's). Every event is filtered
+per viewer like the reads: a character is sent to the other players as their
+`player_access` (and its fights) reads it (whole, limited, or not at all)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, RootModel
 
 from app.models.results.common import Result
-from app.rulesets.wire import LogEntry
+from app.rulesets.wire import CombatEntry, LogEntry
 
 
 class VersionRef(Result):
@@ -89,9 +93,11 @@ class CharacterCreatedEvent(RootModel[CharacterEvent | LimitedCharacterEvent]):
 
 
 class CharacterUpdatedEvent(RootModel[CharacterEvent | LimitedCharacterEvent]):
-    """`character.updated` (`PATCH`): the character as `GET /v1/characters/{id}` returns it now to this
-    viewer. A sheet changed by a rule (a test's karma, a fight's damage) is told by `log.created` /
-    `encounter.action`."""
+    """`character.updated`: the character as `GET /v1/characters/{id}` returns it now to this viewer,
+    after a `PATCH` or a fight's change of its sheet (an action, a revert, the GM's heal, damage or
+    condition, the end). A combatant's `resources` in the encounter's state come from this sheet: a
+    tracker updates the combatants whose `character_id` it names (the encounter's version does not
+    move on a `PATCH`, so no `encounter.updated` is sent for it)."""
 
 
 class CharacterDeletedEvent(Result):
@@ -121,21 +127,28 @@ class EncounterCreatedEvent(EncounterEvent):
 
 class EncounterUpdatedEvent(EncounterEvent):
     """`encounter.updated`: a setup change (combatants, options), its start or its end. A change
-    about a hidden combatant is in the GM's streams only."""
+    about a hidden combatant is in the GM's streams only. The start's initiative rolls are also the
+    first action of its history: its event carries it (`action_id`, `action`)."""
+
+    action_id: str | None = Field(default=None, description="`start` only: its action in the history.")
+    action: CombatEntry | None = Field(default=None, description="`start` only: that action as this viewer reads it.")
 
 
 class EncounterActionEvent(EncounterEvent):
-    """`encounter.action`: an action (or a `next_turn`), `GET /v1/encounters/{id}/actions` shows it.
-    A player's stream never has the action of a combatant it may not see."""
+    """`encounter.action`: an action (or a `next_turn`), as `GET /v1/encounters/{id}/actions/{aid}`
+    returns it to this viewer. A player's stream never has the action of a combatant it may not see."""
 
     action_id: str
+    action: CombatEntry
 
 
 class EncounterRevertedEvent(EncounterEvent):
-    """`encounter.reverted`: `action_id` is the revert, `reverted` the action it undid."""
+    """`encounter.reverted`: `action_id` is the revert (`action`, as this viewer reads it), `reverted`
+    the action it undid."""
 
     action_id: str
     reverted: str
+    action: CombatEntry
 
 
 class StreamErrorEvent(Result):

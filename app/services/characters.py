@@ -108,6 +108,30 @@ def record_character(
     uow.record(type_, public(character, ruleset), **audience(uow.conn, character, ruleset, hidden=hidden).record_args())
 
 
+def updated_events(
+    conn: Connection, characters: list[StoredCharacter], ruleset: str, *, hidden: bool = False
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The `character.updated` of each of these characters (a fight changed their sheets): its data
+    and `events.record`'s audience arguments, their fights read in one query (to record later, in
+    the writes' batch: nothing is read then). `hidden`: the change is one the other players may not
+    know of (a hidden action: never what or who, API.md round 3): the GM's and the owner's."""
+    if not characters:
+        return []
+    fights = {} if hidden else standings(conn, characters[0].campaign_id, [c.id for c in characters])
+    out = []
+    for character in characters:
+        level = "none" if hidden else others_level(character, fights.get(character.id, NOT_FIGHTING))
+        who = (
+            Audience()
+            if level == "observer"
+            else Audience(
+                hidden=level == "none", owner_id=character.player_id, player_data=view(character, ruleset, level)
+            )
+        )
+        out.append((public(character, ruleset), who.record_args()))
+    return out
+
+
 def normalized_sheet(
     campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_override: bool, previous: dict[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -8,7 +8,12 @@ changed, as a member reads it (a character as `GET /v1/characters/{id}` returns
 it, the campaign, the player without its token). A `log.created` event stores a
 reference to its roll-log entry (`entry_id`), not the entry's body: the readers
 below put the body back (`entry`) when they read, so clients see the same
-payload and a big roll is stored once."""
+payload and a big roll is stored once. An encounter event of an action stores it the same
+way (`action_ref`: the action's id, which is its roll-log entry's): readers put it back
+(`action`), as the GM reads it; what the players read of it is stored beside it when it
+differs (`player_data`), and what one player reads of it when that differs again (a
+player's own hidden combatant, its own exact pools: `player_views`, kept in the
+`player_data` column under `_views`)."""
 
 from __future__ import annotations
 
@@ -94,6 +99,7 @@ def record(
     hidden: bool = False,
     owner_id: str | None = None,
     player_data: dict[str, Any] | None = None,
+    player_views: dict[str, dict[str, Any]] | None = None,
     conn: Connection | None = None,
 ) -> None:
     """Add an event to the current transaction (the caller commits). Call it after
@@ -113,7 +119,12 @@ def record(
     round trip, still as two statements in this order (the lock's meaning is kept).
 
     Who receives it (the `Event` table's doc): the GM; the player `owner_id` even when
-    `hidden`; the other players nothing when `hidden`, else `player_data` or `data`."""
+    `hidden`; the other players nothing when `hidden`, else `player_data` or `data`.
+    `player_views`: player id -> what that player receives instead (before all of the above
+    but the GM; a hidden event reaches only the player `owner_id` among them)."""
+    stored = player_data
+    if player_views:
+        stored = {_VIEWS: player_views, _OTHERS: player_data}
     values = {
         "campaign_id": campaign_id,
         "type": type_,
@@ -121,7 +132,7 @@ def record(
         "created_at": utcnow(),
         "owner_id": owner_id,
         "data": to_jsonable_python(_completed(session, campaign_id, type_, data)),
-        "player_data": None if player_data is None else to_jsonable_python(player_data),
+        "player_data": None if stored is None else to_jsonable_python(stored),
     }
     conn = conn if conn is not None else session.connection()
     if conn.dialect.name == "postgresql":
@@ -131,6 +142,7 @@ def record(
 
 _campaign = core_table(Campaign)
 _player = core_table(Player)
+_VIEWS, _OTHERS = "_views", "_others"  # `player_data` holding per-player payloads
 
 
 def _completed(session: Session, campaign_id: str, type_: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -165,11 +177,18 @@ class StoredEvent(NamedTuple):
     data: dict[str, Any]  # as the GM (and the owner) sees it, a log entry's body put back
     owner_id: str | None = None  # a player who sees `data` even when hidden
     player_data: dict[str, Any] | None = None  # what the other players see instead of `data`
+    player_views: dict[str, dict[str, Any]] | None = None  # what one player sees instead of the above
 
     def payload_for(self, viewer: Principal) -> dict[str, Any] | None:
         """The event's data as `viewer` may see it, or None when it is not for it (API.md
         round 3: per viewer, the GM, the owner, then what the other players may see)."""
-        if viewer.is_gm or (self.owner_id is not None and viewer.player_id == self.owner_id):
+        if viewer.is_gm:
+            return self.data
+        if self.player_views is not None and viewer.player_id in self.player_views:
+            if self.hidden and viewer.player_id != self.owner_id:
+                return None
+            return self.player_views[viewer.player_id]
+        if self.owner_id is not None and viewer.player_id == self.owner_id:
             return self.data
         if self.hidden:
             return None
@@ -282,8 +301,10 @@ _PG_POLL = text(
 
 
 def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
-    """Rows as clients see them: each `log.created` gets its entry's body back (one query per page)."""
+    """Rows as clients see them: each `log.created` gets its entry's body back, an action's
+    encounter event its action (one query per page)."""
     refs = {r.data["entry_id"] for r in rows if r.type == "log.created" and "entry_id" in r.data}
+    refs.update(r.data[ACTION_REF] for r in rows if ACTION_REF in r.data)
     bodies: dict[str, Any] = {}
     if refs:
         found = session.connection().execute(select(_log.c.id, _log.c.body).where(_log.c.id.in_(list(refs))))
@@ -297,13 +318,29 @@ def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
             r.hidden,
             _client_view(r.type, r.data, bodies),
             r.owner_id,
-            _players_view(r.type, r.data, r.player_data, bodies),
+            _players_view(r.type, r.data, _others(r.player_data), bodies),
+            _views(r.player_data),
         )
         for r in rows
     ]
 
 
+def _others(player_data: dict[str, Any] | None) -> dict[str, Any] | None:
+    return player_data.get(_OTHERS) if player_data is not None and _VIEWS in player_data else player_data
+
+
+def _views(player_data: dict[str, Any] | None) -> dict[str, dict[str, Any]] | None:
+    return player_data.get(_VIEWS) if player_data is not None else None
+
+
+ACTION_REF = "action_ref"  # an encounter event's action, stored as its id (the readers put it back)
+
+
 def _client_view(type_: str, data: dict[str, Any], bodies: dict[str, Any], *, for_gm: bool = True) -> dict[str, Any]:
+    if ACTION_REF in data:
+        rest = {k: v for k, v in data.items() if k != ACTION_REF}
+        body = bodies.get(data[ACTION_REF])
+        return {**rest, "action": body if for_gm or body is None else entry_for_viewer(body, is_gm=False)}
     if type_ != "log.created" or "entry_id" not in data:
         return data  # events written before references keep their body inline
     rest = {k: v for k, v in data.items() if k != "entry_id"}
@@ -318,6 +355,8 @@ def _players_view(
     `player_data`, or a log entry without what only the GM sees (its seed)."""
     if player_data is not None:
         return _client_view(type_, player_data, bodies, for_gm=False)
+    if ACTION_REF in data:  # the players read what the GM does, but for its seed
+        return _client_view(type_, data, bodies, for_gm=False)
     if type_ == "log.created" and "entry_id" in data:
         shown = _client_view(type_, data, bodies, for_gm=False)
         if shown["entry"] is not bodies.get(data["entry_id"]):  # entry_for_viewer left something out

@@ -835,14 +835,21 @@ def test_events_carry_id_and_version_and_hidden_actions_stay_the_gms(table):
     mine = [e for e in read_events(t.client, t.c.id, t.gm) if e["type"].startswith("encounter.")]
     assert [(e["type"], e["data"]["version"]) for e in mine] == [
         ("encounter.created", 1),
-        ("encounter.action", 2),
+        ("encounter.updated", 2),  # start (issue 25 item 1), carrying its action
         ("encounter.action", 3),
         ("encounter.reverted", 4),
         ("encounter.updated", 5),
     ]
-    assert mine[1]["data"] == {"id": eid, "version": 2, "action_id": started["action"]["id"]}
-    assert mine[3]["data"] == {"id": eid, "version": 4, "action_id": undo["id"], "reverted": secret["id"]}
+    action = started["action"]
+    assert mine[1]["data"] == {"id": eid, "version": 2, "action_id": action["id"], "action": action}
+    assert mine[3]["data"] == {
+        "id": eid,
+        "version": 4,
+        "action_id": undo["id"],
+        "reverted": secret["id"],
+        "action": undo,
+    }
     theirs = [e["type"] for e in read_events(t.client, t.c.id, t.alice.headers) if e["type"].startswith("encounter.")]
-    assert theirs == ["encounter.created", "encounter.action", "encounter.updated"]
+    assert theirs == ["encounter.created", "encounter.updated", "encounter.updated"]
     history = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.alice.headers).json()["items"]
     assert [a["type"] for a in history] == ["start"]

@@ -11,7 +11,10 @@ from fastapi.testclient import TestClient
 
 from app.api.openapi_doc import ETAGGED, UNLOCATED
 from app.main import create_app
-from tests.factories import GC, sheet
+from tests.api.test_encounters import ids, table
+from tests.factories import GC, gc_fighter, sheet
+
+__all__ = ["table"]
 
 SPEC = json.loads((Path(__file__).resolve().parents[2] / "openapi.json").read_text())
 OPERATIONS = {op["operationId"]: (m, p, op) for p, ops in SPEC["paths"].items() for m, op in ops.items()}
@@ -80,3 +83,34 @@ def test_cors_exposes_the_request_id(settings, db_session):
         r = client.get("/healthz", headers={"Origin": "https://vtt.example"})
     exposed = {h.strip().lower() for h in r.headers["access-control-expose-headers"].split(",")}
     assert {"x-request-id", "etag", "location", "retry-after"} <= exposed
+
+
+def test_issue25_item10_each_action_201_locates_the_action_a_get_reads_back(table):
+    """next-turn, actions and revert answer 201 with `Location: /v1/encounters/{eid}/actions/{aid}`,
+    which `GET` reads back; `end` creates nothing: 200, no `Location` (its description says why)."""
+    t = table(GC)
+    aiko = t.character("Aiko", gc_fighter(70), kind="pc", player=t.alice)
+    brute = t.character("Brute", gc_fighter(40))
+    s = t.encounter([{"character_id": aiko}, {"character_id": brute}])
+    eid, n = s["id"], ids(s)
+    t.start(eid, dice=[])
+    answers = [
+        t.client.post(
+            f"/v1/encounters/{eid}/actions", json={"type": "damage", "target_id": n["Brute"], "amount": 5}, headers=t.gm
+        ),
+        t.client.post(f"/v1/encounters/{eid}/next-turn", json={}, headers=t.gm),
+    ]
+    answers.append(
+        t.client.post(f"/v1/encounters/{eid}/actions/{answers[1].json()['id']}/revert", json={}, headers=t.gm)
+    )
+    for r in answers:
+        assert r.status_code == 201, r.text
+        assert r.headers["Location"] == f"/v1/encounters/{eid}/actions/{r.json()['id']}"
+        back = t.client.get(r.headers["Location"], headers=t.gm)
+        assert back.status_code == 200 and back.json()["id"] == r.json()["id"]
+    r = t.client.post(f"/v1/encounters/{eid}/end", headers=t.gm)
+    assert r.status_code == 200 and "Location" not in r.headers
+    _, _, end = OPERATIONS["end_encounter"]
+    assert set(end["responses"]) & {"200", "201"} == {"200"} and "creates nothing" in end["description"]
+    assert "Location" in OPERATIONS["act_in_encounter"][2]["responses"]["201"]["headers"]
+    assert OPERATIONS["read_encounter_action"][0] == "get"

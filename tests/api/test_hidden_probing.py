@@ -295,7 +295,7 @@ def test_issue21_item8_reverting_a_hidden_combatants_action_stays_the_gms(table)
     assert gm[-1] == ("encounter.reverted", hurt["id"])
     for who in (t.alice.headers, t.bob.headers):
         theirs = [e["type"] for e in read_events(t.client, t.c.id, who) if e["type"].startswith("encounter.")]
-        assert theirs == ["encounter.created", "encounter.action"]
+        assert theirs == ["encounter.created", "encounter.updated"]  # the start (issue 25 item 1)
         history = t.client.get(f"/v1/encounters/{eid}/actions", headers=who).json()["items"]
         assert [a["type"] for a in history] == ["start"]
         log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=who).json()["items"]

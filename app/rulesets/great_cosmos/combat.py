@@ -27,8 +27,7 @@ from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_b
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
-from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS
-from app.rulesets.great_cosmos.schemas import GreatCosmosEncounterOptions
+from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions
 
 
 class _Parallel(DiceSource):

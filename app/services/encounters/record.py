@@ -1,6 +1,12 @@
 """Recording an action: the encounter saved (version + 1), the action row, its
-roll-log entry (`kind: "combat"`) and its event, in the caller's transaction (kept
+roll-log entry (`kind: "combat"`) and its events, in the caller's transaction (kept
 for its commit: `EncounterWork.later`, one round trip on PostgreSQL).
+
+Its events mirror the change, each per viewer (API.md round 3): `character.updated`
+for each sheet it changed (the character as that viewer reads it), `log.created` for
+its entry (as that viewer reads the roll log), then the encounter's event carrying
+the action as that viewer reads it (`view.action`: a player never receives the
+action of a combatant it may not see, nor a hidden combatant's sheet).
 
 The roll log keeps one body for everyone: an entry holding something a player
 may not see (a hidden combatant's dice, exact resources under `hp_visibility`)
@@ -12,14 +18,18 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from sqlmodel import Session
+
+from app.kit.errors import NotFound
 from app.models.tables import new_id, utcnow
-from app.services.auth import Principal
+from app.services import characters, events  # (characters: the module, which imports the encounter view)
+from app.services.auth import Principal, check_member
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, scene, viewer
-from app.services.provenance import NO_DICE
+from app.services.provenance import NO_DICE, entry_for_viewer
 
 
 def record_action(
@@ -66,7 +76,9 @@ def record_action(
     data = {"id": fight.id, "version": version, "action_id": body["id"]}
     if reverts is not None:
         data["reverted"] = reverts
+    sheets = sorted(fight.dirty_sheets)
     store.save(conn, fight, at, later=uow.later)
+    log_hidden = hidden or not view.players_see_all(body, seen)
     uow.later(
         partial(
             store.insert_action,
@@ -78,11 +90,24 @@ def record_action(
             reverts=reverts,
             character_id=character_id,
             others=list(others),
-            log_hidden=hidden or not view.players_see_all(body, seen),
+            log_hidden=log_hidden,
             now=at,
         )
     )
-    uow.later(partial(uow.record, event, data, hidden=view.action(body, seen, view.NOBODY) is None))
+    changed = _record_characters(uow, fight, sheets, hidden=view.action(body, seen, view.NOBODY) is None)
+    refs = [{"id": ch.id, "version": ch.version} for ch, _ in changed]
+    players_refs = [{"id": ch.id, "version": ch.version} for ch, unknown in changed if not unknown]
+    uow.later(
+        partial(
+            uow.record,
+            "log.created",
+            {"entry_id": body["id"], "characters_changed": refs},
+            hidden=log_hidden,
+            player_data=None if players_refs == refs else {"entry_id": body["id"], "characters_changed": players_refs},
+        )
+    )
+    event_data, event_args = _action_event(data, body, seen)
+    uow.later(partial(events.record, uow.session, uow.campaign_id, event, event_data, conn=conn, **event_args))
     shown = view.action(body, seen, viewer(principal))
     if shown is None:
         return body, _bare(body)
@@ -90,12 +115,81 @@ def record_action(
 
 
 def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
-    """A setup change (not an action): the fight saved, version + 1, and its event."""
+    """A setup change (not an action): the fight saved, version + 1, and its events (the sheets it
+    changed, `end`'s, then the encounter's)."""
+    sheets = sorted(fight.dirty_sheets)
     version = store.save(uow.conn, fight, utcnow())
+    for _, write in _character_events(uow, fight, sheets, hidden=hidden):
+        write()
     uow.record(event, {"id": fight.id, "version": version}, hidden=hidden)
     return version
+
+
+def _character_events(
+    uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool = False
+) -> list[tuple[Any, partial]]:
+    """Each changed character (as saved) and the recording of its `character.updated`."""
+    changed = [fight.characters[cid] for cid in sheets]
+    made = characters.updated_events(uow.conn, changed, fight.ruleset, hidden=hidden)
+    return [
+        (ch, partial(uow.record, "character.updated", data, **args))
+        for ch, (data, args) in zip(changed, made, strict=True)
+    ]
+
+
+def _record_characters(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool) -> list[tuple[Any, bool]]:
+    """`character.updated` of each sheet the action changed (ids read before the save), for the
+    commit (`hidden`: an action the other players do not see, whose changes are not theirs to
+    know of either); returns each character as saved, and whether it is unknown to the others."""
+    out = []
+    for ch, write in _character_events(uow, fight, sheets, hidden=hidden):
+        uow.later(write)
+        out.append((ch, bool(write.keywords["hidden"])))
+    return out
+
+
+def _action_event(
+    data: dict[str, Any], body: dict[str, Any], seen: view.Scene
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The encounter event of an action: (its data, `events.record`'s audience arguments). The GM's
+    carries the whole action (by reference: the roll log holds it once); the players' the action
+    as `view.action` shows it to them, one player's own when it sees more (its hidden combatant,
+    its exact pools)."""
+    others = view.action(body, seen, view.NOBODY)
+    views: dict[str, dict[str, Any]] = {}
+    for player_id in sorted({p for p in seen.owner.values() if p is not None}):
+        mine = view.action(body, seen, view.Viewer(is_gm=False, player_id=player_id))
+        if mine is not None and mine != others:
+            views[player_id] = {**data, "action": mine}
+    owner_id = None
+    if others is None:  # a hidden action: among the players, only the one who sees it (there is one at most)
+        if len(views) == 1:
+            owner_id = next(iter(views))
+        else:
+            views = {}
+    player_data = (
+        None if others is None or others == entry_for_viewer(body, is_gm=False) else {**data, "action": others}
+    )
+    args = {"hidden": others is None, "owner_id": owner_id, "player_data": player_data, "player_views": views or None}
+    return {**data, events.ACTION_REF: body["id"]}, args
 
 
 def _bare(body: dict[str, Any]) -> dict[str, Any]:
     """What is left of an action its caller may not see in full (never the case for its own)."""
     return {**body, "rolls": [], "steps": [], "changes": [], "actor_id": None, "target_id": None}
+
+
+def read_action(session: Session, principal: Principal, encounter_id: str, action_id: str) -> dict[str, Any]:
+    """One action of the history as the caller may read it (`view.action`, as the list shows it);
+    404 for one it may not see, exactly as for an unknown one (API.md round 3)."""
+    conn = session.connection()
+    fight = store.load_fight(conn, encounter_id, lock=False)
+    check_member(principal, fight.campaign_id, "encounter")
+    row = store.action_row(conn, fight.id, action_id)
+    shown = None
+    if row is not None:
+        body = {**row.body, "reverted_by": row.reverted_by}
+        shown = view.action(body, scene(conn, fight, view.referenced(body)), viewer(principal))
+    if shown is None:
+        raise NotFound("no action with this id in this encounter")
+    return shown

@@ -67,7 +67,15 @@ def start(
         enter_next(conn, fight, changes, dice, steps, from_slot=0)
         dice.finish()
         _, shown = record_action(
-            uow, fight, principal, type_="start", changes=changes, steps=steps, dice=dice, hidden=req.hidden
+            uow,
+            fight,
+            principal,
+            type_="start",
+            changes=changes,
+            steps=steps,
+            dice=dice,
+            hidden=req.hidden,
+            event="encounter.updated",  # API.md round 3: start is a state change (and its first action)
         )
         return {**view.state(fight, scene(conn, fight), viewer(principal)), "action": shown}
 
