@@ -181,6 +181,7 @@ SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/"): R(PUBLIC, path="/"),  # the dashboard page: public, every call it makes carries the token
     ("GET", "/openapi.json"): R(PUBLIC, path="/openapi.json"),
+    ("GET", "/asyncapi.json"): R(PUBLIC, path="/asyncapi.json"),  # the event stream's document (#25 item 8)
     ("GET", "/docs"): R(PUBLIC, path="/docs"),
     ("GET", "/docs/oauth2-redirect"): R(PUBLIC, path="/docs/oauth2-redirect"),
     ("GET", "/redoc"): R(PUBLIC, path="/redoc"),
@@ -307,6 +308,9 @@ TABLE: dict[tuple[str, str], Cell] = {
     ),
     ("GET", "/v1/encounters/{encounter_id}/actions"): R(
         MEMBER_READ, make=_enc("/v1/encounters/{eid}/actions", started=True)
+    ),
+    ("GET", "/v1/encounters/{encounter_id}/actions/{action_id}"): R(
+        MEMBER_READ, make=_enc("/v1/encounters/{eid}/actions/{action}", started=True)
     ),
     ("POST", "/v1/encounters/{encounter_id}/actions/{action_id}/revert"): R(
         GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)
