@@ -34,11 +34,24 @@ METADATA_DOC = (
 Metadata = Annotated[dict[MetadataKey, MetadataValue], Field(max_length=METADATA_KEYS, description=METADATA_DOC)]
 
 
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396 JSON merge patch (a character's `sheet`, `metadata`)."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
 def merge_metadata(current: dict[str, str], patch: dict[str, str | None] | None) -> dict[str, str]:
     """`metadata` after its merge patch (a null removes the key); 422 beyond the key count."""
     if patch is None:
         return current
-    merged = {k: v for k, v in {**current, **patch}.items() if v is not None}
+    merged: dict[str, str] = merge_patch(current, patch)
     if len(merged) > METADATA_KEYS:
         raise InvalidBody(f"metadata: at most {METADATA_KEYS} keys ({len(merged)} after this patch)", field="metadata")
     return merged

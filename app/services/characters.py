@@ -16,7 +16,14 @@ from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.governance import governed_fields
-from app.models.schemas import CharacterCreate, CharacterLimited, CharacterPublic, CharacterUpdate, merge_metadata
+from app.models.schemas import (
+    CharacterCreate,
+    CharacterLimited,
+    CharacterPublic,
+    CharacterUpdate,
+    merge_metadata,
+    merge_patch,
+)
 from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
@@ -227,19 +234,6 @@ def read_character(session: Session, principal: Principal, character_id: str) ->
     if shown is None:
         raise NotFound("no character with this id")
     return shown
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def update_character(
