@@ -223,7 +223,7 @@ INTERFACES: tuple[type[CapabilityInterface], ...] = (LevelUps, Rerolls, Confront
 
 class StoredSheetInvalid(RuleError):
     title = "Stored sheet no longer valid"
-    slug = "stored-sheet-invalid"
+    code = "stored_sheet_invalid"
 
 
 class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
