@@ -322,3 +322,33 @@ def _allowed(req: Request, fallback: str) -> str:
         if re.fullmatch(pattern, req.url.path):
             methods |= {m.upper() for m in operations if m in _METHODS}
     return ", ".join(sorted(methods)) or fallback
+
+
+def code_members(code: str) -> dict[str, dict[str, Any]]:
+    """The members a code's problems may carry beside the common ones (`errors` on every 422)."""
+    return dict(e.CODES[code].members)
+
+
+def codes_table() -> str:
+    """docs/problem-codes.md: every code, its status, its meaning and its extra members (a test keeps
+    the committed file equal to this)."""
+    rows = [
+        "# Problem codes",
+        "",
+        "Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail`,",
+        "`code` and `request_id`; a 422 also has `errors` (each invalid field: `loc`, `msg`), a 429 or 503",
+        "(and a 409 `race_lost`) `retry_after` beside the `Retry-After` header. Translate by `code`, never",
+        f"by `detail`. `type` is `{TYPE_BASE}` + the code in kebab case. Generated from",
+        "`app.kit.errors.CODES` (`python -m app.api.codes > docs/problem-codes.md`).",
+        "",
+    ]
+    return "\n".join(rows + codes_rows()) + "\n"
+
+
+def codes_rows() -> list[str]:
+    """The codes as a Markdown table (README's "Errors by code" holds the same)."""
+    rows = ["| code | status | meaning | extra members |", "|---|---|---|---|"]
+    for code in sorted(e.CODES, key=lambda c: (code_status(c), c)):
+        members = ", ".join(f"`{m}`" for m in e.CODES[code].members) or "—"
+        rows.append(f"| `{code}` | {code_status(code)} | {e.CODES[code].meaning} | {members} |")
+    return rows

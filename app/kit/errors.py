@@ -262,7 +262,11 @@ define(
 )
 define("body_too_deep", RuleError, "The body's objects and arrays nest too deep.")
 define("unknown_name", RuleError, "A name the sheet or the ruleset does not know (a stat, a skill, a weapon…).")
-define("not_in_campaign", RuleError, "An id in the body names nothing of this campaign (or nothing the caller sees).")
+define(
+    "unknown_id",
+    RuleError,
+    "An id in the body names nothing the request may use (not in this campaign or this encounter, or hidden).",
+)
 define("named_twice", RuleError, "The same thing is named twice where it may appear once.")
 define("self_target", RuleError, "A combatant or character aims at itself where it may not.")
 define("too_many", RuleError, "More items than the service allows (combatants, conditions…).")
@@ -280,6 +284,7 @@ define("turn_phases", RuleError, "A turn is move then act or act then move.", ru
 define("provoked", RuleError, "A provoked combatant's attack aims at its provoker.", rule=RULE, provoked_by=ANY)
 define("reaction_not_allowed", RuleError, "This defender may not take this reaction against this attack.")
 define("target_down", RuleError, "The target is down already.")
+define("member_down", RuleError, "A member of a group (extras, cooperating characters) is down: it does not act.")
 define("cell_taken", RuleError, "The cell is taken by another combatant.")
 define("not_on_grid", RuleError, "The combatant is not on the grid: the GM places it first.")
 define("overloaded", RuleError, "The inventory carries more than the character can.")

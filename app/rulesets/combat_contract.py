@@ -246,6 +246,7 @@ def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str
         raise RuleError(
             f"no weapon {name!r} on the attacker's sheet; it has {', '.join(w['name'] for w in weapons) or 'none'}",
             field="weapon",
+            code="unknown_name",
         )
     return weapon
 
@@ -286,7 +287,9 @@ class EncounterRules(ABC):
             if p.name == name:
                 return p
         raise InvalidBody(
-            f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}", field="resource"
+            f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}",
+            field="resource",
+            code="unknown_name",
         )
 
     def is_down(self, sheet: dict[str, Any]) -> bool:
@@ -350,7 +353,9 @@ class EncounterRules(ABC):
     def check_reaction(self, reaction: str) -> None:
         if reaction not in self.reactions:
             raise InvalidBody(
-                f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}", field="reaction"
+                f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}",
+                field="reaction",
+                code="unknown_name",
             )
 
     # --- turn order ----------------------------------------------------------------------
@@ -405,7 +410,7 @@ class EncounterRules(ABC):
         if not isinstance(type_, str):
             raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
         if type_ not in models:
-            raise unsupported(self.ruleset, type_, list(models))
+            raise unsupported(self.ruleset, type_, list(models), code="unsupported_operation")
         return validate(models[type_], body)
 
     def involved(self, req: CombatAction) -> list[tuple[str, str]]:

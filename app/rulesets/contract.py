@@ -295,7 +295,11 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         kind = body.get("type") if isinstance(body, dict) else None
         if not isinstance(kind, str) or kind not in self.actions:
             known = ", ".join(sorted(self.actions)) or "none"
-            raise InvalidBody(f"unknown action type {kind!r} for {self.id}; known: {known}", field="type")
+            raise InvalidBody(
+                f"unknown action type {kind!r} for {self.id}; known: {known}",
+                field="type",
+                code="unsupported_operation",
+            )
         return self.actions[kind]
 
     # --- parsing (once per operation) --------------------------------------------

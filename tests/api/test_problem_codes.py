@@ -1,0 +1,175 @@
+"""Issue 25 item 5: every problem has a stable `code`, declared once (app.kit.errors.CODES) with its
+status, meaning and typed members; every raise site's class (or the code it names) is declared and
+answers with its code's status; the OpenAPI enum, docs/problem-codes.md and README's table are the
+registry's; `type` is built from the code."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+import app.main  # noqa: F401  # every module imported, every code registered
+from app.api.codes import readme_with_table
+from app.api.problems import TYPE_BASE, code_status, codes_rows, codes_table, status_of
+from app.kit.errors import CODES, AppError
+from app.openapi import render
+from tests.api.support import PROBLEM, assert_problem, bearer
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "app"
+SPEC = json.loads(render())
+SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+
+
+def _module(path: Path):
+    return importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
+
+
+def _raise_sites():
+    """(where, raised callable, the code it names or None) of every `raise X(...)` in app/."""
+    for path in sorted(APP.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        module = None
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+                continue
+            module = module or _module(path)
+            func = node.exc.func
+            dotted = ast.unparse(func)
+            target: typing.Any = module
+            for part in dotted.split("."):
+                target = getattr(target, part, None)
+            named = next((k.value for k in node.exc.keywords if k.arg == "code"), None)
+            code = named.value if isinstance(named, ast.Constant) else named
+            yield f"{path.relative_to(ROOT)}:{node.lineno} {dotted}", target, code
+
+
+def _error_class(target) -> type[AppError] | None:
+    """The AppError class a raise site makes: the class itself, or what a helper returns."""
+    if isinstance(target, type):
+        return target if issubclass(target, AppError) else None
+    if callable(target):
+        returned = typing.get_type_hints(target).get("return")
+        if isinstance(returned, type) and issubclass(returned, AppError):
+            return returned
+    return None
+
+
+def test_every_raise_site_has_a_declared_code_of_its_own_status():
+    checked, wrong = 0, []
+    for where, target, code in _raise_sites():
+        cls = _error_class(target)
+        if cls is None:
+            assert code is None, f"{where}: a code on a raise that is not an AppError"
+            continue
+        checked += 1
+        if code is not None and not isinstance(code, str):
+            wrong.append(f"{where}: the code is not a literal")
+            continue
+        code = code or cls.code
+        if code not in CODES:
+            wrong.append(f"{where}: {code!r} is not in CODES")
+        elif not issubclass(cls, CODES[code].family) and status_of(cls) != code_status(code):
+            wrong.append(f"{where}: {code!r} answers {code_status(code)}, {cls.__name__} {status_of(cls)}")
+    assert wrong == []
+    assert checked > 250  # the ~300 refusals of app/ were read
+
+
+def test_every_error_class_has_a_declared_code_of_its_status():
+    seen = set()
+
+    def walk(cls):
+        for sub in cls.__subclasses__():
+            seen.add(sub)
+            walk(sub)
+
+    walk(AppError)
+    assert len(seen) > 20
+    for cls in seen | {AppError}:
+        assert cls.code in CODES, cls
+        assert code_status(cls.code) == status_of(cls), cls
+
+
+def test_codes_are_snake_case_words_with_a_meaning_and_typed_members():
+    assert len(CODES) > 60
+    for code, info in CODES.items():
+        assert SNAKE.fullmatch(code) and info.name == code and info.meaning.endswith((".", ")"))
+        assert all(isinstance(schema, dict) for schema in info.members.values())
+    for documented in ("not_your_turn", "encounter_ended", "not_latest_action", "already_reverted", "stale_version"):
+        assert documented in CODES  # API.md's examples
+    for documented in ("dice_needed", "dice_left_over", "die_out_of_range", "rule_governed_field", "unaffordable"):
+        assert documented in CODES
+    assert {"validation_failed", "rate_limited", "token_revoked"} <= set(CODES)
+
+
+def test_the_spec_enum_is_the_registry():
+    problem = SPEC["components"]["schemas"]["Problem"]
+    assert problem["properties"]["code"]["enum"] == sorted(CODES)
+    assert "code" in problem["required"]
+
+
+def test_docs_table_is_the_registry():
+    assert (ROOT / "docs" / "problem-codes.md").read_text() == codes_table()
+    readme = (ROOT / "README.md").read_text()
+    assert "docs/problem-codes.md" in readme and readme_with_table(readme) == readme
+    assert "\n".join(codes_rows()) in readme
+    for code in CODES:
+        assert f"`{code}`" in codes_table()
+
+
+def test_issue25_item5_type_is_built_from_the_code(client, campaign):
+    r = client.get("/v1/nowhere")
+    body = assert_problem(r, 404, "no-route")
+    assert body["code"] == "no_route" and body["type"] == TYPE_BASE + "no-route"
+    r = client.delete("/v1/me", headers=campaign.gm)
+    assert assert_problem(r, 405, "method-not-allowed")["code"] == "method_not_allowed"
+    r = client.get("/v1/me")
+    assert assert_problem(r, 401, "token-missing")["code"] == "token_missing"
+    r = client.get("/v1/me", headers=bearer("nobody"))
+    assert assert_problem(r, 401, "token-invalid")["code"] == "token_invalid"
+
+
+def test_issue25_item5_a_stale_if_match_is_stale_version_with_current_version(client, campaign):
+    url = f"/v1/campaigns/{campaign.id}"
+    r = client.patch(url, json={"name": "x"}, headers={**campaign.gm, "If-Match": '"999"'})
+    body = assert_problem(r, 412, "stale-version")
+    assert body["code"] == "stale_version" and isinstance(body["current_version"], int)
+
+
+def test_issue25_item5_a_body_that_does_not_fit_is_validation_failed(client, campaign):
+    r = client.post(f"/v1/campaigns/{campaign.id}/players", json={"name": 5}, headers=campaign.gm)
+    assert r.headers["content-type"] == PROBLEM
+    assert r.status_code == 422 and r.json()["code"] == "validation_failed" and r.json()["errors"]
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_each_code_has_a_problem_schema_in_the_spec_typing_its_members(code):
+    schemas = SPEC["components"]["schemas"]
+    holders = [
+        name
+        for name, schema in schemas.items()
+        if name.endswith("Problem")
+        and name != "Problem"
+        and code in schema.get("properties", {}).get("code", {}).get("enum", [])
+    ]
+    assert len(holders) == 1, (code, holders)
+    properties = schemas[holders[0]]["properties"]
+    for member, schema in CODES[code].members.items():
+        assert properties[member] == schema, (code, member)
+
+
+def test_helpers_that_make_errors_say_so():
+    """A raise through a helper (`raise unsupported(...)`) is checked through its return annotation."""
+    found = [
+        (where, target)
+        for where, target, _ in _raise_sites()
+        if callable(target) and not isinstance(target, type) and inspect.isfunction(target)
+    ]
+    assert found and all(_error_class(t) is not None for _, t in found), [w for w, t in found if not _error_class(t)]
