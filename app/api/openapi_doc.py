@@ -86,6 +86,17 @@ HEADERS = {
         "schema": {"type": "string", "format": "uri-reference"},
     },
     "Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}},
+    "RateLimit-Policy": {
+        "description": "The rate limits this request is subject to (IETF draft-ietf-httpapi-ratelimit-headers, "
+        'a structured-field list): `"per-token";q=120;w=60`, the quota and the window in seconds. Sent when '
+        "RATE_LIMIT_PER_MINUTE (or the campaign-creation throttle) is on.",
+        "schema": {"type": "string"},
+    },
+    "RateLimit": {
+        "description": 'What is left of each limit: `"per-token";r=57;t=30`, the requests left and the seconds '
+        "until the oldest request of the window leaves it.",
+        "schema": {"type": "string"},
+    },
 }
 IF_NONE_MATCH = {
     "name": "If-None-Match",
@@ -472,6 +483,7 @@ def _header(name: str) -> dict[str, str]:
 def _declare_headers(method: str, operation: dict[str, Any]) -> None:
     """Issue 25 item 6: the response headers each operation sends, If-None-Match and its 304."""
     name = operation["operationId"]
+    limited = "429" in operation["responses"]  # a token's requests (and open campaign creation) are counted
     if method == "get" and name in ETAGGED:
         operation.setdefault("parameters", []).append(IF_NONE_MATCH)
         operation["responses"]["304"] = {
@@ -487,6 +499,9 @@ def _declare_headers(method: str, operation: dict[str, Any]) -> None:
             headers["Location"] = _header("Location")
         if status in ("409", "429", "503"):  # a race lost, a limit, a busy or unreachable database
             headers["Retry-After"] = _header("Retry-After")
+        if limited and status != "304":
+            headers["RateLimit-Policy"] = _header("RateLimit-Policy")
+            headers["RateLimit"] = _header("RateLimit")
 
 
 def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: list[tuple[str, dict]]) -> dict[str, Any]:
