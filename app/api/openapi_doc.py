@@ -41,6 +41,7 @@ REF = "#/components/schemas/{model}"
 # The contract's version: it moves with every change a client can see (CHANGELOG.md, newest first).
 CONTRACT_VERSION = "1.2.0"
 LICENSE = {"name": "MIT", "identifier": "MIT"}
+CONTACT = {"name": "jdr-rules-api", "url": "https://jdr-rules-api.dev/"}
 SERVERS = [{"url": "http://127.0.0.1:8000", "description": "`make run` on this machine (set yours)"}]
 TAGS = [
     {"name": "campaigns", "description": "Campaigns, their players and tokens; `/v1/me`."},
@@ -281,6 +282,8 @@ def problem_schemas() -> tuple[dict[str, Any], dict[int, list[str]]]:
         groups.setdefault((code_status(code), members), []).append(code)
     by_status: dict[int, list[str]] = {}
     for (status, members), codes in sorted(groups.items()):
+        if status not in STATUS_TEXT:  # never declared (405, 500): `default`'s Problem holds them
+            continue
         if len(codes) == 1:
             name = f"{_camel(codes[0])}Problem"
         else:
@@ -362,10 +365,15 @@ def _problem_responses(schema: dict[str, Any]) -> dict[int, list[str]]:
 
 
 def _declare_problems(method: str, operation: dict[str, Any], by_status: dict[int, list[str]]) -> None:
-    """The statuses the operation returns, each with the problems of that status (its security said)."""
+    """The statuses the operation returns, each with the problems of that status (its security said),
+    and `default`: any other problem (a 405 on another method of the path, a 500: a bug, logged)."""
     responses = operation["responses"]
     for status in statuses(method, operation):
         responses[str(status)] = {"description": STATUS_TEXT[status], "content": problem_content(status, by_status)}
+    responses["default"] = {
+        "description": "Any other problem: a 405 (another method of this path, see `Allow`), a 500 (a bug, logged).",
+        "content": {"application/problem+json": {"schema": {"$ref": REF.format(model="Problem")}}},
+    }
 
 
 _BOUNDS = ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
@@ -456,7 +464,41 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     _name_pages(schema)
     _tidy(schema)
     _declare(schema, by_status)
+    _lint_clean(schema)
     return schema
+
+
+def _lint_clean(schema: dict[str, Any]) -> None:
+    """What Redocly, Spectral and openapi-typescript report, mended (issue 25, "Done means"):
+    - a discriminator whose mapping names a union (LogEntry's `test` is TestResult, itself a union
+      by ruleset) is dropped: every leaf's `const` tells the members apart all the same;
+    - each member of a discriminated union requires its discriminator (a member whose `type` has a
+      default overlapped the others; the service requires the tag anyway);
+    - the event stream names its events' data (each in `x-events`) as the `contentSchema` of the
+      stream's string, so they are not unused components;
+    - every operation has a description (its summary, when it had none), and `info` a contact."""
+    components = schema["components"]["schemas"]
+    for holder in components.values():
+        discriminator = holder.get("discriminator")
+        if not discriminator or "oneOf" not in holder:
+            continue
+        targets = [_target(components, {"$ref": ref}) for ref in discriminator.get("mapping", {}).values()]
+        if any("oneOf" in t or "anyOf" in t for t in targets):
+            holder.pop("discriminator")
+            continue
+        tag = discriminator["propertyName"]
+        for target in targets:
+            if tag in target.get("properties", {}) and tag not in target.get("required", []):
+                target["required"] = [*target.get("required", []), tag]
+    events = schema["paths"].get("/v1/campaigns/{campaign_id}/events", {}).get("get")
+    if events is not None:
+        stream = events["responses"]["200"]["content"]["text/event-stream"]["schema"]
+        stream["contentSchema"] = {"anyOf": [e["data"] for e in events_extension()]}
+    for methods in schema["paths"].values():
+        for operation in methods.values():
+            if not operation.get("description"):
+                operation["description"] = operation.get("summary", operation["operationId"]).rstrip(".") + "."
+    schema["info"]["contact"] = CONTACT
 
 
 def _declare(schema: dict[str, Any], by_status: dict[int, list[str]]) -> None:

@@ -159,6 +159,9 @@ def test_each_code_has_a_problem_schema_in_the_spec_typing_its_members(code):
         and name != "Problem"
         and code in schema.get("properties", {}).get("code", {}).get("enum", [])
     ]
+    if code_status(code) in (405, 500):  # declared by no operation: `default`'s Problem holds them
+        assert holders == [] and code in schemas["Problem"]["properties"]["code"]["enum"]
+        return
     assert len(holders) == 1, (code, holders)
     properties = schemas[holders[0]]["properties"]
     for member, schema in CODES[code].members.items():
@@ -173,3 +176,32 @@ def test_helpers_that_make_errors_say_so():
         if callable(target) and not isinstance(target, type) and inspect.isfunction(target)
     ]
     assert found and all(_error_class(t) is not None for _, t in found), [w for w, t in found if not _error_class(t)]
+
+
+def test_each_status_declared_is_the_union_of_its_codes_and_default_is_any_problem():
+    """Issue 25 item 2: statuses, not ranges; each one's body is its codes' schemas, by `code`."""
+    schemas = SPEC["components"]["schemas"]
+    for path, methods in SPEC["paths"].items():
+        for method, op in methods.items():
+            responses = op["responses"]
+            assert not [s for s in responses if s.endswith("XX")], (method, path)
+            assert responses["default"]["content"]["application/problem+json"]["schema"] == {
+                "$ref": "#/components/schemas/Problem"
+            }
+            for status, response in responses.items():
+                if not status.isdigit() or int(status) < 400:
+                    continue
+                schema = response["content"]["application/problem+json"]["schema"]
+                refs = [schema] if "$ref" in schema else schema["oneOf"]
+                codes = [c for r in refs for c in schemas[r["$ref"].rsplit("/", 1)[1]]["properties"]["code"]["enum"]]
+                assert sorted(codes) == sorted(c for c in CODES if code_status(c) == int(status)), (path, status)
+                if "discriminator" in schema:
+                    assert sorted(schema["discriminator"]["mapping"]) == sorted(codes)
+
+
+def test_event_stream_error_frames_carry_declared_codes():
+    from app.api.event_hub import REVOKED_FRAME, error_frame
+
+    for frame in (REVOKED_FRAME, error_frame("the database is unavailable")):
+        data = json.loads(frame.decode().split("data: ", 1)[1])
+        assert data["code"] in CODES and data["status"] == code_status(data["code"])
