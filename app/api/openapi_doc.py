@@ -148,6 +148,7 @@ COMMON_MEMBERS: dict[str, Any] = {
         },
     },
 }
+UNDECLARED = (405, 500)  # statuses no operation declares: its `default` response
 REASONS = {
     400: "BadRequest",
     401: "Unauthorized",
@@ -282,40 +283,40 @@ def problem_schemas() -> tuple[dict[str, Any], dict[int, list[str]]]:
         groups.setdefault((code_status(code), members), []).append(code)
     by_status: dict[int, list[str]] = {}
     for (status, members), codes in sorted(groups.items()):
-        if status not in STATUS_TEXT:  # never declared (405, 500): `default`'s Problem holds them
-            continue
         if len(codes) == 1:
             name = f"{_camel(codes[0])}Problem"
         else:
             name = "".join(_camel(m) for m in members) + f"{REASONS[status]}Problem"
         properties = {
-            **COMMON_MEMBERS,
-            **{m: dict(CODES[codes[0]].members[m]) for m in members},
             "status": {"type": "integer", "enum": [status]},
             "code": {"type": "string", "enum": codes},
+            **{m: dict(CODES[codes[0]].members[m]) for m in members},
         }
         meanings = "; ".join(f"`{c}`: {CODES[c].meaning}" for c in codes)
-        schemas[name] = {
+        schemas[name] = {  # a Problem, narrowed to its codes, with their members typed
             "title": name,
             "description": f"A {status} problem. {meanings}",
-            "type": "object",
-            "required": ["type", "title", "status", "detail", "code"],
-            "properties": properties,
-            "additionalProperties": True,
+            "allOf": [{"$ref": REF.format(model="Problem")}, {"type": "object", "properties": properties}],
         }
         by_status.setdefault(status, []).append(name)
     return schemas, by_status
 
 
-def problem_content(status: int, by_status: dict[int, list[str]]) -> dict[str, Any]:
-    names = by_status[status]
+def own_properties(problem: dict[str, Any]) -> dict[str, Any]:
+    """What a `…Problem` schema adds to `Problem`: its status, its codes, their members."""
+    return dict(problem["allOf"][1]["properties"])
+
+
+def problem_content(status: int | tuple[int, ...], by_status: dict[int, list[str]]) -> dict[str, Any]:
+    """The body of a status (or of several, `default`'s): its problems, a union by `code`."""
+    names = [n for s in (status if isinstance(status, tuple) else (status,)) for n in by_status[s]]
     if len(names) == 1:
         schema: dict[str, Any] = {"$ref": REF.format(model=names[0])}
     else:
         mapping = {}
         components, _ = problem_schemas()
         for name in names:
-            for code in components[name]["properties"]["code"]["enum"]:
+            for code in own_properties(components[name])["code"]["enum"]:
                 mapping[code] = REF.format(model=name)
         schema = {
             "oneOf": [{"$ref": REF.format(model=name)} for name in names],
@@ -372,7 +373,7 @@ def _declare_problems(method: str, operation: dict[str, Any], by_status: dict[in
         responses[str(status)] = {"description": STATUS_TEXT[status], "content": problem_content(status, by_status)}
     responses["default"] = {
         "description": "Any other problem: a 405 (another method of this path, see `Allow`), a 500 (a bug, logged).",
-        "content": {"application/problem+json": {"schema": {"$ref": REF.format(model="Problem")}}},
+        "content": problem_content(UNDECLARED, by_status),
     }
 
 
