@@ -208,8 +208,7 @@ define(
     "A value the revert would restore changed since that action; `force` restores it anyway.",
     combatant_id=STR,
     field=STR,
-    before=ANY,
-    after=ANY,
+    expected=ANY,
     current=ANY,
 )
 define("combatant_down", Conflict, "The combatant is down: it does not act.")

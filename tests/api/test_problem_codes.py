@@ -49,7 +49,11 @@ def _raise_sites():
                 target = getattr(target, part, None)
             named = next((k.value for k in node.exc.keywords if k.arg == "code"), None)
             code = named.value if isinstance(named, ast.Constant) else named
-            yield f"{path.relative_to(ROOT)}:{node.lineno} {dotted}", target, code
+            extra = next((k.value for k in node.exc.keywords if k.arg == "extra"), None)
+            members = (
+                [k.value for k in extra.keys if isinstance(k, ast.Constant)] if isinstance(extra, ast.Dict) else []
+            )
+            yield f"{path.relative_to(ROOT)}:{node.lineno} {dotted}", target, code, members
 
 
 def _error_class(target) -> type[AppError] | None:
@@ -65,7 +69,7 @@ def _error_class(target) -> type[AppError] | None:
 
 def test_every_raise_site_has_a_declared_code_of_its_own_status():
     checked, wrong = 0, []
-    for where, target, code in _raise_sites():
+    for where, target, code, members in _raise_sites():
         cls = _error_class(target)
         if cls is None:
             assert code is None, f"{where}: a code on a raise that is not an AppError"
@@ -79,6 +83,8 @@ def test_every_raise_site_has_a_declared_code_of_its_own_status():
             wrong.append(f"{where}: {code!r} is not in CODES")
         elif not issubclass(cls, CODES[code].family) and status_of(cls) != code_status(code):
             wrong.append(f"{where}: {code!r} answers {code_status(code)}, {cls.__name__} {status_of(cls)}")
+        elif set(members) - set(CODES[code].members) - {"errors"}:  # each member typed in the spec
+            wrong.append(f"{where}: {code!r} does not declare {sorted(set(members) - set(CODES[code].members))}")
     assert wrong == []
     assert checked > 250  # the ~300 refusals of app/ were read
 
@@ -170,7 +176,7 @@ def test_helpers_that_make_errors_say_so():
     """A raise through a helper (`raise unsupported(...)`) is checked through its return annotation."""
     found = [
         (where, target)
-        for where, target, _ in _raise_sites()
+        for where, target, _, _ in _raise_sites()
         if callable(target) and not isinstance(target, type) and inspect.isfunction(target)
     ]
     assert found and all(_error_class(t) is not None for _, t in found), [w for w, t in found if not _error_class(t)]
