@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.kit.models import Strict
 from app.models.schemas import NO_CONTROL, Page, Timestamp
@@ -13,6 +13,14 @@ EventName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z]+\
 
 
 class WebhookCreate(Strict):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"url": "https://bot.example.com/jdr/webhook"},
+                {"url": "https://relay.example.com/hook", "events": ["log.created", "character.updated"]},
+            ]
+        }
+    )
     url: str = Field(
         min_length=1,
         max_length=2000,

@@ -177,6 +177,15 @@ def _enc(path: str, body: Callable[[World, dict], dict] | dict | None = None, *,
     return make
 
 
+def _hook(w: World) -> str:
+    """A fresh webhook of the world's campaign (its host does not resolve here: let through at creation)."""
+    r = w.client.post(
+        f"/v1/campaigns/{w.cid}/webhooks", headers=w.headers("gm"), json={"url": "https://hooks.example.com/jdr"}
+    )
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
 SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/"): R(PUBLIC, path="/"),  # the dashboard page: public, every call it makes carries the token
@@ -316,6 +325,18 @@ TABLE: dict[tuple[str, str], Cell] = {
         GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)
     ),
     ("POST", "/v1/encounters/{encounter_id}/end"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}/end", started=True)),
+    # webhooks (issue 29 item 1): the GM's alone
+    ("POST", "/v1/campaigns/{campaign_id}/webhooks"): R(
+        GM_ONLY_CREATE, path="/v1/campaigns/{cid}/webhooks", body={"url": "https://hooks.example.com/jdr"}
+    ),
+    ("GET", "/v1/campaigns/{campaign_id}/webhooks"): R(GM_ONLY, path="/v1/campaigns/{cid}/webhooks"),
+    ("DELETE", "/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): R(
+        expect(player=403, owner=403, gm=204),
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}", None, None),
+    ),
+    ("GET", "/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"): R(
+        GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}/deliveries", None, None)
+    ),
 }
 
 
