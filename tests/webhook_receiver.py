@@ -33,6 +33,8 @@ class Receiver:
     default: int = 200
     delay: float = 0.0
     hold: threading.Event | None = None  # set: requests wait for it (a receiver that hangs)
+    hang_first: bool = False  # the first request waits for `hold`, then is dropped unanswered
+    arrived: int = 0  # requests that came in (answered or not yet)
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
@@ -48,7 +50,17 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
-                if receiver.hold is not None:
+                with receiver.lock:
+                    receiver.arrived += 1
+                    first = receiver.arrived == 1
+                if receiver.hang_first and first:
+                    assert receiver.hold is not None
+                    receiver.hold.wait(60)
+                    with receiver.lock:  # never acknowledged: the connection is closed unanswered
+                        receiver.received.append(Received({k.lower(): v for k, v in self.headers.items()}, body, 0))
+                    self.close_connection = True
+                    return
+                if receiver.hold is not None and not receiver.hang_first:
                     receiver.hold.wait(30)
                 if receiver.delay:
                     time.sleep(receiver.delay)
