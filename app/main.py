@@ -13,7 +13,19 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 
-from app.api import campaigns, characters, encounters, events, play, request_id, rolls, rulesets, system, webhooks
+from app.api import (
+    bundles,
+    campaigns,
+    characters,
+    encounters,
+    events,
+    play,
+    request_id,
+    rolls,
+    rulesets,
+    system,
+    webhooks,
+)
 from app.api.admission import Admission
 from app.api.asyncapi import install_asyncapi
 from app.api.docs import install_docs
@@ -74,7 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
     # the hot routes first: a request is matched against the routes in this order (issue 16)
-    for module in (play, rolls, characters, campaigns, events, encounters, webhooks, rulesets, system):
+    for module in (play, rolls, characters, bundles, campaigns, events, encounters, webhooks, rulesets, system):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)
