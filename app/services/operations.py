@@ -24,11 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
+from app.models.results.common import Dice, Die, Head, wire_time
 from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
@@ -71,7 +72,7 @@ class Idempotency:
 
 
 def iso(ts) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return wire_time(ts)
 
 
 def check_provenance(principal: Principal, options: dict[str, Any], req: RollingRequest) -> None:
@@ -174,7 +175,7 @@ class RollingWork(UnitOfWork):
         assert req is not None and ctx is not None, "context(req) comes before commit"
         ctx.dice.finish()
         now = utcnow()
-        body = _logged_body(outcome, ctx, req, now)
+        body = _logged(outcome, ctx, req, now).wire()
         encoded = json_text(body)  # once: the log entry, the idempotency record and the response
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
@@ -253,14 +254,17 @@ def replay(session: Session, principal: Principal, idem: Idempotency | None) -> 
     return record.body
 
 
-def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now) -> dict[str, Any]:
-    body = {"id": new_id(), "kind": outcome.kind, **outcome.body}
-    if "rolls" not in body:
-        body["rolls"] = [r.to_dict() for r in ctx.dice.rolls]
-    body["hidden"] = req.hidden
-    body["created_at"] = iso(now)
-    body.update(provenance(seed=req.seed, table=_has_table_dice(req)))
-    return body
+def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now) -> Head:
+    """The outcome's result model with the roll-log fields stamped: its id, and `rolls` (every
+    die of the operation) unless it lists its dice its own way, hidden, created_at, provenance."""
+    entry: dict[str, Any] = {"id": new_id()}
+    if isinstance(outcome.body, Dice):
+        entry["rolls"] = _DICE.validate_python([r.to_dict() for r in ctx.dice.rolls])
+    entry.update(hidden=req.hidden, created_at=now, **provenance(seed=req.seed, table=_has_table_dice(req)))
+    return outcome.body.stamped(**entry)
+
+
+_DICE: TypeAdapter[list[Die]] = TypeAdapter(list[Die])
 
 
 def _has_table_dice(req: RollingRequest) -> bool:
