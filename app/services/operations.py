@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -189,9 +189,13 @@ class RollingWork(UnitOfWork):
             "body_json": encoded,
         }
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
+        sheets = self._dumped_sheets(outcome.sheets)
+        updates = self._updated_events(sheets, now, hidden=req.hidden)  # read before the writes' batch
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
-            changed = self._save_sheets(outcome.sheets, now)
+            changed = self._save_sheets(sheets, now)
+            for data, args in updates:
+                self.record("character.updated", data, **args)
             self.record(
                 "log.created", {"entry_id": body["id"], "characters_changed": changed}, **audience.record_args()
             )
@@ -210,16 +214,36 @@ class RollingWork(UnitOfWork):
         super().commit()
         return EncodedBody(body, encoded)
 
-    def _save_sheets(self, sheets: Mapping[str, BaseModel], now) -> list[dict[str, Any]]:
-        """Each sheet is written only if its version is still the one read (else
-        StaleVersion: `retried` runs the use case again on fresh state)."""
+    def _dumped_sheets(self, sheets: Mapping[str, BaseModel]) -> dict[str, dict[str, Any]]:
+        """The outcome's sheets as stored, in the order the characters were named."""
         if unknown := sheets.keys() - self.loaded.keys():
             raise RuntimeError(f"the ruleset changed character(s) {sorted(unknown)} it was not given")
+        return {cid: self.adapter.dump_sheet(sheets[cid]) for cid in self.loaded if cid in sheets}
+
+    def _updated_events(
+        self, sheets: dict[str, dict[str, Any]], now, *, hidden: bool
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Issue 25: the `character.updated` of each sheet that really changed (the character as
+        each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
+        `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
+        moved = [
+            replace(self.loaded[cid], sheet=sheet, version=self.loaded[cid].version + 1, updated_at=now)
+            for cid, sheet in sheets.items()
+            if sheet != self.loaded[cid].sheet
+        ]
+        if not moved:
+            return []
+        from app.services.characters import updated_events  # (characters imports this module)
+
+        return updated_events(self.conn, moved, self.adapter.id, hidden=hidden)
+
+    def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
+        """Each sheet is written only if its version is still the one read (else
+        StaleVersion: `retried` runs the use case again on fresh state)."""
         changed = []
-        for character_id, before in self.loaded.items():  # in the order the characters were named
-            if character_id in sheets:
-                after = self.characters.save(before, sheet=self.adapter.dump_sheet(sheets[character_id]), now=now)
-                changed.append({"id": character_id, "version": after.version})
+        for character_id, sheet in sheets.items():
+            after = self.characters.save(self.loaded[character_id], sheet=sheet, now=now)
+            changed.append({"id": character_id, "version": after.version})
         return changed
 
 
