@@ -225,6 +225,7 @@ define(
 define("not_allowed_now", Conflict, "A rule forbids it at this point of the fight or of the game.", rule=RULE)
 define("character_deleted", Conflict, "A character the request needs was deleted.", combatant_id=STR)
 define("too_many_players", Conflict, "The campaign has as many players as it may.", max_players=INT)
+define("too_many_webhooks", Conflict, "The campaign has as many webhooks as it may.", max_webhooks=INT)
 define(
     "already_rerolled",
     Conflict,
@@ -274,6 +275,12 @@ define(
     "stored_sheet_invalid", RuleError, "The stored sheet no longer fits its ruleset's schema: the GM should edit it."
 )
 define("invalid_cursor", RuleError, "The cursor is not one this service returned.")
+define("invalid_bundle", RuleError, "An export bundle to import is invalid: `errors` names its first bad place.")
+define(
+    "unsafe_webhook_url",
+    RuleError,
+    "A webhook URL that is not http(s), or whose host is a private, loopback or link-local address (SSRF).",
+)
 define("idempotency_key_invalid", RuleError, "Idempotency-Key must be 1 to 200 characters.")
 define("idempotency_key_reused", RuleError, "This Idempotency-Key was already used with a different request.")
 define("not_used_by_odds", RuleError, "Odds roll nothing: leave out what only a roll uses (`dice`, `seed`…).")
