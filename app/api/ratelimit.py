@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from fastapi import Request
 from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute
@@ -205,7 +205,7 @@ class RateLimiter:
         trip), else the memory's own window (no I/O)."""
         if self.shared is not None and time.monotonic() >= self._shared_down_until:
             try:
-                bridge = self.shared.storage.bridge  # type: ignore[union-attr]
+                bridge = cast(Any, self.shared.storage).bridge  # the Redis storage's client (limits' RedisStorage)
                 if self._counted is None:
                     self._counted = bridge.get_connection().register_script(ACQUIRE_AND_COUNT)
                 args = [time.time(), item.amount, item.get_expiry()]
@@ -216,7 +216,7 @@ class RateLimiter:
                 self._shared_back()
                 return bool(acquired), int(count), float(oldest)
         acquired = await self.memory.hit(item, *key)
-        oldest, count = await self.memory.storage.get_moving_window(  # type: ignore[union-attr]
+        oldest, count = await cast(Any, self.memory.storage).get_moving_window(
             item.key_for(*key), item.amount, item.get_expiry()
         )
         return acquired, count, oldest

@@ -253,7 +253,9 @@ def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str
 
 def unsupported(ruleset: str, type_: str, supported: list[str]) -> InvalidBody:
     return InvalidBody(
-        f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}", field="type"
+        f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}",
+        field="type",
+        code="unsupported_operation",
     )
 
 
@@ -410,7 +412,7 @@ class EncounterRules(ABC):
         if not isinstance(type_, str):
             raise InvalidBody(f"`type` is one of {', '.join(models)}", field="type")
         if type_ not in models:
-            raise unsupported(self.ruleset, type_, list(models), code="unsupported_operation")
+            raise unsupported(self.ruleset, type_, list(models))
         return validate(models[type_], body)
 
     def involved(self, req: CombatAction) -> list[tuple[str, str]]:

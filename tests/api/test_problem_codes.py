@@ -75,6 +75,9 @@ def test_every_raise_site_has_a_declared_code_of_its_own_status():
             assert code is None, f"{where}: a code on a raise that is not an AppError"
             continue
         checked += 1
+        if code is not None and not isinstance(target, type):
+            wrong.append(f"{where}: `code=` passed to a helper, not to an error class")
+            continue
         if code is not None and not isinstance(code, str):
             wrong.append(f"{where}: the code is not a literal")
             continue
