@@ -342,6 +342,7 @@ def _refuse_governed(changed: list[str]) -> Forbidden:
         "only rule operations and the GM change them",
         field=f"sheet.{fields[0]}",
         extra={"fields": fields},
+        code="rule_governed_field",
     )
 
 

@@ -211,3 +211,55 @@ def test_event_stream_error_frames_carry_declared_codes():
     for frame in (REVOKED_FRAME, error_frame("the database is unavailable")):
         data = json.loads(frame.decode().split("data: ", 1)[1])
         assert data["code"] in CODES and data["status"] == code_status(data["code"])
+
+
+# --- the codes of a few situations, through HTTP (each was a family-wide type before) ---------------
+
+
+def test_issue25_item5_a_players_change_of_a_rule_governed_field_is_rule_governed_field(
+    client, campaign_factory, player_factory, character_factory
+):
+    from tests.factories import GC, sheet
+
+    camp = campaign_factory(GC)
+    alice = player_factory(camp)
+    hero = character_factory(camp, sheet(GC), player=alice)
+    r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": {"hp_max": 999}}, headers=bearer(alice.token))
+    body = assert_problem(r, 403, "rule-governed-field")
+    assert body["fields"] == ["hp_max"]
+
+
+def test_issue25_item5_too_few_table_dice_is_dice_needed_with_the_die(client, campaign_factory, character_factory):
+    from tests.factories import GC, sheet
+
+    camp = campaign_factory(GC)
+    hero = character_factory(camp, sheet(GC))
+    r = client.post(f"/v1/characters/{hero['id']}/tests", json={"stat": "force", "dice": []}, headers=camp.gm)
+    body = assert_problem(r, 422, "dice-needed")
+    assert body["needed"]["index"] == 0 and body["needed"]["die"] == "d100"
+
+
+def test_issue25_item5_an_ended_encounter_is_encounter_ended_and_an_unknown_target_unknown_id(
+    client, campaign_factory, character_factory
+):
+    from tests.factories import GC, sheet
+
+    camp = campaign_factory(GC)
+    hero = character_factory(camp, sheet(GC), name="Aiko")
+    brute = character_factory(camp, sheet(GC), name="Brute", kind="npc")
+    body = {"name": "Fight", "combatants": [{"character_id": hero["id"]}, {"character_id": brute["id"]}]}
+    eid = client.post(f"/v1/campaigns/{camp.id}/encounters", json=body, headers=camp.gm).json()["id"]
+    r = client.post(f"/v1/encounters/{eid}/next-turn", json={}, headers=camp.gm)
+    assert assert_problem(r, 409, "encounter-status")["encounter_status"] == "setup"
+    assert client.post(f"/v1/encounters/{eid}/start", json={}, headers=camp.gm).status_code == 201
+    state = client.get(f"/v1/encounters/{eid}", headers=camp.gm).json()
+    actor = state["current"]["combatant_id"]
+    r = client.post(
+        f"/v1/encounters/{eid}/actions",
+        json={"type": "attack", "actor_id": actor, "target_id": "nobody"},
+        headers=camp.gm,
+    )
+    assert assert_problem(r, 422, "unknown-id")["code"] == "unknown_id"
+    assert client.post(f"/v1/encounters/{eid}/end", json={}, headers=camp.gm).status_code == 200
+    r = client.post(f"/v1/encounters/{eid}/next-turn", json={}, headers=camp.gm)
+    assert assert_problem(r, 409, "encounter-ended")["code"] == "encounter_ended"
