@@ -235,13 +235,6 @@ define(
     rule=RULE,
 )
 define("not_latest_entry", Conflict, "Only the character's latest entry can be rolled again.", newer_entry=STR)
-define(
-    "unaffordable",
-    Conflict,
-    "A spend the character cannot afford (heroism, light points…): nothing happens.",
-    needed=INT,
-    available=INT,
-)
 define("race_lost", Conflict, "The request lost a race with a concurrent write; nothing was written: retry.")
 # 412
 define(

@@ -101,6 +101,13 @@ class TooManyDice(RuleError):
         )
 
 
+define(
+    "unaffordable",
+    InsufficientResource,
+    "A spend the character cannot afford (heroism, light points…): nothing happens.",
+    needed=INT,
+    available=INT,
+)
 define("invalid_dice_expression", ExpressionError, "A dice expression that cannot be read or exceeds the limits.")
 define("too_many_dice", TooManyDice, "More dice than one request may roll.", dice=INT, limit=INT)
 define("invalid_dice", DiceError, "Table dice (`dice`) that do not fit the operation.")
