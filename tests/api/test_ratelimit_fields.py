@@ -109,3 +109,32 @@ def test_issue25_item6_declared_and_exposed(settings, db_session):
         r = client.get("/v1/rulesets", headers={"Origin": "https://vtt.example"})
         exposed = {h.strip().lower() for h in r.headers["access-control-expose-headers"].split(",")}
         assert {"ratelimit", "ratelimit-policy", "x-request-id"} <= exposed
+
+
+@pytest.mark.parametrize("store", ["memory", "redis"])
+def test_issue25_item6_a_counted_hit_is_one_store_call(settings, monkeypatch, store):
+    """The hot path: a hit that is let through costs no second call (no `get_window_stats`)."""
+    if store == "redis" and not _redis_up():
+        pytest.skip("Redis on 127.0.0.1:6379 needed")
+    url = "redis://127.0.0.1:6379/0" if store == "redis" else None
+    prefix = f"jdr-test-{uuid.uuid4().hex}"
+    limiter = RateLimiter(
+        settings.model_copy(update={"rate_limit_per_minute": 5, "redis_url": url, "redis_key_prefix": prefix})
+    )
+    calls: list[str] = []
+
+    async def counted(method, item, *key):
+        calls.append(method)
+        raise AssertionError("no second store call on a counted hit")
+
+    monkeypatch.setattr(limiter, "_call", counted)
+
+    async def scenario() -> list[Quota]:
+        quotas = watch_quotas()
+        for _ in range(3):
+            await limiter.hit_token("t")
+        return quotas
+
+    quotas = asyncio.run(scenario())
+    assert calls == [] and [q.remaining for q in quotas] == [2]
+    assert (limiter._counted is not None) == (store == "redis") and not limiter._shared_down_until
