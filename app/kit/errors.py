@@ -254,6 +254,7 @@ define(
     "The body (or a parameter) does not fit its schema; `errors` locates each fault.",
 )
 define("body_too_deep", RuleError, "The body's objects and arrays nest too deep.")
+define("level_up_choice", RuleError, "A level-up's choices (mode, stats, pools, points) are missing or not allowed.")
 define("unknown_name", RuleError, "A name the sheet or the ruleset does not know (a stat, a skill, a weapon…).")
 define(
     "unknown_id",
