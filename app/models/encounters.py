@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
 from app.models.fields import DiceExpression
-from app.models.schemas import NO_CONTROL, NO_NUL, Timestamp
+from app.models.schemas import METADATA_DOC, NO_CONTROL, NO_NUL, Metadata, MetadataPatch, Timestamp
 
 Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
 Side = Annotated[str, Field(min_length=1, max_length=40, pattern=NO_CONTROL)]
@@ -67,11 +67,13 @@ class EncounterCreate(Strict):
     name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's encounter options.")
     combatants: list[CombatantCreate] = Field(default_factory=list, max_length=MAX_COMBATANTS)
+    metadata: Metadata | None = None
 
 
 class EncounterUpdate(Strict):
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
+    metadata: MetadataPatch | None = None
 
 
 class CombatantUpdate(Strict):
@@ -324,6 +326,7 @@ class EncounterPublic(Open):
     combatants: list[CombatantPublic]
     order: list[OrderEntry]
     current: CurrentTurn | None
+    metadata: dict[str, str] = Field(default_factory=dict, description=METADATA_DOC)
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -335,5 +338,6 @@ class EncounterSummary(Open):
     status: str
     round: int
     version: int
+    metadata: dict[str, str] = Field(default_factory=dict, description=METADATA_DOC)
     created_at: Timestamp
     updated_at: Timestamp

@@ -202,6 +202,8 @@ class Encounter(SQLModel, table=True):
     options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     turn_order: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     current_turn: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # a client's own ids (API.md round 3 `metadata`, as on campaigns and characters)
+    client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
 

@@ -19,6 +19,7 @@ from app.models.encounters import (
     EncounterCreate,
     EncounterUpdate,
 )
+from app.models.schemas import merge_metadata
 from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from
 from app.rules.errors import RuleError
@@ -67,6 +68,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
             "options": _options(rules, data.options or {}),
             "turn_order": [],
             "current_turn": None,
+            "client_metadata": data.metadata or {},
             "created_at": at,
             "updated_at": at,
         }
@@ -188,11 +190,14 @@ def update_encounter(
         check_gm(principal, "change an encounter")
         conn = uow.conn
         check_version(fight, if_match)
-        check_not_ended(fight)
+        if data.metadata is None or data.name is not None or data.options is not None:
+            check_not_ended(fight)  # `metadata` (a client's own ids) may still change on an ended fight
         if data.name is not None:
             fight.encounter["name"] = data.name
         if data.options is not None:
             fight.encounter["options"] = _options(fight.rules, {**fight.encounter["options"], **data.options})
+        if data.metadata is not None:
+            fight.encounter["client_metadata"] = merge_metadata(fight.encounter["client_metadata"], data.metadata)
         record_update(uow, fight)
         return _state(conn, fight, principal)
 

@@ -45,7 +45,7 @@ _act = core_table(EncounterAction)
 _camp = core_table(Campaign)
 _log = core_table(LogEntry)
 
-ENCOUNTER_FIELDS = ("status", "round", "turn_order", "current_turn", "name", "options")
+ENCOUNTER_FIELDS = ("status", "round", "turn_order", "current_turn", "name", "options", "client_metadata")
 COMBATANT_FIELDS = (
     "side",
     "hidden",

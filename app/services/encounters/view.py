@@ -156,6 +156,7 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
         ],
         "order": order_view(enc["turn_order"], scene, viewer),
         "current": current_view(enc["current_turn"], scene, viewer),
+        "metadata": enc["client_metadata"],
         "created_at": iso(enc["created_at"]),
         "updated_at": iso(enc["updated_at"]),
     }
@@ -169,6 +170,7 @@ def summary(row: Any) -> dict[str, Any]:
         "status": row.status,
         "round": row.round,
         "version": row.version,
+        "metadata": row.client_metadata,
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }

