@@ -37,9 +37,12 @@ class EncounterOptions(Strict):
 
 
 # --- setup -------------------------------------------------------------------------------
+POSITION_BOUND = 100_000  # a cell's x and y lie within ±this
+
+
 class Position(Strict):
-    x: StrictInt = Field(ge=-100_000, le=100_000)
-    y: StrictInt = Field(ge=-100_000, le=100_000)
+    x: StrictInt = Field(ge=-POSITION_BOUND, le=POSITION_BOUND)
+    y: StrictInt = Field(ge=-POSITION_BOUND, le=POSITION_BOUND)
 
 
 class CombatantCreate(Strict):
@@ -59,7 +62,9 @@ class CombatantCreate(Strict):
         ge=1,
         le=MAX_COPIES,
         description='Copy this NPC into N new NPC characters "Name 1…N", each its own '
-        "sheet, each a combatant (the NPC itself stays out).",
+        "sheet, each a combatant (the NPC itself stays out). With a `position`, each copy takes its own "
+        "free cell (no combatant on it): the free cells nearest to `position` by the ruleset's distance "
+        "(the catalogue's `combat.grid`: |dx| + |dy|, GC-D1), nearer first, then by y, then by x.",
     )
 
 

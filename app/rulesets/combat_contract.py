@@ -41,7 +41,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -91,6 +91,29 @@ class Pool:
 
     def maximum(self, sheet: dict[str, Any]) -> int | None:
         return int(sheet[self.max_key]) if self.max_key and sheet.get(self.max_key) is not None else None
+
+
+@dataclass(frozen=True)
+class Grid:
+    """How the ruleset counts the distance between two cells `{x, y}` of the grid (the catalogue's
+    `combat.grid`; NPC copies are placed by it, `EncounterRules.distance`)."""
+
+    metric: Literal["manhattan"]  # |dx| + |dy|, no diagonals
+    rule: str | None  # the rule saying so (GC-D1), or None: the ruleset has no grid rule
+    description: str
+
+
+MANHATTAN = Grid(
+    metric="manhattan",
+    rule=None,
+    description="Cells {x, y}; this ruleset has no grid rule: the service counts a distance as |dx| + |dy| "
+    "(no diagonals), e.g. to place NPC copies near their original.",
+)
+
+
+def manhattan(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """|dx| + |dy|: the cells between two cells, no diagonals."""
+    return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
 @dataclass(frozen=True)
@@ -273,6 +296,12 @@ class EncounterRules(ABC):
     chosen_order_rule: ClassVar[str | None] = None  # the rule letting one side choose a tie's order (GC-O2), if any
     changes_at_fight_end: ClassVar[bool] = False  # `fight_ends` changes sheets or counters (GC-P6)
     lapses_at_turn_change: ClassVar[bool] = False  # `turn_changes` drops counters of every combatant (GC-P2)
+    grid: ClassVar[Grid] = MANHATTAN  # how a distance is counted on the grid (GC-D1)
+
+    def distance(self, a: tuple[int, int], b: tuple[int, int]) -> int:
+        """The distance between two cells as `grid` counts it (at least the larger of |dx| and |dy|:
+        a placement looks for the cells at distance d within d cells each way)."""
+        return manhattan(a, b)
 
     # --- resources and state -------------------------------------------------------
     def resources(self, sheet: dict[str, Any]) -> dict[str, dict[str, Any]]:

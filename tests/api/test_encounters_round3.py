@@ -116,3 +116,66 @@ def test_issue25_item9_gc_encounter_metadata_survives_the_fight(table):
     t.next_turn(s["id"])
     assert t.state(s["id"])["metadata"] == VTT
     assert ids(s).keys() == {"A", "B"}
+
+
+# --- item 11: NPC copies on distinct free cells; GC-D1's distance in the description ---------------
+
+
+def _cells(state: dict) -> dict[str, tuple[int, int] | None]:
+    return {c["name"]: (c["position"]["x"], c["position"]["y"]) if c["position"] else None for c in state["combatants"]}
+
+
+def test_issue25_item11_gc_d1_npc_copies_take_the_nearest_free_cells_in_a_documented_order(table):
+    t = table("great-cosmos")
+    hero = t.character("Aiko", gc_fighter(55), kind="pc", player=t.alice)
+    goblin = t.character("Goblin", gc_fighter(40))
+    s = t.post(
+        f"/v1/campaigns/{t.c.id}/encounters",
+        {
+            "name": "Ambush",
+            "combatants": [
+                {"character_id": hero, "position": {"x": 4, "y": 4}},
+                {"character_id": goblin, "count": 4, "position": {"x": 3, "y": 4}},
+            ],
+        },
+    )
+    # distance 0: (3, 4); distance 1 (|dx| + |dy|, GC-D1), by y then x: (3, 3), (2, 4), [(4, 4) Aiko's], (3, 5)
+    assert _cells(s) == {"Aiko": (4, 4), "Goblin 1": (3, 4), "Goblin 2": (3, 3), "Goblin 3": (2, 4), "Goblin 4": (3, 5)}
+    # more copies later: the cells of every combatant already there are taken; distance 2 next, by y then x
+    s = t.post(
+        f"/v1/encounters/{s['id']}/combatants", {"character_id": goblin, "count": 3, "position": {"x": 3, "y": 4}}
+    )
+    assert {k: v for k, v in _cells(s).items() if k in ("Goblin 5", "Goblin 6", "Goblin 7")} == {
+        "Goblin 5": (3, 2),
+        "Goblin 6": (2, 3),
+        "Goblin 7": (4, 3),
+    }
+    assert len(set(_cells(s).values())) == 8  # every combatant on its own cell
+
+
+def test_issue25_item11_copies_without_a_position_stay_off_the_grid(table):
+    t = table("worlds-awakening")
+    goblin = t.character("Goblin", wa_fighter())
+    s = t.post(
+        f"/v1/campaigns/{t.c.id}/encounters", {"name": "A", "combatants": [{"character_id": goblin, "count": 2}]}
+    )
+    assert _cells(s) == {"Goblin 1": None, "Goblin 2": None}
+
+
+def test_issue25_item11_copies_at_the_grids_edge_stay_on_it(table):
+    t = table("worlds-awakening")
+    goblin = t.character("Goblin", wa_fighter())
+    edge = {"x": 100_000, "y": 100_000}
+    s = t.post(
+        f"/v1/campaigns/{t.c.id}/encounters",
+        {"name": "A", "combatants": [{"character_id": goblin, "count": 3, "position": edge}]},
+    )
+    assert _cells(s) == {"Goblin 1": (100_000, 100_000), "Goblin 2": (100_000, 99_999), "Goblin 3": (99_999, 100_000)}
+
+
+def test_issue25_item11_gc_d1_the_catalogue_says_how_distance_is_counted(client):
+    grid = client.get("/v1/rulesets/great-cosmos").json()["combat"]["grid"]
+    assert grid["metric"] == "manhattan" and grid["rule"] == "GC-D1"
+    assert "|dx| + |dy|" in grid["description"] and "no diagonals" in grid["description"]
+    other = client.get("/v1/rulesets/asgard").json()["combat"]["grid"]
+    assert other["metric"] == "manhattan" and other["rule"] is None

@@ -17,6 +17,7 @@ from app.rulesets.combat_contract import (
     EncounterRules,
     Entrant,
     Exchange,
+    Grid,
     Initiative,
     Party,
     TurnPassed,
@@ -26,7 +27,7 @@ from app.rulesets.great_cosmos import exchange as combat
 from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_back
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
-from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
+from app.rulesets.great_cosmos.rules.turns import TurnOrder, distance, turn_order
 from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions
 
 
@@ -62,6 +63,12 @@ class GreatCosmos(EncounterRules):
         "dash: the agilite test (GC-D4)"
     )
     combat_actions = ENCOUNTER_ACTIONS
+    grid = Grid(
+        metric="manhattan",
+        rule="GC-D1",
+        description="GC-D1: the distance between two cells is |dx| + |dy| (no diagonals); adjacent cells "
+        "(distance 1) are melee range.",
+    )
     more_actions = (  # README "Actions per turn": GC-O3's and GC-P5's extra actions are slots of their own
         "GC-O3 extra actions",
         "GC-P5 advantage 6 (an extra action)",
@@ -71,6 +78,9 @@ class GreatCosmos(EncounterRules):
 
     def posture(self, sheet: dict[str, Any]) -> str | None:
         return combat.posture_of(sheet)
+
+    def distance(self, a: tuple[int, int], b: tuple[int, int]) -> int:
+        return distance(a, b)  # GC-D1
 
     # --- actions (great_cosmos_combat) ---------------------------------------------------------
     def attack(self, x: Exchange) -> None:
