@@ -213,7 +213,10 @@ class Combatant(SQLModel, table=True):
     (side, position, initiative, conditions, per-round counters). What a fight
     changes on the character itself is written to its sheet."""
 
-    __table_args__ = (Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),)
+    __table_args__ = (
+        Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),
+        Index("ix_combatant_character_id", "character_id"),  # the encounters showing a character
+    )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
     encounter_id: str = Field(foreign_key="encounter.id", max_length=32, sa_type=SafeString(32))

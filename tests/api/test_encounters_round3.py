@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.api.encounter_support import Table, ids, table
-from tests.api.support import assert_validation
+from tests.api.support import assert_validation, read_events
 from tests.factories import gc_fighter, wa_fighter
 
 __all__ = ["table"]
@@ -179,3 +179,83 @@ def test_issue25_item11_gc_d1_the_catalogue_says_how_distance_is_counted(client)
     assert "|dx| + |dy|" in grid["description"] and "no diagonals" in grid["description"]
     other = client.get("/v1/rulesets/asgard").json()["combat"]["grid"]
     assert other["metric"] == "manhattan" and other["rule"] is None
+
+
+# --- a character change the encounter view shows moves the encounter's ETag ---------------------
+
+
+def _get(t: Table, eid: str, tag: str | None = None, headers=None):
+    return t.client.get(
+        f"/v1/encounters/{eid}", headers={**(headers or t.gm), **({"If-None-Match": tag} if tag else {})}
+    )
+
+
+def _fight(t: Table) -> tuple[dict, str, str]:
+    hero = t.character("Aiko", wa_fighter(), kind="pc", player=t.alice)
+    goblin = t.character("Goblin", wa_fighter())
+    body = {"name": "Ambush", "combatants": [{"character_id": hero}, {"character_id": goblin, "hidden": True}]}
+    return t.post(f"/v1/campaigns/{t.c.id}/encounters", body), hero, goblin
+
+
+def test_issue25_a_gm_sheet_edit_of_a_combatant_moves_the_encounters_etag(table):
+    t = table("worlds-awakening")
+    s, hero, _ = _fight(t)
+    eid = s["id"]
+    tag = _get(t, eid).headers["ETag"]
+    assert _get(t, eid, tag).status_code == 304
+    r = t.client.patch(f"/v1/characters/{hero}", json={"sheet": {"hp": 3}}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    r = _get(t, eid, tag)
+    assert r.status_code == 200, "a stale 304: the view shows the new hp"
+    assert r.headers["ETag"] == '"2"' and r.json()["version"] == 2
+    assert next(c for c in r.json()["combatants"] if c["name"] == "Aiko")["resources"]["hp"]["value"] == 3
+    assert _get(t, eid, r.headers["ETag"]).status_code == 304
+    # the new version is the one If-Match names
+    renamed = t.client.patch(f"/v1/encounters/{eid}", json={"name": "B"}, headers={**t.gm, "If-Match": '"2"'})
+    assert renamed.status_code == 200, renamed.text
+    updated = [e["data"] for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
+    assert updated == [{"id": eid, "version": 2}, {"id": eid, "version": 3}]
+
+
+def test_issue25_a_player_access_or_name_change_moves_it_a_metadata_change_does_not(table):
+    t = table("worlds-awakening")
+    s, hero, _ = _fight(t)
+    eid = s["id"]
+    path = f"/v1/characters/{hero}"
+    assert t.client.patch(path, json={"metadata": {"vtt": "x"}}, headers=t.gm).status_code == 200
+    assert t.state(eid)["version"] == 1  # not shown in the encounter: nothing moved
+    assert t.client.patch(path, json={"player_access": "limited"}, headers=t.gm).status_code == 200
+    assert t.state(eid)["version"] == 2
+    assert t.client.patch(path, json={"name": "Aiko la brave"}, headers=t.alice.headers).status_code == 200
+    moved = t.state(eid)
+    assert moved["version"] == 3 and "Aiko la brave" in [c["name"] for c in moved["combatants"]]
+
+
+def test_issue25_a_hidden_combatants_change_moves_the_etag_its_event_is_the_gms(table):
+    t = table("worlds-awakening")
+    s, _, goblin = _fight(t)
+    eid = s["id"]
+    assert t.client.patch(f"/v1/characters/{goblin}", json={"sheet": {"hp": 1}}, headers=t.gm).status_code == 200
+    assert t.state(eid)["version"] == 2
+    gm = [e["data"] for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
+    players = [e["data"] for e in read_events(t.client, t.c.id, t.alice.headers) if e["type"] == "encounter.updated"]
+    assert gm == [{"id": eid, "version": 2}] and players == []
+
+
+def test_issue25_deleting_a_combatants_character_moves_the_etag(table):
+    t = table("worlds-awakening")
+    s, _, goblin = _fight(t)
+    eid = s["id"]
+    tag = _get(t, eid).headers["ETag"]
+    assert t.client.delete(f"/v1/characters/{goblin}", headers=t.gm).status_code == 204
+    r = _get(t, eid, tag)
+    assert r.status_code == 200 and r.json()["version"] == 2
+    assert [c["name"] for c in r.json()["combatants"]] == ["Aiko", None]
+
+
+def test_issue25_a_character_in_no_fight_moves_nothing(table):
+    t = table("worlds-awakening")
+    s, _, _ = _fight(t)
+    loner = t.character("Loner", wa_fighter())
+    assert t.client.patch(f"/v1/characters/{loner}", json={"sheet": {"hp": 2}}, headers=t.gm).status_code == 200
+    assert t.state(s["id"])["version"] == 1
