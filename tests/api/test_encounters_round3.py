@@ -5,7 +5,14 @@ distinct free cells near the original and GC-D1's distance named in the encounte
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from jsonschema import Draft202012Validator
+from pydantic import TypeAdapter
+
+from app.models.results.combat import CombatChange
+from app.openapi import render
 
 from tests.api.encounter_support import Table, ids, table
 from tests.api.support import assert_validation, read_events
@@ -259,3 +266,72 @@ def test_issue25_a_character_in_no_fight_moves_nothing(table):
     loner = t.character("Loner", wa_fighter())
     assert t.client.patch(f"/v1/characters/{loner}", json={"sheet": {"hp": 2}}, headers=t.gm).status_code == 200
     assert t.state(s["id"])["version"] == 1
+
+
+# --- item 3: CombatChange.before/after typed in the spec --------------------------------------------
+
+SPEC = json.loads(render())
+MEMBERS = {ref["$ref"].rsplit("/", 1)[1] for ref in SPEC["components"]["schemas"]["CombatChange"]["anyOf"]}
+
+
+def _fits(change: dict) -> list[str]:
+    """The members of the served spec's CombatChange this change is valid against."""
+    out = []
+    for name in sorted(MEMBERS):
+        root = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "components": SPEC["components"],
+            "$ref": f"#/components/schemas/{name}",
+        }
+        if Draft202012Validator(root).is_valid(change):
+            out.append(name)
+    return out
+
+
+def test_issue25_item3_every_change_of_a_fight_fits_exactly_one_typed_change(table):
+    t = table("great-cosmos", {"players_may_enter_dice": True})
+    aiko = t.character("Aiko", gc_fighter(60), kind="pc", player=t.alice)
+    brute = t.character("Brute", gc_fighter(40))
+    shade = t.character("Shade", gc_fighter(20))
+    s = t.post(
+        f"/v1/campaigns/{t.c.id}/encounters",
+        {
+            "name": "Typed",
+            "options": {"hp_visibility": "status"},
+            "combatants": [
+                {"character_id": aiko, "position": {"x": 0, "y": 0}},
+                {"character_id": brute, "position": {"x": 1, "y": 0}},
+                {"character_id": shade, "position": {"x": 5, "y": 5}, "hidden": True},
+            ],
+        },
+    )
+    eid, n = s["id"], ids(s)
+    t.start(eid, dice=[])
+    t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
+    t.act(eid, {"type": "damage", "target_id": n["Brute"], "amount": 5})
+    t.act(eid, {"type": "condition", "target_id": n["Brute"], "add": {"name": "stunned", "rounds": 1}})
+    for _ in range(3):
+        t.next_turn(eid)  # Brute's turn, then Shade's (revealed on its turn), then a new round
+    t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 0, "y": 1}})
+    reverted = t.act(eid, {"type": "heal", "target_id": n["Brute"], "amount": 1})
+    t.post(f"/v1/encounters/{eid}/actions/{reverted['id']}/revert", {})
+    kinds: set[str] = set()
+    for headers in (t.gm, t.alice.headers):
+        for action in t.client.get(f"/v1/encounters/{eid}/actions", headers=headers).json()["items"]:
+            for change in action["changes"]:
+                fits = _fits(change)
+                assert len(fits) == 1, (change, fits)
+                kinds.update(fits)
+                assert type(TypeAdapter(CombatChange).validate_python(change)).__name__ == fits[0]
+    assert {
+        "ResourceChange",
+        "SheetChange",
+        "StatusChange",
+        "RoundChange",
+        "OrderChange",
+        "CurrentChange",
+        "PositionChange",
+        "ConditionsChange",
+        "CountersChange",
+        "HiddenChange",
+    } <= kinds, kinds
