@@ -16,8 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from app.kit.models import union
 from app.models.encounters import GM_ACTIONS
-from app.rulesets.combat_contract import EncounterRules
-from app.rulesets.contract import Capability, RulesetAdapter
+from app.rulesets.contract import Capability, EncounterRules, RulesetAdapter
 from app.rulesets.registry import REGISTRY, Ruleset, get
 
 

@@ -28,7 +28,7 @@ from app.rulesets.asgard.rules.core import (
 )
 from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
 from app.rulesets.asgard.schemas import Damage, Heal, Options
-from app.rulesets.combat_contract import (
+from app.rulesets.contract import (
     CombatDice,
     EncounterRules,
     Entrant,

@@ -13,7 +13,7 @@ from pydantic import Field, StrictInt
 
 from app.models.encounters import AttackRequest, CombatAction
 from app.rules.errors import RuleError
-from app.rulesets.combat_contract import (
+from app.rulesets.contract import (
     CombatDice,
     EncounterRules,
     Entrant,

@@ -30,7 +30,7 @@ from app.models.encounters import (
     HealOrDamage,
 )
 from app.models.validation import InvalidBody
-from app.rulesets.combat_contract import ACTION, Exchange, Party
+from app.rulesets.contract import ACTION, Exchange, Party
 from app.services.auth import Principal, check_gm, check_member, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.rulesets.combat_contract import Pool
+from app.rulesets.contract import Pool
 from app.services.encounters.store import Fight
 
 # public name -> column of the encounter row

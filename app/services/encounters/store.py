@@ -33,7 +33,7 @@ from app.models.tables import (
     core_table,
 )
 from app.models.validation import InvalidBody
-from app.rulesets.combat_contract import EncounterRules
+from app.rulesets.contract import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.prepared import Prepared, fetch_together
 from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter

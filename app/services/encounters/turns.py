@@ -11,7 +11,7 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import NextTurnRequest, StartRequest
 from app.models.validation import InvalidBody
-from app.rulesets.combat_contract import Entrant
+from app.rulesets.contract import Entrant
 from app.services.auth import Principal, check_gm, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
