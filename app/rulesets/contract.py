@@ -443,6 +443,11 @@ COMBAT_ACTIONS = ("attack", "move", "dash", "posture", "final_skill")
 # what an action type is to the "Actions per turn" rule (`EncounterRules.action_kinds`)
 ACTION, MOVE, FREE = "action", "move", "free"
 
+# a combatant's sheet as combat reads it: the ruleset's `Sheet` model (`RulesetAdapter.Sheet`), parsed once
+# from the stored sheet (issue 23: each default lives in that model once); each ruleset reads its own
+# fields, which this shared type cannot name
+SheetModel = Any
+
 
 class CombatDice(Protocol):
     """The dice of one action as a ruleset's combat sees them (the services' `CombatDice` gives
@@ -469,15 +474,20 @@ class Pool:
     max_key: str | None  # the sheet key of the maximum (None: no maximum)
     floor: int = 0  # the lowest value the sheet allows
 
-    def value(self, sheet: dict[str, Any]) -> int:
-        """The current value; a sheet leaving it out is at its maximum (the rulesets' default)."""
-        value = sheet.get(self.key)
+    def value(self, sheet: SheetModel) -> int:
+        """The current value; a sheet leaving it out is at its maximum (the rulesets' default, said once)."""
+        value = getattr(sheet, self.key)
         if value is None:
-            return int(sheet.get(self.max_key) or 0) if self.max_key else 0
+            return int(getattr(sheet, self.max_key) or 0) if self.max_key else 0
         return int(value)
 
-    def maximum(self, sheet: dict[str, Any]) -> int | None:
-        return int(sheet[self.max_key]) if self.max_key and sheet.get(self.max_key) is not None else None
+    def maximum(self, sheet: SheetModel) -> int | None:
+        maximum = getattr(sheet, self.max_key) if self.max_key else None
+        return int(maximum) if maximum is not None else None
+
+    def set(self, sheet: SheetModel, value: int) -> None:
+        """The pool's value written on the sheet (a Party's copy)."""
+        setattr(sheet, self.key, value)
 
 
 @dataclass(frozen=True)
@@ -509,7 +519,7 @@ class Entrant:
 
     combatant_id: str
     kind: str  # "pc" | "npc"
-    sheet: dict[str, Any]
+    sheet: SheetModel  # the ruleset's `Sheet` model, read only
     override: int | None = None  # the GM's initiative
     actions: int = 1
     take_11: bool = False
@@ -558,8 +568,9 @@ def one_per_slot(ranked: list[tuple[str, int | None, dict[str, Any] | None]]) ->
 @dataclass
 class Party:
     """One side of an action (the actor, the target) as a ruleset's action reads and
-    changes it. `sheet`, `counters`, `position`, `conditions` and `actions` are copies:
-    the ruleset changes them in place; the flow records every difference (before/after)."""
+    changes it. `sheet` (the ruleset's `Sheet` model), `counters`, `position`, `conditions` and
+    `actions` are copies: the ruleset changes them in place (a nested value of the sheet as its
+    model's type); the flow records every difference (before/after: the sheets' `model_dump()`)."""
 
     id: str  # the combatant's id
     character_id: str
@@ -567,7 +578,7 @@ class Party:
     kind: str  # "pc" | "npc"
     side: str
     reaction: str  # its standing reaction (the ruleset's default when unset)
-    sheet: dict[str, Any]
+    sheet: SheetModel
     counters: dict[str, Any]
     position: dict[str, int] | None
     conditions: list[dict[str, Any]]
@@ -641,20 +652,20 @@ class TurnPassed:
     steps: list[dict[str, Any]] = field(default_factory=list)
 
 
-def sheet_weapon(sheet: dict[str, Any], name: str | None, rule: str) -> dict[str, Any]:
-    """The weapon an attack uses: the one named, else the sheet's first; a 422 naming
-    the sheet's weapons, or asking for a `damage` expression when it has none."""
-    weapons = sheet.get("weapons") or []
+def sheet_weapon(sheet: SheetModel, name: str | None, rule: str) -> Any:
+    """The weapon an attack uses (the sheet's model of it): the one named, else the sheet's first;
+    a 422 naming the sheet's weapons, or asking for a `damage` expression when it has none."""
+    weapons = sheet.weapons
     if name is None:
         if not weapons:
             raise RuleError(
                 f"the attacker has no weapon on its sheet: give a `damage` expression ({rule})", field="weapon"
             )
         return weapons[0]
-    weapon = next((w for w in weapons if w["name"] == name), None)
+    weapon = next((w for w in weapons if w.name == name), None)
     if weapon is None:
         raise RuleError(
-            f"no weapon {name!r} on the attacker's sheet; it has {', '.join(w['name'] for w in weapons) or 'none'}",
+            f"no weapon {name!r} on the attacker's sheet; it has {', '.join(w.name for w in weapons) or 'none'}",
             field="weapon",
         )
     return weapon
@@ -691,7 +702,7 @@ class EncounterRules(ABC):
         return manhattan(a, b)
 
     # --- resources and state -------------------------------------------------------
-    def resources(self, sheet: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def resources(self, sheet: SheetModel) -> dict[str, dict[str, Any]]:
         return {p.name: {"value": p.value(sheet), "max": p.maximum(sheet)} for p in self.pools}
 
     def pool(self, name: str | None) -> Pool:
@@ -705,14 +716,14 @@ class EncounterRules(ABC):
             f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}", field="resource"
         )
 
-    def is_down(self, sheet: dict[str, Any]) -> bool:
+    def is_down(self, sheet: SheetModel) -> bool:
         """Out of the fight: skipped by next-turn. Default: the first pool at 0 or below."""
         return self.pools[0].value(sheet) <= 0
 
-    def posture(self, sheet: dict[str, Any]) -> str | None:
+    def posture(self, sheet: SheetModel) -> str | None:
         return None
 
-    def pool_changed(self, sheet: dict[str, Any], pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
+    def pool_changed(self, sheet: SheetModel, pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
         """The GM's heal/damage changed a pool of `sheet` (a copy): the ruleset updates what follows
         from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
         return []
@@ -729,7 +740,7 @@ class EncounterRules(ABC):
     round_end_reads_sheets: ClassVar[bool] = False  # every combatant's sheet is read at a round's end (AS-C5)
 
     def gm_damage(
-        self, sheet: dict[str, Any], counters: dict[str, Any], pool: Pool, before: int, amount: int
+        self, sheet: SheetModel, counters: dict[str, Any], pool: Pool, before: int, amount: int
     ) -> tuple[int, list[dict[str, Any]]] | None:
         """The GM's `damage` of `amount` on `pool` (value `before`): the pool's value after it and the
         steps when the rules change it (GC-P6 Revive; `counters`, a copy, changed in place), else None
@@ -746,7 +757,7 @@ class EncounterRules(ABC):
         unused is gone), or None when nothing changes; default None."""
         return None
 
-    def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+    def fight_ends(self, combatant_id: str, sheet: SheetModel, counters: dict[str, Any]) -> list[dict[str, Any]]:
         """The encounter ends (`changes_at_fight_end`): the ruleset changes `sheet` and `counters` (copies) in
         place and returns the steps (GC-P6: special postures end); default nothing."""
         return []
@@ -757,7 +768,7 @@ class EncounterRules(ABC):
         return False
 
     def round_ends(
-        self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+        self, combatant_id: str, sheet: SheetModel, conditions: list[dict[str, Any]], round_: int
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The end of round `round_` for one combatant, down or not: the ruleset changes `sheet` (a
         copy) in place and returns (its conditions after, the steps); default nothing."""
@@ -777,7 +788,7 @@ class EncounterRules(ABC):
         """The first round's order (entrants in the order they were added; `campaign_options`: the
         ruleset's parsed `Options`, as `Exchange.campaign_options`)."""
 
-    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: SheetModel, round_: int) -> dict[str, Any] | None:
         """A step saying why the rules keep this combatant from acting in this round (GC-P7), or None."""
         return None
 

@@ -82,7 +82,7 @@ def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool
     shown = (
         {
             name: {"status": status(r["value"], r["max"])}
-            for name, r in rules_for(ruleset).resources(character.sheet).items()
+            for name, r in rules_for(ruleset).resources(get_adapter(ruleset).parse_sheet(character.sheet)).items()
         }
         if pools
         else {}

@@ -28,7 +28,7 @@ from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_b
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, distance, turn_order
-from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions
+from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions, Sheet
 
 
 class _Parallel(DiceSource):
@@ -76,7 +76,7 @@ class GreatCosmos(EncounterRules):
         "GC-P6 a counter-attack",
     )
 
-    def posture(self, sheet: dict[str, Any]) -> str | None:
+    def posture(self, sheet: Sheet) -> str | None:
         return combat.posture_of(sheet)
 
     def distance(self, a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -105,7 +105,7 @@ class GreatCosmos(EncounterRules):
             return None
         return strike_back(actor.counters, req.target_id)
 
-    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> dict[str, Any] | None:
         """GC-P7: an Illumination backlash: no action (nor move, dodge, parry, speech) for its 2 turns."""
         running = combat.backlash(sheet)
         if running and running["posture"] == ILLUMINATION:
@@ -126,7 +126,7 @@ class GreatCosmos(EncounterRules):
         """GC-P6: Revive fires against the GM's `damage` too."""
         return combat.gm_damage(sheet, counters, pool, before, amount)
 
-    def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+    def fight_ends(self, combatant_id: str, sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
         """GC-P6 (Decision): ending the encounter ends every special posture still held."""
         return combat.fight_ends(sheet, counters)
 
@@ -153,7 +153,7 @@ class GreatCosmos(EncounterRules):
                 id=e.combatant_id,
                 agilite=_agilite(e),
                 actions=e.actions,
-                acts_first=e.sheet.get("posture") == ILLUMINATION,
+                acts_first=e.sheet.posture == ILLUMINATION,
                 acts_last=_acts_last(e, round_),
                 side=e.side,
             )
@@ -174,7 +174,7 @@ class GreatCosmos(EncounterRules):
 
 
 def _agilite(e: Entrant) -> int:
-    return e.override if e.override is not None else int(e.sheet.get("stats", {}).get("agilite", 0))
+    return e.override if e.override is not None else e.sheet.stats.agilite
 
 
 def _entries(order: TurnOrder) -> list[dict[str, Any]]:

@@ -325,10 +325,11 @@ def _fight_ends(fight: Fight) -> None:
         ch = fight.character_of(c)
         if ch is None:
             continue
-        sheet, counters = deepcopy(ch.sheet), deepcopy(c["counters"] or {})
+        sheet, counters = fight.sheet_copy(ch), deepcopy(c["counters"] or {})
         fight.rules.fight_ends(c["id"], sheet, counters)
-        if sheet != ch.sheet:
-            fight.set_sheet(ch, sheet)
+        dumped = sheet.model_dump(mode="json")
+        if dumped != fight.sheet_of(ch).model_dump(mode="json"):
+            fight.set_sheet(ch, {**ch.sheet, **dumped})
         if counters != (c["counters"] or {}):
             c["counters"] = counters
             fight.dirty_combatants.add(c["id"])

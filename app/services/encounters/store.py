@@ -33,7 +33,7 @@ from app.models.tables import (
     core_table,
 )
 from app.models.validation import InvalidBody
-from app.rulesets.contract import EncounterRules
+from app.rulesets.contract import EncounterRules, RulesetAdapter
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.prepared import Prepared, fetch_together
 from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
@@ -162,6 +162,8 @@ class Fight:
     _read: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # combatants read one by one
     _absent: set[str] = field(default_factory=set, repr=False)  # ids read one by one and not found
     stored: dict[str, Any] = field(default_factory=dict, repr=False)  # the encounter's fields as last written
+    # character id -> (the stored sheet, parsed into the ruleset's `Sheet`): parsed once per stored sheet
+    _sheets: dict[str, tuple[dict[str, Any], Any]] = field(default_factory=dict, repr=False)
 
     @property
     def id(self) -> str:
@@ -174,6 +176,24 @@ class Fight:
     @property
     def rules(self) -> EncounterRules:
         return rules_for(self.ruleset)
+
+    @property
+    def adapter(self) -> RulesetAdapter:
+        return get_adapter(self.ruleset)
+
+    def sheet_of(self, character: StoredCharacter) -> Any:
+        """The character's sheet as its ruleset's `Sheet` model (issue 23: combat reads typed sheets,
+        each default in its model once), parsed once per stored sheet: read it, never change it
+        (`sheet_copy` gives one to change)."""
+        cached = self._sheets.get(character.id)
+        if cached is None or cached[0] is not character.sheet:
+            cached = (character.sheet, self.adapter.parse_sheet(character.sheet))
+            self._sheets[character.id] = cached
+        return cached[1]
+
+    def sheet_copy(self, character: StoredCharacter) -> Any:
+        """A copy of the character's typed sheet for a use case to change (a Party's)."""
+        return self.sheet_of(character).model_copy(deep=True)
 
     @property
     def ruleset_options(self) -> CampaignOptions:

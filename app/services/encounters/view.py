@@ -89,7 +89,7 @@ def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, 
 def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
     rules = fight.rules
     ch = fight.character_of(c)
-    sheet = ch.sheet if ch else None
+    sheet = fight.sheet_of(ch) if ch else None
     out = {
         "id": c["id"],
         "character_id": c["character_id"],
