@@ -695,6 +695,9 @@ class EncounterRules(ABC):
     changes_at_fight_end: ClassVar[bool] = False  # `fight_ends` changes sheets or counters (GC-P6)
     lapses_at_turn_change: ClassVar[bool] = False  # `turn_changes` drops counters of every combatant (GC-P2)
     grid: ClassVar[Grid] = MANHATTAN  # how a distance is counted on the grid (GC-D1)
+    # the counters whose value is a combatant's id (GC-P2 a riposte): a player sees one only when it
+    # sees that combatant (issue 21 item 4: hidden things are unknown things)
+    naming_counters: ClassVar[tuple[str, ...]] = ()
 
     def distance(self, a: tuple[int, int], b: tuple[int, int]) -> int:
         """The distance between two cells as `grid` counts it (at least the larger of |dx| and |dy|:

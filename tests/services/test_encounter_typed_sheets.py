@@ -118,3 +118,12 @@ def test_issue23_gc_p5_p6_typed_sheet_writes_are_stored_as_json_and_diffed_field
     assert r.status_code == 200, r.text
     stored = t.sheet(a)["sheet"]
     assert (stored["posture"], stored["posture_advantage"], stored["backlash"]) == ("defensive", None, None)
+
+
+def test_issue23_the_view_names_no_rulesets_counters_the_ruleset_declares_them():
+    """The counters naming a combatant (GC-P2 riposte, GC-P6 counter-attack and provocation), which a
+    player sees only for combatants it sees, are the ruleset's `naming_counters`, not the view's."""
+    view = (APP / "services" / "encounters" / "view.py").read_text()
+    assert not re.search(r"riposte|counter_attack|provoked_by", view)
+    assert rules_for("great-cosmos").naming_counters == ("riposte", "counter_attack", "provoked_by")
+    assert all(not rules_for(r).naming_counters for r in RULESET_IDS if r != "great-cosmos")

@@ -69,6 +69,7 @@ class GreatCosmos(EncounterRules):
         description="GC-D1: the distance between two cells is |dx| + |dy| (no diagonals); adjacent cells "
         "(distance 1) are melee range.",
     )
+    naming_counters = ("riposte", "counter_attack", "provoked_by")  # GC-P2 riposte, GC-P6 counter-attack, provocation
     more_actions = (  # README "Actions per turn": GC-O3's and GC-P5's extra actions are slots of their own
         "GC-O3 extra actions",
         "GC-P5 advantage 6 (an extra action)",

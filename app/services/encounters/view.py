@@ -35,6 +35,7 @@ class Scene:
     hidden: frozenset[str]  # combatant ids currently hidden
     owner: dict[str, str | None]  # combatant id -> its character's player
     hp_visibility: str
+    naming: tuple[str, ...] = ()  # the counters naming a combatant (the ruleset's `naming_counters`)
 
     @classmethod
     def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[dict[str, Any]] | None = None) -> Scene:
@@ -44,6 +45,7 @@ class Scene:
             hidden=frozenset(c["id"] for c in combatants if c["hidden"]),
             owner={c["id"]: owners.get(c["character_id"]) for c in combatants},
             hp_visibility=fight.options.hp_visibility,
+            naming=fight.rules.naming_counters,
         )
 
     def owns(self, viewer: Viewer, combatant_id: str | None) -> bool:
@@ -113,15 +115,11 @@ def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewe
     return out
 
 
-# the counters naming a combatant: GC-P2 riposte, GC-P6 counter-attack and provocation
-NAMING_COUNTERS = ("riposte", "counter_attack", "provoked_by")
-
-
 def counters_view(counters: dict[str, Any] | None, scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
     """The counters without those naming a combatant the viewer does not see (issue 21 item 4)."""
     if viewer.is_gm or not counters:
         return counters
-    return {k: v for k, v in counters.items() if k not in NAMING_COUNTERS or scene.sees(viewer, v)}
+    return {k: v for k, v in counters.items() if k not in scene.naming or scene.sees(viewer, v)}
 
 
 def order_view(order: list[dict[str, Any]], scene: Scene, viewer: Viewer) -> list[dict[str, Any]]:
@@ -235,9 +233,10 @@ def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, A
     return change
 
 
-def referenced(body: dict[str, Any]) -> set[str] | None:
+def referenced(body: dict[str, Any], naming: tuple[str, ...]) -> set[str] | None:
     """The combatants whose visibility `action` consults for this body (None: every one, when it
-    changed the turn order, which a player sees filtered whole)."""
+    changed the turn order, which a player sees filtered whole); `naming`: the ruleset's counters
+    naming a combatant (`EncounterRules.naming_counters`)."""
     ids = {body.get("actor_id"), body.get("target_id")}
     ids.update(r.get("by") for r in body["rolls"])
     ids.update(s.get("combatant_id") for s in body["steps"])
@@ -250,7 +249,7 @@ def referenced(body: dict[str, Any]) -> set[str] | None:
                 ids.update((value or {}).get("combatant_ids", []))
         if change["field"] == "counters":
             for value in (change["before"], change["after"]):
-                ids.update(v for k, v in (value or {}).items() if k in NAMING_COUNTERS)
+                ids.update(v for k, v in (value or {}).items() if k in naming)
     return {i for i in ids if i is not None}
 
 
