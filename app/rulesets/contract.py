@@ -698,6 +698,9 @@ class EncounterRules(ABC):
     # the counters whose value is a combatant's id (GC-P2 a riposte): a player sees one only when it
     # sees that combatant (issue 21 item 4: hidden things are unknown things)
     naming_counters: ClassVar[tuple[str, ...]] = ()
+    # the step fields whose value is a combatant's id or a list of them (AS-C11 `members`): a player
+    # reads only the ids of combatants it sees (one it does not see: null)
+    naming_step_fields: ClassVar[tuple[str, ...]] = ()
 
     def distance(self, a: tuple[int, int], b: tuple[int, int]) -> int:
         """The distance between two cells as `grid` counts it (at least the larger of |dx| and |dy|:

@@ -17,6 +17,7 @@ from app.openapi import render
 from tests.api.encounter_support import Table, ids, table
 from tests.api.support import assert_validation, read_events
 from tests.factories import gc_fighter, wa_fighter
+from tests.rulesets.asgard.test_combat import extra, hero
 
 __all__ = ["table"]
 
@@ -335,3 +336,39 @@ def test_issue25_item3_every_change_of_a_fight_fits_exactly_one_typed_change(tab
         "CountersChange",
         "HiddenChange",
     } <= kinds, kinds
+
+
+# --- hidden things are unknown things: step fields naming combatants (issue 21 item 4) -------------
+
+
+def test_as_c11_a_hidden_group_members_id_never_reaches_a_player(table):
+    """AS-C11: the group's steps list its members; a player reads only the members it sees (the
+    hidden extra's id is left out), the GM every one; its log entry is then the GM's."""
+    t = table("asgard")
+    s = t.encounter(
+        [
+            {"character_id": t.character("Hero", hero(), kind="pc", player=t.alice)},
+            {"character_id": t.character("E1", extra())},
+            {"character_id": t.character("E2", extra()), "hidden": True},
+        ]
+    )
+    eid, n = s["id"], ids(s)
+    t.start(eid, dice=[1, 1, 2, 4, 4, 4, 3, 3, 3])  # E1 12, E2 9, Hero 9: E1 first
+    a = t.act(
+        eid,
+        {
+            "type": "attack",
+            "actor_id": n["E1"],
+            "target_id": n["Hero"],
+            "dice": [4, 3, 3, 3, 3, 3],
+            "group": [n["E2"]],
+        },
+    )
+    gm_members = [s["members"] for s in a["steps"] if "members" in s]
+    assert gm_members and all(n["E2"] in m for m in gm_members)
+    mine = t.client.get(f"/v1/encounters/{eid}/actions/{a['id']}", headers=t.alice.headers).json()
+    members = [s["members"] for s in mine["steps"] if "members" in s]
+    assert members and all(n["E2"] not in m for m in members), members
+    assert n["E2"] not in str(mine)
+    log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.alice.headers).json()["items"]
+    assert a["id"] not in [e["id"] for e in log]

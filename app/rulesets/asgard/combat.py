@@ -71,6 +71,7 @@ class Asgard(EncounterRules):
         "initiative), then 1d6 roll-offs"
     )
 
+    naming_step_fields = ("members", "leader")  # AS-C11 a group, AS-T6 cooperation
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {
         "attack": AsgardAttackRequest,
         combat.HEROISM_REROLL: HeroismRerollRequest,

@@ -62,6 +62,7 @@ class GreatCosmos(EncounterRules):
         "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
         "dash: the agilite test (GC-D4)"
     )
+    naming_step_fields = ("provoked_by",)  # GC-P6: the provoker
     combat_actions = ENCOUNTER_ACTIONS
     grid = Grid(
         metric="manhattan",

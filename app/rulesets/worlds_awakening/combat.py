@@ -35,6 +35,7 @@ class WorldsAwakening(EncounterRules):
     reactions = ("none",)  # WA-C1: an attack is tested against the defense value; no reaction
     dice_order = "WA-C4 d20 roll-offs of tied initiatives, highest initiative first"
 
+    naming_step_fields = ("defense_of",)  # WA-C1: whose defense
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": WorldsAwakeningAttackRequest}
 
     def pool_changed(self, sheet: Sheet, pool: Pool, before: int, after: int) -> list[dict[str, Any]]:

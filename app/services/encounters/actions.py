@@ -570,11 +570,7 @@ def _players_never_saw(conn, fight: Fight, row) -> bool:
     """Whether the reverted action is hidden from players (hidden, or a hidden combatant's): its
     revert, its event and its log entry are then the GM's too (issue 21 item 8)."""
     body = row.body
-    return (
-        row.hidden
-        or view.action(body, scene(conn, fight, view.referenced(body, fight.rules.naming_counters)), view.NOBODY)
-        is None
-    )
+    return row.hidden or view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), view.NOBODY) is None
 
 
 def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.rulesets.contract import EncounterRules
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer
 
@@ -36,6 +37,7 @@ class Scene:
     owner: dict[str, str | None]  # combatant id -> its character's player
     hp_visibility: str
     naming: tuple[str, ...] = ()  # the counters naming a combatant (the ruleset's `naming_counters`)
+    naming_steps: tuple[str, ...] = ()  # the step fields naming combatants (its `naming_step_fields`)
 
     @classmethod
     def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[dict[str, Any]] | None = None) -> Scene:
@@ -46,6 +48,7 @@ class Scene:
             owner={c["id"]: owners.get(c["character_id"]) for c in combatants},
             hp_visibility=fight.options.hp_visibility,
             naming=fight.rules.naming_counters,
+            naming_steps=fight.rules.naming_step_fields,
         )
 
     def owns(self, viewer: Viewer, combatant_id: str | None) -> bool:
@@ -194,9 +197,19 @@ def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]
 
 
 def _step(step: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
+    if not viewer.is_gm and any(k in step for k in scene.naming_steps):  # AS-C11 members, GC-P6 a provoker…
+        step = {**step, **{k: _seen_ids(step[k], scene, viewer) for k in scene.naming_steps if k in step}}
     if "resource" in step and not scene.exact(viewer, step.get("combatant_id")):
         return {k: v for k, v in step.items() if k not in ("amount", "before", "after")}
     return step
+
+
+def _seen_ids(value: Any, scene: Scene, viewer: Viewer) -> Any:
+    """A step field naming combatants as this viewer may read it: the ids it sees (one it does not
+    see: null; issue 21 item 4)."""
+    if isinstance(value, list):
+        return [v for v in value if scene.sees(viewer, v)]
+    return value if value is None or scene.sees(viewer, value) else None
 
 
 def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
@@ -233,13 +246,18 @@ def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, A
     return change
 
 
-def referenced(body: dict[str, Any], naming: tuple[str, ...]) -> set[str] | None:
+def referenced(body: dict[str, Any], rules: EncounterRules) -> set[str] | None:
     """The combatants whose visibility `action` consults for this body (None: every one, when it
-    changed the turn order, which a player sees filtered whole); `naming`: the ruleset's counters
-    naming a combatant (`EncounterRules.naming_counters`)."""
+    changed the turn order, which a player sees filtered whole); the ruleset's counters and step
+    fields naming combatants included (`naming_counters`, `naming_step_fields`)."""
+    naming = rules.naming_counters
     ids = {body.get("actor_id"), body.get("target_id")}
     ids.update(r.get("by") for r in body["rolls"])
-    ids.update(s.get("combatant_id") for s in body["steps"])
+    for s in body["steps"]:
+        ids.add(s.get("combatant_id"))
+        for key in rules.naming_step_fields:
+            value = s.get(key)
+            ids.update(value if isinstance(value, list) else [value])
     for change in body["changes"]:
         if change["field"] == "order":
             return None
