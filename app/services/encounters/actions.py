@@ -446,7 +446,7 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     was_down = fight.rules.is_down(sheet)
     counters = clone(target["counters"] or {})
     ruled = (
-        fight.rules.gm_damage(sheet.model_copy(deep=True), counters, pool, before, req.amount)
+        fight.rules.gm_damage(fight.sheet_copy(fight.loaded_character(target)), counters, pool, before, req.amount)
         if req.type == "damage"
         else None
     )

@@ -8,21 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from app.rulesets.contract import Pool
-from app.services.encounters.store import Fight
+from app.services.encounters.store import Fight, clone
+
+__all__ = ["Changes", "clone"]
 
 # public name -> column of the encounter row
 ENCOUNTER_COLUMNS = {"status": "status", "round": "round", "order": "turn_order", "current": "current_turn"}
 _INTERNAL = ("on", "key")
-
-
-def clone(value: Any) -> Any:
-    """A copy of a JSON value (dicts, lists, scalars): `deepcopy` without its memo, several times
-    faster on a sheet."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    return value
 
 
 class Changes:

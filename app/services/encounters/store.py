@@ -145,6 +145,16 @@ def _encounter_update(keys: tuple[str, ...], in_batch: bool) -> Prepared:
 _ENCOUNTER_UPDATES: dict[tuple[tuple[str, ...], bool], Prepared] = {}
 
 
+def clone(value: Any) -> Any:
+    """A copy of a JSON value (dicts, lists, scalars): `deepcopy` without its memo, several times
+    faster on a sheet."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value
+
+
 @dataclass
 class Fight:
     encounter: dict[str, Any]
@@ -192,8 +202,9 @@ class Fight:
         return cached[1]
 
     def sheet_copy(self, character: StoredCharacter) -> Any:
-        """A copy of the character's typed sheet for a use case to change (a Party's)."""
-        return self.sheet_of(character).model_copy(deep=True)
+        """A copy of the character's typed sheet for a use case to change (a Party's): parsed from a
+        copy of the stored sheet (shares nothing with it; faster than a deep copy of the model)."""
+        return self.adapter.parse_sheet(clone(character.sheet))
 
     @property
     def ruleset_options(self) -> CampaignOptions:
