@@ -734,24 +734,15 @@ class EncounterRules(ABC):
         from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
         return []
 
-    def damage_taken(
-        self, target: Party, pool: Pool, before: int, after: int, amount: int, round_: int
-    ) -> list[dict[str, Any]]:
-        """The GM's `damage` (`amount`) lowered a pool of `target` (copies, changed in place; its `dice` roll
-        what follows, from the body's `dice` when the ruleset's model takes them): the ruleset
-        applies what the rules say follows (AS-C5's mal en point tests) and returns the steps;
-        default nothing."""
-        return []
-
     round_end_reads_sheets: ClassVar[bool] = False  # every combatant's sheet is read at a round's end (AS-C5)
 
-    def gm_damage(
-        self, sheet: SheetModel, counters: dict[str, Any], pool: Pool, before: int, amount: int
-    ) -> tuple[int, list[dict[str, Any]]] | None:
-        """The GM's `damage` of `amount` on `pool` (value `before`): the pool's value after it and the
-        steps when the rules change it (GC-P6 Revive; `counters`, a copy, changed in place), else None
-        (the raw amount applies)."""
-        return None
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
+        """The GM's `damage` of `amount` lowered `pool` of `target` from `before` to the value on its
+        sheet now (the raw amount, within the pool's bounds). `target` is a copy the ruleset changes
+        in place where the rules say what follows (GC-P6 Revive sets the pool again and its counters;
+        AS-C5's mal en point tests roll with `target.dice`, from the body's `dice` when the ruleset's
+        model takes them); returns the steps. Default: nothing follows."""
+        return []
 
     def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
         """A combatant's turn starts or ends (`start_of_turn` / `end_of_turn`; a skipped turn passes too):

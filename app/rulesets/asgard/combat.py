@@ -106,13 +106,11 @@ class Asgard(EncounterRules):
             return {"rule": spent["rule"], "what": "acted with others this round: no turn of its own left"}
         return None
 
-    def damage_taken(
-        self, target: Party, pool: Pool, before: int, after: int, amount: int, round_: int
-    ) -> list[dict[str, Any]]:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
         """AS-C5 (Decision): the GM's damage bringing vitality to 0 rolls the mal en point tests
         against 5 + the damage, as a blow does (only becoming mal en point tests)."""
         steps: list[dict[str, Any]] = []
-        if pool.key == "vitality" and before > 0 and after == 0:
+        if pool.key == "vitality" and before > 0 and pool.value(target.sheet) == 0:
             mal_en_point(target, amount, steps, round_)
         return steps
 

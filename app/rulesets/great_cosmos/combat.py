@@ -20,6 +20,7 @@ from app.rulesets.contract import (
     Grid,
     Initiative,
     Party,
+    Pool,
     TurnPassed,
     entry,
 )
@@ -124,9 +125,9 @@ class GreatCosmos(EncounterRules):
         """GC-P2/GC-P6 (Decisions): a riposte or counter-attack is taken before the turn changes."""
         return lapse_at_turn_change(counters)
 
-    def gm_damage(self, sheet, counters, pool, before, amount) -> tuple[int, list[dict[str, Any]]] | None:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
         """GC-P6: Revive fires against the GM's `damage` too."""
-        return combat.gm_damage(sheet, counters, pool, before, amount)
+        return combat.gm_damage(target, pool, before, amount)
 
     def fight_ends(self, combatant_id: str, sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
         """GC-P6 (Decision): ending the encounter ends every special posture still held."""

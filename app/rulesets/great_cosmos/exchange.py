@@ -703,13 +703,13 @@ def turn_passes(counters: dict[str, Any], phase: str, round_: int) -> TurnPassed
     return None if passed is None else TurnPassed(*passed)
 
 
-def gm_damage(
-    sheet: Sheet, counters: dict[str, Any], pool: Pool, before: int, amount: int
-) -> tuple[int, list[dict[str, Any]]] | None:
-    """GC-P6: the GM's `damage` is damage: a fatal one revives a Sépulcrale once (50% of hp_max, rounded up)."""
+def gm_damage(target: Party, pool: Pool, before: int, amount: int) -> list[dict[str, Any]]:
+    """GC-P6: the GM's `damage` is damage: a fatal one revives a Sépulcrale once (50% of hp_max, rounded up):
+    its hp set again, its Revive spent (`target` changed in place)."""
+    sheet = _sheet(target)
     if pool.key != "hp" or posture_of(sheet) != SEPULCRALE:
-        return None
-    special = counters.get("special") or {}
+        return []
+    special = target.counters.get("special") or {}
     f = Fighter(
         id="",
         stats={},
@@ -721,9 +721,10 @@ def gm_damage(
     )
     _, wound = take_damage(f, amount)
     if not wound.revived:
-        return None
-    counters["special"] = {**special, "revive_used": True}
-    return wound.hp_after, [
+        return []
+    target.counters["special"] = {**special, "revive_used": True}
+    HP.set(sheet, wound.hp_after)
+    return [
         {
             "rule": "GC-P6",
             "what": "Revive: a fatal blow leaves 50% of hp_max instead (once)",

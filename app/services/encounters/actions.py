@@ -444,16 +444,15 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     else:  # down to the lowest value the sheet allows
         after = min(before, max(pool.floor, before - req.amount))
     was_down = fight.rules.is_down(sheet)
-    counters = clone(target["counters"] or {})
-    ruled = (
-        fight.rules.gm_damage(fight.sheet_copy(fight.loaded_character(target)), counters, pool, before, req.amount)
-        if req.type == "damage"
-        else None
+    party = _party(
+        fight, target, dice if dice is not None else CombatDice(dice=[]), fight.encounter["current_turn"] or {}
     )
-    if ruled is not None:  # the rules change what the damage does (GC-P6 Revive)
-        after = ruled[0]
-        changes.combatant(target, "counters", counters)
-    changes.resource(target, pool, after)
+    pool.set(party.sheet, after)
+    # what the rules say follows the GM's damage (GC-P6 Revive, AS-C5's mal en point tests, with dice)
+    ruled = (
+        fight.rules.gm_damage(party, pool, before, req.amount, fight.encounter["round"]) if req.type == "damage" else []
+    )
+    after = pool.value(party.sheet)
     steps.append(
         {
             "rule": "GM",
@@ -465,16 +464,10 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
             "after": after,
         }
     )
-    if ruled is not None:
-        steps.extend({**step, "combatant_id": target["id"]} for step in ruled[1])
-    following = fight.sheet_copy(fight.loaded_character(target))
-    for step in fight.rules.pool_changed(following, pool, before, after):
+    steps.extend({**step, "combatant_id": step.get("combatant_id", target["id"])} for step in ruled)
+    for step in fight.rules.pool_changed(party.sheet, pool, before, after):
         steps.append({**step, "combatant_id": target["id"]})
-    changes.typed_sheet(target, following)
-    if dice is not None and req.type == "damage":  # what the ruleset says follows (AS-C5), with dice
-        party = _party(fight, target, dice, fight.encounter["current_turn"] or {})
-        steps.extend(fight.rules.damage_taken(party, pool, before, after, req.amount, fight.encounter["round"]))
-        _apply(fight, changes, target, party)
+    _apply(fight, changes, target, party)
     now_down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(target)))
     if now_down != was_down:
         steps.append(
