@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase, union
 from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
+from app.models.results.common import Head
 from app.models.validation import InvalidBody, validate
 from app.rules.dice import DiceSource
 from app.rules.errors import RuleError, UnsupportedOperation
@@ -102,20 +103,25 @@ class OperationContext(Generic[OptionsT]):
 
 @dataclass
 class Outcome:
-    """What an operation produced: the response body and the sheets it changed.
+    """What an operation produced: its result model and the sheets it changed.
 
-    The service adds `id`, `created_at`, `hidden` and, when the body has none,
-    `rolls` (every die of `ctx.dice`), logs the body under `kind` and saves every
-    sheet in `sheets` (character id -> the new sheet, a model of the ruleset's
+    `body` is the ruleset's result model (a `Head` … `Tail` entry of its results.py, built
+    with `Model.of(...)`); the service stamps the roll-log fields on it (`id`, `hidden`,
+    `created_at`, `provenance`, and `rolls`, every die of `ctx.dice`, for a `Dice` entry),
+    serialises it once for the log, the idempotency record and the response, and saves
+    every sheet in `sheets` (character id -> the new sheet, a model of the ruleset's
     `Sheet`) in the same transaction.
     """
 
-    kind: str
-    body: dict[str, Any]
+    body: Head
     character_id: str | None = None
     sheets: Mapping[str, BaseModel] = field(default_factory=dict)
     # the log entry this one cancels and replaces (AS-H2): an entry is cancelled once at most
     cancels: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.body.kind
 
 
 @dataclass
@@ -365,7 +371,11 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         """The exact odds of that test; nothing rolled."""
 
 
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
 def test_body(
+    model: type[ResultT],
     ch: CharacterState,
     ruleset: str,
     *,
@@ -377,11 +387,12 @@ def test_body(
     degree: str | None = None,
     effects: dict[str, Any] | None = None,
     **extra: Any,
-) -> dict[str, Any]:
-    """The result shape of API.md for a test (fields that do not apply are null)."""
+) -> ResultT:
+    """API.md's result of a test as `model` (fields that do not apply are null): a test entry
+    (a `Head` model: its `of`) or a test inside another result."""
     if outcome not in OUTCOMES:
         raise ValueError(f"unknown outcome {outcome!r}")
-    return {
+    fields = {
         "character_id": ch.id,
         "ruleset": ruleset,
         "kind": "test",
@@ -395,6 +406,7 @@ def test_body(
         "effects": effects or {},
         **extra,
     }
+    return model.of(**fields) if issubclass(model, Head) else model.model_validate(fields)
 
 
 # =====================================================================================================

@@ -372,3 +372,15 @@ def test_as_c11_a_hidden_group_members_id_never_reaches_a_player(table):
     assert n["E2"] not in str(mine)
     log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.alice.headers).json()["items"]
     assert a["id"] not in [e["id"] for e in log]
+
+
+def test_issue25_item9_an_encounters_metadata_is_exported_and_imported(table):
+    t = table("worlds-awakening")
+    s = _encounter(t, metadata=VTT)
+    bundle = t.client.get(f"/v1/campaigns/{t.c.id}/export", headers=t.gm).json()
+    assert [e["metadata"] for e in bundle["encounters"]] == [VTT]
+    imported = t.client.post("/v1/campaigns/import", json=bundle)
+    assert imported.status_code == 201, imported.text
+    gm = {"Authorization": f"Bearer {imported.json()['gm_token']}"}
+    (copy,) = t.client.get(f"/v1/campaigns/{imported.json()['id']}/encounters", headers=gm).json()["items"]
+    assert copy["id"] != s["id"] and copy["metadata"] == VTT
