@@ -1,13 +1,13 @@
 """webhooks and their deliveries log
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-12-01 16:00:00.000000
 
 Issue 29 item 1 (API.md round 3, "Webhooks"): `webhook` (a campaign's receiver, its signing
 secret, how far its deliveries went, its retry state and the lease of the delivery loop that
 holds it) and `webhook_delivery` (one row per attempt). Both go with their campaign
-(ON DELETE CASCADE). (Revises 0008 for now: 0009 is being written beside it; re-chained at merge.)
+(ON DELETE CASCADE).
 """
 
 from typing import Sequence, Union
@@ -18,7 +18,7 @@ from alembic import op
 
 
 revision: str = "0010"
-down_revision: Union[str, None] = "0008"
+down_revision: Union[str, None] = "0009"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -71,6 +71,7 @@ class BundleEncounter(Strict):
     options: dict[str, Any]
     turn_order: list[Any]
     current_turn: dict[str, Any] | None
+    metadata: Metadata = Field(default_factory=dict)  # a bundle of version 1 made before it had none
     created_at: datetime
     updated_at: datetime
     combatants: list[BundleCombatant]

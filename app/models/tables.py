@@ -202,6 +202,8 @@ class Encounter(SQLModel, table=True):
     options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     turn_order: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     current_turn: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # a client's own ids (API.md round 3 `metadata`, as on campaigns and characters)
+    client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
 
@@ -211,7 +213,10 @@ class Combatant(SQLModel, table=True):
     (side, position, initiative, conditions, per-round counters). What a fight
     changes on the character itself is written to its sheet."""
 
-    __table_args__ = (Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),)
+    __table_args__ = (
+        Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),
+        Index("ix_combatant_character_id", "character_id"),  # the encounters showing a character
+    )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
     encounter_id: str = Field(foreign_key="encounter.id", max_length=32, sa_type=SafeString(32))

@@ -163,6 +163,7 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
                         k: getattr(e, k)
                         for k in ("id", "name", "status", "round", "version", "options", "turn_order", "current_turn")
                     },
+                    "metadata": e.client_metadata,
                     "created_at": _utc(e.created_at),
                     "updated_at": _utc(e.updated_at),
                     "combatants": [_combatant_row(c) for c in combatants if c.encounter_id == e.id],
@@ -419,6 +420,7 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
                     "options": _remap(e.options, ids),
                     "turn_order": _remap(e.turn_order, ids),
                     "current_turn": _remap(e.current_turn, ids),
+                    "client_metadata": e.metadata,
                     "created_at": e.created_at,
                     "updated_at": e.updated_at,
                 }
