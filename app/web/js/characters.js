@@ -38,7 +38,8 @@ function playerName(id) {
 }
 
 export function card(character) {
-  const full = controls(character);
+  const mine = controls(character);
+  const full = mine || Boolean(character.sheet);  // `observer`: the whole sheet, read only
   const headingId = `char-${character.id}`;
   const owner = character.player_id ? playerName(character.player_id) : null;
   const el = h("article", { class: `card character ${character.kind}`, "aria-labelledby": headingId,
@@ -67,7 +68,7 @@ export function card(character) {
   if (points.length) {
     el.append(h("dl", { class: "points" }, points.map(k => h("div", {}, h("dt", {}, term(k)), h("dd", {}, typeof sheet[k] === "number" ? num(sheet[k]) : term(sheet[k]))))));
   }
-  el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.edit.label", { name: character.name }),
+  if (mine) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.edit.label", { name: character.name }),
                           onclick: () => openCharacterDialog(character) }, t("characters.edit")));
   return el;
 }

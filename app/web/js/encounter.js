@@ -295,7 +295,7 @@ export class Tracker {
     const box = h("div", { class: "quick", role: "group", "aria-label": t("encounter.quick", { name: c.name }) });
     if (types.attack && attacker && !now.has(c.id) && !c.down) {
       box.append(h("button", { type: "button", class: "small", "aria-label": t("encounter.quick.attack.label", { name: c.name }),
-        onclick: () => this.act({ type: "attack", actor_id: attacker.id, target_id: c.id }) }, t("encounter.quick.attack")));
+        onclick: () => this.quickAttack(attacker, c) }, t("encounter.quick.attack")));
     }
     if (isGm()) {
       const pool = Object.keys(c.resources || {})[0];
@@ -325,6 +325,15 @@ export class Tracker {
       }
     }
     return box.childElementCount ? box : null;
+  }
+
+  /** "Attaquer" on a row: with a weapon on the actor's sheet, the attack goes at once; else the
+   * action form is set to this attack on this target, its first empty field focused. */
+  quickAttack(attacker, target) {
+    const sheet = state.characters.get(attacker.character_id)?.sheet || {};
+    const weapon = (sheet.weapons || []).find(w => w.name)?.name;
+    if (weapon) return this.act({ type: "attack", actor_id: attacker.id, target_id: target.id, weapon });
+    this.choose?.("attack", attacker.id, target.id);
   }
 
   async act(body) {
@@ -406,6 +415,18 @@ export class Tracker {
     type.addEventListener("change", build);
     actor.addEventListener("change", build);  // its weapons
     build();
+    this.choose = (typeName, actorId, targetId) => {
+      if (!names.includes(typeName)) return;
+      if ([...actor.options].some(o => o.value === actorId)) actor.value = actorId;
+      type.value = typeName;
+      build();
+      const targetControl = formBox.querySelector("select[name=target_id], select");
+      const pickTarget = [...formBox.querySelectorAll("select")].find(sel => [...sel.options].some(o => o.value === targetId));
+      if (pickTarget) pickTarget.value = targetId;
+      const empty = [...formBox.querySelectorAll("input:not([type=checkbox]), textarea")].find(i => !i.value);
+      (empty || targetControl || act).focus();
+      form.scrollIntoView({ block: "nearest" });
+    };
 
     const send = async (withTable) => {
       if (!current) return;
