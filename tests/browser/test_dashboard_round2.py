@@ -333,3 +333,73 @@ def test_issue27_item8_confirmations_cancel_after_a_wrong_die_log_by_keyboard_an
         page.get_by_role("button", name="Ouvrir", exact=True).wait_for()
         assert page.evaluate("sessionStorage.getItem('jdr.token')") is None
         clean(page)
+
+
+# --- item 4: the grid -----------------------------------------------------------------------------
+
+
+def test_issue27_item4_gc_d1_place_by_click_move_within_reach_hidden_never_drawn(live, pages):
+    server = live.start()
+    s = table(live, server)
+    gm, player = pages(viewport={"width": 1280, "height": 1000}), pages(viewport={"width": 1280, "height": 1000})
+    with closing(s["http"]) as http:
+        encounter = fight(s, hidden=True)
+        eid = encounter["id"]
+        ids = {c["name"]: c["id"] for c in encounter["combatants"]}
+        open_with_token(gm, server.url, s["gm"])
+        open_with_token(player, server.url, s["player"]["token"])
+
+        def position(name: str) -> dict | None:
+            return next(c for c in http.get(f"/v1/encounters/{eid}").json()["combatants"] if c["name"] == name)[
+                "position"
+            ]
+
+        # the GM places both by a click on a cell
+        for name, (x, y) in (("Aiko", (1, 1)), ("Seigneur Vorath", (5, 1))):
+            gm.get_by_label("Au clic sur une case").select_option(label=f"placer {name}")
+            gm.locator(f"#grid button[data-x='{x}'][data-y='{y}']").click()
+            gm.wait_for_function(
+                f"() => document.querySelector(\"#grid button[data-x='{x}'][data-y='{y}']\").title.includes({name!r})"
+            )
+            assert position(name) == {"x": x, "y": y}
+        # the player's grid: its own pawn, never the hidden boss
+        player.wait_for_selector("#grid button[data-x='1'][data-y='1'][title=Aiko]", timeout=15_000)
+        assert player.locator("#grid button.taken").count() == 1
+        assert "Seigneur Vorath" not in player.content()
+        assert player.get_by_label("Au clic sur une case").count() == 0  # not its turn: no move, and never "place"
+
+        # Aiko's turn (GC-O2: agilité orders the fight): it moves by a click, within its reach (GC-D2)
+        for _ in range(3):
+            state = http.get(f"/v1/encounters/{eid}").json()
+            if state["current"]["combatant_id"] == ids["Aiko"]:
+                break
+            assert http.post(f"/v1/encounters/{eid}/next-turn").status_code == 201
+        player.wait_for_selector("#your-turn", timeout=15_000)
+        assert (
+            player.get_by_label("Au clic sur une case").evaluate("s => s.selectedOptions[0].textContent")
+            == "déplacer Aiko"
+        )
+        assert [
+            o
+            for o in player.get_by_label("Au clic sur une case").evaluate("s => [...s.options].map(o => o.textContent)")
+        ] == ["déplacer Aiko"]
+        player.locator("#grid button[data-x='11'][data-y='7']").click()  # far out of reach: refused, said in French
+        player.locator("#encounter-message .error").wait_for()
+        assert position("Aiko") == {"x": 1, "y": 1}
+        player.locator("#grid button[data-x='2'][data-y='1']").click()
+        player.wait_for_selector("#grid button[data-x='2'][data-y='1'][title=Aiko]", timeout=15_000)
+        assert position("Aiko") == {"x": 2, "y": 1}
+        gm.wait_for_selector("#grid button[data-x='2'][data-y='1'][title=Aiko]", timeout=15_000)
+        assert "Seigneur Vorath" not in player.content()
+
+        # item 5: the GM reveals the boss at any time, then hides it again: gone from the player's page
+        gm.get_by_role("button", name="Révéler Seigneur Vorath aux joueurs").click()
+        player.locator("#turn-order li", has_text="Seigneur Vorath").wait_for(timeout=15_000)
+        player.wait_for_selector("#grid button[data-x='5'][data-y='1'][title='Seigneur Vorath']")
+        gm.get_by_role("button", name="Cacher Seigneur Vorath aux joueurs").click()
+        gm.get_by_role("button", name="Révéler Seigneur Vorath aux joueurs").wait_for()
+        assert http.post(f"/v1/campaigns/{s['cid']}/rolls", json={"expression": "d6"}).status_code == 201
+        player.locator("#turn-order li", has_text="Seigneur Vorath").wait_for(state="detached", timeout=15_000)
+        assert "Seigneur Vorath" not in player.locator("#encounter").inner_html()
+        clean(gm)
+        clean(player)

@@ -298,6 +298,9 @@ export class Tracker {
         onclick: () => this.quickAttack(attacker, c) }, t("encounter.quick.attack")));
     }
     if (isGm()) {
+      box.append(h("button", { type: "button", class: "small secondary", "aria-pressed": String(Boolean(c.hidden)),
+        "aria-label": t(c.hidden ? "encounter.reveal.label" : "encounter.hide.label", { name: c.name }),
+        onclick: () => this.patchCombatant(c, { hidden: !c.hidden }) }, t(c.hidden ? "encounter.reveal" : "encounter.hide")));
       const pool = Object.keys(c.resources || {})[0];
       if (pool && (types.heal || types.damage)) {
         const amount = h("input", { type: "number", step: 1, class: "amount", inputmode: "numeric",
@@ -336,6 +339,15 @@ export class Tracker {
     this.choose?.("attack", attacker.id, target.id);
   }
 
+  async patchCombatant(c, body) {
+    try {
+      await api.patch(`/v1/encounters/${this.encounter.id}/combatants/${c.id}`, body);
+      await this.refresh();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
   async act(body) {
     try {
       const result = await api.post(`/v1/encounters/${this.encounter.id}/actions`, body);
@@ -352,22 +364,61 @@ export class Tracker {
     if (!isGm() && this.myTurn) document.getElementById("next-turn")?.focus();
   }
 
+  /** The grid: every combatant the caller may see on its cell (the server never sends a hidden one
+   * to a player); the GM places a combatant with a click, the one whose turn it is moves with a click
+   * (the server counts the distance and the reach, and says why not). */
   grid(e) {
     const placed = e.combatants.filter(c => c.position);
-    if (!placed.length) return null;
+    const canMove = Boolean(actionTypes().move) && e.status === "active";
+    const now = currentIds(e);
+    const movers = canMove ? e.combatants.filter(c => now.has(c.id) && c.position && (isGm() || c.player_id === state.me.player_id)) : [];
+    const placers = isGm() && e.status !== "ended" ? e.combatants : [];
+    if (!placed.length && !placers.length) return null;
     const xs = placed.map(c => c.position.x), ys = placed.map(c => c.position.y);
-    const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-    if (x1 - x0 > 40 || y1 - y0 > 40) return null;
-    const grid = h("div", { class: "grid", role: "img", style: `grid-template-columns: repeat(${x1 - x0 + 1}, 2.2rem)`,
-      "aria-label": placed.map(c => `${c.name} ${t("encounter.at", { x: c.position.x, y: c.position.y })}`).join(" ; ") });
-    for (let y = y0; y <= y1; y++) {
-      for (let x = x0; x <= x1; x++) {
+    const width = Math.min(Math.max(12, ...xs.map(x => x + 3)), 40), height = Math.min(Math.max(8, ...ys.map(y => y + 3)), 40);
+    const choices = [...movers.map(c => [`move:${c.id}`, t("grid.move", { name: c.name })]),
+      ...placers.map(c => [`place:${c.id}`, t("grid.place", { name: c.name })])];
+    if (this.gridChoice && !choices.some(([v]) => v === this.gridChoice)) this.gridChoice = null;
+    const unplaced = placers.find(c => !c.position);
+    const preset = this.gridChoice || (movers[0] ? `move:${movers[0].id}` : unplaced ? `place:${unplaced.id}` : choices[0]?.[0]);
+    const mode = choices.length ? select(choices, { value: preset }) : null;
+    if (mode) { mode.name = "grid-mode"; mode.addEventListener("change", () => { this.gridChoice = mode.value; }); }
+    const cells = h("div", { class: "grid", id: "grid", role: "group", "aria-label": t("grid.label"),
+      style: `grid-template-columns: repeat(${width}, 2.2rem)` });
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
         const here = placed.filter(c => c.position.x === x && c.position.y === y);
-        grid.append(h("span", { class: `cell ${here.length ? "taken" : ""}`, title: here.map(c => c.name).join(", ") },
-          here.map(c => c.name.slice(0, 2)).join("")));
+        const names = here.map(c => c.name).join(", ");
+        const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
+          ${here.some(c => c.hidden) ? "hidden-one" : ""}`.replace(/\s+/g, " ").trim(),
+          dataset: { x: String(x), y: String(y) }, disabled: !mode,
+          "aria-label": names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y }), title: names || `${x}, ${y}` },
+          here.map(c => c.name.slice(0, 2)).join(""));
+        cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
+        cells.append(cell);
       }
     }
-    return grid;
+    return h("div", { class: "grid-box" },
+      mode ? field(t("grid.mode"), mode) : null, cells);
+  }
+
+  async onCell(choice, x, y) {
+    if (!choice) return;
+    this.gridChoice = choice;
+    const [what, id] = choice.split(":");
+    const e = this.encounter;
+    try {
+      if (what === "place") {
+        await api.patch(`/v1/encounters/${e.id}/combatants/${id}`, { position: { x, y } });
+        await this.refresh();
+      } else {
+        const result = await api.post(`/v1/encounters/${e.id}/actions`, { type: "move", actor_id: id, to: { x, y } });
+        this.say(result);
+        await this.refresh();
+      }
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   reactionControls(e) {

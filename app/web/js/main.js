@@ -114,7 +114,14 @@ async function dashboard() {
     onEvent: (name, data) => dispatch(name, data, { log, tracker }),
     onStatus: status => { state.stream = status; emit("stream", status); },
     onResync: () => resync({ log, tracker }),
-    onGap: () => { clearTimeout(syncTimer); syncTimer = setTimeout(() => refreshCharacters().catch(() => {}), 150); },
+    // a gap in the ids: something this viewer may no longer see (a card, a combatant just hidden): read again
+    onGap: () => {
+      clearTimeout(syncTimer);
+      syncTimer = setTimeout(() => {
+        refreshCharacters().catch(() => {});
+        tracker.refresh().catch(() => {});
+      }, 150);
+    },
     onUnauthorized: () => boot(t("login.token.gone")),
   });
   if (await stream.open()) await resync({ log, tracker });  // what happened between the first reads and the stream
