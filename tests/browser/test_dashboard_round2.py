@@ -13,7 +13,9 @@ from contextlib import closing
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.dash_support import card_pools, fight, pools_of, table, tracker_pools
-from tests.browser.test_dashboard import clean, log_ids, open_with_token
+from tests.browser.test_dashboard import api, clean, log_ids, open_with_token
+from tests.factories import as_fighter
+from tests.hardening.conftest import bearer
 
 NBSP = re.compile(r"[\u00a0\u202f]")
 
@@ -403,3 +405,32 @@ def test_issue27_item4_gc_d1_place_by_click_move_within_reach_hidden_never_drawn
         assert "Seigneur Vorath" not in player.locator("#encounter").inner_html()
         clean(gm)
         clean(player)
+
+
+# --- item 5: Asgard's heroism reroll --------------------------------------------------------------
+
+
+def test_issue27_item5_as_h2_a_test_rolled_again_for_a_heroism_point(live, pages):
+    server = live.start()
+    with api(server.url) as http:
+        r = http.post("/v1/campaigns", json={"name": "Ragnarök", "ruleset": "asgard"})
+        cid, gm = r.json()["id"], r.json()["gm_token"]
+        live.campaigns.append(cid)
+        http.headers.update(bearer(gm))
+        sigrid = http.post(
+            f"/v1/campaigns/{cid}/characters",
+            json={"name": "Sigrid", "kind": "pc", "sheet": as_fighter(heroism=2)},
+        ).json()
+        page = pages()
+        open_with_token(page, server.url, gm)
+        page.get_by_label("Compétence", exact=True).select_option("combat")
+        page.get_by_role("button", name="Lancer", exact=True).click()
+        page.locator("#test-result .outcome").wait_for()
+        [first] = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
+        page.get_by_role("button", name="Relancer (héroïsme : 1)").click()
+        page.wait_for_function("n => document.querySelectorAll('#log-list li.entry').length > n", arg=1, timeout=15_000)
+        assert http.get(f"/v1/characters/{sigrid['id']}").json()["sheet"]["heroism"] == 1
+        entries = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
+        assert entries[-1]["id"] == first["id"] and len(entries) >= 2
+        page.locator("article.character", has_text="héroïsme1").wait_for(timeout=15_000)
+        clean(page)

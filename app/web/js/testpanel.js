@@ -106,8 +106,27 @@ export function renderTestPanel(section) {
       h("p", { class: `outcome ${outcomeClass(entry.outcome)}` }, `${name}${sep()}${outcomeWords(entry.outcome)}`,
         entry.hidden ? h("span", { class: "badge hidden-roll" }, t("log.hidden")) : null),
       h("p", {}, testLine(entry)),
-      diceList(entry.rolls));
+      diceList(entry.rolls),
+      rerollButton(entry));
     scheduleOdds();  // karma and such may have moved
+  };
+  // AS-H2: a test rolled again for a heroism point, where the ruleset has it (its catalogue says so)
+  const rerollButton = entry => {
+    const spend = state.ruleset.heroism_spends?.reroll;
+    const who = state.characters.get(entry.character_id);
+    if (!spend || !entry.id || !controls(who) || typeof who?.sheet?.heroism !== "number" || who.sheet.heroism < (spend.cost ?? 1)) return null;
+    const button = h("button", { type: "button", class: "secondary", id: "heroism-reroll" },
+      t("test.reroll", { n: spend.cost ?? 1 }), h("span", { class: "rule-id" }, ` [${spend.rule}]`));
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const again = await api.post(`/v1/characters/${entry.character_id}/tests/${entry.id}/reroll`, {});
+        show(again?.kind === "test" ? again : again?.entry ?? again?.test ?? again?.result ?? again);
+      } catch (err) {
+        clear(result, h("p", { class: "error" }, describe(err)));
+      }
+    });
+    return button;
   };
 
   form.addEventListener("submit", async event => {
