@@ -434,3 +434,70 @@ def test_issue27_item5_as_h2_a_test_rolled_again_for_a_heroism_point(live, pages
         assert entries[-1]["id"] == first["id"] and len(entries) >= 2
         page.locator("article.character", has_text="héroïsme1").wait_for(timeout=15_000)
         clean(page)
+
+
+def test_issue27_items3_5_the_gms_row_quick_actions_initiative_hp_condition(live, pages):
+    server = live.start()
+    s = table(live, server)
+    page = pages(viewport={"width": 1280, "height": 900})
+    with closing(s["http"]) as http:
+        r = http.post(
+            f"/v1/campaigns/{s['cid']}/encounters",
+            json={
+                "name": "Le pont",
+                "combatants": [
+                    {"character_id": s["aiko"]["id"]},
+                    {"character_id": s["vorath"]["id"], "side": "ennemis"},
+                ],
+            },
+        )
+        assert r.status_code == 201, r.text
+        encounter = r.json()
+        eid = encounter["id"]
+        aiko = next(c for c in encounter["combatants"] if c["name"] == "Aiko")
+        open_with_token(page, server.url, s["gm"])
+        page.wait_for_selector(f"#encounter-view[data-status=setup][data-version='{encounter['version']}']")
+        assert not page.evaluate("document.body.classList.contains('fight')")
+
+        def after(version: int) -> dict:
+            page.wait_for_function(
+                f"() => Number(document.querySelector('#encounter-view').dataset.version) > {version}", timeout=15_000
+            )
+            return http.get(f"/v1/encounters/{eid}").json()
+
+        # before the start: an initiative override (the API refuses it once the fight runs)
+        init = page.get_by_label("Initiative de Aiko (remplace le jet)")
+        init.fill("99")
+        init.press("Enter")
+        state = after(encounter["version"])
+        assert next(c for c in state["combatants"] if c["id"] == aiko["id"])["initiative_override"] == 99
+        page.locator(f"#turn-order li[data-combatant-id='{aiko['id']}'] .init", has_text="99").wait_for()
+        started = http.post(f"/v1/encounters/{eid}/start", json={"seed": 1})
+        assert started.status_code == 201, started.text
+        state = after(state["version"])
+        assert state["current"]["combatant_id"] == aiko["id"]  # 99 goes first
+
+        # while a fight is active the tracker comes first, its bar sticky
+        assert page.evaluate("document.body.classList.contains('fight')")
+        top = page.evaluate("""() => [...document.querySelector('.col-main').children]
+            .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0].id""")
+        assert top == "encounter"
+        assert page.evaluate("getComputedStyle(document.querySelector('#fight-bar')).position") == "sticky"
+        assert page.get_by_label("Initiative de Aiko (remplace le jet)").count() == 0
+
+        amount = page.get_by_label("PV de Aiko (+ soigne, − blesse)")
+        amount.fill("-6")
+        amount.press("Enter")
+        state = after(state["version"])
+        assert next(c for c in state["combatants"] if c["id"] == aiko["id"])["resources"]["hp"]["value"] == 34
+        page.wait_for_selector(f"#turn-order li[data-combatant-id='{aiko['id']}'] [role=meter][aria-valuenow='34']")
+        assert page.locator("#undo").text_content() == "Annuler : MJ blesse Aiko"  # it names what it undoes
+        page.get_by_label("État de Aiko").fill("stunned")
+        page.get_by_label("État de Aiko").press("Enter")
+        state = after(state["version"])
+        conditions = next(c for c in state["combatants"] if c["id"] == aiko["id"])["conditions"]
+        assert [c["name"] for c in conditions] == ["stunned"]
+        page.locator(
+            f"#turn-order li[data-combatant-id='{aiko['id']}'] [data-condition=stunned]", has_text="étourdi"
+        ).wait_for()
+        clean(page)

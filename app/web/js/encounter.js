@@ -249,8 +249,8 @@ export class Tracker {
 
     const order = h("ol", { class: "turn-order", id: "turn-order", "aria-label": t("encounter.order") },
       ordered(e).map(({ c, slot }) => {
-        const li = combatantView(c, { current: active && now.has(c.id), initiative: slot?.initiative ?? c.initiative });
-        const quick = active ? this.quickActions(e, c, mine, now) : null;
+        const li = combatantView(c, { current: active && now.has(c.id), initiative: c.initiative ?? c.initiative_override ?? slot?.initiative });
+        const quick = e.status !== "ended" ? this.quickActions(e, c, mine, now) : null;
         if (quick) li.append(quick);
         return li;
       }));
@@ -293,7 +293,8 @@ export class Tracker {
     const types = actionTypes();
     const attacker = mine.find(m => m.id !== c.id) || (isGm() ? e.combatants.find(m => now.has(m.id) && m.id !== c.id) : null);
     const box = h("div", { class: "quick", role: "group", "aria-label": t("encounter.quick", { name: c.name }) });
-    if (types.attack && attacker && !now.has(c.id) && !c.down) {
+    const active = e.status === "active";
+    if (active && types.attack && attacker && !now.has(c.id) && !c.down) {
       box.append(h("button", { type: "button", class: "small", "aria-label": t("encounter.quick.attack.label", { name: c.name }),
         onclick: () => this.quickAttack(attacker, c) }, t("encounter.quick.attack")));
     }
@@ -301,6 +302,18 @@ export class Tracker {
       box.append(h("button", { type: "button", class: "small secondary", "aria-pressed": String(Boolean(c.hidden)),
         "aria-label": t(c.hidden ? "encounter.reveal.label" : "encounter.hide.label", { name: c.name }),
         onclick: () => this.patchCombatant(c, { hidden: !c.hidden }) }, t(c.hidden ? "encounter.reveal" : "encounter.hide")));
+      if (e.status === "setup") {  // an initiative override, before the start
+        const init = h("input", { type: "number", step: 1, class: "amount init-override", inputmode: "numeric",
+          "aria-label": t("encounter.quick.init", { name: c.name }), placeholder: t("encounter.quick.init.short") });
+        init.addEventListener("keydown", event => {
+          if (event.key !== "Enter" || init.value.trim() === "" || !Number.isInteger(Number(init.value))) return;
+          event.preventDefault();
+          this.patchCombatant(c, { initiative: Number(init.value) });
+        });
+        box.append(init);
+        return box;
+      }
+      if (!active) return box.childElementCount ? box : null;
       const pool = Object.keys(c.resources || {})[0];
       if (pool && (types.heal || types.damage)) {
         const amount = h("input", { type: "number", step: 1, class: "amount", inputmode: "numeric",
