@@ -267,6 +267,13 @@ def test_issue27_item7_the_phone_player_is_cued_acts_then_next_turn(live, pages)
         assert box is not None and box["y"] <= 1 and box["height"] < 844 / 3
         assert phone.get_by_role("button", name="Agir avec les dés de table").count() == 0
         assert phone.get_by_role("button", name="Terminer le combat").count() == 0  # no GM options
+        offered = phone.get_by_label("Action", exact=True).evaluate("s => [...s.options].map(o => o.value)")
+        gm_only = {
+            k for k, v in http.get("/v1/rulesets/great-cosmos").json()["combat"]["actions"].items() if v["gm_only"]
+        }
+        assert gm_only and not gm_only & set(offered), offered
+        assert phone.get_by_label("PV de Seigneur Vorath (+ soigne, − blesse)").count() == 0
+        assert phone.get_by_label("Jet caché (MJ seulement)").count() == 0
         vorath = next(c for c in encounter["combatants"] if c["name"] == "Seigneur Vorath")
         phone.get_by_role("button", name="Attaquer Seigneur Vorath").click()  # no weapon on the sheet: the form, set
         assert (
@@ -500,4 +507,29 @@ def test_issue27_items3_5_the_gms_row_quick_actions_initiative_hp_condition(live
         page.locator(
             f"#turn-order li[data-combatant-id='{aiko['id']}'] [data-condition=stunned]", has_text="étourdi"
         ).wait_for()
+        clean(page)
+
+
+def test_issue27_item3_the_dice_prompt_does_not_make_the_page_jump(live, pages):
+    server = live.start()
+    s = table(live, server)
+    page = pages(viewport={"width": 1280, "height": 800})
+    with closing(s["http"]):
+        encounter = fight(s)
+        open_with_token(page, server.url, s["gm"])
+        page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
+        page.get_by_label("Action", exact=True).select_option("attack")
+        page.get_by_label("Dégâts", exact=True).fill("1d6")
+        page.wait_for_selector("html[data-synced=true]")  # the first re-read after the stream opened is done
+        button = page.get_by_role("button", name="Agir avec les dés de table")
+        button.scroll_into_view_if_needed()
+        before = button.bounding_box()
+        scroll = page.evaluate("scrollY")
+        button.click()
+        page.locator(".dice-entry input").first.wait_for()
+        after = button.bounding_box()
+        assert before and after and abs(after["y"] - before["y"]) < 1, (before, after)
+        assert page.evaluate("scrollY") == scroll
+        prompt = page.locator(".dice-entry").bounding_box()
+        assert prompt and prompt["y"] > before["y"]  # the prompt comes below the button pressed
         clean(page)

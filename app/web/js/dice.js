@@ -33,7 +33,7 @@ export function enterTableDice(container, send, { nameOf = () => null, onError }
         // a value outside its die: take it back, show why next to it
         dice.pop();
         const input = list.lastElementChild?.querySelector("input");
-        if (input) { input.disabled = false; input.focus(); setError(input, describe(err)); reopen(input); return; }
+        if (input) { input.disabled = false; focusInPlace(input); setError(input, describe(err)); reopen(input); return; }
       }
       if (onError) { clear(container); onError(err); }  // the caller says why, once
       else { status.textContent = describe(err); clear(container, status); }  // no die left to enter: the reason stays
@@ -71,9 +71,16 @@ export function enterTableDice(container, send, { nameOf = () => null, onError }
       attempt();
     });
     list.append(h("li", {}, form));
-    input.focus();
+    focusInPlace(input);
   }
 
   attempt();
   return done;
+}
+
+/** Focus without moving the page, unless the control is out of sight (then only as far as needed). */
+function focusInPlace(control) {
+  control.focus({ preventScroll: true });
+  const box = control.getBoundingClientRect();
+  if (box.top < 0 || box.bottom > window.innerHeight) control.scrollIntoView({ block: "nearest" });
 }

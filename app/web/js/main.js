@@ -27,6 +27,7 @@ function reset() {
   document.body.classList.remove("table-mode", "fight");
   clearTimeout(syncTimer);
   delete document.documentElement.dataset.ready;
+  delete document.documentElement.dataset.synced;
 }
 
 async function boot(message) {
@@ -125,6 +126,7 @@ async function dashboard() {
     onUnauthorized: () => boot(t("login.token.gone")),
   });
   if (await stream.open()) await resync({ log, tracker });  // what happened between the first reads and the stream
+  document.documentElement.dataset.synced = "true";
 }
 
 /** Read every view again (after a drop); a failed read is tried again until one succeeds, and
