@@ -49,7 +49,7 @@ export function card(character) {
       h("span", { class: `badge ${character.kind}` }, t(`kind.${character.kind}`)),
       owner ? h("span", { class: "owner" }, owner) : null));
   if (!full) {
-    el.append(h("p", { class: "hint" }, character.player_id === null ? t("characters.gm") : t("characters.other")));
+    el.append(h("p", { class: "hint" }, character.player_id === null || (!character.player_id && character.kind === "npc") ? t("characters.gm") : t("characters.other")));
     const pools = Object.entries(character.pools || {});  // `limited`: each pool as a status word
     if (pools.length) {
       el.append(h("div", { class: "bars" }, pools.map(([name, p]) =>

@@ -167,7 +167,7 @@ export function oddsBar(answer, order = []) {
         h("span", { class: `seg ${o}`, style: `flex-grow: ${v.p}`, title: `${outcomeWords(o)}: ${v.probability}` }))),
     h("ul", { class: "odds-legend" },
       entries.map(([o, v]) => h("li", { dataset: { outcome: o } }, h("span", { class: `swatch ${o}`, "aria-hidden": "true" }),
-        `${outcomeWords(o)}: `, h("strong", {}, v.probability), ` (${pct(v.p)})`))),
+        `${outcomeWords(o)}${sep()}`, h("strong", {}, v.probability), ` (${pct(v.p)})`))),
     answer.success ? h("p", { class: "odds-success" }, t("odds.success"), h("strong", {}, answer.success.probability),
       ` (${pct(answer.success.p)})`) : null);
 }
