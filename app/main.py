@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 import anyio
@@ -12,7 +13,19 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 
-from app.api import campaigns, characters, encounters, events, play, request_id, rolls, rulesets, system
+from app.api import (
+    bundles,
+    campaigns,
+    characters,
+    encounters,
+    events,
+    play,
+    request_id,
+    rolls,
+    rulesets,
+    system,
+    webhooks,
+)
 from app.api.admission import Admission
 from app.api.asyncapi import install_asyncapi
 from app.api.docs import install_docs
@@ -23,6 +36,7 @@ from app.api.problems import install_error_handlers
 from app.api.ratelimit import RateLimiter
 from app.core.config import Settings, get_settings
 from app.core.db import THREADS, SessionOpener, open_session
+from app.services.webhook_delivery import run_dispatcher
 
 WEB = Path(__file__).resolve().parent / "web"  # the dashboard (issue 15): plain ES modules + CSS, no build step
 # the dashboard's files are revalidated on each load (their ETag makes it a 304), so an update is never half-seen
@@ -40,10 +54,18 @@ def operation_id(route: APIRoute) -> str:
 
 
 @asynccontextmanager
-async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # as many threadpool threads as the pool has connections for (app.core.db)
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
-    yield
+    # the webhook delivery loop (issue 29 item 1), stopped with the app
+    delivery = asyncio.create_task(run_dispatcher(app.state)) if app.state.settings.webhook_delivery else None
+    try:
+        yield
+    finally:
+        if delivery is not None:
+            delivery.cancel()
+            with suppress(asyncio.CancelledError):
+                await delivery
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -64,7 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
     # the hot routes first: a request is matched against the routes in this order (issue 16)
-    for module in (play, rolls, characters, campaigns, events, encounters, rulesets, system):
+    for module in (play, rolls, characters, bundles, campaigns, events, encounters, webhooks, rulesets, system):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)

@@ -66,6 +66,26 @@ class Settings(BaseSettings):
         "(statement_timeout) before the request is a 503; 0 = no "
         "limit.",
     )
+    webhook_max_attempts: int = Field(
+        8, ge=1, le=50, description="Attempts at delivering one event to one webhook before it is marked failed."
+    )
+    webhook_allow_private: bool = Field(
+        False,
+        description="Let webhooks target private, loopback and link-local addresses (SSRF guard off: tests, a LAN).",
+    )
+    webhook_timeout_seconds: float = Field(
+        5.0, gt=0, le=60, description="How long one delivery may take (connect, send, answer) before it is a failure."
+    )
+    webhook_concurrency: int = Field(
+        8, ge=1, le=256, description="Deliveries a process makes at once (one webhook at a time each)."
+    )
+    webhook_poll_seconds: float = Field(
+        1.0, gt=0, le=60, description="How often a process looks for events to deliver; 0 < s."
+    )
+    webhook_backoff_seconds: float = Field(
+        2.0, gt=0, le=3600, description="The first retry's delay; each next one doubles (with jitter), capped at 1 h."
+    )
+    webhook_delivery: bool = Field(True, description="Run the webhook delivery loop in this process.")
     sql_echo: bool = False
 
     @field_validator("admin_token", "redis_url")

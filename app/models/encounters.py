@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
 from app.models.fields import DiceExpression
-from app.models.schemas import NO_CONTROL, NO_NUL, Timestamp
+from app.models.schemas import METADATA_DOC, NO_CONTROL, NO_NUL, Metadata, MetadataPatch, Timestamp
 
 Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
 Side = Annotated[str, Field(min_length=1, max_length=40, pattern=NO_CONTROL)]
@@ -37,9 +37,12 @@ class EncounterOptions(Strict):
 
 
 # --- setup -------------------------------------------------------------------------------
+POSITION_BOUND = 100_000  # a cell's x and y lie within ±this
+
+
 class Position(Strict):
-    x: StrictInt = Field(ge=-100_000, le=100_000)
-    y: StrictInt = Field(ge=-100_000, le=100_000)
+    x: StrictInt = Field(ge=-POSITION_BOUND, le=POSITION_BOUND)
+    y: StrictInt = Field(ge=-POSITION_BOUND, le=POSITION_BOUND)
 
 
 class CombatantCreate(Strict):
@@ -59,7 +62,9 @@ class CombatantCreate(Strict):
         ge=1,
         le=MAX_COPIES,
         description='Copy this NPC into N new NPC characters "Name 1…N", each its own '
-        "sheet, each a combatant (the NPC itself stays out).",
+        "sheet, each a combatant (the NPC itself stays out). With a `position`, each copy takes its own "
+        "free cell (no combatant on it): the free cells nearest to `position` by the ruleset's distance "
+        "(the catalogue's `combat.grid`: |dx| + |dy|, GC-D1), nearer first, then by y, then by x.",
     )
 
 
@@ -67,11 +72,13 @@ class EncounterCreate(Strict):
     name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's encounter options.")
     combatants: list[CombatantCreate] = Field(default_factory=list, max_length=MAX_COMBATANTS)
+    metadata: Metadata | None = None
 
 
 class EncounterUpdate(Strict):
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Merged into the current options, then validated.")
+    metadata: MetadataPatch | None = None
 
 
 class CombatantUpdate(Strict):
@@ -324,6 +331,7 @@ class EncounterPublic(Open):
     combatants: list[CombatantPublic]
     order: list[OrderEntry]
     current: CurrentTurn | None
+    metadata: dict[str, str] = Field(default_factory=dict, description=METADATA_DOC)
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -335,5 +343,6 @@ class EncounterSummary(Open):
     status: str
     round: int
     version: int
+    metadata: dict[str, str] = Field(default_factory=dict, description=METADATA_DOC)
     created_at: Timestamp
     updated_at: Timestamp

@@ -202,6 +202,8 @@ class Encounter(SQLModel, table=True):
     options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     turn_order: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     current_turn: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # a client's own ids (API.md round 3 `metadata`, as on campaigns and characters)
+    client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
 
@@ -211,7 +213,10 @@ class Combatant(SQLModel, table=True):
     (side, position, initiative, conditions, per-round counters). What a fight
     changes on the character itself is written to its sheet."""
 
-    __table_args__ = (Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),)
+    __table_args__ = (
+        Index("ix_combatant_encounter_ordinal", "encounter_id", "ordinal"),
+        Index("ix_combatant_character_id", "character_id"),  # the encounters showing a character
+    )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
     encounter_id: str = Field(foreign_key="encounter.id", max_length=32, sa_type=SafeString(32))
@@ -252,3 +257,53 @@ def core_table(model: type[SQLModel]) -> Table:
     """A table model's Core table, for the statements compiled once (app/services/prepared.py):
     SQLModel sets `__table__` when it makes the class, and its types do not declare it."""
     return model.__table__  # type: ignore[attr-defined]  # set by SQLModel's metaclass, undeclared
+
+
+# --- webhooks (issue 29 item 1) --------------------------------------------------------------
+
+
+class Webhook(SQLModel, table=True):
+    """A receiver of a campaign's events (API.md round 3, "Webhooks"): `last_number` is the last
+    event number done with (delivered, or failed after every attempt); `lease_owner` /
+    `lease_expires` say which delivery loop (process) holds it now: one owner at a time, taken
+    with a conditional UPDATE; `attempts` / `next_attempt_at` the retries of the next event.
+
+    `secret` signs the deliveries (HMAC-SHA256 needs the key itself, so it cannot be stored
+    hashed as tokens are): shown once at creation, never read back by any route, export or event."""
+
+    __table_args__ = (Index("ix_webhook_campaign_created", "campaign_id", "created_at", "id"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    campaign_id: str = Field(
+        sa_column=Column(SafeString(32), ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False)
+    )
+    url: str = Field(max_length=2000)
+    events: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    secret: str = Field(max_length=100)
+    last_number: int = Field(default=0, sa_type=BigInteger().with_variant(Integer, "sqlite"))
+    attempts: int = Field(default=0)
+    next_attempt_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    lease_owner: str | None = Field(default=None, max_length=64)
+    lease_expires: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    created_at: datetime = _ts()
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """One attempt at delivering one event to one webhook: the deliveries log."""
+
+    __tablename__ = "webhook_delivery"
+    __table_args__ = (Index("ix_webhook_delivery_webhook_created", "webhook_id", "created_at", "id"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    webhook_id: str = Field(
+        sa_column=Column(SafeString(32), ForeignKey("webhook.id", ondelete="CASCADE"), nullable=False)
+    )
+    event_number: int = Field(sa_type=BigInteger().with_variant(Integer, "sqlite"))
+    event_type: str = Field(max_length=40)
+    message_id: str = Field(max_length=80)  # the `webhook-id` header: the same on every attempt
+    attempt: int
+    status: str = Field(max_length=10)  # "delivered" | "retrying" | "failed"
+    response_code: int | None = Field(default=None)
+    error: str | None = Field(default=None, max_length=500)
+    duration_ms: int = Field(default=0)
+    created_at: datetime = _ts()

@@ -15,8 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from app.kit.errors import NotFound
-from app.rulesets.combat_contract import EncounterRules
-from app.rulesets.contract import RulesetAdapter
+from app.rulesets.contract import EncounterRules, RulesetAdapter
 
 # ruleset id -> its package (the order: the catalogue's, the unions', openapi.json's)
 RULESET_PACKAGES = {

@@ -16,8 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from app.kit.models import union
 from app.models.encounters import GM_ACTIONS
-from app.rulesets.combat_contract import EncounterRules
-from app.rulesets.contract import Capability, RulesetAdapter
+from app.rulesets.contract import Capability, EncounterRules, RulesetAdapter
 from app.rulesets.registry import REGISTRY, Ruleset, get
 
 
@@ -74,6 +73,14 @@ class CombatActionType(Described):
     json_schema: dict[str, Any] = Field(alias="schema", description="The JSON Schema of its body (its `$defs` within).")
 
 
+class CombatGrid(Described):
+    """How a distance between two cells `{x, y}` is counted in this ruleset's encounters."""
+
+    metric: Literal["manhattan"] = Field(description="`manhattan`: |dx| + |dy|, no diagonals.")
+    rule: str | None = Field(description="The rule saying so (GC-D1), or null: the ruleset has no grid rule.")
+    description: str
+
+
 class CombatDescription(Described):
     """What an encounter of this ruleset offers (its `EncounterRules`)."""
 
@@ -82,6 +89,7 @@ class CombatDescription(Described):
     default_reaction: str = Field(description="A combatant's reaction when none is set.")
     multiple_actions: bool = Field(description="Combatants may have several actions a round (`actions`, GC-O3).")
     initiative: CombatInitiative
+    grid: CombatGrid = Field(description="How distance is counted on the grid (NPC copies are placed by it).")
     options: OptionsSchema = Field(description="The encounter's options.")
     actions: dict[str, CombatActionType] = Field(description="Each action type -> its body.")
 
@@ -130,6 +138,7 @@ def combat(rules: EncounterRules) -> CombatDescription:
             take_11_rule=rules.take_11_rule,
             late_rule=rules.late_rule,
         ),
+        grid=CombatGrid(metric=rules.grid.metric, rule=rules.grid.rule, description=rules.grid.description),
         options=OptionsSchema(
             defaults=rules.Options().model_dump(mode="json"), json_schema=rules.Options.model_json_schema()
         ),

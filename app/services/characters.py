@@ -30,6 +30,7 @@ from app.rules.errors import RuleError
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.auth import Principal, check_member, check_owner_or_gm
 from app.services.campaigns import load_campaign
+from app.services.encounters import shown
 from app.services.encounters.view import status
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
@@ -81,7 +82,7 @@ def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool
     shown = (
         {
             name: {"status": status(r["value"], r["max"])}
-            for name, r in rules_for(ruleset).resources(character.sheet).items()
+            for name, r in rules_for(ruleset).resources(get_adapter(ruleset).parse_sheet(character.sheet)).items()
         }
         if pools
         else {}
@@ -240,6 +241,7 @@ def update_character(
     session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None
 ) -> dict[str, Any]:
     with UnitOfWork(session, principal.campaign_id) as uow:
+        fights = shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()
         check_visible(uow.conn, principal, before)
@@ -277,6 +279,8 @@ def update_character(
                 )
             else:
                 changed["sheet"] = _players_edited_sheet(campaign, raw, previous, kind=kind)
+        if shown.shows_a_change(changed, before):
+            shown.move(uow, fights)  # what their view shows changed: their ETag moves
         after = _save_version(uow, before, changed, governed)
     return public(after, campaign.ruleset)
 
@@ -438,11 +442,13 @@ def _save_version(
 
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
     with UnitOfWork(session, principal.campaign_id) as uow:
+        fights = shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
         character = uow.characters.get(character_id, lock=True)
         check_visible(uow.conn, principal, character)
         check_owner_or_gm(principal, character.player_id, "delete this character")
         check_if_match(character.version, if_match, "character")
         who = audience(uow.conn, character, uow.campaign().ruleset)
         uow.characters.remove(character)
+        shown.move(uow, fights)
         uow.record("character.deleted", {"id": character.id}, hidden=who.hidden, owner_id=who.owner_id)
         uow.commit()

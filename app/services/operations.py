@@ -21,14 +21,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
+from app.models.results.common import Dice, Die, Head, wire_time
 from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
@@ -71,7 +72,7 @@ class Idempotency:
 
 
 def iso(ts) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return wire_time(ts)
 
 
 def check_provenance(principal: Principal, options: dict[str, Any], req: RollingRequest) -> None:
@@ -174,7 +175,7 @@ class RollingWork(UnitOfWork):
         assert req is not None and ctx is not None, "context(req) comes before commit"
         ctx.dice.finish()
         now = utcnow()
-        body = _logged_body(outcome, ctx, req, now)
+        body = _logged(outcome, ctx, req, now).wire()
         encoded = json_text(body)  # once: the log entry, the idempotency record and the response
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
@@ -188,9 +189,13 @@ class RollingWork(UnitOfWork):
             "body_json": encoded,
         }
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
+        sheets = self._dumped_sheets(outcome.sheets)
+        updates = self._updated_events(sheets, now, hidden=req.hidden)  # read before the writes' batch
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
-            changed = self._save_sheets(outcome.sheets, now)
+            changed = self._save_sheets(sheets, now)
+            for data, args in updates:
+                self.record("character.updated", data, **args)
             self.record(
                 "log.created", {"entry_id": body["id"], "characters_changed": changed}, **audience.record_args()
             )
@@ -209,16 +214,36 @@ class RollingWork(UnitOfWork):
         super().commit()
         return EncodedBody(body, encoded)
 
-    def _save_sheets(self, sheets: Mapping[str, BaseModel], now) -> list[dict[str, Any]]:
-        """Each sheet is written only if its version is still the one read (else
-        StaleVersion: `retried` runs the use case again on fresh state)."""
+    def _dumped_sheets(self, sheets: Mapping[str, BaseModel]) -> dict[str, dict[str, Any]]:
+        """The outcome's sheets as stored, in the order the characters were named."""
         if unknown := sheets.keys() - self.loaded.keys():
             raise RuntimeError(f"the ruleset changed character(s) {sorted(unknown)} it was not given")
+        return {cid: self.adapter.dump_sheet(sheets[cid]) for cid in self.loaded if cid in sheets}
+
+    def _updated_events(
+        self, sheets: dict[str, dict[str, Any]], now, *, hidden: bool
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Issue 25: the `character.updated` of each sheet that really changed (the character as
+        each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
+        `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
+        moved = [
+            replace(self.loaded[cid], sheet=sheet, version=self.loaded[cid].version + 1, updated_at=now)
+            for cid, sheet in sheets.items()
+            if sheet != self.loaded[cid].sheet
+        ]
+        if not moved:
+            return []
+        from app.services.characters import updated_events  # (characters imports this module)
+
+        return updated_events(self.conn, moved, self.adapter.id, hidden=hidden)
+
+    def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
+        """Each sheet is written only if its version is still the one read (else
+        StaleVersion: `retried` runs the use case again on fresh state)."""
         changed = []
-        for character_id, before in self.loaded.items():  # in the order the characters were named
-            if character_id in sheets:
-                after = self.characters.save(before, sheet=self.adapter.dump_sheet(sheets[character_id]), now=now)
-                changed.append({"id": character_id, "version": after.version})
+        for character_id, sheet in sheets.items():
+            after = self.characters.save(self.loaded[character_id], sheet=sheet, now=now)
+            changed.append({"id": character_id, "version": after.version})
         return changed
 
 
@@ -253,14 +278,17 @@ def replay(session: Session, principal: Principal, idem: Idempotency | None) -> 
     return record.body
 
 
-def _logged_body(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now) -> dict[str, Any]:
-    body = {"id": new_id(), "kind": outcome.kind, **outcome.body}
-    if "rolls" not in body:
-        body["rolls"] = [r.to_dict() for r in ctx.dice.rolls]
-    body["hidden"] = req.hidden
-    body["created_at"] = iso(now)
-    body.update(provenance(seed=req.seed, table=_has_table_dice(req)))
-    return body
+def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now) -> Head:
+    """The outcome's result model with the roll-log fields stamped: its id, and `rolls` (every
+    die of the operation) unless it lists its dice its own way, hidden, created_at, provenance."""
+    entry: dict[str, Any] = {"id": new_id()}
+    if isinstance(outcome.body, Dice):
+        entry["rolls"] = _DICE.validate_python([r.to_dict() for r in ctx.dice.rolls])
+    entry.update(hidden=req.hidden, created_at=now, **provenance(seed=req.seed, table=_has_table_dice(req)))
+    return outcome.body.stamped(**entry)
+
+
+_DICE: TypeAdapter[list[Die]] = TypeAdapter(list[Die])
 
 
 def _has_table_dice(req: RollingRequest) -> bool:

@@ -11,6 +11,7 @@ from sqlalchemy import String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
+from app.models.results.common import RollResult
 from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody
@@ -38,8 +39,10 @@ def _free_roll(uow: RollingWork, req: RollCreate, expression: Expression) -> dic
         for character in uow.lock([req.character_id] if req.character_id else []):
             check_owner_or_gm(uow.principal, character.player_id, "attribute a roll to this character")
         total = expression.roll(uow.context(req).dice, req.purpose)
-        body = {"expression": req.expression, "total": total, "purpose": req.purpose, "character_id": req.character_id}
-        return uow.commit(Outcome(kind="roll", body=body, character_id=req.character_id))
+        body = RollResult.of(
+            kind="roll", expression=req.expression, total=total, purpose=req.purpose, character_id=req.character_id
+        )
+        return uow.commit(Outcome(body, req.character_id))
 
 
 # A page stops at this many bytes of entries (at least one entry), whatever its

@@ -24,11 +24,15 @@ def test_every_change_is_an_event_in_order(client, campaign_factory, character_f
         "player.created",
         "character.created",
         "character.updated",
+        "character.updated",  # the test's karma (issue 25: every sheet change, before its log entry)
         "log.created",
         "character.deleted",
     ]
     assert [e["id"] for e in events] == sorted(e["id"] for e in events)
-    assert events[3]["data"] == {"entry": test, "characters_changed": [{"id": ch["id"], "version": 3}]}
+    assert (
+        events[3]["data"]["version"] == 3 and events[3]["data"]["sheet"]["karma"] == test["effects"]["karma"]["after"]
+    )
+    assert events[4]["data"] == {"entry": test, "characters_changed": [{"id": ch["id"], "version": 3}]}
 
 
 def test_resume_after_last_event_id(client, campaign_factory, player_factory):

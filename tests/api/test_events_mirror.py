@@ -206,9 +206,10 @@ def test_an_owners_hidden_combatant_reaches_its_owner_alone(table):
 
 
 def test_a_gm_sheet_edit_in_an_open_fight_reaches_each_tracker_as_it_may_read_it(table):
-    """The encounter's state shows the sheet's pools: a GM `PATCH` sends `character.updated` (the
-    encounter's version does not move, so no `encounter.updated`: a tracker updates the combatant
-    whose `character_id` it names), never to a player for a hidden combatant."""
+    """The encounter's state shows the sheet's pools: a GM `PATCH` sends `character.updated` (a
+    tracker updates the combatant whose `character_id` it names) and moves the encounter's version,
+    with its `encounter.updated` (its ETag moves: no stale 304), never to a player for a hidden
+    combatant."""
     t = table(GC)
     f = Fight(t)
     t.start(f.eid, dice=[])
@@ -217,9 +218,9 @@ def test_a_gm_sheet_edit_in_an_open_fight_reaches_each_tracker_as_it_may_read_it
         r = t.client.patch(f"/v1/characters/{f.chars[name]}", json={"sheet": {"hp": 55}}, headers=t.gm)
         assert r.status_code == 200, r.text
     seen = f.mirrored(before)
-    assert types(seen["gm"]) == ["log.created", "character.updated"] * 2
+    assert types(seen["gm"]) == ["encounter.updated", "log.created", "character.updated"] * 2
     for who in ("alice", "bob"):
-        assert types(seen[who]) == ["log.created", "character.updated"], who
+        assert types(seen[who]) == ["encounter.updated", "log.created", "character.updated"], who
         assert seen[who][-1]["data"]["id"] == f.chars["Aiko"] and seen[who][-1]["data"]["sheet"]["hp"] == 55
     state = t.state(f.eid, headers=t.bob.headers)
     aiko = next(c for c in state["combatants"] if c["character_id"] == f.chars["Aiko"])

@@ -177,6 +177,22 @@ def _enc(path: str, body: Callable[[World, dict], dict] | dict | None = None, *,
     return make
 
 
+def _export(w: World, path: str) -> dict:
+    """The GM's export of a campaign or a character (a valid bundle to import)."""
+    r = w.client.get(f"{path}/export", headers=w.headers("gm"))
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _hook(w: World) -> str:
+    """A fresh webhook of the world's campaign (its host does not resolve here: let through at creation)."""
+    r = w.client.post(
+        f"/v1/campaigns/{w.cid}/webhooks", headers=w.headers("gm"), json={"url": "https://hooks.example.com/jdr"}
+    )
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
 SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/"): R(PUBLIC, path="/"),  # the dashboard page: public, every call it makes carries the token
@@ -316,6 +332,29 @@ TABLE: dict[tuple[str, str], Cell] = {
         GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)
     ),
     ("POST", "/v1/encounters/{encounter_id}/end"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}/end", started=True)),
+    # export and import (issue 29 item 2): the GM's; importing a campaign is creating one
+    ("GET", "/v1/campaigns/{campaign_id}/export"): R(GM_ONLY, path="/v1/campaigns/{cid}/export"),
+    ("POST", "/v1/campaigns/import"): R(
+        dict.fromkeys(CALLERS, 201),
+        make=lambda w, c: ("/v1/campaigns/import", _export(w, f"/v1/campaigns/{w.cid}"), None),
+    ),
+    ("GET", "/v1/characters/{character_id}/export"): R(GM_ONLY, path="/v1/characters/{hero}/export"),
+    ("POST", "/v1/campaigns/{campaign_id}/characters/import"): R(
+        GM_ONLY_CREATE,
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/characters/import", _export(w, f"/v1/characters/{w.hero}"), None),
+    ),
+    # webhooks (issue 29 item 1): the GM's alone
+    ("POST", "/v1/campaigns/{campaign_id}/webhooks"): R(
+        GM_ONLY_CREATE, path="/v1/campaigns/{cid}/webhooks", body={"url": "https://hooks.example.com/jdr"}
+    ),
+    ("GET", "/v1/campaigns/{campaign_id}/webhooks"): R(GM_ONLY, path="/v1/campaigns/{cid}/webhooks"),
+    ("DELETE", "/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): R(
+        expect(player=403, owner=403, gm=204),
+        make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}", None, None),
+    ),
+    ("GET", "/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"): R(
+        GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}/deliveries", None, None)
+    ),
 }
 
 

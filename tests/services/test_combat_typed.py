@@ -17,7 +17,7 @@ APP = Path(__file__).resolve().parents[2] / "app"
 COMBAT_FILES = [
     *sorted((APP / "rulesets").glob("*/combat.py")),
     APP / "rulesets" / "great_cosmos" / "exchange.py",
-    APP / "rulesets" / "combat_contract.py",
+    APP / "rulesets" / "contract.py",  # its combat block
     *sorted((APP / "services" / "encounters").glob("*.py")),
 ]
 # reading the campaign's options as a dict, with the model's default restated (`.get("x", True)`)

@@ -1,5 +1,6 @@
 """Each ruleset's attack resolution in an encounter, as functions (table dice): Asgard
-(AS-C1..C5, AS-C11, AS-H1), Rulebook D100 (RB-F1..F3, RB-C4), Worlds Awakening (WA-C1..C3, WA-C5)."""
+(AS-C1..C5, AS-C11, AS-H1), Rulebook D100 (RB-F1..F3, RB-C4), Worlds Awakening (WA-C1..C3, WA-C5).
+The parties' sheets are their ruleset's `Sheet` models, as the flow gives them (issue 23)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import pytest
 from app.rules.errors import DiceNeeded, InsufficientResource, RuleError
 from app.services.encounters.dice import CombatDice
 from app.rulesets.asgard import combat as asg
+from app.rulesets.asgard.schemas import Sheet as AsSheet
 from app.rulesets.rulebook_d100 import combat as rb
 from app.rulesets.rulebook_d100.schemas import Options as RbOptions
+from app.rulesets.rulebook_d100.schemas import Sheet as RbSheet
 from app.rulesets.worlds_awakening import combat as wa
+from app.rulesets.worlds_awakening.schemas import Sheet as WaSheet
 
 
 @dataclass
@@ -21,7 +25,7 @@ class Fighter:
     """What the resolution reads and changes of a `Party`."""
 
     id: str
-    sheet: dict[str, Any]
+    sheet: Any  # the ruleset's `Sheet` model
     counters: dict[str, Any] = field(default_factory=dict)
     conditions: list[dict[str, Any]] = field(default_factory=list)
     dice: Any = None  # what it rolls itself (AS-C5's tests after a blow): the action's dice as its own
@@ -31,7 +35,7 @@ class Fighter:
 def party(id_, sheet, counters=None, conditions=None, dice=None):
     return Fighter(
         id=id_,
-        sheet=dict(sheet),
+        sheet=sheet.model_copy(deep=True),
         counters=dict(counters or {}),
         conditions=list(conditions or []),
         dice=dice.of(id_) if dice is not None else None,
@@ -46,15 +50,17 @@ def rules(steps):
 
 
 def a_sheet(**kw):
-    return {
-        "skills": {"combat": 6, "defense": 4, "resistance": 2, "volonte": 1},
-        "vitality": 20,
-        "vitality_max": 20,
-        "heroism": 2,
-        "protection": 2,
-        "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}],
-        **kw,
-    }
+    return AsSheet.model_validate(
+        {
+            "skills": {"combat": 6, "defense": 4, "resistance": 2, "volonte": 1},
+            "vitality": 20,
+            "vitality_max": 20,
+            "heroism": 2,
+            "protection": 2,
+            "weapons": [{"name": "epee", "damage_dice": 2, "ranged": False}],
+            **kw,
+        }
+    )
 
 
 def test_as_c1_c2_c3_hit_reads_damage_from_the_attack_dice():
@@ -70,7 +76,7 @@ def test_as_c1_c2_c3_hit_reads_damage_from_the_attack_dice():
         ("AS-C3", "protection"),
         ("AS-C3", "vitality"),
     ]
-    assert (steps[3]["read_dice"], steps[4]["taken"], t.sheet["vitality"]) == ([2, 4], 4, 16)
+    assert (steps[3]["read_dice"], steps[4]["taken"], t.sheet.vitality) == ([2, 4], 4, 16)
     assert [(r["purpose"], r["by"]) for r in dice.rolls()] == [("attack", "a")] * 3 + [("defense", "t")] * 3
 
 
@@ -79,7 +85,7 @@ def test_as_c1_defender_wins_ties_and_takes_nothing():
     a, t = party("a", a_sheet()), party("t", a_sheet(skills={"defense": 6}))
     steps = asg.resolve_attack(dice, a, [(t, "defense")], asg.AttackChoice())
     assert steps[-1]["decided_by"] == "defender" and steps[-1]["hit"] is False
-    assert t.sheet["vitality"] == 20
+    assert t.sheet.vitality == 20
 
 
 def test_as_c1_unperceived_attack_needs_only_the_difficulty():
@@ -87,7 +93,7 @@ def test_as_c1_unperceived_attack_needs_only_the_difficulty():
     a, t = party("a", a_sheet()), party("t", a_sheet())
     steps = asg.resolve_attack(dice, a, [(t, "none")], asg.AttackChoice())
     assert steps[1]["what"] == "unperceived attack: no defense" and steps[1]["hit"] is True
-    assert t.sheet["vitality"] == 20 - (1 + 2 - 2)
+    assert t.sheet.vitality == 20 - (1 + 2 - 2)
     dice = CombatDice(dice=[1, 1, 2])
     steps = asg.resolve_attack(
         dice, a, [(party("t", a_sheet()), "defense")], asg.AttackChoice(unperceived=True, difficulty=11)
@@ -105,7 +111,7 @@ def test_as_c4_efficacite_blessure_legere_prudence_danger():
     danger = next(s for s in steps if s["what"] == "prudence / danger on this defense test")
     assert (danger["modifier"], t.counters) == (-2, {})
     halved = next(s for s in steps if s["what"] == "damage halved, rounded up")
-    assert (halved["before"], halved["after"], t.sheet["vitality"]) == (4, 2, 18)
+    assert (halved["before"], halved["after"], t.sheet.vitality) == (4, 2, 18)
     dice = CombatDice(dice=[5, 2, 4, 3, 3, 3])
     a = party("a", a_sheet())
     asg.resolve_attack(
@@ -124,7 +130,7 @@ def test_as_c4_attaques_multiples_two_targets_one_test():
     choice = asg.AttackChoice(primes=("attaques_multiples",), penalties=("danger",))
     asg.resolve_attack(dice, a, [(t1, "defense"), (t2, "defense")], choice)
     dice.finish()
-    assert (t1.sheet["vitality"], t2.sheet["vitality"]) == (18, 18)  # 6 − 2 = 4, halved: 2
+    assert (t1.sheet.vitality, t2.sheet.vitality) == (18, 18)  # 6 − 2 = 4, halved: 2
     with pytest.raises(RuleError):
         asg.resolve_attack(CombatDice(dice=[]), a, [(t1, "defense")], choice)
 
@@ -133,7 +139,7 @@ def test_as_h1_heroism_dice_add_to_damage_and_protection():
     dice = CombatDice(dice=[5, 2, 4, 6, 3, 3, 3, 5])  # attack 4d6, defense 4d6
     a, t = party("a", a_sheet()), party("t", a_sheet())
     steps = asg.resolve_attack(dice, a, [(t, "defense_heroism")], asg.AttackChoice(heroism_4d6=True))
-    assert (a.sheet["heroism"], t.sheet["heroism"]) == (1, 1)
+    assert (a.sheet.heroism, t.sheet.heroism) == (1, 1)
     protection = next(s for s in steps if s["what"] == "protection")
     # 23 vs 14 + 5 = 19: hit; 2 + 4 + 6 = 12 − 2 − 5 = 5
     assert (protection["damage"], protection["heroism_die"], protection["taken"]) == (12, 5, 5)
@@ -157,7 +163,11 @@ def test_as_c5_mal_en_point_dying_and_unconscious_conditions():
         3,
         5,
     )
-    assert t.sheet["condition"] == {"dying": True, "dies_in_rounds": 3, "unconscious_rounds": 5}
+    assert t.sheet.condition.model_dump(exclude_defaults=True) == {
+        "dying": True,
+        "dies_in_rounds": 3,
+        "unconscious_rounds": 5,
+    }
     # AS-C5 rounds are counted at each round's end, from the round they began
     assert t.conditions == [
         {"name": "dying", "rounds_left": 3, "ends": "end_of_round", "since_round": 1},
@@ -178,7 +188,7 @@ def test_as_c11_extras_in_a_group_one_test_plus_one_per_member():
     group = steps[0]
     assert (group["rule"], group["bonus"], group["members"]) == ("AS-C11", 2, ["a", "b", "c"])
     assert next(s for s in steps if s["what"] == "damage")["damage"] == 3 + 3 + 2
-    assert t.sheet["vitality"] == 20 - (8 - 2)
+    assert t.sheet.vitality == 20 - (8 - 2)
     with pytest.raises(RuleError):
         asg.resolve_attack(CombatDice(dice=[]), a, [(t, "defense")], asg.AttackChoice(), group=[party("x", a_sheet())])
     with pytest.raises(RuleError):
@@ -203,17 +213,19 @@ def test_asgard_damage_expression_and_missing_dice_named():
 
 
 def r_sheet(**kw):
-    return {
-        "stats": {"FOR": 50, "HAB": 60, "PER": 40, "CHA": 55, "DIS": 45},
-        "crit_chance": 5,
-        "hp": 14,
-        "hp_max": 14,
-        "pe": 14,
-        "pe_max": 14,
-        "armor": 2,
-        "weapons": [{"name": "epee", "damage": "1d6", "kind": "melee"}],
-        **kw,
-    }
+    return RbSheet.model_validate(
+        {
+            "stats": {"FOR": 50, "HAB": 60, "PER": 40, "CHA": 55, "DIS": 45},
+            "crit_chance": 5,
+            "hp": 14,
+            "hp_max": 14,
+            "pe": 14,
+            "pe_max": 14,
+            "armor": 2,
+            "weapons": [{"name": "epee", "damage": "1d6", "kind": "melee"}],
+            **kw,
+        }
+    )
 
 
 def test_rb_f2_f3_dodge_confrontation_then_level_plus_weapon():
@@ -228,7 +240,7 @@ def test_rb_f2_f3_dodge_confrontation_then_level_plus_weapon():
         ("RB-F2", "damage"),
         ("RB-F1", "hp"),
     ]
-    assert (t.sheet["hp"], t.counters) == (7, {"dodges": 1, "dodge_round": 1})
+    assert (t.sheet.hp, t.counters) == (7, {"dodges": 1, "dodge_round": 1})
 
 
 def test_rb_f3_further_dodges_minus_ten_each_and_a_won_dodge():
@@ -238,7 +250,7 @@ def test_rb_f3_further_dodges_minus_ten_each_and_a_won_dodge():
         dice, party("a", r_sheet()), t, "dodge", rb.AttackChoice(), round_=3, campaign_options=RbOptions()
     )
     assert steps[1]["penalty"] == -20 and steps[1]["percentage"] == 40
-    assert steps[-1]["winner"] == "defender" and t.sheet["hp"] == 14
+    assert steps[-1]["winner"] == "defender" and t.sheet.hp == 14
     t = party("t", r_sheet(), counters={"dodges": 2, "dodge_round": 2})  # another round: no penalty
     rb.resolve_attack(
         CombatDice(dice=[44, 12]),
@@ -274,7 +286,7 @@ def test_rb_f3_critical_dodge_free_attack_and_critical_failure_doubles():
         campaign_options=RbOptions(),
     )
     # attack level 2; dodge fumbles; (2 + 2) × 2
-    assert ("RB-F3", "critical failure of the dodge: damage doubled") in rules(steps) and t.sheet["hp"] == 6
+    assert ("RB-F3", "critical failure of the dodge: damage doubled") in rules(steps) and t.sheet.hp == 6
 
 
 def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
@@ -289,7 +301,7 @@ def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
         campaign_options=RbOptions(),
     )
     # PER 40, roll 12: level 4 − 1 = 3; + 5 + 1 = 9 − armour 2 = 7
-    assert steps[0]["stat"] == "PER" and t.sheet["hp"] == 7
+    assert steps[0]["stat"] == "PER" and t.sheet.hp == 7
     t = party("t", r_sheet())
     rb.resolve_attack(
         CombatDice(dice=[25, 3]),
@@ -300,7 +312,7 @@ def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
         round_=1,
         campaign_options=RbOptions(),
     )
-    assert (t.sheet["pe"], t.sheet["hp"]) == (14 - (4 - 2 + 3), 14)
+    assert (t.sheet.pe, t.sheet.hp) == (14 - (4 - 2 + 3), 14)
     steps = rb.resolve_attack(
         CombatDice(dice=[80]),
         party("a", r_sheet()),
@@ -327,20 +339,22 @@ def test_rb_f2_absorb_ranged_and_morale_on_pe_and_a_miss():
 
 
 def w_sheet(**kw):
-    return {
-        "level": 1,
-        "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 3, "SAG": -1, "CHA": 0},
-        "hp": 12,
-        "hp_max": 12,
-        "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}],
-        **kw,
-    }
+    return WaSheet.model_validate(
+        {
+            "level": 1,
+            "stats": {"FOR": 2, "DEX": 1, "CON": 0, "INT": 3, "SAG": -1, "CHA": 0},
+            "hp": 12,
+            "hp_max": 12,
+            "weapons": [{"name": "epee_longue", "stat": "FOR", "damage": "1d8"}],
+            **kw,
+        }
+    )
 
 
 def test_wa_c1_physical_against_ten_plus_con_plus_level():
     t = party("t", w_sheet())
     steps = wa.resolve_attack(CombatDice(dice=[8, 5]), party("a", w_sheet()), t, wa.AttackChoice())
-    assert (steps[0]["total"], steps[0]["defense"], steps[0]["hit"], t.sheet["hp"]) == (11, 11, True, 7)
+    assert (steps[0]["total"], steps[0]["defense"], steps[0]["hit"], t.sheet.hp) == (11, 11, True, 7)
     steps = wa.resolve_attack(CombatDice(dice=[7]), party("a", w_sheet()), t, wa.AttackChoice())
     assert steps[0]["hit"] is False and len(steps) == 1
 
@@ -359,11 +373,11 @@ def test_wa_c2_c3_criticals_and_c5_down_at_zero():
     t = party("t", w_sheet(hp=9))
     steps = wa.resolve_attack(CombatDice(dice=[20, 5, 6]), party("a", w_sheet()), t, wa.AttackChoice())
     assert ("WA-C2", "critical success: damage dice rolled twice") in rules(steps)
-    assert (t.sheet["hp"], t.sheet["down"]) == (0, True) and steps[-1]["rule"] == "WA-C5"
+    assert (t.sheet.hp, t.sheet.down) == (0, True) and steps[-1]["rule"] == "WA-C5"
     steps = wa.resolve_attack(
         CombatDice(dice=[1]), party("a", w_sheet(stats={"FOR": 30})), party("t", w_sheet()), wa.AttackChoice()
     )
     assert rules(steps)[1] == ("WA-C3", "critical failure: a miss")
     strong = party("t", w_sheet(level=8, stats={"CON": 6}))  # defense 24; a 20 still hits, normal damage
     steps = wa.resolve_attack(CombatDice(dice=[20, 5]), party("a", w_sheet()), strong, wa.AttackChoice())
-    assert steps[1]["bonus_damage"] is False and strong.sheet["hp"] == 7
+    assert steps[1]["bonus_damage"] is False and strong.sheet.hp == 7

@@ -217,7 +217,7 @@ def test_an_adapter_gets_its_models_and_returns_a_changed_sheet_model():
     ctx = OperationContext(dice=dice_source(dice=[10]), options=adapter.parse_options({}), is_gm=True)
     outcome = adapter.test(hero, adapter.TestRequest(stat="force"), ctx)
     assert isinstance(outcome, Outcome)
-    new, after = outcome.sheets["c1"], outcome.body["effects"]["karma"]["after"]
+    new, after = outcome.sheets["c1"], outcome.body.effects.karma.after
     assert isinstance(new, great_cosmos.Sheet) and new.karma == after != 4 and sheet.karma == 4  # input not mutated
     assert adapter.dump_sheet(new) == {**adapter.dump_sheet(sheet), "karma": after}
 

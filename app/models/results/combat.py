@@ -11,10 +11,12 @@ are typed JSON values, declared as such."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, JsonValue
+from typing_extensions import TypeAliasType
 
+from app.models.encounters import ConditionPublic, CurrentTurn, OrderEntry, PoolStatusValue, Position
 from app.models.results.common import Die, Logged, Result
 
 # the steps the encounter itself writes, in every ruleset
@@ -40,19 +42,146 @@ class CombatStep(Result):
     combatant_id: str | None = None
 
 
-class CombatChange(Result):
-    """A field the action changed, before and after: on the encounter (`combatant_id` null: `status`,
-    `round`, `order`, `current`), on a combatant (`position`, `conditions`, `counters`…) or on its
-    character's sheet (`character_id` given; a resource pool also gives `max` and `resource`). A
-    resource a player may not see exactly shows `{status}` before and after, and no `max`."""
-
-    combatant_id: str | None
-    character_id: str | None = None
+class _Change(Result):
     field: str = Field(examples=["hp", "position", "current"])
+
+
+class ResourceChange(_Change):
+    """A resource pool of the combatant's character's sheet (`field`: the pool's name): its value
+    before and after, and its `max`; a resource a player may not see exactly shows `{status}`
+    before and after, and a null `max`."""
+
+    combatant_id: str
+    character_id: str
+    before: int | PoolStatusValue
+    after: int | PoolStatusValue
+    max: int | None = Field(description="The pool's maximum (null: none, or not shown to this viewer).")
+    resource: Literal[True]
+
+
+class SheetChange(_Change):
+    """Another field of the combatant's character's sheet (`field`: its sheet key; the ruleset's
+    sheet schema types it): its JSON value before and after (null: absent)."""
+
+    combatant_id: str
+    character_id: str
     before: JsonValue
     after: JsonValue
-    max: int | None = None
-    resource: Literal[True] | None = None
+
+
+class StatusChange(_Change):
+    """The encounter's status."""
+
+    combatant_id: None
+    field: Literal["status"]
+    before: Literal["setup", "active", "ended"]
+    after: Literal["setup", "active", "ended"]
+
+
+class RoundChange(_Change):
+    """The encounter's round."""
+
+    combatant_id: None
+    field: Literal["round"]
+    before: int
+    after: int
+
+
+class OrderChange(_Change):
+    """The encounter's turn order (as the viewer may see it)."""
+
+    combatant_id: None
+    field: Literal["order"]
+    before: list[OrderEntry]
+    after: list[OrderEntry]
+
+
+class CurrentChange(_Change):
+    """The slot being played (null: none)."""
+
+    combatant_id: None
+    field: Literal["current"]
+    before: CurrentTurn | None
+    after: CurrentTurn | None
+
+
+class PositionChange(_Change):
+    """A combatant's cell (null: off the grid)."""
+
+    combatant_id: str
+    field: Literal["position"]
+    before: Position | None
+    after: Position | None
+
+
+class ConditionsChange(_Change):
+    """A combatant's conditions."""
+
+    combatant_id: str
+    field: Literal["conditions"]
+    before: list[ConditionPublic]
+    after: list[ConditionPublic]
+
+
+class CountersChange(_Change):
+    """What the rules keep on a combatant during the fight (`CombatantPublic.counters`)."""
+
+    combatant_id: str
+    field: Literal["counters"]
+    before: dict[str, JsonValue] | None
+    after: dict[str, JsonValue] | None
+
+
+class ActionsChange(_Change):
+    """A combatant's actions a round (GC-O3)."""
+
+    combatant_id: str
+    field: Literal["actions"]
+    before: int
+    after: int
+
+
+class InitiativeChange(_Change):
+    """A combatant's initiative (null: none yet)."""
+
+    combatant_id: str
+    field: Literal["initiative"]
+    before: int | None
+    after: int | None
+
+
+class HiddenChange(_Change):
+    """Whether a combatant is hidden from the players (`reveal_on_turn`)."""
+
+    combatant_id: str
+    field: Literal["hidden"]
+    before: bool
+    after: bool
+
+
+# issue 25 item 3: `before`/`after` typed by where the field lives and which it is. On the encounter
+# (`combatant_id` null: status, round, order, current), on a combatant (no `character_id`: position,
+# conditions, counters, actions, initiative, hidden) or on its character's sheet (`character_id`
+# given; a resource pool also gives `resource: true` and `max`). Each body fits one member only (the
+# sheet's: `character_id`, no `resource`); the sheet's come first, for a client keeping the first that fits.
+CombatChange = TypeAliasType(
+    "CombatChange",
+    Annotated[
+        ResourceChange
+        | SheetChange
+        | StatusChange
+        | RoundChange
+        | OrderChange
+        | CurrentChange
+        | PositionChange
+        | ConditionsChange
+        | CountersChange
+        | ActionsChange
+        | InitiativeChange
+        | HiddenChange,
+        Field(union_mode="left_to_right"),
+    ],
+)
 
 
 class CombatFields(Logged):

@@ -1,19 +1,21 @@
 """What every result shares: the dice, the roll-log fields, exact odds, and the
 two entries no ruleset makes (free rolls, GM sheet edits).
 
-These models document the wire (openapi.json) and check it in the tests
-(tests/api/test_result_models.py): the services build the bodies and the hot path
-returns them as they are, without validating them again. Every model refuses
-fields it does not declare, so a result that grows a field fails the tests until
-its model says so."""
+These models are the wire (openapi.json). A ruleset's operation returns its result
+model (`Head` … `Tail`: the roll-log entry, built with `Head.of`); the service stamps
+the roll-log fields on it and serialises it once (`Head.wire`) for the log, the
+idempotency record and the response. The fields are laid out in the order they are
+sent: the model's field order IS the wire order, a field given (even null) is sent, a
+field left out is not (`exclude_unset`). Every model refuses fields it does not declare,
+so a result that grows a field fails the tests until its model says so."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainSerializer, WithJsonSchema
 
 Outcome = Literal[
     "super_critical_success",
@@ -29,6 +31,19 @@ class Result(BaseModel):
     """Base of every result model: exactly the fields it declares."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def wire_time(ts: datetime) -> str:
+    """A timestamp as the API writes it: UTC, always six digits of microseconds."""
+    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# a datetime written by `wire_time` (pydantic would drop the fraction of a whole second)
+Timestamp = Annotated[
+    datetime,
+    PlainSerializer(wire_time, return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
 
 
 class Die(Result):
@@ -65,6 +80,72 @@ class Logged(Entry):
     )
 
 
+class Head(Result):
+    """First on the wire of a ruleset's roll-log entry: its id (the service's) and its kind.
+
+    An entry model lists its bases in reverse wire order (pydantic lays out the fields of
+    the last base first; a field declared again keeps its first place):
+    `class XResult(Tail, Dice, XFields, Head)` is id, kind, X's fields, rolls, then the
+    `Tail`. A ruleset builds it with `XResult.of(...)`: the roll-log fields are left to the
+    service, which stamps them (`stamped`) before the entry is serialised (`wire`)."""
+
+    id: str
+    kind: str
+
+    # the placeholders of the service's fields until `stamped` (never sent)
+    pending: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        pending: dict[str, Any] = {"id": "", "hidden": False, "created_at": _EPOCH, "provenance": "server"}
+        if issubclass(cls, Dice):
+            pending["rolls"] = []
+        cls.pending = {k: v for k, v in pending.items() if k in cls.model_fields}
+
+    @classmethod
+    def of(cls, **fields: Any) -> Self:
+        """The result as the ruleset makes it (validated), the service's fields still to stamp."""
+        return cls.model_validate({**cls.pending, **fields})
+
+    def stamped(self, **entry: Any) -> Self:
+        """The entry with the service's fields (`id`, `hidden`, `created_at`, `provenance`, `seed`
+        when there is one, and `rolls` for a `Dice` entry): values the service made, not validated again."""
+        return self.model_copy(update=entry)
+
+    def wire(self) -> dict[str, Any]:
+        """The entry as it is sent and logged: JSON values, its fields in order, those given only."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class Dice(Result):
+    """Every die of the operation, in the order consumed: the service's (an entry that lists its
+    dice its own way, by side or participant, declares `rolls` itself)."""
+
+    rolls: list[Die]
+
+
+class Tail(Result):
+    """Last on the wire of a ruleset's roll-log entry: the service's roll-log fields and how the
+    caller's dice were made (API.md "Provenance and who may enter which die", issue 21 item 2)."""
+
+    hidden: bool = Field(description="A GM roll hidden from the players.")
+    created_at: Timestamp
+    provenance: Literal["server", "seed", "table"] = Field(
+        description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
+        "dice the caller entered at the table (in a fight, the dice of what a player does not "
+        "control are the server's all the same)."
+    )
+    seed: int | None = Field(
+        None,
+        description="The seed used (provenance `seed`); shown to the GM and in the "
+        "caller's own response only: absent from a player's log reads.",
+    )
+
+
 class Change(Result):
     """A value before and after an operation."""
 
@@ -73,10 +154,12 @@ class Change(Result):
 
 
 class TestFields(Result):
-    """API.md's test result fields (those that do not apply are null)."""
+    """API.md's test result fields (those that do not apply are null), in their order inside
+    another result (a side, a placing; a test entry puts `id` and `kind` first, `Head`)."""
 
-    kind: Literal["test"]
     character_id: str
+    ruleset: str
+    kind: Literal["test"]
     natural: int | None
     score: int | None
     target: int | None
@@ -84,6 +167,7 @@ class TestFields(Result):
     success: bool
     success_level: int | None
     degree: str | None
+    effects: Result
 
 
 class OddsValue(Result):
@@ -112,7 +196,7 @@ class OddsFields(Result):
     success: OddsValue = Field(description="The sum of the successful outcomes.")
 
 
-class RollResult(Logged):
+class RollResult(Tail, Dice, Head):
     """`POST /v1/campaigns/{id}/rolls`: a free dice roll."""
 
     kind: Literal["roll"]

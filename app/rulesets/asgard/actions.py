@@ -6,16 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, get_args
 
 from app.rules.errors import RuleError
-from app.rulesets.asgard import rules
+from app.rulesets.asgard import results, rules
 from app.rulesets.asgard import schemas as m
 from app.rulesets.asgard.common import Character, Context, check_take_11, heroism_effect, spec_for, summary
 from app.rulesets.asgard.rules import hazards
 from app.rulesets.asgard.rules.core import RULESET
 from app.rulesets.contract import Action, Outcome
 
+# type -> its result model
+RESULTS: dict[str, type[results.AsgardAction]] = {
+    get_args(model.model_fields["type"].annotation)[0]: model for model in results.ACTION_RESULTS
+}
 Rule = Callable[[Character, m.Sheet, Any, Context], tuple[dict[str, Any], m.Sheet]]
 
 
@@ -24,10 +28,11 @@ def _action(rule: Rule) -> Callable[[Character, Any, Context], Outcome]:
 
     @wraps(rule)
     def handler(ch: Character, req: Any, ctx: Context) -> Outcome:
-        body, sheet = rule(ch, ch.sheet.model_copy(deep=True), req, ctx)
-        body = {"kind": "action", "type": req.type, "ruleset": RULESET, "character_id": ch.id, **body}
-        body.setdefault("effects", {})
-        return Outcome("action", body, ch.id, {ch.id: sheet} if sheet != ch.sheet else {})
+        fields, sheet = rule(ch, ch.sheet.model_copy(deep=True), req, ctx)
+        body = RESULTS[req.type].of(
+            kind="action", type=req.type, ruleset=RULESET, character_id=ch.id, **{"effects": {}, **fields}
+        )
+        return Outcome(body, ch.id, {ch.id: sheet} if sheet != ch.sheet else {})
 
     return handler
 

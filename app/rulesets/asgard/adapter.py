@@ -8,7 +8,7 @@ from typing import Any, TypeGuard
 from app.kit.errors import Conflict
 from app.rules.dice import TableDice
 from app.rules.errors import RuleError
-from app.rulesets.asgard import rules
+from app.rulesets.asgard import results, rules
 from app.rulesets.asgard import schemas as m
 from app.rulesets.asgard.actions import ACTIONS, vitality
 from app.rulesets.asgard.common import (
@@ -185,14 +185,10 @@ class AsgardAdapter(
         }
         if automatic:  # AS-T2: "réussite automatique", no test at all
             result = TestResult(spec, (), None, None, None, None, True, None, "success")
-            body = self._body(ch, result, {}, **extra)
-            body["automatic"] = "difficulty"
-            return Outcome("test", body, ch.id)
+            return Outcome(self._body(ch, result, {}, **extra, automatic="difficulty"), ch.id)
         if retry is not None and not retry.improved:
             result = rules.automatic_failure(spec)
-            body = self._body(ch, result, {}, **extra)
-            body["automatic"] = "retry_without_improvement"
-            return Outcome("test", body, ch.id)
+            return Outcome(self._body(ch, result, {}, **extra, automatic="retry_without_improvement"), ch.id)
         return self._roll(ch, spec, ctx, cost=1 if spec.heroism_4d6 else 0, extra=extra)
 
     def _roll(self, ch: Character, spec: TestSpec, ctx: Context, *, cost: int, extra: dict[str, Any]) -> Outcome:
@@ -202,10 +198,11 @@ class AsgardAdapter(
             sheet, effects = heroism_effect(ch.sheet, cost, "this test")
         result = rules.roll_test(spec, ctx.dice)
         body = self._body(ch, result, effects, **extra)
-        return Outcome("test", body, ch.id, {ch.id: sheet} if cost else {})
+        return Outcome(body, ch.id, {ch.id: sheet} if cost else {})
 
-    def _body(self, ch: Character, result: TestResult, effects: dict, **extra: Any) -> dict[str, Any]:
+    def _body(self, ch: Character, result: TestResult, effects: dict, **extra: Any) -> results.AsgardTestResult:
         return test_body(
+            results.AsgardTestResult,
             ch,
             RULESET,
             natural=result.natural,
@@ -214,8 +211,7 @@ class AsgardAdapter(
             outcome=result.outcome,
             degree=result.degree,
             effects=effects,
-            **result_fields(result),
-            **extra,
+            **{**result_fields(result), **extra},  # `automatic`: the rule's, unless no test was made (AS-T2, AS-T4)
         )
 
     def odds(self, ch: Character, req: m.TestRequest, ctx: Context) -> Odds:
@@ -300,7 +296,7 @@ class AsgardAdapter(
         body = self._opposed_body(
             ids, results, rolls, {side: effects, other: {}}, rerolls=previous["id"], rerolled_for=ch.id
         )
-        return Outcome("opposed", body, None, {ch.id: sheet})
+        return Outcome(body, None, {ch.id: sheet})
 
     def _reroll_group(self, ch: Character, previous: dict[str, Any], req: m.RerollRequest, ctx: Context) -> Outcome:
         participants = previous["participants"]
@@ -329,7 +325,7 @@ class AsgardAdapter(
             rerolls=previous["id"],
             rerolled_for=ch.id,
         )
-        return Outcome("group", body, None, {ch.id: sheet})
+        return Outcome(body, None, {ch.id: sheet})
 
     # --- AS-T9 opposition -----------------------------------------------------
     def _side_spec(self, ch: Character, side: m.Side, ctx: Context, name: str) -> TestSpec:
@@ -358,31 +354,29 @@ class AsgardAdapter(
     @staticmethod
     def _opposed_body(
         ids: dict[str, str],
-        results: dict[str, TestResult],
+        tests: dict[str, TestResult],
         rolls: list[dict],
         effects: dict[str, dict],
         *,
         rerolls: str | None = None,
         rerolled_for: str | None = None,
-    ) -> dict[str, Any]:
-        contest = contests.oppose(results["a"], results["b"])
-        scores = results["a"].score, results["b"].score
+    ) -> results.AsgardOpposedResult:
+        contest = contests.oppose(tests["a"], tests["b"])
+        scores = tests["a"].score, tests["b"].score
         assert scores[0] is not None and scores[1] is not None  # both sides roll their dice
-        body: dict[str, Any] = {
-            "kind": "opposed",
-            "ruleset": RULESET,
-            "character_id": None,
-            "rolls": rolls,
-            "winner": contest.winner,
-            "decided_by": contest.decided_by,
-            "winner_character_id": ids[contest.winner],
-            "margin": abs(scores[0] - scores[1]),
-            "rerolls": rerolls,
-            "rerolled_for": rerolled_for,
-        }
-        for name in ("a", "b"):
-            body[name] = {"character_id": ids[name], **summary(results[name]), "effects": effects[name]}
-        return body
+        return results.AsgardOpposedResult.of(
+            kind="opposed",
+            ruleset=RULESET,
+            character_id=None,
+            rolls=rolls,
+            winner=contest.winner,
+            decided_by=contest.decided_by,
+            winner_character_id=ids[contest.winner],
+            margin=abs(scores[0] - scores[1]),
+            rerolls=rerolls,
+            rerolled_for=rerolled_for,
+            **{n: {"character_id": ids[n], **summary(tests[n]), "effects": effects[n]} for n in ("a", "b")},
+        )
 
     def opposed(self, a: Character, b: Character, req: m.OpposedRequest, ctx: Context) -> Outcome:
         """AS-T9: a's test against b's; table dice are consumed a's then b's."""
@@ -400,7 +394,7 @@ class AsgardAdapter(
             if specs[name].heroism_4d6:
                 sheets[ch.id], effects[name] = heroism_effect(ch.sheet, 1, "rolling 4d6")
         body = self._opposed_body({"a": a.id, "b": b.id}, results, rolls, effects)
-        return Outcome("opposed", body, None, sheets)
+        return Outcome(body, None, sheets)
 
     # --- AS-T6 cooperation ----------------------------------------------------
     def group(self, chars: list[Character], req: m.GroupRequest, ctx: Context) -> Outcome:
@@ -447,7 +441,7 @@ class AsgardAdapter(
         body = self._group_body(
             [c.id for c in chars], rules.skill_key(req.skill), req.difficulty, req.modifier, results, rolls, effects
         )
-        return Outcome("group", body, None, sheets)
+        return Outcome(body, None, sheets)
 
     @staticmethod
     def _group_body(
@@ -455,14 +449,14 @@ class AsgardAdapter(
         skill: str,
         difficulty: str | None,
         modifier: int,
-        results: list[TestResult],
+        tests: list[TestResult],
         rolls: list[dict],
         effects: list[dict],
         *,
         rerolls: str | None = None,
         rerolled_for: str | None = None,
-    ) -> dict[str, Any]:
-        coop = contests.cooperate(tuple(results), modifier=modifier)
+    ) -> results.AsgardGroupResult:
+        coop = contests.cooperate(tuple(tests), modifier=modifier)
         participants = [
             {
                 "character_id": cid,
@@ -471,29 +465,29 @@ class AsgardAdapter(
                 "adjustment": coop.adjustments[i],
                 "effects": effects[i],
             }
-            for i, (cid, result) in enumerate(zip(ids, results))
+            for i, (cid, result) in enumerate(zip(ids, tests))
         ]
-        return {
-            "kind": "group",
-            "mode": "cooperation",
-            "ruleset": RULESET,
-            "character_id": None,
-            "rolls": rolls,
-            "skill": skill,
-            "difficulty": difficulty,
-            "modifier": modifier,
-            "leader": coop.leader,
-            "leader_character_id": ids[coop.leader],
-            "participants": participants,
-            "adjustment": sum(coop.adjustments),
-            "score": coop.score,
-            "target": coop.target,
-            "outcome": coop.outcome,
-            "success": coop.success,
-            "degree": coop.degree,
-            "rerolls": rerolls,
-            "rerolled_for": rerolled_for,
-        }
+        return results.AsgardGroupResult.of(
+            kind="group",
+            mode="cooperation",
+            ruleset=RULESET,
+            character_id=None,
+            rolls=rolls,
+            skill=skill,
+            difficulty=difficulty,
+            modifier=modifier,
+            leader=coop.leader,
+            leader_character_id=ids[coop.leader],
+            participants=participants,
+            adjustment=sum(coop.adjustments),
+            score=coop.score,
+            target=coop.target,
+            outcome=coop.outcome,
+            success=coop.success,
+            degree=coop.degree,
+            rerolls=rerolls,
+            rerolled_for=rerolled_for,
+        )
 
 
 ADAPTER = AsgardAdapter()

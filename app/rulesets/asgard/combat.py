@@ -27,8 +27,8 @@ from app.rulesets.asgard.rules.core import (
     spend_heroism,
 )
 from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
-from app.rulesets.asgard.schemas import Damage, Heal, Options
-from app.rulesets.combat_contract import (
+from app.rulesets.asgard.schemas import Condition, Damage, Heal, Options, Sheet
+from app.rulesets.contract import (
     CombatDice,
     EncounterRules,
     Entrant,
@@ -71,6 +71,7 @@ class Asgard(EncounterRules):
         "initiative), then 1d6 roll-offs"
     )
 
+    naming_step_fields = ("members", "leader")  # AS-C11 a group, AS-T6 cooperation
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {
         "attack": AsgardAttackRequest,
         combat.HEROISM_REROLL: HeroismRerollRequest,
@@ -97,7 +98,7 @@ class Asgard(EncounterRules):
         body, _ = combat.combat_reroll(logged, req.actor_id)
         return body
 
-    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> dict[str, Any] | None:
         """AS-C11 / AS-T6: who attacked with a group or cooperated has no turn of its own left in
         that round (its slot passes)."""
         spent = counters.get(TURN_SPENT)
@@ -105,13 +106,11 @@ class Asgard(EncounterRules):
             return {"rule": spent["rule"], "what": "acted with others this round: no turn of its own left"}
         return None
 
-    def damage_taken(
-        self, target: Party, pool: Pool, before: int, after: int, amount: int, round_: int
-    ) -> list[dict[str, Any]]:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
         """AS-C5 (Decision): the GM's damage bringing vitality to 0 rolls the mal en point tests
         against 5 + the damage, as a blow does (only becoming mal en point tests)."""
         steps: list[dict[str, Any]] = []
-        if pool.key == "vitality" and before > 0 and after == 0:
+        if pool.key == "vitality" and before > 0 and pool.value(target.sheet) == 0:
             mal_en_point(target, amount, steps, round_)
         return steps
 
@@ -176,18 +175,16 @@ class Asgard(EncounterRules):
         return combat.counted(conditions)
 
     def round_ends(
-        self, combatant_id: str, sheet: dict[str, Any], conditions: list[dict[str, Any]], round_: int
+        self, combatant_id: str, sheet: Sheet, conditions: list[dict[str, Any]], round_: int
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """AS-C5 (see `rules.combat.count_rounds`): the sheet's condition is the source of truth."""
-        condition, kept, steps = combat.count_rounds(combatant_id, sheet.get("condition") or {}, conditions, round_)
-        if condition or "condition" in sheet:
-            sheet["condition"] = condition
+        condition, kept, steps = combat.count_rounds(combatant_id, sheet.condition.model_dump(), conditions, round_)
+        sheet.condition = Condition.model_validate(condition)
         return kept, steps
 
-    def is_down(self, sheet: dict[str, Any]) -> bool:
+    def is_down(self, sheet: Sheet) -> bool:
         """AS-C5: dead, or unconscious (a sheet condition); "mal en point" alone still acts."""
-        condition = sheet.get("condition") or {}
-        return bool(condition.get("dead")) or bool(condition.get("unconscious_rounds"))
+        return sheet.condition.dead or bool(sheet.condition.unconscious_rounds)
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """AS-C13 (Decision): an open `perception` test each (NPCs may take 11, AS-T8),
@@ -198,7 +195,7 @@ class Asgard(EncounterRules):
         for e in entrants:
             if e.take_11 and e.kind != "npc":
                 raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
-            perception = skill_value(e.sheet.get("skills") or {}, "perception")
+            perception = skill_value(e.sheet.skills, "perception")
             spec = TestSpec(skill="perception", skill_value=perception, take_11=e.take_11)
             if e.override is not None:  # the GM's result replaces the test
                 test = resolve(spec, (), natural=e.override - perception)
@@ -271,10 +268,8 @@ def _pay_the_reroll(x: Exchange, parties: list[Party]) -> None:
     """AS-H2: the spender pays 1 heroism (AS-H6: never below zero) for the action resolved again."""
     assert x.replaying is not None
     spender = next(p for p in parties if p.id == x.replaying["by"])
-    before = int(spender.sheet.get("heroism") or 0)
-    spender.sheet["heroism"] = spend_heroism(
-        before, combat.REROLL_COST, "rolling a test again (AS-H2)", field="actor_id"
-    )
+    before = _sheet(spender).heroism
+    spender.sheet.heroism = spend_heroism(before, combat.REROLL_COST, "rolling a test again (AS-H2)", field="actor_id")
     x.step(
         "AS-H2",
         "heroism spent: the action resolved again with new dice",
@@ -282,7 +277,7 @@ def _pay_the_reroll(x: Exchange, parties: list[Party]) -> None:
         rerolls=x.replaying["action_id"],
         resource="heroism",
         before=before,
-        after=spender.sheet["heroism"],
+        after=spender.sheet.heroism,
     )
 
 
@@ -367,14 +362,16 @@ def resolve_attack(
     reactions = [
         (
             target,
-            *combat.defense_reaction(reaction, unperceived=choice.unperceived, condition=target.sheet.get("condition")),
+            *combat.defense_reaction(
+                reaction, unperceived=choice.unperceived, condition=_sheet(target).condition.model_dump()
+            ),
         )
         for target, reaction in targets
     ]
     for target, reaction, _ in reactions:  # AS-H6: refused before any die is rolled
         if reaction == HEROIC_DEFENSE:
             spend_heroism(
-                int(target.sheet.get("heroism") or 0),
+                _sheet(target).heroism,
                 1,
                 f"the heroic defense of combatant {target.id} (AS-H1; AS-H6: never below zero, never a plain one)",
                 field="reaction",
@@ -382,7 +379,7 @@ def resolve_attack(
     dice_count, constant, weapon = _weapon(attacker.sheet, choice)
     if choice.heroism_4d6:
         _spend_heroism(attacker, steps, "the heroism die of the attack (AS-H1)", "heroism_4d6")
-    skills = attacker.sheet.get("skills") or {}
+    skills = _sheet(attacker).skills
     spec = TestSpec(
         skill=skill_key(choice.skill),
         skill_value=skill_value(skills, choice.skill),
@@ -443,7 +440,7 @@ def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> 
     if not group:
         return 0
     members = [attacker, *group]
-    bonus = combat.check_group([(m.id, m.sheet.get("tier"), COMBAT.is_down(m.sheet)) for m in members])
+    bonus = combat.check_group([(m.id, _sheet(m).tier, COMBAT.is_down(m.sheet)) for m in members])
     steps.append(
         {
             "rule": "AS-C11",
@@ -469,7 +466,7 @@ def _cooperate(
     for p in cooperating:
         spec = TestSpec(
             skill=skill_key(choice.skill),
-            skill_value=skill_value(p.sheet.get("skills") or {}, choice.skill, field="cooperating"),
+            skill_value=skill_value(_sheet(p).skills, choice.skill, field="cooperating"),
             confrontation=True,
         )
         results.append(roll_test(spec, dice.of(p.id), "attack"))
@@ -495,7 +492,7 @@ def _cooperate(
     return attack, count, constant, weapon
 
 
-def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[int, int, str | None]:
+def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[int, int, str | None]:
     """AS-C2: (d6 count, constant, weapon name): the named weapon of the sheet, a damage
     expression, or the sheet's first weapon."""
     if choice.weapon is not None and choice.damage is not None:
@@ -503,26 +500,25 @@ def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[int, int, str 
     if choice.damage is not None:
         count, constant = combat.damage_expression(choice.damage)
         return count, constant, None
-    weapons = sheet.get("weapons") or []
+    weapons = sheet.weapons
     if choice.weapon is None:
         if not weapons:
             raise RuleError(
                 "the attacker has no weapon on its sheet: name a `damage` expression (AS-C2)", field="weapon"
             )
-        return int(weapons[0]["damage_dice"]), 0, weapons[0]["name"]
+        return weapons[0].damage_dice, 0, weapons[0].name
     for w in weapons:
-        if w["name"] == choice.weapon:
-            return int(w["damage_dice"]), 0, w["name"]
+        if w.name == choice.weapon:
+            return w.damage_dice, 0, w.name
     raise RuleError(
-        f"no weapon {choice.weapon!r} on the attacker's sheet; it has "
-        f"{', '.join(w['name'] for w in weapons) or 'none'}",
+        f"no weapon {choice.weapon!r} on the attacker's sheet; it has {', '.join(w.name for w in weapons) or 'none'}",
         field="weapon",
     )
 
 
 def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
-    before = int(f.sheet.get("heroism") or 0)
-    f.sheet["heroism"] = spend_heroism(before, 1, what, field=field_)
+    before = _sheet(f).heroism
+    f.sheet.heroism = spend_heroism(before, 1, what, field=field_)
     steps.append(
         {
             "rule": "AS-H1",
@@ -530,7 +526,7 @@ def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
             "combatant_id": f.id,
             "resource": "heroism",
             "before": before,
-            "after": f.sheet["heroism"],
+            "after": f.sheet.heroism,
         }
     )
 
@@ -588,7 +584,7 @@ def _defend(
         _spend_heroism(target, steps, "the heroism die of the defense (AS-H1)", "reaction")
     spec = TestSpec(
         skill="defense",
-        skill_value=skill_value(target.sheet.get("skills") or {}, "defense"),
+        skill_value=skill_value(_sheet(target).skills, "defense"),
         modifier=modifier,
         heroism_4d6=heroic,
         close_skill=close_skill,
@@ -614,7 +610,7 @@ def _defend(
 
 def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict], round_: int) -> None:
     """AS-C3 protection (and the defender's heroism die), AS-C4 halvings, vitality, AS-C5."""
-    protection = int(target.sheet.get("protection") or 0)
+    protection = _sheet(target).protection
     taken = combat.damage_taken(damage, protection, defense=defense)
     steps.append(
         {
@@ -641,7 +637,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
         )
     before = VITALITY.value(target.sheet)
     after = hazards.take_damage(before, final)
-    target.sheet["vitality"] = after
+    target.sheet.vitality = after
     steps.append(
         {
             "rule": "AS-C3",
@@ -662,17 +658,18 @@ def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> 
     round; volonte/(5 + damage) failed → unconscious for 2d6 rounds. Both are the sheet's
     `condition` (the source of truth) shown as conditions of the combatant, counted at the end
     of each round after this one (`rules.combat.count_rounds`), whether or not their bearer acts."""
-    skills = target.sheet.get("skills") or {}
+    skills = _sheet(target).skills
     checks = hazards.mal_en_point(
         skill_value(skills, "resistance"), skill_value(skills, "volonte"), damage, target.dice
     )
-    target.sheet["condition"], target.conditions = combat.mal_en_point_conditions(
-        target.sheet.get("condition") or {},
+    condition, target.conditions = combat.mal_en_point_conditions(
+        _sheet(target).condition.model_dump(),
         target.conditions,
         dies_in_rounds=checks.dies_in_rounds if checks.dying else None,
         unconscious_rounds=checks.unconscious_rounds,
         round_=round_,
     )
+    target.sheet.condition = Condition.model_validate(condition)
     steps.append(
         {
             "rule": "AS-C5",
@@ -704,3 +701,8 @@ def _test(t) -> dict[str, Any]:
 
 
 COMBAT = Asgard()
+
+
+def _sheet(party: Party) -> Sheet:
+    """The party's sheet, this ruleset's model (the flow parsed it: `Party.sheet`)."""
+    return party.sheet

@@ -9,12 +9,14 @@ from pydantic import Field
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import (
     Change,
+    Dice,
     Die,
-    Logged,
+    Head,
     OddsFields,
     OddsValue,
     Outcome,
     Result,
+    Tail,
     TestFields,
 )
 
@@ -54,9 +56,7 @@ class AsgardRetryOdds(Result):
     retry: OddsValue
 
 
-class AsgardTestResult(TestFields, Logged):
-    """AS-T1..T8: a test, an automatic result or an AS-H2 reroll (`rerolls`: the test it cancels)."""
-
+class AsgardTestFields(TestFields):
     ruleset: Ruleset
     degree: Degree | None
     effects: AsgardHeroismEffects
@@ -81,6 +81,10 @@ class AsgardTestResult(TestFields, Logged):
     rerolls: str | None = Field(description="AS-H2: the id of the test this one cancels and replaces.")
 
 
+class AsgardTestResult(Tail, Dice, AsgardTestFields, Head):
+    """AS-T1..T8: a test, an automatic result or an AS-H2 reroll (`rerolls`: the test it cancels)."""
+
+
 class AsgardOdds(OddsFields):
     ruleset: Ruleset
     degree: dict[str, OddsValue] | None = Field(None, description="AS-T5: an open test's degrees.")
@@ -94,14 +98,15 @@ class AsgardSideDie(Die):
     character_id: str
 
 
-class AsgardOpposedSide(AsgardTestSummary):
+class _Whose(Result):
     character_id: str
+
+
+class AsgardOpposedSide(AsgardTestSummary, _Whose):
     effects: AsgardHeroismEffects
 
 
-class AsgardOpposedResult(Logged):
-    """AS-T9: a's test against b's (ties go to b)."""
-
+class AsgardOpposed(Head):
     kind: Literal["opposed"]
     ruleset: Ruleset
     character_id: None
@@ -116,21 +121,22 @@ class AsgardOpposedResult(Logged):
     b: AsgardOpposedSide
 
 
+class AsgardOpposedResult(Tail, AsgardOpposed):
+    """AS-T9: a's test against b's (ties go to b)."""
+
+
 class AsgardParticipantDie(Die):
     participant: int
     character_id: str
 
 
-class AsgardCooperator(AsgardTestSummary):
-    character_id: str
+class AsgardCooperator(AsgardTestSummary, _Whose):
     leader: bool
     adjustment: int
     effects: AsgardHeroismEffects
 
 
-class AsgardGroupResult(Logged):
-    """AS-T6 cooperation: the best leads, +1/−1 for each other participant."""
-
+class AsgardGroup(Head):
     kind: Literal["group"]
     mode: Literal["cooperation"]
     ruleset: Ruleset
@@ -150,6 +156,10 @@ class AsgardGroupResult(Logged):
     degree: Degree | None
     rerolls: str | None = Field(None, description="AS-H2: the cooperation this one cancels (rolled again whole).")
     rerolled_for: str | None = Field(None, description="AS-H2: the participant who spent the heroism point.")
+
+
+class AsgardGroupResult(Tail, AsgardGroup):
+    """AS-T6 cooperation: the best leads, +1/−1 for each other participant."""
 
 
 # --- character actions --------------------------------------------------------------
@@ -174,22 +184,22 @@ class AsgardHarmEffects(Result):
 class AsgardActionEffects(Result):
     """What an action changed (each only when it did)."""
 
-    vitality: Change | None = None
     heroism: Change | None = None
+    vitality: Change | None = None
     mal_en_point: AsgardMalEnPoint | None = None
     progression: Change | None = None
 
 
-class AsgardAction(Logged):
+class AsgardAction(Head):
+    """id, kind, type, ruleset, character_id, the action's own fields, then its `effects`."""
+
     kind: Literal["action"]
+    type: str
     ruleset: Ruleset
     character_id: str
-    effects: AsgardActionEffects
 
 
-class AsgardFallResult(AsgardAction):
-    """AS-C8."""
-
+class AsgardFallFields(AsgardAction):
     type: Literal["fall"]
     metres: float
     voluntary: bool
@@ -197,18 +207,24 @@ class AsgardFallResult(AsgardAction):
     tests: list[AsgardTestSummary]
     cancelled: list[int]
     damage: int
-    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
+    effects: AsgardHarmEffects
 
 
-class AsgardFireResult(AsgardAction):
-    """AS-C9."""
+class AsgardFallResult(Tail, Dice, AsgardFallFields):
+    """AS-C8."""
 
+
+class AsgardFireFields(AsgardAction):
     type: Literal["fire"]
     size: Literal["torch", "campfire", "blaze"]
     rounds: int
     damage_per_round: list[int]
     damage: int
-    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
+    effects: AsgardHarmEffects
+
+
+class AsgardFireResult(Tail, Dice, AsgardFireFields):
+    """AS-C9."""
 
 
 class AsgardAsphyxiaRound(Result):
@@ -217,87 +233,112 @@ class AsgardAsphyxiaRound(Result):
     damage: int | None
 
 
-class AsgardAsphyxiaResult(AsgardAction):
-    """AS-C10."""
-
+class AsgardAsphyxiaFields(AsgardAction):
     type: Literal["asphyxia"]
     from_round: int
     rounds: list[AsgardAsphyxiaRound]
     out_of_breath: bool
     next_round: int
     damage: int
-    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
+    effects: AsgardHarmEffects
 
 
-class AsgardDamageResult(AsgardAction):
-    """AS-C3 then AS-C5."""
+class AsgardAsphyxiaResult(Tail, Dice, AsgardAsphyxiaFields):
+    """AS-C10."""
 
+
+class AsgardDamageFields(AsgardAction):
     type: Literal["damage"]
     amount: int
     protection: int
     damage: int
-    effects: AsgardHarmEffects  # type: ignore[assignment]  # a harm changes vitality: its own effects model
+    effects: AsgardHarmEffects
 
 
-class AsgardMalEnPointResult(AsgardAction):
+class AsgardDamageResult(Tail, Dice, AsgardDamageFields):
+    """AS-C3 then AS-C5."""
+
+
+class AsgardMalEnPointFields(AsgardAction):
+    type: Literal["mal_en_point"]
+    effects: AsgardActionEffects
+
+
+class AsgardMalEnPointResult(Tail, Dice, AsgardMalEnPointFields):
     """AS-C5 checks for a character already at 0 vitality."""
 
-    type: Literal["mal_en_point"]
 
-
-class AsgardFirstAidResult(AsgardAction):
-    """AS-C6."""
-
+class AsgardFirstAidFields(AsgardAction):
     type: Literal["first_aid"]
     healer_id: str | None
     test: AsgardTestSummary
+    effects: AsgardActionEffects
 
 
-class AsgardRestResult(AsgardAction):
-    """AS-C7."""
+class AsgardFirstAidResult(Tail, Dice, AsgardFirstAidFields):
+    """AS-C6."""
 
+
+class AsgardRestFields(AsgardAction):
     type: Literal["rest"]
     healer_id: str | None
     test: AsgardTestSummary | None
     gain: int
+    effects: AsgardActionEffects
 
 
-class AsgardChaseResult(AsgardAction):
-    """AS-C12: one chase turn."""
+class AsgardRestResult(Tail, Dice, AsgardRestFields):
+    """AS-C7."""
 
+
+class AsgardChaseFields(AsgardAction):
     type: Literal["chase"]
     mode: Literal["foot", "vehicle", "mount"]
     test: AsgardTestSummary
     step: int
     progression: int
+    effects: AsgardActionEffects
 
 
-class AsgardHeroicEffectResult(AsgardAction):
-    """AS-H3."""
+class AsgardChaseResult(Tail, Dice, AsgardChaseFields):
+    """AS-C12: one chase turn."""
 
+
+class AsgardHeroicEffectFields(AsgardAction):
     type: Literal["heroic_effect"]
     asset: str
     heroic_effect: str | None
+    effects: AsgardActionEffects
 
 
-class AsgardCancelDamageResult(AsgardAction):
-    """AS-H4."""
+class AsgardHeroicEffectResult(Tail, Dice, AsgardHeroicEffectFields):
+    """AS-H3."""
 
+
+class AsgardCancelDamageFields(AsgardAction):
     type: Literal["cancel_damage"]
     damage: int
     already_applied: bool
     damage_id: str | None = None
     lost: int | None = None  # the vitality the named blow took (given back, never more)
+    effects: AsgardActionEffects
 
 
-class AsgardProtectAllyResult(AsgardAction):
-    """AS-H5."""
+class AsgardCancelDamageResult(Tail, Dice, AsgardCancelDamageFields):
+    """AS-H4."""
 
+
+class AsgardProtectAllyFields(AsgardAction):
     type: Literal["protect_ally"]
     ally_id: str
     amount: int
     protection: int
     damage: int
+    effects: AsgardActionEffects
+
+
+class AsgardProtectAllyResult(Tail, Dice, AsgardProtectAllyFields):
+    """AS-H5."""
 
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------
@@ -315,24 +356,26 @@ class AsgardCombatEntry(CombatFields):
     steps: list[AsgardCombatStep]
 
 
+ACTION_RESULTS: list[type[AsgardAction]] = [
+    AsgardFallResult,
+    AsgardFireResult,
+    AsgardAsphyxiaResult,
+    AsgardDamageResult,
+    AsgardMalEnPointResult,
+    AsgardFirstAidResult,
+    AsgardRestResult,
+    AsgardChaseResult,
+    AsgardHeroicEffectResult,
+    AsgardCancelDamageResult,
+    AsgardProtectAllyResult,
+]
+
 RESULTS = {
     "test": [AsgardTestResult],
     "odds": [AsgardOdds],
     "reroll": [AsgardTestResult, AsgardOpposedResult, AsgardGroupResult],  # AS-H2: what was rolled again
     "opposed": [AsgardOpposedResult],
     "group": [AsgardGroupResult],
-    "action": [
-        AsgardFallResult,
-        AsgardFireResult,
-        AsgardAsphyxiaResult,
-        AsgardDamageResult,
-        AsgardMalEnPointResult,
-        AsgardFirstAidResult,
-        AsgardRestResult,
-        AsgardChaseResult,
-        AsgardHeroicEffectResult,
-        AsgardCancelDamageResult,
-        AsgardProtectAllyResult,
-    ],
+    "action": ACTION_RESULTS,
     "combat": [AsgardCombatEntry],
 }

@@ -15,6 +15,7 @@ from app.rulesets.contract import (
     RulesetDescription,
     test_body,
 )
+from app.rulesets.great_cosmos import results
 from app.rulesets.great_cosmos import schemas as models
 from app.rulesets.great_cosmos.rules import core
 from app.rulesets.great_cosmos.rules import fight as gc_fight
@@ -233,6 +234,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             extreme_scores=ctx.options.extreme_scores,
         )
         body = test_body(
+            results.GreatCosmosTestResult,
             ch,
             RULESET,
             natural=r.natural,
@@ -249,13 +251,14 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
         sheets = {}
         if r.karma_after != r.karma_before:
             sheets[ch.id] = sheet.model_copy(update={"karma": r.karma_after})
-        return Outcome(kind="test", body=body, character_id=ch.id, sheets=sheets)
+        return Outcome(body, ch.id, sheets)
 
     def _intuition(self, ch: Character, req: models.TestRequest, ctx: Context) -> Outcome:
         """GC-T3: d6 against intuition; no karma."""
         karma = ch.sheet.karma
         r = core.resolve_intuition(ctx.dice, ch.sheet.intuition, req.modifier)
         body = test_body(
+            results.GreatCosmosTestResult,
             ch,
             RULESET,
             natural=r.natural,
@@ -269,7 +272,7 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             advantage=None,
             intuition="good" if r.good else "bad",
         )
-        return Outcome(kind="test", body=body, character_id=ch.id)
+        return Outcome(body, ch.id)
 
     def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """Exact odds of the six outcomes (GC-T1..T3, GC-K2..K5) and of the karma afterwards."""
@@ -303,28 +306,26 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
             test_bonus=bonus_of(advantage) + malus_of(disadvantage_of(sheet)),
         )
         chance_rolls = _chance_rolls(ctx.dice.since(mark), result)
-        body = {
-            "character_id": ch.id,
-            "ruleset": RULESET,
-            "kind": "level_up",
-            "rule": result.rule,
-            "level": {"before": result.before.level, "after": result.after.level},
-            "choices": req.model_dump(
-                mode="json", by_alias=True, exclude_none=True, exclude={"seed", "dice", "hidden"}
-            ),
-            "changes": [
+        body = results.GreatCosmosLevelUpResult.of(
+            kind="level_up",
+            character_id=ch.id,
+            ruleset=RULESET,
+            rule=result.rule,
+            level={"before": result.before.level, "after": result.after.level},
+            choices=req.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"seed", "dice", "hidden"}),
+            changes=[
                 {"field": c.field, "before": c.before, "after": c.after, "dice": list(c.dice)} for c in result.changes
             ],
-            "chance_test": chance_test_body(ch, result.chance, chance_rolls, advantage),
-            "chance_bonus": (
+            chance_test=chance_test_body(ch, result.chance, chance_rolls, advantage),
+            chance_bonus=(
                 {"pool": result.bonus_pool, "dice": list(result.bonus_dice), "total": sum(result.bonus_dice)}
                 if result.bonus_dice
                 else None
             ),
-        }
+        )
         new_sheet = apply_progress(sheet, result.after)
         _check_inventory_after_level_up(new_sheet, result.after.level)
-        return Outcome(kind="level_up", body=body, character_id=ch.id, sheets={ch.id: new_sheet})
+        return Outcome(body, ch.id, {ch.id: new_sheet})
 
 
 def _check_inventory_after_level_up(sheet: models.Sheet, level: int) -> None:
@@ -398,9 +399,10 @@ def _chance_rolls(rolls: list, result: gc_levels.LevelUp) -> list[dict[str, Any]
 
 def chance_test_body(
     ch: Character, r: core.TestResult, rolls: list[dict[str, Any]], advantage: gc_postures.Advantage | None = None
-) -> dict[str, Any]:
+) -> results.GreatCosmosChanceTest:
     """GC-L6: the chance test's full result, shaped like a test result."""
     return test_body(
+        results.GreatCosmosChanceTest,
         ch,
         RULESET,
         natural=r.natural,

@@ -12,13 +12,15 @@ from typing import Any
 
 from app.models.encounters import AttackRequest, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
-from app.rulesets.combat_contract import (
+from app.rulesets.contract import (
     CombatDice,
     EncounterRules,
     Entrant,
     Exchange,
+    Grid,
     Initiative,
     Party,
+    Pool,
     TurnPassed,
     entry,
 )
@@ -26,8 +28,8 @@ from app.rulesets.great_cosmos import exchange as combat
 from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_back
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
-from app.rulesets.great_cosmos.rules.turns import TurnOrder, turn_order
-from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions
+from app.rulesets.great_cosmos.rules.turns import TurnOrder, distance, turn_order
+from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions, Sheet
 
 
 class _Parallel(DiceSource):
@@ -61,7 +63,15 @@ class GreatCosmos(EncounterRules):
         "damage (GC-P4); posture: the advantage d6 (GC-P5), the backlash's disadvantage d6 (GC-P7); "
         "dash: the agilite test (GC-D4)"
     )
+    naming_step_fields = ("provoked_by",)  # GC-P6: the provoker
     combat_actions = ENCOUNTER_ACTIONS
+    grid = Grid(
+        metric="manhattan",
+        rule="GC-D1",
+        description="GC-D1: the distance between two cells is |dx| + |dy| (no diagonals); adjacent cells "
+        "(distance 1) are melee range.",
+    )
+    naming_counters = ("riposte", "counter_attack", "provoked_by")  # GC-P2 riposte, GC-P6 counter-attack, provocation
     more_actions = (  # README "Actions per turn": GC-O3's and GC-P5's extra actions are slots of their own
         "GC-O3 extra actions",
         "GC-P5 advantage 6 (an extra action)",
@@ -69,8 +79,11 @@ class GreatCosmos(EncounterRules):
         "GC-P6 a counter-attack",
     )
 
-    def posture(self, sheet: dict[str, Any]) -> str | None:
+    def posture(self, sheet: Sheet) -> str | None:
         return combat.posture_of(sheet)
+
+    def distance(self, a: tuple[int, int], b: tuple[int, int]) -> int:
+        return distance(a, b)  # GC-D1
 
     # --- actions (great_cosmos_combat) ---------------------------------------------------------
     def attack(self, x: Exchange) -> None:
@@ -95,7 +108,7 @@ class GreatCosmos(EncounterRules):
             return None
         return strike_back(actor.counters, req.target_id)
 
-    def stopped(self, counters: dict[str, Any], sheet: dict[str, Any], round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> dict[str, Any] | None:
         """GC-P7: an Illumination backlash: no action (nor move, dodge, parry, speech) for its 2 turns."""
         running = combat.backlash(sheet)
         if running and running["posture"] == ILLUMINATION:
@@ -112,11 +125,11 @@ class GreatCosmos(EncounterRules):
         """GC-P2/GC-P6 (Decisions): a riposte or counter-attack is taken before the turn changes."""
         return lapse_at_turn_change(counters)
 
-    def gm_damage(self, sheet, counters, pool, before, amount) -> tuple[int, list[dict[str, Any]]] | None:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
         """GC-P6: Revive fires against the GM's `damage` too."""
-        return combat.gm_damage(sheet, counters, pool, before, amount)
+        return combat.gm_damage(target, pool, before, amount)
 
-    def fight_ends(self, combatant_id: str, sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+    def fight_ends(self, combatant_id: str, sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
         """GC-P6 (Decision): ending the encounter ends every special posture still held."""
         return combat.fight_ends(sheet, counters)
 
@@ -143,7 +156,7 @@ class GreatCosmos(EncounterRules):
                 id=e.combatant_id,
                 agilite=_agilite(e),
                 actions=e.actions,
-                acts_first=e.sheet.get("posture") == ILLUMINATION,
+                acts_first=e.sheet.posture == ILLUMINATION,
                 acts_last=_acts_last(e, round_),
                 side=e.side,
             )
@@ -164,7 +177,7 @@ class GreatCosmos(EncounterRules):
 
 
 def _agilite(e: Entrant) -> int:
-    return e.override if e.override is not None else int(e.sheet.get("stats", {}).get("agilite", 0))
+    return e.override if e.override is not None else e.sheet.stats.agilite
 
 
 def _entries(order: TurnOrder) -> list[dict[str, Any]]:

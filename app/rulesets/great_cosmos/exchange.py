@@ -25,7 +25,7 @@ from typing import Any
 from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource, TableDice
 from app.rules.errors import RuleError
-from app.rulesets.combat_contract import Exchange, Party, Pool, TurnPassed
+from app.rulesets.contract import Exchange, Party, Pool, TurnPassed
 from app.rulesets.great_cosmos.rules import fight as state
 from app.rulesets.great_cosmos.rules.core import TestResult, canonical_stat, resolve_test
 from app.rulesets.great_cosmos.rules.postures import (
@@ -49,7 +49,7 @@ from app.rulesets.great_cosmos.rules.postures import (
 )
 from app.rulesets.great_cosmos.rules.sheet import max_move
 from app.rulesets.great_cosmos.rules.turns import check_turn, dash_move, distance, is_melee
-from app.rulesets.great_cosmos.schemas import Options
+from app.rulesets.great_cosmos.schemas import Backlash, Options, Sheet
 
 
 class Named(DiceSource):
@@ -75,17 +75,18 @@ def campaign(parsed: Any) -> Options:
     return parsed
 
 
-def posture_of(sheet: dict[str, Any]) -> str:
-    return sheet.get("posture") or sheet.get("default_posture") or "defensive"
+def posture_of(sheet: Sheet) -> str:
+    """The posture held: the sheet's, else its default one (the model's default, `defensive`)."""
+    return sheet.posture or sheet.default_posture
 
 
-def backlash(sheet: dict[str, Any]) -> dict[str, Any] | None:
+def backlash(sheet: Sheet) -> dict[str, Any] | None:
     """GC-P7: the backlash running now (the sheet's: `posture`, `disadvantage`), if any."""
-    b = sheet.get("backlash")
-    if not isinstance(b, dict):
+    b = sheet.backlash
+    if b is None:
         return None
-    die = b.get("disadvantage_die")
-    return {**b, "disadvantage": DISADVANTAGES.get(die) if die else None}
+    die = b.disadvantage_die
+    return {**b.model_dump(), "disadvantage": DISADVANTAGES.get(die) if die else None}
 
 
 def pending_backlash(counters: dict[str, Any]) -> dict[str, Any] | None:
@@ -97,15 +98,14 @@ def pending_backlash(counters: dict[str, Any]) -> dict[str, Any] | None:
 def fighter(p: Party, round_: int, *, tests: bool = False) -> Fighter:
     """What the pure combat rules read of a party. `tests`: it rolls a d100 test now, so an
     Illumination whose advantage d6 is not on the sheet is refused, as `POST …/tests` does (GC-P5)."""
-    sheet, special = p.sheet, p.counters.get("special") or {}
+    sheet, special = _sheet(p), p.counters.get("special") or {}
     running = backlash(sheet) or {}
-    hp_max = int(sheet.get("hp_max") or 0)
     return Fighter(
         id=p.id,
-        stats={k: int(v) for k, v in (sheet.get("stats") or {}).items()},
-        karma=int(sheet.get("karma") or 0),
+        stats=sheet.stats.model_dump(),
+        karma=sheet.karma,
         hp=_hp(sheet),
-        hp_max=hp_max,
+        hp_max=sheet.hp_max,
         posture=posture_of(sheet),
         advantage=advantage_of(sheet, tests=tests),
         revive_used=bool(special.get("revive_used")),
@@ -114,13 +114,13 @@ def fighter(p: Party, round_: int, *, tests: bool = False) -> Fighter:
     )
 
 
-def advantage_of(sheet: dict[str, Any], *, tests: bool = False) -> str | None:
+def advantage_of(sheet: Sheet, *, tests: bool = False) -> str | None:
     """GC-P5: the effect of the sheet's `posture_advantage` during an Illumination (None outside it)."""
-    if sheet.get("posture") != ILLUMINATION:
+    if sheet.posture != ILLUMINATION:
         return None
-    if not tests and sheet.get("posture_advantage") is None:
+    if not tests and sheet.posture_advantage is None:
         return None
-    advantage = posture_advantage(ILLUMINATION, sheet.get("posture_advantage"))
+    advantage = posture_advantage(ILLUMINATION, sheet.posture_advantage)
     return advantage.effect if advantage is not None else None
 
 
@@ -128,14 +128,20 @@ def advantage_of(sheet: dict[str, Any], *, tests: bool = False) -> str | None:
 HP, MP = Pool("hp", "hp", "hp_max"), Pool("mp", "mp", "mp_max")
 
 
-def _hp(sheet: dict[str, Any]) -> int:
+def _hp(sheet: Sheet) -> int:
     return HP.value(sheet)
 
 
+def _sheet(p: Party) -> Sheet:
+    """The party's sheet, this ruleset's model (the flow parsed it: `Party.sheet`)."""
+    return p.sheet
+
+
 def _set(p: Party, key: str, value: Any) -> None:
-    """A sheet field, written only when it changes (the flow records before/after)."""
-    if p.sheet.get(key) != value:
-        p.sheet[key] = value
+    """A sheet field (a nested one as its model), written only when it changes (the flow records
+    before/after)."""
+    if getattr(p.sheet, key) != value:
+        setattr(p.sheet, key, value)
 
 
 def _test_step(rule: str, what: str, who: str, test: TestResult, **figures: Any) -> dict[str, Any]:
@@ -199,7 +205,7 @@ def _check_cancelled(x: Exchange) -> None:
 
 
 def _base_move(p: Party, round_: int) -> int:
-    return max_move(int((p.sheet.get("stats") or {}).get("agilite", 0)))
+    return max_move(_sheet(p).stats.agilite)
 
 
 # --- attack ------------------------------------------------------------------------------------
@@ -319,24 +325,25 @@ def _damage_expression(a: Party, req) -> tuple[str, str]:
     """GC-P4: the request's expression, the named weapon of the inventory, or its first weapon."""
     if req.damage is not None:
         return req.damage, "request"
-    weapons = [
-        i
-        for i in ((a.sheet.get("inventory") or {}).get("items") or [])
-        if isinstance(i, dict) and i.get("damage") and i.get("kind") in ("weapon", "two_handed_weapon")
+    inventory = _sheet(a).inventory
+    weapons = [  # (name, damage) of each weapon of the inventory with a damage
+        (i.name, i.damage)
+        for i in (inventory.items if inventory is not None else [])
+        if i.damage and i.kind in ("weapon", "two_handed_weapon")
     ]
     if req.weapon is not None:
-        found = next((w for w in weapons if w["name"] == req.weapon), None)
+        found = next((w for w in weapons if w[0] == req.weapon), None)
         if found is None:
-            names = ", ".join(w["name"] for w in weapons) or "none"
+            names = ", ".join(name for name, _ in weapons) or "none"
             raise InvalidBody(
                 f"no weapon {req.weapon!r} with a damage in {a.name}'s inventory (weapons: {names})", field="weapon"
             )
-        return found["damage"], f"weapon {found['name']}"
+        return found[1], f"weapon {found[0]}"
     if not weapons:
         raise InvalidBody(
             f"{a.name} has no weapon with a damage in its inventory: name a `damage` expression (GC-P4)", field="damage"
         )
-    return weapons[0]["damage"], f"weapon {weapons[0]['name']}"
+    return weapons[0][1], f"weapon {weapons[0][0]}"
 
 
 def _check_chosen_reaction(x: Exchange, fd: Fighter) -> None:
@@ -558,7 +565,7 @@ def posture(x: Exchange) -> None:
 
 
 def _enter(x: Exchange, a: Party, new: str) -> None:
-    light, dark = int(a.sheet.get("light_points") or 0), int(a.sheet.get("dark_points") or 0)
+    light, dark = _sheet(a).light_points or 0, _sheet(a).dark_points or 0
     entry = enter_special_posture(Named(a.dice, {}), new, light, dark)
     _set(a, "light_points", entry.light_points)
     _set(a, "dark_points", entry.dark_points)
@@ -613,7 +620,7 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
         owed = state.new_backlash(f.posture, end.disadvantage_die, end.disadvantage, at_once=not x.on_turn)
         a.counters["backlash"] = owed
         if owed["running"]:
-            _set(a, "backlash", state.sheet_backlash(owed))
+            _set(a, "backlash", Backlash.model_validate(state.sheet_backlash(owed)))
     if end.apocalypse:
         x.step(
             "GC-P6",
@@ -635,29 +642,30 @@ def final_skill(x: Exchange) -> None:
     """GC-S9, GC-P5/P6: level >= 5, in a special posture, its light/dark cost; an optional test
     whose critical failures count as plain failures; it ends the posture (GC-P7 may follow)."""
     a, req = x.actor, x.req
-    skill = a.sheet.get("final_skill")
-    if not skill:
+    sheet = _sheet(a)
+    skill = sheet.final_skill
+    if skill is None:
         raise InvalidBody(f"{a.name} has no final skill on its sheet (GC-S9)", field="type")
     _check_cancelled(x)
     _act(x, "the Final Skill")
     if x.target is not None and x.target.side != a.side:  # GC-P6: a Final Skill aimed at an enemy
         _provocation(x, x.target)
     light, dark = use_final_skill(
-        int(a.sheet.get("level") or 1),
-        posture_of(a.sheet),
-        skill["cost_kind"],
-        int(skill.get("cost_points", 1)),
-        int(a.sheet.get("light_points") or 0),
-        int(a.sheet.get("dark_points") or 0),
-        punchline=skill.get("punchline") or "",
+        sheet.level,
+        posture_of(sheet),
+        skill.cost_kind,
+        skill.cost_points,
+        sheet.light_points or 0,
+        sheet.dark_points or 0,
+        punchline=skill.punchline,
     )
     x.step(
-        "GC-P5" if posture_of(a.sheet) == ILLUMINATION else "GC-P6",
+        "GC-P5" if posture_of(sheet) == ILLUMINATION else "GC-P6",
         "Final Skill",
         combatant_id=a.id,
-        name=skill["name"],
-        punchline=skill["punchline"],
-        cost={skill["cost_kind"]: int(skill.get("cost_points", 1))},
+        name=skill.name,
+        punchline=skill.punchline,
+        cost={skill.cost_kind: skill.cost_points},
         target_id=req.target_id,
     )
     _set(a, "light_points", light)
@@ -683,7 +691,7 @@ def final_skill(x: Exchange) -> None:
             )
         )
         _set(a, "karma", test.karma_after)
-    end_posture(x, a, to=a.sheet.get("default_posture") or "defensive")
+    end_posture(x, a, to=_sheet(a).default_posture)
 
 
 # --- between actions: turns passing, the GM's damage, the end of the fight -----------------------
@@ -695,27 +703,28 @@ def turn_passes(counters: dict[str, Any], phase: str, round_: int) -> TurnPassed
     return None if passed is None else TurnPassed(*passed)
 
 
-def gm_damage(
-    sheet: dict[str, Any], counters: dict[str, Any], pool: Pool, before: int, amount: int
-) -> tuple[int, list[dict[str, Any]]] | None:
-    """GC-P6: the GM's `damage` is damage: a fatal one revives a Sépulcrale once (50% of hp_max, rounded up)."""
+def gm_damage(target: Party, pool: Pool, before: int, amount: int) -> list[dict[str, Any]]:
+    """GC-P6: the GM's `damage` is damage: a fatal one revives a Sépulcrale once (50% of hp_max, rounded up):
+    its hp set again, its Revive spent (`target` changed in place)."""
+    sheet = _sheet(target)
     if pool.key != "hp" or posture_of(sheet) != SEPULCRALE:
-        return None
-    special = counters.get("special") or {}
+        return []
+    special = target.counters.get("special") or {}
     f = Fighter(
         id="",
         stats={},
         karma=0,
         hp=before,
-        hp_max=int(sheet.get("hp_max") or 0),
+        hp_max=sheet.hp_max,
         posture=SEPULCRALE,
         revive_used=bool(special.get("revive_used")),
     )
     _, wound = take_damage(f, amount)
     if not wound.revived:
-        return None
-    counters["special"] = {**special, "revive_used": True}
-    return wound.hp_after, [
+        return []
+    target.counters["special"] = {**special, "revive_used": True}
+    HP.set(sheet, wound.hp_after)
+    return [
         {
             "rule": "GC-P6",
             "what": "Revive: a fatal blow leaves 50% of hp_max instead (once)",
@@ -725,14 +734,14 @@ def gm_damage(
     ]
 
 
-def fight_ends(sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str, Any]]:
+def fight_ends(sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
     """GC-P6 (Decision): ending the encounter ends every special posture still held: back to the default
     posture, Apocalypse where Revive never fired, no backlash after the fight (a running one is cleared)."""
     steps: list[dict[str, Any]] = []
-    posture = sheet.get("posture")
+    posture = sheet.posture
     special = counters.pop("special", None) or {}
     if posture in SPECIAL_POSTURES:
-        hp_max = int(sheet.get("hp_max") or 0)
+        hp_max = sheet.hp_max
         end = end_special_posture(
             TableDice([]),  # held 0 turns: no backlash, so no disadvantage die
             Fighter(
@@ -756,11 +765,11 @@ def fight_ends(sheet: dict[str, Any], counters: dict[str, Any]) -> list[dict[str
                     "after": end.hp_after,
                 }
             )
-            sheet["hp"] = end.hp_after
-        sheet["posture"] = sheet.get("default_posture") or "defensive"
-        sheet["posture_advantage"] = None
+            sheet.hp = end.hp_after
+        sheet.posture = sheet.default_posture
+        sheet.posture_advantage = None
         steps.append({"rule": "GC-P6", "what": f"the fight ends: leaves {posture}"})
-    if counters.pop("backlash", None) is not None or sheet.get("backlash") is not None:
-        sheet["backlash"] = None
+    if counters.pop("backlash", None) is not None or sheet.backlash is not None:
+        sheet.backlash = None
         steps.append({"rule": "GC-P7", "what": "the fight ends: no backlash after it"})
     return steps

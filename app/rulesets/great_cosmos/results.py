@@ -9,11 +9,13 @@ from pydantic import Field
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import (
     Change,
+    Dice,
     Die,
-    Logged,
+    Head,
     OddsFields,
     OddsValue,
     Result,
+    Tail,
     TestFields,
 )
 
@@ -70,7 +72,7 @@ class GreatCosmosTestFields(TestFields):
     intuition: Literal["good", "bad"] | None = Field(None, description="GC-T3: only on an intuition test.")
 
 
-class GreatCosmosTestResult(GreatCosmosTestFields, Logged):
+class GreatCosmosTestResult(Tail, Dice, GreatCosmosTestFields, Head):
     """GC-T1..T3, GC-K1..K5: one d100 test of a stat (karma d10) or d6 of intuition."""
 
 
@@ -120,18 +122,20 @@ class GreatCosmosChanceBonus(Result):
     total: int
 
 
-class GreatCosmosLevelUpResult(Logged):
-    """GC-L1..L7: one level more, with every die, choice and before/after value."""
-
+class GreatCosmosLevelUp(Head):
     kind: Literal["level_up"]
-    ruleset: Ruleset
     character_id: str
+    ruleset: Ruleset
     rule: str = Field(examples=["GC-L1"])
     level: Change
     choices: GreatCosmosLevelUpChoices
     changes: list[GreatCosmosLevelChange]
     chance_test: GreatCosmosChanceTest
     chance_bonus: GreatCosmosChanceBonus | None
+
+
+class GreatCosmosLevelUpResult(Tail, Dice, GreatCosmosLevelUp):
+    """GC-L1..L7: one level more, with every die, choice and before/after value."""
 
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------

@@ -17,10 +17,12 @@ from app.rulesets.contract import (
     Odds,
     OperationContext,
     Outcome,
+    ResultT,
     RulesetAdapter,
     RulesetDescription,
     test_body,
 )
+from app.rulesets.rulebook_d100 import results
 from app.rulesets.rulebook_d100 import schemas as models
 from app.rulesets.rulebook_d100.rules import core as rules
 
@@ -98,9 +100,11 @@ def _spec(sheet: models.Sheet, req: Any, ctx: Context, where: str = "", **over: 
     return spec, info
 
 
-def result_body(ch: Character, r: rules.TestResult, info: dict) -> dict[str, Any]:
-    """The API.md result of one Rulebook test (RB-T3..T5): natural = score = the d100."""
+def result_body(ch: Character, r: rules.TestResult, info: dict, model: type[ResultT]) -> ResultT:
+    """The API.md result of one Rulebook test (RB-T3..T5): natural = score = the d100; as a test
+    entry (`RulebookD100TestResult`) or inside a confrontation or a ranking."""
     return test_body(
+        model,
         ch,
         RULESET,
         natural=r.roll,
@@ -197,7 +201,7 @@ class RulebookD100Adapter(
         """RB-T1..T8: one d100 test; no sheet change."""
         spec, info = _spec(ch.sheet, req, ctx)
         r = rules.roll_test(spec, ctx.dice)
-        return Outcome(kind="test", body=result_body(ch, r, info), character_id=ch.id)
+        return Outcome(result_body(ch, r, info, results.RulebookD100TestResult), ch.id)
 
     def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """Exact odds over the 100 faces (RB-T3..T8, with the RB-T6 options and RB-T7)."""
@@ -214,17 +218,17 @@ class RulebookD100Adapter(
         (spec_a, info_a), (spec_b, info_b) = _spec(a.sheet, req.a, ctx, "a."), _spec(b.sheet, req.b, ctx, "b.")
         ra, rb = rules.roll_test(spec_a, da), rules.roll_test(spec_b, db)
         c = rules.confront(ra, rb, da, db, tiebreak=req.tiebreak)
-        body = {
-            "kind": "opposed",
-            "ruleset": RULESET,
-            "a": result_body(a, ra, info_a),
-            "b": result_body(b, rb, info_b),
-            "winner": None if c.winner is None else "ab"[c.winner],
-            "winner_id": None if c.winner is None else (a, b)[c.winner].id,
-            "tiebreak": c.tiebreak,
-            "rerolls": {"a": list(c.rerolls[0]), "b": list(c.rerolls[1])},
-        }
-        return Outcome(kind="opposed", body=body)
+        body = results.RulebookD100OpposedResult.of(
+            kind="opposed",
+            ruleset=RULESET,
+            a=result_body(a, ra, info_a, results.RulebookD100TestFields),
+            b=result_body(b, rb, info_b, results.RulebookD100TestFields),
+            winner=None if c.winner is None else "ab"[c.winner],
+            winner_id=None if c.winner is None else (a, b)[c.winner].id,
+            tiebreak=c.tiebreak,
+            rerolls={"a": list(c.rerolls[0]), "b": list(c.rerolls[1])},
+        )
+        return Outcome(body)
 
     def group(self, chars: list[Character], req: models.GroupRequest, ctx: Context) -> Outcome:
         """RB-C3: everyone tests the same stat; ranked by level, ties as RB-C2."""
@@ -236,35 +240,38 @@ class RulebookD100Adapter(
                 inner = TableDice(p.dice)
             field = f"participants.{n - 1}.dice" if p.dice is not None else None
             sources.append(TaggedDice(inner, f"participant {n} ({p.character_id})", log, field))
-        results, infos = [], []
+        tests, infos = [], []
         for ch, p, src in zip(chars, req.participants, sources):
             spec, info = _spec(
                 ch.sheet, req, ctx, skill=p.skill, weakened=p.weakened, modifier=req.modifier + p.modifier
             )
-            results.append(rules.roll_test(spec, src))
+            tests.append(rules.roll_test(spec, src))
             infos.append(info)
-        placings = rules.rank(results, sources)
+        placings = rules.rank(tests, sources)
         for src in sources:
             src.finish()
         ranking = [
             {
                 "place": pl.place,
-                "character_id": chars[pl.index].id,
+                "character_id": chars[i].id,
                 "tiebreak": pl.tiebreak,
                 "rerolls": list(pl.rerolls),
-                "result": result_body(chars[pl.index], results[pl.index], infos[pl.index]),
+                "result": result_body(
+                    chars[pl.index], tests[pl.index], infos[pl.index], results.RulebookD100TestFields
+                ),
             }
             for pl in placings
+            for i in (pl.index,)
         ]
-        body = {
-            "kind": "group",
-            "mode": "ranking",
-            "ruleset": RULESET,
-            "stat": req.stat,
-            "ranking": ranking,
-            "rolls": [r.to_dict() for r in log],
-        }
-        return Outcome(kind="group", body=body)
+        body = results.RulebookD100GroupResult.of(
+            kind="group",
+            mode="ranking",
+            ruleset=RULESET,
+            stat=req.stat,
+            ranking=ranking,
+            rolls=[r.to_dict() for r in log],
+        )
+        return Outcome(body)
 
 
 ADAPTER = RulebookD100Adapter()

@@ -13,7 +13,7 @@ from pydantic import Field, StrictInt
 
 from app.models.encounters import AttackRequest, CombatAction
 from app.rules.errors import RuleError
-from app.rulesets.combat_contract import (
+from app.rulesets.contract import (
     CombatDice,
     EncounterRules,
     Entrant,
@@ -26,7 +26,7 @@ from app.rulesets.combat_contract import (
 )
 from app.rulesets.rulebook_d100.rules import core as rb
 from app.rulesets.rulebook_d100.rules import turns
-from app.rulesets.rulebook_d100.schemas import Name, Options
+from app.rulesets.rulebook_d100.schemas import Name, Options, Sheet
 
 
 # Defined here, not in schemas.py: the OpenAPI document names a model of a ruleset's schemas
@@ -186,10 +186,10 @@ def _options(parsed: Any) -> Options:
     return parsed
 
 
-def _spec(sheet: dict[str, Any], campaign_options: Options) -> rb.TestSpec:
+def _spec(sheet: Sheet, campaign_options: Options) -> rb.TestSpec:
     return rb.TestSpec(
-        stat_value=int((sheet.get("stats") or {}).get("HAB", rb.AVERAGE_STAT)),
-        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        stat_value=_stat(sheet, "HAB"),
+        crit_chance=sheet.crit_chance,
         rescue_negative=campaign_options.crit_success_rescues_negative,
         ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )
@@ -271,7 +271,7 @@ def resolve_attack(
         dice.of(attacker.id),
         defense=reaction,
         dodge=dodge,
-        armor=int(target.sheet.get("armor") or 0),
+        armor=_sheet(target).armor,
         defender_source=dice.of(target.id),
     )
     if dodge is not None:
@@ -311,7 +311,7 @@ def resolve_attack(
                 "rule": "RB-F3",
                 "what": "absorb: armour",
                 "combatant_id": target.id,
-                "armor": int(target.sheet.get("armor") or 0),
+                "armor": _sheet(target).armor,
                 "damage": damage,
                 "taken": hit.damage,
             }
@@ -328,7 +328,7 @@ def resolve_attack(
     pool = next(p for p in RulebookD100.pools if p.name == hit.pool)
     before = pool.value(target.sheet)
     after = max(pool.floor, before - hit.damage)
-    target.sheet[pool.key] = after
+    pool.set(target.sheet, after)
     steps.append(
         {
             "rule": "RB-F1",
@@ -343,7 +343,7 @@ def resolve_attack(
     return steps
 
 
-def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str | None]:
+def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[str, str, str | None]:
     """(kind, damage expression, weapon name): the named weapon (its kind unless the request
     names one), a damage expression, or the sheet's first weapon; RB-F2 melee by default."""
     if choice.weapon is not None and choice.damage is not None:
@@ -351,24 +351,29 @@ def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str 
     if choice.damage is not None:
         return choice.kind or "melee", choice.damage, None
     w = sheet_weapon(sheet, choice.weapon, "RB-F2")
-    return choice.kind or w.get("kind") or "melee", w["damage"], w["name"]
+    return choice.kind or w.kind, w.damage, w.name
 
 
-def _stat(sheet: dict[str, Any], stat: str) -> int:
+def _sheet(party: Party) -> Sheet:
+    """The party's sheet, this ruleset's model (the flow parsed it: `Party.sheet`)."""
+    return party.sheet
+
+
+def _stat(sheet: Sheet, stat: str) -> int:
     """RB-F1: a stat the sheet leaves out is an average person's, 50."""
-    return int((sheet.get("stats") or {}).get(stat, rb.AVERAGE_STAT))
+    return sheet.stats.get(stat, rb.AVERAGE_STAT)
 
 
-def _attack_spec(sheet: dict[str, Any], stat: str, choice: AttackChoice, campaign_options: Options) -> rb.TestSpec:
+def _attack_spec(sheet: Sheet, stat: str, choice: AttackChoice, campaign_options: Options) -> rb.TestSpec:
     """RB-T1: stat + skill (a skill missing from the sheet: a weakened roll) + modifier."""
-    skills = sheet.get("skills") or {}
+    skills = sheet.skills
     weakened = choice.skill is not None and choice.skill not in skills
     return rb.TestSpec(
         stat_value=_stat(sheet, stat),
         skill_bonus=int(skills.get(choice.skill, 0)) if choice.skill else 0,
         weakened=weakened,
         modifier=choice.modifier,
-        crit_chance=int(sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        crit_chance=sheet.crit_chance,
         rescue_negative=campaign_options.crit_success_rescues_negative,
         ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )
@@ -382,7 +387,7 @@ def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_opt
     spec = rb.TestSpec(
         stat_value=_stat(target.sheet, stat),
         modifier=modifier,
-        crit_chance=int(target.sheet.get("crit_chance", rb.DEFAULT_CRIT_CHANCE)),
+        crit_chance=_sheet(target).crit_chance,
         rescue_negative=campaign_options.crit_success_rescues_negative,
         ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )

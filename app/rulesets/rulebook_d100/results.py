@@ -8,11 +8,13 @@ from pydantic import Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import (
+    Dice,
     Die,
-    Logged,
+    Head,
     OddsFields,
     OddsValue,
     Result,
+    Tail,
     TestFields,
 )
 
@@ -47,7 +49,7 @@ class RulebookD100TestFields(TestFields):
     crit_chance: RulebookD100CritChance
 
 
-class RulebookD100TestResult(RulebookD100TestFields, Logged):
+class RulebookD100TestResult(Tail, Dice, RulebookD100TestFields, Head):
     """One d100 test with success levels (RB-T1..T8)."""
 
 
@@ -61,9 +63,7 @@ class RulebookD100Rerolls(Result):
     b: list[int]
 
 
-class RulebookD100OpposedResult(Logged):
-    """RB-C1/C2: both test; a success beats a failure, then the higher level, ties by units then d100 rerolls."""
-
+class RulebookD100Opposed(Head):
     kind: Literal["opposed"]
     ruleset: Ruleset
     a: RulebookD100TestFields
@@ -74,6 +74,10 @@ class RulebookD100OpposedResult(Logged):
     rerolls: RulebookD100Rerolls
 
 
+class RulebookD100OpposedResult(Tail, Dice, RulebookD100Opposed):
+    """RB-C1/C2: both test; a success beats a failure, then the higher level, ties by units then d100 rerolls."""
+
+
 class RulebookD100Placing(Result):
     place: int
     character_id: str
@@ -82,15 +86,17 @@ class RulebookD100Placing(Result):
     result: RulebookD100TestFields
 
 
-class RulebookD100GroupResult(Logged):
-    """RB-C3: a ranking of everyone's test of the same stat."""
-
+class RulebookD100Group(Head):
     kind: Literal["group"]
     mode: Literal["ranking"]
     ruleset: Ruleset
     stat: str
     ranking: list[RulebookD100Placing]
     rolls: list[Die]
+
+
+class RulebookD100GroupResult(Tail, RulebookD100Group):
+    """RB-C3: a ranking of everyone's test of the same stat."""
 
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------

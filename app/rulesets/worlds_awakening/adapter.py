@@ -18,6 +18,7 @@ from app.rulesets.contract import (
     RulesetDescription,
     test_body,
 )
+from app.rulesets.worlds_awakening import results
 from app.rulesets.worlds_awakening import schemas as models
 from app.rulesets.worlds_awakening.rules import core as rules
 
@@ -48,9 +49,11 @@ def _challenge(sheet: models.Sheet, name: str, field: str = "for_challenge") -> 
 # --- GM actions (WA-T5 pending ±2, WA-T6 challenges): stored in the sheet ------------------
 
 
-def _action(ch: Character, sheet: models.Sheet, type_: str, detail: dict[str, Any]) -> Outcome:
-    body = {"kind": "action", "type": type_, "ruleset": RULESET, "character_id": ch.id, **detail}
-    return Outcome(kind="action", body=body, character_id=ch.id, sheets={ch.id: sheet})
+def _action(
+    ch: Character, sheet: models.Sheet, model: type[results.WorldsAwakeningAction], type_: str, **detail: Any
+) -> Outcome:
+    body = model.of(kind="action", type=type_, ruleset=RULESET, character_id=ch.id, **detail)
+    return Outcome(body, ch.id, {ch.id: sheet})
 
 
 def pending_modifier(ch: Character, req: models.PendingModifierAction, ctx: Context) -> Outcome:
@@ -61,7 +64,9 @@ def pending_modifier(ch: Character, req: models.PendingModifierAction, ctx: Cont
         sheet.pending[req.stat] = req.value
     else:
         sheet.pending.pop(req.stat, None)
-    return _action(ch, sheet, req.type, {"stat": req.stat, "before": before, "after": req.value})
+    return _action(
+        ch, sheet, results.WorldsAwakeningPendingModifierResult, req.type, stat=req.stat, before=before, after=req.value
+    )
 
 
 def start_challenge(ch: Character, req: models.ChallengeAction, ctx: Context) -> Outcome:
@@ -71,7 +76,7 @@ def start_challenge(ch: Character, req: models.ChallengeAction, ctx: Context) ->
         raise RuleError(f"challenge {req.name!r} already exists (remove it first)", field="name")
     c = rules.new_challenge(req.name, req.successes_needed, req.failures_allowed).to_dict()
     sheet.challenges[req.name] = models.Challenge.model_validate(c)
-    return _action(ch, sheet, req.type, {"challenge": c})
+    return _action(ch, sheet, results.WorldsAwakeningChallengeResult, req.type, challenge=c)
 
 
 def remove_challenge(ch: Character, req: models.ChallengeRemoveAction, ctx: Context) -> Outcome:
@@ -79,7 +84,7 @@ def remove_challenge(ch: Character, req: models.ChallengeRemoveAction, ctx: Cont
     sheet = ch.sheet.model_copy(deep=True)
     removed = _challenge(sheet, req.name, "name").to_dict()
     del sheet.challenges[req.name]
-    return _action(ch, sheet, req.type, {"challenge": removed, "removed": True})
+    return _action(ch, sheet, results.WorldsAwakeningChallengeRemoveResult, req.type, challenge=removed, removed=True)
 
 
 class WorldsAwakeningDescription(RulesetDescription):
@@ -197,6 +202,7 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
             effects["challenge"] = {"before": challenge.to_dict(), "after": challenge_after}
             sheet.challenges[challenge.name] = models.Challenge.model_validate(challenge_after)
         body = test_body(
+            results.WorldsAwakeningTestResult,
             ch,
             RULESET,
             natural=r.natural,
@@ -215,7 +221,7 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
             },
         )
         sheets = {ch.id: sheet} if effects else {}
-        return Outcome(kind="test", body=body, character_id=ch.id, sheets=sheets)
+        return Outcome(body, ch.id, sheets)
 
     def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """Exact odds over the 20 faces (WA-T1..T5: the pending ±2 counts, without being consumed)."""

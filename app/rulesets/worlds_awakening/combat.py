@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from app.models.encounters import CombatAction
 from app.rules.errors import RuleError
-from app.rulesets.combat_contract import (
+from app.rulesets.contract import (
     CombatDice,
     EncounterRules,
     Entrant,
@@ -26,6 +26,7 @@ from app.rulesets.combat_contract import (
 )
 from app.rulesets.worlds_awakening.rules import core as wa
 from app.rulesets.worlds_awakening.schemas import AttackRequest as WorldsAwakeningAttackRequest
+from app.rulesets.worlds_awakening.schemas import Sheet
 
 
 class WorldsAwakening(EncounterRules):
@@ -34,17 +35,18 @@ class WorldsAwakening(EncounterRules):
     reactions = ("none",)  # WA-C1: an attack is tested against the defense value; no reaction
     dice_order = "WA-C4 d20 roll-offs of tied initiatives, highest initiative first"
 
+    naming_step_fields = ("defense_of",)  # WA-C1: whose defense
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": WorldsAwakeningAttackRequest}
 
-    def pool_changed(self, sheet: dict[str, Any], pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
+    def pool_changed(self, sheet: Sheet, pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
         """WA-C5: at 0 HP the character is `down`; healed above 0 it is no longer."""
         if pool.name != "hp":
             return []
-        if after > 0 and sheet.get("down"):
-            sheet["down"] = False
+        if after > 0 and sheet.down:
+            sheet.down = False
             return [{"rule": "WA-C5", "what": "above 0 HP: no longer down", "resource": "hp", "after": after}]
-        if after <= 0 < before and not sheet.get("down"):
-            sheet["down"] = True
+        if after <= 0 < before and not sheet.down:
+            sheet.down = True
             return [{"rule": "WA-C5", "what": "down: 0 HP", "resource": "hp", "after": after}]
         return []
 
@@ -57,10 +59,7 @@ class WorldsAwakening(EncounterRules):
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """WA-C4: initiative = 10 + DEX (the GM's override replaces it), highest first;
         ties broken by d20 roll-offs, highest first."""
-        dex = [
-            e.override - 10 if e.override is not None else int((e.sheet.get("stats") or {}).get("DEX", 0))
-            for e in entrants
-        ]
+        dex = [e.override - 10 if e.override is not None else e.sheet.stats.get("DEX", 0) for e in entrants]
         mark = dice.mark()
         ranked = wa.turn_order(dex, dice.source)
         dice.tag(mark, (entrants[i].combatant_id for i in _rollers(ranked)))
@@ -150,18 +149,19 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     if choice.kind not in KINDS:
         raise RuleError(f"unknown attack kind {choice.kind!r}; known: {', '.join(KINDS)}", field="kind")
     stat, expression, weapon = _weapon(attacker.sheet, choice)
-    stats, level = attacker.sheet.get("stats") or {}, int(attacker.sheet.get("level") or 1)
-    t_stats, t_level = target.sheet.get("stats") or {}, int(target.sheet.get("level") or 1)
+    mine, theirs = _sheet(attacker), _sheet(target)
+    stats: dict[str, int] = {str(k): v for k, v in mine.stats.items()}
+    level, t_stats, t_level = mine.level, theirs.stats, theirs.level
     defense = (
-        wa.physical_defense(int(t_stats.get("CON", 0)), t_level)
+        wa.physical_defense(t_stats.get("CON", 0), t_level)
         if choice.kind == "physical"
-        else wa.magical_defense(int(t_stats.get("SAG", 0)), t_level)
+        else wa.magical_defense(t_stats.get("SAG", 0), t_level)
     )
-    cha = int(stats.get("CHA", 0))
+    cha = stats.get("CHA", 0)
     steps: list[dict[str, Any]] = []
     pending = _consume_pending(attacker, stat, steps)
     result = wa.attack(
-        int(stats.get(stat, 0)),
+        stats.get(stat, 0),
         level,
         cha,
         expression,
@@ -176,7 +176,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
             "combatant_id": attacker.id,
             "kind": choice.kind,
             "stat": stat,
-            "stat_value": int(stats.get(stat, 0)),
+            "stat_value": stats.get(stat, 0),
             "level": level,
             "modifier": choice.modifier,
             "natural": result.natural,
@@ -225,7 +225,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     )
     before = COMBAT.pools[0].value(target.sheet)
     after, down = wa.apply_damage(before, result.damage)
-    target.sheet["hp"] = after
+    theirs.hp = after
     steps.append(
         {
             "rule": "WA-C5",
@@ -238,17 +238,16 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
         }
     )
     if down and before > 0:
-        target.sheet["down"] = True
+        theirs.down = True
         steps.append({"rule": "WA-C5", "what": "down: 0 HP", "combatant_id": target.id})
     return steps
 
 
 def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) -> int:
     """WA-T5: a pending ±2 on the attack's characteristic is used up by this test, as by any test."""
-    pending = dict(attacker.sheet.get("pending") or {})
-    value = int(pending.pop(stat, 0))
+    sheet = _sheet(attacker)
+    value = sheet.pending.pop(stat, 0)  # type: ignore[call-overload]  # a Stat: checked by `_weapon`
     if value:
-        attacker.sheet["pending"] = pending
         steps.append(
             {
                 "rule": "WA-T5",
@@ -261,7 +260,7 @@ def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) ->
     return value
 
 
-def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str | None]:
+def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[str, str, str | None]:
     """(characteristic, damage expression, weapon name): the named weapon of the sheet, a
     damage expression, or the sheet's first weapon; `stat` overrides the weapon's."""
     if choice.weapon is not None and choice.damage is not None:
@@ -271,7 +270,12 @@ def _weapon(sheet: dict[str, Any], choice: AttackChoice) -> tuple[str, str, str 
     if choice.damage is not None:
         return choice.stat or DEFAULT_STAT[choice.kind], choice.damage, None
     w = sheet_weapon(sheet, choice.weapon, "WA-C1")
-    return choice.stat or w["stat"], w["damage"], w["name"]
+    return choice.stat or w.stat, w.damage, w.name
+
+
+def _sheet(party: Party) -> Sheet:
+    """The party's sheet, this ruleset's model (the flow parsed it: `Party.sheet`)."""
+    return party.sheet
 
 
 COMBAT = WorldsAwakening()

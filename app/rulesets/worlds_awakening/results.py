@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
-from app.models.results.common import Logged, OddsFields, OddsValue, Result, TestFields
+from app.models.results.common import Dice, Head, OddsFields, OddsValue, Result, Tail, TestFields
 
 RULESET = "worlds-awakening"
 Ruleset = Literal["worlds-awakening"]
@@ -47,9 +47,7 @@ class WorldsAwakeningCriticalRange(Result):
     failure_max: int
 
 
-class WorldsAwakeningTestResult(TestFields, Logged):
-    """WA-T1..T6: d20 + characteristic (score) against a threshold (target)."""
-
+class WorldsAwakeningTestFields(TestFields):
     ruleset: Ruleset
     effects: WorldsAwakeningTestEffects
     stat: Stat
@@ -60,37 +58,50 @@ class WorldsAwakeningTestResult(TestFields, Logged):
     critical_range: WorldsAwakeningCriticalRange
 
 
+class WorldsAwakeningTestResult(Tail, Dice, WorldsAwakeningTestFields, Head):
+    """WA-T1..T6: d20 + characteristic (score) against a threshold (target)."""
+
+
 class WorldsAwakeningOdds(OddsFields):
     ruleset: Ruleset
     score: dict[str, OddsValue] = Field(description="The distribution of the score, by value.")
 
 
-class WorldsAwakeningAction(Logged):
+class WorldsAwakeningAction(Head):
     kind: Literal["action"]
+    type: str
     ruleset: Ruleset
     character_id: str
 
 
-class WorldsAwakeningPendingModifierResult(WorldsAwakeningAction):
-    """WA-T5: the GM records (or clears, 0) a ±2 for the next test of a characteristic."""
-
+class WorldsAwakeningPendingModifier(WorldsAwakeningAction):
     type: Literal["pending_modifier"]
     stat: Stat
     before: int
     after: int
 
 
-class WorldsAwakeningChallengeResult(WorldsAwakeningAction):
-    """WA-T6: a new challenge."""
+class WorldsAwakeningPendingModifierResult(Tail, Dice, WorldsAwakeningPendingModifier):
+    """WA-T5: the GM records (or clears, 0) a ±2 for the next test of a characteristic."""
 
+
+class WorldsAwakeningNewChallenge(WorldsAwakeningAction):
     type: Literal["challenge"]
     challenge: WorldsAwakeningChallenge
 
 
-class WorldsAwakeningChallengeRemoveResult(WorldsAwakeningAction):
+class WorldsAwakeningChallengeResult(Tail, Dice, WorldsAwakeningNewChallenge):
+    """WA-T6: a new challenge."""
+
+
+class WorldsAwakeningChallengeRemove(WorldsAwakeningAction):
     type: Literal["challenge_remove"]
     challenge: WorldsAwakeningChallenge
     removed: Literal[True]
+
+
+class WorldsAwakeningChallengeRemoveResult(Tail, Dice, WorldsAwakeningChallengeRemove):
+    pass
 
 
 # --- combat (encounter actions, roll-log entries of kind `combat`) --------------------------

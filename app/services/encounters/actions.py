@@ -30,7 +30,7 @@ from app.models.encounters import (
     HealOrDamage,
 )
 from app.models.validation import InvalidBody
-from app.rulesets.combat_contract import ACTION, Exchange, Party
+from app.rulesets.contract import ACTION, Exchange, Party
 from app.services.auth import Principal, check_gm, check_member, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
@@ -227,14 +227,14 @@ def combat(
         acting=frozenset(current.get("combatant_ids", [])),
     )
     _count_action(fight, x)
-    was_down = {c["id"]: fight.rules.is_down(fight.loaded_character(c).sheet) for c in involved}
+    was_down = {c["id"]: fight.rules.is_down(fight.sheet_of(fight.loaded_character(c))) for c in involved}
     with dice.explained():
         fight.rules.resolve(x)
     dice.finish()
     changes = again.changes if again is not None else Changes(fight)
     for c in involved:
         _apply(fight, changes, c, parties[c["id"]])
-        down = fight.rules.is_down(fight.loaded_character(c).sheet)
+        down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(c)))
         if down != was_down[c["id"]]:
             x.step("turn", "down" if down else "back in the fight", combatant_id=c["id"])
     _, shown = record_action(
@@ -280,7 +280,7 @@ def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str,
         kind=ch.kind,
         side=c["side"],
         reaction=c["reaction"] or fight.rules.default_reaction,
-        sheet=clone(ch.sheet),
+        sheet=fight.sheet_copy(ch),
         counters=counters,
         position=clone(c["position"]),
         conditions=clone(c["conditions"]),
@@ -297,7 +297,7 @@ def _standing(fight: Fight, combatant_id: str) -> bool:
         return False
     store.load_characters(fight, [found[0]["character_id"]], lock=False)
     ch = fight.character_of(found[0])
-    return ch is not None and not fight.rules.is_down(ch.sheet)
+    return ch is not None and not fight.rules.is_down(fight.sheet_of(ch))
 
 
 def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, Any]]) -> list[Party]:
@@ -314,7 +314,7 @@ def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, A
             kind="",
             side=c["side"],
             reaction="",
-            sheet={},
+            sheet=None,  # read only (positions): no sheet read
             counters={},
             position=c["position"],
             conditions=[],
@@ -338,7 +338,7 @@ def _check_actor(
     """The GM acts for any combatant; a player for one it owns (403), on its turn (409)
     unless the rules let it act now (a riposte, a counter-attack). Nobody acts for a down
     combatant, nor for one the rules stop (GC-P7)."""
-    sheet = fight.loaded_character(actor).sheet
+    sheet = fight.sheet_of(fight.loaded_character(actor))
     if not principal.is_gm:
         if fight.loaded_character(actor).player_id != principal.player_id:
             raise Forbidden("only the GM or the combatant's owner may act for it", field="actor_id")
@@ -411,10 +411,7 @@ def _reaction(
 
 def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> None:
     """Every difference the ruleset made to the party, before/after (sheet fields, then the combatant's)."""
-    sheet = fight.loaded_character(c).sheet
-    for key in list(dict.fromkeys([*party.sheet, *sheet])):
-        if party.sheet.get(key) != sheet.get(key):
-            changes.sheet(c, key, party.sheet.get(key))
+    changes.typed_sheet(c, party.sheet)
     counters = dict(party.counters)
     stored = counters.get("turn") or {}
     if len(party.turn) > 2:  # the flow or the ruleset noted something of this turn
@@ -440,19 +437,22 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     """The GM's raw amount, clamped to the pool's bounds (0 or the sheet's floor, its maximum)."""
     target = fight.combatant(req.target_id, "target_id")
     pool = fight.rules.pool(req.resource)
-    sheet = _loaded(fight, target).sheet
+    sheet = fight.sheet_of(_loaded(fight, target))
     before, maximum = pool.value(sheet), pool.maximum(sheet)
     if req.type == "heal":  # up to the maximum (a value already above it, by GM fiat, stays)
         after = before + req.amount if maximum is None else max(before, min(before + req.amount, maximum))
     else:  # down to the lowest value the sheet allows
         after = min(before, max(pool.floor, before - req.amount))
     was_down = fight.rules.is_down(sheet)
-    counters = clone(target["counters"] or {})
-    ruled = fight.rules.gm_damage(clone(sheet), counters, pool, before, req.amount) if req.type == "damage" else None
-    if ruled is not None:  # the rules change what the damage does (GC-P6 Revive)
-        after = ruled[0]
-        changes.combatant(target, "counters", counters)
-    changes.resource(target, pool, after)
+    party = _party(
+        fight, target, dice if dice is not None else CombatDice(dice=[]), fight.encounter["current_turn"] or {}
+    )
+    pool.set(party.sheet, after)
+    # what the rules say follows the GM's damage (GC-P6 Revive, AS-C5's mal en point tests, with dice)
+    ruled = (
+        fight.rules.gm_damage(party, pool, before, req.amount, fight.encounter["round"]) if req.type == "damage" else []
+    )
+    after = pool.value(party.sheet)
     steps.append(
         {
             "rule": "GM",
@@ -464,18 +464,11 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
             "after": after,
         }
     )
-    if ruled is not None:
-        steps.extend({**step, "combatant_id": target["id"]} for step in ruled[1])
-    following = clone(fight.loaded_character(target).sheet)
-    for step in fight.rules.pool_changed(following, pool, before, after):
+    steps.extend({**step, "combatant_id": step.get("combatant_id", target["id"])} for step in ruled)
+    for step in fight.rules.pool_changed(party.sheet, pool, before, after):
         steps.append({**step, "combatant_id": target["id"]})
-    for key in [k for k in following if following[k] != fight.loaded_character(target).sheet.get(k)]:
-        changes.sheet(target, key, following[key])
-    if dice is not None and req.type == "damage":  # what the ruleset says follows (AS-C5), with dice
-        party = _party(fight, target, dice, fight.encounter["current_turn"] or {})
-        steps.extend(fight.rules.damage_taken(party, pool, before, after, req.amount, fight.encounter["round"]))
-        _apply(fight, changes, target, party)
-    now_down = fight.rules.is_down(fight.loaded_character(target).sheet)
+    _apply(fight, changes, target, party)
+    now_down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(target)))
     if now_down != was_down:
         steps.append(
             {"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]}
@@ -570,7 +563,7 @@ def _players_never_saw(conn, fight: Fight, row) -> bool:
     """Whether the reverted action is hidden from players (hidden, or a hidden combatant's): its
     revert, its event and its log entry are then the GM's too (issue 21 item 8)."""
     body = row.body
-    return row.hidden or view.action(body, scene(conn, fight, view.referenced(body)), view.NOBODY) is None
+    return row.hidden or view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), view.NOBODY) is None
 
 
 def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:
@@ -590,7 +583,7 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
     if ch is None:
         current = None
     else:
-        current = pool.value(ch.sheet) if pool is not None else ch.sheet.get(item["key"])
+        current = pool.value(fight.sheet_of(ch)) if pool is not None else ch.sheet.get(item["key"])
     if current != item["after"] and not force:
         raise Conflict(
             f"{item['field']} of combatant {c['id']} changed since that action ({item['after']} then, {current} now): "

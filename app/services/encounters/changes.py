@@ -7,22 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.rulesets.combat_contract import Pool
-from app.services.encounters.store import Fight
+from app.rulesets.contract import Pool
+from app.services.encounters.store import Fight, clone
+
+__all__ = ["Changes", "clone"]
 
 # public name -> column of the encounter row
 ENCOUNTER_COLUMNS = {"status": "status", "round": "round", "order": "turn_order", "current": "current_turn"}
 _INTERNAL = ("on", "key")
-
-
-def clone(value: Any) -> Any:
-    """A copy of a JSON value (dicts, lists, scalars): `deepcopy` without its memo, several times
-    faster on a sheet."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    return value
 
 
 class Changes:
@@ -53,10 +45,11 @@ class Changes:
     def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
         """A pool of the combatant's sheet (the character must be loaded, locked)."""
         character = self.fight.loaded_character(c)
-        sheet = dict(character.sheet)
-        before = pool.value(sheet)
+        typed = self.fight.sheet_of(character)
+        before = pool.value(typed)
         if before == value:
             return
+        sheet = dict(character.sheet)
         sheet[pool.key] = value
         self.fight.set_sheet(character, sheet)
         self.items.append(
@@ -66,7 +59,7 @@ class Changes:
                 "field": pool.name,
                 "before": before,
                 "after": value,
-                "max": pool.maximum(sheet),
+                "max": pool.maximum(typed),
                 "resource": True,
                 "on": "sheet",
                 "key": pool.key,
@@ -97,6 +90,16 @@ class Changes:
                 "key": key,
             }
         )
+
+    def typed_sheet(self, c: dict[str, Any], after: Any) -> None:
+        """Every field of the combatant's sheet that `after` (a changed copy of its typed sheet,
+        `Fight.sheet_copy`) changed: the two sheets' `model_dump()` compared key by key (issue 23),
+        each change written as JSON (a pool's through `resource`)."""
+        character = self.fight.loaded_character(c)
+        before, dumped = self.fight.sheet_of(character).model_dump(mode="json"), after.model_dump(mode="json")
+        for key in list(dict.fromkeys([*before, *dumped])):
+            if before.get(key) != dumped.get(key):
+                self.sheet(c, key, dumped.get(key))
 
     def public(self) -> list[dict[str, Any]]:
         """The changes an action shows: without where each lives, and without the flow's per-turn

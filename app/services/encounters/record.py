@@ -72,7 +72,7 @@ def record_action(
     }
     if reverts is not None:
         body["reverts"] = reverts
-    seen = scene(conn, fight, view.referenced(body))
+    seen = scene(conn, fight, view.referenced(body, fight.rules))
     data = {"id": fight.id, "version": version, "action_id": body["id"]}
     if reverts is not None:
         data["reverted"] = reverts
@@ -189,7 +189,7 @@ def read_action(session: Session, principal: Principal, encounter_id: str, actio
     shown = None
     if row is not None:
         body = {**row.body, "reverted_by": row.reverted_by}
-        shown = view.action(body, scene(conn, fight, view.referenced(body)), viewer(principal))
+        shown = view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), viewer(principal))
     if shown is None:
         raise NotFound("no action with this id in this encounter")
     return shown

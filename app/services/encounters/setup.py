@@ -14,15 +14,18 @@ from sqlmodel import Session
 from app.kit.errors import Forbidden, NotFound
 from app.models.encounters import (
     MAX_COMBATANTS,
+    POSITION_BOUND,
     CombatantCreate,
     CombatantUpdate,
     EncounterCreate,
     EncounterUpdate,
+    Position,
 )
+from app.models.schemas import merge_metadata
 from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from
 from app.rules.errors import RuleError
-from app.rulesets.combat_contract import EncounterRules
+from app.rulesets.contract import EncounterRules
 from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import Principal, check_gm, check_member
@@ -67,6 +70,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
             "options": _options(rules, data.options or {}),
             "turn_order": [],
             "current_turn": None,
+            "client_metadata": data.metadata or {},
             "created_at": at,
             "updated_at": at,
         }
@@ -111,11 +115,38 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
             characters = [ch]
         else:
             characters = _copies(uow, fight, ch, item.count, where, hidden=item.hidden)
-        for character in characters:
+        cells = _cells_near(fight, item.position, len(characters)) if item.count is not None else None
+        for k, character in enumerate(characters):
             present.add(character.id)
             fight.characters[character.id] = character
-            added.append(_combatant(fight, character, item))
+            added.append(_combatant(fight, character, item, cells[k] if cells is not None else item.position))
     return added
+
+
+def _cells_near(fight: Fight, origin: Position | None, count: int) -> list[Position | None]:
+    """Issue 25 item 11: the cells of `count` NPC copies placed at `origin` (the position given for
+    the NPC), each on its own free cell (no combatant of the fight on it): the free cells nearest
+    to `origin` by the ruleset's distance (`EncounterRules.distance`, GC-D1's |dx| + |dy|), nearer
+    first, then by row (y), then column (x): deterministic. Without a position, off the grid."""
+    if origin is None:
+        return [None] * count
+    taken = {(p["x"], p["y"]) for c in fight.combatants if (p := c["position"]) is not None}
+    at = (origin.x, origin.y)
+    cells: list[Position | None] = []
+    d = 0
+    while len(cells) < count:
+        ring = sorted(
+            (at[1] + dy, at[0] + dx)
+            for dy in range(-d, d + 1)
+            for dx in range(-d, d + 1)
+            if fight.rules.distance(at, (at[0] + dx, at[1] + dy)) == d
+        )
+        for y, x in ring:
+            if len(cells) < count and (x, y) not in taken and max(abs(x), abs(y)) <= POSITION_BOUND:
+                taken.add((x, y))
+                cells.append(Position(x=x, y=y))
+        d += 1
+    return cells
 
 
 def _copies(
@@ -142,7 +173,9 @@ def _copies(
     return copies
 
 
-def _combatant(fight: Fight, character: StoredCharacter, item: CombatantCreate) -> dict[str, Any]:
+def _combatant(
+    fight: Fight, character: StoredCharacter, item: CombatantCreate, position: Position | None
+) -> dict[str, Any]:
     row = {
         "id": new_id(),
         "encounter_id": fight.id,
@@ -150,7 +183,7 @@ def _combatant(fight: Fight, character: StoredCharacter, item: CombatantCreate) 
         "ordinal": store.next_ordinal(fight),
         "side": item.side or ("heroes" if character.kind == "pc" else "foes"),
         "hidden": item.hidden,
-        "position": item.position.model_dump() if item.position else None,
+        "position": position.model_dump() if position else None,
         "initiative": None,
         "initiative_override": item.initiative,
         "actions": item.actions,
@@ -188,11 +221,14 @@ def update_encounter(
         check_gm(principal, "change an encounter")
         conn = uow.conn
         check_version(fight, if_match)
-        check_not_ended(fight)
+        if data.metadata is None or data.name is not None or data.options is not None:
+            check_not_ended(fight)  # `metadata` (a client's own ids) may still change on an ended fight
         if data.name is not None:
             fight.encounter["name"] = data.name
         if data.options is not None:
             fight.encounter["options"] = _options(fight.rules, {**fight.encounter["options"], **data.options})
+        if data.metadata is not None:
+            fight.encounter["client_metadata"] = merge_metadata(fight.encounter["client_metadata"], data.metadata)
         record_update(uow, fight)
         return _state(conn, fight, principal)
 
@@ -289,10 +325,11 @@ def _fight_ends(fight: Fight) -> None:
         ch = fight.character_of(c)
         if ch is None:
             continue
-        sheet, counters = deepcopy(ch.sheet), deepcopy(c["counters"] or {})
+        sheet, counters = fight.sheet_copy(ch), deepcopy(c["counters"] or {})
         fight.rules.fight_ends(c["id"], sheet, counters)
-        if sheet != ch.sheet:
-            fight.set_sheet(ch, sheet)
+        dumped = sheet.model_dump(mode="json")
+        if dumped != fight.sheet_of(ch).model_dump(mode="json"):
+            fight.set_sheet(ch, {**ch.sheet, **dumped})
         if counters != (c["counters"] or {}):
             c["counters"] = counters
             fight.dirty_combatants.add(c["id"])

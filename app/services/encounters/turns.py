@@ -11,7 +11,7 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import NextTurnRequest, StartRequest
 from app.models.validation import InvalidBody
-from app.rulesets.combat_contract import Entrant
+from app.rulesets.contract import Entrant
 from app.services.auth import Principal, check_gm, checks_caller
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
@@ -209,10 +209,9 @@ def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> 
         ch = fight.character_of(c)
         if ch is None:
             continue
-        sheet = clone(ch.sheet)
+        sheet = fight.sheet_copy(ch)
         conditions, more = fight.rules.round_ends(c["id"], sheet, clone(c["conditions"]), fight.encounter["round"])
-        for key in [k for k in sheet if sheet[k] != ch.sheet.get(k)]:
-            changes.sheet(c, key, sheet[key])
+        changes.typed_sheet(c, sheet)
         changes.combatant(c, "conditions", conditions)
         steps.extend(more)
 
@@ -227,17 +226,19 @@ def _able(
     present = fight.some(e["combatant_id"] for e in entries)
     by_id = {c["id"]: c for c in present}
     store.load_characters(fight, (c["character_id"] for c in present), lock=False)
-    actors = []
+    actors, round_ = [], fight.encounter["round"]
     for e in entries:
         c = by_id.get(e["combatant_id"])
         if c is None:
             continue
         ch = fight.character_of(c)
-        if not fight.rules.can_act_in(e, fight.encounter["round"]):
+        if not fight.rules.can_act_in(e, round_):
             steps.append({"rule": fight.rules.late_rule, "what": "does not act this round", "combatant_id": c["id"]})
-        elif ch is None or fight.rules.is_down(ch.sheet):
+        elif ch is None or fight.rules.is_down(fight.sheet_of(ch)):
             steps.append({"rule": "turn", "what": "down: skipped", "combatant_id": c["id"]})
-        elif (why := fight.rules.stopped(c["counters"] or {}, ch.sheet, fight.encounter["round"])) is not None:
+        elif (
+            why := fight.rules.stopped(c["counters"] or {}, fight.sheet_of(ch), fight.encounter["round"])
+        ) is not None:
             steps.append({**why, "combatant_id": c["id"]})
         else:
             actors.append(c)
@@ -322,7 +323,7 @@ def _entrants(fight: Fight, take_11: set[str], chosen: dict[str, tuple[int, int]
             Entrant(
                 combatant_id=c["id"],
                 kind=ch.kind,
-                sheet=ch.sheet,
+                sheet=fight.sheet_of(ch),
                 override=c["initiative_override"],
                 counters=c["counters"] or {},
                 actions=c["actions"],

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.rulesets.contract import EncounterRules
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer
 
@@ -35,6 +36,8 @@ class Scene:
     hidden: frozenset[str]  # combatant ids currently hidden
     owner: dict[str, str | None]  # combatant id -> its character's player
     hp_visibility: str
+    naming: tuple[str, ...] = ()  # the counters naming a combatant (the ruleset's `naming_counters`)
+    naming_steps: tuple[str, ...] = ()  # the step fields naming combatants (its `naming_step_fields`)
 
     @classmethod
     def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[dict[str, Any]] | None = None) -> Scene:
@@ -44,6 +47,8 @@ class Scene:
             hidden=frozenset(c["id"] for c in combatants if c["hidden"]),
             owner={c["id"]: owners.get(c["character_id"]) for c in combatants},
             hp_visibility=fight.options.hp_visibility,
+            naming=fight.rules.naming_counters,
+            naming_steps=fight.rules.naming_step_fields,
         )
 
     def owns(self, viewer: Viewer, combatant_id: str | None) -> bool:
@@ -89,7 +94,7 @@ def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, 
 def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
     rules = fight.rules
     ch = fight.character_of(c)
-    sheet = ch.sheet if ch else None
+    sheet = fight.sheet_of(ch) if ch else None
     out = {
         "id": c["id"],
         "character_id": c["character_id"],
@@ -113,15 +118,11 @@ def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewe
     return out
 
 
-# the counters naming a combatant: GC-P2 riposte, GC-P6 counter-attack and provocation
-NAMING_COUNTERS = ("riposte", "counter_attack", "provoked_by")
-
-
 def counters_view(counters: dict[str, Any] | None, scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
     """The counters without those naming a combatant the viewer does not see (issue 21 item 4)."""
     if viewer.is_gm or not counters:
         return counters
-    return {k: v for k, v in counters.items() if k not in NAMING_COUNTERS or scene.sees(viewer, v)}
+    return {k: v for k, v in counters.items() if k not in scene.naming or scene.sees(viewer, v)}
 
 
 def order_view(order: list[dict[str, Any]], scene: Scene, viewer: Viewer) -> list[dict[str, Any]]:
@@ -156,6 +157,7 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
         ],
         "order": order_view(enc["turn_order"], scene, viewer),
         "current": current_view(enc["current_turn"], scene, viewer),
+        "metadata": enc["client_metadata"],
         "created_at": iso(enc["created_at"]),
         "updated_at": iso(enc["updated_at"]),
     }
@@ -169,6 +171,7 @@ def summary(row: Any) -> dict[str, Any]:
         "status": row.status,
         "round": row.round,
         "version": row.version,
+        "metadata": row.client_metadata,
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }
@@ -194,9 +197,19 @@ def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]
 
 
 def _step(step: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
+    if not viewer.is_gm and any(k in step for k in scene.naming_steps):  # AS-C11 members, GC-P6 a provoker…
+        step = {**step, **{k: _seen_ids(step[k], scene, viewer) for k in scene.naming_steps if k in step}}
     if "resource" in step and not scene.exact(viewer, step.get("combatant_id")):
         return {k: v for k, v in step.items() if k not in ("amount", "before", "after")}
     return step
+
+
+def _seen_ids(value: Any, scene: Scene, viewer: Viewer) -> Any:
+    """A step field naming combatants as this viewer may read it: the ids it sees (one it does not
+    see: null; issue 21 item 4)."""
+    if isinstance(value, list):
+        return [v for v in value if scene.sees(viewer, v)]
+    return value if value is None or scene.sees(viewer, value) else None
 
 
 def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
@@ -233,12 +246,18 @@ def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, A
     return change
 
 
-def referenced(body: dict[str, Any]) -> set[str] | None:
+def referenced(body: dict[str, Any], rules: EncounterRules) -> set[str] | None:
     """The combatants whose visibility `action` consults for this body (None: every one, when it
-    changed the turn order, which a player sees filtered whole)."""
+    changed the turn order, which a player sees filtered whole); the ruleset's counters and step
+    fields naming combatants included (`naming_counters`, `naming_step_fields`)."""
+    naming = rules.naming_counters
     ids = {body.get("actor_id"), body.get("target_id")}
     ids.update(r.get("by") for r in body["rolls"])
-    ids.update(s.get("combatant_id") for s in body["steps"])
+    for s in body["steps"]:
+        ids.add(s.get("combatant_id"))
+        for key in rules.naming_step_fields:
+            value = s.get(key)
+            ids.update(value if isinstance(value, list) else [value])
     for change in body["changes"]:
         if change["field"] == "order":
             return None
@@ -248,7 +267,7 @@ def referenced(body: dict[str, Any]) -> set[str] | None:
                 ids.update((value or {}).get("combatant_ids", []))
         if change["field"] == "counters":
             for value in (change["before"], change["after"]):
-                ids.update(v for k, v in (value or {}).items() if k in NAMING_COUNTERS)
+                ids.update(v for k, v in (value or {}).items() if k in naming)
     return {i for i in ids if i is not None}
 
 

@@ -567,6 +567,7 @@ EXPECTED_ASGARD: dict[str, Any] = {
         },
     ],
     "current": {"slot": 2, "combatant_id": "E2", "combatant_ids": ["E2"]},
+    "metadata": {},  # issue 25 item 9: none given
     "created_at": "<ts>",
     "updated_at": "<ts>",
 }

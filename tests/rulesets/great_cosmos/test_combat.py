@@ -1209,6 +1209,7 @@ FINAL_STATE = {
         },
     ],
     "current": {"slot": 0, "combatant_id": "<Aiko>", "combatant_ids": ["<Aiko>"]},
+    "metadata": {},  # issue 25 item 9: none given
 }
 
 

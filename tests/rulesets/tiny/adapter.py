@@ -7,7 +7,7 @@ from fractions import Fraction
 from app.rulesets.contract import OUTCOMES, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter
 from app.rulesets.contract import RulesetDescription, test_body
 from tests.rulesets.tiny import schemas as models
-from tests.rulesets.tiny.results import RULESET
+from tests.rulesets.tiny.results import RULESET, TinyTestResult
 from tests.rulesets.tiny.rules import core as rules
 
 Character = CharacterState[models.Sheet]
@@ -38,10 +38,10 @@ class TinyAdapter(RulesetAdapter[models.Sheet, models.Options]):
         """TINY-T1."""
         r = rules.roll_test(ch.sheet.grit + req.modifier, req.target, ctx.dice)
         body = test_body(
-            ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,
+            TinyTestResult, ch, RULESET, natural=r.natural, score=r.score, target=r.target, outcome=r.outcome,
             stat=req.stat, modifier=req.modifier,
         )  # fmt: skip
-        return Outcome(kind="test", body=body, character_id=ch.id)
+        return Outcome(body, ch.id)
 
     def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """TINY-T1, over the six faces."""

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
-from app.models.results.common import Logged, OddsFields, Result, TestFields
+from app.models.results.common import Dice, Head, OddsFields, Result, Tail, TestFields
 
 RULESET = "tiny"
 Ruleset = Literal["tiny"]
@@ -17,13 +17,15 @@ class TinyTestEffects(Result):
     """A Tiny test changes no sheet: always empty."""
 
 
-class TinyTestResult(TestFields, Logged):
-    """TINY-T1: natural = the d6, score = d6 + grit + modifier, target = the score to reach."""
-
+class TinyTestFields(TestFields):
     ruleset: Ruleset
     effects: TinyTestEffects
     stat: Literal["grit"]
     modifier: int
+
+
+class TinyTestResult(Tail, Dice, TinyTestFields, Head):
+    """TINY-T1: natural = the d6, score = d6 + grit + modifier, target = the score to reach."""
 
 
 class TinyOdds(OddsFields):

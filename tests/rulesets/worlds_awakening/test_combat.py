@@ -303,6 +303,7 @@ EXPECTED_WORLDS_AWAKENING: dict[str, Any] = {
         },
     ],
     "current": {"slot": 0, "combatant_id": "Hero", "combatant_ids": ["Hero"]},
+    "metadata": {},  # issue 25 item 9: none given
     "created_at": "<ts>",
     "updated_at": "<ts>",
 }

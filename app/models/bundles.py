@@ -1,0 +1,206 @@
+"""The export bundle (API.md round 3, "Export and import"): one versioned JSON document of a
+campaign with its whole history, or of one character; read strictly on import (an unknown field,
+a missing one or a wrong type is a 422 naming its place)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from app.kit.models import Strict
+from app.models.schemas import Metadata, Name
+
+Id = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
+CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION = "jdr-rules-api/campaign", "jdr-rules-api/character", 1
+
+
+class BundleCampaign(Strict):
+    id: str = Id
+    name: str = Name
+    ruleset: str = Field(max_length=40)
+    options: dict[str, Any]
+    metadata: Metadata
+    version: int = Field(ge=1)
+    created_at: datetime
+    updated_at: datetime
+
+
+class BundlePlayer(Strict):
+    id: str = Id
+    name: str = Name
+    created_at: datetime
+
+
+class BundleCharacter(Strict):
+    id: str = Id
+    player_id: str | None = Field(None, min_length=1, max_length=32)
+    name: str = Name
+    kind: Literal["pc", "npc"]
+    sheet: dict[str, Any]
+    version: int = Field(ge=1)
+    player_access: Literal["observer", "limited", "none"]
+    metadata: Metadata
+    created_at: datetime
+    updated_at: datetime
+
+
+class BundleCombatant(Strict):
+    id: str = Id
+    character_id: str = Id
+    ordinal: int
+    side: str = Field(max_length=40)
+    hidden: bool
+    position: dict[str, Any] | None
+    initiative: int | None
+    initiative_override: int | None
+    actions: int
+    reaction: str | None = Field(max_length=20)
+    conditions: list[Any]
+    counters: dict[str, Any]
+    created_at: datetime
+
+
+class BundleEncounter(Strict):
+    id: str = Id
+    name: str = Name
+    status: Literal["setup", "active", "ended"]
+    round: int = Field(ge=0)
+    version: int = Field(ge=1)
+    options: dict[str, Any]
+    turn_order: list[Any]
+    current_turn: dict[str, Any] | None
+    metadata: Metadata = Field(default_factory=dict)  # a bundle of version 1 made before it had none
+    created_at: datetime
+    updated_at: datetime
+    combatants: list[BundleCombatant]
+
+
+class BundleAction(Strict):
+    id: str = Id
+    encounter_id: str = Id
+    seq: int
+    type: str = Field(max_length=20)
+    hidden: bool
+    changes: list[Any]
+    reverts: str | None = Field(max_length=32)
+    reverted_by: str | None = Field(max_length=32)
+    created_at: datetime
+
+
+class BundleEntry(Strict):
+    """A roll-log entry: the body its operation returned (dice, outcome, effects), as logged."""
+
+    id: str = Id
+    character_id: str | None = Field(max_length=32)
+    kind: str = Field(max_length=20)
+    hidden: bool
+    rerolls: str | None = Field(max_length=32)
+    characters: list[str] = Field(description="The other characters the entry concerns.")
+    created_at: datetime
+    body: dict[str, Any]
+
+
+class CampaignBundle(Strict):
+    format: Literal["jdr-rules-api/campaign"]
+    version: Literal[1]
+    exported_at: datetime
+    campaign: BundleCampaign
+    players: list[BundlePlayer] = Field(description="Without tokens: the import makes new ones.")
+    characters: list[BundleCharacter]
+    encounters: list[BundleEncounter]
+    actions: list[BundleAction]
+    log: list[BundleEntry] = Field(description="Every roll-log entry, oldest first.")
+    level_ups: list[str] = Field(description="The ids of the log's level-up entries, oldest first.")
+
+
+class CharacterBundle(Strict):
+    format: Literal["jdr-rules-api/character"]
+    version: Literal[1]
+    exported_at: datetime
+    ruleset: str = Field(max_length=40)
+    character: BundleCharacter
+    level_ups: list[BundleEntry] = Field(description="Its level-ups, oldest first, each with its dice and choices.")
+
+
+_EXAMPLE_TIME = "2026-12-01T12:00:00Z"
+CAMPAIGN_BUNDLE_EXAMPLE: dict[str, Any] = {
+    "format": CAMPAIGN_FORMAT,
+    "version": VERSION,
+    "exported_at": _EXAMPLE_TIME,
+    "campaign": {
+        "id": "c1",
+        "name": "La campagne",
+        "ruleset": "great-cosmos",
+        "options": {},
+        "metadata": {},
+        "version": 1,
+        "created_at": _EXAMPLE_TIME,
+        "updated_at": _EXAMPLE_TIME,
+    },
+    "players": [{"id": "p1", "name": "Alice", "created_at": _EXAMPLE_TIME}],
+    "characters": [],
+    "encounters": [],
+    "actions": [],
+    "log": [],
+    "level_ups": [],
+}
+CampaignBundle.model_config["json_schema_extra"] = {"examples": [CAMPAIGN_BUNDLE_EXAMPLE]}
+CharacterBundle.model_config["json_schema_extra"] = {
+    "examples": [
+        {
+            "format": CHARACTER_FORMAT,
+            "version": VERSION,
+            "exported_at": _EXAMPLE_TIME,
+            "ruleset": "asgard",
+            "character": {
+                "id": "h1",
+                "player_id": None,
+                "name": "Aiko",
+                "kind": "pc",
+                "sheet": {},
+                "version": 1,
+                "player_access": "observer",
+                "metadata": {},
+                "created_at": _EXAMPLE_TIME,
+                "updated_at": _EXAMPLE_TIME,
+            },
+            "level_ups": [],
+        }
+    ]
+}
+CampaignBundle.model_rebuild(force=True)
+CharacterBundle.model_rebuild(force=True)
+
+
+class ImportedPlayer(BaseModel):
+    id: str
+    name: str
+    token: str = Field(description="The player's new token, shown this once.")
+
+
+class ImportCounts(BaseModel):
+    players: int
+    characters: int
+    encounters: int
+    actions: int
+    log: int
+    level_ups: int
+
+
+class CampaignImported(BaseModel):
+    id: str
+    name: str
+    ruleset: str
+    gm_token: str = Field(description="The new campaign's GM token, shown this once.")
+    players: list[ImportedPlayer]
+    counts: ImportCounts
+
+
+class CampaignImportChecked(BaseModel):
+    """`dry_run`: the bundle is valid; nothing was written."""
+
+    dry_run: bool
+    valid: bool
+    counts: ImportCounts

@@ -1,0 +1,508 @@
+"""Export and import (issue 29 item 2, API.md round 3): a campaign, or one character, as one
+versioned JSON bundle with its whole history, and back as a new campaign (or a new character of
+a campaign) with new ids and new tokens.
+
+Every row keeps what it was (each log entry's body: its dice, outcome and effects; every
+`created_at`), but its ids: each id the bundle defines (campaign, players, characters,
+encounters, combatants, actions and log entries) gets a new one, and every place that names it —
+a column or anywhere inside a JSON body — names the new one. An import is one transaction,
+validated whole before anything is written: a bad bundle is a 422 naming the first bad place
+(`errors[0].loc`, under `body`), and nothing of it stays; `dry_run` validates and rolls back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import insert, select
+from sqlmodel import Session
+
+from app.core.security import hash_token, new_token
+from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
+from app.models.tables import (
+    Campaign,
+    Character,
+    Combatant,
+    Credential,
+    Encounter,
+    EncounterAction,
+    LogEntry,
+    LogEntryCharacter,
+    Player,
+    core_table,
+    new_id,
+    utcnow,
+)
+from app.models.validation import InvalidBody, invalid_from, validate
+from app.rules.errors import RuleError
+from app.rulesets.registry import RULESET_IDS, get_adapter
+from app.services import events
+from app.services.auth import Principal, check_gm
+from app.services.campaigns import load_campaign
+from app.services.characters import limited, load_character, public
+
+_campaign, _player, _character = core_table(Campaign), core_table(Player), core_table(Character)
+_encounter, _combatant, _action = core_table(Encounter), core_table(Combatant), core_table(EncounterAction)
+_log, _log_char, _cred = core_table(LogEntry), core_table(LogEntryCharacter), core_table(Credential)
+
+
+def _utc(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def _rows(session: Session, query: Any) -> list[Any]:
+    return list(session.connection().execute(query).all())
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def _character_row(c: Any) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "player_id": c.player_id,
+        "name": c.name,
+        "kind": c.kind,
+        "sheet": c.sheet,
+        "version": c.version,
+        "player_access": c.player_access,
+        "metadata": c.client_metadata,
+        "created_at": _utc(c.created_at),
+        "updated_at": _utc(c.updated_at),
+    }
+
+
+def _entries(session: Session, where: Any) -> list[dict[str, Any]]:
+    rows = _rows(session, select(_log).where(where).order_by(_log.c.seq))
+    others: dict[int, list[str]] = {}
+    if rows:
+        seqs = [r.seq for r in rows]
+        for link in _rows(
+            session, select(_log_char).where(_log_char.c.seq.in_(seqs)).order_by(_log_char.c.character_id)
+        ):
+            others.setdefault(link.seq, []).append(link.character_id)
+    return [
+        {
+            "id": r.id,
+            "character_id": r.character_id,
+            "kind": r.kind,
+            "hidden": r.hidden,
+            "rerolls": r.rerolls,
+            "characters": others.get(r.seq, []),
+            "created_at": _utc(r.created_at),
+            "body": r.body,
+        }
+        for r in rows
+    ]
+
+
+def _dump(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    return model.model_validate(data).model_dump(mode="json")
+
+
+def export_campaign(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
+    """GM: the campaign and its whole history as one bundle (no token, no webhook secret)."""
+    campaign = load_campaign(session, principal, campaign_id)
+    check_gm(principal, "export the campaign")
+    players = _rows(
+        session,
+        select(_player).where(_player.c.campaign_id == campaign_id).order_by(_player.c.created_at, _player.c.id),
+    )
+    characters = _rows(
+        session,
+        select(_character)
+        .where(_character.c.campaign_id == campaign_id)
+        .order_by(_character.c.created_at, _character.c.id),
+    )
+    encounters = _rows(
+        session,
+        select(_encounter)
+        .where(_encounter.c.campaign_id == campaign_id)
+        .order_by(_encounter.c.created_at, _encounter.c.id),
+    )
+    ids = [e.id for e in encounters]
+    combatants = (
+        _rows(
+            session,
+            select(_combatant)
+            .where(_combatant.c.encounter_id.in_(ids))
+            .order_by(_combatant.c.ordinal, _combatant.c.id),
+        )
+        if ids
+        else []
+    )
+    actions = (
+        _rows(session, select(_action).where(_action.c.encounter_id.in_(ids)).order_by(_action.c.seq)) if ids else []
+    )
+    order = {eid: i for i, eid in enumerate(ids)}
+    actions.sort(key=lambda a: (order[a.encounter_id], a.seq))
+    log = _entries(session, _log.c.campaign_id == campaign_id)
+    return _dump(
+        CampaignBundle,
+        {
+            "format": CAMPAIGN_FORMAT,
+            "version": VERSION,
+            "exported_at": utcnow(),
+            "campaign": {
+                "id": campaign.id,
+                "name": campaign.name,
+                "ruleset": campaign.ruleset,
+                "options": campaign.options,
+                "metadata": campaign.client_metadata,
+                "version": campaign.version,
+                "created_at": _utc(campaign.created_at),
+                "updated_at": _utc(campaign.updated_at),
+            },
+            "players": [{"id": p.id, "name": p.name, "created_at": _utc(p.created_at)} for p in players],
+            "characters": [_character_row(c) for c in characters],
+            "encounters": [
+                {
+                    **{
+                        k: getattr(e, k)
+                        for k in ("id", "name", "status", "round", "version", "options", "turn_order", "current_turn")
+                    },
+                    "metadata": e.client_metadata,
+                    "created_at": _utc(e.created_at),
+                    "updated_at": _utc(e.updated_at),
+                    "combatants": [_combatant_row(c) for c in combatants if c.encounter_id == e.id],
+                }
+                for e in encounters
+            ],
+            "actions": [
+                {
+                    **{
+                        k: getattr(a, k)
+                        for k in ("id", "encounter_id", "seq", "type", "hidden", "changes", "reverts", "reverted_by")
+                    },
+                    "created_at": _utc(a.created_at),
+                }
+                for a in actions
+            ],
+            "log": log,
+            "level_ups": [e["id"] for e in log if e["kind"] == "level_up"],
+        },
+    )
+
+
+_COMBATANT = (
+    "id",
+    "character_id",
+    "ordinal",
+    "side",
+    "hidden",
+    "position",
+    "initiative",
+    "initiative_override",
+    "actions",
+    "reaction",
+    "conditions",
+    "counters",
+)
+
+
+def _combatant_row(c: Any) -> dict[str, Any]:
+    return {**{k: getattr(c, k) for k in _COMBATANT}, "created_at": _utc(c.created_at)}
+
+
+def export_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:
+    """GM: one character (sheet, metadata) and its level-ups."""
+    character, campaign = load_character(session, principal, character_id)
+    check_gm(principal, "export a character")
+    row = session.connection().execute(select(_character).where(_character.c.id == character.id)).one()
+    level_ups = _entries(session, (_log.c.character_id == character.id) & (_log.c.kind == "level_up"))
+    return _dump(
+        CharacterBundle,
+        {
+            "format": CHARACTER_FORMAT,
+            "version": VERSION,
+            "exported_at": utcnow(),
+            "ruleset": campaign.ruleset,
+            "character": _character_row(row),
+            "level_ups": level_ups,
+        },
+    )
+
+
+# --- import -----------------------------------------------------------------------------------
+
+
+def _remap(value: Any, ids: dict[str, str]) -> Any:
+    """`value` with every string that is an id of the bundle replaced by its new id, at any depth."""
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, list):
+        return [_remap(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {ids.get(k, k): _remap(v, ids) for k, v in value.items()}
+    return value
+
+
+def _bad(loc: Iterable[Any], msg: str) -> InvalidBody:
+    where = [str(p) for p in loc]
+    return InvalidBody(f"{'.'.join(where)}: {msg}", extra={"errors": [{"loc": ["body", *where], "msg": msg}]})
+
+
+def _unique(items: list[Any], where: str, ids: set[str]) -> None:
+    for i, item in enumerate(items):
+        if item.id in ids:
+            raise _bad([where, i, "id"], f"the id {item.id!r} is used twice in the bundle")
+        ids.add(item.id)
+
+
+def _check_sheets(ruleset: str, characters: list[Any], where: str) -> None:
+    """Each sheet as its ruleset reads it; errors located at the sheet's place in the bundle."""
+    adapter = get_adapter(ruleset)
+    for i, character in enumerate(characters):
+        loc = (where, i, "sheet") if where else ("character", "sheet")
+        try:
+            adapter.parse_sheet(character.sheet)
+        except ValidationError as exc:
+            raise invalid_from(exc, ("body", *loc)) from None
+        except RuleError as exc:
+            inner = (exc.field or "").removeprefix("sheet").removeprefix(".")
+            raise _bad([*loc, *(inner.split(".") if inner else [])], exc.detail) from None
+
+
+def _check_ruleset(ruleset: str, loc: list[Any]) -> None:
+    if ruleset not in RULESET_IDS:
+        raise _bad(loc, f"unknown ruleset {ruleset!r}; known: {', '.join(RULESET_IDS)}")
+
+
+def _check_campaign(bundle: CampaignBundle) -> None:
+    """Every place the database would refuse, or the rules would, in bundle order."""
+    _check_ruleset(bundle.campaign.ruleset, ["campaign", "ruleset"])
+    validate(get_adapter(bundle.campaign.ruleset).Options, bundle.campaign.options, loc=("body", "campaign", "options"))
+    ids: set[str] = {bundle.campaign.id}
+    _unique(bundle.players, "players", ids)
+    players = {p.id for p in bundle.players}
+    _unique(bundle.characters, "characters", ids)
+    for i, character in enumerate(bundle.characters):
+        if character.player_id is not None and character.player_id not in players:
+            raise _bad(["characters", i, "player_id"], f"no player {character.player_id!r} in the bundle")
+    _check_sheets(bundle.campaign.ruleset, bundle.characters, "characters")
+    _unique(bundle.encounters, "encounters", ids)
+    for i, encounter in enumerate(bundle.encounters):
+        _unique(encounter.combatants, f"encounters.{i}.combatants", ids)
+    encounters = {e.id for e in bundle.encounters}
+    seen: set[tuple[str, int]] = set()
+    for i, action in enumerate(bundle.actions):
+        if action.encounter_id not in encounters:
+            raise _bad(["actions", i, "encounter_id"], f"no encounter {action.encounter_id!r} in the bundle")
+        if (action.encounter_id, action.seq) in seen:
+            raise _bad(["actions", i, "seq"], "two actions of one encounter have this seq")
+        seen.add((action.encounter_id, action.seq))
+    entries: set[str] = set()
+    for i, entry in enumerate(bundle.log):
+        if entry.id in entries or (entry.id in ids and entry.id not in {a.id for a in bundle.actions}):
+            raise _bad(["log", i, "id"], f"the id {entry.id!r} is used twice in the bundle")
+        entries.add(entry.id)
+    rerolled: set[str] = set()
+    for i, entry in enumerate(bundle.log):
+        if entry.rerolls is not None and (entry.rerolls not in entries or entry.rerolls in rerolled):
+            raise _bad(["log", i, "rerolls"], f"rerolls {entry.rerolls!r}: no such entry earlier, or rerolled twice")
+        if entry.rerolls is not None:
+            rerolled.add(entry.rerolls)
+    for i, level_up in enumerate(bundle.level_ups):
+        if level_up not in entries:
+            raise _bad(["level_ups", i], f"no log entry {level_up!r} in the bundle")
+
+
+def _entry_rows(
+    entries: list[Any], campaign_id: str, ids: dict[str, str]
+) -> tuple[list[dict[str, Any]], list[tuple[str, list[str]]]]:
+    rows, links = [], []
+    for entry in entries:
+        new = ids.setdefault(entry.id, new_id())
+        rows.append(
+            {
+                "id": new,
+                "campaign_id": campaign_id,
+                "character_id": _remap(entry.character_id, ids),
+                "kind": entry.kind,
+                "hidden": entry.hidden,
+                "rerolls": _remap(entry.rerolls, ids),
+                "created_at": entry.created_at,
+                "body": _remap(entry.body, ids),
+            }
+        )
+        links.append((new, [_remap(c, ids) for c in entry.characters]))
+    return rows, links
+
+
+def _insert_log(session: Session, rows: list[dict[str, Any]], links: list[tuple[str, list[str]]]) -> None:
+    if not rows:
+        return
+    conn = session.connection()
+    conn.execute(insert(_log), rows)
+    if any(others for _, others in links):
+        seqs = dict(conn.execute(select(_log.c.id, _log.c.seq).where(_log.c.id.in_([r["id"] for r in rows]))).all())
+        pairs = [{"character_id": c, "seq": seqs[eid]} for eid, others in links for c in others]
+        conn.execute(insert(_log_char), pairs)
+
+
+def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> dict[str, Any]:
+    """A new campaign from a bundle, with new ids and tokens; `dry_run`: validated, nothing written."""
+    bundle = validate(CampaignBundle, data)
+    _check_campaign(bundle)
+    ids = {bundle.campaign.id: new_id()}
+    for item in [
+        *bundle.players,
+        *bundle.characters,
+        *bundle.encounters,
+        *(c for e in bundle.encounters for c in e.combatants),
+        *bundle.actions,
+        *bundle.log,
+    ]:
+        ids.setdefault(getattr(item, "id"), new_id())  # noqa: B009  # every bundle row has an id
+    cid = ids[bundle.campaign.id]
+    conn = session.connection()
+    c = bundle.campaign
+    conn.execute(
+        insert(_campaign),
+        [
+            {
+                "id": cid,
+                "name": c.name,
+                "ruleset": c.ruleset,
+                "options": c.options,
+                "client_metadata": c.metadata,
+                "version": c.version,
+                "created_at": c.created_at,
+                "updated_at": c.updated_at,
+            }
+        ],
+    )
+    gm_token = new_token("gm")
+    tokens = {p.id: new_token("pl") for p in bundle.players}
+    if bundle.players:
+        conn.execute(
+            insert(_player),
+            [{"id": ids[p.id], "campaign_id": cid, "name": p.name, "created_at": p.created_at} for p in bundle.players],
+        )
+    conn.execute(
+        insert(_cred),
+        [
+            {
+                "token_hash": hash_token(gm_token),
+                "campaign_id": cid,
+                "player_id": None,
+                "role": "gm",
+                "created_at": utcnow(),
+            }
+        ]
+        + [
+            {
+                "token_hash": hash_token(tokens[p.id]),
+                "campaign_id": cid,
+                "player_id": ids[p.id],
+                "role": "player",
+                "created_at": utcnow(),
+            }
+            for p in bundle.players
+        ],
+    )
+    if bundle.characters:
+        conn.execute(insert(_character), [_character_insert(ch, cid, ids) for ch in bundle.characters])
+    if bundle.encounters:
+        conn.execute(
+            insert(_encounter),
+            [
+                {
+                    "id": ids[e.id],
+                    "campaign_id": cid,
+                    "name": e.name,
+                    "status": e.status,
+                    "round": e.round,
+                    "version": e.version,
+                    "options": _remap(e.options, ids),
+                    "turn_order": _remap(e.turn_order, ids),
+                    "current_turn": _remap(e.current_turn, ids),
+                    "client_metadata": e.metadata,
+                    "created_at": e.created_at,
+                    "updated_at": e.updated_at,
+                }
+                for e in bundle.encounters
+            ],
+        )
+        combatants = [
+            {
+                **_remap(cb.model_dump(exclude={"created_at"}), ids),
+                "encounter_id": ids[e.id],
+                "created_at": cb.created_at,
+            }
+            for e in bundle.encounters
+            for cb in e.combatants
+        ]
+        if combatants:
+            conn.execute(insert(_combatant), combatants)
+    rows, links = _entry_rows(bundle.log, cid, ids)
+    _insert_log(session, rows, links)
+    if bundle.actions:
+        conn.execute(
+            insert(_action),
+            [{**_remap(a.model_dump(exclude={"created_at"}), ids), "created_at": a.created_at} for a in bundle.actions],
+        )
+    counts = {
+        "players": len(bundle.players),
+        "characters": len(bundle.characters),
+        "encounters": len(bundle.encounters),
+        "actions": len(bundle.actions),
+        "log": len(bundle.log),
+        "level_ups": len(bundle.level_ups),
+    }
+    if dry_run:
+        session.rollback()
+        return {"dry_run": True, "valid": True, "counts": counts}
+    session.commit()
+    return {
+        "id": cid,
+        "name": c.name,
+        "ruleset": c.ruleset,
+        "gm_token": gm_token,
+        "players": [{"id": ids[p.id], "name": p.name, "token": tokens[p.id]} for p in bundle.players],
+        "counts": counts,
+    }
+
+
+def _character_insert(ch: Any, campaign_id: str, ids: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": ids[ch.id],
+        "campaign_id": campaign_id,
+        "player_id": _remap(ch.player_id, ids),
+        "name": ch.name,
+        "kind": ch.kind,
+        "sheet": _remap(ch.sheet, ids),
+        "version": ch.version,
+        "player_access": ch.player_access,
+        "client_metadata": ch.metadata,
+        "created_at": ch.created_at,
+        "updated_at": ch.updated_at,
+    }
+
+
+def import_character(session: Session, principal: Principal, campaign_id: str, data: Any) -> dict[str, Any]:
+    """GM: a new character of this campaign from a character bundle (unowned), with its level-ups."""
+    campaign = load_campaign(session, principal, campaign_id, for_update=True)
+    check_gm(principal, "import a character")
+    bundle = validate(CharacterBundle, data)
+    if bundle.ruleset != campaign.ruleset:
+        raise _bad(["ruleset"], f"a {bundle.ruleset} character cannot join a {campaign.ruleset} campaign")
+    _check_sheets(campaign.ruleset, [bundle.character], "")
+    for i, entry in enumerate(bundle.level_ups):
+        if entry.character_id != bundle.character.id:
+            raise _bad(["level_ups", i, "character_id"], "a level-up of another character")
+    ids = {bundle.character.id: new_id()}
+    row = {**_character_insert(bundle.character, campaign_id, ids), "player_id": None}
+    session.connection().execute(insert(_character), [row])
+    rows, links = _entry_rows(bundle.level_ups, campaign_id, ids)
+    _insert_log(session, rows, links)
+    character = Character.model_validate({**row})
+    shown = public(character, campaign.ruleset)
+    others = limited(character, campaign.ruleset) if character.player_access == "limited" else None
+    events.record(
+        session, campaign_id, "character.created", shown, hidden=character.player_access == "none", player_data=others
+    )
+    session.commit()
+    return shown

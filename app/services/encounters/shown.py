@@ -1,0 +1,62 @@
+"""The encounters that show a character (it is one of their combatants): a change of that
+character outside the fight (a GM's or its owner's PATCH: sheet, name, kind, owner,
+player_access; its deletion) changes what their view shows, so it moves each one's version,
+hence its ETag (a client's `If-None-Match` does not get a stale 304) and sends its
+`encounter.updated`, in the character's transaction.
+
+Lock order: an encounter write locks its encounter, then the characters it needs
+(`store.load_fight`, `load_characters`); a character write that moves encounters locks
+those encounters first (`lock_showing`, before the character: same order, no deadlock)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import bindparam, select, update
+
+from app.models.tables import Combatant, Encounter, core_table, utcnow
+from app.services.uow import UnitOfWork
+
+_enc = core_table(Encounter)
+_cbt = core_table(Combatant)
+
+_SHOWING = (
+    select(_enc.c.id, _enc.c.version, _cbt.c.hidden)
+    .join(_cbt, _cbt.c.encounter_id == _enc.c.id)
+    .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"))
+    .order_by(_enc.c.id)
+    .with_for_update(of=_enc)
+)
+_MOVE = (
+    update(_enc)
+    .where(_enc.c.id == bindparam("encounter_id"), _enc.c.version == bindparam("old_version"))
+    .values(version=bindparam("new_version"), updated_at=bindparam("now"))
+)
+
+Showing = list[tuple[str, int, bool]]  # (encounter id, its version, whether the character is hidden there)
+
+# what a character's view in an encounter reads (`view.combatant_state`): a change of its metadata alone moves none
+SHOWN_FIELDS = ("name", "kind", "player_id", "sheet", "player_access")
+
+
+def lock_showing(uow: UnitOfWork, character_id: str) -> Showing:
+    """The encounters of the unit of work's campaign showing this character, locked in id order
+    (call it before the character is locked)."""
+    rows = uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_id": character_id}).all()
+    return list(dict.fromkeys((r.id, r.version, r.hidden) for r in rows))
+
+
+def shows_a_change(changed: dict[str, Any], before: Any) -> bool:
+    """Whether these changes of a character (field -> new value) change what an encounter shows."""
+    return any(k in changed and changed[k] != getattr(before, k) for k in SHOWN_FIELDS)
+
+
+def move(uow: UnitOfWork, showing: Showing) -> None:
+    """Each encounter's version + 1, and its `encounter.updated` (the GM's only when the character is
+    hidden in it: players do not learn that a hidden combatant changed)."""
+    now = utcnow()
+    for encounter_id, version, hidden in showing:
+        uow.conn.execute(
+            _MOVE, {"encounter_id": encounter_id, "old_version": version, "new_version": version + 1, "now": now}
+        )
+        uow.record("encounter.updated", {"id": encounter_id, "version": version + 1}, hidden=hidden)

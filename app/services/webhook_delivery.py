@@ -1,0 +1,230 @@
+"""The webhook delivery loop (issue 29 item 1): one per process, started by the app's lifespan.
+
+Every `webhook_poll_seconds` it looks for webhooks with events to deliver that no loop holds,
+takes the lease of as many as it has free slots (`webhook_concurrency`), and serves each in a
+task of its own: the webhook's events one at a time, in event order, each POSTed with the
+Standard Webhooks headers and signature, within `webhook_timeout_seconds`. A failure (a timeout,
+no answer, a non-2xx, an address refused) is retried after an exponential backoff with jitter,
+up to `webhook_max_attempts`; then the attempt is logged `failed` and the next event comes.
+
+The loop holds no database connection while it waits for a receiver (each database step is its
+own short transaction, in a thread of its own limiter), so a slow or dead receiver costs one
+slot of this loop and nothing of the API. The URL's host is resolved at each attempt and every
+address checked (SSRF: a name that resolved to a public address when the webhook was made may
+not point at a private one now); the connection goes to the checked address (no second look-up)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import logging
+import os
+import random
+import socket
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from functools import partial
+from typing import Any, TypeVar
+from uuid import uuid4
+
+import anyio
+import anyio.to_thread
+import httpx
+
+from app.core.config import Settings
+from app.core.db import Sessions
+from app.models.tables import utcnow
+from app.services import webhooks
+from app.services.webhooks import Attempt, Outgoing
+
+log = logging.getLogger("app.webhooks")
+T = TypeVar("T")
+MAX_BACKOFF_SECONDS = 3600.0
+USER_AGENT = "jdr-rules-api-webhooks/1"
+
+
+def signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """Standard Webhooks: `v1,` + base64(HMAC-SHA256(key, "{id}.{timestamp}.{body}")), the key
+    being the secret's base64 after its `whsec_` prefix."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def backoff(attempt: int, base: float, rand: Callable[[float, float], float] = random.uniform) -> float:
+    """Seconds before the retry after failed attempt `attempt` (1, 2…): base·2^(attempt−1), capped,
+    with jitter (a random point in its upper half), so failing webhooks do not retry in step."""
+    delay = min(base * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS)
+    return rand(delay / 2, delay)
+
+
+class Refused(Exception):
+    """The attempt was not made: an address the SSRF guard refuses, or a host that does not resolve."""
+
+
+async def resolve_checked(host: str, port: int, *, allow_private: bool, timeout: float) -> str:
+    """The address to connect to: the host's first, every address checked."""
+    literal = webhooks.literal_address(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, TimeoutError, UnicodeError) as exc:
+            raise Refused(f"the host {host} does not resolve: {str(exc) or 'timed out'}") from None
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        if not addresses:
+            raise Refused(f"the host {host} does not resolve")
+    if not allow_private:
+        reason = webhooks.refusal(host, addresses)
+        if reason is not None:
+            raise Refused(reason)
+    return addresses[0]
+
+
+async def post(client: httpx.AsyncClient, out: Outgoing, settings: Settings) -> Attempt:
+    """One attempt: resolve and check, sign, POST (no redirect followed), the answer's status."""
+    started = time.monotonic()
+
+    def took() -> int:
+        return round((time.monotonic() - started) * 1000)
+
+    scheme, host, port = webhooks.split_url(out.url)
+    try:
+        async with asyncio.timeout(settings.webhook_timeout_seconds):
+            address = await resolve_checked(
+                host, port, allow_private=settings.webhook_allow_private, timeout=settings.webhook_timeout_seconds
+            )
+            url = httpx.URL(out.url)
+            timestamp = int(time.time())
+            headers = {
+                "content-type": "application/json",
+                "user-agent": USER_AGENT,
+                "host": url.netloc.decode("ascii"),
+                "webhook-id": out.message_id,
+                "webhook-timestamp": str(timestamp),
+                "webhook-signature": signature(out.secret, out.message_id, timestamp, out.body),
+            }
+            extensions = {"sni_hostname": host} if scheme == "https" else {}
+            request = client.build_request(
+                "POST", url.copy_with(host=address), headers=headers, content=out.body, extensions=extensions
+            )
+            response = await client.send(request, stream=True)  # the status only: the body is never read
+            await response.aclose()
+            failed = None if response.is_success else f"HTTP {response.status_code}"
+            return Attempt(response.status_code, failed, took())
+    except Refused as exc:
+        return Attempt(None, str(exc)[:500], took())
+    except TimeoutError:
+        return Attempt(None, f"no answer within {settings.webhook_timeout_seconds} s", took())
+    except httpx.HTTPError as exc:
+        return Attempt(None, f"{type(exc).__name__}: {exc}"[:500], took())
+
+
+class Dispatcher:
+    """The process's delivery loop. `state` is the app's state: its settings and session factory
+    are read at each tick (a test may swap them)."""
+
+    def __init__(self, state: Any):
+        self.state = state
+        self.owner = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid4().hex[:8]}"
+        self.active: dict[str, asyncio.Task[None]] = {}
+        self.limiter = anyio.CapacityLimiter(2)  # the loop's database work: never the API's threads
+        self.client: httpx.AsyncClient | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    def lease_seconds(self) -> float:
+        """Longer than any one attempt, so a live owner always records before its lease ends."""
+        return self.settings.webhook_timeout_seconds * 2 + 5
+
+    async def db(self, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
+        sessions: Sessions = self.state.sessions
+
+        def work() -> T:
+            with sessions(read_only=read_only) as session:
+                return fn(session, *args)
+
+        return await anyio.to_thread.run_sync(work, limiter=self.limiter)
+
+    async def run(self) -> None:
+        async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
+            self.client = client
+            try:
+                while True:
+                    try:
+                        await self.tick()
+                    except Exception:  # the database down, a bug: logged, tried again at the next tick
+                        log.exception("webhook delivery tick failed")
+                    await asyncio.sleep(self.settings.webhook_poll_seconds)
+            finally:
+                await self.stop()
+
+    async def tick(self) -> None:
+        free = self.settings.webhook_concurrency - len(self.active)
+        if free <= 0:
+            return
+        due = await self.db(webhooks.due_webhooks, utcnow(), free + len(self.active), read_only=True)
+        for webhook_id in due:
+            if len(self.active) >= self.settings.webhook_concurrency:
+                return
+            if webhook_id in self.active:
+                continue
+            if await self.db(webhooks.claim, webhook_id, self.owner, utcnow(), self.lease_seconds()):
+                task = asyncio.create_task(self.serve(webhook_id), name=f"webhook {webhook_id}")
+                self.active[webhook_id] = task
+                task.add_done_callback(partial(self._done, webhook_id))
+
+    def _done(self, webhook_id: str, _task: asyncio.Task[None]) -> None:
+        self.active.pop(webhook_id, None)
+
+    async def serve(self, webhook_id: str) -> None:
+        """The webhook's events, in order, while this loop holds its lease."""
+        settings, client = self.settings, self.client
+        assert client is not None
+        go_on = True
+        try:
+            while go_on:
+                out = await self.db(webhooks.next_event, webhook_id, self.owner)
+                if out is None:
+                    break
+                attempt = await post(client, out, settings)
+                go_on = await self.db(
+                    partial(
+                        webhooks.record_attempt,
+                        max_attempts=settings.webhook_max_attempts,
+                        retry_in=backoff(out.attempt, settings.webhook_backoff_seconds),
+                        lease_seconds=self.lease_seconds(),
+                    ),
+                    out,
+                    attempt,
+                    self.owner,
+                )
+                if not attempt.delivered:
+                    log.info("webhook %s: event %s attempt %s: %s", webhook_id, out.number, out.attempt, attempt.error)
+        except Exception:
+            log.exception("webhook %s: delivery failed", webhook_id)
+        finally:
+            with suppress(Exception):
+                await asyncio.shield(self.db(webhooks.release, webhook_id, self.owner))
+
+    async def stop(self) -> None:
+        """Cancel the deliveries under way and give their leases back (another process takes them
+        at once instead of after their expiry)."""
+        tasks = list(self.active.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with suppress(BaseException):
+                await task
+
+
+async def run_dispatcher(state: Any) -> None:
+    await Dispatcher(state).run()

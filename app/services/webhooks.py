@@ -1,0 +1,392 @@
+"""Webhooks (issue 29 item 1, API.md round 3): a campaign's receivers, the SSRF guard on their
+URLs, and the database steps of their delivery (app.services.webhook_delivery runs them).
+
+Delivery state lives on the webhook's row: `last_number` (the last event done with), the
+retries of the next event (`attempts`, `next_attempt_at`) and a lease (`lease_owner`,
+`lease_expires`). A delivery loop serves a webhook only while it holds the lease, taken by a
+conditional UPDATE (the row is free, or its lease expired) and renewed with each result it
+records, so one loop at a time, across workers and instances, sends its events — one at a
+time, in event order. A result is recorded after the receiver answered: a loop killed in
+between leaves the event undone, and the next owner sends it again (at least once; the
+`webhook-id` is the same on every attempt, for the receiver to deduplicate)."""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import secrets
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic_core import to_json
+from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
+from sqlmodel import Session, col
+from sqlmodel import select as select_rows
+
+from app.kit.errors import Conflict, NotFound
+from app.models.tables import Event, Webhook, WebhookDelivery, core_table, new_id, utcnow
+from app.models.validation import InvalidBody
+from app.models.webhooks import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
+from app.rulesets.events import EVENTS
+from app.services import events as event_log
+from app.services.auth import Principal, check_gm, check_member
+from app.services.pages import created_order_page
+
+MAX_WEBHOOKS = 10  # per campaign (409 beyond): each costs a delivery per event
+EVENT_TYPES = sorted(set(EVENTS) - {"error"})  # `error` ends a stream; it is no event of the campaign
+
+_hook = core_table(Webhook)
+_delivery = core_table(WebhookDelivery)
+_event = core_table(Event)
+
+
+class UnsafeWebhookUrl(InvalidBody):
+    """A webhook URL that is not http(s), or whose host is (or resolves to) an address the server
+    refuses to call: private, loopback, link-local… (SSRF)."""
+
+    title = "Unsafe webhook URL"
+    slug = "unsafe-webhook-url"
+    code = "unsafe_webhook_url"
+
+
+# --- the SSRF guard ---------------------------------------------------------------------------
+
+
+def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why the server refuses to call this address (None: a public one)."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
+        if getattr(ip, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return None if ip.is_global else "non-public"
+
+
+def split_url(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of an http(s) URL; 422 for anything else."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UnsafeWebhookUrl(f"the webhook URL is not a valid URL: {exc}", field="url") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise UnsafeWebhookUrl(f"the webhook URL must be http or https, not {scheme or 'schemeless'}", field="url")
+    if not parts.hostname:
+        raise UnsafeWebhookUrl("the webhook URL has no host", field="url")
+    return scheme, parts.hostname, port or (443 if scheme == "https" else 80)
+
+
+def refusal(host: str, addresses: list[str]) -> str | None:
+    """Why these addresses of `host` may not be called (the first refused one), or None."""
+    for address in addresses:
+        kind = address_kind(ipaddress.ip_address(address.split("%", 1)[0]))
+        if kind is not None:
+            shown = host if host == address else f"{host} ({address})"
+            return (
+                f"the webhook URL's host {shown} is a {kind} address: refused (SSRF guard; a server for "
+                "tests or a private network may set WEBHOOK_ALLOW_PRIVATE)"
+            )
+    return None
+
+
+def literal_address(host: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return None
+
+
+def check_url(url: str, *, allow_private: bool) -> None:
+    """At creation: http(s) only, and no private, loopback or link-local host (a literal address,
+    or a name's every address as it resolves now; a name that does not resolve yet is let
+    through: each delivery checks again after resolving it)."""
+    _scheme, host, port = split_url(url)
+    if allow_private:
+        return
+    literal = literal_address(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            addresses = sorted({str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)})
+        except (OSError, UnicodeError):
+            addresses = []
+    reason = refusal(host, addresses)
+    if reason is not None:
+        raise UnsafeWebhookUrl(reason, field="url")
+
+
+# --- the routes' use cases ----------------------------------------------------------------------
+
+
+def new_secret() -> str:
+    """A Standard Webhooks secret: `whsec_` + base64 of 32 random bytes (the HMAC key)."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _public(row: Any) -> dict[str, Any]:
+    return WebhookPublic.model_validate(row, from_attributes=True).model_dump()
+
+
+def create_webhook(
+    session: Session, principal: Principal, campaign_id: str, data: WebhookCreate, *, allow_private: bool
+) -> dict[str, Any]:
+    """GM: a receiver of the campaign's events from now on; its secret is returned this once."""
+    check_member(principal, campaign_id)
+    check_gm(principal, "manage webhooks")
+    unknown = [(i, name) for i, name in enumerate(data.events or []) if name not in EVENT_TYPES]
+    if unknown:
+        i, name = unknown[0]
+        raise InvalidBody(f"unknown event type {name!r}; known: {', '.join(EVENT_TYPES)}", field=f"events.{i}")
+    check_url(data.url, allow_private=allow_private)
+    count = session.connection().execute(
+        select(func.count()).select_from(_hook).where(_hook.c.campaign_id == campaign_id)
+    )
+    if count.scalar_one() >= MAX_WEBHOOKS:
+        raise Conflict(f"a campaign has at most {MAX_WEBHOOKS} webhooks", extra={"max_webhooks": MAX_WEBHOOKS})
+    webhook = Webhook(
+        campaign_id=campaign_id,
+        url=data.url,
+        events=sorted(set(data.events)) if data.events else None,
+        secret=new_secret(),
+        last_number=event_log.latest_number(session, campaign_id),
+    )
+    session.add(webhook)
+    session.flush()
+    created = WebhookCreated.model_validate({**_public(webhook), "secret": webhook.secret}).model_dump()
+    session.commit()
+    return created
+
+
+def list_webhooks(
+    session: Session, principal: Principal, campaign_id: str, *, limit: int = 50, cursor: str | None = None
+) -> dict[str, Any]:
+    check_member(principal, campaign_id)
+    check_gm(principal, "manage webhooks")
+    query = select_rows(Webhook).where(col(Webhook.campaign_id) == campaign_id)
+    return created_order_page(session, query, Webhook, limit=limit, cursor=cursor, shape=_public)
+
+
+def _load(session: Session, principal: Principal, campaign_id: str, webhook_id: str) -> Webhook:
+    check_member(principal, campaign_id)
+    check_gm(principal, "manage webhooks")
+    webhook = session.get(Webhook, webhook_id)
+    if webhook is None or webhook.campaign_id != campaign_id:
+        raise NotFound("no webhook with this id")
+    return webhook
+
+
+def delete_webhook(session: Session, principal: Principal, campaign_id: str, webhook_id: str) -> None:
+    """GM: no more deliveries; its deliveries log goes with it."""
+    webhook = _load(session, principal, campaign_id, webhook_id)
+    session.connection().execute(delete(_delivery).where(_delivery.c.webhook_id == webhook.id))
+    session.connection().execute(delete(_hook).where(_hook.c.id == webhook.id))
+    session.commit()
+
+
+def _delivery_public(row: WebhookDelivery) -> dict[str, Any]:
+    return DeliveryPublic.model_validate({**row.model_dump(), "event_id": str(row.event_number)}).model_dump()
+
+
+def list_deliveries(
+    session: Session,
+    principal: Principal,
+    campaign_id: str,
+    webhook_id: str,
+    *,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    webhook = _load(session, principal, campaign_id, webhook_id)
+    query = select_rows(WebhookDelivery).where(col(WebhookDelivery.webhook_id) == webhook.id)
+    return created_order_page(session, query, WebhookDelivery, limit=limit, cursor=cursor, shape=_delivery_public)
+
+
+# --- the delivery loop's database steps (each its own short transaction) ------------------------
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One event to POST to one webhook: the body, as the GM reads the event, and where."""
+
+    webhook_id: str
+    url: str
+    secret: str
+    number: int
+    type: str
+    message_id: str
+    attempt: int  # 1, 2… (this event's)
+    body: bytes
+
+
+def _free(now: datetime) -> Any:
+    return or_(_hook.c.lease_expires.is_(None), _hook.c.lease_expires < now)
+
+
+def due_webhooks(session: Session, now: datetime, limit: int) -> list[str]:
+    """Webhooks no loop holds, not waiting for a retry, with an event past their `last_number`."""
+    pending = exists().where(_event.c.campaign_id == _hook.c.campaign_id, _event.c.number > _hook.c.last_number)
+    ready = or_(_hook.c.next_attempt_at.is_(None), _hook.c.next_attempt_at <= now)
+    query = select(_hook.c.id).where(_free(now), ready, pending).order_by(_hook.c.created_at).limit(limit)
+    return list(session.connection().execute(query).scalars())
+
+
+def claim(session: Session, webhook_id: str, owner: str, now: datetime, lease_seconds: float) -> bool:
+    """Take the webhook's lease if it is free (one conditional UPDATE: of two loops, one wins)."""
+    taken = session.connection().execute(
+        update(_hook)
+        .where(_hook.c.id == webhook_id, _free(now))
+        .values(lease_owner=owner, lease_expires=now + timedelta(seconds=lease_seconds))
+    )
+    session.commit()
+    return taken.rowcount == 1
+
+
+def release(session: Session, webhook_id: str, owner: str) -> None:
+    session.connection().execute(
+        update(_hook)
+        .where(_hook.c.id == webhook_id, _hook.c.lease_owner == owner)
+        .values(lease_owner=None, lease_expires=None)
+    )
+    session.commit()
+
+
+GM_VIEW_PAGE = 50
+
+
+def next_event(session: Session, webhook_id: str, owner: str) -> Outgoing | None:
+    """The next event this webhook takes, as the GM reads it (its `events` filter applied: events
+    it does not take are passed over), or None when none is left (or the lease was lost)."""
+    row = session.connection().execute(select(_hook).where(_hook.c.id == webhook_id)).first()
+    if row is None or row.lease_owner != owner:
+        return None
+    gm = Principal(row.campaign_id, "gm", None, "")
+    after = row.last_number
+    while True:
+        page = event_log.events_page(session, row.campaign_id, after, viewer=gm, limit=GM_VIEW_PAGE)
+        wanted = next((e for e in page if row.events is None or e.type in row.events), None)
+        if wanted is not None:
+            return _outgoing(session, row, wanted)
+        if len(page) < GM_VIEW_PAGE:
+            if page:  # none of these is for this webhook: done with them
+                _advance(session, webhook_id, owner, page[-1].number)
+            return None
+        after = page[-1].number
+
+
+def _outgoing(session: Session, row: Any, event: event_log.StoredEvent) -> Outgoing:
+    created_at = (
+        session.connection()
+        .execute(
+            select(_event.c.created_at).where(_event.c.campaign_id == row.campaign_id, _event.c.number == event.number)
+        )
+        .scalar_one()
+    )
+    body = {
+        "id": str(event.number),
+        "type": event.type,
+        "campaign_id": row.campaign_id,
+        "created_at": event_log_time(created_at),
+        "data": event.data,
+    }
+    return Outgoing(
+        row.id,
+        row.url,
+        row.secret,
+        event.number,
+        event.type,
+        f"msg_{row.id}_{event.number}",
+        row.attempts + 1,
+        to_json(body),
+    )
+
+
+def event_log_time(at: datetime) -> str:
+    """An event's time as the API writes times (UTC, ISO 8601, `Z`)."""
+    aware = at if at.tzinfo is not None else at.replace(tzinfo=utcnow().tzinfo)
+    return aware.astimezone(utcnow().tzinfo).isoformat().replace("+00:00", "Z")
+
+
+def _advance(session: Session, webhook_id: str, owner: str, number: int) -> None:
+    session.connection().execute(
+        update(_hook)
+        .where(_hook.c.id == webhook_id, _hook.c.lease_owner == owner)
+        .values(last_number=number, attempts=0, next_attempt_at=None)
+    )
+    session.commit()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What came of one POST."""
+
+    response_code: int | None
+    error: str | None
+    duration_ms: int
+
+    @property
+    def delivered(self) -> bool:
+        return self.error is None and self.response_code is not None and 200 <= self.response_code < 300
+
+
+def record_attempt(
+    session: Session,
+    out: Outgoing,
+    attempt: Attempt,
+    owner: str,
+    *,
+    max_attempts: int,
+    retry_in: float,
+    lease_seconds: float,
+) -> bool:
+    """Log the attempt and move the webhook on, if this loop still holds it: delivered, or failed
+    for good after `max_attempts` (then the next event comes), or a retry in `retry_in` seconds
+    (the lease released: whichever loop is free then sends it). True when this loop may go on
+    with the next event (the lease renewed)."""
+    now = utcnow()
+    done = attempt.delivered or out.attempt >= max_attempts
+    status = "delivered" if attempt.delivered else ("failed" if done else "retrying")
+    if done:
+        values: dict[str, Any] = {
+            "last_number": out.number,
+            "attempts": 0,
+            "next_attempt_at": None,
+            "lease_expires": now + timedelta(seconds=lease_seconds),
+        }
+    else:
+        values = {
+            "attempts": out.attempt,
+            "next_attempt_at": now + timedelta(seconds=retry_in),
+            "lease_owner": None,
+            "lease_expires": None,
+        }
+    moved = session.connection().execute(
+        update(_hook)
+        .where(and_(_hook.c.id == out.webhook_id, _hook.c.lease_owner == owner, _hook.c.last_number < out.number))
+        .values(**values)
+    )
+    if moved.rowcount != 1:  # the lease was lost (this loop stalled beyond it): the new owner logs its own
+        session.rollback()
+        return False
+    session.connection().execute(
+        insert(_delivery),
+        {
+            "id": new_id(),
+            "webhook_id": out.webhook_id,
+            "event_number": out.number,
+            "event_type": out.type,
+            "message_id": out.message_id,
+            "attempt": out.attempt,
+            "status": status,
+            "response_code": attempt.response_code,
+            "error": attempt.error,
+            "duration_ms": attempt.duration_ms,
+            "created_at": now,
+        },
+    )
+    session.commit()
+    return done
