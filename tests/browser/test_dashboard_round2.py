@@ -392,6 +392,11 @@ def test_issue27_item4_gc_d1_place_by_click_move_within_reach_hidden_never_drawn
             o
             for o in player.get_by_label("Au clic sur une case").evaluate("s => [...s.options].map(o => o.textContent)")
         ] == ["déplacer Aiko"]
+        # distances as the ruleset counts them (GC-D1, the catalogue's metric: |dx| + |dy|)
+        assert (
+            player.locator("#grid button[data-x='4'][data-y='3']").get_attribute("aria-label")
+            == "case 4, 3, à 5 case(s)"
+        )
         player.locator("#grid button[data-x='11'][data-y='7']").click()  # far out of reach: refused, said in French
         player.locator("#encounter-message .error").wait_for()
         assert position("Aiko") == {"x": 1, "y": 1}

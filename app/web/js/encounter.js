@@ -76,6 +76,14 @@ export function ordered(encounter) {
   return rows;
 }
 
+/** The distance of two cells by the ruleset's metric (`combat.grid.metric`). */
+export function distance(a, b, metric) {
+  const dx = Math.abs(a.x - b.x), dy = Math.abs(a.y - b.y);
+  if (metric === "chebyshev") return Math.max(dx, dy);
+  if (metric === "euclidean") return Math.round(Math.hypot(dx, dy) * 10) / 10;
+  return dx + dy;  // manhattan (GC-D1)
+}
+
 export const currentIds = encounter => new Set(encounter.current?.combatant_ids || (encounter.current?.combatant_id ? [encounter.current.combatant_id] : []));
 
 const label = e => `${e.name} (${t(`encounter.status.${e.status}`)})`;
@@ -395,7 +403,14 @@ export class Tracker {
     const unplaced = placers.find(c => !c.position);
     const preset = this.gridChoice || (movers[0] ? `move:${movers[0].id}` : unplaced ? `place:${unplaced.id}` : choices[0]?.[0]);
     const mode = choices.length ? select(choices, { value: preset }) : null;
-    if (mode) { mode.name = "grid-mode"; mode.addEventListener("change", () => { this.gridChoice = mode.value; }); }
+    if (mode) { mode.name = "grid-mode"; mode.addEventListener("change", () => { this.gridChoice = mode.value; this.draw(); }); }
+    // distances as the ruleset counts them (the catalogue's `combat.grid.metric`), from the pawn chosen
+    const metric = state.ruleset?.combat?.grid?.metric;
+    const from = (() => {
+      const id = (this.gridChoice || preset || "").split(":")[1];
+      return e.combatants.find(c => c.id === id)?.position || null;
+    })();
+    const away = (x, y) => (from && metric ? distance(from, { x, y }, metric) : null);
     const cells = h("div", { class: "grid", id: "grid", role: "group", "aria-label": t("grid.label"),
       style: `grid-template-columns: repeat(${width}, 2.2rem)` });
     for (let y = 0; y < height; y++) {
@@ -405,7 +420,8 @@ export class Tracker {
         const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
           ${here.some(c => c.hidden) ? "hidden-one" : ""}`.replace(/\s+/g, " ").trim(),
           dataset: { x: String(x), y: String(y) }, disabled: !mode,
-          "aria-label": names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y }), title: names || `${x}, ${y}` },
+          "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
+            away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}`, title: names || `${x}, ${y}` },
           here.map(c => c.name.slice(0, 2)).join(""));
         cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
         cells.append(cell);
