@@ -13,7 +13,7 @@ from contextlib import closing
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.dash_support import card_pools, fight, pools_of, table, tracker_pools
-from tests.browser.test_dashboard import api, clean, log_ids, open_with_token
+from tests.browser.test_dashboard import GOBLIN_SHEET, api, clean, log_ids, open_with_token
 from tests.factories import as_fighter
 from tests.hardening.conftest import bearer
 
@@ -467,6 +467,10 @@ def test_issue27_items3_5_the_gms_row_quick_actions_initiative_hp_condition(live
         encounter = r.json()
         eid = encounter["id"]
         aiko = next(c for c in encounter["combatants"] if c["name"] == "Aiko")
+        guard = http.post(
+            f"/v1/campaigns/{s['cid']}/characters", json={"name": "Garde", "kind": "npc", "sheet": GOBLIN_SHEET}
+        )
+        assert guard.status_code == 201, guard.text
         open_with_token(page, server.url, s["gm"])
         page.wait_for_selector(f"#encounter-view[data-status=setup][data-version='{encounter['version']}']")
         assert not page.evaluate("document.body.classList.contains('fight')")
@@ -477,7 +481,13 @@ def test_issue27_items3_5_the_gms_row_quick_actions_initiative_hp_condition(live
             )
             return http.get(f"/v1/encounters/{eid}").json()
 
-        # before the start: an initiative override (the API refuses it once the fight runs)
+        # before the start: a combatant added, then an initiative override (the API refuses both once the fight runs)
+        page.get_by_label("Combattant à ajouter").select_option(label="Garde")
+        page.get_by_role("button", name="Ajouter au combat").click()
+        state = after(encounter["version"])
+        assert len(state["combatants"]) == 3
+        page.wait_for_function("() => document.querySelectorAll('#turn-order li.combatant').length === 3")
+        encounter = state
         init = page.get_by_label("Initiative de Aiko (remplace le jet)")
         init.fill("99")
         init.press("Enter")

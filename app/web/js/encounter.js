@@ -278,10 +278,32 @@ export class Tracker {
         a.reverted_by ? h("span", { class: "badge" }, t("encounter.undone")) : null,
         a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
     this.view.classList.toggle("show-rules", this.showRules);
-    clear(this.view, order, this.grid(e), this.panel, this.diceArea, reactions, this.status,
+    clear(this.view, order, this.adder(e), this.grid(e), this.panel, this.diceArea, reactions, this.status,
       h("h3", {}, t("encounter.history")), history);
     Object.assign(this.view.dataset, { version: String(e.version), status: e.status, round: String(e.round) });
     this.cue(myTurn, mine);
+  }
+
+  /** The GM adds a campaign character to the fight (the API takes new combatants before the start). */
+  adder(e) {
+    if (!isGm() || e.status !== "setup") return null;
+    const characters = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
+    if (!characters.length) return null;
+    const who = select(characters.map(c => [c.id, c.name]));
+    const side = h("input", { type: "text", size: 8, value: t("builder.foes") });
+    const form = h("form", { class: "inline adder", novalidate: true },
+      field(t("encounter.add.who"), who), field(t("builder.side"), side),
+      h("button", { type: "submit", class: "secondary" }, t("encounter.add")));
+    form.addEventListener("submit", async event => {
+      event.preventDefault();
+      try {
+        await api.post(`/v1/encounters/${e.id}/combatants`, { character_id: who.value, side: side.value.trim() || null });
+        await this.refresh();
+      } catch (err) {
+        this.fail(err);
+      }
+    });
+    return form;
   }
 
   /** "À toi de jouer": a banner (drawn above), the title, and a vibration where allowed — once per turn. */
