@@ -1,6 +1,6 @@
 """axe-core (vendored from its npm package, tests/browser/vendor/README.md) on every screen of the
 dashboard (issue 27): 0 serious or critical violations — the first screen, the GM's dashboard, the
-character form, the encounter builder, the GM's fight with a dice prompt, the player's phone in a
+character form, the encounter builder, a fight in setup, the GM's fight with a dice prompt, the player's phone in a
 fight, the table screen, and the English first screen."""
 
 from __future__ import annotations
@@ -36,7 +36,16 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         found["encounter builder"] = axe(page)
         page.locator("dialog").get_by_role("button", name="Annuler").click()
 
+        r = http.post(
+            f"/v1/campaigns/{s['cid']}/encounters",
+            json={"name": "Préparation", "combatants": [{"character_id": s["aiko"]["id"]}]},
+        )
+        assert r.status_code == 201, r.text
+        page.wait_for_selector("#encounter-view[data-status=setup]", timeout=15_000)
+        found["gm fight setup"] = axe(page)
+
         encounter = fight(s)
+        page.locator("select[name=encounter]").select_option(encounter["id"])
         page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']", timeout=15_000)
         page.get_by_label("Action", exact=True).select_option("attack")
         page.get_by_label("Dégâts", exact=True).fill("1d6")
@@ -67,7 +76,7 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         found["login, English"] = axe(english)
 
     assert {name: v for name, v in found.items() if v} == {}
-    assert len(found) == 8
+    assert len(found) == 9
     # the check can fail: a button without a name is a critical violation axe reports
     english.evaluate(
         "document.querySelector('main').append(Object.assign(document.createElement('button'), {id: 'nameless'}))"
