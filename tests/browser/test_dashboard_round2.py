@@ -548,3 +548,19 @@ def test_issue27_item3_the_dice_prompt_does_not_make_the_page_jump(live, pages):
         prompt = page.locator(".dice-entry").bounding_box()
         assert prompt and prompt["y"] > before["y"]  # the prompt comes below the button pressed
         clean(page)
+
+
+def test_issue27_item1_a_revoked_token_ends_the_session_in_french(live, pages):
+    server = live.start()
+    s = table(live, server)
+    player = pages()
+    with closing(s["http"]) as http:
+        open_with_token(player, server.url, s["player"]["token"])
+        r = http.post(f"/v1/campaigns/{s['cid']}/players/{s['player']['id']}/token/rotate")
+        assert r.status_code in (200, 201), r.text
+        player.get_by_role("button", name="Ouvrir", exact=True).wait_for(timeout=20_000)  # back to the first screen
+        notice = player.locator(".notice[role=alert]").text_content()
+        assert "jeton" in notice and "token" not in notice, notice
+        assert player.evaluate("sessionStorage.getItem('jdr.token')") is None
+        player.js_errors[:] = [e for e in player.js_errors if "401" not in e]
+        clean(player)
