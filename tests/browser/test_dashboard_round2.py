@@ -13,7 +13,7 @@ from contextlib import closing
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.dash_support import card_pools, fight, pools_of, table, tracker_pools
-from tests.browser.test_dashboard import GOBLIN_SHEET, api, clean, log_ids, open_with_token
+from tests.browser.test_dashboard import GOBLIN_SHEET, api, clean, enter_dice, log_ids, open_with_token
 from tests.factories import as_fighter
 from tests.hardening.conftest import bearer
 
@@ -140,6 +140,17 @@ def test_issue27_item1_cards_log_and_tracker_follow_every_action_on_both_pages(l
         r = http.post(f"/v1/encounters/{eid}/actions", json={"type": "heal", "target_id": other, "amount": 3})
         assert r.status_code == 201, r.text
         settled()
+        # an attack made in the GM's page (its row's "Attaquer", then the form set on that target), with table dice
+        name = next(n for n, i in ids.items() if i == other)
+        gm.get_by_role("button", name=f"Attaquer {name}").click()
+        gm.get_by_label("Dégâts", exact=True).fill("1d6")
+        gm.get_by_role("button", name="Agir avec les dés de table").click()
+        enter_dice(gm, {"attack": [5], "karma": [1], "defense": [1], "dodge": [99], "parry": [99], "damage": [6]})
+        settled()
+        [attack] = [a for a in http.get(f"/v1/encounters/{eid}/actions").json()["items"] if a["type"] == "attack"]
+        for page in (gm, player):
+            page.locator(f"#encounter-history li[data-action-id='{attack['id']}']").wait_for()
+            page.locator(f"#log-list li[data-entry-id='{attack['id']}']").wait_for()
         # a GM sheet edit reaches the tracker too (the encounter's version does not move)
         aiko = http.get(f"/v1/characters/{s['aiko']['id']}").json()
         r = http.patch(
