@@ -54,6 +54,14 @@ def test_issue27_item2_french_by_default_english_kept_as_a_choice(live, pages):
     odds = page.locator("#odds").inner_text()
     assert "should" not in odds and "Input" not in odds, odds
 
+    # an error names characters, not ids
+    said = page.evaluate(
+        """async id => { const m = await import('/web/js/api.js');
+           return m.describe(new m.ApiError(409, {detail: `${id} has acted this turn`})); }""",
+        s["aiko"]["id"],
+    )
+    assert "« Aiko »" in said and s["aiko"]["id"] not in said, said
+
     # English as a choice, kept across a reload (localStorage)
     page.get_by_role("button", name="Switch to English").click()
     page.wait_for_selector("html[lang=en][data-ready=dashboard]")

@@ -69,10 +69,18 @@ export function fieldError(e) {
   return last ? t("problem.field", { field: last, msg: validationText(e.msg) }) : validationText(e.msg);
 }
 
+let namer = null;
+/** How an id is named in messages (the store's characters and combatants): errors name, not ids. */
+export function setNamer(fn) { namer = fn; }
+const named = text => (namer && text ? String(text).replace(/\b[0-9a-f]{32}\b/g, id => {
+  const name = namer(id);
+  return name && name !== "?" ? `« ${name} »` : id;
+}) : text);
+
 /** The problem's message in one line, for a status area (once, in the page's language). */
 export function describe(err) {
   if (!(err instanceof ApiError)) return String(err?.message || err);
-  const p = err.problem;
+  const p = { ...err.problem, detail: named(err.problem.detail) };
   const where = (p.errors || []).map(fieldError);
   return `${problemMessage(err.status, p)}${where.length ? ` ${where.join(" ; ")}` : ""}`;
 }

@@ -1,9 +1,9 @@
 // The dashboard: a client of the public API and its event stream, nothing else.
 // Routes: `#/` the dashboard (GM or player, by the token), `#/table` the table screen.
 
-import { api, setToken, getAll, describe } from "./api.js";
+import { api, setToken, getAll, describe, setNamer } from "./api.js";
 import { h, clear } from "./dom.js";
-import { state, emit, on, isGm, savedToken, saveToken, forgetToken, upsertCharacter, pruneCharacters, resetListeners } from "./store.js";
+import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, pruneCharacters, resetListeners } from "./store.js";
 import { EventStream } from "./events.js";
 import { renderLogin, langButton } from "./login.js";
 import { t } from "./i18n.js";
@@ -15,6 +15,7 @@ import { Tracker } from "./encounter.js";
 import { TableScreen } from "./table.js";
 
 const root = document.getElementById("app");
+setNamer(nameOf);
 let stream = null;
 let syncTimer = null;
 
