@@ -91,6 +91,13 @@ def test_issue27_item2_problems_translated_by_code_else_status(live, pages):
     assert said[1].startswith("Impossible maintenant") and "(détail technique : " in said[1]  # last resort
     assert said[2].startswith("Le serveur est injoignable")
     assert said[3:] == ["au moins 1 caractère(s)", "doit être supérieur ou égal à 1"]
+    # one catalogue: every message in both languages, the same placeholders
+    keys = page.evaluate("""async () => { const {CATALOGUE} = await import('/web/js/i18n.js');
+        const holes = s => (s.match(/\\{\\w+\\}/g) || []).sort().join();
+        return {probe: holes(CATALOGUE.fr['login.ready']), fr: Object.keys(CATALOGUE.fr).sort(), en: Object.keys(CATALOGUE.en).sort(),
+                differ: Object.keys(CATALOGUE.fr).filter(k => k in CATALOGUE.en && holes(CATALOGUE.fr[k]) !== holes(CATALOGUE.en[k]))}; }""")
+    assert keys["fr"] == keys["en"] and keys["differ"] == [], (set(keys["fr"]) ^ set(keys["en"]), keys["differ"])
+    assert len(keys["fr"]) > 200 and keys["probe"] == "{name}"  # the placeholder check sees placeholders
     clean(page)
 
 

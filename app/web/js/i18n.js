@@ -237,7 +237,7 @@ const fr = {
   "outcome.super_critical_failure": "échec super-critique",
   "status.unhurt": "indemne",
   "status.wounded": "blessé",
-  "status.bloodied": "mal en point",
+  "status.bloodied": "grièvement blessé",
   "status.down": "hors de combat",
   "line.test": "test",
   "line.vs": "contre {n}",
