@@ -430,13 +430,18 @@ def test_issue27_item4_gc_d1_place_by_click_move_within_reach_hidden_never_drawn
         player.locator("#grid button[data-x='2'][data-y='1']").click()
         player.wait_for_selector("#grid button[data-x='2'][data-y='1'][title=Aiko]", timeout=15_000)
         assert position("Aiko") == {"x": 2, "y": 1}
+        # or by a drag of its pawn onto a cell (the GM's placement here: a move is one per turn, GC-D3)
+        gm.wait_for_selector("#grid button[data-x='2'][data-y='1'][title=Aiko]", timeout=15_000)
+        gm.locator("#grid button[data-x='5'][data-y='1']").drag_to(gm.locator("#grid button[data-x='5'][data-y='3']"))
+        gm.wait_for_selector("#grid button[data-x='5'][data-y='3'][title='Seigneur Vorath']", timeout=15_000)
+        assert position("Seigneur Vorath") == {"x": 5, "y": 3}
         gm.wait_for_selector("#grid button[data-x='2'][data-y='1'][title=Aiko]", timeout=15_000)
         assert "Seigneur Vorath" not in player.content()
 
         # item 5: the GM reveals the boss at any time, then hides it again: gone from the player's page
         gm.get_by_role("button", name="Révéler Seigneur Vorath aux joueurs").click()
         player.locator("#turn-order li", has_text="Seigneur Vorath").wait_for(timeout=15_000)
-        player.wait_for_selector("#grid button[data-x='5'][data-y='1'][title='Seigneur Vorath']")
+        player.wait_for_selector("#grid button[data-x='5'][data-y='3'][title='Seigneur Vorath']")
         gm.get_by_role("button", name="Cacher Seigneur Vorath aux joueurs").click()
         gm.get_by_role("button", name="Révéler Seigneur Vorath aux joueurs").wait_for()
         assert http.post(f"/v1/campaigns/{s['cid']}/rolls", json={"expression": "d6"}).status_code == 201

@@ -446,6 +446,21 @@ export class Tracker {
             away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}`, title: names || `${x}, ${y}` },
           here.map(c => c.name.slice(0, 2)).join(""));
         cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
+        // or drag a pawn onto a cell: its move when it may move now, else (the GM) its placement
+        const pawn = here.map(c => (movers.some(m => m.id === c.id) ? `move:${c.id}` : placers.some(m => m.id === c.id) ? `place:${c.id}` : null))
+          .find(Boolean);
+        if (pawn) {
+          cell.draggable = true;
+          cell.addEventListener("dragstart", event => { event.dataTransfer.setData("text/plain", pawn); event.dataTransfer.effectAllowed = "move"; });
+        }
+        if (mode) {
+          cell.addEventListener("dragover", event => event.preventDefault());
+          cell.addEventListener("drop", event => {
+            event.preventDefault();
+            const choice = event.dataTransfer.getData("text/plain");
+            if (/^(move|place):/.test(choice)) this.onCell(choice, x, y);
+          });
+        }
         cells.append(cell);
       }
     }
