@@ -25,7 +25,7 @@ export function renderTestPanel(section) {
   const modifier = h("input", { type: "number", step: 1, value: "0", name: "test-modifier" });
   const hidden = isGm() ? h("input", { type: "checkbox", name: "test-hidden" }) : null;
   const extras = new SchemaForm({ schema: { ...schema, required: [] }, root: schema, mode: "create", omit: HANDLED });
-  const odds = h("div", { class: "odds", id: "odds", "aria-live": "polite", "aria-label": t("test.odds") });
+  const odds = h("div", { class: "odds", id: "odds", role: "group", "aria-live": "polite", "aria-label": t("test.odds") });
   const dice = h("div", { class: "dice-area" });
   const result = h("div", { class: "result", id: "test-result", role: "status", "aria-live": "polite" });
   const rollButton = h("button", { type: "submit" }, t("test.roll"));
