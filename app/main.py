@@ -107,7 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_origins=settings.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id"],
+            expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id", "RateLimit", "RateLimit-Policy"],
         )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(

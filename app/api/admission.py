@@ -59,9 +59,10 @@ class Admission:
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
             {
-                "type": "https://jdr-rules-api.dev/problems/unavailable",
+                "type": "https://jdr-rules-api.dev/problems/server-busy",
                 "title": "Service unavailable",
                 "status": 503,
+                "code": "server_busy",
                 "detail": f"the server is busy ({self.max_in_flight} requests in progress); retry shortly",
             }
         ).encode()

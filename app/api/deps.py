@@ -82,7 +82,7 @@ def require_admin(request: Request, credentials: Credentials) -> None:
     """When ADMIN_TOKEN is configured, creating a campaign needs it."""
     admin = request.app.state.settings.admin_token
     if admin and (credentials is None or not same_secret(credentials.credentials, admin)):
-        raise Unauthorized("creating a campaign needs the admin token on this server")
+        raise Unauthorized("creating a campaign needs the admin token on this server", code="admin_token_needed")
 
 
 async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:

@@ -140,10 +140,14 @@ class EventHub:
     def admit(self, token_hash: str) -> Lease:
         """Count a new stream: 429 past the per-token cap, 503 past the per-process cap."""
         if self._by_token[token_hash] >= self.per_token:
-            raise TooManyRequests(f"at most {self.per_token} event streams per token", retry_after=RETRY_AFTER)
+            raise TooManyRequests(
+                f"at most {self.per_token} event streams per token", retry_after=RETRY_AFTER, code="too_many_streams"
+            )
         if self.streams >= self.per_process:
             raise Unavailable(
-                "this server holds as many event streams as it may; retry shortly", retry_after=RETRY_AFTER
+                "this server holds as many event streams as it may; retry shortly",
+                retry_after=RETRY_AFTER,
+                code="server_busy",
             )
         self._by_token[token_hash] += 1
         self.streams += 1

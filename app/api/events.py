@@ -32,7 +32,7 @@ from app.api.openapi_doc import events_extension
 from app.api.ratelimit import client_address
 from app.core.config import get_settings
 from app.core.db import Sessions
-from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable
+from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable, define
 from app.rulesets.events import EventTicket
 from app.services import events
 from app.services.auth import Principal, check_member
@@ -50,6 +50,11 @@ _PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schema
 
 class InvalidCursor(BadRequest):
     """`Last-Event-ID` or `after` that is not an event id."""
+
+    code = "invalid_event_id"
+
+
+define("invalid_event_id", InvalidCursor, "`Last-Event-ID` or `after` is not an event id.")
 
 
 @router.get(

@@ -104,6 +104,7 @@ class BodySizeLimit:
                 "type": "https://jdr-rules-api.dev/problems/payload-too-large",
                 "title": "Payload too large",
                 "status": 413,
+                "code": "payload_too_large",
                 "detail": f"the body exceeds {self.max_bytes} bytes",
             }
         ).encode()

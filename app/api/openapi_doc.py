@@ -29,6 +29,8 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import CoreModeRef, DefsRef, GenerateJsonSchema, JsonSchemaMode
 
 from app import models
+from app.api.problems import code_status
+from app.kit.errors import CODES
 from app.kit.models import Strict, union
 from app.rulesets.contract import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
@@ -37,8 +39,9 @@ from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
 # The contract's version: it moves with every change a client can see (CHANGELOG.md, newest first).
-CONTRACT_VERSION = "1.1.0"
+CONTRACT_VERSION = "1.2.0"
 LICENSE = {"name": "MIT", "identifier": "MIT"}
+CONTACT = {"name": "jdr-rules-api", "url": "https://jdr-rules-api.dev/"}
 SERVERS = [{"url": "http://127.0.0.1:8000", "description": "`make run` on this machine (set yours)"}]
 TAGS = [
     {"name": "campaigns", "description": "Campaigns, their players and tokens; `/v1/me`."},
@@ -84,6 +87,17 @@ HEADERS = {
         "schema": {"type": "string", "format": "uri-reference"},
     },
     "Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}},
+    "RateLimit-Policy": {
+        "description": "The rate limits this request is subject to (IETF draft-ietf-httpapi-ratelimit-headers, "
+        'a structured-field list): `"per-token";q=120;w=60`, the quota and the window in seconds. Sent when '
+        "RATE_LIMIT_PER_MINUTE (or the campaign-creation throttle) is on.",
+        "schema": {"type": "string"},
+    },
+    "RateLimit": {
+        "description": 'What is left of each limit: `"per-token";r=57;t=30`, the requests left and the seconds '
+        "until the oldest request of the window leaves it.",
+        "schema": {"type": "string"},
+    },
 }
 IF_NONE_MATCH = {
     "name": "If-None-Match",
@@ -109,34 +123,59 @@ BODIES: dict[tuple[str, str], Capability] = {
 # actions: by `type`), from each ruleset's `examples.py`. tests/api/test_openapi.py checks each against its model.
 EXAMPLES: dict[str, dict[str, Any]] = {r.id: r.examples for r in REGISTRY.values()}
 
-PROBLEM_SCHEMA = {
-    "title": "Problem",
-    "description": "RFC 9457 problem details; `errors` lists each invalid field of a 422.",
-    "type": "object",
-    "required": ["type", "title", "status", "detail"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "errors": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["loc", "msg"],
-                "properties": {
-                    "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
-                    "msg": {"type": "string"},
-                },
+PROBLEM_DESCRIPTION = (
+    "RFC 9457 problem details. Translate by `code` (a stable word, docs/problem-codes.md), never by "
+    "`detail`; `type` is built from the code. `errors` lists each invalid field of a 422; `retry_after` "
+    "repeats `Retry-After`; each code's own members are typed in its schema (`…Problem`)."
+)
+COMMON_MEMBERS: dict[str, Any] = {
+    "type": {"type": "string", "format": "uri", "description": "The problem's URI, built from `code`."},
+    "title": {"type": "string"},
+    "status": {"type": "integer"},
+    "detail": {"type": "string", "description": "For people: never parse it."},
+    "request_id": {"type": "string", "description": "This request's id (X-Request-Id)."},
+    "retry_after": {"type": "integer", "description": "Seconds to wait before trying again."},
+    "errors": {
+        "type": "array",
+        "description": "Each invalid field (a 422).",
+        "items": {
+            "type": "object",
+            "required": ["loc", "msg"],
+            "properties": {
+                "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                "msg": {"type": "string"},
             },
         },
     },
-    "additionalProperties": True,
 }
-ERRORS = {
-    "4XX": "The request was refused: 401 no or bad token, 403 not allowed, 404 unknown (or another "
-    "campaign's), 409 conflict, 412 stale If-Match, 413 too large, 422 invalid, 429 rate limited.",
-    "5XX": "The service could not answer (503: the database is unavailable; retry).",
+UNDECLARED = (405, 500)  # statuses no operation declares: its `default` response
+REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    412: "PreconditionFailed",
+    413: "PayloadTooLarge",
+    415: "UnsupportedMediaType",
+    422: "Unprocessable",
+    429: "TooManyRequests",
+    500: "Internal",
+    503: "Unavailable",
+}
+STATUS_TEXT = {
+    400: "Malformed request (a body that is not JSON, a bad header or cursor).",
+    401: "No token, or a token that names nobody.",
+    403: "Known caller, not allowed to do this.",
+    404: "Nothing with this id for this caller (another campaign's things included).",
+    409: "The current state forbids it (a turn, an ended fight, a race lost: retry).",
+    412: "If-Match names a version that is not the current one.",
+    413: "The body is too large.",
+    415: "The body is not JSON.",
+    422: "The body or a parameter is invalid, or the rules refuse it.",
+    429: "A rate limit is reached: retry after Retry-After seconds.",
+    503: "The service cannot answer now (database, saturation): retry after Retry-After seconds.",
 }
 
 
@@ -219,19 +258,123 @@ def _fastapi_bodies(components: dict[str, Any]) -> list[type[BaseModel]]:
     return found
 
 
-def _problem_responses(schema: dict[str, Any]) -> None:
-    """Every error is application/problem+json (API.md), 422 included: say so for every operation."""
+def _camel(code: str) -> str:
+    return "".join(part.capitalize() for part in code.split("_"))
+
+
+def problem_schemas() -> tuple[dict[str, Any], dict[int, list[str]]]:
+    """Issue 25 item 5: `Problem` (any code), and the codes grouped by status and members, one
+    object schema per group (`NotYourTurnProblem`, `ConflictProblem`…) whose `code` is the enum of
+    its codes and whose members are typed: a union of a status's groups discriminated by `code`
+    narrows in every generator. Returns the schemas and, per status, its groups' names."""
+    schemas: dict[str, Any] = {
+        "Problem": {
+            "title": "Problem",
+            "description": PROBLEM_DESCRIPTION,
+            "type": "object",
+            "required": ["type", "title", "status", "detail", "code"],
+            "properties": {**COMMON_MEMBERS, "code": {"type": "string", "enum": sorted(CODES)}},
+            "additionalProperties": True,
+        }
+    }
+    groups: dict[tuple[int, tuple[str, ...]], list[str]] = {}
+    for code in sorted(CODES):
+        members = tuple(sorted(CODES[code].members))
+        groups.setdefault((code_status(code), members), []).append(code)
+    by_status: dict[int, list[str]] = {}
+    for (status, members), codes in sorted(groups.items()):
+        if len(codes) == 1:
+            name = f"{_camel(codes[0])}Problem"
+        else:
+            name = "".join(_camel(m) for m in members) + f"{REASONS[status]}Problem"
+        properties = {
+            "status": {"type": "integer", "enum": [status]},
+            "code": {"type": "string", "enum": codes},
+            **{m: dict(CODES[codes[0]].members[m]) for m in members},
+        }
+        meanings = "; ".join(f"`{c}`: {CODES[c].meaning}" for c in codes)
+        schemas[name] = {  # a Problem, narrowed to its codes, with their members typed
+            "title": name,
+            "description": f"A {status} problem. {meanings}",
+            "allOf": [{"$ref": REF.format(model="Problem")}, {"type": "object", "properties": properties}],
+        }
+        by_status.setdefault(status, []).append(name)
+    return schemas, by_status
+
+
+def own_properties(problem: dict[str, Any]) -> dict[str, Any]:
+    """What a `…Problem` schema adds to `Problem`: its status, its codes, their members."""
+    return dict(problem["allOf"][1]["properties"])
+
+
+def problem_content(status: int | tuple[int, ...], by_status: dict[int, list[str]]) -> dict[str, Any]:
+    """The body of a status (or of several, `default`'s): its problems, a union by `code`."""
+    names = [n for s in (status if isinstance(status, tuple) else (status,)) for n in by_status[s]]
+    if len(names) == 1:
+        schema: dict[str, Any] = {"$ref": REF.format(model=names[0])}
+    else:
+        mapping = {}
+        components, _ = problem_schemas()
+        for name in names:
+            for code in own_properties(components[name])["code"]["enum"]:
+                mapping[code] = REF.format(model=name)
+        schema = {
+            "oneOf": [{"$ref": REF.format(model=name)} for name in names],
+            "discriminator": {"propertyName": "code", "mapping": mapping},
+        }
+    return {"application/problem+json": {"schema": schema}}
+
+
+def statuses(method: str, operation: dict[str, Any]) -> list[int]:
+    """Issue 25 item 2: the error statuses an operation returns (the fuzz run checks that every
+    status it sees is declared): what its credentials, path, parameters, body and method expose it to."""
+    public = operation.get("security") == []
+    params = operation.get("parameters", [])
+    body = "requestBody" in operation
+    found = {503}  # the database, a saturated server: any operation
+    if not public:
+        found |= {401, 403, 429}
+    if any(p["in"] == "path" for p in params):
+        found.add(404)
+    if params or body:
+        found.add(422)
+    if body:
+        found |= {400, 413, 415}
+    if any(p["in"] == "query" and p["name"] in ("after",) for p in params):
+        found.add(400)  # an event id that is not one
+    if any(p["in"] == "header" and p["name"] == "Last-Event-ID" for p in params):
+        found.add(400)
+    if method != "get":
+        found.add(409)  # a race lost, at least
+    if any(p["in"] == "header" and p["name"] == "If-Match" for p in params):
+        found.add(412)
+    return sorted(found)
+
+
+def _problem_responses(schema: dict[str, Any]) -> dict[int, list[str]]:
+    """Every error is application/problem+json (API.md): the problem schemas as components (FastAPI's
+    own 422 schemas dropped); returns each status's problem schemas."""
     components = schema.setdefault("components", {}).setdefault("schemas", {})
-    components["Problem"] = PROBLEM_SCHEMA
-    content = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    problems, by_status = problem_schemas()
+    components.update(problems)
     for path in schema["paths"].values():
         for operation in path.values():
-            responses = operation.setdefault("responses", {})
-            responses.pop("422", None)
-            for code, description in ERRORS.items():
-                responses[code] = {"description": description, "content": content}
+            operation.setdefault("responses", {}).pop("422", None)
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
+    return by_status
+
+
+def _declare_problems(method: str, operation: dict[str, Any], by_status: dict[int, list[str]]) -> None:
+    """The statuses the operation returns, each with the problems of that status (its security said),
+    and `default`: any other problem (a 405 on another method of the path, a 500: a bug, logged)."""
+    responses = operation["responses"]
+    for status in statuses(method, operation):
+        responses[str(status)] = {"description": STATUS_TEXT[status], "content": problem_content(status, by_status)}
+    responses["default"] = {
+        "description": "Any other problem: a 405 (another method of this path, see `Allow`), a 500 (a bug, logged).",
+        "content": problem_content(UNDECLARED, by_status),
+    }
 
 
 _BOUNDS = ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
@@ -294,7 +437,7 @@ def events_extension() -> list[dict[str, Any]]:
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-    _problem_responses(schema)
+    by_status = _problem_responses(schema)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     choices = _body_choices(all_adapters())
     encounter_actions = [(rules.ruleset, rules.action_union()) for rules in ENCOUNTER_RULES.values()]
@@ -321,11 +464,45 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     _typed_by_ruleset(components)
     _name_pages(schema)
     _tidy(schema)
-    _declare(schema)
+    _declare(schema, by_status)
+    _lint_clean(schema)
     return schema
 
 
-def _declare(schema: dict[str, Any]) -> None:
+def _lint_clean(schema: dict[str, Any]) -> None:
+    """What Redocly, Spectral and openapi-typescript report, mended (issue 25, "Done means"):
+    - a discriminator whose mapping names a union (LogEntry's `test` is TestResult, itself a union
+      by ruleset) is dropped: every leaf's `const` tells the members apart all the same;
+    - each member of a discriminated union requires its discriminator (a member whose `type` has a
+      default overlapped the others; the service requires the tag anyway);
+    - the event stream names its events' data (each in `x-events`) as the `contentSchema` of the
+      stream's string, so they are not unused components;
+    - every operation has a description (its summary, when it had none), and `info` a contact."""
+    components = schema["components"]["schemas"]
+    for holder in components.values():
+        discriminator = holder.get("discriminator")
+        if not discriminator or "oneOf" not in holder:
+            continue
+        targets = [_target(components, {"$ref": ref}) for ref in discriminator.get("mapping", {}).values()]
+        if any("oneOf" in t or "anyOf" in t for t in targets):
+            holder.pop("discriminator")
+            continue
+        tag = discriminator["propertyName"]
+        for target in targets:
+            if tag in target.get("properties", {}) and tag not in target.get("required", []):
+                target["required"] = [*target.get("required", []), tag]
+    events = schema["paths"].get("/v1/campaigns/{campaign_id}/events", {}).get("get")
+    if events is not None:
+        stream = events["responses"]["200"]["content"]["text/event-stream"]["schema"]
+        stream["contentSchema"] = {"anyOf": [e["data"] for e in events_extension()]}
+    for methods in schema["paths"].values():
+        for operation in methods.values():
+            if not operation.get("description"):
+                operation["description"] = operation.get("summary", operation["operationId"]).rstrip(".") + "."
+    schema["info"]["contact"] = CONTACT
+
+
+def _declare(schema: dict[str, Any], by_status: dict[int, list[str]]) -> None:
     """Issue 25 item 7: who may call what, said for every operation (`security: []` on the public
     ones, anonymous or bearer where ADMIN_TOKEN decides), the tags, a server, the licence."""
     schema["info"]["license"] = LICENSE
@@ -338,6 +515,7 @@ def _declare(schema: dict[str, Any]) -> None:
                 operation["security"] = [{}, {"HTTPBearer": []}]
             else:
                 operation.setdefault("security", [])
+            _declare_problems(method, operation, by_status)
             _declare_headers(method, operation)
 
 
@@ -348,6 +526,7 @@ def _header(name: str) -> dict[str, str]:
 def _declare_headers(method: str, operation: dict[str, Any]) -> None:
     """Issue 25 item 6: the response headers each operation sends, If-None-Match and its 304."""
     name = operation["operationId"]
+    limited = "429" in operation["responses"]  # a token's requests (and open campaign creation) are counted
     if method == "get" and name in ETAGGED:
         operation.setdefault("parameters", []).append(IF_NONE_MATCH)
         operation["responses"]["304"] = {
@@ -361,8 +540,11 @@ def _declare_headers(method: str, operation: dict[str, Any]) -> None:
             headers["ETag"] = _header("ETag")
         if status == "201" and name not in UNLOCATED:
             headers["Location"] = _header("Location")
-        if status in ("4XX", "5XX"):  # 409 (a lock or deadlock), 429, 503
+        if status in ("409", "429", "503"):  # a race lost, a limit, a busy or unreachable database
             headers["Retry-After"] = _header("Retry-After")
+        if limited and status != "304":
+            headers["RateLimit-Policy"] = _header("RateLimit-Policy")
+            headers["RateLimit"] = _header("RateLimit")
 
 
 def _ruleset_body(components: dict[str, Any], capability: Capability, tagged: list[tuple[str, dict]]) -> dict[str, Any]:

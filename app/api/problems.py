@@ -32,19 +32,30 @@ class UnsupportedMediaType(e.AppError):
     """A body that is not JSON."""
 
     title = "Unsupported media type"
-    slug = "unsupported-media-type"
+    code = "unsupported_media_type"
 
 
 class MalformedJson(e.BadRequest):
     """A JSON body the parser cannot read."""
 
     title = "Malformed JSON"
-    slug = "malformed-json"
+    code = "malformed_json"
 
 
 class BodyTooDeep(e.RuleError):
     title = "Validation error"
-    slug = "validation-error"
+    code = "body_too_deep"
+
+
+e.define(
+    "unsupported_media_type",
+    UnsupportedMediaType,
+    "The body is not JSON (`accepted` lists what the route takes; see `Accept-Post`/`Accept-Patch`).",
+    accepted=e.STRS,
+)
+e.define(
+    "malformed_json", MalformedJson, "The body is not valid JSON (`line`, `column`: where).", line=e.INT, column=e.INT
+)
 
 
 # RFC 9110 §15.5.16: a 415 tells the client which media type to send: `Accept-Post` (W3C LDP)
@@ -70,16 +81,25 @@ def unreadable_body(cause: BaseException | None, *, has_media_type: bool) -> e.A
     return MalformedJson("the body is not valid JSON (nor UTF-8 text)")
 
 
+def type_of(code: str) -> str:
+    """The problem's `type`: a URI built from its code (`not_your_turn` -> …/problems/not-your-turn)."""
+    return TYPE_BASE + code.replace("_", "-")
+
+
+def problem_body(status: int, title: str, detail: str, code: str, **extra: Any) -> dict[str, Any]:
+    return {"type": type_of(code), "title": title, "status": status, "detail": detail, "code": code, **extra}
+
+
 def problem(
     status: int,
     title: str,
     detail: str,
     *,
-    slug: str | None = None,
+    code: str,
     headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> JSONResponse:
-    body = {"type": TYPE_BASE + (slug or str(status)), "title": title, "status": status, "detail": detail, **extra}
+    body = problem_body(status, title, detail, code, **extra)
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
@@ -95,7 +115,7 @@ def validation_problem(errors: list[dict], detail: str | None = None) -> JSONRes
     first = errors[0] if errors else {"loc": [], "msg": "invalid"}
     where = ".".join(str(p) for p in first["loc"]) or "body"
     return problem(
-        422, "Validation error", detail or f"{where}: {first['msg']}", slug="validation-error", errors=errors
+        422, "Validation error", detail or f"{where}: {first['msg']}", code="validation_failed", errors=errors
     )
 
 
@@ -106,6 +126,7 @@ STATUS: dict[type[e.AppError], int] = {
     e.Unauthorized: 401,
     e.Forbidden: 403,
     e.NotFound: 404,
+    e.MethodNotAllowed: 405,
     e.Conflict: 409,
     e.PreconditionFailed: 412,
     e.PayloadTooLarge: 413,
@@ -113,11 +134,32 @@ STATUS: dict[type[e.AppError], int] = {
     e.RuleError: 422,
     e.TooManyRequests: 429,
     e.Unavailable: 503,
+    e.Internal: 500,
 }
 
 
 def status_of(cls: type[e.AppError]) -> int:
     return next(STATUS[k] for k in cls.__mro__ if k in STATUS)
+
+
+def code_status(code: str) -> int:
+    """The status every problem of `code` has."""
+    return status_of(e.CODES[code].family)
+
+
+# a status the router or a dependency raised itself (StarletteHTTPException) -> its code
+HTTP_CODES = {
+    400: "bad_request",
+    401: "token_missing",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_failed",
+    429: "rate_limited",
+    503: "unavailable",
+}
 
 
 # A field spelled as an HTTP header (Idempotency-Key, If-Match, Last-Event-ID) is
@@ -159,7 +201,7 @@ def app_error_response(exc: e.AppError) -> JSONResponse:
         extra.setdefault("retry_after", exc.retry_after)
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    return problem(status, exc.title, exc.detail, slug=exc.slug, headers=headers or None, **extra)
+    return problem(status, exc.title, exc.detail, code=exc.code, headers=headers or None, **extra)
 
 
 # PostgreSQL's SQLSTATEs of a request the database refused for now (issue 21 item 6): a deadlock or
@@ -189,7 +231,7 @@ def database_refusal(exc: DBAPIError) -> e.AppError | None:
     known = REFUSED_NOW.get(getattr(exc.orig, "sqlstate", None) or "")
     if known is not None:
         cls, detail = known
-        return cls(detail, retry_after=1)
+        return cls(detail, retry_after=1, code="race_lost" if cls is e.Conflict else "timeout")
     if exc.connection_invalidated or isinstance(exc, OperationalError):
         return e.Unavailable("the database connection failed; retry shortly", retry_after=1)
     return None
@@ -217,8 +259,15 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = getattr(exc, "headers", None)
         if exc.status_code == 405:
             headers = {**(headers or {}), "Allow": _allowed(req, (headers or {}).get("Allow", ""))}
+        code = HTTP_CODES.get(exc.status_code, "refused")
+        if exc.status_code == 404 and exc.detail == "Not Found":
+            code = "no_route"
         return problem(
-            exc.status_code, titles.get(exc.status_code, "HTTP error"), _http_detail(req, exc, headers), headers=headers
+            exc.status_code,
+            titles.get(exc.status_code, "HTTP error"),
+            _http_detail(req, exc, headers),
+            code=code,
+            headers=headers,
         )
 
     @app.exception_handler(PoolTimeout)
@@ -228,7 +277,7 @@ def install_error_handlers(app: FastAPI) -> None:
             503,
             "Service unavailable",
             "every database connection is busy; retry shortly",
-            slug="unavailable",
+            code="server_busy",
             headers={"Retry-After": "1"},
         )
 
@@ -239,12 +288,12 @@ def install_error_handlers(app: FastAPI) -> None:
             log.warning("database refused the request: %s", exc.orig)
             return app_error_response(refusal)
         log.exception("database error", exc_info=exc)
-        return problem(500, "Internal error", "an unexpected error occurred; it has been logged", slug="internal")
+        return problem(500, "Internal error", "an unexpected error occurred; it has been logged", code="internal_error")
 
     @app.exception_handler(Exception)
     async def _unexpected(_req: Request, exc: Exception):
         log.exception("unexpected error", exc_info=exc)
-        return problem(500, "Internal error", "an unexpected error occurred; it has been logged", slug="internal")
+        return problem(500, "Internal error", "an unexpected error occurred; it has been logged", code="internal_error")
 
 
 def _http_detail(req: Request, exc: StarletteHTTPException, headers: dict[str, str] | None) -> str:
@@ -273,3 +322,33 @@ def _allowed(req: Request, fallback: str) -> str:
         if re.fullmatch(pattern, req.url.path):
             methods |= {m.upper() for m in operations if m in _METHODS}
     return ", ".join(sorted(methods)) or fallback
+
+
+def code_members(code: str) -> dict[str, dict[str, Any]]:
+    """The members a code's problems may carry beside the common ones (`errors` on every 422)."""
+    return dict(e.CODES[code].members)
+
+
+def codes_table() -> str:
+    """docs/problem-codes.md: every code, its status, its meaning and its extra members (a test keeps
+    the committed file equal to this)."""
+    rows = [
+        "# Problem codes",
+        "",
+        "Every error is `application/problem+json` (RFC 9457) with `type`, `title`, `status`, `detail`,",
+        "`code` and `request_id`; a 422 also has `errors` (each invalid field: `loc`, `msg`), a 429 or 503",
+        "(and a 409 `race_lost`) `retry_after` beside the `Retry-After` header. Translate by `code`, never",
+        f"by `detail`. `type` is `{TYPE_BASE}` + the code in kebab case. Generated from",
+        "`app.kit.errors.CODES` (`python -m app.api.codes > docs/problem-codes.md`).",
+        "",
+    ]
+    return "\n".join(rows + codes_rows()) + "\n"
+
+
+def codes_rows() -> list[str]:
+    """The codes as a Markdown table (README's "Errors by code" holds the same)."""
+    rows = ["| code | status | meaning | extra members |", "|---|---|---|---|"]
+    for code in sorted(e.CODES, key=lambda c: (code_status(c), c)):
+        members = ", ".join(f"`{m}`" for m in e.CODES[code].members) or "—"
+        rows.append(f"| `{code}` | {code_status(code)} | {e.CODES[code].meaning} | {members} |")
+    return rows

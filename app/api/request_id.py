@@ -6,7 +6,8 @@ characters), generates one otherwise (32 hex digits), keeps it in a context
 variable and sets the response header. `ProblemRequestId`, inside it, adds the
 id to every `application/problem+json` body, whoever wrote it (a handler, the
 body limit, admission control): only error responses are rewritten.
-`RequestIdFilter` puts it on log records (`%(request_id)s`); LOG_CONFIG is
+It also adds the IETF `RateLimit-Policy` and `RateLimit` fields of the limits the request met
+(app.api.ratelimit). `RequestIdFilter` puts it on log records (`%(request_id)s`); LOG_CONFIG is
 uvicorn's logging with it in every line, the access line included. Only the
 request line is logged, never a header, so a token never reaches the log."""
 
@@ -19,6 +20,8 @@ from typing import Any
 
 from asgi_correlation_id import CorrelationIdMiddleware, correlation_id
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.ratelimit import quota_fields, watch_quotas
 
 HEADER = "X-Request-Id"
 _SANE = re.compile(r"[A-Za-z0-9._:@+=/-]{1,64}")
@@ -35,7 +38,7 @@ def current() -> str | None:
 
 
 class ProblemRequestId:
-    """Adds `request_id` to problem+json bodies (a pure ASGI middleware)."""
+    """Adds `request_id` to problem+json bodies, and the RateLimit fields (a pure ASGI middleware)."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
@@ -45,10 +48,13 @@ class ProblemRequestId:
             return await self.app(scope, receive, send)
         start: Message | None = None
         chunks: list[bytes] = []
+        quotas = watch_quotas()  # the rate limits this request meets: its RateLimit fields
 
         async def send_with_id(message: Message) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
+                if quotas:
+                    message = {**message, "headers": [*message.get("headers", ()), *quota_fields(quotas)]}
                 if _is_problem(message):
                     start = message  # held until the body is complete
                     return

@@ -31,7 +31,9 @@ async def readyz(sessions: SessionFactory) -> dict[str, str]:
         with anyio.fail_after(READY_WITHIN_SECONDS):
             await read(sessions, _ping)
     except TimeoutError:
-        raise Unavailable(f"the database did not answer within {READY_WITHIN_SECONDS:g} s", retry_after=1) from None
+        raise Unavailable(
+            f"the database did not answer within {READY_WITHIN_SECONDS:g} s", retry_after=1, code="timeout"
+        ) from None
     except Exception as exc:  # any driver error means not ready
         raise Unavailable(f"the database does not answer: {type(exc).__name__}", retry_after=1) from None
     return {"status": "ready"}

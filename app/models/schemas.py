@@ -53,7 +53,11 @@ def merge_metadata(current: dict[str, str], patch: dict[str, str | None] | None)
         return current
     merged: dict[str, str] = merge_patch(current, patch)
     if len(merged) > METADATA_KEYS:
-        raise InvalidBody(f"metadata: at most {METADATA_KEYS} keys ({len(merged)} after this patch)", field="metadata")
+        raise InvalidBody(
+            f"metadata: at most {METADATA_KEYS} keys ({len(merged)} after this patch)",
+            field="metadata",
+            code="too_many",
+        )
     return merged
 
 

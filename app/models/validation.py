@@ -13,7 +13,7 @@ M = TypeVar("M", bound=BaseModel)
 
 class InvalidBody(RuleError):
     title = "Validation error"
-    slug = "validation-error"
+    code = "validation_failed"
 
 
 def _errors(exc: ValidationError, loc: tuple) -> list[dict]:

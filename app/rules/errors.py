@@ -4,7 +4,7 @@ each becomes on the wire."""
 
 from __future__ import annotations
 
-from app.kit.errors import Conflict, RuleError
+from app.kit.errors import INT, STR, Conflict, RuleError, define
 
 __all__ = [
     "RuleError",
@@ -23,35 +23,35 @@ class UnsupportedOperation(RuleError):
     """The ruleset has no rule for this operation (e.g. `opposed` in Great Cosmos)."""
 
     title = "Operation not supported by this ruleset"
-    slug = "unsupported-operation"
+    code = "unsupported_operation"
 
 
 class InsufficientResource(Conflict):
     """A spend the character cannot afford (heroism, light points…): nothing happens."""
 
     title = "Not enough resources"
-    slug = "insufficient-resource"
+    code = "unaffordable"
 
 
 class ExpressionError(RuleError):
     """A dice expression that cannot be parsed or exceeds the limits."""
 
     title = "Invalid dice expression"
-    slug = "invalid-dice-expression"
+    code = "invalid_dice_expression"
 
 
 class DiceError(RuleError):
     """Table dice that do not fit the operation (API.md, Dice provenance)."""
 
     title = "Invalid table dice"
-    slug = "invalid-dice"
+    code = "invalid_dice"
 
 
 class DiceNeeded(DiceError):
     """Too few table dice: says which die the rule needs next."""
 
     title = "More dice needed"
-    slug = "dice-needed"
+    code = "dice_needed"
 
     def __init__(self, index: int, die: str, purpose: str):
         super().__init__(
@@ -64,6 +64,8 @@ class DiceNeeded(DiceError):
 class DieOutOfRange(DiceError):
     """A table die whose value is not a face of the die the rule rolls."""
 
+    code = "die_out_of_range"
+
     def __init__(self, index: int, die: str, value: int, purpose: str):
         super().__init__(
             f"die #{index + 1} is {value}, not a face of the {die} rolled for {purpose!r}",
@@ -74,6 +76,8 @@ class DieOutOfRange(DiceError):
 
 class DiceLeftOver(DiceError):
     """Table dice left unused once the operation is resolved."""
+
+    code = "dice_left_over"
 
     def __init__(self, used: int, given: int):
         super().__init__(
@@ -87,7 +91,7 @@ class TooManyDice(RuleError):
     """More dice than one request may roll (all its expressions and rule dice together)."""
 
     title = "Too many dice"
-    slug = "too-many-dice"
+    code = "too_many_dice"
 
     def __init__(self, count: int, limit: int, *, field: str | None = None):
         super().__init__(
@@ -95,3 +99,31 @@ class TooManyDice(RuleError):
             field=field,
             extra={"dice": count, "limit": limit},
         )
+
+
+define(
+    "unaffordable",
+    InsufficientResource,
+    "A spend the character cannot afford (heroism, light points…): nothing happens.",
+    needed=INT,
+    available=INT,
+)
+define("invalid_dice_expression", ExpressionError, "A dice expression that cannot be read or exceeds the limits.")
+define("too_many_dice", TooManyDice, "More dice than one request may roll.", dice=INT, limit=INT)
+define("invalid_dice", DiceError, "Table dice (`dice`) that do not fit the operation.")
+_DIE = {"die": STR, "purpose": STR}
+define(
+    "dice_needed",
+    DiceNeeded,
+    "Too few table dice: `needed` says which die the rule needs next.",
+    needed={"type": "object", "required": ["index", "die", "purpose"], "properties": {"index": INT, **_DIE}},
+)
+define(
+    "die_out_of_range",
+    DieOutOfRange,
+    "A table die whose value is not a face of the die the rule rolls.",
+    index=INT,
+    value=INT,
+    **_DIE,
+)
+define("dice_left_over", DiceLeftOver, "Table dice left unused once the operation is resolved.", used=INT, given=INT)

@@ -232,7 +232,7 @@ INTERFACES: tuple[type[CapabilityInterface], ...] = (LevelUps, Rerolls, Confront
 
 class StoredSheetInvalid(RuleError):
     title = "Stored sheet no longer valid"
-    slug = "stored-sheet-invalid"
+    code = "stored_sheet_invalid"
 
 
 class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
@@ -304,7 +304,11 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         kind = body.get("type") if isinstance(body, dict) else None
         if not isinstance(kind, str) or kind not in self.actions:
             known = ", ".join(sorted(self.actions)) or "none"
-            raise InvalidBody(f"unknown action type {kind!r} for {self.id}; known: {known}", field="type")
+            raise InvalidBody(
+                f"unknown action type {kind!r} for {self.id}; known: {known}",
+                field="type",
+                code="unsupported_operation",
+            )
         return self.actions[kind]
 
     # --- parsing (once per operation) --------------------------------------------
@@ -679,13 +683,16 @@ def sheet_weapon(sheet: SheetModel, name: str | None, rule: str) -> Any:
         raise RuleError(
             f"no weapon {name!r} on the attacker's sheet; it has {', '.join(w.name for w in weapons) or 'none'}",
             field="weapon",
+            code="unknown_name",
         )
     return weapon
 
 
 def unsupported(ruleset: str, type_: str, supported: list[str]) -> InvalidBody:
     return InvalidBody(
-        f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}", field="type"
+        f"{ruleset} has no {type_!r} action in an encounter; it has {', '.join(supported)}",
+        field="type",
+        code="unsupported_operation",
     )
 
 
@@ -731,7 +738,9 @@ class EncounterRules(ABC):
             if p.name == name:
                 return p
         raise InvalidBody(
-            f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}", field="resource"
+            f"unknown resource {name!r}; {self.ruleset} has {', '.join(p.name for p in self.pools)}",
+            field="resource",
+            code="unknown_name",
         )
 
     def is_down(self, sheet: SheetModel) -> bool:
@@ -786,7 +795,9 @@ class EncounterRules(ABC):
     def check_reaction(self, reaction: str) -> None:
         if reaction not in self.reactions:
             raise InvalidBody(
-                f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}", field="reaction"
+                f"unknown reaction {reaction!r}; {self.ruleset} knows {', '.join(self.reactions)}",
+                field="reaction",
+                code="unknown_name",
             )
 
     # --- turn order ----------------------------------------------------------------------

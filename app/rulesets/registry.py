@@ -28,7 +28,7 @@ RULESET_PACKAGES = {
 
 class UnknownRuleset(NotFound):
     title = "Unknown ruleset"
-    slug = "unknown-ruleset"
+    code = "unknown_ruleset"
 
 
 @dataclass(frozen=True)

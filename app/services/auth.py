@@ -33,9 +33,7 @@ class Principal:
 def require_token(token: str | None) -> str:
     """The token's hash; 401 when there is no token."""
     if not token:
-        raise Unauthorized(
-            "a bearer token is required (Authorization: Bearer <token>)",
-        )
+        raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)", code="token_missing")
     return hash_token(token)
 
 
@@ -166,9 +164,9 @@ def check_member(principal: Principal, campaign_id: str, what: str = "campaign")
 
 def check_gm(principal: Principal, action: str) -> None:
     if not principal.is_gm:
-        raise Forbidden(f"only the GM may {action}")
+        raise Forbidden(f"only the GM may {action}", code="gm_only")
 
 
 def check_owner_or_gm(principal: Principal, player_id: str | None, action: str) -> None:
     if not principal.is_gm and (player_id is None or principal.player_id != player_id):
-        raise Forbidden(f"only the character's owner or the GM may {action}")
+        raise Forbidden(f"only the character's owner or the GM may {action}", code="owner_or_gm_only")

@@ -241,7 +241,8 @@ def _remap(value: Any, ids: dict[str, str]) -> Any:
 
 def _bad(loc: Iterable[Any], msg: str) -> InvalidBody:
     where = [str(p) for p in loc]
-    return InvalidBody(f"{'.'.join(where)}: {msg}", extra={"errors": [{"loc": ["body", *where], "msg": msg}]})
+    errors = [{"loc": ["body", *where], "msg": msg}]
+    return InvalidBody(f"{'.'.join(where)}: {msg}", extra={"errors": errors}, code="invalid_bundle")
 
 
 def _unique(items: list[Any], where: str, ids: set[str]) -> None:

@@ -138,7 +138,11 @@ def create_player(
     check_gm(principal, "add players")
     players = session.exec(select(func.count()).select_from(Player).where(Player.campaign_id == campaign_id)).one()
     if players >= cap:
-        raise Conflict(f"a campaign has at most {cap} players (MAX_PLAYERS_PER_CAMPAIGN)", extra={"max_players": cap})
+        raise Conflict(
+            f"a campaign has at most {cap} players (MAX_PLAYERS_PER_CAMPAIGN)",
+            extra={"max_players": cap},
+            code="too_many_players",
+        )
     player = Player(campaign_id=campaign_id, name=data.name)
     token = new_token("pl")
     session.add(player)

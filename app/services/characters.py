@@ -161,7 +161,7 @@ def _check_player(session: Session, campaign_id: str, player_id: str | None) -> 
         return
     player = session.get(Player, player_id)
     if player is None or player.campaign_id != campaign_id:
-        raise InvalidBody(f"no player {player_id!r} in this campaign", field="player_id")
+        raise InvalidBody(f"no player {player_id!r} in this campaign", field="player_id", code="unknown_id")
 
 
 def create_character(session: Session, principal: Principal, campaign_id: str, data: CharacterCreate) -> dict[str, Any]:
@@ -171,10 +171,14 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
         player_id = data.player_id
         if not principal.is_gm:
             if data.kind != "pc" or (player_id not in (None, principal.player_id)) or data.gm_override:
-                raise Forbidden("a player may only create its own player character, without GM override")
+                raise Forbidden(
+                    "a player may only create its own player character, without GM override", code="forbidden"
+                )
             if data.player_access is not None:
                 raise Forbidden(
-                    "only the GM sets what players see of a character (player_access)", field="player_access"
+                    "only the GM sets what players see of a character (player_access)",
+                    field="player_access",
+                    code="gm_only",
                 )
             player_id = principal.player_id
         _check_player(session, campaign_id, player_id)
@@ -251,7 +255,8 @@ def update_character(
         if not principal.is_gm and ({"kind", "player_id", "player_access"} & fields.keys() or data.gm_override):
             raise Forbidden(
                 "only the GM may change a character's kind, owner, what players see of it "
-                "(player_access), or override the rules' bounds"
+                "(player_access), or override the rules' bounds",
+                code="gm_only",
             )
         changed: dict[str, Any] = {}
         if data.player_access is not None:
@@ -341,6 +346,7 @@ def _refuse_governed(changed: list[str]) -> Forbidden:
         "only rule operations and the GM change them",
         field=f"sheet.{fields[0]}",
         extra={"fields": fields},
+        code="rule_governed_field",
     )
 
 
@@ -417,7 +423,9 @@ def _save_version(
     try:
         after = uow.characters.save(before, now=now, **changed)
     except StaleVersion:
-        raise PreconditionFailed("the character changed while this request was applied; read it again") from None
+        raise PreconditionFailed(
+            "the character changed while this request was applied; read it again", code="concurrent_change"
+        ) from None
     if governed:
         body = {
             "id": new_id(),

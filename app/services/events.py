@@ -414,7 +414,9 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
         ).first()
     session.commit()
     if row is None or credential is None or credential.campaign_id != row.campaign_id:  # (no row: no credential)
-        raise Unauthorized("invalid stream ticket: unknown, already used or expired (ask for another)")
+        raise Unauthorized(
+            "invalid stream ticket: unknown, already used or expired (ask for another)", code="ticket_invalid"
+        )
     return Principal(credential.campaign_id, credential.role, credential.player_id, row.token_hash)
 
 

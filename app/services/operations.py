@@ -66,7 +66,9 @@ class Idempotency:
         if key is None:
             return None
         if not 1 <= len(key) <= 200:
-            raise InvalidBody("Idempotency-Key must be 1 to 200 characters", field="Idempotency-Key")
+            raise InvalidBody(
+                "Idempotency-Key must be 1 to 200 characters", field="Idempotency-Key", code="idempotency_key_invalid"
+            )
         canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"), default=str)
         return cls(key, hashlib.sha256(canonical.encode()).hexdigest())
 
@@ -80,7 +82,7 @@ def check_provenance(principal: Principal, options: dict[str, Any], req: Rolling
     allows it (issue 21 item 2); hidden rolls are the GM's."""
     check_caller_dice(principal, options, seed=req.seed, dice=req.dice)
     if req.hidden and not principal.is_gm:
-        raise Forbidden("only the GM may make hidden rolls")
+        raise Forbidden("only the GM may make hidden rolls", code="gm_only")
 
 
 class RollingWork(UnitOfWork):
@@ -274,7 +276,11 @@ def replay(session: Session, principal: Principal, idem: Idempotency | None) -> 
     if record is None:
         return None
     if record.request_hash != idem.fingerprint:
-        raise InvalidBody("this Idempotency-Key was already used with a different request", field="Idempotency-Key")
+        raise InvalidBody(
+            "this Idempotency-Key was already used with a different request",
+            field="Idempotency-Key",
+            code="idempotency_key_reused",
+        )
     return record.body
 
 
@@ -305,6 +311,7 @@ def _check_not_rerolled(conn, test_id: str, *, include_hidden: bool) -> None:
         raise Conflict(
             f"test {test_id} was already cancelled and rolled again" + (f" (by {shown})" if shown else ""),
             extra={"rerolled_by": shown},
+            code="already_rerolled",
         )
 
 

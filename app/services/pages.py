@@ -24,7 +24,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         stamp, id_ = json.loads(base64.urlsafe_b64decode(cursor.encode()))
         return datetime.fromisoformat(stamp), str(id_)
     except Exception:
-        raise InvalidBody("the cursor is not one this service returned", field="cursor") from None
+        raise InvalidBody(
+            "the cursor is not one this service returned", field="cursor", code="invalid_cursor"
+        ) from None
 
 
 def created_order_page(
@@ -46,5 +48,7 @@ def check_if_match(version: int, if_match: str | None, what: str) -> None:
     wanted = [t.strip().removeprefix("W/").strip('"') for t in if_match.split(",")]
     if "*" not in wanted and str(version) not in wanted:
         raise PreconditionFailed(
-            f"the {what} is at version {version}; If-Match named {if_match!r}", extra={"current_version": version}
+            f"the {what} is at version {version}; If-Match named {if_match!r}",
+            extra={"current_version": version},
+            code="stale_version",
         )

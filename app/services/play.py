@@ -87,7 +87,9 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         try:
             [hero, *_] = uow.lock([character_id, *(c for c in involved if c != character_id)])
         except NotFound:
-            raise Conflict("a character of this entry no longer exists: it cannot be rolled again") from None
+            raise Conflict(
+                "a character of this entry no longer exists: it cannot be rolled again", code="character_deleted"
+            ) from None
         _check_latest(uow, character_id, test_id)
         assert isinstance(uow.adapter, Rerolls)  # request_model found the capability
         return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
@@ -140,6 +142,7 @@ def _check_latest(uow: RollingWork, character_id: str, entry_id: str) -> None:
             f"only the character's latest entry can be rolled again (AS-H2): {latest.id} came after {entry_id}",
             field="test_id",
             extra={"newer_entry": latest.id},
+            code="not_latest_entry",
         )
 
 
@@ -214,6 +217,7 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
                     {"loc": ["body", k], "msg": "not used by odds: nothing is rolled nor logged"} for k in unused
                 ]
             },
+            code="not_used_by_odds",
         )
     req = validate(adapter.TestRequest, body)
     ctx = OperationContext(

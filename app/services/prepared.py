@@ -264,7 +264,9 @@ class _Lane:
         except Silent:  # issue 21 item 6: never a hang; the connection is not given back
             conn.invalidate()
             raise Unavailable(
-                f"the database did not answer within {self.answer_within:g} s; retry shortly", retry_after=1
+                f"the database did not answer within {self.answer_within:g} s; retry shortly",
+                retry_after=1,
+                code="timeout",
             ) from None
         except errors.Error as e:  # the connection failed under us: it is not given back as it is
             _call(self.raw.close)

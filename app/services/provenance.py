@@ -39,6 +39,7 @@ def check_caller_dice(
             "players may not choose their dice (`dice` or `seed`) in this campaign: the server rolls "
             "them (option players_may_enter_dice)",
             field="dice" if dice is not None else "seed",
+            code="dice_not_allowed",
         )
 
 

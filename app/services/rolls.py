@@ -73,7 +73,7 @@ def _after(session: Session, principal: Principal, campaign_id: str, cursor: str
         )
         row = None if row[1] or readable is None else row
     if row is None:
-        raise InvalidBody("the cursor is not one this service returned", field="cursor")
+        raise InvalidBody("the cursor is not one this service returned", field="cursor", code="invalid_cursor")
     return row[0]
 
 

@@ -169,7 +169,7 @@ class CharacterRepository:
         order, against deadlocks: `FOR UPDATE` on PostgreSQL; SQLite's writer holds
         the whole database already). 404 for one not in this campaign."""
         if len(set(character_ids)) != len(character_ids):
-            raise InvalidBody("the same character is named twice", field="character_id")
+            raise InvalidBody("the same character is named twice", field="character_id", code="named_twice")
         if not character_ids:
             return []
         found = self._select(character_ids, lock)
@@ -467,6 +467,6 @@ def retried(use_case: Callable[..., T]) -> Callable[..., T]:
                 if integrity_retried:
                     raise
                 integrity_retried = True
-        raise Conflict(getattr(uow, "busy", BUSY), retry_after=1)
+        raise Conflict(getattr(uow, "busy", BUSY), retry_after=1, code="race_lost")
 
     return run

@@ -141,13 +141,19 @@ def create_webhook(
     unknown = [(i, name) for i, name in enumerate(data.events or []) if name not in EVENT_TYPES]
     if unknown:
         i, name = unknown[0]
-        raise InvalidBody(f"unknown event type {name!r}; known: {', '.join(EVENT_TYPES)}", field=f"events.{i}")
+        raise InvalidBody(
+            f"unknown event type {name!r}; known: {', '.join(EVENT_TYPES)}", field=f"events.{i}", code="unknown_name"
+        )
     check_url(data.url, allow_private=allow_private)
     count = session.connection().execute(
         select(func.count()).select_from(_hook).where(_hook.c.campaign_id == campaign_id)
     )
     if count.scalar_one() >= MAX_WEBHOOKS:
-        raise Conflict(f"a campaign has at most {MAX_WEBHOOKS} webhooks", extra={"max_webhooks": MAX_WEBHOOKS})
+        raise Conflict(
+            f"a campaign has at most {MAX_WEBHOOKS} webhooks",
+            extra={"max_webhooks": MAX_WEBHOOKS},
+            code="too_many_webhooks",
+        )
     webhook = Webhook(
         campaign_id=campaign_id,
         url=data.url,

@@ -12,12 +12,38 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def _family(slug: str) -> type:
+    """The error class a test's older, family-wide slug named (`conflict`, `validation-error`…)."""
+    from app.api import problems
+    from app.kit import errors
+    from app.rules import errors as dice
+
+    families = {
+        "validation-error": errors.RuleError,
+        "rule-violation": errors.RuleError,
+        "insufficient-resource": dice.InsufficientResource,
+        "invalid-dice": dice.DiceError,
+        "invalid-dice-expression": dice.ExpressionError,
+        "malformed-json": problems.MalformedJson,
+        "unsupported-media-type": problems.UnsupportedMediaType,
+    }
+    if slug in families:
+        return families[slug]
+    return getattr(errors, "".join(w.capitalize() for w in slug.split("-")))
+
+
 def assert_problem(r, status: int, slug: str) -> dict:
-    """An RFC 9457 problem with this status and type; returns its body."""
+    """An RFC 9457 problem with this status and code (issue 25 item 5), `type` built from its code;
+    `slug` is the code in kebab case, or the family an older test named (`conflict`: any 409 code
+    whose class is a Conflict). Returns its body."""
+    from app.kit.errors import CODES
+
     assert r.status_code == status, r.text
     assert r.headers["content-type"] == PROBLEM
     body = r.json()
-    assert body["type"] == TYPE + slug
+    code = body["code"]
+    assert code in CODES and body["type"] == TYPE + code.replace("_", "-"), body
+    assert slug == code.replace("_", "-") or issubclass(CODES[code].family, _family(slug)), (slug, body)
     assert body["status"] == status
     assert isinstance(body["title"], str) and body["title"]
     assert isinstance(body["detail"], str) and body["detail"]

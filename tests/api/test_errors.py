@@ -70,7 +70,7 @@ def test_non_json_content_type_is_a_415(client, campaign):
 @pytest.mark.parametrize("payload", [b'{"expression": "\xff\xfe"}', b"\xff\xfe\xfd", b'{"expression": "d6\xc3"}'])
 def test_non_utf8_bytes_are_a_400(client, campaign, payload, count_rows):
     r = client.post(f"/v1/campaigns/{campaign.id}/rolls", content=payload, headers={**campaign.gm, **JSON})
-    assert_problem(r, 400, "400")
+    assert_problem(r, 400, "bad-request")
     assert count_rows("roll_log", campaign_id=campaign.id) == 0
 
 
@@ -145,7 +145,7 @@ def test_huge_ints_in_a_sheet_are_a_422(client, campaign, count_rows):
 def test_an_int_of_thousands_of_digits_is_refused_not_a_500(client, campaign, hero):
     payload = b'{"stat": "force", "modifier": ' + b"9" * 5000 + b"}"
     r = client.post(f"/v1/characters/{hero['id']}/tests", content=payload, headers={**campaign.gm, **JSON})
-    assert_problem(r, 400, "400")
+    assert_problem(r, 400, "bad-request")
 
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
@@ -265,7 +265,7 @@ def test_bad_character_cursors_are_a_422(client, campaign, cursor):
 )
 def test_unknown_path_is_a_404(client, path):
     r = client.get(path)
-    body = assert_problem(r, 404, "404")
+    body = assert_problem(r, 404, "no-route")
     assert body["title"] == "Not found"
 
 
@@ -289,7 +289,7 @@ def test_unknown_ruleset_in_the_catalogue_is_a_404_problem(client):
 )
 def test_wrong_method_is_a_405(client, method, path):
     r = client.request(method, path)
-    body = assert_problem(r, 405, "405")
+    body = assert_problem(r, 405, "method-not-allowed")
     assert body["title"] == "Method not allowed"
     assert r.headers["allow"]
 

@@ -163,14 +163,14 @@ def test_header_and_query_problems_are_located_there(client, table):
 
 
 def test_unknown_paths_and_methods_are_problems_that_help(client, table):
-    body = assert_problem(client.get("/v1/campagnes"), 404, "404")
+    body = assert_problem(client.get("/v1/campagnes"), 404, "no-route")
     assert "/openapi.json" in body["detail"] and "/v1/campagnes" in body["detail"]
     r = client.put(f"/v1/campaigns/{table['camp'].id}", json={}, headers=table["gm"])
-    body = assert_problem(r, 405, "405")
+    body = assert_problem(r, 405, "method-not-allowed")
     assert r.headers["Allow"] == "DELETE, GET, PATCH"
     assert body["detail"].startswith("PUT is not allowed") and "DELETE, GET, PATCH" in body["detail"]
     r = client.delete("/v1/rulesets")
-    assert assert_problem(r, 405, "405") and r.headers["Allow"] == "GET"
+    assert assert_problem(r, 405, "method-not-allowed") and r.headers["Allow"] == "GET"
 
 
 # --- item 9: If-None-Match → 304 ---------------------------------------------------------------------

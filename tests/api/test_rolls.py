@@ -336,7 +336,7 @@ def test_no_route_edits_or_deletes_the_log(client, campaign, count_rows, method)
     made = roll(client, campaign, expression="d6", dice=[4]).json()
     for path in (f"/v1/campaigns/{campaign.id}/rolls/{made['id']}", f"/v1/campaigns/{campaign.id}/rolls"):
         r = client.request(method, path, json={"total": 6}, headers=campaign.gm)
-        body = assert_problem(r, 405, "405")
+        body = assert_problem(r, 405, "method-not-allowed")
         assert body["title"] == "Method not allowed"
         assert "allow" in r.headers
     assert count_rows("roll_log", campaign_id=campaign.id) == 1

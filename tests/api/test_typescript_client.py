@@ -71,4 +71,11 @@ def test_the_typed_scenario_runs_against_a_live_server(compiled, live, ruleset):
     assert seen["test_dice"] == ("12" if ruleset == "great-cosmos" else "4,4,3")
     assert 0 < seen["p_success"] < 1
     assert (seen["player_dice"], seen["revert_twice"], seen["invalid"], seen["stale"]) == (403, 409, 422, 412)
+    # issue 25 item 5: handled by `code`, narrowed by the spec's types (a 412's typed current_version)
+    assert (seen["player_dice_code"], seen["invalid_code"], seen["stale_code"]) == (
+        "dice_not_allowed",
+        "validation_failed",
+        "stale_version",
+    )
+    assert seen["revert_twice_code"] in ("already_reverted", "not_latest_action") and seen["current_version"] >= 2
     assert seen["events"] >= 3 and seen["log_entries"] >= 2 and seen["attack_steps"] >= 1

@@ -112,6 +112,17 @@ def problem_json(ctx, response, case) -> None:
     assert body["status"] == response.status_code, body
 
 
+def declared_status(ctx, response, case) -> None:
+    """Issue 25 item 2: every status an operation answers is one it declares (`default` aside), and
+    every problem's `code` is one of that status (app.kit.errors.CODES)."""
+    from app.api.problems import code_status
+
+    declared = case.operation.definition.raw["responses"]
+    assert str(response.status_code) in declared, f"{response.status_code} not declared: {sorted(declared)}"
+    if response.status_code >= 400:
+        assert code_status(response.json()["code"]) == response.status_code, response.text[:300]
+
+
 class Encounters:
     """A campaign's two seeded encounters of the hero and an NPC: `setup()` one in setup,
     `active()` one started (each made again when a generated call moved it on).
@@ -319,7 +330,7 @@ def test_fuzz(case, data, app, world):
     # as the GM or as a player (issue 21: player_access, provenance and refusal order reached with both)
     caller = data.draw(st.sampled_from(["headers", "player_headers"]), label="caller")
     headers = {**(case.headers or {}), **seeded[caller]}
-    checks = [not_a_server_error, problem_json]
+    checks = [not_a_server_error, problem_json, declared_status]
     if not case.operation.path.endswith("/events"):
         # the stream is documented as {"type": "string"}, which Schemathesis 4 applies to each parsed event
         checks.append(response_schema_conformance)

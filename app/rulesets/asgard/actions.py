@@ -223,7 +223,7 @@ def heroic_effect(ch: Character, sheet: m.Sheet, req: m.HeroicEffectAction, ctx:
     """AS-H3: 1 heroism for an asset's heroic effect."""
     asset = next((a for a in sheet.assets if a.name.lower() == req.asset.strip().lower()), None)
     if asset is None:
-        raise RuleError(f"the character has no asset {req.asset!r}", field="asset")
+        raise RuleError(f"the character has no asset {req.asset!r}", field="asset", code="unknown_name")
     sheet, effects = heroism_effect(sheet, 1, "a heroic effect (AS-H3)", field="heroism")
     return {"asset": asset.name, "heroic_effect": asset.heroic_effect, "effects": effects}, sheet
 
@@ -232,7 +232,7 @@ def _lost_to(entry: dict[str, Any] | None, ch: Character) -> int:
     """AS-H4: the vitality the logged blow took from this character (its before − after): a
     character action's `effects.vitality`, or an encounter action's vitality changes."""
     if entry is None:
-        raise RuleError("no log entry with this id in this campaign", field="damage_id")
+        raise RuleError("no log entry with this id in this campaign", field="damage_id", code="unknown_id")
     lost: int | None = None
     if entry.get("kind") == "combat":
         mine = [c for c in entry.get("changes") or [] if c.get("character_id") == ch.id and c["field"] == "vitality"]
@@ -272,7 +272,7 @@ def cancel_damage(ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx:
 def protect_ally(ch: Character, sheet: m.Sheet, req: m.ProtectAllyAction, ctx: Context):
     """AS-H5 (cost 1, Decision): this character takes the damage meant for an ally."""
     if req.ally_id == ch.id:
-        raise RuleError("the ally is another character", field="ally_id")
+        raise RuleError("the ally is another character", field="ally_id", code="self_target")
     sheet, effects = heroism_effect(sheet, 1, "taking an ally's damage (AS-H5)", field="heroism")
     protection = sheet.protection if req.protection else 0
     taken = max(0, req.damage - protection)

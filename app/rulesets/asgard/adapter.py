@@ -160,7 +160,7 @@ class AsgardAdapter(
         assert req.retry_of is not None  # asked for a retry only
         previous = ctx.get_log_entry(req.retry_of)
         if not _own_test(previous, ch):
-            raise RuleError(f"{req.retry_of!r} is not a test of this character", field="retry_of")
+            raise RuleError(f"{req.retry_of!r} is not a test of this character", field="retry_of", code="unknown_id")
         failed = logged_spec(previous)
         rules.check_retry_of(failed, bool(previous.get("success")), spec)
         attempts, seen, entry = [failed], {previous["id"]}, previous
@@ -239,6 +239,7 @@ class AsgardAdapter(
                 f"{previous['id']} is the reroll of {previous['rerolls']}: AS-H2 rolls a test again once",
                 field="test_id",
                 extra={"rerolls": previous["rerolls"]},
+                code="already_rerolled",
             )
         kind = previous.get("kind")
         if kind == "test":
@@ -260,7 +261,11 @@ class AsgardAdapter(
         `heroism_4d6` adds one to a 3d6 test for 1 more point."""
         had = bool(logged.get("heroism_4d6"))
         if req.heroism_4d6 and logged.get("take_11"):
-            raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
+            raise RuleError(
+                "an NPC taking 11 rolls no dice: heroism_4d6 does not apply",
+                field="heroism_4d6",
+                code="take_11_refused",
+            )
         return had or req.heroism_4d6, 2 if req.heroism_4d6 and not had else 1
 
     def _reroll_test(self, ch: Character, previous: dict[str, Any], req: m.RerollRequest, ctx: Context) -> Outcome:
@@ -381,7 +386,7 @@ class AsgardAdapter(
     def opposed(self, a: Character, b: Character, req: m.OpposedRequest, ctx: Context) -> Outcome:
         """AS-T9: a's test against b's; table dice are consumed a's then b's."""
         if a.id == b.id:
-            raise RuleError("a character does not oppose itself", field="b.character_id")
+            raise RuleError("a character does not oppose itself", field="b.character_id", code="self_target")
         specs = {"a": self._side_spec(a, req.a, ctx, "a"), "b": self._side_spec(b, req.b, ctx, "b")}
         results, rolls = {}, []
         for name, ch in (("a", a), ("b", b)):

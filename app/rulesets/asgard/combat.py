@@ -130,6 +130,7 @@ class Asgard(EncounterRules):
             raise Forbidden(
                 "only the GM, or who controls the target with the body's `reaction`, chooses its close skill (AS-T7)",
                 field="defense_close_skill",
+                code="owner_or_gm_only",
             )
         if req.group and req.cooperating:
             raise RuleError(
@@ -190,11 +191,15 @@ class Asgard(EncounterRules):
         """AS-C13 (Decision): an open `perception` test each (NPCs may take 11, AS-T8),
         highest result first; ties by the higher perception value, then 1d6 roll-offs."""
         if any(e.take_11 for e in entrants) and not _options(campaign_options).take_11_allowed:
-            raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
+            raise RuleError(
+                "this campaign does not allow taking 11 (option take_11_allowed)",
+                field="take_11",
+                code="take_11_refused",
+            )
         tests, steps = [], []
         for e in entrants:
             if e.take_11 and e.kind != "npc":
-                raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
+                raise RuleError("only NPCs take 11 (AS-T8)", field="take_11", code="take_11_refused")
             perception = skill_value(e.sheet.skills, "perception")
             spec = TestSpec(skill="perception", skill_value=perception, take_11=e.take_11)
             if e.override is not None:  # the GM's result replaces the test
@@ -302,13 +307,17 @@ def _options(parsed: Any) -> Options:
 def _check_take_11(x: Exchange) -> None:
     """AS-T8: only the GM, only for an NPC, never with 4d6, where the campaign allows it."""
     if x.actor.kind != "npc":
-        raise RuleError("only NPCs take 11 (AS-T8)", field="take_11")
+        raise RuleError("only NPCs take 11 (AS-T8)", field="take_11", code="take_11_refused")
     if not x.by_gm:
-        raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11")
+        raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field="take_11", code="gm_only")
     if not _options(x.campaign_options).take_11_allowed:
-        raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field="take_11")
+        raise RuleError(
+            "this campaign does not allow taking 11 (option take_11_allowed)", field="take_11", code="take_11_refused"
+        )
     if x.req.heroism_4d6:
-        raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
+        raise RuleError(
+            "an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6", code="take_11_refused"
+        )
 
 
 def resolve_attack(
@@ -461,7 +470,9 @@ def _cooperate(
     leader's weapon: d6 count, constant, name)."""
     for p in cooperating:
         if COMBAT.is_down(p.sheet):
-            raise RuleError(f"combatant {p.id} is down: it does not act (AS-T6)", field="cooperating")
+            raise RuleError(
+                f"combatant {p.id} is down: it does not act (AS-T6)", field="cooperating", code="member_down"
+            )
     results = [own]
     for p in cooperating:
         spec = TestSpec(
@@ -513,6 +524,7 @@ def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[int, int, str | None]:
     raise RuleError(
         f"no weapon {choice.weapon!r} on the attacker's sheet; it has {', '.join(w.name for w in weapons) or 'none'}",
         field="weapon",
+        code="unknown_name",
     )
 
 

@@ -27,13 +27,17 @@ Context = OperationContext[m.Options]
 def check_take_11(ch: Character, ctx: Context, *, heroism_4d6: bool, field: str = "take_11") -> None:
     """AS-T8: only the GM, only for an NPC, and never with 4d6."""
     if ch.kind != "npc":
-        raise RuleError("only NPCs take 11 (AS-T8)", field=field)
+        raise RuleError("only NPCs take 11 (AS-T8)", field=field, code="take_11_refused")
     if not ctx.is_gm:
-        raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field=field)
+        raise Forbidden("only the GM may have an NPC take 11 (AS-T8)", field=field, code="gm_only")
     if not ctx.options.take_11_allowed:
-        raise RuleError("this campaign does not allow taking 11 (option take_11_allowed)", field=field)
+        raise RuleError(
+            "this campaign does not allow taking 11 (option take_11_allowed)", field=field, code="take_11_refused"
+        )
     if heroism_4d6:
-        raise RuleError("an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6")
+        raise RuleError(
+            "an NPC taking 11 rolls no dice: heroism_4d6 does not apply", field="heroism_4d6", code="take_11_refused"
+        )
 
 
 def spec_for(

@@ -177,6 +177,7 @@ def _phase(x: Exchange, phase: str) -> None:
             f"a turn is move then act or act then move, never {' then '.join(phases)} (GC-D3)",
             field="type",
             extra={"rule": "GC-D3", "phases": phases},
+            code="turn_phases",
         ) from None
     turn["phases"] = phases
 
@@ -188,12 +189,15 @@ def _act(x: Exchange, what: str) -> None:
         return
     turn = x.actor.turn
     if turn.get("dashed"):
-        raise RuleError("the dash gave up this turn's action (GC-D4)", field="type", extra={"rule": "GC-D4"})
+        raise RuleError(
+            "the dash gave up this turn's action (GC-D4)", field="type", extra={"rule": "GC-D4"}, code="turn_phases"
+        )
     if turn.get("acted"):
         raise RuleError(
             f"combatant {x.actor.id} has acted this turn already: {what} waits for its next turn (GC-D3)",
             field="type",
             extra={"rule": "GC-D3"},
+            code="turn_phases",
         )
     _phase(x, "act")
     turn["acted"] = True
@@ -216,7 +220,7 @@ def attack(x: Exchange) -> None:
     a, t, req, opts = x.actor, x.target, x.req, options(x)
     assert t is not None
     if _hp(t.sheet) <= 0:
-        raise InvalidBody(f"combatant {t.id} is down already", field="target_id")
+        raise InvalidBody(f"combatant {t.id} is down already", field="target_id", code="target_down")
     _check_cancelled(x)
     stat = canonical_stat(req.stat) if req.stat else ATTACK_STATS[req.kind]
     expression, source = _damage_expression(a, req)
@@ -295,6 +299,7 @@ def _provocation(x: Exchange, target: Party) -> None:
             f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
             field="target_id",
             extra={"rule": "GC-P6", "provoked_by": named},
+            code="provoked",
         ) from exc
     if obeyed is None:
         x.step("GC-P6", "provocation lapses: the provoker is down or out of the fight", combatant_id=a.id)
@@ -318,6 +323,7 @@ def _reach(x: Exchange, opts: Options) -> bool:
         f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
         field="target_id",
         extra={"rule": "GC-D1", "distance": d},
+        code="out_of_reach",
     )
 
 
@@ -336,12 +342,16 @@ def _damage_expression(a: Party, req) -> tuple[str, str]:
         if found is None:
             names = ", ".join(name for name, _ in weapons) or "none"
             raise InvalidBody(
-                f"no weapon {req.weapon!r} with a damage in {a.name}'s inventory (weapons: {names})", field="weapon"
+                f"no weapon {req.weapon!r} with a damage in {a.name}'s inventory (weapons: {names})",
+                field="weapon",
+                code="unknown_name",
             )
         return found[1], f"weapon {found[0]}"
     if not weapons:
         raise InvalidBody(
-            f"{a.name} has no weapon with a damage in its inventory: name a `damage` expression (GC-P4)", field="damage"
+            f"{a.name} has no weapon with a damage in its inventory: name a `damage` expression (GC-P4)",
+            field="damage",
+            code="unknown_name",
         )
     return weapons[0][1], f"weapon {weapons[0][0]}"
 
@@ -351,13 +361,18 @@ def _check_chosen_reaction(x: Exchange, fd: Fighter) -> None:
     if not x.reaction_chosen or x.reaction in (None, "none"):
         return
     if x.same_slot:
-        raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
+        raise RuleError(
+            "no dodge nor parry against an attack from the same parallel slot (GC-O2)",
+            field="reaction",
+            code="reaction_not_allowed",
+        )
     if not can_defend(fd):
         rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
         raise RuleError(
             f"a {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture} defender cannot dodge "
             f"nor parry ({rule})",
             field="reaction",
+            code="reaction_not_allowed",
         )
     check_reaction(x.reaction, unparryable=x.req.unparryable, undodgeable=x.req.undodgeable)
 
@@ -473,7 +488,9 @@ def move(x: Exchange) -> None:
         a.position = cell
         return
     if a.position is None:
-        raise InvalidBody(f"combatant {a.id} is not on the grid: the GM places it first", field="to")
+        raise InvalidBody(
+            f"combatant {a.id} is not on the grid: the GM places it first", field="to", code="not_on_grid"
+        )
     d = distance((a.position["x"], a.position["y"]), (to.x, to.y))
     turn = a.turn
     allowed = turn.get("max_move", _base_move(a, x.round))
@@ -483,6 +500,7 @@ def move(x: Exchange) -> None:
             f"{moved} cells moved this turn; at most {allowed} (GC-D2)",
             field="to",
             extra={"rule": "GC-D2", "max_move": allowed, "moved": moved},
+            code="move_too_far",
         )
     _check_free(x, cell)
     _phase(x, "move")
@@ -495,7 +513,9 @@ def move(x: Exchange) -> None:
 def _check_free(x: Exchange, cell: dict[str, int]) -> None:
     """A cell held by another combatant the caller sees is refused (422 naming `to`)."""
     if any(o.position == cell for o in x.others):
-        raise InvalidBody(f"cell ({cell['x']}, {cell['y']}) is taken by another combatant", field="to")
+        raise InvalidBody(
+            f"cell ({cell['x']}, {cell['y']}) is taken by another combatant", field="to", code="cell_taken"
+        )
 
 
 def dash(x: Exchange) -> None:
@@ -505,10 +525,13 @@ def dash(x: Exchange) -> None:
     turn = a.turn
     _check_cancelled(x)
     if turn.get("dashed"):
-        raise RuleError(f"combatant {a.id} has dashed this turn already (GC-D4)", field="type")
+        raise RuleError(f"combatant {a.id} has dashed this turn already (GC-D4)", field="type", code="turn_phases")
     if turn.get("acted"):
         raise RuleError(
-            "a dash gives up the turn's action, already used (GC-D4)", field="type", extra={"rule": "GC-D4"}
+            "a dash gives up the turn's action, already used (GC-D4)",
+            field="type",
+            extra={"rule": "GC-D4"},
+            code="turn_phases",
         )
     f = fighter(a, x.round, tests=True)
     base = turn.get("max_move", _base_move(a, x.round))
@@ -645,7 +668,7 @@ def final_skill(x: Exchange) -> None:
     sheet = _sheet(a)
     skill = sheet.final_skill
     if skill is None:
-        raise InvalidBody(f"{a.name} has no final skill on its sheet (GC-S9)", field="type")
+        raise InvalidBody(f"{a.name} has no final skill on its sheet (GC-S9)", field="type", code="unknown_name")
     _check_cancelled(x)
     _act(x, "the Final Skill")
     if x.target is not None and x.target.side != a.side:  # GC-P6: a Final Skill aimed at an enemy

@@ -71,7 +71,9 @@ def _spec(sheet: models.Sheet, req: Any, ctx: Context, where: str = "", **over: 
     """RB-T1: the TestSpec of a request on a sheet, and what the result should say about it."""
     stats = sheet.stats
     if req.stat not in stats:
-        raise RuleError(f"no stat {req.stat!r} on this sheet; it has: {', '.join(stats)}", field=f"{where}stat")
+        raise RuleError(
+            f"no stat {req.stat!r} on this sheet; it has: {', '.join(stats)}", field=f"{where}stat", code="unknown_name"
+        )
     skill = over.get("skill", getattr(req, "skill", None))
     weakened = over.get("weakened", getattr(req, "weakened", False))
     skills = sheet.skills

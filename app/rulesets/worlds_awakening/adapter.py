@@ -42,7 +42,9 @@ def _challenge(sheet: models.Sheet, name: str, field: str = "for_challenge") -> 
     stored = sheet.challenges.get(name)
     if stored is None:
         known = ", ".join(sheet.challenges) or "none"
-        raise RuleError(f"no challenge {name!r} on this character (challenges: {known})", field=field)
+        raise RuleError(
+            f"no challenge {name!r} on this character (challenges: {known})", field=field, code="unknown_name"
+        )
     return rules.Challenge(**stored.model_dump())
 
 
@@ -73,7 +75,7 @@ def start_challenge(ch: Character, req: models.ChallengeAction, ctx: Context) ->
     """WA-T6: start a complex action on the character."""
     sheet = ch.sheet.model_copy(deep=True)
     if req.name in sheet.challenges:
-        raise RuleError(f"challenge {req.name!r} already exists (remove it first)", field="name")
+        raise RuleError(f"challenge {req.name!r} already exists (remove it first)", field="name", code="named_twice")
     c = rules.new_challenge(req.name, req.successes_needed, req.failures_allowed).to_dict()
     sheet.challenges[req.name] = models.Challenge.model_validate(c)
     return _action(ch, sheet, results.WorldsAwakeningChallengeResult, req.type, challenge=c)

@@ -147,7 +147,9 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     misses; WA-C5 HP never below 0, `down` at 0. Dice: the d20, then the damage dice (twice
     on WA-C2)."""
     if choice.kind not in KINDS:
-        raise RuleError(f"unknown attack kind {choice.kind!r}; known: {', '.join(KINDS)}", field="kind")
+        raise RuleError(
+            f"unknown attack kind {choice.kind!r}; known: {', '.join(KINDS)}", field="kind", code="unknown_name"
+        )
     stat, expression, weapon = _weapon(attacker.sheet, choice)
     mine, theirs = _sheet(attacker), _sheet(target)
     stats: dict[str, int] = {str(k): v for k, v in mine.stats.items()}
@@ -266,7 +268,9 @@ def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[str, str, str | None]:
     if choice.weapon is not None and choice.damage is not None:
         raise RuleError("give `weapon` or `damage`, not both", field="damage")
     if choice.stat is not None and choice.stat not in wa.STATS:
-        raise RuleError(f"unknown characteristic {choice.stat!r}; known: {', '.join(wa.STATS)}", field="stat")
+        raise RuleError(
+            f"unknown characteristic {choice.stat!r}; known: {', '.join(wa.STATS)}", field="stat", code="unknown_name"
+        )
     if choice.damage is not None:
         return choice.stat or DEFAULT_STAT[choice.kind], choice.damage, None
     w = sheet_weapon(sheet, choice.weapon, "WA-C1")

@@ -152,13 +152,16 @@ def replay(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
             else "the fight has no action to resolve again",
             field="action_id",
             extra={"latest": latest.id if latest is not None else None},
+            code="not_latest_action",
         )
     spender = fight.combatant(req.actor_id, "actor_id")
     store.load_characters(fight, [spender["character_id"]], lock=True)
     if fight.character_of(spender) is None:
-        raise Conflict(f"the character of combatant {spender['id']} was deleted", field="actor_id")
+        raise Conflict(
+            f"the character of combatant {spender['id']} was deleted", field="actor_id", code="character_deleted"
+        )
     if not principal.is_gm and fight.loaded_character(spender).player_id != principal.player_id:
-        raise Forbidden("only the GM or the combatant's owner spends for it", field="actor_id")
+        raise Forbidden("only the GM or the combatant's owner spends for it", field="actor_id", code="owner_or_gm_only")
     row = store.action_row(conn, fight.id, action_id)
     original = fight.rules.parse_action(fight.rules.replay_body(req, row.body))
     assert isinstance(original, CombatAction)
@@ -186,16 +189,16 @@ def combat(
     actor = _named(fight, seen, who, req.actor_id, "actor_id")
     target = _named(fight, seen, who, target_id, "target_id") if target_id is not None else None
     if target is not None and target["id"] == actor["id"]:
-        raise InvalidBody("a combatant does not target itself", field="target_id")
+        raise InvalidBody("a combatant does not target itself", field="target_id", code="self_target")
     more = [(_named(fight, seen, who, cid, name), name) for cid, name in fight.rules.involved(req)]
     named = [(c, name) for c, name in ((actor, "actor_id"), (target, "target_id")) if c is not None] + more
     if len({c["id"] for c, _ in named}) != len(named):
-        raise InvalidBody("a combatant takes one part in an action", field=named[-1][1])
+        raise InvalidBody("a combatant takes one part in an action", field=named[-1][1], code="named_twice")
     involved = [c for c, _ in named]
     store.load_characters(fight, (c["character_id"] for c in involved), lock=True)
     for c, name in named:
         if fight.character_of(c) is None:
-            raise Conflict(f"the character of combatant {c['id']} was deleted", field=name)
+            raise Conflict(f"the character of combatant {c['id']} was deleted", field=name, code="character_deleted")
     rolling = again.req if again is not None else req  # whose dice and provenance
     dice = CombatDice.for_caller(principal, rolling, fight)
     current = fight.encounter["current_turn"] or {}
@@ -341,21 +344,25 @@ def _check_actor(
     sheet = fight.sheet_of(fight.loaded_character(actor))
     if not principal.is_gm:
         if fight.loaded_character(actor).player_id != principal.player_id:
-            raise Forbidden("only the GM or the combatant's owner may act for it", field="actor_id")
+            raise Forbidden(
+                "only the GM or the combatant's owner may act for it", field="actor_id", code="owner_or_gm_only"
+            )
         if actor["id"] not in current.get("combatant_ids", []) and fight.rules.out_of_turn(party, req) is None:
             raise Conflict(
                 f"it is not combatant {actor['id']}'s turn",
                 field="actor_id",
                 extra={"current": view.current_view(current or None, scene(conn, fight), viewer(principal))},
+                code="not_your_turn",
             )
     if fight.rules.is_down(sheet):
-        raise Conflict(f"combatant {actor['id']} is down: it does not act", field="actor_id")
+        raise Conflict(f"combatant {actor['id']} is down: it does not act", field="actor_id", code="combatant_down")
     stopped = fight.rules.stopped(actor["counters"] or {}, sheet, fight.encounter["round"])
     if stopped is not None:
         raise Conflict(
             f"combatant {actor['id']} cannot act this round ({stopped['rule']}: {stopped['what']})",
             field="actor_id",
             extra={"rule": stopped["rule"]},
+            code="cannot_act",
         )
 
 
@@ -382,6 +389,7 @@ def _count_action(fight: Fight, x: Exchange) -> None:
                 "actions_per_turn": allowed,
                 "granted_by": [g.split(" ", 1)[0] for g in rules.more_actions],
             },
+            code="actions_per_turn",
         )
     a.turn["actions"] = [*taken, type_]
 
@@ -404,6 +412,7 @@ def _reaction(
         raise Forbidden(
             "only the GM or the target's owner chooses its reaction; leave `reaction` out to use its standing one",
             field="reaction",
+            code="owner_or_gm_only",
         )
     fight.rules.check_reaction(asked)
     return asked, True
@@ -429,7 +438,7 @@ def _loaded(fight: Fight, c: dict[str, Any]) -> StoredCharacter:
     store.load_characters(fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)
     if ch is None:
-        raise Conflict(f"the character of combatant {c['id']} was deleted", field="target_id")
+        raise Conflict(f"the character of combatant {c['id']} was deleted", field="target_id", code="character_deleted")
     return ch
 
 
@@ -480,7 +489,9 @@ def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list,
     conditions = list(target["conditions"])
     if req.remove is not None:
         if not any(c["name"] == req.remove for c in conditions):
-            raise InvalidBody(f"combatant {target['id']} has no condition {req.remove!r}", field="remove")
+            raise InvalidBody(
+                f"combatant {target['id']} has no condition {req.remove!r}", field="remove", code="unknown_name"
+            )
         conditions = [c for c in conditions if c["name"] != req.remove]
         steps.append(
             {"rule": "conditions", "what": "condition removed", "combatant_id": target["id"], "name": req.remove}
@@ -489,7 +500,7 @@ def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list,
         new = {"name": req.add.name, "rounds_left": req.add.rounds, "ends": req.add.ends}
         conditions = [c for c in conditions if c["name"] != new["name"]] + [new]
         if len(conditions) > MAX_CONDITIONS:
-            raise InvalidBody(f"a combatant bears at most {MAX_CONDITIONS} conditions", field="add")
+            raise InvalidBody(f"a combatant bears at most {MAX_CONDITIONS} conditions", field="add", code="too_many")
         steps.append({"rule": "conditions", "what": "condition added", "combatant_id": target["id"], **new})
     changes.combatant(target, "conditions", conditions)
 
@@ -526,17 +537,23 @@ def revert(
         if row is None:
             raise NotFound("no action with this id in this encounter")
         if row.type == "revert":
-            raise Conflict("a revert is not reverted: revert the action before it instead", field="action_id")
+            raise Conflict(
+                "a revert is not reverted: revert the action before it instead",
+                field="action_id",
+                code="revert_of_revert",
+            )
         if row.reverted_by is not None:
             raise Conflict(
                 f"action {action_id} was already reverted (by {row.reverted_by})",
                 extra={"reverted_by": row.reverted_by},
+                code="already_reverted",
             )
         latest = store.latest_action(conn, fight.id)
         if latest.id != action_id:
             raise Conflict(
                 f"only the latest action not yet reverted may be reverted: {latest.id} ({latest.type})",
                 extra={"latest": latest.id},
+                code="not_latest_action",
             )
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
@@ -590,6 +607,7 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
             'send {"force": true} to restore it anyway',
             field=item["field"],
             extra={"combatant_id": c["id"], "field": item["field"], "expected": item["after"], "current": current},
+            code="changed_since",
         )
     if ch is None:
         steps.append({"rule": "revert", "what": "character deleted since: not restored", "combatant_id": c["id"]})
@@ -647,5 +665,5 @@ def _seq_of(conn, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer)
         text = ""
     row = store.action_row(conn, fight.id, text[1:]) if text.startswith("a") and len(text) <= 40 else None
     if row is None or view.action(row.body, seen, who) is None:
-        raise InvalidBody("the cursor is not one this service returned", field="cursor")
+        raise InvalidBody("the cursor is not one this service returned", field="cursor", code="invalid_cursor")
     return row.seq

@@ -96,7 +96,9 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
     planned = len(fight.combatants) + sum(i.count or 1 for i in items)
     if planned > MAX_COMBATANTS:
         raise InvalidBody(
-            f"an encounter has at most {MAX_COMBATANTS} combatants ({planned} asked)", field=".".join(loc[1:])
+            f"an encounter has at most {MAX_COMBATANTS} combatants ({planned} asked)",
+            field=".".join(loc[1:]),
+            code="too_many",
         )
     found = uow.characters.find([i.character_id for i in items])
     present = {c["character_id"] for c in fight.combatants}
@@ -105,12 +107,16 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
         where = ".".join(map(str, (*loc[1:], n)))
         ch = found.get(item.character_id)
         if ch is None:
-            raise InvalidBody(f"no character {item.character_id!r} in this campaign", field=f"{where}.character_id")
+            raise InvalidBody(
+                f"no character {item.character_id!r} in this campaign", field=f"{where}.character_id", code="unknown_id"
+            )
         _check_combatant_fields(fight.rules, item.reaction, item.actions, where)
         if item.count is None:
             if ch.id in present:
                 raise InvalidBody(
-                    f"character {ch.id!r} is already a combatant of this encounter", field=f"{where}.character_id"
+                    f"character {ch.id!r} is already a combatant of this encounter",
+                    field=f"{where}.character_id",
+                    code="named_twice",
                 )
             characters = [ch]
         else:
@@ -155,7 +161,7 @@ def _copies(
     """`count` numbered NPC characters copied from an NPC ("Goblin 1…N"), each its own sheet; the
     copies of hidden combatants are announced in the GM's streams only (their sheets, HP included)."""
     if template.kind != "npc":
-        raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count")
+        raise InvalidBody("only an NPC is copied with `count`", field=f"{where}.count", code="rule_violation")
     at = utcnow()
     copies = []
     for name in store.numbered_names(uow.conn, fight.campaign_id, template.name, count):
@@ -207,7 +213,9 @@ def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions
             raise
     if actions is not None and actions > 1 and not rules.multiple_actions:
         raise InvalidBody(
-            f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')", field=prefix + "actions"
+            f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')",
+            field=prefix + "actions",
+            code="unsupported_operation",
         )
 
 
@@ -265,7 +273,11 @@ def update_combatant(
         conn = uow.conn
         c = _visible_combatant(conn, fight, principal, combatant_id)
         if not principal.is_gm and fields.keys() - {"reaction"}:
-            raise Forbidden("a combatant's owner may change only its reaction", extra={"fields": sorted(fields)})
+            raise Forbidden(
+                "a combatant's owner may change only its reaction",
+                extra={"fields": sorted(fields)},
+                code="reaction_only",
+            )
         check_version(fight, if_match)
         check_not_ended(fight)
         for name in ("side", "hidden", "actions"):
@@ -343,7 +355,7 @@ def _visible_combatant(conn, fight: Fight, principal: Principal, combatant_id: s
     if not principal.is_gm:
         owner = store.owners(conn, [c["character_id"]]).get(c["character_id"])
         if owner != principal.player_id:
-            raise Forbidden("only the GM or the combatant's owner may change it")
+            raise Forbidden("only the GM or the combatant's owner may change it", code="owner_or_gm_only")
     return c
 
 

@@ -293,7 +293,7 @@ class Fight:
 def unknown_combatant(combatant_id: Any, field_: str) -> InvalidBody:
     """The refusal of an id naming no combatant here; a player naming one it may not see (a hidden
     one) gets exactly this one too (issue 21 item 4: hidden things are unknown things)."""
-    return InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_)
+    return InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_, code="unknown_id")
 
 
 def load_fight(

@@ -48,7 +48,7 @@ def start(
         check_version(fight, if_match)
         check_status(fight, "setup", "start")
         if not fight.combatants:
-            raise Conflict("an encounter starts with at least one combatant")
+            raise Conflict("an encounter starts with at least one combatant", code="no_combatants")
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
         _check_take_11(fight, req.take_11)
         chosen = _check_chosen(fight, principal, req.chosen_orders)
@@ -126,6 +126,7 @@ def next_turn(
                 f"chosen_orders order the ties of a new round; this turn ends in round {round_} "
                 f"({fight.rules.chosen_order_rule})",
                 field="chosen_orders",
+                code="rule_violation",
             )
         dice.finish()
         _, shown = record_action(
@@ -318,6 +319,7 @@ def _entrants(fight: Fight, take_11: set[str], chosen: dict[str, tuple[int, int]
                 f"the character of combatant {c['id']} was deleted: remove the combatant first",
                 field="combatants",
                 extra={"combatant_id": c["id"]},
+                code="character_deleted",
             )
         out.append(
             Entrant(
@@ -339,7 +341,9 @@ def _check_take_11(fight: Fight, take_11: list[str]) -> None:
     if not take_11:
         return
     if fight.rules.take_11_rule is None:
-        raise InvalidBody(f"{fight.ruleset} has no rule for taking 11 on initiative", field="take_11")
+        raise InvalidBody(
+            f"{fight.ruleset} has no rule for taking 11 on initiative", field="take_11", code="unsupported_operation"
+        )
     for cid in take_11:
         fight.combatant(cid, "take_11")
 
@@ -351,13 +355,19 @@ def _check_chosen(fight: Fight, principal: Principal, orders: list[list[str]]) -
         return {}
     check_gm(principal, "enter the order players chose for a tie")
     if fight.rules.chosen_order_rule is None:
-        raise InvalidBody(f"{fight.ruleset} has no rule letting players choose a tie's order", field="chosen_orders")
+        raise InvalidBody(
+            f"{fight.ruleset} has no rule letting players choose a tie's order",
+            field="chosen_orders",
+            code="unsupported_operation",
+        )
     out: dict[str, tuple[int, int]] = {}
     for i, order in enumerate(orders):
         for j, cid in enumerate(order):
             fight.combatant(cid, f"chosen_orders.{i}.{j}")
             if cid in out:
-                raise InvalidBody(f"combatant {cid!r} is named twice", field=f"chosen_orders.{i}.{j}")
+                raise InvalidBody(
+                    f"combatant {cid!r} is named twice", field=f"chosen_orders.{i}.{j}", code="named_twice"
+                )
             out[cid] = (i, j)
     return out
 
@@ -369,11 +379,14 @@ def _check_turn_owner(conn, fight: Fight, principal: Principal, current_ids: lis
     owners = store.owners(conn, (c["character_id"] for c in fight.combatants))
     mine = {c["id"] for c in fight.combatants if owners.get(c["character_id"]) == principal.player_id}
     if not mine:
-        raise Forbidden("only the GM or the owner of the combatant whose turn it is may end the turn")
+        raise Forbidden(
+            "only the GM or the owner of the combatant whose turn it is may end the turn", code="owner_or_gm_only"
+        )
     if not mine & set(current_ids):
         raise Conflict(
             "it is not your combatant's turn",
             extra={
                 "current": view.current_view(fight.encounter["current_turn"], scene(conn, fight), viewer(principal))
             },
+            code="not_your_turn",
         )

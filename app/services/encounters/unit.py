@@ -163,7 +163,7 @@ def check_version(fight: Fight, if_match: str | None) -> None:
 
 def check_not_ended(fight: Fight) -> None:
     if fight.encounter["status"] == "ended":
-        raise Conflict("the encounter has ended: nothing more can be done in it")
+        raise Conflict("the encounter has ended: nothing more can be done in it", code="encounter_ended")
 
 
 def check_status(fight: Fight, wanted: str, what: str) -> None:
@@ -171,7 +171,11 @@ def check_status(fight: Fight, wanted: str, what: str) -> None:
     status = fight.encounter["status"]
     if status != wanted:
         hint = "it has not started yet" if status == "setup" else "it has started (revert the start to go back)"
-        raise Conflict(f"{what} needs an encounter in {wanted}; {hint}", extra={"encounter_status": status})
+        raise Conflict(
+            f"{what} needs an encounter in {wanted}; {hint}",
+            extra={"encounter_status": status},
+            code="encounter_status",
+        )
 
 
 def check_provenance(principal: Principal, campaign_options: dict[str, Any], *, dice: Any, hidden: bool) -> None:
@@ -179,4 +183,4 @@ def check_provenance(principal: Principal, campaign_options: dict[str, Any], *, 
     too: checked where the action's dice are made, `CombatDice.for_caller`); hidden is the GM's."""
     check_caller_dice(principal, campaign_options, seed=None, dice=dice)
     if hidden and not principal.is_gm:
-        raise Forbidden("only the GM may make hidden actions")
+        raise Forbidden("only the GM may make hidden actions", code="gm_only")

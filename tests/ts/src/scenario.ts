@@ -1,7 +1,7 @@
 // A VTT plugin's session, strictly typed from openapi.json (openapi-typescript + openapi-fetch):
 // a campaign, a player, a character, a test with table dice and its odds, the player's ticketed
 // event stream, a fight with NPC copies (start, attack, revert, end), the roll log page by page,
-// and the 422 / 409 / 412 a client must handle. No `any`, no cast: every value read is typed by
+// and the 422 / 409 / 412 a client must handle, by their `code` (narrowed by the spec's types). No `any`, no cast: every value read is typed by
 // the spec. Run by tests/api/test_typescript_client.py: `node dist/scenario.js <base url> <ruleset>`;
 // it prints one JSON line of what it saw, and exits non-zero on the first surprise.
 import createClient from "openapi-fetch";
@@ -71,7 +71,9 @@ const oddsBody: Body<"/v1/characters/{character_id}/tests/odds"> =
 // players enter no dice unless the campaign allows it (403): the GM rolls with the table's dice
 const refused = await alice.POST("/v1/characters/{character_id}/tests", { ...heroPath, body: testBody });
 check(refused.response.status === 403 && refused.error !== undefined, `a player's dice: ${refused.response.status}`);
+check(refused.error.code === "dice_not_allowed", `a player's dice: ${refused.error.code}`); // by code, not detail
 seen.player_dice = refused.response.status;
+seen.player_dice_code = refused.error.code;
 const rolled = await gm.POST("/v1/characters/{character_id}/tests", { ...heroPath, body: testBody });
 check(rolled.response.status === 201 && rolled.data !== undefined, `test: ${rolled.response.status}`);
 const result = rolled.data;
@@ -136,7 +138,13 @@ const reverted = await gm.POST("/v1/encounters/{encounter_id}/actions/{action_id
 check(reverted.response.status === 201, `revert: ${reverted.response.status}`);
 const again = await gm.POST("/v1/encounters/{encounter_id}/actions/{action_id}/revert", { ...actionPath, body: {} });
 check(again.response.status === 409 && again.error !== undefined, `revert twice: ${again.response.status}`);
+const twice = again.error;
+// narrowed by `code`: an already reverted action names its revert (typed), the latest action its id
+if (twice.code === "already_reverted") seen.reverted_by = twice.reverted_by ?? "";
+else if (twice.code === "not_latest_action") seen.reverted_by = String(twice.latest);
+else throw new Error(`revert twice: ${twice.code}`);
 seen.revert_twice = again.response.status;
+seen.revert_twice_code = twice.code;
 const ended = await gm.POST("/v1/encounters/{encounter_id}/end", eid);
 check(ended.response.ok && ended.data !== undefined && ended.data.status === "ended", "end");
 
@@ -160,7 +168,11 @@ const invalid = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
   body: { name: "", kind: "pc", sheet: SHEETS[ruleset] },
 });
 check(invalid.response.status === 422 && invalid.error !== undefined, `422: ${invalid.response.status}`);
+check(invalid.error.code === "validation_failed", `422: ${invalid.error.code}`);
+const where = invalid.error.errors?.[0]?.loc.join(".") ?? "";
+check(where === "body.name", `422 at ${where}`);
 seen.invalid = invalid.response.status;
+seen.invalid_code = invalid.error.code;
 const read = await gm.GET("/v1/characters/{character_id}", heroPath);
 const etag = read.response.headers.get("ETag");
 check(read.response.status === 200 && etag !== null, "a read has its ETag");
@@ -176,6 +188,12 @@ const stale = await gm.PATCH("/v1/characters/{character_id}", {
   headers: { "If-Match": etag }, // the version before the rename
 });
 check(stale.response.status === 412 && stale.error !== undefined, `412: ${stale.response.status}`);
+const precondition = stale.error;
+check(precondition.code === "stale_version", `412: ${precondition.code}`);
+const currentVersion: number | undefined = precondition.current_version; // typed by the code's schema
+check(currentVersion !== undefined && currentVersion > 0, `412: current_version ${String(currentVersion)}`);
 seen.stale = stale.response.status;
+seen.stale_code = precondition.code;
+seen.current_version = currentVersion;
 
 console.log(JSON.stringify(seen));

@@ -186,10 +186,12 @@ def prime_effects(choice: Primes) -> PrimeEffects:
     penalties come on top; efficacite/prudence/danger stack, attaques_multiples never."""
     for name in choice.primes + choice.free_primes:
         if name not in PRIMES:
-            raise RuleError(f"unknown prime {name!r}; known: {', '.join(PRIMES)}", field="primes")
+            raise RuleError(f"unknown prime {name!r}; known: {', '.join(PRIMES)}", field="primes", code="unknown_name")
     for name in choice.penalties + choice.mandatory_penalties:
         if name not in PENALTIES:
-            raise RuleError(f"unknown penalty {name!r}; known: {', '.join(PENALTIES)}", field="penalties")
+            raise RuleError(
+                f"unknown penalty {name!r}; known: {', '.join(PENALTIES)}", field="penalties", code="unknown_name"
+            )
     if len(choice.primes) > 1:
         raise RuleError("one prime per action (AS-C4), besides free ones", field="primes")
     if len(choice.penalties) != len(choice.primes):
@@ -239,7 +241,7 @@ def next_defense(prudence_tests: int, danger_tests: int) -> tuple[int, int, int]
 def figurant_group_bonus(size: int) -> int:
     """AS-C11: extras act in groups of up to 5: one test, +1 per other member (damage too)."""
     if not 1 <= size <= MAX_FIGURANTS:
-        raise RuleError(f"a group of extras has 1 to {MAX_FIGURANTS} members", field="group_size")
+        raise RuleError(f"a group of extras has 1 to {MAX_FIGURANTS} members", field="group_size", code="too_many")
     return size - 1
 
 
@@ -248,14 +250,14 @@ def check_group(members: Sequence[tuple[str, str | None, bool]]) -> int:
     once, every one an extra (tier figurant) able to act. Returns the group bonus."""
     ids = [cid for cid, _, _ in members]
     if len(set(ids)) != len(ids):
-        raise RuleError("a group names each extra once, the attacker aside (AS-C11)", field="group")
+        raise RuleError("a group names each extra once, the attacker aside (AS-C11)", field="group", code="named_twice")
     for cid, tier, down in members:
         if tier != "figurant":
             raise RuleError(
                 f"combatant {cid} is not an extra (tier figurant): only extras act in groups (AS-C11)", field="group"
             )
         if down:
-            raise RuleError(f"combatant {cid} is down: it does not act (AS-C11)", field="group")
+            raise RuleError(f"combatant {cid} is down: it does not act (AS-C11)", field="group", code="member_down")
     return figurant_group_bonus(len(members))
 
 
@@ -281,9 +283,9 @@ def combat_slots(order: Sequence[str], groups: Sequence[tuple[str, Sequence[str]
             raise RuleError("acting together needs at least two combatants (AS-T6)", field=f"groups.{n}")
         for cid in everyone:
             if cid not in placed:
-                raise RuleError(f"{cid!r} is not in the turn order", field=f"groups.{n}")
+                raise RuleError(f"{cid!r} is not in the turn order", field=f"groups.{n}", code="unknown_id")
             if cid in member_of:
-                raise RuleError(f"{cid!r} acts in one group at a time (AS-T6)", field=f"groups.{n}")
+                raise RuleError(f"{cid!r} acts in one group at a time (AS-T6)", field=f"groups.{n}", code="named_twice")
             member_of[cid] = leader
     by_leader = {leader: (leader, *[m for m in members if m != leader]) for leader, members in groups}
     slots = []
@@ -441,6 +443,7 @@ def combat_reroll(logged: dict[str, Any], spender: str) -> tuple[dict[str, Any],
             f"action {logged.get('id')} is a heroism reroll already: AS-H2 rolls a test again once",
             field="action_id",
             extra={"rule": "AS-H2"},
+            code="already_rerolled",
         )
     steps = logged.get("steps") or []
     attack = next((s for s in steps if s.get("rule") == "AS-C1" and s.get("what") == "attack test"), None)
@@ -449,6 +452,7 @@ def combat_reroll(logged: dict[str, Any], spender: str) -> tuple[dict[str, Any],
             f"action {logged.get('id')} ({logged.get('type')}) has no attack or defence test to roll again (AS-H2)",
             field="action_id",
             extra={"rule": "AS-H2"},
+            code="not_allowed_now",
         )
     defenders = {s["combatant_id"] for s in steps if s.get("rule") == "AS-C1" and s.get("what") == "defense test"}
     if spender == logged.get("actor_id"):
@@ -460,6 +464,7 @@ def combat_reroll(logged: dict[str, Any], spender: str) -> tuple[dict[str, Any],
             f"combatant {spender} made no test in action {logged.get('id')}: AS-H2 rerolls one's own test",
             field="actor_id",
             extra={"rule": "AS-H2"},
+            code="not_allowed_now",
         )
     return {**attack["request"], **_named_in(steps)}, which
 

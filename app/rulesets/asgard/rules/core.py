@@ -82,6 +82,7 @@ def skill_value(skills: dict[str, int], name: str, *, field: str = "skill") -> i
     raise RuleError(
         f"the character has no skill {name!r}; its skills: {', '.join(sorted(skills)) or 'none'}",
         field=field,
+        code="unknown_name",
     )
 
 
@@ -95,6 +96,7 @@ def difficulty_target(difficulty: str | None, target: int | None) -> int | None:
         raise RuleError(
             f"unknown difficulty {difficulty!r}; known: {', '.join(DIFFICULTIES)} or {AUTOMATIC}",
             field="difficulty",
+            code="unknown_name",
         )
     return DIFFICULTIES[difficulty]
 

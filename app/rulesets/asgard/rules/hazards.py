@@ -133,7 +133,7 @@ def fall(metres: float, acrobatie: int, source: DiceSource, *, voluntary: bool =
 def fire(size: str, rounds: int, source: DiceSource) -> tuple[tuple[int, ...], ...]:
     """AS-C9: per round in the fire, torch 1d6, campfire 2d6, blaze 3d6."""
     if size not in FIRE_DICE:
-        raise RuleError(f"unknown fire size {size!r}; known: {', '.join(FIRE_DICE)}", field="size")
+        raise RuleError(f"unknown fire size {size!r}; known: {', '.join(FIRE_DICE)}", field="size", code="unknown_name")
     return tuple(roll_dice(FIRE_DICE[size], source, "fire") for _ in range(rounds))
 
 

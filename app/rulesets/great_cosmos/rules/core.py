@@ -49,7 +49,11 @@ def canonical_stat(name: str, *, field: str = "stat") -> str:
     """GC-S1: the stat a request names (`furtivite` is the former name of `agilite`)."""
     stat = STAT_ALIASES.get(name, name)
     if stat not in STATS:
-        raise RuleError(f"unknown stat {name!r}; one of {', '.join(STATS)} (or furtivite for agilite)", field=field)
+        raise RuleError(
+            f"unknown stat {name!r}; one of {', '.join(STATS)} (or furtivite for agilite)",
+            field=field,
+            code="unknown_name",
+        )
     return stat
 
 

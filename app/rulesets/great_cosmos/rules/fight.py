@@ -37,6 +37,7 @@ def check_posture_change(*, on_turn: bool, acted: bool) -> None:
             "a posture changes before acting; this combatant has acted this turn: its next turn (GC-P1)",
             field="posture",
             extra={"rule": "GC-P1"},
+            code="not_allowed_now",
         )
 
 
@@ -87,6 +88,7 @@ def check_action_allowed(disadvantage: str | None) -> None:
             "allowed (GC-P7)",
             field="type",
             extra={"rule": "GC-P7"},
+            code="cannot_act",
         )
 
 
@@ -158,6 +160,7 @@ def check_provoked(counters: dict[str, Any], target: str, *, provoker_standing: 
             "this combatant is provoked: its attacks this turn aim at its provoker (GC-P6)",
             field="target_id",
             extra={"rule": "GC-P6"},
+            code="provoked",
         )
     return by
 

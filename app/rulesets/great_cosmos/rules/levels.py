@@ -106,7 +106,7 @@ class LevelUp:
 
 
 def _refuse(field_name: str, detail: str) -> RuleError:
-    return RuleError(detail, field=field_name)
+    return RuleError(detail, field=field_name, code="level_up_choice")
 
 
 def check_choices(new_level: int, choices: Choices, progress: Progress) -> Choices:

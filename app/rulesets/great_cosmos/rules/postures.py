@@ -148,9 +148,11 @@ def check_reaction(reaction: str | None, *, unparryable: bool = False, undodgeab
     """GC-P5: a parry of an `unparryable` attack or a dodge of an `undodgeable` one is never
     possible, in any posture (« attaques spéciales imparables et/ou inesquivables »)."""
     if reaction == "parry" and unparryable:
-        raise RuleError("an unparryable attack cannot be parried (GC-P5)", field="reaction")
+        raise RuleError(
+            "an unparryable attack cannot be parried (GC-P5)", field="reaction", code="reaction_not_allowed"
+        )
     if reaction == "dodge" and undodgeable:
-        raise RuleError("an undodgeable attack cannot be dodged (GC-P5)", field="reaction")
+        raise RuleError("an undodgeable attack cannot be dodged (GC-P5)", field="reaction", code="reaction_not_allowed")
 
 
 def auto_defense_applies(
@@ -261,11 +263,19 @@ def resolve_attack(
     if not can_act(attacker):
         raise RuleError("a character in Illumination backlash cannot act (GC-P7)", field="actor_id")
     if reaction is not None and reaction not in DEFENSE_STATS:
-        raise RuleError("reaction is dodge or parry", field="reaction")
+        raise RuleError("reaction is dodge or parry", field="reaction", code="unknown_name")
     if reaction is not None and not can_defend(defender):
-        raise RuleError(f"a {defender.posture} defender cannot dodge nor parry (GC-P1, GC-P6)", field="reaction")
+        raise RuleError(
+            f"a {defender.posture} defender cannot dodge nor parry (GC-P1, GC-P6)",
+            field="reaction",
+            code="reaction_not_allowed",
+        )
     if reaction is not None and same_slot:
-        raise RuleError("no dodge nor parry against an attack from the same parallel slot (GC-O2)", field="reaction")
+        raise RuleError(
+            "no dodge nor parry against an attack from the same parallel slot (GC-O2)",
+            field="reaction",
+            code="reaction_not_allowed",
+        )
     check_reaction(reaction, unparryable=unparryable, undodgeable=undodgeable)
     attack = resolve_test(
         dice,

@@ -133,7 +133,11 @@ def check_item(item: Item, index: int) -> None:
     and names its piece (head, chest_arms, legs_boots); trinkets stack."""
     where = f"inventory.items.{index}"
     if item.kind not in ITEM_KINDS:
-        raise RuleError(f"{where}: unknown kind {item.kind!r}; one of {', '.join(ITEM_KINDS)}", field=f"{where}.kind")
+        raise RuleError(
+            f"{where}: unknown kind {item.kind!r}; one of {', '.join(ITEM_KINDS)}",
+            field=f"{where}.kind",
+            code="unknown_name",
+        )
     if item.kind == "trinket":
         return
     low, high = _SLOT_RANGE[item.kind]
@@ -206,18 +210,23 @@ def check_inventory(
     containers = containers or []
     names = [c.name for c in containers]
     if len(set(names)) != len(names):
-        raise RuleError("inventory.containers: container names must be unique", field="inventory.containers")
+        raise RuleError(
+            "inventory.containers: container names must be unique", field="inventory.containers", code="named_twice"
+        )
     for i, item in enumerate(items):
         check_item(item, i)
         if item.container is not None and item.container not in names:
             raise RuleError(
-                f"inventory.items.{i}: no container named {item.container!r}", field=f"inventory.items.{i}.container"
+                f"inventory.items.{i}: no container named {item.container!r}",
+                field=f"inventory.items.{i}.container",
+                code="unknown_name",
             )
     two_handed = sum(item.quantity for item in items if item.kind == "two_handed_weapon")
     if two_handed > 1:
         raise RuleError(
             f"overloaded: at most one two-handed weapon can be carried, not {two_handed} (GC-I4)",
             field="inventory.items",
+            code="overloaded",
         )
     load = inventory_load(force, items, money, purse_slots, containers)
     for name, c in load.containers.items():
@@ -225,15 +234,18 @@ def check_inventory(
             raise RuleError(
                 f"overloaded: container {name!r} holds {c['slots']} slots, its items need {c['used']} (GC-I4)",
                 field="inventory.items",
+                code="overloaded",
             )
     if purse_slots is not None and load.money_slots > purse_slots:
         raise RuleError(
             f"overloaded: {money} PO take {load.money_slots} slots, the purse holds {purse_slots} (GC-I3, GC-I4)",
             field="inventory.money",
+            code="overloaded",
         )
     if load.used > load.capacity:
         raise RuleError(
             f"overloaded: the inventory needs {load.used} slots, force {force} carries {load.capacity} (GC-I1, GC-I4)",
             field="inventory",
+            code="overloaded",
         )
     return load

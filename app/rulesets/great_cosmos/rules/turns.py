@@ -38,9 +38,15 @@ def check_turn(steps: Sequence[str], moved: int = 0, allowed_move: int | None = 
     """GC-D3: a turn is move-then-act or act-then-move (or only one of them), never
     move-act-move; the cells moved may not exceed the turn's max move (GC-D2)."""
     if tuple(steps) not in _LEGAL_TURNS:
-        raise RuleError(f"a turn is move then act or act then move, not {' then '.join(steps)} (GC-D3)", field="steps")
+        raise RuleError(
+            f"a turn is move then act or act then move, not {' then '.join(steps)} (GC-D3)",
+            field="steps",
+            code="turn_phases",
+        )
     if allowed_move is not None and moved > allowed_move:
-        raise RuleError(f"{moved} cells moved; at most {allowed_move} this turn (GC-D2)", field="moved")
+        raise RuleError(
+            f"{moved} cells moved; at most {allowed_move} this turn (GC-D2)", field="moved", code="move_too_far"
+        )
 
 
 # --- GC-D4 ---------------------------------------------------------------------------
@@ -168,10 +174,12 @@ def turn_order(
     Dice: first one d6 per multi-action entity (input order), then the tie d20s,
     from the highest tied position down."""
     if tie_method not in TIE_METHODS:
-        raise RuleError(f"tie_method is one of {', '.join(TIE_METHODS)} (GC-O2)", field="tie_method")
+        raise RuleError(
+            f"tie_method is one of {', '.join(TIE_METHODS)} (GC-O2)", field="tie_method", code="unknown_name"
+        )
     ids = [e.id for e in entrants]
     if len(set(ids)) != len(ids):
-        raise RuleError("each entity appears once in a turn order", field="combatants")
+        raise RuleError("each entity appears once in a turn order", field="combatants", code="named_twice")
     action_dice = []
     entries = []  # (band, position, entity, action number)
     for e in entrants:

@@ -102,7 +102,9 @@ def difficulty_modifier(difficulty: str | None) -> int:
         return DIFFICULTIES[difficulty]
     except KeyError:
         known = ", ".join((*DIFFICULTIES, *SPECIAL_DIFFICULTIES))
-        raise RuleError(f"unknown difficulty {difficulty!r}; known: {known}", field="difficulty") from None
+        raise RuleError(
+            f"unknown difficulty {difficulty!r}; known: {known}", field="difficulty", code="unknown_name"
+        ) from None
 
 
 def percentage(spec: TestSpec) -> int:
@@ -322,7 +324,9 @@ FURTHER_DODGE_PENALTY = -10
 def attack_stat(kind: str, stat: str | None = None) -> str:
     """RB-F2: melee tests FOR, ranged PER, morale CHA or DIS (`stat` picks one of the allowed)."""
     if kind not in ATTACK_STATS:
-        raise RuleError(f"unknown attack kind {kind!r}; known: {', '.join(ATTACK_STATS)}", field="kind")
+        raise RuleError(
+            f"unknown attack kind {kind!r}; known: {', '.join(ATTACK_STATS)}", field="kind", code="unknown_name"
+        )
     allowed = ATTACK_STATS[kind]
     if stat is None:
         return allowed[0]

@@ -43,6 +43,7 @@ def take_free_attack(turn: dict[str, Any], combatant_id: str) -> str:
             "taken at once, before the turn changes (RB-F3)",
             field="free_attack",
             extra={"rule": "RB-F3"},
+            code="not_allowed_now",
         )
     del turn[FREE_ATTACK]
     return str(dodged)

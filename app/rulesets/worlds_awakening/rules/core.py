@@ -45,7 +45,11 @@ def threshold(difficulty: str | None, target: int | None) -> int:
             raise RuleError("give a `difficulty` or a `target` threshold", field="difficulty")
         return target
     if difficulty not in DIFFICULTIES:
-        raise RuleError(f"unknown difficulty {difficulty!r}; known: {', '.join(DIFFICULTIES)}", field="difficulty")
+        raise RuleError(
+            f"unknown difficulty {difficulty!r}; known: {', '.join(DIFFICULTIES)}",
+            field="difficulty",
+            code="unknown_name",
+        )
     if target is None:
         return DEFAULT_THRESHOLDS[difficulty]
     low, high = DIFFICULTIES[difficulty]
