@@ -76,6 +76,21 @@ def test_issue27_item2_french_by_default_english_kept_as_a_choice(live, pages):
     clean(page)
 
 
+def test_issue27_item2_every_problem_code_of_the_registry_is_translated_both_ways(live, pages):
+    import app.main  # noqa: F401  # every module imported: every code registered
+    from app.kit.errors import CODES
+
+    server = live.start()
+    page = pages()
+    page.goto(f"{server.url}/")
+    page.wait_for_selector("#lang-toggle")
+    known = page.evaluate("""async () => { const {CATALOGUE} = await import('/web/js/i18n.js');
+        return [Object.keys(CATALOGUE.fr), Object.keys(CATALOGUE.en)]; }""")
+    for keys in known:
+        assert sorted(c for c in CODES if f"code.{c}" not in keys) == []
+    clean(page)
+
+
 def test_issue27_item2_problems_translated_by_code_else_status(live, pages):
     server = live.start()
     page = pages()
