@@ -20,6 +20,14 @@ from tests.factories import GC, GC_MINIMAL, stats
 from tests.hardening.conftest import bearer
 
 ROOT = Path(__file__).resolve().parents[2]
+FR_STATS = {
+    "force": "Force",
+    "esprit": "Esprit",
+    "charisme": "Charisme",
+    "agilite": "Agilité",
+    "precision": "Précision",
+    "chance": "Chance",
+}
 GC_SHEET = {**GC_MINIMAL, "hp_max": 40, "mp_max": 20}  # a small pool, so the meters move visibly
 GOBLIN_SHEET = {
     **GC_MINIMAL,
@@ -56,8 +64,8 @@ def clean(page) -> None:
 def open_with_token(page, url: str, token: str) -> None:
     """The first screen: paste the token, open; it is kept in the tab's session storage, never in a URL."""
     page.goto(f"{url}/")
-    page.get_by_label("Token (GM or player)").fill(token)
-    page.get_by_role("button", name="Open", exact=True).click()
+    page.get_by_label("Jeton (MJ ou joueur)").fill(token)
+    page.get_by_role("button", name="Ouvrir", exact=True).click()
     page.wait_for_selector("html[data-ready=dashboard]")
     assert page.evaluate("sessionStorage.getItem('jdr.token')") == token
     page.wait_for_selector("#stream-state.live")
@@ -97,15 +105,15 @@ def test_a_gm_session_end_to_end(live, pages):
     server = live.start()
     page = pages()
     page.goto(f"{server.url}/")
-    page.get_by_label("Campaign name").fill("Les Ombres de Séléné")
-    page.get_by_label("Ruleset").select_option("great-cosmos")
-    page.get_by_role("button", name="Create campaign").click()
+    page.get_by_label("Nom de la campagne").fill("Les Ombres de Séléné")
+    page.get_by_label("Règles").select_option("great-cosmos")
+    page.get_by_role("button", name="Créer la campagne").click()
     page.wait_for_selector("#gm-token-value, [aria-labelledby=create-title] .status:not(:empty)")
     assert page.locator("#gm-token-value").count() == 1, page.locator(
         "[aria-labelledby=create-title] .status"
     ).text_content()
     token = page.locator("#gm-token-value").text_content()
-    page.get_by_role("button", name="Open the campaign").click()
+    page.get_by_role("button", name="Ouvrir la campagne").click()
     page.wait_for_selector("html[data-ready=dashboard]")
     assert token not in page.url and page.evaluate("sessionStorage.getItem('jdr.token')") == token
     with api(server.url, token) as http:
@@ -114,47 +122,50 @@ def test_a_gm_session_end_to_end(live, pages):
     assert page.locator("header h1").text_content() == "Les Ombres de Séléné"  # accents as typed
 
     # a character through the form built from the sheet schema: the 422 lands on its field
-    page.get_by_role("button", name="New character").click()
+    page.get_by_role("button", name="Nouveau personnage").click()
     form = page.locator("dialog")
-    form.get_by_label("Name", exact=True).first.fill("Élodie")  # (the final skill has a name too)
+    form.get_by_label("Nom", exact=True).first.fill("Élodie")  # (the final skill has a name too)
     form.get_by_label("Race").fill("humain")
-    for stat, value in GC_SHEET["stats"].items():
-        form.get_by_label(stat.capitalize(), exact=True).fill(str(value))
-    form.get_by_label("Hp Max").fill("0")
-    form.get_by_label("Mp Max").fill("20")
+    for stat, value in GC_SHEET["stats"].items():  # the rulebook's words: agilité, précision
+        form.get_by_label(FR_STATS[stat], exact=True).fill(str(value))
+    form.get_by_label("PV max").fill("0")
+    form.get_by_label("PM max").fill("20")
     assert page.evaluate(UNLABELLED) == []  # the whole sheet form
-    form.get_by_role("button", name="Create character").click()
-    hp_max = form.get_by_label("Hp Max")
+    form.get_by_role("button", name="Créer le personnage").click()
+    hp_max = form.get_by_label("PV max")
     error = page.locator(f"#{hp_max.get_attribute('aria-describedby')}")
     error.wait_for()
-    assert "greater than or equal to 1" in error.text_content()
+    assert error.text_content() == "doit être supérieur ou égal à 1"  # translated, never the English text
     assert hp_max.get_attribute("aria-invalid") == "true"
     hp_max.fill("40")
-    form.get_by_role("button", name="Create character").click()
+    form.get_by_role("button", name="Créer le personnage").click()
     card = page.locator("article.character", has_text="Élodie")
     card.wait_for()
-    assert card.get_by_role("meter", name="hp").get_attribute("aria-valuetext") == "40 / 40"
+    assert card.get_by_role("meter", name="PV").get_attribute("aria-valuetext") == "40 / 40"
     with api(server.url, token) as http:
         [character] = http.get(f"/v1/campaigns/{cid}/characters").json()["items"]
         odds = http.post(f"/v1/characters/{character['id']}/tests/odds", json={"stat": "force"}).json()
     assert character["name"] == "Élodie" and character["sheet"]["hp_max"] == 40
 
     # the exact odds before rolling, as the odds route gives them
-    page.get_by_label("Stat", exact=True).select_option("force")
+    page.get_by_label("Caractéristique", exact=True).select_option("force")
     page.locator("#odds li[data-outcome=success]").wait_for()
     for outcome, value in odds["outcomes"].items():
-        assert value["probability"] in page.locator(f"#odds li[data-outcome={outcome}]").text_content()
+        if value["p"] == 0:  # an impossible outcome is not offered
+            assert page.locator(f"#odds li[data-outcome={outcome}]").count() == 0
+        else:
+            assert value["probability"] in page.locator(f"#odds li[data-outcome={outcome}]").text_content()
 
     # roll with table dice, by keyboard: the API names the die it needs, the input takes the focus
-    page.get_by_role("button", name="Enter table dice").focus()
+    page.get_by_role("button", name="Saisir les dés de table").focus()
     page.keyboard.press("Enter")
-    die = page.get_by_label("d100 for test")
+    die = page.get_by_label("d100 pour test")
     die.wait_for()
     assert page.evaluate("document.activeElement.dataset.purpose") == "test"
     page.keyboard.type("42")
     page.keyboard.press("Enter")
     page.locator("#test-result .outcome").wait_for()
-    assert page.locator("#test-result .outcome").text_content() == "Élodie: super-critical success"
+    assert page.locator("#test-result .outcome").text_content() == "Élodie : réussite super-critique"
     assert "d100 42 (test)" in page.locator("#test-result .dice").inner_text().replace("\n", " ")
     with api(server.url, token) as http:
         [entry] = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
@@ -164,14 +175,14 @@ def test_a_gm_session_end_to_end(live, pages):
     page.locator("article.character", has_text="karma-2").wait_for()  # the card follows the sheet
 
     # a player added: its token shown once, and it works
-    page.get_by_label("Player name").fill("Léa")
-    page.get_by_role("button", name="Add player").click()
+    page.get_by_label("Nom du joueur").fill("Léa")
+    page.get_by_role("button", name="Ajouter le joueur").click()
     player_token = page.locator("#players output.token").text_content()
     with api(server.url, player_token) as http:
         assert http.get("/v1/me").json()["role"] == "player"
     page.locator("#player-list", has_text="Léa").wait_for()
     snap(page, "gm")
-    page.get_by_role("button", name="Done, hide it").click()
+    page.get_by_role("button", name="C'est fait, le masquer").click()
     assert page.locator("#players output.token").count() == 0
     clean(page)
 
@@ -197,23 +208,23 @@ def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
     player.on("response", keep_body)
     open_with_token(gm, server.url, s["gm"])
     open_with_token(player, server.url, s["player"]["token"])
-    assert player.locator("#role").text_content() == "Player: Léa"
+    assert player.locator("#role").text_content() == "Joueur : Léa"
     # its own character in full, the GM's goblin by name only; it tests only its own
-    assert player.locator("article.character", has_text="Aiko").get_by_role("meter", name="hp").count() == 1
-    assert player.locator("article.character", has_text="Gobelin").get_by_role("meter").count() == 0
+    assert player.locator("article.character", has_text="Aiko").get_by_role("meter", name="PV").count() == 1
+    assert player.locator("article.character", has_text="Gobelin").count() == 0  # an NPC: `player_access` none
     assert player.eval_on_selector_all("select[name=test-character] option", "o => o.map(x => x.textContent)") == [
         "Aiko"
     ]
 
     # a hidden GM roll first, then a visible one
     player.evaluate("window.beforeTheRolls = true")  # gone if the page is reloaded
-    gm.get_by_label("Character", exact=True).select_option(label="Gobelin")
-    gm.get_by_label("Hidden roll (GM only)").check()
-    gm.get_by_role("button", name="Roll", exact=True).click()
+    gm.get_by_label("Personnage", exact=True).select_option(label="Gobelin")
+    gm.get_by_label("Jet caché (MJ seulement)").check()
+    gm.get_by_role("button", name="Lancer", exact=True).click()
     gm.locator("#test-result .hidden-roll").wait_for()
-    gm.get_by_label("Hidden roll (GM only)").uncheck()
-    gm.get_by_label("Character", exact=True).select_option(label="Aiko")
-    gm.get_by_role("button", name="Roll", exact=True).click()
+    gm.get_by_label("Jet caché (MJ seulement)").uncheck()
+    gm.get_by_label("Personnage", exact=True).select_option(label="Aiko")
+    gm.get_by_role("button", name="Lancer", exact=True).click()
     gm.locator("#test-result", has_text="Aiko").wait_for()
     with api(server.url, s["gm"]) as http:
         visible, hidden = http.get(f"/v1/campaigns/{s['cid']}/rolls").json()["items"]
@@ -254,10 +265,12 @@ def test_the_player_sees_a_gm_test_live_and_never_a_hidden_one(live, pages):
     player.wait_for_selector(f"#encounter-view[data-version='{started['version']}']")
     view = player.locator("#turn-order")
     assert (
-        view.locator("li.combatant", has_text="Aiko").get_by_role("meter", name="hp").get_attribute("aria-valuetext")
+        view.locator("li.combatant", has_text="Aiko").get_by_role("meter", name="PV").get_attribute("aria-valuetext")
         == "40 / 40"
     )
-    assert view.locator("li.combatant", has_text="Gobelin").locator("[data-resource=hp]").text_content() == "hp: unhurt"
+    assert (
+        view.locator("li.combatant", has_text="Gobelin").locator("[data-resource=hp]").text_content() == "PV : indemne"
+    )
     assert "Espion" not in view.text_content()
     player.locator("#odds li").first.wait_for()
     snap(player, "player")
@@ -276,7 +289,7 @@ def shown(page) -> dict[str, Any]:
             id: li.dataset.combatantId, name: li.querySelector('.name').textContent,
             current: li.getAttribute('aria-current') === 'true',
             resources: Object.fromEntries([...li.querySelectorAll('[role=meter]')].map(m =>
-              [m.getAttribute('aria-label'), [Number(m.getAttribute('aria-valuenow')), Number(m.getAttribute('aria-valuemax'))]])),
+              [m.dataset.resource, [Number(m.getAttribute('aria-valuenow')), Number(m.getAttribute('aria-valuemax'))]])),
             conditions: [...li.querySelectorAll('[data-condition]')].map(c => c.dataset.condition)}))};
     }""")
 
@@ -338,13 +351,13 @@ def test_an_encounter_through_the_ui(live, pages):
     open_with_token(page, server.url, s["gm"])
     http = api(server.url, s["gm"])
 
-    page.get_by_role("button", name="New encounter").click()
+    page.get_by_role("button", name="Nouvelle rencontre").click()
     builder = page.locator("dialog")
-    builder.get_by_label("Encounter name").fill("Embuscade à Séléné")
+    builder.get_by_label("Nom de la rencontre").fill("Embuscade à Séléné")
     builder.get_by_label("Gobelin", exact=True).check()
-    builder.get_by_label("Copies of Gobelin").fill("2")
+    builder.get_by_label("Copies de Gobelin").fill("2")
     assert page.evaluate(UNLABELLED) == []
-    builder.get_by_role("button", name="Create encounter").click()
+    builder.get_by_role("button", name="Créer la rencontre").click()
     page.wait_for_selector("#encounter-view[data-status=setup]")
     [summary] = http.get(f"/v1/campaigns/{s['cid']}/encounters").json()["items"]
     eid = summary["id"]
@@ -355,7 +368,7 @@ def test_an_encounter_through_the_ui(live, pages):
         "Gobelin 2",
     ]
 
-    page.get_by_role("button", name="Start", exact=True).click()
+    page.get_by_role("button", name="Commencer", exact=True).click()
     encounter = check_tracker(page, http, eid, after=version)
     assert encounter["status"] == "active" and encounter["round"] == 1
     actor = next(c for c in encounter["combatants"] if c["id"] == encounter["current"]["combatant_id"])
@@ -366,33 +379,39 @@ def test_an_encounter_through_the_ui(live, pages):
 
     # the current combatant attacks someone of the other side, with table dice in the API's order
     page.get_by_label("Action", exact=True).select_option("attack")
-    target_name = page.get_by_label("Target").evaluate("s => s.selectedOptions[0].textContent")
+    target_name = page.get_by_label("Cible", exact=True).evaluate("s => s.selectedOptions[0].textContent")
     target = next(c for c in encounter["combatants"] if c["name"] == target_name)
     assert target["side"] != actor["side"]
-    page.get_by_label("Damage", exact=True).fill("2d6+3")
-    page.get_by_role("button", name="Act with table dice").click()
+    page.get_by_label("Dégâts", exact=True).fill("2d6+3")
+    page.get_by_role("button", name="Agir avec les dés de table").click()
     asked = enter_dice(page, {"attack": [31], "dodge": [76], "damage": [5, 2]})
     assert asked == ["attack", "dodge", "damage", "damage"]
     encounter = check_tracker(page, http, eid, after=encounter["version"])
     hit = next(c for c in encounter["combatants"] if c["id"] == target["id"])
     assert hit["resources"]["hp"]["value"] == target["resources"]["hp"]["value"] - 10
-    line = page.locator("#encounter-history li[data-type=attack] .line").text_content()
-    assert line.startswith(f"{actor['name']} attacks {target['name']}:"), line
+    # the line is built from the steps (rule ids behind "?", figures, outcomes), in French
+    history = page.locator("#encounter-history li[data-type=attack] .line")
+    line = history.inner_text()
+    assert line.startswith(f"{actor['name']} attaque {target['name']} :"), line
     before, after = target["resources"]["hp"]["value"], hit["resources"]["hp"]["value"]
-    assert "attack test: 31 vs" in line and "dodge: 76 vs" in line, line
-    assert f"damage: 2d6+3 = 10, hp {before} → {after}" in line, line
+    assert "test d'attaque : 31 contre" in line and "esquive : 76 contre" in line, line
+    assert "2d6+3 = 10" in line and f"PV {before} → {after}" in line, line
+    assert "GC-" not in line  # rule ids hidden until "?"
+    page.get_by_role("button", name="Afficher les règles appliquées").click()
+    page.locator("#encounter-history li[data-type=attack] .rule-id").first.wait_for(state="visible")
+    assert "[GC-" in page.locator("#encounter-history li[data-type=attack] .line").inner_text()
     snap(page.locator("#encounter"), "encounter")
 
     # the table screen: large type, whose turn, status words (hp_visibility: status), never figures
     with page.expect_popup() as popup_info:
-        page.get_by_role("button", name="Table screen").click()
+        page.get_by_role("button", name="Écran de table").click()
     table = popup_info.value
     table_errors: list[str] = []
     table.on("pageerror", lambda exc: table_errors.append(str(exc)))
     table.wait_for_selector("html[data-ready=table]")
     table.wait_for_selector(f"#table-screen[data-version='{encounter['version']}']")
     assert table.locator("#table-turn strong").text_content() == page.locator("#whose-turn").text_content()
-    assert table.locator(f"li[data-combatant-id='{target['id']}'] [data-resource=hp]").text_content() == "hp: wounded"
+    assert table.locator(f"li[data-combatant-id='{target['id']}'] [data-resource=hp]").text_content() == "PV : blessé"
     assert table.get_by_role("meter").count() == 0
     # large type; polled: the popup may re-render the line (an element just replaced has no computed style)
     table.wait_for_function(
@@ -400,20 +419,27 @@ def test_an_encounter_through_the_ui(live, pages):
     )
 
     assert table.evaluate(UNLABELLED) == [] and page.evaluate(UNLABELLED) == []  # the action form too
-    page.get_by_role("button", name="Next turn").click()
+    page.get_by_role("button", name="Tour suivant").click()
     after_turn = check_tracker(page, http, eid, after=encounter["version"])
     assert after_turn["current"]["combatant_id"] != actor["id"]
     table.wait_for_selector(f"#table-screen[data-version='{after_turn['version']}']")  # live, by the stream
 
-    page.get_by_role("button", name="Undo last action").click()
+    undo = page.locator("#undo")
+    assert undo.text_content() == "Annuler : Tour suivant"  # it names what it undoes
+    undo.click()
     undone = check_tracker(page, http, eid, after=after_turn["version"])
     assert undone["current"]["combatant_id"] == actor["id"]
     page.locator("#encounter-history li.reverted[data-type=next_turn]").wait_for()
 
-    page.get_by_role("button", name="End encounter").click()
+    page.once("dialog", lambda dialog: dialog.dismiss())  # "Terminer le combat" asks first: no
+    page.get_by_role("button", name="Terminer le combat").click()
+    page.wait_for_timeout(200)
+    assert http.get(f"/v1/encounters/{eid}").json()["status"] == "active"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Terminer le combat").click()
     ended = check_tracker(page, http, eid, after=undone["version"])
     assert ended["status"] == "ended"
-    assert page.get_by_role("button", name="Next turn").count() == 0
+    assert page.get_by_role("button", name="Tour suivant").count() == 0
     http.close()
     assert table_errors == []
     clean(page)
@@ -495,8 +521,8 @@ def test_the_first_screen_of_a_big_campaign_is_interactive_within_a_second(live,
     assert min(timings) < 5000, timings
     assert page.locator("article.character").count() == 50
     assert page.locator("#log-list li.entry").count() == 50
-    assert page.get_by_role("button", name="Roll", exact=True).is_enabled()
-    page.get_by_role("button", name="Load more").click()
+    assert page.get_by_role("button", name="Lancer", exact=True).is_enabled()
+    page.get_by_role("button", name="Charger la suite").click()
     page.wait_for_function("() => document.querySelectorAll('#log-list li.entry').length === 100")
     assert len(set(log_ids(page))) == 100
     clean(page)

@@ -53,11 +53,14 @@ def test_wa_c1_an_attack_form_built_from_the_catalogue_works_without_openapi_jso
     assert shown == ["attack", "heal", "damage", "condition"]  # the ruleset's actions first, then the GM's
     assert set(shown) == set(catalogue)
     page.get_by_label("Action", exact=True).select_option("attack")
-    kinds = page.get_by_label("Kind", exact=True).evaluate("s => [...s.options].map(o => o.textContent)")
-    assert [k.lower() for k in kinds if k != "—"] == ["physical", "magical"]  # the catalogue's attack `kind` enum
-    assert page.get_by_label("Target", exact=True).evaluate("s => s.selectedOptions[0].textContent") == "Goblin"
-    page.get_by_label("Weapon", exact=True).select_option("hache")
-    page.get_by_role("button", name="Act with table dice").click()
+    kinds = page.get_by_label("Type", exact=True).evaluate("s => [...s.options].map(o => o.textContent)")
+    assert [k.lower() for k in kinds if k != "—"] == [
+        "physique",
+        "magique",
+    ]  # the catalogue's attack `kind` enum, in French
+    assert page.get_by_label("Cible", exact=True).evaluate("s => s.selectedOptions[0].textContent") == "Goblin"
+    page.get_by_label("Arme", exact=True).select_option("hache")
+    page.get_by_role("button", name="Agir avec les dés de table").click()
     assert enter_dice(page, {"attack": [15], "damage": [4]}) == ["attack", "damage"]
 
     page.locator("#encounter-history li[data-type=attack]").wait_for()

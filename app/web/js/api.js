@@ -1,5 +1,7 @@
 // The one API client: JSON in and out, the token as a bearer header (never in a URL),
-// problem+json errors thrown as ApiError.
+// problem+json errors thrown as ApiError, described by their `code` (i18n.js), never by `detail`.
+
+import { problemMessage, validationText, termLabel, t } from "./i18n.js";
 
 let token = null;
 
@@ -30,7 +32,7 @@ async function request(method, path, { body, query, headers = {} } = {}) {
   try {
     response = await fetch(url, init);
   } catch (err) {
-    throw new ApiError(0, { title: "Network error", detail: `the server cannot be reached (${err.message})` });
+    throw new ApiError(0, { code: "network" });
   }
   const text = await response.text();
   let data = null;
@@ -60,11 +62,25 @@ export async function getAll(path, query = {}) {
   return items;
 }
 
-/** The problem's message in one line, for a status area. */
+/** A validation error's field and message, translated: "PV max : doit être supérieur ou égal à 1". */
+export function fieldError(e) {
+  const loc = (e.loc || []).filter(x => x !== "body");
+  const last = loc.length ? termLabel(loc[loc.length - 1]) : "";
+  return last ? t("problem.field", { field: last, msg: validationText(e.msg) }) : validationText(e.msg);
+}
+
+let namer = null;
+/** How an id is named in messages (the store's characters and combatants): errors name, not ids. */
+export function setNamer(fn) { namer = fn; }
+const named = text => (namer && text ? String(text).replace(/\b[0-9a-f]{32}\b/g, id => {
+  const name = namer(id);
+  return name && name !== "?" ? `« ${name} »` : id;
+}) : text);
+
+/** The problem's message in one line, for a status area (once, in the page's language). */
 export function describe(err) {
   if (!(err instanceof ApiError)) return String(err?.message || err);
-  const p = err.problem;
-  const where = (p.errors || []).map(e => `${(e.loc || []).filter(x => x !== "body").join(".")}: ${e.msg}`);
-  return `${p.title || "Error"} (${err.status})${p.detail ? ` — ${p.detail}` : ""}${
-    where.length > 1 ? ` [${where.join("; ")}]` : ""}`;
+  const p = { ...err.problem, detail: named(err.problem.detail) };
+  const where = (p.errors || []).map(fieldError);
+  return `${problemMessage(err.status, p)}${where.length ? ` ${where.join(" ; ")}` : ""}`;
 }

@@ -2,9 +2,10 @@
 // create/edit form built from the ruleset's sheet schema.
 
 import { api, describe } from "./api.js";
-import { h, clear, bar, humanize, field, select } from "./dom.js";
+import { h, clear, bar, field, select } from "./dom.js";
 import { state, on, isGm, controls, upsertCharacter } from "./store.js";
 import { SchemaForm, FormError, mergePatch } from "./schema-form.js";
+import { t, term, num, statusWordText, sep } from "./i18n.js";
 
 const POINTS = ["level", "karma", "heroism", "light_points", "dark_points", "intuition", "protection", "armor",
   "mental_health", "posture"];
@@ -37,17 +38,23 @@ function playerName(id) {
 }
 
 export function card(character) {
-  const full = controls(character);
+  const mine = controls(character);
+  const full = mine || Boolean(character.sheet);  // `observer`: the whole sheet, read only
   const headingId = `char-${character.id}`;
   const owner = character.player_id ? playerName(character.player_id) : null;
   const el = h("article", { class: `card character ${character.kind}`, "aria-labelledby": headingId,
                             dataset: { characterId: character.id } },
     h("header", {},
       h("h3", { id: headingId }, character.name),
-      h("span", { class: `badge ${character.kind}` }, character.kind === "npc" ? "NPC" : "PC"),
+      h("span", { class: `badge ${character.kind}` }, t(`kind.${character.kind}`)),
       owner ? h("span", { class: "owner" }, owner) : null));
   if (!full) {
-    el.append(h("p", { class: "hint" }, character.player_id === null ? "GM character" : "Another player's character"));
+    el.append(h("p", { class: "hint" }, character.player_id === null || (!character.player_id && character.kind === "npc") ? t("characters.gm") : t("characters.other")));
+    const pools = Object.entries(character.pools || {});  // `limited`: each pool as a status word
+    if (pools.length) {
+      el.append(h("div", { class: "bars" }, pools.map(([name, p]) =>
+        h("p", { class: `status-word ${p.status}`, dataset: { resource: name } }, `${term(name)}${sep()}${statusWordText(p.status)}`))));
+    }
     return el;
   }
   const sheet = character.sheet || {};
@@ -55,14 +62,14 @@ export function card(character) {
   if (pools.length) el.append(h("div", { class: "bars" }, pools.map(([name, value, max]) => bar(name, value, max))));
   const stats = keyStats(sheet);
   if (stats.length) {
-    el.append(h("dl", { class: "stats" }, stats.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, String(v))))));
+    el.append(h("dl", { class: "stats" }, stats.map(([k, v]) => h("div", {}, h("dt", {}, term(k)), h("dd", {}, num(v))))));
   }
   const points = POINTS.filter(k => sheet[k] !== undefined && sheet[k] !== null && typeof sheet[k] !== "object");
   if (points.length) {
-    el.append(h("dl", { class: "points" }, points.map(k => h("div", {}, h("dt", {}, humanize(k)), h("dd", {}, humanize(sheet[k]))))));
+    el.append(h("dl", { class: "points" }, points.map(k => h("div", {}, h("dt", {}, term(k)), h("dd", {}, typeof sheet[k] === "number" ? num(sheet[k]) : term(sheet[k]))))));
   }
-  el.append(h("button", { type: "button", class: "small secondary", "aria-label": `Edit ${character.name}`,
-                          onclick: () => openCharacterDialog(character) }, "Edit"));
+  if (mine) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.edit.label", { name: character.name }),
+                          onclick: () => openCharacterDialog(character) }, t("characters.edit")));
   return el;
 }
 
@@ -71,13 +78,13 @@ export function renderCharacters(section) {
   const canCreate = isGm() || state.me?.player_id;
   clear(section,
     h("div", { class: "section-head" },
-      h("h2", { id: "characters-title" }, "Characters"),
-      canCreate ? h("button", { type: "button", onclick: () => openCharacterDialog(null) }, "New character") : null),
+      h("h2", { id: "characters-title" }, t("characters.title")),
+      canCreate ? h("button", { type: "button", onclick: () => openCharacterDialog(null) }, t("characters.new")) : null),
     grid);
   const draw = () => {
     const sorted = [...state.characters.values()].sort((a, b) =>
       Number(controls(b)) - Number(controls(a)) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name, "fr"));
-    clear(grid, sorted.length ? sorted.map(card) : h("p", { class: "hint" }, "No character yet."));
+    clear(grid, sorted.length ? sorted.map(card) : h("p", { class: "hint" }, t("characters.none")));
   };
   draw();
   on("characters", draw);
@@ -97,15 +104,16 @@ export function openCharacterDialog(character) {
   const editing = Boolean(character);
   const ruleset = state.ruleset;
   const properties = {
-    name: { type: "string", title: "Name", maxLength: 200 },
-    ...(isGm() ? { kind: { enum: ["pc", "npc"], title: "Kind", default: "pc" } } : {}),
+    name: { type: "string", maxLength: 200 },
+    ...(isGm() ? { kind: { enum: ["pc", "npc"], default: "pc" } } : {}),
+    ...(isGm() ? { player_access: { enum: ["observer", "limited", "none"] } } : {}),
     ...(isGm() ? { player_id: { title: "Player" } } : {}),
-    sheet: { ...ruleset.sheet_schema, title: "Sheet" },
+    sheet: { ...ruleset.sheet_schema },
   };
   const widgets = {
     player_id: ctx => {
-      const control = select(state.players.map(p => [p.id, p.name]), { empty: "— none (GM) —", value: ctx.value ?? "" });
-      return { el: field("Player", control), control,
+      const control = select(state.players.map(p => [p.id, p.name]), { empty: t("form.player.none"), value: ctx.value ?? "" });
+      return { el: field(t("form.player"), control), control,
                get: () => (control.value ? control.value : editing ? null : undefined) };
     },
   };
@@ -113,21 +121,22 @@ export function openCharacterDialog(character) {
   const form = new SchemaForm({
     schema: { type: "object", properties, required: ["name", "sheet"] },
     root: ruleset.sheet_schema,
-    value: editing ? { name: character.name, kind: character.kind, player_id: character.player_id, sheet: character.sheet } : { kind: "pc" },
+    value: editing ? { name: character.name, kind: character.kind, player_id: character.player_id, player_access: character.player_access,
+                      sheet: character.sheet } : { kind: "pc" },
     mode: editing ? "edit" : "create",
     widgets,
     suggest: suggestions,
     access: sheetAccess(editing),
   });
   const status = h("p", { class: "status", role: "status" });
-  const title = editing ? `Edit ${character.name}` : "New character";
+  const title = editing ? t("characters.edit.title", { name: character.name }) : t("characters.new");
   const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": "sheet-dialog-title" });
-  const submit = h("button", { type: "submit" }, editing ? "Save" : "Create character");
+  const submit = h("button", { type: "submit" }, editing ? t("characters.save") : t("characters.create"));
   const formEl = h("form", { novalidate: true, method: "dialog" },
     h("h2", { id: "sheet-dialog-title" }, title),
     form.el, status,
     h("div", { class: "actions" }, submit,
-      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel")));
+      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("form.cancel"))));
   dialog.append(formEl);
   dialog.addEventListener("close", () => dialog.remove());
   formEl.addEventListener("submit", async event => {
@@ -148,10 +157,10 @@ export function openCharacterDialog(character) {
       dialog.close();
     } catch (err) {
       const errors = err.problem?.errors || [];
-      const forbidden = (err.problem?.fields || []).map(f => ({ loc: ["sheet", f], msg: "only the GM (or a rule) changes this" }));
+      const forbidden = (err.problem?.fields || []).map(f => ({ loc: ["sheet", f], msg: t("form.only.gm"), local: true }));
       const unplaced = form.showErrors([...errors, ...forbidden]);
       status.textContent = unplaced.length || (!errors.length && !forbidden.length)
-        ? `${describe(err)}${unplaced.length ? ` — ${unplaced.join("; ")}` : ""}` : "Please correct the fields marked.";
+        ? `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}` : t("form.fix");
     } finally {
       submit.disabled = false;
     }
@@ -163,7 +172,7 @@ export function openCharacterDialog(character) {
 
 async function save(character, values) {
   const body = {};
-  for (const key of ["name", "kind", "player_id"]) {
+  for (const key of ["name", "kind", "player_id", "player_access"]) {
     if (values[key] !== undefined && values[key] !== character[key]) body[key] = values[key];
   }
   const patch = mergePatch(character.sheet, values.sheet || {});

@@ -1,6 +1,8 @@
 // Tiny DOM helpers: elements are built with textContent only (never innerHTML), so no
 // name, sheet value or API message can inject markup.
 
+import { num, term } from "./i18n.js";
+
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -68,17 +70,20 @@ export function select(options, { value, empty } = {}) {
 }
 
 /** A resource bar: role=meter, its figures as text beside it (readable without colour). */
-export function bar(name, value, max) {
+export function bar(id, value, max) {
+  const name = term(id);
   const ratio = max > 0 ? Math.max(0, Math.min(1, value / max)) : 0;
   const level = ratio > 0.5 ? "high" : ratio > 0.25 ? "mid" : "low";
   return h("div", { class: "bar-row" },
     h("span", { class: "bar-name" }, name),
     h("div", { class: `bar ${level}`, role: "meter", "aria-label": name, "aria-valuemin": 0,
-               "aria-valuemax": max, "aria-valuenow": value, "aria-valuetext": `${value} / ${max}` },
+               "aria-valuemax": max, "aria-valuenow": value, "aria-valuetext": `${num(value)} / ${num(max)}`,
+               dataset: { resource: id } },
       h("div", { class: "bar-fill", style: `width: ${(ratio * 100).toFixed(1)}%` })),
-    h("span", { class: "bar-figures" }, `${value} / ${max}`));
+    h("span", { class: "bar-figures" }, `${num(value)} / ${num(max)}`));
 }
 
+/** An API id in the page's words (i18n.js `term`: agilite → agilité, hp → PV). */
 export function humanize(code) {
-  return String(code ?? "").replaceAll("_", " ");
+  return term(code);
 }

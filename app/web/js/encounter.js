@@ -5,10 +5,12 @@
 
 import { api, describe } from "./api.js";
 import { h, clear, field, select, setError, bar, humanize, uid } from "./dom.js";
-import { state, emit, isGm, nameOf, rememberCombatants } from "./store.js";
+import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./store.js";
 import { SchemaForm, FormError } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
-import { actionLine, diceList } from "./format.js";
+import { actionNode, actionHead, diceList } from "./format.js";
+import { t, term, num, statusWordText, sep } from "./i18n.js";
+
 
 const ID_FIELDS = new Set(["target_id", "also_target_id", "ally_id"]);
 
@@ -34,24 +36,25 @@ export function combatantView(c, { current, initiative, table = false, hpVisibil
     h("div", { class: "who" },
       current ? h("span", { class: "turn-mark", "aria-hidden": "true" }, "▶ ") : null,
       h("strong", { class: "name" }, c.name),
-      h("span", { class: "side" }, ` ${c.side}`),
-      initiative !== undefined && initiative !== null ? h("span", { class: "init" }, ` · init ${initiative}`) : null,
-      c.hidden ? h("span", { class: "badge hidden-roll" }, "hidden") : null,
-      c.down ? h("span", { class: "badge down" }, "down") : null,
-      current ? h("span", { class: "sr-only" }, " (current turn)") : null));
+      c.side ? h("span", { class: "side" }, ` ${c.side}`) : null,
+      initiative !== undefined && initiative !== null ? h("span", { class: "init" }, t("encounter.init", { n: num(initiative) })) : null,
+      c.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null,
+      c.down ? h("span", { class: "badge down" }, t("encounter.down")) : null,
+      current ? h("span", { class: "sr-only" }, t("encounter.current")) : null));
   if (hpVisibility === "hidden" && table) { /* nothing about resources */ }
   else if (resources.length) {
     li.append(h("div", { class: "bars" }, resources.map(([name, r]) => (r.status || asStatus)
-      ? h("p", { class: `status-word ${statusWord(r)}`, dataset: { resource: name } }, `${name}: ${statusWord(r)}`)
+      ? h("p", { class: `status-word ${statusWord(r)}`, dataset: { resource: name } },
+        `${term(name)}${sep()}${statusWordText(statusWord(r))}`)
       : bar(name, r.value, r.max))));
   }
   const extras = [];
-  if (c.posture) extras.push(h("span", { class: "chip" }, `posture: ${humanize(c.posture)}`));
-  if (c.position && !table) extras.push(h("span", { class: "chip" }, `at (${c.position.x}, ${c.position.y})`));
-  if (c.reaction && !table) extras.push(h("span", { class: "chip" }, `reaction: ${humanize(c.reaction)}`));
+  if (c.posture) extras.push(h("span", { class: "chip" }, t("encounter.posture", { name: term(c.posture) })));
+  if (c.position && !table) extras.push(h("span", { class: "chip" }, t("encounter.at", { x: c.position.x, y: c.position.y })));
+  if (c.reaction && !table) extras.push(h("span", { class: "chip" }, t("encounter.reaction", { name: term(c.reaction) })));
   for (const cond of c.conditions || []) {
     extras.push(h("span", { class: "chip condition", dataset: { condition: cond.name } },
-      `${cond.name}${cond.rounds_left ? ` (${cond.rounds_left})` : ""}`));
+      `${term(cond.name)}${cond.rounds_left ? ` (${num(cond.rounds_left)})` : ""}`));
   }
   if (extras.length) li.append(h("div", { class: "chips" }, extras));
   return li;
@@ -73,13 +76,26 @@ export function ordered(encounter) {
   return rows;
 }
 
+/** The distance of two cells by the ruleset's metric (`combat.grid.metric`). */
+export function distance(a, b, metric) {
+  const dx = Math.abs(a.x - b.x), dy = Math.abs(a.y - b.y);
+  if (metric === "chebyshev") return Math.max(dx, dy);
+  if (metric === "euclidean") return Math.round(Math.hypot(dx, dy) * 10) / 10;
+  return dx + dy;  // manhattan (GC-D1)
+}
+
 export const currentIds = encounter => new Set(encounter.current?.combatant_ids || (encounter.current?.combatant_id ? [encounter.current.combatant_id] : []));
+
+const label = e => `${e.name} (${t(`encounter.status.${e.status}`)})`;
 
 export class Tracker {
   constructor() {
     this.list = [];
     this.encounter = null;
     this.actions = [];
+    this.failures = 0;     // failed reads in a row (retried, and the live indicator says so)
+    this.myTurn = false;
+    this.showRules = false;
   }
 
   mount(section) {
@@ -87,21 +103,23 @@ export class Tracker {
     this.picker = h("select", { name: "encounter" });
     this.picker.addEventListener("change", () => this.select(this.picker.value));
     this.view = h("div", { class: "encounter-view", id: "encounter-view" });
+    this.bar = h("div", { class: "fight-bar", id: "fight-bar" });  // sticky while a fight is active
     clear(section,
-      h("div", { class: "section-head" }, h("h2", { id: "encounter-title" }, "Encounter"),
-        field("Encounter", this.picker),
-        isGm() ? h("button", { type: "button", onclick: () => this.openBuilder() }, "New encounter") : null),
-      this.view);
-    this.diceArea = h("div", { class: "dice-area" });  // kept across redraws: a dice entry in progress survives events
+      h("div", { class: "section-head" }, h("h2", { id: "encounter-title" }, t("encounter.title")),
+        field(t("encounter.pick"), this.picker),
+        isGm() ? h("button", { type: "button", class: "secondary", onclick: () => this.openBuilder() }, t("encounter.new")) : null),
+      this.bar, this.view);
+    this.diceArea = h("div", { class: "dice-area", id: "fight-dice" });  // kept across redraws: a dice entry in progress survives events
     this.panel = h("div", { class: "action-panel" });
     this.panelKey = null;
+    this.status = h("p", { class: "status", role: "status", id: "encounter-message" });
   }
 
   async loadList(prefer) {
     const page = await api.get(`/v1/campaigns/${state.campaign.id}/encounters`, { limit: 50 });
     this.list = page.items;
-    clear(this.picker, this.list.length ? this.list.map(e => h("option", { value: e.id }, `${e.name} (${e.status})`))
-      : h("option", { value: "" }, "— none —"));
+    clear(this.picker, this.list.length ? this.list.map(e => h("option", { value: e.id }, label(e)))
+      : h("option", { value: "" }, t("encounter.none")));
     const pick = prefer || this.encounter?.id || (this.list.find(e => e.status === "active") || this.list[0])?.id;
     if (pick) {
       this.picker.value = pick;
@@ -122,7 +140,8 @@ export class Tracker {
     await this.refresh();
   }
 
-  /** Reads the fight again; calls while one read runs are folded into one more read after it. */
+  /** Reads the fight again; calls while one read runs are folded into one more read after it.
+   * A failed read is retried (backing off) until one succeeds: the page never stays stale. */
   refresh() {
     if (this.reading) {
       this.again = true;
@@ -133,7 +152,15 @@ export class Tracker {
         this.again = false;
         await this.read();
       } while (this.again);
-    })().finally(() => { this.reading = null; });
+    })().then(() => {
+      if (this.failures) { this.failures = 0; emit("sync", { stale: false }); }
+    }, err => {
+      this.failures += 1;
+      emit("sync", { stale: true });
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.refresh().catch(() => {}), Math.min(500 * 2 ** (this.failures - 1), 8000));
+      throw err;
+    }).finally(() => { this.reading = null; });
     return this.reading;
   }
 
@@ -147,7 +174,7 @@ export class Tracker {
     this.encounter = encounter;
     this.actions = actions.items;
     const option = [...this.picker.options].find(o => o.value === encounter.id);
-    if (option) option.textContent = `${encounter.name} (${encounter.status})`;
+    if (option) option.textContent = label(encounter);
     rememberCombatants(encounter);
     emit("combatants");
     emit("encounter", encounter);
@@ -160,9 +187,16 @@ export class Tracker {
       return this.loadList(this.encounter ? undefined : data.id).catch(err => console.warn(err));
     }
     if (data.id === state.encounterId && (!this.encounter || data.version > this.encounter.version)) {
-      this.refresh().catch(err => console.warn(err));
+      this.refresh().catch(err => console.warn("encounter refresh failed (retried)", err.message));
     }
     if (name === "encounter.updated") this.relabel().catch(() => {});
+  }
+
+  /** A character changed (its sheet: what the combatants' resources are read from): the fight is read again. */
+  onCharacter(id) {
+    if (this.encounter?.combatants.some(c => c.character_id === id)) {
+      this.refresh().catch(err => console.warn("encounter refresh failed (retried)", err.message));
+    }
   }
 
   async relabel() {
@@ -170,41 +204,65 @@ export class Tracker {
     this.list = page.items;
     for (const option of this.picker.options) {
       const e = this.list.find(x => x.id === option.value);
-      if (e) option.textContent = `${e.name} (${e.status})`;
+      if (e) option.textContent = label(e);
     }
+  }
+
+  latestUndoable() {
+    return this.actions.find(a => a.type !== "revert" && !a.reverted_by);
   }
 
   draw() {
     if (!this.view) return;
     const e = this.encounter;
+    document.body.classList.toggle("fight", e?.status === "active");
     if (!e) {
-      clear(this.view, h("p", { class: "hint" }, isGm() ? "No encounter: build one from the characters." : "No encounter yet."));
+      clear(this.bar);
+      clear(this.view, h("p", { class: "hint" }, isGm() ? t("encounter.empty.gm") : t("encounter.empty")));
       delete this.view.dataset.version;
+      this.cue(false, []);
       return;
     }
     const now = currentIds(e);
+    const active = e.status === "active";
     const turnNames = e.combatants.filter(c => now.has(c.id)).map(c => c.name).join(", ");
-    const header = h("p", { class: "encounter-status", id: "encounter-status" },
-      h("strong", {}, e.name), ` — ${e.status}`, e.status !== "setup" ? ` — round ${e.round}` : "",
-      turnNames && e.status === "active" ? h("span", { class: "whose-turn" }, ` — turn of `, h("strong", { id: "whose-turn" }, turnNames)) : null);
-    const order = h("ol", { class: "turn-order", id: "turn-order", "aria-label": "Turn order" },
-      ordered(e).map(({ c, slot }) => combatantView(c, { current: e.status === "active" && now.has(c.id), initiative: slot?.initiative ?? c.initiative })));
+    const mine = e.combatants.filter(c => now.has(c.id) && (isGm() || c.player_id === state.me.player_id));
+    const myTurn = active && !isGm() && mine.length > 0;
+
+    // the sticky bar: where the fight is, whose turn, and the turn's buttons (short, for a phone too)
+    const header = h("p", { class: "encounter-status", id: "encounter-status", tabindex: -1 },
+      h("strong", {}, e.name), ` — ${t(`encounter.status.${e.status}`)}`, e.status !== "setup" ? ` — ${t("encounter.round", { n: e.round })}` : "",
+      turnNames && active ? h("span", { class: "whose-turn" }, t("encounter.turn.of"), h("strong", { id: "whose-turn" }, turnNames)) : null);
     const controls = h("div", { class: "actions encounter-controls" });
     if (isGm() && e.status === "setup") {
-      controls.append(
-        h("button", { type: "button", onclick: () => this.start(false) }, "Start"),
-        h("button", { type: "button", class: "secondary", onclick: () => this.start(true) }, "Start with table dice"));
+      controls.append(h("button", { type: "button", onclick: () => this.start(false) }, t("encounter.start")),
+        h("button", { type: "button", class: "secondary", onclick: () => this.start(true) }, t("encounter.start.table")));
     }
-    const mine = e.combatants.filter(c => now.has(c.id) && (isGm() || c.player_id === state.me.player_id));
-    if (e.status === "active" && (isGm() || mine.length)) {
-      controls.append(h("button", { type: "button", id: "next-turn", onclick: () => this.post("next-turn") }, "Next turn"));
+    if (active && (isGm() || mine.length)) {
+      controls.append(h("button", { type: "button", id: "next-turn", onclick: () => this.nextTurn() }, t("encounter.next")));
     }
-    if (isGm() && e.status === "active") {
-      controls.append(h("button", { type: "button", class: "secondary", id: "undo", onclick: () => this.undo() }, "Undo last action"));
-      controls.append(h("button", { type: "button", class: "danger", onclick: () => this.end() }, "End encounter"));
+    if (isGm() && active) {
+      const latest = this.latestUndoable();
+      controls.append(h("button", { type: "button", class: "secondary", id: "undo", disabled: !latest, onclick: () => this.undo() },
+        latest ? t("encounter.undo", { what: actionHead(latest, nameOf) }) : t("encounter.undo", { what: t("encounter.undo.nothing") })));
+      controls.append(h("button", { type: "button", class: "danger", id: "end-fight", onclick: () => this.end() }, t("encounter.end")));
     }
-    this.status = this.status || h("p", { class: "status", role: "status", id: "encounter-message" });
-    const actors = e.status === "active" ? (isGm() ? e.combatants : mine) : [];
+    const rulesToggle = h("button", { type: "button", class: "small secondary rules-toggle", id: "rules-toggle",
+      "aria-pressed": String(this.showRules), "aria-label": t("encounter.rules.label"), title: t("encounter.rules.label"),
+      onclick: () => { this.showRules = !this.showRules; this.draw(); } }, t("encounter.rules"));
+    const banner = myTurn ? h("p", { class: "your-turn", id: "your-turn", role: "alert" },
+      t("encounter.your.turn.of", { name: mine.map(c => c.name).join(", ") })) : null;
+    clear(this.bar, banner, header, h("div", { class: "bar-actions" }, controls, rulesToggle));
+    this.bar.hidden = false;
+
+    const order = h("ol", { class: "turn-order", id: "turn-order", "aria-label": t("encounter.order") },
+      ordered(e).map(({ c, slot }) => {
+        const li = combatantView(c, { current: active && now.has(c.id), initiative: c.initiative ?? c.initiative_override ?? slot?.initiative });
+        const quick = e.status !== "ended" ? this.quickActions(e, c, mine, now) : null;
+        if (quick) li.append(quick);
+        return li;
+      }));
+    const actors = active ? (isGm() ? e.combatants : mine) : [];
     // the form is rebuilt only when who may act changes, so an event does not wipe what is being typed
     const key = JSON.stringify([e.id, e.status, actors.map(c => [c.id, c.name, now.has(c.id)]),
                                 e.combatants.map(c => [c.id, c.name, c.side, c.down])]);
@@ -213,34 +271,220 @@ export class Tracker {
       clear(this.panel);
       if (actors.length) this.actionPanel(this.panel, e, actors, now);
     }
-    const panel = this.panel;
     const reactions = !isGm() ? this.reactionControls(e) : null;
-    const history = h("ol", { class: "history", id: "encounter-history", "aria-label": "Actions, newest first" },
+    const history = h("ol", { class: "history", id: "encounter-history", "aria-label": t("encounter.history.label") },
       this.actions.map(a => h("li", { class: a.reverted_by ? "reverted" : "", dataset: { actionId: a.id, type: a.type } },
-        h("span", { class: "line" }, actionLine(a, nameOf)),
-        a.reverted_by ? h("span", { class: "badge" }, " undone") : null,
-        a.hidden ? h("span", { class: "badge hidden-roll" }, "hidden") : null)));
-    clear(this.view, header, order, this.grid(e), controls, this.diceArea, panel, reactions, this.status,
-      h("h3", {}, "History"), history);
+        actionNode(a, nameOf),
+        a.reverted_by ? h("span", { class: "badge" }, t("encounter.undone")) : null,
+        a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
+    this.view.classList.toggle("show-rules", this.showRules);
+    clear(this.view, order, this.adder(e), this.grid(e), this.panel, this.diceArea, reactions, this.status,
+      h("h3", {}, t("encounter.history")), history);
     Object.assign(this.view.dataset, { version: String(e.version), status: e.status, round: String(e.round) });
+    this.cue(myTurn, mine);
   }
 
-  grid(e) {
-    const placed = e.combatants.filter(c => c.position);
-    if (!placed.length) return null;
-    const xs = placed.map(c => c.position.x), ys = placed.map(c => c.position.y);
-    const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-    if (x1 - x0 > 40 || y1 - y0 > 40) return null;
-    const grid = h("div", { class: "grid", role: "img", style: `grid-template-columns: repeat(${x1 - x0 + 1}, 2.2rem)`,
-      "aria-label": `Positions: ${placed.map(c => `${c.name} at ${c.position.x}, ${c.position.y}`).join("; ")}` });
-    for (let y = y0; y <= y1; y++) {
-      for (let x = x0; x <= x1; x++) {
-        const here = placed.filter(c => c.position.x === x && c.position.y === y);
-        grid.append(h("span", { class: `cell ${here.length ? "taken" : ""}`, title: here.map(c => c.name).join(", ") },
-          here.map(c => c.name.slice(0, 2)).join("")));
+  /** The GM adds a campaign character to the fight (the API takes new combatants before the start). */
+  adder(e) {
+    if (!isGm() || e.status !== "setup") return null;
+    const characters = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
+    if (!characters.length) return null;
+    const who = select(characters.map(c => [c.id, c.name]));
+    const side = h("input", { type: "text", size: 8, value: t("builder.foes") });
+    const form = h("form", { class: "inline adder", novalidate: true },
+      field(t("encounter.add.who"), who), field(t("builder.side"), side),
+      h("button", { type: "submit", class: "secondary" }, t("encounter.add")));
+    form.addEventListener("submit", async event => {
+      event.preventDefault();
+      try {
+        await api.post(`/v1/encounters/${e.id}/combatants`, { character_id: who.value, side: side.value.trim() || null });
+        await this.refresh();
+      } catch (err) {
+        this.fail(err);
+      }
+    });
+    return form;
+  }
+
+  /** "À toi de jouer": a banner (drawn above), the title, and a vibration where allowed — once per turn. */
+  cue(myTurn, mine) {
+    const base = document.title.replace(/^▶ [^—]+ — /, "");
+    document.title = myTurn ? `▶ ${t("encounter.your.turn")} — ${base}` : base;
+    const turnKey = myTurn ? `${this.encounter.id}:${this.encounter.round}:${mine.map(c => c.id).join(",")}` : null;
+    if (turnKey && turnKey !== this.turnKey) {
+      try { navigator.vibrate?.([120, 60, 120]); } catch { /* not allowed here */ }
+    }
+    this.turnKey = turnKey;
+    this.myTurn = myTurn;
+  }
+
+  /** A row's quick actions: attack it (the current combatant of the caller), and for the GM ±PV and a condition. */
+  quickActions(e, c, mine, now) {
+    const types = actionTypes();
+    const attacker = mine.find(m => m.id !== c.id) || (isGm() ? e.combatants.find(m => now.has(m.id) && m.id !== c.id) : null);
+    const box = h("div", { class: "quick", role: "group", "aria-label": t("encounter.quick", { name: c.name }) });
+    const active = e.status === "active";
+    if (active && types.attack && attacker && !now.has(c.id) && !c.down) {
+      box.append(h("button", { type: "button", class: "small", "aria-label": t("encounter.quick.attack.label", { name: c.name }),
+        onclick: () => this.quickAttack(attacker, c) }, t("encounter.quick.attack")));
+    }
+    if (isGm()) {
+      box.append(h("button", { type: "button", class: "small secondary", "aria-pressed": String(Boolean(c.hidden)),
+        "aria-label": t(c.hidden ? "encounter.reveal.label" : "encounter.hide.label", { name: c.name }),
+        onclick: () => this.patchCombatant(c, { hidden: !c.hidden }) }, t(c.hidden ? "encounter.reveal" : "encounter.hide")));
+      if (e.status === "setup") {  // an initiative override, before the start
+        const init = h("input", { type: "number", step: 1, class: "amount init-override", inputmode: "numeric",
+          "aria-label": t("encounter.quick.init", { name: c.name }), placeholder: t("encounter.quick.init.short") });
+        init.addEventListener("keydown", event => {
+          if (event.key !== "Enter" || init.value.trim() === "" || !Number.isInteger(Number(init.value))) return;
+          event.preventDefault();
+          this.patchCombatant(c, { initiative: Number(init.value) });
+        });
+        box.append(init);
+        return box;
+      }
+      if (!active) return box.childElementCount ? box : null;
+      const pool = Object.keys(c.resources || {})[0];
+      if (pool && (types.heal || types.damage)) {
+        const amount = h("input", { type: "number", step: 1, class: "amount", inputmode: "numeric",
+          "aria-label": t("encounter.quick.amount", { name: c.name }).replace(term("hp"), term(pool)), placeholder: `± ${term(pool)}` });
+        amount.addEventListener("keydown", event => {
+          if (event.key !== "Enter") return;
+          event.preventDefault();
+          const n = Number(amount.value);
+          if (!Number.isInteger(n) || n === 0) return;
+          const type = n > 0 ? "heal" : "damage";
+          if (!types[type]) return;
+          this.act({ type, target_id: c.id, amount: Math.abs(n), resource: pool });
+        });
+        box.append(amount);
+      }
+      if (types.condition) {
+        const name = h("input", { type: "text", class: "condition-name", size: 8, placeholder: t("encounter.quick.condition.placeholder"),
+          "aria-label": t("encounter.quick.condition", { name: c.name }) });
+        name.addEventListener("keydown", event => {
+          if (event.key !== "Enter" || !name.value.trim()) return;
+          event.preventDefault();
+          this.act({ type: "condition", target_id: c.id, add: { name: name.value.trim() } });
+        });
+        box.append(name);
       }
     }
-    return grid;
+    return box.childElementCount ? box : null;
+  }
+
+  /** "Attaquer" on a row: with a weapon on the actor's sheet, the attack goes at once; else the
+   * action form is set to this attack on this target, its first empty field focused. */
+  quickAttack(attacker, target) {
+    const sheet = state.characters.get(attacker.character_id)?.sheet || {};
+    const weapon = (sheet.weapons || []).find(w => w.name)?.name;
+    if (weapon) return this.act({ type: "attack", actor_id: attacker.id, target_id: target.id, weapon });
+    this.choose?.("attack", attacker.id, target.id);
+  }
+
+  async patchCombatant(c, body) {
+    try {
+      await api.patch(`/v1/encounters/${this.encounter.id}/combatants/${c.id}`, body);
+      await this.refresh();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  async act(body) {
+    try {
+      const result = await api.post(`/v1/encounters/${this.encounter.id}/actions`, body);
+      this.say(result);
+      await this.refresh();
+      this.afterAction();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** After an action of a player's turn: "Tour suivant" takes the focus (one tap away on a phone). */
+  afterAction() {
+    if (!isGm() && this.myTurn) document.getElementById("next-turn")?.focus();
+  }
+
+  /** The grid: every combatant the caller may see on its cell (the server never sends a hidden one
+   * to a player); the GM places a combatant with a click, the one whose turn it is moves with a click
+   * (the server counts the distance and the reach, and says why not). */
+  grid(e) {
+    const placed = e.combatants.filter(c => c.position);
+    const canMove = Boolean(actionTypes().move) && e.status === "active";
+    const now = currentIds(e);
+    const movers = canMove ? e.combatants.filter(c => now.has(c.id) && c.position && (isGm() || c.player_id === state.me.player_id)) : [];
+    const placers = isGm() && e.status !== "ended" ? e.combatants : [];
+    if (!placed.length && !placers.length) return null;
+    const xs = placed.map(c => c.position.x), ys = placed.map(c => c.position.y);
+    const width = Math.min(Math.max(12, ...xs.map(x => x + 3)), 40), height = Math.min(Math.max(8, ...ys.map(y => y + 3)), 40);
+    const choices = [...movers.map(c => [`move:${c.id}`, t("grid.move", { name: c.name })]),
+      ...placers.map(c => [`place:${c.id}`, t("grid.place", { name: c.name })])];
+    if (this.gridChoice && !choices.some(([v]) => v === this.gridChoice)) this.gridChoice = null;
+    const unplaced = placers.find(c => !c.position);
+    const preset = this.gridChoice || (movers[0] ? `move:${movers[0].id}` : unplaced ? `place:${unplaced.id}` : choices[0]?.[0]);
+    const mode = choices.length ? select(choices, { value: preset }) : null;
+    if (mode) { mode.name = "grid-mode"; mode.addEventListener("change", () => { this.gridChoice = mode.value; this.draw(); }); }
+    // distances as the ruleset counts them (the catalogue's `combat.grid.metric`), from the pawn chosen
+    const metric = state.ruleset?.combat?.grid?.metric;
+    const from = (() => {
+      const id = (this.gridChoice || preset || "").split(":")[1];
+      return e.combatants.find(c => c.id === id)?.position || null;
+    })();
+    const away = (x, y) => (from && metric ? distance(from, { x, y }, metric) : null);
+    const cells = h("div", { class: "grid", id: "grid", role: "group", "aria-label": t("grid.label"),
+      style: `grid-template-columns: repeat(${width}, 2.2rem)` });
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const here = placed.filter(c => c.position.x === x && c.position.y === y);
+        const names = here.map(c => c.name).join(", ");
+        const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
+          ${here.some(c => c.hidden) ? "hidden-one" : ""}`.replace(/\s+/g, " ").trim(),
+          dataset: { x: String(x), y: String(y) }, disabled: !mode,
+          "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
+            away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}`, title: names || `${x}, ${y}` },
+          here.map(c => c.name.slice(0, 2)).join(""));
+        cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
+        // or drag a pawn onto a cell: its move when it may move now, else (the GM) its placement
+        const pawn = here.map(c => (movers.some(m => m.id === c.id) ? `move:${c.id}` : placers.some(m => m.id === c.id) ? `place:${c.id}` : null))
+          .find(Boolean);
+        if (pawn) {
+          cell.draggable = true;
+          cell.addEventListener("dragstart", event => { event.dataTransfer.setData("text/plain", pawn); event.dataTransfer.effectAllowed = "move"; });
+        }
+        if (mode) {
+          cell.addEventListener("dragover", event => event.preventDefault());
+          cell.addEventListener("drop", event => {
+            event.preventDefault();
+            const choice = event.dataTransfer.getData("text/plain");
+            if (/^(move|place):/.test(choice)) this.onCell(choice, x, y);
+          });
+        }
+        cells.append(cell);
+      }
+    }
+    return h("div", { class: "grid-box" },
+      mode ? field(t("grid.mode"), mode) : null, cells);
+  }
+
+  async onCell(choice, x, y) {
+    if (!choice) return;
+    this.gridChoice = choice;
+    const [what, id] = choice.split(":");
+    const e = this.encounter;
+    try {
+      if (what === "place") {
+        await api.patch(`/v1/encounters/${e.id}/combatants/${id}`, { position: { x, y } });
+        await this.refresh();
+      } else {
+        const result = await api.post(`/v1/encounters/${e.id}/actions`, { type: "move", actor_id: id, to: { x, y } });
+        this.say(result);
+        await this.refresh();
+      }
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   reactionControls(e) {
@@ -255,7 +499,7 @@ export class Tracker {
         try { await api.patch(`/v1/encounters/${e.id}/combatants/${c.id}`, { reaction: control.value }); await this.refresh(); }
         catch (err) { setError(control, describe(err)); }
       });
-      box.append(field(`Standing reaction of ${c.name}`, control));
+      box.append(field(t("encounter.reaction.of", { name: c.name }), control));
     }
     return box;
   }
@@ -266,21 +510,21 @@ export class Tracker {
     if (defaultActor) actor.value = defaultActor.id;
     const type = h("select", { name: "action-type" });
     const formBox = h("div", { class: "action-form" });
-    const act = h("button", { type: "submit" }, "Act");
-    const table = h("button", { type: "button", class: "secondary" }, "Act with table dice");
+    const act = h("button", { type: "submit" }, t("encounter.act"));
+    const table = mayEnterDice() ? h("button", { type: "button", class: "secondary" }, t("encounter.act.table")) : null;
     const form = h("form", { novalidate: true, "aria-labelledby": "action-title" },
-      h("h3", { id: "action-title" }, "Turn action"),
-      field("Actor", actor), field("Action", type), formBox,
+      h("h3", { id: "action-title" }, t("encounter.action")),
+      field(t("encounter.actor"), actor), field(t("encounter.action.type"), type), formBox,
       h("div", { class: "actions" }, act, table));
     panel.append(form);
     let current = null;
     const types = actionTypes();
-    const names = [...Object.keys(types).filter(t => !types[t].gm_only),  // the ruleset's actions, then the GM's
-      ...(isGm() ? Object.keys(types).filter(t => types[t].gm_only) : [])];
-    clear(type, names.map(t => h("option", { value: t }, humanize(t))));
+    const names = [...Object.keys(types).filter(k => !types[k].gm_only),  // the ruleset's actions, then the GM's
+      ...(isGm() ? Object.keys(types).filter(k => types[k].gm_only) : [])];
+    clear(type, names.map(k => h("option", { value: k }, humanize(k))));
     if (this.lastType && names.includes(this.lastType)) type.value = this.lastType;
     const build = () => {
-      if (!types[type.value]) return clear(formBox, h("p", { class: "hint" }, "No action in this ruleset's encounters."));
+      if (!types[type.value]) return clear(formBox, h("p", { class: "hint" }, t("encounter.no.action")));
       this.lastType = type.value;
       current = this.actionForm(types[type.value].schema, encounter, actor.value);
       clear(formBox, current.el);
@@ -288,6 +532,18 @@ export class Tracker {
     type.addEventListener("change", build);
     actor.addEventListener("change", build);  // its weapons
     build();
+    this.choose = (typeName, actorId, targetId) => {
+      if (!names.includes(typeName)) return;
+      if ([...actor.options].some(o => o.value === actorId)) actor.value = actorId;
+      type.value = typeName;
+      build();
+      const targetControl = formBox.querySelector("select[name=target_id], select");
+      const pickTarget = [...formBox.querySelectorAll("select")].find(sel => [...sel.options].some(o => o.value === targetId));
+      if (pickTarget) pickTarget.value = targetId;
+      const empty = [...formBox.querySelectorAll("input:not([type=checkbox]), textarea")].find(i => !i.value);
+      (empty || targetControl || act).focus();
+      form.scrollIntoView({ block: "nearest" });
+    };
 
     const send = async (withTable) => {
       if (!current) return;
@@ -301,14 +557,15 @@ export class Tracker {
           ? await enterTableDice(this.diceArea, dice => post({ dice }), { nameOf, onError: err => this.fail(err, current) })
           : await post({});
         if (!result) return;
-        this.say(actionLine(result, nameOf), result.rolls);
+        this.say(result);
         await this.refresh();
+        this.afterAction();
       } catch (err) {
         this.fail(err, current);
       }
     };
     form.addEventListener("submit", event => { event.preventDefault(); send(false); });
-    table.addEventListener("click", () => send(true));
+    table?.addEventListener("click", () => send(true));
   }
 
   /** The form of one action: its JSON Schema from the catalogue (its own `$refs` root). */
@@ -318,18 +575,18 @@ export class Tracker {
       const sheet = state.characters.get(combatants.find(c => c.id === actorId)?.character_id)?.sheet || {};
       const names = [...(sheet.weapons || []), ...(sheet.inventory?.items || []).filter(i => /weapon/.test(i.kind || ""))]
         .map(w => w.name).filter(Boolean);
-      const control = select(names, { empty: names.length ? "— none —" : "— none on the sheet —" });
-      return { el: field(ctx.label, control, { hint: ctx.schema.description }), control, get: () => control.value || undefined };
+      const control = select(names, { empty: names.length ? t("encounter.weapon.none") : t("encounter.weapon.none.sheet") });
+      return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
     const pick = ctx => {
-      const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : "— none —", value: ctx.value });
+      const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : t("form.none"), value: ctx.value });
       if (ctx.required && !ctx.value) {  // a default target: someone of another side, standing
         const actor = combatants.find(c => currentIds(encounter).has(c.id));
         const other = combatants.find(c => c.side !== actor?.side && !c.down)
           || combatants.find(c => c.id !== actor?.id && !c.down);
         if (other) control.value = other.id;
       }
-      return { el: field(ctx.label.replace(/ Id$/, ""), control), control, get: () => control.value || undefined };
+      return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
     const group = ctx => {
       const boxes = combatants.map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
@@ -346,25 +603,35 @@ export class Tracker {
     return new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
   }
 
-  say(text, rolls) {
-    clear(this.status, h("span", { class: "line" }, text), rolls?.length ? diceList(rolls, nameOf) : null);
+  /** The result of an action (or a start) as a line and its dice. */
+  say(result) {
+    const action = result?.action ?? result;
+    if (!action?.type) return;
+    clear(this.status, actionNode(action, nameOf), action.rolls?.length ? diceList(action.rolls, nameOf) : null);
   }
 
+  /** An error, once, in the page's words (names, not ids: the problem's text is not shown). */
   fail(err, form) {
     const unplaced = form && err.problem?.errors ? form.showErrors(err.problem.errors.filter(e => !(e.loc || []).includes("dice"))) : [];
-    clear(this.status, h("span", { class: "error" }, describe(err)), unplaced.length ? ` ${unplaced.join("; ")}` : "");
+    clear(this.status, h("span", { class: "error" }, describe(err)), unplaced.length ? ` ${unplaced.join(" ; ")}` : "");
   }
 
   async post(path, body = {}) {
     try {
       const result = await api.post(`/v1/encounters/${this.encounter.id}/${path}`, body);
-      if (result?.type) this.say(actionLine(result, nameOf), result.rolls);
+      this.say(result);
       await this.refresh();
       return result;
     } catch (err) {
       this.fail(err);
       return null;
     }
+  }
+
+  /** "Tour suivant", then the focus on the fight's status line (whose turn it is now). */
+  async nextTurn() {
+    const result = await this.post("next-turn");
+    if (result) document.getElementById("encounter-status")?.focus();
   }
 
   async start(withTable) {
@@ -374,7 +641,7 @@ export class Tracker {
       const result = withTable ? await enterTableDice(this.diceArea, dice => send({ dice }), { nameOf, onError: err => this.fail(err) })
         : await send({});
       if (!result) return;
-      if (result.action) this.say(actionLine(result.action, nameOf), result.action.rolls);
+      this.say(result);
       await this.refresh();
     } catch (err) {
       this.fail(err);
@@ -382,41 +649,46 @@ export class Tracker {
   }
 
   async undo() {
-    const latest = this.actions.find(a => a.type !== "revert" && !a.reverted_by);
-    if (!latest) return this.fail(new Error("nothing to undo"));
+    const latest = this.latestUndoable();
+    if (!latest) return this.fail(new Error(t("encounter.undo.nothing")));
     await this.post(`actions/${latest.id}/revert`);
   }
 
   async end() {
+    if (!window.confirm(t("encounter.end.confirm", { name: this.encounter.name }))) return;
     await this.post("end");
   }
 
   openBuilder() {
     const characters = [...state.characters.values()].sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name, "fr"));
-    const name = h("input", { type: "text", name: "encounter-name", value: "Rencontre" });
-    const visibility = select([["exact", "exact values"], ["status", "status words (unhurt, wounded…)"], ["hidden", "hidden"]], { value: "status" });
+    const name = h("input", { type: "text", name: "encounter-name", value: t("builder.name.default") });
+    const visibility = select([["exact", t("builder.visibility.exact")], ["status", t("builder.visibility.status")],
+      ["hidden", t("builder.visibility.hidden")]], { value: "status" });
     const reveal = h("input", { type: "checkbox", checked: true });
     const rows = characters.map(c => {
       const include = h("input", { type: "checkbox", id: uid("inc"), checked: c.kind === "pc" });
-      const side = h("input", { type: "text", value: c.kind === "pc" ? "heroes" : "foes", "aria-label": `Side of ${c.name}`, size: 8 });
-      const count = h("input", { type: "number", min: 1, max: 50, value: "1", "aria-label": `Copies of ${c.name}`, disabled: c.kind !== "npc", size: 3 });
-      const hidden = h("input", { type: "checkbox", "aria-label": `${c.name} hidden` });
+      const side = h("input", { type: "text", value: c.kind === "pc" ? t("builder.heroes") : t("builder.foes"),
+        "aria-label": t("builder.side.of", { name: c.name }), size: 8 });
+      const count = h("input", { type: "number", min: 1, max: 50, value: "1", "aria-label": t("builder.copies.of", { name: c.name }),
+        disabled: c.kind !== "npc", size: 3 });
+      const hidden = h("input", { type: "checkbox", "aria-label": t("builder.hidden.of", { name: c.name }) });
       return { c, include, side, count, hidden,
-        el: h("tr", {}, h("td", {}, include, h("label", { for: include.id }, ` ${c.name}`)), h("td", {}, c.kind.toUpperCase()),
+        el: h("tr", {}, h("td", {}, include, h("label", { for: include.id }, ` ${c.name}`)), h("td", {}, t(`kind.${c.kind}`)),
           h("td", {}, side), h("td", {}, count), h("td", {}, hidden)) };
     });
     const status = h("p", { class: "status", role: "status" });
     const dialog = h("dialog", { "aria-labelledby": "builder-title" });
     const form = h("form", { novalidate: true },
-      h("h2", { id: "builder-title" }, "New encounter"),
-      field("Encounter name", name), field("Resources shown to players", visibility),
-      field("Reveal hidden combatants on their first turn", reveal),
+      h("h2", { id: "builder-title" }, t("builder.title")),
+      field(t("builder.name"), name), field(t("builder.visibility"), visibility),
+      field(t("builder.reveal"), reveal),
       h("table", { class: "builder" },
-        h("thead", {}, h("tr", {}, ["Combatant", "Kind", "Side", "NPC copies", "Hidden"].map(t => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["builder.combatant", "builder.kind", "builder.side", "builder.copies", "builder.hidden"]
+          .map(k => h("th", { scope: "col" }, t(k))))),
         h("tbody", {}, rows.map(r => r.el))),
       status,
-      h("div", { class: "actions" }, h("button", { type: "submit" }, "Create encounter"),
-        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel")));
+      h("div", { class: "actions" }, h("button", { type: "submit" }, t("builder.create")),
+        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("form.cancel"))));
     dialog.append(form);
     dialog.addEventListener("close", () => dialog.remove());
     form.addEventListener("submit", async event => {

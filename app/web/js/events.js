@@ -8,8 +8,8 @@ const NAMES = ["campaign.updated", "player.created", "character.created", "chara
   "log.created", "encounter.created", "encounter.updated", "encounter.action", "encounter.reverted"];
 
 export class EventStream {
-  constructor(campaignId, { onEvent, onStatus, onResync, onUnauthorized }) {
-    Object.assign(this, { campaignId, onEvent, onStatus, onResync, onUnauthorized });
+  constructor(campaignId, { onEvent, onStatus, onResync, onUnauthorized, onGap }) {
+    Object.assign(this, { campaignId, onEvent, onStatus, onResync, onUnauthorized, onGap });
     this.last = null;       // the last event id handled
     this.source = null;
     this.failures = 0;
@@ -36,18 +36,21 @@ export class EventStream {
       source.onopen = () => {
         this.failures = 0;
         this.onStatus?.("live");
-        // a drop before any event: the stream restarts at the present, so what happened
-        // meanwhile is read again (the page merges it without duplicates)
-        if (this.dropped && this.last === null) this.onResync?.();
+        // after a drop the missed events come first (`after`); the page also reads its views
+        // again (a refresh that failed during the drop, a drop before any event): merged, nothing twice
+        if (this.dropped) this.onResync?.();
         this.dropped = false;
         resolve(true);
       };
       for (const name of NAMES) source.addEventListener(name, e => this.receive(name, e));
       // both a connection error and the server's own `event: error` (database down)
-      source.addEventListener("error", () => {
+      source.addEventListener("error", event => {
         if (this.source !== source) return;
         source.close();
         this.source = null;
+        let code = null;
+        try { code = JSON.parse(event.data || "null")?.code; } catch { /* a connection error has no data */ }
+        if (code === "token_revoked") { this.onStatus?.("offline"); resolve(false); return this.onUnauthorized?.(); }
         this.dropped = true;
         this.onStatus?.("reconnecting");
         this.retry();
@@ -59,10 +62,13 @@ export class EventStream {
   receive(name, event) {
     const id = Number(event.lastEventId);
     if (this.last !== null && id <= this.last) return;  // already handled
+    // ids count per campaign: a gap is something this viewer may not see (a card just hidden…)
+    const gap = this.last !== null && id > this.last + 1;
     this.last = id;
     let data;
     try { data = JSON.parse(event.data); } catch { return; }
     this.onEvent(name, data, id);
+    if (gap) this.onGap?.();
   }
 
   retry() {

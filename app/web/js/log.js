@@ -3,9 +3,10 @@
 // server never sends them to a player, and this page shows exactly what it receives).
 
 import { api, describe } from "./api.js";
-import { h, clear, field, select, humanize } from "./dom.js";
+import { h, clear, field, select } from "./dom.js";
 import { state, on, nameOf, rememberCombatants, emit } from "./store.js";
-import { entryLine, timeOf, outcomeClass, dieText } from "./format.js";
+import { entryNode, timeOf, outcomeClass, dieText } from "./format.js";
+import { t } from "./i18n.js";
 
 const KINDS = ["test", "roll", "combat", "action", "opposed", "group", "level_up", "sheet_edit"];
 const PAGE = 50;
@@ -66,11 +67,12 @@ export class RollLog {
   }
 
   mount(section) {
-    this.list = h("ol", { class: "log", id: "log-list", "aria-live": "polite", "aria-relevant": "additions" });
-    this.moreButton = h("button", { type: "button", class: "secondary", onclick: () => this.more().catch(err => this.fail(err)) }, "Load more");
+    this.list = h("ol", { class: "log", id: "log-list", "aria-live": "polite", "aria-relevant": "additions", tabindex: 0,
+                          "aria-label": t("log.label") });
+    this.moreButton = h("button", { type: "button", class: "secondary", onclick: () => this.more().catch(err => this.fail(err)) }, t("log.more"));
     this.status = h("p", { class: "status", role: "status" });
-    this.characterFilter = select([], { empty: "All characters" });
-    this.kindFilter = select(KINDS.map(k => [k, humanize(k)]), { empty: "All kinds" });
+    this.characterFilter = select([], { empty: t("log.all.characters") });
+    this.kindFilter = select(KINDS.map(k => [k, t(`log.kind.${k}`)]), { empty: t("log.all.kinds") });
     const onFilter = () => {
       this.filters = { character_id: this.characterFilter.value, kind: this.kindFilter.value };
       this.load().catch(err => this.fail(err));
@@ -78,24 +80,30 @@ export class RollLog {
     this.characterFilter.addEventListener("change", onFilter);
     this.kindFilter.addEventListener("change", onFilter);
     clear(section,
-      h("div", { class: "section-head" }, h("h2", { id: "log-title" }, "Roll log"),
+      h("div", { class: "section-head" }, h("h2", { id: "log-title" }, t("log.title")),
         h("span", { class: "stream-state", id: "stream-state", role: "status" }, "")),
-      h("div", { class: "filters" }, field("Filter by character", this.characterFilter), field("Filter by kind", this.kindFilter)),
+      h("div", { class: "filters" }, field(t("log.filter.character"), this.characterFilter), field(t("log.filter.kind"), this.kindFilter)),
       this.list, this.moreButton, this.status);
     const fillCharacters = () => {
       const keep = this.characterFilter.value;
-      clear(this.characterFilter, h("option", { value: "" }, "All characters"),
+      clear(this.characterFilter, h("option", { value: "" }, t("log.all.characters")),
         [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr")).map(c => h("option", { value: c.id }, c.name)));
       this.characterFilter.value = keep;
     };
     fillCharacters();
     on("characters", () => { fillCharacters(); this.draw(); });
     on("combatants", () => this.draw());
-    on("stream", status => {
+    // "● en direct" only when the stream is open AND the last reads succeeded (a failed refresh is retried)
+    let stream = state.stream, stale = false;
+    const show = () => {
       const el = section.querySelector("#stream-state");
-      el.textContent = status === "live" ? "● live" : status === "reconnecting" ? "reconnecting…" : "";
+      const status = stream === "live" && stale ? "reconnecting" : stream;
+      el.textContent = status === "live" ? t("stream.live") : status === "reconnecting" ? t("stream.reconnecting") : t("stream.offline");
       el.className = `stream-state ${status}`;
-    });
+      el.dataset.stale = String(stale);
+    };
+    on("stream", status => { stream = status; show(); });
+    on("sync", detail => { stale = Boolean(detail?.stale); show(); });
     this.draw();
   }
 
@@ -103,19 +111,18 @@ export class RollLog {
 
   draw() {
     if (!this.list) return;
-    clear(this.list, this.entries.length ? this.entries.map(entry => this.item(entry)) : h("li", { class: "hint" }, "Nothing rolled yet."));
+    clear(this.list, this.entries.length ? this.entries.map(entry => this.item(entry)) : h("li", { class: "hint" }, t("log.empty")));
     this.moreButton.hidden = !this.cursor;
   }
 
   item(entry) {
     if (entry.kind === "combat" && entry.encounter_id
         && [entry.actor_id, entry.target_id].some(id => id && !state.combatants.has(id))) this.learnNames(entry.encounter_id);
-    const line = entryLine(entry, nameOf);
     return h("li", { class: `entry ${entry.kind} ${outcomeClass(entry.outcome)}`, dataset: { entryId: entry.id, kind: entry.kind } },
       h("time", { datetime: entry.created_at }, timeOf(entry.created_at)), " ",
-      h("span", { class: "kind" }, humanize(entry.kind)), " ",
-      entry.hidden ? h("span", { class: "badge hidden-roll", title: "hidden from the players" }, "hidden") : null,
-      h("span", { class: "line" }, line),
+      h("span", { class: "kind" }, t(`log.kind.${entry.kind}`)), " ",
+      entry.hidden ? h("span", { class: "badge hidden-roll", title: t("log.hidden.title") }, t("log.hidden")) : null,
+      entryNode(entry, nameOf),
       entry.rolls?.length ? h("span", { class: "dice-inline" }, ` [${entry.rolls.map(r => dieText(r, nameOf)).join(", ")}]`) : null);
   }
 

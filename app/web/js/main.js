@@ -1,11 +1,12 @@
 // The dashboard: a client of the public API and its event stream, nothing else.
 // Routes: `#/` the dashboard (GM or player, by the token), `#/table` the table screen.
 
-import { api, setToken, getAll, describe } from "./api.js";
+import { api, setToken, getAll, describe, setNamer } from "./api.js";
 import { h, clear } from "./dom.js";
-import { state, emit, isGm, savedToken, saveToken, forgetToken, upsertCharacter, resetListeners } from "./store.js";
+import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, pruneCharacters, resetListeners } from "./store.js";
 import { EventStream } from "./events.js";
-import { renderLogin } from "./login.js";
+import { renderLogin, langButton } from "./login.js";
+import { t } from "./i18n.js";
 import { renderCharacters } from "./characters.js";
 import { renderPlayers } from "./players.js";
 import { renderTestPanel } from "./testpanel.js";
@@ -14,7 +15,9 @@ import { Tracker } from "./encounter.js";
 import { TableScreen } from "./table.js";
 
 const root = document.getElementById("app");
+setNamer(nameOf);
 let stream = null;
+let syncTimer = null;
 
 function reset() {
   stream?.close();
@@ -22,8 +25,10 @@ function reset() {
   resetListeners();
   Object.assign(state, { me: null, campaign: null, ruleset: null, characters: new Map(), players: [],
                          combatants: new Map(), encounterId: null, stream: "offline" });
-  document.body.classList.remove("table-mode");
+  document.body.classList.remove("table-mode", "fight");
+  clearTimeout(syncTimer);
   delete document.documentElement.dataset.ready;
+  delete document.documentElement.dataset.synced;
 }
 
 async function boot(message) {
@@ -39,9 +44,10 @@ async function boot(message) {
 }
 
 function login(message) {
-  document.title = "JDR — table de jeu";
+  document.title = t("app.title");
   return renderLogin(root, {
     message,
+    onLang: () => login(message),
     onToken: async token => {
       reset();
       saveToken(token);
@@ -57,7 +63,7 @@ async function enter(token) {
   try {
     state.me = await api.get("/v1/me");
   } catch (err) {
-    return err.status === 401 ? "This token is not valid (or no longer): ask your GM for the current one." : describe(err);
+    return err.status === 401 ? t("login.token.invalid") : describe(err);
   }
   const cid = state.me.campaign_id;
   const campaign = api.get(`/v1/campaigns/${cid}`);
@@ -83,15 +89,16 @@ async function dashboard() {
     test: h("section", { id: "test", "aria-labelledby": "test-title" }),
     log: h("section", { id: "log", "aria-labelledby": "log-title" }),
   };
-  const me = isGm() ? "GM" : `Player: ${state.players.find(p => p.id === state.me.player_id)?.name ?? ""}`;
+  const me = isGm() ? t("top.gm") : t("top.player", { name: state.players.find(p => p.id === state.me.player_id)?.name ?? "" });
   clear(root,
     h("header", { class: "top" },
       h("h1", {}, state.campaign.name),
       h("span", { class: "ruleset" }, state.ruleset.title),
       h("span", { class: `badge role ${state.me.role}`, id: "role" }, me),
-      h("nav", { class: "top-actions", "aria-label": "Session" },
-        h("button", { type: "button", class: "secondary", onclick: () => window.open("/#/table", "jdr-table") }, "Table screen"),
-        h("button", { type: "button", class: "secondary", onclick: leave }, "Leave"))),
+      h("nav", { class: "top-actions", "aria-label": t("top.session") },
+        langButton(() => boot()),
+        h("button", { type: "button", class: "secondary", onclick: () => window.open("/#/table", "jdr-table") }, t("top.table")),
+        h("button", { type: "button", class: "secondary", id: "leave", onclick: leave }, t("top.leave")))),
     h("main", { class: "layout" },
       h("div", { class: "col-main" }, sections.characters, sections.encounter, sections.players),
       h("div", { class: "col-side" }, sections.test, sections.log)));
@@ -104,22 +111,44 @@ async function dashboard() {
   document.documentElement.dataset.ready = "dashboard";
   performance.mark("jdr:interactive");
 
+  on("characters", id => { if (id) tracker.onCharacter(id); });  // a sheet edit reaches the tracker
   stream = new EventStream(state.campaign.id, {
     onEvent: (name, data) => dispatch(name, data, { log, tracker }),
     onStatus: status => { state.stream = status; emit("stream", status); },
     onResync: () => resync({ log, tracker }),
-    onUnauthorized: () => boot("This token is no longer valid."),
+    // a gap in the ids: something this viewer may no longer see (a card, a combatant just hidden): read again
+    onGap: () => {
+      clearTimeout(syncTimer);
+      syncTimer = setTimeout(() => {
+        refreshCharacters().catch(() => {});
+        tracker.refresh().catch(() => {});
+      }, 150);
+    },
+    onUnauthorized: () => boot(t("login.token.gone")),
   });
   if (await stream.open()) await resync({ log, tracker });  // what happened between the first reads and the stream
+  document.documentElement.dataset.synced = "true";
 }
 
-async function resync({ log, tracker }) {
-  await Promise.all([log.resync(), tracker.loadList(), refreshCharacters()]).catch(err => console.warn(err));
+/** Read every view again (after a drop); a failed read is tried again until one succeeds, and
+ * until then the live indicator says the page is not in sync. */
+async function resync({ log, tracker }, attempt = 0) {
+  try {
+    await Promise.all([log.resync(), tracker.loadList(), refreshCharacters()]);
+    if (attempt) emit("sync", { stale: false });
+  } catch (err) {
+    console.warn("resync failed, retried", err.message);
+    emit("sync", { stale: true });
+    clearTimeout(syncTimer);
+    syncTimer = setTimeout(() => resync({ log, tracker }, attempt + 1), Math.min(500 * 2 ** attempt, 8000));
+  }
 }
 
+/** The characters as the server shows them now: new and changed ones merged, those gone from view dropped. */
 async function refreshCharacters() {
   const characters = await getAll(`/v1/campaigns/${state.campaign.id}/characters`);
   for (const c of characters) upsertCharacter(c);
+  pruneCharacters(new Set(characters.map(c => c.id)));
 }
 
 async function table() {
@@ -128,9 +157,12 @@ async function table() {
   await screen.pick();
   document.documentElement.dataset.ready = "table";
   stream = new EventStream(state.campaign.id, {
-    onEvent: (name, data) => { if (name.startsWith("encounter.")) screen.onEvent(name, data); },
+    onEvent: (name, data) => {
+      if (name.startsWith("encounter.")) screen.onEvent(name, data);
+      else if (name === "character.updated") screen.refresh();  // a sheet edit moves the pools shown
+    },
     onResync: () => screen.pick(),
-    onUnauthorized: () => boot("This token is no longer valid."),
+    onUnauthorized: () => boot(t("login.token.gone")),
   });
   if (await stream.open()) await screen.pick();  // what happened between the first read and the stream
 }
@@ -138,7 +170,8 @@ async function table() {
 function dispatch(name, data, { log, tracker }) {
   switch (name) {
     case "log.created":
-      log.add(data.entry);
+      if (data.entry) log.add(data.entry);
+      else log.resync().catch(() => {});  // an event naming its entry only: read the newest page
       for (const ref of data.characters_changed || []) {
         if ((state.characters.get(ref.id)?.version ?? -1) < ref.version) {
           api.get(`/v1/characters/${ref.id}`).then(upsertCharacter).catch(() => {});
@@ -166,6 +199,7 @@ function dispatch(name, data, { log, tracker }) {
 }
 
 function leave() {
+  if (!window.confirm(t("top.leave.confirm"))) return;
   forgetToken();
   setToken(null);
   boot();

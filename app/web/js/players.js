@@ -1,14 +1,15 @@
 // The GM's players: add one (its token shown once, to hand over), list them.
 
-import { api, describe } from "./api.js";
+import { api, describe, fieldError } from "./api.js";
 import { h, clear, field, setError } from "./dom.js";
 import { state, on, emit } from "./store.js";
+import { t } from "./i18n.js";
 
 export function renderPlayers(section) {
   const list = h("ul", { class: "players", id: "player-list" });
   const name = h("input", { type: "text", name: "player-name", maxlength: 200 });
   const reveal = h("div", { class: "reveal", role: "status" });
-  const form = h("form", { class: "inline", novalidate: true }, field("Player name", name), h("button", { type: "submit" }, "Add player"));
+  const form = h("form", { class: "inline", novalidate: true }, field(t("players.name"), name), h("button", { type: "submit" }, t("players.add")));
   form.addEventListener("submit", async event => {
     event.preventDefault();
     setError(name, "");
@@ -19,18 +20,19 @@ export function renderPlayers(section) {
       emit("players");
       name.value = "";
       clear(reveal,
-        h("p", {}, `Token of ${player.name} — shown only this once, give it to the player:`),
+        h("p", {}, t("players.token", { name: player.name })),
         h("output", { class: "token" }, token), " ",
-        h("button", { type: "button", class: "small secondary", onclick: () => clear(reveal) }, "Done, hide it"));
+        h("button", { type: "button", class: "small secondary", onclick: () => clear(reveal) }, t("players.hide")));
     } catch (err) {
-      setError(name, (err.problem?.errors || [])[0]?.msg || describe(err));
+      const first = (err.problem?.errors || [])[0];
+      setError(name, first ? fieldError({ msg: first.msg }) : describe(err));
     }
   });
-  clear(section, h("h2", {}, "Players"), list, form, reveal);
+  clear(section, h("h2", {}, t("players.title")), list, form, reveal);
   const draw = () => clear(list, state.players.length
     ? state.players.map(p => h("li", {}, p.name, " ",
-        h("span", { class: "hint" }, `${[...state.characters.values()].filter(c => c.player_id === p.id).map(c => c.name).join(", ") || "no character"}`)))
-    : h("li", { class: "hint" }, "No player yet."));
+        h("span", { class: "hint" }, `${[...state.characters.values()].filter(c => c.player_id === p.id).map(c => c.name).join(", ") || t("players.no.character")}`)))
+    : h("li", { class: "hint" }, t("players.none")));
   draw();
   on("players", draw);
   on("characters", draw);

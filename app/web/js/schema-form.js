@@ -3,6 +3,7 @@
 // errors shown next to the field their `loc` names.
 
 import { h, uid, field, setError, humanize } from "./dom.js";
+import { t, lang, validationText, termLabel } from "./i18n.js";
 
 export function resolve(schema, root) {
   let seen = 0;
@@ -29,9 +30,10 @@ export function unwrap(schema, root) {
   return { schema, nullable: false };
 }
 
-const capital = text => text.charAt(0).toUpperCase() + text.slice(1);
 /** A field's own title, else its name (not the title of the model it refers to: "FinalSkill"). */
-const labelOf = (schema, path, raw = {}) => raw.title || (path.length ? capital(humanize(path[path.length - 1])) : schema.title || "");
+const labelOf = (schema, path, raw = {}) => (path.length ? termLabel(path[path.length - 1]) : schema.title || "");
+/** The schema's own description (English, from the server) only as an English hint. */
+const described = schema => (lang === "en" ? schema.description : undefined);
 const isEmpty = v => v === undefined || v === null || v === "" || (typeof v === "object" && !Array.isArray(v) && !Object.keys(v).length);
 
 export class SchemaForm {
@@ -65,9 +67,13 @@ export class SchemaForm {
       let path = [...loc];
       while (path.length && !this.slots.has(path.join("."))) path.pop();
       const control = this.slots.get(path.join("."));
-      if (!control || !path.length) { unplaced.push(`${loc.join(".")}: ${error.msg}`); continue; }
+      const msg = error.local ? error.msg : validationText(error.msg);
+      if (!control || !path.length) {
+        unplaced.push(t("problem.field", { field: loc.length ? termLabel(loc[loc.length - 1]) : "?", msg }));
+        continue;
+      }
       const rest = loc.slice(path.length).join(".");
-      const text = rest ? `${rest}: ${error.msg}` : error.msg;
+      const text = rest ? t("problem.field", { field: rest, msg }) : msg;
       byControl.set(control, [...(byControl.get(control) || []), text]);
     }
     for (const [control, messages] of byControl) setError(control, messages.join(" · "));
@@ -106,7 +112,7 @@ export class SchemaForm {
   finish(ctx, control, node) {
     if (ctx.readonly) control.disabled = true;
     if (ctx.required) control.setAttribute("aria-required", "true");
-    const box = field(ctx.label, control, { hint: ctx.readonly ? "set by the rules (GM)" : ctx.schema.description });
+    const box = field(ctx.label, control, { hint: ctx.readonly ? t("form.rule.governed") : described(ctx.schema) });
     if (ctx.required) box.querySelector("label").classList.add("required");
     this.register(ctx.path, control);
     return { el: box, control, get: () => (ctx.readonly ? undefined : node()) };
@@ -236,14 +242,14 @@ export class SchemaForm {
       const row = h("div", { class: "map-row" });
       if (fixed) {
         valueInput.id = uid("m");
-        row.append(h("label", { for: valueInput.id }, key), valueInput);
+        row.append(h("label", { for: valueInput.id }, termLabel(key)), valueInput);
       } else {
-        keyInput = h("input", { type: "text", value: key, "aria-label": `${ctx.label}: name`, disabled: ctx.readonly });
-        const relabel = () => valueInput.setAttribute("aria-label", `${ctx.label}: ${keyInput.value || "value"}`);
+        keyInput = h("input", { type: "text", value: key, "aria-label": t("form.entry.name", { name: ctx.label }), disabled: ctx.readonly });
+        const relabel = () => valueInput.setAttribute("aria-label", t("form.entry.value", { name: ctx.label, key: keyInput.value ? termLabel(keyInput.value) : "?" }));
         keyInput.addEventListener("input", relabel);
         relabel();
         const remove = h("button", { type: "button", class: "small", disabled: ctx.readonly,
-          "aria-label": `Remove ${key || "this entry"} from ${ctx.label}`,
+          "aria-label": t("form.remove.entry", { key: key || "?", name: ctx.label }),
           onclick: () => { row.remove(); entries.splice(entries.indexOf(entry), 1); } }, "×");
         row.append(keyInput, valueInput, remove);
       }
@@ -254,8 +260,8 @@ export class SchemaForm {
     };
     for (const key of keys) addRow(key, initial[key]);
     const add = fixed || ctx.readonly ? null : h("button", { type: "button", class: "small",
-      onclick: () => addRow("", undefined).previousSibling?.focus() }, `Add to ${ctx.label}`);
-    const box = this.fieldset(ctx, rows, add, ctx.readonly ? h("p", { class: "hint" }, "set by the rules (GM)") : null);
+      onclick: () => addRow("", undefined).previousSibling?.focus() }, t("form.add.to", { name: ctx.label }));
+    const box = this.fieldset(ctx, rows, add, ctx.readonly ? h("p", { class: "hint" }, t("form.rule.governed")) : null);
     return {
       el: box,
       get: () => {
@@ -300,7 +306,7 @@ export class SchemaForm {
   lines(ctx, value) {
     const control = h("textarea", { rows: 3, name: ctx.path.join(".") });
     control.value = value.join("\n");
-    const node = this.finish({ ...ctx, label: `${ctx.label} (one per line)` }, control, () => {
+    const node = this.finish({ ...ctx, label: t("form.one.per.line", { name: ctx.label }) }, control, () => {
       const lines = control.value.split("\n").map(s => s.trim()).filter(Boolean);
       return this.mode === "create" && !lines.length ? undefined : lines;
     });
@@ -310,13 +316,13 @@ export class SchemaForm {
   list(ctx, itemSchema, value) {
     const container = h("div", { class: "list-items" });
     const nodes = [];
-    const itemTitle = itemSchema.title || "item";
+    const itemTitle = t("form.item");
     const addItem = itemValue => {
       const index = nodes.length;
       const node = this.object(itemSchema, [...ctx.path, String(index)], itemValue || {},
                                { required: true, label: `${itemTitle} ${index + 1}` });
       const remove = h("button", { type: "button", class: "small", disabled: ctx.readonly,
-        onclick: () => { node.el.remove(); nodes.splice(nodes.indexOf(node), 1); } }, `Remove ${itemTitle} ${index + 1}`);
+        onclick: () => { node.el.remove(); nodes.splice(nodes.indexOf(node), 1); } }, `${t("form.remove")} ${itemTitle} ${index + 1}`);
       node.el.append(remove);
       nodes.push(node);
       container.append(node.el);
@@ -324,7 +330,7 @@ export class SchemaForm {
     };
     value.forEach(addItem);
     const add = ctx.readonly ? null : h("button", { type: "button", class: "small",
-      onclick: () => addItem({}).el.querySelector("input, select, textarea")?.focus() }, `Add ${itemTitle}`);
+      onclick: () => addItem({}).el.querySelector("input, select, textarea")?.focus() }, t("form.add.to", { name: ctx.label }));
     const box = this.fieldset(ctx, container, add);
     return { el: box, get: () => {
       if (ctx.readonly) return undefined;
@@ -336,13 +342,13 @@ export class SchemaForm {
   json(ctx) {
     const control = h("textarea", { rows: 3, class: "json", name: ctx.path.join("."), spellcheck: "false" });
     if (ctx.value !== undefined && ctx.value !== null) control.value = JSON.stringify(ctx.value, null, 1);
-    const node = this.finish({ ...ctx, label: `${ctx.label} (JSON)` }, control, () => {
+    const node = this.finish({ ...ctx, label: t("form.json", { name: ctx.label }) }, control, () => {
       const text = control.value.trim();
       if (!text) return this.keep(ctx, this.mode === "edit" && ctx.value !== undefined ? null : undefined);
       try {
         return JSON.parse(text);
       } catch (err) {
-        throw new FormError([{ loc: ctx.path, msg: `not valid JSON: ${err.message}` }]);
+        throw new FormError([{ loc: ctx.path, msg: t("form.json.invalid"), local: true }]);
       }
     });
     return node;

@@ -32,6 +32,9 @@ export function resetListeners() { listeners.clear(); }
 
 export const isGm = () => state.me?.role === "gm";
 
+/** Whether this caller may enter table dice: the GM always, a player when the campaign allows it. */
+export const mayEnterDice = () => isGm() || Boolean(state.campaign?.options?.players_may_enter_dice);
+
 /** A character the caller controls (the GM controls all). */
 export function controls(character) {
   return isGm() || (character && character.player_id && character.player_id === state.me?.player_id);
@@ -49,6 +52,13 @@ export function rememberCombatants(encounter) {
 export function savedToken() { return sessionStorage.getItem(TOKEN_KEY); }
 export function saveToken(token) { sessionStorage.setItem(TOKEN_KEY, token); }
 export function forgetToken() { sessionStorage.removeItem(TOKEN_KEY); }
+
+/** Forget the characters not in `seen` (no longer visible to this caller: `player_access: none`, hidden). */
+export function pruneCharacters(seen) {
+  for (const id of [...state.characters.keys()]) {
+    if (!seen.has(id)) { state.characters.delete(id); emit("characters", id); }
+  }
+}
 
 export function upsertCharacter(character) {
   const known = state.characters.get(character.id);

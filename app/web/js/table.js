@@ -5,6 +5,7 @@
 import { api, describe } from "./api.js";
 import { h, clear } from "./dom.js";
 import { state } from "./store.js";
+import { t } from "./i18n.js";
 import { combatantView, ordered, currentIds } from "./encounter.js";
 
 export class TableScreen {
@@ -13,7 +14,7 @@ export class TableScreen {
     clear(root,
       h("header", { class: "top table-top" },
         h("h1", {}, state.campaign.name),
-        h("a", { href: "#/", class: "button secondary" }, "Back to the dashboard")),
+        h("a", { href: "#/", class: "button secondary" }, t("table.back"))),
       this.main);
     document.body.classList.add("table-mode");
   }
@@ -26,7 +27,7 @@ export class TableScreen {
   }
 
   async refresh() {
-    if (!this.id) return clear(this.main, h("p", { class: "big" }, "No encounter."));
+    if (!this.id) return clear(this.main, h("p", { class: "big" }, t("table.none")));
     try {
       const e = await api.get(`/v1/encounters/${this.id}`);
       if (this.encounter && e.id === this.encounter.id && e.version < this.encounter.version) return;
@@ -49,9 +50,9 @@ export class TableScreen {
     const shown = ordered(e).filter(({ c }) => !c.hidden);
     const turn = shown.filter(({ c }) => now.has(c.id)).map(({ c }) => c.name).join(", ");
     clear(this.main,
-      h("h2", { class: "big" }, e.name, " ", h("span", { class: "round" }, e.status === "active" ? `round ${e.round}` : e.status)),
-      turn && e.status === "active" ? h("p", { class: "huge", id: "table-turn" }, "Turn of ", h("strong", {}, turn)) : null,
-      h("ol", { class: "turn-order big-order", "aria-label": "Turn order" },
+      h("h2", { class: "big" }, e.name, " ", h("span", { class: "round" }, e.status === "active" ? t("encounter.round", { n: e.round }) : t(`encounter.status.${e.status}`))),
+      turn && e.status === "active" ? h("p", { class: "huge", id: "table-turn" }, t("table.turn"), h("strong", {}, turn)) : null,
+      h("ol", { class: "turn-order big-order", "aria-label": t("encounter.order") },
         shown.map(({ c, slot }) => combatantView(c, { current: e.status === "active" && now.has(c.id), initiative: slot?.initiative,
                                                         table: true, hpVisibility: visibility }))));
     this.main.dataset.version = String(e.version);

@@ -3,10 +3,11 @@
 
 import { api, describe } from "./api.js";
 import { h, clear, field, select, humanize } from "./dom.js";
-import { state, on, isGm, controls } from "./store.js";
+import { state, on, isGm, controls, mayEnterDice } from "./store.js";
 import { SchemaForm, unwrap } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { diceList, outcomeWords, outcomeClass, testLine } from "./format.js";
+import { t, percent, sep } from "./i18n.js";
 
 const HANDLED = ["seed", "dice", "hidden", "stat", "skill", "difficulty", "target", "modifier", "retry_of"];
 
@@ -19,30 +20,31 @@ export function renderTestPanel(section) {
   const skill = props.skill ? h("select", { name: "test-skill" }) : null;
   const difficultySchema = props.difficulty ? unwrap(props.difficulty, schema).schema : null;
   const difficulty = difficultySchema?.enum
-    ? select(difficultySchema.enum.map(d => [d, humanize(d)]), { empty: "— none —" }) : null;
+    ? select(difficultySchema.enum.map(d => [d, humanize(d)]), { empty: t("form.none") }) : null;
   const target = props.target ? h("input", { type: "number", step: 1, name: "test-target" }) : null;
   const modifier = h("input", { type: "number", step: 1, value: "0", name: "test-modifier" });
   const hidden = isGm() ? h("input", { type: "checkbox", name: "test-hidden" }) : null;
   const extras = new SchemaForm({ schema: { ...schema, required: [] }, root: schema, mode: "create", omit: HANDLED });
-  const odds = h("div", { class: "odds", id: "odds", "aria-live": "polite", "aria-label": "Odds" });
+  const odds = h("div", { class: "odds", id: "odds", role: "group", "aria-live": "polite", "aria-label": t("test.odds") });
   const dice = h("div", { class: "dice-area" });
   const result = h("div", { class: "result", id: "test-result", role: "status", "aria-live": "polite" });
-  const rollButton = h("button", { type: "submit" }, "Roll");
-  const tableButton = h("button", { type: "button", class: "secondary" }, "Enter table dice");
+  const rollButton = h("button", { type: "submit" }, t("test.roll"));
+  // table dice only for whom the campaign lets enter them (a player's 403 is never offered)
+  const tableButton = mayEnterDice() ? h("button", { type: "button", class: "secondary" }, t("test.table")) : null;
 
   const form = h("form", { class: "test-form", novalidate: true, "aria-labelledby": "test-title" },
-    field("Character", character),
-    stat ? field(required.has("stat") ? "Stat" : "Stat (optional)", stat) : null,
-    skill ? field(required.has("skill") ? "Skill" : "Skill (optional)", skill) : null,
-    difficulty ? field("Difficulty", difficulty) : null,
-    target ? field("Target (optional)", target) : null,
-    field("Modifier", modifier),
-    extras.el.childElementCount ? h("details", {}, h("summary", {}, "Ruleset options"), extras.el) : null,
-    hidden ? field("Hidden roll (GM only)", hidden) : null,
+    field(t("test.character"), character),
+    stat ? field(required.has("stat") ? t("test.stat") : t("test.stat.optional"), stat) : null,
+    skill ? field(required.has("skill") ? t("test.skill") : t("test.skill.optional"), skill) : null,
+    difficulty ? field(t("test.difficulty"), difficulty) : null,
+    target ? field(t("test.target"), target) : null,
+    field(t("test.modifier"), modifier),
+    extras.el.childElementCount ? h("details", {}, h("summary", {}, t("test.options")), extras.el) : null,
+    hidden ? field(t("test.hidden"), hidden) : null,
     odds,
     h("div", { class: "actions" }, rollButton, tableButton),
     dice);
-  clear(section, h("h2", { id: "test-title" }, "Test"), form, result);
+  clear(section, h("h2", { id: "test-title" }, t("test.title")), form, result);
 
   const fillCharacters = () => {
     const keep = character.value;
@@ -82,7 +84,7 @@ export function renderTestPanel(section) {
   }
   async function showOdds() {
     const id = character.value;
-    if (!id) return clear(odds, h("p", { class: "hint" }, "No character to test."));
+    if (!id) return clear(odds, h("p", { class: "hint" }, t("test.nobody")));
     const ticket = ++asked;
     try {
       const answer = await api.post(`/v1/characters/${id}/tests/odds`, body());
@@ -101,11 +103,30 @@ export function renderTestPanel(section) {
     if (!entry) return;
     const name = state.characters.get(entry.character_id)?.name ?? "";
     clear(result,
-      h("p", { class: `outcome ${outcomeClass(entry.outcome)}` }, `${name}: ${outcomeWords(entry.outcome)}`,
-        entry.hidden ? h("span", { class: "badge hidden-roll" }, "hidden") : null),
+      h("p", { class: `outcome ${outcomeClass(entry.outcome)}` }, `${name}${sep()}${outcomeWords(entry.outcome)}`,
+        entry.hidden ? h("span", { class: "badge hidden-roll" }, t("log.hidden")) : null),
       h("p", {}, testLine(entry)),
-      diceList(entry.rolls));
+      diceList(entry.rolls),
+      rerollButton(entry));
     scheduleOdds();  // karma and such may have moved
+  };
+  // AS-H2: a test rolled again for a heroism point, where the ruleset has it (its catalogue says so)
+  const rerollButton = entry => {
+    const spend = state.ruleset.heroism_spends?.reroll;
+    const who = state.characters.get(entry.character_id);
+    if (!spend || !entry.id || !controls(who) || typeof who?.sheet?.heroism !== "number" || who.sheet.heroism < (spend.cost ?? 1)) return null;
+    const button = h("button", { type: "button", class: "secondary", id: "heroism-reroll" },
+      t("test.reroll", { n: spend.cost ?? 1 }), h("span", { class: "rule-id" }, ` [${spend.rule}]`));
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const again = await api.post(`/v1/characters/${entry.character_id}/tests/${entry.id}/reroll`, {});
+        show(again?.kind === "test" ? again : again?.entry ?? again?.test ?? again?.result ?? again);
+      } catch (err) {
+        clear(result, h("p", { class: "error" }, describe(err)));
+      }
+    });
+    return button;
   };
 
   form.addEventListener("submit", async event => {
@@ -115,7 +136,7 @@ export function renderTestPanel(section) {
     try { show(await send({})); } catch (err) { clear(result, h("p", { class: "error" }, describe(err))); }
     finally { rollButton.disabled = false; }
   });
-  tableButton.addEventListener("click", async () => {
+  tableButton?.addEventListener("click", async () => {
     if (!character.value) return;
     clear(result);
     show(await enterTableDice(dice, tableDice => send({ dice: tableDice }),
@@ -130,15 +151,15 @@ export function renderTestPanel(section) {
 
 function refill(control, names, optional) {
   const keep = control.value;
-  clear(control, optional ? h("option", { value: "" }, "— none —") : null, names.map(n => h("option", { value: n }, humanize(n))));
+  clear(control, optional ? h("option", { value: "" }, t("form.none")) : null, names.map(n => h("option", { value: n }, humanize(n))));
   if ([...control.options].some(o => o.value === keep)) control.value = keep;
 }
 
-/** Every outcome's exact probability as one stacked bar, and as text. */
+/** Every possible outcome's exact probability as one stacked bar, and as text (impossible ones left out). */
 export function oddsBar(answer, order = []) {
-  const entries = Object.entries(answer.outcomes || {})
+  const entries = Object.entries(answer.outcomes || {}).filter(([, v]) => v.p > 0)
     .sort(([a], [b]) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
-  const pct = p => `${(p * 100).toFixed(p < 0.1 ? 1 : 0)} %`;
+  const pct = percent;
   return h("div", {},
     h("div", { class: "odds-bar", role: "img",
                "aria-label": entries.map(([o, v]) => `${outcomeWords(o)} ${pct(v.p)}`).join(", ") },
@@ -146,7 +167,7 @@ export function oddsBar(answer, order = []) {
         h("span", { class: `seg ${o}`, style: `flex-grow: ${v.p}`, title: `${outcomeWords(o)}: ${v.probability}` }))),
     h("ul", { class: "odds-legend" },
       entries.map(([o, v]) => h("li", { dataset: { outcome: o } }, h("span", { class: `swatch ${o}`, "aria-hidden": "true" }),
-        `${outcomeWords(o)}: `, h("strong", {}, v.probability), ` (${pct(v.p)})`))),
-    answer.success ? h("p", { class: "odds-success" }, "Success: ", h("strong", {}, answer.success.probability),
+        `${outcomeWords(o)}${sep()}`, h("strong", {}, v.probability), ` (${pct(v.p)})`))),
+    answer.success ? h("p", { class: "odds-success" }, t("odds.success"), h("strong", {}, answer.success.probability),
       ` (${pct(answer.success.p)})`) : null);
 }

@@ -1,0 +1,93 @@
+"""Helpers of the dashboard's round-2 browser tests (issue 27): a Great Cosmos table with a player,
+its fight, the page's views as data, and axe-core (vendored, tests/browser/vendor/README.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.browser.test_dashboard import GC_SHEET, GOBLIN_SHEET, api
+
+AXE = Path(__file__).parent / "vendor" / "axe-4.14.1.min.js"
+
+
+def table(live, server, *, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A campaign (French names) with Léa owning Aiko, and the GM's NPC Seigneur Vorath (`player_access`
+    left to its default: none)."""
+    with api(server.url) as http:
+        body: dict[str, Any] = {"name": "Les Ombres de Séléné", "ruleset": "great-cosmos"}
+        if options:
+            body["options"] = options
+        r = http.post("/v1/campaigns", json=body)
+        assert r.status_code == 201, r.text
+        cid, gm = r.json()["id"], r.json()["gm_token"]
+        live.campaigns.append(cid)
+    http = api(server.url, gm)
+    player = http.post(f"/v1/campaigns/{cid}/players", json={"name": "Léa"}).json()
+    aiko = http.post(
+        f"/v1/campaigns/{cid}/characters",
+        json={"name": "Aiko", "kind": "pc", "player_id": player["id"], "sheet": GC_SHEET},
+    ).json()
+    vorath = http.post(
+        f"/v1/campaigns/{cid}/characters", json={"name": "Seigneur Vorath", "kind": "npc", "sheet": GOBLIN_SHEET}
+    ).json()
+    return {"http": http, "cid": cid, "gm": gm, "player": player, "aiko": aiko, "vorath": vorath}
+
+
+def fight(s: dict[str, Any], *, hidden: bool = False, visibility: str = "exact", seed: int = 3) -> dict[str, Any]:
+    """A started fight of Aiko against Vorath; returns the encounter state."""
+    http = s["http"]
+    r = http.post(
+        f"/v1/campaigns/{s['cid']}/encounters",
+        json={
+            "name": "Le pont de Séléné",
+            "options": {"hp_visibility": visibility, "reveal_on_turn": False},
+            "combatants": [
+                {"character_id": s["aiko"]["id"], "side": "héros"},
+                {"character_id": s["vorath"]["id"], "side": "ennemis", "hidden": hidden},
+            ],
+        },
+    )
+    assert r.status_code == 201, r.text
+    eid = r.json()["id"]
+    started = http.post(f"/v1/encounters/{eid}/start", json={"seed": seed})
+    assert started.status_code == 201, started.text
+    return http.get(f"/v1/encounters/{eid}").json()
+
+
+def card_pools(page, character_id: str) -> dict[str, list[int]]:
+    """The pools a character card shows: resource → [value, max]."""
+    return page.evaluate(
+        """id => Object.fromEntries([...document.querySelectorAll(
+             `article.character[data-character-id='${id}'] [role=meter]`)].map(m =>
+             [m.dataset.resource, [Number(m.getAttribute('aria-valuenow')), Number(m.getAttribute('aria-valuemax'))]]))""",
+        character_id,
+    )
+
+
+def tracker_pools(page, combatant_id: str) -> dict[str, list[int]]:
+    return page.evaluate(
+        """id => Object.fromEntries([...document.querySelectorAll(
+             `#turn-order li[data-combatant-id='${id}'] [role=meter]`)].map(m =>
+             [m.dataset.resource, [Number(m.getAttribute('aria-valuenow')), Number(m.getAttribute('aria-valuemax'))]]))""",
+        combatant_id,
+    )
+
+
+def pools_of(sheet: dict[str, Any]) -> dict[str, list[int]]:
+    return {k[:-4]: [sheet[k[:-4]], sheet[k]] for k in sheet if k.endswith("_max") and sheet[k] > 0}
+
+
+def axe(page, *, context: str | None = None) -> list[dict[str, Any]]:
+    """The serious and critical violations axe-core finds on the page as it is now."""
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")  # by the DevTools protocol: no CSP applies
+    found = page.evaluate(
+        """async context => {
+            const result = await axe.run(context || document, {resultTypes: ['violations']});
+            return result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+              .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+        }""",
+        context,
+    )
+    return found

@@ -1,0 +1,87 @@
+"""axe-core (vendored from its npm package, tests/browser/vendor/README.md) on every screen of the
+dashboard (issue 27): 0 serious or critical violations — the first screen, the GM's dashboard, the
+character form, the encounter builder, a fight in setup, the GM's fight with a dice prompt, the player's phone in a
+fight, the table screen, and the English first screen."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+from tests.browser.dash_support import axe, fight, table
+from tests.browser.test_dashboard import clean, open_with_token, snap
+
+
+def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, pages):
+    server = live.start()
+    s = table(live, server)
+    found: dict[str, list] = {}
+    page = pages(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server.url}/")
+    page.wait_for_selector("#lang-toggle")
+    page.locator("select option").first.wait_for(state="attached")
+    found["login"] = axe(page)
+
+    with closing(s["http"]) as http:
+        http.patch(f"/v1/characters/{s['vorath']['id']}", json={"player_access": "limited"})
+        open_with_token(page, server.url, s["gm"])
+        found["gm"] = axe(page)
+
+        page.get_by_role("button", name="Nouveau personnage").click()
+        page.locator("dialog").wait_for()
+        found["character form"] = axe(page)
+        page.locator("dialog").get_by_role("button", name="Annuler").click()
+
+        page.get_by_role("button", name="Nouvelle rencontre").click()
+        page.locator("dialog").wait_for()
+        found["encounter builder"] = axe(page)
+        page.locator("dialog").get_by_role("button", name="Annuler").click()
+
+        r = http.post(
+            f"/v1/campaigns/{s['cid']}/encounters",
+            json={"name": "Préparation", "combatants": [{"character_id": s["aiko"]["id"]}]},
+        )
+        assert r.status_code == 201, r.text
+        page.wait_for_selector("#encounter-view[data-status=setup]", timeout=15_000)
+        found["gm fight setup"] = axe(page)
+
+        encounter = fight(s)
+        page.locator("select[name=encounter]").select_option(encounter["id"])
+        page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']", timeout=15_000)
+        page.get_by_label("Action", exact=True).select_option("attack")
+        page.get_by_label("Dégâts", exact=True).fill("1d6")
+        page.get_by_role("button", name="Agir avec les dés de table").click()
+        page.locator(".dice-entry input").first.wait_for()
+        page.get_by_role("button", name="Afficher les règles appliquées").click()
+        found["gm fight, dice prompt"] = axe(page)
+        snap(page, "fight")
+
+        phone = pages(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+        open_with_token(phone, server.url, s["player"]["token"])
+        phone.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
+        found["player phone"] = axe(phone)
+        snap(phone, "phone")
+
+        screen = pages(viewport={"width": 1280, "height": 720})
+        open_with_token(screen, server.url, s["gm"])
+        screen.goto(f"{server.url}/#/table")
+        screen.wait_for_selector("html[data-ready=table]")
+        screen.wait_for_selector("#table-screen[data-version]")
+        found["table screen"] = axe(screen)
+        snap(screen, "table")
+
+        english = pages()
+        english.add_init_script("localStorage.setItem('jdr.lang', 'en')")
+        english.goto(f"{server.url}/")
+        english.wait_for_selector("html[lang=en] #lang-toggle")
+        found["login, English"] = axe(english)
+
+    assert {name: v for name, v in found.items() if v} == {}
+    assert len(found) == 9
+    # the check can fail: a button without a name is a critical violation axe reports
+    english.evaluate(
+        "document.querySelector('main').append(Object.assign(document.createElement('button'), {id: 'nameless'}))"
+    )
+    assert "button-name" in [v["id"] for v in axe(english)]
+    english.evaluate("document.getElementById('nameless').remove()")
+    for p in (page, phone, screen, english):
+        clean(p)
