@@ -15,7 +15,8 @@ OPEN_STREAM = """async ([cid, token]) => {
     window.received = [];
     return await new Promise(resolve => {
         const source = new EventSource(`/v1/campaigns/${cid}/events?ticket=${encodeURIComponent(ticket)}`);
-        source.addEventListener("log.created", e => window.received.push({id: e.lastEventId, data: JSON.parse(e.data)}));
+        for (const type of ["character.updated", "log.created"])
+            source.addEventListener(type, e => window.received.push({type, id: e.lastEventId, data: JSON.parse(e.data)}));
         source.onopen = () => resolve("open");
         source.onerror = () => resolve(`error (readyState ${source.readyState})`);
         window.source = source;
@@ -35,9 +36,14 @@ def test_a_page_receives_a_test_through_event_source(live, page):
         timeout=10.0,
     )
     assert r.status_code == 201, r.text
-    page.wait_for_function("() => window.received.length > 0", timeout=15_000)
-    [event] = page.evaluate("window.received")
+    page.wait_for_function("() => window.received.length > 1", timeout=15_000)
+    # a super critical success moves karma (GC-K1): the sheet's change comes first, then its entry
+    updated, event = page.evaluate("window.received")
+    assert (updated["type"], updated["id"]) == ("character.updated", "2")
+    assert (updated["data"]["id"], updated["data"]["version"]) == (character_id, 2)
+    assert updated["data"]["sheet"]["karma"] == r.json()["effects"]["karma"]["after"]
+    assert event["type"] == "log.created"
     assert event["data"]["entry"] == r.json()
     assert event["data"]["entry"]["outcome"] == "super_critical_success"
-    assert event["id"] == "2"  # the campaign's second event
+    assert event["id"] == "3"  # the campaign's third event
     assert page.outside == []
