@@ -16,9 +16,12 @@ SQLite's write lock against them."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -35,18 +38,35 @@ from app.core.config import Settings
 from app.core.db import READ_ONLY, SessionOpener, build_engine, normalize_database_url
 from app.core.migrations import downgrade_base, upgrade_head
 from app.main import create_app
+from tests import typescript_build
 from tests.hardening.conftest import Live, Pool
 
 pytest_plugins = ["tests.fixtures"]  # the shared fixtures built on these (campaign, alice, hero…)
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1… under pytest-xdist, else ""
+TS_BUILD = pytest.StashKey[tuple[Any, Path]]()  # the background TypeScript build: (its process, its state dir)
 
 
 def pytest_configure(config) -> None:
     """Redis keys of this worker's servers under a prefix of their own (tests that share a
-    limit through Redis choose a prefix per test on top of it)."""
+    limit through Redis choose a prefix per test on top of it). In the xdist controller: the
+    TypeScript scenario's build started in the background (tests/typescript_build.py)."""
     if WORKER:
         os.environ.setdefault("REDIS_KEY_PREFIX", f"jdr-test-{WORKER}")
+    elif (
+        config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None)
+        and typescript_build.wanted(config.args, config.invocation_params.dir)
+    ):
+        state = Path(tempfile.mkdtemp(prefix="jdr-ts-build-"))
+        config.stash[TS_BUILD] = (typescript_build.start(state), state)
+
+
+def pytest_unconfigure(config) -> None:
+    process, state = config.stash.get(TS_BUILD, (None, None))
+    if process is not None:
+        typescript_build.stop(process)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 # Under `make test` (pytest-xdist, `--dist loadgroup`) a worker runs a whole module at a time,
