@@ -48,7 +48,7 @@ class Server:
     process: "subprocess.Popen | Forked | None" = None
     log: Path | None = None
     env: dict[str, str] = field(default_factory=dict)  # settings of this server, over the defaults below
-    zygote: "Zygote | None" = None  # forked from it (a pooled server), else a `python -m uvicorn` of its own
+    zygote: "Zygote | None" = None  # forked from it (the pool's and a test's own), else a `python -m uvicorn`
 
     def start(self, timeout: float = 60.0) -> "Server":
         """Started, and ready (`/readyz`) within `timeout`: a liveness bound, generous (a server of two
@@ -261,6 +261,7 @@ class Live:
             workers=workers,
             log=self.tmp_path / "uvicorn.log",
             env=env,
+            zygote=self.pool.zygote,
         )
         self.servers.append(server)
         return server.start()

@@ -11,8 +11,11 @@ cached it: both are made again; nothing else in `app` reads the environment) and
 for N > 1 with its workers forked instead of spawned (the same code then runs in each of them).
 
 Protocol: one JSON request a line on stdin ({"env", "host", "port", "workers", "log"}), one JSON
-answer a line on stdout ({"pid"}); the zygote ends at the end of its stdin. The tests' servers that
-are killed on purpose (`own=True`: crash tests) are real `python -m uvicorn` processes."""
+answer a line on stdout ({"pid"}); the zygote ends at the end of its stdin. A test's own servers
+(`own=True`: killed on purpose, crash tests) come from it too: each is a process of its own, in a
+process group of its own, killed as one. The real command lines stay tested where they are the point:
+`python -m app serve` (tests/api/test_http_conventions.py), `uvicorn.run` of a fifth ruleset's
+server (tests/rulesets/test_adding_a_ruleset.py)."""
 
 from __future__ import annotations
 
