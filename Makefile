@@ -32,11 +32,12 @@ run: install
 ## else every pytest worker re-rewrites the asserts of ~370 plugin modules (schemathesis, hypothesis…)
 ## and every uvicorn the suite starts compiles app/ again (~10 s of CPU per pytest process measured here).
 PYCACHE ?= $(CURDIR)/.pycache
+JOBS ?= 2  # xdist workers (the machine has 2 cores; `make test JOBS=3` overlaps more of the waits on servers and browsers)
 CHECKS = $(VENV)/bin/mypy && $(VENV)/bin/ruff check && $(VENV)/bin/ruff format --check && $(VENV)/bin/lint-imports .importlinter
 test: install-dev
 	@mkdir -p $(PYCACHE); log=$(PYCACHE)/checks.log; \
 	( nice -n 5 sh -c '$(CHECKS)' ) >$$log 2>&1 & checks=$$!; \
-	status=0; PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) $(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder || status=$$?; \
+	status=0; PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) $(PY) -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder || status=$$?; \
 	checked=0; wait $$checks || checked=$$?; \
 	echo "== checks: mypy, ruff check, ruff format --check, lint-imports"; cat $$log; \
 	if [ $$checked -ne 0 ]; then echo "== the checks failed"; fi; \
