@@ -206,7 +206,8 @@ class Pool:
         self.servers: dict[tuple, Server] = {}  # least recently used first
         self.plain = tuple(sorted({**self.SHARED, **settings_in_environment()}.items()))  # no test's own settings
         self.started = itertools.count()
-        self.zygote = Zygote()
+        # JDR_SERVER_ZYGOTE=0: every server a `python -m uvicorn` of its own (to compare, or to rule the zygote out)
+        self.zygote = Zygote() if os.environ.get("JDR_SERVER_ZYGOTE", "1") != "0" else None
 
     def get(self, workers: int, env: dict[str, str]) -> Server:
         env = {**self.SHARED, **settings_in_environment(), **env}
@@ -236,7 +237,8 @@ class Pool:
     def close(self) -> None:
         for server in self.servers.values():
             server.kill()
-        self.zygote.close()
+        if self.zygote is not None:
+            self.zygote.close()
 
 
 @dataclass
