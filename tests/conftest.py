@@ -16,9 +16,12 @@ SQLite's write lock against them."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -30,23 +33,46 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, SQLModel
 
+from app import openapi as openapi_text
 from app.api.ratelimit import RateLimiter
 from app.core.config import Settings
 from app.core.db import READ_ONLY, SessionOpener, build_engine, normalize_database_url
 from app.core.migrations import downgrade_base, upgrade_head
 from app.main import create_app
+from tests import typescript_build
 from tests.hardening.conftest import Live, Pool
+
+# `app.openapi.render()` (the committed openapi.json's text) is computed at the import of three test
+# modules (test_openapi, test_odds_schema, test_contract_strict), in each xdist worker: ~0.4 s of CPU each
+# time; the document depends on the code only, so it is rendered once per process
+openapi_text.render = cache(openapi_text.render)
 
 pytest_plugins = ["tests.fixtures"]  # the shared fixtures built on these (campaign, alice, hero…)
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1… under pytest-xdist, else ""
+TS_BUILD = pytest.StashKey[tuple[Any, Path]]()  # the background TypeScript build: (its process, its state dir)
 
 
 def pytest_configure(config) -> None:
     """Redis keys of this worker's servers under a prefix of their own (tests that share a
-    limit through Redis choose a prefix per test on top of it)."""
+    limit through Redis choose a prefix per test on top of it). In the xdist controller: the
+    TypeScript scenario's build started in the background (tests/typescript_build.py)."""
     if WORKER:
         os.environ.setdefault("REDIS_KEY_PREFIX", f"jdr-test-{WORKER}")
+    elif (
+        config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None)
+        and typescript_build.wanted(config.args, config.invocation_params.dir)
+    ):
+        state = Path(tempfile.mkdtemp(prefix="jdr-ts-build-"))
+        config.stash[TS_BUILD] = (typescript_build.start(state), state)
+
+
+def pytest_unconfigure(config) -> None:
+    process, state = config.stash.get(TS_BUILD, (None, None))
+    if process is not None:
+        typescript_build.stop(process)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 # Under `make test` (pytest-xdist, `--dist loadgroup`) a worker runs a whole module at a time,
@@ -220,8 +246,17 @@ def reader(engine: Engine) -> Engine:
     return engine.execution_options(**{READ_ONLY: True})
 
 
+_SETTINGS: dict[tuple[Any, ...], Settings] = {}
+
+
 def settings_for(database_url: str) -> Settings:
-    return Settings(database_url=database_url, admin_token=None, rate_limit_per_minute=0)
+    """The tests' settings on `database_url`: built once per database, environment and `.env` (a
+    `Settings()` reads both: ~3 ms, for each of ~900 tests), a copy of it each time (a test may change its own)."""
+    env_file = Path(".env")
+    key = (database_url, tuple(sorted(os.environ.items())), env_file.stat().st_mtime_ns if env_file.exists() else None)
+    if key not in _SETTINGS:
+        _SETTINGS[key] = Settings(database_url=database_url, admin_token=None, rate_limit_per_minute=0)
+    return _SETTINGS[key].model_copy(deep=True)
 
 
 @pytest.fixture

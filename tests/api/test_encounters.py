@@ -11,66 +11,7 @@ import pytest
 
 from tests.api.support import assert_problem, assert_validation, bearer, read_events
 from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
-
-
-class Table:
-    """One campaign of one ruleset: its GM, a player `alice` (owner) and `bob`, and helpers."""
-
-    def __init__(self, client, campaign, players):
-        self.client, self.c = client, campaign
-        self.alice, self.bob = players
-        self.gm = campaign.gm
-
-    def character(self, name: str, sheet: dict, kind: str = "npc", player=None) -> str:
-        body = {"name": name, "kind": kind, "sheet": sheet, **({"player_id": player.id} if player else {})}
-        r = self.client.post(f"/v1/campaigns/{self.c.id}/characters", json=body, headers=self.gm)
-        assert r.status_code == 201, r.text
-        return r.json()["id"]
-
-    def encounter(self, combatants: list[dict], options: dict | None = None) -> dict:
-        body = {"name": "Ambush", "combatants": combatants, **({"options": options} if options else {})}
-        r = self.client.post(f"/v1/campaigns/{self.c.id}/encounters", json=body, headers=self.gm)
-        assert r.status_code == 201, r.text
-        return r.json()
-
-    def post(self, path: str, body: dict | None = None, headers=None, status: int = 201, **kw) -> dict:
-        r = self.client.post(path, json=body, headers=headers or self.gm, **kw)
-        assert r.status_code == status, r.text
-        return r.json()
-
-    def state(self, eid: str, headers=None) -> dict:
-        r = self.client.get(f"/v1/encounters/{eid}", headers=headers or self.gm)
-        assert r.status_code == 200, r.text
-        assert r.headers["ETag"] == f'"{r.json()["version"]}"'
-        return r.json()
-
-    def start(self, eid: str, dice: list[int] | None = None, **body) -> dict:
-        return self.post(f"/v1/encounters/{eid}/start", {**({"dice": dice} if dice is not None else {}), **body})
-
-    def next_turn(self, eid: str, headers=None, status: int = 201, **body) -> dict:
-        return self.post(f"/v1/encounters/{eid}/next-turn", body, headers=headers, status=status)
-
-    def act(self, eid: str, body: dict, headers=None, status: int = 201) -> dict:
-        return self.post(f"/v1/encounters/{eid}/actions", body, headers=headers, status=status)
-
-    def sheet(self, character_id: str) -> dict:
-        r = self.client.get(f"/v1/characters/{character_id}", headers=self.gm)
-        assert r.status_code == 200, r.text
-        return r.json()
-
-
-@pytest.fixture
-def table(client, campaign_factory, player_factory):
-    def make(ruleset: str, options: dict | None = None) -> Table:
-        c = campaign_factory(ruleset, options)
-        return Table(client, c, (player_factory(c, "Alice"), player_factory(c, "Bob")))
-
-    return make
-
-
-def ids(state: dict) -> dict[str, str]:
-    """combatant name -> id."""
-    return {c["name"]: c["id"] for c in state["combatants"]}
+from tests.fixtures import Table, ids, table  # noqa: F401  (the fight table, shared: tests/fixtures.py; other modules import it from here too)
 
 
 def order(state: dict, names: dict[str, str]) -> list[tuple]:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import typescript_build
+
 TS = Path(__file__).resolve().parents[1] / "ts"
 ROOT = TS.parents[1]
 NODE, NPM = shutil.which("node"), shutil.which("npm")
@@ -27,23 +29,13 @@ pytestmark = [
 ]
 
 
-def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, cwd=TS, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
-
-
 @pytest.fixture(scope="module")
 def compiled() -> Path:
-    """node_modules from the lock file (npm ci, once), the types generated, the scenario compiled."""
-    lock = (TS / "package-lock.json").read_text()
-    stamp = TS / "node_modules" / ".lock-installed"
-    if not stamp.exists() or stamp.read_text() != lock:
-        _run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-        stamp.write_text(lock)
-    _run("npm", "run", "--silent", "generate")
-    _run("npx", "tsc", "-p", "tsconfig.json")
-    return TS / "dist" / "scenario.js"
+    """node_modules from the lock file (npm ci, once), the types generated, the scenario compiled
+    (tests/typescript_build.py: under xdist, started in the background as the run began)."""
+    scenario, failure = typescript_build.wait()
+    assert not failure, failure
+    return scenario
 
 
 def test_the_scenario_is_strictly_typed_without_any_or_casts():

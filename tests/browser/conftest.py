@@ -27,20 +27,57 @@ ARGS = [
 ]
 
 
+class _Chromium:
+    """One Chromium (and one Playwright driver) for a run of browser tests in a row, not one per
+    module (a launch took 2-4 s here): launched by the first test that needs it, closed after the
+    last one of the run (`pytest_runtest_teardown` below), so no sync Playwright (an asyncio loop
+    on the main thread) outlives the browser tests into a later test's `asyncio.run`."""
+
+    def __init__(self) -> None:
+        self.playwright: Any = None
+        self.browser: Any = None
+
+    def get(self) -> Any:
+        if self.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self.playwright = sync_playwright().start()
+            self.browser = self.playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        return self.browser
+
+    def close(self) -> None:
+        browser, playwright, self.browser, self.playwright = self.browser, self.playwright, None, None
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            if playwright is not None:
+                playwright.stop()
+
+
+CHROMIUM_RUN = _Chromium()
+
+
 @pytest.fixture(scope="module")
-def browser() -> Iterator:
+def browser() -> Any:
     if not os.path.exists(CHROMIUM):
         if os.environ.get("JDR_REQUIRE_BROWSER"):
             pytest.fail(f"{CHROMIUM} is missing and JDR_REQUIRE_BROWSER is set (apt-get install -y chromium)")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium; JDR_REQUIRE_BROWSER=1 makes this a failure)")
-    from playwright.sync_api import sync_playwright
+    return CHROMIUM_RUN.get()
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a browser test's own teardown (its pages' contexts closed): the Chromium is closed
+    unless the next test of this process uses it too."""
+    yield
+    if nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ()):
+        CHROMIUM_RUN.close()
+
+
+def pytest_sessionfinish() -> None:
+    CHROMIUM_RUN.close()
 
 
 def only_local(outside: list[str]):

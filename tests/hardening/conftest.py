@@ -5,6 +5,7 @@ them kept for the session (`Pool`; the `live` fixture of tests/conftest.py)."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import socket
@@ -44,17 +45,39 @@ class Server:
     url: str
     database_url: str
     workers: int
-    process: subprocess.Popen | None = None
+    process: "subprocess.Popen | Forked | None" = None
     log: Path | None = None
     env: dict[str, str] = field(default_factory=dict)  # settings of this server, over the defaults below
+    zygote: "Zygote | None" = None  # forked from it (the pool's and a test's own), else a `python -m uvicorn`
 
     def start(self, timeout: float = 60.0) -> "Server":
         """Started, and ready (`/readyz`) within `timeout`: a liveness bound, generous (a server of two
         workers took 14-17 s to be ready here on PostgreSQL under a load of 8 on 2 cores; 20 s was met)."""
         port = int(self.url.rsplit(":", 1)[1])
         env = {**os.environ, "DATABASE_URL": self.database_url, **SERVER_DEFAULTS, **self.env}
+        if self.zygote is not None:
+            self.process = self.zygote.fork(env, port, self.workers, self.log)
+        else:
+            self.process = self._spawn(env, port)
+        deadline = time.monotonic() + timeout
+        # one client for the polls (a new httpx client costs ~0.1 s of CPU, its TLS context,
+        # taken from the server starting beside it)
+        with httpx.Client(base_url=self.url, timeout=1.0) as http:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"uvicorn exited with {self.process.returncode}: {self.tail()}")
+                try:
+                    if http.get("/readyz").status_code == 200:
+                        return self
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.05)
+        self.kill()  # not left running after the test that gave up on it
+        raise RuntimeError(f"uvicorn did not become ready in {timeout} s: {self.tail()}")
+
+    def _spawn(self, env: dict[str, str], port: int) -> subprocess.Popen:
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.process = subprocess.Popen(
+        return subprocess.Popen(
             [
                 sys.executable,
                 "-m",
@@ -75,21 +98,6 @@ class Server:
             stderr=out,
             start_new_session=True,
         )
-        deadline = time.monotonic() + timeout
-        # one client for the polls (a new httpx client costs ~0.1 s of CPU, its TLS context,
-        # taken from the server starting beside it)
-        with httpx.Client(base_url=self.url, timeout=1.0) as http:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"uvicorn exited with {self.process.returncode}: {self.tail()}")
-                try:
-                    if http.get("/readyz").status_code == 200:
-                        return self
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.05)
-        self.kill()  # not left running after the test that gave up on it
-        raise RuntimeError(f"uvicorn did not become ready in {timeout} s: {self.tail()}")
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Kill the server's whole process group (uvicorn and its workers), by its id."""
@@ -109,6 +117,70 @@ class Server:
         if self.log and self.log.exists():
             return self.log.read_text(errors="replace")[-4000:]
         return ""
+
+
+class Forked:
+    """A server the zygote forked, seen as the `Popen` a `Server` keeps (pid, poll, wait): it is the
+    zygote's child (reaped by it as it ends), so it is alive while its pid answers a signal 0."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                self.returncode = -signal.SIGKILL  # gone (its status went to the zygote)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"server {self.pid}", timeout or 0)
+            time.sleep(0.01)
+        assert self.returncode is not None
+        return self.returncode
+
+
+class Zygote:
+    """`python -m tests.hardening.zygote`: the app imported once, each pooled server forked from it
+    (see that module). Started at the first server a worker needs, ended with the pool."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+
+    def fork(self, env: dict[str, str], port: int, workers: int, log: Path | None) -> Forked:
+        if self.process is None or self.process.poll() is not None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.hardening.zygote"],
+                cwd=ROOT,
+                env={**os.environ, **SERVER_DEFAULTS},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {"env": env, "host": "127.0.0.1", "port": port, "workers": workers, "log": str(log or "")}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the server zygote exited with {self.process.wait()}")
+        return Forked(json.loads(answer)["pid"])
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()  # the end of its requests: it exits
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 def settings_in_environment() -> dict[str, str]:
@@ -134,6 +206,8 @@ class Pool:
         self.servers: dict[tuple, Server] = {}  # least recently used first
         self.plain = tuple(sorted({**self.SHARED, **settings_in_environment()}.items()))  # no test's own settings
         self.started = itertools.count()
+        # JDR_SERVER_ZYGOTE=0: every server a `python -m uvicorn` of its own (to compare, or to rule the zygote out)
+        self.zygote = Zygote() if os.environ.get("JDR_SERVER_ZYGOTE", "1") != "0" else None
 
     def get(self, workers: int, env: dict[str, str]) -> Server:
         env = {**self.SHARED, **settings_in_environment(), **env}
@@ -146,6 +220,7 @@ class Pool:
                 workers=workers,
                 log=self.logs / f"uvicorn-{next(self.started)}.log",
                 env=env,
+                zygote=self.zygote,
             ).start()
         self.servers[key] = server
         while len(self.servers) > self.size:
@@ -162,6 +237,8 @@ class Pool:
     def close(self) -> None:
         for server in self.servers.values():
             server.kill()
+        if self.zygote is not None:
+            self.zygote.close()
 
 
 @dataclass
@@ -186,6 +263,7 @@ class Live:
             workers=workers,
             log=self.tmp_path / "uvicorn.log",
             env=env,
+            zygote=self.pool.zygote,
         )
         self.servers.append(server)
         return server.start()

@@ -18,7 +18,10 @@ from tests.factories import RULESETS
 from tests.hardening.conftest import bearer
 
 BURST = 300
-ANSWER_WITHIN = 10.0
+ANSWER_WITHIN = 10.0  # each request's httpx timeouts: a request not answered in time is counted unanswered
+# the whole burst ends (nothing hangs): a liveness bound, generous on the shared 2-core machine (it is no
+# speed claim: the old `ANSWER_WITHIN + 5` was a wall-clock assert on a loaded CI; its speed is bench/'s)
+BURST_ENDS_WITHIN = 60.0
 
 
 async def _burst(url: str, path: str, headers: dict[str, str], n: int) -> list[int | str]:
@@ -44,7 +47,7 @@ def _check_burst(statuses: list[int | str], elapsed: float) -> None:
         f"{len(unanswered)} of {len(statuses)} not answered 200/503: {sorted(set(map(str, unanswered)))}"
     )
     assert statuses.count(200) >= 1, statuses  # shedding load is not refusing everything
-    assert elapsed < ANSWER_WITHIN + 5, elapsed
+    assert elapsed < BURST_ENDS_WITHIN, elapsed
 
 
 def _normal_after(url: str, token: str, character_id: str) -> None:
