@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -89,12 +90,19 @@ class Bounds:
         return self.statement_seconds + ANSWER_MARGIN_SECONDS if self.statement_seconds else None
 
     def connect_args(self) -> dict[str, str | int]:
-        """libpq's: the two timeouts set (a bound of 0 leaves the server's own setting), keepalives."""
+        """libpq's: the two timeouts set (a bound of 0 leaves the server's own setting), keepalives,
+        and the process in `application_name` (`jdr-rules-api/<pid>`: pg_stat_activity shows
+        whose connections are whose)."""
         settings = {"lock_timeout": self.lock_seconds, "statement_timeout": self.statement_seconds}
         options = " ".join(f"-c {name}={round(seconds * 1000)}" for name, seconds in settings.items() if seconds)
-        return {**({"options": options} if options else {}), **KEEPALIVES}
+        return {**({"options": options} if options else {}), **KEEPALIVES, "application_name": application_name()}
 
 
+def application_name() -> str:
+    return f"{APPLICATION}/{os.getpid()}"
+
+
+APPLICATION = "jdr-rules-api"
 # a peer that stopped answering is found within about 25 s, whatever the statement
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 

@@ -17,6 +17,9 @@ from contextlib import ExitStack
 
 import httpx
 import pytest
+from sqlalchemy import text
+
+from app.core.db import APPLICATION, application_name
 
 from tests.factories import TEST_BODIES
 from tests.hardening.conftest import bearer
@@ -38,7 +41,7 @@ def _read(stream: SSE, expected: int, got: list[int], errors: list[str]) -> None
 
 
 @pytest.mark.parametrize("workers", [1, 2, 4])
-def test_issue28_item4_workers_and_two_instances_serve_a_burst_and_deliver_every_event_once(live, workers):
+def test_issue28_item4_workers_and_two_instances_serve_a_burst_and_deliver_every_event_once(live, database, workers):
     first = live.start(workers=workers, **SETTINGS)
     second = live.start(own=True, **SETTINGS)  # another instance, another port, the same database
     cid, token, character = live.campaign(first, GC)
@@ -75,3 +78,19 @@ def test_issue28_item4_workers_and_two_instances_serve_a_burst_and_deliver_every
         assert errors == []
         for got, start in zip(results, starts, strict=True):  # every stream: each new event once, in order
             assert got == list(range(start + 1, start + BURST + 1))
+        if database.dialect.name == "postgresql":  # each worker within DB_MAX_CONNECTIONS (10), its LISTEN included
+            per_process = _connections(database)
+            assert len(per_process) >= 2 and max(per_process.values()) <= 10, per_process
+
+
+def _connections(engine) -> dict[str, int]:
+    """The servers' connections to the test database, per process (`application_name`, app.core.db)."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name LIKE :app AND application_name <> :mine GROUP BY application_name"
+            ),
+            {"app": f"{APPLICATION}/%", "mine": application_name()},
+        ).all()
+    return {name: count for name, count in rows}
