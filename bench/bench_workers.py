@@ -31,7 +31,7 @@ from pathlib import Path
 import _common  # noqa: F401 (puts the repository on sys.path)
 import psycopg
 from _common import ROOT, cpu_seconds, machine, process_tree, summary, table, tree_cpu_seconds
-from bench_http import lua, pg_database, pg_drop, run_python_load, run_wrk, server, setup_characters
+from bench_http import extract, lua, pg_database, pg_drop, run_python_load, run_wrk, server, setup_characters
 
 PYTHON = sys.executable
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -55,11 +55,13 @@ def backends(name: str) -> dict[int, float]:
     return out
 
 
-def measure(kind: str, bases: list[str], pids: list[int], paths: list[str], token: str, args, work: Path) -> dict:
+def measure(
+    kind: str, db: str, bases: list[str], pids: list[int], paths: list[str], token: str, args, work: Path
+) -> dict:
     """Load every server at once (the connections shared out), the CPU it cost."""
     conns = max(1, args.connections // len(bases))
     tree = [p for pid in pids for p in process_tree(pid)]
-    app0, db0 = tree_cpu_seconds(tree), backends(NAME) if kind == "postgres" else {}
+    app0, db0 = tree_cpu_seconds(tree), backends(db) if kind == "postgres" else {}
     results: list[dict[str, float]] = [{} for _ in bases]
 
     def one(i: int, base: str) -> None:
@@ -76,7 +78,7 @@ def measure(kind: str, bases: list[str], pids: list[int], paths: list[str], toke
         t.join()
     tree = [p for pid in pids for p in process_tree(pid)]  # a worker restarted meanwhile is counted from 0
     app_cpu = tree_cpu_seconds(tree) - app0
-    db_cpu = sum(cpu - db0.get(pid, 0.0) for pid, cpu in backends(NAME).items()) if kind == "postgres" else 0.0
+    db_cpu = sum(cpu - db0.get(pid, 0.0) for pid, cpu in backends(db).items()) if kind == "postgres" else 0.0
     rps = sum(r["rps"] for r in results)
     requests = rps * args.duration
     return {
@@ -99,15 +101,21 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--characters", type=int, default=16)
     ap.add_argument("--python-load", action="store_true")
+    ap.add_argument(
+        "--old", default="", help="also this commit's tree (git archive, its own database), each worker count"
+    )
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found (apt-get install -y wrk): using the bounded Python load generator")
         args.python_load = True
-    contenders: dict[str, list[int]] = {
-        f"{n} worker{'s' if n > 1 else ''}": [n] for n in map(int, args.workers.split(","))
-    }
-    if args.instances:
-        contenders["2 instances"] = [1, 1]
+    trees = ["new", "old"] if args.old else ["new"]
+    contenders: dict[str, tuple[str, list[int]]] = {}
+    for tree in trees:
+        suffix = f" ({tree})" if args.old else ""
+        for n in map(int, args.workers.split(",")):
+            contenders[f"{n} worker{'s' if n > 1 else ''}{suffix}"] = (tree, [n])
+        if args.instances:
+            contenders[f"2 instances{suffix}"] = (tree, [1, 1])
     print(
         f"bench_workers: {machine()}, {args.db}, {args.characters} characters, wrk -c{args.connections} "
         f"-d{args.duration}s, {args.rounds} rounds; CPU from /proc",
@@ -115,35 +123,55 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="jdr-bench-workers-") as tmp:
         work = Path(tmp)
-        url = pg_database(NAME) if args.db == "postgres" else f"sqlite:///{work / 'workers.db'}"
-        env = {
-            "DATABASE_URL": url,
-            "ADMIN_TOKEN": "",
-            "RATE_LIMIT_PER_MINUTE": "0",
-            "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
-        }
+        where = {"new": ROOT}
+        if args.old:
+            where["old"] = work / "old-tree"
+            where["old"].mkdir()
+            print(f"old: commit {extract(args.old, where['old'])}", flush=True)
+        dbs = {tree: NAME + ("" if tree == "new" else "_old") for tree in trees}
+        envs = {}
+        for tree in trees:
+            url = pg_database(dbs[tree]) if args.db == "postgres" else f"sqlite:///{work / f'{tree}.db'}"
+            envs[tree] = {
+                "DATABASE_URL": url,
+                "ADMIN_TOKEN": "",
+                "RATE_LIMIT_PER_MINUTE": "0",
+                "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
+            }
         results: dict[str, list[dict]] = {name: [] for name in contenders}
         try:
-            subprocess.run(
-                [PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True, capture_output=True
-            )
-            ids: list[str] = []
-            token = ""
+            for tree in trees:
+                subprocess.run(
+                    [PYTHON, "-m", "app", "migrate"],
+                    cwd=where[tree],
+                    env={**os.environ, **envs[tree]},
+                    check=True,
+                    capture_output=True,
+                )
+            made: dict[str, tuple[list[str], str]] = {}
             names = list(contenders)
             for r in range(args.rounds):
                 for name in names[r % len(names) :] + names[: r % len(names)]:
+                    tree, counts = contenders[name]
                     with ExitStack() as stack:
                         pids: list[int] = []
                         bases = [
                             stack.enter_context(
                                 server(
-                                    ["app.main:app"], env, "/readyz", work / f"{name}-{r}-{i}.log", workers=n, pid=pids
+                                    ["app.main:app"],
+                                    envs[tree],
+                                    "/readyz",
+                                    work / f"{name}-{r}-{i}.log",
+                                    cwd=where[tree],
+                                    workers=n,
+                                    pid=pids,
                                 )
                             )
-                            for i, n in enumerate(contenders[name])
+                            for i, n in enumerate(counts)
                         ]
-                        if not ids:
-                            ids, token = setup_characters(bases[0], args.characters)
+                        if tree not in made:
+                            made[tree] = setup_characters(bases[0], args.characters)
+                        ids, token = made[tree]
                         paths = [f"/v1/characters/{cid}/tests" for cid in ids]
                         for base in bases:  # warm-up: every worker's imports and pools
                             if args.python_load:
@@ -156,19 +184,21 @@ def main() -> None:
                                     16,
                                     3,
                                 )
-                        res = measure(args.db, bases, pids, paths, token, args, work)
+                        res = measure(args.db, dbs[tree], bases, pids, paths, token, args, work)
                     results[name].append(res)
                     print(
-                        f"  round {r + 1} {name:12s} {res['rps']:7.1f} req/s  app CPU {res['app_ms']:.2f} ms/req  "
+                        f"  round {r + 1} {name:18s} {res['rps']:7.1f} req/s  app CPU {res['app_ms']:.2f} ms/req  "
                         f"db CPU {res['db_ms']:.2f} ms/req  p99 {res['p99_ms']:.0f} ms  errors {res['errors']}",
                         flush=True,
                     )
         finally:
             if args.db == "postgres":
-                pg_drop(NAME)
-    first = names[0]
+                for db in dbs.values():
+                    pg_drop(db)
+    firsts = {tree: next(n for n in names if contenders[n][0] == tree) for tree in trees}
     rows = []
     for name in names:
+        first = firsts[contenders[name][0]]  # each tree against its own first contender
         app = [x["app_ms"] for x in results[name]]
         total = [x["app_ms"] + x["db_ms"] for x in results[name]]
         vs = [a / b for a, b in zip(app, [x["app_ms"] for x in results[first]], strict=True)]
@@ -193,8 +223,8 @@ def main() -> None:
                 "req/s",
                 "app CPU ms/req",
                 "db CPU ms/req",
-                f"app CPU ÷ {first}'s (≤ {TARGET}×)",
-                "app + db CPU ÷ 1's",
+                f"app CPU ÷ its tree's {names[0].split(' (')[0]} (≤ {TARGET}×)",
+                f"app + db CPU ÷ its tree's {names[0].split(' (')[0]}",
                 "p99 ms",
                 "errors",
             ],
