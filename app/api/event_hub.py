@@ -41,7 +41,7 @@ import anyio
 import anyio.to_thread
 
 from app.core.db import Sessions
-from app.core.notify import CREDENTIALS, Listener, listener_of
+from app.core.notify import CREDENTIALS, EVENTS, Listener, listener_of
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
 from app.services.auth import Principal
@@ -250,14 +250,15 @@ class EventHub:
 
     def poll_seconds(self) -> float:
         """How long the poller waits for a wake-up before it polls anyway."""
-        heard = self.listener is not None and self.listener.heard
+        listener = self.listener
+        heard = listener is not None and listener.hears(EVENTS) and listener.hears(CREDENTIALS)
         return self.fallback_seconds if heard else POLL_SECONDS
 
     async def _run(self) -> None:
         failures = 0
         listener = self.listener
         if listener is not None:
-            listener.add(self._notified)
+            listener.add(self._notified, (EVENTS, CREDENTIALS))
         try:
             while self._cursors or self._pending:
                 more = False

@@ -15,8 +15,10 @@ not point at a private one now); the connection goes to the checked address (no 
 
 On PostgreSQL with EVENT_NOTIFY (issue 28 item 4), the loop is woken by the database
 (LISTEN/NOTIFY, app.core.notify): a commit adding events to a campaign that has a webhook, or a
-new webhook, wakes the loop of every worker and instance at once; while notifications are heard
-it polls only every `event_fallback_poll_seconds` (or sooner, when a retry of its own is due)."""
+new webhook, wakes the loop of every worker and instance at once (it listens to new events only
+while some campaign has a webhook: otherwise every commit's notification would cost each worker
+something for nothing); while notifications are heard it polls only every
+`event_fallback_poll_seconds` (or sooner, when a retry of its own is due)."""
 
 from __future__ import annotations
 
@@ -173,7 +175,7 @@ class Dispatcher:
     def pause(self, listener: Listener | None) -> float:
         """Seconds until the next tick, unless a notification comes first."""
         settings = self.settings
-        if listener is None or not listener.heard:
+        if listener is None or not listener.hears(WEBHOOKS) or (self.hooked and not listener.hears(EVENTS)):
             return settings.webhook_poll_seconds
         loop = asyncio.get_running_loop()
         until_retry = max(self.retry_at - loop.time(), settings.webhook_poll_seconds)
@@ -182,7 +184,7 @@ class Dispatcher:
     async def run(self) -> None:
         listener = listener_of(self.state.sessions) if self.settings.event_notify else None
         if listener is not None:
-            listener.add(self._notified)
+            listener.add(self._notified, (WEBHOOKS,))
         async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
             self.client = client
             try:
@@ -191,6 +193,8 @@ class Dispatcher:
                         await self.tick()
                     except Exception:  # the database down, a bug: logged, tried again at the next tick
                         log.exception("webhook delivery tick failed")
+                    if listener is not None:  # new events matter only while some campaign has a webhook
+                        listener.want(self._notified, (WEBHOOKS, EVENTS) if self.hooked else (WEBHOOKS,))
                     with suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), self.pause(listener))
                     self._wake.clear()

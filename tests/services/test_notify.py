@@ -124,3 +124,42 @@ def test_issue28_item4_the_pools_are_sized_by_the_bound(database_url):
     assert (threads.size(), threads._max_overflow, green.size(), green._max_overflow) == (3, 0, 3, 0)  # type: ignore[attr-defined]
     sessions = SessionOpener(url, bounds=bounds)
     assert sessions.writers() == 3
+
+
+def test_issue28_item4_a_process_hears_new_events_only_while_it_wants_them(pg, client, database_url):
+    """No stream open and no webhook anywhere: a worker listens to `jdr_webhooks` alone, so the
+    notification of every commit costs it nothing; `want` adds `jdr_events` at once."""
+    cid, token = _campaign(client)
+    gm = {"Authorization": f"Bearer {token}"}
+    heard: list[tuple[str, str | None]] = []
+
+    def note(channel: str, payload: str | None) -> None:
+        heard.append((channel, payload))
+
+    def player(name: str) -> None:
+        assert client.post(f"/v1/campaigns/{cid}/players", json={"name": name}, headers=gm).status_code == 201
+
+    async def main() -> None:
+        found = listener(database_url, Bounds(connections=10))
+        assert found is not None
+        found.add(note, (WEBHOOKS,))
+        await _heard(found)
+        assert found.hears(WEBHOOKS) and not found.hears(EVENTS)
+        await asyncio.to_thread(player, "Unheard")
+        await asyncio.sleep(0.5)
+        assert found.received == 0 and (EVENTS, cid) not in heard
+        found.want(note, (WEBHOOKS, EVENTS))
+        for _ in range(100):
+            if found.hears(EVENTS):
+                break
+            await asyncio.sleep(0.05)
+        assert (EVENTS, None) in heard  # told to look: what came before it listened
+        await asyncio.to_thread(player, "Heard")
+        for _ in range(100):
+            if (EVENTS, cid) in heard:
+                break
+            await asyncio.sleep(0.05)
+        assert (EVENTS, cid) in heard and found.received >= 1
+        found.remove(note)
+
+    asyncio.run(main())
