@@ -13,7 +13,9 @@ statement updating or deleting credentials (a rotated token, a removed player, a
 campaign's cascade), `jdr_credentials`, so streams living by a dead token end at once; after a
 webhook is made, `jdr_webhooks` with its campaign's id (the delivery loops then follow it).
 Statement-level triggers: an import's thousands of events cost one trigger call. Nothing on
-SQLite (one process writes; its streams poll a local file).
+SQLite (one process writes; its streams poll a local file). A connection with `jdr.notify=off`
+(EVENT_NOTIFY=false: app.core.db.Bounds) sends no `jdr_events`: a deployment that polls pays nothing
+for them at commit.
 """
 
 from typing import Sequence, Union
@@ -34,7 +36,9 @@ def upgrade() -> None:
         """
         CREATE FUNCTION jdr_notify_events() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            PERFORM pg_notify('jdr_events', c.campaign_id) FROM (SELECT DISTINCT campaign_id FROM new_events) AS c;
+            IF current_setting('jdr.notify', true) IS DISTINCT FROM 'off' THEN
+                PERFORM pg_notify('jdr_events', c.campaign_id) FROM (SELECT DISTINCT campaign_id FROM new_events) AS c;
+            END IF;
             RETURN NULL;
         END $$
         """

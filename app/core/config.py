@@ -77,7 +77,8 @@ class Settings(BaseSettings):
     event_notify: bool = Field(
         True,
         description="PostgreSQL: new events and revoked credentials wake the event streams and the webhook "
-        "loop of every worker and instance at once (LISTEN/NOTIFY); polling goes on as the fallback.",
+        "loop of every worker and instance at once (LISTEN/NOTIFY); polling goes on as the fallback. "
+        "false: this process neither listens nor has its commits notify new events (it polls).",
     )
     event_fallback_poll_seconds: float = Field(
         5.0,

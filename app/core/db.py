@@ -64,10 +64,16 @@ class Bounds:
     # PostgreSQL connections this process opens at most (issue 28 item 4): `pools()`; 0 = the
     # sizes of before (a pool per thread: the tests' own engine, migrations)
     connections: int = 0
+    notify: bool = True  # False: this process's commits send no `jdr_events` (migration 0011's trigger)
 
     @classmethod
     def of(cls, settings: Settings) -> Bounds:
-        return cls(settings.db_lock_timeout_seconds, settings.db_statement_timeout_seconds, settings.db_max_connections)
+        return cls(
+            settings.db_lock_timeout_seconds,
+            settings.db_statement_timeout_seconds,
+            settings.db_max_connections,
+            settings.event_notify,
+        )
 
     def pools(self) -> tuple[int, int, int]:
         """PostgreSQL: (the threads' pool, its overflow, the writers on the loop), within
@@ -95,6 +101,8 @@ class Bounds:
         whose connections are whose)."""
         settings = {"lock_timeout": self.lock_seconds, "statement_timeout": self.statement_seconds}
         options = " ".join(f"-c {name}={round(seconds * 1000)}" for name, seconds in settings.items() if seconds)
+        if not self.notify:
+            options = f"{options} -c jdr.notify=off".strip()
         return {**({"options": options} if options else {}), **KEEPALIVES, "application_name": application_name()}
 
 

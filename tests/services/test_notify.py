@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from app.api.event_hub import POLL_SECONDS, EventHub
 from app.core.db import Bounds, SessionOpener, _green_engine, engine_for
 from app.core.notify import CREDENTIALS, EVENTS, WEBHOOKS, listener
 from app.core.security import hash_token
+from app.main import create_app
 from app.services.auth import Principal
 from tests.conftest import settings_for
 
@@ -163,3 +165,43 @@ def test_issue28_item4_a_process_hears_new_events_only_while_it_wants_them(pg, c
         found.remove(note)
 
     asyncio.run(main())
+
+
+def test_issue28_item4_event_notify_off_sends_no_notification_of_new_events(pg, client, database_url):
+    """EVENT_NOTIFY=false: the process's connections carry `jdr.notify=off`, and migration 0011's
+    trigger then sends nothing for the events they add (a polling deployment pays nothing)."""
+    quiet = create_app(settings_for(database_url).model_copy(update={"event_notify": False}))
+    heard: list[tuple[str, str | None]] = []
+
+    def note(channel: str, payload: str | None) -> None:
+        heard.append((channel, payload))
+
+    async def main() -> None:
+        found = listener(database_url, Bounds())
+        assert found is not None
+        found.add(note, (EVENTS,))
+        await _heard(found)
+
+        def writes() -> tuple[str, str]:
+            with TestClient(quiet) as off:
+                unheard, token = _campaign(off)
+                r = off.post(f"/v1/campaigns/{unheard}/players", json={"name": "P"}, headers=bearer(token))
+                assert r.status_code == 201
+            loud, token = _campaign(client)
+            r = client.post(f"/v1/campaigns/{loud}/players", json={"name": "P"}, headers=bearer(token))
+            assert r.status_code == 201
+            return unheard, loud
+
+        unheard, loud = await asyncio.to_thread(writes)
+        for _ in range(100):
+            if (EVENTS, loud) in heard:
+                break
+            await asyncio.sleep(0.05)
+        found.remove(note)
+        assert (EVENTS, loud) in heard and (EVENTS, unheard) not in heard
+
+    asyncio.run(main())
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
