@@ -267,16 +267,23 @@ def bench_db(kind: str, stack: str, args, work: Path) -> list[list[str]]:
     else:
         ours_url, base_url = pg_database("jdr_bench_http_ours"), pg_database("jdr_bench_http_base")
         old_url = pg_database("jdr_bench_http_old") if args.old else ""
+    var_url = (
+        (pg_database("jdr_bench_http_variant") if kind == "postgres" else f"sqlite:///{work / f'var-{stack}.db'}")
+        if args.variant
+        else ""
+    )
     env = {"DATABASE_URL": ours_url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
     old_env = {**env, "DATABASE_URL": old_url}
-    subprocess.run(
-        [PYTHON, "-m", "app", "migrate"],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    var_env = {**env, "DATABASE_URL": var_url, **args.variant}
+    for e in (env, var_env) if args.variant else (env,):
+        subprocess.run(
+            [PYTHON, "-m", "app", "migrate"],
+            cwd=ROOT,
+            env={**os.environ, **e},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
     rows = []
     with ExitStack() as stack_:
         if args.old:  # the older commit's own tree, its own database (migrated by it)
@@ -293,6 +300,13 @@ def bench_db(kind: str, stack: str, args, work: Path) -> list[list[str]]:
                     ["app.main:app"], old_env, "/v1/rulesets", work / f"old-{tag}.log", cwd=args.old_tree, stack=stack
                 )
             )
+        variant = (
+            stack_.enter_context(
+                server(["app.main:app"], var_env, "/v1/rulesets", work / f"variant-{tag}.log", stack=stack)
+            )
+            if args.variant
+            else None
+        )
         try:
             with (
                 server(["app.main:app"], env, "/v1/rulesets", work / f"ours-{tag}.log", stack=stack) as ours,
@@ -305,7 +319,7 @@ def bench_db(kind: str, stack: str, args, work: Path) -> list[list[str]]:
                 ) as base,
             ):
                 for characters in args.character_counts:
-                    results = _rounds(kind, characters, args, work, ours, base, old if args.old else None)
+                    results = _rounds(kind, characters, args, work, ours, base, old if args.old else None, variant)
                     rows += _summary(kind, characters, results)
         finally:
             if kind == "postgres":
@@ -313,10 +327,14 @@ def bench_db(kind: str, stack: str, args, work: Path) -> list[list[str]]:
                 pg_drop("jdr_bench_http_base")
                 if args.old:
                     pg_drop("jdr_bench_http_old")
+                if args.variant:
+                    pg_drop("jdr_bench_http_variant")
     return rows
 
 
-def _rounds(kind: str, characters: int, args, work: Path, ours: str, base: str, old: str | None) -> dict:
+def _rounds(
+    kind: str, characters: int, args, work: Path, ours: str, base: str, old: str | None, variant: str | None = None
+) -> dict:
     char_ids, token = setup_characters(ours, characters)
     char_paths = [f"/v1/characters/{cid}/tests" for cid in char_ids]
     targets = {
@@ -329,6 +347,10 @@ def _rounds(kind: str, characters: int, args, work: Path, ours: str, base: str, 
         old_ids, old_token = setup_characters(old, characters)
         paths["old"] = [f"/v1/characters/{cid}/tests" for cid in old_ids]
         targets["old"] = (f"{old}{paths['old'][0]}", "POST", '{"stat":"force"}', old_token)
+    if variant is not None:
+        var_ids, var_token = setup_characters(variant, characters)
+        paths["variant"] = [f"/v1/characters/{cid}/tests" for cid in var_ids]
+        targets["variant"] = (f"{variant}{paths['variant'][0]}", "POST", '{"stat":"force"}', var_token)
     scripts = {
         name: lua(work / f"{name}-{characters}.lua", body, tok, paths.get(name)) if method == "POST" else None
         for name, (_u, method, body, tok) in targets.items()
@@ -373,6 +395,7 @@ def _summary(kind: str, characters: int, results: dict) -> list[list[str]]:
             + f"% ({verdict(statistics.median(vs_ping) >= TARGET_VS_PING)})",
             " / ".join(f"{statistics.median(p99[n]):.0f}" for n in results),
             summary(ratios(rps["ours"], rps["old"])) + "×" if "old" in rps else "—",
+            summary(ratios(rps["ours"], rps["variant"])) + "×" if "variant" in rps else "—",
             str(bad),
         ]
     ]
@@ -408,8 +431,15 @@ def main() -> None:
         help="also load this commit's POST …/tests (its tree from git archive, "
         "its own database), in the same rounds: ours ÷ old",
     )
+    ap.add_argument(
+        "--variant",
+        default="",
+        help="KEY=VALUE[,KEY=VALUE…]: also this tree with these settings (its own database), in the same "
+        "rounds: ours ÷ variant (e.g. EVENT_NOTIFY=false: what the notification triggers cost)",
+    )
     args = ap.parse_args()
     args.character_counts = [int(c) for c in args.characters.split(",")]
+    args.variant = dict(kv.split("=", 1) for kv in args.variant.split(",")) if args.variant else {}
     stacks = [st.strip() for st in args.stacks.split(",")]
     for st in stacks:
         check_stack(st)
@@ -445,8 +475,13 @@ def main() -> None:
                     "ping req/s",
                     f"ours ÷ insert (≥ {TARGET_VS_INSERT}×)",
                     f"ours ÷ ping (≥ {TARGET_VS_PING:.0%})",
-                    "p99 ms ours / insert / ping" + (" / old" if args.old else ""),
+                    "p99 ms ours / insert / ping"
+                    + (" / old" if args.old else "")
+                    + (" / variant" if args.variant else ""),
                     f"ours ÷ old ({args.old})" if args.old else "ours ÷ old",
+                    "ours ÷ variant ("
+                    + (",".join(f"{k}={v}" for k, v in args.variant.items()) if args.variant else "none")
+                    + ")",
                     "non-2xx + socket errors",
                 ],
                 rows,
