@@ -4,15 +4,15 @@ and instance (issue 28 item 4).
 The database sends the notifications itself (triggers of migration 0011): `jdr_events` with the
 campaign's id after each commit that adds events to it, `jdr_credentials` after a commit that
 updates or deletes credentials (a rotated token, a removed player, a deleted campaign),
-`jdr_webhooks` with the campaign's id after a webhook is made. A commit
-that adds a thousand events of one campaign sends one notification (PostgreSQL folds equal ones
-of one transaction).
+`jdr_webhooks` with the campaign's id after a webhook is made. A commit that adds a thousand
+events of one campaign sends one notification (PostgreSQL folds equal ones of one transaction);
+a connection with `jdr.notify=off` (EVENT_NOTIFY=false) sends no `jdr_events`.
 
 The outbox (the `event` table) stays the truth: a notification only says "look now". Whoever
-listens still polls, more slowly, while notifications are heard (`heard`), and at its normal pace
+listens still polls, more slowly, while its channels are heard (`hears`), and at its normal pace
 while they are not (the connection is down, or being made): a notification lost with a dropped
-connection delays a delivery by at most the slow poll, and every listener is woken when the
-connection comes back (`payload` None: anything may have happened meanwhile).
+connection delays a delivery by at most the slow poll, and whoever wants a channel is woken when
+its LISTEN takes (`payload` None: anything may have happened meanwhile).
 
 One `Listener` per database and event loop, on one connection of its own (counted in
 `DB_MAX_CONNECTIONS`, app.core.db.Bounds); it runs while someone listens and closes with the last."""
