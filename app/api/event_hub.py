@@ -41,7 +41,7 @@ import anyio
 import anyio.to_thread
 
 from app.core.db import Sessions
-from app.core.notify import CREDENTIALS, EVENTS, Listener, listener_of
+from app.core.notify import CREDENTIALS, EVENTS, Listener, listener_of, wake_or_timeout
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
 from app.services.auth import Principal
@@ -274,8 +274,7 @@ class EventHub:
                         self._close_all("error")
                 if more:
                     continue
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds())
+                await wake_or_timeout(self._wake, self.poll_seconds())
                 gap = started + NOTIFIED_GAP - self.loop.time()
                 if gap > 0:  # woken again at once: let a burst of commits gather
                     await asyncio.sleep(gap)

@@ -23,6 +23,7 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from typing import Any
 
 import psycopg
@@ -173,6 +174,15 @@ class Listener:
     async def _pause(self, failures: int, why: str) -> None:
         log.warning("LISTEN %s: %s (polling meanwhile)", ", ".join(sorted(self._wanted())), why)
         await asyncio.sleep(RECONNECT_SECONDS[min(failures, len(RECONNECT_SECONDS) - 1)])
+
+
+async def wake_or_timeout(wake: asyncio.Event, seconds: float) -> None:
+    """Until `wake` is set or `seconds` passed. Not `asyncio.wait_for`: on Python 3.11 it returns
+    normally when it is cancelled just as the event is set (the cancellation is lost, and the
+    app's shutdown then waits for this loop forever); `asyncio.timeout` keeps a cancellation."""
+    with suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await wake.wait()
 
 
 _LISTENERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, Bounds], Listener]] = (

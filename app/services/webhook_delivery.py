@@ -43,7 +43,7 @@ import httpx
 
 from app.core.config import Settings
 from app.core.db import Sessions
-from app.core.notify import EVENTS, WEBHOOKS, Listener, listener_of
+from app.core.notify import EVENTS, WEBHOOKS, Listener, listener_of, wake_or_timeout
 from app.models.tables import utcnow
 from app.services import webhooks
 from app.services.webhooks import Attempt, Outgoing
@@ -195,8 +195,7 @@ class Dispatcher:
                         log.exception("webhook delivery tick failed")
                     if listener is not None:  # new events matter only while some campaign has a webhook
                         listener.want(self._notified, (WEBHOOKS, EVENTS) if self.hooked else (WEBHOOKS,))
-                    with suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), self.pause(listener))
+                    await wake_or_timeout(self._wake, self.pause(listener))
                     self._wake.clear()
             finally:
                 if listener is not None:

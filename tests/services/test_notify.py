@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from app.api.event_hub import POLL_SECONDS, EventHub
 from app.core.db import Bounds, SessionOpener, _green_engine, engine_for
-from app.core.notify import CREDENTIALS, EVENTS, WEBHOOKS, listener
+from app.core.notify import CREDENTIALS, EVENTS, WEBHOOKS, listener, wake_or_timeout
 from app.core.security import hash_token
 from app.main import create_app
 from app.services.auth import Principal
@@ -205,3 +205,26 @@ def test_issue28_item4_event_notify_off_sends_no_notification_of_new_events(pg, 
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def test_issue28_item4_a_wake_up_at_the_moment_of_cancellation_does_not_swallow_it():
+    """The webhook loop and the hub wait for a wake-up or a timeout; cancelled just as they are
+    woken (the app's shutdown while a notification arrives), they must stop: Python 3.11's
+    `asyncio.wait_for` returned normally there, and the lifespan waited for the loop forever."""
+
+    async def main() -> None:
+        wake = asyncio.Event()
+
+        async def loop_forever() -> None:
+            while True:
+                await wake_or_timeout(wake, 30)
+                wake.clear()
+
+        task = asyncio.create_task(loop_forever())
+        await asyncio.sleep(0.01)
+        wake.set()
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=2)
+        assert task in done and task.cancelled()
+
+    asyncio.run(main())
