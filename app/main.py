@@ -109,7 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_headers=["*"],
             expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id", "RateLimit", "RateLimit-Policy"],
         )
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, larger=bundles.larger_bodies(settings))
     app.add_middleware(
         Admission,
         max_in_flight=settings.max_in_flight,

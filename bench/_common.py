@@ -7,6 +7,7 @@ measured within one round* — never an absolute target.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import platform
@@ -21,6 +22,63 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/x.py` from the repo root
     sys.path.insert(0, str(ROOT))
+
+
+# the server stacks the HTTP benches run uvicorn on: the production stack first (`python -m app
+# serve` is uvicorn's defaults with uvloop and httptools installed: the reference table, issue 28
+# item 1), pure-Python asyncio + h11 as the optional second one (the stack of rounds 1 and 2)
+STACKS: dict[str, list[str]] = {
+    "uvloop": ["--loop", "uvloop", "--http", "httptools"],
+    "h11": ["--loop", "asyncio", "--http", "h11"],
+}
+REFERENCE_STACK = "uvloop"
+STACK_NAMES = {"uvloop": "uvloop + httptools (production, reference)", "h11": "asyncio + h11"}
+
+
+def check_stack(stack: str) -> list[str]:
+    """uvicorn's arguments of `stack`; the production stack's modules must be importable."""
+    if stack not in STACKS:
+        raise SystemExit(f"unknown stack {stack!r}: one of {', '.join(STACKS)}")
+    if stack == "uvloop":
+        import importlib.util
+
+        missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise SystemExit(f"the production stack needs {', '.join(missing)} (pip install 'uvicorn[standard]')")
+    return STACKS[stack]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far (/proc/<pid>/stat), its own threads included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (a uvicorn supervisor and its workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def tree_cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for p in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):  # gone
+            total += cpu_seconds(p)
+    return total
 
 
 def revision() -> str:

@@ -16,7 +16,14 @@ of the subscribers' tokens still exist, in the same round trip; a subscriber who
 token was rotated or deleted (its player removed, its campaign deleted) is told
 so and ends (`event: error`, `{"code": "token_revoked"}`), on every worker,
 within one poll interval.
-The poller stops when the last subscriber leaves and starts again with the next."""
+The poller stops when the last subscriber leaves and starts again with the next.
+
+On PostgreSQL the poller is woken by the database (LISTEN/NOTIFY, app.core.notify; issue 28
+item 4): a commit adding events to a campaign it follows, or changing credentials, wakes it at
+once, on every worker and instance; it then polls at most every `NOTIFIED_GAP` seconds (a burst
+of commits is read in a few ticks, not one each), and otherwise only every `fallback_seconds`
+while notifications are heard (the outbox stays the truth: a lost notification is caught up
+then), or every `POLL_SECONDS` while they are not (the LISTEN connection down or being made)."""
 
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ import anyio
 import anyio.to_thread
 
 from app.core.db import Sessions
+from app.core.notify import CREDENTIALS, EVENTS, Listener, listener_of, wake_or_timeout
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
 from app.services.auth import Principal
@@ -42,7 +50,9 @@ from app.services.events import StoredEvent
 log = logging.getLogger("app.events")
 T = TypeVar("T")
 
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.5  # without notifications (SQLite, EVENT_NOTIFY off, the LISTEN connection down)
+FALLBACK_SECONDS = 5.0  # with them (EVENT_FALLBACK_POLL_SECONDS)
+NOTIFIED_GAP = 0.05  # the shortest time between two ticks woken by notifications
 POLL_LIMIT = 500  # events read per tick (a longer backlog goes on at the next tick, at once)
 QUEUE_SIZE = 256  # frames a subscriber may have waiting before it is dropped (it then catches up from the DB)
 OUTAGE_TICKS = 3  # consecutive failed ticks before every stream is ended
@@ -120,9 +130,20 @@ class Lease:
 
 
 class EventHub:
-    def __init__(self, sessions: Sessions, *, per_token: int, per_process: int):
+    def __init__(
+        self,
+        sessions: Sessions,
+        *,
+        per_token: int,
+        per_process: int,
+        notify: bool = True,
+        fallback_seconds: float = FALLBACK_SECONDS,
+    ):
         self.loop = asyncio.get_running_loop()
         self.sessions = sessions
+        self.listener: Listener | None = listener_of(sessions) if notify else None
+        self.fallback_seconds = fallback_seconds
+        self.ticks = 0  # poll round trips made (tests, benches)
         self.per_token, self.per_process = per_token, per_process
         self.streams = 0
         self._by_token: Counter[str] = Counter()
@@ -226,24 +247,45 @@ class EventHub:
         if self._task is None or self._task.done():
             self._task = self.loop.create_task(self._run(), name="event-hub")
 
+    def _notified(self, channel: str, payload: str | None) -> None:
+        """A notification (app.core.notify): tick now if it may concern this hub's streams."""
+        if payload is None or channel == CREDENTIALS or payload in self._cursors or payload in self._pending:
+            self._wake.set()
+
+    def poll_seconds(self) -> float:
+        """How long the poller waits for a wake-up before it polls anyway."""
+        listener = self.listener
+        heard = listener is not None and listener.hears(EVENTS) and listener.hears(CREDENTIALS)
+        return self.fallback_seconds if heard else POLL_SECONDS
+
     async def _run(self) -> None:
         failures = 0
-        while self._cursors or self._pending:
-            more = False
-            try:
-                more = await self._tick()
-                failures = 0
-            except Exception as exc:  # the database failed: retry, then end the streams
-                failures += 1
-                log.warning("event poll failed (%d in a row): %s", failures, exc)
-                self._fail_pending()
-                if failures >= OUTAGE_TICKS:
-                    self._close_all("error")
-            if more:
-                continue
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
-            self._wake.clear()
+        listener = self.listener
+        if listener is not None:
+            listener.add(self._notified, (EVENTS, CREDENTIALS))
+        try:
+            while self._cursors or self._pending:
+                more = False
+                started = self.loop.time()
+                try:
+                    more = await self._tick()
+                    failures = 0
+                except Exception as exc:  # the database failed: retry, then end the streams
+                    failures += 1
+                    log.warning("event poll failed (%d in a row): %s", failures, exc)
+                    self._fail_pending()
+                    if failures >= OUTAGE_TICKS:
+                        self._close_all("error")
+                if more:
+                    continue
+                await wake_or_timeout(self._wake, self.poll_seconds())
+                gap = started + NOTIFIED_GAP - self.loop.time()
+                if gap > 0:  # woken again at once: let a burst of commits gather
+                    await asyncio.sleep(gap)
+                self._wake.clear()
+        finally:
+            if listener is not None:
+                listener.remove(self._notified)
 
     async def _tick(self) -> bool:
         """One round trip: start tracking the pending campaigns, read every tracked campaign's
@@ -260,6 +302,7 @@ class EventHub:
                 rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
                 return latest, rows, mark, live
 
+        self.ticks += 1
         latest, rows, mark, live = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
         self._watermark = mark
         self._close_revoked(tokens - live)

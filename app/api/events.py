@@ -176,7 +176,11 @@ def _hub(request: Request, sessions: Sessions) -> EventHub:
     if hub is None or hub.loop is not asyncio.get_running_loop():
         settings = getattr(request.app.state, "settings", None) or get_settings()
         hub = EventHub(
-            sessions, per_token=settings.event_streams_per_token, per_process=settings.event_streams_per_process
+            sessions,
+            per_token=settings.event_streams_per_token,
+            per_process=settings.event_streams_per_process,
+            notify=settings.event_notify,
+            fallback_seconds=settings.event_fallback_poll_seconds,
         )
         request.app.state.event_hub = hub
     return hub

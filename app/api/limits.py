@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from itertools import accumulate, count
 from operator import sub
 
@@ -60,14 +61,29 @@ def json_too_deep(body: bytes, limit: int) -> bool:
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int, max_depth: int = MAX_JSON_DEPTH):
+    """`larger`: (path pattern, limit) pairs of routes with a limit of their own (the imports'
+    bundles, app.api.bundles.LARGER_BODIES): the first whose pattern matches the whole path wins."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        max_depth: int = MAX_JSON_DEPTH,
+        larger: Sequence[tuple[re.Pattern[str], int]] = (),
+    ):
         self.app = app
         self.max_bytes = max_bytes
         self.max_depth = max_depth
+        self.larger = tuple(larger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
             return await self.app(scope, receive, send)
+        if self.larger:
+            path = scope.get("path", "")
+            limit = next((n for pattern, n in self.larger if pattern.fullmatch(path)), None)
+            if limit is not None:
+                return await BodySizeLimit(self.app, limit, self.max_depth)(scope, receive, send)
         if self._declared_too_big(scope):
             return await self._refuse(send)
         chunks: list[bytes] = []

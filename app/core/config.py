@@ -66,6 +66,34 @@ class Settings(BaseSettings):
         "(statement_timeout) before the request is a 503; 0 = no "
         "limit.",
     )
+    db_max_connections: int = Field(
+        10,
+        ge=3,
+        le=500,
+        description="PostgreSQL: connections one worker process opens at most, all pools and its LISTEN "
+        "connection included (workers × instances × this must stay under the server's max_connections); "
+        "a request that finds none free within 5 s is a 503.",
+    )
+    event_notify: bool = Field(
+        True,
+        description="PostgreSQL: new events and revoked credentials wake the event streams and the webhook "
+        "loop of every worker and instance at once (LISTEN/NOTIFY); polling goes on as the fallback. "
+        "false: this process neither listens nor has its commits notify new events (it polls).",
+    )
+    event_fallback_poll_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=300,
+        description="PostgreSQL with EVENT_NOTIFY: how often the event streams and the webhook loop poll "
+        "anyway while notifications are heard (a lost one is caught up within this); without "
+        "notifications they poll every 0.5 s (streams) and WEBHOOK_POLL_SECONDS (webhooks).",
+    )
+    import_max_body_bytes: int = Field(
+        50_000_000,
+        ge=1024,
+        description="The largest bundle the import routes accept (a 10,000-entry campaign is about 5 MB); "
+        "every other route keeps MAX_BODY_BYTES.",
+    )
     webhook_max_attempts: int = Field(
         8, ge=1, le=50, description="Attempts at delivering one event to one webhook before it is marked failed."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -35,10 +36,14 @@ def normalize_database_url(url: str) -> str:
     raise ValueError(f"DATABASE_URL scheme {scheme!r} is not supported: use sqlite or postgresql")
 
 
-# Database work runs in the threadpool, one hop per request (app.api.deps.in_thread);
-# the pool has a connection for every thread, so a thread never waits for another
-# one to give a connection back. A pool wait that still times out is a 503.
+# Database work runs in the threadpool, one hop per request (app.api.deps.in_thread).
+# On SQLite the pool has a connection for every thread, so a thread never waits for another
+# one to give a connection back; on PostgreSQL the connections are bounded
+# (`Bounds.pools()`, DB_MAX_CONNECTIONS), and a thread may wait for one. A pool wait that
+# times out is a 503.
 THREADS = 32
+PG_POOL = 8  # the threads' pool on PostgreSQL without a bound (`Bounds.connections` 0)
+LISTENERS = 1  # the LISTEN connection of a process (app.core.notify)
 POOL_TIMEOUT_SECONDS = 5
 READ_ONLY = "jdr_read_only"  # execution option: a transaction that never writes
 ANSWER_WITHIN = "jdr_answer_within"  # execution option: seconds the lane waits for the server (app.services.prepared)
@@ -56,10 +61,33 @@ class Bounds:
 
     lock_seconds: float = 0
     statement_seconds: float = 0
+    # PostgreSQL connections this process opens at most (issue 28 item 4): `pools()`; 0 = the
+    # sizes of before (a pool per thread: the tests' own engine, migrations)
+    connections: int = 0
+    notify: bool = True  # False: this process's commits send no `jdr_events` (migration 0011's trigger)
 
     @classmethod
     def of(cls, settings: Settings) -> Bounds:
-        return cls(settings.db_lock_timeout_seconds, settings.db_statement_timeout_seconds)
+        return cls(
+            settings.db_lock_timeout_seconds,
+            settings.db_statement_timeout_seconds,
+            settings.db_max_connections,
+            settings.event_notify,
+        )
+
+    def pools(self) -> tuple[int, int, int]:
+        """PostgreSQL: (the threads' pool, its overflow, the writers on the loop), within
+        `connections` less one for the LISTEN connection (app.core.notify).
+
+        The writers on the loop (`WRITERS`, at most 4) get half of what is left, the threads (reads,
+        the event hub, the webhook loop) the rest: 10 → 4 writers, 5 for the threads, 1 to listen.
+        A thread finding no free connection waits for one (`POOL_TIMEOUT_SECONDS`, then a 503);
+        a write waits its turn before it takes one (app.api.deps), so its pool has no overflow."""
+        if not self.connections:
+            return PG_POOL, THREADS - PG_POOL + 4, WRITERS["postgresql"]
+        usable = self.connections - LISTENERS
+        writers = max(1, min(WRITERS["postgresql"], usable // 2))
+        return usable - writers, 0, writers
 
     @property
     def answer_seconds(self) -> float | None:
@@ -68,12 +96,21 @@ class Bounds:
         return self.statement_seconds + ANSWER_MARGIN_SECONDS if self.statement_seconds else None
 
     def connect_args(self) -> dict[str, str | int]:
-        """libpq's: the two timeouts set (a bound of 0 leaves the server's own setting), keepalives."""
+        """libpq's: the two timeouts set (a bound of 0 leaves the server's own setting), keepalives,
+        and the process in `application_name` (`jdr-rules-api/<pid>`: pg_stat_activity shows
+        whose connections are whose)."""
         settings = {"lock_timeout": self.lock_seconds, "statement_timeout": self.statement_seconds}
         options = " ".join(f"-c {name}={round(seconds * 1000)}" for name, seconds in settings.items() if seconds)
-        return {**({"options": options} if options else {}), **KEEPALIVES}
+        if not self.notify:
+            options = f"{options} -c jdr.notify=off".strip()
+        return {**({"options": options} if options else {}), **KEEPALIVES, "application_name": application_name()}
 
 
+def application_name() -> str:
+    return f"{APPLICATION}/{os.getpid()}"
+
+
+APPLICATION = "jdr-rules-api"
 # a peer that stopped answering is found within about 25 s, whatever the statement
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 
@@ -99,11 +136,12 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
     # psycopg prepares no statement itself (`prepare_threshold`): the hot path's statements
     # are prepared by app.services.prepared, and psycopg, once it has prepared some, sends
     # DEALLOCATE ALL after any ROLLBACK, which would drop those too.
+    pool_size, overflow, _writers = bounds.pools()
     return create_engine(
         url,
         echo=echo,
-        pool_size=8,
-        max_overflow=THREADS - 8 + 4,
+        pool_size=pool_size,
+        max_overflow=overflow,
         pool_timeout=POOL_TIMEOUT_SECONDS,
         pool_recycle=3600,
         connect_args={"prepare_threshold": None, **bounds.connect_args()},
@@ -240,11 +278,12 @@ def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> E
     sync API (`AsyncEngine.sync_engine`), used from a greenlet (`green`)."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
+    _pool, _overflow, writers = bounds.pools()
     return create_async_engine(
         normalize_database_url(url),
         echo=echo,
-        pool_size=WRITERS["postgresql"],
-        max_overflow=4,
+        pool_size=writers,
+        max_overflow=4 if not bounds.connections else 0,
         pool_timeout=POOL_TIMEOUT_SECONDS,
         pool_recycle=3600,
         connect_args={"prepare_threshold": None, **bounds.connect_args()},
@@ -283,26 +322,29 @@ class SessionOpener:
     def of(cls, settings: Settings) -> SessionOpener:
         return cls(settings.database_url, settings.sql_echo, Bounds.of(settings))
 
-    def _database(self) -> tuple[str, bool, Bounds]:
+    def database(self) -> tuple[str, bool, Bounds]:
+        """The database these sessions open: its URL, echo, and bounds."""
         if self.url is not None:
             return self.url, self.echo, self.bounds
         settings = get_settings()
         return settings.database_url, settings.sql_echo, Bounds.of(settings)
 
     def __call__(self, read_only: bool = False) -> AbstractContextManager[Session]:
-        url, echo, bounds = self._database()
+        url, echo, bounds = self.database()
         if read_only:
             return Session(_read_engine(url, echo, bounds), expire_on_commit=False)
         return _write_session(engine_for(url, echo, bounds))
 
     def on_loop(self) -> AbstractContextManager[Session] | None:
-        return open_loop_write_session(*self._database())
+        return open_loop_write_session(*self.database())
 
     def green(self) -> Session | None:
-        return open_green_write_session(*self._database())
+        return open_green_write_session(*self.database())
 
     def writers(self) -> int:
-        return WRITERS.get(engine_for(*self._database()).dialect.name, THREADS)
+        url, echo, bounds = self.database()
+        name = engine_for(url, echo, bounds).dialect.name
+        return bounds.pools()[2] if name == "postgresql" else WRITERS.get(name, THREADS)
 
 
 open_session = SessionOpener()

@@ -41,7 +41,8 @@ from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
 from app.services.auth import Principal, check_gm
 from app.services.campaigns import load_campaign
-from app.services.characters import limited, load_character, public
+from app.services.characters import audience, limited, load_character, public
+from app.services.uow import StoredCharacter
 
 _campaign, _player, _character = core_table(Campaign), core_table(Player), core_table(Character)
 _encounter, _combatant, _action = core_table(Encounter), core_table(Combatant), core_table(EncounterAction)
@@ -445,6 +446,8 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
             insert(_action),
             [{**_remap(a.model_dump(exclude={"created_at"}), ids), "created_at": a.created_at} for a in bundle.actions],
         )
+    if not dry_run:
+        _import_events(session, cid, c.ruleset, bundle, ids)
     counts = {
         "players": len(bundle.players),
         "characters": len(bundle.characters),
@@ -465,6 +468,35 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
         "players": [{"id": ids[p.id], "name": p.name, "token": tokens[p.id]} for p in bundle.players],
         "counts": counts,
     }
+
+
+def _import_events(
+    session: Session, campaign_id: str, ruleset: str, bundle: CampaignBundle, ids: dict[str, str]
+) -> None:
+    """What the import made, as the event mirror tells it (API.md round 3: "an import" is one of
+    the changes every stream and webhook hears of): `player.created` for each player,
+    `character.created` for each character (as each viewer reads it: the GM, its owner, then its
+    `player_access`, its fights included), `encounter.created` for each encounter, in that order.
+    The history itself (log entries, actions) is not replayed as events: it is read by its own
+    routes (`GET …/rolls`, `…/actions`), as after any resume."""
+    conn = session.connection()
+    for p in bundle.players:
+        events.record(session, campaign_id, "player.created", {"id": ids[p.id], "name": p.name}, conn=conn)
+    for ch in bundle.characters:
+        row = _character_insert(ch, campaign_id, ids)
+        stored = StoredCharacter(
+            **{k: row[k] for k in ("id", "campaign_id", "name", "kind", "player_id", "sheet", "version")},
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            player_access=row["player_access"],
+            client_metadata=row["client_metadata"] or {},
+        )
+        who = audience(conn, stored, ruleset)
+        events.record(
+            session, campaign_id, "character.created", public(stored, ruleset), conn=conn, **who.record_args()
+        )
+    for e in bundle.encounters:
+        events.record(session, campaign_id, "encounter.created", {"id": ids[e.id], "version": e.version}, conn=conn)
 
 
 def _character_insert(ch: Any, campaign_id: str, ids: dict[str, str]) -> dict[str, Any]:

@@ -11,7 +11,14 @@ The loop holds no database connection while it waits for a receiver (each databa
 own short transaction, in a thread of its own limiter), so a slow or dead receiver costs one
 slot of this loop and nothing of the API. The URL's host is resolved at each attempt and every
 address checked (SSRF: a name that resolved to a public address when the webhook was made may
-not point at a private one now); the connection goes to the checked address (no second look-up)."""
+not point at a private one now); the connection goes to the checked address (no second look-up).
+
+On PostgreSQL with EVENT_NOTIFY (issue 28 item 4), the loop is woken by the database
+(LISTEN/NOTIFY, app.core.notify): a commit adding events to a campaign that has a webhook, or a
+new webhook, wakes the loop of every worker and instance at once (it listens to new events only
+while some campaign has a webhook: otherwise every commit's notification would cost each worker
+something for nothing); while notifications are heard it polls only every
+`event_fallback_poll_seconds` (or sooner, when a retry of its own is due)."""
 
 from __future__ import annotations
 
@@ -36,6 +43,7 @@ import httpx
 
 from app.core.config import Settings
 from app.core.db import Sessions
+from app.core.notify import EVENTS, WEBHOOKS, Listener, listener_of, wake_or_timeout
 from app.models.tables import utcnow
 from app.services import webhooks
 from app.services.webhooks import Attempt, Outgoing
@@ -136,6 +144,10 @@ class Dispatcher:
         self.active: dict[str, asyncio.Task[None]] = {}
         self.limiter = anyio.CapacityLimiter(2)  # the loop's database work: never the API's threads
         self.client: httpx.AsyncClient | None = None
+        self.hooked: set[str] = set()  # campaigns with a webhook, as of the last tick (and notifications since)
+        self.retry_at = float("inf")  # the loop's time of the earliest retry this loop scheduled
+        self.ticks = 0  # ticks made (tests, benches)
+        self._wake = asyncio.Event()
 
     @property
     def settings(self) -> Settings:
@@ -154,7 +166,25 @@ class Dispatcher:
 
         return await anyio.to_thread.run_sync(work, limiter=self.limiter)
 
+    def _notified(self, channel: str, payload: str | None) -> None:
+        if channel == WEBHOOKS and payload is not None:
+            self.hooked.add(payload)
+        if payload is None or (channel in (EVENTS, WEBHOOKS) and payload in self.hooked):
+            self._wake.set()
+
+    def pause(self, listener: Listener | None) -> float:
+        """Seconds until the next tick, unless a notification comes first."""
+        settings = self.settings
+        if listener is None or not listener.hears(WEBHOOKS) or (self.hooked and not listener.hears(EVENTS)):
+            return settings.webhook_poll_seconds
+        loop = asyncio.get_running_loop()
+        until_retry = max(self.retry_at - loop.time(), settings.webhook_poll_seconds)
+        return min(settings.event_fallback_poll_seconds, until_retry)
+
     async def run(self) -> None:
+        listener = listener_of(self.state.sessions) if self.settings.event_notify else None
+        if listener is not None:
+            listener.add(self._notified, (WEBHOOKS,))
         async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
             self.client = client
             try:
@@ -163,15 +193,24 @@ class Dispatcher:
                         await self.tick()
                     except Exception:  # the database down, a bug: logged, tried again at the next tick
                         log.exception("webhook delivery tick failed")
-                    await asyncio.sleep(self.settings.webhook_poll_seconds)
+                    if listener is not None:  # new events matter only while some campaign has a webhook
+                        listener.want(self._notified, (WEBHOOKS, EVENTS) if self.hooked else (WEBHOOKS,))
+                    await wake_or_timeout(self._wake, self.pause(listener))
+                    self._wake.clear()
             finally:
+                if listener is not None:
+                    listener.remove(self._notified)
                 await self.stop()
 
     async def tick(self) -> None:
+        self.ticks += 1
+        loop = asyncio.get_running_loop()
+        if self.retry_at <= loop.time():
+            self.retry_at = float("inf")
         free = self.settings.webhook_concurrency - len(self.active)
         if free <= 0:
             return
-        due = await self.db(webhooks.due_webhooks, utcnow(), free + len(self.active), read_only=True)
+        due, self.hooked = await self.db(self._due, free + len(self.active), read_only=True)
         for webhook_id in due:
             if len(self.active) >= self.settings.webhook_concurrency:
                 return
@@ -181,6 +220,10 @@ class Dispatcher:
                 task = asyncio.create_task(self.serve(webhook_id), name=f"webhook {webhook_id}")
                 self.active[webhook_id] = task
                 task.add_done_callback(partial(self._done, webhook_id))
+
+    @staticmethod
+    def _due(session: Any, limit: int) -> tuple[list[str], set[str]]:
+        return webhooks.due_webhooks(session, utcnow(), limit), webhooks.hooked_campaigns(session)
 
     def _done(self, webhook_id: str, _task: asyncio.Task[None]) -> None:
         self.active.pop(webhook_id, None)
@@ -196,11 +239,12 @@ class Dispatcher:
                 if out is None:
                     break
                 attempt = await post(client, out, settings)
+                backoff_s = backoff(out.attempt, settings.webhook_backoff_seconds)
                 go_on = await self.db(
                     partial(
                         webhooks.record_attempt,
                         max_attempts=settings.webhook_max_attempts,
-                        retry_in=backoff(out.attempt, settings.webhook_backoff_seconds),
+                        retry_in=backoff_s,
                         lease_seconds=self.lease_seconds(),
                     ),
                     out,
@@ -208,12 +252,17 @@ class Dispatcher:
                     self.owner,
                 )
                 if not attempt.delivered:
+                    if not go_on:  # a retry later (or the next event, after the last attempt): look then
+                        retry = asyncio.get_running_loop().time() + backoff_s
+                        self.retry_at = min(self.retry_at, retry)
                     log.info("webhook %s: event %s attempt %s: %s", webhook_id, out.number, out.attempt, attempt.error)
         except Exception:
             log.exception("webhook %s: delivery failed", webhook_id)
         finally:
             with suppress(Exception):
                 await asyncio.shield(self.db(webhooks.release, webhook_id, self.owner))
+            # an event committed after its last read found it held: no other loop took it, look again
+            self._wake.set()
 
     async def stop(self) -> None:
         """Cancel the deliveries under way and give their leases back (another process takes them

@@ -241,6 +241,11 @@ def due_webhooks(session: Session, now: datetime, limit: int) -> list[str]:
     return list(session.connection().execute(query).scalars())
 
 
+def hooked_campaigns(session: Session) -> set[str]:
+    """The campaigns that have a webhook (what the delivery loop's notifications are filtered by)."""
+    return set(session.connection().execute(select(_hook.c.campaign_id).distinct()).scalars())
+
+
 def claim(session: Session, webhook_id: str, owner: str, now: datetime, lease_seconds: float) -> bool:
     """Take the webhook's lease if it is free (one conditional UPDATE: of two loops, one wins)."""
     taken = session.connection().execute(

@@ -6,10 +6,16 @@ written; `dry_run` writes nothing; one character alone too."""
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
+from app.main import create_app
+
+from tests.api.support import read_events
+from tests.conftest import settings_for
 from tests.factories import RULESETS, SHEETS, TEST_BODIES
 
 ID_FIELDS = ("id", "player_id", "character_id", "encounter_id", "rerolls", "reverts", "reverted_by")
@@ -170,3 +176,61 @@ def canonical_character(bundle: dict[str, Any]) -> Any:
     shown = {k: v for k, v in bundle.items() if k != "exported_at"}
     shown["character"] = {**shown["character"], "player_id": None}
     return walk(shown)
+
+
+def test_issue29_followup_a_campaign_import_sends_its_events_as_each_viewer_reads_them(client):
+    """API.md round 3: "an import" is a change the event mirror tells: the players, the characters
+    (the GM and the owner the whole of each, the other players what `player_access` grants) and
+    the encounters of the new campaign; a dry run sends nothing."""
+    cid, gm = _world(client, "great-cosmos")
+    bundle = client.get(f"/v1/campaigns/{cid}/export", headers=gm).json()
+    assert client.post("/v1/campaigns/import", params={"dry_run": "true"}, json=bundle).status_code == 200
+    new = client.post("/v1/campaigns/import", json=bundle).json()
+    new_gm = {"Authorization": f"Bearer {new['gm_token']}"}
+    owner = {"Authorization": f"Bearer {new['players'][0]['token']}"}
+    seen = read_events(client, new["id"], new_gm)
+    assert [e["type"] for e in seen] == [
+        "player.created",
+        "character.created",
+        "character.created",
+        "encounter.created",
+    ]
+    assert [e["id"] for e in seen] == [1, 2, 3, 4]
+    characters = {
+        c["name"]: c for c in client.get(f"/v1/campaigns/{new['id']}/characters", headers=new_gm).json()["items"]
+    }
+    assert seen[0]["data"]["id"] == new["players"][0]["id"] and seen[0]["data"]["name"] == "Owner"
+    assert [e["data"]["id"] for e in seen[1:3]] == [characters["Hero"]["id"], characters["Foe"]["id"]]
+    assert seen[1]["data"]["sheet"] == characters["Hero"]["sheet"]
+    # the owner sees its hero; the foe is an NPC (`none` to the other players): not told of it
+    theirs = read_events(client, new["id"], owner)
+    assert [e["type"] for e in theirs] == ["player.created", "character.created", "encounter.created"]
+    assert theirs[1]["data"]["id"] == characters["Hero"]["id"]
+
+
+def test_issue29_followup_imports_take_bundles_over_max_body_bytes_up_to_their_own_limit(client, database_url):
+    """A bundle may exceed MAX_BODY_BYTES (a 10,000-entry campaign is ~5 MB): the import routes
+    have IMPORT_MAX_BODY_BYTES; every other route keeps MAX_BODY_BYTES."""
+    cid, gm = _world(client, "great-cosmos")
+    bundle = client.get(f"/v1/campaigns/{cid}/export", headers=gm).json()
+    body = json.dumps(bundle).encode()  # sent as these bytes
+    size = len(body)
+    as_json = {"Content-Type": "application/json"}
+    small = 2048
+    assert size > 2 * small
+    roomy = create_app(settings_for(database_url).model_copy(update={"max_body_bytes": small}))
+    tight = create_app(
+        settings_for(database_url).model_copy(update={"max_body_bytes": small, "import_max_body_bytes": size - 1})
+    )
+    with TestClient(roomy) as big, TestClient(tight) as strict:
+        r = big.post("/v1/campaigns/import", content=body, headers=as_json)
+        assert r.status_code == 201, r.text
+        new_gm = {"Authorization": f"Bearer {r.json()['gm_token']}"}
+        one = big.get(f"/v1/characters/{bundle['characters'][0]['id']}/export", headers=gm).json()
+        one["character"]["metadata"] = {f"k{i}": "v" * 400 for i in range(8)}  # over 2 KB, a valid character
+        r = big.post(f"/v1/campaigns/{r.json()['id']}/characters/import", json=one, headers=new_gm)
+        assert r.status_code == 201, r.text
+        long_name = {"name": "x" * small, "ruleset": "great-cosmos"}
+        assert big.post("/v1/campaigns", json=long_name).status_code == 413  # elsewhere, the usual limit
+        r = strict.post("/v1/campaigns/import", content=body, headers=as_json)
+        assert r.status_code == 413 and f"{size - 1} bytes" in r.json()["detail"]

@@ -198,8 +198,14 @@ class Pool:
     database; at most `size` stay up (`_evicted`). A server a test killed is started again."""
 
     # a pooled server outlives its test: per-address counts would carry over from test to test
-    # (every test connects from 127.0.0.1), so they are off unless a test asks for them
-    SHARED: ClassVar[dict[str, str]] = {"AUTH_FAILURES_PER_MINUTE": "0", "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0"}
+    # (every test connects from 127.0.0.1), so they are off unless a test asks for them; and its
+    # webhook delivery loop would take the webhooks of a later test's own servers (woken by the
+    # same notification), so it is off unless a test asks for it
+    SHARED: ClassVar[dict[str, str]] = {
+        "AUTH_FAILURES_PER_MINUTE": "0",
+        "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
+        "WEBHOOK_DELIVERY": "false",
+    }
 
     def __init__(self, database_url: str, logs: Path, size: int = 4):
         self.database_url, self.logs, self.size = database_url, logs, size
