@@ -230,7 +230,7 @@ class Dispatcher:
 
     async def serve(self, webhook_id: str) -> None:
         """The webhook's events, in order, while this loop holds its lease."""
-        settings, client = self.settings, self.client
+        client = self.client
         assert client is not None
         go_on = True
         try:
@@ -238,6 +238,7 @@ class Dispatcher:
                 out = await self.db(webhooks.next_event, webhook_id, self.owner)
                 if out is None:
                     break
+                settings = self.settings  # as of this event: the settings may be swapped between two
                 attempt = await post(client, out, settings)
                 backoff_s = backoff(out.attempt, settings.webhook_backoff_seconds)
                 go_on = await self.db(
