@@ -195,9 +195,9 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
         r = rules.roll_test(spec, ctx.dice)
         sheet = ch.sheet.model_copy(deep=True)
         effects: dict[str, Any] = {}
-        if spec.pending:
-            effects["pending_modifier"] = {"stat": req.stat, "value": spec.pending, "consumed": True}
-            del sheet.pending[req.stat]
+        consumed = rules.use_pending(sheet.pending, req.stat)  # the same as spec.pending
+        if consumed:
+            effects["pending_modifier"] = {"stat": req.stat, "value": consumed, "consumed": True}
         challenge_after = None
         if challenge is not None:
             challenge_after = rules.advance(challenge, r.success).to_dict()

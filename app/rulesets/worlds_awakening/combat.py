@@ -248,7 +248,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
 def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) -> int:
     """WA-T5: a pending ±2 on the attack's characteristic is used up by this test, as by any test."""
     sheet = _sheet(attacker)
-    value = sheet.pending.pop(stat, 0)  # type: ignore[call-overload]  # a Stat: checked by `_weapon`
+    value = wa.use_pending(sheet.pending, stat)  # type: ignore[misc]  # a Stat (str here): checked by `_weapon`
     if value:
         steps.append(
             {

@@ -210,3 +210,11 @@ def test_wa_c5_hp_at_level_1_is_hit_dice_max_and_damage_stops_at_0_down():
     assert wa.apply_damage(12, 5) == (7, False)
     assert wa.apply_damage(5, 12) == (0, True)
     assert wa.apply_damage(5, 5) == (0, True)
+
+
+def test_wa_t5_a_pending_modifier_is_used_up_by_the_next_test_of_its_characteristic_only():
+    pending = {"CHA": 2, "FOR": -2}
+    assert wa.use_pending(pending, "CHA") == 2
+    assert pending == {"FOR": -2}  # taken out of the sheet's map; the other stays pending
+    assert wa.use_pending(pending, "CHA") == 0  # used once: the next test has none
+    assert wa.use_pending(pending, "DEX") == 0 and pending == {"FOR": -2}

@@ -4,14 +4,17 @@ actions (challenges) and the combat rules (worlds-awakening.md, WA-…). Pure: s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import groupby
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
+
+K = TypeVar("K", bound=str)  # a sheet's characteristic (a Literal of names)
+V = TypeVar("V", bound=int)  # its pending ±2
 
 Stat = Literal["FOR", "DEX", "CON", "INT", "SAG", "CHA"]
 STATS: tuple[Stat, ...] = ("FOR", "DEX", "CON", "INT", "SAG", "CHA")
@@ -192,6 +195,13 @@ def advance(challenge: Challenge, success: bool) -> Challenge:
     elif challenge.failures_allowed is not None and failures > challenge.failures_allowed:
         status = "failed"
     return replace(challenge, successes=successes, failures=failures, turns=challenge.turns + 1, status=status)
+
+
+def use_pending(pending: MutableMapping[K, V], stat: K) -> int:
+    """WA-T5: a pending ±2 on a characteristic is used up by the next test of it, whatever the
+    test (a character's test, an attack in a fight): taken out of the sheet's `pending` map and
+    returned (0 when there was none)."""
+    return pending.pop(stat, 0)
 
 
 # --- combat (WA-S3, WA-C1..C5) -----------------------------------------------------
