@@ -54,7 +54,7 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         ctx = uow.context(req)
         outcome = uow.adapter.test(hero, req, ctx)
         odds = outcome_odds(uow.adapter, hero, req, ctx)
-        return uow.commit(with_p_success(outcome, odds))
+        return uow.commit(with_p_success(outcome, odds), odds=odds)
 
 
 def outcome_odds(adapter: RulesetAdapter, hero: CharacterState, req: Any, ctx: OperationContext) -> dict[str, Fraction]:
