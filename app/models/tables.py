@@ -97,6 +97,8 @@ class LogEntry(SQLModel, table=True):
     __table_args__ = (
         Index("ix_roll_log_campaign_seq", "campaign_id", "seq"),
         Index("ix_roll_log_character_seq", "character_id", "seq"),
+        # the statistics (issue 29 item 3): a campaign's tests, since a time
+        Index("ix_roll_log_campaign_kind_created", "campaign_id", "kind", "created_at"),
     )
 
     seq: int | None = Field(

@@ -47,6 +47,11 @@ def _filtered(query: Select[Any], *, by_character: bool, with_hidden: bool, sinc
     return query
 
 
+# grouped by an expression of the character, not the column: a planner would read the whole log in
+# the order of the character index to group without sorting, instead of the campaign's tests only
+_CHARACTER = func.coalesce(_log.c.character_id, "").label("character")
+
+
 def _count(condition: ColumnElement[bool]) -> Any:
     return func.sum(case((condition, 1), else_=0))
 
@@ -57,7 +62,7 @@ def _queries(by_character: bool, with_hidden: bool, since: bool) -> tuple[Prepar
     tests and their figures; per character and die type, the dice's count and sum."""
     p = _log.c.p_any_success
     figures = select(
-        _log.c.character_id,
+        _CHARACTER,
         func.count(),
         func.count(p),
         *(_count(_log.c.outcome == name) for name in OUTCOMES),
@@ -67,12 +72,12 @@ def _queries(by_character: bool, with_hidden: bool, since: bool) -> tuple[Prepar
         func.coalesce(func.sum(p * (1 - p)), 0.0),
     )
     flags = {"by_character": by_character, "with_hidden": with_hidden, "since": since}
-    figures = _filtered(figures, **flags).group_by(_log.c.character_id)
+    figures = _filtered(figures, **flags).group_by(_CHARACTER)
     dice = []
     for slot in ("die_a", "die_b"):
         die, count, total = (getattr(_log.c, f"{slot}{part}") for part in ("", "_count", "_total"))
-        q = select(_log.c.character_id, die.label("die"), func.sum(count), func.sum(total)).where(die.is_not(None))
-        dice.append(_filtered(q, **flags).group_by(_log.c.character_id, die))
+        q = select(_CHARACTER, die.label("die"), func.sum(count), func.sum(total)).where(die.is_not(None))
+        dice.append(_filtered(q, **flags).group_by(_CHARACTER, die))
     return Prepared(figures), Prepared(union_all(*dice))
 
 
@@ -167,9 +172,9 @@ def campaign_stats(
     rows, dice_rows = fetch_together(session.connection(), [(figures, params), (dice, params)])
     per: dict[str | None, _Sums] = {}
     for row in rows:
-        per.setdefault(row[0], _Sums()).add_row(row[1:])
+        per.setdefault(row[0] or None, _Sums()).add_row(row[1:])
     for cid, die, count, total in dice_rows:
-        per.setdefault(cid, _Sums()).add_dice(die, count, total)
+        per.setdefault(cid or None, _Sums()).add_dice(die, count, total)
     whole = _Sums()
     for sums in per.values():
         whole.merge(sums)
