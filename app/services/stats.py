@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, bindparam, case, func, or_, select, union_all
+from sqlalchemy.types import NullType
 from sqlmodel import Session
 
 from app.models.tables import LogEntry, core_table
@@ -52,6 +53,12 @@ def _filtered(query: Select[Any], *, by_character: bool, with_hidden: bool, sinc
 _CHARACTER = func.coalesce(_log.c.character_id, "").label("character")
 
 
+def _total(value: ColumnElement[Any]) -> Any:
+    """The sum of a float column (0 when none), left untyped: the drivers hand back floats
+    (a `Float` result would need the column's type code, which a prepared plan does not have)."""
+    return func.coalesce(func.sum(value, type_=NullType()), 0.0, type_=NullType())
+
+
 def _count(condition: ColumnElement[bool]) -> Any:
     return func.sum(case((condition, 1), else_=0))
 
@@ -66,10 +73,10 @@ def _queries(by_character: bool, with_hidden: bool, since: bool) -> tuple[Prepar
         func.count(),
         func.count(p),
         *(_count(_log.c.outcome == name) for name in OUTCOMES),
-        *(func.coalesce(func.sum(getattr(_log.c, f"p_{name}")), 0.0) for name in OUTCOMES),
+        *(_total(getattr(_log.c, f"p_{name}")) for name in OUTCOMES),
         _count(and_(p.is_not(None), or_(*(_log.c.outcome == name for name in SUCCESS_OUTCOMES)))),
-        func.coalesce(func.sum(p), 0.0),
-        func.coalesce(func.sum(p * (1 - p)), 0.0),
+        _total(p),
+        _total(p * (1 - p)),
     )
     flags = {"by_character": by_character, "with_hidden": with_hidden, "since": since}
     figures = _filtered(figures, **flags).group_by(_CHARACTER)
