@@ -23,6 +23,7 @@ from app.api import (
     request_id,
     rolls,
     rulesets,
+    stats,
     system,
     webhooks,
 )
@@ -86,7 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
     # the hot routes first: a request is matched against the routes in this order (issue 16)
-    for module in (play, rolls, characters, bundles, campaigns, events, encounters, webhooks, rulesets, system):
+    for module in (play, rolls, characters, bundles, campaigns, events, encounters, webhooks, stats, rulesets, system):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)

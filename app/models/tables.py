@@ -97,6 +97,8 @@ class LogEntry(SQLModel, table=True):
     __table_args__ = (
         Index("ix_roll_log_campaign_seq", "campaign_id", "seq"),
         Index("ix_roll_log_character_seq", "character_id", "seq"),
+        # the statistics (issue 29 item 3): a campaign's tests, since a time
+        Index("ix_roll_log_campaign_kind_created", "campaign_id", "kind", "created_at"),
     )
 
     seq: int | None = Field(
@@ -112,6 +114,43 @@ class LogEntry(SQLModel, table=True):
     rerolls: str | None = Field(default=None, max_length=32, sa_type=SafeString(32), unique=True)
     created_at: datetime = _ts()
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    # issue 29 item 3: a test's figures, written as it is logged (null on other entries and on tests
+    # logged before migration 0012), so the statistics are SQL aggregates: its outcome, the exact
+    # probability (as a float) of each outcome and of success, and its dice by type (two at most:
+    # a test rolls its own die and, in Great Cosmos, the karma d10): the die, how many, their sum
+    outcome: str | None = Field(default=None, max_length=30, sa_type=SafeString(30))
+    p_super_critical_success: float | None = None
+    p_critical_success: float | None = None
+    p_success: float | None = None  # the outcome `success` (plain success)
+    p_failure: float | None = None
+    p_critical_failure: float | None = None
+    p_super_critical_failure: float | None = None
+    p_any_success: float | None = None  # the test's p_success: the three successful outcomes together
+    die_a: str | None = Field(default=None, max_length=10, sa_type=SafeString(10))
+    die_a_count: int | None = None
+    die_a_total: int | None = None
+    die_b: str | None = Field(default=None, max_length=10, sa_type=SafeString(10))
+    die_b_count: int | None = None
+    die_b_total: int | None = None
+
+
+# the figure columns of a roll-log entry (null unless given)
+LOG_FIGURES = (
+    "outcome",
+    "p_super_critical_success",
+    "p_critical_success",
+    "p_success",
+    "p_failure",
+    "p_critical_failure",
+    "p_super_critical_failure",
+    "p_any_success",
+    "die_a",
+    "die_a_count",
+    "die_a_total",
+    "die_b",
+    "die_b_count",
+    "die_b_total",
+)
 
 
 class LogEntryCharacter(SQLModel, table=True):

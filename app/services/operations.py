@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -33,7 +34,15 @@ from app.models.results.common import Dice, Die, Head, wire_time
 from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
-from app.rulesets.contract import CharacterState, OperationContext, Outcome, RollingRequest, RulesetAdapter
+from app.rulesets.contract import (
+    OUTCOMES,
+    SUCCESS_OUTCOMES,
+    CharacterState,
+    OperationContext,
+    Outcome,
+    RollingRequest,
+    RulesetAdapter,
+)
 from app.rulesets.registry import get_adapter
 from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
 from app.services.prepared import fetch_together
@@ -170,9 +179,10 @@ class RollingWork(UnitOfWork):
         return replay(self.session, self.principal, self.idem)
 
     # UnitOfWork.commit() takes nothing: this one commits the rules' outcome (log, sheets, event)
-    def commit(self, outcome: Outcome) -> dict[str, Any]:  # type: ignore[override]
+    def commit(self, outcome: Outcome, *, odds: Mapping[str, Fraction] | None = None) -> dict[str, Any]:  # type: ignore[override]
         """Log the outcome, save its sheets (versioned), record the event and the
-        idempotency record, commit; returns the logged body."""
+        idempotency record, commit; returns the logged body. `odds`: a test's exact odds of
+        each outcome, logged with its outcome and dice as its figures (the statistics)."""
         req, ctx = self.req, self.ctx
         assert req is not None and ctx is not None, "context(req) comes before commit"
         ctx.dice.finish()
@@ -190,6 +200,8 @@ class RollingWork(UnitOfWork):
             "others": others,
             "body_json": encoded,
         }
+        if odds is not None:
+            entry["figures"] = figures(body, odds)
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         sheets = self._dumped_sheets(outcome.sheets)
         updates = self._updated_events(sheets, now, hidden=req.hidden)  # read before the writes' batch
@@ -247,6 +259,22 @@ class RollingWork(UnitOfWork):
             after = self.characters.save(self.loaded[character_id], sheet=sheet, now=now)
             changed.append({"id": character_id, "version": after.version})
         return changed
+
+
+def figures(body: Mapping[str, Any], odds: Mapping[str, Fraction]) -> dict[str, Any]:
+    """A test's figures as the roll log stores them (`LOG_FIGURES`): its outcome, each outcome's
+    exact probability and that of success (floats: the statistics sum them), its dice by type
+    in the order first rolled (the first two types: a test has one, or two with GC's karma d10)."""
+    out: dict[str, Any] = {"outcome": body.get("outcome")}
+    out.update((f"p_{name}", float(odds.get(name, 0))) for name in OUTCOMES)
+    out["p_any_success"] = float(sum((odds.get(name, Fraction(0)) for name in SUCCESS_OUTCOMES), Fraction(0)))
+    by_die: dict[str, list[int]] = {}
+    for die in body.get("rolls") or ():
+        if isinstance(die, Mapping) and not die.get("dropped"):
+            by_die.setdefault(str(die["die"]), []).append(int(die["value"]))
+    for slot, (die, values) in zip(("die_a", "die_b"), by_die.items()):
+        out.update({slot: die, f"{slot}_count": len(values), f"{slot}_total": sum(values)})
+    return out
 
 
 class EncodedBody(dict):

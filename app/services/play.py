@@ -4,6 +4,7 @@ transaction) read top to bottom, `retried` when a concurrent writer beat it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -11,6 +12,7 @@ from sqlalchemy import bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
+from app.models.results.common import OddsValue
 from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody, validate
 from app.rules.dice import dice_source
@@ -18,11 +20,14 @@ from app.rulesets.contract import (
     OUTCOMES,
     SUCCESS_OUTCOMES,
     Capability,
+    CharacterState,
     Confrontations,
     GroupTests,
     LevelUps,
     OperationContext,
+    Outcome,
     Rerolls,
+    RulesetAdapter,
 )
 from app.rulesets.registry import get_adapter
 from app.services import rolls
@@ -46,7 +51,30 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         [hero] = uow.lock([character_id])
         req = validate(uow.adapter.TestRequest, body)
         check_owner_or_gm(uow.principal, hero.player_id, "test this character")
-        return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
+        ctx = uow.context(req)
+        outcome = uow.adapter.test(hero, req, ctx)
+        odds = outcome_odds(uow.adapter, hero, req, ctx)
+        return uow.commit(with_p_success(outcome, odds), odds=odds)
+
+
+def outcome_odds(adapter: RulesetAdapter, hero: CharacterState, req: Any, ctx: OperationContext) -> dict[str, Fraction]:
+    """Issue 29 item 3: the exact probability of each of the six outcomes of the test `req` as it is
+    rolled, the odds route's figures for the same body (`hero` as it was before the test: the
+    rules return new sheets, never change the one they read). Nothing rolled: its own empty dice."""
+    result = adapter.odds(hero, req, replace(ctx, dice=dice_source(dice=[])))
+    return {name: result.outcomes.get(name, Fraction(0)) for name in OUTCOMES}
+
+
+def success_of(outcomes: dict[str, Fraction]) -> Fraction:
+    return sum((p for name, p in outcomes.items() if name in SUCCESS_OUTCOMES), Fraction(0))
+
+
+def with_p_success(outcome: Outcome, outcomes: dict[str, Fraction]) -> Outcome:
+    """The outcome, its test result carrying `p_success`."""
+    outcome.body = outcome.body.model_copy(
+        update={"p_success": OddsValue.model_validate(fraction_out(success_of(outcomes)))}
+    )
+    return outcome
 
 
 def level_up(
@@ -228,7 +256,7 @@ def odds(session: Session, principal: Principal, character_id: str, body: dict) 
     )
     result = adapter.odds(adapter.state(character), req, ctx)
     outcomes = {name: result.outcomes.get(name, Fraction(0)) for name in OUTCOMES}
-    success = sum((p for name, p in outcomes.items() if name in SUCCESS_OUTCOMES), Fraction(0))
+    success = success_of(outcomes)
     out: dict[str, Any] = {
         "character_id": character.id,
         "ruleset": campaign.ruleset,

@@ -14,7 +14,7 @@ the hot path is a prepared SQLAlchemy Core statement (the ORM costs more than th
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -39,7 +39,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import Campaign, Character, LogEntry, LogEntryCharacter, core_table
+from app.models.tables import LOG_FIGURES, Campaign, Character, LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody
 from app.services import events
 from app.services.prepared import Batch, Prepared, batch
@@ -132,6 +132,7 @@ def json_text_insert(table, column: str) -> Prepared:
 
 
 _FAST_INSERT_LOG = json_text_insert(_log, "body")
+_NO_FIGURES = dict.fromkeys(LOG_FIGURES)
 # RollLog: an entry with its body as a dict, and an other character of an entry found by the entry's id
 _FAST_INSERT_LOG_ROW = Prepared(
     insert(_log).values(**{c.name: bindparam(c.name, type_=c.type) for c in _log.columns if c.name != "seq"})
@@ -316,6 +317,7 @@ class RollLog:
         rerolls: str | None = None,
         others: Sequence[str] = (),
         body_json: str | None = None,
+        figures: Mapping[str, Any] | None = None,
     ) -> None:
         """Log `body` (it carries its `id` and `kind`); `others`: the other characters
         involved (a confrontation, a group test), so filtering the log by character finds it.
@@ -331,6 +333,8 @@ class RollLog:
             "created_at": created_at,
             "body": body,
             "rerolls": rerolls,
+            **_NO_FIGURES,
+            **(figures or {}),  # a test's outcome, odds and dice (issue 29 item 3: the statistics)
         }
         if body_json is not None:
             _FAST_INSERT_LOG.run(self.conn, {**entry, "body": body_json})

@@ -284,6 +284,7 @@ TABLE: dict[tuple[str, str], Cell] = {
     ),
     ("GET", "/v1/campaigns/{campaign_id}/rolls"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls"),
     ("GET", "/v1/campaigns/{campaign_id}/rolls/{entry_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls/{entry}"),
+    ("GET", "/v1/campaigns/{campaign_id}/stats"): R(MEMBER_READ, path="/v1/campaigns/{cid}/stats"),
     ("GET", "/v1/campaigns/{campaign_id}/events"): R(
         MEMBER_READ, path="/v1/campaigns/{cid}/events", params={"follow": "false"}
     ),

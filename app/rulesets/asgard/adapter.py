@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, TypeGuard
 
 from app.kit.errors import Conflict
@@ -223,7 +224,7 @@ class AsgardAdapter(
         if req.retry_of is not None and not self._retry_odds(ch, req, spec, ctx).improved:
             out = {"success": 0, "failure": 1, "critical_success": 0, "critical_failure": 0}
             return Odds({k: Fraction(v) for k, v in {**out, **zero}.items()})
-        outcomes, degrees = odds_rules.odds_of_test(spec)
+        outcomes, degrees = _odds_of_test(spec)
         extra = {"degree": {d: degrees[d] for d in DEGREES if d in degrees}} if degrees else {}
         return Odds({**{k: Fraction(v) for k, v in zero.items()}, **outcomes}, extra)
 
@@ -493,6 +494,11 @@ class AsgardAdapter(
             rerolls=rerolls,
             rerolled_for=rerolled_for,
         )
+
+
+# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
+_odds_of_test = lru_cache(maxsize=4096)(odds_rules.odds_of_test)
 
 
 ADAPTER = AsgardAdapter()

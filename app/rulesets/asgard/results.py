@@ -19,6 +19,7 @@ from app.models.results.common import (
     Tail,
     TestFields,
 )
+from app.models.results.luck import SuccessOdds
 
 RULESET = "asgard"
 Ruleset = Literal["asgard"]
@@ -81,7 +82,7 @@ class AsgardTestFields(TestFields):
     rerolls: str | None = Field(description="AS-H2: the id of the test this one cancels and replaces.")
 
 
-class AsgardTestResult(Tail, Dice, AsgardTestFields, Head):
+class AsgardTestResult(Tail, Dice, SuccessOdds, AsgardTestFields, Head):
     """AS-T1..T8: a test, an automatic result or an AS-H2 reroll (`rerolls`: the test it cancels)."""
 
 

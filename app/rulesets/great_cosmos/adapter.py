@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from app.rules.errors import RuleError
@@ -278,10 +279,10 @@ class GreatCosmosAdapter(RulesetAdapter[models.Sheet, models.Options], LevelUps[
         """Exact odds of the six outcomes (GC-T1..T3, GC-K2..K5) and of the karma afterwards."""
         sheet = ch.sheet
         if req.stat == core.INTUITION:
-            o = gc_odds.intuition_odds(sheet.intuition + req.modifier)
+            o = _intuition_odds(sheet.intuition + req.modifier)
             return Odds(outcomes=o.outcomes)
         stat = core.canonical_stat(req.stat)
-        o = gc_odds.odds_of_test(
+        o = _odds_of_test(
             getattr(sheet.stats, stat)
             + req.modifier
             + bonus_of(advantage_of(sheet))
@@ -435,6 +436,12 @@ def advantage_body(advantage: gc_postures.Advantage | None) -> dict[str, Any] | 
 def karma_effect(r: core.TestResult) -> dict[str, Any]:
     """GC-K1/GC-K5: the karma part of a test's effects."""
     return {"before": r.karma_before, "after": r.karma_after, "used": r.karma_used, "locked": r.locked}
+
+
+# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
+_odds_of_test = lru_cache(maxsize=4096)(gc_odds.odds_of_test)
+_intuition_odds = lru_cache(maxsize=256)(gc_odds.intuition_odds)
 
 
 ADAPTER = GreatCosmosAdapter()

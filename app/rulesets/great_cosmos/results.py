@@ -18,6 +18,7 @@ from app.models.results.common import (
     Tail,
     TestFields,
 )
+from app.models.results.luck import SuccessOdds
 
 RULESET = "great-cosmos"
 Ruleset = Literal["great-cosmos"]
@@ -72,7 +73,7 @@ class GreatCosmosTestFields(TestFields):
     intuition: Literal["good", "bad"] | None = Field(None, description="GC-T3: only on an intuition test.")
 
 
-class GreatCosmosTestResult(Tail, Dice, GreatCosmosTestFields, Head):
+class GreatCosmosTestResult(Tail, Dice, SuccessOdds, GreatCosmosTestFields, Head):
     """GC-T1..T3, GC-K1..K5: one d100 test of a stat (karma d10) or d6 of intuition."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from app.rules.dice import DiceSource, Roll, TableDice
@@ -208,7 +209,7 @@ class RulebookD100Adapter(
     def odds(self, ch: Character, req: models.TestRequest, ctx: Context) -> Odds:
         """Exact odds over the 100 faces (RB-T3..T8, with the RB-T6 options and RB-T7)."""
         spec, _ = _spec(ch.sheet, req, ctx)
-        outcomes, levels = rules.odds(spec)
+        outcomes, levels = _odds(spec)
         full = {o: outcomes.get(o, Fraction(0)) for o in OUTCOMES}
         return Odds(outcomes=full, extra={"success_level": {str(k): p for k, p in levels.items()}})
 
@@ -274,6 +275,11 @@ class RulebookD100Adapter(
             rolls=[r.to_dict() for r in log],
         )
         return Outcome(body)
+
+
+# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
+_odds = lru_cache(maxsize=4096)(rules.odds)
 
 
 ADAPTER = RulebookD100Adapter()

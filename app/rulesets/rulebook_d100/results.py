@@ -17,6 +17,7 @@ from app.models.results.common import (
     Tail,
     TestFields,
 )
+from app.models.results.luck import SuccessOdds
 
 RULESET = "rulebook-d100"
 Ruleset = Literal["rulebook-d100"]
@@ -49,7 +50,7 @@ class RulebookD100TestFields(TestFields):
     crit_chance: RulebookD100CritChance
 
 
-class RulebookD100TestResult(Tail, Dice, RulebookD100TestFields, Head):
+class RulebookD100TestResult(Tail, Dice, SuccessOdds, RulebookD100TestFields, Head):
     """One d100 test with success levels (RB-T1..T8)."""
 
 

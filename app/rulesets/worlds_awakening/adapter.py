@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from app.rules.errors import RuleError
@@ -229,9 +230,14 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
         """Exact odds over the 20 faces (WA-T1..T5: the pending ±2 counts, without being consumed)."""
         if req.for_challenge:
             _challenge(ch.sheet, req.for_challenge)
-        outcomes, totals = rules.odds(_spec(ch.sheet, req))
+        outcomes, totals = _odds(_spec(ch.sheet, req))
         full = {o: outcomes.get(o, Fraction(0)) for o in OUTCOMES}
         return Odds(outcomes=full, extra={"score": {str(k): p for k, p in totals.items()}})
+
+
+# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
+_odds = lru_cache(maxsize=4096)(rules.odds)
 
 
 ADAPTER = WorldsAwakeningAdapter()

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import Dice, Head, OddsFields, OddsValue, Result, Tail, TestFields
+from app.models.results.luck import SuccessOdds
 
 RULESET = "worlds-awakening"
 Ruleset = Literal["worlds-awakening"]
@@ -58,7 +59,7 @@ class WorldsAwakeningTestFields(TestFields):
     critical_range: WorldsAwakeningCriticalRange
 
 
-class WorldsAwakeningTestResult(Tail, Dice, WorldsAwakeningTestFields, Head):
+class WorldsAwakeningTestResult(Tail, Dice, SuccessOdds, WorldsAwakeningTestFields, Head):
     """WA-T1..T6: d20 + characteristic (score) against a threshold (target)."""
 
 

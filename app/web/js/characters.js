@@ -6,6 +6,7 @@ import { h, clear, bar, field, select } from "./dom.js";
 import { state, on, isGm, controls, upsertCharacter } from "./store.js";
 import { SchemaForm, FormError, mergePatch } from "./schema-form.js";
 import { t, term, num, statusWordText, sep } from "./i18n.js";
+import { luckLine, loadLuck } from "./luck.js";
 
 const POINTS = ["level", "karma", "heroism", "light_points", "dark_points", "intuition", "protection", "armor",
   "mental_health", "posture"];
@@ -68,6 +69,8 @@ export function card(character) {
   if (points.length) {
     el.append(h("dl", { class: "points" }, points.map(k => h("div", {}, h("dt", {}, term(k)), h("dd", {}, typeof sheet[k] === "number" ? num(sheet[k]) : term(sheet[k]))))));
   }
+  const lucky = luckLine(character);
+  if (lucky) el.append(h("p", { class: "luck", title: t("luck.title"), dataset: { luck: character.id } }, lucky));
   if (mine) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.edit.label", { name: character.name }),
                           onclick: () => openCharacterDialog(character) }, t("characters.edit")));
   return el;
@@ -89,6 +92,8 @@ export function renderCharacters(section) {
   draw();
   on("characters", draw);
   on("players", draw);
+  on("luck", draw);
+  loadLuck();
 }
 
 function sheetAccess(editing) {

@@ -8,6 +8,7 @@ import { EventStream } from "./events.js";
 import { renderLogin, langButton } from "./login.js";
 import { t } from "./i18n.js";
 import { renderCharacters } from "./characters.js";
+import { loadLuck } from "./luck.js";
 import { renderPlayers } from "./players.js";
 import { renderTestPanel } from "./testpanel.js";
 import { RollLog } from "./log.js";
@@ -170,6 +171,7 @@ async function table() {
 function dispatch(name, data, { log, tracker }) {
   switch (name) {
     case "log.created":
+      loadLuck();  // a test moves its character's luck
       if (data.entry) log.add(data.entry);
       else log.resync().catch(() => {});  // an event naming its entry only: read the newest page
       for (const ref of data.characters_changed || []) {
