@@ -1,0 +1,100 @@
+# ruff: noqa: F811  (the `table` fixture is imported from test_encounters)
+"""`POST /v1/encounters/{eid}/actions/plan` (issue 26 item 2, API.md "Combat: choices, dice plan,
+exact odds"): every die the action will consume, in order, whose it is and who enters it —
+the action route itself run without writing, so the plan is the dice the real action then takes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
+from tests.api.support import assert_problem, bearer
+from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
+
+
+def duel(t: Table, a: dict, b: dict, b_player=None) -> tuple[str, dict[str, str]]:
+    s = t.encounter(
+        [
+            {"character_id": t.character("Aiko", a, kind="pc", player=t.alice), "position": {"x": 0, "y": 0}},
+            {
+                "character_id": t.character("Brute", b, kind="pc" if b_player else "npc", player=b_player),
+                "position": {"x": 1, "y": 0},
+            },
+        ]
+    )
+    t.start(s["id"], seed=3)  # initiative: the seed's, whoever acts first (the GM acts for both)
+    return s["id"], ids(s)
+
+
+def plan(t: Table, eid: str, body: dict[str, Any], headers=None, status: int = 200) -> dict[str, Any]:
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=headers or t.gm)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def state_of(t: Table, eid: str) -> tuple[dict, list]:
+    actions = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.gm).json()["items"]
+    return t.state(eid), actions
+
+
+def planned(p: dict) -> list[tuple]:
+    return [(d["die"], d["purpose"], d["by"]) for d in p["dice"]]
+
+
+def consumed(action: dict) -> list[tuple]:
+    return [(r["die"], r["purpose"], r["by"]) for r in action["rolls"]]
+
+
+FIGHTERS = {
+    "great-cosmos": (gc_fighter(60), gc_fighter(40), {"damage": "1d6"}),
+    "asgard": (as_fighter(3), as_fighter(2), {"damage": "1d6"}),
+    "rulebook-d100": (rb_fighter(60), rb_fighter(40), {"damage": "1d6"}),
+    "worlds-awakening": (wa_fighter(2), wa_fighter(1), {"damage": "1d6"}),
+}
+
+
+def faces(die: str) -> int:
+    return int(die.lstrip("d"))
+
+
+def real_attack(t: Table, eid: str, body: dict, actor: str, actor_high: bool) -> dict:
+    """The real action, its table dice entered one by one as the route asks for them (`dice_needed`):
+    the actor's all high (or low), the others' the opposite."""
+    dice: list[int] = []
+    while True:
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, "dice": dice}, headers=t.gm)
+        if r.status_code == 201:
+            return r.json()
+        needed = assert_problem(r, 422, "dice-needed")["needed"]
+        dice.append(faces(needed["die"]) if (needed["by"] in (actor, None)) == actor_high else 1)
+
+
+def subsequence(short: list, long: list) -> bool:
+    it = iter(long)
+    return all(any(x == y for y in it) for x in short)
+
+
+@pytest.mark.parametrize("ruleset", sorted(FIGHTERS))
+def test_issue26_item2_the_plan_is_the_dice_the_attack_then_consumes_and_changes_nothing(table, ruleset):
+    t = table(ruleset)
+    a, b, extra = FIGHTERS[ruleset]
+    eid, n = duel(t, a, b)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    before = state_of(t, eid)
+    p = plan(t, eid, body)
+    assert state_of(t, eid) == before  # nothing written: no version, no action, no log entry
+    assert p["dice"] and all(d["entered_by"] == "caller" for d in p["dice"])  # the GM enters every die
+    assert {d["by"] for d in p["dice"]} <= {n["Aiko"], n["Brute"]}
+    unconditional = [(d["die"], d["purpose"], d["by"]) for d in p["dice"] if "condition" not in d]
+    every = []
+    for actor_high in (True, False):
+        action = real_attack(t, eid, body, n["Aiko"], actor_high)
+        real = consumed(action)
+        assert subsequence(real, planned(p)) and subsequence(unconditional, real), (real, p)
+        every.append(real)
+        revert = t.client.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", json={}, headers=t.gm)
+        assert revert.status_code == 201, revert.text
+        assert plan(t, eid, body) == p  # the fight as it was: the same plan
+    assert planned(p) in every, "one of the two resolutions takes every planned die, in the plan's order"
