@@ -166,6 +166,9 @@ def _bodies(type_: str, model: type[CombatAction], me: dict[str, Any]) -> Iterab
         for value in typing.get_args(f.annotation):
             yield {name: value}
         return
+    if name != "to":  # nothing to try: the route's refusal of the body without it
+        yield {}
+        return
     position = me.get("position") or {"x": 0, "y": 0}
     for dx, dy in ((1, 0), (0, 1), (-1, 0), (0, -1)):
         yield {name: {"x": position["x"] + dx, "y": position["y"] + dy}}
