@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.kit.models import RollingRequest
 from app.models.validation import InvalidBody
 from app.rules.errors import TooManyDice
 from app.services.auth import Principal
@@ -71,12 +72,16 @@ def plan(session: Session, principal: Principal, encounter_id: str, body: dict[s
     _, refused = trial(session, principal, encounter_id, body)  # the caller's own checks, server dice
     if refused is not None:
         raise refused
+    fight = store.load_fight(session.connection(), encounter_id, lock=False)
+    may_enter = _enterer(fight, principal)
+    if not isinstance(fight.rules.parse_action(body), RollingRequest):  # takes no dice (the GM's heal…)
+        session.rollback()
+        return {"dice": []}
+    session.rollback()
     gm = Principal(campaign_id=principal.campaign_id, role="gm", player_id=None, token_hash=principal.token_hash)
     actor = body.get("actor_id") if isinstance(body.get("actor_id"), str) else ""
     walks = [_walk(session, gm, encounter_id, body, strategy, str(actor)) for strategy in STRATEGIES]
     base = max(walks, key=len)
-    fight = store.load_fight(session.connection(), encounter_id, lock=False)
-    may_enter = _enterer(fight, principal)
     dice, seen = [], Counter[tuple[str, str, str | None]]()
     for roll in base:
         key = (roll["die"], roll["purpose"], roll["by"])
