@@ -98,3 +98,32 @@ def test_issue26_item2_the_plan_is_the_dice_the_attack_then_consumes_and_changes
         assert revert.status_code == 201, revert.text
         assert plan(t, eid, body) == p  # the fight as it was: the same plan
     assert planned(p) in every, "one of the two resolutions takes every planned die, in the plan's order"
+
+
+@pytest.mark.parametrize("players_enter", [False, True])
+def test_issue26_item2_a_players_plan_says_who_enters_each_die_and_refuses_as_the_action_does(table, players_enter):
+    t = table("great-cosmos", {"players_may_enter_dice": players_enter})
+    eid, n = duel(t, gc_fighter(60), gc_fighter(40))
+    alice, bob = bearer(t.alice.token), bearer(t.bob.token)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"}
+    assert t.state(eid)["current"]["combatant_ids"] == [n["Aiko"]]  # agilite 60 first (GC-O1)
+    t.next_turn(eid)  # Brute's turn: the action's own refusal, same status and code
+    refused = assert_problem(
+        t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=alice), 409, "conflict"
+    )
+    assert refused["code"] == "not_your_turn"
+    t.next_turn(eid)
+    assert t.state(eid)["current"]["combatant_ids"] == [n["Aiko"]]
+    before = state_of(t, eid)
+    p = plan(t, eid, body, headers=alice)
+    assert state_of(t, eid) == before
+    assert [(d["by"], d["entered_by"]) for d in p["dice"]] == [
+        (d["by"], "caller" if players_enter and d["by"] == n["Aiko"] else "server") for d in p["dice"]
+    ]
+    assert {d["by"] for d in p["dice"]} == {n["Aiko"], n["Brute"]}  # Brute's dodge: the server's
+    assert planned(p) == planned(plan(t, eid, body))  # the same dice as the GM's plan
+    # who may not send the action may not plan it: another player (403), dice in the body (422)
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=bob)
+    assert r.status_code == 403 and r.json()["code"] == "owner_or_gm_only"
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json={**body, "dice": [1]}, headers=t.gm)
+    assert r.status_code == 422 and r.json()["code"] == "validation_failed"
