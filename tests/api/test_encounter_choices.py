@@ -150,3 +150,41 @@ def test_issue26_item1_a_players_choices_refuse_as_the_route_does_and_never_name
     assert r.status_code == 422 and r.json()["code"] == "unknown_id"
     r = t.client.get(f"/v1/encounters/{eid}/choices", params={"combatant_id": "nope"}, headers=alice)
     assert r.status_code == 422 and r.json()["code"] == "unknown_id"
+
+
+def test_issue26_item1_turn_acted_and_moved_follow_the_turn_gc_d1_d3(table):
+    t = table("great-cosmos")
+    sword = {"name": "Sword", "kind": "weapon", "slots": 2, "damage": "1d8+2"}
+    s = t.encounter(
+        [
+            {
+                "character_id": t.character("Aiko", gc_fighter(60, inventory={"items": [sword]}), kind="pc"),
+                "position": {"x": 0, "y": 0},
+            },
+            {"character_id": t.character("Brute", gc_fighter(40)), "position": {"x": 2, "y": 0}},
+        ]
+    )
+    eid, n = s["id"], ids(s)
+    t.start(eid, seed=3)
+    first = choices(t, eid, n["Aiko"])
+    assert (first["turn"], first["acted"], first["moved"]) == (True, False, 0)
+    by_type = {a["type"]: a for a in first["actions"]}
+    assert by_type["attack"] == {**by_type["attack"], "allowed": False, "code": "out_of_reach"}  # 2 cells: GC-D1
+    assert by_type["move"]["allowed"] and by_type["dash"]["allowed"]
+    assert check_choices(t, eid, n["Aiko"])[1] >= 1
+    t.act(eid, {"type": "move", "actor_id": n["Aiko"], "to": {"x": 1, "y": 0}})
+    moved = choices(t, eid, n["Aiko"])
+    assert (moved["turn"], moved["acted"], moved["moved"]) == (True, False, 1)
+    attack = next(a for a in moved["actions"] if a["type"] == "attack")
+    assert attack["allowed"] and attack["targets"] == [n["Brute"]]  # now in reach
+    check_choices(t, eid, n["Aiko"])
+    t.act(eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "dice": [30, 50, 1]})
+    acted = choices(t, eid, n["Aiko"])
+    assert (acted["turn"], acted["acted"], acted["moved"]) == (True, True, 1)
+    by_type = {a["type"]: a for a in acted["actions"]}
+    assert (by_type["attack"]["allowed"], by_type["attack"]["code"]) == (False, "actions_per_turn")
+    assert not by_type["move"]["allowed"]  # move, act, move: never (GC-D3)
+    check_choices(t, eid, n["Aiko"])
+    t.next_turn(eid)
+    theirs = choices(t, eid, n["Aiko"])
+    assert (theirs["turn"], theirs["acted"], theirs["moved"]) == (False, False, 0)
