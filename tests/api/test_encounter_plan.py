@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
-from tests.api.support import assert_problem, bearer
+from tests.api.support import assert_problem, bearer, read_events
 from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
 
 
@@ -34,9 +34,11 @@ def plan(t: Table, eid: str, body: dict[str, Any], headers=None, status: int = 2
     return r.json()
 
 
-def state_of(t: Table, eid: str) -> tuple[dict, list]:
+def state_of(t: Table, eid: str) -> tuple[dict, list, list, list]:
+    """The encounter, its history, the roll log and the campaign's events (all the GM's)."""
     actions = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.gm).json()["items"]
-    return t.state(eid), actions
+    log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.gm).json()["items"]
+    return t.state(eid), actions, log, read_events(t.client, t.c.id, t.gm)
 
 
 def planned(p: dict) -> list[tuple]:
