@@ -272,6 +272,7 @@ class PlannedDie(BaseModel):
 
 class ActionPlan(BaseModel):
     dice: list[PlannedDie]
+    odds: dict[str, Any] | None = None
 
 
 @router.get(

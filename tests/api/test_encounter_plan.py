@@ -5,6 +5,7 @@ the action route itself run without writing, so the plan is the dice the real ac
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -129,3 +130,43 @@ def test_issue26_item2_a_players_plan_says_who_enters_each_die_and_refuses_as_th
     assert r.status_code == 403 and r.json()["code"] == "owner_or_gm_only"
     r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json={**body, "dice": [1]}, headers=t.gm)
     assert r.status_code == 422 and r.json()["code"] == "validation_failed"
+
+
+def test_issue26_item2_exact_odds_of_a_worlds_awakening_attack_equal_every_die_combination_of_the_route(table):
+    """WA-C1/WA-C2/WA-C5: a d20 attack, a d4 damage die on a hit (twice on a critical): the plan's
+    `hit` and `down` are the exact share of the real action's resolutions, over every combination."""
+    t = table("worlds-awakening")
+    eid, n = duel(t, wa_fighter(2), wa_fighter(1, hp=3, hp_max=3))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d4"}
+    p = plan(t, eid, body)
+    counted = {"hit": Fraction(0), "down": Fraction(0)}
+
+    def resolve(dice: list[int], share: Fraction) -> None:
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, "dice": dice}, headers=t.gm)
+        if r.status_code == 422 and r.json()["code"] == "dice_needed":
+            faces = int(r.json()["needed"]["die"][1:])
+            for value in range(1, faces + 1):
+                resolve([*dice, value], share / faces)
+            return
+        assert r.status_code == 201, r.text
+        action = r.json()
+        hp = [c for c in action["changes"] if c["combatant_id"] == n["Brute"] and c["field"] == "hp"]
+        if hp and hp[0]["after"] < hp[0]["before"]:
+            counted["hit"] += share
+        if any(s["rule"] == "turn" and s["what"] == "down" for s in action["steps"]):
+            counted["down"] += share
+        revert = t.client.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", json={}, headers=t.gm)
+        assert revert.status_code == 201, revert.text
+
+    resolve([], Fraction(1))
+    assert 0 < counted["down"] < counted["hit"] < 1
+    assert p["odds"] == {
+        name: {"probability": f"{f.numerator}/{f.denominator}", "p": float(f)} for name, f in counted.items()
+    }
+
+
+def test_issue26_item2_no_odds_when_the_combinations_are_too_many_to_count(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60), gc_fighter(40))
+    p = plan(t, eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"})
+    assert p["dice"] and "odds" not in p  # a d100 against a d100: not counted one by one

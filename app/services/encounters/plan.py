@@ -18,8 +18,10 @@ else `server`."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from sqlmodel import Session
@@ -32,7 +34,8 @@ from app.services.encounters import store
 from app.services.encounters.choices import trial
 from app.services.encounters.store import Fight
 
-MAX_DICE = 200  # a walk longer than this is not an action's (a safety stop)
+MAX_DICE = 200
+MAX_RESOLUTIONS = 400  # the exact odds are counted by brute force up to this many resolutions
 CONDITION = "needed only on some results of the dice before it (not in every resolution of the action)"
 Strategy = Callable[[dict[str, Any], str], int]
 
@@ -90,8 +93,69 @@ def plan(session: Session, principal: Principal, encounter_id: str, body: dict[s
         if any(sum(1 for r in walk if (r["die"], r["purpose"], r["by"]) == key) < seen[key] for walk in walks):
             entry["condition"] = CONDITION
         dice.append(entry)
+    out: dict[str, Any] = {"dice": dice}
+    target = body.get("target_id")
+    if isinstance(target, str) and math.prod(_faces(d["die"]) for d in base) <= MAX_RESOLUTIONS:
+        odds = _odds(session, gm, encounter_id, body, target, fight.rules.pools[0].name)
+        if odds is not None:
+            out["odds"] = odds
     session.rollback()
-    return {"dice": dice}
+    return out
+
+
+def _share(p: Fraction) -> dict[str, Any]:
+    return {"probability": f"{p.numerator}/{p.denominator}", "p": float(p)}
+
+
+class _TooMany(Exception):
+    """The action's dice have more combinations than an exact count walks here."""
+
+
+def _odds(
+    session: Session, gm: Principal, encounter_id: str, body: dict[str, Any], target: str, pool: str
+) -> dict[str, Any] | None:
+    """The exact odds, by brute force: the action resolved on every combination of its dice (each
+    die uniform, a die asked only where the earlier ones need it), each resolution the route's
+    own; `hit`: the target's first pool lowered, `down`: the target brought down this action.
+    None when the combinations exceed `MAX_RESOLUTIONS` (a d100 against a d100…: not tried when the
+    plan's own dice have more combinations than that)."""
+    hit, down = Fraction(0), Fraction(0)
+    resolutions = 0
+
+    def explore(prefix: list[int], p: Fraction) -> None:
+        nonlocal hit, down, resolutions
+        resolutions += 1
+        if resolutions > MAX_RESOLUTIONS:
+            raise _TooMany
+        done, refused = trial(session, gm, encounter_id, {**body, "dice": prefix})
+        if refused is not None:
+            if refused.code != "dice_needed":
+                raise refused
+            faces = _faces(refused.extra["needed"]["die"])
+            if resolutions + faces > MAX_RESOLUTIONS:
+                raise _TooMany
+            for value in range(1, faces + 1):
+                explore([*prefix, value], p / faces)
+            return
+        assert done is not None
+        if any(c.get("combatant_id") == target and c.get("field") == pool and _lower(c) for c in done["changes"]):
+            hit += p
+        if any(
+            s.get("rule") == "turn" and s.get("what") == "down" and s.get("combatant_id") == target
+            for s in done["steps"]
+        ):
+            down += p
+
+    try:
+        explore([], Fraction(1))
+    except _TooMany:
+        return None
+    return {"hit": _share(hit), "down": _share(down)}
+
+
+def _lower(change: dict[str, Any]) -> bool:
+    before, after = change.get("before"), change.get("after")
+    return isinstance(before, int) and isinstance(after, int) and after < before
 
 
 def _walk(
