@@ -36,6 +36,8 @@ from app.models.schemas import Page
 from app.rulesets.registry import RULES
 from app.rulesets.wire import CombatEntry, CombatPage, StartedPublic
 from app.services import encounters
+from app.services.encounters.choices import choices as combatant_choices
+from app.services.encounters.plan import plan as action_plan
 from app.services.encounters.record import read_action
 
 router = APIRouter(tags=["encounters"], route_class=CheckedRoute)
@@ -241,6 +243,71 @@ async def act_in_encounter(
 ) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
     return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
+
+
+class ActionChoice(BaseModel):
+    type: str
+    allowed: bool
+    code: str | None = None
+    targets: list[str]
+    reactions: list[str] | None = None
+    costs: dict[str, Any] | None = None
+
+
+class Choices(BaseModel):
+    combatant_id: str
+    turn: bool
+    acted: bool
+    moved: int
+    actions: list[ActionChoice]
+
+
+class PlannedDie(BaseModel):
+    die: str
+    purpose: str
+    by: str | None
+    entered_by: Literal["caller", "server"]
+    condition: str | None = None
+
+
+class ActionPlan(BaseModel):
+    dice: list[PlannedDie]
+    odds: dict[str, Any] | None = None
+
+
+@router.get(
+    "/v1/encounters/{encounter_id}/choices",
+    response_model=Choices,
+    summary="What a combatant may do now (the GM, or the combatant's owner)",
+    description="Each combat action type: `allowed` when the action route would accept it (else the problem "
+    "`code` it would answer), the targets the caller sees that it accepts, the target's reactions. Built by "
+    "running the action route's own checks without writing anything.",
+)
+async def encounter_choices(
+    encounter_id: str,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    combatant_id: Annotated[str, Query(min_length=1, max_length=64)],
+) -> JSONResponse:
+    return JSONResponse(await in_thread(sessions, combatant_choices, principal, encounter_id, combatant_id))
+
+
+@router.post(
+    "/v1/encounters/{encounter_id}/actions/plan",
+    response_model=ActionPlan,
+    summary="The dice an action will consume, in order, without rolling or writing anything",
+    description="The body of an action without `dice` or `seed` (whoever may send the action): every die it "
+    "will take, in order, with whose it is (`by`) and who enters it (`entered_by`); a die needed only on "
+    "some results of earlier ones (a damage die only on a hit) carries its `condition`. A body the action "
+    "would refuse answers that problem.",
+)
+async def plan_encounter_action(
+    encounter_id: str,
+    data: Annotated[dict[str, Any], Body()],
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+) -> JSONResponse:
+    return JSONResponse(await in_thread(sessions, action_plan, principal, encounter_id, data))
 
 
 @router.get(

@@ -177,6 +177,12 @@ def _enc(path: str, body: Callable[[World, dict], dict] | dict | None = None, *,
     return make
 
 
+def _choices(w: World, _caller: str):
+    """`GET …/choices` of the hero's combatant (the owner's) in a fresh started encounter."""
+    e = _encounter(w, started=True)
+    return f"/v1/encounters/{e['id']}/choices", None, {"combatant_id": e["combatants"][0]["id"]}
+
+
 def _export(w: World, path: str) -> dict:
     """The GM's export of a campaign or a character (a valid bundle to import)."""
     r = w.client.get(f"{path}/export", headers=w.headers("gm"))
@@ -331,6 +337,16 @@ TABLE: dict[tuple[str, str], Cell] = {
     ),
     ("POST", "/v1/encounters/{encounter_id}/actions/{action_id}/revert"): R(
         GM_ONLY_CREATE, make=_enc("/v1/encounters/{eid}/actions/{action}/revert", {}, started=True)
+    ),
+    # issue 26 items 1-2: what a combatant may do (the GM, or its owner), an action's dice (who may send it)
+    ("GET", "/v1/encounters/{encounter_id}/choices"): R(OWNER_OR_GM, make=_choices),
+    ("POST", "/v1/encounters/{encounter_id}/actions/plan"): R(
+        GM_ONLY,
+        make=_enc(
+            "/v1/encounters/{eid}/actions/plan",
+            lambda w, e: {"type": "damage", "target_id": e["combatants"][1]["id"], "amount": 1},
+            started=True,
+        ),
     ),
     ("POST", "/v1/encounters/{encounter_id}/end"): R(GM_ONLY, make=_enc("/v1/encounters/{eid}/end", started=True)),
     # export and import (issue 29 item 2): the GM's; importing a campaign is creating one

@@ -1,0 +1,172 @@
+# ruff: noqa: F811  (the `table` fixture is imported from test_encounters)
+"""`POST /v1/encounters/{eid}/actions/plan` (issue 26 item 2, API.md "Combat: choices, dice plan,
+exact odds"): every die the action will consume, in order, whose it is and who enters it —
+the action route itself run without writing, so the plan is the dice the real action then takes."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
+from tests.api.support import assert_problem, bearer, read_events
+from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
+
+
+def duel(t: Table, a: dict, b: dict, b_player=None) -> tuple[str, dict[str, str]]:
+    s = t.encounter(
+        [
+            {"character_id": t.character("Aiko", a, kind="pc", player=t.alice), "position": {"x": 0, "y": 0}},
+            {
+                "character_id": t.character("Brute", b, kind="pc" if b_player else "npc", player=b_player),
+                "position": {"x": 1, "y": 0},
+            },
+        ]
+    )
+    t.start(s["id"], seed=3)  # initiative: the seed's, whoever acts first (the GM acts for both)
+    return s["id"], ids(s)
+
+
+def plan(t: Table, eid: str, body: dict[str, Any], headers=None, status: int = 200) -> dict[str, Any]:
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=headers or t.gm)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def state_of(t: Table, eid: str) -> tuple[dict, list, list, list]:
+    """The encounter, its history, the roll log and the campaign's events (all the GM's)."""
+    actions = t.client.get(f"/v1/encounters/{eid}/actions", headers=t.gm).json()["items"]
+    log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.gm).json()["items"]
+    return t.state(eid), actions, log, read_events(t.client, t.c.id, t.gm)
+
+
+def planned(p: dict) -> list[tuple]:
+    return [(d["die"], d["purpose"], d["by"]) for d in p["dice"]]
+
+
+def consumed(action: dict) -> list[tuple]:
+    return [(r["die"], r["purpose"], r["by"]) for r in action["rolls"]]
+
+
+FIGHTERS = {
+    "great-cosmos": (gc_fighter(60), gc_fighter(40), {"damage": "1d6"}),
+    "asgard": (as_fighter(3), as_fighter(2), {"damage": "1d6"}),
+    "rulebook-d100": (rb_fighter(60), rb_fighter(40), {"damage": "1d6"}),
+    "worlds-awakening": (wa_fighter(2), wa_fighter(1), {"damage": "1d6"}),
+}
+
+
+def faces(die: str) -> int:
+    return int(die.lstrip("d"))
+
+
+def real_attack(t: Table, eid: str, body: dict, actor: str, actor_high: bool) -> dict:
+    """The real action, its table dice entered one by one as the route asks for them (`dice_needed`):
+    the actor's all high (or low), the others' the opposite."""
+    dice: list[int] = []
+    while True:
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, "dice": dice}, headers=t.gm)
+        if r.status_code == 201:
+            return r.json()
+        needed = assert_problem(r, 422, "dice-needed")["needed"]
+        dice.append(faces(needed["die"]) if (needed["by"] in (actor, None)) == actor_high else 1)
+
+
+def subsequence(short: list, long: list) -> bool:
+    it = iter(long)
+    return all(any(x == y for y in it) for x in short)
+
+
+@pytest.mark.parametrize("ruleset", sorted(FIGHTERS))
+def test_issue26_item2_the_plan_is_the_dice_the_attack_then_consumes_and_changes_nothing(table, ruleset):
+    t = table(ruleset)
+    a, b, extra = FIGHTERS[ruleset]
+    eid, n = duel(t, a, b)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    before = state_of(t, eid)
+    p = plan(t, eid, body)
+    assert state_of(t, eid) == before  # nothing written: no version, no action, no log entry
+    assert p["dice"] and all(d["entered_by"] == "caller" for d in p["dice"])  # the GM enters every die
+    assert {d["by"] for d in p["dice"]} <= {n["Aiko"], n["Brute"]}
+    unconditional = [(d["die"], d["purpose"], d["by"]) for d in p["dice"] if "condition" not in d]
+    every = []
+    for actor_high in (True, False):
+        action = real_attack(t, eid, body, n["Aiko"], actor_high)
+        real = consumed(action)
+        assert subsequence(real, planned(p)) and subsequence(unconditional, real), (real, p)
+        every.append(real)
+        revert = t.client.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", json={}, headers=t.gm)
+        assert revert.status_code == 201, revert.text
+        assert plan(t, eid, body) == p  # the fight as it was: the same plan
+    assert planned(p) in every, "one of the two resolutions takes every planned die, in the plan's order"
+
+
+@pytest.mark.parametrize("players_enter", [False, True])
+def test_issue26_item2_a_players_plan_says_who_enters_each_die_and_refuses_as_the_action_does(table, players_enter):
+    t = table("great-cosmos", {"players_may_enter_dice": players_enter})
+    eid, n = duel(t, gc_fighter(60), gc_fighter(40))
+    alice, bob = bearer(t.alice.token), bearer(t.bob.token)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"}
+    assert t.state(eid)["current"]["combatant_ids"] == [n["Aiko"]]  # agilite 60 first (GC-O1)
+    t.next_turn(eid)  # Brute's turn: the action's own refusal, same status and code
+    refused = assert_problem(
+        t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=alice), 409, "conflict"
+    )
+    assert refused["code"] == "not_your_turn"
+    t.next_turn(eid)
+    assert t.state(eid)["current"]["combatant_ids"] == [n["Aiko"]]
+    before = state_of(t, eid)
+    p = plan(t, eid, body, headers=alice)
+    assert state_of(t, eid) == before
+    assert [(d["by"], d["entered_by"]) for d in p["dice"]] == [
+        (d["by"], "caller" if players_enter and d["by"] == n["Aiko"] else "server") for d in p["dice"]
+    ]
+    assert {d["by"] for d in p["dice"]} == {n["Aiko"], n["Brute"]}  # Brute's dodge: the server's
+    assert planned(p) == planned(plan(t, eid, body))  # the same dice as the GM's plan
+    # who may not send the action may not plan it: another player (403), dice in the body (422)
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=bob)
+    assert r.status_code == 403 and r.json()["code"] == "owner_or_gm_only"
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json={**body, "dice": [1]}, headers=t.gm)
+    assert r.status_code == 422 and r.json()["code"] == "validation_failed"
+
+
+def test_issue26_item2_exact_odds_of_a_worlds_awakening_attack_equal_every_die_combination_of_the_route(table):
+    """WA-C1/WA-C2/WA-C5: a d20 attack, a d4 damage die on a hit (twice on a critical): the plan's
+    `hit` and `down` are the exact share of the real action's resolutions, over every combination."""
+    t = table("worlds-awakening")
+    eid, n = duel(t, wa_fighter(2), wa_fighter(1, hp=3, hp_max=3))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d4"}
+    p = plan(t, eid, body)
+    counted = {"hit": Fraction(0), "down": Fraction(0)}
+
+    def resolve(dice: list[int], share: Fraction) -> None:
+        r = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, "dice": dice}, headers=t.gm)
+        if r.status_code == 422 and r.json()["code"] == "dice_needed":
+            faces = int(r.json()["needed"]["die"][1:])
+            for value in range(1, faces + 1):
+                resolve([*dice, value], share / faces)
+            return
+        assert r.status_code == 201, r.text
+        action = r.json()
+        hp = [c for c in action["changes"] if c["combatant_id"] == n["Brute"] and c["field"] == "hp"]
+        if hp and hp[0]["after"] < hp[0]["before"]:
+            counted["hit"] += share
+        if any(s["rule"] == "turn" and s["what"] == "down" for s in action["steps"]):
+            counted["down"] += share
+        revert = t.client.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", json={}, headers=t.gm)
+        assert revert.status_code == 201, revert.text
+
+    resolve([], Fraction(1))
+    assert 0 < counted["down"] < counted["hit"] < 1
+    assert p["odds"] == {
+        name: {"probability": f"{f.numerator}/{f.denominator}", "p": float(f)} for name, f in counted.items()
+    }
+
+
+def test_issue26_item2_no_odds_when_the_combinations_are_too_many_to_count(table):
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60), gc_fighter(40))
+    p = plan(t, eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"})
+    assert p["dice"] and "odds" not in p  # a d100 against a d100: not counted one by one
