@@ -200,11 +200,16 @@ class Pool:
     # a pooled server outlives its test: per-address counts would carry over from test to test
     # (every test connects from 127.0.0.1), so they are off unless a test asks for them; and its
     # webhook delivery loop would take the webhooks of a later test's own servers (woken by the
-    # same notification), so it is off unless a test asks for it
+    # same notification), so it is off unless a test asks for it. On PostgreSQL, the pooled servers of
+    # both xdist workers (up to 4 each, several with 2-4 worker processes) and the tests' own servers
+    # share one server's max_connections (100 by default): with the default of 10 connections a
+    # process, a full run reached 104 and was refused ("too many clients"); 6 a process (5 pooled,
+    # 1 LISTEN) keeps the run under ~70
     SHARED: ClassVar[dict[str, str]] = {
         "AUTH_FAILURES_PER_MINUTE": "0",
         "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
         "WEBHOOK_DELIVERY": "false",
+        "DB_MAX_CONNECTIONS": "6",
     }
 
     def __init__(self, database_url: str, logs: Path, size: int = 4):
@@ -268,7 +273,7 @@ class Live:
             database_url=self.database_url,
             workers=workers,
             log=self.tmp_path / "uvicorn.log",
-            env=env,
+            env={"DB_MAX_CONNECTIONS": Pool.SHARED["DB_MAX_CONNECTIONS"], **env},
             zygote=self.pool.zygote,
         )
         self.servers.append(server)
