@@ -180,7 +180,7 @@ def _enterer(fight: Fight, principal: Principal) -> Callable[[str | None], str]:
     campaign's `players_may_enter_dice`, the server every other (API.md, dice provenance)."""
     if principal.is_gm:
         return lambda _by: "caller"
-    if not fight.campaign_options.get("players_may_enter_dice", False):
+    if not fight.ruleset_options.players_may_enter_dice:
         return lambda _by: "server"
     store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
 
