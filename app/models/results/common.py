@@ -46,6 +46,24 @@ Timestamp = Annotated[
 ]
 
 
+# how the caller's dice were made, and the seed: the last fields of every entry of an operation that rolls
+Provenance = Annotated[
+    Literal["server", "seed", "table"],
+    Field(
+        description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
+        "dice the caller entered at the table (in a fight, the dice of what a player does not "
+        "control are the server's all the same)."
+    ),
+]
+SeedUsed = Annotated[
+    int | None,
+    Field(
+        description="The seed used (provenance `seed`); shown to the GM and in the "
+        "caller's own response only: absent from a player's log reads."
+    ),
+]
+
+
 class Die(Result):
     """One die, in the order the operation consumed it (API.md, dice provenance)."""
 
@@ -68,16 +86,8 @@ class Logged(Entry):
     """The fields of every entry of an operation that rolls: the roll-log fields and how the
     caller's dice were made (API.md "Provenance and who may enter which die", issue 21 item 2)."""
 
-    provenance: Literal["server", "seed", "table"] = Field(
-        description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
-        "dice the caller entered at the table (in a fight, the dice of what a player does not "
-        "control are the server's all the same)."
-    )
-    seed: int | None = Field(
-        None,
-        description="The seed used (provenance `seed`); shown to the GM and in the "
-        "caller's own response only: absent from a player's log reads.",
-    )
+    provenance: Provenance
+    seed: SeedUsed = None
 
 
 class Head(Result):
@@ -134,16 +144,8 @@ class Tail(Result):
 
     hidden: bool = Field(description="A GM roll hidden from the players.")
     created_at: Timestamp
-    provenance: Literal["server", "seed", "table"] = Field(
-        description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
-        "dice the caller entered at the table (in a fight, the dice of what a player does not "
-        "control are the server's all the same)."
-    )
-    seed: int | None = Field(
-        None,
-        description="The seed used (provenance `seed`); shown to the GM and in the "
-        "caller's own response only: absent from a player's log reads.",
-    )
+    provenance: Provenance
+    seed: SeedUsed = None
 
 
 class Change(Result):
