@@ -42,6 +42,7 @@ from app.services import events
 from app.services.auth import Principal, check_gm
 from app.services.campaigns import load_campaign
 from app.services.characters import audience, limited, load_character, public
+from app.services.encounters.store import COMBATANT_FIELDS
 from app.services.uow import StoredCharacter
 
 _campaign, _player, _character = core_table(Campaign), core_table(Player), core_table(Character)
@@ -187,20 +188,7 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
     )
 
 
-_COMBATANT = (
-    "id",
-    "character_id",
-    "ordinal",
-    "side",
-    "hidden",
-    "position",
-    "initiative",
-    "initiative_override",
-    "actions",
-    "reaction",
-    "conditions",
-    "counters",
-)
+_COMBATANT = ("id", "character_id", "ordinal", *COMBATANT_FIELDS)  # and what a fight changes of it
 
 
 def _combatant_row(c: Any) -> dict[str, Any]:
