@@ -212,6 +212,23 @@ export class Tracker {
     return this.actions.find(a => a.type !== "revert" && !a.reverted_by);
   }
 
+  /** The field of the view being typed in (a quick ±PV, an initiative), by its label: a redraw
+   *  (an event read the fight again) must not lose what the GM is typing. */
+  typing() {
+    const el = document.activeElement;
+    const label = el?.getAttribute?.("aria-label");
+    if (!el || !label || !this.view.contains(el) || !el.matches("input, textarea")) return null;
+    return { label, value: el.value };
+  }
+
+  keepTyping(typing) {
+    if (!typing) return;
+    const again = [...this.view.querySelectorAll("input, textarea")].find(el => el.getAttribute("aria-label") === typing.label);
+    if (!again) return;
+    again.value = typing.value;
+    again.focus();
+  }
+
   draw() {
     if (!this.view) return;
     const e = this.encounter;
@@ -278,8 +295,10 @@ export class Tracker {
         a.reverted_by ? h("span", { class: "badge" }, t("encounter.undone")) : null,
         a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
     this.view.classList.toggle("show-rules", this.showRules);
+    const typing = this.typing();
     clear(this.view, order, this.adder(e), this.grid(e), this.panel, this.diceArea, reactions, this.status,
       h("h3", {}, t("encounter.history")), history);
+    this.keepTyping(typing);
     Object.assign(this.view.dataset, { version: String(e.version), status: e.status, round: String(e.round) });
     this.cue(myTurn, mine);
   }
