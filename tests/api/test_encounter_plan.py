@@ -160,9 +160,10 @@ def test_issue26_item2_exact_odds_of_a_worlds_awakening_attack_equal_every_die_c
 
     resolve([], Fraction(1))
     assert 0 < counted["down"] < counted["hit"] < 1
-    assert p["odds"] == {
+    assert {k: p["odds"][k] for k in counted} == {
         name: {"probability": f"{f.numerator}/{f.denominator}", "p": float(f)} for name, f in counted.items()
     }
+    assert sum(Fraction(o["probability"]) for o in p["odds"]["outcomes"].values()) == 1
 
 
 def test_issue26_item2_no_odds_when_the_combinations_are_too_many_to_count(table):
