@@ -17,6 +17,7 @@ from app.rulesets.contract import (
     EncounterRules,
     Entrant,
     Exchange,
+    ExchangeOdds,
     Grid,
     Initiative,
     Party,
@@ -88,6 +89,10 @@ class GreatCosmos(EncounterRules):
     # --- actions (great_cosmos_combat) ---------------------------------------------------------
     def attack(self, x: Exchange) -> None:
         combat.attack(x)
+
+    def odds(self, x: Exchange) -> ExchangeOdds | None:
+        """Issue 26: the exact odds of an attack (GC-P1..P7, `exchange.attack_odds`)."""
+        return combat.attack_odds(x) if x.req.type == "attack" else None
 
     def move(self, x: Exchange) -> None:
         combat.move(x)

@@ -9,14 +9,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from math import floor
+from typing import Any
 
+from app.rules.dice import parse
+from app.rules.distribution import of_expression
 from app.rulesets.great_cosmos.rules.core import (
     OUTCOMES,
     SUCCESSES,
+    SUPER_CRITICAL_SUCCESS,
+    TestResult,
     classify,
     karma_after,
     karma_die_sign,
     locked_karma,
+    needs_karma_die,
+    result_from_dice,
+)
+from app.rulesets.great_cosmos.rules.postures import (
+    AUTO_DEFENSE_THRESHOLD,
+    DEFENSE_STATS,
+    Fighter,
+    auto_defense_applies,
+    damage_multiplier,
+    defense_holds,
+    posture_modifier,
+    take_damage,
 )
 
 DENOMINATOR = 1000  # 100 naturals x 10 karma-die faces (weight 10 when no d10 is rolled)
@@ -75,3 +93,104 @@ def intuition_odds(target: int) -> TestOdds:
     outcomes["success"] = good
     outcomes["failure"] = 1 - good
     return TestOdds(outcomes=outcomes, karma_after={})
+
+
+# --- the exact odds of an attack (issue 26): the same pure rules as `resolve_attack` -------------
+
+MISSED, AUTO_DEFENDED, DEFENDED, DAMAGE = "missed", "auto_defended", "defended", "damage"
+
+
+@lru_cache(maxsize=1024)
+def test_classes(
+    target: int, karma: int, posture: str | None, extreme_scores: bool
+) -> tuple[tuple[TestResult, Fraction], ...]:
+    """GC-T1..T2, GC-K1..K5: the distinct results of a d100 test (each natural, and each karma d10
+    face when GC-K2 rolls one, through `result_from_dice`, the test's own rule), one per
+    (outcome, score), with its probability: what an exchange reads of a test."""
+    lock = locked_karma(posture)
+    used = karma if lock is None else lock
+    counts: dict[tuple[str, int], list[Any]] = {}
+    for natural in range(1, 101):
+        faces: tuple[int | None, ...] = tuple(range(1, 11)) if needs_karma_die(natural, used) else (None,)
+        weight = 10 // len(faces)
+        for die in faces:
+            r = result_from_dice(natural, die, target, karma, posture=posture, extreme_scores=extreme_scores)
+            slot = counts.setdefault((r.outcome, r.score), [r, 0])
+            slot[1] += weight
+    return tuple((r, Fraction(n, DENOMINATOR)) for r, n in counts.values())
+
+
+@dataclass(frozen=True)
+class AttackOdds:
+    """GC-P1..P6: the exchange's outcomes (`missed`: the attack test failed or the target moved
+    away; `auto_defended`: GC-P5's d10; `defended`: the dodge/parry held; `damage`: damage rolled),
+    `hit` (hp lowered) and `down` (hp brought to 0)."""
+
+    outcomes: dict[str, Fraction]
+    hit: Fraction
+    down: Fraction
+
+
+def _held(attack: TestResult, defenses: tuple[tuple[TestResult, Fraction], ...]) -> Fraction:
+    """GC-P2: the probability that the defense test holds against this attack (`defense_holds`)."""
+    return sum((p for d, p in defenses if defense_holds(attack, d).holds), Fraction(0))
+
+
+def attack_odds(
+    attacker: Fighter,
+    defender: Fighter,
+    *,
+    stat: str,
+    damage: str,
+    reaction: str | None = None,
+    modifier: int = 0,
+    unparryable: bool = False,
+    undodgeable: bool = False,
+    same_slot: bool = False,
+    target_moved_away: bool = False,
+    sepulchral: float = 3,
+    backlash: float = 0.5,
+    extreme_scores: bool = False,
+) -> AttackOdds:
+    """The exact distribution of `resolve_attack` with these arguments (every die uniform): the
+    attack test's distinct results, GC-P5's automatic defence (d10 <= 7), the dodge/parry test's
+    distinct results against each, then the damage expression's exact distribution through the
+    posture multiplier and `take_damage` (GC-P4, GC-P6 Revive)."""
+    outcomes = dict.fromkeys((MISSED, AUTO_DEFENDED, DEFENDED, DAMAGE), Fraction(0))
+    attacks = test_classes(
+        attacker.stats[stat] + modifier + posture_modifier(attacker), attacker.karma, attacker.posture, extreme_scores
+    )
+    defenses = (
+        test_classes(
+            defender.stats[DEFENSE_STATS[reaction]] + posture_modifier(defender),
+            defender.karma,
+            defender.posture,
+            extreme_scores,
+        )
+        if reaction is not None
+        else ()
+    )
+    auto = Fraction(AUTO_DEFENSE_THRESHOLD, 10)
+    held: dict[tuple[bool, int], Fraction] = {}  # defense_holds reads the attack's outcome and score
+    for a, p in attacks:
+        if not a.success or target_moved_away:
+            outcomes[MISSED] += p
+            continue
+        if not same_slot and auto_defense_applies(defender, a, unparryable=unparryable, undodgeable=undodgeable):
+            outcomes[AUTO_DEFENDED] += p * auto
+            p *= 1 - auto
+        if reaction is not None:
+            key = (a.outcome == SUPER_CRITICAL_SUCCESS, a.score)
+            if key not in held:
+                held[key] = _held(a, defenses)
+            outcomes[DEFENDED] += p * held[key]
+            p *= 1 - held[key]
+        outcomes[DAMAGE] += p
+    multiplier = damage_multiplier(attacker, sepulchral=sepulchral, backlash=backlash)
+    lowered, down = Fraction(0), Fraction(0)
+    for raw, q in of_expression(parse(damage)).items():
+        _, wound = take_damage(defender, max(0, floor(raw * multiplier)))  # GC-P4 as roll_damage rounds
+        after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
+        lowered += q if after < defender.hp else 0
+        down += q if after <= 0 < defender.hp else 0
+    return AttackOdds(outcomes=outcomes, hit=outcomes[DAMAGE] * lowered, down=outcomes[DAMAGE] * down)

@@ -1,0 +1,149 @@
+# ruff: noqa: F811  (the `table` fixture is imported from test_encounters)
+"""Issue 26 item 3: the exact odds of an attack (`actions/plan`, each ruleset's
+`EncounterRules.odds`) against brute force over every die combination of the action's own
+resolution (small pools) and against a seeded simulation of it (>= 100,000 resolutions, large
+pools), each within 4 standard errors.
+
+Both run the action route's use case (`actions.dispatch`: the caller's checks, the parties, the
+exchange) in one rolled-back unit of work; every check passed, the prepared action is resolved
+in memory by the ruleset's `resolve` — exactly what the route then does, but for writing the
+changes and recording the action (I/O): the cheapest faithful resolution."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from sqlmodel import Session
+
+from app.rulesets.contract import Exchange, ExchangeOdds
+from app.services.auth import Principal
+from app.services.encounters import actions
+from app.services.encounters.dice import CombatDice
+from app.services.encounters.plan import brute_force, outcome
+from app.services.encounters.unit import EncounterWork
+from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
+from tests.factories import gc_fighter
+
+Classify = Callable[[Exchange], str]
+
+
+def duel(t: Table, a: dict, b: dict) -> tuple[str, dict[str, str]]:
+    s = t.encounter(
+        [
+            {"character_id": t.character("Aiko", a, kind="pc", player=t.alice), "position": {"x": 0, "y": 0}},
+            {"character_id": t.character("Brute", b, kind="npc"), "position": {"x": 1, "y": 0}},
+        ]
+    )
+    t.start(s["id"], seed=3)
+    return s["id"], ids(s)
+
+
+@contextmanager
+def prepared(engine, t: Table, eid: str, body: dict[str, Any]) -> Iterator[actions.Prepared]:
+    """The GM's action, every check of the route passed, not resolved (rolled back on exit)."""
+    principal = Principal(campaign_id=t.c.id, role="gm", player_id=None, token_hash="")
+    with Session(engine) as session:
+        uow = EncounterWork(session, principal, eid, None, combatants=actions.named(body))
+        with uow:
+            yield actions.dispatch(uow, uow.fight, principal, body, planner=lambda p: {"p": p})["p"]
+
+
+def exact(p: actions.Prepared) -> ExchangeOdds:
+    odds = p.fight.rules.odds(p.build(CombatDice(dice=[])))
+    assert odds is not None
+    assert sum(odds.outcomes.values()) == 1
+    return odds
+
+
+def simulate(p: actions.Prepared, classify: Classify, n: int, seed: int) -> tuple[Counter[str], int, int]:
+    """`n` resolutions of the prepared action, each with its own seeded dice: outcomes, hits, downs."""
+    seen: Counter[str] = Counter()
+    hits = downs = 0
+    for i in range(n):
+        x = p.build(CombatDice(seed=seed + i))
+        p.fight.rules.resolve(x)
+        h, d = outcome(p, x)
+        hits += h
+        downs += d
+        seen[classify(x)] += 1
+    return seen, hits, downs
+
+
+def within(p: Fraction, observed: int, n: int, what: str) -> None:
+    """The observed count within 4 standard errors of n·p (a probability of 0 or 1: exactly)."""
+    sd = math.sqrt(n * float(p) * (1 - float(p)))
+    assert abs(observed - n * float(p)) <= max(4 * sd, 1e-9), f"{what}: {observed}/{n} vs exact {float(p):.5f}"
+
+
+def check_simulation(odds: ExchangeOdds, seen: Counter[str], hits: int, downs: int, n: int) -> None:
+    assert set(seen) <= set(odds.outcomes), seen
+    for name, p in odds.outcomes.items():
+        within(p, seen[name], n, name)
+    within(odds.hit, hits, n, "hit")
+    within(odds.down, downs, n, "down")
+
+
+# --- Great Cosmos ---------------------------------------------------------------------------------
+
+
+def gc_outcome(x: Exchange) -> str:
+    """GC-P2..P5: what the attack's steps say happened."""
+    for s in x.steps:
+        if s["rule"] == "GC-P4" and s["what"] == "damage":
+            return "damage"
+    for s in x.steps:
+        if s["rule"] == "GC-P5" and s["what"].startswith("automatic defence") and s["holds"]:
+            return "auto_defended"
+        if s["rule"] == "GC-P2" and s.get("holds"):
+            return "defended"
+    return "missed"
+
+
+def gc_brute(p: actions.Prepared, limit: int) -> ExchangeOdds:
+    odds = brute_force(p, limit=limit)
+    assert odds is not None
+    return odds
+
+
+@pytest.mark.parametrize(
+    ("attacker", "defender", "extra"),
+    [
+        # GC-P1 an offensive defender cannot defend; GC-K2 the attacker's karma -6 adds a d10
+        (gc_fighter(60, karma=-6), gc_fighter(40, posture="offensive", hp=3, hp_max=10), {"damage": "1d4"}),
+        # GC-P2 a dodge (d100 against d100; the attack at -40: fewer hits to count on), GC-P1 x2 damage
+        (gc_fighter(60, posture="offensive"), gc_fighter(40, hp=3, hp_max=10), {"damage": "1d2", "modifier": -40}),
+    ],
+    ids=["GC-K2_karma_die_no_defence", "GC-P2_dodge_GC-P1_offensive"],
+)
+def test_issue26_item3_gc_exact_attack_odds_equal_brute_force_over_every_die_combination(
+    table, database, attacker, defender, extra
+):
+    t = table("great-cosmos")
+    eid, n = duel(t, attacker, defender)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        counted = gc_brute(p, limit=10_000)
+    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    assert 0 < odds.down < odds.hit < 1
+
+
+def test_issue26_item3_gc_exact_odds_d100_and_karma_d10_on_both_sides_match_a_seeded_simulation(table, database):
+    """GC-K2 karma d10 on both sides (attacker karma -7: +d10; the Illumination defender's karma
+    locked at +10 (GC-K5): -d10), GC-P5 its automatic defence d10 and +20 advantage, GC-P2 its
+    dodge, GC-P4 2d6 damage: 100,000 seeded resolutions of the action's exchange."""
+    t = table("great-cosmos")
+    defender = gc_fighter(45, posture="illumination", posture_advantage=5, hp=6, hp_max=12, light_points=1)
+    eid, n = duel(t, gc_fighter(70, karma=-7), defender)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "2d6"}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        seen, hits, downs = simulate(p, gc_outcome, 100_000, seed=26)
+    assert all(0 < share < 1 for share in odds.outcomes.values())
+    check_simulation(odds, seen, hits, downs, 100_000)
