@@ -12,6 +12,7 @@ changes and recording the action (I/O): the cheapest faithful resolution."""
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,10 @@ from typing import Any
 import pytest
 from sqlmodel import Session
 
+from app.rules.dice import RandomDice
 from app.rulesets.contract import Exchange, ExchangeOdds
+from app.rulesets.great_cosmos import exchange as gc_exchange
+from app.rulesets.great_cosmos.rules.postures import resolve_attack as gc_resolve_attack
 from app.services.auth import Principal
 from app.services.encounters import actions
 from app.services.encounters.dice import CombatDice
@@ -31,6 +35,7 @@ from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fi
 from tests.factories import gc_fighter
 
 Classify = Callable[[Exchange], str]
+N = 100_000  # resolutions of a simulation
 
 
 def duel(t: Table, a: dict, b: dict) -> tuple[str, dict[str, str]]:
@@ -92,19 +97,6 @@ def check_simulation(odds: ExchangeOdds, seen: Counter[str], hits: int, downs: i
 # --- Great Cosmos ---------------------------------------------------------------------------------
 
 
-def gc_outcome(x: Exchange) -> str:
-    """GC-P2..P5: what the attack's steps say happened."""
-    for s in x.steps:
-        if s["rule"] == "GC-P4" and s["what"] == "damage":
-            return "damage"
-    for s in x.steps:
-        if s["rule"] == "GC-P5" and s["what"].startswith("automatic defence") and s["holds"]:
-            return "auto_defended"
-        if s["rule"] == "GC-P2" and s.get("holds"):
-            return "defended"
-    return "missed"
-
-
 def gc_brute(p: actions.Prepared, limit: int) -> ExchangeOdds:
     odds = brute_force(p, limit=limit)
     assert odds is not None
@@ -137,13 +129,26 @@ def test_issue26_item3_gc_exact_attack_odds_equal_brute_force_over_every_die_com
 def test_issue26_item3_gc_exact_odds_d100_and_karma_d10_on_both_sides_match_a_seeded_simulation(table, database):
     """GC-K2 karma d10 on both sides (attacker karma -7: +d10; the Illumination defender's karma
     locked at +10 (GC-K5): -d10), GC-P5 its automatic defence d10 and +20 advantage, GC-P2 its
-    dodge, GC-P4 2d6 damage: 100,000 seeded resolutions of the action's exchange."""
+    dodge, GC-P4 2d6 damage: 100,000 seeded resolutions of the pure `resolve_attack` the route's
+    attack calls (`exchange.attack` is that, after `exchange.engage`'s checks and fighters, plus
+    its steps and sheet writes: hp after = max(0, the wound's), down at 0, as it writes them)."""
     t = table("great-cosmos")
     defender = gc_fighter(45, posture="illumination", posture_advantage=5, hp=6, hp_max=12, light_points=1)
     eid, n = duel(t, gc_fighter(70, karma=-7), defender)
     body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "2d6"}
     with prepared(database, t, eid, body) as p:
         odds = exact(p)
-        seen, hits, downs = simulate(p, gc_outcome, 100_000, seed=26)
+        e = gc_exchange.engage(p.build(CombatDice(dice=[])))
+    rng = random.Random(26)
+    seen: Counter[str] = Counter()
+    hits = downs = 0
+    for _ in range(N):
+        r = gc_resolve_attack(RandomDice(rng), e.fa, e.fd, **e.terms)
+        after = max(0, r.wound.hp_after) if r.wound is not None else e.fd.hp
+        hits += after < e.fd.hp
+        downs += after <= 0
+        seen[
+            "missed" if not r.hit else "auto_defended" if r.auto_defended else "defended" if r.defense_holds else "damage"
+        ] += 1
     assert all(0 < share < 1 for share in odds.outcomes.values())
-    check_simulation(odds, seen, hits, downs, 100_000)
+    check_simulation(odds, seen, hits, downs, N)

@@ -218,7 +218,7 @@ def _base_move(p: Party, round_: int) -> int:
 
 
 @dataclass(frozen=True)
-class _Engaged:
+class Engaged:
     """An attack every check passed, before its dice: what `resolve_attack` (and its exact odds,
     `rules.odds.attack_odds`) is given, and what the steps name."""
 
@@ -232,7 +232,7 @@ class _Engaged:
     terms: dict[str, Any]  # resolve_attack's keyword arguments
 
 
-def _engage(x: Exchange) -> _Engaged:
+def engage(x: Exchange) -> Engaged:
     """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the turn's action spent."""
     a, t, req, opts = x.actor, x.target, x.req, options(x)
     assert t is not None
@@ -261,13 +261,13 @@ def _engage(x: Exchange) -> _Engaged:
         backlash=opts.backlash_damage_multiplier,
         extreme_scores=opts.extreme_scores,
     )
-    return _Engaged(fa, fd, stat, expression, source, reaction, moved_away, terms)
+    return Engaged(fa, fd, stat, expression, source, reaction, moved_away, terms)
 
 
 def attack_odds(x: Exchange) -> ExchangeOdds:
     """The exact odds of `attack(x)` (issue 26): the same checks, the same fighters and terms,
     `rules.odds.attack_odds` in place of `resolve_attack`."""
-    e = _engage(x)
+    e = engage(x)
     odds = attack_odds_of(e.fa, e.fd, **e.terms)
     return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down)
 
@@ -275,7 +275,7 @@ def attack_odds(x: Exchange) -> ExchangeOdds:
 def attack(x: Exchange) -> None:
     """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the exchange, its effects."""
     a, t, req = x.actor, x.foe, x.req
-    e = _engage(x)
+    e = engage(x)
     stat, expression, source, moved_away, fa, reaction = e.stat, e.expression, e.source, e.moved_away, e.fa, e.reaction
     result = resolve_attack(
         Named(a.dice, {"test": "attack", "karma": "attack karma"}),
