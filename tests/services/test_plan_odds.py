@@ -16,6 +16,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 from sqlmodel import Session
 
 from app.rules.dice import RandomDice
+from app.rulesets.asgard import combat as as_combat
 from app.rulesets.contract import Exchange, ExchangeOdds
 from app.rulesets.great_cosmos import exchange as gc_exchange
 from app.rulesets.great_cosmos.rules.postures import resolve_attack as gc_resolve_attack
@@ -32,7 +34,7 @@ from app.services.encounters.dice import CombatDice
 from app.services.encounters.plan import brute_force, outcome
 from app.services.encounters.unit import EncounterWork
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
-from tests.factories import gc_fighter
+from tests.factories import as_fighter, gc_fighter
 
 Classify = Callable[[Exchange], str]
 N = 100_000  # resolutions of a simulation
@@ -148,7 +150,130 @@ def test_issue26_item3_gc_exact_odds_d100_and_karma_d10_on_both_sides_match_a_se
         hits += after < e.fd.hp
         downs += after <= 0
         seen[
-            "missed" if not r.hit else "auto_defended" if r.auto_defended else "defended" if r.defense_holds else "damage"
+            "missed"
+            if not r.hit
+            else "auto_defended"
+            if r.auto_defended
+            else "defended"
+            if r.defense_holds
+            else "damage"
         ] += 1
     assert all(0 < share < 1 for share in odds.outcomes.values())
+    check_simulation(odds, seen, hits, downs, N)
+
+
+# --- Asgard ---------------------------------------------------------------------------------------
+
+
+def fight(t: Table, people: list[tuple[str, dict, str]]) -> tuple[str, dict[str, str]]:
+    s = t.encounter(
+        [
+            {
+                "character_id": t.character(name, sheet, kind=kind, player=t.alice if kind == "pc" else None),
+                "position": {"x": i, "y": 0},
+            }
+            for i, (name, sheet, kind) in enumerate(people)
+        ]
+    )
+    t.start(s["id"], seed=3)
+    return s["id"], ids(s)
+
+
+def current_first(t: Table, eid: str, n: dict[str, str], name: str) -> None:
+    """Turns passed until `name` acts (the GM's next-turn)."""
+    for _ in range(len(n) + 1):
+        if t.state(eid)["current"]["combatant_ids"] == [n[name]]:
+            return
+        t.next_turn(eid)
+    raise AssertionError(f"{name} never acts")
+
+
+@pytest.mark.parametrize(
+    ("options", "extra", "target_kind"),
+    [
+        # AS-C1 unperceived (no defense, combat >= 10), AS-H1 the 4th die added to the damage, AS-C2 2d6+1
+        ({}, {"unperceived": True, "heroism_4d6": True, "damage": "2d6+1"}, "npc"),
+        # AS-T8 an NPC taking 11 (no attack dice: its weapon's d6 rolled), AS-C1 the defense 3d6, AS-C3
+        ({"take_11_allowed": True}, {"take_11": True, "damage": "1d6+2"}, "pc"),
+    ],
+    ids=["AS-C1_unperceived_AS-H1", "AS-T8_take_11_AS-C1_defense"],
+)
+def test_issue26_item3_asgard_exact_attack_odds_equal_brute_force_over_every_die_combination(
+    table, database, options, extra, target_kind
+):
+    """The defender's vitality stays above 0 (AS-C5's tests would multiply the combinations):
+    `down` is checked by the simulation below."""
+    t = table("asgard", options)
+    kind = "npc" if extra.get("take_11") else "pc"
+    eid, n = fight(
+        t,
+        [
+            ("Aiko", as_fighter(3, heroism=2), kind),
+            ("Brute", as_fighter(2, vitality=30, vitality_max=30, protection=1), target_kind),
+        ],
+    )
+    current_first(t, eid, n, "Aiko")
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        counted = brute_force(p, limit=5_000)
+    assert counted is not None
+    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    assert odds.outcomes["damage"] == counted.hit  # every hit lowers vitality here (damage > protection)
+    assert 0 < odds.hit < 1
+
+
+def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(table, database):
+    """AS-C11 a group of three extras (one test, +2 to the test and the damage), AS-C1 the defense
+    3d6, AS-C3 protection 1, AS-C5 the volonte test when vitality reaches 0 (down: unconscious):
+    100,000 seeded resolutions of `resolve_attack`, the route's attack (`Asgard.attack` is its
+    `_engage` then that, plus the steps it logs and the turn it shares), each on fresh copies of
+    the parties the route built."""
+    t = table("asgard")
+    extra = {"tier": "figurant"}
+    eid, n = fight(
+        t,
+        [
+            ("Aiko", as_fighter(5, **extra), "npc"),
+            ("Bo", as_fighter(1, **extra), "npc"),
+            ("Cy", as_fighter(1, **extra), "npc"),
+            ("Brute", as_fighter(2, vitality=5, vitality_max=12, protection=1), "pc"),
+        ],
+    )
+    current_first(t, eid, n, "Aiko")
+    body = {
+        "type": "attack",
+        "actor_id": n["Aiko"],
+        "target_id": n["Brute"],
+        "group": [n["Bo"], n["Cy"]],
+        "damage": "2d6",
+    }
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        x = p.build(CombatDice(dice=[]))
+        targets, choice = as_combat.COMBAT._engage(x)
+        ((target, reaction),) = targets
+        rng = random.Random(2626)
+        seen: Counter[str] = Counter()
+        hits = downs = 0
+        for _ in range(N):
+            dice = CombatDice()
+            dice.source.caller = RandomDice(rng)
+            fresh = {q.id: replace(q, sheet=q.sheet.model_copy(deep=True), dice=dice.of(q.id)) for q in x.more}
+            foe = replace(
+                target,
+                sheet=target.sheet.model_copy(deep=True),
+                counters=dict(target.counters),
+                conditions=list(target.conditions),
+                dice=dice.of(target.id),
+            )
+            me = replace(x.actor, sheet=x.actor.sheet.model_copy(deep=True), dice=dice.of(x.actor.id))
+            steps = as_combat.resolve_attack(
+                dice, me, [(foe, reaction)], choice, group=[fresh[n["Bo"]], fresh[n["Cy"]]], round_=x.round
+            )
+            hit = foe.sheet.vitality < target.sheet.vitality
+            hits += hit
+            downs += as_combat.COMBAT.is_down(foe.sheet)
+            seen["damage" if any(s["what"] == "damage" for s in steps) else "missed"] += 1
+    assert all(0 < share < 1 for share in odds.outcomes.values()) and 0 < odds.down < odds.hit
     check_simulation(odds, seen, hits, downs, N)

@@ -10,18 +10,24 @@ automatic results do not depend on the dice's order.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from itertools import combinations_with_replacement
 from math import factorial
+from typing import Any
 
+from app.rules.distribution import die, total
+from app.rulesets.asgard.rules import combat
+from app.rulesets.asgard.rules.combat import PrimeEffects, weapon_dice
 from app.rulesets.asgard.rules.core import (
     BASE_DICE,
     DEGREE_THRESHOLDS,
     DIFFICULTIES,
     TAKE_11,
+    TestResult,
     TestSpec,
     automatic_result,
     effective_target,
@@ -29,6 +35,7 @@ from app.rulesets.asgard.rules.core import (
     resolve,
     score_bonus,
 )
+from app.rulesets.asgard.rules.hazards import MAL_EN_POINT_BASE, take_damage
 
 
 def _orderings(dice: tuple[int, ...]) -> int:
@@ -153,3 +160,105 @@ def retry_odds(attempts: Sequence[TestSpec], retry: TestSpec) -> RetryOdds:
     if not attempts:
         raise ValueError("a retry follows at least one failed attempt")
     return RetryOdds(max(success_chance(a) for a in attempts), success_chance(retry))
+
+
+# --- the exact odds of an attack (issue 26): the same pure rules as the encounter's attack --------
+
+MISSED, DAMAGE = "missed", "damage"
+
+
+@cache
+def _ordered(n: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(itertools.product(range(1, 7), repeat=n))
+
+
+def test_classes(spec: TestSpec, weapon_count: int = 0) -> dict[tuple[Any, ...], tuple[TestResult, Fraction]]:
+    """AS-T1/T3/H1: the distinct results of a test (every ordered roll through `resolve`, the test's
+    own rule), keyed by what an exchange reads of it: the automatic result, the score, the heroism
+    die and the sum of the weapon dice it reads (`combat.weapon_dice`, AS-C2). Taking 11 (AS-T8):
+    its one result."""
+    if spec.take_11:
+        r = resolve(spec, (), natural=TAKE_11)
+        return {(r.automatic, r.score, None, 0): (r, Fraction(1))}
+    n = BASE_DICE + (1 if spec.heroism_4d6 else 0)
+    share = Fraction(1, 6**n)
+    out: dict[tuple[Any, ...], tuple[TestResult, Fraction]] = {}
+    for dice in _ordered(n):
+        r = resolve(spec, dice, natural=sum(dice))
+        read = sum(weapon_dice(dice, weapon_count)) if weapon_count else 0
+        key = (r.automatic, r.score, r.heroism_die, read)
+        found = out.get(key)
+        out[key] = (r, share) if found is None else (found[0], found[1] + share)
+    return out
+
+
+def _d6s(count: int) -> dict[int, Fraction]:
+    return total(die(6) for _ in range(count))
+
+
+@dataclass(frozen=True)
+class AttackOdds:
+    """AS-C1..C5: the exchange's outcomes (`missed`: the defense won, or an unperceived attack fell
+    short of the difficulty; `damage`: the attack hit), `hit` (vitality lowered) and `down` (brought
+    to 0 and the AS-C5 volonte test failed: unconscious)."""
+
+    outcomes: dict[str, Fraction]
+    hit: Fraction
+    down: Fraction
+
+
+def attack_odds(
+    attack: TestSpec,
+    *,
+    weapon_count: int,
+    flat: int,
+    asset_dice: int,
+    defense: TestSpec | None,
+    difficulty: int,
+    protection: int,
+    effects: PrimeEffects,
+    vitality: int,
+    volonte: int,
+) -> AttackOdds:
+    """The exact distribution of one Asgard attack on one target (every die uniform): the attack
+    test's distinct results, the defense test's against each (`combat.resolve_attack`, AS-T9), then
+    AS-C2 damage (the weapon dice read from the attack, the extra d6 beyond three and the asset's,
+    the heroism die, `flat`: group bonus and constant), AS-C3 protection and the defender's heroism
+    die (`damage_taken`), AS-C4 halvings (`final_damage`), vitality (`take_damage`) and, at 0,
+    AS-C5's volonte test (`success_chance`). `weapon_count`: the weapon's d6 (AS-C2)."""
+    read = min(weapon_count, BASE_DICE)
+    attacks = test_classes(attack, read)
+    defenses = test_classes(defense) if defense is not None else None
+    # P(hit, the defender's heroism die) for each attack as the opposition reads it (AS-T9, AS-T3)
+    by_attack: dict[tuple[Any, ...], dict[int | None, Fraction]] = {}
+    base: dict[tuple[int, int | None], Fraction] = {}  # (damage before the rolled dice, defender's die)
+    rolled = _d6s(max(0, weapon_count - BASE_DICE) + asset_dice + (read if attack.take_11 else 0))
+    hit_share = Fraction(0)
+    for (automatic, score, heroism, weapon), (a, p) in attacks.items():
+        key = (automatic, score, a.spec.skill_value)
+        if key not in by_attack:
+            hits: dict[int | None, Fraction] = {}
+            if defenses is None:
+                if combat.resolve_attack(a, None, difficulty=difficulty).hit:
+                    hits[None] = Fraction(1)
+            else:
+                for d, q in defenses.values():
+                    if combat.resolve_attack(a, d).hit:
+                        hits[d.heroism_die] = hits.get(d.heroism_die, Fraction(0)) + q
+            by_attack[key] = hits
+        for h, q in by_attack[key].items():
+            k = (weapon + (heroism or 0) + flat, h)
+            base[k] = base.get(k, Fraction(0)) + p * q
+            hit_share += p * q
+    lowered, down = Fraction(0), Fraction(0)
+    for (before_dice, h), p in base.items():
+        for extra, q in rolled.items():
+            taken = combat.damage_taken(before_dice + extra, protection)
+            final = combat.final_damage(max(0, taken - (h or 0)), effects)
+            after = take_damage(vitality, final)
+            if after < vitality:
+                lowered += p * q
+            if vitality > 0 and after == 0:  # AS-C5: the volonte test of the mal en point
+                fails = 1 - success_chance(TestSpec("volonte", volonte, target=MAL_EN_POINT_BASE + max(0, final)))
+                down += p * q * fails
+    return AttackOdds(outcomes={MISSED: 1 - hit_share, DAMAGE: hit_share}, hit=lowered, down=down)
