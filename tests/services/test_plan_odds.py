@@ -259,18 +259,18 @@ def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(
         for _ in range(N):
             dice = CombatDice()
             dice.source.caller = RandomDice(rng)
-            fresh = {q.id: replace(q, sheet=q.sheet.model_copy(deep=True), dice=dice.of(q.id)) for q in x.more}
+            # the parties it changes, copied (the target's vitality and condition are set, not changed
+            # in place: a shallow copy of its sheet); the group's members are only read
+            group = [replace(q, dice=dice.of(q.id)) for q in x.more]
             foe = replace(
                 target,
-                sheet=target.sheet.model_copy(deep=True),
+                sheet=target.sheet.model_copy(),
                 counters=dict(target.counters),
                 conditions=list(target.conditions),
                 dice=dice.of(target.id),
             )
-            me = replace(x.actor, sheet=x.actor.sheet.model_copy(deep=True), dice=dice.of(x.actor.id))
-            steps = as_combat.resolve_attack(
-                dice, me, [(foe, reaction)], choice, group=[fresh[n["Bo"]], fresh[n["Cy"]]], round_=x.round
-            )
+            me = replace(x.actor, counters=dict(x.actor.counters), dice=dice.of(x.actor.id))
+            steps = as_combat.resolve_attack(dice, me, [(foe, reaction)], choice, group=group, round_=x.round)
             hit = foe.sheet.vitality < target.sheet.vitality
             hits += hit
             downs += as_combat.COMBAT.is_down(foe.sheet)
