@@ -103,10 +103,12 @@ MISSED, AUTO_DEFENDED, DEFENDED, DAMAGE = "missed", "auto_defended", "defended",
 @lru_cache(maxsize=1024)
 def test_classes(
     target: int, karma: int, posture: str | None, extreme_scores: bool
-) -> tuple[tuple[TestResult, Fraction], ...]:
+) -> tuple[tuple[TestResult, int], ...]:
     """GC-T1..T2, GC-K1..K5: the distinct results of a d100 test (each natural, and each karma d10
     face when GC-K2 rolls one, through `result_from_dice`, the test's own rule), one per
-    (outcome, score), with its probability: what an exchange reads of a test."""
+    (outcome, score), with how many of the 1000 equally likely (d100, d10) pairs give it: what an
+    exchange reads of a test."""
+    target = max(_TARGET_LOW, min(_TARGET_HIGH, target))
     lock = locked_karma(posture)
     used = karma if lock is None else lock
     counts: dict[tuple[str, int], list[Any]] = {}
@@ -117,7 +119,18 @@ def test_classes(
             r = result_from_dice(natural, die, target, karma, posture=posture, extreme_scores=extreme_scores)
             slot = counts.setdefault((r.outcome, r.score), [r, 0])
             slot[1] += weight
-    return tuple((r, Fraction(n, DENOMINATOR)) for r, n in counts.values())
+    return tuple((r, n) for r, n in counts.values())
+
+
+TestKey = tuple[int, int, "str | None", bool]  # test_classes' arguments
+
+
+@lru_cache(maxsize=1024)
+def held_counts(attack: TestKey, defense: TestKey) -> tuple[int, ...]:
+    """GC-P2: for each of the attack test's distinct results (`test_classes(*attack)`, in order),
+    how many of the defense test's 1000 (d100, d10) pairs hold against it (`defense_holds`)."""
+    defenses = test_classes(*defense)
+    return tuple(sum(n for d, n in defenses if defense_holds(a, d).holds) for a, _ in test_classes(*attack))
 
 
 @dataclass(frozen=True)
@@ -129,11 +142,6 @@ class AttackOdds:
     outcomes: dict[str, Fraction]
     hit: Fraction
     down: Fraction
-
-
-def _held(attack: TestResult, defenses: tuple[tuple[TestResult, Fraction], ...]) -> Fraction:
-    """GC-P2: the probability that the defense test holds against this attack (`defense_holds`)."""
-    return sum((p for d, p in defenses if defense_holds(attack, d).holds), Fraction(0))
 
 
 def attack_odds(
@@ -154,38 +162,39 @@ def attack_odds(
 ) -> AttackOdds:
     """The exact distribution of `resolve_attack` with these arguments (every die uniform): the
     attack test's distinct results, GC-P5's automatic defence (d10 <= 7), the dodge/parry test's
-    distinct results against each, then the damage expression's exact distribution through the
-    posture multiplier and `take_damage` (GC-P4, GC-P6 Revive)."""
-    outcomes = dict.fromkeys((MISSED, AUTO_DEFENDED, DEFENDED, DAMAGE), Fraction(0))
-    attacks = test_classes(
-        attacker.stats[stat] + modifier + posture_modifier(attacker), attacker.karma, attacker.posture, extreme_scores
+    distinct results against each (`held_counts`), then the damage expression's exact
+    distribution through the posture multiplier and `take_damage` (GC-P4, GC-P6 Revive). Counted
+    in integers over 1000 (attack) x 10 (automatic defence d10) x 1000 (defense)."""
+    whole = DENOMINATOR * 10 * DENOMINATOR
+    counts = dict.fromkeys((MISSED, AUTO_DEFENDED, DEFENDED, DAMAGE), 0)
+    attack: TestKey = (
+        attacker.stats[stat] + modifier + posture_modifier(attacker),
+        attacker.karma,
+        attacker.posture,
+        extreme_scores,
     )
-    defenses = (
-        test_classes(
+    held = None
+    if reaction is not None:
+        defense: TestKey = (
             defender.stats[DEFENSE_STATS[reaction]] + posture_modifier(defender),
             defender.karma,
             defender.posture,
             extreme_scores,
         )
-        if reaction is not None
-        else ()
-    )
-    auto = Fraction(AUTO_DEFENSE_THRESHOLD, 10)
-    held: dict[tuple[bool, int], Fraction] = {}  # defense_holds reads the attack's outcome and score
-    for a, p in attacks:
+        held = held_counts(attack, defense)
+    for i, (a, n) in enumerate(test_classes(*attack)):
+        share = n * 10 * DENOMINATOR
         if not a.success or target_moved_away:
-            outcomes[MISSED] += p
+            counts[MISSED] += share
             continue
         if not same_slot and auto_defense_applies(defender, a, unparryable=unparryable, undodgeable=undodgeable):
-            outcomes[AUTO_DEFENDED] += p * auto
-            p *= 1 - auto
-        if reaction is not None:
-            key = (a.outcome == SUPER_CRITICAL_SUCCESS, a.score)
-            if key not in held:
-                held[key] = _held(a, defenses)
-            outcomes[DEFENDED] += p * held[key]
-            p *= 1 - held[key]
-        outcomes[DAMAGE] += p
+            counts[AUTO_DEFENDED] += share * AUTO_DEFENSE_THRESHOLD // 10
+            share = share * (10 - AUTO_DEFENSE_THRESHOLD) // 10
+        if held is not None:
+            counts[DEFENDED] += share * held[i] // DENOMINATOR
+            share = share * (DENOMINATOR - held[i]) // DENOMINATOR
+        counts[DAMAGE] += share
+    outcomes = {name: Fraction(c, whole) for name, c in counts.items()}
     multiplier = damage_multiplier(attacker, sepulchral=sepulchral, backlash=backlash)
     lowered, down = Fraction(0), Fraction(0)
     for raw, q in of_expression(parse(damage)).items():
