@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations_with_replacement
 from math import factorial
 from typing import Any
@@ -172,24 +172,25 @@ def _ordered(n: int) -> tuple[tuple[int, ...], ...]:
     return tuple(itertools.product(range(1, 7), repeat=n))
 
 
-def test_classes(spec: TestSpec, weapon_count: int = 0) -> dict[tuple[Any, ...], tuple[TestResult, Fraction]]:
+@lru_cache(maxsize=1024)
+def test_classes(spec: TestSpec, weapon_count: int = 0) -> tuple[int, dict[tuple[Any, ...], tuple[TestResult, int]]]:
     """AS-T1/T3/H1: the distinct results of a test (every ordered roll through `resolve`, the test's
     own rule), keyed by what an exchange reads of it: the automatic result, the score, the heroism
-    die and the sum of the weapon dice it reads (`combat.weapon_dice`, AS-C2). Taking 11 (AS-T8):
-    its one result."""
+    die and the sum of the weapon dice it reads (`combat.weapon_dice`, AS-C2), each with how many
+    of the rolls give it; and how many rolls there are. Taking 11 (AS-T8): its one result.
+    (Cached: never change the dict returned.)"""
     if spec.take_11:
         r = resolve(spec, (), natural=TAKE_11)
-        return {(r.automatic, r.score, None, 0): (r, Fraction(1))}
+        return 1, {(r.automatic, r.score, None, 0): (r, 1)}
     n = BASE_DICE + (1 if spec.heroism_4d6 else 0)
-    share = Fraction(1, 6**n)
-    out: dict[tuple[Any, ...], tuple[TestResult, Fraction]] = {}
+    out: dict[tuple[Any, ...], tuple[TestResult, int]] = {}
     for dice in _ordered(n):
         r = resolve(spec, dice, natural=sum(dice))
         read = sum(weapon_dice(dice, weapon_count)) if weapon_count else 0
         key = (r.automatic, r.score, r.heroism_die, read)
         found = out.get(key)
-        out[key] = (r, share) if found is None else (found[0], found[1] + share)
-    return out
+        out[key] = (r, 1) if found is None else (found[0], found[1] + 1)
+    return 6**n, out
 
 
 def _d6s(count: int) -> dict[int, Fraction]:
@@ -227,29 +228,31 @@ def attack_odds(
     die (`damage_taken`), AS-C4 halvings (`final_damage`), vitality (`take_damage`) and, at 0,
     AS-C5's volonte test (`success_chance`). `weapon_count`: the weapon's d6 (AS-C2)."""
     read = min(weapon_count, BASE_DICE)
-    attacks = test_classes(attack, read)
-    defenses = test_classes(defense) if defense is not None else None
-    # P(hit, the defender's heroism die) for each attack as the opposition reads it (AS-T9, AS-T3)
-    by_attack: dict[tuple[Any, ...], dict[int | None, Fraction]] = {}
-    base: dict[tuple[int, int | None], Fraction] = {}  # (damage before the rolled dice, defender's die)
-    rolled = _d6s(max(0, weapon_count - BASE_DICE) + asset_dice + (read if attack.take_11 else 0))
-    hit_share = Fraction(0)
-    for (automatic, score, heroism, weapon), (a, p) in attacks.items():
+    rolls, attacks = test_classes(attack, read)
+    against = test_classes(defense) if defense is not None else None
+    # how many defense rolls the attack beats, by the defender's heroism die, for each attack as the
+    # opposition reads it (AS-T9, AS-T3); counted in integers over (attack rolls x defense rolls)
+    by_attack: dict[tuple[Any, ...], dict[int | None, int]] = {}
+    counts: dict[tuple[int, int | None], int] = {}  # (damage before the rolled dice, defender's die)
+    for (automatic, score, heroism, weapon), (a, n) in attacks.items():
         key = (automatic, score, a.spec.skill_value)
         if key not in by_attack:
-            hits: dict[int | None, Fraction] = {}
-            if defenses is None:
+            hits: dict[int | None, int] = {}
+            if against is None:
                 if combat.resolve_attack(a, None, difficulty=difficulty).hit:
-                    hits[None] = Fraction(1)
+                    hits[None] = 1
             else:
-                for d, q in defenses.values():
+                for d, m in against[1].values():
                     if combat.resolve_attack(a, d).hit:
-                        hits[d.heroism_die] = hits.get(d.heroism_die, Fraction(0)) + q
+                        hits[d.heroism_die] = hits.get(d.heroism_die, 0) + m
             by_attack[key] = hits
-        for h, q in by_attack[key].items():
+        for h, m in by_attack[key].items():
             k = (weapon + (heroism or 0) + flat, h)
-            base[k] = base.get(k, Fraction(0)) + p * q
-            hit_share += p * q
+            counts[k] = counts.get(k, 0) + n * m
+    whole = rolls * (against[0] if against is not None else 1)
+    base = {k: Fraction(c, whole) for k, c in counts.items()}
+    hit_share = sum(base.values(), Fraction(0))
+    rolled = _d6s(max(0, weapon_count - BASE_DICE) + asset_dice + (read if attack.take_11 else 0))
     lowered, down = Fraction(0), Fraction(0)
     for (before_dice, h), p in base.items():
         for extra, q in rolled.items():
