@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.deps import (
     CheckedRoute,
@@ -267,12 +267,28 @@ class PlannedDie(BaseModel):
     purpose: str
     by: str | None
     entered_by: Literal["caller", "server"]
-    condition: str | None = None
+    condition: str | None = Field(
+        None, description="Set when the die is needed only on some results of earlier ones (named)."
+    )
+    depends_on: list[int] | None = Field(
+        None, description="The dice (numbered from 1, in `dice`) whose results decide whether this one is needed."
+    )
+
+
+class Share(BaseModel):
+    probability: str = Field(description="An exact fraction, `numerator/denominator`.")
+    p: float
+
+
+class PlanOdds(BaseModel):
+    outcomes: dict[str, Share] = Field(description="Each outcome of the exchange, as the ruleset names them (sum: 1).")
+    hit: Share = Field(description="The target's first pool lowered.")
+    down: Share = Field(description="The target brought down by this action.")
 
 
 class ActionPlan(BaseModel):
     dice: list[PlannedDie]
-    odds: dict[str, Any] | None = None
+    odds: PlanOdds | None = None
 
 
 @router.get(

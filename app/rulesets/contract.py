@@ -930,6 +930,12 @@ class EncounterRules(ABC):
     def final_skill(self, x: Exchange) -> None:
         raise unsupported(self.ruleset, "final_skill", list(self.action_models()))
 
+    def action_costs(self, type_: str, sheet: SheetModel) -> dict[str, Any] | None:
+        """What an action of this type may cost the combatant whose sheet this is (`choices`,
+        issue 26): `{choice: {resource: amount}}` for each choice that spends something, and
+        `available`: what the sheet holds of those resources; None when nothing it does costs."""
+        return None
+
     def odds(self, x: Exchange) -> ExchangeOdds | None:
         """The exact odds of the action `x` would resolve (`actions/plan`, issue 26), built from
         the same pure rules as the action; None when the ruleset has none for this type (the plan

@@ -158,6 +158,17 @@ class Asgard(EncounterRules):
         )
         return targets, choice
 
+    def action_costs(self, type_: str, sheet: Sheet) -> dict[str, Any] | None:
+        """AS-H1: the attack's 4th die (`heroism_4d6`) costs 1 heroism, and so does the target's
+        heroic defense (`defense_heroism`, its own); AS-H2 a heroism reroll 1 heroism (AS-H6: never
+        below zero)."""
+        available = {"heroism": sheet.heroism}
+        if type_ == "attack":
+            return {"heroism_4d6": {"heroism": 1}, "available": available}
+        if type_ == combat.HEROISM_REROLL:
+            return {combat.HEROISM_REROLL: {"heroism": 1}, "available": available}
+        return None
+
     def odds(self, x: Exchange) -> ExchangeOdds | None:
         """Issue 26: the exact odds of an attack on its `target_id` (AS-C1..C5, AS-C11, AS-H1, AS-C4;
         `attack_odds`); none for a heroism reroll (AS-H2) nor a cooperation (AS-T6)."""

@@ -76,10 +76,18 @@ def choices(session: Session, principal: Principal, encounter_id: str, combatant
     turn = counters.get("turn") or {}
     this_turn = turn.get("round") == fight.encounter["round"] and turn.get("slot") == current.get("slot")
     rules = fight.rules
+    store.load_characters(fight, [me["character_id"]], lock=False)
+    ch = fight.character_of(me)
+    sheet = fight.sheet_of(ch) if ch is not None else None
     session.rollback()  # the reads above end here: each trial is its own unit of work
     out = []
     for type_, model in rules.combat_actions.items():
-        out.append(_choice(session, principal, encounter_id, me, type_, model, others, fight))
+        entry = _choice(session, principal, encounter_id, me, type_, model, others, fight)
+        # what it may cost (light/dark points, heroism…), from the sheet as the action reads it
+        costs = rules.action_costs(type_, sheet) if sheet is not None else None
+        if costs is not None:
+            entry["costs"] = costs
+        out.append(entry)
     return {
         "combatant_id": me["id"],
         "turn": me["id"] in current.get("combatant_ids", []),

@@ -128,19 +128,45 @@ def _resolved(prepared: actions.Prepared, dice: CombatDice) -> CombatDice:
     return dice
 
 
+def _key(roll: dict[str, Any]) -> tuple[str, str, str | None]:
+    return (roll["die"], roll["purpose"], roll["by"])
+
+
 def _listed(walks: list[list[dict[str, Any]]], may_enter: Callable[[str | None], str]) -> list[dict[str, Any]]:
+    """The longest resolution's dice, in order; a die another resolution did not take carries its
+    `condition`, naming the dice it depends on (`depends_on`, numbered from 1): for each such
+    resolution, the last die it took in common with the longest before taking other dice or none
+    (its result decided that this one is not needed: a damage die only when the attack die hits)."""
     base = max(walks, key=len)
     if len(base) > MAX_DICE:
         raise TooManyDice(len(base), MAX_DICE, field="dice")  # a safety stop: no action takes this many
     dice, seen = [], Counter[tuple[str, str, str | None]]()
-    for roll in base:
-        key = (roll["die"], roll["purpose"], roll["by"])
+    for i, roll in enumerate(base):
+        key = _key(roll)
         seen[key] += 1
         entry = {"die": roll["die"], "purpose": roll["purpose"], "by": roll["by"], "entered_by": may_enter(roll["by"])}
-        if any(sum(1 for r in walk if (r["die"], r["purpose"], r["by"]) == key) < seen[key] for walk in walks):
-            entry["condition"] = CONDITION
+        lacking = [w for w in walks if sum(1 for r in w if _key(r) == key) < seen[key]]
+        if lacking:
+            on = sorted({_common(base[:i], w) for w in lacking} - {0})
+            entry["depends_on"] = on
+            entry["condition"] = (
+                "needed only on some results of "
+                + " and ".join(f"die {j} ({base[j - 1]['die']} {base[j - 1]['purpose']})" for j in on)
+                if on
+                else CONDITION
+            )
         dice.append(entry)
     return dice
+
+
+def _common(before: list[dict[str, Any]], walk: list[dict[str, Any]]) -> int:
+    """How many dice `walk` took in common with `before`, from the first (by die, purpose, whose)."""
+    n = 0
+    for a, b in zip(before, walk):
+        if _key(a) != _key(b):
+            break
+        n += 1
+    return n
 
 
 def share(p: Fraction) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from app.rules.distribution import of_expression
 from app.rulesets.great_cosmos.rules.core import (
     OUTCOMES,
     SUCCESSES,
-    SUPER_CRITICAL_SUCCESS,
     TestResult,
     classify,
     karma_after,
