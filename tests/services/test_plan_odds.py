@@ -34,7 +34,7 @@ from app.services.encounters.dice import CombatDice
 from app.services.encounters.plan import brute_force, outcome
 from app.services.encounters.unit import EncounterWork
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
-from tests.factories import as_fighter, gc_fighter
+from tests.factories import as_fighter, gc_fighter, wa_fighter
 
 Classify = Callable[[Exchange], str]
 N = 100_000  # resolutions of a simulation
@@ -277,3 +277,29 @@ def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(
             seen["damage" if any(s["what"] == "damage" for s in steps) else "missed"] += 1
     assert all(0 < share < 1 for share in odds.outcomes.values()) and 0 < odds.down < odds.hit
     check_simulation(odds, seen, hits, downs, N)
+
+
+# --- Worlds Awakening ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("attacker", "extra"),
+    [
+        (wa_fighter(2), {"damage": "2d4+1"}),  # WA-C1 against the defense, WA-C2 a 20 doubles the dice
+        (wa_fighter(2, stats={"DEX": 2, "CHA": 3, "FOR": 4}), {"damage": "1d6", "modifier": -3}),  # WA-T4 CHA
+    ],
+    ids=["WA-C2_doubled_dice", "WA-T4_wider_critical_ranges"],
+)
+def test_issue26_item3_wa_exact_attack_odds_equal_brute_force_over_every_die_combination(
+    table, database, attacker, extra
+):
+    t = table("worlds-awakening")
+    eid, n = duel(t, attacker, wa_fighter(1, hp=6, hp_max=6))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        counted = brute_force(p, limit=5_000)
+    assert counted is not None
+    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    assert odds.hit == odds.outcomes["hit"] + odds.outcomes["critical"]  # every damage here lowers hp
+    assert 0 < odds.down < odds.hit < 1
