@@ -31,6 +31,7 @@ from pathlib import Path
 import _common  # noqa: F401 (puts the repository on sys.path)
 import httpx
 from _common import ROOT, machine, ratios, summary, table, verdict
+from bench_encounters import p99
 from bench_http import pg_database, pg_drop, server
 
 PYTHON = sys.executable
@@ -133,11 +134,6 @@ def sequential(c: httpx.Client, url: str, body: str, auth: dict, duration: float
         if r.status_code != status:
             raise RuntimeError(f"{url}: {r.status_code} {r.text[:300]}")
     return out
-
-
-def p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, int(len(ordered) * 0.99) - 1)]
 
 
 def bench_db(kind: str, args, work: Path) -> list[list[str]]:

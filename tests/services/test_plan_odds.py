@@ -36,7 +36,6 @@ from app.services.encounters.unit import EncounterWork
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
 from tests.factories import as_fighter, gc_fighter, wa_fighter
 
-Classify = Callable[[Exchange], str]
 N = 100_000  # resolutions of a simulation
 
 
@@ -68,18 +67,15 @@ def exact(p: actions.Prepared) -> ExchangeOdds:
     return odds
 
 
-def simulate(p: actions.Prepared, classify: Classify, n: int, seed: int) -> tuple[Counter[str], int, int]:
-    """`n` resolutions of the prepared action, each with its own seeded dice: outcomes, hits, downs."""
-    seen: Counter[str] = Counter()
-    hits = downs = 0
-    for i in range(n):
-        x = p.build(CombatDice(seed=seed + i))
-        p.fight.rules.resolve(x)
-        h, d = outcome(p, x)
-        hits += h
-        downs += d
-        seen[classify(x)] += 1
-    return seen, hits, downs
+def exact_equals_brute_force(engine, t: Table, eid: str, body: dict[str, Any], limit: int) -> ExchangeOdds:
+    """The ruleset's exact odds, checked equal to brute force over every combination of the dice of
+    the route's resolution (`plan.brute_force`: the prepared exchange resolved on each)."""
+    with prepared(engine, t, eid, body) as p:
+        odds = exact(p)
+        counted = brute_force(p, limit=limit)
+    assert counted is not None, "too many combinations for this test"
+    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    return odds
 
 
 def within(p: Fraction, observed: int, n: int, what: str) -> None:
@@ -99,12 +95,6 @@ def check_simulation(odds: ExchangeOdds, seen: Counter[str], hits: int, downs: i
 # --- Great Cosmos ---------------------------------------------------------------------------------
 
 
-def gc_brute(p: actions.Prepared, limit: int) -> ExchangeOdds:
-    odds = brute_force(p, limit=limit)
-    assert odds is not None
-    return odds
-
-
 @pytest.mark.parametrize(
     ("attacker", "defender", "extra"),
     [
@@ -121,10 +111,7 @@ def test_issue26_item3_gc_exact_attack_odds_equal_brute_force_over_every_die_com
     t = table("great-cosmos")
     eid, n = duel(t, attacker, defender)
     body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
-    with prepared(database, t, eid, body) as p:
-        odds = exact(p)
-        counted = gc_brute(p, limit=10_000)
-    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    odds = exact_equals_brute_force(database, t, eid, body, limit=10_000)
     assert 0 < odds.down < odds.hit < 1
 
 
@@ -214,12 +201,8 @@ def test_issue26_item3_asgard_exact_attack_odds_equal_brute_force_over_every_die
     )
     current_first(t, eid, n, "Aiko")
     body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
-    with prepared(database, t, eid, body) as p:
-        odds = exact(p)
-        counted = brute_force(p, limit=5_000)
-    assert counted is not None
-    assert (odds.hit, odds.down) == (counted.hit, counted.down)
-    assert odds.outcomes["damage"] == counted.hit  # every hit lowers vitality here (damage > protection)
+    odds = exact_equals_brute_force(database, t, eid, body, limit=5_000)
+    assert odds.outcomes["damage"] == odds.hit  # every hit lowers vitality here (damage > protection)
     assert 0 < odds.hit < 1
 
 
@@ -296,10 +279,6 @@ def test_issue26_item3_wa_exact_attack_odds_equal_brute_force_over_every_die_com
     t = table("worlds-awakening")
     eid, n = duel(t, attacker, wa_fighter(1, hp=6, hp_max=6))
     body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
-    with prepared(database, t, eid, body) as p:
-        odds = exact(p)
-        counted = brute_force(p, limit=5_000)
-    assert counted is not None
-    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    odds = exact_equals_brute_force(database, t, eid, body, limit=5_000)
     assert odds.hit == odds.outcomes["hit"] + odds.outcomes["critical"]  # every damage here lowers hp
     assert 0 < odds.down < odds.hit < 1
