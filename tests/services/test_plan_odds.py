@@ -25,6 +25,7 @@ from sqlmodel import Session
 
 from app.rules.dice import RandomDice
 from app.rulesets.asgard import combat as as_combat
+from app.rulesets.rulebook_d100 import combat as rb_combat
 from app.rulesets.contract import Exchange, ExchangeOdds
 from app.rulesets.great_cosmos import exchange as gc_exchange
 from app.rulesets.great_cosmos.rules.postures import resolve_attack as gc_resolve_attack
@@ -34,7 +35,7 @@ from app.services.encounters.dice import CombatDice
 from app.services.encounters.plan import brute_force, outcome
 from app.services.encounters.unit import EncounterWork
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
-from tests.factories import as_fighter, gc_fighter, wa_fighter
+from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
 
 N = 100_000  # resolutions of a simulation
 
@@ -282,3 +283,62 @@ def test_issue26_item3_wa_exact_attack_odds_equal_brute_force_over_every_die_com
     odds = exact_equals_brute_force(database, t, eid, body, limit=5_000)
     assert odds.hit == odds.outcomes["hit"] + odds.outcomes["critical"]  # every damage here lowers hp
     assert 0 < odds.down < odds.hit < 1
+
+
+# --- Rulebook D100 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reaction", "extra"),
+    [
+        ("none", {"damage": "1d4"}),  # RB-F2: the success level (doubled on a critical) + the weapon
+        ("absorb", {"damage": "1d6", "kind": "melee"}),  # RB-F3: the armour off the damage
+    ],
+    ids=["RB-F2_no_defense", "RB-F3_absorb"],
+)
+def test_issue26_item3_rb_exact_attack_odds_equal_brute_force_over_every_die_combination(
+    table, database, reaction, extra
+):
+    t = table("rulebook-d100")
+    eid, n = duel(t, rb_fighter(60), rb_fighter(40, hp=4, hp_max=10, armor=1))
+    r = t.client.patch(f"/v1/encounters/{eid}/combatants/{n['Brute']}", json={"reaction": reaction}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    odds = exact_equals_brute_force(database, t, eid, body, limit=5_000)
+    assert odds.outcomes["dodged"] == 0 and 0 < odds.down < odds.hit < 1
+
+
+def test_issue26_item3_rb_dodge_exact_odds_match_a_seeded_simulation(table, database):
+    """RB-C4 the dodge's confrontation (RB-C1 the standings, RB-C2's d100 rerolls of a tie, too
+    many combinations to count one by one), RB-F3 a critical failure of the dodge doubling the
+    damage: 100,000 seeded resolutions of the route's `resolve_attack` (`RulebookD100.attack` is
+    that, after RB-F3's free-attack check, plus its steps), each on fresh copies of the parties."""
+    t = table("rulebook-d100")
+    eid, n = duel(t, rb_fighter(60), rb_fighter(40, hp=5, hp_max=10))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        x = p.build(CombatDice(dice=[]))
+        choice, opts = rb_combat._choice(x.req), x.campaign_options
+        rng = random.Random(2627)
+        seen: Counter[str] = Counter()
+        hits = downs = 0
+        for _ in range(N):
+            dice = CombatDice()
+            dice.source.caller = RandomDice(rng)
+            foe = replace(x.foe, sheet=x.foe.sheet.model_copy(), counters=dict(x.foe.counters), dice=dice.of(x.foe.id))
+            steps = rb_combat.resolve_attack(
+                dice,
+                replace(x.actor, dice=dice.of(x.actor.id)),
+                foe,
+                "dodge",
+                choice,
+                round_=x.round,
+                campaign_options=opts,
+            )
+            hits += foe.sheet.hp < x.foe.sheet.hp
+            downs += foe.sheet.hp <= 0
+            whats = {s["what"] for s in steps}
+            seen["missed" if "the attack misses" in whats else "damage" if "damage" in whats else "dodged"] += 1
+    assert x.foe_reaction == "dodge" and all(0 < share < 1 for share in odds.outcomes.values())
+    check_simulation(odds, seen, hits, downs, N)
