@@ -24,6 +24,7 @@ from app.rulesets.great_cosmos.rules.core import (
     locked_karma,
     needs_karma_die,
     result_from_dice,
+    score_of,
 )
 from app.rulesets.great_cosmos.rules.postures import (
     AUTO_DEFENSE_THRESHOLD,
@@ -110,14 +111,17 @@ def test_classes(
     target = max(_TARGET_LOW, min(_TARGET_HIGH, target))
     lock = locked_karma(posture)
     used = karma if lock is None else lock
-    counts: dict[tuple[str, int], list[Any]] = {}
+    scores: dict[int, list[Any]] = {}  # score -> [a natural, its karma die, pairs]: GC-T2 reads the score
     for natural in range(1, 101):
         faces: tuple[int | None, ...] = tuple(range(1, 11)) if needs_karma_die(natural, used) else (None,)
         weight = 10 // len(faces)
         for die in faces:
-            r = result_from_dice(natural, die, target, karma, posture=posture, extreme_scores=extreme_scores)
-            slot = counts.setdefault((r.outcome, r.score), [r, 0])
-            slot[1] += weight
+            slot = scores.setdefault(score_of(natural, die, used), [natural, die, 0])
+            slot[2] += weight
+    counts: dict[tuple[str, int], list[Any]] = {}
+    for natural, die, n in scores.values():
+        r = result_from_dice(natural, die, target, karma, posture=posture, extreme_scores=extreme_scores)
+        counts.setdefault((r.outcome, r.score), [r, 0])[1] += n
     return tuple((r, n) for r, n in counts.values())
 
 
@@ -127,9 +131,13 @@ TestKey = tuple[int, int, "str | None", bool]  # test_classes' arguments
 @lru_cache(maxsize=1024)
 def held_counts(attack: TestKey, defense: TestKey) -> tuple[int, ...]:
     """GC-P2: for each of the attack test's distinct results (`test_classes(*attack)`, in order),
-    how many of the defense test's 1000 (d100, d10) pairs hold against it (`defense_holds`)."""
-    defenses = test_classes(*defense)
-    return tuple(sum(n for d, n in defenses if defense_holds(a, d).holds) for a, _ in test_classes(*attack))
+    how many of the defense test's 1000 (d100, d10) pairs hold against it (`defense_holds`). Only
+    a hit is defended and only a defense that succeeds holds (GC-P2): the others are not tried."""
+    defenses = [(d, n) for d, n in test_classes(*defense) if d.success]
+    return tuple(
+        sum(n for d, n in defenses if defense_holds(a, d).holds) if a.success else 0
+        for a, _ in test_classes(*attack)
+    )
 
 
 @dataclass(frozen=True)
