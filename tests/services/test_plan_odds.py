@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from fractions import Fraction
@@ -26,7 +26,7 @@ from sqlmodel import Session
 from app.rules.dice import RandomDice
 from app.rulesets.asgard import combat as as_combat
 from app.rulesets.rulebook_d100 import combat as rb_combat
-from app.rulesets.contract import Exchange, ExchangeOdds
+from app.rulesets.contract import ExchangeOdds, Party
 from app.rulesets.great_cosmos import exchange as gc_exchange
 from app.rulesets.great_cosmos.rules.postures import resolve_attack as gc_resolve_attack
 from app.services.auth import Principal
@@ -77,6 +77,27 @@ def exact_equals_brute_force(engine, t: Table, eid: str, body: dict[str, Any], l
     assert counted is not None, "too many combinations for this test"
     assert (odds.hit, odds.down) == (counted.hit, counted.down)
     return odds
+
+
+def seeded(seed: int, n: int) -> Iterator[CombatDice]:
+    """`n` resolutions' dice, one after the other from one seeded RNG (each its own CombatDice)."""
+    rng = random.Random(seed)
+    for _ in range(n):
+        dice = CombatDice()
+        dice.source.caller = RandomDice(rng)
+        yield dice
+
+
+def fresh(party: Party, dice: CombatDice) -> Party:
+    """A copy of a party for one resolution: its sheet's fields are set, not changed in place, by the
+    attacks simulated here (a shallow copy of it), its counters and conditions copied."""
+    return replace(
+        party,
+        sheet=party.sheet.model_copy(),
+        counters=dict(party.counters),
+        conditions=list(party.conditions),
+        dice=dice.of(party.id),
+    )
 
 
 def within(p: Fraction, observed: int, n: int, what: str) -> None:
@@ -237,23 +258,12 @@ def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(
         x = p.build(CombatDice(dice=[]))
         targets, choice = as_combat.COMBAT._engage(x)
         ((target, reaction),) = targets
-        rng = random.Random(2626)
         seen: Counter[str] = Counter()
         hits = downs = 0
-        for _ in range(N):
-            dice = CombatDice()
-            dice.source.caller = RandomDice(rng)
-            # the parties it changes, copied (the target's vitality and condition are set, not changed
-            # in place: a shallow copy of its sheet); the group's members are only read
+        for dice in seeded(2626, N):
+            # the parties it changes, copied; the group's members are only read
             group = [replace(q, dice=dice.of(q.id)) for q in x.more]
-            foe = replace(
-                target,
-                sheet=target.sheet.model_copy(),
-                counters=dict(target.counters),
-                conditions=list(target.conditions),
-                dice=dice.of(target.id),
-            )
-            me = replace(x.actor, counters=dict(x.actor.counters), dice=dice.of(x.actor.id))
+            foe, me = fresh(target, dice), fresh(x.actor, dice)
             steps = as_combat.resolve_attack(dice, me, [(foe, reaction)], choice, group=group, round_=x.round)
             hit = foe.sheet.vitality < target.sheet.vitality
             hits += hit
@@ -320,16 +330,13 @@ def test_issue26_item3_rb_dodge_exact_odds_match_a_seeded_simulation(table, data
         odds = exact(p)
         x = p.build(CombatDice(dice=[]))
         choice, opts = rb_combat._choice(x.req), x.campaign_options
-        rng = random.Random(2627)
         seen: Counter[str] = Counter()
         hits = downs = 0
-        for _ in range(N):
-            dice = CombatDice()
-            dice.source.caller = RandomDice(rng)
-            foe = replace(x.foe, sheet=x.foe.sheet.model_copy(), counters=dict(x.foe.counters), dice=dice.of(x.foe.id))
+        for dice in seeded(2627, N):
+            foe = fresh(x.foe, dice)
             steps = rb_combat.resolve_attack(
                 dice,
-                replace(x.actor, dice=dice.of(x.actor.id)),
+                fresh(x.actor, dice),
                 foe,
                 "dodge",
                 choice,

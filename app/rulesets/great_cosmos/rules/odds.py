@@ -135,8 +135,7 @@ def held_counts(attack: TestKey, defense: TestKey) -> tuple[int, ...]:
     a hit is defended and only a defense that succeeds holds (GC-P2): the others are not tried."""
     defenses = [(d, n) for d, n in test_classes(*defense) if d.success]
     return tuple(
-        sum(n for d, n in defenses if defense_holds(a, d).holds) if a.success else 0
-        for a, _ in test_classes(*attack)
+        sum(n for d, n in defenses if defense_holds(a, d).holds) if a.success else 0 for a, _ in test_classes(*attack)
     )
 
 
