@@ -15,6 +15,7 @@ from app.rules.dice import DiceTerm, Expression
 K = TypeVar("K", bound=Hashable)
 Dist = dict[int, Fraction]
 MAX_KEPT_COMBINATIONS = 100_000  # a keep/drop term is counted over every combination of its dice
+MAX_PAIRS = 200_000  # the pairs of values one expression's convolutions may combine, in all
 
 
 class TooManyCombinations(ValueError):
@@ -39,9 +40,14 @@ def convolve(a: dict[int, Fraction], b: dict[int, Fraction]) -> Dist:
     return out
 
 
-def total(parts: Iterable[Dist]) -> Dist:
+def total(parts: Iterable[Dist], budget: int = MAX_PAIRS) -> Dist:
+    """The distribution of the sum; more than `budget` pairs of values to combine in all is refused
+    (`TooManyCombinations`: `100d1000` is not counted this way)."""
     out = constant(0)
     for part in parts:
+        budget -= len(out) * len(part)
+        if budget < 0:
+            raise TooManyCombinations("too many values to combine exactly")
         out = convolve(out, part)
     return out
 

@@ -203,3 +203,16 @@ def test_issue26_item1_choices_list_the_costs_that_apply(table):
     got = t.client.get(f"/v1/encounters/{eid}/choices", params={"combatant_id": n["Aiko"]}, headers=t.gm).json()
     attack = next(a for a in got["actions"] if a["type"] == "attack")
     assert attack["costs"] == {"heroism_4d6": {"heroism": 1}, "available": {"heroism": 2}}
+
+
+def test_issue26_item2_damage_too_large_to_count_exactly_leaves_the_odds_out(table):
+    """GC-P4: `100d1000` is not convolved (app.rules.distribution's budget): the plan lists its dice
+    and answers no odds rather than spending seconds; a kept term (`4d6kh3`) is counted exactly."""
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60), gc_fighter(40, hp=10, hp_max=10))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"]}
+    big = plan(t, eid, {**body, "damage": "100d1000"})
+    assert sum(1 for d in big["dice"] if d["purpose"] == "damage") == 100 and "odds" not in big
+    kept = plan(t, eid, {**body, "damage": "4d6kh3"})
+    odds = kept["odds"]
+    assert 0 < Fraction(odds["down"]["probability"]) < Fraction(odds["hit"]["probability"])

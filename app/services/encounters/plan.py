@@ -33,6 +33,7 @@ from sqlmodel import Session
 from app.kit.models import RollingRequest
 from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource
+from app.rules.distribution import TooManyCombinations
 from app.rules.errors import DiceNeeded, TooManyDice
 from app.rulesets.contract import Exchange, ExchangeOdds
 from app.services.auth import Principal
@@ -43,7 +44,7 @@ from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork
 
 MAX_DICE = 200
-MAX_RESOLUTIONS = 4000  # without the ruleset's exact odds, resolutions counted one by one up to this many
+MAX_RESOLUTIONS = 1000  # without the ruleset's exact odds, resolutions counted one by one up to this many
 CONDITION = "needed only on some results of the dice before it (not in every resolution of the action)"
 PLANNED = "_planned"  # marks a combat action's plan (a GM action is run, rolled back, instead)
 Strategy = Callable[[int, str | None, str], int]
@@ -115,7 +116,11 @@ def _planned(principal: Principal, prepared: actions.Prepared) -> dict[str, Any]
     walks = [_resolved(prepared, chosen_dice(s, x.actor.id)).rolls() for s in STRATEGIES]
     out: dict[str, Any] = {PLANNED: True, "dice": _listed(walks, may_enter)}
     if prepared.target_id is not None and out["dice"]:
-        odds = fight.rules.odds(prepared.build(CombatDice(dice=[]))) or brute_force(prepared)
+        try:
+            exact = fight.rules.odds(prepared.build(CombatDice(dice=[])))
+        except TooManyCombinations:  # a damage expression too large to count exactly (`100d1000`)
+            exact = None
+        odds = exact or brute_force(prepared)
         if odds is not None:
             out["odds"] = odds_body(odds)
     return out
