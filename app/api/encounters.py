@@ -296,7 +296,8 @@ class ActionPlan(BaseModel):
     response_model=Choices,
     summary="What a combatant may do now (the GM, or the combatant's owner)",
     description="Each combat action type: `allowed` when the action route would accept it (else the problem "
-    "`code` it would answer), the targets the caller sees that it accepts, the target's reactions. Built by "
+    "`code` it would answer), the targets the caller sees that it accepts, the target's reactions, and the "
+    "`costs` that apply (light/dark points, heroism…: per choice, with what the sheet holds). Built by "
     "running the action route's own checks without writing anything.",
 )
 async def encounter_choices(
@@ -314,8 +315,11 @@ async def encounter_choices(
     summary="The dice an action will consume, in order, without rolling or writing anything",
     description="The body of an action without `dice` or `seed` (whoever may send the action): every die it "
     "will take, in order, with whose it is (`by`) and who enters it (`entered_by`); a die needed only on "
-    "some results of earlier ones (a damage die only on a hit) carries its `condition`. A body the action "
-    "would refuse answers that problem.",
+    "some results of earlier ones (a damage die only on a hit) carries its `condition` and the dice it "
+    "`depends_on`. An action with a target answers its exact `odds` (fractions): each outcome of the exchange, "
+    "`hit` (the target's first pool lowered) and `down` (the target brought down by it), from the ruleset's "
+    "own rules (standing reaction, postures, karma dice, advantages, protection, primes, groups). A body the "
+    "action would refuse answers that problem.",
 )
 async def plan_encounter_action(
     encounter_id: str,
