@@ -38,6 +38,7 @@ from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fi
 from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
 
 N = 100_000  # resolutions of a simulation
+N_COOPERATION = 25_000
 
 
 def duel(t: Table, a: dict, b: dict) -> tuple[str, dict[str, str]]:
@@ -349,3 +350,43 @@ def test_issue26_item3_rb_dodge_exact_odds_match_a_seeded_simulation(table, data
             seen["missed" if "the attack misses" in whats else "damage" if "damage" in whats else "dodged"] += 1
     assert x.foe_reaction == "dodge" and all(0 < share < 1 for share in odds.outcomes.values())
     check_simulation(odds, seen, hits, downs, N)
+
+
+def test_issue26_item3_asgard_cooperation_exact_odds_match_a_seeded_simulation(table, database):
+    """AS-T6 a character cooperating with the attacker (both attack tests, the best leads: its dice
+    and its own weapon deal the damage, +1/−1 for the other's result), AS-C1 the defense: 100,000
+    seeded resolutions of `resolve_attack`, as for the group above."""
+    t = table("asgard")
+    axe = {"weapons": [{"name": "hache", "damage_dice": 3, "ranged": False}]}
+    eid, n = fight(
+        t,
+        [
+            ("Aiko", as_fighter(5, weapons=[{"name": "dague", "damage_dice": 1, "ranged": False}]), "pc"),
+            ("Bo", as_fighter(4, **axe), "pc"),
+            ("Brute", as_fighter(2, vitality=7, vitality_max=12, protection=2), "npc"),
+        ],
+    )
+    current_first(t, eid, n, "Aiko")
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "cooperating": [n["Bo"]]}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        x = p.build(CombatDice(dice=[]))
+        targets, choice = as_combat.COMBAT._engage(x)
+        ((target, reaction),) = targets
+        seen: Counter[str] = Counter()
+        hits = downs = 0
+        for dice in seeded(2628, N_COOPERATION):
+            foe = fresh(target, dice)
+            steps = as_combat.resolve_attack(
+                dice,
+                fresh(x.actor, dice),
+                [(foe, reaction)],
+                choice,
+                cooperating=[fresh(q, dice) for q in x.more],
+                round_=x.round,
+            )
+            hits += foe.sheet.vitality < target.sheet.vitality
+            downs += as_combat.COMBAT.is_down(foe.sheet)
+            seen["damage" if any(s["what"] == "damage" for s in steps) else "missed"] += 1
+    assert all(0 < share < 1 for share in odds.outcomes.values()) and 0 < odds.down < odds.hit
+    check_simulation(odds, seen, hits, downs, N_COOPERATION)

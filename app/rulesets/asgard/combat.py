@@ -170,10 +170,11 @@ class Asgard(EncounterRules):
         return None
 
     def odds(self, x: Exchange) -> ExchangeOdds | None:
-        """Issue 26: the exact odds of an attack on its `target_id` (AS-C1..C5, AS-C11, AS-H1, AS-C4;
-        `attack_odds`); none for a heroism reroll (AS-H2) nor a cooperation (AS-T6)."""
+        """Issue 26: the exact odds of an attack on its `target_id` (AS-C1..C5, AS-C11, AS-T6, AS-H1,
+        AS-C4; `attack_odds`); none for a heroism reroll (AS-H2), nor for a cooperation of more
+        combinations than the odds count (`rules.odds.MAX_COOPERATIONS`)."""
         req = x.req
-        if req.type != "attack" or x.replaying is not None or req.cooperating:
+        if req.type != "attack" or x.replaying is not None:
             return None
         targets, choice = self._engage(x)
         by_id = {p.id: p for p in x.more}
@@ -182,6 +183,7 @@ class Asgard(EncounterRules):
             targets,
             choice,
             group=[by_id[cid] for cid in req.group],
+            cooperating=[by_id[cid] for cid in req.cooperating],
             gm_difficulty=_options(x.campaign_options).gm_difficulty,
         )
 
@@ -549,12 +551,7 @@ def _cooperate(
             )
     results = [own]
     for p in cooperating:
-        spec = TestSpec(
-            skill=skill_key(choice.skill),
-            skill_value=skill_value(_sheet(p).skills, choice.skill, field="cooperating"),
-            confrontation=True,
-        )
-        results.append(roll_test(spec, dice.of(p.id), "attack"))
+        results.append(roll_test(_cooperating_spec(p, choice), dice.of(p.id), "attack"))
         steps.append({"rule": "AS-T6", "what": "cooperating attack test", "combatant_id": p.id, **_test(results[-1])})
     group, attack = combat.cooperative_attack(tuple(results))
     members = [attacker, *cooperating]
@@ -562,7 +559,7 @@ def _cooperate(
     if leader is attacker:
         count, constant, weapon = _weapon(attacker.sheet, choice)
     else:
-        count, constant, weapon = _weapon(leader.sheet, AttackChoice())
+        count, constant, weapon = _weapon(leader.sheet, AttackChoice())  # its own first weapon
     steps.append(
         {
             "rule": "AS-T6",
@@ -575,6 +572,21 @@ def _cooperate(
         }
     )
     return attack, count, constant, weapon
+
+
+def _cooperating_spec(p: Party, choice: AttackChoice) -> TestSpec:
+    """AS-T6: a cooperating character's attack test: the action's skill, its own value."""
+    return TestSpec(
+        skill=skill_key(choice.skill),
+        skill_value=skill_value(_sheet(p).skills, choice.skill, field="cooperating"),
+        confrontation=True,
+    )
+
+
+def _cooperating(cooperating: Sequence[Party], choice: AttackChoice) -> list[tuple[TestSpec, tuple[int, int]]]:
+    """AS-T6: each cooperating character's test and weapon (d6 count, constant: its own first
+    weapon, which deals the damage when it leads, as `_cooperate` reads it)."""
+    return [(_cooperating_spec(p, choice), _weapon(p.sheet, AttackChoice())[:2]) for p in cooperating]
 
 
 def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[int, int, str | None]:
@@ -704,11 +716,14 @@ def attack_odds(
     choice: AttackChoice,
     *,
     group: Sequence[Party] = (),
+    cooperating: Sequence[Party] = (),
     gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
-) -> ExchangeOdds:
+) -> ExchangeOdds | None:
     """The exact odds of `resolve_attack` on its first target (`rules.odds.attack_odds`), from the
     same engaged attack: its test's spec, the target's reaction and defense spec (AS-C4 prudence /
-    danger as `_defend` reads them), the weapon, the protection, vitality and volonte (AS-C5)."""
+    danger as `_defend` reads them), the weapon, the protection, vitality and volonte (AS-C5);
+    AS-T6 each cooperating character's test and weapon (`_cooperating`). None beyond the
+    cooperations the odds count."""
     e = engage(attacker, targets, choice, group, [])
     target, reaction, _ = e.reactions[0]
     sheet = _sheet(target)
@@ -717,18 +732,26 @@ def attack_odds(
         prudence, danger = int(target.counters.get("prudence") or 0), int(target.counters.get("danger") or 0)
         modifier, _, _ = combat.next_defense(prudence, danger)
         defense = _defense_spec(target, modifier, reaction == HEROIC_DEFENSE, choice.defense_close_skill)
-    odds = exact.attack_odds(
-        e.spec,
-        weapon_count=e.dice_count,
-        flat=e.bonus + e.constant,
-        asset_dice=choice.asset_dice,
-        defense=defense,
-        difficulty=choice.difficulty if choice.difficulty is not None else gm_difficulty,
-        protection=sheet.protection,
-        effects=e.effects,
-        vitality=VITALITY.value(sheet),
-        volonte=skill_value(sheet.skills, "volonte"),
-    )
+    try:
+        others = _cooperating(cooperating, choice)
+    except RuleError:  # a character without a weapon: the action refuses the dice where it leads
+        return None
+    try:
+        odds = exact.attack_odds(
+            e.spec,
+            weapon=(e.dice_count, e.constant),
+            bonus=e.bonus,
+            cooperating=others,
+            asset_dice=choice.asset_dice,
+            defense=defense,
+            difficulty=choice.difficulty if choice.difficulty is not None else gm_difficulty,
+            protection=sheet.protection,
+            effects=e.effects,
+            vitality=VITALITY.value(sheet),
+            volonte=skill_value(sheet.skills, "volonte"),
+        )
+    except exact.TooMany:
+        return None
     down = Fraction(0) if COMBAT.is_down(sheet) else odds.down
     return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=down)
 

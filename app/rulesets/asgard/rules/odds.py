@@ -193,6 +193,7 @@ def test_classes(spec: TestSpec, weapon_count: int = 0) -> tuple[int, dict[tuple
     return 6**n, out
 
 
+@cache
 def _d6s(count: int) -> dict[int, Fraction]:
     return total(die(6) for _ in range(count))
 
@@ -208,11 +209,52 @@ class AttackOdds:
     down: Fraction
 
 
+Weapon = tuple[int, int]  # AS-C2: a participant's weapon: its d6 count, its constant
+MAX_COOPERATIONS = 20_000  # AS-T6: combinations of the participants' distinct results counted
+
+
+def _attacks(
+    attack: TestSpec, weapon: Weapon, cooperating: Sequence[tuple[TestSpec, Weapon]]
+) -> tuple[int, list[tuple[TestResult, int, int, int]]]:
+    """The attack test the defense opposes, each distinct one with: the damage it deals before the
+    rolled dice (its weapon dice read, the heroism die, the weapon's constant), how many d6 its
+    weapon rolls beyond three, and how many of the rolls give it; and how many rolls there are.
+    AS-T6: every participant's distinct results combined, `cooperative_attack` choosing the leader
+    (its dice and weapon deal the damage)."""
+    people = [(attack, weapon), *cooperating]
+    tables = [test_classes(spec, min(count, BASE_DICE)) for spec, (count, _) in people]
+    whole, size = 1, 1
+    for rolls, classes in tables:
+        whole, size = whole * rolls, size * len(classes)
+    if size > MAX_COOPERATIONS:
+        raise TooMany(f"{size} combinations of the cooperating tests")
+    out: list[tuple[TestResult, int, int, int]] = []
+    for combo in itertools.product(*(classes.items() for _, classes in tables)):
+        results = tuple(r for _, (r, _) in combo)
+        n = 1
+        for _, (_, m) in combo:
+            n *= m
+        if len(people) == 1:
+            lead, led = 0, results[0]
+        else:
+            group, led = combat.cooperative_attack(results)
+            lead = group.leader
+        (_, _, heroism, read), _ = combo[lead]
+        count, constant = people[lead][1]
+        extra = max(0, count - BASE_DICE) + (min(count, BASE_DICE) if people[lead][0].take_11 else 0)
+        out.append((led, read + (heroism or 0) + constant, extra, n))
+    return whole, out
+
+
+class TooMany(ValueError):
+    """More combinations than the exact odds count."""
+
+
 def attack_odds(
     attack: TestSpec,
     *,
-    weapon_count: int,
-    flat: int,
+    weapon: Weapon,
+    bonus: int,
     asset_dice: int,
     defense: TestSpec | None,
     difficulty: int,
@@ -220,22 +262,23 @@ def attack_odds(
     effects: PrimeEffects,
     vitality: int,
     volonte: int,
+    cooperating: Sequence[tuple[TestSpec, Weapon]] = (),
 ) -> AttackOdds:
     """The exact distribution of one Asgard attack on one target (every die uniform): the attack
-    test's distinct results, the defense test's against each (`combat.resolve_attack`, AS-T9), then
-    AS-C2 damage (the weapon dice read from the attack, the extra d6 beyond three and the asset's,
-    the heroism die, `flat`: group bonus and constant), AS-C3 protection and the defender's heroism
-    die (`damage_taken`), AS-C4 halvings (`final_damage`), vitality (`take_damage`) and, at 0,
-    AS-C5's volonte test (`success_chance`). `weapon_count`: the weapon's d6 (AS-C2)."""
-    read = min(weapon_count, BASE_DICE)
-    rolls, attacks = test_classes(attack, read)
+    test's distinct results (AS-T6: the cooperation's, `_attacks`), the defense test's against
+    each (`combat.resolve_attack`, AS-T9), then AS-C2 damage (the weapon dice read from the attack,
+    the extra d6 beyond three and the asset's, the heroism die, the weapon's constant and `bonus`:
+    AS-C11's group), AS-C3 protection and the defender's heroism die (`damage_taken`), AS-C4
+    halvings (`final_damage`), vitality (`take_damage`) and, at 0, AS-C5's volonte test
+    (`success_chance`). Raises `TooMany` beyond `MAX_COOPERATIONS` combinations."""
+    rolls, attacks = _attacks(attack, weapon, cooperating)
     against = test_classes(defense) if defense is not None else None
     # how many defense rolls the attack beats, by the defender's heroism die, for each attack as the
     # opposition reads it (AS-T9, AS-T3); counted in integers over (attack rolls x defense rolls)
     by_attack: dict[tuple[Any, ...], dict[int | None, int]] = {}
-    counts: dict[tuple[int, int | None], int] = {}  # (damage before the rolled dice, defender's die)
-    for (automatic, score, heroism, weapon), (a, n) in attacks.items():
-        key = (automatic, score, a.spec.skill_value)
+    counts: dict[tuple[int, int | None, int], int] = {}  # (damage before the rolled dice, defender's die, d6)
+    for a, dealt, extra, n in attacks:
+        key = (a.automatic, a.score, a.spec.skill_value)
         if key not in by_attack:
             hits: dict[int | None, int] = {}
             if against is None:
@@ -247,15 +290,14 @@ def attack_odds(
                         hits[d.heroism_die] = hits.get(d.heroism_die, 0) + m
             by_attack[key] = hits
         for h, m in by_attack[key].items():
-            k = (weapon + (heroism or 0) + flat, h)
+            k = (dealt + bonus, h, extra + asset_dice)
             counts[k] = counts.get(k, 0) + n * m
     whole = rolls * (against[0] if against is not None else 1)
     base = {k: Fraction(c, whole) for k, c in counts.items()}
     hit_share = sum(base.values(), Fraction(0))
-    rolled = _d6s(max(0, weapon_count - BASE_DICE) + asset_dice + (read if attack.take_11 else 0))
     lowered, down = Fraction(0), Fraction(0)
-    for (before_dice, h), p in base.items():
-        for extra, q in rolled.items():
+    for (before_dice, h, dice), p in base.items():
+        for extra, q in _d6s(dice).items():
             taken = combat.damage_taken(before_dice + extra, protection)
             final = combat.final_damage(max(0, taken - (h or 0)), effects)
             after = take_damage(vitality, final)
