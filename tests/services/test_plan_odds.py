@@ -189,6 +189,15 @@ def fight(t: Table, people: list[tuple[str, dict, str]]) -> tuple[str, dict[str,
     return s["id"], ids(s)
 
 
+def asgard_engaged(p: actions.Prepared) -> tuple[ExchangeOdds, Any, tuple[Party, str], Any]:
+    """The exact odds, a fresh exchange, its one target with its reaction, the attack's choices
+    (`Asgard._engage`, as the route's attack reads them)."""
+    x = p.build(CombatDice(dice=[]))
+    targets, choice = as_combat.COMBAT._engage(x)
+    (target,) = targets
+    return exact(p), x, target, choice
+
+
 def current_first(t: Table, eid: str, n: dict[str, str], name: str) -> None:
     """Turns passed until `name` acts (the GM's next-turn)."""
     for _ in range(len(n) + 1):
@@ -255,10 +264,7 @@ def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(
         "damage": "2d6",
     }
     with prepared(database, t, eid, body) as p:
-        odds = exact(p)
-        x = p.build(CombatDice(dice=[]))
-        targets, choice = as_combat.COMBAT._engage(x)
-        ((target, reaction),) = targets
+        odds, x, (target, reaction), choice = asgard_engaged(p)
         seen: Counter[str] = Counter()
         hits = downs = 0
         for dice in seeded(2626, N):
@@ -369,10 +375,7 @@ def test_issue26_item3_asgard_cooperation_exact_odds_match_a_seeded_simulation(t
     current_first(t, eid, n, "Aiko")
     body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "cooperating": [n["Bo"]]}
     with prepared(database, t, eid, body) as p:
-        odds = exact(p)
-        x = p.build(CombatDice(dice=[]))
-        targets, choice = as_combat.COMBAT._engage(x)
-        ((target, reaction),) = targets
+        odds, x, (target, reaction), choice = asgard_engaged(p)
         seen: Counter[str] = Counter()
         hits = downs = 0
         for dice in seeded(2628, N_COOPERATION):
