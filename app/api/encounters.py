@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.deps import (
     CheckedRoute,
@@ -267,12 +267,28 @@ class PlannedDie(BaseModel):
     purpose: str
     by: str | None
     entered_by: Literal["caller", "server"]
-    condition: str | None = None
+    condition: str | None = Field(
+        None, description="Set when the die is needed only on some results of earlier ones (named)."
+    )
+    depends_on: list[int] | None = Field(
+        None, description="The dice (numbered from 1, in `dice`) whose results decide whether this one is needed."
+    )
+
+
+class Share(BaseModel):
+    probability: str = Field(description="An exact fraction, `numerator/denominator`.")
+    p: float
+
+
+class PlanOdds(BaseModel):
+    outcomes: dict[str, Share] = Field(description="Each outcome of the exchange, as the ruleset names them (sum: 1).")
+    hit: Share = Field(description="The target's first pool lowered.")
+    down: Share = Field(description="The target brought down by this action.")
 
 
 class ActionPlan(BaseModel):
     dice: list[PlannedDie]
-    odds: dict[str, Any] | None = None
+    odds: PlanOdds | None = None
 
 
 @router.get(
@@ -280,7 +296,8 @@ class ActionPlan(BaseModel):
     response_model=Choices,
     summary="What a combatant may do now (the GM, or the combatant's owner)",
     description="Each combat action type: `allowed` when the action route would accept it (else the problem "
-    "`code` it would answer), the targets the caller sees that it accepts, the target's reactions. Built by "
+    "`code` it would answer), the targets the caller sees that it accepts, the target's reactions, and the "
+    "`costs` that apply (light/dark points, heroism…: per choice, with what the sheet holds). Built by "
     "running the action route's own checks without writing anything.",
 )
 async def encounter_choices(
@@ -298,8 +315,11 @@ async def encounter_choices(
     summary="The dice an action will consume, in order, without rolling or writing anything",
     description="The body of an action without `dice` or `seed` (whoever may send the action): every die it "
     "will take, in order, with whose it is (`by`) and who enters it (`entered_by`); a die needed only on "
-    "some results of earlier ones (a damage die only on a hit) carries its `condition`. A body the action "
-    "would refuse answers that problem.",
+    "some results of earlier ones (a damage die only on a hit) carries its `condition` and the dice it "
+    "`depends_on`. An action with a target answers its exact `odds` (fractions): each outcome of the exchange, "
+    "`hit` (the target's first pool lowered) and `down` (the target brought down by it), from the ruleset's "
+    "own rules (standing reaction, postures, karma dice, advantages, protection, primes, groups). A body the "
+    "action would refuse answers that problem.",
 )
 async def plan_encounter_action(
     encounter_id: str,

@@ -658,6 +658,17 @@ class Exchange:
         return item
 
 
+@dataclass(frozen=True)
+class ExchangeOdds:
+    """The exact odds of one action (issue 26): `outcomes` (the exchange's own, named by the
+    ruleset, summing to 1), `hit` (the target's first pool lowered) and `down` (the target brought
+    down by this action)."""
+
+    outcomes: dict[str, Fraction]
+    hit: Fraction
+    down: Fraction
+
+
 @dataclass
 class TurnPassed:
     """What a combatant's turn starting or ending changed in the ruleset's state: its counters
@@ -918,6 +929,18 @@ class EncounterRules(ABC):
 
     def final_skill(self, x: Exchange) -> None:
         raise unsupported(self.ruleset, "final_skill", list(self.action_models()))
+
+    def action_costs(self, type_: str, sheet: SheetModel) -> dict[str, Any] | None:
+        """What an action of this type may cost the combatant whose sheet this is (`choices`,
+        issue 26): `{choice: {resource: amount}}` for each choice that spends something, and
+        `available`: what the sheet holds of those resources; None when nothing it does costs."""
+        return None
+
+    def odds(self, x: Exchange) -> ExchangeOdds | None:
+        """The exact odds of the action `x` would resolve (`actions/plan`, issue 26), built from
+        the same pure rules as the action; None when the ruleset has none for this type (the plan
+        then counts the action's resolutions one by one, when few)."""
+        return None
 
     def resolve(self, x: Exchange) -> None:
         """Dispatch `x.req.type` to its method."""

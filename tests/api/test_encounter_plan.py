@@ -160,13 +160,59 @@ def test_issue26_item2_exact_odds_of_a_worlds_awakening_attack_equal_every_die_c
 
     resolve([], Fraction(1))
     assert 0 < counted["down"] < counted["hit"] < 1
-    assert p["odds"] == {
+    assert {k: p["odds"][k] for k in counted} == {
         name: {"probability": f"{f.numerator}/{f.denominator}", "p": float(f)} for name, f in counted.items()
     }
+    assert sum(Fraction(o["probability"]) for o in p["odds"]["outcomes"].values()) == 1
 
 
-def test_issue26_item2_no_odds_when_the_combinations_are_too_many_to_count(table):
+def test_issue26_item2_a_great_cosmos_plan_has_exact_odds_and_names_the_dice_a_conditional_one_depends_on(table):
+    """GC-P2/GC-P4: a d100 against a d100 (too many combinations to count one by one) gets the
+    ruleset's exact odds; the damage die is needed only when the attack hits and the dodge fails."""
     t = table("great-cosmos")
     eid, n = duel(t, gc_fighter(60), gc_fighter(40))
     p = plan(t, eid, {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"})
-    assert p["dice"] and "odds" not in p  # a d100 against a d100: not counted one by one
+    odds = {k: Fraction(v["probability"]) for k, v in p["odds"]["outcomes"].items()}
+    assert set(odds) == {"missed", "auto_defended", "defended", "damage"} and sum(odds.values()) == 1
+    assert odds["auto_defended"] == 0 and 0 < odds["missed"] < 1  # GC-P5 only in Illumination
+    assert Fraction(p["odds"]["hit"]["probability"]) == odds["damage"]  # every 1d6 lowers hp
+    assert p["odds"]["down"] == {"probability": "0/1", "p": 0.0}  # hp beyond 6
+    assert [(d["die"], d["purpose"]) for d in p["dice"]][0] == ("d100", "attack")
+    damage = next(d for d in p["dice"] if d["purpose"] == "damage")
+    assert 1 in damage["depends_on"] and "die 1 (d100 attack)" in damage["condition"]
+    assert "condition" not in p["dice"][0]
+    dodge = next(d for d in p["dice"] if d["purpose"] == "dodge")
+    assert dodge["depends_on"] == [1]  # a dodge only against a hit
+
+
+def test_issue26_item1_choices_list_the_costs_that_apply(table):
+    """GC-P5/P6: entering Illumination costs 1 light point, Sépulcrale 1 dark point; AS-H1 the
+    attack's 4th die 1 heroism; each with what the sheet holds."""
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60, light_points=2, dark_points=0), gc_fighter(40))
+    got = t.client.get(f"/v1/encounters/{eid}/choices", params={"combatant_id": n["Aiko"]}, headers=t.gm).json()
+    posture = next(a for a in got["actions"] if a["type"] == "posture")
+    assert posture["costs"] == {
+        "illumination": {"light_points": 1},
+        "sepulcrale": {"dark_points": 1},
+        "available": {"light_points": 2, "dark_points": 0},
+    }
+    assert "costs" not in next(a for a in got["actions"] if a["type"] == "attack")
+    t = table("asgard")
+    eid, n = duel(t, as_fighter(3, heroism=2), as_fighter(2))
+    got = t.client.get(f"/v1/encounters/{eid}/choices", params={"combatant_id": n["Aiko"]}, headers=t.gm).json()
+    attack = next(a for a in got["actions"] if a["type"] == "attack")
+    assert attack["costs"] == {"heroism_4d6": {"heroism": 1}, "available": {"heroism": 2}}
+
+
+def test_issue26_item2_damage_too_large_to_count_exactly_leaves_the_odds_out(table):
+    """GC-P4: `100d1000` is not convolved (app.rules.distribution's budget): the plan lists its dice
+    and answers no odds rather than spending seconds; a kept term (`4d6kh3`) is counted exactly."""
+    t = table("great-cosmos")
+    eid, n = duel(t, gc_fighter(60), gc_fighter(40, hp=10, hp_max=10))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"]}
+    big = plan(t, eid, {**body, "damage": "100d1000"})
+    assert sum(1 for d in big["dice"] if d["purpose"] == "damage") == 100 and "odds" not in big
+    kept = plan(t, eid, {**body, "damage": "4d6kh3"})
+    odds = kept["odds"]
+    assert 0 < Fraction(odds["down"]["probability"]) < Fraction(odds["hit"]["probability"])

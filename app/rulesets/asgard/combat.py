@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
@@ -17,6 +18,7 @@ from app.kit.errors import Forbidden
 from app.models.encounters import CombatAction, Id
 from app.rules.errors import RuleError
 from app.rulesets.asgard.rules import combat, hazards
+from app.rulesets.asgard.rules import odds as exact
 from app.rulesets.asgard.rules.combat import initiative_order
 from app.rulesets.asgard.rules.core import (
     TestSpec,
@@ -33,6 +35,7 @@ from app.rulesets.contract import (
     EncounterRules,
     Entrant,
     Exchange,
+    ExchangeOdds,
     Initiative,
     Party,
     Pool,
@@ -114,8 +117,8 @@ class Asgard(EncounterRules):
             mal_en_point(target, amount, steps, round_)
         return steps
 
-    def attack(self, x: Exchange) -> None:
-        """AS-C1..C5, AS-C11 (see `resolve_attack`)."""
+    def _engage(self, x: Exchange) -> tuple[list[tuple[Party, str]], AttackChoice]:
+        """The attack's targets (each with its reaction) and choices, its checks passed."""
         req: AsgardAttackRequest = x.req
         by_id = {p.id: p for p in x.more}
         if x.replaying is not None:
@@ -153,6 +156,42 @@ class Asgard(EncounterRules):
             defense_close_skill=req.defense_close_skill,
             asset_dice=req.asset_dice,
         )
+        return targets, choice
+
+    def action_costs(self, type_: str, sheet: Sheet) -> dict[str, Any] | None:
+        """AS-H1: the attack's 4th die (`heroism_4d6`) costs 1 heroism, and so does the target's
+        heroic defense (`defense_heroism`, its own); AS-H2 a heroism reroll 1 heroism (AS-H6: never
+        below zero)."""
+        available = {"heroism": sheet.heroism}
+        if type_ == "attack":
+            return {"heroism_4d6": {"heroism": 1}, "available": available}
+        if type_ == combat.HEROISM_REROLL:
+            return {combat.HEROISM_REROLL: {"heroism": 1}, "available": available}
+        return None
+
+    def odds(self, x: Exchange) -> ExchangeOdds | None:
+        """Issue 26: the exact odds of an attack on its `target_id` (AS-C1..C5, AS-C11, AS-T6, AS-H1,
+        AS-C4; `attack_odds`); none for a heroism reroll (AS-H2), nor for a cooperation of more
+        combinations than the odds count (`rules.odds.MAX_COOPERATIONS`)."""
+        req = x.req
+        if req.type != "attack" or x.replaying is not None:
+            return None
+        targets, choice = self._engage(x)
+        by_id = {p.id: p for p in x.more}
+        return attack_odds(
+            x.actor,
+            targets,
+            choice,
+            group=[by_id[cid] for cid in req.group],
+            cooperating=[by_id[cid] for cid in req.cooperating],
+            gm_difficulty=_options(x.campaign_options).gm_difficulty,
+        )
+
+    def attack(self, x: Exchange) -> None:
+        """AS-C1..C5, AS-C11 (see `resolve_attack`)."""
+        req: AsgardAttackRequest = x.req
+        targets, choice = self._engage(x)
+        by_id = {p.id: p for p in x.more}
         together = [by_id[cid] for cid in (*req.group, *req.cooperating)]
         steps = resolve_attack(
             x.dice,
@@ -320,35 +359,30 @@ def _check_take_11(x: Exchange) -> None:
         )
 
 
-def resolve_attack(
-    dice: CombatDice,
+@dataclass(frozen=True)
+class Engaged:
+    """An attack before its first die (AS-C4, AS-C11, AS-C1, AS-H1/H6, AS-C2): what its tests and
+    damage read, for `resolve_attack` and its exact odds alike."""
+
+    effects: combat.PrimeEffects
+    bonus: int
+    reactions: list[tuple[Party, str, str | None]]
+    dice_count: int
+    constant: int
+    weapon: str | None
+    spec: TestSpec
+
+
+def engage(
     attacker: Party,
     targets: list[tuple[Party, str]],
     choice: AttackChoice,
-    *,
-    group: Sequence[Party] = (),
-    cooperating: Sequence[Party] = (),
-    gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
-    round_: int = 1,
-) -> list[dict]:
-    """One Asgard attack, in rule order; changes the fighters (copies) and returns the steps.
-
-    AS-C4 primes and penalties (`attaques_multiples`: exactly two targets, one test); AS-C11
-    a group of extras (one test, +1 per other member, to the test and the damage); AS-H1 the
-    attacker's heroism die; AS-C1 the attack test, then each target's defense test (its
-    standing reaction: `defense`, `defense_heroism` — 4d6 for 1 heroism — or `none`: an
-    unperceived attack, combat ≥ the GM's difficulty), AS-C4 prudence/danger on that test;
-    AS-C2 damage from the attack's dice (+ heroism die, extra d6 beyond three, group bonus);
-    AS-C3 protection and the defender's heroism die; AS-C4 halvings; vitality (never below 0);
-    AS-C5 "mal en point" tests when vitality reaches 0 (dying and unconscious conditions).
-    AS-T6 cooperating characters: each makes its attack test, the best leads (its dice and
-    weapon deal the damage), +1/−1 per other result. AS-T7 a close skill: −5 on that test.
-    AS-C1 a target that cannot perceive (unconscious, dying) does not defend. AS-H6 a heroic
-    defense without heroism is refused before any die is rolled.
-    Dice: attack 3d6 [+d6 heroism], each cooperating character's 3d6, each defense 3d6 [+d6],
-    damage d6 beyond three then the asset's d6, then each target's AS-C5 dice (resistance 3d6
-    [1d6], volonte 3d6 [2d6])."""
-    steps: list[dict[str, Any]] = []
+    group: Sequence[Party],
+    steps: list[dict[str, Any]],
+) -> Engaged:
+    """The primes and penalties, the group's bonus, each target's reaction (a heroic defense
+    without heroism refused before any die), the weapon, the attacker's heroism die spent and
+    its attack test's spec."""
     effects = combat.prime_effects(
         combat.Primes(choice.primes, choice.penalties, choice.free_primes, choice.mandatory_penalties)
     )
@@ -397,6 +431,48 @@ def resolve_attack(
         close_skill=choice.close_skill,
         confrontation=True,
         take_11=choice.take_11,
+    )
+    return Engaged(effects, bonus, reactions, dice_count, constant, weapon, spec)
+
+
+def resolve_attack(
+    dice: CombatDice,
+    attacker: Party,
+    targets: list[tuple[Party, str]],
+    choice: AttackChoice,
+    *,
+    group: Sequence[Party] = (),
+    cooperating: Sequence[Party] = (),
+    gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
+    round_: int = 1,
+) -> list[dict]:
+    """One Asgard attack, in rule order; changes the fighters (copies) and returns the steps.
+
+    AS-C4 primes and penalties (`attaques_multiples`: exactly two targets, one test); AS-C11
+    a group of extras (one test, +1 per other member, to the test and the damage); AS-H1 the
+    attacker's heroism die; AS-C1 the attack test, then each target's defense test (its
+    standing reaction: `defense`, `defense_heroism` — 4d6 for 1 heroism — or `none`: an
+    unperceived attack, combat ≥ the GM's difficulty), AS-C4 prudence/danger on that test;
+    AS-C2 damage from the attack's dice (+ heroism die, extra d6 beyond three, group bonus);
+    AS-C3 protection and the defender's heroism die; AS-C4 halvings; vitality (never below 0);
+    AS-C5 "mal en point" tests when vitality reaches 0 (dying and unconscious conditions).
+    AS-T6 cooperating characters: each makes its attack test, the best leads (its dice and
+    weapon deal the damage), +1/−1 per other result. AS-T7 a close skill: −5 on that test.
+    AS-C1 a target that cannot perceive (unconscious, dying) does not defend. AS-H6 a heroic
+    defense without heroism is refused before any die is rolled.
+    Dice: attack 3d6 [+d6 heroism], each cooperating character's 3d6, each defense 3d6 [+d6],
+    damage d6 beyond three then the asset's d6, then each target's AS-C5 dice (resistance 3d6
+    [1d6], volonte 3d6 [2d6])."""
+    steps: list[dict[str, Any]] = []
+    e = engage(attacker, targets, choice, group, steps)
+    effects, bonus, reactions, dice_count, constant, weapon, spec = (
+        e.effects,
+        e.bonus,
+        e.reactions,
+        e.dice_count,
+        e.constant,
+        e.weapon,
+        e.spec,
     )
     attack = roll_test(spec, dice.of(attacker.id), "attack")
     steps.append({"rule": "AS-C1", "what": "attack test", "combatant_id": attacker.id, **_test(attack)})
@@ -475,12 +551,7 @@ def _cooperate(
             )
     results = [own]
     for p in cooperating:
-        spec = TestSpec(
-            skill=skill_key(choice.skill),
-            skill_value=skill_value(_sheet(p).skills, choice.skill, field="cooperating"),
-            confrontation=True,
-        )
-        results.append(roll_test(spec, dice.of(p.id), "attack"))
+        results.append(roll_test(_cooperating_spec(p, choice), dice.of(p.id), "attack"))
         steps.append({"rule": "AS-T6", "what": "cooperating attack test", "combatant_id": p.id, **_test(results[-1])})
     group, attack = combat.cooperative_attack(tuple(results))
     members = [attacker, *cooperating]
@@ -488,7 +559,7 @@ def _cooperate(
     if leader is attacker:
         count, constant, weapon = _weapon(attacker.sheet, choice)
     else:
-        count, constant, weapon = _weapon(leader.sheet, AttackChoice())
+        count, constant, weapon = _weapon(leader.sheet, AttackChoice())  # its own first weapon
     steps.append(
         {
             "rule": "AS-T6",
@@ -501,6 +572,21 @@ def _cooperate(
         }
     )
     return attack, count, constant, weapon
+
+
+def _cooperating_spec(p: Party, choice: AttackChoice) -> TestSpec:
+    """AS-T6: a cooperating character's attack test: the action's skill, its own value."""
+    return TestSpec(
+        skill=skill_key(choice.skill),
+        skill_value=skill_value(_sheet(p).skills, choice.skill, field="cooperating"),
+        confrontation=True,
+    )
+
+
+def _cooperating(cooperating: Sequence[Party], choice: AttackChoice) -> list[tuple[TestSpec, tuple[int, int]]]:
+    """AS-T6: each cooperating character's test and weapon (d6 count, constant: its own first
+    weapon, which deals the damage when it leads, as `_cooperate` reads it)."""
+    return [(_cooperating_spec(p, choice), _weapon(p.sheet, AttackChoice())[:2]) for p in cooperating]
 
 
 def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[int, int, str | None]:
@@ -594,15 +680,7 @@ def _defend(
     heroic = reaction == HEROIC_DEFENSE  # affordable: checked before any die (AS-H6)
     if heroic:
         _spend_heroism(target, steps, "the heroism die of the defense (AS-H1)", "reaction")
-    spec = TestSpec(
-        skill="defense",
-        skill_value=skill_value(_sheet(target).skills, "defense"),
-        modifier=modifier,
-        heroism_4d6=heroic,
-        close_skill=close_skill,
-        confrontation=True,
-    )
-    defense = roll_test(spec, dice.of(target.id), "defense")
+    defense = roll_test(_defense_spec(target, modifier, heroic, close_skill), dice.of(target.id), "defense")
     result = combat.resolve_attack(attack, defense)
     steps.append({"rule": "AS-C1", "what": "defense test", "combatant_id": target.id, **_test(defense)})
     steps.append(
@@ -618,6 +696,64 @@ def _defend(
         }
     )
     return target, defense, result.hit
+
+
+def _defense_spec(target: Party, modifier: int, heroic: bool, close_skill: bool) -> TestSpec:
+    """AS-C1: the target's defense test (AS-C4's modifier, AS-H1 4d6, AS-T7 a close skill)."""
+    return TestSpec(
+        skill="defense",
+        skill_value=skill_value(_sheet(target).skills, "defense"),
+        modifier=modifier,
+        heroism_4d6=heroic,
+        close_skill=close_skill,
+        confrontation=True,
+    )
+
+
+def attack_odds(
+    attacker: Party,
+    targets: list[tuple[Party, str]],
+    choice: AttackChoice,
+    *,
+    group: Sequence[Party] = (),
+    cooperating: Sequence[Party] = (),
+    gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
+) -> ExchangeOdds | None:
+    """The exact odds of `resolve_attack` on its first target (`rules.odds.attack_odds`), from the
+    same engaged attack: its test's spec, the target's reaction and defense spec (AS-C4 prudence /
+    danger as `_defend` reads them), the weapon, the protection, vitality and volonte (AS-C5);
+    AS-T6 each cooperating character's test and weapon (`_cooperating`). None beyond the
+    cooperations the odds count."""
+    e = engage(attacker, targets, choice, group, [])
+    target, reaction, _ = e.reactions[0]
+    sheet = _sheet(target)
+    defense = None
+    if reaction != "none":
+        prudence, danger = int(target.counters.get("prudence") or 0), int(target.counters.get("danger") or 0)
+        modifier, _, _ = combat.next_defense(prudence, danger)
+        defense = _defense_spec(target, modifier, reaction == HEROIC_DEFENSE, choice.defense_close_skill)
+    try:
+        others = _cooperating(cooperating, choice)
+    except RuleError:  # a character without a weapon: the action refuses the dice where it leads
+        return None
+    try:
+        odds = exact.attack_odds(
+            e.spec,
+            weapon=(e.dice_count, e.constant),
+            bonus=e.bonus,
+            cooperating=others,
+            asset_dice=choice.asset_dice,
+            defense=defense,
+            difficulty=choice.difficulty if choice.difficulty is not None else gm_difficulty,
+            protection=sheet.protection,
+            effects=e.effects,
+            vitality=VITALITY.value(sheet),
+            volonte=skill_value(sheet.skills, "volonte"),
+        )
+    except exact.TooMany:
+        return None
+    down = Fraction(0) if COMBAT.is_down(sheet) else odds.down
+    return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=down)
 
 
 def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict], round_: int) -> None:

@@ -17,6 +17,7 @@ from app.rulesets.contract import (
     EncounterRules,
     Entrant,
     Exchange,
+    ExchangeOdds,
     Grid,
     Initiative,
     Party,
@@ -88,6 +89,21 @@ class GreatCosmos(EncounterRules):
     # --- actions (great_cosmos_combat) ---------------------------------------------------------
     def attack(self, x: Exchange) -> None:
         combat.attack(x)
+
+    def action_costs(self, type_: str, sheet: Sheet) -> dict[str, Any] | None:
+        """GC-P5/P6: entering Illumination costs 1 light point, Sépulcrale 1 dark point; GC-S9 the
+        Final Skill its own cost (from its special posture)."""
+        available = {"light_points": sheet.light_points or 0, "dark_points": sheet.dark_points or 0}
+        if type_ == "posture":
+            return {ILLUMINATION: {"light_points": 1}, SEPULCRALE: {"dark_points": 1}, "available": available}
+        if type_ == "final_skill" and sheet.final_skill is not None:
+            skill = sheet.final_skill
+            return {skill.name: {f"{skill.cost_kind}_points": skill.cost_points}, "available": available}
+        return None
+
+    def odds(self, x: Exchange) -> ExchangeOdds | None:
+        """Issue 26: the exact odds of an attack (GC-P1..P7, `exchange.attack_odds`)."""
+        return combat.attack_odds(x) if x.req.type == "attack" else None
 
     def move(self, x: Exchange) -> None:
         combat.move(x)

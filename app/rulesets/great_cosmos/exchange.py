@@ -19,15 +19,17 @@ disadvantage d6 (GC-P7, Sépulcrale); a dash's agilite test (GC-D4)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource, TableDice
 from app.rules.errors import RuleError
-from app.rulesets.contract import Exchange, Party, Pool, TurnPassed
+from app.rulesets.contract import Exchange, ExchangeOdds, Party, Pool, TurnPassed
 from app.rulesets.great_cosmos.rules import fight as state
 from app.rulesets.great_cosmos.rules.core import TestResult, canonical_stat, resolve_test
+from app.rulesets.great_cosmos.rules.odds import attack_odds as attack_odds_of
 from app.rulesets.great_cosmos.rules.postures import (
     ATTACK_STATS,
     DEFENSE_STATS,
@@ -215,8 +217,23 @@ def _base_move(p: Party, round_: int) -> int:
 # --- attack ------------------------------------------------------------------------------------
 
 
-def attack(x: Exchange) -> None:
-    """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the exchange, its effects."""
+@dataclass(frozen=True)
+class Engaged:
+    """An attack every check passed, before its dice: what `resolve_attack` (and its exact odds,
+    `rules.odds.attack_odds`) is given, and what the steps name."""
+
+    fa: Fighter
+    fd: Fighter
+    stat: str
+    expression: str
+    source: str
+    reaction: str | None
+    moved_away: bool
+    terms: dict[str, Any]  # resolve_attack's keyword arguments
+
+
+def engage(x: Exchange) -> Engaged:
+    """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the turn's action spent."""
     a, t, req, opts = x.actor, x.target, x.req, options(x)
     assert t is not None
     if _hp(t.sheet) <= 0:
@@ -231,10 +248,7 @@ def attack(x: Exchange) -> None:
         _act(x, "an attack")
     _provocation(x, t)
     reaction = _reaction(x, fd)
-    result = resolve_attack(
-        Named(a.dice, {"test": "attack", "karma": "attack karma"}),
-        fa,
-        fd,
+    terms = dict(
         stat=stat,
         damage=expression,
         reaction=reaction,
@@ -246,6 +260,28 @@ def attack(x: Exchange) -> None:
         sepulchral=opts.sepulchral_damage_multiplier,
         backlash=opts.backlash_damage_multiplier,
         extreme_scores=opts.extreme_scores,
+    )
+    return Engaged(fa, fd, stat, expression, source, reaction, moved_away, terms)
+
+
+def attack_odds(x: Exchange) -> ExchangeOdds:
+    """The exact odds of `attack(x)` (issue 26): the same checks, the same fighters and terms,
+    `rules.odds.attack_odds` in place of `resolve_attack`."""
+    e = engage(x)
+    odds = attack_odds_of(e.fa, e.fd, **e.terms)
+    return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down)
+
+
+def attack(x: Exchange) -> None:
+    """GC-P1..P7, GC-D1, GC-O2: reach, the reaction the rules allow, the exchange, its effects."""
+    a, t, req = x.actor, x.foe, x.req
+    e = engage(x)
+    stat, expression, source, moved_away, fa, reaction = e.stat, e.expression, e.source, e.moved_away, e.fa, e.reaction
+    result = resolve_attack(
+        Named(a.dice, {"test": "attack", "karma": "attack karma"}),
+        fa,
+        e.fd,
+        **e.terms,
         defender_dice=Named(
             t.dice, {"test": reaction or "defense", "karma": f"{reaction} karma", "auto_defense": "auto defense"}
         ),

@@ -18,6 +18,7 @@ from app.rulesets.contract import (
     EncounterRules,
     Entrant,
     Exchange,
+    ExchangeOdds,
     Initiative,
     Party,
     Pool,
@@ -25,6 +26,7 @@ from app.rulesets.contract import (
     sheet_weapon,
 )
 from app.rulesets.rulebook_d100.rules import core as rb
+from app.rulesets.rulebook_d100.rules import odds as exact
 from app.rulesets.rulebook_d100.rules import turns
 from app.rulesets.rulebook_d100.schemas import Name, Options, Sheet
 
@@ -77,9 +79,7 @@ class RulebookD100(EncounterRules):
         if req.free_attack:
             dodged = turns.take_free_attack(x.actor.turn, x.actor.id)
             x.step("RB-F3", "free attack", combatant_id=x.actor.id, dodged=dodged)
-        choice = AttackChoice(
-            kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon, damage=req.damage
-        )
+        choice = _choice(req)
         x.steps.extend(
             resolve_attack(
                 x.dice,
@@ -90,6 +90,19 @@ class RulebookD100(EncounterRules):
                 round_=x.round,
                 campaign_options=_options(x.campaign_options),
             )
+        )
+
+    def odds(self, x: Exchange) -> ExchangeOdds | None:
+        """Issue 26: the exact odds of an attack (RB-F1..F3, RB-C4, `attack_odds`)."""
+        if x.req.type != "attack":
+            return None
+        return attack_odds(
+            x.actor,
+            x.foe,
+            x.foe_reaction,
+            _choice(x.req),
+            round_=x.round,
+            campaign_options=_options(x.campaign_options),
         )
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
@@ -343,6 +356,12 @@ def resolve_attack(
     return steps
 
 
+def _choice(req: RulebookAttackRequest) -> AttackChoice:
+    return AttackChoice(
+        kind=req.kind, stat=req.stat, skill=req.skill, modifier=req.modifier, weapon=req.weapon, damage=req.damage
+    )
+
+
 def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[str, str, str | None]:
     """(kind, damage expression, weapon name): the named weapon (its kind unless the request
     names one), a damage expression, or the sheet's first weapon; RB-F2 melee by default."""
@@ -379,8 +398,8 @@ def _attack_spec(sheet: Sheet, stat: str, choice: AttackChoice, campaign_options
     )
 
 
-def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[dict]):
-    """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
+def _dodge_spec(target: Party, kind: str, round_: int, campaign_options: Options) -> tuple[int, str, int, rb.TestSpec]:
+    """RB-F3: the dodges already made this round, the dodge's stat, its penalty and its test."""
     previous = int(target.counters.get("dodges") or 0) if target.counters.get("dodge_round") == round_ else 0
     stat = rb.dodge_stat(kind)
     modifier = rb.dodge_modifier(previous)
@@ -391,6 +410,32 @@ def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_opt
         rescue_negative=campaign_options.crit_success_rescues_negative,
         ruin_over_100=campaign_options.crit_failure_ruins_over_100,
     )
+    return previous, stat, modifier, spec
+
+
+def attack_odds(
+    attacker: Party, target: Party, reaction: str, choice: AttackChoice, *, round_: int, campaign_options: Options
+) -> ExchangeOdds:
+    """The exact odds of `resolve_attack` (`rules.odds.attack_odds`): the same weapon, attack spec,
+    dodge spec (RB-F3's penalty), the armour of an absorb, the pool the damage comes off."""
+    kind, expression, _ = _weapon(attacker.sheet, choice)
+    spec = _attack_spec(attacker.sheet, rb.attack_stat(kind, choice.stat), choice, campaign_options)
+    dodge = _dodge_spec(target, kind, round_, campaign_options)[3] if reaction == "dodge" else None
+    hp = RulebookD100.pools[0]
+    odds = exact.attack_odds(
+        spec,
+        expression,
+        dodge=dodge,
+        armor=_sheet(target).armor if reaction == "absorb" else None,
+        hp=hp.value(target.sheet) if rb.damage_pool(kind) == hp.name else None,
+        floor=hp.floor,
+    )
+    return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down)
+
+
+def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[dict]):
+    """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
+    previous, stat, modifier, spec = _dodge_spec(target, kind, round_, campaign_options)
     dodge = rb.roll_test(spec, dice.of(target.id), "dodge")
     target.counters.update(dodges=previous + 1, dodge_round=round_)
     steps.append(

@@ -18,6 +18,7 @@ from app.rulesets.contract import (
     EncounterRules,
     Entrant,
     Exchange,
+    ExchangeOdds,
     Initiative,
     Party,
     Pool,
@@ -25,6 +26,7 @@ from app.rulesets.contract import (
     sheet_weapon,
 )
 from app.rulesets.worlds_awakening.rules import core as wa
+from app.rulesets.worlds_awakening.rules import odds as exact
 from app.rulesets.worlds_awakening.schemas import AttackRequest as WorldsAwakeningAttackRequest
 from app.rulesets.worlds_awakening.schemas import Sheet
 
@@ -53,8 +55,11 @@ class WorldsAwakening(EncounterRules):
     def attack(self, x: Exchange) -> None:
         """WA-C1..C3, WA-C5, WA-T5 (see `resolve_attack`)."""
         req: WorldsAwakeningAttackRequest = x.req
-        choice = AttackChoice(kind=req.kind, stat=req.stat, modifier=req.modifier, weapon=req.weapon, damage=req.damage)
-        x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, choice))
+        x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, _choice(req)))
+
+    def odds(self, x: Exchange) -> ExchangeOdds | None:
+        """Issue 26: the exact odds of an attack (WA-C1..C3, WA-C5, `attack_odds`)."""
+        return attack_odds(x.actor, x.foe, _choice(x.req)) if x.req.type == "attack" else None
 
     def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
         """WA-C4: initiative = 10 + DEX (the GM's override replaces it), highest first;
@@ -98,6 +103,10 @@ class WorldsAwakening(EncounterRules):
         )
 
 
+def _choice(req: WorldsAwakeningAttackRequest) -> AttackChoice:
+    return AttackChoice(kind=req.kind, stat=req.stat, modifier=req.modifier, weapon=req.weapon, damage=req.damage)
+
+
 def _rollers(ranked: list[wa.InitiativeEntry]) -> Iterator[int]:
     """Who rolled each roll-off die, in the order `worlds_awakening.turn_order` rolls them
     (each tie group from the highest initiative down, its members by index, then the
@@ -137,15 +146,11 @@ class AttackChoice:
     damage: str | None = None
 
 
-def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: AttackChoice) -> list[dict]:
-    """One Worlds Awakening attack; changes the target (a copy), returns the steps.
-
-    WA-C1 d20 + the characteristic + level against the target's defense (physical 10 + CON +
-    level, magical 10 + SAG + level, WA-S3; no reaction); WA-T4 the attacker's CHA widens the
-    critical ranges; WA-C2 a critical success reaching the defense rolls the damage dice twice
-    (modifiers once), a critical below it hits for normal damage; WA-C3 a critical failure
-    misses; WA-C5 HP never below 0, `down` at 0. Dice: the d20, then the damage dice (twice
-    on WA-C2)."""
+def _engage(
+    attacker: Party, target: Party, choice: AttackChoice
+) -> tuple[str, str, str | None, dict[str, int], int, int, int]:
+    """WA-C1, WA-S3, WA-T4: the characteristic, damage and weapon; the attacker's stats and level;
+    the target's defense for this kind of attack; the attacker's CHA (the critical ranges)."""
     if choice.kind not in KINDS:
         raise RuleError(
             f"unknown attack kind {choice.kind!r}; known: {', '.join(KINDS)}", field="kind", code="unknown_name"
@@ -159,7 +164,37 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
         if choice.kind == "physical"
         else wa.magical_defense(t_stats.get("SAG", 0), t_level)
     )
-    cha = stats.get("CHA", 0)
+    return stat, expression, weapon, stats, level, defense, stats.get("CHA", 0)
+
+
+def attack_odds(attacker: Party, target: Party, choice: AttackChoice) -> ExchangeOdds:
+    """The exact odds of `resolve_attack` (`rules.odds.attack_odds`), from the same engaged attack
+    and its pending WA-T5 modifier."""
+    stat, expression, _, stats, level, defense, cha = _engage(attacker, target, choice)
+    pending = _consume_pending(attacker, stat, [])
+    odds = exact.attack_odds(
+        stats.get(stat, 0),
+        level,
+        cha,
+        expression,
+        defense,
+        COMBAT.pools[0].value(target.sheet),
+        modifier=choice.modifier + pending,
+    )
+    return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down)
+
+
+def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: AttackChoice) -> list[dict]:
+    """One Worlds Awakening attack; changes the target (a copy), returns the steps.
+
+    WA-C1 d20 + the characteristic + level against the target's defense (physical 10 + CON +
+    level, magical 10 + SAG + level, WA-S3; no reaction); WA-T4 the attacker's CHA widens the
+    critical ranges; WA-C2 a critical success reaching the defense rolls the damage dice twice
+    (modifiers once), a critical below it hits for normal damage; WA-C3 a critical failure
+    misses; WA-C5 HP never below 0, `down` at 0. Dice: the d20, then the damage dice (twice
+    on WA-C2)."""
+    stat, expression, weapon, stats, level, defense, cha = _engage(attacker, target, choice)
+    theirs = _sheet(target)
     steps: list[dict[str, Any]] = []
     pending = _consume_pending(attacker, stat, steps)
     result = wa.attack(

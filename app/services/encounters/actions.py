@@ -71,21 +71,42 @@ def act(
     """An action, its body validated by the campaign's ruleset. The GM's actions are refused to
     players once the encounter is found (401 → 404 → 403, issue 21 item 10); a `type` that is no
     string is the ruleset's 422 (item 9)."""
-    type_ = body.get("type") if isinstance(body, dict) else None
 
     def work(uow, fight: Fight) -> dict[str, Any]:
-        if isinstance(type_, str) and type_ in GM_ACTIONS:
-            check_gm(principal, f"make a {type_} action")
-        check_version(fight, if_match)
-        check_status(fight, "active", "an action")
-        req = fight.rules.parse_action(body)
-        if isinstance(req, CombatAction):
-            return combat(uow, fight, principal, req)
-        assert isinstance(req, HealOrDamage | ConditionChange)  # the other GM_ACTIONS
-        return gm_action(uow, fight, principal, req)
+        return dispatch(uow, fight, principal, body, if_match=if_match)
 
-    named = [body.get(k) for k in ("actor_id", "target_id")] if isinstance(body, dict) else []
-    return write(session, principal, encounter_id, work, idem=idem, combatants=[c for c in named if isinstance(c, str)])
+    return write(session, principal, encounter_id, work, idem=idem, combatants=named(body))
+
+
+def named(body: Any) -> list[str]:
+    """The combatants a body names (loaded with the encounter, in the same round trip)."""
+    ids = [body.get(k) for k in ("actor_id", "target_id")] if isinstance(body, dict) else []
+    return [c for c in ids if isinstance(c, str)]
+
+
+def dispatch(
+    uow: EncounterWork,
+    fight: Fight,
+    principal: Principal,
+    body: Any,
+    *,
+    if_match: str | None = None,
+    planner: Planner | None = None,
+) -> dict[str, Any]:
+    """The action's use case, its checks in order: the GM's actions refused to players, If-Match,
+    the encounter active, the body the ruleset's; then a combat action (`combat`) or the GM's.
+    `planner`: the combat action, every check passed, is handed to it instead of resolved
+    (`actions/plan`: nothing rolled, nothing written)."""
+    type_ = body.get("type") if isinstance(body, dict) else None
+    if isinstance(type_, str) and type_ in GM_ACTIONS:
+        check_gm(principal, f"make a {type_} action")
+    check_version(fight, if_match)
+    check_status(fight, "active", "an action")
+    req = fight.rules.parse_action(body)
+    if isinstance(req, CombatAction):
+        return combat(uow, fight, principal, req, planner=planner)
+    assert isinstance(req, HealOrDamage | ConditionChange)  # the other GM_ACTIONS
+    return gm_action(uow, fight, principal, req)
 
 
 def gm_action(
@@ -137,7 +158,15 @@ class Replay:
     steps: list[dict[str, Any]]
 
 
-def replay(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction, action_id: str) -> dict[str, Any]:
+def replay(
+    uow: EncounterWork,
+    fight: Fight,
+    principal: Principal,
+    req: CombatAction,
+    action_id: str,
+    *,
+    planner: Planner | None = None,
+) -> dict[str, Any]:
     """`req` resolves the fight's latest action again (`EncounterRules.replays`): only the latest
     (409 naming it); the spender (`actor_id`) is the GM's or its owner's (403); the ruleset gives
     the request to resolve again from the logged action (`replay_body`: 409 when the rules refuse);
@@ -169,18 +198,41 @@ def replay(uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAc
     steps: list[dict[str, Any]] = []
     for item in reversed(row.changes):
         _restore(fight, item, changes, steps, False)
-    return combat(uow, fight, principal, original, again=Replay(req, action_id, changes, steps))
+    return combat(uow, fight, principal, original, again=Replay(req, action_id, changes, steps), planner=planner)
+
+
+@dataclass
+class Prepared:
+    """A combat action every check passed, before anything is rolled: `build(dice)` makes its
+    exchange afresh (copies of the parties, `dice` for its dice: each build is a resolution of
+    its own), `exchange` the first one; `was_down`: each involved combatant down before it."""
+
+    fight: Fight
+    build: Callable[[CombatDice], Exchange]
+    exchange: Exchange
+    target_id: str | None
+    was_down: dict[str, bool]
+
+
+Planner = Callable[[Prepared], dict[str, Any]]
 
 
 def combat(
-    uow: EncounterWork, fight: Fight, principal: Principal, req: CombatAction, *, again: Replay | None = None
+    uow: EncounterWork,
+    fight: Fight,
+    principal: Principal,
+    req: CombatAction,
+    *,
+    again: Replay | None = None,
+    planner: Planner | None = None,
 ) -> dict[str, Any]:
     """Load and lock actor and target, check who acts and the target's reaction, let the
     ruleset resolve the exchange with tagged dice, write every change it made. `again`: the
-    request resolves a logged action again (its checks passed when it was made)."""
+    request resolves a logged action again (its checks passed when it was made). `planner`:
+    the prepared action goes to it instead (nothing resolved, nothing written)."""
     replayed = fight.rules.replays(req) if again is None else None
     if replayed is not None:
-        return replay(uow, fight, principal, req, replayed)
+        return replay(uow, fight, principal, req, replayed, planner=planner)
     target_id = getattr(req, "target_id", None)
     named_ids = [req.actor_id, target_id, *(cid for cid, _ in fight.rules.involved(req))]
     fight.some(named_ids)  # one read for all
@@ -202,39 +254,47 @@ def combat(
     rolling = again.req if again is not None else req  # whose dice and provenance
     dice = CombatDice.for_caller(principal, rolling, fight)
     current = fight.encounter["current_turn"] or {}
-    parties = {c["id"]: _party(fight, c, dice, current) for c in involved}
-    a, t = parties[actor["id"]], parties.get(target["id"]) if target is not None else None
+
+    def build(dice: CombatDice, parties: dict[str, Party] | None = None) -> Exchange:
+        parties = parties or {c["id"]: _party(fight, c, dice, current) for c in involved}
+        x = Exchange(
+            req=req,
+            actor=parties[actor["id"]],
+            target=parties.get(target["id"]) if target is not None else None,
+            dice=dice,
+            options=fight.options,
+            campaign_options=fight.ruleset_options,
+            round=fight.encounter["round"],
+            reaction=reaction,
+            reaction_chosen=chosen,
+            same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
+            order=fight.encounter["turn_order"],
+            replaying={"action_id": again.action_id, "by": again.req.actor_id} if again is not None else None,
+            on_turn=actor["id"] in current.get("combatant_ids", []),
+            by_gm=principal.is_gm,
+            others_of=lambda: _others(uow.conn, fight, principal, involved),
+            more=[parties[c["id"]] for c, _ in more],
+            sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid),
+            standing=lambda cid: _standing(fight, cid),
+            acting=frozenset(current.get("combatant_ids", [])),
+        )
+        _count_action(fight, x)
+        return x
+
+    first = {c["id"]: _party(fight, c, dice, current) for c in involved}
     if again is None:
-        _check_actor(uow.conn, fight, principal, actor, a, req, current)
+        _check_actor(uow.conn, fight, principal, actor, first[actor["id"]], req, current)
     check_provenance(principal, fight.campaign_options, dice=rolling.dice, hidden=rolling.hidden)
     reaction, chosen = _reaction(fight, principal if again is None else None, target, req)
-    x = Exchange(
-        req=req,
-        actor=a,
-        target=t,
-        dice=dice,
-        options=fight.options,
-        campaign_options=fight.ruleset_options,
-        round=fight.encounter["round"],
-        reaction=reaction,
-        reaction_chosen=chosen,
-        same_slot=target is not None and {actor["id"], target["id"]} <= set(current.get("combatant_ids", [])),
-        order=fight.encounter["turn_order"],
-        replaying={"action_id": again.action_id, "by": again.req.actor_id} if again is not None else None,
-        on_turn=actor["id"] in current.get("combatant_ids", []),
-        by_gm=principal.is_gm,
-        others_of=lambda: _others(uow.conn, fight, principal, involved),
-        more=[parties[c["id"]] for c, _ in more],
-        sees=lambda cid: principal.is_gm or scene(uow.conn, fight, {cid}).sees(who, cid),
-        standing=lambda cid: _standing(fight, cid),
-        acting=frozenset(current.get("combatant_ids", [])),
-    )
-    _count_action(fight, x)
+    x = build(dice, first)
     was_down = {c["id"]: fight.rules.is_down(fight.sheet_of(fight.loaded_character(c))) for c in involved}
+    if planner is not None:
+        return planner(Prepared(fight, build, x, target["id"] if target is not None else None, was_down))
     with dice.explained():
         fight.rules.resolve(x)
     dice.finish()
     changes = again.changes if again is not None else Changes(fight)
+    parties = {p.id: p for p in (x.actor, x.target, *x.more) if p is not None}
     for c in involved:
         _apply(fight, changes, c, parties[c["id"]])
         down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(c)))

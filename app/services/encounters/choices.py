@@ -28,32 +28,15 @@ NO_FIELDS = {"type", "actor_id", "target_id", "seed", "dice", "hidden", "reactio
 def trial(
     session: Session, principal: Principal, encounter_id: str, body: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, AppError | None]:
-    """The action route's answer to `body` (its use case, as `actions.act` runs it), rolled back:
-    (the action it would record, None) or (None, the problem it would answer)."""
-    named = [c for c in (body.get("actor_id"), body.get("target_id")) if isinstance(c, str)]
-    uow = EncounterWork(session, principal, encounter_id, None, combatants=named)
+    """The action route's answer to `body` (its use case, `actions.dispatch`, without If-Match:
+    none is sent), rolled back: (the action it would record, None) or (None, the problem it
+    would answer)."""
+    uow = EncounterWork(session, principal, encounter_id, None, combatants=actions.named(body))
     try:
         with uow:  # never committed: the unit of work rolls everything back on exit
-            return _work(uow, uow.fight, principal, body), None
+            return actions.dispatch(uow, uow.fight, principal, body), None
     except AppError as exc:
         return None, exc
-
-
-def _work(uow: EncounterWork, fight: Fight, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    """`actions.act`'s use case, its checks in the same order (without If-Match: none is sent)."""
-    from app.models.encounters import GM_ACTIONS, ConditionChange, HealOrDamage
-    from app.services.auth import check_gm
-    from app.services.encounters.unit import check_status
-
-    type_ = body.get("type")
-    if isinstance(type_, str) and type_ in GM_ACTIONS:
-        check_gm(principal, f"make a {type_} action")
-    check_status(fight, "active", "an action")
-    req = fight.rules.parse_action(body)
-    if isinstance(req, CombatAction):
-        return actions.combat(uow, fight, principal, req)
-    assert isinstance(req, HealOrDamage | ConditionChange)
-    return actions.gm_action(uow, fight, principal, req)
 
 
 def code_of(exc: AppError) -> str:
@@ -93,10 +76,18 @@ def choices(session: Session, principal: Principal, encounter_id: str, combatant
     turn = counters.get("turn") or {}
     this_turn = turn.get("round") == fight.encounter["round"] and turn.get("slot") == current.get("slot")
     rules = fight.rules
+    store.load_characters(fight, [me["character_id"]], lock=False)
+    ch = fight.character_of(me)
+    sheet = fight.sheet_of(ch) if ch is not None else None
     session.rollback()  # the reads above end here: each trial is its own unit of work
     out = []
     for type_, model in rules.combat_actions.items():
-        out.append(_choice(session, principal, encounter_id, me, type_, model, others, fight))
+        entry = _choice(session, principal, encounter_id, me, type_, model, others, fight)
+        # what it may cost (light/dark points, heroism…), from the sheet as the action reads it
+        costs = rules.action_costs(type_, sheet) if sheet is not None else None
+        if costs is not None:
+            entry["costs"] = costs
+        out.append(entry)
     return {
         "combatant_id": me["id"],
         "turn": me["id"] in current.get("combatant_ids", []),

@@ -1,43 +1,53 @@
-"""The dice an action will consume (`POST /v1/encounters/{eid}/actions/plan`, issue 26 item 2).
+"""The dice an action will consume and its exact odds (`POST /v1/encounters/{eid}/actions/plan`,
+issue 26 item 2).
 
-The plan cannot drift from the action: it is the action route itself, run without
-writing (`choices.trial`: rolled back, no event, no log entry), fed table dice one at
-a time — each run's `dice_needed` names the next die (its die, purpose and whose it
-is) — so the dice listed are exactly the dice the action takes, in its order. The
-caller's own checks come first (the same body as the caller, no dice: a refusal is
-the problem the action would answer); the dice are then walked with the GM's table
-dice (every die enterable), nothing rolled.
+The plan cannot drift from the action: it is the action route's own use case
+(`actions.dispatch`) in the encounter's unit of work, rolled back (nothing written, no event,
+no log entry), with the caller's own checks in the route's order (a refusal is the problem the
+action would answer). Every check passed, the prepared action (`actions.Prepared`) is not
+resolved but handed here: its exchange is built afresh for each resolution made in memory.
 
-Which dice come next depends on earlier ones (a damage die only on a hit, AS-C5's
-tests only when vitality reaches 0): the walk is made under several fixed choices of
-values (the actor's dice low and the others' high, the reverse, all low, all high);
-the longest sequence is the plan, and a die missing from another walk is listed with
-its `condition`. `entered_by`: `caller` when the caller may enter that die (the GM:
-every die; a player: its own combatants' when the campaign lets players enter dice),
-else `server`."""
+Dice: the exchange is resolved under several fixed choices of values (the actor's dice low and
+the others' high, the reverse, all low, all high), each die recorded as the action records it
+(its die, purpose and whose it is); the longest sequence is the plan, and a die missing from
+another resolution is listed with its `condition`. `entered_by`: `caller` when the caller may
+enter that die (the GM: every die; a player: its own combatants' when the campaign lets players
+enter dice), else `server`.
+
+Odds: the ruleset's exact distribution of the exchange (`EncounterRules.odds`, built from the
+pure rules the action applies); for an action without one, brute force over every combination
+of its dice (the exchange resolved on each, each die uniform) when they are at most
+`MAX_RESOLUTIONS`. `hit`: the target's first pool lowered; `down`: the target brought down by
+this action (as the action's `turn` step says)."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 from sqlmodel import Session
 
 from app.kit.models import RollingRequest
 from app.models.validation import InvalidBody
-from app.rules.errors import TooManyDice
+from app.rules.dice import DiceSource
+from app.rules.distribution import TooManyCombinations
+from app.rules.errors import DiceNeeded, TooManyDice
+from app.rulesets.contract import Exchange, ExchangeOdds
 from app.services.auth import Principal
-from app.services.encounters import store
+from app.services.encounters import actions, store
 from app.services.encounters.choices import trial
+from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
+from app.services.encounters.unit import EncounterWork
 
 MAX_DICE = 200
-MAX_RESOLUTIONS = 400  # the exact odds are counted by brute force up to this many resolutions
+MAX_RESOLUTIONS = 1000  # without the ruleset's exact odds, resolutions counted one by one up to this many
 CONDITION = "needed only on some results of the dice before it (not in every resolution of the action)"
-Strategy = Callable[[dict[str, Any], str], int]
+PLANNED = "_planned"  # marks a combat action's plan (a GM action is run, rolled back, instead)
+Strategy = Callable[[int, str | None, str], int]
 
 
 def _faces(die: str) -> int:
@@ -45,23 +55,41 @@ def _faces(die: str) -> int:
     return int(digits) if digits.isdigit() else 1
 
 
-def _low(needed: dict[str, Any], actor: str) -> int:
+def _low(faces: int, by: str | None, actor: str) -> int:
     return 1
 
 
-def _high(needed: dict[str, Any], actor: str) -> int:
-    return _faces(needed["die"])
+def _high(faces: int, by: str | None, actor: str) -> int:
+    return faces
 
 
-def _actor_low(needed: dict[str, Any], actor: str) -> int:
-    return 1 if needed.get("by") in (actor, None) else _faces(needed["die"])
+def _actor_low(faces: int, by: str | None, actor: str) -> int:
+    return 1 if by in (actor, None) else faces
 
 
-def _actor_high(needed: dict[str, Any], actor: str) -> int:
-    return _faces(needed["die"]) if needed.get("by") in (actor, None) else 1
+def _actor_high(faces: int, by: str | None, actor: str) -> int:
+    return faces if by in (actor, None) else 1
 
 
 STRATEGIES: tuple[Strategy, ...] = (_actor_low, _actor_high, _low, _high)
+
+
+class _Chosen(DiceSource):
+    """Every die the strategy's value for whose it is (the action's routing names it)."""
+
+    def __init__(self, dice: CombatDice, strategy: Strategy, actor: str):
+        super().__init__()
+        self.routed, self.strategy, self.actor = dice.source, strategy, actor
+
+    def _next(self, faces: int, purpose: str) -> int:
+        who = self.routed.who or purpose.partition(":")[2] or None
+        return self.strategy(faces, who, self.actor)
+
+
+def chosen_dice(strategy: Strategy, actor: str) -> CombatDice:
+    dice = CombatDice(dice=[])
+    dice.source.caller = _Chosen(dice, strategy, actor)
+    return dice
 
 
 def plan(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -72,107 +100,174 @@ def plan(session: Session, principal: Principal, encounter_id: str, body: dict[s
             "a plan takes the action without dice: leave `dice` and `seed` out",
             field="dice" if "dice" in body else "seed",
         )
-    _, refused = trial(session, principal, encounter_id, body)  # the caller's own checks, server dice
-    if refused is not None:
-        raise refused
-    fight = store.load_fight(session.connection(), encounter_id, lock=False)
+    uow = EncounterWork(session, principal, encounter_id, None, combatants=actions.named(body))
+    with uow:  # never committed: the unit of work rolls everything back on exit
+        out = actions.dispatch(uow, uow.fight, principal, body, planner=partial(_planned, principal))
+        fight = uow.fight
+    if out.pop(PLANNED, False):
+        return out
+    return _gm_plan(session, principal, encounter_id, body, fight)  # a GM action (checked: it ran)
+
+
+def _planned(principal: Principal, prepared: actions.Prepared) -> dict[str, Any]:
+    """The plan of a combat action every check passed: its dice, then its odds."""
+    fight, x = prepared.fight, prepared.exchange
     may_enter = _enterer(fight, principal)
-    if not isinstance(fight.rules.parse_action(body), RollingRequest):  # takes no dice (the GM's heal…)
-        session.rollback()
-        return {"dice": []}
-    session.rollback()
-    gm = Principal(campaign_id=principal.campaign_id, role="gm", player_id=None, token_hash=principal.token_hash)
-    actor = body.get("actor_id") if isinstance(body.get("actor_id"), str) else ""
-    walks = [_walk(session, gm, encounter_id, body, strategy, str(actor)) for strategy in STRATEGIES]
-    base = max(walks, key=len)
-    dice, seen = [], Counter[tuple[str, str, str | None]]()
-    for roll in base:
-        key = (roll["die"], roll["purpose"], roll["by"])
-        seen[key] += 1
-        entry = {"die": roll["die"], "purpose": roll["purpose"], "by": roll["by"], "entered_by": may_enter(roll["by"])}
-        if any(sum(1 for r in walk if (r["die"], r["purpose"], r["by"]) == key) < seen[key] for walk in walks):
-            entry["condition"] = CONDITION
-        dice.append(entry)
-    out: dict[str, Any] = {"dice": dice}
-    target = body.get("target_id")
-    if isinstance(target, str) and math.prod(_faces(d["die"]) for d in base) <= MAX_RESOLUTIONS:
-        odds = _odds(session, gm, encounter_id, body, target, fight.rules.pools[0].name)
+    walks = [_resolved(prepared, chosen_dice(s, x.actor.id)).rolls() for s in STRATEGIES]
+    out: dict[str, Any] = {PLANNED: True, "dice": _listed(walks, may_enter)}
+    if prepared.target_id is not None and out["dice"]:
+        try:
+            exact = fight.rules.odds(prepared.build(CombatDice(dice=[])))
+        except TooManyCombinations:  # a damage expression too large to count exactly (`100d1000`)
+            exact = None
+        odds = exact or brute_force(prepared)
         if odds is not None:
-            out["odds"] = odds
-    session.rollback()
+            out["odds"] = odds_body(odds)
     return out
 
 
-def _share(p: Fraction) -> dict[str, Any]:
+def _resolved(prepared: actions.Prepared, dice: CombatDice) -> CombatDice:
+    x = prepared.build(dice)
+    with dice.explained():
+        prepared.fight.rules.resolve(x)
+    return dice
+
+
+def _key(roll: dict[str, Any]) -> tuple[str, str, str | None]:
+    return (roll["die"], roll["purpose"], roll["by"])
+
+
+def _listed(walks: list[list[dict[str, Any]]], may_enter: Callable[[str | None], str]) -> list[dict[str, Any]]:
+    """The longest resolution's dice, in order; a die another resolution did not take carries its
+    `condition`, naming the dice it depends on (`depends_on`, numbered from 1): for each such
+    resolution, the last die it took in common with the longest before taking other dice or none
+    (its result decided that this one is not needed: a damage die only when the attack die hits)."""
+    base = max(walks, key=len)
+    if len(base) > MAX_DICE:
+        raise TooManyDice(len(base), MAX_DICE, field="dice")  # a safety stop: no action takes this many
+    dice, seen = [], Counter[tuple[str, str, str | None]]()
+    for i, roll in enumerate(base):
+        key = _key(roll)
+        seen[key] += 1
+        entry = {"die": roll["die"], "purpose": roll["purpose"], "by": roll["by"], "entered_by": may_enter(roll["by"])}
+        lacking = [w for w in walks if sum(1 for r in w if _key(r) == key) < seen[key]]
+        if lacking:
+            on = sorted({_common(base[:i], w) for w in lacking} - {0})
+            entry["depends_on"] = on
+            entry["condition"] = (
+                "needed only on some results of "
+                + " and ".join(f"die {j} ({base[j - 1]['die']} {base[j - 1]['purpose']})" for j in on)
+                if on
+                else CONDITION
+            )
+        dice.append(entry)
+    return dice
+
+
+def _common(before: list[dict[str, Any]], walk: list[dict[str, Any]]) -> int:
+    """How many dice `walk` took in common with `before`, from the first (by die, purpose, whose)."""
+    n = 0
+    for a, b in zip(before, walk):
+        if _key(a) != _key(b):
+            break
+        n += 1
+    return n
+
+
+def share(p: Fraction) -> dict[str, Any]:
     return {"probability": f"{p.numerator}/{p.denominator}", "p": float(p)}
+
+
+def odds_body(odds: ExchangeOdds) -> dict[str, Any]:
+    return {
+        "outcomes": {name: share(p) for name, p in odds.outcomes.items()},
+        "hit": share(odds.hit),
+        "down": share(odds.down),
+    }
+
+
+# --- brute force: every combination of the action's dice -----------------------------------------
 
 
 class _TooMany(Exception):
     """The action's dice have more combinations than an exact count walks here."""
 
 
-def _odds(
-    session: Session, gm: Principal, encounter_id: str, body: dict[str, Any], target: str, pool: str
-) -> dict[str, Any] | None:
-    """The exact odds, by brute force: the action resolved on every combination of its dice (each
-    die uniform, a die asked only where the earlier ones need it), each resolution the route's
-    own; `hit`: the target's first pool lowered, `down`: the target brought down this action.
-    None when the combinations exceed `MAX_RESOLUTIONS` (a d100 against a d100…: not tried when the
-    plan's own dice have more combinations than that)."""
+def outcome(prepared: actions.Prepared, x: Exchange) -> tuple[bool, bool]:
+    """(hit, down) of one resolved exchange, as the action records them: the target's first pool
+    lowered, the target down now and not before."""
+    rules, target = prepared.fight.rules, prepared.target_id
+    party = next(p for p in (x.target, *x.more) if p is not None and p.id == target)
+    pool = rules.pools[0]
+    before = pool.value(prepared.exchange.target.sheet) if prepared.exchange.target is not None else 0
+    down = rules.is_down(party.sheet) and not prepared.was_down[party.id]
+    return pool.value(party.sheet) < before, down
+
+
+def brute_force(prepared: actions.Prepared, limit: int = MAX_RESOLUTIONS) -> ExchangeOdds | None:
+    """The exact odds by brute force: the exchange resolved on every combination of its dice (each
+    die uniform, a die asked only where the earlier ones need it). None beyond `limit` resolutions.
+    Its outcomes: `hit` and `missed` (the ruleset's exact odds name the exchange's own)."""
     hit, down = Fraction(0), Fraction(0)
     resolutions = 0
+    rules = prepared.fight.rules
 
     def explore(prefix: list[int], p: Fraction) -> None:
         nonlocal hit, down, resolutions
         resolutions += 1
-        if resolutions > MAX_RESOLUTIONS:
+        if resolutions > limit:
             raise _TooMany
-        done, refused = trial(session, gm, encounter_id, {**body, "dice": prefix})
-        if refused is not None:
-            if refused.code != "dice_needed":
-                raise refused
-            faces = _faces(refused.extra["needed"]["die"])
-            if resolutions + faces > MAX_RESOLUTIONS:
-                raise _TooMany
+        dice = CombatDice(dice=prefix)
+        x = prepared.build(dice)
+        try:
+            rules.resolve(x)
+        except DiceNeeded as needed:
+            faces = _faces(needed.extra["needed"]["die"])
+            if resolutions + faces > limit:
+                raise _TooMany from None
             for value in range(1, faces + 1):
                 explore([*prefix, value], p / faces)
             return
-        assert done is not None
-        if any(c.get("combatant_id") == target and c.get("field") == pool and _lower(c) for c in done["changes"]):
-            hit += p
-        if any(
-            s.get("rule") == "turn" and s.get("what") == "down" and s.get("combatant_id") == target
-            for s in done["steps"]
-        ):
-            down += p
+        h, d = outcome(prepared, x)
+        hit += p if h else 0
+        down += p if d else 0
 
     try:
         explore([], Fraction(1))
     except _TooMany:
         return None
-    return {"hit": _share(hit), "down": _share(down)}
+    return ExchangeOdds(outcomes={"hit": hit, "missed": 1 - hit}, hit=hit, down=down)
 
 
-def _lower(change: dict[str, Any]) -> bool:
-    before, after = change.get("before"), change.get("after")
-    return isinstance(before, int) and isinstance(after, int) and after < before
+# --- a GM action with dice (AS-C5 after `damage`): the route walked with table dice ---------------
+
+
+def _gm_plan(
+    session: Session, principal: Principal, encounter_id: str, body: dict[str, Any], fight: Fight
+) -> dict[str, Any]:
+    """A GM action (it passed the route's checks): its dice walked with table dice, one trial per
+    die (the dice come from its own handler, not a ruleset's exchange)."""
+    if not isinstance(fight.rules.parse_action(body), RollingRequest):  # takes no dice (the GM's heal…)
+        return {"dice": []}
+    actor = body.get("actor_id") if isinstance(body.get("actor_id"), str) else ""
+    walks = [_walk(session, principal, encounter_id, body, s, str(actor)) for s in STRATEGIES]
+    return {"dice": _listed(walks, _enterer(fight, principal))}
 
 
 def _walk(
-    session: Session, gm: Principal, encounter_id: str, body: dict[str, Any], strategy: Strategy, actor: str
+    session: Session, principal: Principal, encounter_id: str, body: dict[str, Any], strategy: Strategy, actor: str
 ) -> list[dict[str, Any]]:
-    """The dice the action consumes when each die takes the strategy's value: run with the table
-    dice so far until it needs none more (its recorded `rolls`)."""
     dice: list[int] = []
     while len(dice) <= MAX_DICE:
-        done, refused = trial(session, gm, encounter_id, {**body, "dice": dice})
+        done, refused = trial(session, principal, encounter_id, {**body, "dice": dice})
         if refused is None:
             assert done is not None
             return [{"die": r["die"], "purpose": r["purpose"], "by": r.get("by")} for r in done["rolls"]]
         if refused.code != "dice_needed":
-            raise refused  # an outcome the rules refuse, after the caller's checks passed
-        dice.append(strategy(refused.extra["needed"], actor))
-    raise TooManyDice(len(dice), MAX_DICE, field="dice")  # a safety stop: no action takes this many
+            raise refused
+        needed = refused.extra["needed"]
+        dice.append(strategy(_faces(needed["die"]), needed.get("by"), actor))
+    raise TooManyDice(len(dice), MAX_DICE, field="dice")
 
 
 def _enterer(fight: Fight, principal: Principal) -> Callable[[str | None], str]:
