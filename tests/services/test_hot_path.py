@@ -141,3 +141,115 @@ def test_an_rng_with_its_own_randbelow_is_used_as_it_is():
     source = RandomDice(Loaded(1))
     assert parse("1d20+5").roll(source, "p") == 25 and parse("3d6").roll(source, "p") == 18
     assert [r.value for r in source.rolls] == [20, 6, 6, 6]
+
+
+# --- issue 28 item 2: public APIs only, the opening in one statement ---------------------------
+
+# the private attributes the hot path once read, named for the reader; and any `_name` that
+# SQLAlchemy's or psycopg's own classes define (what a module of app/ may not reach into)
+_FORBIDDEN = {
+    "_bind_processors",
+    "_result_columns",
+    "_cached_result_processor",
+    "positiontup",
+    "_handle_dbapi_exception",
+}
+
+
+def _private_names_of_the_drivers() -> set[str]:
+    import psycopg
+    import sqlalchemy.engine.default
+    import sqlalchemy.orm
+    import sqlalchemy.sql.compiler
+    import sqlalchemy.sql.elements
+    import sqlalchemy.types
+    from psycopg import pq
+
+    classes = [
+        sqlalchemy.engine.Connection,
+        sqlalchemy.engine.Engine,
+        sqlalchemy.engine.CursorResult,
+        sqlalchemy.engine.default.DefaultDialect,
+        sqlalchemy.engine.default.DefaultExecutionContext,
+        sqlalchemy.sql.compiler.SQLCompiler,
+        sqlalchemy.sql.elements.BindParameter,
+        sqlalchemy.types.TypeEngine,
+        sqlalchemy.orm.Session,
+        psycopg.Connection,
+        psycopg.AsyncConnection,
+        psycopg.Cursor,
+        pq.PGconn,
+    ]
+    return {n for c in classes for n in dir(c) if n.startswith("_") and not n.startswith("__")}
+
+
+def test_issue28_item2_no_module_of_app_reads_a_private_attribute_of_sqlalchemy_or_psycopg():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "app"
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(root.rglob("*.py"))}
+    # a name app/ defines itself (a method, a slot, an attribute it sets) is its own
+    own = {n.name for t in trees.values() for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    own |= {
+        n.attr
+        for t in trees.values()
+        for n in ast.walk(t)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+    }
+    forbidden = _FORBIDDEN | (_private_names_of_the_drivers() - own)
+    assert "_handle_dbapi_exception" in forbidden and "_execute_context" in forbidden  # the check sees the drivers
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in forbidden:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):  # an app class's own
+                continue
+            found.append(f"{path.relative_to(root.parent)}:{node.lineno}: .{node.attr}")
+    assert found == []
+
+
+def _fight(engine, cid: str, character_id: str, *, hidden: bool) -> None:
+    from app.models.tables import Combatant, Encounter
+
+    with Session(engine) as s:
+        encounter = Encounter(campaign_id=cid, name="Ambush")
+        s.add(encounter)
+        s.flush()
+        s.add(Combatant(encounter_id=encounter.id, character_id=character_id, ordinal=1, side="a", hidden=hidden))
+        s.commit()
+
+
+def _credential(engine, cid: str) -> str:
+    from app.models.tables import Credential
+
+    token_hash = new_id().ljust(64, "0")
+    with Session(engine) as s:
+        s.add(Credential(token_hash=token_hash, campaign_id=cid, role="gm"))
+        s.commit()
+    return token_hash
+
+
+def test_issue28_item2_one_statement_reads_the_character_its_campaign_the_credential_and_the_fights(engine, committed):
+    cid, hero = committed
+    token_hash = _credential(engine, cid)
+
+    def opening():
+        with Session(engine) as s:
+            return uow_module.open_on(s.connection(), cid, hero, token_hash)
+
+    first = opening()
+    assert first is not None
+    assert (first.character.id, first.character.campaign_id, first.character.version) == (hero, cid, 1)
+    assert (first.campaign.id, first.campaign.ruleset) == (cid, "great-cosmos")
+    assert (first.alive, first.in_hiding, first.fighting) == (True, False, False)
+    _fight(engine, cid, hero, hidden=False)
+    assert (opening().in_hiding, opening().fighting) == (False, True)
+    _fight(engine, cid, hero, hidden=True)
+    assert (opening().in_hiding, opening().fighting) == (True, True)
+    with Session(engine) as s:
+        gone = uow_module.open_on(s.connection(), cid, hero, "f" * 64)
+        assert gone is not None and gone.alive is False  # the caller's credential is checked (401) by the caller
+        assert uow_module.open_on(s.connection(), new_id(), hero, token_hash) is None  # another campaign's character
+        assert uow_module.open_on(s.connection(), cid, new_id(), token_hash) is None
