@@ -80,7 +80,7 @@ class _Plan:
             processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
             self.binds.append((bind.key, processor, _GIVEN if bind.required else bind.effective_value))
         # a SELECT's columns, a statement's RETURNING; none for plain text (its rows are not read)
-        columns = getattr(statement, "selected_columns", None) or getattr(statement, "exported_columns", ())
+        columns = getattr(statement, "selected_columns", None) or getattr(statement, "exported_columns", None) or ()
         self.results: list[Callable | None] = [
             c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
         ]
