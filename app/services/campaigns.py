@@ -71,7 +71,7 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
 #   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
 #   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
 #      (a log entry, an event, a player, a character…), before and after 4;
-#   4. the campaign's advisory lock (`events.record`), the last one.
+#   4. the campaign's event counter's row (`events.record`), the last one.
 # NO KEY UPDATE does not conflict with KEY SHARE, so 1 never makes a writer wait in 3 while it
 # holds 4 (two player creations beside a sheet edit deadlocked so). The deletion alone needs the
 # row FOR UPDATE: it takes it after every row of 2 (`_lock_for_deletion`), and never takes 4.

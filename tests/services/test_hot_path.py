@@ -253,3 +253,77 @@ def test_issue28_item2_one_statement_reads_the_character_its_campaign_the_creden
         assert gone is not None and gone.alive is False  # the caller's credential is checked (401) by the caller
         assert uow_module.open_on(s.connection(), new_id(), hero, token_hash) is None  # another campaign's character
         assert uow_module.open_on(s.connection(), cid, new_id(), token_hash) is None
+
+
+def test_issue28_item2_the_migration_starts_each_campaigns_event_counter_at_its_last_number(
+    database_url, engine, tmp_path
+):
+    from sqlalchemy import create_engine
+
+    from alembic import command
+    from app.core.migrations import alembic_config
+    from tests.api.test_events import _scratch_database
+
+    with _scratch_database(database_url, engine, tmp_path) as url:
+        command.upgrade(alembic_config(url), "0012")
+        scratch = create_engine(url)
+        try:
+            with scratch.begin() as conn:
+                for cid in ("ca", "cb", "cc"):
+                    conn.execute(
+                        text(
+                            "INSERT INTO campaign (id, name, ruleset, options, version, created_at, updated_at,"
+                            " client_metadata) VALUES (:id, 'c', 'asgard', '{}', 1, CURRENT_TIMESTAMP,"
+                            " CURRENT_TIMESTAMP, '{}')"
+                        ),
+                        {"id": cid},
+                    )
+                for n, cid in [(1, "ca"), (1, "cb"), (2, "ca"), (3, "ca")]:
+                    conn.execute(
+                        text(
+                            "INSERT INTO event (campaign_id, number, type, hidden, created_at, data)"
+                            " VALUES (:cid, :n, 'player.created', false, CURRENT_TIMESTAMP, '{}')"
+                        ),
+                        {"cid": cid, "n": n},
+                    )
+            command.upgrade(alembic_config(url), "head")
+            with scratch.connect() as conn:
+                counters = dict(conn.execute(text("SELECT campaign_id, last_number FROM event_counter")).all())
+        finally:
+            scratch.dispose()
+    assert counters == {"ca": 3, "cb": 1}  # a campaign without events gets its counter with its first
+
+
+def test_issue28_item2_concurrent_writers_number_a_campaigns_events_without_a_gap(engine, committed):
+    """The counter's upsert numbers the events: concurrent writers of one campaign (and one rolled
+    back) leave 1…n, in commit order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.services import events
+
+    cid, _hero = committed
+
+    def write(i: int) -> None:
+        for _attempt in range(50):
+            try:
+                with Session(engine) as s:
+                    events.record(s, cid, "character.deleted", {"id": f"c{i}"})
+                    if i == 3:
+                        s.rollback()  # its number is not taken
+                        return
+                    s.commit()
+                    return
+            except Exception as exc:  # SQLite: the writer lock is busy; retried
+                if "locked" not in str(exc).lower():
+                    raise
+        raise AssertionError("never written")
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(write, range(12)))
+    with engine.connect() as conn:
+        numbers = conn.execute(
+            text("SELECT number FROM event WHERE campaign_id = :c ORDER BY seq"), {"c": cid}
+        ).scalars()
+        assert list(numbers) == list(range(1, 12))
+        count = conn.execute(text("SELECT last_number FROM event_counter WHERE campaign_id = :c"), {"c": cid})
+        assert count.scalar_one() == 11
