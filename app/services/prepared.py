@@ -103,9 +103,10 @@ def _raise(conn: Connection, error: Any, sql: str | None, args: Any, cursor: Any
     dead = conn.dialect.is_disconnect(error, dbapi, cursor)
     if dead:
         conn.invalidate(error)
-    raise DBAPIError.instance(
+    wrapped = DBAPIError.instance(
         sql, args, error, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
-    ) from error
+    )
+    raise wrapped from error
 
 
 class Prepared:
