@@ -28,6 +28,7 @@ from app.models.tables import (
     Encounter,
     EncounterAction,
     Event,
+    EventCounter,
     IdempotencyRecord,
     LogEntry,
     LogEntryCharacter,
@@ -242,6 +243,9 @@ def delete_campaign(session: Session, principal: Principal, campaign_id: str, if
     log = select(LogEntry.seq).where(col(LogEntry.campaign_id) == bindparam("cid")).scalar_subquery()
     for statement in (
         delete(Event).where(col(Event.campaign_id) == bindparam("cid")),
+        # its events' counter: a writer holding it holds a row of `_DELETION_LOCKS` (or the campaign's
+        # NO KEY UPDATE), so the deletion, past those, finds it free
+        delete(EventCounter).where(col(EventCounter.campaign_id) == bindparam("cid")),
         delete(EncounterAction).where(col(EncounterAction.encounter_id).in_(encounters)),
         delete(Combatant).where(col(Combatant.encounter_id).in_(encounters)),
         delete(Encounter).where(col(Encounter.campaign_id) == bindparam("cid")),
