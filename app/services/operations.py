@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -58,6 +58,7 @@ from app.services.uow import (
     json_text_insert,
     open_on,
     retried,
+    saved,
 )
 from app.services.visibility import about, check_visible
 
@@ -253,7 +254,7 @@ class RollingWork(UnitOfWork):
         each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
         `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
         moved = [
-            replace(self.loaded[cid], sheet=sheet, version=self.loaded[cid].version + 1, updated_at=now)
+            saved(self.loaded[cid], now=now, sheet=sheet)
             for cid, sheet in sheets.items()
             if sheet != self.loaded[cid].sheet
         ]

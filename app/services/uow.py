@@ -223,6 +223,11 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
 
 
+def saved(before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
+    """The character as `CharacterRepository.save` writes it: `changes`, the next version, `now`."""
+    return replace(before, **changes, version=before.version + 1, updated_at=now)
+
+
 class CharacterRepository:
     """The characters of one campaign: the one loader and the one versioned writer
     of every use case (rolling operations and character writes alike)."""
@@ -301,7 +306,7 @@ class CharacterRepository:
     def save(self, before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
         """Write `changes` (name, kind, player_id, sheet, player_access, client_metadata) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
-        after = replace(before, **changes, version=before.version + 1, updated_at=now)
+        after = saved(before, now=now, **changes)
         cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(
             self.conn,
             {
