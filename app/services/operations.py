@@ -23,7 +23,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -200,7 +199,7 @@ class RollingWork(UnitOfWork):
         assert req is not None and ctx is not None, "context(req) comes before commit"
         ctx.dice.finish()
         now = utcnow()
-        body = _logged(outcome, ctx, req, now, None if odds is None else _odds_figures(tuple(odds.items()))[0]).wire()
+        body = _logged(outcome, ctx, req, now, None if odds is None else _odds_figures(odds)[0]).wire()
         encoded = json_text(body)  # once: the log entry, the idempotency record and the response
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
@@ -282,15 +281,26 @@ def success_of(outcomes: Mapping[str, Fraction]) -> Fraction:
     return sum((p for name, p in outcomes.items() if name in SUCCESS_OUTCOMES), Fraction(0))
 
 
-@lru_cache(maxsize=4096)
-def _odds_figures(odds: tuple[tuple[str, Fraction], ...]) -> tuple[OddsValue, dict[str, float]]:
-    """A test's `p_success` and the odds columns of its figures, from its exact odds (a test's odds
-    come from a small set: the rulesets' odds are cached, and so is what is made of them here)."""
-    by_name = dict(odds)
-    columns = {f"p_{name}": float(by_name.get(name, 0)) for name in OUTCOMES}
-    success = success_of(by_name)
+def _odds_figures(odds: Mapping[str, Fraction]) -> tuple[OddsValue, dict[str, float]]:
+    """A test's `p_success` and the odds columns of its figures, from its exact odds. Remembered by
+    the odds' object: a ruleset's odds come from its cached computation, the same object for the
+    same test (shared, never changed), so what is made of them is made once (the object is held
+    with them: its id is not reused while it is remembered)."""
+    known = _ODDS_MADE.get(id(odds))
+    if known is not None and known[0] is odds:
+        return known[1], known[2]
+    columns = {f"p_{name}": float(odds.get(name, 0)) for name in OUTCOMES}
+    success = success_of(odds)
     columns["p_any_success"] = float(success)
-    return OddsValue.model_validate(fraction_out(success)), columns
+    made = OddsValue.model_validate(fraction_out(success))
+    if len(_ODDS_MADE) >= _ODDS_MADE_MAX:
+        _ODDS_MADE.clear()
+    _ODDS_MADE[id(odds)] = (odds, made, columns)
+    return made, columns
+
+
+_ODDS_MADE: dict[int, tuple[Mapping[str, Fraction], OddsValue, dict[str, float]]] = {}
+_ODDS_MADE_MAX = 4096
 
 
 def figures(body: Mapping[str, Any], odds: Mapping[str, Fraction]) -> dict[str, Any]:
@@ -298,7 +308,7 @@ def figures(body: Mapping[str, Any], odds: Mapping[str, Fraction]) -> dict[str, 
     exact probability and that of success (floats: the statistics sum them), its dice by type
     in the order first rolled (the first two types: a test has one, or two with GC's karma d10)."""
     out: dict[str, Any] = {"outcome": body.get("outcome")}
-    out.update(_odds_figures(tuple(odds.items()))[1])
+    out.update(_odds_figures(odds)[1])
     by_die: dict[str, list[int]] = {}
     for die in body.get("rolls") or ():
         if isinstance(die, Mapping) and not die.get("dropped"):

@@ -55,11 +55,11 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
 
 
 def outcome_odds(adapter: RulesetAdapter, hero: CharacterState, req: Any, ctx: OperationContext) -> dict[str, Fraction]:
-    """Issue 29 item 3: the exact probability of each of the six outcomes of the test `req` as it is
-    rolled, the odds route's figures for the same body (`hero` as it was before the test: the
-    rules return new sheets, never change the one they read). Nothing rolled: its own empty dice."""
-    result = adapter.odds(hero, req, replace(ctx, dice=dice_source(dice=[])))
-    return {name: result.outcomes.get(name, Fraction(0)) for name in OUTCOMES}
+    """Issue 29 item 3: the exact probability of the outcomes of the test `req` as it is rolled (an
+    outcome left out has none), the odds route's figures for the same body (`hero` as it was before
+    the test: the rules return new sheets, never change the one they read). Nothing rolled: its
+    own empty dice. The ruleset's own object (its cached computation's: shared, never changed)."""
+    return adapter.odds(hero, req, replace(ctx, dice=dice_source(dice=[]))).outcomes
 
 
 def level_up(

@@ -86,8 +86,11 @@ class _Plan:
         ]
 
     def parameters(self, params: dict[str, Any]) -> tuple:
-        values = (params[name] if own is _GIVEN else params.get(name, own) for name, _p, own in self.binds)
-        return tuple(v if p is None else p(v) for v, (_name, p, _own) in zip(values, self.binds))
+        values = []
+        for name, processor, own in self.binds:
+            value = params[name] if own is _GIVEN else params.get(name, own)
+            values.append(value if processor is None else processor(value))
+        return tuple(values)
 
     def row(self, raw: tuple) -> tuple:
         return tuple(raw[i] if p is None else p(raw[i]) for i, p in enumerate(self.results))
