@@ -207,6 +207,18 @@ class Event(SQLModel, table=True):
     player_data: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
+class EventCounter(SQLModel, table=True):
+    """How many events a campaign has (its last event's `number`), counted by each event's insert
+    (app.services.events.record, issue 28 item 2: an upsert `… RETURNING` instead of a lock and a
+    `max() + 1`). Its row lock is the last lock a writer takes. No foreign key: a deleted campaign's
+    count is left behind (ids are never reused)."""
+
+    __tablename__ = "event_counter"
+
+    campaign_id: str = Field(primary_key=True, max_length=32, sa_type=SafeString(32))
+    last_number: int = Field(sa_type=BigInteger().with_variant(Integer, "sqlite"))
+
+
 class StreamTicket(SQLModel, table=True):
     """A one-use, short-lived ticket that opens one event stream from a browser
     (`EventSource` cannot send `Authorization`): stored as its SHA-256, bound to

@@ -28,6 +28,7 @@ from app.models.tables import (
     Encounter,
     EncounterAction,
     Event,
+    EventCounter,
     IdempotencyRecord,
     LogEntry,
     LogEntryCharacter,
@@ -71,7 +72,7 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
 #   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
 #   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
 #      (a log entry, an event, a player, a character…), before and after 4;
-#   4. the campaign's advisory lock (`events.record`), the last one.
+#   4. the campaign's event counter's row (`events.record`), the last one.
 # NO KEY UPDATE does not conflict with KEY SHARE, so 1 never makes a writer wait in 3 while it
 # holds 4 (two player creations beside a sheet edit deadlocked so). The deletion alone needs the
 # row FOR UPDATE: it takes it after every row of 2 (`_lock_for_deletion`), and never takes 4.
@@ -242,6 +243,9 @@ def delete_campaign(session: Session, principal: Principal, campaign_id: str, if
     log = select(LogEntry.seq).where(col(LogEntry.campaign_id) == bindparam("cid")).scalar_subquery()
     for statement in (
         delete(Event).where(col(Event.campaign_id) == bindparam("cid")),
+        # its events' counter: a writer holding it holds a row of `_DELETION_LOCKS` (or the campaign's
+        # NO KEY UPDATE), so the deletion, past those, finds it free
+        delete(EventCounter).where(col(EventCounter.campaign_id) == bindparam("cid")),
         delete(EncounterAction).where(col(EncounterAction.encounter_id).in_(encounters)),
         delete(Combatant).where(col(Combatant.encounter_id).in_(encounters)),
         delete(Encounter).where(col(Encounter.campaign_id) == bindparam("cid")),

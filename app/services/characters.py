@@ -8,6 +8,7 @@ edit, which the roll log records as a `sheet_edit` entry with before/after."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -117,15 +118,22 @@ def record_character(
 
 
 def updated_events(
-    conn: Connection, characters: list[StoredCharacter], ruleset: str, *, hidden: bool = False
+    conn: Connection,
+    characters: list[StoredCharacter],
+    ruleset: str,
+    *,
+    hidden: bool = False,
+    not_fighting: Collection[str] = (),
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The `character.updated` of each of these characters (a fight changed their sheets): its data
     and `events.record`'s audience arguments, their fights read in one query (to record later, in
     the writes' batch: nothing is read then). `hidden`: the change is one the other players may not
-    know of (a hidden action: never what or who, API.md round 3): the GM's and the owner's."""
+    know of (a hidden action: never what or who, API.md round 3): the GM's and the owner's.
+    `not_fighting`: characters the caller knows are in no fight (their fights are not read)."""
     if not characters:
         return []
-    fights = {} if hidden else standings(conn, characters[0].campaign_id, [c.id for c in characters])
+    in_no_fight = all(c.id in not_fighting for c in characters)
+    fights = {} if hidden or in_no_fight else standings(conn, characters[0].campaign_id, [c.id for c in characters])
     out = []
     for character in characters:
         level = "none" if hidden else others_level(character, fights.get(character.id, NOT_FIGHTING))

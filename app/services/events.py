@@ -17,7 +17,6 @@ player's own hidden combatant, its own exact pools: `player_views`, kept in the
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -39,6 +38,8 @@ from sqlalchemy import (
     text,
     type_coerce,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import Insert
 from sqlmodel import Session
@@ -46,7 +47,17 @@ from sqlmodel import Session
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
 from app.models.schemas import CampaignPublic, PlayerPublic
-from app.models.tables import Campaign, Credential, Event, LogEntry, Player, StreamTicket, core_table, utcnow
+from app.models.tables import (
+    Campaign,
+    Credential,
+    Event,
+    EventCounter,
+    LogEntry,
+    Player,
+    StreamTicket,
+    core_table,
+    utcnow,
+)
 from app.services.auth import Principal, check_member
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
@@ -55,13 +66,8 @@ _event = core_table(Event)
 _COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "player_data", "number"]
 
 
-def _insert_numbered(json_value: Callable[[str], Any]) -> Insert:
-    """INSERT … SELECT: the event with the campaign's next number, read in the same statement."""
-    next_number = (
-        select(func.coalesce(func.max(_event.c.number), 0) + 1)
-        .where(_event.c.campaign_id == bindparam("campaign_id", type_=String))
-        .scalar_subquery()
-    )
+def _insert_numbered(json_value: Callable[[str], Any], number: Any) -> Insert:
+    """INSERT … SELECT: the event, numbered `number` (an expression of the statement)."""
     return insert(_event).from_select(
         _COLUMNS,
         select(
@@ -72,22 +78,43 @@ def _insert_numbered(json_value: Callable[[str], Any]) -> Insert:
             bindparam("owner_id", type_=String),
             json_value("data"),
             json_value("player_data"),
-            next_number,
+            number,
         ),
     )
 
 
-_INSERT_EVENT = _insert_numbered(lambda name: type_coerce(bindparam(name, type_=JSON(none_as_null=True)), JSON))
+# A campaign's events are numbered by its counter (`event_counter`), counted by the insert itself:
+# on PostgreSQL ONE statement (the counter's upsert `… RETURNING` in a WITH, the insert reading
+# its value), whose row lock on the counter serialises the campaign's event writers from there to
+# their commit; on SQLite (one writer at a time already) the upsert, then the insert reading the
+# count back in its own statement.
+_counter = core_table(EventCounter)
+
+
+def _count(upsert: Callable[..., Any]) -> Any:
+    first = upsert(_counter).values(campaign_id=bindparam("campaign_id", type_=String), last_number=1)
+    return first.on_conflict_do_update(
+        index_elements=[_counter.c.campaign_id], set_={"last_number": _counter.c.last_number + 1}
+    )
+
+
+_counted = _count(pg_insert).returning(_counter.c.last_number).cte("counted")
+_recorded = (
+    select(_counter.c.last_number)
+    .where(_counter.c.campaign_id == bindparam("campaign_id", type_=String))
+    .scalar_subquery()
+)
+_INSERT_EVENT = _insert_numbered(
+    lambda name: type_coerce(bindparam(name, type_=JSON(none_as_null=True)), JSON), _recorded
+)
 # a parameter in a SELECT list is untyped on PostgreSQL
-_PG_INSERT_EVENT = _insert_numbered(lambda name: cast(bindparam(name, type_=JSON(none_as_null=True)), JSON))
-_PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
-# the same statements on the DBAPI cursor (app.services.prepared: the hot path's writes)
+_PG_INSERT_EVENT = _insert_numbered(
+    lambda name: cast(bindparam(name, type_=JSON(none_as_null=True)), JSON), _counted.c.last_number
+).add_cte(_counted)
+# the same statements on the DBAPI cursor (app.services.prepared: the hot path's writes); the
+# counter's own upsert is SQLite's only (PostgreSQL's is in the insert)
 _FAST_INSERT_EVENT = Prepared(_INSERT_EVENT, postgresql=_PG_INSERT_EVENT)
-_FAST_PG_LOCK = Prepared(_PG_LOCK)
-
-
-def campaign_lock_key(campaign_id: str) -> int:
-    return int.from_bytes(hashlib.blake2b(campaign_id.encode(), digest_size=8).digest(), "big", signed=True)
+_FAST_COUNT = Prepared(_count(sqlite_insert))
 
 
 def record(
@@ -105,18 +132,16 @@ def record(
     """Add an event to the current transaction (the caller commits). Call it after
     the change's other writes: it is the last lock a writer takes.
 
-    The event gets the campaign's next number (max + 1), so a campaign's writers
-    must be serialised from this insert to their commit. PostgreSQL: the insert
-    first takes the campaign's transaction lock (its own statement: the insert's
-    snapshot, taken after the lock is granted, then sees the previous writer's
-    committed event); the lock is held only from there to the commit, and no
-    writer takes a row lock after it (no deadlock). It also makes a campaign's
-    events commit in `seq` order. SQLite writers are serialized already by BEGIN
-    IMMEDIATE. (campaign_id, number) is unique: a bug there fails loudly.
+    The event gets the campaign's next number from its counter (`event_counter`, counted
+    by the insert: see `_PG_INSERT_EVENT`), so a campaign's event writers are serialised
+    from this insert to their commit by the counter's row lock, held only from there to
+    the commit; no writer takes a row lock after it (no deadlock), and a rolled-back
+    writer's count is rolled back with it (no gap). It also makes a campaign's events
+    commit in `seq` order. SQLite writers are serialized already by BEGIN IMMEDIATE.
+    (campaign_id, number) is unique: a bug there fails loudly.
 
     `conn`: the session's connection when the caller holds it; inside a unit of work's
-    `writes()` block both PostgreSQL statements go out with its other writes, in one
-    round trip, still as two statements in this order (the lock's meaning is kept).
+    `writes()` block the insert goes out with its other writes, in one round trip.
 
     Who receives it (the `Event` table's doc): the GM; the player `owner_id` even when
     `hidden`; the other players nothing when `hidden`, else `player_data` or `data`.
@@ -135,8 +160,8 @@ def record(
         "player_data": None if stored is None else to_jsonable_python(stored),
     }
     conn = conn if conn is not None else session.connection()
-    if conn.dialect.name == "postgresql":
-        _FAST_PG_LOCK.run(conn, {"key": campaign_lock_key(campaign_id)})
+    if conn.dialect.name != "postgresql":  # (PostgreSQL's count is in the insert)
+        _FAST_COUNT.run(conn, {"campaign_id": campaign_id})
     _FAST_INSERT_EVENT.run(conn, values)
 
 

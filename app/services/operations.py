@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -30,7 +30,7 @@ from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
-from app.models.results.common import Dice, Die, Head, wire_time
+from app.models.results.common import Dice, Die, Head, OddsValue, wire_time
 from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
@@ -55,10 +55,11 @@ from app.services.uow import (
     campaign_query,
     json_text,
     json_text_insert,
-    locked_query,
+    open_on,
     retried,
+    saved,
 )
-from app.services.visibility import about, check_visible, in_hiding_query
+from app.services.visibility import about, check_visible
 
 __all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
 
@@ -131,24 +132,35 @@ class RollingWork(UnitOfWork):
         return self
 
     def _open(self) -> CampaignRow:
-        """The first round trip: the caller's credential (401 first), the campaign (404), the character to lock."""
+        """The first statement: the caller's credential (401 first), the campaign (404), the character
+        to lock, whether it is in hiding or in a fight (`uow.open_on`: one statement)."""
         unverified = take_unverified(self.session)
+        self.prefetched: dict[str, StoredCharacter] = {}
+        self.in_hiding: dict[str, list[tuple]] = {}
+        self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
+        if self.first_locked is not None:
+            token_hash = (unverified or self.principal).token_hash
+            opening = open_on(self.conn, self.campaign_id, self.first_locked, token_hash)
+            if opening is not None:
+                if unverified is not None and not opening.alive:
+                    check_alive(unverified, [])  # 401
+                self.prefetched[self.first_locked] = opening.character
+                self.in_hiding[self.first_locked] = [(opening.in_hiding,)]
+                if not opening.fighting:
+                    self.not_fighting.add(self.first_locked)
+                return opening.campaign
+        # no such character in the campaign (its 404 comes after the credential's and the campaign's)
         queries = [alive_query(unverified)] if unverified is not None else []
         queries.append(campaign_query(self.campaign_id))
-        if self.first_locked is not None:
-            queries += [locked_query(self.first_locked), in_hiding_query(self.campaign_id, self.first_locked)]
         results = fetch_together(self.conn, queries)
         if unverified is not None:
             check_alive(unverified, results.pop(0))
-        campaign = campaign_of(results[0])
-        self.prefetched = {self.first_locked: results[1]} if self.first_locked is not None else {}
-        self.in_hiding = {self.first_locked: results[2]} if self.first_locked is not None else {}
-        return campaign
+        return campaign_of(results[0])
 
     def lock(self, character_ids: Sequence[str]) -> list[CharacterState]:
         """The characters (in the order asked) locked until the commit, sheets parsed once."""
         if len(character_ids) == 1 and character_ids[0] in self.prefetched:
-            stored = [self.characters.loaded(character_ids[0], self.prefetched.pop(character_ids[0]))]
+            stored = [self.prefetched.pop(character_ids[0])]
         else:
             stored = self.characters.load(character_ids)
         for c in stored:  # a player learns nothing of a character in hiding it does not own: 404
@@ -187,7 +199,7 @@ class RollingWork(UnitOfWork):
         assert req is not None and ctx is not None, "context(req) comes before commit"
         ctx.dice.finish()
         now = utcnow()
-        body = _logged(outcome, ctx, req, now).wire()
+        body = _logged(outcome, ctx, req, now, None if odds is None else _odds_figures(odds)[0]).wire()
         encoded = json_text(body)  # once: the log entry, the idempotency record and the response
         if outcome.cancels is not None:
             _check_not_rerolled(self.conn, outcome.cancels, include_hidden=self.principal.is_gm)
@@ -241,7 +253,7 @@ class RollingWork(UnitOfWork):
         each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
         `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
         moved = [
-            replace(self.loaded[cid], sheet=sheet, version=self.loaded[cid].version + 1, updated_at=now)
+            saved(self.loaded[cid], now=now, sheet=sheet)
             for cid, sheet in sheets.items()
             if sheet != self.loaded[cid].sheet
         ]
@@ -249,7 +261,7 @@ class RollingWork(UnitOfWork):
             return []
         from app.services.characters import updated_events  # (characters imports this module)
 
-        return updated_events(self.conn, moved, self.adapter.id, hidden=hidden)
+        return updated_events(self.conn, moved, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else
@@ -261,13 +273,42 @@ class RollingWork(UnitOfWork):
         return changed
 
 
+def fraction_out(p: Fraction) -> dict[str, Any]:
+    return {"probability": f"{p.numerator}/{p.denominator}", "p": float(p)}
+
+
+def success_of(outcomes: Mapping[str, Fraction]) -> Fraction:
+    return sum((p for name, p in outcomes.items() if name in SUCCESS_OUTCOMES), Fraction(0))
+
+
+def _odds_figures(odds: Mapping[str, Fraction]) -> tuple[OddsValue, dict[str, float]]:
+    """A test's `p_success` and the odds columns of its figures, from its exact odds. Remembered by
+    the odds' object: a ruleset's odds come from its cached computation, the same object for the
+    same test (shared, never changed), so what is made of them is made once (the object is held
+    with them: its id is not reused while it is remembered)."""
+    known = _ODDS_MADE.get(id(odds))
+    if known is not None and known[0] is odds:
+        return known[1], known[2]
+    columns = {f"p_{name}": float(odds.get(name, 0)) for name in OUTCOMES}
+    success = success_of(odds)
+    columns["p_any_success"] = float(success)
+    made = OddsValue.model_validate(fraction_out(success))
+    if len(_ODDS_MADE) >= _ODDS_MADE_MAX:
+        _ODDS_MADE.clear()
+    _ODDS_MADE[id(odds)] = (odds, made, columns)
+    return made, columns
+
+
+_ODDS_MADE: dict[int, tuple[Mapping[str, Fraction], OddsValue, dict[str, float]]] = {}
+_ODDS_MADE_MAX = 4096
+
+
 def figures(body: Mapping[str, Any], odds: Mapping[str, Fraction]) -> dict[str, Any]:
     """A test's figures as the roll log stores them (`LOG_FIGURES`): its outcome, each outcome's
     exact probability and that of success (floats: the statistics sum them), its dice by type
     in the order first rolled (the first two types: a test has one, or two with GC's karma d10)."""
     out: dict[str, Any] = {"outcome": body.get("outcome")}
-    out.update((f"p_{name}", float(odds.get(name, 0))) for name in OUTCOMES)
-    out["p_any_success"] = float(sum((odds.get(name, Fraction(0)) for name in SUCCESS_OUTCOMES), Fraction(0)))
+    out.update(_odds_figures(odds)[1])
     by_die: dict[str, list[int]] = {}
     for die in body.get("rolls") or ():
         if isinstance(die, Mapping) and not die.get("dropped"):
@@ -312,10 +353,13 @@ def replay(session: Session, principal: Principal, idem: Idempotency | None) -> 
     return record.body
 
 
-def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now) -> Head:
+def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now, p_success: OddsValue | None) -> Head:
     """The outcome's result model with the roll-log fields stamped: its id, and `rolls` (every
-    die of the operation) unless it lists its dice its own way, hidden, created_at, provenance."""
+    die of the operation) unless it lists its dice its own way, hidden, created_at, provenance;
+    `p_success` for a test (issue 29 item 3: the odds route's exact success for the same body)."""
     entry: dict[str, Any] = {"id": new_id()}
+    if p_success is not None:
+        entry["p_success"] = p_success
     if isinstance(outcome.body, Dice):
         entry["rolls"] = _DICE.validate_python([r.to_dict() for r in ctx.dice.rolls])
     entry.update(hidden=req.hidden, created_at=now, **provenance(seed=req.seed, table=_has_table_dice(req)))

@@ -12,20 +12,17 @@ from sqlalchemy import bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.results.common import OddsValue
 from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody, validate
 from app.rules.dice import dice_source
 from app.rulesets.contract import (
     OUTCOMES,
-    SUCCESS_OUTCOMES,
     Capability,
     CharacterState,
     Confrontations,
     GroupTests,
     LevelUps,
     OperationContext,
-    Outcome,
     Rerolls,
     RulesetAdapter,
 )
@@ -33,7 +30,7 @@ from app.rulesets.registry import get_adapter
 from app.services import rolls
 from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
 from app.services.characters import load_character
-from app.services.operations import Idempotency, RollingWork, log_entry_body, retried
+from app.services.operations import Idempotency, RollingWork, fraction_out, log_entry_body, retried, success_of
 
 
 @checks_caller
@@ -54,27 +51,15 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         ctx = uow.context(req)
         outcome = uow.adapter.test(hero, req, ctx)
         odds = outcome_odds(uow.adapter, hero, req, ctx)
-        return uow.commit(with_p_success(outcome, odds), odds=odds)
+        return uow.commit(outcome, odds=odds)  # its result carries p_success, stamped with the log's fields
 
 
 def outcome_odds(adapter: RulesetAdapter, hero: CharacterState, req: Any, ctx: OperationContext) -> dict[str, Fraction]:
-    """Issue 29 item 3: the exact probability of each of the six outcomes of the test `req` as it is
-    rolled, the odds route's figures for the same body (`hero` as it was before the test: the
-    rules return new sheets, never change the one they read). Nothing rolled: its own empty dice."""
-    result = adapter.odds(hero, req, replace(ctx, dice=dice_source(dice=[])))
-    return {name: result.outcomes.get(name, Fraction(0)) for name in OUTCOMES}
-
-
-def success_of(outcomes: dict[str, Fraction]) -> Fraction:
-    return sum((p for name, p in outcomes.items() if name in SUCCESS_OUTCOMES), Fraction(0))
-
-
-def with_p_success(outcome: Outcome, outcomes: dict[str, Fraction]) -> Outcome:
-    """The outcome, its test result carrying `p_success`."""
-    outcome.body = outcome.body.model_copy(
-        update={"p_success": OddsValue.model_validate(fraction_out(success_of(outcomes)))}
-    )
-    return outcome
+    """Issue 29 item 3: the exact probability of the outcomes of the test `req` as it is rolled (an
+    outcome left out has none), the odds route's figures for the same body (`hero` as it was before
+    the test: the rules return new sheets, never change the one they read). Nothing rolled: its
+    own empty dice. The ruleset's own object (its cached computation's: shared, never changed)."""
+    return adapter.odds(hero, req, replace(ctx, dice=dice_source(dice=[]))).outcomes
 
 
 def level_up(
@@ -225,10 +210,6 @@ def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
         participants = uow.lock([p.character_id for p in req.participants])
         assert isinstance(uow.adapter, GroupTests)  # request_model found the capability
         return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
-
-
-def fraction_out(p: Fraction) -> dict[str, Any]:
-    return {"probability": f"{p.numerator}/{p.denominator}", "p": float(p)}
 
 
 def odds(session: Session, principal: Principal, character_id: str, body: dict) -> dict[str, Any]:

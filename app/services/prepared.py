@@ -19,60 +19,97 @@ trip to save)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
+import re
 import select
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn, cast
 
 import psycopg
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
 from sqlalchemy import event
 from sqlalchemy.engine import AdaptedConnection, Connection, Dialect, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.util import await_
 
 from app.core.db import ANSWER_WITHIN
 from app.kit.errors import Unavailable
 
+_PLACEHOLDER = re.compile(r"%\(([^)]+)\)s|%%")
+
 
 class _Plan:
-    __slots__ = ("constants", "keys", "names", "processors", "results", "sql", "sql_bytes")
+    """A statement compiled once for a dialect, by SQLAlchemy's public compiler API: its SQL with
+    positional placeholders (`?` for SQLite, `$1`… for libpq), the bind names in their order, each
+    one's type processor (`TypeEngine.bind_processor` of the dialect's implementation) or its value
+    when the statement carries it (a literal: `coalesce(max(n), 0) + 1`), and the processor of each
+    result column (`TypeEngine.result_processor`). Values written and read are exactly Core's."""
+
+    __slots__ = ("binds", "results", "sql", "sql_bytes")
 
     def __init__(self, statement, dialect: Dialect):
-        if dialect.name == "postgresql":  # libpq's own placeholders ($1…): the statement goes to `_Lane`
-            dialect = copy.copy(dialect)
-            dialect.paramstyle, dialect.positional = "numeric_dollar", True
-        compiled = statement.compile(dialect=dialect)
-        self.sql: str = compiled.string
+        # compiled with named placeholders (`%(name)s`), whatever the dialect's own paramstyle: the
+        # names are then read from the SQL in order (no private attribute of the compiled form)
+        named = dialect if dialect.paramstyle == "pyformat" else cast(Any, type(dialect))(paramstyle="pyformat")
+        compiled = statement.compile(dialect=named)
+        unescaped = {escaped: name for name, escaped in (compiled.escaped_bind_names or {}).items()}
+        numbers: dict[str, int] = {}
+        order: list[str] = []
+        dollar = dialect.name == "postgresql"
+
+        def placeholder(match: re.Match) -> str:
+            name = match.group(1)
+            if name is None:
+                return "%"
+            if not dollar:
+                order.append(name)
+                return "?"
+            if name not in numbers:
+                order.append(name)
+                numbers[name] = len(order)
+            return f"${numbers[name]}"
+
+        self.sql: str = _PLACEHOLDER.sub(placeholder, compiled.string)
         self.sql_bytes = self.sql.encode()
-        processors = compiled._bind_processors
-        escaped = compiled.escaped_bind_names or {}
-        # a literal of the statement (`coalesce(max(n), 0) + 1`) is a bind with its own value
-        self.constants = {name: b.effective_value for name, b in compiled.binds.items() if not b.required}
-        if compiled.positional:
-            self.names: list[str] | None = list(compiled.positiontup)
-            self.keys: list[tuple[str, str, Any]] = []  # (keyed statements only)
-            self.processors = [processors.get(n) for n in self.names]
-        else:
-            self.names = None
-            self.keys = [(name, escaped.get(name, name), processors.get(name)) for name in compiled.binds]
-            self.processors = []  # (positional statements only)
+        self.binds: list[tuple[str, Callable | None, Any]] = []  # (name, processor, the statement's own value)
+        for escaped in order:
+            bind = compiled.binds[unescaped.get(escaped, escaped)]
+            processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
+            self.binds.append((bind.key, processor, _GIVEN if bind.required else bind.effective_value))
+        # a SELECT's columns, a statement's RETURNING; none for plain text (its rows are not read)
+        columns = getattr(statement, "selected_columns", None) or getattr(statement, "exported_columns", None) or ()
         self.results: list[Callable | None] = [
-            col.type._cached_result_processor(dialect, None) for col in compiled._result_columns
+            c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
         ]
 
-    def parameters(self, params: dict[str, Any]) -> Any:
-        if self.constants:
-            params = {**self.constants, **params}
-        if self.names is not None:
-            return tuple(params[n] if p is None else p(params[n]) for n, p in zip(self.names, self.processors))
-        return {key: params[name] if p is None else p(params[name]) for name, key, p in self.keys}
+    def parameters(self, params: dict[str, Any]) -> tuple:
+        values = []
+        for name, processor, own in self.binds:
+            value = params[name] if own is _GIVEN else params.get(name, own)
+            values.append(value if processor is None else processor(value))
+        return tuple(values)
 
     def row(self, raw: tuple) -> tuple:
         return tuple(raw[i] if p is None else p(raw[i]) for i, p in enumerate(self.results))
+
+
+_GIVEN = object()  # a bind whose value the caller gives
+
+
+def _raise(conn: Connection, error: Any, sql: str | None, args: Any, cursor: Any = None) -> NoReturn:
+    """A DBAPI error as SQLAlchemy raises it (OperationalError, IntegrityError…, public
+    `DBAPIError.instance`); a connection it found dead is invalidated (not given back as it is)."""
+    dbapi = conn.connection.dbapi_connection
+    dead = conn.dialect.is_disconnect(error, dbapi, cursor)
+    if dead:
+        conn.invalidate(error)
+    wrapped = DBAPIError.instance(
+        sql, args, error, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
+    )
+    raise wrapped from error
 
 
 class Prepared:
@@ -110,7 +147,7 @@ class Prepared:
         try:
             cursor.execute(plan.sql, args)
         except conn.dialect.loaded_dbapi.Error as e:
-            conn._handle_dbapi_exception(e, plan.sql, args, cursor, None)
+            _raise(conn, e, plan.sql, args, cursor)
         return cursor
 
     def all(self, conn: Connection, params: dict[str, Any]) -> list[tuple]:
@@ -121,7 +158,7 @@ class Prepared:
         try:
             return [plan.row(r) for r in cursor.fetchall()]
         except conn.dialect.loaded_dbapi.Error as e:
-            conn._handle_dbapi_exception(e, plan.sql, None, cursor, None)
+            _raise(conn, e, plan.sql, None, cursor)
         finally:
             cursor.close()
 
@@ -270,12 +307,12 @@ class _Lane:
             ) from None
         except errors.Error as e:  # the connection failed under us: it is not given back as it is
             _call(self.raw.close)
-            conn._handle_dbapi_exception(e, None, None, None, None)
+            _raise(conn, e, None, None)
         except BaseException:
             _call(self.raw.close)
             raise
         if error is not None:
-            conn._handle_dbapi_exception(error, None, None, None, None)
+            _raise(conn, error, None, None)
 
     def _exchange(self, queue: list, begin: bool) -> errors.Error | None:
         """One pipeline: (BEGIN,) the queue's commands and dumped statements, sync; returns

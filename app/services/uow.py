@@ -28,6 +28,7 @@ from sqlalchemy import (
     bindparam,
     cast,
     delete,
+    exists,
     func,
     insert,
     literal,
@@ -39,7 +40,17 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import LOG_FIGURES, Campaign, Character, LogEntry, LogEntryCharacter, core_table
+from app.models.tables import (
+    LOG_FIGURES,
+    Campaign,
+    Character,
+    Combatant,
+    Credential,
+    Encounter,
+    LogEntry,
+    LogEntryCharacter,
+    core_table,
+)
 from app.models.validation import InvalidBody
 from app.services import events
 from app.services.prepared import Batch, Prepared, batch
@@ -121,6 +132,61 @@ _FAST_SAVE_IN_BATCH = Prepared(_SAVE, postgresql=_PG_SAVE_OR_FAIL)
 _FAST_CAMPAIGN = Prepared(_CAMPAIGN)
 
 
+_credential, _combatant, _encounter = core_table(Credential), core_table(Combatant), core_table(Encounter)
+# ONE statement opens a rolling operation on one character (issue 28 item 2): the character
+# (locked until the commit: `FOR UPDATE OF character` on PostgreSQL), its campaign's ruleset and
+# options, whether the caller's credential still exists, whether the character is a hidden
+# combatant of one of the campaign's fights (a player who does not own it learns nothing of it),
+# and whether it is in any fight at all (when not, its `character.updated` needs no standings read)
+_in_fights = (
+    select(_combatant.c.id)
+    .join(_encounter, _encounter.c.id == _combatant.c.encounter_id)
+    .where(_encounter.c.campaign_id == _character.c.campaign_id, _combatant.c.character_id == _character.c.id)
+)
+_OPENING = Prepared(
+    select(
+        *_COLUMNS,
+        _campaign.c.ruleset,
+        _campaign.c.options,
+        exists().where(_credential.c.token_hash == bindparam("token_hash")).label("alive"),
+        exists(_in_fights.where(_combatant.c.hidden == True)).label("in_hiding"),  # noqa: E712 (SQL)
+        exists(_in_fights).label("fighting"),
+    )
+    .join(_campaign, _campaign.c.id == _character.c.campaign_id)
+    .where(_character.c.id == bindparam("id"), _character.c.campaign_id == bindparam("campaign_id"))
+    .with_for_update(of=_character)
+)
+
+
+class Opening(NamedTuple):
+    """What `open_on` read: the character (locked), its campaign, the caller's credential alive,
+    the character in hiding, in a fight."""
+
+    character: StoredCharacter
+    campaign: CampaignRow
+    alive: bool
+    in_hiding: bool
+    fighting: bool
+
+
+def open_on(conn, campaign_id: str, character_id: str, token_hash: str) -> Opening | None:
+    """The opening of a rolling operation on one character of `campaign_id` in one statement (see
+    `_OPENING`); None when the character is not in that campaign (the caller then reads what it
+    needs one by one, to answer in the refusal order: 401, the campaign's 404, the character's)."""
+    row = _OPENING.first(conn, {"id": character_id, "campaign_id": campaign_id, "token_hash": token_hash})
+    if row is None:
+        return None
+    n = len(_COLUMNS)
+    ruleset, options, alive, in_hiding, fighting = row[n:]
+    return Opening(
+        StoredCharacter(*row[:n]),
+        CampaignRow(campaign_id, ruleset, options),
+        bool(alive),
+        bool(in_hiding),
+        bool(fighting),
+    )
+
+
 def json_text_insert(table, column: str) -> Prepared:
     """INSERT of `table` whose JSON `column` is given as its JSON text (encoded once by the caller)."""
     names = [c.name for c in table.columns if c.name not in (column, "seq")]  # `seq`: the database numbers it
@@ -155,6 +221,11 @@ def json_text(value: Any) -> str:
     """The JSON text of `value` as the API sends it (Starlette's JSONResponse encoding), so
     that one encoding serves the database and the response."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+
+
+def saved(before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
+    """The character as `CharacterRepository.save` writes it: `changes`, the next version, `now`."""
+    return replace(before, **changes, version=before.version + 1, updated_at=now)
 
 
 class CharacterRepository:
@@ -204,14 +275,6 @@ class CharacterRepository:
         characters = (StoredCharacter(*r) for r in rows)
         return {c.id: c for c in characters if c.campaign_id == self.campaign_id}
 
-    def loaded(self, character_id: str, rows: Sequence[tuple]) -> StoredCharacter:
-        """`character_id` from the rows of `locked_query(character_id)` run by the caller
-        (with other statements, `fetch_together`): as `load([character_id])` would give it."""
-        found = self._found(rows).get(character_id)
-        if found is None:
-            raise NotFound(f"no character with id {character_id!r} in this campaign")
-        return found
-
     def add(
         self,
         *,
@@ -243,7 +306,7 @@ class CharacterRepository:
     def save(self, before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
         """Write `changes` (name, kind, player_id, sheet, player_access, client_metadata) only if the stored version is
         still `before.version` (else StaleVersion); returns the new state (version + 1)."""
-        after = replace(before, **changes, version=before.version + 1, updated_at=now)
+        after = saved(before, now=now, **changes)
         cursor = (_FAST_SAVE if self.batch is None else _FAST_SAVE_IN_BATCH).run(
             self.conn,
             {
@@ -271,12 +334,6 @@ class CharacterRepository:
 
     def remove(self, character: StoredCharacter) -> None:
         self.conn.execute(_DELETE, {"character_id": character.id})
-
-
-def locked_query(character_id: str) -> tuple[Prepared, dict[str, Any]]:
-    """The statement reading one character locked until the commit, and its parameters (to run
-    with others: `fetch_together`; `CharacterRepository.loaded` reads its rows)."""
-    return _FAST_SELECT_ONE_LOCKED, {"id": character_id}
 
 
 def read_campaign(conn, campaign_id: str):

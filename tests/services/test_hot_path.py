@@ -141,3 +141,189 @@ def test_an_rng_with_its_own_randbelow_is_used_as_it_is():
     source = RandomDice(Loaded(1))
     assert parse("1d20+5").roll(source, "p") == 25 and parse("3d6").roll(source, "p") == 18
     assert [r.value for r in source.rolls] == [20, 6, 6, 6]
+
+
+# --- issue 28 item 2: public APIs only, the opening in one statement ---------------------------
+
+# the private attributes the hot path once read, named for the reader; and any `_name` that
+# SQLAlchemy's or psycopg's own classes define (what a module of app/ may not reach into)
+_FORBIDDEN = {
+    "_bind_processors",
+    "_result_columns",
+    "_cached_result_processor",
+    "positiontup",
+    "_handle_dbapi_exception",
+}
+
+
+def _private_names_of_the_drivers() -> set[str]:
+    import psycopg
+    import sqlalchemy.engine.default
+    import sqlalchemy.orm
+    import sqlalchemy.sql.compiler
+    import sqlalchemy.sql.elements
+    import sqlalchemy.types
+    from psycopg import pq
+
+    classes = [
+        sqlalchemy.engine.Connection,
+        sqlalchemy.engine.Engine,
+        sqlalchemy.engine.CursorResult,
+        sqlalchemy.engine.default.DefaultDialect,
+        sqlalchemy.engine.default.DefaultExecutionContext,
+        sqlalchemy.sql.compiler.SQLCompiler,
+        sqlalchemy.sql.elements.BindParameter,
+        sqlalchemy.types.TypeEngine,
+        sqlalchemy.orm.Session,
+        psycopg.Connection,
+        psycopg.AsyncConnection,
+        psycopg.Cursor,
+        pq.PGconn,
+    ]
+    return {n for c in classes for n in dir(c) if n.startswith("_") and not n.startswith("__")}
+
+
+def test_issue28_item2_no_module_of_app_reads_a_private_attribute_of_sqlalchemy_or_psycopg():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "app"
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(root.rglob("*.py"))}
+    # a name app/ defines itself (a method, a slot, an attribute it sets) is its own
+    own = {n.name for t in trees.values() for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    own |= {
+        n.attr
+        for t in trees.values()
+        for n in ast.walk(t)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+    }
+    forbidden = _FORBIDDEN | (_private_names_of_the_drivers() - own)
+    assert "_handle_dbapi_exception" in forbidden and "_execute_context" in forbidden  # the check sees the drivers
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in forbidden:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):  # an app class's own
+                continue
+            found.append(f"{path.relative_to(root.parent)}:{node.lineno}: .{node.attr}")
+    assert found == []
+
+
+def _fight(engine, cid: str, character_id: str, *, hidden: bool) -> None:
+    from app.models.tables import Combatant, Encounter
+
+    with Session(engine) as s:
+        encounter = Encounter(campaign_id=cid, name="Ambush")
+        s.add(encounter)
+        s.flush()
+        s.add(Combatant(encounter_id=encounter.id, character_id=character_id, ordinal=1, side="a", hidden=hidden))
+        s.commit()
+
+
+def _credential(engine, cid: str) -> str:
+    from app.models.tables import Credential
+
+    token_hash = new_id().ljust(64, "0")
+    with Session(engine) as s:
+        s.add(Credential(token_hash=token_hash, campaign_id=cid, role="gm"))
+        s.commit()
+    return token_hash
+
+
+def test_issue28_item2_one_statement_reads_the_character_its_campaign_the_credential_and_the_fights(engine, committed):
+    cid, hero = committed
+    token_hash = _credential(engine, cid)
+
+    def opening():
+        with Session(engine) as s:
+            return uow_module.open_on(s.connection(), cid, hero, token_hash)
+
+    first = opening()
+    assert first is not None
+    assert (first.character.id, first.character.campaign_id, first.character.version) == (hero, cid, 1)
+    assert (first.campaign.id, first.campaign.ruleset) == (cid, "great-cosmos")
+    assert (first.alive, first.in_hiding, first.fighting) == (True, False, False)
+    _fight(engine, cid, hero, hidden=False)
+    assert (opening().in_hiding, opening().fighting) == (False, True)
+    _fight(engine, cid, hero, hidden=True)
+    assert (opening().in_hiding, opening().fighting) == (True, True)
+    with Session(engine) as s:
+        gone = uow_module.open_on(s.connection(), cid, hero, "f" * 64)
+        assert gone is not None and gone.alive is False  # the caller's credential is checked (401) by the caller
+        assert uow_module.open_on(s.connection(), new_id(), hero, token_hash) is None  # another campaign's character
+        assert uow_module.open_on(s.connection(), cid, new_id(), token_hash) is None
+
+
+def test_issue28_item2_the_migration_starts_each_campaigns_event_counter_at_its_last_number(
+    database_url, engine, tmp_path
+):
+    from sqlalchemy import create_engine
+
+    from alembic import command
+    from app.core.migrations import alembic_config
+    from tests.api.test_events import _scratch_database
+
+    with _scratch_database(database_url, engine, tmp_path) as url:
+        command.upgrade(alembic_config(url), "0012")
+        scratch = create_engine(url)
+        try:
+            with scratch.begin() as conn:
+                for cid in ("ca", "cb", "cc"):
+                    conn.execute(
+                        text(
+                            "INSERT INTO campaign (id, name, ruleset, options, version, created_at, updated_at,"
+                            " client_metadata) VALUES (:id, 'c', 'asgard', '{}', 1, CURRENT_TIMESTAMP,"
+                            " CURRENT_TIMESTAMP, '{}')"
+                        ),
+                        {"id": cid},
+                    )
+                for n, cid in [(1, "ca"), (1, "cb"), (2, "ca"), (3, "ca")]:
+                    conn.execute(
+                        text(
+                            "INSERT INTO event (campaign_id, number, type, hidden, created_at, data)"
+                            " VALUES (:cid, :n, 'player.created', false, CURRENT_TIMESTAMP, '{}')"
+                        ),
+                        {"cid": cid, "n": n},
+                    )
+            command.upgrade(alembic_config(url), "head")
+            with scratch.connect() as conn:
+                counters = dict(conn.execute(text("SELECT campaign_id, last_number FROM event_counter")).all())
+        finally:
+            scratch.dispose()
+    assert counters == {"ca": 3, "cb": 1}  # a campaign without events gets its counter with its first
+
+
+def test_issue28_item2_concurrent_writers_number_a_campaigns_events_without_a_gap(engine, committed):
+    """The counter's upsert numbers the events: concurrent writers of one campaign (and one rolled
+    back) leave 1…n, in commit order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.services import events
+
+    cid, _hero = committed
+
+    def write(i: int) -> None:
+        for _attempt in range(50):
+            try:
+                with Session(engine) as s:
+                    events.record(s, cid, "character.deleted", {"id": f"c{i}"})
+                    if i == 3:
+                        s.rollback()  # its number is not taken
+                        return
+                    s.commit()
+                    return
+            except Exception as exc:  # SQLite: the writer lock is busy; retried
+                if "locked" not in str(exc).lower():
+                    raise
+        raise AssertionError("never written")
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(write, range(12)))
+    with engine.connect() as conn:
+        numbers = conn.execute(
+            text("SELECT number FROM event WHERE campaign_id = :c ORDER BY seq"), {"c": cid}
+        ).scalars()
+        assert list(numbers) == list(range(1, 12))
+        count = conn.execute(text("SELECT last_number FROM event_counter WHERE campaign_id = :c"), {"c": cid})
+        assert count.scalar_one() == 11
