@@ -8,6 +8,12 @@ should cost at most 2x the small one. Reports the median ms per request of each,
 
     .venv/bin/python bench/bench_stats.py                 # 10k vs 1M (the 1M build takes a while)
     .venv/bin/python bench/bench_stats.py --large 100000  # 10k vs 100k
+    BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test .venv/bin/python bench/bench_stats.py
+
+On PostgreSQL each log is built in a database of its own (`<database>_stats_<entries>`, made on
+that server and dropped at the end), and analyzed once built, as autovacuum would after such a
+load (the planner's statistics of an empty table would otherwise be the ones it plans with).
+`--explain` prints the plan of the stats' first aggregate on each log.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
@@ -74,7 +82,22 @@ def fill(engine, campaign_id: str, characters: list[str], n: int) -> None:
             conn.execute(insert(table), batch)
 
 
-def measure(url: str, others: int, campaign_entries: int, requests: int) -> float:
+def print_plan(engine, campaign_id: str) -> None:
+    """EXPLAIN ANALYZE of the per-character figures aggregate, as the GM reads it."""
+    from sqlalchemy import text
+
+    from app.services import stats
+
+    figures, _ = stats._queries(False, True, False)
+    statement = figures.statement.params(campaign_id=campaign_id)
+    sql = str(statement.compile(engine, compile_kwargs={"literal_binds": True}))
+    prefix = "EXPLAIN ANALYZE " if engine.dialect.name == "postgresql" else "EXPLAIN QUERY PLAN "
+    with engine.connect() as conn:
+        for row in conn.execute(text(prefix + sql)):
+            print("   ", " | ".join(str(v) for v in row))
+
+
+def measure(url: str, others: int, campaign_entries: int, requests: int, explain: bool = False) -> float:
     """Median ms of the stats request with `others` entries of other campaigns in the log."""
     from fastapi.testclient import TestClient
     from sqlalchemy import create_engine
@@ -93,11 +116,12 @@ def measure(url: str, others: int, campaign_entries: int, requests: int) -> floa
         fill(engine, other["id"], [uuid4().hex for _ in range(50)], others)
         fill(engine, camp["id"], [uuid4().hex, uuid4().hex], campaign_entries)
         print(f"  built {others:,} + {campaign_entries:,} entries in {time.perf_counter() - t0:.1f} s")
-        with engine.begin() as conn:
-            from sqlalchemy import text
+        from sqlalchemy import text
 
-            if engine.dialect.name == "sqlite":
-                conn.execute(text("ANALYZE"))
+        with engine.begin() as conn:
+            conn.execute(text("ANALYZE"))
+        if explain:
+            print_plan(engine, camp["id"])
         path = f"/v1/campaigns/{camp['id']}/stats"
         assert c.get(path, headers=gm).json()["campaign"]["tests"] == campaign_entries
         times = []
@@ -115,22 +139,49 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=1_000_000)
     parser.add_argument("--campaign", type=int, default=2_000)
     parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--explain", action="store_true", help="print the first aggregate's plan on each log")
     args = parser.parse_args()
     os.environ.update({"ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"})
     results = {}
+    given = os.environ.get("BENCH_DATABASE_URL")
     for n in (args.small, args.large):
-        url = (
-            os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{Path(tempfile.mkdtemp(prefix='jdr-stats-')) / 's.db'}"
-        )
-        os.environ["DATABASE_URL"] = url
-        from app.core.config import get_settings
+        with database(given, n) as url:
+            os.environ["DATABASE_URL"] = url
+            from app.core.config import get_settings
 
-        get_settings.cache_clear()
-        print(f"log of {n:,} other entries:")
-        results[n] = measure(url, n, args.campaign, args.requests)
-        print(f"  median {results[n]:.2f} ms per request")
+            get_settings.cache_clear()
+            print(f"log of {n:,} other entries ({url.split('://')[0]}):")
+            results[n] = measure(url, n, args.campaign, args.requests, args.explain)
+            print(f"  median {results[n]:.2f} ms per request")
     ratio = results[args.large] / results[args.small]
     print(f"large / small: {ratio:.2f}x (target <= 2x)")
+
+
+@contextmanager
+def database(given: str | None, n: int) -> Iterator[str]:
+    """A fresh database for a log of `n` entries: a SQLite file, or on PostgreSQL `<given>_stats_<n>`
+    (dropped at the end)."""
+    if not given:
+        yield f"sqlite:///{Path(tempfile.mkdtemp(prefix='jdr-stats-')) / 's.db'}"
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.pool import NullPool
+
+    from app.core.db import normalize_database_url
+
+    base = make_url(normalize_database_url(given))
+    name = f"{base.database}_stats_{n}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:  # WITH (FORCE): the app's engines on it (cached by URL) lose their connections
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 if __name__ == "__main__":

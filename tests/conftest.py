@@ -24,6 +24,7 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx._transports.default as httpx_transports
 import pytest
 from _pytest.nodes import NodeId
 from fastapi import FastAPI
@@ -46,6 +47,25 @@ from tests.hardening.conftest import Live, Pool
 # modules (test_openapi, test_odds_schema, test_contract_strict), in each xdist worker: ~0.4 s of CPU each
 # time; the document depends on the code only, so it is rendered once per process
 openapi_text.render = cache(openapi_text.render)
+
+
+def _shared_tls(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+    """httpx makes a TLS context for every client it builds (certifi's bundle parsed: ~25 ms of CPU a
+    client here), even one that only ever speaks plain HTTP to a loopback server, as the tests' do (a
+    suite run builds hundreds: the live-server tests, the webhook receivers' clients…). One context per
+    kind (verify on or off, the same environment) for the test process; a client given a context or a
+    certificate of its own still gets its own."""
+    if cert is not None or not isinstance(verify, bool):
+        return _TLS_OF_HTTPX(verify=verify, cert=cert, trust_env=trust_env)
+    key = (verify, trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if key not in _TLS:
+        _TLS[key] = _TLS_OF_HTTPX(verify=verify, cert=cert, trust_env=trust_env)
+    return _TLS[key]
+
+
+_TLS: dict[tuple[Any, ...], Any] = {}
+_TLS_OF_HTTPX = httpx_transports.create_ssl_context
+httpx_transports.create_ssl_context = _shared_tls  # what httpx's transports call (sync and async)
 
 pytest_plugins = ["tests.fixtures"]  # the shared fixtures built on these (campaign, alice, hero…)
 

@@ -118,6 +118,9 @@ class Outcome:
     sheets: Mapping[str, BaseModel] = field(default_factory=dict)
     # the log entry this one cancels and replaces (AS-H2): an entry is cancelled once at most
     cancels: str | None = None
+    # a test's exact odds of each outcome (all six), when the operation rolled one the test use case
+    # did not (an AS-H2 reroll of a test): the service records its p_success as every test's
+    odds: Mapping[str, Fraction] | None = None
 
     @property
     def kind(self) -> str:

@@ -105,7 +105,10 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
             ) from None
         _check_latest(uow, character_id, test_id)
         assert isinstance(uow.adapter, Rerolls)  # request_model found the capability
-        return uow.commit(uow.adapter.reroll(hero, previous, req, ctx))
+        outcome = uow.adapter.reroll(hero, previous, req, ctx)
+        if outcome.odds is not None:  # a test rolled again: its p_success and figures, as every test's
+            outcome = with_p_success(outcome, dict(outcome.odds))
+        return uow.commit(outcome, odds=outcome.odds)
 
 
 _log = core_table(LogEntry)

@@ -5,8 +5,9 @@ each outcome and of success, its dice by type), so the statistics are two SQL ag
 the campaign's tests, grouped by character, sent in one round trip (`fetch_together`): the
 campaign's figures are the sum of its characters'. Expected counts are the sums of each test's
 probabilities; the luck score is (observed − expected) / sd with sd = sqrt(Σ p(1 − p)), the exact
-variance of a sum of independent tests. Tests logged before their figures were recorded (before
-migration 0012, and AS-H2 rerolls) count in `tests` and `tests_without_odds`, in nothing else.
+variance of a sum of independent tests (an AS-H2 reroll is a test with its own odds: counted as
+one). Tests logged before their figures were recorded (before migration 0012; AS-H2 rerolls before
+they were) count in `tests` and `tests_without_odds`, in nothing else.
 A player counts what its log shows: no hidden GM entry, nothing about a character it does not
 see whole."""
 

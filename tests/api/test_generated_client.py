@@ -16,6 +16,7 @@ import sys
 import types
 import typing
 from datetime import datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import attrs
 import pytest
 
 from app.api.openapi_doc import prefix
+from tests import artefacts
 from tests.factories import SHEETS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,14 +47,13 @@ ODDS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture(scope="session")
-def generated(tmp_path_factory) -> types.ModuleType:
-    """The client package, generated from openapi.json and imported (once per session)."""
-    where = tmp_path_factory.mktemp("client")
-    config = where / "config.json"
-    config.write_text(
-        json.dumps({"project_name_override": PACKAGE, "package_name_override": PACKAGE, "post_hooks": []})
-    )
+CONFIG = {"project_name_override": PACKAGE, "package_name_override": PACKAGE, "post_hooks": []}
+
+
+def _generate(into: Path) -> None:
+    """The client generated from openapi.json into `into`/PACKAGE, the generator's output in `into`/log."""
+    config = into / "config.json"
+    config.write_text(json.dumps(CONFIG))
     run = subprocess.run(
         [
             sys.executable,
@@ -64,7 +65,7 @@ def generated(tmp_path_factory) -> types.ModuleType:
             "--meta",
             "none",
             "--output-path",
-            str(where / PACKAGE),
+            str(into / PACKAGE),
             "--config",
             str(config),
         ],
@@ -72,8 +73,20 @@ def generated(tmp_path_factory) -> types.ModuleType:
         text=True,
         timeout=300,
     )
-    log = run.stdout + run.stderr
-    assert run.returncode == 0, log
+    assert run.returncode == 0, run.stdout + run.stderr
+    (into / "log").write_text(run.stdout + run.stderr)
+
+
+@pytest.fixture(scope="session")
+def generated() -> types.ModuleType:
+    """The client package, generated from openapi.json and imported (once per session). Kept in the
+    suite's cache (tests/artefacts.py) under the hash of every input of the generator: openapi.json,
+    its configuration, its version and those of the packages it renders with."""
+    tools = [f"{name}=={metadata.version(name)}" for name in ("openapi-python-client", "jinja2", "pydantic", "attrs")]
+    where = artefacts.entry(
+        "python-client", artefacts.key(ROOT / "openapi.json", json.dumps(CONFIG), *tools), _generate
+    )
+    log = (where / "log").read_text()
     assert "Warning" not in log and "WARNING" not in log and "Unable to" not in log, log
     sys.path.insert(0, str(where))
     try:

@@ -69,3 +69,43 @@ def test_issue29_item3_gc_p_success_follows_the_karma(client, campaign_factory, 
     ).json()["p_success"]
     assert at_minus_ten == odds["success"]
     assert at_zero != at_minus_ten
+
+
+def test_issue29_item3_as_h2_a_reroll_records_p_success_and_counts_with_its_odds(
+    client, campaign_factory, character_factory
+):
+    """AS-H2: a test rolled again records its p_success like every test, the odds route's `success`
+    for the test as it is rolled again (a 3d6 reroll of a 3d6 test; AS-H1: `heroism_4d6` makes it a
+    4d6 one; a 4d6 test stays 4d6), and the statistics count it with its odds, not as a test without."""
+    camp = campaign_factory(AS)
+    hero = character_factory(camp, sheet(AS, heroism=5))
+    url = f"/v1/characters/{hero['id']}/tests"
+    plain = {"skill": "survie", "difficulty": "difficile"}
+    odds_3d6 = client.post(f"{url}/odds", json=plain, headers=camp.gm).json()["success"]
+    odds_4d6 = client.post(f"{url}/odds", json={**plain, "heroism_4d6": True}, headers=camp.gm).json()["success"]
+    assert odds_3d6 != odds_4d6
+    expected = []
+    for first_dice, reroll_body, odds in [
+        ([1, 1, 2], {"dice": [6, 5, 6]}, odds_3d6),  # 3d6 rolled again as 3d6
+        ([1, 2, 1], {"heroism_4d6": True, "dice": [6, 6, 5, 1]}, odds_4d6),  # AS-H1 on the reroll: 4d6
+    ]:
+        first = client.post(url, json={**plain, "dice": first_dice}, headers=camp.gm)
+        assert first.status_code == 201, first.text
+        expected.append(first.json()["p_success"])
+        r = client.post(f"{url}/{first.json()['id']}/reroll", json=reroll_body, headers=camp.gm)
+        assert r.status_code == 201, r.text
+        rerolled = r.json()
+        assert rerolled["rerolls"] == first.json()["id"] and len(rerolled["rolls"]) == len(reroll_body["dice"])
+        assert rerolled["p_success"] == odds, reroll_body
+        logged = client.get(f"/v1/campaigns/{camp.id}/rolls/{rerolled['id']}", headers=camp.gm).json()
+        assert logged["p_success"] == odds
+        expected.append(odds)
+    four = client.post(url, json={**plain, "heroism_4d6": True, "dice": [1, 1, 1, 2]}, headers=camp.gm).json()
+    r = client.post(f"{url}/{four['id']}/reroll", json={"dice": [6, 6, 6, 6]}, headers=camp.gm)
+    assert r.status_code == 201, r.text
+    assert r.json()["p_success"] == four["p_success"] == odds_4d6  # a 4d6 test stays 4d6
+    expected += [odds_4d6, odds_4d6]
+    whole = client.get(f"/v1/campaigns/{camp.id}/stats", headers=camp.gm).json()["campaign"]
+    assert (whole["tests"], whole["tests_without_odds"]) == (6, 0)
+    assert whole["successes"]["expected"] == pytest.approx(sum(p["p"] for p in expected), abs=1e-9)
+    assert whole["successes"]["observed"] == 3  # the three rerolls succeed, the tests they cancel fail

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import typescript_build
+
 TS = Path(__file__).resolve().parents[1] / "ts"
 NODE, NPM = shutil.which("node"), shutil.which("npm")
-QUIET = {"REDOCLY_TELEMETRY": "off", "REDOCLY_SUPPRESS_UPDATE_NOTICE": "true", "SCARF_ANALYTICS": "false"}
 
 pytestmark = [
     pytest.mark.xdist_group("typescript"),
@@ -42,36 +43,43 @@ REDOCLY_LEFT = {
 SPECTRAL_LEFT = {"oas3-unused-component": 6}  # the options, as above
 
 
-def _run(*args: str, ok: tuple[int, ...] = (0,), timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, cwd=TS, capture_output=True, text=True, timeout=timeout, env={**os.environ, **QUIET})
-    assert done.returncode in ok, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
+def _npx(*args: str, spec: str, ok: tuple[int, ...] = (0,)) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`npx ARGS` in tests/ts on the served spec (`{in}/openapi.json`), its report kept in the suite's
+    cache under the hash of every input (tests/typescript_build.py `npx`: the spec's text, the linters'
+    configuration, node_modules' lock): the lint runs again when any of them changes."""
+    configs = [TS / ".redocly.lint.yaml", TS / ".spectral.yaml"]
+    try:
+        return typescript_build.npx(list(args), {"openapi.json": spec}, configs, ok=ok)
+    except typescript_build.BuildFailed as failed:
+        pytest.fail(str(failed))
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Path:
-    """node_modules from the lock file (npm ci, once), and the spec as the app serves it."""
+def served() -> str:
+    """The spec as the app serves it."""
     from fastapi.testclient import TestClient
 
     from app.core.config import Settings
     from app.main import create_app
 
-    lock = (TS / "package-lock.json").read_text()
-    stamp = TS / "node_modules" / ".lock-installed"
-    if not stamp.exists() or stamp.read_text() != lock:
-        _run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-        stamp.write_text(lock)
-    where = tmp_path_factory.mktemp("spec") / "openapi.json"
     app = create_app(Settings(database_url="sqlite://", admin_token=None))
     with TestClient(app) as client:
         r = client.get("/openapi.json")
     assert r.status_code == 200
-    where.write_text(r.text)
-    return where
+    return r.text
 
 
 def test_redocly_lint_reports_no_error_and_only_the_known_warnings(served):
-    done = _run("npx", "redocly", "lint", str(served), "--config", ".redocly.lint.yaml", "--format=json", ok=(0, 1))
+    done, _ = _npx(
+        "redocly",
+        "lint",
+        "{in}/openapi.json",
+        "--config",
+        ".redocly.lint.yaml",
+        "--format=json",
+        spec=served,
+        ok=(0, 1),
+    )
     problems = json.loads(done.stdout[done.stdout.index("{") :])["problems"]
     errors = [p for p in problems if p["severity"] == "error"]
     assert errors == [] and done.returncode == 0
@@ -80,23 +88,25 @@ def test_redocly_lint_reports_no_error_and_only_the_known_warnings(served):
 
 
 def test_spectral_oas_reports_no_error_and_only_the_known_warnings(served):
-    done = _run("npx", "spectral", "lint", str(served), "--ruleset", ".spectral.yaml", "-f", "json", ok=(0, 1))
+    done, _ = _npx(
+        "spectral", "lint", "{in}/openapi.json", "--ruleset", ".spectral.yaml", "-f", "json", spec=served, ok=(0, 1)
+    )
     results = json.loads(done.stdout[done.stdout.index("[") :])
     assert [r for r in results if r["severity"] == 0] == [] and done.returncode == 0  # 0: error
     warnings = Counter(r["code"] for r in results if r["severity"] == 1)
     assert dict(warnings) == SPECTRAL_LEFT, [r["message"] for r in results if r["code"] not in SPECTRAL_LEFT]
 
 
-def test_openapi_typescript_generates_without_a_warning(served, tmp_path):
-    done = _run(
-        "npx",
+def test_openapi_typescript_generates_without_a_warning(served):
+    done, out = _npx(
         "openapi-typescript",
-        str(served),
+        "{in}/openapi.json",
         "--default-non-nullable",
         "false",
         "--output",
-        str(tmp_path / "s.d.ts"),
+        "{out}/s.d.ts",
+        spec=served,
     )
     assert "⚠" not in done.stdout + done.stderr and "warn" not in (done.stdout + done.stderr).lower()
-    types = (tmp_path / "s.d.ts").read_text()
+    types = (out / "s.d.ts").read_text()
     assert 'code: "not_your_turn"' in types and "current_version?: number" in types  # narrowed by code

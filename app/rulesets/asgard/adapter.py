@@ -39,6 +39,7 @@ from app.rulesets.asgard.rules.core import (
     TestSpec,
 )
 from app.rulesets.contract import (
+    OUTCOMES,
     Confrontations,
     GroupTests,
     Odds,
@@ -284,7 +285,12 @@ class AsgardAdapter(
             "retry_odds": previous.get("retry_odds"),
             "rerolls": previous.get("id"),
         }
-        return self._roll(ch, logged_spec(previous, heroism_4d6=heroism_4d6), ctx, cost=cost, extra=extra)
+        spec = logged_spec(previous, heroism_4d6=heroism_4d6)
+        outcome = self._roll(ch, spec, ctx, cost=cost, extra=extra)
+        # the odds route's figures for the test as it is rolled again (issue 29 item 3: counted with its odds)
+        outcomes = _odds_of_test(spec)[0]
+        outcome.odds = {name: Fraction(outcomes.get(name, 0)) for name in OUTCOMES}
+        return outcome
 
     def _reroll_opposed(self, ch: Character, previous: dict[str, Any], req: m.RerollRequest, ctx: Context) -> Outcome:
         side = next((n for n in ("a", "b") if previous[n]["character_id"] == ch.id), None)
