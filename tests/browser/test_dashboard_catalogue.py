@@ -61,7 +61,13 @@ def test_wa_c1_an_attack_form_built_from_the_catalogue_works_without_openapi_jso
     assert page.get_by_label("Cible", exact=True).evaluate("s => s.selectedOptions[0].textContent") == "Goblin"
     page.get_by_label("Arme", exact=True).select_option("hache")
     page.get_by_role("button", name="Agir avec les dés de table").click()
-    assert enter_dice(page, {"attack": [15], "damage": [4]}) == ["attack", "damage"]
+    # every die of the plan asked at once; the damage (on a hit) and bonus damage (on a critical) marked (WA-C1)
+    page.locator(".dice-entry form.dice-plan").wait_for()
+    assert page.locator(".dice-plan li.conditioned input").evaluate_all("i => i.map(x => x.dataset.purpose)") == [
+        "damage",
+        "bonus damage",
+    ]
+    assert enter_dice(page, {"attack": [15], "damage": [4]}) == ["attack", "damage", "bonus damage"]
 
     page.locator("#encounter-history li[data-type=attack]").wait_for()
     [done] = [a for a in http.get(f"/v1/encounters/{eid}/actions").json()["items"] if a["type"] == "attack"]
