@@ -331,7 +331,9 @@ def enter_dice(page, values: dict[str, list[int]]) -> list[str]:
     input given the next value of its purpose, a conditioned one left empty when none is left), then
     any die asked one by one; returns the purposes in the order asked."""
     asked = []
-    page.wait_for_function("() => document.querySelector('.dice-entry input') || !document.querySelector('[aria-busy=true]')")
+    page.wait_for_function(
+        "() => document.querySelector('.dice-entry input') || !document.querySelector('[aria-busy=true]')"
+    )
     if page.locator(".dice-entry form.dice-plan").count():
         planned = page.locator(".dice-entry form.dice-plan input")
         for i in range(planned.count()):

@@ -316,6 +316,15 @@ export class Tracker {
     if (!isGm() || e.status !== "setup") return null;
     const characters = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
     if (!characters.length) return null;
+    // kept across redraws (an event read the fight again): the character chosen and the side typed stay
+    const key = JSON.stringify([e.id, characters.map(c => [c.id, c.name])]);
+    if (this.adderForm && this.adderKey === key) return this.adderForm;
+    this.adderKey = key;
+    this.adderForm = this.adderFormOf(e, characters);
+    return this.adderForm;
+  }
+
+  adderFormOf(e, characters) {
     const who = select(characters.map(c => [c.id, c.name]));
     const side = h("input", { type: "text", size: 8, value: t("builder.foes") });
     const form = h("form", { class: "inline adder", novalidate: true },
@@ -473,7 +482,8 @@ export class Tracker {
           dataset: { x: String(x), y: String(y) }, disabled: !mode,
           "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
             away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}${reached ? t("grid.in.reach") : ""}`, title: names || `${x}, ${y}` },
-          here.map(c => c.name.slice(0, 2)).join(""));
+          // the pawns' names as the label says them (WCAG 2.5.3), clipped to the cell by the style sheet
+          names ? h("span", { class: "pawn" }, names) : null);
         cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
         // or drag a pawn onto a cell: its move when it may move now, else (the GM) its placement
         const pawn = here.map(c => (movers.some(m => m.id === c.id) ? `move:${c.id}` : placers.some(m => m.id === c.id) ? `place:${c.id}` : null))
@@ -573,7 +583,7 @@ export class Tracker {
     const planPath = `/v1/encounters/${encounter.id}/actions/plan`;
     let asked = 0, timer = null;
     const showOdds = (found, body) => {
-      const hit = found?.hit, down = found?.down;
+      const hit = found?.hit, down = found?.down?.p > 0 ? found.down : null;  // an impossible "down" is not offered
       clear(odds, hit ? h("span", { class: "odds-hit", dataset: { probability: hit.probability } }, t("encounter.odds.hit", { p: percent(hit.p) })) : null,
         hit && down ? " · " : null,
         down ? h("span", { class: "odds-down", dataset: { probability: down.probability } }, t("encounter.odds.down", { p: percent(down.p) })) : null);
