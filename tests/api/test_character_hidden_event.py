@@ -47,3 +47,23 @@ def test_issue27_item6_a_character_never_seen_is_never_named_to_players(client, 
         assert _hidden(client, t, player.headers) == []
         assert t["orc"] not in json.dumps(_events(client, t, player.headers))
     assert _hidden(client, t, t["c"].gm) == []
+
+
+def test_issue27_item6_a_combatant_hidden_mid_fight_its_character_announced_hidden(client, table):  # noqa: F811
+    """Bran (Bob's PC, seen by Alice) hidden in a fight: Alice's stream gets `character.hidden` for
+    him; Orc (never seen by players) hidden: nothing names it to them."""
+    t = table
+    r = client.post(
+        f"/v1/campaigns/{t['c'].id}/encounters",
+        headers=t["c"].gm,
+        json={"name": "Shadows", "combatants": [{"character_id": t["bran"]}, {"character_id": t["orc"]}]},
+    )
+    assert r.status_code == 201, r.text
+    for c in r.json()["combatants"]:
+        u = client.patch(
+            f"/v1/encounters/{r.json()['id']}/combatants/{c['id']}", json={"hidden": True}, headers=t["c"].gm
+        )
+        assert u.status_code == 200, u.text
+    assert _hidden(client, t, t["alice"].headers) == [{"id": t["bran"]}]
+    assert client.get(f"/v1/characters/{t['bran']}", headers=t["alice"].headers).status_code == 404
+    assert t["orc"] not in json.dumps(_events(client, t, t["alice"].headers))
