@@ -54,7 +54,10 @@ UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea, bu
 
 
 def clean(page) -> None:
-    """No script error, no 5xx, nothing asked of another host, and a label on every control shown."""
+    """No script error, no 5xx, nothing asked of another host, and a label on every control shown; the
+    page's background reads (the action form's plan and reach) done first, so none still holds the
+    fight's rows when the test's database is emptied."""
+    page.wait_for_function("() => !document.documentElement.dataset.busy", timeout=30_000)
     assert page.evaluate(UNLABELLED) == []
     assert page.js_errors == [], page.js_errors
     assert page.server_errors == [], page.server_errors

@@ -479,7 +479,7 @@ export class Tracker {
         const reached = here.some(c => near.has(c.id));
         const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
           ${here.some(c => c.hidden) ? "hidden-one" : ""} ${reached ? "in-reach" : ""}`.replace(/\s+/g, " ").trim(),
-          dataset: { x: String(x), y: String(y) }, disabled: !mode,
+          dataset: { x: String(x), y: String(y), ids: here.map(c => c.id).join(",") }, disabled: !mode,
           "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
             away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}${reached ? t("grid.in.reach") : ""}`, title: names || `${x}, ${y}` },
           // the pawns' names as the label says them (WCAG 2.5.3), clipped to the cell by the style sheet
@@ -572,6 +572,7 @@ export class Tracker {
       current = this.actionForm(types[type.value].schema, encounter, actor.value);
       clear(formBox, current.el);
       this.markReach();
+      this.markGrid();
       planSoon();
     };
     /** The action's body as the form has it (a FormError while a required field is empty). */
@@ -592,6 +593,10 @@ export class Tracker {
     };
     const planNow = async () => {
       const mine = ++asked;
+      this.busy(+1);
+      try { await planOnce(mine); } finally { this.busy(-1); }
+    };
+    const planOnce = async (mine) => {
       let body;
       try { if (!current) throw new FormError([]); body = bodyOf(); } catch (err) {
         if (err instanceof FormError) return showOdds(null);
@@ -604,11 +609,12 @@ export class Tracker {
         if (mine === asked) showOdds(null, body);  // refused (not its turn…): the Act button says why
       }
     };
-    function planSoon() {
+    const planSoon = () => {
       odds.dataset.state = "pending";
+      if (timer === null) this.busy(+1);  // a plan is due: the page is not idle
       clearTimeout(timer);
-      timer = setTimeout(() => planNow().catch(err => console.warn(err)), 150);
-    }
+      timer = setTimeout(() => { timer = null; this.busy(-1); planNow().catch(err => console.warn(err)); }, 150);
+    };
     this.replan = planSoon;
     type.addEventListener("change", build);
     actor.addEventListener("change", () => { build(); this.readReach(encounter, actor.value); });  // its weapons, its reach
@@ -661,14 +667,23 @@ export class Tracker {
     if (!actorId || this.reachKey === key) return;
     this.reachKey = key;
     let found = null;
+    this.busy(+1);
     try {
       found = await api.get(`/v1/encounters/${encounter.id}/choices`, { combatant_id: actorId });
     } catch { found = null; }  // not asked for this combatant (a player's other one): no marks
+    finally { this.busy(-1); }
     if (this.reachKey !== key) return;
     this.reach = found ? { actor: actorId, byType: Object.fromEntries(found.actions.map(a => [a.type, a.targets || []])) } : null;
     this.markReach();
-    this.draw();
+    this.markGrid();  // in place: a redraw here would replace a cell being dragged
     if (this.view) this.view.dataset.reach = key;
+  }
+
+  /** Background reads of the form (its plan, its reach) in flight: `html[data-busy]` while any runs. */
+  busy(delta) {
+    this.pending = (this.pending || 0) + delta;
+    if (this.pending > 0) document.documentElement.dataset.busy = "form";
+    else delete document.documentElement.dataset.busy;
   }
 
   /** The combatants in reach for the action chosen (else for an attack). */
@@ -678,6 +693,19 @@ export class Tracker {
     const type = this.panel.querySelector("select[name=action-type]")?.value;
     const targets = this.reach.byType[type]?.length ? this.reach.byType[type] : this.reach.byType.attack || [];
     return new Set(targets);
+  }
+
+  /** The grid's cells of the combatants in reach, marked (class and label), as `grid()` draws them. */
+  markGrid() {
+    const near = this.inReach() || new Set();
+    const suffix = t("grid.in.reach");
+    for (const cell of this.view?.querySelectorAll("#grid button.cell") || []) {
+      const reached = (cell.dataset.ids || "").split(",").some(id => near.has(id));
+      cell.classList.toggle("in-reach", reached);
+      const label = cell.getAttribute("aria-label") || "";
+      const base = label.endsWith(suffix) ? label.slice(0, -suffix.length) : label;
+      cell.setAttribute("aria-label", reached ? `${base}${suffix}` : base);
+    }
   }
 
   markReach() {
