@@ -19,7 +19,7 @@ def test_issue27_item5_gc_l1_a_level_up_from_the_card_form_built_from_the_catalo
         schema = http.get("/v1/rulesets/great-cosmos").json()["operations"]["schemas"]["level_up"]
         assert "chance_bonus_pool" in schema["required"] and "mode" in schema["properties"]
         open_with_token(page, server.url, s["gm"])
-        page.get_by_role("button", name="Faire monter Aiko de niveau").click()
+        page.get_by_role("button", name="Monter de niveau : Aiko").click()
         dialog = page.locator("dialog")
         dialog.get_by_role("heading", name="Aiko : passage au niveau 2").wait_for()
         assert axe(page, context="dialog") == []

@@ -196,12 +196,17 @@ def test_issue27_item2_targets_in_reach_from_choices_on_the_form_and_the_grid(li
         cell = page.locator("#grid button[data-x='4'][data-y='1']")
         assert (cell.get_attribute("aria-label") or "").endswith(", à portée")
         assert axe(page, context="#encounter") == []
-        # a combatant whose turn it is not: nobody in reach for it now (the API's answer too)
+        # a combatant whose turn it is not: the API refuses its attack, so the page claims no target in reach
         assert reach(ids["Goblin"]) == []
         page.get_by_label("Acteur").select_option(ids["Goblin"])
         page.wait_for_selector(
             f"#encounter-view[data-reach^='{eid}:{ids['Goblin']}:']", state="attached", timeout=15_000
         )
-        assert page.locator(".reach-hint[data-field=target_id]").inner_text() == "Personne à portée pour l'instant."
+        assert page.locator(".reach-hint[data-field=target_id]").is_hidden()
         assert marked() == []
+        # back to Hero: marked again
+        page.get_by_label("Acteur").select_option(ids["Hero"])
+        page.wait_for_selector(f"#encounter-view[data-reach^='{eid}:{ids['Hero']}:']", state="attached", timeout=15_000)
+        page.locator(".reach-hint[data-field=target_id]").wait_for()
+        assert sorted(marked()) == ["Goblin", "Orc"]
         clean(page)

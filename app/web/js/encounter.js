@@ -673,7 +673,7 @@ export class Tracker {
     } catch { found = null; }  // not asked for this combatant (a player's other one): no marks
     finally { this.busy(-1); }
     if (this.reachKey !== key) return;
-    this.reach = found ? { actor: actorId, byType: Object.fromEntries(found.actions.map(a => [a.type, a.targets || []])) } : null;
+    this.reach = found ? { actor: actorId, byType: Object.fromEntries(found.actions.map(a => [a.type, a])) } : null;
     this.markReach();
     this.markGrid();  // in place: a redraw here would replace a cell being dragged
     if (this.view) this.view.dataset.reach = key;
@@ -690,9 +690,11 @@ export class Tracker {
   inReach() {
     const actor = this.panel.querySelector("select[name=actor]")?.value;
     if (!this.reach || this.reach.actor !== actor) return null;  // not known (yet) for this actor
+    // the action chosen when it names a target, else an attack; nothing said when the API would refuse it
+    // as such (not its turn; a body `choices` cannot guess, as a damage expression): no target is sure
     const type = this.panel.querySelector("select[name=action-type]")?.value;
-    const targets = this.reach.byType[type]?.length ? this.reach.byType[type] : this.reach.byType.attack || [];
-    return new Set(targets);
+    const choice = this.reach.byType[type]?.targets?.length ? this.reach.byType[type] : this.reach.byType.attack;
+    return choice?.allowed ? new Set(choice.targets || []) : null;
   }
 
   /** The grid's cells of the combatants in reach, marked (class and label), as `grid()` draws them. */
@@ -709,16 +711,15 @@ export class Tracker {
   }
 
   markReach() {
-    const known = this.inReach();
-    const near = known || new Set();
+    const near = this.inReach() || new Set();
     for (const sel of this.panel.querySelectorAll("select[name=target_id], select[name=also_target_id]")) {
       for (const option of sel.options) if (option.value) option.dataset.inReach = String(near.has(option.value));
       const box = sel.closest(".field");
       let hint = box?.querySelector(".reach-hint");
       if (box && !hint) box.append(hint = h("p", { class: "hint reach-hint", dataset: { field: sel.name } }));
       if (hint) {
-        hint.hidden = !known;
-        hint.textContent = near.size ? t("encounter.in.reach", { names: [...near].map(nameOf).join(", ") }) : t("encounter.in.reach.none");
+        hint.hidden = !near.size;
+        hint.textContent = near.size ? t("encounter.in.reach", { names: [...near].map(nameOf).join(", ") }) : "";
       }
     }
   }
