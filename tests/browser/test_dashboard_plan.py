@@ -10,8 +10,8 @@ import json
 import re
 from contextlib import closing
 
-from tests.browser.dash_support import axe
-from tests.browser.test_dashboard import api, clean, open_with_token
+from tests.browser.dash_support import axe, campaign
+from tests.browser.test_dashboard import clean, open_with_token
 from tests.factories import wa_fighter
 
 AXE = {"name": "hache", "stat": "FOR", "damage": "1d4"}  # d20 × d4 × d4: few enough for exact odds today
@@ -19,12 +19,7 @@ AXE = {"name": "hache", "stat": "FOR", "damage": "1d4"}  # d20 × d4 × d4: few 
 
 def wa_fight(live, server) -> dict:
     """Hero (an axe, 1d4) against Goblin (3 HP) and Orc (1 HP): Hero's turn first (WA-C4: 13, 12, 11)."""
-    with api(server.url) as http:
-        r = http.post("/v1/campaigns", json={"name": "Éveil", "ruleset": "worlds-awakening"})
-        assert r.status_code == 201, r.text
-        cid, gm = r.json()["id"], r.json()["gm_token"]
-        live.campaigns.append(cid)
-    http = api(server.url, gm)
+    http, cid, gm = campaign(live, server, "worlds-awakening", "Éveil")
     made = {}
     for name, sheet in (
         ("Hero", wa_fighter(dex=3, weapons=[AXE])),
