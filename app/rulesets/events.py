@@ -106,6 +106,14 @@ class CharacterDeletedEvent(Result):
     id: str
 
 
+class CharacterHiddenEvent(Result):
+    """`character.hidden`: the players other than its owner may no longer see this character (its
+    `player_access` became `none`): a page drops its card, as for a deleted one. Sent only when they
+    saw it before (they knew its id); the GM and the owner still read it whole."""
+
+    id: str
+
+
 class LogCreatedEvent(Result):
     """`log.created`: a new roll-log entry, and the characters whose sheets it changed."""
 
@@ -167,6 +175,7 @@ EVENTS: dict[str, type[BaseModel]] = {
     "character.created": CharacterCreatedEvent,
     "character.updated": CharacterUpdatedEvent,
     "character.deleted": CharacterDeletedEvent,
+    "character.hidden": CharacterHiddenEvent,
     "log.created": LogCreatedEvent,
     "encounter.created": EncounterCreatedEvent,
     "encounter.updated": EncounterUpdatedEvent,

@@ -46,6 +46,10 @@ class RulesetOperations(Described):
     opposed: bool
     group: bool
     actions: list[str] = Field(description="The `type`s of its character actions (`POST /v1/characters/{id}/actions`).")
+    schemas: dict[str, dict[str, Any]] = Field(
+        description="Each of `level_up`, `reroll`, `opposed`, `group` it offers -> the JSON Schema of its body "
+        "(a client builds its form from it, `$defs` within)."
+    )
 
 
 class CombatPool(Described):
@@ -153,6 +157,9 @@ def summary(adapter: RulesetAdapter) -> RulesetSummary:
     return RulesetSummary(id=adapter.id, title=adapter.title)
 
 
+BODIES = (Capability.LEVEL_UP, Capability.REROLL, Capability.OPPOSED, Capability.GROUP)  # one body each
+
+
 @cache  # made once per ruleset (an unknown one raises: nothing kept)
 def describe(ruleset: str) -> dict[str, Any]:
     """The ruleset's catalogue entry, checked by its model (UnknownRuleset, 404, when it is not
@@ -174,6 +181,9 @@ def describe(ruleset: str) -> dict[str, Any]:
                     opposed=adapter.supports(Capability.OPPOSED),
                     group=adapter.supports(Capability.GROUP),
                     actions=sorted(adapter.actions),
+                    schemas={
+                        c.value: adapter.request_model(c).model_json_schema() for c in BODIES if adapter.supports(c)
+                    },
                 ),
                 "combat": combat(found.combat),
             }

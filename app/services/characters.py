@@ -44,6 +44,7 @@ from app.services.visibility import (
     check_visible,
     hidden_from_player,
     level_for,
+    lost_sight,
     others_level,
     sees_all,
     standing_of,
@@ -452,6 +453,8 @@ def _save_version(
             **about(uow.conn, [after]).record_args(),
         )
     record_character(uow, "character.updated", after, uow.campaign().ruleset)
+    if lost_sight(uow.conn, before, after):  # the players' pages drop its card at once (issue 27 item 6)
+        uow.record("character.hidden", {"id": after.id})
     uow.commit()
     return after
 

@@ -175,6 +175,14 @@ def in_hiding(rows) -> bool:
 # --- events: who receives what -----------------------------------------------------------
 
 
+def lost_sight(conn, before: StoredCharacter, after: StoredCharacter) -> bool:
+    """Whether the players other than its owner saw the character before a change and may not now
+    (`player_access` made `none`): they then get `character.hidden` (its id, which they knew), their
+    `character.updated` being withheld. A player that never saw it hears nothing of it."""
+    standing = standing_of(conn, after)
+    return others_level(before, standing) != "none" and others_level(after, standing) == "none"
+
+
 @dataclass(frozen=True)
 class Audience:
     """Who receives an event about characters (`events.record`'s arguments): the GM always;

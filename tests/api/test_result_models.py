@@ -395,6 +395,9 @@ def play_an_encounter(wire: Wire, campaign, character_factory) -> None:
     assert r.status_code == 201, r.text
     assert client.post(f"/v1/encounters/{eid}/actions/{r.json()['id']}/revert", json={}, headers=gm).status_code == 201
     assert client.post(f"/v1/encounters/{eid}/end", headers=gm).status_code == 200  # a state, not a new resource
+    for access in ("limited", "none"):  # shown to players, then hidden from them: `character.hidden`
+        r = client.patch(f"/v1/characters/{goblin}", json={"player_access": access}, headers=gm)
+        assert r.status_code == 200, r.text
     for event in read_events(client, campaign.id, gm):
         EVENTS[event["type"]].model_validate_json(json.dumps(event["data"]), strict=True)
         wire.met.add(EVENTS[event["type"]])

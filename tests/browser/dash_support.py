@@ -11,6 +11,17 @@ from tests.browser.test_dashboard import GC_SHEET, GOBLIN_SHEET, api
 AXE = Path(__file__).parent / "vendor" / "axe-4.14.1.min.js"
 
 
+def campaign(live, server, ruleset: str, name: str) -> tuple[Any, str, str]:
+    """A new campaign of `ruleset` (removed after the test): its GM's client (the caller closes it),
+    its id and the GM's token."""
+    with api(server.url) as http:
+        r = http.post("/v1/campaigns", json={"name": name, "ruleset": ruleset})
+        assert r.status_code == 201, r.text
+        cid, gm = r.json()["id"], r.json()["gm_token"]
+        live.campaigns.append(cid)
+    return api(server.url, gm), cid, gm
+
+
 def table(live, server, *, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """A campaign (French names) with Léa owning Aiko, and the GM's NPC Seigneur Vorath (`player_access`
     left to its default: none)."""

@@ -54,7 +54,10 @@ UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea, bu
 
 
 def clean(page) -> None:
-    """No script error, no 5xx, nothing asked of another host, and a label on every control shown."""
+    """No script error, no 5xx, nothing asked of another host, and a label on every control shown; the
+    page's background reads (the action form's plan and reach) done first, so none still holds the
+    fight's rows when the test's database is emptied."""
+    page.wait_for_function("() => !document.documentElement.dataset.busy", timeout=30_000)
     assert page.evaluate(UNLABELLED) == []
     assert page.js_errors == [], page.js_errors
     assert page.server_errors == [], page.server_errors
@@ -327,8 +330,22 @@ def check_tracker(page, http: httpx.Client, eid: str, *, after: int) -> dict[str
 
 
 def enter_dice(page, values: dict[str, list[int]]) -> list[str]:
-    """Answer each die the API asks for by its purpose; returns the purposes in the order asked."""
+    """Answer each die the page asks for by its purpose: first the plan's dice, asked at once (each
+    input given the next value of its purpose, a conditioned one left empty when none is left), then
+    any die asked one by one; returns the purposes in the order asked."""
     asked = []
+    page.wait_for_function(
+        "() => document.querySelector('.dice-entry input') || !document.querySelector('[aria-busy=true]')"
+    )
+    if page.locator(".dice-entry form.dice-plan").count():
+        planned = page.locator(".dice-entry form.dice-plan input")
+        for i in range(planned.count()):
+            die = planned.nth(i)
+            purpose = die.get_attribute("data-purpose")
+            asked.append(purpose)
+            if values.get(purpose):
+                die.fill(str(values[purpose].pop(0)))
+        page.locator(".dice-entry form.dice-plan button[type=submit]").click()
     while True:
         page.wait_for_function("""() => document.querySelector('.dice-entry li:last-child input:not([disabled])')
                                   || !document.querySelector('.dice-entry')""")

@@ -4,7 +4,8 @@ dice (WA-C1), and not one request of the page for /openapi.json."""
 
 from __future__ import annotations
 
-from tests.browser.test_dashboard import api, clean, enter_dice, open_with_token
+from tests.browser.dash_support import campaign
+from tests.browser.test_dashboard import clean, enter_dice, open_with_token
 from tests.factories import wa_fighter
 
 AXE = {"name": "hache", "stat": "FOR", "damage": "1d6"}
@@ -12,12 +13,7 @@ AXE = {"name": "hache", "stat": "FOR", "damage": "1d6"}
 
 def test_wa_c1_an_attack_form_built_from_the_catalogue_works_without_openapi_json(live, pages):
     server = live.start()
-    with api(server.url) as http:
-        r = http.post("/v1/campaigns", json={"name": "Éveil", "ruleset": "worlds-awakening"})
-        assert r.status_code == 201, r.text
-        cid, gm = r.json()["id"], r.json()["gm_token"]
-        live.campaigns.append(cid)
-    http = api(server.url, gm)
+    http, cid, gm = campaign(live, server, "worlds-awakening", "Éveil")
     hero = http.post(
         f"/v1/campaigns/{cid}/characters",
         json={"name": "Hero", "kind": "npc", "sheet": wa_fighter(dex=3, weapons=[AXE])},
@@ -61,7 +57,13 @@ def test_wa_c1_an_attack_form_built_from_the_catalogue_works_without_openapi_jso
     assert page.get_by_label("Cible", exact=True).evaluate("s => s.selectedOptions[0].textContent") == "Goblin"
     page.get_by_label("Arme", exact=True).select_option("hache")
     page.get_by_role("button", name="Agir avec les dés de table").click()
-    assert enter_dice(page, {"attack": [15], "damage": [4]}) == ["attack", "damage"]
+    # every die of the plan asked at once; the damage (on a hit) and bonus damage (on a critical) marked (WA-C1)
+    page.locator(".dice-entry form.dice-plan").wait_for()
+    assert page.locator(".dice-plan li.conditioned input").evaluate_all("i => i.map(x => x.dataset.purpose)") == [
+        "damage",
+        "bonus damage",
+    ]
+    assert enter_dice(page, {"attack": [15], "damage": [4]}) == ["attack", "damage", "bonus damage"]
 
     page.locator("#encounter-history li[data-type=attack]").wait_for()
     [done] = [a for a in http.get(f"/v1/encounters/{eid}/actions").json()["items"] if a["type"] == "attack"]

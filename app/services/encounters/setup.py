@@ -43,6 +43,7 @@ from app.services.encounters.unit import (
 )
 from app.services.pages import decode_cursor, encode_cursor
 from app.services.uow import StoredCharacter, UnitOfWork
+from app.services.visibility import others_level, standing_of
 
 _INSERT_COMBATANTS = insert(core_table(Combatant))
 
@@ -288,13 +289,23 @@ def update_combatant(
             check_status(fight, "setup", "an initiative override")
             fields["initiative_override"] = fields.pop("initiative")
         was_hidden = c["hidden"]
+        seen = not was_hidden and bool(fields.get("hidden")) and _seen_by_others(conn, fight, c)
         for name, value in fields.items():
             c[name] = value
         fight.dirty_combatants.add(c["id"])
         record_update(uow, fight, hidden=was_hidden and c["hidden"])
+        if seen:  # its character, shown to the other players until now: their pages drop its card at once
+            uow.record("character.hidden", {"id": c["character_id"]})
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work)
+
+
+def _seen_by_others(conn, fight: Fight, c: dict[str, Any]) -> bool:
+    """Whether the players other than its owner see the combatant's character now (before it hides)."""
+    store.load_characters(fight, [c["character_id"]], lock=False)
+    ch = fight.character_of(c)
+    return ch is not None and others_level(ch, standing_of(conn, ch)) != "none"
 
 
 def delete_combatant(

@@ -73,7 +73,44 @@ export function card(character) {
   if (lucky) el.append(h("p", { class: "luck", title: t("luck.title"), dataset: { luck: character.id } }, lucky));
   if (mine) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.edit.label", { name: character.name }),
                           onclick: () => openCharacterDialog(character) }, t("characters.edit")));
+  const levelUp = isGm() ? state.ruleset?.operations?.schemas?.level_up : null;  // GC-L1..L6: the GM's
+  if (levelUp) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.level.up.label", { name: character.name }),
+                          onclick: () => openLevelUpDialog(character, levelUp) }, t("characters.level.up")));
   return el;
+}
+
+/** A level-up (`POST /v1/characters/{id}/level-ups`): its form from the catalogue's body schema, the
+ * dice rolled by the server; the card follows by its `character.updated`. */
+export function openLevelUpDialog(character, schema) {
+  const form = new SchemaForm({ schema, root: schema, mode: "create", omit: ["seed", "dice", "hidden"], value: {} });
+  const status = h("p", { class: "status", role: "status" });
+  const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": "level-up-title" });
+  const submit = h("button", { type: "submit" }, t("characters.level.up.send"));
+  const formEl = h("form", { novalidate: true, method: "dialog" },
+    h("h2", { id: "level-up-title" }, t("characters.level.up.title", { name: character.name, n: num((character.sheet?.level ?? 0) + 1) })),
+    form.el, status,
+    h("div", { class: "actions" }, submit, h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("form.cancel"))));
+  dialog.append(formEl);
+  dialog.addEventListener("close", () => dialog.remove());
+  formEl.addEventListener("submit", async event => {
+    event.preventDefault();
+    let values;
+    try { values = form.value(); } catch (err) { if (err instanceof FormError) return form.showErrors(err.errors); throw err; }
+    submit.disabled = true;
+    try {
+      await api.post(`/v1/characters/${character.id}/level-ups`, values);
+      upsertCharacter(await api.get(`/v1/characters/${character.id}`));
+      dialog.close();
+    } catch (err) {
+      const unplaced = form.showErrors(err.problem?.errors || []);
+      status.textContent = `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}`;
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  dialog.querySelector("input, select, textarea")?.focus();
 }
 
 export function renderCharacters(section) {

@@ -9,7 +9,7 @@ import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./s
 import { SchemaForm, FormError } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { actionNode, actionHead, diceList } from "./format.js";
-import { t, term, num, statusWordText, sep } from "./i18n.js";
+import { t, term, num, percent, statusWordText, sep } from "./i18n.js";
 
 
 const ID_FIELDS = new Set(["target_id", "also_target_id", "ally_id"]);
@@ -299,6 +299,14 @@ export class Tracker {
     clear(this.view, order, this.adder(e), this.grid(e), this.panel, this.diceArea, reactions, this.status,
       h("h3", {}, t("encounter.history")), history);
     this.keepTyping(typing);
+    if (this.drawnVersion !== `${e.id}:${e.version}`) {  // the fight moved on: the odds and the reach with it
+      this.drawnVersion = `${e.id}:${e.version}`;
+      if (actors.length) {
+        this.replan?.();
+        const chosen = this.panel.querySelector("select[name=actor]")?.value;
+        if (chosen) this.readReach(e, chosen);
+      }
+    }
     Object.assign(this.view.dataset, { version: String(e.version), status: e.status, round: String(e.round) });
     this.cue(myTurn, mine);
   }
@@ -308,6 +316,15 @@ export class Tracker {
     if (!isGm() || e.status !== "setup") return null;
     const characters = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
     if (!characters.length) return null;
+    // kept across redraws (an event read the fight again): the character chosen and the side typed stay
+    const key = JSON.stringify([e.id, characters.map(c => [c.id, c.name])]);
+    if (this.adderForm && this.adderKey === key) return this.adderForm;
+    this.adderKey = key;
+    this.adderForm = this.adderFormOf(e, characters);
+    return this.adderForm;
+  }
+
+  adderFormOf(e, characters) {
     const who = select(characters.map(c => [c.id, c.name]));
     const side = h("input", { type: "text", size: 8, value: t("builder.foes") });
     const form = h("form", { class: "inline adder", novalidate: true },
@@ -452,18 +469,21 @@ export class Tracker {
       return e.combatants.find(c => c.id === id)?.position || null;
     })();
     const away = (x, y) => (from && metric ? distance(from, { x, y }, metric) : null);
+    const near = this.inReach() || new Set();  // the targets the actor chosen in the action form may reach (`choices`)
     const cells = h("div", { class: "grid", id: "grid", role: "group", "aria-label": t("grid.label"),
       style: `grid-template-columns: repeat(${width}, 2.2rem)` });
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
         const here = placed.filter(c => c.position.x === x && c.position.y === y);
         const names = here.map(c => c.name).join(", ");
+        const reached = here.some(c => near.has(c.id));
         const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
-          ${here.some(c => c.hidden) ? "hidden-one" : ""}`.replace(/\s+/g, " ").trim(),
-          dataset: { x: String(x), y: String(y) }, disabled: !mode,
+          ${here.some(c => c.hidden) ? "hidden-one" : ""} ${reached ? "in-reach" : ""}`.replace(/\s+/g, " ").trim(),
+          dataset: { x: String(x), y: String(y), ids: here.map(c => c.id).join(",") }, disabled: !mode,
           "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
-            away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}`, title: names || `${x}, ${y}` },
-          here.map(c => c.name.slice(0, 2)).join(""));
+            away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}${reached ? t("grid.in.reach") : ""}`, title: names || `${x}, ${y}` },
+          // the pawns' names as the label says them (WCAG 2.5.3), clipped to the cell by the style sheet
+          names ? h("span", { class: "pawn" }, names) : null);
         cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
         // or drag a pawn onto a cell: its move when it may move now, else (the GM) its placement
         const pawn = here.map(c => (movers.some(m => m.id === c.id) ? `move:${c.id}` : placers.some(m => m.id === c.id) ? `place:${c.id}` : null))
@@ -525,15 +545,19 @@ export class Tracker {
 
   actionPanel(panel, encounter, actors, now) {
     const actor = select(actors.map(c => [c.id, c.name]));
+    actor.name = "actor";
     const defaultActor = actors.find(c => now.has(c.id));
     if (defaultActor) actor.value = defaultActor.id;
     const type = h("select", { name: "action-type" });
     const formBox = h("div", { class: "action-form" });
     const act = h("button", { type: "submit" }, t("encounter.act"));
     const table = mayEnterDice() ? h("button", { type: "button", class: "secondary" }, t("encounter.act.table")) : null;
+    // the exact odds of the blow (`actions/plan`), before the Act button; nothing when the plan has none
+    const odds = h("p", { class: "odds-before", id: "action-odds", "aria-live": "polite", "aria-label": t("encounter.odds"),
+      hidden: true, dataset: { state: "none" } });
     const form = h("form", { novalidate: true, "aria-labelledby": "action-title" },
       h("h3", { id: "action-title" }, t("encounter.action")),
-      field(t("encounter.actor"), actor), field(t("encounter.action.type"), type), formBox,
+      field(t("encounter.actor"), actor), field(t("encounter.action.type"), type), formBox, odds,
       h("div", { class: "actions" }, act, table));
     panel.append(form);
     let current = null;
@@ -543,14 +567,61 @@ export class Tracker {
     clear(type, names.map(k => h("option", { value: k }, humanize(k))));
     if (this.lastType && names.includes(this.lastType)) type.value = this.lastType;
     const build = () => {
-      if (!types[type.value]) return clear(formBox, h("p", { class: "hint" }, t("encounter.no.action")));
+      if (!types[type.value]) { current = null; clear(formBox, h("p", { class: "hint" }, t("encounter.no.action"))); return planSoon(); }
       this.lastType = type.value;
       current = this.actionForm(types[type.value].schema, encounter, actor.value);
       clear(formBox, current.el);
+      this.markReach();
+      this.markGrid();
+      planSoon();
     };
+    /** The action's body as the form has it (a FormError while a required field is empty). */
+    const bodyOf = () => {
+      const body = { ...current.value(), type: type.value };
+      if (!gmOnly(type.value)) body.actor_id = actor.value;
+      return body;
+    };
+    const planPath = `/v1/encounters/${encounter.id}/actions/plan`;
+    let asked = 0, timer = null;
+    const showOdds = (found, body) => {
+      const hit = found?.hit, down = found?.down?.p > 0 ? found.down : null;  // an impossible "down" is not offered
+      clear(odds, hit ? h("span", { class: "odds-hit", dataset: { probability: hit.probability } }, t("encounter.odds.hit", { p: percent(hit.p) })) : null,
+        hit && down ? " · " : null,
+        down ? h("span", { class: "odds-down", dataset: { probability: down.probability } }, t("encounter.odds.down", { p: percent(down.p) })) : null);
+      odds.hidden = !(hit || down);
+      Object.assign(odds.dataset, { state: hit || down ? "ready" : "none", target: body?.target_id || "", type: body?.type || "" });
+    };
+    const planNow = async () => {
+      const mine = ++asked;
+      this.busy(+1);
+      try { await planOnce(mine); } finally { this.busy(-1); }
+    };
+    const planOnce = async (mine) => {
+      let body;
+      try { if (!current) throw new FormError([]); body = bodyOf(); } catch (err) {
+        if (err instanceof FormError) return showOdds(null);
+        throw err;
+      }
+      try {
+        const plan = await api.post(planPath, body);
+        if (mine === asked) showOdds(plan.odds, body);
+      } catch {
+        if (mine === asked) showOdds(null, body);  // refused (not its turn…): the Act button says why
+      }
+    };
+    const planSoon = () => {
+      odds.dataset.state = "pending";
+      if (timer === null) this.busy(+1);  // a plan is due: the page is not idle
+      clearTimeout(timer);
+      timer = setTimeout(() => { timer = null; this.busy(-1); planNow().catch(err => console.warn(err)); }, 150);
+    };
+    this.replan = planSoon;
     type.addEventListener("change", build);
-    actor.addEventListener("change", build);  // its weapons
+    actor.addEventListener("change", () => { build(); this.readReach(encounter, actor.value); });  // its weapons, its reach
+    formBox.addEventListener("change", planSoon);  // a target, an option
+    formBox.addEventListener("input", planSoon);
     build();
+    this.readReach(encounter, actor.value);
     this.choose = (typeName, actorId, targetId) => {
       if (!names.includes(typeName)) return;
       if ([...actor.options].some(o => o.value === actorId)) actor.value = actorId;
@@ -566,14 +637,15 @@ export class Tracker {
 
     const send = async (withTable) => {
       if (!current) return;
-      let values;
-      try { values = current.value(); } catch (err) { if (err instanceof FormError) return current.showErrors(err.errors); throw err; }
-      const body = { ...values, type: type.value };
-      if (!gmOnly(type.value)) body.actor_id = actor.value;
+      let body;
+      try { body = bodyOf(); } catch (err) { if (err instanceof FormError) return current.showErrors(err.errors); throw err; }
       const post = extra => api.post(`/v1/encounters/${encounter.id}/actions`, { ...body, ...extra });
       try {
+        // the table dice all at once, in the plan's order (a refused plan: the action's own refusal follows)
+        if (withTable) this.diceArea.setAttribute("aria-busy", "true");  // the dice are about to be asked
+        const plan = withTable ? await api.post(planPath, body).then(p => p.dice, () => null) : null;
         const result = withTable
-          ? await enterTableDice(this.diceArea, dice => post({ dice }), { nameOf, onError: err => this.fail(err, current) })
+          ? await enterTableDice(this.diceArea, dice => post({ dice }), { nameOf, plan, onError: err => this.fail(err, current) })
           : await post({});
         if (!result) return;
         this.say(result);
@@ -585,6 +657,71 @@ export class Tracker {
     };
     form.addEventListener("submit", event => { event.preventDefault(); send(false); });
     table?.addEventListener("click", () => send(true));
+  }
+
+  /** Who the actor may reach now (`GET …/choices`: the targets the caller sees in reach, per action type),
+   * read again when the fight moves on; the target lists and the grid mark them. */
+  async readReach(encounter, actorId) {
+    const version = encounter.version;
+    const key = `${encounter.id}:${actorId}:${this.encounter?.version ?? version}`;
+    if (!actorId || this.reachKey === key) return;
+    this.reachKey = key;
+    let found = null;
+    this.busy(+1);
+    try {
+      found = await api.get(`/v1/encounters/${encounter.id}/choices`, { combatant_id: actorId });
+    } catch { found = null; }  // not asked for this combatant (a player's other one): no marks
+    finally { this.busy(-1); }
+    if (this.reachKey !== key) return;
+    this.reach = found ? { actor: actorId, byType: Object.fromEntries(found.actions.map(a => [a.type, a])) } : null;
+    this.markReach();
+    this.markGrid();  // in place: a redraw here would replace a cell being dragged
+    if (this.view) this.view.dataset.reach = key;
+  }
+
+  /** Background reads of the form (its plan, its reach) in flight: `html[data-busy]` while any runs. */
+  busy(delta) {
+    this.pending = (this.pending || 0) + delta;
+    if (this.pending > 0) document.documentElement.dataset.busy = "form";
+    else delete document.documentElement.dataset.busy;
+  }
+
+  /** The combatants in reach for the action chosen (else for an attack). */
+  inReach() {
+    const actor = this.panel.querySelector("select[name=actor]")?.value;
+    if (!this.reach || this.reach.actor !== actor) return null;  // not known (yet) for this actor
+    // the action chosen when it names a target, else an attack; nothing said when the API would refuse it
+    // as such (not its turn; a body `choices` cannot guess, as a damage expression): no target is sure
+    const type = this.panel.querySelector("select[name=action-type]")?.value;
+    const choice = this.reach.byType[type]?.targets?.length ? this.reach.byType[type] : this.reach.byType.attack;
+    return choice?.allowed ? new Set(choice.targets || []) : null;
+  }
+
+  /** The grid's cells of the combatants in reach, marked (class and label), as `grid()` draws them. */
+  markGrid() {
+    const near = this.inReach() || new Set();
+    const suffix = t("grid.in.reach");
+    for (const cell of this.view?.querySelectorAll("#grid button.cell") || []) {
+      const reached = (cell.dataset.ids || "").split(",").some(id => near.has(id));
+      cell.classList.toggle("in-reach", reached);
+      const label = cell.getAttribute("aria-label") || "";
+      const base = label.endsWith(suffix) ? label.slice(0, -suffix.length) : label;
+      cell.setAttribute("aria-label", reached ? `${base}${suffix}` : base);
+    }
+  }
+
+  markReach() {
+    const near = this.inReach() || new Set();
+    for (const sel of this.panel.querySelectorAll("select[name=target_id], select[name=also_target_id]")) {
+      for (const option of sel.options) if (option.value) option.dataset.inReach = String(near.has(option.value));
+      const box = sel.closest(".field");
+      let hint = box?.querySelector(".reach-hint");
+      if (box && !hint) box.append(hint = h("p", { class: "hint reach-hint", dataset: { field: sel.name } }));
+      if (hint) {
+        hint.hidden = !near.size;
+        hint.textContent = near.size ? t("encounter.in.reach", { names: [...near].map(nameOf).join(", ") }) : "";
+      }
+    }
   }
 
   /** The form of one action: its JSON Schema from the catalogue (its own `$refs` root). */
@@ -599,6 +736,7 @@ export class Tracker {
     };
     const pick = ctx => {
       const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : t("form.none"), value: ctx.value });
+      control.name = ctx.path.join(".");
       if (ctx.required && !ctx.value) {  // a default target: someone of another side, standing
         const actor = combatants.find(c => currentIds(encounter).has(c.id));
         const other = combatants.find(c => c.side !== actor?.side && !c.down)

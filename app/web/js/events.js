@@ -5,6 +5,7 @@
 import { api } from "./api.js";
 
 const NAMES = ["campaign.updated", "player.created", "character.created", "character.updated", "character.deleted",
+  "character.hidden",
   "log.created", "encounter.created", "encounter.updated", "encounter.action", "encounter.reverted"];
 
 export class EventStream {

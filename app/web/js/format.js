@@ -96,13 +96,59 @@ const STEP_WORDS = {
     "combatant removed since: not restored": "combattant retiré depuis : non restauré",
     "the fight ends: no backlash after it": "fin du combat : pas de contre-coup",
     "turn order rules off (campaign option): the GM's order": "ordre du tour du MJ (option de campagne)",
+    "Apocalypse: Revive never fired: dies and comes back at 50% hp_max":
+      "Apocalypse : la Renaissance n'a pas joué : meurt et revient à 50 % des PV max",
+    "Revive: a fatal blow leaves 50% of hp_max instead (once)": "Renaissance : un coup fatal laisse 50 % des PV max (une fois)",
+    "counter-attack available": "contre-attaque possible", "free attack": "attaque gratuite",
+    "max move": "déplacement max", "move": "déplacement",
+    "placed (movement rules off: campaign option)": "placé (règles de déplacement désactivées : option de campagne)",
+    "provocation lapses: the provoker is down or out of the fight": "fin de la provocation : le provocateur est hors de combat ou parti",
+    "provoked: attacks its provoker": "provoqué : attaque son provocateur",
+    "the target moved out of reach in this same slot: the attack fails": "la cible s'est mise hors de portée dans ce même créneau : l'attaque échoue",
+    "advantage: an extra action each round while the posture lasts": "avantage : une action de plus par round tant que dure la posture",
+    "automatic defence (d10 <= 7)": "défense automatique (d10 ≤ 7)",
+    "heroism spent: the action resolved again with new dice": "héroïsme dépensé : l'action rejouée avec de nouveaux dés",
+    "provocation: its next offensive action aims at the Sépulcrale": "provocation : sa prochaine action offensive vise la Sépulcrale",
   },
 };
+
+/** A step's key: the server's `key` when it sends one, else its `what` as a snake_case ASCII word
+ * ("down: 0 HP" → "down_0_hp"): the page's words are looked up by key, not by the English text. */
+export const stepKey = step => step.key || String(step.what || "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+  .toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "");
+
+const STEP_KEYS = Object.fromEntries(Object.entries(STEP_WORDS).map(([language, words]) =>
+  [language, Object.fromEntries(Object.entries(words).map(([what, word]) => [stepKey({ what }), word]))]));
+
+/** The steps whose `what` names a state, a posture or a number: their words around it. */
+const STEP_PATTERNS = {
+  fr: [
+    [/^(.+): counted in the fight$/, m => `${term(m[1])} : compté dans le combat`],
+    [/^no longer (.+)$/, m => `n'est plus ${term(m[1])}`],
+    [/^(.+): a round less$/, m => `${term(m[1])} : un round de moins`],
+    [/^(.+): it does not perceive$/, m => `${term(m[1])} : ne perçoit pas`],
+    [/^extra action (\d+)$/, m => `action supplémentaire ${num(Number(m[1]))}`],
+    [/^the fight ends: leaves (.+)$/, m => `fin du combat : quitte ${term(m[1])}`],
+    [/^leaves (.+)$/, m => `quitte ${term(m[1])}`],
+  ],
+};
+
+/** The rulebook's words for a step in the page's language (null: none known), by its key. */
+export function stepWord(step) {
+  const known = STEP_KEYS[lang]?.[stepKey(step)];
+  if (known) return known;
+  const what = String(step.what || "");
+  for (const [pattern, words] of STEP_PATTERNS[lang] || []) {
+    const m = what.match(pattern);
+    if (m) return words(m);
+  }
+  return null;
+}
 
 function stepName(step) {
   const what = step.what ? String(step.what) : "";
   if (lang === "en" && what) return what;
-  const known = STEP_WORDS[lang]?.[what];
+  const known = stepWord(step);
   if (known) return known;
   if (what && /^[a-z_]+$/.test(what) && term(what) !== what.replaceAll("_", " ")) return term(what);  // "dodge" → esquive
   if (step.condition || step.name) return term(step.condition || step.name);

@@ -184,6 +184,9 @@ function dispatch(name, data, { log, tracker }) {
     case "character.updated":
       upsertCharacter(data);
       break;
+    case "character.hidden":  // hidden from the players who saw it: gone from their page, as a deleted one
+      if (isGm() || state.characters.get(data.id)?.player_id === state.me.player_id) break;
+    // falls through
     case "character.deleted":
       state.characters.delete(data.id);
       emit("characters", data.id);

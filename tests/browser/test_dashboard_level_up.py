@@ -1,0 +1,44 @@
+"""Issue 27 item 5: the GM's Great Cosmos level-up from a character card (GC-L1, GC-L6), its form built
+from the catalogue's body schema (`operations.schemas.level_up`), French by default; the card follows."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+from tests.browser.dash_support import axe, table
+from tests.browser.test_dashboard import clean, open_with_token
+
+
+def test_issue27_item5_gc_l1_a_level_up_from_the_card_form_built_from_the_catalogue(live, pages):
+    server = live.start()
+    s = table(live, server)
+    page = pages(viewport={"width": 1280, "height": 1000})
+    with closing(s["http"]) as http:
+        aiko = s["aiko"]
+        assert aiko["sheet"]["level"] == 1
+        schema = http.get("/v1/rulesets/great-cosmos").json()["operations"]["schemas"]["level_up"]
+        assert "chance_bonus_pool" in schema["required"] and "mode" in schema["properties"]
+        open_with_token(page, server.url, s["gm"])
+        page.get_by_role("button", name="Monter de niveau : Aiko").click()
+        dialog = page.locator("dialog")
+        dialog.get_by_role("heading", name="Aiko : passage au niveau 2").wait_for()
+        assert axe(page, context="dialog") == []
+        assert dialog.get_by_label("Seed").count() == 0 and dialog.get_by_label("Dice").count() == 0  # the server rolls
+        # a required choice left out: said next to its field, in French, nothing sent
+        dialog.get_by_role("button", name="Monter de niveau").click()
+        dialog.locator("select[name=chance_bonus_pool][aria-invalid=true]").wait_for()
+        assert http.get(f"/v1/characters/{aiko['id']}").json()["sheet"]["level"] == 1
+        # GC-L1 one d20 on one stat, GC-L6 the chance bonus to hp
+        dialog.get_by_label("Mode", exact=True).select_option(label="1d20 (une caractéristique)")
+        dialog.get_by_label("force", exact=True).check()
+        dialog.get_by_label("Réserve du bonus de chance (2d20)").select_option(label="PV")
+        dialog.get_by_role("button", name="Monter de niveau").click()
+        dialog.wait_for(state="detached", timeout=15_000)
+        after = http.get(f"/v1/characters/{aiko['id']}").json()
+        assert after["sheet"]["level"] == 2 and after["sheet"]["stats"]["force"] > aiko["sheet"]["stats"]["force"]
+        [entry] = [e for e in http.get(f"/v1/campaigns/{s['cid']}/rolls").json()["items"] if e["kind"] == "level_up"]
+        assert entry["character_id"] == aiko["id"] and entry["provenance"] == "server"
+        card = page.locator(f"article.character[data-character-id='{aiko['id']}']")
+        card.locator("dl.points div", has_text="niveau").filter(has_text="2").wait_for(timeout=15_000)
+        card.locator(f"[role=meter][data-resource=hp][aria-valuemax='{after['sheet']['hp_max']}']").wait_for()
+        clean(page)
