@@ -235,6 +235,11 @@ def test_describe_is_typed_and_the_catalogue_uses_it_unpatched(ruleset):
         "opposed": adapter.supports(Capability.OPPOSED),
         "group": adapter.supports(Capability.GROUP),
         "actions": sorted(adapter.actions),
+        "schemas": {  # issue 27 item 5: each one-body operation's request body, for the dashboard's forms
+            c.value: adapter.request_model(c).model_json_schema()
+            for c in (Capability.LEVEL_UP, Capability.REROLL, Capability.OPPOSED, Capability.GROUP)
+            if adapter.supports(c)
+        },
     }
 
 
