@@ -106,9 +106,7 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         _check_latest(uow, character_id, test_id)
         assert isinstance(uow.adapter, Rerolls)  # request_model found the capability
         outcome = uow.adapter.reroll(hero, previous, req, ctx)
-        if outcome.odds is not None:  # a test rolled again: its p_success and figures, as every test's
-            outcome = with_p_success(outcome, dict(outcome.odds))
-        return uow.commit(outcome, odds=outcome.odds)
+        return uow.commit(outcome, odds=outcome.odds)  # a test rolled again: its p_success, as every test's
 
 
 _log = core_table(LogEntry)
