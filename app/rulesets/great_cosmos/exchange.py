@@ -443,25 +443,29 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
     reaction = None if x.reaction in (None, "none") else x.reaction
     if reaction is None or x.reaction_chosen:
         return reaction
-    why = None
+    why: dict[str, str] | None = None
     if x.same_slot:
-        why = ("GC-O2", "no_defence_same_slot", "no dodge nor parry against an attack from the same parallel slot")
+        why = {
+            "rule": "GC-O2",
+            "key": "no_defence_same_slot",
+            "what": "no dodge nor parry against an attack from the same parallel slot",
+        }
     elif not can_defend(fd):
         rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
-        why = (
-            rule,
-            "no_defence_in_posture",
-            f"no dodge nor parry in {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture}",
-        )
+        why = {
+            "rule": rule,
+            "key": "no_defence_in_posture",
+            "what": f"no dodge nor parry in {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture}",
+        }
     elif (reaction == "parry" and x.req.unparryable) or (reaction == "dodge" and x.req.undodgeable):
-        why = (
-            "GC-P5",
-            "no_defence_against_this_attack",
-            f"an {'unparryable' if reaction == 'parry' else 'undodgeable'} attack: no {reaction}",
-        )
+        why = {
+            "rule": "GC-P5",
+            "key": "no_defence_against_this_attack",
+            "what": f"an {'unparryable' if reaction == 'parry' else 'undodgeable'} attack: no {reaction}",
+        }
     if why is None:
         return reaction
-    x.step(why[0], why[2], key=why[1], combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
+    x.step(**why, combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
     return None
 
 
