@@ -655,8 +655,11 @@ class Exchange:
         """The other combatants, read only (positions: GC-D1 occupied cells), built on first use."""
         return self.others_of()
 
-    def step(self, rule: str, what: str, **figures: Any) -> dict[str, Any]:
-        item = {"rule": rule, "what": what, **figures}
+    def step(self, rule: str, what: str, *, key: str, **figures: Any) -> dict[str, Any]:
+        """Log one step: its rule, its stable `key` (snake_case, one per kind of step, declared
+        here at the call site: the words a client shows are looked up by it, never by `what`),
+        its English `what`, then its figures."""
+        item = {"rule": rule, "key": key, "what": what, **figures}
         self.steps.append(item)
         return item
 

@@ -239,7 +239,12 @@ def test_rb_f4_initiative_criticals_extra_action_and_late_start(table):
     t.next_turn(s["id"])
     t.next_turn(s["id"])
     step = t.next_turn(s["id"])  # Mid ends: Oops does not act in round 1 → round 2
-    assert {"rule": "RB-F4", "what": "does not act this round", "combatant_id": n["Oops"]} in step["steps"]
+    assert {
+        "rule": "RB-F4",
+        "key": "does_not_act_this_round",
+        "what": "does not act this round",
+        "combatant_id": n["Oops"],
+    } in step["steps"]
     s = t.state(s["id"])
     assert s["round"] == 2 and s["current"]["combatant_id"] == n["Ace"]
     assert order(s, n) == [(0, "Ace", 12, False), (1, "Mid", 1, False), (2, "Oops", -6, False)]
@@ -430,7 +435,11 @@ def test_everyone_down_leaves_no_current_turn(table):
     t.start(s["id"], dice=[])
     t.act(s["id"], {"type": "damage", "target_id": s["combatants"][0]["id"], "amount": 99})
     step = t.next_turn(s["id"])
-    assert t.state(s["id"])["current"] is None and step["steps"][-1] == {"rule": "turn", "what": "nobody can act"}
+    assert t.state(s["id"])["current"] is None and step["steps"][-1] == {
+        "rule": "turn",
+        "key": "nobody_can_act",
+        "what": "nobody can act",
+    }
 
 
 def test_reveal_on_turn_and_hidden_combatants_never_reach_players(table):

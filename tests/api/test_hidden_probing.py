@@ -211,6 +211,7 @@ def test_issue21_item5_wa_c5_back_above_0_hp_tells_players_no_exact_hp(table):
     healed = t.act(eid, {"type": "heal", "target_id": n["Orc"], "amount": 3})
     assert healed["steps"][1] == {
         "rule": "WA-C5",
+        "key": "above_0_hp_no_longer_down",
         "what": "above 0 HP: no longer down",
         "resource": "hp",
         "after": 3,
@@ -222,9 +223,15 @@ def test_issue21_item5_wa_c5_back_above_0_hp_tells_players_no_exact_hp(table):
         if a["id"] == healed["id"]
     )
     assert seen["steps"] == [
-        {"rule": "GM", "what": "heal", "combatant_id": n["Orc"], "resource": "hp"},
-        {"rule": "WA-C5", "what": "above 0 HP: no longer down", "resource": "hp", "combatant_id": n["Orc"]},
-        {"rule": "turn", "what": "back in the fight", "combatant_id": n["Orc"]},
+        {"rule": "GM", "key": "heal", "what": "heal", "combatant_id": n["Orc"], "resource": "hp"},
+        {
+            "rule": "WA-C5",
+            "key": "above_0_hp_no_longer_down",
+            "what": "above 0 HP: no longer down",
+            "resource": "hp",
+            "combatant_id": n["Orc"],
+        },
+        {"rule": "turn", "key": "back_in_the_fight", "what": "back in the fight", "combatant_id": n["Orc"]},
     ]
 
 

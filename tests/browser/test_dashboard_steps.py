@@ -5,39 +5,32 @@ GM's page."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from tests.browser.test_dashboard import clean
-
-APP = Path(__file__).resolve().parents[2] / "app"
-# a step's `what` where the code writes it: {"rule": …, "what": "…"} or x.step("RULE", "…", …)
-WHAT = re.compile(r"""["']what["']:\s*(f?)"([^"]+)"|\.step\(\s*"[^"]+",\s*(f?)"([^"]+)\"""")
+from tests.rulesets.test_step_keys import written_steps
 
 
-def written_steps() -> list[str]:
-    """Every step `what` of the code, an f-string's fields filled with a state's name (`dying`)."""
-    found = set()
-    for path in APP.rglob("*.py"):
-        for m in WHAT.finditer(path.read_text(encoding="utf-8")):
-            fstring, what = (m.group(1), m.group(2)) if m.group(2) else (m.group(3), m.group(4))
-            found.add(re.sub(r"\{[^}]*\}", "1" if "action {" in what else "dying", what) if fstring else what)
-    return sorted(found)
+def sent_steps() -> list[dict[str, str]]:
+    """Every kind of step the server's code writes: its declared key, with a `what` it writes
+    (an f-string's fields filled with a state's name, `dying`; "" where the text is computed)."""
+    found = {(k, what) for *_, pairs in written_steps() for k, what in pairs if k is not None}
+    return [{"key": k, "what": what} for k, what in sorted(found)]
 
 
 def test_issue27_every_step_the_server_writes_has_french_words_looked_up_by_key(live, pages):
-    steps = written_steps()
-    assert len(steps) > 60 and "attack test" in steps and "dying: counted in the fight" in steps  # the scan sees them
+    steps = sent_steps()
+    keys = {s["key"] for s in steps}
+    assert len(keys) > 60 and {"attack_test", "condition_counted_in_the_fight", "no_defence_in_posture"} <= keys
     server = live.start()
     page = pages()
     page.goto(f"{server.url}/")
     page.wait_for_selector("#lang-toggle")
     words = page.evaluate(
         """async steps => { const m = await import('/web/js/format.js');
-           return Object.fromEntries(steps.map(what => [what, m.stepWord({what})])); }""",
+           return steps.map(step => [step.key, step.what, m.stepWord(step)]); }""",
         steps,
     )
-    assert sorted(what for what, word in words.items() if not word) == []
+    missing = sorted((key, what) for key, what, word in words if not word)
+    assert missing == []
     said = page.evaluate(
         """async () => { const m = await import('/web/js/format.js');
            return [m.stepKey({what: 'down: 0 HP'}), m.stepKey({what: 'Sépulcrale backlash: acts last'}),

@@ -274,7 +274,12 @@ def test_rb_f3_critical_dodge_free_attack_and_critical_failure_doubles():
         round_=1,
         campaign_options=RbOptions(),
     )
-    assert steps[-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": "t"}
+    assert steps[-1] == {
+        "rule": "RB-F3",
+        "key": "critical_dodge_a_free_attack",
+        "what": "critical dodge: a free attack",
+        "combatant_id": "t",
+    }
     t = party("t", r_sheet())
     steps = rb.resolve_attack(
         CombatDice(dice=[30, 99, 2]),

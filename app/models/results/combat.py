@@ -30,7 +30,7 @@ class CombatDie(Die):
 
 
 class CombatStep(Result):
-    """One rule applied, in order: its id, what it did, the combatant concerned, then its figures
+    """One rule applied, in order: its id, its kind (`key`), what it did, the combatant concerned, then its figures
     (typed JSON: each rule has its own). A step about a resource a player may not see exactly
     (`hp_visibility`) has no `amount`, `before` nor `after` in that player's view."""
 
@@ -38,6 +38,11 @@ class CombatStep(Result):
     __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
 
     rule: str = Field(examples=["GC-P3", "turn"])
+    key: str = Field(
+        pattern=r"^[a-z0-9]+(_[a-z0-9]+)*$",
+        examples=["attack_test"],
+        description="The kind of step, stable (snake_case): what a client translates; `what` is English prose.",
+    )
     what: str = Field(examples=["attack test"])
     combatant_id: str | None = None
 

@@ -106,7 +106,11 @@ class Asgard(EncounterRules):
         that round (its slot passes)."""
         spent = counters.get(TURN_SPENT)
         if spent and spent.get("round") == round_:
-            return {"rule": spent["rule"], "what": "acted with others this round: no turn of its own left"}
+            return {
+                "rule": spent["rule"],
+                "key": "acted_with_others_this_round_no_turn_of_its_own_left",
+                "what": "acted with others this round: no turn of its own left",
+            }
         return None
 
     def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
@@ -249,6 +253,7 @@ class Asgard(EncounterRules):
             steps.append(
                 {
                     "rule": "AS-C13",
+                    "key": "open_perception_test",
                     "what": "open perception test",
                     "combatant_id": e.combatant_id,
                     "dice": list(test.dice),
@@ -264,6 +269,7 @@ class Asgard(EncounterRules):
                 steps.append(
                     {
                         "rule": "AS-C13",
+                        "key": "tie_1d6_roll_off",
                         "what": "tie: 1d6 roll-off",
                         "combatant_id": r.combatant,
                         "d6": list(r.roll_offs),
@@ -317,6 +323,7 @@ def _pay_the_reroll(x: Exchange, parties: list[Party]) -> None:
     x.step(
         "AS-H2",
         "heroism spent: the action resolved again with new dice",
+        key="heroism_spent_the_action_resolved_again_with_new_dice",
         combatant_id=spender.id,
         rerolls=x.replaying["action_id"],
         resource="heroism",
@@ -334,7 +341,12 @@ def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:
     for p in together:
         if p.id in lost:
             p.counters[TURN_SPENT] = {"round": x.round, "rule": rule}  # naming no one (a hidden actor)
-    x.step(rule, "one shared turn: the others' own turns of this round pass", members=[p.id for p in together])
+    x.step(
+        rule,
+        "one shared turn: the others' own turns of this round pass",
+        key="one_shared_turn_the_others_own_turns_of_this_round_pass",
+        members=[p.id for p in together],
+    )
 
 
 def _options(parsed: Any) -> Options:
@@ -391,6 +403,7 @@ def engage(
         steps.append(
             {
                 "rule": "AS-C4",
+                "key": "primes_and_penalties",
                 "what": "primes and penalties",
                 "combatant_id": attacker.id,
                 "primes": list(choice.primes + choice.free_primes),
@@ -475,7 +488,9 @@ def resolve_attack(
         e.spec,
     )
     attack = roll_test(spec, dice.of(attacker.id), "attack")
-    steps.append({"rule": "AS-C1", "what": "attack test", "combatant_id": attacker.id, **_test(attack)})
+    steps.append(
+        {"rule": "AS-C1", "key": "attack_test", "what": "attack test", "combatant_id": attacker.id, **_test(attack)}
+    )
     if cooperating:
         attack, dice_count, constant, weapon = _cooperate(dice, attacker, attack, cooperating, choice, steps)
     exchanges = [
@@ -499,6 +514,7 @@ def resolve_attack(
         steps.append(
             {
                 "rule": "AS-C2",
+                "key": "damage",
                 "what": "damage",
                 "combatant_id": attacker.id,
                 "weapon": weapon,
@@ -529,6 +545,7 @@ def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> 
     steps.append(
         {
             "rule": "AS-C11",
+            "key": "group_of_extras_one_test",
             "what": "group of extras: one test",
             "combatant_id": attacker.id,
             "members": [m.id for m in members],
@@ -552,7 +569,15 @@ def _cooperate(
     results = [own]
     for p in cooperating:
         results.append(roll_test(_cooperating_spec(p, choice), dice.of(p.id), "attack"))
-        steps.append({"rule": "AS-T6", "what": "cooperating attack test", "combatant_id": p.id, **_test(results[-1])})
+        steps.append(
+            {
+                "rule": "AS-T6",
+                "key": "cooperating_attack_test",
+                "what": "cooperating attack test",
+                "combatant_id": p.id,
+                **_test(results[-1]),
+            }
+        )
     group, attack = combat.cooperative_attack(tuple(results))
     members = [attacker, *cooperating]
     leader = members[group.leader]
@@ -563,6 +588,7 @@ def _cooperate(
     steps.append(
         {
             "rule": "AS-T6",
+            "key": "cooperation_the_best_result_leads",
             "what": "cooperation: the best result leads",
             "combatant_id": attacker.id,
             "members": [m.id for m in members],
@@ -620,6 +646,7 @@ def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
     steps.append(
         {
             "rule": "AS-H1",
+            "key": "heroism_spent_a_4th_die",
             "what": "heroism spent: a 4th die",
             "combatant_id": f.id,
             "resource": "heroism",
@@ -646,10 +673,18 @@ def _defend(
     if reaction == "none":
         result = combat.resolve_attack(attack, None, difficulty=difficulty)
         if why not in (None, "unperceived"):
-            steps.append({"rule": "AS-C1", "what": f"{why}: it does not perceive", "combatant_id": target.id})
+            steps.append(
+                {
+                    "rule": "AS-C1",
+                    "key": "it_does_not_perceive",
+                    "what": f"{why}: it does not perceive",
+                    "combatant_id": target.id,
+                }
+            )
         steps.append(
             {
                 "rule": "AS-C1",
+                "key": "unperceived_attack_no_defense",
                 "what": "unperceived attack: no defense",
                 "combatant_id": target.id,
                 "difficulty": difficulty,
@@ -670,6 +705,7 @@ def _defend(
         steps.append(
             {
                 "rule": "AS-C4",
+                "key": "prudence_danger_on_this_defense_test",
                 "what": "prudence / danger on this defense test",
                 "combatant_id": target.id,
                 "modifier": modifier,
@@ -682,10 +718,13 @@ def _defend(
         _spend_heroism(target, steps, "the heroism die of the defense (AS-H1)", "reaction")
     defense = roll_test(_defense_spec(target, modifier, heroic, close_skill), dice.of(target.id), "defense")
     result = combat.resolve_attack(attack, defense)
-    steps.append({"rule": "AS-C1", "what": "defense test", "combatant_id": target.id, **_test(defense)})
+    steps.append(
+        {"rule": "AS-C1", "key": "defense_test", "what": "defense test", "combatant_id": target.id, **_test(defense)}
+    )
     steps.append(
         {
             "rule": "AS-T9",
+            "key": "opposition",
             "what": "opposition",
             "combatant_id": target.id,
             "attack": attack.score,
@@ -763,6 +802,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
     steps.append(
         {
             "rule": "AS-C3",
+            "key": "protection",
             "what": "protection",
             "combatant_id": target.id,
             "damage": max(0, damage),
@@ -776,6 +816,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
         steps.append(
             {
                 "rule": "AS-C4",
+                "key": "damage_halved_rounded_up",
                 "what": "damage halved, rounded up",
                 "combatant_id": target.id,
                 "halvings": effects.halvings,
@@ -789,6 +830,7 @@ def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps:
     steps.append(
         {
             "rule": "AS-C3",
+            "key": "vitality",
             "what": "vitality",
             "combatant_id": target.id,
             "damage": final,
@@ -821,6 +863,7 @@ def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> 
     steps.append(
         {
             "rule": "AS-C5",
+            "key": "mal_en_point",
             "what": "mal en point",
             "combatant_id": target.id,
             "difficulty": hazards.MAL_EN_POINT_BASE + max(0, damage),

@@ -129,7 +129,12 @@ class GreatCosmos(EncounterRules):
         running = combat.backlash(sheet)
         if running and running["posture"] == ILLUMINATION:
             left = (counters.get("backlash") or {}).get("turns_left")
-            return {"rule": "GC-P7", "what": "Illumination backlash: cannot act", "turns_left": left}
+            return {
+                "rule": "GC-P7",
+                "key": "illumination_backlash_cannot_act",
+                "what": "Illumination backlash: cannot act",
+                "turns_left": left,
+            }
         return None
 
     def turn_passes(self, combatant_id: str, counters: dict[str, Any], phase: str, round_: int) -> TurnPassed | None:
@@ -240,6 +245,7 @@ def _steps(
         steps.append(
             {
                 "rule": "GC-O1",
+                "key": "effective_agilite",
                 "what": "effective agilite",
                 "combatant_id": c.id,
                 "agilite": c.agilite,
@@ -247,9 +253,23 @@ def _steps(
             }
         )
         if c.acts_first:
-            steps.append({"rule": "GC-P5", "what": "Illumination acts first", "combatant_id": c.id})
+            steps.append(
+                {
+                    "rule": "GC-P5",
+                    "key": "illumination_acts_first",
+                    "what": "Illumination acts first",
+                    "combatant_id": c.id,
+                }
+            )
         if c.acts_last:
-            steps.append({"rule": "GC-P7", "what": "Sépulcrale backlash: acts last", "combatant_id": c.id})
+            steps.append(
+                {
+                    "rule": "GC-P7",
+                    "key": "sepulcrale_backlash_acts_last",
+                    "what": "Sépulcrale backlash: acts last",
+                    "combatant_id": c.id,
+                }
+            )
     d6 = dict(order.action_dice)
     for slot, s in enumerate(order.slots):
         for cid, n in s.entries:
@@ -257,6 +277,7 @@ def _steps(
                 steps.append(
                     {
                         "rule": "GC-O3",
+                        "key": "extra_action",
                         "what": f"extra action {n - 1}",
                         "combatant_id": cid,
                         "d6": d6[cid],
@@ -270,6 +291,7 @@ def _steps(
                 steps.append(
                     {
                         "rule": "GC-O2",
+                        "key": "tie",
                         "what": "tie",
                         "combatant_id": cid,
                         "position": s.position,
@@ -289,7 +311,13 @@ def _gm_order(entrants: list[Entrant]) -> Initiative:
     return Initiative(
         order=order,
         initiatives={e.combatant_id: e.override for e in entrants},
-        steps=[{"rule": "GC-O1", "what": "turn order rules off (campaign option): the GM's order"}],
+        steps=[
+            {
+                "rule": "GC-O1",
+                "key": "turn_order_rules_off_campaign_option_the_gm_s_order",
+                "what": "turn order rules off (campaign option): the GM's order",
+            }
+        ],
     )
 
 

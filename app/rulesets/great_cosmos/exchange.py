@@ -146,9 +146,10 @@ def _set(p: Party, key: str, value: Any) -> None:
         setattr(p.sheet, key, value)
 
 
-def _test_step(rule: str, what: str, who: str, test: TestResult, **figures: Any) -> dict[str, Any]:
+def _test_step(rule: str, key: str, what: str, who: str, test: TestResult, **figures: Any) -> dict[str, Any]:
     return {
         "rule": rule,
+        "key": key,
         "what": what,
         "combatant_id": who,
         **figures,
@@ -289,6 +290,7 @@ def attack(x: Exchange) -> None:
     x.steps.append(
         _test_step(
             "GC-P3",
+            "attack_test",
             "attack test",
             a.id,
             result.attack,
@@ -301,7 +303,12 @@ def attack(x: Exchange) -> None:
     )
     _set(a, "karma", result.attacker.karma)
     if moved_away:
-        x.step("GC-O2", "the target moved out of reach in this same slot: the attack fails", combatant_id=t.id)
+        x.step(
+            "GC-O2",
+            "the target moved out of reach in this same slot: the attack fails",
+            key="the_target_moved_out_of_reach_in_this_same_slot_the_attack_fails",
+            combatant_id=t.id,
+        )
     _defence(x, result, reaction)
     _set(t, "karma", result.defender.karma)
     if result.damage is not None:
@@ -316,7 +323,13 @@ def _strike_back(x: Exchange) -> str | None:
     if rule is None:
         return None
     state.use_strike_back(a.counters, rule)
-    x.step(rule, "riposte" if rule == "GC-P2" else "counter-attack", combatant_id=a.id, against=t.id)
+    x.step(
+        rule,
+        "riposte" if rule == "GC-P2" else "counter-attack",
+        key="riposte" if rule == "GC-P2" else "counter_attack",
+        combatant_id=a.id,
+        against=t.id,
+    )
     return rule
 
 
@@ -338,9 +351,20 @@ def _provocation(x: Exchange, target: Party) -> None:
             code="provoked",
         ) from exc
     if obeyed is None:
-        x.step("GC-P6", "provocation lapses: the provoker is down or out of the fight", combatant_id=a.id)
+        x.step(
+            "GC-P6",
+            "provocation lapses: the provoker is down or out of the fight",
+            key="provocation_lapses_the_provoker_is_down_or_out_of_the_fight",
+            combatant_id=a.id,
+        )
     else:
-        x.step("GC-P6", "provoked: attacks its provoker", combatant_id=a.id, provoked_by=by)
+        x.step(
+            "GC-P6",
+            "provoked: attacks its provoker",
+            key="provoked_attacks_its_provoker",
+            combatant_id=a.id,
+            provoked_by=by,
+        )
 
 
 def _reach(x: Exchange, opts: Options) -> bool:
@@ -419,17 +443,29 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
     reaction = None if x.reaction in (None, "none") else x.reaction
     if reaction is None or x.reaction_chosen:
         return reaction
-    why = None
+    why: dict[str, str] | None = None
     if x.same_slot:
-        why = ("GC-O2", "no dodge nor parry against an attack from the same parallel slot")
+        why = {
+            "rule": "GC-O2",
+            "key": "no_defence_same_slot",
+            "what": "no dodge nor parry against an attack from the same parallel slot",
+        }
     elif not can_defend(fd):
         rule = "GC-P7" if fd.backlash == ILLUMINATION else "GC-P6" if fd.posture == SEPULCRALE else "GC-P1"
-        why = (rule, f"no dodge nor parry in {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture}")
+        why = {
+            "rule": rule,
+            "key": "no_defence_in_posture",
+            "what": f"no dodge nor parry in {f'{fd.backlash} backlash' if rule == 'GC-P7' else fd.posture}",
+        }
     elif (reaction == "parry" and x.req.unparryable) or (reaction == "dodge" and x.req.undodgeable):
-        why = ("GC-P5", f"an {'unparryable' if reaction == 'parry' else 'undodgeable'} attack: no {reaction}")
+        why = {
+            "rule": "GC-P5",
+            "key": "no_defence_against_this_attack",
+            "what": f"an {'unparryable' if reaction == 'parry' else 'undodgeable'} attack: no {reaction}",
+        }
     if why is None:
         return reaction
-    x.step(why[0], why[1], combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
+    x.step(**why, combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
     return None
 
 
@@ -439,6 +475,7 @@ def _defence(x: Exchange, result, reaction: str | None) -> None:
         x.step(
             "GC-P5",
             "automatic defence (d10 <= 7)",
+            key="automatic_defence_d10_7",
             combatant_id=t.id,
             d10=result.auto_defense_die,
             holds=result.auto_defended,
@@ -448,6 +485,7 @@ def _defence(x: Exchange, result, reaction: str | None) -> None:
         x.steps.append(
             _test_step(
                 "GC-P2",
+                "dodge" if reaction == "dodge" else "parry",
                 reaction,
                 t.id,
                 result.defense,
@@ -469,6 +507,7 @@ def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> No
     x.step(
         "GC-P4",
         "damage",
+        key="damage",
         combatant_id=t.id,
         expression=expression,
         source=source,
@@ -487,18 +526,20 @@ def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> No
         x.step(
             "GC-P6",
             "Revive: a fatal blow leaves 50% of hp_max instead (once)",
+            key="revive_a_fatal_blow_leaves_50_of_hp_max_instead_once",
             combatant_id=t.id,
             resource="hp",
             after=wound.hp_after,
         )
     if wound.counter_attack_available:
         t.counters["counter_attack"] = a.id
-        x.step("GC-P6", "counter-attack available", combatant_id=t.id, against=a.id)
+        x.step("GC-P6", "counter-attack available", key="counter_attack_available", combatant_id=t.id, against=a.id)
     if result.provoked:
         state.provoke(t.counters, a.id, before_its_action=t.id in x.acting and not t.turn.get("acted"))
         x.step(
             "GC-P6",
             "provocation: its next offensive action aims at the Sépulcrale",
+            key="provocation_its_next_offensive_action_aims_at_the_sepulcrale",
             combatant_id=t.id,
             provoked_by=a.id,
         )
@@ -520,7 +561,13 @@ def move(x: Exchange) -> None:
     cell = {"x": to.x, "y": to.y}
     if not opts.movement_rules:
         _check_free(x, cell)
-        x.step("GC-D1", "placed (movement rules off: campaign option)", combatant_id=a.id, to=cell)
+        x.step(
+            "GC-D1",
+            "placed (movement rules off: campaign option)",
+            key="placed_movement_rules_off_campaign_option",
+            combatant_id=a.id,
+            to=cell,
+        )
         a.position = cell
         return
     if a.position is None:
@@ -541,8 +588,8 @@ def move(x: Exchange) -> None:
     _check_free(x, cell)
     _phase(x, "move")
     turn["moved"], turn["max_move"] = moved, allowed
-    x.step("GC-D1", "move", combatant_id=a.id, **{"from": dict(a.position)}, to=cell, distance=d)
-    x.step("GC-D2", "max move", combatant_id=a.id, max_move=allowed, moved=moved)
+    x.step("GC-D1", "move", key="move", combatant_id=a.id, **{"from": dict(a.position)}, to=cell, distance=d)
+    x.step("GC-D2", "max move", key="max_move", combatant_id=a.id, max_move=allowed, moved=moved)
     a.position = cell
 
 
@@ -582,6 +629,7 @@ def dash(x: Exchange) -> None:
     x.steps.append(
         _test_step(
             "GC-D4",
+            "dash_agilite_test",
             "dash: agilite test",
             a.id,
             test,
@@ -615,6 +663,7 @@ def posture(x: Exchange) -> None:
         x.step(
             "GC-P1" if new == "offensive" else "GC-P2",
             f"{new} posture",
+            key="posture_taken",
             combatant_id=a.id,
             before=current,
             damage_multiplier=2 if new == "offensive" else 1,
@@ -634,6 +683,7 @@ def _enter(x: Exchange, a: Party, new: str) -> None:
     x.step(
         rule,
         f"enters {new}",
+        key="enters_special_posture",
         combatant_id=a.id,
         cost={"light" if new == ILLUMINATION else "dark": 1},
         karma_locked=10 if new == ILLUMINATION else -10,
@@ -646,6 +696,7 @@ def _enter(x: Exchange, a: Party, new: str) -> None:
         x.step(
             "GC-P5",
             "advantage: an extra action each round while the posture lasts",
+            key="advantage_an_extra_action_each_round_while_the_posture_lasts",
             combatant_id=a.id,
             actions=a.actions,
         )
@@ -665,6 +716,7 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
     x.step(
         "GC-P7",
         f"leaves {f.posture}",
+        key="leaves_special_posture",
         combatant_id=a.id,
         turns_held=held,
         backlash=end.backlash,
@@ -684,6 +736,7 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
         x.step(
             "GC-P6",
             "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+            key="apocalypse_revive_never_fired_dies_and_comes_back_at_50_hp_max",
             combatant_id=a.id,
             resource="hp",
             before=f.hp,
@@ -721,6 +774,7 @@ def final_skill(x: Exchange) -> None:
     x.step(
         "GC-P5" if posture_of(sheet) == ILLUMINATION else "GC-P6",
         "Final Skill",
+        key="final_skill",
         combatant_id=a.id,
         name=skill.name,
         punchline=skill.punchline,
@@ -742,6 +796,7 @@ def final_skill(x: Exchange) -> None:
         x.steps.append(
             _test_step(
                 "GC-P5",
+                "final_skill_test_critical_failures_count_as_failures",
                 "Final Skill test (critical failures count as failures)",
                 a.id,
                 test,
@@ -786,6 +841,7 @@ def gm_damage(target: Party, pool: Pool, before: int, amount: int) -> list[dict[
     return [
         {
             "rule": "GC-P6",
+            "key": "revive_a_fatal_blow_leaves_50_of_hp_max_instead_once",
             "what": "Revive: a fatal blow leaves 50% of hp_max instead (once)",
             "resource": "hp",
             "after": wound.hp_after,
@@ -818,6 +874,7 @@ def fight_ends(sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
             steps.append(
                 {
                     "rule": "GC-P6",
+                    "key": "apocalypse_revive_never_fired_dies_and_comes_back_at_50_hp_max",
                     "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
                     "resource": "hp",
                     "before": _hp(sheet),
@@ -827,8 +884,16 @@ def fight_ends(sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
             sheet.hp = end.hp_after
         sheet.posture = sheet.default_posture
         sheet.posture_advantage = None
-        steps.append({"rule": "GC-P6", "what": f"the fight ends: leaves {posture}"})
+        steps.append(
+            {"rule": "GC-P6", "key": "the_fight_ends_leaves_posture", "what": f"the fight ends: leaves {posture}"}
+        )
     if counters.pop("backlash", None) is not None or sheet.backlash is not None:
         sheet.backlash = None
-        steps.append({"rule": "GC-P7", "what": "the fight ends: no backlash after it"})
+        steps.append(
+            {
+                "rule": "GC-P7",
+                "key": "the_fight_ends_no_backlash_after_it",
+                "what": "the fight ends: no backlash after it",
+            }
+        )
     return steps

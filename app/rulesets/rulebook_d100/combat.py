@@ -78,7 +78,7 @@ class RulebookD100(EncounterRules):
         req: RulebookAttackRequest = x.req
         if req.free_attack:
             dodged = turns.take_free_attack(x.actor.turn, x.actor.id)
-            x.step("RB-F3", "free attack", combatant_id=x.actor.id, dodged=dodged)
+            x.step("RB-F3", "free attack", key="free_attack", combatant_id=x.actor.id, dodged=dodged)
         choice = _choice(req)
         x.steps.extend(
             resolve_attack(
@@ -121,6 +121,7 @@ class RulebookD100(EncounterRules):
             steps.append(
                 {
                     "rule": "RB-F4",
+                    "key": "hab_test",
                     "what": "HAB test",
                     "combatant_id": e.combatant_id,
                     "roll": None if e.override is not None else result.roll,
@@ -143,6 +144,7 @@ class RulebookD100(EncounterRules):
                 steps.append(
                     {
                         "rule": "RB-C2",
+                        "key": "tie_d100_rerolls_lowest_first",
                         "what": "tie: d100 rerolls, lowest first",
                         "combatant_id": e.combatant_id,
                         "d100": mine,
@@ -153,6 +155,7 @@ class RulebookD100(EncounterRules):
                 steps.append(
                     {
                         "rule": "RB-F4",
+                        "key": "critical_success_an_extra_action_before_round_1",
                         "what": "critical success: an extra action before round 1",
                         "combatant_id": e.combatant_id,
                     }
@@ -161,6 +164,7 @@ class RulebookD100(EncounterRules):
                 steps.append(
                     {
                         "rule": "RB-F4",
+                        "key": "critical_failure_acts_only_from_round_2",
                         "what": "critical failure: acts only from round 2",
                         "combatant_id": e.combatant_id,
                     }
@@ -263,6 +267,7 @@ def resolve_attack(
     steps.append(
         {
             "rule": "RB-F2",
+            "key": "attack_test",
             "what": "attack test",
             "combatant_id": attacker.id,
             "kind": kind,
@@ -272,7 +277,9 @@ def resolve_attack(
         }
     )
     if not attack.success:
-        steps.append({"rule": "RB-F2", "what": "the attack misses", "combatant_id": target.id})
+        steps.append(
+            {"rule": "RB-F2", "key": "the_attack_misses", "what": "the attack misses", "combatant_id": target.id}
+        )
         return steps
     dodge = None
     if reaction == "dodge":
@@ -291,6 +298,7 @@ def resolve_attack(
         steps.append(
             {
                 "rule": "RB-C4",
+                "key": "dodge_confrontation",
                 "what": "dodge: confrontation",
                 "combatant_id": target.id,
                 "attack_level": attack.level,
@@ -302,13 +310,21 @@ def resolve_attack(
     if hit.dodged:
         if hit.free_attack:
             turns.grant_free_attack(target.turn, attacker.id)
-            steps.append({"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": target.id})
+            steps.append(
+                {
+                    "rule": "RB-F3",
+                    "key": "critical_dodge_a_free_attack",
+                    "what": "critical dodge: a free attack",
+                    "combatant_id": target.id,
+                }
+            )
         return steps
     assert hit.weapon_roll is not None  # rolled for an attack that was not dodged
     damage = rb.attack_damage(attack.level, hit.weapon_roll)
     steps.append(
         {
             "rule": "RB-F2",
+            "key": "damage",
             "what": "damage",
             "combatant_id": attacker.id,
             "weapon": weapon,
@@ -322,6 +338,7 @@ def resolve_attack(
         steps.append(
             {
                 "rule": "RB-F3",
+                "key": "absorb_armour",
                 "what": "absorb: armour",
                 "combatant_id": target.id,
                 "armor": _sheet(target).armor,
@@ -333,6 +350,7 @@ def resolve_attack(
         steps.append(
             {
                 "rule": "RB-F3",
+                "key": "critical_failure_of_the_dodge_damage_doubled",
                 "what": "critical failure of the dodge: damage doubled",
                 "combatant_id": target.id,
                 "taken": hit.damage,
@@ -345,6 +363,7 @@ def resolve_attack(
     steps.append(
         {
             "rule": "RB-F1",
+            "key": "damage",
             "what": pool.name,
             "combatant_id": target.id,
             "damage": hit.damage,
@@ -441,6 +460,7 @@ def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_opt
     steps.append(
         {
             "rule": "RB-F3",
+            "key": "dodge_test",
             "what": "dodge test",
             "combatant_id": target.id,
             "stat": stat,

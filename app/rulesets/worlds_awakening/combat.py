@@ -46,10 +46,18 @@ class WorldsAwakening(EncounterRules):
             return []
         if after > 0 and sheet.down:
             sheet.down = False
-            return [{"rule": "WA-C5", "what": "above 0 HP: no longer down", "resource": "hp", "after": after}]
+            return [
+                {
+                    "rule": "WA-C5",
+                    "key": "above_0_hp_no_longer_down",
+                    "what": "above 0 HP: no longer down",
+                    "resource": "hp",
+                    "after": after,
+                }
+            ]
         if after <= 0 < before and not sheet.down:
             sheet.down = True
-            return [{"rule": "WA-C5", "what": "down: 0 HP", "resource": "hp", "after": after}]
+            return [{"rule": "WA-C5", "key": "down_0_hp", "what": "down: 0 HP", "resource": "hp", "after": after}]
         return []
 
     def attack(self, x: Exchange) -> None:
@@ -71,6 +79,7 @@ class WorldsAwakening(EncounterRules):
         steps = [
             {
                 "rule": "WA-C4",
+                "key": "initiative_10_dex",
                 "what": "initiative = 10 + DEX",
                 "combatant_id": e.combatant_id,
                 "initiative": wa.initiative(d),
@@ -81,6 +90,7 @@ class WorldsAwakening(EncounterRules):
         steps += [
             {
                 "rule": "WA-C4",
+                "key": "tie_d20_roll_off_highest_first",
                 "what": "tie: d20 roll-off, highest first",
                 "combatant_id": entrants[r.index].combatant_id,
                 "d20": list(r.rolloffs),
@@ -209,6 +219,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     steps += [
         {
             "rule": "WA-C1",
+            "key": "attack_test",
             "what": "attack test",
             "combatant_id": attacker.id,
             "kind": choice.kind,
@@ -228,6 +239,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
         steps.append(
             {
                 "rule": "WA-C3",
+                "key": "critical_failure_a_miss",
                 "what": "critical failure: a miss",
                 "combatant_id": attacker.id,
                 "natural": result.natural,
@@ -238,6 +250,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
         steps.append(
             {
                 "rule": "WA-C2",
+                "key": "critical_success",
                 "what": "critical success"
                 + (": damage dice rolled twice" if result.bonus_damage else " below the defense: normal damage"),
                 "combatant_id": attacker.id,
@@ -251,6 +264,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     steps.append(
         {
             "rule": "WA-C2" if result.bonus_damage else "WA-C1",
+            "key": "damage",
             "what": "damage",
             "combatant_id": attacker.id,
             "weapon": weapon,
@@ -266,6 +280,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     steps.append(
         {
             "rule": "WA-C5",
+            "key": "hp",
             "what": "hp",
             "combatant_id": target.id,
             "damage": result.damage,
@@ -276,7 +291,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     )
     if down and before > 0:
         theirs.down = True
-        steps.append({"rule": "WA-C5", "what": "down: 0 HP", "combatant_id": target.id})
+        steps.append({"rule": "WA-C5", "key": "down_0_hp", "what": "down: 0 HP", "combatant_id": target.id})
     return steps
 
 
@@ -288,6 +303,7 @@ def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) ->
         steps.append(
             {
                 "rule": "WA-T5",
+                "key": "pending_modifier_consumed",
                 "what": "pending modifier consumed",
                 "combatant_id": attacker.id,
                 "stat": stat,

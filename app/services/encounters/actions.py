@@ -299,7 +299,12 @@ def combat(
         _apply(fight, changes, c, parties[c["id"]])
         down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(c)))
         if down != was_down[c["id"]]:
-            x.step("turn", "down" if down else "back in the fight", combatant_id=c["id"])
+            x.step(
+                "turn",
+                "down" if down else "back in the fight",
+                key="down" if down else "back_in_the_fight",
+                combatant_id=c["id"],
+            )
     _, shown = record_action(
         uow,
         fight,
@@ -525,6 +530,7 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     steps.append(
         {
             "rule": "GM",
+            "key": "heal" if req.type == "heal" else "damage",
             "what": req.type,
             "combatant_id": target["id"],
             "resource": pool.name,
@@ -540,7 +546,12 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
     now_down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(target)))
     if now_down != was_down:
         steps.append(
-            {"rule": "turn", "what": "down" if now_down else "back in the fight", "combatant_id": target["id"]}
+            {
+                "rule": "turn",
+                "key": "down" if now_down else "back_in_the_fight",
+                "what": "down" if now_down else "back in the fight",
+                "combatant_id": target["id"],
+            }
         )
 
 
@@ -554,14 +565,28 @@ def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list,
             )
         conditions = [c for c in conditions if c["name"] != req.remove]
         steps.append(
-            {"rule": "conditions", "what": "condition removed", "combatant_id": target["id"], "name": req.remove}
+            {
+                "rule": "conditions",
+                "key": "condition_removed",
+                "what": "condition removed",
+                "combatant_id": target["id"],
+                "name": req.remove,
+            }
         )
     if req.add is not None:
         new = {"name": req.add.name, "rounds_left": req.add.rounds, "ends": req.add.ends}
         conditions = [c for c in conditions if c["name"] != new["name"]] + [new]
         if len(conditions) > MAX_CONDITIONS:
             raise InvalidBody(f"a combatant bears at most {MAX_CONDITIONS} conditions", field="add", code="too_many")
-        steps.append({"rule": "conditions", "what": "condition added", "combatant_id": target["id"], **new})
+        steps.append(
+            {
+                "rule": "conditions",
+                "key": "condition_added",
+                "what": "condition added",
+                "combatant_id": target["id"],
+                **new,
+            }
+        )
     changes.combatant(target, "conditions", conditions)
 
 
@@ -649,7 +674,14 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
         return
     c = next((c for c in fight.combatants if c["id"] == item["combatant_id"]), None)
     if c is None:
-        steps.append({"rule": "revert", "what": "combatant removed since: not restored", "field": item["field"]})
+        steps.append(
+            {
+                "rule": "revert",
+                "key": "combatant_removed_since_not_restored",
+                "what": "combatant removed since: not restored",
+                "field": item["field"],
+            }
+        )
         return
     if item["on"] == "combatant":
         changes.combatant(c, item["field"], item["before"])
@@ -670,7 +702,14 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
             code="changed_since",
         )
     if ch is None:
-        steps.append({"rule": "revert", "what": "character deleted since: not restored", "combatant_id": c["id"]})
+        steps.append(
+            {
+                "rule": "revert",
+                "key": "character_deleted_since_not_restored",
+                "what": "character deleted since: not restored",
+                "combatant_id": c["id"],
+            }
+        )
         return
     changes.sheet(c, item["key"], item["before"])
 

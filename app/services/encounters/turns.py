@@ -114,6 +114,7 @@ def next_turn(
         steps.append(
             {
                 "rule": "turn",
+                "key": "turn_ends",
                 "what": "turn ends",
                 "slot": current.get("slot"),
                 "combatant_id": current.get("combatant_id"),
@@ -164,7 +165,7 @@ def enter_next(
                 return
         if wrapped:
             changes.encounter("current", None)
-            steps.append({"rule": "turn", "what": "nobody can act"})
+            steps.append({"rule": "turn", "key": "nobody_can_act", "what": "nobody can act"})
             return
         wrapped, slot = True, 0
         _new_round(conn, fight, changes, dice, steps, chosen)
@@ -181,7 +182,7 @@ def _new_round(
     _round_ends(fight, changes, steps)
     round_ = fight.encounter["round"] + 1
     changes.encounter("round", round_)
-    steps.append({"rule": "turn", "what": "new round", "round": round_})
+    steps.append({"rule": "turn", "key": "new_round", "what": "new round", "round": round_})
     entrants = None
     if fight.rules.reorders_each_round:
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
@@ -234,9 +235,16 @@ def _able(
             continue
         ch = fight.character_of(c)
         if not fight.rules.can_act_in(e, round_):
-            steps.append({"rule": fight.rules.late_rule, "what": "does not act this round", "combatant_id": c["id"]})
+            steps.append(
+                {
+                    "rule": fight.rules.late_rule,
+                    "key": "does_not_act_this_round",
+                    "what": "does not act this round",
+                    "combatant_id": c["id"],
+                }
+            )
         elif ch is None or fight.rules.is_down(fight.sheet_of(ch)):
-            steps.append({"rule": "turn", "what": "down: skipped", "combatant_id": c["id"]})
+            steps.append({"rule": "turn", "key": "down_skipped", "what": "down: skipped", "combatant_id": c["id"]})
         elif (
             why := fight.rules.stopped(c["counters"] or {}, fight.sheet_of(ch), fight.encounter["round"])
         ) is not None:
@@ -254,10 +262,19 @@ def _enter(fight: Fight, changes: Changes, steps: list[dict[str, Any]], slot: in
     ids = [c["id"] for c in actors]
     changes.encounter("current", {"slot": slot, "combatant_id": ids[0], "combatant_ids": ids})
     for c in actors:
-        steps.append({"rule": "turn", "what": "turn starts", "slot": slot, "combatant_id": c["id"]})
+        steps.append(
+            {"rule": "turn", "key": "turn_starts", "what": "turn starts", "slot": slot, "combatant_id": c["id"]}
+        )
         if c["hidden"] and fight.options.reveal_on_turn:
             changes.combatant(c, "hidden", False)
-            steps.append({"rule": "reveal_on_turn", "what": "revealed on its first turn", "combatant_id": c["id"]})
+            steps.append(
+                {
+                    "rule": "reveal_on_turn",
+                    "key": "revealed_on_its_first_turn",
+                    "what": "revealed on its first turn",
+                    "combatant_id": c["id"],
+                }
+            )
     for c in _main_actors(fight, fight.encounter["current_turn"]):
         tick(changes, steps, c, START)
 
@@ -284,6 +301,7 @@ def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase
         steps.append(
             {
                 "rule": "conditions",
+                "key": "condition_ends" if left <= 0 else "condition_ticks",
                 "what": "condition ends" if left <= 0 else "condition ticks",
                 "combatant_id": c["id"],
                 "name": cond["name"],

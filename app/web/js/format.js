@@ -109,6 +109,13 @@ const STEP_WORDS = {
     "automatic defence (d10 <= 7)": "défense automatique (d10 ≤ 7)",
     "heroism spent: the action resolved again with new dice": "héroïsme dépensé : l'action rejouée avec de nouveaux dés",
     "provocation: its next offensive action aims at the Sépulcrale": "provocation : sa prochaine action offensive vise la Sépulcrale",
+    "back in the fight": "de retour dans le combat", "condition ticks": "état : un round de moins",
+    "dodge": "esquive", "parry": "parade", "riposte": "riposte", "counter-attack": "contre-attaque",
+    "heal": "soin", "dash: agilite test": "sprint : test d'agilité",
+    "Final Skill": "compétence finale",
+    "Final Skill test (critical failures count as failures)": "test de compétence finale (les échecs critiques sont des échecs)",
+    no_defence_same_slot: "ni esquive ni parade contre une attaque du même créneau parallèle",  // by the server's key
+    "one shared turn: the others' own turns of this round pass": "un tour partagé : les autres passent leur propre tour de ce round",
   },
 };
 
@@ -130,6 +137,10 @@ const STEP_PATTERNS = {
     [/^extra action (\d+)$/, m => `action supplémentaire ${num(Number(m[1]))}`],
     [/^the fight ends: leaves (.+)$/, m => `fin du combat : quitte ${term(m[1])}`],
     [/^leaves (.+)$/, m => `quitte ${term(m[1])}`],
+    [/^enters (.+)$/, m => `entre en ${term(m[1])}`],
+    [/^no dodge nor parry in (.+)$/, m => `ni esquive ni parade en ${term(m[1])}`],
+    [/^an (\w+) attack: no (.+)$/, m => `attaque ${term(m[1])} : pas de ${term(m[2])}`],
+    [/^(.+) posture$/, m => `posture ${term(m[1])}`],
   ],
 };
 

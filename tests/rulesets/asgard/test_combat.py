@@ -75,6 +75,7 @@ def test_as_c1_c2_c3_attack_against_defense_damage_read_from_the_attack_dice(tab
     assert step(a, "AS-C2", "damage")["read_dice"] == [2, 4]
     assert step(a, "AS-C3", "protection") == {
         "rule": "AS-C3",
+        "key": "protection",
         "what": "protection",
         "combatant_id": n["Foe"],
         "damage": 6,
@@ -121,6 +122,7 @@ def test_as_c1_unperceived_attack_only_needs_the_gm_difficulty(table):
     assert [r["purpose"] for r in a["rolls"]] == ["attack"] * 3
     assert step(a, "AS-C1", "unperceived attack: no defense") == {
         "rule": "AS-C1",
+        "key": "unperceived_attack_no_defense",
         "what": "unperceived attack: no defense",
         "combatant_id": n["Foe"],
         "difficulty": 12,
@@ -150,6 +152,7 @@ def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiple
     assert step(a, "AS-C1", "attack test")["modifier"] == 2
     assert step(a, "AS-C4", "damage halved, rounded up") == {
         "rule": "AS-C4",
+        "key": "damage_halved_rounded_up",
         "what": "damage halved, rounded up",
         "combatant_id": n["Foe"],
         "halvings": 1,
@@ -172,6 +175,7 @@ def test_as_c4_primes_and_penalties_efficacite_prudence_danger_attaques_multiple
     b = attack(t, eid, n["Foe"], n["Hero"], [3, 3, 3, 3, 3, 3])
     assert step(b, "AS-C4", "prudence / danger on this defense test") == {
         "rule": "AS-C4",
+        "key": "prudence_danger_on_this_defense_test",
         "what": "prudence / danger on this defense test",
         "combatant_id": n["Hero"],
         "modifier": 0,
@@ -277,7 +281,7 @@ def test_as_c5_mal_en_point_dying_and_unconscious_then_down_skipped_and_reverted
         mal["volonte"]["score"],
         mal["unconscious_rounds"],
     ) == (10, 7, True, 4, 6, 11)
-    assert a["steps"][-1] == {"rule": "turn", "what": "down", "combatant_id": n["Foe"]}
+    assert a["steps"][-1] == {"rule": "turn", "key": "down", "what": "down", "combatant_id": n["Foe"]}
     s = t.state(eid)
     assert s["combatants"][1]["down"] is True
     assert s["combatants"][1]["conditions"] == [
@@ -331,6 +335,7 @@ def test_as_c11_extras_attack_as_a_group_one_test_plus_one_per_member(table):
     a = attack(t, eid, n["E1"], n["Hero"], [4, 3, 3, 3, 3, 3], group=[n["E2"], n["E3"]])
     assert step(a, "AS-C11", "group of extras: one test") == {
         "rule": "AS-C11",
+        "key": "group_of_extras_one_test",
         "what": "group of extras: one test",
         "combatant_id": n["E1"],
         "members": [n["E1"], n["E2"], n["E3"]],
@@ -702,6 +707,7 @@ def test_as_c11_extras_who_attacked_as_a_group_have_no_turn_of_their_own_left(ta
     turn = t.next_turn(eid)  # E2's slot passes: round 2, E1 first
     assert {
         "rule": "AS-C11",
+        "key": "acted_with_others_this_round_no_turn_of_its_own_left",
         "what": "acted with others this round: no turn of its own left",
         "combatant_id": n["E2"],
     } in turn["steps"]
@@ -908,6 +914,7 @@ def test_as_h2_a_heroism_reroll_resolves_the_latest_action_again_with_new_dice(t
     r = t.act(eid, {**reroll, "dice": [5, 2, 4, 3, 3, 3]})
     assert r["type"] == "heroism_reroll" and r["steps"][0] == {
         "rule": "AS-H2",
+        "key": "heroism_spent_the_action_resolved_again_with_new_dice",
         "what": "heroism spent: the action resolved again with new dice",
         "combatant_id": n["Hero"],
         "rerolls": a["id"],

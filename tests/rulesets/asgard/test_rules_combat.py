@@ -250,8 +250,8 @@ def test_as_h2_in_combat_the_spender_rerolls_its_own_test_of_the_action_once():
         "type": "attack",
         "actor_id": "H",
         "steps": [
-            {"rule": "AS-C1", "what": "attack test", "combatant_id": "H", "request": request},
-            {"rule": "AS-C1", "what": "defense test", "combatant_id": "F"},
+            {"rule": "AS-C1", "key": "attack_test", "what": "attack test", "combatant_id": "H", "request": request},
+            {"rule": "AS-C1", "key": "defense_test", "what": "defense test", "combatant_id": "F"},
         ],
     }
     assert combat.combat_reroll(logged, "H") == (request, "attack")
@@ -267,8 +267,18 @@ def test_as_h2_in_combat_the_spender_rerolls_its_own_test_of_the_action_once():
         **logged,
         "steps": [
             *logged["steps"],
-            {"rule": "AS-C1", "what": "unperceived attack: no defense", "combatant_id": "G"},
-            {"rule": "AS-T6", "what": "cooperation: the best result leads", "members": ["H", "A", "B"]},
+            {
+                "rule": "AS-C1",
+                "key": "unperceived_attack_no_defense",
+                "what": "unperceived attack: no defense",
+                "combatant_id": "G",
+            },
+            {
+                "rule": "AS-T6",
+                "key": "cooperation_the_best_result_leads",
+                "what": "cooperation: the best result leads",
+                "members": ["H", "A", "B"],
+            },
         ],
     }
     assert combat.combat_reroll(both, "H")[0] == {**request, "also_target_id": "G", "cooperating": ["A", "B"]}

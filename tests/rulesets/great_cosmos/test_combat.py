@@ -279,6 +279,7 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     entered = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "illumination", "dice": [4]})
     assert step(entered, "GC-P5", "enters illumination") | {"combatant_id": None} == {
         "rule": "GC-P5",
+        "key": "enters_special_posture",
         "what": "enters illumination",
         "combatant_id": None,
         "cost": {"light": 1},
@@ -301,6 +302,7 @@ def test_gc_p5_illumination_costs_a_light_point_rolls_its_advantage_and_defends_
     held = attack(t, eid, n["Brute"], n["Aiko"], [30, 7])
     assert step(held, "GC-P5") == {
         "rule": "GC-P5",
+        "key": "automatic_defence_d10_7",
         "what": "automatic defence (d10 <= 7)",
         "combatant_id": n["Aiko"],
         "d10": 7,
@@ -480,6 +482,7 @@ def test_gc_p6_apocalypse_when_the_sepulcrale_ends_without_revive(table):
     left = t.act(eid, {"type": "posture", "actor_id": n["Aiko"], "posture": "offensive"})
     assert step(left, "GC-P6") | {"combatant_id": None} == {
         "rule": "GC-P6",
+        "key": "apocalypse_revive_never_fired_dies_and_comes_back_at_50_hp_max",
         "what": "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
         "combatant_id": None,
         "resource": "hp",
@@ -532,6 +535,7 @@ def test_gc_p7_an_illumination_held_3_turns_backlashes_no_action_no_reaction_for
     skipped = t.next_turn(eid)  # round 5: Aiko cannot act, Brute's turn
     assert {
         "rule": "GC-P7",
+        "key": "illumination_backlash_cannot_act",
         "what": "Illumination backlash: cannot act",
         "turns_left": 2,
         "combatant_id": n["Aiko"],
@@ -586,7 +590,12 @@ def test_gc_p7_a_sepulcrale_backlash_rolls_its_disadvantage_halves_damage_and_ac
     assert (step(same_turn, "GC-P3")["target"], step(same_turn, "GC-P4")["total"]) == (68, 5)
     t.next_turn(eid)
     new_round = t.next_turn(eid)
-    assert {"rule": "GC-P7", "what": "Sépulcrale backlash: acts last", "combatant_id": n["Aiko"]} in new_round["steps"]
+    assert {
+        "rule": "GC-P7",
+        "key": "sepulcrale_backlash_acts_last",
+        "what": "Sépulcrale backlash: acts last",
+        "combatant_id": n["Aiko"],
+    } in new_round["steps"]
     assert [e["combatant_id"] for e in t.state(eid)["order"]] == [n["Brute"], n["Aiko"]]
     t.next_turn(eid)  # Brute's turn ends: Aiko's
     hit = attack(t, eid, n["Aiko"], n["Brute"], [30, 50, 5])  # force 68 - 10, damage 5 x 0.5

@@ -65,6 +65,7 @@ def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table)
     ]
     assert step(a, "RB-F2", "attack test") == {
         "rule": "RB-F2",
+        "key": "attack_test",
         "what": "attack test",
         "combatant_id": n["Hero"],
         "kind": "melee",
@@ -77,6 +78,7 @@ def test_rb_f2_f3_rb_c4_attack_dodge_confrontation_then_level_plus_weapon(table)
     }
     assert step(a, "RB-F2", "damage") == {
         "rule": "RB-F2",
+        "key": "damage",
         "what": "damage",
         "combatant_id": n["Hero"],
         "weapon": "epee",
@@ -125,6 +127,7 @@ def test_rb_f3_each_further_dodge_in_a_round_is_ten_less_and_ties_by_rb_c2(table
     assert [(r["purpose"], r["by"]) for r in tie["rolls"]][2:] == [("tiebreak", n["Hero"]), ("tiebreak", n["Foe"])]
     assert step(tie, "RB-C4", "dodge: confrontation") == {
         "rule": "RB-C4",
+        "key": "dodge_confrontation",
         "what": "dodge: confrontation",
         "combatant_id": n["Foe"],
         "attack_level": 2,
@@ -138,7 +141,12 @@ def test_rb_f3_critical_dodge_free_attack_and_a_fumbled_dodge_doubles_the_damage
     t = table("rulebook-d100")
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(), "npc"), start=[25, 35])
     crit = attack(t, eid, n["Hero"], n["Foe"], [30, 3])
-    assert crit["steps"][-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": n["Foe"]}
+    assert crit["steps"][-1] == {
+        "rule": "RB-F3",
+        "key": "critical_dodge_a_free_attack",
+        "what": "critical dodge: a free attack",
+        "combatant_id": n["Foe"],
+    }
     t.next_turn(eid)
     t.next_turn(eid)  # one action per turn: the Hero's next attack is in round 2 (the free attack lapsed)
     # the dodge fumbles (99 > 100 − 5): level 2 + 2, doubled
@@ -169,6 +177,7 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
     m = attack(t, eid, n["Hero"], n["Foe"], [25, 3], kind="morale", damage="1d4", reaction="none")
     assert step(m, "RB-F1", "pe") == {
         "rule": "RB-F1",
+        "key": "damage",
         "what": "pe",
         "combatant_id": n["Foe"],
         "damage": 6,
@@ -436,12 +445,23 @@ def test_rb_f3_a_critical_dodges_free_attack_is_the_dodgers_to_take_at_once(tabl
     t.next_turn(eid)  # the Foe's turn
     # the Foe's 30 (FOR 60: level 3) against the Hero's dodge 3 (HAB 60, critical: level 12)
     dodged = attack(t, eid, n["Foe"], n["Hero"], [30, 3])
-    assert dodged["steps"][-1] == {"rule": "RB-F3", "what": "critical dodge: a free attack", "combatant_id": n["Hero"]}
+    assert dodged["steps"][-1] == {
+        "rule": "RB-F3",
+        "key": "critical_dodge_a_free_attack",
+        "what": "critical dodge: a free attack",
+        "combatant_id": n["Hero"],
+    }
     # an attack without `free_attack` is still not the Hero's to make in the Foe's turn
     r = t.client.post(url, json={**free, "free_attack": False, "dice": [23, 1]}, headers=t.alice.headers)
     assert assert_problem(r, 409, "conflict")["detail"] == f"it is not combatant {n['Hero']}'s turn"
     taken = t.act(eid, {**free, "dice": [23, 4]}, headers=t.alice.headers)  # 3 + 4
-    assert taken["steps"][0] == {"rule": "RB-F3", "what": "free attack", "combatant_id": n["Hero"], "dodged": n["Foe"]}
+    assert taken["steps"][0] == {
+        "rule": "RB-F3",
+        "key": "free_attack",
+        "what": "free attack",
+        "combatant_id": n["Hero"],
+        "dodged": n["Foe"],
+    }
     assert step(taken, "RB-F1", "hp")["after"] == 33
     r = t.client.post(url, json={**free, "dice": [23, 4]}, headers=t.alice.headers)  # once
     assert_problem(r, 409, "conflict")

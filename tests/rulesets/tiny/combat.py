@@ -27,7 +27,13 @@ class TinyCombat(EncounterRules):
         ]
         ranked = rules.turn_order(values)
         steps = [
-            {"rule": "TINY-C1", "what": "initiative d6", "combatant_id": e.combatant_id, "initiative": v}
+            {
+                "rule": "TINY-C1",
+                "key": "initiative_d6",
+                "what": "initiative d6",
+                "combatant_id": e.combatant_id,
+                "initiative": v,
+            }
             for e, v in zip(entrants, values)
         ]
         return Initiative(

@@ -59,6 +59,7 @@ def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
     assert a["steps"] == [
         {
             "rule": "WA-C1",
+            "key": "attack_test",
             "what": "attack test",
             "combatant_id": n["Hero"],
             "kind": "physical",
@@ -75,6 +76,7 @@ def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
         },
         {
             "rule": "WA-C1",
+            "key": "damage",
             "what": "damage",
             "combatant_id": n["Hero"],
             "weapon": "epee_longue",
@@ -85,6 +87,7 @@ def test_wa_c1_physical_and_magical_attacks_against_the_defense_values(table):
         },
         {
             "rule": "WA-C5",
+            "key": "hp",
             "what": "hp",
             "combatant_id": n["Foe"],
             "damage": 5,
@@ -157,6 +160,7 @@ def test_wa_c3_a_critical_failure_always_misses(table):
     a = attack(t, eid, n["Foe"], n["Hero"], [2], modifier=20)
     assert step(a, "WA-C3", "critical failure: a miss") == {
         "rule": "WA-C3",
+        "key": "critical_failure_a_miss",
         "what": "critical failure: a miss",
         "combatant_id": n["Foe"],
         "natural": 2,
@@ -343,6 +347,7 @@ def test_wa_t5_an_attack_uses_up_a_pending_modifier_of_its_characteristic_like_a
     a = attack(t, eid, n["Hero"], n["Foe"], [4, 5])
     assert step(a, "WA-T5", "pending modifier consumed") == {
         "rule": "WA-T5",
+        "key": "pending_modifier_consumed",
         "what": "pending modifier consumed",
         "combatant_id": n["Hero"],
         "stat": "FOR",

@@ -357,7 +357,14 @@ def adopt_states(
     ):
         if rounds and name not in names:
             conditions.append({"name": name, "rounds_left": rounds, "ends": END_OF_ROUND, "since_round": round_})
-            steps.append({"rule": "AS-C5", "what": f"{name}: counted in the fight", "rounds_left": rounds})
+            steps.append(
+                {
+                    "rule": "AS-C5",
+                    "key": "condition_counted_in_the_fight",
+                    "what": f"{name}: counted in the fight",
+                    "rounds_left": rounds,
+                }
+            )
     return conditions, steps
 
 
@@ -388,6 +395,7 @@ def count_rounds(
             steps.append(
                 {
                     "rule": "AS-C5" if not dying or condition.get("dead") else "AS-C6",
+                    "key": "condition_no_longer",
                     "what": f"no longer {c['name']}",
                     "combatant_id": combatant_id,
                 }
@@ -406,6 +414,7 @@ def count_rounds(
             steps.append(
                 {
                     "rule": "AS-C5",
+                    "key": "condition_a_round_less",
                     "what": f"{c['name']}: a round less",
                     "combatant_id": combatant_id,
                     "rounds_left": left,
@@ -414,10 +423,18 @@ def count_rounds(
         elif dying:
             condition.update(dying=False, dead=True, unconscious_rounds=None)
             steps.append(
-                {"rule": "AS-C5", "what": "dies at the end of the round", "combatant_id": combatant_id, "round": round_}
+                {
+                    "rule": "AS-C5",
+                    "key": "dies_at_the_end_of_the_round",
+                    "what": "dies at the end of the round",
+                    "combatant_id": combatant_id,
+                    "round": round_,
+                }
             )
         else:
-            steps.append({"rule": "AS-C5", "what": "wakes up", "combatant_id": combatant_id, "round": round_})
+            steps.append(
+                {"rule": "AS-C5", "key": "wakes_up", "what": "wakes up", "combatant_id": combatant_id, "round": round_}
+            )
     if condition.get("dead"):
         kept = [c for c in kept if c["name"] not in (DYING, UNCONSCIOUS)]
     else:

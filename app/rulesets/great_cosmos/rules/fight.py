@@ -188,6 +188,7 @@ def turn_passes(
             steps.append(
                 {
                     "rule": "GC-P6",
+                    "key": "provoked_this_turn_s_attacks_aim_at_its_provoker",
                     "what": "provoked: this turn's attacks aim at its provoker",
                     "provoked_by": out.get("provoked_by"),
                 }
@@ -195,17 +196,32 @@ def turn_passes(
     else:
         if out.get("provoked_by") is not None and not out.get("provocation_pending"):
             _lapse(out)
-            steps.append({"rule": "GC-P6", "what": "provocation lapses: its turn ended"})
+            steps.append(
+                {
+                    "rule": "GC-P6",
+                    "key": "provocation_lapses_its_turn_ended",
+                    "what": "provocation lapses: its turn ended",
+                }
+            )
         backlash = out.get("backlash")
         if isinstance(backlash, dict) and "turns_left" in backlash:
             if not backlash.get("running"):
                 out["backlash"] = {**backlash, "running": True}
                 sheet["backlash"] = sheet_backlash(backlash)
-                steps.append({"rule": "GC-P7", "what": "backlash: its next 2 turns", "posture": backlash["posture"]})
+                steps.append(
+                    {
+                        "rule": "GC-P7",
+                        "key": "backlash_its_next_2_turns",
+                        "what": "backlash: its next 2 turns",
+                        "posture": backlash["posture"],
+                    }
+                )
             elif backlash["turns_left"] <= 1:
                 del out["backlash"]
                 sheet["backlash"] = None
-                steps.append({"rule": "GC-P7", "what": "backlash ends", "posture": backlash["posture"]})
+                steps.append(
+                    {"rule": "GC-P7", "key": "backlash_ends", "what": "backlash ends", "posture": backlash["posture"]}
+                )
             else:
                 out["backlash"] = {**backlash, "turns_left": backlash["turns_left"] - 1}
     if out == counters and not sheet:
