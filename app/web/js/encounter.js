@@ -296,8 +296,9 @@ export class Tracker {
         a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
     this.view.classList.toggle("show-rules", this.showRules);
     const typing = this.typing();
-    clear(this.view, order, this.adder(e), this.grid(e), this.panel, this.diceArea, reactions, this.status,
-      h("h3", {}, t("encounter.history")), history);
+    const adder = this.adder(e);  // in a running fight under the action form: what it redraws never moves the form
+    clear(this.view, order, active ? null : adder, this.grid(e), this.panel, this.diceArea, reactions, this.status,
+      active ? adder : null, h("h3", {}, t("encounter.history")), history);
     this.keepTyping(typing);
     if (this.drawnVersion !== `${e.id}:${e.version}`) {  // the fight moved on: the odds and the reach with it
       this.drawnVersion = `${e.id}:${e.version}`;
