@@ -60,7 +60,9 @@ def test_wa_c4_ties_roll_off_with_table_dice_and_the_newcomer_follows_its_equals
     eid = s["id"]
     t.start(eid, dice=[])
     orc = t.character("Orc", wa_fighter(1))
-    r = t.client.post(f"/v1/encounters/{eid}/combatants", json={"character_id": orc, "count": 2, "dice": [3]}, headers=t.gm)
+    r = t.client.post(
+        f"/v1/encounters/{eid}/combatants", json={"character_id": orc, "count": 2, "dice": [3]}, headers=t.gm
+    )
     assert assert_problem(r, 422, "dice-needed")["needed"]["die"] == "d20"
     s = _add(t, eid, {"character_id": orc, "count": 2, "dice": [3, 17]})
     n = ids(s)

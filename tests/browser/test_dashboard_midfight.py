@@ -18,7 +18,9 @@ def test_issue27_item5_gc_o1_a_hidden_reinforcement_added_while_the_fight_runs_t
     with closing(s["http"]) as http, closing(api(server.url, s["player"]["token"])) as lea:
         state = fight(s)
         eid, current = state["id"], state["current"]
-        r = http.post(f"/v1/campaigns/{s['cid']}/characters", json={"name": "Renfort", "kind": "npc", "sheet": GOBLIN_SHEET})
+        r = http.post(
+            f"/v1/campaigns/{s['cid']}/characters", json={"name": "Renfort", "kind": "npc", "sheet": GOBLIN_SHEET}
+        )
         assert r.status_code == 201, r.text
         open_with_token(page, server.url, s["gm"])
         page.wait_for_selector(f"#encounter-view[data-status=active][data-version='{state['version']}']")
@@ -46,7 +48,9 @@ def test_issue27_item5_gc_o1_a_hidden_reinforcement_added_while_the_fight_runs_t
         assert renfort["id"] not in str(theirs) and len(theirs["combatants"]) == 2
         # Undo: the fight as it was
         page.locator("#undo").click()
-        page.wait_for_function("() => document.querySelectorAll('#turn-order li.combatant').length === 2", timeout=15_000)
+        page.wait_for_function(
+            "() => document.querySelectorAll('#turn-order li.combatant').length === 2", timeout=15_000
+        )
         back = http.get(f"/v1/encounters/{eid}").json()
         assert [c["id"] for c in back["combatants"]] == [c["id"] for c in state["combatants"]]
         assert (back["order"], back["current"]) == (state["order"], state["current"])

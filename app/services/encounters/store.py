@@ -423,9 +423,8 @@ def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], Non
         run(partial(fight.repository.save, ch, sheet=ch.sheet, now=now))
         fight.characters[character_id] = replace(ch, version=ch.version + 1, updated_at=now)  # what `save` returns
     fight.dirty_sheets.clear()
-    if fight.removed_combatants or fight.new_combatants:
-        if later is not None:
-            raise RuntimeError("combatants are added or removed by a save that runs now (or `write_roster` first)")
+    if (fight.removed_combatants or fight.new_combatants) and later is not None:
+        raise RuntimeError("combatants are added or removed by a save that runs now (or `write_roster` first)")
     new_ids = {c["id"] for c in fight.new_combatants}
     write_roster(conn, fight)
     for c in fight.in_memory():

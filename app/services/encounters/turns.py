@@ -163,7 +163,9 @@ def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], r
         changes.encounter("current", {**current, "slot": moved[current["slot"]]})
     for e in order:
         if e["combatant_id"] in new_ids:
-            steps.append({"rule": "turn", "what": "joins the fight", "combatant_id": e["combatant_id"], "slot": e["slot"]})
+            steps.append(
+                {"rule": "turn", "what": "joins the fight", "combatant_id": e["combatant_id"], "slot": e["slot"]}
+            )
     dice.finish()
     store.write_roster(uow.conn, fight)
     _, shown = record_action(
