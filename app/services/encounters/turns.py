@@ -185,20 +185,9 @@ def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], r
 def _merged(order: list[dict[str, Any]], joining: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[int, int]]:
     """The order with the `joining` entries placed by initiative (before the first slot of a lower
     one; none: last), slots renumbered; and each old slot's new number."""
-    slots: list[list[dict[str, Any]]] = []
-    for e in sorted(order, key=lambda e: e["slot"]):
-        if slots and slots[-1][0]["slot"] == e["slot"]:
-            slots[-1].append(e)
-        else:
-            slots.append([e])
+    slots = _by_slot(order)
     old = [group[0]["slot"] for group in slots]
-    new_groups: list[list[dict[str, Any]]] = []
-    for e in sorted(joining, key=lambda e: e["slot"]):
-        if new_groups and new_groups[-1][0]["slot"] == e["slot"]:
-            new_groups[-1].append(e)
-        else:
-            new_groups.append([e])
-    for group in new_groups:
+    for group in _by_slot(joining):
         value = group[0]["initiative"]
         at = next(
             (
@@ -212,6 +201,17 @@ def _merged(order: list[dict[str, Any]], joining: list[dict[str, Any]]) -> tuple
         old.insert(at, -1)
     merged = [{**e, "slot": n} for n, group in enumerate(slots) for e in group]
     return merged, {was: n for n, was in enumerate(old) if was >= 0}
+
+
+def _by_slot(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The entries of an order grouped by slot, in slot order."""
+    groups: list[list[dict[str, Any]]] = []
+    for e in sorted(entries, key=lambda e: e["slot"]):
+        if groups and groups[-1][0]["slot"] == e["slot"]:
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    return groups
 
 
 # --- the turn pointer ---------------------------------------------------------------------------
