@@ -22,7 +22,7 @@ from app.api.deps import (
     read,
 )
 from app.models.encounters import (
-    CombatantCreate,
+    CombatantAdd,
     CombatantUpdate,
     EncounterCreate,
     EncounterPublic,
@@ -129,12 +129,12 @@ async def update_encounter(
     "/v1/encounters/{encounter_id}/combatants",
     status_code=201,
     response_model=EncounterPublic,
-    summary="GM, before start: add a combatant, or `count` copies of an NPC",
+    summary="GM: add a combatant, or `count` copies of an NPC (in a running fight: its place in the order)",
 )
 @access("gm")
 async def add_combatants(
     encounter_id: str,
-    data: CombatantCreate,
+    data: CombatantAdd,
     sessions: SessionFactory,
     principal: PrincipalDep,
     if_match: IfMatch = None,

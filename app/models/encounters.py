@@ -68,6 +68,13 @@ class CombatantCreate(Strict):
     )
 
 
+class CombatantAdd(CombatantCreate, RollingRequest):
+    """`POST …/combatants`: one combatant (or `count` NPC copies). In a running fight (issue 27
+    item 5) it takes its place in the turn order by the ruleset's initiative rule, rolled with
+    `seed` or table `dice` as at `start` (or the GM's `initiative`); a hidden combatant's joining
+    is a hidden action. Before `start`, `seed` and `dice` are refused (nothing is rolled yet)."""
+
+
 class EncounterCreate(Strict):
     name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's encounter options.")

@@ -842,6 +842,11 @@ class EncounterRules(ABC):
         `entrants` is given (every sheet read) only when `reorders_each_round`."""
         return None
 
+    def joining(self, entries: list[dict[str, Any]], round_: int) -> list[dict[str, Any]]:
+        """Issue 27 item 5: of the order `roll_initiative` gave combatants joining a running fight
+        in round `round_`, the entries that count (default: all)."""
+        return entries
+
     def can_act_in(self, order_entry: dict[str, Any], round_: int) -> bool:
         """Whether this entry of the order acts in this round (RB-F4: a critical failure from round 2)."""
         return order_entry.get("from_round", 1) <= round_

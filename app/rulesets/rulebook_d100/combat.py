@@ -181,6 +181,15 @@ class RulebookD100(EncounterRules):
             steps=steps,
         )
 
+    def joining(self, entries: list[dict[str, Any]], round_: int) -> list[dict[str, Any]]:
+        """RB-F4 for a combatant joining in round `round_`: its critical success's extra action was
+        before round 1 (none now); its critical failure loses the round it joins in."""
+        return [
+            {**e, "from_round": round_ + 1} if e.get("from_round", 1) > 1 else e
+            for e in entries
+            if not e["extra_action"]
+        ]
+
     def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
         """RB-F4: the extra actions were before round 1 only; the ranking stays."""
         if not any(e["extra_action"] for e in order):

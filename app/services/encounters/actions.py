@@ -644,6 +644,7 @@ def revert(
         steps: list[dict[str, Any]] = []
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force)
+        store.write_roster(conn, fight)  # a `join` reverted: its combatants leave
         body, shown = record_action(
             uow,
             fight,
@@ -685,6 +686,11 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
         return
     if item["on"] == "combatant":
         changes.combatant(c, item["field"], item["before"])
+        return
+    if item["on"] == "roster":  # issue 27 item 5: a combatant that joined the running fight leaves it
+        fight.combatants.remove(c)
+        fight.removed_combatants.append(c["id"])
+        changes.items.append({**item, "before": True, "after": False})
         return
     store.load_characters(fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)

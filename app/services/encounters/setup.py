@@ -15,6 +15,7 @@ from app.kit.errors import Forbidden, NotFound
 from app.models.encounters import (
     MAX_COMBATANTS,
     POSITION_BOUND,
+    CombatantAdd,
     CombatantCreate,
     CombatantUpdate,
     EncounterCreate,
@@ -30,7 +31,7 @@ from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import Principal, check_gm, check_member
 from app.services.campaigns import load_campaign
-from app.services.encounters import store, view
+from app.services.encounters import store, turns, view
 from app.services.encounters.record import record_update
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
@@ -245,13 +246,26 @@ def update_encounter(
 
 
 def add_combatants(
-    session: Session, principal: Principal, encounter_id: str, item: CombatantCreate, if_match: str | None
+    session: Session, principal: Principal, encounter_id: str, item: CombatantAdd, if_match: str | None
 ) -> dict[str, Any]:
+    """Before `start`: a setup change. In a running fight (issue 27 item 5): an undoable action
+    (`join`) placing it in the turn order by the ruleset's initiative rule (`turns.join`)."""
+
     def work(uow, fight: Fight) -> dict[str, Any]:
         check_gm(principal, "add combatants")
         conn = uow.conn
         check_version(fight, if_match)
-        check_status(fight, "setup", "adding combatants")
+        check_not_ended(fight)
+        if fight.encounter["status"] == "active":
+            added = _add(uow, fight, [item], ("body",))
+            shown = turns.join(uow, fight, principal, added, item)
+            return {**_state(conn, fight, principal), "action": shown}
+        if item.seed is not None or item.dice is not None:
+            raise InvalidBody(
+                "initiative is rolled at start: `seed` and `dice` are for a fight already running",
+                field="seed" if item.seed is not None else "dice",
+                code="rule_violation",
+            )
         added = _add(uow, fight, [item], ("body",))
         record_update(uow, fight, hidden=all(c["hidden"] for c in added))
         return _state(conn, fight, principal)

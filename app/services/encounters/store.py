@@ -399,6 +399,17 @@ def next_ordinal(fight: Fight) -> int:
     return max((c["ordinal"] for c in fight.combatants), default=0) + 1
 
 
+def write_roster(conn, fight: Fight) -> None:
+    """The combatants added or removed, written now: an action that adds or removes some (issue 27
+    item 5, `join` and its revert) writes them before its save is handed to the batch."""
+    if fight.removed_combatants:
+        conn.execute(delete(_cbt).where(_cbt.c.id.in_(fight.removed_combatants)))
+        fight.removed_combatants.clear()
+    if fight.new_combatants:
+        conn.execute(insert(_cbt), fight.new_combatants)
+        fight.new_combatants.clear()
+
+
 def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], None] | None = None) -> int:
     """Write what the use case changed (the encounter's fields that differ from those read: the
     order of 200 combatants is not written back by an attack) and bump its version; returns it.
@@ -412,14 +423,10 @@ def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], Non
         run(partial(fight.repository.save, ch, sheet=ch.sheet, now=now))
         fight.characters[character_id] = replace(ch, version=ch.version + 1, updated_at=now)  # what `save` returns
     fight.dirty_sheets.clear()
-    if fight.removed_combatants or fight.new_combatants:
-        if later is not None:
-            raise RuntimeError("combatants are added or removed by a save that runs now")
-        if fight.removed_combatants:
-            conn.execute(delete(_cbt).where(_cbt.c.id.in_(fight.removed_combatants)))
-        if fight.new_combatants:
-            conn.execute(insert(_cbt), fight.new_combatants)
+    if (fight.removed_combatants or fight.new_combatants) and later is not None:
+        raise RuntimeError("combatants are added or removed by a save that runs now (or `write_roster` first)")
     new_ids = {c["id"] for c in fight.new_combatants}
+    write_roster(conn, fight)
     for c in fight.in_memory():
         if c["id"] in fight.dirty_combatants and c["id"] not in new_ids:
             run(

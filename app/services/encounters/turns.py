@@ -9,7 +9,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
-from app.models.encounters import NextTurnRequest, StartRequest
+from app.models.encounters import CombatantAdd, NextTurnRequest, StartRequest
 from app.models.validation import InvalidBody
 from app.rulesets.contract import Entrant
 from app.services.auth import Principal, check_gm, checks_caller
@@ -136,6 +136,83 @@ def next_turn(
         return shown
 
     return write(session, principal, encounter_id, work, idem=idem)
+
+
+def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], req: CombatantAdd) -> dict[str, Any]:
+    """Issue 27 item 5: combatants added to a running fight. Their initiative is rolled by the
+    ruleset's rule as at `start` (the request's `seed`/`dice`, or the GM's `initiative`), the
+    ruleset says which of their entries count now (`EncounterRules.joining`), and each takes its
+    place by initiative, after those already there with the same value (they rolled first); the
+    current combatant stays current. An undoable action `join` (its revert removes them)."""
+    store.load_characters(fight, (c["character_id"] for c in added), lock=False)
+    new_ids = [c["id"] for c in added]
+    entrants = _entrants(fight, set(), among=added)
+    dice = CombatDice.for_caller(principal, req, fight)
+    with dice.explained():
+        rolled = fight.rules.roll_initiative(dice, entrants, fight.options, fight.ruleset_options)
+    round_ = fight.encounter["round"]
+    order, moved = _merged(fight.encounter["turn_order"], fight.rules.joining(rolled.order, round_))
+    changes, steps = Changes(fight), list(rolled.steps)
+    for c in added:
+        c["initiative"] = rolled.initiatives.get(c["id"])  # a new row: written with it
+        changes.items.append(
+            {"combatant_id": c["id"], "field": "joined", "before": False, "after": True, "on": "roster"}
+        )
+    changes.encounter("order", order)
+    current = fight.encounter["current_turn"]
+    if current is not None:
+        changes.encounter("current", {**current, "slot": moved[current["slot"]]})
+    for e in order:
+        if e["combatant_id"] in new_ids:
+            steps.append(
+                {"rule": "turn", "what": "joins the fight", "combatant_id": e["combatant_id"], "slot": e["slot"]}
+            )
+    dice.finish()
+    store.write_roster(uow.conn, fight)
+    _, shown = record_action(
+        uow,
+        fight,
+        principal,
+        type_="join",
+        changes=changes,
+        steps=steps,
+        dice=dice,
+        actor_id=new_ids[0],
+        hidden=all(c["hidden"] for c in added),
+    )
+    return shown
+
+
+def _merged(order: list[dict[str, Any]], joining: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The order with the `joining` entries placed by initiative (before the first slot of a lower
+    one; none: last), slots renumbered; and each old slot's new number."""
+    slots = _by_slot(order)
+    old = [group[0]["slot"] for group in slots]
+    for group in _by_slot(joining):
+        value = group[0]["initiative"]
+        at = next(
+            (
+                i
+                for i, s in enumerate(slots)
+                if value is not None and (s[0]["initiative"] is None or s[0]["initiative"] < value)
+            ),
+            len(slots),
+        )
+        slots.insert(at, group)
+        old.insert(at, -1)
+    merged = [{**e, "slot": n} for n, group in enumerate(slots) for e in group]
+    return merged, {was: n for n, was in enumerate(old) if was >= 0}
+
+
+def _by_slot(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The entries of an order grouped by slot, in slot order."""
+    groups: list[list[dict[str, Any]]] = []
+    for e in sorted(entries, key=lambda e: e["slot"]):
+        if groups and groups[-1][0]["slot"] == e["slot"]:
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    return groups
 
 
 # --- the turn pointer ---------------------------------------------------------------------------
@@ -328,9 +405,14 @@ def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _entrants(fight: Fight, take_11: set[str], chosen: dict[str, tuple[int, int]] | None = None) -> list[Entrant]:
+def _entrants(
+    fight: Fight,
+    take_11: set[str],
+    chosen: dict[str, tuple[int, int]] | None = None,
+    among: list[dict[str, Any]] | None = None,
+) -> list[Entrant]:
     out = []
-    for c in fight.combatants:
+    for c in fight.combatants if among is None else among:
         ch = fight.character_of(c)
         if ch is None:
             raise Conflict(

@@ -296,8 +296,9 @@ export class Tracker {
         a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
     this.view.classList.toggle("show-rules", this.showRules);
     const typing = this.typing();
-    clear(this.view, order, this.adder(e), this.grid(e), this.panel, this.diceArea, reactions, this.status,
-      h("h3", {}, t("encounter.history")), history);
+    const adder = this.adder(e);  // in a running fight under the action form: what it redraws never moves the form
+    clear(this.view, order, active ? null : adder, this.grid(e), this.panel, this.diceArea, reactions, this.status,
+      active ? adder : null, h("h3", {}, t("encounter.history")), history);
     this.keepTyping(typing);
     if (this.drawnVersion !== `${e.id}:${e.version}`) {  // the fight moved on: the odds and the reach with it
       this.drawnVersion = `${e.id}:${e.version}`;
@@ -311,13 +312,16 @@ export class Tracker {
     this.cue(myTurn, mine);
   }
 
-  /** The GM adds a campaign character to the fight (the API takes new combatants before the start). */
+  /** The GM adds a campaign character to the fight: before the start, or while it runs (issue 27 item 5:
+   * the API places it in the turn order by the ruleset's initiative rule, with the GM's value or dice). */
   adder(e) {
-    if (!isGm() || e.status !== "setup") return null;
-    const characters = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
+    if (!isGm() || e.status === "ended") return null;
+    const present = new Set(e.combatants.map(c => c.character_id));
+    const characters = [...state.characters.values()].filter(c => !present.has(c.id))
+      .sort((a, b) => a.name.localeCompare(b.name, "fr"));
     if (!characters.length) return null;
     // kept across redraws (an event read the fight again): the character chosen and the side typed stay
-    const key = JSON.stringify([e.id, characters.map(c => [c.id, c.name])]);
+    const key = JSON.stringify([e.id, e.status, characters.map(c => [c.id, c.name])]);
     if (this.adderForm && this.adderKey === key) return this.adderForm;
     this.adderKey = key;
     this.adderForm = this.adderFormOf(e, characters);
@@ -325,20 +329,38 @@ export class Tracker {
   }
 
   adderFormOf(e, characters) {
+    const running = e.status === "active";
     const who = select(characters.map(c => [c.id, c.name]));
-    const side = h("input", { type: "text", size: 8, value: t("builder.foes") });
-    const form = h("form", { class: "inline adder", novalidate: true },
+    who.name = "add-who";
+    const side = h("input", { type: "text", size: 8, name: "add-side", value: t("builder.foes") });
+    const hidden = h("input", { type: "checkbox", name: "add-hidden" });
+    const initiative = running ? h("input", { type: "number", size: 4, name: "add-initiative" }) : null;
+    const table = running ? h("button", { type: "button", class: "secondary", name: "add-table" }, t("encounter.add.table")) : null;
+    const form = h("form", { class: "inline adder", id: "encounter-adder", novalidate: true, "aria-label": t("encounter.add") },
       field(t("encounter.add.who"), who), field(t("builder.side"), side),
-      h("button", { type: "submit", class: "secondary" }, t("encounter.add")));
-    form.addEventListener("submit", async event => {
-      event.preventDefault();
+      h("label", {}, hidden, " ", t("encounter.add.hidden")),
+      running ? field(t("encounter.add.initiative"), initiative) : null,
+      h("button", { type: "submit", class: "secondary", name: "add" }, t("encounter.add")), table);
+    const body = () => {
+      const out = { character_id: who.value, side: side.value.trim() || null, hidden: hidden.checked };
+      if (initiative && initiative.value !== "") out.initiative = Number(initiative.value);
+      return out;
+    };
+    const send = async withTable => {
+      const path = `/v1/encounters/${e.id}/combatants`;
       try {
-        await api.post(`/v1/encounters/${e.id}/combatants`, { character_id: who.value, side: side.value.trim() || null });
+        const result = withTable
+          ? await enterTableDice(this.diceArea, dice => api.post(path, { ...body(), dice }), { nameOf, onError: err => this.fail(err) })
+          : await api.post(path, body());
+        if (!result) return;
+        if (result.action) this.say(result.action);
         await this.refresh();
       } catch (err) {
         this.fail(err);
       }
-    });
+    };
+    form.addEventListener("submit", event => { event.preventDefault(); send(false); });
+    table?.addEventListener("click", () => send(true));
     return form;
   }
 

@@ -68,7 +68,7 @@ const STEP_WORDS = {
     "down": "hors de combat", "down: 0 HP": "hors de combat : 0 PV", "down: skipped": "hors de combat : passé",
     "above 0 HP: no longer down": "au-dessus de 0 PV : de retour", "wakes up": "se réveille",
     "condition added": "état ajouté", "condition removed": "état retiré", "condition ends": "fin de l'état",
-    "turn starts": "début du tour", "turn ends": "fin du tour", "new round": "nouveau round",
+    "turn starts": "début du tour", "turn ends": "fin du tour", "joins the fight": "rejoint le combat", "new round": "nouveau round",
     "critical success": "réussite critique", "critical failure: a miss": "échec critique : raté",
     "the attack misses": "l'attaque rate", "damage halved, rounded up": "dégâts divisés par deux (arrondi au-dessus)",
     "critical failure of the dodge: damage doubled": "échec critique de l'esquive : dégâts doublés",
