@@ -124,7 +124,12 @@ def test_rb_f4_a_late_hab_test_no_extra_action_and_a_critical_failure_loses_its_
     assert (oops["slot"], oops["from_round"]) == (3, 2)
     t.next_turn(eid)  # B → A
     step = t.next_turn(eid)  # A → Oops does not act in round 1 → round 2
-    assert {"rule": "RB-F4", "what": "does not act this round", "combatant_id": n["Oops"]} in step["steps"]
+    assert {
+        "rule": "RB-F4",
+        "key": "does_not_act_this_round",
+        "what": "does not act this round",
+        "combatant_id": n["Oops"],
+    } in step["steps"]
     assert t.state(eid)["current"]["combatant_id"] == n["Ace"]
 
 

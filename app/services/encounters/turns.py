@@ -165,7 +165,13 @@ def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], r
     for e in order:
         if e["combatant_id"] in new_ids:
             steps.append(
-                {"rule": "turn", "what": "joins the fight", "combatant_id": e["combatant_id"], "slot": e["slot"]}
+                {
+                    "rule": "turn",
+                    "key": "joins_the_fight",
+                    "what": "joins the fight",
+                    "combatant_id": e["combatant_id"],
+                    "slot": e["slot"],
+                }
             )
     dice.finish()
     store.write_roster(uow.conn, fight)
