@@ -330,26 +330,32 @@ def check_tracker(page, http: httpx.Client, eid: str, *, after: int) -> dict[str
 
 
 def enter_dice(page, values: dict[str, list[int]]) -> list[str]:
-    """Answer each die the page asks for by its purpose: first the plan's dice, asked at once (each
-    input given the next value of its purpose, a conditioned one left empty when none is left), then
-    any die asked one by one; returns the purposes in the order asked."""
-    asked = []
+    """Answer each die the page asks for by its purpose: the plan's dice, asked at once (each input
+    given the next value of its purpose, a conditioned one left empty when none is left), and any die
+    asked one by one; returns the purposes in the order asked. Whichever comes first is answered: a
+    redraw may show the plan's form a moment after the page stopped being busy."""
+    asked: list[str] = []
+    planned_once = False
     page.wait_for_function(
         "() => document.querySelector('.dice-entry input') || !document.querySelector('[aria-busy=true]')"
     )
-    if page.locator(".dice-entry form.dice-plan").count():
-        planned = page.locator(".dice-entry form.dice-plan input")
-        for i in range(planned.count()):
-            die = planned.nth(i)
-            purpose = die.get_attribute("data-purpose")
-            asked.append(purpose)
-            if values.get(purpose):
-                die.fill(str(values[purpose].pop(0)))
-        page.locator(".dice-entry form.dice-plan button[type=submit]").click()
     while True:
-        page.wait_for_function("""() => document.querySelector('.dice-entry li:last-child input:not([disabled])')
+        page.wait_for_function("""() => document.querySelector('.dice-entry form.dice-plan input:not([disabled])')
+                                  || document.querySelector('.dice-entry li.asked:last-child input:not([disabled])')
                                   || !document.querySelector('.dice-entry')""")
-        die = page.locator(".dice-entry li:last-child input:not([disabled])")
+        plan = page.locator(".dice-entry form.dice-plan input:not([disabled])")
+        if plan.count():
+            assert not planned_once, "the plan's dice were asked again (a wrong die?)"
+            planned_once = True
+            for i in range(plan.count()):
+                die = plan.nth(i)
+                purpose = die.get_attribute("data-purpose")
+                asked.append(purpose)
+                if values.get(purpose):
+                    die.fill(str(values[purpose].pop(0)))
+            page.locator(".dice-entry form.dice-plan button[type=submit]").click()
+            continue
+        die = page.locator(".dice-entry li.asked:last-child input:not([disabled])")
         if not die.count():
             assert page.locator("#encounter-message .error").count() == 0, page.locator(
                 "#encounter-message"
