@@ -1,0 +1,53 @@
+"""Issue 27 item 5: the last controls of the dashboard — an opposition (AS-T9) and a cooperation
+(AS-T6) from the test panel, their forms built from the catalogue's `operations.schemas`, table dice
+entered on the page; the answer is the API's log entry."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+from tests.browser.dash_support import axe, campaign
+from tests.browser.test_dashboard import clean, enter_dice, open_with_token
+from tests.factories import as_fighter
+
+
+def asgard_table(live, server):
+    http, cid, gm = campaign(live, server, "asgard", "Ragnarök")
+    sigrid = http.post(f"/v1/campaigns/{cid}/characters", json={"name": "Sigrid", "kind": "pc", "sheet": as_fighter()})
+    bjorn = http.post(f"/v1/campaigns/{cid}/characters", json={"name": "Bjorn", "kind": "pc", "sheet": as_fighter()})
+    assert sigrid.status_code == bjorn.status_code == 201, (sigrid.text, bjorn.text)
+    return http, cid, gm, sigrid.json(), bjorn.json()
+
+
+def side(page, form: str, legend: str):
+    return page.locator(f"{form} fieldset", has=page.locator("legend", has_text=legend))
+
+
+def test_issue27_item5_as_t9_as_t6_opposed_and_group_tests_from_the_test_panel(live, pages):
+    server = live.start()
+    http, cid, gm, sigrid, bjorn = asgard_table(live, server)
+    page = pages(viewport={"width": 1280, "height": 1000})
+    with closing(http):
+        schemas = http.get("/v1/rulesets/asgard").json()["operations"]["schemas"]
+        assert {"opposed", "group"} <= set(schemas)
+        open_with_token(page, server.url, gm)
+        # AS-T9: Sigrid's combat against Bjorn's defense, table dice
+        opposed = page.locator("#ops-opposed")
+        opposed.get_by_role("heading", name="Test d'opposition").wait_for()
+        assert axe(page, context="#ops-opposed") == []
+        acts, opposes = side(page, "#ops-opposed", "Qui agit"), side(page, "#ops-opposed", "Qui s'oppose")
+        acts.get_by_label("Personnage").select_option(label="Sigrid")
+        acts.get_by_label("Compétence", exact=True).select_option("combat")
+        opposes.get_by_label("Personnage").select_option(label="Bjorn")
+        opposes.get_by_label("Compétence", exact=True).select_option("defense")
+        opposed.get_by_role("button", name="Saisir les dés de table").click()
+        assert enter_dice(page, {"test": [6, 6, 5, 2, 2, 1]}) == ["test"] * 6  # a's 3d6, then b's
+        result = page.locator("#ops-opposed-result .outcome")
+        result.wait_for(timeout=15_000)
+        [entry] = [e for e in http.get(f"/v1/campaigns/{cid}/rolls").json()["items"] if e["kind"] == "opposed"]
+        assert [r["value"] for r in entry["rolls"]] == [6, 6, 5, 2, 2, 1]
+        assert entry["winner_character_id"] == sigrid["id"]
+        assert result.get_attribute("data-entry-id") == entry["id"]
+        assert result.text_content() == f"opposition : Sigrid l'emporte (marge : {entry['margin']})"
+        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(timeout=15_000)
+        clean(page)
