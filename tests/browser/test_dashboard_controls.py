@@ -51,3 +51,33 @@ def test_issue27_item5_as_t9_as_t6_opposed_and_group_tests_from_the_test_panel(l
         assert result.text_content() == f"opposition : Sigrid l'emporte (marge : {entry['margin']})"
         page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(timeout=15_000)
         clean(page)
+
+
+def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_entry(live, pages):
+    server = live.start()
+    http, cid, gm, sigrid, bjorn = asgard_table(live, server)
+    page = pages(viewport={"width": 1280, "height": 1000})
+    with closing(http):
+        open_with_token(page, server.url, gm)
+        group = page.locator("#ops-group")
+        group.get_by_role("heading", name="Test de groupe").wait_for()
+        group.get_by_label("Compétence", exact=True).first.select_option("combat")
+        group.get_by_label("Difficulté").select_option(label="moyen")
+        add = group.get_by_role("button", name="Ajouter à Participants")
+        for who in ("Sigrid", "Bjorn"):
+            add.click()
+            group.locator("fieldset fieldset").last.get_by_label("Personnage").select_option(label=who)
+        assert axe(page, context="#ops-group") == []
+        group.get_by_role("button", name="Saisir les dés de table").click()
+        # AS-T6: Sigrid 6+6+5+combat 6 = 23 leads; Bjorn 2+2+1+6 = 11 (between 10 and 15: no adjustment)
+        enter_dice(page, {"test": [6, 6, 5, 2, 2, 1]})
+        result = page.locator("#ops-group-result .outcome")
+        result.wait_for(timeout=15_000)
+        [entry] = [e for e in http.get(f"/v1/campaigns/{cid}/rolls").json()["items"] if e["kind"] == "group"]
+        assert [r["value"] for r in entry["rolls"]] == [6, 6, 5, 2, 2, 1]
+        assert entry["leader_character_id"] == sigrid["id"] and entry["success"] is True
+        assert [p["character_id"] for p in entry["participants"]] == [sigrid["id"], bjorn["id"]]
+        assert result.get_attribute("data-entry-id") == entry["id"]
+        assert result.text_content().startswith("groupe : Sigrid mène : ")
+        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(timeout=15_000)
+        clean(page)
