@@ -81,3 +81,47 @@ def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_e
         assert result.text_content().startswith("groupe : Sigrid mène : ")
         page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(timeout=15_000)
         clean(page)
+
+
+def test_issue27_item5_as_c5_a_combatant_mal_en_point_shows_it_on_its_row(live, pages):
+    server = live.start()
+    http, cid, gm, sigrid, bjorn = asgard_table(live, server)
+    page = pages(viewport={"width": 1280, "height": 1000})
+    with closing(http):
+        r = http.post(
+            f"/v1/campaigns/{cid}/encounters",
+            json={
+                "name": "Le gué",
+                "combatants": [
+                    {"character_id": sigrid["id"], "side": "Ases"},
+                    {"character_id": bjorn["id"], "side": "Vanes"},
+                ],
+            },
+        )
+        assert r.status_code == 201, r.text
+        eid = r.json()["id"]
+        assert http.post(f"/v1/encounters/{eid}/start", json={"seed": 1}).status_code == 201
+        open_with_token(page, server.url, gm)
+        started = http.get(f"/v1/encounters/{eid}").json()
+        page.wait_for_selector(f"#encounter-view[data-status=active][data-version='{started['version']}']")
+        row_of = next(c for c in started["combatants"] if c["name"] == "Bjorn")
+        # AS-C5: the GM's damage brings Bjorn to 0; resistance 1+1+2 fails (dying in 1 round), volonte 1+2+1
+        # fails (unconscious 1+2 = 3 rounds)
+        r = http.post(
+            f"/v1/encounters/{eid}/actions",
+            json={"type": "damage", "target_id": row_of["id"], "amount": 20, "dice": [1, 1, 2, 1, 1, 2, 1, 1, 2]},
+        )
+        assert r.status_code == 201, r.text
+        assert [s["key"] for s in r.json()["steps"]][:2] == ["damage", "mal_en_point"]
+        after = http.get(f"/v1/encounters/{eid}").json()
+        page.wait_for_selector(f"#encounter-view[data-version='{after['version']}']", timeout=15_000)
+        bjorn_now = next(c for c in after["combatants"] if c["id"] == row_of["id"])
+        assert bjorn_now["down"] is True
+        assert {c["name"]: c["rounds_left"] for c in bjorn_now["conditions"]} == {"dying": 1, "unconscious": 3}
+        row = page.locator(f"#turn-order li[data-combatant-id='{row_of['id']}']")
+        row.locator(".badge.down", has_text="hors de combat").wait_for()
+        assert row.locator(".chip.condition[data-condition=dying]").text_content() == "mourant (1)"
+        assert row.locator(".chip.condition[data-condition=unconscious]").text_content() == "inconscient (3)"
+        assert row.locator("[role=meter][data-resource=vitality]").get_attribute("aria-valuenow") == "0"
+        page.locator(f"#encounter-history li[data-action-id='{r.json()['id']}']", has_text="mal en point").wait_for()
+        clean(page)

@@ -862,7 +862,7 @@ const TERMS = {
     quasi_inratable: "quasi inratable", second_couteau: "second couteau", succeeded: "réussi", trinket: "babiole",
     two_handed_weapon: "arme à deux mains",
     stat: "caractéristique", skill: "compétence", difficulty: "difficulté", target: "seuil", modifier: "modificateur",
-    character_id: "personnage",
+    character_id: "personnage", unconscious: "inconscient",
   },
   en: {
     hp: "hp", mp: "mp", pe: "pe", vitality: "vitality", heroism: "heroism",
