@@ -32,9 +32,10 @@ def test_issue27_item5_as_t9_as_t6_opposed_and_group_tests_from_the_test_panel(l
         assert {"opposed", "group"} <= set(schemas)
         open_with_token(page, server.url, gm)
         # AS-T9: Sigrid's combat against Bjorn's defense, table dice
-        opposed = page.locator("#ops-opposed")
+        page.get_by_role("button", name="Test d'opposition").click()
+        opposed = page.locator("dialog #ops-opposed")
         opposed.get_by_role("heading", name="Test d'opposition").wait_for()
-        assert axe(page, context="#ops-opposed") == []
+        assert axe(page, context="dialog") == []
         acts, opposes = side(page, "#ops-opposed", "Qui agit"), side(page, "#ops-opposed", "Qui s'oppose")
         acts.get_by_label("Personnage").select_option(label="Sigrid")
         acts.get_by_label("Compétence", exact=True).select_option("combat")
@@ -49,7 +50,9 @@ def test_issue27_item5_as_t9_as_t6_opposed_and_group_tests_from_the_test_panel(l
         assert entry["winner_character_id"] == sigrid["id"]
         assert result.get_attribute("data-entry-id") == entry["id"]
         assert result.text_content() == f"opposition : Sigrid l'emporte (marge : {entry['margin']})"
-        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(timeout=15_000)
+        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(state="attached", timeout=15_000)
+        page.get_by_role("button", name="Fermer").click()
+        page.locator("dialog").wait_for(state="detached")
         clean(page)
 
 
@@ -59,7 +62,8 @@ def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_e
     page = pages(viewport={"width": 1280, "height": 1000})
     with closing(http):
         open_with_token(page, server.url, gm)
-        group = page.locator("#ops-group")
+        page.get_by_role("button", name="Test de groupe").click()
+        group = page.locator("dialog #ops-group")
         group.get_by_role("heading", name="Test de groupe").wait_for()
         group.get_by_label("Compétence", exact=True).first.select_option("combat")
         group.get_by_label("Difficulté").select_option(label="moyen")
@@ -67,7 +71,7 @@ def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_e
         for who in ("Sigrid", "Bjorn"):
             add.click()
             group.locator("fieldset fieldset").last.get_by_label("Personnage").select_option(label=who)
-        assert axe(page, context="#ops-group") == []
+        assert axe(page, context="dialog") == []
         group.get_by_role("button", name="Saisir les dés de table").click()
         # AS-T6: Sigrid 6+6+5+combat 6 = 23 leads; Bjorn 2+2+1+6 = 11 (between 10 and 15: no adjustment)
         enter_dice(page, {"test": [6, 6, 5, 2, 2, 1]})
@@ -79,7 +83,9 @@ def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_e
         assert [p["character_id"] for p in entry["participants"]] == [sigrid["id"], bjorn["id"]]
         assert result.get_attribute("data-entry-id") == entry["id"]
         assert result.text_content().startswith("groupe : Sigrid mène : ")
-        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(timeout=15_000)
+        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(state="attached", timeout=15_000)
+        page.get_by_role("button", name="Fermer").click()
+        page.locator("dialog").wait_for(state="detached")
         clean(page)
 
 

@@ -147,9 +147,11 @@ export function renderTestPanel(section) {
   form.addEventListener("change", event => { if (!dice.contains(event.target) && event.target !== character) scheduleOdds(); });
   fillCharacters();
   on("characters", () => { fillCharacters(); });
-  for (const kind of OPERATIONS) {
-    const opSchema = isGm() ? state.ruleset.operations?.schemas?.[kind] : null;
-    if (opSchema) section.append(operationForm(kind, opSchema));
+  const operations = OPERATIONS.filter(kind => isGm() && state.ruleset.operations?.schemas?.[kind]);
+  if (operations.length) {
+    section.append(h("div", { class: "actions operations" }, operations.map(kind =>
+      h("button", { type: "button", class: "secondary", name: `ops-${kind}`,
+                    onclick: () => openOperationDialog(kind, state.ruleset.operations.schemas[kind]) }, t(`ops.${kind}.title`)))));
   }
 }
 
@@ -158,7 +160,18 @@ export function renderTestPanel(section) {
 const OPERATIONS = ["opposed", "group"];
 const nameOfCharacter = id => state.characters.get(id)?.name ?? "?";
 
-function operationForm(kind, schema) {
+/** The form in a dialog (opened from the panel: its fields never mix with the simple test's); it stays
+ * open on the result, for another roll. */
+function openOperationDialog(kind, schema) {
+  const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": `ops-${kind}-title` });
+  dialog.append(operationForm(kind, schema, dialog));
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  dialog.querySelector("input, select, textarea")?.focus();
+}
+
+function operationForm(kind, schema, dialog) {
   const names = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
   const skills = state.ruleset.skills || [];
   const widgets = {
@@ -186,7 +199,9 @@ function operationForm(kind, schema) {
   const rollButton = h("button", { type: "submit" }, t("test.roll"));
   const tableButton = h("button", { type: "button", class: "secondary" }, t("test.table"));
   const el = h("form", { class: "test-form operation", id: `ops-${kind}`, novalidate: true, "aria-labelledby": titleId },
-    h("h3", { id: titleId }, t(`ops.${kind}.title`)), form.el, h("div", { class: "actions" }, rollButton, tableButton), dice, result);
+    h("h2", { id: titleId }, t(`ops.${kind}.title`)), form.el,
+    h("div", { class: "actions" }, rollButton, tableButton,
+      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("ops.close"))), dice, result);
   const path = `/v1/campaigns/${state.campaign.id}/tests/${kind}`;
   const values = () => {
     try { return form.value() || {}; } catch (err) { if (err instanceof FormError) form.showErrors(err.errors); return null; }
