@@ -23,6 +23,23 @@ def side(page, form: str, legend: str):
     return page.locator(f"{form} fieldset", has=page.locator("legend", has_text=legend))
 
 
+def logged(page, http, cid: str, kind: str):
+    """The page's answer once shown, and the API's one log entry of `kind`, with the table dice it took."""
+    result = page.locator(f"#ops-{kind}-result .outcome")
+    result.wait_for(timeout=15_000)
+    [entry] = [e for e in http.get(f"/v1/campaigns/{cid}/rolls").json()["items"] if e["kind"] == kind]
+    assert [r["value"] for r in entry["rolls"]] == [6, 6, 5, 2, 2, 1]
+    assert result.get_attribute("data-entry-id") == entry["id"]
+    return result, entry
+
+
+def close_after_the_log_shows(page, entry) -> None:
+    page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(state="attached", timeout=15_000)
+    page.get_by_role("button", name="Fermer").click()
+    page.locator("dialog").wait_for(state="detached")
+    clean(page)
+
+
 def test_issue27_item5_as_t9_as_t6_opposed_and_group_tests_from_the_test_panel(live, pages):
     server = live.start()
     http, cid, gm, sigrid, bjorn = asgard_table(live, server)
@@ -43,17 +60,10 @@ def test_issue27_item5_as_t9_as_t6_opposed_and_group_tests_from_the_test_panel(l
         opposes.get_by_label("Compétence", exact=True).select_option("defense")
         opposed.get_by_role("button", name="Saisir les dés de table").click()
         assert enter_dice(page, {"test": [6, 6, 5, 2, 2, 1]}) == ["test"] * 6  # a's 3d6, then b's
-        result = page.locator("#ops-opposed-result .outcome")
-        result.wait_for(timeout=15_000)
-        [entry] = [e for e in http.get(f"/v1/campaigns/{cid}/rolls").json()["items"] if e["kind"] == "opposed"]
-        assert [r["value"] for r in entry["rolls"]] == [6, 6, 5, 2, 2, 1]
+        result, entry = logged(page, http, cid, "opposed")
         assert entry["winner_character_id"] == sigrid["id"]
-        assert result.get_attribute("data-entry-id") == entry["id"]
         assert result.text_content() == f"opposition : Sigrid l'emporte (marge : {entry['margin']})"
-        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(state="attached", timeout=15_000)
-        page.get_by_role("button", name="Fermer").click()
-        page.locator("dialog").wait_for(state="detached")
-        clean(page)
+        close_after_the_log_shows(page, entry)
 
 
 def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_entry(live, pages):
@@ -75,18 +85,11 @@ def test_issue27_item5_as_t6_a_cooperation_from_the_test_panel_is_the_apis_log_e
         group.get_by_role("button", name="Saisir les dés de table").click()
         # AS-T6: Sigrid 6+6+5+combat 6 = 23 leads; Bjorn 2+2+1+6 = 11 (between 10 and 15: no adjustment)
         enter_dice(page, {"test": [6, 6, 5, 2, 2, 1]})
-        result = page.locator("#ops-group-result .outcome")
-        result.wait_for(timeout=15_000)
-        [entry] = [e for e in http.get(f"/v1/campaigns/{cid}/rolls").json()["items"] if e["kind"] == "group"]
-        assert [r["value"] for r in entry["rolls"]] == [6, 6, 5, 2, 2, 1]
+        result, entry = logged(page, http, cid, "group")
         assert entry["leader_character_id"] == sigrid["id"] and entry["success"] is True
         assert [p["character_id"] for p in entry["participants"]] == [sigrid["id"], bjorn["id"]]
-        assert result.get_attribute("data-entry-id") == entry["id"]
         assert result.text_content().startswith("groupe : Sigrid mène : ")
-        page.locator(f"#log-list li.entry[data-entry-id='{entry['id']}']").wait_for(state="attached", timeout=15_000)
-        page.get_by_role("button", name="Fermer").click()
-        page.locator("dialog").wait_for(state="detached")
-        clean(page)
+        close_after_the_log_shows(page, entry)
 
 
 def test_issue27_item5_as_c5_a_combatant_mal_en_point_shows_it_on_its_row(live, pages):
