@@ -4,10 +4,10 @@
 import { api, describe } from "./api.js";
 import { h, clear, field, select, humanize } from "./dom.js";
 import { state, on, isGm, controls, mayEnterDice } from "./store.js";
-import { SchemaForm, unwrap } from "./schema-form.js";
+import { SchemaForm, FormError, unwrap } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { diceList, outcomeWords, outcomeClass, testLine } from "./format.js";
-import { t, percent, sep } from "./i18n.js";
+import { t, percent, sep, num } from "./i18n.js";
 
 const HANDLED = ["seed", "dice", "hidden", "stat", "skill", "difficulty", "target", "modifier", "retry_of"];
 
@@ -147,6 +147,99 @@ export function renderTestPanel(section) {
   form.addEventListener("change", event => { if (!dice.contains(event.target) && event.target !== character) scheduleOdds(); });
   fillCharacters();
   on("characters", () => { fillCharacters(); });
+  const operations = OPERATIONS.filter(kind => isGm() && state.ruleset.operations?.schemas?.[kind]);
+  if (operations.length) {
+    section.append(h("div", { class: "actions operations" }, operations.map(kind =>
+      h("button", { type: "button", class: "secondary", name: `ops-${kind}`,
+                    onclick: () => openOperationDialog(kind, state.ruleset.operations.schemas[kind]) }, t(`ops.${kind}.title`)))));
+  }
+}
+
+// Issue 27 item 5: the GM's opposed and group tests (`POST /v1/campaigns/{cid}/tests/{kind}`), where the
+// ruleset's catalogue gives their body schema (`operations.schemas`); the server rolls, or the table's dice.
+const OPERATIONS = ["opposed", "group"];
+const nameOfCharacter = id => state.characters.get(id)?.name ?? "?";
+
+/** The form in a dialog (opened from the panel: its fields never mix with the simple test's); it stays
+ * open on the result, for another roll. */
+function openOperationDialog(kind, schema) {
+  const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": `ops-${kind}-title` });
+  dialog.append(operationForm(kind, schema, dialog));
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  dialog.querySelector("input, select, textarea")?.focus();
+}
+
+function operationForm(kind, schema, dialog) {
+  const names = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
+  const skills = state.ruleset.skills || [];
+  const widgets = {
+    character_id: ctx => {
+      const control = select(names.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : t("form.none") });
+      control.name = ctx.path.join(".");
+      return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+    },
+  };
+  if (skills.length) {
+    widgets.skill = ctx => {
+      const control = select(skills.map(k => [k, humanize(k)]), { empty: ctx.required ? undefined : t("form.none") });
+      control.name = ctx.path.join(".");
+      return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+    };
+  }
+  const form = new SchemaForm({ schema, root: schema, mode: "create", omit: ["seed", "dice", "mode"], widgets, value: {} });
+  for (const side of ["a", "b"]) {  // an opposition's sides: who acts, who defends
+    const legend = form.slots.get(side)?.querySelector(":scope > legend");
+    if (legend) legend.textContent = t(`ops.side.${side}`);
+  }
+  const titleId = `ops-${kind}-title`;
+  const result = h("div", { class: "result", id: `ops-${kind}-result`, role: "status", "aria-live": "polite" });
+  const dice = h("div", { class: "dice-area" });
+  const rollButton = h("button", { type: "submit" }, t("test.roll"));
+  const tableButton = h("button", { type: "button", class: "secondary" }, t("test.table"));
+  const el = h("form", { class: "test-form operation", id: `ops-${kind}`, novalidate: true, "aria-labelledby": titleId },
+    h("h2", { id: titleId }, t(`ops.${kind}.title`)), form.el,
+    h("div", { class: "actions" }, rollButton, tableButton,
+      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("ops.close"))), dice, result);
+  const path = `/v1/campaigns/${state.campaign.id}/tests/${kind}`;
+  const values = () => {
+    try { return form.value() || {}; } catch (err) { if (err instanceof FormError) form.showErrors(err.errors); return null; }
+  };
+  const fail = err => {
+    const unplaced = form.showErrors((err.problem?.errors || []).filter(e => !(e.loc || []).includes("dice")));
+    clear(result, h("p", { class: "error" }, `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}`));
+  };
+  el.addEventListener("submit", async event => {
+    event.preventDefault();
+    const body = values();
+    if (!body) return;
+    rollButton.disabled = true;
+    try { showOperation(result, await api.post(path, body)); } catch (err) { fail(err); } finally { rollButton.disabled = false; }
+  });
+  tableButton.addEventListener("click", async () => {
+    const body = values();
+    if (!body) return;
+    clear(result);
+    form.clearErrors();
+    showOperation(result, await enterTableDice(dice, tableDice => api.post(path, { ...body, dice: tableDice }),
+      { nameOf: nameOfCharacter, onError: fail }));
+  });
+  return el;
+}
+
+/** An opposition's winner and margin, a group test's leader and outcome, then the dice. */
+function showOperation(result, entry) {
+  if (!entry) return;
+  const line = entry.kind === "opposed"
+    ? t("ops.opposed.won", { name: nameOfCharacter(entry.winner_character_id), n: num(entry.margin ?? 0) })
+    : `${entry.leader_character_id ? `${t("ops.group.leads", { name: nameOfCharacter(entry.leader_character_id) })}${sep()}` : ""}${
+      outcomeWords(entry.outcome)}`;
+  clear(result,
+    h("p", { class: `outcome ${outcomeClass(entry.outcome)}`, dataset: { entryId: entry.id || "" } },
+      `${t(`log.kind.${entry.kind}`)}${sep()}${line}`,
+      entry.hidden ? h("span", { class: "badge hidden-roll" }, t("log.hidden")) : null),
+    diceList(entry.rolls || [], id => nameOfCharacter(id)));
 }
 
 function refill(control, names, optional) {
