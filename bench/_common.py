@@ -35,6 +35,19 @@ REFERENCE_STACK = "uvloop"
 STACK_NAMES = {"uvloop": "uvloop + httptools (production, reference)", "h11": "asyncio + h11"}
 
 
+def migrate(env: dict[str, str], tree: Path = ROOT, timeout: float | None = 120) -> None:
+    """`python -m app migrate` of `tree` with these settings over the environment: a bench's
+    database made ready before its server starts (the output kept, shown only by the error)."""
+    subprocess.run(
+        [sys.executable, "-m", "app", "migrate"],
+        cwd=tree,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        timeout=timeout,
+    )
+
+
 def check_stack(stack: str) -> list[str]:
     """uvicorn's arguments of `stack`; the production stack's modules must be importable."""
     if stack not in STACKS:

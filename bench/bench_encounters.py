@@ -35,7 +35,7 @@ from pathlib import Path
 
 import _common  # noqa: F401 (puts the repository on sys.path)
 import httpx
-from _common import ROOT, machine, ratios, summary, table, verdict
+from _common import ROOT, machine, migrate, ratios, summary, table, verdict
 from bench_http import lua, pg_database, pg_drop, run_python_load, run_wrk, server
 
 PYTHON = sys.executable
@@ -131,14 +131,7 @@ def p99(values: list[float]) -> float:
 def bench_db(kind: str, args, work: Path) -> list[list[str]]:
     url = f"sqlite:///{work / 'encounters.db'}" if kind == "sqlite" else pg_database(args.pg_database)
     env = {"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
-    subprocess.run(
-        [PYTHON, "-m", "app", "migrate"],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    migrate(env)
     try:
         with server(["app.main:app"], env, "/v1/rulesets", work / f"server-{kind}.log") as base:
             s = Setup(base)

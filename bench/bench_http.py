@@ -46,7 +46,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
-from _common import REFERENCE_STACK, ROOT, STACK_NAMES, check_stack, machine, ratios, summary, table, verdict
+from _common import REFERENCE_STACK, ROOT, STACK_NAMES, check_stack, machine, migrate, ratios, summary, table, verdict
 
 PYTHON = sys.executable
 HOST = "127.0.0.1"
@@ -276,25 +276,11 @@ def bench_db(kind: str, stack: str, args, work: Path) -> list[list[str]]:
     old_env = {**env, "DATABASE_URL": old_url}
     var_env = {**env, "DATABASE_URL": var_url, **args.variant}
     for e in (env, var_env) if args.variant else (env,):
-        subprocess.run(
-            [PYTHON, "-m", "app", "migrate"],
-            cwd=ROOT,
-            env={**os.environ, **e},
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        migrate(e)
     rows = []
     with ExitStack() as stack_:
         if args.old:  # the older commit's own tree, its own database (migrated by it)
-            subprocess.run(
-                [PYTHON, "-m", "app", "migrate"],
-                cwd=args.old_tree,
-                env={**os.environ, **old_env},
-                check=True,
-                capture_output=True,
-                timeout=120,
-            )
+            migrate(old_env, args.old_tree)
             old = stack_.enter_context(
                 server(
                     ["app.main:app"], old_env, "/v1/rulesets", work / f"old-{tag}.log", cwd=args.old_tree, stack=stack

@@ -36,7 +36,7 @@ from pathlib import Path
 import _common  # noqa: F401 (puts the repository on sys.path)
 import httpx
 import psycopg
-from _common import ROOT, machine, summary, table
+from _common import ROOT, machine, migrate, summary, table
 from bench_http import pg_database, pg_drop, server
 from bench_streams import open_stream
 
@@ -125,9 +125,7 @@ def main() -> None:
     }
     results: dict[str, dict[str, list[float]]] = {m: {"idle": [], "streams": [], "conns": []} for m in MODES}
     try:
-        subprocess.run(
-            [PYTHON, "-m", "app", "migrate"], cwd=ROOT, env={**os.environ, **env}, check=True, capture_output=True
-        )
+        migrate(env, timeout=None)
         with tempfile.TemporaryDirectory(prefix="jdr-bench-idle-") as tmp:
             camps: list[tuple[str, str]] = []
             for r in range(args.rounds):

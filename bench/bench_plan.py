@@ -30,7 +30,7 @@ from pathlib import Path
 
 import _common  # noqa: F401 (puts the repository on sys.path)
 import httpx
-from _common import ROOT, machine, ratios, summary, table, verdict
+from _common import ROOT, machine, migrate, ratios, summary, table, verdict
 from bench_encounters import p99
 from bench_http import pg_database, pg_drop, server
 
@@ -139,14 +139,7 @@ def sequential(c: httpx.Client, url: str, body: str, auth: dict, duration: float
 def bench_db(kind: str, args, work: Path) -> list[list[str]]:
     url = f"sqlite:///{work / 'plan.db'}" if kind == "sqlite" else pg_database(DB_NAME)
     env = {"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
-    subprocess.run(
-        [PYTHON, "-m", "app", "migrate"],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    migrate(env)
     rows = []
     try:
         with server(["app.main:app"], env, "/v1/rulesets", work / f"server-{kind}.log") as base:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import _common  # noqa: F401
 import httpx
-from _common import ROOT, machine, summary, table, verdict
+from _common import ROOT, machine, migrate, summary, table, verdict
 from bench_http import (
     GC_SHEET,
     PYTHON,
@@ -83,14 +83,7 @@ def main() -> None:
             "CORS_ORIGINS": "[]",
             "CAMPAIGNS_PER_HOUR_PER_ADDRESS": "0",
         }
-        subprocess.run(
-            [PYTHON, "-m", "app", "migrate"],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        migrate(env)
         try:
             with (
                 server(["app.main:app"], env, "/healthz", work / "new.log") as new_base,

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import _common  # noqa: F401 (puts the repository on sys.path)
 import psycopg
-from _common import ROOT, cpu_seconds, machine, process_tree, summary, table, tree_cpu_seconds
+from _common import ROOT, cpu_seconds, machine, migrate, process_tree, summary, table, tree_cpu_seconds
 from bench_http import extract, lua, pg_database, pg_drop, run_python_load, run_wrk, server, setup_characters
 
 PYTHON = sys.executable
@@ -141,13 +141,7 @@ def main() -> None:
         results: dict[str, list[dict]] = {name: [] for name in contenders}
         try:
             for tree in trees:
-                subprocess.run(
-                    [PYTHON, "-m", "app", "migrate"],
-                    cwd=where[tree],
-                    env={**os.environ, **envs[tree]},
-                    check=True,
-                    capture_output=True,
-                )
+                migrate(envs[tree], where[tree], timeout=None)
             made: dict[str, tuple[list[str], str]] = {}
             names = list(contenders)
             for r in range(args.rounds):
