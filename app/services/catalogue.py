@@ -25,7 +25,7 @@ class Described(BaseModel):
 
 
 class RulesetSummary(Described):
-    id: str = Field(examples=["great-cosmos"])
+    id: str = Field(examples=list(REGISTRY)[:1])  # the first registered ruleset
     title: str
 
 

@@ -215,7 +215,7 @@ def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions
             raise
     if actions is not None and actions > 1 and not rules.multiple_actions:
         raise InvalidBody(
-            f"{rules.ruleset} gives one action a round (GC-O3 is great-cosmos')",
+            f"{rules.ruleset} gives one action a round: `actions` above 1 is a rule of its own (GC-O3)",
             field=prefix + "actions",
             code="unsupported_operation",
         )
