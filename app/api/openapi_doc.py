@@ -724,6 +724,66 @@ def _typed_by_ruleset(components: dict[str, Any]) -> None:
             "oneOf": [{"$ref": ref} for ref in mapping.values()],
             "discriminator": {"propertyName": "ruleset", "mapping": mapping},
         }
+    _typed_bundles(components, [a.id for a in adapters], tagged)
+
+
+def _typed_bundles(components: dict[str, Any], rulesets: list[str], tagged: dict[str, Any]) -> None:
+    """The export bundles (answers of the exports, bodies of the imports) typed the same way: per
+    ruleset, a bundle whose campaign's `options`, characters' `sheet` and encounters' `options` are
+    that ruleset's (`AsgardCampaignBundle`, `AsgardBundleCharacter`…; the import checks them
+    against the bundle's ruleset). A character bundle is discriminated by its `ruleset`; a campaign
+    bundle, whose ruleset is its campaign's, is an `anyOf` of the variants, each `campaign.ruleset`
+    a `const`: exactly one fits, and a generated client parses the one whose campaign fits."""
+
+    def variant(name: str, ruleset: str, changed: dict[str, Any]) -> dict[str, str]:
+        base = components[name]
+        named = f"{prefix(ruleset)}{name}"
+        props = {**base["properties"], **changed}
+        components[named] = {**{k: v for k, v in base.items() if k != "examples"}, "title": named, "properties": props}
+        return {"$ref": REF.format(model=named)}
+
+    def ref(kind: str, i: int) -> dict[str, str]:
+        return {"$ref": tagged[kind][i][1]["$ref"]}
+
+    campaigns, characters = {}, {}
+    for i, ruleset in enumerate(rulesets):
+        const = {"const": ruleset, "title": "Ruleset", "type": "string"}
+        character = variant("BundleCharacter", ruleset, {"sheet": ref("Sheet", i)})
+        encounter = variant("BundleEncounter", ruleset, {"options": ref("EncounterOptions", i)})
+        campaign = variant("BundleCampaign", ruleset, {"ruleset": const, "options": ref("Options", i)})
+        listed = components["CampaignBundle"]["properties"]
+        campaigns[ruleset] = variant(
+            "CampaignBundle",
+            ruleset,
+            {
+                "campaign": campaign,
+                "characters": {**listed["characters"], "items": character},
+                "encounters": {**listed["encounters"], "items": encounter},
+            },
+        )
+        characters[ruleset] = variant("CharacterBundle", ruleset, {"ruleset": const, "character": character})
+    for name, members, description in (
+        ("CampaignBundle", campaigns, "its campaign's `ruleset` says which"),
+        ("CharacterBundle", characters, "its `ruleset` says which"),
+    ):
+        base = components[name]
+        described = (base.get("description") or "An export bundle").rstrip(".")
+        union: dict[str, Any] = {
+            "title": name,
+            "description": f"{described}, per ruleset: {description}.",
+            **({"examples": base["examples"]} if "examples" in base else {}),
+        }
+        if name == "CharacterBundle":
+            union["oneOf"] = list(members.values())
+            union["discriminator"] = {
+                "propertyName": "ruleset",
+                "mapping": {r: m["$ref"] for r, m in members.items()},
+            }
+        else:  # exactly one fits (by `campaign.ruleset`), which linters cannot see below the top
+            union["anyOf"] = list(members.values())
+        components[name] = union
+    for name in ("BundleCharacter", "BundleEncounter", "BundleCampaign"):  # each ruleset's now
+        del components[name]
 
 
 def install_openapi(app: FastAPI) -> None:

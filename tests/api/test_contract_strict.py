@@ -191,6 +191,28 @@ def test_a_campaign_is_a_union_by_ruleset_its_options_that_rulesets_component():
             assert errors(_ref("CampaignCreate"), {**body, "options": OPTIONS[other]}) != [], (ruleset, other)
 
 
+def test_the_bundles_are_unions_by_ruleset_their_sheets_and_options_that_rulesets():
+    """An export bundle (an export's answer, an import's body) per ruleset: a character bundle
+    discriminated by its `ruleset`, a campaign bundle by its campaign's (a `const` in each variant)."""
+    characters = COMPONENTS["CharacterBundle"]
+    assert characters["discriminator"]["propertyName"] == "ruleset"
+    assert [m["$ref"].rsplit("/", 1)[1] for m in COMPONENTS["CampaignBundle"]["anyOf"]] == [
+        f"{prefix(r)}CampaignBundle" for r in RULESETS
+    ]
+    for ruleset in RULESETS:
+        name = prefix(ruleset)
+        bundle = COMPONENTS[f"{name}CampaignBundle"]["properties"]
+        assert bundle["campaign"] == _ref(f"{name}BundleCampaign")
+        campaign = COMPONENTS[f"{name}BundleCampaign"]["properties"]
+        assert campaign["ruleset"]["const"] == ruleset and campaign["options"] == _ref(f"{name}Options")
+        assert bundle["characters"]["items"] == _ref(f"{name}BundleCharacter")
+        assert COMPONENTS[f"{name}BundleCharacter"]["properties"]["sheet"] == _ref(f"{name}Sheet")
+        encounter = COMPONENTS[bundle["encounters"]["items"]["$ref"].rsplit("/", 1)[1]]
+        assert encounter["properties"]["options"]["$ref"].endswith("EncounterOptions")
+        assert characters["discriminator"]["mapping"][ruleset] == f"#/components/schemas/{name}CharacterBundle"
+        assert COMPONENTS[f"{name}CharacterBundle"]["properties"]["character"] == _ref(f"{name}BundleCharacter")
+
+
 def test_sheets_and_options_without_a_ruleset_beside_are_the_rulesets_schemas():
     """Where the body does not say its ruleset (a new character's sheet, a campaign's or an
     encounter's options, an encounter's state), the property is the rulesets' schemas, each tagged
@@ -326,7 +348,19 @@ def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(clie
     call("get", f"/v1/encounters/{eid}")
     call("get", f"/v1/encounters/{eid}/actions")
     call("get", f"/v1/campaigns/{cid}/rolls?limit=500")
-    assert len(call.seen) == 16
+    # the bundles: each sheet and options its ruleset's, after a fight changed the sheets
+    bundle = call("get", f"/v1/campaigns/{cid}/export")
+    fits = [m["$ref"] for m in COMPONENTS["CampaignBundle"]["anyOf"] if not errors(m, bundle)]
+    assert fits == [f"#/components/schemas/{prefix(ruleset)}CampaignBundle"]  # exactly one: its ruleset's
+    call("post", "/v1/campaigns/import?dry_run=true", bundle)
+    one = call("get", f"/v1/characters/{foe['id']}/export")
+    call("post", f"/v1/campaigns/{cid}/characters/import", one, 201)
+    other = next(r for r in RULESETS if r != ruleset)  # another ruleset's sheet: refused by both
+    alien = {**one, "character": {**one["character"], "sheet": SHEETS[other]}}
+    assert errors(body_schema("post", "/v1/campaigns/{campaign_id}/characters/import"), alien) != []
+    r = client.post(f"/v1/campaigns/{cid}/characters/import", json=alien, headers=call.headers)
+    assert r.status_code == 422, r.text
+    assert len(call.seen) == 20
 
 
 def test_resources_are_value_and_max_never_null_or_a_status_and_a_pool_full_at_0_is_not_down(client):

@@ -179,7 +179,8 @@ def _parsed(response, status: int) -> Any:
 def test_round_trip_through_the_generated_client(generated, live):
     """Every answer parsed into its ruleset's classes (issue 25 item 3): the campaign, its options,
     the character, its sheet, the test, the odds, the log, the encounter's options (which carry no
-    ruleset: Great Cosmos' told from the others' by `tie_method`), each giving back the whole body."""
+    ruleset: Great Cosmos' told from the others' by `tie_method`), the export bundles (sent back
+    as imports), each giving back the whole body."""
     api = lambda module: importlib.import_module(f"{generated.__name__}.api.{module}")  # noqa: E731
     _operation_modules(generated)  # imports each operation's module: alone in its worker, the test needs it
     models = importlib.import_module(f"{generated.__name__}.models")
@@ -240,3 +241,14 @@ def test_round_trip_through_the_generated_client(generated, live):
             encounters.start_encounter.sync_detailed(encounter.id, client=gm, body=models.StartRequest(seed=3)), 201
         )
         assert type(started.options) is type(encounter.options)
+        # the bundles: an export parsed into the ruleset's bundle, sent back as an import's body
+        bundle = _parsed(campaigns.export_campaign.sync_detailed(campaign.id, client=gm), 200)
+        assert type(bundle).__name__ == f"{name}CampaignBundle" and type(bundle.campaign.options) is options
+        assert [type(c.sheet).__name__ for c in bundle.characters] == [f"{name}Sheet"] * len(bundle.characters) != []
+        assert type(bundle.encounters[0].options).__name__ == fight_options
+        checked = campaigns.import_campaign.sync_detailed(client=anonymous, body=bundle, dry_run=True)
+        assert type(_parsed(checked, 200)).__name__ == "CampaignImportChecked"
+        one = _parsed(campaigns.export_character.sync_detailed(character.id, client=gm), 200)
+        assert type(one).__name__ == f"{name}CharacterBundle" and type(one.character.sheet).__name__ == f"{name}Sheet"
+        copied = _parsed(campaigns.import_character.sync_detailed(campaign.id, client=gm, body=one), 201)
+        assert type(copied) is type(character) and copied.sheet.to_dict() == one.character.sheet.to_dict()
