@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 
 from app.api.openapi_doc import prefix
 from app.openapi import render
+from tests.api.support import read_events
 from tests.factories import RULESETS, SHEETS, TEST_BODIES
 
 SPEC = json.loads(render())
@@ -361,6 +362,15 @@ def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(clie
     r = client.post(f"/v1/campaigns/{cid}/characters/import", json=alien, headers=call.headers)
     assert r.status_code == 422, r.text
     assert len(call.seen) == 20
+    # every event of the run (the GM's stream), its data valid against the schema `x-events` names
+    documented = {e["event"]: e["data"] for e in SPEC["paths"]["/v1/campaigns/{campaign_id}/events"]["get"]["x-events"]}
+    events = read_events(client, cid, call.headers)
+    assert {"campaign.updated", "character.created", "character.updated", "log.created"} <= {e["type"] for e in events}
+    assert [
+        (e["type"], errors(documented[e["type"]], e["data"]))
+        for e in events
+        if errors(documented[e["type"]], e["data"])
+    ] == []
 
 
 def test_resources_are_value_and_max_never_null_or_a_status_and_a_pool_full_at_0_is_not_down(client):
