@@ -9,6 +9,9 @@
   share a title and client generators keep every operation.
 - Examples on every request body.
 - The results are the routes' `response_model`s (app.rulesets.wire).
+- Every `sheet` and `options` typed by its ruleset's schema (`_typed_by_ruleset`): a union by
+  `ruleset` where the object carries it, the rulesets' schemas where it does not; the export
+  bundles likewise (`_typed_bundles`).
 - The data of each Server-Sent Event, as components listed by the events route's `x-events`.
 - Exact integer bounds: FastAPI's document model turns a `maximum` into a float
   (2**63 - 1 becomes 9.223372036854776e18), so the request models are rendered by
