@@ -44,7 +44,9 @@ async def export_campaign(campaign_id: str, sessions: SessionFactory, principal:
     response_model=CampaignImported | CampaignImportChecked,
     dependencies=[Depends(limit_campaign_creation), Depends(require_admin)],
     summary="A new campaign from a bundle: new ids and tokens, the whole history kept; ?dry_run=true only validates",
-    responses={200: {"description": "`dry_run`: the bundle is valid; nothing was written."}},
+    responses={
+        200: {"model": CampaignImportChecked, "description": "`dry_run`: the bundle is valid; nothing was written."}
+    },
 )
 @access("admin")
 async def import_campaign(

@@ -9,6 +9,9 @@
   share a title and client generators keep every operation.
 - Examples on every request body.
 - The results are the routes' `response_model`s (app.rulesets.wire).
+- Every `sheet` and `options` typed by its ruleset's schema (`_typed_by_ruleset`): a union by
+  `ruleset` where the object carries it, the rulesets' schemas where it does not; the export
+  bundles likewise (`_typed_bundles`).
 - The data of each Server-Sent Event, as components listed by the events route's `x-events`.
 - Exact integer bounds: FastAPI's document model turns a `maximum` into a float
   (2**63 - 1 becomes 9.223372036854776e18), so the request models are rendered by
@@ -34,12 +37,12 @@ from app.kit.errors import CODES
 from app.kit.models import Strict, union
 from app.rulesets.contract import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
-from app.rulesets.registry import REGISTRY, RULESET_IDS, all_adapters
+from app.rulesets.registry import REGISTRY, all_adapters
 from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
 # The contract's version: it moves with every change a client can see (CHANGELOG.md, newest first).
-CONTRACT_VERSION = "1.2.0"
+CONTRACT_VERSION = "1.3.0"
 LICENSE = {"name": "MIT", "identifier": "MIT"}
 CONTACT = {"name": "jdr-rules-api", "url": "https://jdr-rules-api.dev/"}
 SERVERS = [{"url": "http://127.0.0.1:8000", "description": "`make run` on this machine (set yours)"}]
@@ -460,7 +463,6 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             "required": True,
             "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
         }
-    _enums(schema)
     _typed_by_ruleset(components)
     _name_pages(schema)
     _tidy(schema)
@@ -621,22 +623,68 @@ def _union_keyword(components: dict[str, Any], choices: list[dict[str, Any]]) ->
     return "oneOf" if exclusive else "anyOf"
 
 
-def _enums(schema: dict[str, Any]) -> None:
-    """Closed sets the models below app/rulesets cannot name: `CampaignCreate.ruleset`, the
-    registered rulesets (app.models sits below the registry; the service refuses others, 422)."""
-    components = schema["components"]["schemas"]
-    ruleset = components["CampaignCreate"]["properties"]["ruleset"]
-    ruleset["enum"] = list(RULESET_IDS)
-    ruleset.pop("maxLength", None)
+# the objects that carry their `ruleset`: each a union of one variant per ruleset, discriminated by
+# it, whose properties (`sheet`, `options`) are that ruleset's component
+BY_RULESET = {
+    "CampaignCreate": {"options": "Options"},
+    "CampaignPublic": {"options": "Options"},
+    "CampaignCreated": {"options": "Options"},
+    "CampaignUpdatedEvent": {"options": "Options"},
+    "CharacterPublic": {"sheet": "Sheet"},
+    "CharacterEvent": {"sheet": "Sheet"},
+}
+# the objects that do not (the ruleset is the campaign's): (object, property) -> whose schemas
+ANY_RULESET = {
+    ("CharacterCreate", "sheet"): "Sheet",
+    ("CampaignUpdate", "options"): "Options",
+    ("EncounterCreate", "options"): "EncounterOptions",
+    ("EncounterUpdate", "options"): "EncounterOptions",
+    ("EncounterPublic", "options"): "EncounterOptionsPublic",
+    ("StartedPublic", "options"): "EncounterOptionsPublic",
+}
+
+
+def _public_options(components: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    """An encounter's options as its state shows them, every one filled (stored validated, defaults
+    included): `<Options>Public`, the options' schema with each property required. What tells the
+    rulesets' options apart in an encounter, which does not carry its ruleset: a generated client
+    parsing `options` keeps the first member that fits, and a Great Cosmos state's `tie_method` fits
+    no other; an Asgard one's lacks it, which Great Cosmos' requires."""
+    name = ref["$ref"].rsplit("/", 1)[1]
+    public = f"{name}Public"
+    if public not in components:
+        schema = components[name]
+        description = schema.get("description", "").strip()
+        components[public] = {
+            **schema,
+            "title": public,
+            "description": f"{description} As an encounter's state shows them: every option, filled.".strip(),
+            "required": list(schema.get("properties", {})),
+        }
+    return {"$ref": REF.format(model=public)}
+
+
+def _union_of(components: dict[str, Any], tagged: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The members of a union of the rulesets' schemas ((ruleset, reference) pairs): one per
+    schema (rulesets sharing one: `x-ruleset` lists them), those with more required properties
+    first (a generated client keeps the first member that parses)."""
+    rulesets: dict[str, list[str]] = {}
+    for ruleset, ref in tagged:
+        rulesets.setdefault(ref["$ref"], []).append(ruleset)
+    members = [{"$ref": ref, "x-ruleset": ids[0] if len(ids) == 1 else ids} for ref, ids in rulesets.items()]
+    return sorted(members, key=lambda m: -len(_target(components, m).get("required", [])))
 
 
 def _typed_by_ruleset(components: dict[str, Any]) -> None:
     """Issue 25 item 3: each ruleset's sheet, campaign options and encounter options as named
-    components (`GreatCosmosSheet`…); a character (read, or in an event) a union discriminated
-    by its `ruleset`, its `sheet` that ruleset's; where the ruleset is the campaign's and the
-    body does not say it (a new character's sheet, the options), a map naming each ruleset's
-    component: no field tells a union's members apart there, and a generated client parsing it
-    keeps the first member that fits (an Asgard campaign's options read as Great Cosmos')."""
+    components (`GreatCosmosSheet`…), and every `sheet` and `options` typed by them:
+    - an object that carries its `ruleset` (a character, a campaign, their events, a new campaign)
+      is a union of one variant per ruleset discriminated by it (`AsgardCampaignPublic`), its
+      `sheet` or `options` that ruleset's: a client narrows on `ruleset`, a generated one parses
+      the right variant (each variant's `ruleset` is a `const` it checks);
+    - one that does not (a new character's sheet, a campaign's or an encounter's options, an
+      encounter's state) has the rulesets' schemas as an `anyOf` (a `oneOf` where no value fits
+      two): the server validates the body with the campaign's ruleset, as before."""
     adapters = all_adapters()
     kinds = {"Sheet": [a.Sheet for a in adapters], "Options": [a.Options for a in adapters]}
     kinds["EncounterOptions"] = [ENCOUNTER_RULES[a.id].Options for a in adapters]
@@ -644,37 +692,101 @@ def _typed_by_ruleset(components: dict[str, Any]) -> None:
     refs, defs = _render([(t, "validation") for t in dict.fromkeys(types)])
     components.update({k: v for k, v in defs.items() if k not in components})
     ref_of = dict(zip(dict.fromkeys(types), refs))
-    tagged = {
-        kind: [{**ref_of[t], "x-ruleset": a.id} for a, t in zip(adapters, models)] for kind, models in kinds.items()
-    }
+    tagged = {kind: [(a.id, ref_of[t]) for a, t in zip(adapters, models)] for kind, models in kinds.items()}
+    tagged["EncounterOptionsPublic"] = [(r, _public_options(components, ref)) for r, ref in tagged["EncounterOptions"]]
 
-    for name, prop, kind in (
-        ("CharacterCreate", "sheet", "Sheet"),
-        ("CampaignCreate", "options", "Options"),
-        ("CampaignUpdate", "options", "Options"),
-        ("EncounterCreate", "options", "EncounterOptions"),
-        ("EncounterUpdate", "options", "EncounterOptions"),
-    ):  # named, not a union: nothing in the body tells the members apart for a generated client
-        named = ", ".join(f"`{c['$ref'].rsplit('/', 1)[1]}` ({c['x-ruleset']})" for c in tagged[kind])
+    for (name, prop), kind in ANY_RULESET.items():
         target = components[name]["properties"][prop]
-        target["description"] = f"{target.get('description', '')} The campaign's ruleset's schema: {named}.".strip()
-    for name in ("CharacterPublic", "CharacterEvent"):
+        members = _union_of(components, tagged[kind])
+        nullable = {"type": "null"} in target.get("anyOf", [])
+        choices = [*members, {"type": "null"}] if nullable else members
+        kept = {k: v for k, v in target.items() if k in ("title", "description", "default")}
+        components[name]["properties"][prop] = {**kept, _union_keyword(components, choices): choices}
+    for name, typed in BY_RULESET.items():
         base, mapping = components[name], {}
-        for a, ref in zip(adapters, tagged["Sheet"]):
+        for i, a in enumerate(adapters):
             variant = f"{prefix(a.id)}{name}"
-            properties = {
-                **base["properties"],
-                "ruleset": {"const": a.id, "title": "Ruleset", "type": "string"},
-                "sheet": {"$ref": ref["$ref"]},
+            properties = {**base["properties"], "ruleset": {"const": a.id, "title": "Ruleset", "type": "string"}}
+            for prop, kind in typed.items():
+                ref = {"$ref": tagged[kind][i][1]["$ref"]}
+                nullable = {"type": "null"} in properties[prop].get("anyOf", [])
+                kept = {k: v for k, v in properties[prop].items() if k in ("description", "default")}
+                properties[prop] = {**kept, "anyOf": [ref, {"type": "null"}]} if nullable else ref
+            components[variant] = {
+                **{k: v for k, v in base.items() if k != "examples"},
+                "title": variant,
+                "properties": properties,
             }
-            components[variant] = {**base, "title": variant, "properties": properties}
             mapping[a.id] = REF.format(model=variant)
+        described = base.get("description") or ("A character" if name.startswith("Character") else "A campaign")
+        field = " and ".join(f"`{prop}`" for prop in typed)
         components[name] = {
             "title": name,
-            "description": f"{base.get('description') or 'A character'}: its `sheet` is its `ruleset`'s.",
+            "description": f"{described.rstrip('.')}: its {field} is its `ruleset`'s.",
+            **({"examples": base["examples"]} if "examples" in base else {}),
             "oneOf": [{"$ref": ref} for ref in mapping.values()],
             "discriminator": {"propertyName": "ruleset", "mapping": mapping},
         }
+    _typed_bundles(components, [a.id for a in adapters], tagged)
+
+
+def _typed_bundles(components: dict[str, Any], rulesets: list[str], tagged: dict[str, Any]) -> None:
+    """The export bundles (answers of the exports, bodies of the imports) typed the same way: per
+    ruleset, a bundle whose campaign's `options`, characters' `sheet` and encounters' `options` are
+    that ruleset's (`AsgardCampaignBundle`, `AsgardBundleCharacter`…; the import checks them
+    against the bundle's ruleset). A character bundle is discriminated by its `ruleset`; a campaign
+    bundle, whose ruleset is its campaign's, is an `anyOf` of the variants, each `campaign.ruleset`
+    a `const`: exactly one fits, and a generated client parses the one whose campaign fits."""
+
+    def variant(name: str, ruleset: str, changed: dict[str, Any]) -> dict[str, str]:
+        base = components[name]
+        named = f"{prefix(ruleset)}{name}"
+        props = {**base["properties"], **changed}
+        components[named] = {**{k: v for k, v in base.items() if k != "examples"}, "title": named, "properties": props}
+        return {"$ref": REF.format(model=named)}
+
+    def ref(kind: str, i: int) -> dict[str, str]:
+        return {"$ref": tagged[kind][i][1]["$ref"]}
+
+    campaigns, characters = {}, {}
+    for i, ruleset in enumerate(rulesets):
+        const = {"const": ruleset, "title": "Ruleset", "type": "string"}
+        character = variant("BundleCharacter", ruleset, {"sheet": ref("Sheet", i)})
+        encounter = variant("BundleEncounter", ruleset, {"options": ref("EncounterOptions", i)})
+        campaign = variant("BundleCampaign", ruleset, {"ruleset": const, "options": ref("Options", i)})
+        listed = components["CampaignBundle"]["properties"]
+        campaigns[ruleset] = variant(
+            "CampaignBundle",
+            ruleset,
+            {
+                "campaign": campaign,
+                "characters": {**listed["characters"], "items": character},
+                "encounters": {**listed["encounters"], "items": encounter},
+            },
+        )
+        characters[ruleset] = variant("CharacterBundle", ruleset, {"ruleset": const, "character": character})
+    for name, members, description in (
+        ("CampaignBundle", campaigns, "its campaign's `ruleset` says which"),
+        ("CharacterBundle", characters, "its `ruleset` says which"),
+    ):
+        base = components[name]
+        described = (base.get("description") or "An export bundle").rstrip(".")
+        union: dict[str, Any] = {
+            "title": name,
+            "description": f"{described}, per ruleset: {description}.",
+            **({"examples": base["examples"]} if "examples" in base else {}),
+        }
+        if name == "CharacterBundle":
+            union["oneOf"] = list(members.values())
+            union["discriminator"] = {
+                "propertyName": "ruleset",
+                "mapping": {r: m["$ref"] for r, m in members.items()},
+            }
+        else:  # exactly one fits (by `campaign.ruleset`), which linters cannot see below the top
+            union["anyOf"] = list(members.values())
+        components[name] = union
+    for name in ("BundleCharacter", "BundleEncounter", "BundleCampaign"):  # each ruleset's now
+        del components[name]
 
 
 def install_openapi(app: FastAPI) -> None:

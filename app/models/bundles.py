@@ -159,7 +159,7 @@ CharacterBundle.model_config["json_schema_extra"] = {
                 "player_id": None,
                 "name": "Aiko",
                 "kind": "pc",
-                "sheet": {},
+                "sheet": {"skills": {"combat": 6}, "vitality_max": 20},
                 "version": 1,
                 "player_access": "observer",
                 "metadata": {},

@@ -13,7 +13,9 @@ from typing import Any, Iterator
 import pytest
 from jsonschema import Draft202012Validator
 
+from app.api.openapi_doc import prefix
 from app.openapi import render
+from tests.api.support import read_events
 from tests.factories import RULESETS, SHEETS, TEST_BODIES
 
 SPEC = json.loads(render())
@@ -138,7 +140,131 @@ def test_the_log_kind_is_an_enum_and_an_unknown_kind_is_a_422(client, campaign_f
 
 
 def test_campaign_create_ruleset_is_the_registered_rulesets():
-    assert sorted(COMPONENTS["CampaignCreate"]["properties"]["ruleset"]["enum"]) == sorted(RULESETS)
+    """`CampaignCreate` is a union by `ruleset`: its discriminator's values are the registered rulesets."""
+    union = COMPONENTS["CampaignCreate"]
+    assert sorted(union["discriminator"]["mapping"]) == sorted(RULESETS)
+    assert [
+        COMPONENTS[r.rsplit("/", 1)[1]]["properties"]["ruleset"]["const"]
+        for r in union["discriminator"]["mapping"].values()
+    ] == list(union["discriminator"]["mapping"])
+
+
+# --- sheets and options, typed (issue 25 item 3) --------------------------------------------------
+OPTIONS = {
+    "great-cosmos": {"extreme_scores": True},
+    "asgard": {"gm_difficulty": 12},
+    "rulebook-d100": {"crit_failure_ruins_over_100": False},
+    "worlds-awakening": {"players_may_enter_dice": True},
+}
+ENCOUNTER_OPTIONS = {
+    "great-cosmos": {"tie_method": "parallel"},
+    "asgard": {"hp_visibility": "status"},
+    "rulebook-d100": {"reveal_on_turn": False},
+    "worlds-awakening": {"hp_visibility": "hidden"},
+}
+CAMPAIGN_UNIONS = ("CampaignCreate", "CampaignPublic", "CampaignCreated", "CampaignUpdatedEvent")
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def test_a_campaign_is_a_union_by_ruleset_its_options_that_rulesets_component():
+    """A campaign (created, read, its event, a new one) carries its `ruleset`: a union discriminated
+    by it, each variant's `options` the ruleset's named options, which refuse another ruleset's."""
+    for name in CAMPAIGN_UNIONS:
+        union = COMPONENTS[name]
+        assert union["discriminator"]["propertyName"] == "ruleset" and sorted(
+            union["discriminator"]["mapping"]
+        ) == sorted(RULESETS)
+        for ruleset, ref in union["discriminator"]["mapping"].items():
+            variant = COMPONENTS[ref.rsplit("/", 1)[1]]
+            assert variant["properties"]["ruleset"]["const"] == ruleset
+            options = variant["properties"]["options"]
+            assert _ref(f"{prefix(ruleset)}Options") in (options.get("anyOf") or [options])
+    for ruleset in RULESETS:
+        body = {"name": "Les Ombres", "ruleset": ruleset, "options": OPTIONS[ruleset]}
+        assert errors(_ref("CampaignCreate"), body) == []
+        own = COMPONENTS[f"{prefix(ruleset)}Options"]["properties"]
+        others = [r for r in RULESETS if OPTIONS[r].keys() - own.keys()]
+        assert len(others) >= 2, ruleset
+        for other in others:  # another ruleset's option: refused, as the server refuses it
+            assert errors(_ref("CampaignCreate"), {**body, "options": OPTIONS[other]}) != [], (ruleset, other)
+
+
+def test_the_bundles_are_unions_by_ruleset_their_sheets_and_options_that_rulesets():
+    """An export bundle (an export's answer, an import's body) per ruleset: a character bundle
+    discriminated by its `ruleset`, a campaign bundle by its campaign's (a `const` in each variant)."""
+    characters = COMPONENTS["CharacterBundle"]
+    assert characters["discriminator"]["propertyName"] == "ruleset"
+    assert [m["$ref"].rsplit("/", 1)[1] for m in COMPONENTS["CampaignBundle"]["anyOf"]] == [
+        f"{prefix(r)}CampaignBundle" for r in RULESETS
+    ]
+    for ruleset in RULESETS:
+        name = prefix(ruleset)
+        bundle = COMPONENTS[f"{name}CampaignBundle"]["properties"]
+        assert bundle["campaign"] == _ref(f"{name}BundleCampaign")
+        campaign = COMPONENTS[f"{name}BundleCampaign"]["properties"]
+        assert campaign["ruleset"]["const"] == ruleset and campaign["options"] == _ref(f"{name}Options")
+        assert bundle["characters"]["items"] == _ref(f"{name}BundleCharacter")
+        assert COMPONENTS[f"{name}BundleCharacter"]["properties"]["sheet"] == _ref(f"{name}Sheet")
+        encounter = COMPONENTS[bundle["encounters"]["items"]["$ref"].rsplit("/", 1)[1]]
+        assert encounter["properties"]["options"]["$ref"].endswith("EncounterOptions")
+        assert characters["discriminator"]["mapping"][ruleset] == f"#/components/schemas/{name}CharacterBundle"
+        assert COMPONENTS[f"{name}CharacterBundle"]["properties"]["character"] == _ref(f"{name}BundleCharacter")
+
+
+def test_sheets_and_options_without_a_ruleset_beside_are_the_rulesets_schemas():
+    """Where the body does not say its ruleset (a new character's sheet, a campaign's or an
+    encounter's options, an encounter's state), the property is the rulesets' schemas, each tagged
+    with its rulesets: any of them (the server validates with the campaign's ruleset)."""
+    sheet = COMPONENTS["CharacterCreate"]["properties"]["sheet"]
+    assert sorted((m["$ref"], m["x-ruleset"]) for m in sheet["anyOf"]) == sorted(
+        (f"#/components/schemas/{prefix(r)}Sheet", r) for r in RULESETS
+    )
+    for name in ("CampaignUpdate", "EncounterCreate", "EncounterUpdate"):
+        options = COMPONENTS[name]["properties"]["options"]
+        assert {"type": "null"} in options["anyOf"] and len(options["anyOf"]) > 2, name
+    state = COMPONENTS["EncounterPublic"]["properties"]["options"]
+    assert state == COMPONENTS["StartedPublic"]["properties"]["options"]
+    assert [(m["$ref"].rsplit("/", 1)[1], m["x-ruleset"]) for m in state["oneOf"]] == [
+        ("GreatCosmosEncounterOptionsPublic", "great-cosmos"),
+        ("EncounterOptionsPublic", ["asgard", "rulebook-d100", "worlds-awakening"]),
+    ]
+    # served, every option is filled: what tells Great Cosmos' (`tie_method`) from the others'
+    served = {"hp_visibility": "exact", "reveal_on_turn": True}
+    assert errors(state, {**served, "tie_method": "d20"}) == [] and errors(state, served) == []
+    assert errors(_ref("GreatCosmosEncounterOptionsPublic"), served) != []
+    assert errors(_ref("EncounterOptionsPublic"), {**served, "tie_method": "d20"}) != []
+
+
+CAMPAIGN_UPDATE = ("patch", "/v1/campaigns/{campaign_id}")
+ENCOUNTER = ("post", "/v1/campaigns/{campaign_id}/encounters")
+# the sheets and options no ruleset accepts: refused by the document as by the server
+INVALID_TYPED: list[tuple[str, tuple[str, str], Any]] = [
+    ("a sheet of no ruleset", CHARACTER, {"name": "Aiko", "sheet": {"bogus": 1}}),
+    ("a sheet that is not an object", CHARACTER, {"name": "Aiko", "sheet": [1]}),
+    (
+        "a campaign option of another ruleset",
+        CAMPAIGN,
+        {"name": "A", "ruleset": "asgard", "options": {"extreme_scores": True}},
+    ),
+    ("a campaign option of no ruleset", CAMPAIGN_UPDATE, {"options": {"bogus": True}}),
+    ("an option of the wrong type", CAMPAIGN_UPDATE, {"options": {"players_may_enter_dice": [True]}}),
+    ("an encounter option of no ruleset", ENCOUNTER, {"name": "A", "options": {"bogus": 1}}),
+    ("an encounter option's unknown value", ENCOUNTER, {"name": "A", "options": {"hp_visibility": "all"}}),
+]
+
+
+@pytest.mark.parametrize(("what", "where", "body"), INVALID_TYPED, ids=[what for what, _, _ in INVALID_TYPED])
+def test_invalid_sheets_and_options_are_refused_by_the_document_and_the_server(
+    client, campaign_factory, what, where, body
+):
+    assert errors(_schema_of(*where), body) != [], what
+    camp = campaign_factory("great-cosmos")
+    url = where[1].replace("{campaign_id}", camp.id)
+    r = client.request(where[0].upper(), url, json=body, headers=camp.gm)
+    assert r.status_code == 422, r.text
 
 
 # --- real answers, each ruleset ----------------------------------------------------------------
@@ -177,13 +303,16 @@ DAMAGE = {"great-cosmos": {"damage": "1d6"}, "asgard": {}, "rulebook-d100": {"da
 def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(client, ruleset):
     served = client.get("/openapi.json").json()
     assert served == SPEC
-    r = client.post("/v1/campaigns", json={"name": "Strict", "ruleset": ruleset})
+    created = {"name": "Strict", "ruleset": ruleset, "options": OPTIONS[ruleset]}
+    assert errors(body_schema("post", "/v1/campaigns"), created) == []
+    r = client.post("/v1/campaigns", json=created)
     assert r.status_code == 201, r.text
     assert errors(SPEC["paths"]["/v1/campaigns"]["post"]["responses"]["201"]["content"][JSON]["schema"], r.json()) == []
     camp = r.json()
     call = Checked(client, {"Authorization": f"Bearer {camp['gm_token']}"})
     cid = camp["id"]
     call("get", f"/v1/campaigns/{cid}")
+    call("patch", f"/v1/campaigns/{cid}", {"options": OPTIONS[ruleset]})
     hero = call("post", f"/v1/campaigns/{cid}/characters", {"name": "Aiko", "sheet": SHEETS[ruleset]}, 201)
     foe = call(
         "post", f"/v1/campaigns/{cid}/characters", {"name": "Goblin", "kind": "npc", "sheet": SHEETS[ruleset]}, 201
@@ -197,10 +326,15 @@ def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(clie
     enc = call(
         "post",
         f"/v1/campaigns/{cid}/encounters",
-        {"name": "Ambush", "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}]},
+        {
+            "name": "Ambush",
+            "options": ENCOUNTER_OPTIONS[ruleset],
+            "combatants": [{"character_id": hero["id"]}, {"character_id": foe["id"]}],
+        },
         201,
     )
     eid = enc["id"]
+    call("patch", f"/v1/encounters/{eid}", {"options": ENCOUNTER_OPTIONS[ruleset]})
     started = call("post", f"/v1/encounters/{eid}/start", {"seed": 5}, 201)
     actor = started["current"]["combatant_id"]
     target = next(c["id"] for c in started["combatants"] if c["id"] != actor)
@@ -215,7 +349,28 @@ def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(clie
     call("get", f"/v1/encounters/{eid}")
     call("get", f"/v1/encounters/{eid}/actions")
     call("get", f"/v1/campaigns/{cid}/rolls?limit=500")
-    assert len(call.seen) == 14
+    # the bundles: each sheet and options its ruleset's, after a fight changed the sheets
+    bundle = call("get", f"/v1/campaigns/{cid}/export")
+    fits = [m["$ref"] for m in COMPONENTS["CampaignBundle"]["anyOf"] if not errors(m, bundle)]
+    assert fits == [f"#/components/schemas/{prefix(ruleset)}CampaignBundle"]  # exactly one: its ruleset's
+    call("post", "/v1/campaigns/import?dry_run=true", bundle)
+    one = call("get", f"/v1/characters/{foe['id']}/export")
+    call("post", f"/v1/campaigns/{cid}/characters/import", one, 201)
+    other = next(r for r in RULESETS if r != ruleset)  # another ruleset's sheet: refused by both
+    alien = {**one, "character": {**one["character"], "sheet": SHEETS[other]}}
+    assert errors(body_schema("post", "/v1/campaigns/{campaign_id}/characters/import"), alien) != []
+    r = client.post(f"/v1/campaigns/{cid}/characters/import", json=alien, headers=call.headers)
+    assert r.status_code == 422, r.text
+    assert len(call.seen) == 20
+    # every event of the run (the GM's stream), its data valid against the schema `x-events` names
+    documented = {e["event"]: e["data"] for e in SPEC["paths"]["/v1/campaigns/{campaign_id}/events"]["get"]["x-events"]}
+    events = read_events(client, cid, call.headers)
+    assert {"campaign.updated", "character.created", "character.updated", "log.created"} <= {e["type"] for e in events}
+    assert [
+        (e["type"], errors(documented[e["type"]], e["data"]))
+        for e in events
+        if errors(documented[e["type"]], e["data"])
+    ] == []
 
 
 def test_resources_are_value_and_max_never_null_or_a_status_and_a_pool_full_at_0_is_not_down(client):
@@ -277,4 +432,6 @@ def test_a_character_is_a_union_by_ruleset_its_sheet_that_rulesets_component():
     assert read["properties"]["sheet"] == {"$ref": "#/components/schemas/GreatCosmosSheet"}
     assert errors({"$ref": "#/components/schemas/GreatCosmosSheet"}, SHEETS["asgard"]) != []
     assert errors({"$ref": "#/components/schemas/GreatCosmosSheet"}, SHEETS["great-cosmos"]) == []
-    assert "AsgardSheet" in COMPONENTS["CharacterCreate"]["properties"]["sheet"]["description"]
+    assert {"$ref": "#/components/schemas/AsgardSheet", "x-ruleset": "asgard"} in COMPONENTS["CharacterCreate"][
+        "properties"
+    ]["sheet"]["anyOf"]

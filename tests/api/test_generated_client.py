@@ -45,6 +45,19 @@ ODDS: dict[str, dict[str, Any]] = {
     "rulebook-d100": {"stat": "HAB"},
     "worlds-awakening": {"stat": "DEX", "difficulty": "facile"},
 }
+# issue 25 item 3: each ruleset's campaign options (one set apart from its default) and encounter options
+OPTIONS: dict[str, dict[str, Any]] = {
+    "great-cosmos": {"extreme_scores": True},
+    "asgard": {"gm_difficulty": 12},
+    "rulebook-d100": {"crit_failure_ruins_over_100": False},
+    "worlds-awakening": {"players_may_enter_dice": True},
+}
+ENCOUNTER_OPTIONS: dict[str, dict[str, Any]] = {
+    "great-cosmos": {"tie_method": "parallel"},
+    "asgard": {"hp_visibility": "status"},
+    "rulebook-d100": {"reveal_on_turn": False},
+    "worlds-awakening": {"hp_visibility": "hidden"},
+}
 
 
 CONFIG = {"project_name_override": PACKAGE, "package_name_override": PACKAGE, "post_hooks": []}
@@ -164,31 +177,39 @@ def _parsed(response, status: int) -> Any:
 
 
 def test_round_trip_through_the_generated_client(generated, live):
+    """Every answer parsed into its ruleset's classes (issue 25 item 3): the campaign, its options,
+    the character, its sheet, the test, the odds, the log, the encounter's options (which carry no
+    ruleset: Great Cosmos' told from the others' by `tie_method`), the export bundles (sent back
+    as imports), each giving back the whole body."""
     api = lambda module: importlib.import_module(f"{generated.__name__}.api.{module}")  # noqa: E731
     _operation_modules(generated)  # imports each operation's module: alone in its worker, the test needs it
     models = importlib.import_module(f"{generated.__name__}.models")
     campaigns, characters, play, rolls = api("campaigns"), api("characters"), api("play"), api("rolls")
+    encounters = api("encounters")
     server = live.start()
     anonymous = generated.Client(base_url=server.url, timeout=30.0)
     for ruleset in TESTS:
         name = prefix(ruleset)
-        campaign = _parsed(
-            campaigns.create_campaign.sync_detailed(
-                client=anonymous, body=models.CampaignCreate.from_dict({"name": "Round trip", "ruleset": ruleset})
-            ),
-            201,
-        )
+        options = getattr(models, f"{name}Options")
+        body = getattr(models, f"{name}CampaignCreate")(name="Round trip", ruleset=ruleset)
+        campaign = _parsed(campaigns.create_campaign.sync_detailed(client=anonymous, body=body), 201)
         live.campaigns.append(campaign.id)
+        assert type(campaign).__name__ == f"{name}CampaignCreated" and type(campaign.options) is options
         assert isinstance(campaign.created_at, datetime)
         gm = generated.AuthenticatedClient(base_url=server.url, token=campaign.gm_token, timeout=30.0)
+        body = models.CampaignUpdate(options=options.from_dict(OPTIONS[ruleset]))
+        updated = _parsed(campaigns.update_campaign.sync_detailed(campaign.id, client=gm, body=body), 200)
+        assert type(updated).__name__ == f"{name}CampaignPublic" and type(updated.options) is options
+        assert updated.options.to_dict().items() >= OPTIONS[ruleset].items()
+        sheet = getattr(models, f"{name}Sheet").from_dict(SHEETS[ruleset])
+        body = models.CharacterCreate(name="Aiko", kind=models.CharacterCreateKind.PC, sheet=sheet)
         character = _parsed(
-            characters.create_character.sync_detailed(
-                client=gm,
-                campaign_id=campaign.id,
-                body=models.CharacterCreate.from_dict({"name": "Aiko", "kind": "pc", "sheet": SHEETS[ruleset]}),
-            ),
-            201,
+            characters.create_character.sync_detailed(client=gm, campaign_id=campaign.id, body=body), 201
         )
+        assert type(character).__name__ == f"{name}CharacterPublic"
+        assert type(character.sheet).__name__ == f"{name}Sheet"
+        read = _parsed(characters.read_character.sync_detailed(character.id, client=gm), 200)
+        assert type(read) is type(character) and read.sheet.to_dict() == character.sheet.to_dict()
         body = getattr(models, f"{name}TestRequest").from_dict(TESTS[ruleset])
         test = _parsed(play.run_test.sync_detailed(client=gm, character_id=character.id, body=body), 201)
         assert type(test).__name__ == f"{name}TestResult"
@@ -207,3 +228,27 @@ def test_round_trip_through_the_generated_client(generated, live):
         page = _parsed(rolls.list_rolls.sync_detailed(client=gm, campaign_id=campaign.id, limit=10), 200)
         assert [(type(e), e.id) for e in page.items] == [(type(e), e.id) for e in logged]
         assert page.next_cursor is None
+        fight_options = "GreatCosmosEncounterOptions" if ruleset == "great-cosmos" else "EncounterOptions"
+        body = models.EncounterCreate(
+            name="Embuscade",
+            options=getattr(models, fight_options).from_dict(ENCOUNTER_OPTIONS[ruleset]),
+            combatants=[models.CombatantCreate(character_id=character.id)],
+        )
+        encounter = _parsed(encounters.create_encounter.sync_detailed(campaign.id, client=gm, body=body), 201)
+        assert type(encounter.options).__name__ == f"{fight_options}Public"
+        assert encounter.options.to_dict().items() >= ENCOUNTER_OPTIONS[ruleset].items()
+        started = _parsed(
+            encounters.start_encounter.sync_detailed(encounter.id, client=gm, body=models.StartRequest(seed=3)), 201
+        )
+        assert type(started.options) is type(encounter.options)
+        # the bundles: an export parsed into the ruleset's bundle, sent back as an import's body
+        bundle = _parsed(campaigns.export_campaign.sync_detailed(campaign.id, client=gm), 200)
+        assert type(bundle).__name__ == f"{name}CampaignBundle" and type(bundle.campaign.options) is options
+        assert [type(c.sheet).__name__ for c in bundle.characters] == [f"{name}Sheet"] * len(bundle.characters) != []
+        assert type(bundle.encounters[0].options).__name__ == fight_options
+        checked = campaigns.import_campaign.sync_detailed(client=anonymous, body=bundle, dry_run=True)
+        assert type(_parsed(checked, 200)).__name__ == "CampaignImportChecked"
+        one = _parsed(campaigns.export_character.sync_detailed(character.id, client=gm), 200)
+        assert type(one).__name__ == f"{name}CharacterBundle" and type(one.character.sheet).__name__ == f"{name}Sheet"
+        copied = _parsed(campaigns.import_character.sync_detailed(campaign.id, client=gm, body=one), 201)
+        assert type(copied) is type(character) and copied.sheet.to_dict() == one.character.sheet.to_dict()

@@ -71,3 +71,7 @@ def test_the_typed_scenario_runs_against_a_live_server(compiled, live, ruleset):
     )
     assert seen["revert_twice_code"] in ("already_reverted", "not_latest_action") and seen["current_version"] >= 2
     assert seen["events"] >= 3 and seen["log_entries"] >= 2 and seen["attack_steps"] >= 1
+    # issue 25 item 3: the sheet and the options typed by the ruleset, read without a cast
+    assert (seen["campaign_option"], seen["hero_pool"], seen["tie_method"]) == (
+        ("extreme_scores", "100/100", "d20") if ruleset == "great-cosmos" else ("gm_difficulty", "20/20", "none")
+    )

@@ -62,7 +62,20 @@ def for_ruleset(raw: dict[str, Any], ruleset: str) -> dict[str, Any]:
                 mine = [c for c in choices if c["x-ruleset"] == ruleset]
                 if mine:
                     schema[keyword] = mine
+    for component in spec["components"]["schemas"].values():  # a new character's sheet, options (issue 25)
+        for prop in component.get("properties", {}).values():
+            keyword = "oneOf" if "oneOf" in prop else "anyOf"
+            tagged = [c for c in prop.get(keyword, []) if "x-ruleset" in c]
+            if tagged:
+                prop[keyword] = [c for c in prop[keyword] if ruleset in _rulesets(c)]
     return spec
+
+
+def _rulesets(choice: dict[str, Any]) -> list[str | None]:
+    """The rulesets a union's member is for (`x-ruleset`: one, or the list of those sharing it); an
+    untagged member (`null`) stays in every ruleset's union."""
+    tag = choice.get("x-ruleset", list(RULESETS))
+    return tag if isinstance(tag, list) else [tag]
 
 
 # generated cases only: the schema's own examples cannot be combined with `given(data=...)`

@@ -20,8 +20,10 @@ function check(condition: boolean, what: string): asserts condition {
   if (!condition) throw new Error(`unexpected: ${what}`);
 }
 
-// each ruleset's sheet, test body (with table dice) and the odds body (the same without dice)
-const SHEETS: Record<Ruleset, Record<string, unknown>> = {
+// each ruleset's sheet, campaign and encounter options (typed by the spec: the ruleset's schema),
+// test body (with table dice) and the odds body (the same without dice)
+type Sheets = { "great-cosmos": Schemas["GreatCosmosSheet"]; asgard: Schemas["AsgardSheet"] };
+const SHEETS: Sheets = {
   "great-cosmos": {
     race: "humain",
     hp_max: 100,
@@ -35,14 +37,31 @@ const SHEETS: Record<Ruleset, Record<string, unknown>> = {
     weapons: [{ name: "epee", damage_dice: 2, ranged: false }],
   },
 };
+type Options = { "great-cosmos": Schemas["GreatCosmosOptions"]; asgard: Schemas["AsgardOptions"] };
+const OPTIONS: Options = { "great-cosmos": { extreme_scores: true }, asgard: { gm_difficulty: 12 } };
 
 const anonymous = createClient<paths>({ baseUrl: base });
 const seen: Record<string, number | string | boolean> = { ruleset };
 
 // --- campaign, player, character --------------------------------------------------------
-const created = await anonymous.POST("/v1/campaigns", { body: { name: "Scénario TS", ruleset } });
+// a new campaign says its ruleset: its options are that ruleset's (a union by `ruleset`)
+const newCampaign: Schemas["CampaignCreate"] =
+  ruleset === "great-cosmos"
+    ? { name: "Scénario TS", ruleset, options: OPTIONS["great-cosmos"] }
+    : { name: "Scénario TS", ruleset, options: OPTIONS.asgard };
+const created = await anonymous.POST("/v1/campaigns", { body: newCampaign });
 check(created.response.status === 201 && created.data !== undefined, `campaign: ${created.response.status}`);
 const campaign: Schemas["CampaignCreated"] = created.data;
+// narrowed by `ruleset`, the options are typed: every option filled, the one set as sent
+if (campaign.ruleset === "great-cosmos") {
+  check(campaign.options.extreme_scores === true && campaign.options.movement_rules === true, "GC options");
+  seen.campaign_option = "extreme_scores";
+} else if (campaign.ruleset === "asgard") {
+  check(campaign.options.gm_difficulty === 12 && campaign.options.take_11_allowed === true, "Asgard options");
+  seen.campaign_option = "gm_difficulty";
+} else {
+  throw new Error(`campaign ruleset: ${campaign.ruleset}`);
+}
 seen.campaign_id = campaign.id;
 check(created.response.headers.get("Location") === `/v1/campaigns/${campaign.id}`, "campaign Location");
 const gm = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${campaign.gm_token}` } });
@@ -58,6 +77,10 @@ const made = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
 });
 check(made.response.status === 201 && made.data !== undefined, `character: ${made.response.status}`);
 const hero: Schemas["CharacterPublic"] = made.data;
+// narrowed by `ruleset`, the sheet is typed: its pools filled from their maximum
+if (hero.ruleset === "great-cosmos") seen.hero_pool = `${hero.sheet.hp ?? "?"}/${hero.sheet.hp_max}`;
+else if (hero.ruleset === "asgard") seen.hero_pool = `${hero.sheet.vitality ?? "?"}/${hero.sheet.vitality_max ?? "?"}`;
+else throw new Error(`character ruleset: ${hero.ruleset}`);
 const heroPath = { params: { path: { character_id: hero.id } } };
 
 // --- a test with table dice, and its exact odds ---------------------------------------------
@@ -110,9 +133,18 @@ const npc = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
 check(npc.response.status === 201 && npc.data !== undefined, "npc");
 const encounter = await gm.POST("/v1/campaigns/{campaign_id}/encounters", {
   ...cid,
-  body: { name: "Embuscade", combatants: [{ character_id: hero.id }, { character_id: npc.data.id, count: 2 }] },
+  body: {
+    name: "Embuscade",
+    // the ruleset's encounter options (Great Cosmos' tie rule, GC-O2; the others' shared ones)
+    options: ruleset === "great-cosmos" ? { tie_method: "d20" } : { reveal_on_turn: true },
+    combatants: [{ character_id: hero.id }, { character_id: npc.data.id, count: 2 }],
+  },
 });
 check(encounter.response.status === 201 && encounter.data !== undefined, `encounter: ${encounter.response.status}`);
+// an encounter does not carry its ruleset: Great Cosmos' options are those with `tie_method`
+const fightOptions = encounter.data.options;
+seen.tie_method = "tie_method" in fightOptions ? fightOptions.tie_method : "none";
+check(fightOptions.hp_visibility === "exact" && fightOptions.reveal_on_turn, "encounter options filled");
 const eid = { params: { path: { encounter_id: encounter.data.id } } };
 check(encounter.data.combatants.length === 3, "the NPC copied twice");
 const started = await gm.POST("/v1/encounters/{encounter_id}/start", { ...eid, body: {} });
