@@ -1,16 +1,115 @@
-"""Issue 27's last dashboard controls: the AS-T6 cooperation of an Asgard attack ticked by name in
-the fight form (the tick boxes of `group`)."""
+"""Issue 27's last dashboard controls: a character's rule actions (AS-C6 first aid, AS-H4 cancel
+damage), their forms built from the catalogue's `operations.character_actions`, and the AS-T6
+cooperation of an Asgard attack ticked by name in the fight form (the tick boxes of `group`)."""
 
 from __future__ import annotations
 
 import json
 from contextlib import closing
 
-from tests.browser.dash_support import campaign
-from tests.browser.test_dashboard import clean, enter_dice, open_with_token
+from tests.browser.dash_support import axe, campaign
+from tests.browser.test_dashboard import clean, enter_dice, log_ids, open_with_token
 from tests.factories import as_fighter
 
 EPEE = {"name": "epee", "damage_dice": 2, "ranged": False}
+
+
+def _card_pools(page, character_id: str) -> dict[str, int]:
+    return page.evaluate(
+        """id => Object.fromEntries([...document.querySelectorAll(
+            `article.character[data-character-id='${id}'] [role=meter]`)].map(m =>
+            [m.dataset.resource, Number(m.getAttribute('aria-valuenow'))]))""",
+        character_id,
+    )
+
+
+def _card_follows(page, http, character_id: str) -> dict:
+    """The card shows the API's sheet (its vitality bar and its heroism): returns that sheet."""
+    sheet = http.get(f"/v1/characters/{character_id}").json()["sheet"]
+    page.wait_for_function(
+        """([id, vitality, heroism]) => {
+            const card = document.querySelector(`article.character[data-character-id='${id}']`);
+            const bar = card?.querySelector('[role=meter][data-resource=vitality]');
+            const points = [...(card?.querySelectorAll('dl.points div') || [])].find(d => d.textContent.startsWith('héroïsme'));
+            return bar?.getAttribute('aria-valuenow') === String(vitality) && points?.textContent === `héroïsme${heroism}`;
+        }""",
+        arg=[character_id, sheet["vitality"], sheet["heroism"]],
+        timeout=15_000,
+    )
+    assert _card_pools(page, character_id)["vitality"] == sheet["vitality"]
+    return sheet
+
+
+def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pages):
+    """The GM opens Sigrid's rule actions (mal en point: vitality 0): first aid by Bjorn (soins 5,
+    difficulty 10) with the table's 3d6 [6, 5, 4] (20: success, AS-C6 +1 vitality, no longer dying),
+    then a cancel damage of 3 already applied (AS-H4: 2 heroism, the 3 given back); each result is
+    the API's log entry, the card and the log follow."""
+    server = live.start()
+    http, cid, gm = campaign(live, server, "asgard", "Ragnarök")
+    page = pages(viewport={"width": 1280, "height": 1000})
+    with closing(http):
+        sigrid = http.post(
+            f"/v1/campaigns/{cid}/characters",
+            json={"name": "Sigrid", "kind": "pc", "sheet": as_fighter(vitality=0, heroism=3)},
+        ).json()
+        bjorn = http.post(
+            f"/v1/campaigns/{cid}/characters", json={"name": "Bjorn", "kind": "pc", "sheet": as_fighter()}
+        )
+        assert bjorn.status_code == 201, bjorn.text
+        schemas = http.get("/v1/rulesets/asgard").json()["operations"]["character_actions"]
+        assert {"first_aid", "cancel_damage"} <= set(schemas)
+        open_with_token(page, server.url, gm)
+        page.get_by_role("button", name="Actions de règle : Sigrid").click()
+        dialog = page.locator("dialog")
+        dialog.get_by_role("heading", name="Sigrid : action de règle").wait_for()
+        assert axe(page, context="dialog") == []
+        dialog.get_by_label("Action", exact=True).select_option(label="Premiers soins")
+        assert dialog.get_by_label("Seed").count() == 0 and dialog.get_by_label("Dice").count() == 0
+        dialog.get_by_label("Soins du soigneur").fill("5")
+        dialog.get_by_label("Soigneur", exact=True).select_option(label="Bjorn")
+        dialog.get_by_label("Seuil").fill("10")
+        dialog.get_by_role("button", name="Saisir les dés de table").click()
+        assert enter_dice(page, {"soins": [6, 5, 4]}) == ["soins"] * 3
+        result = dialog.locator("#character-action-result .outcome")
+        result.wait_for(timeout=15_000)
+        [aid] = [e for e in http.get(f"/v1/campaigns/{cid}/rolls").json()["items"] if e["type"] == "first_aid"]
+        assert result.get_attribute("data-entry-id") == aid["id"]
+        assert [r["value"] for r in aid["rolls"]] == [6, 5, 4] and aid["provenance"] == "table"
+        assert (aid["healer_id"], aid["test"]["success"], aid["effects"]["vitality"]) == (
+            bjorn.json()["id"],
+            True,
+            {"before": 0, "after": 1},
+        )
+        assert "Sigrid" in result.inner_text() and "premiers soins" in result.inner_text()
+        after_aid = _card_follows(page, http, sigrid["id"])
+        assert (after_aid["vitality"], after_aid["condition"]["dying"]) == (1, False)
+        # AS-H4: another action of the same dialog, the server's (no dice)
+        dialog.get_by_label("Action", exact=True).select_option(label="Annuler des dégâts")
+        dialog.get_by_label("Dégâts", exact=True).fill("3")
+        dialog.get_by_label("Déjà appliqués").check()
+        dialog.get_by_role("button", name="Appliquer").click()
+        page.wait_for_function(
+            "id => document.querySelector('#character-action-result .outcome')?.dataset.entryId"
+            " && document.querySelector('#character-action-result .outcome').dataset.entryId !== id",
+            arg=aid["id"],
+            timeout=15_000,
+        )
+        entries = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
+        [cancel] = [e for e in entries if e["type"] == "cancel_damage"]
+        assert result.get_attribute("data-entry-id") == cancel["id"]
+        assert (cancel["damage"], cancel["already_applied"], cancel["effects"]["heroism"]) == (
+            3,
+            True,
+            {"before": 3, "after": 1},
+        )
+        after = _card_follows(page, http, sigrid["id"])
+        assert (after["vitality"], after["heroism"]) == (4, 1)
+        page.get_by_role("button", name="Fermer").click()
+        page.locator("dialog").wait_for(state="detached")
+        page.wait_for_function("n => document.querySelectorAll('#log-list li.entry').length === n", arg=len(entries))
+        assert log_ids(page) == [e["id"] for e in entries]
+        clean(page)
 
 
 def test_issue27_as_t6_cooperating_combatants_ticked_by_name_in_the_attack_form(live, pages):
