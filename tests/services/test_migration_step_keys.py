@@ -168,17 +168,24 @@ def test_issue27_item2_old_steps_get_their_key_by_rule_and_text_unknown_ones_non
     assert _ordered(seen["at 0013"]) == _ordered([body, test])
 
 
+# keys the code declares that migration 0014's map does not give: steps first written after it (they
+# were never logged without their key); a step added to the code is added here, never to the migration
+NEW_SINCE_0014 = {"npc_copy_deleted"}  # issue 27: a join's revert deleting its NPC copies
+
+
 def test_issue27_item2_the_frozen_map_agrees_with_every_key_the_code_declares():
-    """Every literal `(key, what)` the call sites declare today is what the migration's map gives
-    for it, under some rule it knows (the map was written from them: a key renamed in the code
-    without a new migration shows here); and every key the map gives is one the code declares."""
+    """Every literal `(key, what)` the call sites declare is what the migration's map gives for it
+    under some rule it knows, or a formatted text one of its patterns gives (a key renamed in the
+    code shows here); every key the code declares is in the map but those written after it; and
+    every key the map gives is one the code declares."""
     m = _migration()
-    declared = {(k, w) for *_, pairs in written_steps() for k, w in pairs if k and w and "\0" not in w}
+    declared = {(k, w) for *_, pairs in written_steps() for k, w in pairs if k and w and k not in NEW_SINCE_0014}
     mapped = {(k, w) for by_what in m.EXACT.values() for w, k in by_what.items()}
-    formatted = [(k, w) for k, w in declared - mapped if not any(m.key_of(r, w) == k for r in m.EXACT)]
-    assert formatted == [(k, w) for k, w in formatted if any(k == key for *_, key in m.PATTERNS)]
+    unmapped = [(k, w) for k, w in sorted(declared - mapped) if not any(m.key_of(r, w) == k for r in m.EXACT)]
+    # a formatted text (the scan fills its fields with "1" or "dying"): the key of one of its patterns
+    assert [k for k, _ in unmapped if k not in {key for *_, key in m.PATTERNS}] == []
     code_keys = {k for *_, pairs in written_steps() for k, _ in pairs if k}
     map_keys = {k for by_what in m.EXACT.values() for k in by_what.values()} | {k for *_, k in m.PATTERNS}
     assert map_keys - code_keys == {"move"}  # GC-D1's step, written with `**{"from": …}` the scan skips
-    assert code_keys - map_keys == set()
-    assert len(map_keys) == 100
+    assert code_keys - map_keys == NEW_SINCE_0014
+    assert len(map_keys) == 100  # the kinds of step the migration knows
