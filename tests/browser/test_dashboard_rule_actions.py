@@ -151,7 +151,11 @@ def test_issue27_as_t6_cooperating_combatants_ticked_by_name_in_the_attack_form(
         page.get_by_label("Cible", exact=True).select_option(label="Troll")
         page.get_by_label("Arme", exact=True).select_option("epee")
         cooperating = page.locator("fieldset", has=page.locator("legend", has_text="En coopération"))
-        assert cooperating.locator("input[type=checkbox]").count() == 3  # one tick box per combatant, by name
+        boxes = cooperating.locator("input[type=checkbox]")
+        assert [boxes.nth(i).evaluate("b => b.labels[0].textContent") for i in range(boxes.count())] == [
+            "Bjorn",
+            "Troll",
+        ]  # one tick box per other combatant, by name (not the actor)
         assert cooperating.get_by_role("textbox").count() == 0  # no longer a free text box of ids
         cooperating.get_by_label("Bjorn", exact=True).check()
         page.get_by_role("button", name="Agir avec les dés de table").click()

@@ -767,8 +767,8 @@ export class Tracker {
       }
       return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
-    const group = ctx => {
-      const boxes = combatants.map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
+    const group = ctx => {  // the others acting with the actor: one tick box each, by name
+      const boxes = combatants.filter(c => c.id !== actorId).map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
       const fs = h("fieldset", { class: "group" }, h("legend", {}, ctx.label),
         boxes.map(([, input, name]) => h("span", { class: "check" }, input, h("label", { for: input.id }, name))));
       fs.id = uid("fs");
