@@ -51,7 +51,7 @@ def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pag
     with closing(http):
         sigrid = http.post(
             f"/v1/campaigns/{cid}/characters",
-            json={"name": "Sigrid", "kind": "pc", "sheet": as_fighter(vitality=0, heroism=3)},
+            json={"name": "Sigrid", "kind": "pc", "sheet": as_fighter(vitality=0, heroism=5)},
         ).json()
         bjorn = http.post(
             f"/v1/campaigns/{cid}/characters", json={"name": "Bjorn", "kind": "pc", "sheet": as_fighter()}
@@ -101,8 +101,32 @@ def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pag
         assert (cancel["damage"], cancel["already_applied"], cancel["effects"]["heroism"]) == (
             3,
             True,
-            {"before": 3, "after": 1},
+            {"before": 5, "after": 3},
         )
+        after = _card_follows(page, http, sigrid["id"])
+        assert (after["vitality"], after["heroism"]) == (4, 3)
+        page.get_by_role("button", name="Fermer").click()
+        page.locator("dialog").wait_for(state="detached")
+        # AS-H4 naming the blow: the GM's damage of 2 (through the API), then cancelled by its log entry,
+        # picked by its line in a reopened dialog: exactly what it took is given back
+        blow = http.post(f"/v1/characters/{sigrid['id']}/actions", json={"type": "damage", "amount": 2})
+        assert blow.status_code == 201, blow.text
+        assert _card_follows(page, http, sigrid["id"])["vitality"] == 2
+        page.get_by_role("button", name="Actions de règle : Sigrid").click()
+        dialog.get_by_label("Action", exact=True).select_option(label="Annuler des dégâts")
+        picker = dialog.get_by_label("Le coup (entrée du journal)")
+        page.wait_for_selector("dialog select[name=damage_id][data-state=ready]")
+        options = picker.locator("option")
+        assert [options.nth(i).get_attribute("value") for i in range(options.count())] == ["", blow.json()["id"]]
+        assert options.nth(1).text_content().endswith("(−2)")
+        picker.select_option(blow.json()["id"])
+        dialog.get_by_label("Dégâts", exact=True).fill("2")
+        dialog.get_by_role("button", name="Appliquer").click()
+        result.wait_for(timeout=15_000)
+        entries = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
+        [named, _] = [e for e in entries if e["type"] == "cancel_damage"]
+        assert result.get_attribute("data-entry-id") == named["id"]
+        assert (named["damage_id"], named["lost"]) == (blow.json()["id"], 2)
         after = _card_follows(page, http, sigrid["id"])
         assert (after["vitality"], after["heroism"]) == (4, 1)
         page.get_by_role("button", name="Fermer").click()

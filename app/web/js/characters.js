@@ -208,9 +208,40 @@ function actionForm(schema, character) {
     control.name = ctx.path.join(".");
     return { el: field(ctx.label, control), control, get: () => control.value || undefined };
   };
-  const widgets = { healer_id: pick(), ally_id: pick({ exclude: character.id }) };
+  const widgets = { healer_id: pick(), ally_id: pick({ exclude: character.id }), damage_id: blowPicker(character) };
   const omit = ["type", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
   return new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
+}
+
+/** The vitality (the first pool) a log entry took from this character: a fight's action (its changes)
+ * or a character action (its effects); 0 when none. */
+function lostBy(entry, character) {
+  const pool = state.ruleset?.combat?.pools?.[0]?.name;
+  const changes = entry.kind === "combat"
+    ? (entry.changes || []).filter(c => c.character_id === character.id && c.field === pool)
+    : entry.character_id === character.id && entry.effects?.[pool] ? [entry.effects[pool]] : [];
+  return changes.reduce((sum, c) => sum + (typeof c.before === "number" && typeof c.after === "number"
+    ? Math.max(0, c.before - c.after) : 0), 0);
+}
+
+/** AS-H4's `damage_id`: the blow already applied, picked among the character's latest log entries
+ * that took its vitality (each by its line), read once the form is drawn. */
+function blowPicker(character) {
+  return ctx => {
+    const control = select([], { empty: t("form.none") });
+    control.name = ctx.path.join(".");
+    control.dataset.state = "loading";
+    api.get(`/v1/campaigns/${state.campaign.id}/rolls`, { character_id: character.id, limit: 30 }).then(page => {
+      for (const entry of page.items) {
+        const lost = lostBy(entry, character);
+        if (lost > 0) {
+          control.append(h("option", { value: entry.id },
+            t("characters.actions.blow", { line: entryNode(entry, nameOfCharacter).textContent, n: num(lost) })));
+        }
+      }
+    }, () => {}).finally(() => { control.dataset.state = "ready"; });
+    return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+  };
 }
 
 export function renderCharacters(section) {
