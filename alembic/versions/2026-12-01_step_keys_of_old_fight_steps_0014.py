@@ -7,13 +7,14 @@ Create Date: 2026-12-01 21:00:00.000000
 Issue 27 item 2's tail: since every fight step carries `key` (a stable snake_case word a client
 translates), steps logged before keys existed have none, and a client falls back to the server's
 English `what`. This fills `key` in every stored fight step (the roll-log bodies of `kind:
-"combat"`, which the encounter history reads, a heroism reroll's or a revert's steps too) from its
+"combat"`, which the encounter history reads, a heroism reroll's or a revert's steps too, and the
+copies of those actions the players' `encounter.*` events carry, `event.player_data`) from its
 `(rule, what)`, by the mapping the code declared when this migration was written (the call sites
 tests/rulesets/test_step_keys.py reads), frozen here as data: 105 literal `(rule, what)` pairs
 and 11 patterns of the texts the code formats (a condition's or a posture's name within), 100 kinds
 of step (keys) in all. A step that already has a key keeps it; one whose `(rule, what)` is not in
 the map (a text reworded since, a test ruleset's) keeps none, and a client still shows its `what`.
-The key goes right after `rule`, the wire order. Bodies are read and written in batches by `seq`.
+The key goes right after `rule`, the wire order. Rows are read and written in batches by `seq`.
 
 Downgrade: nothing to undo. The code of revision 0013 already writes `key` in every step, so a
 body with keys is a body of 0013; the keys filled here stay (removing them would lose those the
@@ -266,23 +267,36 @@ _log = sa.table(
 )
 
 
-def upgrade() -> None:
-    conn = op.get_bind()
+_event = sa.table(
+    "event",
+    sa.column("seq", sa.BigInteger()),
+    sa.column("type", sa.String()),
+    sa.column("player_data", sa.JSON()),
+)
+
+
+def _fill(conn, table: sa.TableClause, column: str, where: sa.ColumnElement[bool]) -> None:
+    """Every row of `table` matching `where`, its JSON `column` given its steps' keys, in batches by seq."""
+    value = table.c[column]
     last = -1
     while True:
         rows = conn.execute(
-            sa.select(_log.c.seq, _log.c.body)
-            .where(_log.c.kind == "combat", _log.c.seq > last)
-            .order_by(_log.c.seq)
-            .limit(BATCH)
+            sa.select(table.c.seq, value).where(where, table.c.seq > last).order_by(table.c.seq).limit(BATCH)
         ).all()
         if not rows:
             return
-        for seq, body in rows:
-            new, changed = filled(body)
+        for seq, data in rows:
+            new, changed = filled(data)
             if changed:
-                conn.execute(sa.update(_log).where(_log.c.seq == seq).values(body=new))
+                conn.execute(sa.update(table).where(table.c.seq == seq).values({column: new}))
         last = rows[-1][0]
+
+
+def upgrade() -> None:
+    conn = op.get_bind()
+    _fill(conn, _log, "body", _log.c.kind == "combat")
+    # the copies of an action the players' events carry (the GM's refers to the log's): the same steps
+    _fill(conn, _event, "player_data", _event.c.type.like("encounter.%") & _event.c.player_data.is_not(None))
 
 
 def downgrade() -> None:

@@ -47,8 +47,11 @@ def _ordered(node: Any) -> Any:
     return node
 
 
-def _migrated(database_url, engine, tmp_path, bodies: list[tuple[str, dict]], *, then=None) -> list[dict]:
-    """These (kind, body) logged at revision 0013, then `upgrade head` (and `then(url)`): the bodies read back."""
+def _migrated(
+    database_url, engine, tmp_path, bodies: list[tuple[str, dict]], *, events: list[tuple[str, Any]] = (), then=None
+) -> list[dict]:
+    """These (kind, body) logged and these (type, player_data) events recorded at revision 0013, then
+    `upgrade head` (and `then(url)`): the bodies read back, then the events' player_data."""
     with _scratch_database(database_url, engine, tmp_path) as url:
         command.upgrade(alembic_config(url), "0013")
         scratch = create_engine(url)
@@ -69,11 +72,24 @@ def _migrated(database_url, engine, tmp_path, bodies: list[tuple[str, dict]], *,
                         ),
                         {"id": f"e{n}", "kind": kind, "body": json.dumps(body)},
                     )
+                for n, (type_, player_data) in enumerate(events, start=1):
+                    conn.execute(
+                        text(
+                            "INSERT INTO event (campaign_id, number, type, hidden, created_at, data, player_data)"
+                            " VALUES ('c1', :n, :type, false, CURRENT_TIMESTAMP, '{}', :player_data)"
+                        ),
+                        {
+                            "n": n,
+                            "type": type_,
+                            "player_data": None if player_data is None else json.dumps(player_data),
+                        },
+                    )
             command.upgrade(alembic_config(url), "head")
             if then is not None:
                 then(url)
             with scratch.connect() as conn:
                 rows = conn.execute(text("SELECT body FROM roll_log ORDER BY seq")).scalars().all()
+                rows += conn.execute(text("SELECT player_data FROM event ORDER BY seq")).scalars().all()
         finally:
             scratch.dispose()
     return [json.loads(r) if isinstance(r, str) else r for r in rows]
@@ -149,7 +165,15 @@ def test_issue27_item2_old_steps_get_their_key_by_rule_and_text_unknown_ones_non
         finally:
             scratch.dispose()
 
-    body, test = _migrated(database_url, engine, tmp_path, [("combat", combat), ("test", test_entry)], then=down_and_up)
+    player_event = {"id": "enc", "version": 2, "action": {"type": "attack", "steps": [dict(combat["steps"][0])]}}
+    body, test, event, nothing, other = _migrated(
+        database_url,
+        engine,
+        tmp_path,
+        [("combat", combat), ("test", test_entry)],
+        events=[("encounter.action", player_event), ("encounter.action", None), ("log.created", player_event)],
+        then=down_and_up,
+    )
     assert [(s["rule"], s.get("key")) for s in body["steps"]] == [
         ("AS-C5", "condition_counted_in_the_fight"),
         ("AS-C6", "condition_no_longer"),
@@ -166,6 +190,9 @@ def test_issue27_item2_old_steps_get_their_key_by_rule_and_text_unknown_ones_non
     assert body["replayed"]["steps"][0]["key"] == "heroism_spent_the_action_resolved_again_with_new_dice"
     assert test == test_entry
     assert _ordered(seen["at 0013"]) == _ordered([body, test])
+    # the players' copy of an action in their events: keyed too; other events untouched
+    assert event["action"]["steps"] == [body["steps"][0]]
+    assert (nothing, other) == (None, player_event)
 
 
 # keys the code declares that migration 0014's map does not give: steps first written after it (they
