@@ -205,7 +205,8 @@ define("revert_of_revert", Conflict, "A revert is not reverted: revert the actio
 define(
     "changed_since",
     Conflict,
-    "A value the revert would restore changed since that action; `force` restores it anyway.",
+    "A value the revert would restore changed since that action, or an NPC copy it would delete (a `join` "
+    "made with `count`) was changed or put in another fight since; `force` reverts anyway.",
     combatant_id=STR,
     field=STR,
     expected=ANY,

@@ -39,6 +39,15 @@ class OptionsSchema(Described):
     json_schema: dict[str, Any] = Field(alias="schema", description="Their JSON Schema.")
 
 
+class CharacterActionType(Described):
+    """One action `type` of `POST /v1/characters/{id}/actions` in this ruleset."""
+
+    gm_only: bool = Field(description="The GM's only; the others: the character's owner or the GM.")
+    json_schema: dict[str, Any] = Field(
+        alias="schema", description="The JSON Schema of its body (a client builds its form from it, `$defs` within)."
+    )
+
+
 class RulesetOperations(Described):
     """What the ruleset offers besides tests and odds."""
 
@@ -49,6 +58,10 @@ class RulesetOperations(Described):
     schemas: dict[str, dict[str, Any]] = Field(
         description="Each of `level_up`, `reroll`, `opposed`, `group` it offers -> the JSON Schema of its body "
         "(a client builds its form from it, `$defs` within)."
+    )
+    character_actions: dict[str, CharacterActionType] = Field(
+        description="Each of `actions` -> who may perform it and the JSON Schema of its body (issue 27: AS-C6 "
+        "first aid, AS-H4 cancel damage…)."
     )
 
 
@@ -157,6 +170,15 @@ def summary(adapter: RulesetAdapter) -> RulesetSummary:
     return RulesetSummary(id=adapter.id, title=adapter.title)
 
 
+def _tagged(model: type[BaseModel]) -> dict[str, Any]:
+    """A character action's body schema, its `type` required (the service requires the tag, a default
+    or not, as openapi.json's union member says)."""
+    schema = model.model_json_schema()
+    if "type" in schema.get("properties", {}) and "type" not in schema.get("required", []):
+        schema["required"] = [*schema.get("required", []), "type"]
+    return schema
+
+
 BODIES = (Capability.LEVEL_UP, Capability.REROLL, Capability.OPPOSED, Capability.GROUP)  # one body each
 
 
@@ -183,6 +205,10 @@ def describe(ruleset: str) -> dict[str, Any]:
                     actions=sorted(adapter.actions),
                     schemas={
                         c.value: adapter.request_model(c).model_json_schema() for c in BODIES if adapter.supports(c)
+                    },
+                    character_actions={
+                        kind: CharacterActionType(gm_only=action.gm_only, json_schema=_tagged(action.model))
+                        for kind, action in sorted(adapter.actions.items())
                     },
                 ),
                 "combat": combat(found.combat),

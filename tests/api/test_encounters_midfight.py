@@ -193,3 +193,130 @@ def test_dice_before_start_are_refused(table):
         headers=t.gm,
     )
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "dice"]
+
+
+# --- issue 27: the revert of a join made with `count` deletes the NPC copies it made ---------------
+
+
+def _orcs_join(t, *, access: str = "observer") -> tuple[str, dict, dict[str, str], dict[str, str]]:
+    """Hero (Alice's) fighting; an Orc NPC (`access` for the players) joins as 2 copies: (the fight's
+    id, the join's answer, combatant names -> ids, copy names -> character ids)."""
+    hero = t.character("Hero", wa_fighter(1), kind="pc", player=t.alice)
+    s = t.encounter([{"character_id": hero}])
+    eid = s["id"]
+    t.start(eid, dice=[])
+    r = t.client.post(
+        f"/v1/campaigns/{t.c.id}/characters",
+        json={"name": "Orc", "kind": "npc", "sheet": wa_fighter(1), "player_access": access},
+        headers=t.gm,
+    )
+    assert r.status_code == 201, r.text
+    joined = _add(t, eid, {"character_id": r.json()["id"], "count": 2, "dice": [3, 17]})
+    copies = {c["name"]: c["character_id"] for c in joined["combatants"] if c["name"].startswith("Orc ")}
+    assert sorted(copies) == ["Orc 1", "Orc 2"]
+    return eid, joined, ids(joined), copies
+
+
+def _names(t, headers=None) -> list[str]:
+    r = t.client.get(f"/v1/campaigns/{t.c.id}/characters", headers=headers or t.gm, params={"limit": 50})
+    assert r.status_code == 200, r.text
+    return sorted(c["name"] for c in r.json()["items"])
+
+
+def test_issue27_reverting_a_join_with_count_deletes_its_npc_copies_with_their_events(table):
+    t = table("worlds-awakening")
+    eid, joined, n, copies = _orcs_join(t)
+    before = {who: read_events(t.client, t.c.id, h)[-1]["id"] for who, h in (("gm", t.gm), ("alice", t.alice.headers))}
+    reverted = _revert(t, eid, joined["action"]["id"])
+    deleted = [s for s in reverted["steps"] if s["key"] == "npc_copy_deleted"]
+    assert [(s["rule"], s["combatant_id"], s["character_id"]) for s in deleted] == [
+        ("revert", n["Orc 1"], copies["Orc 1"]),
+        ("revert", n["Orc 2"], copies["Orc 2"]),
+    ]
+    assert [c["name"] for c in t.state(eid)["combatants"]] == ["Hero"]
+    for character_id in copies.values():
+        assert t.client.get(f"/v1/characters/{character_id}", headers=t.gm).status_code == 404
+    assert _names(t) == ["Hero", "Orc"]
+    # what a client needs to drop them (as a deletion sends), then the fight's revert; a player who
+    # saw the copies (the NPC is `observer`) is told too
+    for who, headers in (("gm", t.gm), ("alice", t.alice.headers)):
+        after = [e for e in read_events(t.client, t.c.id, headers) if e["id"] > before[who]]
+        assert [e["type"] for e in after if e["type"] != "log.created"] == [
+            "character.deleted",
+            "character.deleted",
+            "encounter.reverted",  # a player who saw the join is told of its revert (it was not before)
+        ], who
+        assert [e["data"] for e in after[:2]] == [{"id": copies["Orc 1"]}, {"id": copies["Orc 2"]}]
+        assert after[-1]["data"]["id"] == eid
+    # the log keeps the join and its revert (append-only); export and import still agree
+    log = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", headers=t.gm).json()["items"]
+    assert [e["type"] for e in log if e["kind"] == "combat"][:2] == ["revert", "join"]
+    bundle = t.client.get(f"/v1/campaigns/{t.c.id}/export", headers=t.gm)
+    assert bundle.status_code == 200, bundle.text
+    assert sorted(c["name"] for c in bundle.json()["characters"]) == ["Hero", "Orc"]
+    imported = t.client.post("/v1/campaigns/import", json=bundle.json())
+    assert imported.status_code == 201, imported.text
+    gm = {"Authorization": f"Bearer {imported.json()['gm_token']}"}
+    (fight,) = t.client.get(f"/v1/campaigns/{imported.json()['id']}/encounters", headers=gm).json()["items"]
+    assert [c["name"] for c in t.client.get(f"/v1/encounters/{fight['id']}", headers=gm).json()["combatants"]] == [
+        "Hero"
+    ]
+
+
+def test_issue27_a_hidden_joins_copies_are_deleted_in_the_gms_stream_only(table):
+    t = table("worlds-awakening")
+    hero = t.character("Hero", wa_fighter(1), kind="pc", player=t.alice)
+    s = t.encounter([{"character_id": hero}])
+    t.start(s["id"], dice=[])
+    orc = t.character("Orc", wa_fighter(1))
+    joined = _add(t, s["id"], {"character_id": orc, "count": 2, "hidden": True, "dice": [3, 17]})
+    copies = [c["character_id"] for c in joined["combatants"] if c["name"].startswith("Orc ")]
+    _revert(t, s["id"], joined["action"]["id"])
+    gms = [e["data"]["id"] for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "character.deleted"]
+    assert gms == copies
+    theirs = json.dumps(read_events(t.client, t.c.id, t.alice.headers))
+    assert all(c not in theirs for c in copies)
+
+
+def test_issue27_a_copy_changed_since_the_join_stops_its_revert_whole_unless_forced(table):
+    """Orc 2 edited since the join: the revert (which would delete Orc 1 first) is a 409
+    `changed_since` and nothing of it is applied (Orc 1, the combatants, the fight's version, no
+    event); `force` deletes both."""
+    t = table("worlds-awakening")
+    eid, joined, n, copies = _orcs_join(t)
+    edited = t.client.patch(f"/v1/characters/{copies['Orc 2']}", json={"sheet": {"hp": 3}}, headers=t.gm)
+    assert edited.status_code == 200, edited.text
+    state, events = t.state(eid), read_events(t.client, t.c.id, t.gm)
+    r = t.client.post(f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert", json={}, headers=t.gm)
+    problem = assert_problem(r, 409, "conflict")
+    assert (problem["code"], problem["combatant_id"], problem["field"], problem["expected"], problem["current"]) == (
+        "changed_since",
+        n["Orc 2"],
+        "version",
+        1,
+        2,
+    )
+    assert t.client.get(f"/v1/characters/{copies['Orc 1']}", headers=t.gm).status_code == 200
+    assert t.state(eid) == state and read_events(t.client, t.c.id, t.gm) == events
+    assert _names(t) == ["Hero", "Orc", "Orc 1", "Orc 2"]
+    forced = t.post(f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert", {"force": True})
+    assert [s["character_id"] for s in forced["steps"] if s["key"] == "npc_copy_deleted"] == [
+        copies["Orc 1"],
+        copies["Orc 2"],
+    ]
+    assert _names(t) == ["Hero", "Orc"]
+
+
+def test_issue27_a_copy_put_in_another_fight_since_is_deleted_only_when_forced(table):
+    t = table("worlds-awakening")
+    eid, joined, n, copies = _orcs_join(t)
+    other = t.encounter([{"character_id": copies["Orc 1"]}])
+    r = t.client.post(f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert", json={}, headers=t.gm)
+    problem = assert_problem(r, 409, "conflict")
+    assert (problem["code"], problem["field"], problem["current"]) == ("changed_since", "encounters", [other["id"]])
+    version = t.state(other["id"])["version"]
+    t.post(f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert", {"force": True})
+    assert _names(t) == ["Hero", "Orc"]
+    assert t.state(other["id"])["version"] == version + 1  # what it shows changed (as a deletion moves it)
+    updated = [e for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
+    assert updated[-1]["data"] == {"id": other["id"], "version": version + 1}

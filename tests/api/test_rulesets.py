@@ -186,3 +186,67 @@ def test_the_catalogue_answers_are_typed_per_ruleset_in_openapi(client):
     assert asgard["properties"]["combat"] == {"$ref": "#/components/schemas/CombatDescription"}
     assert {"skills", "take_11", "sheet_schema", "operations"} <= set(asgard["properties"])
     assert asgard["additionalProperties"] is False
+
+
+# --- issue 27: every character action's body in the catalogue (the page builds its forms from it) ----
+
+
+def _resolved(node, root: dict, prefix: str, *, properties: bool = False):
+    """A schema with every `$ref` (under `prefix`: `#/$defs/`, `#/components/schemas/`) replaced by what
+    it names, without the schemas' `title`s (openapi.json prefixes its names with the ruleset's) and
+    examples: what a form is built from."""
+    if isinstance(node, list):
+        return [_resolved(v, root, prefix) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if not properties and isinstance(node.get("$ref"), str):
+        assert node["$ref"].startswith(prefix), node["$ref"]
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return _resolved({**root[node["$ref"][len(prefix) :]], **rest}, root, prefix)
+    if properties:  # field names -> their schemas (a field may be named "title")
+        return {k: _resolved(v, root, prefix) for k, v in node.items()}
+    return {
+        k: _resolved(v, root, prefix, properties=k == "properties")
+        for k, v in node.items()
+        if k not in ("$defs", "examples") and not (k == "title" and isinstance(v, str))
+    }
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_issue27_every_character_action_has_its_body_schema_in_the_catalogue_as_in_openapi(client, ruleset):
+    """`operations.character_actions`: each of `operations.actions` with its body's JSON Schema (self-
+    contained, `$defs` within), the same as openapi.json's schema of that body once their references
+    are resolved, and whether it is the GM's only."""
+    from app.rulesets.registry import get
+
+    operations = client.get(f"/v1/rulesets/{ruleset}").json()["operations"]
+    actions = operations["character_actions"]
+    assert sorted(actions) == operations["actions"] == sorted(get(ruleset).adapter.actions)
+    doc = client.get("/openapi.json").json()
+    components = doc["components"]["schemas"]
+    body = doc["paths"]["/v1/characters/{character_id}/actions"]["post"]["requestBody"]["content"]["application/json"]
+    unions = [s for s in body["schema"]["oneOf"] if s["x-ruleset"] == ruleset]
+    if not actions:
+        assert unions == [] and ruleset in ("great-cosmos", "rulebook-d100")
+        return
+    [union] = unions
+    mapping = components[union["$ref"].rsplit("/", 1)[1]]["discriminator"]["mapping"]
+    assert set(actions) == set(mapping)
+    for kind, action in actions.items():
+        schema = action["schema"]
+        assert all(ref.startswith("#/$defs/") and ref.split("/")[-1] in schema["$defs"] for ref in _refs(schema))
+        documented = components[mapping[kind].rsplit("/", 1)[1]]
+        assert _resolved(schema, schema.get("$defs", {}), "#/$defs/") == _resolved(
+            documented, components, "#/components/schemas/"
+        ), kind
+        assert action["gm_only"] is get(ruleset).adapter.actions[kind].gm_only
+
+
+def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_bodies_in_the_catalogue(client):
+    actions = client.get("/v1/rulesets/asgard").json()["operations"]["character_actions"]
+    first_aid, cancel = actions["first_aid"], actions["cancel_damage"]
+    assert (first_aid["gm_only"], cancel["gm_only"]) == (False, False)
+    assert {"healer_soins", "healer_id", "target", "modifier", "dice", "seed"} <= set(first_aid["schema"]["properties"])
+    assert cancel["schema"]["required"] == ["type", "damage"]
+    assert {"already_applied", "damage_id"} <= set(cancel["schema"]["properties"])
+    assert actions["damage"]["gm_only"] is True

@@ -55,3 +55,47 @@ def test_issue27_item5_gc_o1_a_hidden_reinforcement_added_while_the_fight_runs_t
         assert [c["id"] for c in back["combatants"]] == [c["id"] for c in state["combatants"]]
         assert (back["order"], back["current"]) == (state["order"], state["current"])
         clean(page)
+
+
+def test_issue27_undoing_a_join_with_count_drops_the_npc_copies_from_both_pages(live, pages):
+    """Two copies of an NPC players may see join the running fight (`count`); the GM's Undo deletes
+    them: the GM's and the player's pages drop their cards and their rows (the revert's
+    `character.deleted` and `encounter.reverted`), as the API has it."""
+    server = live.start()
+    s = table(live, server)
+    gm, player = pages(viewport={"width": 1280, "height": 900}), pages()
+    with closing(s["http"]) as http:
+        state = fight(s)
+        eid = state["id"]
+        r = http.post(
+            f"/v1/campaigns/{s['cid']}/characters",
+            json={"name": "Renfort", "kind": "npc", "sheet": GOBLIN_SHEET, "player_access": "observer"},
+        )
+        assert r.status_code == 201, r.text
+        open_with_token(gm, server.url, s["gm"])
+        open_with_token(player, server.url, s["player"]["token"])
+        joined = http.post(
+            f"/v1/encounters/{eid}/combatants", json={"character_id": r.json()["id"], "count": 2, "initiative": 5}
+        )
+        assert joined.status_code == 201, joined.text
+        copies = [c["character_id"] for c in joined.json()["combatants"] if c["name"].startswith("Renfort ")]
+        assert len(copies) == 2
+        cards = " , ".join(f"article.character[data-character-id='{c}']" for c in copies)
+        for page in (gm, player):
+            page.wait_for_function(
+                "n => document.querySelectorAll('#turn-order li.combatant').length === n", arg=4, timeout=15_000
+            )
+            page.wait_for_function("sel => document.querySelectorAll(sel).length === 2", arg=cards, timeout=15_000)
+        gm.locator("#undo", has_text="Annuler : Renfort 1 rejoint le combat").wait_for(timeout=15_000)
+        gm.locator("#undo").click()
+        for page in (gm, player):
+            page.wait_for_function(
+                "n => document.querySelectorAll('#turn-order li.combatant').length === n", arg=2, timeout=15_000
+            )
+            page.wait_for_function("sel => document.querySelectorAll(sel).length === 0", arg=cards, timeout=15_000)
+        names = sorted(c["name"] for c in http.get(f"/v1/campaigns/{s['cid']}/characters").json()["items"])
+        assert names == ["Aiko", "Renfort", "Seigneur Vorath"]
+        for character_id in copies:
+            assert http.get(f"/v1/characters/{character_id}").status_code == 404
+        clean(gm)
+        clean(player)

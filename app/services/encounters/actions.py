@@ -31,7 +31,9 @@ from app.models.encounters import (
 )
 from app.models.validation import InvalidBody
 from app.rulesets.contract import ACTION, Exchange, Party
+from app.services import characters  # (the module: the audience of a character's events)
 from app.services.auth import Principal, check_gm, check_member, checks_caller
+from app.services.encounters import shown as showing  # the fights showing a character
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -197,7 +199,7 @@ def replay(
     changes = Changes(fight)
     steps: list[dict[str, Any]] = []
     for item in reversed(row.changes):
-        _restore(fight, item, changes, steps, False)
+        _restore(fight, item, changes, steps, False, [])  # an attack: no roster
     return combat(uow, fight, principal, original, again=Replay(req, action_id, changes, steps), planner=planner)
 
 
@@ -640,10 +642,15 @@ def revert(
                 extra={"latest": latest.id},
                 code="not_latest_action",
             )
+        # read before the revert changes the scene (a `join` reverted: its combatants gone, the
+        # players who saw them would not be told they left)
+        hidden = _players_never_saw(conn, fight, row)
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
+        copies: list[dict[str, Any]] = []
         for item in reversed(row.changes):
-            _restore(fight, item, changes, steps, force)
+            _restore(fight, item, changes, steps, force, copies)
+        _delete_copies(uow, fight, list(reversed(copies)), steps, force)
         store.write_roster(conn, fight)  # a `join` reverted: its combatants leave
         body, shown = record_action(
             uow,
@@ -652,7 +659,7 @@ def revert(
             type_="revert",
             changes=changes,
             steps=steps,
-            hidden=_players_never_saw(conn, fight, row),
+            hidden=hidden,
             reverts=action_id,
             event="encounter.reverted",
         )
@@ -669,7 +676,11 @@ def _players_never_saw(conn, fight: Fight, row) -> bool:
     return row.hidden or view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), view.NOBODY) is None
 
 
-def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool) -> None:
+def _restore(
+    fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool, copies: list[dict[str, Any]]
+) -> None:
+    """One change of the reverted action undone (`copies`: the combatants leaving whose characters
+    the action made, NPC copies of a `join` with `count`, to delete)."""
     if item["on"] == "encounter":
         changes.encounter(item["field"], item["before"])
         return
@@ -691,6 +702,8 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
         fight.combatants.remove(c)
         fight.removed_combatants.append(c["id"])
         changes.items.append({**item, "before": True, "after": False})
+        if item.get("copy"):
+            copies.append(c)
         return
     store.load_characters(fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)
@@ -718,6 +731,52 @@ def _restore(fight: Fight, item: dict[str, Any], changes: Changes, steps: list, 
         )
         return
     changes.sheet(c, item["key"], item["before"])
+
+
+def _delete_copies(uow, fight: Fight, copies: list[dict[str, Any]], steps: list, force: bool) -> None:
+    """Issue 27: the NPC copies a `join` with `count` made leave with it: each character deleted as
+    `DELETE /v1/characters/{id}` deletes one (the fights still showing it move, with their
+    `encounter.updated`; its `character.deleted`, to those who could see it; its log entries stay,
+    the log is append-only), in the revert's transaction. A copy changed since the join (its
+    version moved: a sheet edit, a character action) or put in another fight since is not deleted
+    without `force` (409 `changed_since`): the revert would lose that."""
+    if not copies:
+        return
+    # the other fights showing a copy, locked before the copies (the encounters' lock order)
+    elsewhere = {
+        c["character_id"]: [e for e in showing.lock_showing(uow, c["character_id"]) if e[0] != fight.id] for c in copies
+    }
+    store.load_characters(fight, [c["character_id"] for c in copies], lock=True)
+    for c in copies:
+        ch = fight.characters.get(c["character_id"])
+        if ch is None:  # deleted since: nothing left to delete
+            continue
+        others = elsewhere[ch.id]
+        if not force and (ch.version != 1 or others):
+            field, expected, current = (
+                ("version", 1, ch.version) if ch.version != 1 else ("encounters", [], sorted(e[0] for e in others))
+            )
+            raise Conflict(
+                f"NPC copy {ch.id} ({ch.name}) {'changed' if field == 'version' else 'joined another fight'} since "
+                'that action: send {"force": true} to delete it anyway',
+                field=field,
+                extra={"combatant_id": c["id"], "field": field, "expected": expected, "current": current},
+                code="changed_since",
+            )
+        who = characters.audience(uow.conn, ch, fight.ruleset, hidden=c["hidden"])
+        uow.characters.remove(ch)
+        del fight.characters[ch.id]
+        showing.move(uow, others)
+        uow.record("character.deleted", {"id": ch.id}, hidden=who.hidden, owner_id=who.owner_id)
+        steps.append(
+            {
+                "rule": "revert",
+                "key": "npc_copy_deleted",
+                "what": "NPC copy deleted",
+                "combatant_id": c["id"],
+                "character_id": ch.id,
+            }
+        )
 
 
 # --- history ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ __all__ = ["Changes", "clone"]
 
 # public name -> column of the encounter row
 ENCOUNTER_COLUMNS = {"status": "status", "round": "round", "order": "turn_order", "current": "current_turn"}
-_INTERNAL = ("on", "key")
+_INTERNAL = ("on", "key", "copy")  # where a change lives; a join's NPC copy (`turns.join`)
 
 
 class Changes:

@@ -143,7 +143,8 @@ def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], r
     ruleset's rule as at `start` (the request's `seed`/`dice`, or the GM's `initiative`), the
     ruleset says which of their entries count now (`EncounterRules.joining`), and each takes its
     place by initiative, after those already there with the same value (they rolled first); the
-    current combatant stays current. An undoable action `join` (its revert removes them)."""
+    current combatant stays current. An undoable action `join` (its revert removes them, and deletes
+    the NPC copies `count` made: `actions._delete_copies`)."""
     store.load_characters(fight, (c["character_id"] for c in added), lock=False)
     new_ids = [c["id"] for c in added]
     entrants = _entrants(fight, set(), among=added)
@@ -153,10 +154,12 @@ def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], r
     round_ = fight.encounter["round"]
     order, moved = _merged(fight.encounter["turn_order"], fight.rules.joining(rolled.order, round_))
     changes, steps = Changes(fight), list(rolled.steps)
+    copied = req.count is not None
     for c in added:
         c["initiative"] = rolled.initiatives.get(c["id"])  # a new row: written with it
         changes.items.append(
-            {"combatant_id": c["id"], "field": "joined", "before": False, "after": True, "on": "roster"}
+            # `copy`: an NPC copy this join made (`count`), which its revert deletes (internal, not shown)
+            {"combatant_id": c["id"], "field": "joined", "before": False, "after": True, "on": "roster", "copy": copied}
         )
     changes.encounter("order", order)
     current = fight.encounter["current_turn"]

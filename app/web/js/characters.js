@@ -3,9 +3,11 @@
 
 import { api, describe } from "./api.js";
 import { h, clear, bar, field, select } from "./dom.js";
-import { state, on, isGm, controls, upsertCharacter } from "./store.js";
+import { state, on, isGm, controls, upsertCharacter, mayEnterDice } from "./store.js";
 import { SchemaForm, FormError, mergePatch } from "./schema-form.js";
-import { t, term, num, statusWordText, sep } from "./i18n.js";
+import { t, term, termLabel, num, statusWordText, sep } from "./i18n.js";
+import { enterTableDice } from "./dice.js";
+import { entryNode, diceList } from "./format.js";
 import { luckLine, loadLuck } from "./luck.js";
 
 const POINTS = ["level", "karma", "heroism", "light_points", "dark_points", "intuition", "protection", "armor",
@@ -73,6 +75,9 @@ export function card(character) {
   if (lucky) el.append(h("p", { class: "luck", title: t("luck.title"), dataset: { luck: character.id } }, lucky));
   if (mine) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.edit.label", { name: character.name }),
                           onclick: () => openCharacterDialog(character) }, t("characters.edit")));
+  const actions = ruleActions(character);
+  if (actions.length) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.actions.label", { name: character.name }),
+                                 onclick: () => openActionDialog(character, actions) }, t("characters.actions")));
   const levelUp = isGm() ? state.ruleset?.operations?.schemas?.level_up : null;  // GC-L1..L6: the GM's
   if (levelUp) el.append(h("button", { type: "button", class: "small secondary", "aria-label": t("characters.level.up.label", { name: character.name }),
                           onclick: () => openLevelUpDialog(character, levelUp) }, t("characters.level.up")));
@@ -111,6 +116,132 @@ export function openLevelUpDialog(character, schema) {
   document.body.append(dialog);
   dialog.showModal();
   dialog.querySelector("input, select, textarea")?.focus();
+}
+
+/** The ruleset's character actions (`operations.character_actions`: type -> {gm_only, schema}) the
+ * viewer may perform on this character: every one for the GM, the others' for its owner. */
+function ruleActions(character) {
+  const all = Object.entries(state.ruleset?.operations?.character_actions || {});
+  if (isGm()) return all;
+  return controls(character) ? all.filter(([, action]) => !action.gm_only) : [];
+}
+
+const nameOfCharacter = id => state.characters.get(id)?.name ?? null;
+
+/** A rule action on a character (`POST /v1/characters/{id}/actions`: AS-C6 first aid, AS-H4 cancel
+ * damage…): the action chosen by name, its form built from the catalogue's body schema, the dice
+ * rolled by the server or entered at the table; the result (the log entry) stays shown, the card
+ * follows. */
+export function openActionDialog(character, actions) {
+  const titleId = "character-action-title";
+  const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": titleId });
+  const type = select(actions.map(([kind]) => [kind, termLabel(kind)]), {});
+  type.name = "action-type";
+  const fields = h("div", { class: "action-fields" });
+  const result = h("div", { class: "result", id: "character-action-result", role: "status", "aria-live": "polite" });
+  const dice = h("div", { class: "dice-area" });
+  const apply = h("button", { type: "submit" }, t("characters.actions.send"));
+  const table = mayEnterDice() ? h("button", { type: "button", class: "secondary" }, t("test.table")) : null;
+  let form = null;
+  const build = () => {
+    const schema = actions.find(([kind]) => kind === type.value)[1].schema;
+    form = actionForm(schema, character);
+    clear(fields, form.el);
+    clear(result);
+  };
+  const formEl = h("form", { novalidate: true, id: "character-action" },
+    h("h2", { id: titleId }, t("characters.actions.title", { name: character.name })),
+    field(t("characters.actions.type"), type), fields,
+    h("div", { class: "actions" }, apply, table,
+      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("ops.close"))), dice, result);
+  dialog.append(formEl);
+  dialog.addEventListener("close", () => dialog.remove());
+  type.addEventListener("change", build);
+  build();
+  const path = `/v1/characters/${character.id}/actions`;
+  const body = () => {
+    try { return { ...(form.value() || {}), type: type.value }; } catch (err) {
+      if (err instanceof FormError) { form.showErrors(err.errors); return null; }
+      throw err;
+    }
+  };
+  const fail = err => {
+    const unplaced = form.showErrors((err.problem?.errors || []).filter(e => !(e.loc || []).includes("dice")));
+    clear(result, h("p", { class: "error" }, `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}`));
+  };
+  const show = async entry => {
+    if (!entry) return;
+    clear(result, h("p", { class: "outcome", dataset: { entryId: entry.id || "" } }, entryNode(entry, nameOfCharacter),
+      entry.hidden ? h("span", { class: "badge hidden-roll" }, t("log.hidden")) : null),
+    entry.rolls?.length ? diceList(entry.rolls, nameOfCharacter) : null);
+    upsertCharacter(await api.get(`/v1/characters/${character.id}`));
+  };
+  formEl.addEventListener("submit", async event => {
+    event.preventDefault();
+    const values = body();
+    if (!values) return;
+    apply.disabled = true;
+    form.clearErrors();
+    try { await show(await api.post(path, values)); } catch (err) { fail(err); } finally { apply.disabled = false; }
+  });
+  table?.addEventListener("click", async () => {
+    const values = body();
+    if (!values) return;
+    clear(result);
+    form.clearErrors();
+    try {
+      await show(await enterTableDice(dice, tableDice => api.post(path, { ...values, dice: tableDice }),
+        { nameOf: nameOfCharacter, onError: fail }));
+    } catch (err) { fail(err); }
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  type.focus();
+}
+
+/** The form of one character action: the characters it names (a healer, an ally) picked by name. */
+function actionForm(schema, character) {
+  const others = [...state.characters.values()].sort((a, b) => a.name.localeCompare(b.name, "fr"));
+  const pick = ({ exclude = null } = {}) => ctx => {
+    const named = others.filter(c => c.id !== exclude);
+    const control = select(named.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : t("form.none") });
+    control.name = ctx.path.join(".");
+    return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+  };
+  const widgets = { healer_id: pick(), ally_id: pick({ exclude: character.id }), damage_id: blowPicker(character) };
+  const omit = ["type", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
+  return new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
+}
+
+/** The vitality (the first pool) a log entry took from this character: a fight's action (its changes)
+ * or a character action (its effects); 0 when none. */
+function lostBy(entry, character) {
+  const pool = state.ruleset?.combat?.pools?.[0]?.name;
+  const changes = entry.kind === "combat"
+    ? (entry.changes || []).filter(c => c.character_id === character.id && c.field === pool)
+    : entry.character_id === character.id && entry.effects?.[pool] ? [entry.effects[pool]] : [];
+  return changes.reduce((sum, c) => sum + (typeof c.before === "number" && typeof c.after === "number"
+    ? Math.max(0, c.before - c.after) : 0), 0);
+}
+
+/** AS-H4's `damage_id`: the blow already applied, picked among the character's latest log entries
+ * that took its vitality (each by its line), read once the form is drawn. */
+function blowPicker(character) {
+  return ctx => {
+    const control = select([], { empty: t("form.none") });
+    control.name = ctx.path.join(".");
+    control.dataset.state = "loading";
+    api.get(`/v1/campaigns/${state.campaign.id}/rolls`, { character_id: character.id, limit: 30 }).then(page => {
+      for (const entry of page.items) {
+        const lost = lostBy(entry, character);
+        if (lost > 0) {
+          control.append(h("option", { value: entry.id },
+            t("characters.actions.blow", { line: entryNode(entry, nameOfCharacter).textContent, n: num(lost) })));
+        }
+      }
+    }, () => {}).finally(() => { control.dataset.state = "ready"; });
+    return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+  };
 }
 
 export function renderCharacters(section) {

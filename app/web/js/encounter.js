@@ -767,8 +767,8 @@ export class Tracker {
       }
       return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
-    const group = ctx => {
-      const boxes = combatants.map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
+    const group = ctx => {  // the others acting with the actor: one tick box each, by name
+      const boxes = combatants.filter(c => c.id !== actorId).map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
       const fs = h("fieldset", { class: "group" }, h("legend", {}, ctx.label),
         boxes.map(([, input, name]) => h("span", { class: "check" }, input, h("label", { for: input.id }, name))));
       fs.id = uid("fs");
@@ -776,7 +776,8 @@ export class Tracker {
       return { el: fs, control: fs, get: () => { const ids = boxes.filter(([, i]) => i.checked).map(([id]) => id); return ids.length ? ids : undefined; } };
     };
     const widgets = Object.fromEntries([...ID_FIELDS].map(n => [n, pick]));
-    widgets.group = group;
+    widgets.group = group;  // AS-C11 the extras attacking with the actor
+    widgets.cooperating = group;  // AS-T6 the characters cooperating in its attack: ticked by name, as a group
     widgets.weapon = weapon;
     const omit = ["type", "actor_id", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
     return new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });

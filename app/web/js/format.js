@@ -94,6 +94,7 @@ const STEP_WORDS = {
     "acted with others this round: no turn of its own left": "a agi avec d'autres ce round : plus de tour à lui",
     "character deleted since: not restored": "personnage supprimé depuis : non restauré",
     "combatant removed since: not restored": "combattant retiré depuis : non restauré",
+    "NPC copy deleted": "copie de PNJ supprimée",
     "the fight ends: no backlash after it": "fin du combat : pas de contre-coup",
     "turn order rules off (campaign option): the GM's order": "ordre du tour du MJ (option de campagne)",
     "Apocalypse: Revive never fired: dies and comes back at 50% hp_max":
