@@ -230,7 +230,17 @@ def test_describe_is_typed_and_the_catalogue_uses_it_unpatched(ruleset):
     assert (described.id, described.title) == (adapter.id, adapter.title) and described.stats
     served = catalogue.describe(ruleset)
     assert {k: served[k] for k in described.model_dump(mode="json")} == described.model_dump(mode="json")
-    assert served["operations"] == {
+    operations = dict(served["operations"])
+    # issue 27: each character action's body, `type` required as openapi.json's union member says
+    actions = operations.pop("character_actions")
+    assert sorted(actions) == sorted(adapter.actions)
+    for kind, action in adapter.actions.items():
+        model = action.model.model_json_schema()
+        assert actions[kind]["gm_only"] is action.gm_only
+        schema = dict(actions[kind]["schema"])
+        assert set(schema.pop("required")) == {*model.pop("required", []), "type"}, kind
+        assert schema == model, kind
+    assert operations == {
         "level_up": adapter.supports(Capability.LEVEL_UP),
         "opposed": adapter.supports(Capability.OPPOSED),
         "group": adapter.supports(Capability.GROUP),
