@@ -10,7 +10,6 @@ import inspect
 import weakref
 from collections.abc import Callable
 from contextlib import nullcontext
-from contextvars import ContextVar
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Body, Depends, Header, Request
@@ -39,10 +38,6 @@ T = TypeVar("T")
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
 Role = Literal["admin", "member", "gm", "owner_or_gm"]
 
-# The principal of this request when it came from the process's memory: the
-# request's first database hop checks that its credential still exists.
-_remembered: ContextVar[Principal | None] = ContextVar("jdr_remembered_principal", default=None)
-
 
 async def session_factory(request: Request) -> Sessions:
     """Opens sessions for a request's work (`in_thread`): `sessions()` to write,
@@ -56,14 +51,13 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 async def get_principal(request: Request, sessions: SessionFactory, credentials: Credentials) -> Principal:
-    """The caller; a token this process has seen costs no look-up of its own (its
-    credential is re-read by the request's first database hop, `in_thread`). A
+    """The caller; a token this process has seen costs no look-up of its own (a `remembered`
+    principal: its credential is re-read by the request's first database hop, `in_thread`). A
     missing or unknown token counts as a failed authentication of the client's
     address; an address over that limit gets 429 before any look-up."""
     token = credentials.credentials if credentials else None
     limiter: RateLimiter = request.app.state.rate_limiter
     principal = known_principal(hash_token(token)) if token else None
-    _remembered.set(principal)
     if principal is None:
         address = client_address(request)
         await limiter.refuse_failing_address(address)
@@ -87,7 +81,13 @@ def require_admin(request: Request, credentials: Credentials) -> None:
 
 async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
     """Run `fn(session, *args)` with a fresh session, its database work off the loop's
-    coroutines: in the threadpool (sync DB work), or — a write on SQLite — on the loop itself.
+    coroutines: in the threadpool (sync DB work), or — a write — on the loop itself.
+
+    The caller, when the work has one, is its first argument (a `Principal`): when it is
+    `remembered` (this process knew its token), its credential is checked first on that
+    session (`auth.verify`: a rotated or deleted token is refused at once, whichever worker
+    remembers it) and `fn` is given the checked principal. A unit of work that checks the
+    credential in its own first statement is run by `in_unit` instead.
 
     The session, and its pooled connection, is opened and closed inside that one
     thread: no handler holds a connection while it waits for another thread (the
@@ -95,29 +95,36 @@ async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_o
     Writes take turns first (`_write_gate`: as many at once as the factory's
     `writers()`), as coroutines rather than as threads queued on locks. On SQLite
     a write whose turn has come runs on the loop when the database is free at once
-    (`on_loop()`: no wait, no thread hand-off), else in a thread like any other.
-    A caller remembered by this process is checked first, on that connection (a
-    rotated or deleted token is refused at once, whichever worker remembers it)."""
-    remembered = _remembered.get()
+    (`on_loop()`: no wait, no thread hand-off), else in a thread like any other."""
+    if args and isinstance(args[0], Principal) and args[0].remembered:
+        caller, rest = args[0], args[1:]
+
+        def run(session: Session) -> T:
+            return fn(session, auth.verify(session, caller), *rest)
+
+        return await _hop(sessions, run, read_only)
+    return await _hop(sessions, lambda session: fn(session, *args), read_only)
+
+
+async def in_unit(sessions: Sessions, fn: Callable[..., T], principal: Principal, *args: Any) -> T:
+    """Run the write `fn(session, principal, *args)`, whose unit of work (`RollingWork`,
+    `EncounterWork`) receives `principal` and checks a `remembered` credential in its first
+    statement, with what it reads anyway (no round trip of its own: the hot path). A refusal
+    raised before it could (a 404 of another campaign, say) checks it then: 401 comes first."""
 
     def run(session: Session) -> T:
-        if remembered is None:
-            return fn(session, *args)
-        if not getattr(fn, "checks_caller", False):
-            auth.verify(session, remembered)
-            return fn(session, *args)
-        session.info[auth.UNVERIFIED] = remembered  # `fn` checks it in its first round trip
         try:
-            result = fn(session, *args)
-        except BaseException:
-            if auth.take_unverified(session) is not None:  # refused before it checked: the credential first
+            return fn(session, principal, *args)
+        except Exception:
+            if principal.remembered:
                 session.rollback()
-                auth.verify(session, remembered)
+                auth.verify(session, principal)
             raise
-        if auth.take_unverified(session) is not None:
-            raise RuntimeError(f"{fn.__qualname__} is marked checks_caller but did not check its caller")
-        return result
 
+    return await _hop(sessions, run, read_only=False)
+
+
+async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool) -> T:
     def work() -> T:
         with sessions(read_only=True) if read_only else sessions() as session:
             return run(session)
@@ -158,15 +165,14 @@ def _write_gate(sessions: Sessions) -> asyncio.Semaphore | nullcontext:
     return gate
 
 
-async def confirm(sessions: Sessions) -> None:
+async def confirm(sessions: Sessions, principal: Principal) -> Principal:
     """For a route that makes no database hop of its own (the event stream): the
     credential of a caller remembered by this process is checked now."""
-    if _remembered.get() is not None:
-        await read(sessions, _nothing)
+    return await read(sessions, _itself, principal) if principal.remembered else principal
 
 
-def _nothing(_session: Session) -> None:
-    return None
+def _itself(_session: Session, principal: Principal) -> Principal:
+    return principal
 
 
 async def read(sessions: Sessions, fn: Callable[..., T], *args: Any) -> T:

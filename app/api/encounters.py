@@ -3,6 +3,7 @@ hop each; the service applies the rules, visibility and the transaction."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
@@ -19,6 +20,7 @@ from app.api.deps import (
     etag,
     idempotency,
     in_thread,
+    in_unit,
     read,
 )
 from app.models.encounters import (
@@ -101,7 +103,9 @@ async def list_encounters(
     return JSONResponse(
         await read(
             sessions,
-            lambda s: encounters.list_encounters(s, principal, campaign_id, limit=limit, cursor=cursor, status=status),
+            partial(encounters.list_encounters, limit=limit, cursor=cursor, status=status),
+            principal,
+            campaign_id,
         )
     )
 
@@ -193,7 +197,7 @@ async def start_encounter(
 ) -> JSONResponse:
     data = data or StartRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return state(await in_thread(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
+    return state(await in_unit(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
 
 
 @router.post(
@@ -214,7 +218,7 @@ async def next_encounter_turn(
 ) -> JSONResponse:
     data = data or NextTurnRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return action(await in_thread(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
+    return action(await in_unit(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
 
 
 ACTION_DICE = (
@@ -242,7 +246,7 @@ async def act_in_encounter(
     idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
-    return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
+    return action(await in_unit(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 
 
 class ActionChoice(BaseModel):
@@ -339,7 +343,7 @@ async def list_encounter_actions(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> JSONResponse:
     return JSONResponse(
-        await read(sessions, lambda s: encounters.list_actions(s, principal, encounter_id, limit=limit, cursor=cursor))
+        await read(sessions, partial(encounters.list_actions, limit=limit, cursor=cursor), principal, encounter_id)
     )
 
 
@@ -376,7 +380,7 @@ async def revert_encounter_action(
     data = data or RevertRequest()
     key = idempotency(request, idempotency_key, _json(data))
     return action(
-        await in_thread(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key, if_match)
+        await in_unit(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key, if_match)
     )
 
 

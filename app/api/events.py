@@ -103,7 +103,8 @@ async def stream_events(
         principal = await _ticket_principal(request, sessions, ticket)
     else:
         principal = await get_principal(request, sessions, credentials)
-        await confirm(sessions)  # a rotated or deleted token opens no stream, whichever worker remembers it
+        # a rotated or deleted token opens no stream, whichever worker remembers it
+        principal = await confirm(sessions, principal)
     check_member(principal, campaign_id)
     cursor = _cursor("Last-Event-ID", last_event_id)
     if cursor is None:

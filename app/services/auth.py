@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
@@ -15,15 +14,20 @@ from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter, core_table
 from app.services.prepared import Prepared
 
-F = TypeVar("F", bound=Callable)
-
 
 @dataclass(frozen=True)
 class Principal:
+    """The caller, handed explicitly to every use case. `remembered`: it came from this process's
+    memory (`known_principal`), so its credential has not been read by this request yet: the
+    request's first database round trip checks it (`verify`, or joined with the unit of work's
+    first statement: `RollingWork`, `EncounterWork`), and a rotated or deleted token is refused
+    at once, whichever worker remembers it."""
+
     campaign_id: str
     role: str  # "gm" | "player"
     player_id: str | None
     token_hash: str
+    remembered: bool = field(default=False, compare=False)
 
     @property
     def is_gm(self) -> bool:
@@ -49,10 +53,10 @@ def authenticate(session: Session, token: str | None) -> Principal:
         row = session.connection().execute(_CREDENTIAL, {"token_hash": token_hash}).first()
         if row is None:
             raise Unauthorized("invalid token")
-        principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)
+        principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)  # read now: not `remembered`
         if len(_known) >= _KNOWN_MAX:
             _known.clear()
-        _known[token_hash] = principal
+        _known[token_hash] = replace(principal, remembered=True)
     return principal
 
 
@@ -61,7 +65,8 @@ def authenticate(session: Session, token: str | None) -> Principal:
 # deletes the old row, a removed player or campaign its rows), and other workers
 # remember them too: so a remembered principal is checked by `verify` in the
 # request's first database hop, on the connection it holds anyway (a primary-key
-# read), and a dead token is refused at once in every worker.
+# read, or a part of the unit of work's first statement), and a dead token is refused at
+# once in every worker.
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
 _cred = core_table(Credential)
@@ -72,9 +77,17 @@ _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token
 _FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.services.prepared)
 
 
-def verify(session: Session, principal: Principal) -> None:
-    """401 when the principal's credential is gone (rotated, its player or campaign deleted)."""
-    check_alive(principal, _FAST_ALIVE.all(session.connection(), {"token_hash": principal.token_hash}))
+def verify(session: Session, principal: Principal) -> Principal:
+    """The principal, its credential checked when it was `remembered` (a primary-key read);
+    401 when the credential is gone (rotated, its player or campaign deleted)."""
+    if principal.remembered:
+        check_alive(principal, _FAST_ALIVE.all(session.connection(), {"token_hash": principal.token_hash}))
+    return checked(principal)
+
+
+def checked(principal: Principal) -> Principal:
+    """The principal once this request has read its credential."""
+    return replace(principal, remembered=False) if principal.remembered else principal
 
 
 def alive_query(principal: Principal) -> tuple[Prepared, dict[str, str]]:
@@ -86,27 +99,6 @@ def check_alive(principal: Principal, rows: Sequence[tuple]) -> None:
     if not rows:
         forget([principal.token_hash])
         raise Unauthorized("invalid token")
-
-
-# A use case marked `checks_caller` verifies a remembered caller itself, in its first
-# round trip with its own reads (see `RollingWork`): the caller is handed to it in
-# `session.info[UNVERIFIED]`, which it takes (`take_unverified`) before anything else.
-UNVERIFIED = "jdr.unverified_caller"
-
-
-def checks_caller(use_case: F) -> F:
-    use_case.checks_caller = True  # type: ignore[attr-defined]  # a mark on the function (read by api.deps)
-    return use_case
-
-
-def take_unverified(session: Session) -> Principal | None:
-    return session.info.pop(UNVERIFIED, None)
-
-
-def verify_pending(session: Session) -> None:
-    """`verify` the caller handed to this use case, if it has not been yet."""
-    if (principal := take_unverified(session)) is not None:
-        verify(session, principal)
 
 
 def forget(token_hashes: Iterable[str]) -> None:

@@ -28,12 +28,11 @@ from app.rulesets.contract import (
 )
 from app.rulesets.registry import get_adapter
 from app.services import rolls
-from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
+from app.services.auth import Principal, check_gm, check_owner_or_gm
 from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, fraction_out, log_entry_body, retried, success_of
 
 
-@checks_caller
 def run_test(
     session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None
 ) -> dict[str, Any]:
