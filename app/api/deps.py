@@ -10,7 +10,7 @@ import inspect
 import weakref
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Body, Depends, Header, Request
 from fastapi.datastructures import DefaultPlaceholder
@@ -30,13 +30,12 @@ from app.core.db import Sessions, open_session
 from app.core.security import hash_token, same_secret
 from app.kit.errors import AppError, Unauthorized
 from app.services import auth
-from app.services.auth import Principal, authenticate, known_principal, require_token
+from app.services.auth import Principal, Role, authenticate, granted, known_principal, require_token
 from app.services.operations import EncodedBody, Idempotency
 from app.services.rolls import JsonPage
 
 T = TypeVar("T")
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
-Role = Literal["admin", "member", "gm", "owner_or_gm"]
 
 
 async def session_factory(request: Request) -> Sessions:
@@ -184,14 +183,22 @@ class _Caller(HTTPBearer):
     """The principal in ONE dependency solve (the bearer header read here, the session
     factory resolved as the app resolves it): on the hot path FastAPI solves this one
     dependency instead of three (bearer, sessions, principal). Being the bearer scheme
-    itself, it documents the same `HTTPBearer` security scheme as `bearer`."""
+    itself, it documents the same `HTTPBearer` security scheme as `bearer`.
+
+    It enforces the route's declared access (`access`, read from the route), once
+    (`auth.granted`): the use case receives a principal already authorized for what needs
+    no row, carrying the rule still to apply to the row its path names (`auth.authorize`)."""
 
     # HTTPBearer's __call__ answers the credentials: this one, the principal they name
     async def __call__(self, request: Request) -> Principal:  # type: ignore[override]
         credentials = await super().__call__(request)
         sessions = await _resolved(request, session_factory)
         request.state.sessions = sessions
-        return await get_principal(request, sessions, credentials)
+        principal = await get_principal(request, sessions, credentials)
+        role, action = declared(request.scope.get("route"))
+        if role is None or (role == "member" and "campaign_id" not in request.path_params):
+            return principal
+        return granted(principal, role, action, request.path_params)
 
 
 caller = _Caller(auto_error=False, scheme_name="HTTPBearer", description=bearer.model.description)
@@ -242,14 +249,26 @@ def etag(version: int) -> str:
 
 
 def access(role: Role) -> Callable[[T], T]:
-    """Declares who may call a route beyond being a member of the campaign its path
-    names: `gm`, `owner_or_gm` (of the character in the path), or `admin`."""
+    """Declares, once, who may call a route: `member` of the campaign its path names (or
+    names the character or encounter of), its `gm`, `owner_or_gm` (of the character in the
+    path), or `admin`. Every route that takes a caller declares it (`CheckedRoute` refuses
+    one that does not); the caller's dependency enforces it (`_Caller`, `auth.granted`)."""
 
     def mark(endpoint: T) -> T:
+        if hasattr(endpoint, "access"):
+            raise TypeError(f"{endpoint!r}: its access is declared twice")
         endpoint.access = role  # type: ignore[attr-defined]  # a mark on the route (read by CheckedRoute)
         return endpoint
 
     return mark
+
+
+def declared(route: Any) -> tuple[Role | None, str]:
+    """A route's declared access (`access`) and the words naming it in a refusal."""
+    if isinstance(route, CheckedRoute):
+        return route.access, route.action
+    endpoint = getattr(route, "endpoint", None)  # a route of another class (the event stream's)
+    return getattr(endpoint, "access", None), f"call {getattr(route, 'path', 'this route')}"
 
 
 def _uses(dependant: Any, call: Callable) -> bool:
@@ -275,9 +294,10 @@ class CheckedRoute(APIRoute):
         if isinstance(kwargs.get("strict_content_type", DefaultPlaceholder(True)), DefaultPlaceholder):
             kwargs["strict_content_type"] = False
         super().__init__(path, endpoint, **kwargs)
-        declared = getattr(endpoint, "access", None)
-        member = _uses(self.dependant, caller) or _uses(self.dependant, get_principal)
-        self.access: Role | None = declared or ("member" if member else None)
+        self.access: Role | None = getattr(endpoint, "access", None)
+        if self.access is None and (_uses(self.dependant, caller) or _uses(self.dependant, get_principal)):
+            raise TypeError(f"{path}: a route that takes a caller declares who may call it (`@access`)")
+        self.action = f"call {' '.join(sorted(self.methods or ()))} {path}"  # a refusal's words
 
     def get_route_handler(self) -> Callable[[Request], Any]:
         handler = super().get_route_handler()
@@ -305,7 +325,7 @@ class CheckedRoute(APIRoute):
             return require_admin(request, credentials)
         sessions = await _resolved(request, session_factory)
         principal = getattr(request.state, "principal", None) or await get_principal(request, sessions, credentials)
-        await read(sessions, auth.check_access, principal, self.access, dict(request.path_params))
+        await read(sessions, auth.check_access, principal, self.access, dict(request.path_params), self.action)
 
 
 def _own_refusal(

@@ -92,6 +92,7 @@ async def create_encounter(
     response_model=Page[EncounterSummary],
     summary="The campaign's encounters, newest first",
 )
+@access("member")
 async def list_encounters(
     campaign_id: str,
     sessions: SessionFactory,
@@ -113,6 +114,7 @@ async def list_encounters(
 @router.get(
     "/v1/encounters/{encounter_id}", response_model=EncounterPublic, summary="The encounter as the caller may see it"
 )
+@access("member")
 async def read_encounter(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
     return state(await read(sessions, encounters.read_encounter, principal, encounter_id))
 
@@ -151,6 +153,7 @@ async def add_combatants(
     response_model=EncounterPublic,
     summary="GM; the owner may set only `reaction`",
 )
+@access("member")
 async def update_combatant(
     encounter_id: str,
     combatant_id: str,
@@ -207,6 +210,7 @@ async def start_encounter(
     summary="GM, or the owner of the combatant whose turn it is: end the turn",
     description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE,
 )
+@access("member")
 async def next_encounter_turn(
     encounter_id: str,
     request: Request,
@@ -236,6 +240,7 @@ ACTION_DICE = (
     "GM); heal, damage, condition (GM)",
     description=ACTION_DICE,
 )
+@access("member")
 async def act_in_encounter(
     encounter_id: str,
     data: Annotated[dict[str, Any], Body()],
@@ -304,6 +309,7 @@ class ActionPlan(BaseModel):
     "`costs` that apply (light/dark points, heroism…: per choice, with what the sheet holds). Built by "
     "running the action route's own checks without writing anything.",
 )
+@access("member")
 async def encounter_choices(
     encounter_id: str,
     sessions: SessionFactory,
@@ -325,6 +331,7 @@ async def encounter_choices(
     "own rules (standing reaction, postures, karma dice, advantages, protection, primes, groups). A body the "
     "action would refuse answers that problem.",
 )
+@access("member")
 async def plan_encounter_action(
     encounter_id: str,
     data: Annotated[dict[str, Any], Body()],
@@ -339,6 +346,7 @@ async def plan_encounter_action(
     response_model=CombatPage,
     summary="The fight's history, newest first, reverted ones marked",
 )
+@access("member")
 async def list_encounter_actions(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> JSONResponse:
@@ -354,6 +362,7 @@ async def list_encounter_actions(
     description="As `GET …/actions` shows it (reverted ones carry `reverted_by`); an action the caller "
     "may not see (hidden, or a hidden combatant's) is a 404, exactly as an unknown one.",
 )
+@access("member")
 async def read_encounter_action(
     encounter_id: str, action_id: str, sessions: SessionFactory, principal: PrincipalDep
 ) -> JSONResponse:

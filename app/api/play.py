@@ -134,6 +134,7 @@ async def level_up(
 @router.get(
     "/v1/characters/{character_id}/level-ups", response_model=LevelUpPage, summary="Level-up history, newest first"
 )
+@access("member")
 async def list_level_ups(
     character_id: str, request: Request, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
@@ -14,6 +15,10 @@ from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter, core_table
 from app.services.prepared import Prepared
 
+# Who may call a route, declared once on it (`app.api.deps.access`): a member of the campaign
+# its path names, its GM, the owner of the character it names or the GM, or the server's admin.
+Role = Literal["admin", "member", "gm", "owner_or_gm"]
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -21,13 +26,19 @@ class Principal:
     memory (`known_principal`), so its credential has not been read by this request yet: the
     request's first database round trip checks it (`verify`, or joined with the unit of work's
     first statement: `RollingWork`, `EncounterWork`), and a rotated or deleted token is refused
-    at once, whichever worker remembers it."""
+    at once, whichever worker remembers it.
+
+    `access`: the route's rule still to apply to the character or encounter its path names
+    (`granted`), which the use case applies with `authorize` once it has read that row;
+    `action` names the route in the refusal."""
 
     campaign_id: str
     role: str  # "gm" | "player"
     player_id: str | None
     token_hash: str
     remembered: bool = field(default=False, compare=False)
+    access: Role = field(default="member", compare=False)
+    action: str = field(default="", compare=False)
 
     @property
     def is_gm(self) -> bool:
@@ -118,11 +129,41 @@ _CHARACTER = select(_char.c.campaign_id, _char.c.player_id, _char.c.player_acces
 _ENCOUNTER = select(_enc.c.campaign_id).where(_enc.c.id == bindparam("id"))
 
 
-def check_access(session: Session, principal: Principal, role: str, path: Mapping[str, str]) -> None:
+def granted(principal: Principal, role: Role, action: str, path: Mapping[str, str]) -> Principal:
+    """The route's declared rule, enforced once (by the caller's dependency, app.api.deps):
+    what needs no database at once — the campaign the path names is the caller's (else 404),
+    a campaign's GM route is the GM's (else 403); a rule on the character or encounter the
+    path names (its owner, the GM once that row is known to be of the caller's campaign: 404
+    before 403) is handed to the use case in the principal (`access`), which applies it with
+    `authorize` on the row it reads anyway (no read of its own on the hot path)."""
+    if "campaign_id" in path:
+        check_member(principal, path["campaign_id"])
+    if role in ("member", "admin") or principal.is_gm:  # admin: `require_admin`, before any token
+        return principal
+    if "character_id" in path or "encounter_id" in path:
+        return replace(principal, access=role, action=action)
+    check_gm(principal, action)  # a campaign's route: `owner_or_gm` names a character
+    return principal
+
+
+def authorize(principal: Principal, owner_id: str | None = None) -> None:
+    """The route's rule handed over by `granted` (`principal.access`), on the row the path
+    names, now read (of the caller's campaign): 403 unless the caller is the GM (`gm`), or the
+    owner of the character (`owner_or_gm`: `owner_id`, its player)."""
+    if principal.access == "gm":
+        check_gm(principal, principal.action)
+    elif principal.access == "owner_or_gm":
+        check_owner_or_gm(principal, owner_id, principal.action)
+
+
+def check_access(
+    session: Session, principal: Principal, role: str, path: Mapping[str, str], action: str = "use this route"
+) -> None:
     """A route's access rule, from its path alone: 404 when the campaign, character
     or encounter it names is not the caller's campaign's, then 403 when the caller
-    is not the GM (`gm`) or the character's owner (`owner_or_gm`). The services
-    check the same as they work; this is asked before a refused body is answered."""
+    is not the GM (`gm`) or the character's owner (`owner_or_gm`). The rule the route
+    declares, asked only before a refused request is answered (`CheckedRoute`: the caller
+    learns nothing of a schema it may not use); else `granted` and `authorize` apply it."""
     owner = None
     if "campaign_id" in path:
         check_member(principal, path["campaign_id"])
@@ -137,7 +178,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
         row = session.connection().execute(_ENCOUNTER, {"id": path["encounter_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "encounter")
     if role == "gm":
-        check_gm(principal, "use this route")
+        check_gm(principal, action)
     elif role == "owner_or_gm":
         if "character_id" in path and not principal.is_gm and owner is None:
             from app.services.visibility import in_hiding, in_hiding_query  # (it builds on this module)
@@ -145,7 +186,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
             query, params = in_hiding_query(principal.campaign_id, path["character_id"])
             if in_hiding(query.all(session.connection(), params)):
                 raise NotFound("no character with this id")  # a character in hiding is not a player's to know of
-        check_owner_or_gm(principal, owner, "use this route")
+        check_owner_or_gm(principal, owner, action)
 
 
 def check_member(principal: Principal, campaign_id: str, what: str = "campaign") -> None:

@@ -7,7 +7,7 @@ A use case reads top to bottom (see `app.services.play`):
         with uow:
             [hero] = uow.lock([character_id])                 # loaded, locked, sheet parsed
             req = validate(uow.adapter.TestRequest, body)
-            check_owner_or_gm(uow.principal, hero.player_id, "test this character")
+            authorize(uow.principal, hero.player_id)           # the route's rule (`@access`) on this row
             return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
 
 `commit(outcome)` writes the roll-log entry, every changed sheet (versioned), the
@@ -44,7 +44,7 @@ from app.rulesets.contract import (
     RulesetAdapter,
 )
 from app.rulesets.registry import get_adapter
-from app.services.auth import Principal, alive_query, check_alive, check_member, checked, verify
+from app.services.auth import Principal, alive_query, check_alive, checked, verify
 from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
 from app.services.uow import (
@@ -113,7 +113,6 @@ class RollingWork(UnitOfWork):
         """`lock`: the character the use case locks first (`lock([it])`), read and locked on entry
         with the campaign — and the caller's credential when `principal` is `remembered` (this
         process knew its token) — in one statement."""
-        check_member(principal, campaign_id)
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
 

@@ -31,7 +31,7 @@ from app.models.encounters import (
 )
 from app.models.validation import InvalidBody
 from app.rulesets.contract import ACTION, Exchange, Party
-from app.services.auth import Principal, check_gm, check_member
+from app.services.auth import Principal, authorize, check_gm, check_member
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -612,7 +612,7 @@ def revert(
     A sheet field changed since by something else → 409 naming it, unless `force`."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "revert an action")
+        authorize(principal)
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
