@@ -92,9 +92,10 @@ async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_o
     thread: no handler holds a connection while it waits for another thread (the
     response is serialised on the event loop), so requests cannot wait on each other.
     Writes take turns first (`_write_gate`: as many at once as the factory's
-    `writers()`), as coroutines rather than as threads queued on locks. On SQLite
-    a write whose turn has come runs on the loop when the database is free at once
-    (`on_loop()`: no wait, no thread hand-off), else in a thread like any other."""
+    `writers()`), as coroutines rather than as threads queued on locks. A write whose turn
+    has come runs where the factory's `on_loop()` says (`SessionOpener`: on the loop on
+    SQLite when the database is free at once, in SQLAlchemy's greenlet on PostgreSQL: no
+    thread hand-off), else in a thread like any other."""
     if args and isinstance(args[0], Principal) and args[0].remembered:
         caller, rest = args[0], args[1:]
 
@@ -131,21 +132,19 @@ async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool)
     if read_only:
         return await run_in_threadpool(work)
     async with _write_gate(sessions):
-        on_loop = getattr(sessions, "on_loop", None)
+        on_loop = getattr(sessions, "on_loop", None)  # the factory's choice (`SessionOpener.on_loop`)
         opened = on_loop() if on_loop is not None else None
-        if opened is not None:
-            with opened as session:
+        if opened is None:
+            return await run_in_threadpool(work)
+        if not opened.green:
+            with opened.session as session:
                 return run(session)
-        green = getattr(sessions, "green", None)
-        session = green() if green is not None else None
-        if session is not None:
 
-            def in_greenlet() -> T:
-                with session:
-                    return run(session)
+        def in_greenlet() -> T:
+            with opened.session as session:
+                return run(session)
 
-            return await greenlet_spawn(in_greenlet)
-        return await run_in_threadpool(work)
+        return await greenlet_spawn(in_greenlet)
 
 
 # the turns of writers, per event loop (a test client runs its own loop)
