@@ -54,6 +54,7 @@ async def create_campaign(data: CampaignCreate, sessions: SessionFactory, respon
 
 
 @router.get(CAMPAIGN, response_model=CampaignPublic)
+@access("member")
 async def read_campaign(
     campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response
 ) -> dict[str, Any]:
@@ -113,6 +114,7 @@ async def create_player(
 
 
 @router.get(CAMPAIGN + "/players", response_model=PlayerPage, summary="The campaign's players")
+@access("member")
 async def list_players(
     campaign_id: str,
     sessions: SessionFactory,
@@ -160,5 +162,6 @@ async def rotate_gm_token(campaign_id: str, sessions: SessionFactory, principal:
 
 
 @router.get("/v1/me", response_model=Me, summary="Who this token is: its campaign, role and player")
+@access("member")
 async def read_me(sessions: SessionFactory, principal: PrincipalDep) -> dict[str, str | None]:
     return await read(sessions, auth.me, principal)

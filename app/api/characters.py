@@ -17,6 +17,7 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 
 
 @router.post("/v1/campaigns/{campaign_id}/characters", status_code=201, response_model=CharacterPublic)
+@access("member")
 async def create_character(
     campaign_id: str, data: CharacterCreate, sessions: SessionFactory, principal: PrincipalDep, response: Response
 ) -> dict[str, Any]:
@@ -27,6 +28,7 @@ async def create_character(
 
 
 @router.get("/v1/campaigns/{campaign_id}/characters", response_model=CharacterPage)
+@access("member")
 async def list_characters(
     campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> dict[str, Any]:
@@ -38,6 +40,7 @@ async def list_characters(
     response_model=CharacterRead,
     summary="The character as the caller may read it: whole (GM, owner, `observer`), or `limited`",
 )
+@access("member")
 async def read_character(
     character_id: str, sessions: SessionFactory, principal: PrincipalDep, response: Response
 ) -> dict[str, Any]:

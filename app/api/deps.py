@@ -10,8 +10,7 @@ import inspect
 import weakref
 from collections.abc import Callable
 from contextlib import nullcontext
-from contextvars import ContextVar
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Body, Depends, Header, Request
 from fastapi.datastructures import DefaultPlaceholder
@@ -31,17 +30,12 @@ from app.core.db import Sessions, open_session
 from app.core.security import hash_token, same_secret
 from app.kit.errors import AppError, Unauthorized
 from app.services import auth
-from app.services.auth import Principal, authenticate, known_principal, require_token
+from app.services.auth import Principal, Role, authenticate, granted, known_principal, require_token
 from app.services.operations import EncodedBody, Idempotency
 from app.services.rolls import JsonPage
 
 T = TypeVar("T")
 bearer = HTTPBearer(auto_error=False, description="The campaign's gm_token or a player's token.")
-Role = Literal["admin", "member", "gm", "owner_or_gm"]
-
-# The principal of this request when it came from the process's memory: the
-# request's first database hop checks that its credential still exists.
-_remembered: ContextVar[Principal | None] = ContextVar("jdr_remembered_principal", default=None)
 
 
 async def session_factory(request: Request) -> Sessions:
@@ -56,14 +50,13 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 async def get_principal(request: Request, sessions: SessionFactory, credentials: Credentials) -> Principal:
-    """The caller; a token this process has seen costs no look-up of its own (its
-    credential is re-read by the request's first database hop, `in_thread`). A
+    """The caller; a token this process has seen costs no look-up of its own (a `remembered`
+    principal: its credential is re-read by the request's first database hop, `in_thread`). A
     missing or unknown token counts as a failed authentication of the client's
     address; an address over that limit gets 429 before any look-up."""
     token = credentials.credentials if credentials else None
     limiter: RateLimiter = request.app.state.rate_limiter
     principal = known_principal(hash_token(token)) if token else None
-    _remembered.set(principal)
     if principal is None:
         address = client_address(request)
         await limiter.refuse_failing_address(address)
@@ -87,37 +80,51 @@ def require_admin(request: Request, credentials: Credentials) -> None:
 
 async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
     """Run `fn(session, *args)` with a fresh session, its database work off the loop's
-    coroutines: in the threadpool (sync DB work), or — a write on SQLite — on the loop itself.
+    coroutines: in the threadpool (sync DB work), or — a write — on the loop itself.
+
+    The caller, when the work has one, is its first argument (a `Principal`): when it is
+    `remembered` (this process knew its token), its credential is checked first on that
+    session (`auth.verify`: a rotated or deleted token is refused at once, whichever worker
+    remembers it) and `fn` is given the checked principal. A unit of work that checks the
+    credential in its own first statement is run by `in_unit` instead.
 
     The session, and its pooled connection, is opened and closed inside that one
     thread: no handler holds a connection while it waits for another thread (the
     response is serialised on the event loop), so requests cannot wait on each other.
     Writes take turns first (`_write_gate`: as many at once as the factory's
-    `writers()`), as coroutines rather than as threads queued on locks. On SQLite
-    a write whose turn has come runs on the loop when the database is free at once
-    (`on_loop()`: no wait, no thread hand-off), else in a thread like any other.
-    A caller remembered by this process is checked first, on that connection (a
-    rotated or deleted token is refused at once, whichever worker remembers it)."""
-    remembered = _remembered.get()
+    `writers()`), as coroutines rather than as threads queued on locks. A write whose turn
+    has come runs where the factory's `on_loop()` says (`SessionOpener`: on the loop on
+    SQLite when the database is free at once, in SQLAlchemy's greenlet on PostgreSQL: no
+    thread hand-off), else in a thread like any other."""
+    if args and isinstance(args[0], Principal) and args[0].remembered:
+        caller, rest = args[0], args[1:]
+
+        def run(session: Session) -> T:
+            return fn(session, auth.verify(session, caller), *rest)
+
+        return await _hop(sessions, run, read_only)
+    return await _hop(sessions, lambda session: fn(session, *args), read_only)
+
+
+async def in_unit(sessions: Sessions, fn: Callable[..., T], principal: Principal, *args: Any) -> T:
+    """Run the write `fn(session, principal, *args)`, whose unit of work (`RollingWork`,
+    `EncounterWork`) receives `principal` and checks a `remembered` credential in its first
+    statement, with what it reads anyway (no round trip of its own: the hot path). A refusal
+    raised before it could (a 404 of another campaign, say) checks it then: 401 comes first."""
 
     def run(session: Session) -> T:
-        if remembered is None:
-            return fn(session, *args)
-        if not getattr(fn, "checks_caller", False):
-            auth.verify(session, remembered)
-            return fn(session, *args)
-        session.info[auth.UNVERIFIED] = remembered  # `fn` checks it in its first round trip
         try:
-            result = fn(session, *args)
-        except BaseException:
-            if auth.take_unverified(session) is not None:  # refused before it checked: the credential first
+            return fn(session, principal, *args)
+        except Exception:
+            if principal.remembered:
                 session.rollback()
-                auth.verify(session, remembered)
+                auth.verify(session, principal)
             raise
-        if auth.take_unverified(session) is not None:
-            raise RuntimeError(f"{fn.__qualname__} is marked checks_caller but did not check its caller")
-        return result
 
+    return await _hop(sessions, run, read_only=False)
+
+
+async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool) -> T:
     def work() -> T:
         with sessions(read_only=True) if read_only else sessions() as session:
             return run(session)
@@ -125,21 +132,19 @@ async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_o
     if read_only:
         return await run_in_threadpool(work)
     async with _write_gate(sessions):
-        on_loop = getattr(sessions, "on_loop", None)
+        on_loop = getattr(sessions, "on_loop", None)  # the factory's choice (`SessionOpener.on_loop`)
         opened = on_loop() if on_loop is not None else None
-        if opened is not None:
-            with opened as session:
+        if opened is None:
+            return await run_in_threadpool(work)
+        if not opened.green:
+            with opened.session as session:
                 return run(session)
-        green = getattr(sessions, "green", None)
-        session = green() if green is not None else None
-        if session is not None:
 
-            def in_greenlet() -> T:
-                with session:
-                    return run(session)
+        def in_greenlet() -> T:
+            with opened.session as session:
+                return run(session)
 
-            return await greenlet_spawn(in_greenlet)
-        return await run_in_threadpool(work)
+        return await greenlet_spawn(in_greenlet)
 
 
 # the turns of writers, per event loop (a test client runs its own loop)
@@ -158,15 +163,14 @@ def _write_gate(sessions: Sessions) -> asyncio.Semaphore | nullcontext:
     return gate
 
 
-async def confirm(sessions: Sessions) -> None:
+async def confirm(sessions: Sessions, principal: Principal) -> Principal:
     """For a route that makes no database hop of its own (the event stream): the
     credential of a caller remembered by this process is checked now."""
-    if _remembered.get() is not None:
-        await read(sessions, _nothing)
+    return await read(sessions, _itself, principal) if principal.remembered else principal
 
 
-def _nothing(_session: Session) -> None:
-    return None
+def _itself(_session: Session, principal: Principal) -> Principal:
+    return principal
 
 
 async def read(sessions: Sessions, fn: Callable[..., T], *args: Any) -> T:
@@ -178,14 +182,22 @@ class _Caller(HTTPBearer):
     """The principal in ONE dependency solve (the bearer header read here, the session
     factory resolved as the app resolves it): on the hot path FastAPI solves this one
     dependency instead of three (bearer, sessions, principal). Being the bearer scheme
-    itself, it documents the same `HTTPBearer` security scheme as `bearer`."""
+    itself, it documents the same `HTTPBearer` security scheme as `bearer`.
+
+    It enforces the route's declared access (`access`, read from the route), once
+    (`auth.granted`): the use case receives a principal already authorized for what needs
+    no row, carrying the rule still to apply to the row its path names (`auth.authorize`)."""
 
     # HTTPBearer's __call__ answers the credentials: this one, the principal they name
     async def __call__(self, request: Request) -> Principal:  # type: ignore[override]
         credentials = await super().__call__(request)
         sessions = await _resolved(request, session_factory)
         request.state.sessions = sessions
-        return await get_principal(request, sessions, credentials)
+        principal = await get_principal(request, sessions, credentials)
+        role, action = declared(request.scope.get("route"))
+        if role is None or (role == "member" and "campaign_id" not in request.path_params):
+            return principal
+        return granted(principal, role, action, request.path_params)
 
 
 caller = _Caller(auto_error=False, scheme_name="HTTPBearer", description=bearer.model.description)
@@ -236,14 +248,26 @@ def etag(version: int) -> str:
 
 
 def access(role: Role) -> Callable[[T], T]:
-    """Declares who may call a route beyond being a member of the campaign its path
-    names: `gm`, `owner_or_gm` (of the character in the path), or `admin`."""
+    """Declares, once, who may call a route: `member` of the campaign its path names (or
+    names the character or encounter of), its `gm`, `owner_or_gm` (of the character in the
+    path), or `admin`. Every route that takes a caller declares it (`CheckedRoute` refuses
+    one that does not); the caller's dependency enforces it (`_Caller`, `auth.granted`)."""
 
     def mark(endpoint: T) -> T:
+        if hasattr(endpoint, "access"):
+            raise TypeError(f"{endpoint!r}: its access is declared twice")
         endpoint.access = role  # type: ignore[attr-defined]  # a mark on the route (read by CheckedRoute)
         return endpoint
 
     return mark
+
+
+def declared(route: Any) -> tuple[Role | None, str]:
+    """A route's declared access (`access`) and the words naming it in a refusal."""
+    if isinstance(route, CheckedRoute):
+        return route.access, route.action
+    endpoint = getattr(route, "endpoint", None)  # a route of another class (the event stream's)
+    return getattr(endpoint, "access", None), f"call {getattr(route, 'path', 'this route')}"
 
 
 def _uses(dependant: Any, call: Callable) -> bool:
@@ -269,9 +293,10 @@ class CheckedRoute(APIRoute):
         if isinstance(kwargs.get("strict_content_type", DefaultPlaceholder(True)), DefaultPlaceholder):
             kwargs["strict_content_type"] = False
         super().__init__(path, endpoint, **kwargs)
-        declared = getattr(endpoint, "access", None)
-        member = _uses(self.dependant, caller) or _uses(self.dependant, get_principal)
-        self.access: Role | None = declared or ("member" if member else None)
+        self.access: Role | None = getattr(endpoint, "access", None)
+        if self.access is None and (_uses(self.dependant, caller) or _uses(self.dependant, get_principal)):
+            raise TypeError(f"{path}: a route that takes a caller declares who may call it (`@access`)")
+        self.action = f"call {' '.join(sorted(self.methods or ()))} {path}"  # a refusal's words
 
     def get_route_handler(self) -> Callable[[Request], Any]:
         handler = super().get_route_handler()
@@ -299,7 +324,7 @@ class CheckedRoute(APIRoute):
             return require_admin(request, credentials)
         sessions = await _resolved(request, session_factory)
         principal = getattr(request.state, "principal", None) or await get_principal(request, sessions, credentials)
-        await read(sessions, auth.check_access, principal, self.access, dict(request.path_params))
+        await read(sessions, auth.check_access, principal, self.access, dict(request.path_params), self.action)
 
 
 def _own_refusal(

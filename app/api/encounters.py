@@ -3,6 +3,7 @@ hop each; the service applies the rules, visibility and the transaction."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
@@ -19,6 +20,7 @@ from app.api.deps import (
     etag,
     idempotency,
     in_thread,
+    in_unit,
     read,
 )
 from app.models.encounters import (
@@ -90,6 +92,7 @@ async def create_encounter(
     response_model=Page[EncounterSummary],
     summary="The campaign's encounters, newest first",
 )
+@access("member")
 async def list_encounters(
     campaign_id: str,
     sessions: SessionFactory,
@@ -101,7 +104,9 @@ async def list_encounters(
     return JSONResponse(
         await read(
             sessions,
-            lambda s: encounters.list_encounters(s, principal, campaign_id, limit=limit, cursor=cursor, status=status),
+            partial(encounters.list_encounters, limit=limit, cursor=cursor, status=status),
+            principal,
+            campaign_id,
         )
     )
 
@@ -109,6 +114,7 @@ async def list_encounters(
 @router.get(
     "/v1/encounters/{encounter_id}", response_model=EncounterPublic, summary="The encounter as the caller may see it"
 )
+@access("member")
 async def read_encounter(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
     return state(await read(sessions, encounters.read_encounter, principal, encounter_id))
 
@@ -147,6 +153,7 @@ async def add_combatants(
     response_model=EncounterPublic,
     summary="GM; the owner may set only `reaction`",
 )
+@access("member")
 async def update_combatant(
     encounter_id: str,
     combatant_id: str,
@@ -193,7 +200,7 @@ async def start_encounter(
 ) -> JSONResponse:
     data = data or StartRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return state(await in_thread(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
+    return state(await in_unit(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
 
 
 @router.post(
@@ -203,6 +210,7 @@ async def start_encounter(
     summary="GM, or the owner of the combatant whose turn it is: end the turn",
     description="Dice (where a new round re-orders, GC-O1) are consumed as at start. " + TABLE_DICE,
 )
+@access("member")
 async def next_encounter_turn(
     encounter_id: str,
     request: Request,
@@ -214,7 +222,7 @@ async def next_encounter_turn(
 ) -> JSONResponse:
     data = data or NextTurnRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return action(await in_thread(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
+    return action(await in_unit(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
 
 
 ACTION_DICE = (
@@ -232,6 +240,7 @@ ACTION_DICE = (
     "GM); heal, damage, condition (GM)",
     description=ACTION_DICE,
 )
+@access("member")
 async def act_in_encounter(
     encounter_id: str,
     data: Annotated[dict[str, Any], Body()],
@@ -242,7 +251,7 @@ async def act_in_encounter(
     idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
-    return action(await in_thread(sessions, encounters.act, principal, encounter_id, data, key, if_match))
+    return action(await in_unit(sessions, encounters.act, principal, encounter_id, data, key, if_match))
 
 
 class ActionChoice(BaseModel):
@@ -300,6 +309,7 @@ class ActionPlan(BaseModel):
     "`costs` that apply (light/dark points, heroism…: per choice, with what the sheet holds). Built by "
     "running the action route's own checks without writing anything.",
 )
+@access("member")
 async def encounter_choices(
     encounter_id: str,
     sessions: SessionFactory,
@@ -321,6 +331,7 @@ async def encounter_choices(
     "own rules (standing reaction, postures, karma dice, advantages, protection, primes, groups). A body the "
     "action would refuse answers that problem.",
 )
+@access("member")
 async def plan_encounter_action(
     encounter_id: str,
     data: Annotated[dict[str, Any], Body()],
@@ -335,11 +346,12 @@ async def plan_encounter_action(
     response_model=CombatPage,
     summary="The fight's history, newest first, reverted ones marked",
 )
+@access("member")
 async def list_encounter_actions(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> JSONResponse:
     return JSONResponse(
-        await read(sessions, lambda s: encounters.list_actions(s, principal, encounter_id, limit=limit, cursor=cursor))
+        await read(sessions, partial(encounters.list_actions, limit=limit, cursor=cursor), principal, encounter_id)
     )
 
 
@@ -350,6 +362,7 @@ async def list_encounter_actions(
     description="As `GET …/actions` shows it (reverted ones carry `reverted_by`); an action the caller "
     "may not see (hidden, or a hidden combatant's) is a 404, exactly as an unknown one.",
 )
+@access("member")
 async def read_encounter_action(
     encounter_id: str, action_id: str, sessions: SessionFactory, principal: PrincipalDep
 ) -> JSONResponse:
@@ -376,7 +389,7 @@ async def revert_encounter_action(
     data = data or RevertRequest()
     key = idempotency(request, idempotency_key, _json(data))
     return action(
-        await in_thread(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key, if_match)
+        await in_unit(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key, if_match)
     )
 
 

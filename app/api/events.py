@@ -26,7 +26,7 @@ from sqlalchemy.exc import DBAPIError
 from sse_starlette import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
-from app.api.deps import PrincipalDep, SessionFactory, bearer, confirm, get_principal, in_thread
+from app.api.deps import PrincipalDep, SessionFactory, access, bearer, confirm, get_principal, in_thread
 from app.api.event_hub import REVOKED_FRAME, EventHub, Lease, Subscription, error_frame, frame
 from app.api.openapi_doc import events_extension
 from app.api.ratelimit import client_address
@@ -82,6 +82,7 @@ define("invalid_event_id", InvalidCursor, "`Last-Event-ID` or `after` is not an 
         401: {"description": "No token, or a ticket unknown, used or expired", "content": _PROBLEM},
     },
 )
+@access("member")  # enforced below: a stream ticket or the bearer token names the caller
 async def stream_events(
     request: Request,
     campaign_id: str,
@@ -103,7 +104,8 @@ async def stream_events(
         principal = await _ticket_principal(request, sessions, ticket)
     else:
         principal = await get_principal(request, sessions, credentials)
-        await confirm(sessions)  # a rotated or deleted token opens no stream, whichever worker remembers it
+        # a rotated or deleted token opens no stream, whichever worker remembers it
+        principal = await confirm(sessions, principal)
     check_member(principal, campaign_id)
     cursor = _cursor("Last-Event-ID", last_event_id)
     if cursor is None:
@@ -132,6 +134,7 @@ async def stream_events(
     "the GM), counted against the caller's token's streams; it dies with the token. To reconnect, "
     "ask for another and resume with `?after=<last event id>`.",
 )
+@access("member")
 async def create_event_ticket(campaign_id: str, sessions: SessionFactory, principal: PrincipalDep) -> EventTicket:
     return EventTicket.model_validate(await in_thread(sessions, events.issue_ticket, principal, campaign_id))
 

@@ -23,6 +23,7 @@ from app.api.deps import (
     encoded,
     idempotency,
     in_thread,
+    in_unit,
     read,
     sessions_of,
 )
@@ -58,7 +59,7 @@ async def run_test(
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     key = idempotency(request, idempotency_key, body)
-    return created(await in_thread(sessions_of(request), play.run_test, principal, character_id, body, key), principal)
+    return created(await in_unit(sessions_of(request), play.run_test, principal, character_id, body, key), principal)
 
 
 @router.post(
@@ -133,6 +134,7 @@ async def level_up(
 @router.get(
     "/v1/characters/{character_id}/level-ups", response_model=LevelUpPage, summary="Level-up history, newest first"
 )
+@access("member")
 async def list_level_ups(
     character_id: str, request: Request, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> Response:

@@ -13,6 +13,7 @@ from app.api.deps import (
     CheckedRoute,
     IdempotencyKey,
     PrincipalDep,
+    access,
     created,
     encoded,
     idempotency,
@@ -30,6 +31,7 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 
 
 @router.post("", status_code=201, response_model=RollResult, summary="A free dice roll (3d6+2, 4d6kh3, d100…)")
+@access("member")
 async def roll_dice(
     campaign_id: str,
     data: RollCreate,
@@ -42,6 +44,7 @@ async def roll_dice(
 
 
 @router.get("", response_model=LogPage, summary="The roll log, newest first; hidden GM rolls only for the GM")
+@access("member")
 async def list_rolls(
     campaign_id: str,
     request: Request,
@@ -62,5 +65,6 @@ async def list_rolls(
 
 
 @router.get("/{entry_id}", response_model=LogEntry, summary="One roll-log entry")
+@access("member")
 async def get_roll(campaign_id: str, entry_id: str, request: Request, principal: PrincipalDep) -> JSONResponse:
     return JSONResponse(await read(sessions_of(request), rolls.read_log_entry, principal, campaign_id, entry_id))

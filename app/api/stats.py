@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from app.api.deps import CheckedRoute, PrincipalDep, read, sessions_of
+from app.api.deps import CheckedRoute, PrincipalDep, access, read, sessions_of
 from app.models.results.stats import CampaignStats
 from app.services import stats
 
@@ -24,6 +24,7 @@ router = APIRouter(prefix="/v1/campaigns/{campaign_id}/stats", tags=["rolls"], r
     "of each test's exact probability as rolled), successes observed against expected with a luck score "
     "`(observed − expected) / sd`, and the dice by type. Hidden GM entries count for the GM only.",
 )
+@access("member")
 async def campaign_stats(
     campaign_id: str,
     request: Request,

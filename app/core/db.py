@@ -1,4 +1,5 @@
-"""The database engine: URL normalisation, SQLite pragmas, sessions."""
+"""The database: one engine per URL (`database`), URL normalisation, SQLite pragmas, and the one
+session factory (`SessionOpener`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -46,6 +47,7 @@ PG_POOL = 8  # the threads' pool on PostgreSQL without a bound (`Bounds.connecti
 LISTENERS = 1  # the LISTEN connection of a process (app.core.notify)
 POOL_TIMEOUT_SECONDS = 5
 READ_ONLY = "jdr_read_only"  # execution option: a transaction that never writes
+NO_WAIT = "jdr_no_wait"  # execution option (SQLite): BEGIN IMMEDIATE answers "locked" at once instead of waiting
 ANSWER_WITHIN = "jdr_answer_within"  # execution option: seconds the lane waits for the server (app.services.prepared)
 ANSWER_MARGIN_SECONDS = 2.0
 
@@ -128,6 +130,9 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
             pool_size=THREADS,
             max_overflow=4,
             pool_timeout=POOL_TIMEOUT_SECONDS,
+            # the connection given back last is taken first: the writer on the loop keeps one
+            # connection, whose page cache no other connection's write made stale
+            pool_use_lifo=True,
         )
         _sqlite_transactions(engine)
         return engine
@@ -154,10 +159,12 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
     handling breaks SAVEPOINT). `BEGIN IMMEDIATE` takes the write lock at the
     start, so concurrent writers queue on the busy timeout instead of failing
     when a read snapshot goes stale; a read-only transaction (sessions from
-    `read_engine`) is a plain deferred `BEGIN` and never takes the write lock."""
+    the `reader` view) is a plain deferred `BEGIN` and never takes the write lock; the
+    writer on the event loop's (the `no_wait` view) waits for no lock: its connection's
+    busy timeout is 0 while it begins (set only when it changes: `_busy`)."""
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: Any, record: Any) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -165,27 +172,71 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
         cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
+        record.info[_BUSY] = int(busy_timeout_ms)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
+        options = conn.get_execution_options()
+        no_wait = options.get(NO_WAIT, False)
+        _busy(conn, 0 if no_wait else int(busy_timeout_ms))
+        conn.exec_driver_sql("BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
+
+
+_BUSY = "jdr_busy_timeout_ms"  # a SQLite connection's `info`: the busy timeout it has now
+
+
+def _busy(conn: Connection, ms: int) -> None:
+    """The connection's busy timeout set to `ms` when it has another (the writer on the loop
+    keeps its connection, LIFO: no PRAGMA on the hot path)."""
+    pooled = conn.connection
+    if pooled.info.get(_BUSY) != ms:
+        assert pooled.dbapi_connection is not None
+        pooled.dbapi_connection.execute(f"PRAGMA busy_timeout={ms}")
+        pooled.info[_BUSY] = ms
+
+
+@dataclass(frozen=True)
+class Database:
+    """ONE engine per database URL (and bounds) in this process, and the views of it the
+    session factory uses: `reader`, the same engine (the same pool) for transactions that only
+    read (no write lock on SQLite); on SQLite `no_wait`, the same engine again for the writer
+    on the event loop (`BEGIN IMMEDIATE` without the busy wait: `SessionOpener.on_loop`).
+
+    `green` (PostgreSQL only): the pool of the writes run on the event loop — psycopg's async
+    connections under SQLAlchemy's sync API (`AsyncEngine.sync_engine`), used from a greenlet.
+    It is the one second pool, kept because it was measured (issue 28 item 3, POST …/tests
+    in-process, real threadpool, CPU time of the process): the same writes in worker threads
+    cost +0.7% CPU a request one at a time (1,321 vs 1,312 µs, 4 alternating rounds) but +11%
+    with 16 concurrent clients (median 2,144 vs 1,933 µs, 3 alternating rounds): the thread
+    hand-offs and the GIL contention. Both pools together stay within `Bounds.connections`
+    (`Bounds.pools()`); the threads' engine serves the reads, the event hub, the webhook loop."""
+
+    engine: Engine
+    reader: Engine
+    no_wait: Engine | None
+    green: Engine | None
 
 
 @lru_cache
+def database(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Database:
+    engine = build_engine(url, echo=echo, bounds=bounds)
+    sqlite = engine.dialect.name == "sqlite"
+    return Database(
+        engine,
+        engine.execution_options(**{READ_ONLY: True}),
+        engine.execution_options(**{NO_WAIT: True}) if sqlite else None,
+        None if sqlite else _green_engine(url, echo, bounds),
+    )
+
+
 def engine_for(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
-    """One engine (and pool) per database URL (and bounds) in this process."""
-    return build_engine(url, echo=echo, bounds=bounds)
+    """The engine (and pool) of a database URL (and bounds) in this process (`database`)."""
+    return database(url, echo, bounds).engine
 
 
 def get_engine() -> Engine:
     settings = get_settings()
     return engine_for(settings.database_url, settings.sql_echo, Bounds.of(settings))
-
-
-@lru_cache
-def _read_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
-    """The same pool, for transactions that only read (no write lock on SQLite)."""
-    return engine_for(url, echo, bounds).execution_options(**{READ_ONLY: True})
 
 
 # SQLite has one writer at a time: this process's writers queue here (woken at
@@ -201,7 +252,7 @@ SQLITE_WRITER = threading.Lock()
 # on each other's row locks and on the GIL cost CPU (thread switches) and gain
 # nothing (issue 16: 32 writer threads spent ~30% more CPU a request than 2-4);
 # on SQLite there is one writer anyway, and it runs on the event loop itself
-# (`open_loop_write_session`).
+# (`SessionOpener.on_loop`).
 WRITERS = {"sqlite": 1, "postgresql": 4}
 
 
@@ -218,23 +269,6 @@ def _is_locked(error: OperationalError) -> bool:
     return "locked" in str(error.orig).lower() or "busy" in str(error.orig).lower()
 
 
-@lru_cache
-def _loop_engine(url: str, echo: bool = False) -> Engine:
-    """SQLite's writer on the event loop: its own small pool (writers there take turns,
-    so it never waits for a connection), and no busy wait: a database locked by
-    another process is answered at once, and that write goes to a thread instead."""
-    engine = create_engine(
-        normalize_database_url(url),
-        echo=echo,
-        pool_size=1,
-        max_overflow=2,
-        pool_timeout=POOL_TIMEOUT_SECONDS,
-        connect_args={"check_same_thread": False, "timeout": 0},
-    )
-    _sqlite_transactions(engine, busy_timeout_ms=0)
-    return engine
-
-
 @contextmanager
 def _loop_write_session(session: Session) -> Iterator[Session]:
     try:
@@ -244,21 +278,19 @@ def _loop_write_session(session: Session) -> Iterator[Session]:
         SQLITE_WRITER.release()
 
 
-def open_loop_write_session(
-    url: str, echo: bool = False, bounds: Bounds = UNBOUNDED
-) -> AbstractContextManager[Session] | None:
-    """A write session, its transaction begun (BEGIN IMMEDIATE), to use on the event loop
-    without waiting: only on SQLite, and only when neither a writer of this process nor
-    another process holds the database; else None (write in a thread: `open_session`).
+def _sqlite_on_loop(no_wait: Engine) -> AbstractContextManager[Session] | None:
+    """SQLite: a write session, its transaction begun (BEGIN IMMEDIATE), to use on the event
+    loop without waiting — when neither a writer of this process nor another process holds
+    the database; else None (the write goes to a thread, which may wait its turn).
 
     SQLite's work for a request is CPU-bound and short (no network, one writer at a
     time): done on the loop it costs no thread hand-off and no GIL contention (issue
     16: ~45% more writes a second than in a worker thread), and it never waits on a
-    lock there, so the loop is never parked."""
-    if engine_for(url, echo, bounds).dialect.name != "sqlite" or not SQLITE_WRITER.acquire(blocking=False):
+    lock there (`NO_WAIT`), so the loop is never parked."""
+    if not SQLITE_WRITER.acquire(blocking=False):
         return None
     try:
-        session = Session(_loop_engine(url, echo), expire_on_commit=False)
+        session = Session(no_wait, expire_on_commit=False)
         try:
             session.connection()  # BEGIN IMMEDIATE: the database's write lock, or "locked" at once
         except BaseException:
@@ -272,10 +304,10 @@ def open_loop_write_session(
     return _loop_write_session(session)
 
 
-@lru_cache
 def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
-    """PostgreSQL's writers on the event loop: psycopg's async connections under SQLAlchemy's
-    sync API (`AsyncEngine.sync_engine`), used from a greenlet (`green`)."""
+    """PostgreSQL's writers on the event loop (`Database.green`): psycopg's async connections
+    under SQLAlchemy's sync API (`AsyncEngine.sync_engine`), used from a greenlet. Its pool
+    opens no connection until a write asks for one."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
     _pool, _overflow, writers = bounds.pools()
@@ -291,26 +323,30 @@ def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> E
     ).sync_engine
 
 
-def open_green_write_session(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Session | None:
-    """On PostgreSQL, a write session to use from SQLAlchemy's greenlet on the event loop
-    (`sqlalchemy.util.greenlet_spawn`): its statements wait for the server as coroutines,
-    so the loop goes on meanwhile; None on SQLite.
+class OnLoop(NamedTuple):
+    """A write session for the event loop (`SessionOpener.on_loop`). `green`: its statements
+    wait for the server as coroutines (PostgreSQL's), so it runs in SQLAlchemy's greenlet
+    (`sqlalchemy.util.greenlet_spawn`) and the loop goes on meanwhile; else (SQLite's) it
+    runs on the loop as it is."""
 
-    A write's database work is a few short round trips (app.services.prepared sends the hot
-    path's statements in one or two): run on the loop, it costs no thread hand-off (about
-    130 µs of CPU each way here) and no GIL contention with a worker thread."""
-    if engine_for(url, echo, bounds).dialect.name != "postgresql":
-        return None
-    return Session(_green_engine(url, echo, bounds), expire_on_commit=False)
+    session: AbstractContextManager[Session]
+    green: bool
 
 
 class SessionOpener:
-    """Opens sessions for one request's work: `sessions()` to write, `sessions(read_only=True)`
-    to only read (never a write lock on SQLite; on SQLite, writing ones hold this process's
-    writer lock for their lifetime); `on_loop()`: a write session for the event loop, or None
-    (see `open_loop_write_session`); `green()`: PostgreSQL's write session for a greenlet on
-    the loop, or None (see `open_green_write_session`); `writers()`: how many write
-    transactions at once.
+    """THE way to get a session (the requests' hops, app.api.deps.in_thread; the event hub;
+    the webhook loop): on the one engine of its database (`database`), whatever runs it.
+
+    - `sessions()`: a session that writes, in the calling thread (on SQLite it holds this
+      process's writer lock for its lifetime); `sessions(read_only=True)`: one that only reads
+      (never a write lock on SQLite);
+    - `on_loop()`: a write session to run on the event loop (`OnLoop`), or None (then in a
+      thread): SQLite's when the database is free at once, PostgreSQL's always (see
+      `Database.green`: the writes' pool);
+    - `writers()`: how many write transactions at once (the write gate, app.api.deps).
+
+    Where a write runs — on the loop (SQLite), in a greenlet (PostgreSQL), in a thread
+    (SQLite busy) — is this factory's detail; its callers see a session.
 
     On the database of `url` (with `echo`, within `bounds`), or, without one, of the settings
     read from the environment when a session is opened (`get_settings`)."""
@@ -330,16 +366,17 @@ class SessionOpener:
         return settings.database_url, settings.sql_echo, Bounds.of(settings)
 
     def __call__(self, read_only: bool = False) -> AbstractContextManager[Session]:
-        url, echo, bounds = self.database()
+        db = database(*self.database())
         if read_only:
-            return Session(_read_engine(url, echo, bounds), expire_on_commit=False)
-        return _write_session(engine_for(url, echo, bounds))
+            return Session(db.reader, expire_on_commit=False)
+        return _write_session(db.engine)
 
-    def on_loop(self) -> AbstractContextManager[Session] | None:
-        return open_loop_write_session(*self.database())
-
-    def green(self) -> Session | None:
-        return open_green_write_session(*self.database())
+    def on_loop(self) -> OnLoop | None:
+        db = database(*self.database())
+        if db.green is not None:
+            return OnLoop(Session(db.green, expire_on_commit=False), green=True)
+        opened = _sqlite_on_loop(db.no_wait) if db.no_wait is not None else None
+        return None if opened is None else OnLoop(opened, green=False)
 
     def writers(self) -> int:
         url, echo, bounds = self.database()

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
@@ -15,15 +15,30 @@ from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter, core_table
 from app.services.prepared import Prepared
 
-F = TypeVar("F", bound=Callable)
+# Who may call a route, declared once on it (`app.api.deps.access`): a member of the campaign
+# its path names, its GM, the owner of the character it names or the GM, or the server's admin.
+Role = Literal["admin", "member", "gm", "owner_or_gm"]
 
 
 @dataclass(frozen=True)
 class Principal:
+    """The caller, handed explicitly to every use case. `remembered`: it came from this process's
+    memory (`known_principal`), so its credential has not been read by this request yet: the
+    request's first database round trip checks it (`verify`, or joined with the unit of work's
+    first statement: `RollingWork`, `EncounterWork`), and a rotated or deleted token is refused
+    at once, whichever worker remembers it.
+
+    `access`: the route's rule still to apply to the character or encounter its path names
+    (`granted`), which the use case applies with `authorize` once it has read that row;
+    `action` names the route in the refusal."""
+
     campaign_id: str
     role: str  # "gm" | "player"
     player_id: str | None
     token_hash: str
+    remembered: bool = field(default=False, compare=False)
+    access: Role = field(default="member", compare=False)
+    action: str = field(default="", compare=False)
 
     @property
     def is_gm(self) -> bool:
@@ -49,10 +64,10 @@ def authenticate(session: Session, token: str | None) -> Principal:
         row = session.connection().execute(_CREDENTIAL, {"token_hash": token_hash}).first()
         if row is None:
             raise Unauthorized("invalid token")
-        principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)
+        principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)  # read now: not `remembered`
         if len(_known) >= _KNOWN_MAX:
             _known.clear()
-        _known[token_hash] = principal
+        _known[token_hash] = replace(principal, remembered=True)
     return principal
 
 
@@ -61,7 +76,8 @@ def authenticate(session: Session, token: str | None) -> Principal:
 # deletes the old row, a removed player or campaign its rows), and other workers
 # remember them too: so a remembered principal is checked by `verify` in the
 # request's first database hop, on the connection it holds anyway (a primary-key
-# read), and a dead token is refused at once in every worker.
+# read, or a part of the unit of work's first statement), and a dead token is refused at
+# once in every worker.
 _KNOWN_MAX = 50_000
 _known: dict[str, Principal] = {}
 _cred = core_table(Credential)
@@ -72,9 +88,17 @@ _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token
 _FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.services.prepared)
 
 
-def verify(session: Session, principal: Principal) -> None:
-    """401 when the principal's credential is gone (rotated, its player or campaign deleted)."""
-    check_alive(principal, _FAST_ALIVE.all(session.connection(), {"token_hash": principal.token_hash}))
+def verify(session: Session, principal: Principal) -> Principal:
+    """The principal, its credential checked when it was `remembered` (a primary-key read);
+    401 when the credential is gone (rotated, its player or campaign deleted)."""
+    if principal.remembered:
+        check_alive(principal, _FAST_ALIVE.all(session.connection(), {"token_hash": principal.token_hash}))
+    return checked(principal)
+
+
+def checked(principal: Principal) -> Principal:
+    """The principal once this request has read its credential."""
+    return replace(principal, remembered=False) if principal.remembered else principal
 
 
 def alive_query(principal: Principal) -> tuple[Prepared, dict[str, str]]:
@@ -86,27 +110,6 @@ def check_alive(principal: Principal, rows: Sequence[tuple]) -> None:
     if not rows:
         forget([principal.token_hash])
         raise Unauthorized("invalid token")
-
-
-# A use case marked `checks_caller` verifies a remembered caller itself, in its first
-# round trip with its own reads (see `RollingWork`): the caller is handed to it in
-# `session.info[UNVERIFIED]`, which it takes (`take_unverified`) before anything else.
-UNVERIFIED = "jdr.unverified_caller"
-
-
-def checks_caller(use_case: F) -> F:
-    use_case.checks_caller = True  # type: ignore[attr-defined]  # a mark on the function (read by api.deps)
-    return use_case
-
-
-def take_unverified(session: Session) -> Principal | None:
-    return session.info.pop(UNVERIFIED, None)
-
-
-def verify_pending(session: Session) -> None:
-    """`verify` the caller handed to this use case, if it has not been yet."""
-    if (principal := take_unverified(session)) is not None:
-        verify(session, principal)
 
 
 def forget(token_hashes: Iterable[str]) -> None:
@@ -126,11 +129,41 @@ _CHARACTER = select(_char.c.campaign_id, _char.c.player_id, _char.c.player_acces
 _ENCOUNTER = select(_enc.c.campaign_id).where(_enc.c.id == bindparam("id"))
 
 
-def check_access(session: Session, principal: Principal, role: str, path: Mapping[str, str]) -> None:
+def granted(principal: Principal, role: Role, action: str, path: Mapping[str, str]) -> Principal:
+    """The route's declared rule, enforced once (by the caller's dependency, app.api.deps):
+    what needs no database at once — the campaign the path names is the caller's (else 404),
+    a campaign's GM route is the GM's (else 403); a rule on the character or encounter the
+    path names (its owner, the GM once that row is known to be of the caller's campaign: 404
+    before 403) is handed to the use case in the principal (`access`), which applies it with
+    `authorize` on the row it reads anyway (no read of its own on the hot path)."""
+    if "campaign_id" in path:
+        check_member(principal, path["campaign_id"])
+    if role in ("member", "admin") or principal.is_gm:  # admin: `require_admin`, before any token
+        return principal
+    if "character_id" in path or "encounter_id" in path:
+        return replace(principal, access=role, action=action)
+    check_gm(principal, action)  # a campaign's route: `owner_or_gm` names a character
+    return principal
+
+
+def authorize(principal: Principal, owner_id: str | None = None) -> None:
+    """The route's rule handed over by `granted` (`principal.access`), on the row the path
+    names, now read (of the caller's campaign): 403 unless the caller is the GM (`gm`), or the
+    owner of the character (`owner_or_gm`: `owner_id`, its player)."""
+    if principal.access == "gm":
+        check_gm(principal, principal.action)
+    elif principal.access == "owner_or_gm":
+        check_owner_or_gm(principal, owner_id, principal.action)
+
+
+def check_access(
+    session: Session, principal: Principal, role: str, path: Mapping[str, str], action: str = "use this route"
+) -> None:
     """A route's access rule, from its path alone: 404 when the campaign, character
     or encounter it names is not the caller's campaign's, then 403 when the caller
-    is not the GM (`gm`) or the character's owner (`owner_or_gm`). The services
-    check the same as they work; this is asked before a refused body is answered."""
+    is not the GM (`gm`) or the character's owner (`owner_or_gm`). The rule the route
+    declares, asked only before a refused request is answered (`CheckedRoute`: the caller
+    learns nothing of a schema it may not use); else `granted` and `authorize` apply it."""
     owner = None
     if "campaign_id" in path:
         check_member(principal, path["campaign_id"])
@@ -145,7 +178,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
         row = session.connection().execute(_ENCOUNTER, {"id": path["encounter_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "encounter")
     if role == "gm":
-        check_gm(principal, "use this route")
+        check_gm(principal, action)
     elif role == "owner_or_gm":
         if "character_id" in path and not principal.is_gm and owner is None:
             from app.services.visibility import in_hiding, in_hiding_query  # (it builds on this module)
@@ -153,7 +186,7 @@ def check_access(session: Session, principal: Principal, role: str, path: Mappin
             query, params = in_hiding_query(principal.campaign_id, path["character_id"])
             if in_hiding(query.all(session.connection(), params)):
                 raise NotFound("no character with this id")  # a character in hiding is not a player's to know of
-        check_owner_or_gm(principal, owner, "use this route")
+        check_owner_or_gm(principal, owner, action)
 
 
 def check_member(principal: Principal, campaign_id: str, what: str = "campaign") -> None:

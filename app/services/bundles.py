@@ -39,7 +39,7 @@ from app.models.validation import InvalidBody, invalid_from, validate
 from app.rules.errors import RuleError
 from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
-from app.services.auth import Principal, check_gm
+from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
 from app.services.characters import audience, limited, load_character, public
 from app.services.encounters.store import COMBATANT_FIELDS
@@ -107,7 +107,6 @@ def _dump(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
 def export_campaign(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
     """GM: the campaign and its whole history as one bundle (no token, no webhook secret)."""
     campaign = load_campaign(session, principal, campaign_id)
-    check_gm(principal, "export the campaign")
     players = _rows(
         session,
         select(_player).where(_player.c.campaign_id == campaign_id).order_by(_player.c.created_at, _player.c.id),
@@ -198,7 +197,7 @@ def _combatant_row(c: Any) -> dict[str, Any]:
 def export_character(session: Session, principal: Principal, character_id: str) -> dict[str, Any]:
     """GM: one character (sheet, metadata) and its level-ups."""
     character, campaign = load_character(session, principal, character_id)
-    check_gm(principal, "export a character")
+    authorize(principal)  # the route's: the GM's
     row = session.connection().execute(select(_character).where(_character.c.id == character.id)).one()
     level_ups = _entries(session, (_log.c.character_id == character.id) & (_log.c.kind == "level_up"))
     return _dump(
@@ -506,7 +505,6 @@ def _character_insert(ch: Any, campaign_id: str, ids: dict[str, str]) -> dict[st
 def import_character(session: Session, principal: Principal, campaign_id: str, data: Any) -> dict[str, Any]:
     """GM: a new character of this campaign from a character bundle (unowned), with its level-ups."""
     campaign = load_campaign(session, principal, campaign_id, for_update=True)
-    check_gm(principal, "import a character")
     bundle = validate(CharacterBundle, data)
     if bundle.ruleset != campaign.ruleset:
         raise _bad(["ruleset"], f"a {bundle.ruleset} character cannot join a {campaign.ruleset} campaign")

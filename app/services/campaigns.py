@@ -38,7 +38,7 @@ from app.models.tables import (
 from app.models.validation import InvalidBody, validate
 from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
-from app.services.auth import Principal, check_gm, check_member, forget
+from app.services.auth import Principal, forget
 from app.services.pages import check_if_match, created_order_page
 
 
@@ -80,8 +80,8 @@ _NO_KEY_UPDATE = {"key_share": True}
 
 
 def load_campaign(session: Session, principal: Principal, campaign_id: str, *, for_update: bool = False) -> Campaign:
-    """The caller's campaign (404 else); `for_update`: locked FOR NO KEY UPDATE until the commit (see above)."""
-    check_member(principal, campaign_id)
+    """The caller's campaign (404 else: the route's access checked it is the caller's, `auth.granted`);
+    `for_update`: locked FOR NO KEY UPDATE until the commit (see above)."""
     campaign = session.get(Campaign, campaign_id, with_for_update=_NO_KEY_UPDATE if for_update else None)
     if campaign is None:
         raise NotFound("no campaign with this id")
@@ -96,7 +96,6 @@ def update_campaign(
     session: Session, principal: Principal, campaign_id: str, data: CampaignUpdate, if_match: str | None = None
 ) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id, for_update=True)
-    check_gm(principal, "change the campaign")
     check_if_match(campaign.version, if_match, "campaign")
     if data.name is not None:
         campaign.name = data.name
@@ -136,7 +135,6 @@ def create_player(
     SQLite writers are serialized already), so concurrent adds cannot pass the cap."""
     cap = max_players
     load_campaign(session, principal, campaign_id, for_update=True)
-    check_gm(principal, "add players")
     players = session.exec(select(func.count()).select_from(Player).where(Player.campaign_id == campaign_id)).one()
     if players >= cap:
         raise Conflict(
@@ -181,7 +179,6 @@ def _commit_forgetting(session: Session, dead: list[str]) -> None:
 def rotate_gm_token(session: Session, principal: Principal, campaign_id: str) -> dict[str, str]:
     """GM: a new GM token; the old one (the caller's) is dead when this commits."""
     load_campaign(session, principal, campaign_id, for_update=True)
-    check_gm(principal, "rotate the GM token")
     dead = _drop_credentials(session, (Credential.campaign_id == campaign_id) & (Credential.role == "gm"))
     token = _new_credential(session, campaign_id, "gm")
     _commit_forgetting(session, dead)
@@ -193,7 +190,6 @@ def _load_player(session: Session, principal: Principal, campaign_id: str, playe
     player = session.get(Player, player_id)
     if player is None or player.campaign_id != campaign_id:
         raise NotFound("no player with this id")
-    check_gm(principal, action)
     return player
 
 
@@ -234,7 +230,6 @@ def _lock_for_deletion(session: Session, campaign_id: str) -> None:
 def delete_campaign(session: Session, principal: Principal, campaign_id: str, if_match: str | None) -> None:
     """GM: the campaign and everything of it, children first, in one transaction."""
     campaign = load_campaign(session, principal, campaign_id, for_update=True)
-    check_gm(principal, "delete the campaign")
     check_if_match(campaign.version, if_match, "campaign")
     _lock_for_deletion(session, campaign_id)
     dead = _drop_credentials(session, Credential.campaign_id == campaign_id)

@@ -29,7 +29,7 @@ from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
 from app.rulesets.registry import get_adapter, rules_for
-from app.services.auth import Principal, check_member, check_owner_or_gm
+from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
 from app.services.encounters import shown
 from app.services.encounters.view import status
@@ -174,7 +174,6 @@ def _check_player(session: Session, campaign_id: str, player_id: str | None) -> 
 
 
 def create_character(session: Session, principal: Principal, campaign_id: str, data: CharacterCreate) -> dict[str, Any]:
-    check_member(principal, campaign_id)
     with UnitOfWork(session, campaign_id) as uow:
         campaign = uow.campaign()
         player_id = data.player_id
@@ -258,7 +257,7 @@ def update_character(
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()
         check_visible(uow.conn, principal, before)
-        check_owner_or_gm(principal, before.player_id, "change this character")
+        authorize(principal, before.player_id)
         check_if_match(before.version, if_match, "character")
         fields = data.model_dump(exclude_unset=True)
         if not principal.is_gm and ({"kind", "player_id", "player_access"} & fields.keys() or data.gm_override):
@@ -464,7 +463,7 @@ def delete_character(session: Session, principal: Principal, character_id: str, 
         fights = shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
         character = uow.characters.get(character_id, lock=True)
         check_visible(uow.conn, principal, character)
-        check_owner_or_gm(principal, character.player_id, "delete this character")
+        authorize(principal, character.player_id)
         check_if_match(character.version, if_match, "character")
         who = audience(uow.conn, character, uow.campaign().ruleset)
         uow.characters.remove(character)

@@ -7,7 +7,7 @@ A use case reads top to bottom (see `app.services.play`):
         with uow:
             [hero] = uow.lock([character_id])                 # loaded, locked, sheet parsed
             req = validate(uow.adapter.TestRequest, body)
-            check_owner_or_gm(uow.principal, hero.player_id, "test this character")
+            authorize(uow.principal, hero.player_id)           # the route's rule (`@access`) on this row
             return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
 
 `commit(outcome)` writes the roll-log entry, every changed sheet (versioned), the
@@ -44,7 +44,7 @@ from app.rulesets.contract import (
     RulesetAdapter,
 )
 from app.rulesets.registry import get_adapter
-from app.services.auth import Principal, alive_query, check_alive, check_member, take_unverified, verify_pending
+from app.services.auth import Principal, alive_query, check_alive, checked, verify
 from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
 from app.services.uow import (
@@ -111,9 +111,8 @@ class RollingWork(UnitOfWork):
         lock: str | None = None,
     ):
         """`lock`: the character the use case locks first (`lock([it])`), read and locked on entry
-        with the campaign — and the caller's credential when it was handed over
-        (`auth.checks_caller`) — in one round trip on PostgreSQL."""
-        check_member(principal, campaign_id)
+        with the campaign — and the caller's credential when `principal` is `remembered` (this
+        process knew its token) — in one statement."""
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
 
@@ -134,7 +133,7 @@ class RollingWork(UnitOfWork):
     def _open(self) -> CampaignRow:
         """The first statement: the caller's credential (401 first), the campaign (404), the character
         to lock, whether it is in hiding or in a fight (`uow.open_on`: one statement)."""
-        unverified = take_unverified(self.session)
+        unverified = self.principal if self.principal.remembered else None
         self.prefetched: dict[str, StoredCharacter] = {}
         self.in_hiding: dict[str, list[tuple]] = {}
         self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
@@ -144,6 +143,7 @@ class RollingWork(UnitOfWork):
             if opening is not None:
                 if unverified is not None and not opening.alive:
                     check_alive(unverified, [])  # 401
+                self.principal = checked(self.principal)
                 self.prefetched[self.first_locked] = opening.character
                 self.in_hiding[self.first_locked] = [(opening.in_hiding,)]
                 if not opening.fighting:
@@ -155,6 +155,7 @@ class RollingWork(UnitOfWork):
         results = fetch_together(self.conn, queries)
         if unverified is not None:
             check_alive(unverified, results.pop(0))
+            self.principal = checked(self.principal)
         return campaign_of(results[0])
 
     def lock(self, character_ids: Sequence[str]) -> list[CharacterState]:
@@ -187,7 +188,7 @@ class RollingWork(UnitOfWork):
     def replayed(self) -> dict | None:
         """The first response to this Idempotency-Key, or None; the key with another request → 422."""
         if self.idem is not None:
-            verify_pending(self.session)  # the caller's credential before anything is read
+            self.principal = verify(self.session, self.principal)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
     # UnitOfWork.commit() takes nothing: this one commits the rules' outcome (log, sheets, event)

@@ -28,12 +28,11 @@ from app.rulesets.contract import (
 )
 from app.rulesets.registry import get_adapter
 from app.services import rolls
-from app.services.auth import Principal, check_gm, check_owner_or_gm, checks_caller
+from app.services.auth import Principal, authorize, check_gm
 from app.services.characters import load_character
 from app.services.operations import Idempotency, RollingWork, fraction_out, log_entry_body, retried, success_of
 
 
-@checks_caller
 def run_test(
     session: Session, principal: Principal, character_id: str, body: dict, idem: Idempotency | None
 ) -> dict[str, Any]:
@@ -47,7 +46,7 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
     with uow:
         [hero] = uow.lock([character_id])
         req = validate(uow.adapter.TestRequest, body)
-        check_owner_or_gm(uow.principal, hero.player_id, "test this character")
+        authorize(uow.principal, hero.player_id)
         ctx = uow.context(req)
         outcome = uow.adapter.test(hero, req, ctx)
         odds = outcome_odds(uow.adapter, hero, req, ctx)
@@ -74,7 +73,7 @@ def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]
     with uow:
         [hero] = uow.lock([character_id])
         req = validate(uow.adapter.request_model(Capability.LEVEL_UP), body)
-        check_gm(uow.principal, "level a character up")
+        authorize(uow.principal)
         assert isinstance(uow.adapter, LevelUps)  # request_model found the capability
         return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
 
@@ -91,7 +90,7 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
     with uow:
         owner = uow.characters.get(character_id).player_id  # 404 first; locked below with the entry's others
         req = validate(uow.adapter.request_model(Capability.REROLL), body)
-        check_owner_or_gm(uow.principal, owner, "reroll this character's test")
+        authorize(uow.principal, owner)
         entry = _entry_involving(uow, test_id, character_id)
         if entry is None:  # 404 before the 403 of dice the caller may not choose
             raise NotFound("no test with this id for this character")
@@ -175,7 +174,7 @@ def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         req = validate(action.model, body)
         if action.gm_only:
             check_gm(uow.principal, f"perform the action {body['type']!r}")  # the type action_for found
-        check_owner_or_gm(uow.principal, hero.player_id, "act for this character")
+        authorize(uow.principal, hero.player_id)
         return uow.commit(action.handler(hero, req, uow.context(req)))
 
 
@@ -190,7 +189,6 @@ def opposed(
 def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
     with uow:
         req = validate(uow.adapter.request_model(Capability.OPPOSED), body)
-        check_gm(uow.principal, "run a confrontation")  # 403 before the body's characters (refusal order)
         a, b = uow.lock([req.a.character_id, req.b.character_id])
         assert isinstance(uow.adapter, Confrontations)  # request_model found the capability
         return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
@@ -207,7 +205,6 @@ def group(
 def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
     with uow:
         req = validate(uow.adapter.request_model(Capability.GROUP), body)
-        check_gm(uow.principal, "run a group test")  # 403 before the body's characters (refusal order)
         participants = uow.lock([p.character_id for p in req.participants])
         assert isinstance(uow.adapter, GroupTests)  # request_model found the capability
         return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
@@ -216,7 +213,7 @@ def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
 def odds(session: Session, principal: Principal, character_id: str, body: dict) -> dict[str, Any]:
     """The exact probability of every outcome of a test; nothing rolled or logged."""
     character, campaign = load_character(session, principal, character_id)
-    check_owner_or_gm(principal, character.player_id, "see this character's odds")
+    authorize(principal, character.player_id)
     adapter = get_adapter(campaign.ruleset)
     if unused := [k for k in ("dice", "seed", "hidden") if isinstance(body, dict) and k in body]:
         raise InvalidBody(

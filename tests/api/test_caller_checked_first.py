@@ -1,5 +1,5 @@
 """Issue 16: `POST …/tests` checks a remembered caller's credential in its first round trip,
-with the campaign and the character (`auth.checks_caller`, `RollingWork(lock=…)`), instead
+with the campaign and the character (a `remembered` principal handed to `RollingWork(lock=…)`), instead
 of a round trip of its own. A credential gone behind this process's back (another worker
 rotated it) is still refused first: 401 before any 404, 403, 422 or idempotent replay, and
 nothing is written."""

@@ -45,7 +45,7 @@ class CountingSessions:
         self.opened += 1
         return self.sessions(**kwargs)
 
-    def __getattr__(self, name: str) -> Any:  # writers(), on_loop(), green()
+    def __getattr__(self, name: str) -> Any:  # writers(), on_loop()
         return getattr(self.sessions, name)
 
 

@@ -69,7 +69,7 @@ def _serve(request: dict[str, Any]) -> None:
 
     # what the zygote's import cached from its own environment: the settings (`get_settings`), and the
     # engines if any (none is made at import; cleared anyway, so no pool crosses the fork)
-    for cached in (config.get_settings, db.engine_for, db._read_engine, db._loop_engine, db._green_engine):
+    for cached in (config.get_settings, db.database):
         cached.cache_clear()
     app.main.app = app.main.create_app()  # from this server's environment, as its import would make it
     uvicorn._subprocess.spawn = multiprocessing.get_context("fork")  # type: ignore[assignment]  # workers: forked

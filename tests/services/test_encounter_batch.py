@@ -168,7 +168,7 @@ def _revoke_elsewhere(db_session, token: str) -> None:
 def test_an_action_by_a_caller_whose_credential_is_gone_is_401_first_and_writes_nothing(
     client, campaign_factory, player_factory, db_session, count_rows
 ):
-    """The action's first round trip checks the remembered caller's credential (`auth.checks_caller`):
+    """The action's first round trip checks the remembered caller's credential (`EncounterWork`):
     401 before 404 (no such encounter), 403, 422 or looking for an idempotent replay, and nothing written."""
     camp = campaign_factory("great-cosmos")
     alice = player_factory(camp)

@@ -327,3 +327,54 @@ def test_issue28_item2_concurrent_writers_number_a_campaigns_events_without_a_ga
         assert list(numbers) == list(range(1, 12))
         count = conn.execute(text("SELECT last_number FROM event_counter WHERE campaign_id = :c"), {"c": cid})
         assert count.scalar_one() == 11
+
+
+def test_issue28_item3_one_engine_per_database_and_one_session_factory(engine, database_url):
+    """Every session of a database opens on its one engine: the read-only view and SQLite's
+    writer on the loop share its pool; PostgreSQL's writes on the loop have the one other pool
+    (measured, `Database.green`), within the same bounds."""
+    from app.core.db import Bounds, SessionOpener, database, engine_for
+
+    bounds = Bounds(connections=7)
+    db = database(database_url, False, bounds)
+    assert engine_for(database_url, False, bounds) is db.engine
+    assert database(database_url, False, bounds) is db  # one per URL and bounds in this process
+    assert db.reader.pool is db.engine.pool
+    sessions = SessionOpener(database_url, bounds=bounds)
+    with sessions(read_only=True) as read, sessions() as write:
+        assert read.get_bind().pool is write.get_bind().pool is db.engine.pool
+    opened = sessions.on_loop()
+    assert opened is not None
+    with opened.session as on_loop:
+        if engine.dialect.name == "sqlite":
+            assert (opened.green, db.green, on_loop.get_bind().pool) == (False, None, db.engine.pool)
+        else:
+            assert opened.green and db.no_wait is None and on_loop.get_bind().pool is db.green.pool  # type: ignore[union-attr]
+    db.engine.dispose()
+
+
+def test_issue28_item3_sqlites_writer_on_the_loop_waits_for_no_lock_and_gives_its_connection_back_waiting(
+    engine, database_url
+):
+    """SQLite's writer on the loop begins with a busy timeout of 0 (another process's lock is
+    answered at once, the write goes to a thread), on the one engine: a connection it gives
+    back waits for locks again (30 s) in a thread's write or read."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's writer on the loop")
+    from app.core.db import SessionOpener, database
+
+    sessions = SessionOpener(database_url)
+
+    def busy(session: Session) -> int:
+        return session.connection().exec_driver_sql("PRAGMA busy_timeout").scalar_one()
+
+    for _ in range(2):
+        opened = sessions.on_loop()
+        assert opened is not None
+        with opened.session as on_loop:
+            assert busy(on_loop) == 0
+        with sessions() as write:
+            assert busy(write) == 30000
+        with sessions(read_only=True) as read:
+            assert busy(read) == 30000
+    database(database_url).engine.dispose()

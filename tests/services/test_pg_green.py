@@ -1,4 +1,4 @@
-"""PostgreSQL's writes on the event loop (`app.core.db.open_green_write_session`, run by
+"""PostgreSQL's writes on the event loop (`app.core.db.SessionOpener.on_loop`, run by
 `app.api.deps.in_thread` in SQLAlchemy's greenlet): a rolling operation commits everything
 as in a thread, and while it waits for a row lock the loop goes on serving others."""
 
@@ -14,7 +14,7 @@ from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 from app.api.deps import in_thread
-from app.core.db import normalize_database_url
+from app.core.db import OnLoop, normalize_database_url
 from app.services.auth import Principal
 from app.services.operations import RollingWork
 
@@ -39,8 +39,8 @@ class GreenSessions:
     def __call__(self, read_only: bool = False):
         raise AssertionError("a write on PostgreSQL runs on the loop, not in a thread")
 
-    def green(self) -> Session:
-        return Session(self.engine, expire_on_commit=False)
+    def on_loop(self) -> OnLoop:
+        return OnLoop(Session(self.engine, expire_on_commit=False), green=True)
 
     @staticmethod
     def writers() -> int:

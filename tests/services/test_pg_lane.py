@@ -3,7 +3,7 @@ pipeline API on psycopg's connection, prepared once per connection. It must writ
 exactly what Core does, survive what psycopg and a pooler do to prepared statements, refuse
 a statement that would jump its batch's queue, and give back a usable (or no) connection
 after any failure — on psycopg's connection in a thread, and on its async connection from
-SQLAlchemy's greenlet on the event loop (`open_green_write_session`)."""
+SQLAlchemy's greenlet on the event loop (`SessionOpener.on_loop`)."""
 
 from __future__ import annotations
 

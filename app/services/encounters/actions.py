@@ -32,7 +32,7 @@ from app.models.encounters import (
 from app.models.validation import InvalidBody
 from app.rulesets.contract import ACTION, Exchange, Party
 from app.services import characters  # (the module: the audience of a character's events)
-from app.services.auth import Principal, check_gm, check_member, checks_caller
+from app.services.auth import Principal, authorize, check_gm, check_member
 from app.services.encounters import shown as showing  # the fights showing a character
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
@@ -61,7 +61,6 @@ class Action:
     gm_only: bool
 
 
-@checks_caller
 def act(
     session: Session,
     principal: Principal,
@@ -602,7 +601,6 @@ ACTIONS: dict[str, Action] = {
 # --- undo ------------------------------------------------------------------------------------
 
 
-@checks_caller
 def revert(
     session: Session,
     principal: Principal,
@@ -616,7 +614,7 @@ def revert(
     A sheet field changed since by something else → 409 naming it, unless `force`."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "revert an action")
+        authorize(principal)
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)

@@ -29,7 +29,7 @@ from app.rules.errors import RuleError
 from app.rulesets.contract import EncounterRules
 from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
-from app.services.auth import Principal, check_gm, check_member
+from app.services.auth import Principal, authorize, check_member
 from app.services.campaigns import load_campaign
 from app.services.encounters import store, turns, view
 from app.services.encounters.record import record_update
@@ -58,7 +58,6 @@ def _options(rules: EncounterRules, raw: dict[str, Any]) -> dict[str, Any]:
 
 def create_encounter(session: Session, principal: Principal, campaign_id: str, data: EncounterCreate) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id)
-    check_gm(principal, "create an encounter")
     rules = rules_for(campaign.ruleset)
     with UnitOfWork(session, campaign_id) as uow:
         at = utcnow()
@@ -228,7 +227,7 @@ def update_encounter(
     session: Session, principal: Principal, encounter_id: str, data: EncounterUpdate, if_match: str | None
 ) -> dict[str, Any]:
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "change an encounter")
+        authorize(principal)
         conn = uow.conn
         check_version(fight, if_match)
         if data.metadata is None or data.name is not None or data.options is not None:
@@ -252,7 +251,7 @@ def add_combatants(
     (`join`) placing it in the turn order by the ruleset's initiative rule (`turns.join`)."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "add combatants")
+        authorize(principal)
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)
@@ -326,7 +325,7 @@ def delete_combatant(
     session: Session, principal: Principal, encounter_id: str, combatant_id: str, if_match: str | None
 ) -> None:
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "remove a combatant")
+        authorize(principal)
         c = fight.combatant(combatant_id)
         check_version(fight, if_match)
         check_status(fight, "setup", "removing a combatant")
@@ -342,7 +341,7 @@ def end(session: Session, principal: Principal, encounter_id: str, if_match: str
     """GM: the fight is over; every later action is a 409."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "end an encounter")
+        authorize(principal)
         conn = uow.conn
         check_version(fight, if_match)
         check_not_ended(fight)

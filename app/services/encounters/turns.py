@@ -12,7 +12,7 @@ from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import CombatantAdd, NextTurnRequest, StartRequest
 from app.models.validation import InvalidBody
 from app.rulesets.contract import Entrant
-from app.services.auth import Principal, check_gm, checks_caller
+from app.services.auth import Principal, authorize, check_gm
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -31,7 +31,6 @@ from app.services.operations import Idempotency
 END, START = "end_of_turn", "start_of_turn"
 
 
-@checks_caller
 def start(
     session: Session,
     principal: Principal,
@@ -43,7 +42,7 @@ def start(
     """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
-        check_gm(principal, "start an encounter")
+        authorize(principal)
         conn = uow.conn
         check_version(fight, if_match)
         check_status(fight, "setup", "start")
@@ -82,7 +81,6 @@ def start(
     return write(session, principal, encounter_id, work, idem=idem)
 
 
-@checks_caller
 def next_turn(
     session: Session,
     principal: Principal,

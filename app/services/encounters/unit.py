@@ -21,13 +21,7 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, core_table, utcnow
-from app.services.auth import (
-    Principal,
-    alive_query,
-    check_alive,
-    take_unverified,
-    verify_pending,
-)
+from app.services.auth import Principal, alive_query, check_alive, checked, verify
 from app.services.encounters import store
 from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
@@ -71,9 +65,8 @@ class EncounterWork(UnitOfWork):
         super().__enter__()
         self.pending = []
         try:
-            # a caller handed over unverified (`auth.checks_caller`): its credential in the same round trip,
-            # checked first
-            unverified = take_unverified(self.session)
+            # a `remembered` caller: its credential in the same round trip, checked first
+            unverified = self.principal if self.principal.remembered else None
             first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
             self.fight = store.load_fight(
                 self.conn,
@@ -83,6 +76,7 @@ class EncounterWork(UnitOfWork):
                 combatants=self.combatants,
                 first=first,
             )
+            self.principal = checked(self.principal)
             if self.fight.campaign_id != self.campaign_id:
                 raise NotFound("no encounter with this id")
         except BaseException:
@@ -93,7 +87,7 @@ class EncounterWork(UnitOfWork):
     def replayed(self) -> dict | None:
         """API.md: the same key and body replay the first response; the key with another body → 422."""
         if self.idem is not None:
-            verify_pending(self.session)  # the caller's credential before anything is read
+            self.principal = verify(self.session, self.principal)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
     def later(self, write: Callable[[], object]) -> None:
