@@ -9,6 +9,7 @@ import uvicorn
 
 from app.api.request_id import LOG_CONFIG
 from app.core.config import get_settings
+from app.core.db import normalize_database_url
 from app.core.migrations import upgrade_head
 
 
@@ -22,6 +23,10 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("migrate", help="apply migrations (alembic upgrade head) and exit")
     args = parser.parse_args(argv)
 
+    try:  # a DATABASE_URL the service cannot use: one line saying why, before anything runs
+        normalize_database_url(get_settings().database_url)
+    except ValueError as exc:
+        parser.exit(2, f"python -m app: {exc}\n")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     upgrade_head()
     logging.getLogger("app").info("database migrated: %s", get_settings().database_url.split("@")[-1])

@@ -33,6 +33,12 @@ def normalize_database_url(url: str) -> str:
     if base in ("postgres", "postgresql"):
         return f"postgresql+psycopg://{rest}"
     if base == "sqlite":
+        path, _, query = rest.partition("?")
+        if path in ("", "/", "/:memory:") or "mode=memory" in query:
+            raise ValueError(
+                f"DATABASE_URL {url!r} is an in-memory SQLite database: every connection would get its own "
+                "empty one, and the service uses several; give a file instead (sqlite:///jdr.db)"
+            )
         return f"sqlite://{rest}"
     raise ValueError(f"DATABASE_URL scheme {scheme!r} is not supported: use sqlite or postgresql")
 

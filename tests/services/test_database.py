@@ -17,7 +17,6 @@ from app.models.tables import metadata
     [
         ("sqlite:///path.db", "sqlite:///path.db"),
         ("sqlite:////abs/path.db", "sqlite:////abs/path.db"),
-        ("sqlite://", "sqlite://"),
         ("postgresql://user@host:5432/db", "postgresql+psycopg://user@host:5432/db"),
         ("postgres://user:pw@host:5432/db", "postgresql+psycopg://user:pw@host:5432/db"),
         ("postgresql+psycopg2://u@h/db", "postgresql+psycopg://u@h/db"),
@@ -29,10 +28,30 @@ def test_database_url_plain_forms_map_to_our_drivers(given, expected):
     assert normalize_database_url(given) == expected
 
 
-@pytest.mark.parametrize("bad", ["mysql://u@h/db", "not a url", "/tmp/x.db"])
+@pytest.mark.parametrize(
+    "bad",
+    # the in-memory forms: each connection its own empty database, the service uses several
+    ["mysql://u@h/db", "not a url", "/tmp/x.db", "sqlite://", "sqlite:///:memory:", "sqlite:///file:x?mode=memory"],
+)
 def test_database_url_unsupported_forms_are_refused_clearly(bad):
     with pytest.raises(ValueError, match="DATABASE_URL"):
         normalize_database_url(bad)
+
+
+@pytest.mark.parametrize("bad", ["sqlite://", "mysql://u@h/db"])
+def test_python_m_app_refuses_an_unusable_database_url_in_one_line(bad, monkeypatch, capsys):
+    from app.__main__ import main
+
+    get_settings.cache_clear()
+    monkeypatch.setenv("DATABASE_URL", bad)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main(["migrate"])
+    finally:
+        get_settings.cache_clear()
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m app: DATABASE_URL") and err.count("\n") == 1, err
 
 
 def test_settings_come_from_the_environment_when_built_not_at_import(monkeypatch):
