@@ -442,6 +442,9 @@ def test_an_encounter_through_the_ui(live, pages):
     )
 
     assert table.evaluate(UNLABELLED) == [] and page.evaluate(UNLABELLED) == []  # the action form too
+    # back to the GM's tab, as the GM would (the popup in front left the tab's frames at ~1 a second:
+    # every click below waited ~2 s for two frames of a stable button)
+    page.bring_to_front()
     page.get_by_role("button", name="Tour suivant").click()
     after_turn = check_tracker(page, http, eid, after=encounter["version"])
     assert after_turn["current"]["combatant_id"] != actor["id"]
