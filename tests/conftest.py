@@ -102,14 +102,23 @@ def pytest_unconfigure(config) -> None:
 SERVERS = {"live", "server_database_url", "two_workers", "served", "in_process_server"}
 BROWSER = {"browser", "page", "pages"}
 # the longest groups handed out first, longest first (`--no-loadscope-reorder`; xdist gives each
-# worker a group and the next one to the first worker done): the fuzz run (~55-100 s) and the browser
-# tests (~60 s), then the other groups of real servers (20-50 s each), so no worker is left alone with
-# a long group at the end; the other modules fill in around them
+# worker a group and the next one to the first worker done): the browser tests (~140 s of wall under
+# a load of 7 on 2 cores) and the fuzz run (~100 s), then the next longest (test_plan_odds ~36 s of
+# CPU-bound odds; the other groups of real servers, 15-35 s each; then modules of 7-11 s), so no
+# worker is left alone with a long group at the end (test_plan_odds, picked last, once left one
+# worker running ~30 s after the other was done); the short modules fill in around them
 LONGEST = (
-    "tests/hardening/test_fuzz.py",
     "browser",
+    "tests/hardening/test_fuzz.py",
+    "tests/services/test_plan_odds.py",
     "slow-servers",
     "tests/hardening/test_streams.py",
+    "tests/api/test_http_conventions.py",
+    "tests/hardening/test_authz_matrix.py",
+    "tests/services/test_hot_path.py",
+    "tests/rulesets/test_step_keys.py",
+    "tests/rulesets/test_adding_a_ruleset.py",
+    "tests/rulesets/great_cosmos/test_rules_odds.py",
     "tests/hardening/test_ratelimit.py",
     "tests/api/test_tokens.py",
 )

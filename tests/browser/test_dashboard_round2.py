@@ -210,6 +210,9 @@ def test_issue27_item1_a_failed_refresh_is_retried_and_the_indicator_tells_the_t
         page = pages()
         open_with_token(page, server.url, s["gm"])
         page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
+        # the page's retries every 200 ms, not after 0.5, 1 then 2 s (app/web/js/dom.js retryDelay):
+        # still three failed reads in a row, the page stale for at least 0.6 s of them
+        page.evaluate("document.documentElement.dataset.retryMs = '200'")
         failing = {"left": 3}
 
         def flaky(route) -> None:  # a network drop of the encounter's reads only

@@ -31,6 +31,14 @@ export function clear(el, ...children) {
   return el;
 }
 
+/** The wait (ms) before retry `attempt` (0: the first) of a failed read or a dropped stream: `first`
+ * doubled at each failure, at most 8 s. `<html data-retry-ms="…">` makes it that many ms every time
+ * instead: the browser tests set it (a test of retries need not wait seconds); the page never does. */
+export function retryDelay(first, attempt) {
+  const fixed = Number(document.documentElement.dataset.retryMs);
+  return fixed > 0 ? fixed : Math.min(first * 2 ** attempt, 8000);
+}
+
 let counter = 0;
 export const uid = (prefix = "f") => `${prefix}-${++counter}`;
 

@@ -4,7 +4,7 @@
 // next turn, undo, end; every action as a readable line.
 
 import { api, describe } from "./api.js";
-import { h, clear, field, select, setError, bar, humanize, uid } from "./dom.js";
+import { h, clear, field, select, setError, bar, humanize, uid, retryDelay } from "./dom.js";
 import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./store.js";
 import { SchemaForm, FormError } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
@@ -158,7 +158,7 @@ export class Tracker {
       this.failures += 1;
       emit("sync", { stale: true });
       clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.refresh().catch(() => {}), Math.min(500 * 2 ** (this.failures - 1), 8000));
+      this.retryTimer = setTimeout(() => this.refresh().catch(() => {}), retryDelay(500, this.failures - 1));
       throw err;
     }).finally(() => { this.reading = null; });
     return this.reading;

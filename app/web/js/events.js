@@ -3,6 +3,7 @@
 // new ticket and `?after=<last id>`: the missed events come first, none twice.
 
 import { api } from "./api.js";
+import { retryDelay } from "./dom.js";
 
 const NAMES = ["campaign.updated", "player.created", "character.created", "character.updated", "character.deleted",
   "character.hidden",
@@ -74,7 +75,7 @@ export class EventStream {
 
   retry() {
     if (this.closed) return;
-    const delay = Math.min(250 * 2 ** this.failures, 8000);
+    const delay = retryDelay(250, this.failures);
     this.failures += 1;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.open(), delay);

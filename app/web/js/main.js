@@ -2,7 +2,7 @@
 // Routes: `#/` the dashboard (GM or player, by the token), `#/table` the table screen.
 
 import { api, setToken, getAll, describe, setNamer } from "./api.js";
-import { h, clear } from "./dom.js";
+import { h, clear, retryDelay } from "./dom.js";
 import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, pruneCharacters, resetListeners } from "./store.js";
 import { EventStream } from "./events.js";
 import { renderLogin, langButton } from "./login.js";
@@ -141,7 +141,7 @@ async function resync({ log, tracker }, attempt = 0) {
     console.warn("resync failed, retried", err.message);
     emit("sync", { stale: true });
     clearTimeout(syncTimer);
-    syncTimer = setTimeout(() => resync({ log, tracker }, attempt + 1), Math.min(500 * 2 ** attempt, 8000));
+    syncTimer = setTimeout(() => resync({ log, tracker }, attempt + 1), retryDelay(500, attempt));
   }
 }
 
