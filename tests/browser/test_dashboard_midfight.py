@@ -29,6 +29,23 @@ def test_issue27_item5_gc_o1_a_hidden_reinforcement_added_while_the_fight_runs_t
         adder.get_by_label("Combattant à ajouter").select_option(label="Renfort")
         adder.get_by_label("Initiative (MJ)").fill("99")
         adder.get_by_label("caché").check()
+        # a character made meanwhile, then the fight redrawn (renamed): the form's list changes, and what
+        # the GM typed stays (a redraw used to build the form anew, empty: the initiative rolled instead)
+        r = http.post(
+            f"/v1/campaigns/{s['cid']}/characters", json={"name": "Éclaireur", "kind": "npc", "sheet": GOBLIN_SHEET}
+        )
+        assert r.status_code == 201, r.text
+        r = http.patch(f"/v1/encounters/{eid}", json={"name": "Embuscade au gué"})
+        assert r.status_code == 200, r.text
+        state = r.json()
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('#encounter-adder select[name=add-who] option')]
+                .some(o => o.textContent === 'Éclaireur')""",
+            timeout=15_000,
+        )
+        assert adder.get_by_label("Initiative (MJ)").input_value() == "99"
+        assert adder.get_by_label("caché").is_checked()
+        assert adder.locator("select[name=add-who] option:checked").text_content() == "Renfort"
         adder.get_by_role("button", name="Ajouter au combat").click()
         page.wait_for_function(
             f"() => Number(document.querySelector('#encounter-view').dataset.version) > {state['version']}",
