@@ -402,10 +402,13 @@ def test_an_encounter_through_the_ui(live, pages):
 
     # the current combatant attacks someone of the other side, with table dice in the API's order
     page.get_by_label("Action", exact=True).select_option("attack")
+    page.wait_for_selector("html:not([data-busy])", state="attached")  # the attack's form and its reads done
     target_name = page.get_by_label("Cible", exact=True).evaluate("s => s.selectedOptions[0].textContent")
     target = next(c for c in encounter["combatants"] if c["name"] == target_name)
     assert target["side"] != actor["side"]
     page.get_by_label("Dégâts", exact=True).fill("2d6+3")
+    page.wait_for_selector("html:not([data-busy])", state="attached")  # the plan read again for the damage typed
+    assert page.get_by_label("Dégâts", exact=True).input_value() == "2d6+3"  # what the GM typed stays
     page.get_by_role("button", name="Agir avec les dés de table").click()
     asked = enter_dice(page, {"attack": [31], "dodge": [76], "damage": [5, 2]})
     assert asked == ["attack", "dodge", "damage", "damage"]
