@@ -321,22 +321,18 @@ export class Tracker {
       .sort((a, b) => a.name.localeCompare(b.name, "fr"));
     if (!characters.length) return null;
     // kept across redraws (an event read the fight again): the character chosen and the side typed stay
-    const key = JSON.stringify([e.id, e.status, characters.map(c => [c.id, c.name])]);
+    const fight = `${e.id}:${e.status}`;
+    const key = `${fight} ${JSON.stringify(characters.map(c => [c.id, c.name]))}`;
     if (this.adderForm && this.adderKey === key) return this.adderForm;
     // the list changed (a character came or went): what the GM typed in this fight's form stays
-    const before = this.adderFight === `${e.id}:${e.status}` ? this.adderForm : null;
+    const before = this.adderKey?.startsWith(`${fight} `) ? this.adderForm : null;
     this.adderKey = key;
-    this.adderFight = `${e.id}:${e.status}`;
     this.adderForm = this.adderFormOf(e, characters);
-    if (before) {
-      for (const name of ["add-who", "add-side", "add-initiative"]) {
-        const was = before.elements.namedItem(name), now = this.adderForm.elements.namedItem(name);
-        if (!was || !now) continue;
-        if (now.tagName === "SELECT" && ![...now.options].some(o => o.value === was.value)) continue;
-        now.value = was.value;
-      }
-      const hidden = before.elements.namedItem("add-hidden");
-      if (hidden) this.adderForm.elements.namedItem("add-hidden").checked = hidden.checked;
+    for (const was of before?.elements ?? []) {
+      const now = was.name ? this.adderForm.elements.namedItem(was.name) : null;
+      if (!now) continue;
+      if (was.type === "checkbox") now.checked = was.checked;
+      else if (now.tagName !== "SELECT" || [...now.options].some(o => o.value === was.value)) now.value = was.value;
     }
     return this.adderForm;
   }
