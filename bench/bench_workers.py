@@ -69,6 +69,10 @@ def measure(
             results[i] = run_python_load(f"{base}{paths[0]}", "POST", '{"stat":"force"}', token, conns, args.duration)
         else:
             script = lua(work / f"w{i}.lua", '{"stat":"force"}', token, paths)
+            if args.rate:  # each connection waits its share of the rate between its requests
+                think_ms = 1000 * args.connections / args.rate
+                with script.open("a") as f:
+                    f.write(f"delay = function()\n  return {think_ms:.1f} * (0.5 + math.random())\nend\n")
             results[i] = run_wrk(f"{base}{paths[0]}", script, args.threads, conns, args.duration)
 
     threads = [threading.Thread(target=one, args=(i, b)) for i, b in enumerate(bases)]
@@ -102,12 +106,22 @@ def main() -> None:
     ap.add_argument("--characters", type=int, default=16)
     ap.add_argument("--python-load", action="store_true")
     ap.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="req/s for all the servers together, below what one worker serves (wrk's delay(): every "
+        "connection waits its share between requests): the same work for every worker count, no server "
+        "saturated; 0 = as fast as they answer (the default)",
+    )
+    ap.add_argument(
         "--old", default="", help="also this commit's tree (git archive, its own database), each worker count"
     )
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found (apt-get install -y wrk): using the bounded Python load generator")
         args.python_load = True
+    if args.rate and args.python_load:
+        ap.error("--rate needs wrk")
     trees = ["new", "old"] if args.old else ["new"]
     contenders: dict[str, tuple[str, list[int]]] = {}
     for tree in trees:
@@ -118,7 +132,8 @@ def main() -> None:
             contenders[f"2 instances{suffix}"] = (tree, [1, 1])
     print(
         f"bench_workers: {machine()}, {args.db}, {args.characters} characters, wrk -c{args.connections} "
-        f"-d{args.duration}s, {args.rounds} rounds; CPU from /proc",
+        f"-d{args.duration}s, {args.rounds} rounds, "
+        f"{f'{args.rate:g} req/s in all' if args.rate else 'as fast as served'}; CPU from /proc",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="jdr-bench-workers-") as tmp:
