@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, create_engine
 
 from app.core.config import Settings, get_settings
@@ -185,7 +185,26 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
         options = conn.get_execution_options()
         no_wait = options.get(NO_WAIT, False)
         _busy(conn, 0 if no_wait else int(busy_timeout_ms))
-        conn.exec_driver_sql("BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
+        _begin(conn, "BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
+
+
+def _begin(conn: Connection, sql: str) -> None:
+    """`sql` (a BEGIN) sent on the DBAPI connection itself: SQLAlchemy's `exec_driver_sql` would
+    wrap it in an execution context and its events, which cost more than SQLite's BEGIN itself on
+    every write (issue 28 item 1: ~25% of a unit of work's own cost). Its errors are raised as
+    SQLAlchemy's (`DBAPIError.instance`, as `exec_driver_sql` raises them), a dead connection
+    invalidated."""
+    dbapi = conn.connection.dbapi_connection
+    assert dbapi is not None  # a connection beginning holds its DBAPI connection
+    try:
+        dbapi.execute(sql)
+    except conn.dialect.loaded_dbapi.Error as e:
+        dead = conn.dialect.is_disconnect(e, dbapi, None)
+        if dead:
+            conn.invalidate(e)
+        raise DBAPIError.instance(
+            sql, None, e, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
+        ) from e
 
 
 _BUSY = "jdr_busy_timeout_ms"  # a SQLite connection's `info`: the busy timeout it has now
