@@ -306,23 +306,64 @@ def test_issue25_item3_gm_override_is_a_json_boolean(client, campaign_factory, c
 # --- bundles, and query booleans ------------------------------------------------------------------
 
 
-def test_issue25_item3_an_imported_bundle_holds_json_booleans_and_dry_run_stays_a_query_string(
-    client, campaign_factory, character_factory, written
-):
+@pytest.fixture
+def bundle(client, campaign_factory, character_factory) -> dict[str, Any]:
+    """A real export: options, a hidden log entry, an encounter with a hidden combatant."""
     c = campaign_factory(GC, {"inventory_rules": False})
     hero = character_factory(c, SHEETS[GC])
     r = client.post(f"/v1/characters/{hero['id']}/tests", json={**TEST_BODIES[GC], "hidden": True}, headers=c.gm)
     assert r.status_code == 201, r.text
-    bundle = client.get(f"/v1/campaigns/{c.id}/export", headers=c.gm).json()
-    assert bundle["log"][0]["hidden"] is True and bundle["campaign"]["options"]["inventory_rules"] is False
+    fight = {"name": "x", "combatants": [{"character_id": hero["id"], "hidden": True}]}
+    assert client.post(f"/v1/campaigns/{c.id}/encounters", json=fight, headers=c.gm).status_code == 201
+    exported = client.get(f"/v1/campaigns/{c.id}/export", headers=c.gm).json()
+    assert exported["log"][0]["hidden"] is True and exported["campaign"]["options"]["inventory_rules"] is False
+    [encounter] = exported["encounters"]
+    assert encounter["options"]["reveal_on_turn"] is True and encounter["combatants"][0]["hidden"] is True
+    return exported
+
+
+def _spoil_entry(b: dict, loose: Any) -> dict:
+    return {**b, "log": [{**b["log"][0], "hidden": loose}]}
+
+
+def _spoil_options(b: dict, loose: Any) -> dict:
+    return {**b, "campaign": {**b["campaign"], "options": {**b["campaign"]["options"], "inventory_rules": loose}}}
+
+
+def _spoil_encounter_options(b: dict, loose: Any) -> dict:
+    """An encounter's options, stored as the bundle gives them: read by its ruleset before anything is written."""
+    [e] = b["encounters"]
+    return {**b, "encounters": [{**e, "options": {**e["options"], "reveal_on_turn": loose}}]}
+
+
+def _spoil_combatant(b: dict, loose: Any) -> dict:
+    [e] = b["encounters"]
+    return {**b, "encounters": [{**e, "combatants": [{**e["combatants"][0], "hidden": loose}]}]}
+
+
+@pytest.mark.parametrize(
+    ("spoil", "loc"),
+    [
+        pytest.param(_spoil_entry, ["log", 0, "hidden"], id="issue25_item3_log_hidden"),
+        pytest.param(_spoil_options, ["campaign", "options", "inventory_rules"], id="gc_i1_inventory_rules"),
+        pytest.param(
+            _spoil_encounter_options, ["encounters", 0, "options", "reveal_on_turn"], id="issue25_item3_reveal_on_turn"
+        ),
+        pytest.param(_spoil_combatant, ["encounters", 0, "combatants", 0, "hidden"], id="issue25_item3_hidden"),
+    ],
+)
+def test_issue25_item3_gc_i1_an_imported_bundle_holds_json_booleans(client, bundle, written, spoil, loc):
     before = written()
     for loose in LOOSE:
-        entry = {**bundle["log"][0], "hidden": loose}
-        r = client.post("/v1/campaigns/import", json={**bundle, "log": [entry]})
-        assert_validation(r, [["body", "log", 0, "hidden"]])
-        options = {**bundle["campaign"]["options"], "inventory_rules": loose}
-        r = client.post("/v1/campaigns/import", json={**bundle, "campaign": {**bundle["campaign"], "options": options}})
-        assert_validation(r, [["body", "campaign", "options", "inventory_rules"]])
+        assert_validation(client.post("/v1/campaigns/import", json=spoil(bundle, loose)), [["body", *loc]])
+    assert written() == before
+    for value in (True, False):
+        r = client.post("/v1/campaigns/import", params={"dry_run": "true"}, json=spoil(bundle, value))
+        assert r.status_code == 200 and r.json()["valid"] is True, r.text
+
+
+def test_issue25_item3_dry_run_stays_a_query_string(client, bundle, written):
+    before = written()
     for dry_run in ("true", "1", "yes"):  # a query string: lax, as before
         r = client.post("/v1/campaigns/import", params={"dry_run": dry_run}, json=bundle)
         assert r.status_code == 200 and r.json()["dry_run"] is True, r.text
