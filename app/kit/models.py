@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Self, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 from typing_extensions import TypeAliasType
 
 
@@ -29,7 +29,7 @@ class Strict(BaseModel):
 class CampaignOptions(Strict):
     """Options every ruleset has; each ruleset's `Options` extends this."""
 
-    players_may_enter_dice: bool = Field(
+    players_may_enter_dice: StrictBool = Field(
         False,
         description="Players may choose their dice, with table `dice` or a `seed` (else 403), for what "
         "they control only: the other dice of the action are the server's. The GM always may.",
@@ -50,7 +50,7 @@ class RollingRequest(Strict):
     dice: list[StrictInt] | None = Field(
         None, max_length=500, description="Dice rolled at the table, in the order the rule needs them."
     )
-    hidden: bool = Field(False, description="A GM roll hidden from the players in the log.")
+    hidden: StrictBool = Field(False, description="A GM roll hidden from the players in the log.")
 
     @model_validator(mode="after")
     def _one_provenance(self) -> Self:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from app.kit.models import Strict
 from app.models.schemas import Metadata, Name
@@ -51,7 +51,7 @@ class BundleCombatant(Strict):
     character_id: str = Id
     ordinal: int
     side: str = Field(max_length=40)
-    hidden: bool
+    hidden: StrictBool
     position: dict[str, Any] | None
     initiative: int | None
     initiative_override: int | None
@@ -82,7 +82,7 @@ class BundleAction(Strict):
     encounter_id: str = Id
     seq: int
     type: str = Field(max_length=20)
-    hidden: bool
+    hidden: StrictBool
     changes: list[Any]
     reverts: str | None = Field(max_length=32)
     reverted_by: str | None = Field(max_length=32)
@@ -95,7 +95,7 @@ class BundleEntry(Strict):
     id: str = Id
     character_id: str | None = Field(max_length=32)
     kind: str = Field(max_length=20)
-    hidden: bool
+    hidden: StrictBool
     rerolls: str | None = Field(max_length=32)
     characters: list[str] = Field(description="The other characters the entry concerns.")
     created_at: datetime

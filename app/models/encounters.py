@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
 from app.models.fields import DiceExpression
@@ -33,7 +33,7 @@ class EncounterOptions(Strict):
         description="What players see of the resources of combatants they do not own: the exact values, "
         "a status (unhurt, wounded, bloodied, down) or nothing.",
     )
-    reveal_on_turn: bool = Field(True, description="A hidden combatant is revealed when its first turn comes.")
+    reveal_on_turn: StrictBool = Field(True, description="A hidden combatant is revealed when its first turn comes.")
 
 
 # --- setup -------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ class CombatantCreate(Strict):
     character_id: Id
     side: Side | None = Field(None, description="Default: `heroes` for a PC, `foes` for an NPC.")
     position: Position | None = None
-    hidden: bool = Field(False, description="Players do not see it until it is revealed.")
+    hidden: StrictBool = Field(False, description="Players do not see it until it is revealed.")
     reaction: Reaction | None = Field(
         None, description="Standing defence when attacked (the ruleset's names); null: the ruleset's default."
     )
@@ -92,7 +92,7 @@ class CombatantUpdate(Strict):
     """GM: any field (`initiative` only before `start`); the owner: `reaction` only."""
 
     side: Side | None = None
-    hidden: bool | None = None
+    hidden: StrictBool | None = None
     position: Position | None = Field(None, description="null: off the grid.")
     initiative: Initiative | None = Field(None, description="GM override before start; null removes it.")
     reaction: Reaction | None = Field(None, description="null: the ruleset's default.")
@@ -126,11 +126,11 @@ class NextTurnRequest(RollingRequest):
 
 
 class RevertRequest(Strict):
-    force: bool = Field(False, description="Restore even sheet fields changed since by something else.")
+    force: StrictBool = Field(False, description="Restore even sheet fields changed since by something else.")
 
 
 class ActionBase(Strict):
-    hidden: bool = Field(False, description="GM only: the action is not shown to players.")
+    hidden: StrictBool = Field(False, description="GM only: the action is not shown to players.")
 
 
 class HealOrDamage(ActionBase):

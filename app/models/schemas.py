@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool
 
 from app.kit.models import RollingRequest, Strict
 from app.models.validation import InvalidBody
@@ -199,7 +199,7 @@ class CharacterCreate(Strict):
     kind: Literal["pc", "npc"] = "pc"
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] = Field(description="Validated against the campaign's ruleset (see its sheet schema).")
-    gm_override: bool = Field(
+    gm_override: StrictBool = Field(
         False, description="GM only: accept values outside the rules' bounds where a rule allows it."
     )
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
@@ -219,7 +219,7 @@ class CharacterUpdate(Strict):
     kind: Literal["pc", "npc"] | None = None
     player_id: str | None = Field(None, max_length=32)
     sheet: dict[str, Any] | None = Field(None, description="A JSON merge patch (RFC 7396) applied to the stored sheet.")
-    gm_override: bool = False
+    gm_override: StrictBool = False
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
     metadata: MetadataPatch | None = None
 

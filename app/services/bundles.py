@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import insert, select
 from sqlmodel import Session
 
+from app.core.old_step_keys import with_step_keys
 from app.core.security import hash_token, new_token
 from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
 from app.models.tables import (
@@ -37,7 +38,7 @@ from app.models.tables import (
 )
 from app.models.validation import InvalidBody, invalid_from, validate
 from app.rules.errors import RuleError
-from app.rulesets.registry import RULESET_IDS, get_adapter
+from app.rulesets.registry import RULESET_IDS, get_adapter, rules_for
 from app.services import events
 from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
@@ -272,7 +273,9 @@ def _check_campaign(bundle: CampaignBundle) -> None:
             raise _bad(["characters", i, "player_id"], f"no player {character.player_id!r} in the bundle")
     _check_sheets(bundle.campaign.ruleset, bundle.characters, "characters")
     _unique(bundle.encounters, "encounters", ids)
+    fight_options = rules_for(bundle.campaign.ruleset).Options
     for i, encounter in enumerate(bundle.encounters):
+        validate(fight_options, encounter.options, loc=("body", "encounters", i, "options"))
         _unique(encounter.combatants, f"encounters.{i}.combatants", ids)
     encounters = {e.id for e in bundle.encounters}
     seen: set[tuple[str, int]] = set()
@@ -298,6 +301,12 @@ def _check_campaign(bundle: CampaignBundle) -> None:
             raise _bad(["level_ups", i], f"no log entry {level_up!r} in the bundle")
 
 
+def _logged_body(entry: Any) -> Any:
+    """A combat entry's body with its steps keyed (a bundle exported before step keys existed has
+    none: each gets the key migration 0014 gave the stored ones); the other entries' as they are."""
+    return with_step_keys(entry.body) if entry.kind == "combat" else entry.body
+
+
 def _entry_rows(
     entries: list[Any], campaign_id: str, ids: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[tuple[str, list[str]]]]:
@@ -313,7 +322,7 @@ def _entry_rows(
                 "hidden": entry.hidden,
                 "rerolls": _remap(entry.rerolls, ids),
                 "created_at": entry.created_at,
-                "body": _remap(entry.body, ids),
+                "body": _remap(_logged_body(entry), ids),
             }
         )
         links.append((new, [_remap(c, ids) for c in entry.characters]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import encounters
@@ -26,7 +26,7 @@ class Weapon(SheetPart):
 
     name: str = Field(min_length=1, max_length=100)
     damage_dice: int = Field(ge=1, le=3, description="Damage dice read from the attack test (AS-C2).")
-    ranged: bool = False
+    ranged: StrictBool = False
 
 
 class Asset(SheetPart):
@@ -40,10 +40,10 @@ class Asset(SheetPart):
 class Condition(SheetPart):
     """State after AS-C5 ("mal en point"): dying countdown, unconsciousness."""
 
-    dying: bool = Field(False, description="Failed the resistance check of AS-C5.")
+    dying: StrictBool = Field(False, description="Failed the resistance check of AS-C5.")
     dies_in_rounds: int | None = Field(None, ge=0, le=6, description="Dies at the end of this many rounds (1d6).")
     unconscious_rounds: int | None = Field(None, ge=0, le=12, description="Unconscious for this many rounds (2d6).")
-    dead: bool = False
+    dead: StrictBool = False
 
 
 class Sheet(SheetPart):
@@ -121,7 +121,7 @@ class Options(CampaignOptions):
         le=100,
         description="Default GM difficulty of first aid, healing and unperceived attacks (AS-C1, C6, C7).",
     )
-    take_11_allowed: bool = Field(True, description="The GM may have NPCs take 11 (AS-T8).")
+    take_11_allowed: StrictBool = Field(True, description="The GM may have NPCs take 11 (AS-T8).")
 
 
 def _one_target(model):
@@ -136,8 +136,10 @@ class TestRequest(TestRequestBase):
     skill: SkillName = Field(min_length=1, max_length=60)
     difficulty: DifficultyName | None = Field(None, description="AS-T2; `automatique` = success, no test.")
     target: int | None = Field(None, ge=-100, le=200)
-    heroism_4d6: bool = Field(False, description="AS-H1: spend 1 heroism to roll 4d6.")
-    close_skill: bool = Field(False, description="AS-T7: a close skill replaces the required one (+5 difficulty).")
+    heroism_4d6: StrictBool = Field(False, description="AS-H1: spend 1 heroism to roll 4d6.")
+    close_skill: StrictBool = Field(
+        False, description="AS-T7: a close skill replaces the required one (+5 difficulty)."
+    )
     retry_of: str | None = Field(
         None,
         max_length=100,
@@ -145,7 +147,7 @@ class TestRequest(TestRequestBase):
         "higher than the failed attempts' (a new asset or better circumstances: a `modifier`), "
         "else it fails automatically.",
     )
-    take_11: bool = Field(False, description="AS-T8: an NPC takes 11 instead of rolling (GM only).")
+    take_11: StrictBool = Field(False, description="AS-T8: an NPC takes 11 instead of rolling (GM only).")
 
     _check = model_validator(mode="after")(_one_target)
 
@@ -161,7 +163,9 @@ class RerollRequest(RollingRequest):
     test's, this character's side's, or every participant's in order (their own `dice` of the
     cooperation do not apply again)."""
 
-    heroism_4d6: bool = Field(False, description="AS-H1 on the new roll when the test had 3d6 (1 more heroism point).")
+    heroism_4d6: StrictBool = Field(
+        False, description="AS-H1 on the new roll when the test had 3d6 (1 more heroism point)."
+    )
 
 
 class Side(Strict):
@@ -170,9 +174,9 @@ class Side(Strict):
     character_id: str = Field(min_length=1, max_length=100)
     skill: SkillName = Field(min_length=1, max_length=60)
     modifier: int = Field(0, ge=-1000, le=1000)
-    heroism_4d6: bool = False
-    close_skill: bool = Field(False, description="AS-T7: −5 to the result in a confrontation.")
-    take_11: bool = False
+    heroism_4d6: StrictBool = False
+    close_skill: StrictBool = Field(False, description="AS-T7: −5 to the result in a confrontation.")
+    take_11: StrictBool = False
 
 
 class OpposedRequest(RollingRequest):
@@ -187,9 +191,9 @@ class Participant(Strict):
     character_id: str = Field(min_length=1, max_length=100)
     skill: SkillName | None = Field(None, min_length=1, max_length=60, description="Defaults to the group's skill.")
     modifier: int = Field(0, ge=-1000, le=1000)
-    heroism_4d6: bool = False
-    close_skill: bool = False
-    take_11: bool = False
+    heroism_4d6: StrictBool = False
+    close_skill: StrictBool = False
+    take_11: StrictBool = False
     dice: list[StrictInt] | None = Field(None, max_length=10, description="This participant's own table dice.")
 
 
@@ -238,7 +242,7 @@ class FallAction(RollingRequest):
 
     type: Literal["fall"]
     metres: float = Field(ge=0, le=10_000)
-    voluntary: bool = False
+    voluntary: StrictBool = False
 
 
 class FireAction(RollingRequest):
@@ -255,7 +259,7 @@ class AsphyxiaAction(RollingRequest):
     type: Literal["asphyxia"]
     rounds: int = Field(ge=1, le=500)
     from_round: int = Field(1, ge=1, le=10_000)
-    out_of_breath: bool = Field(False, description="A resistance test already failed earlier.")
+    out_of_breath: StrictBool = Field(False, description="A resistance test already failed earlier.")
 
 
 class DamageAction(RollingRequest):
@@ -263,7 +267,7 @@ class DamageAction(RollingRequest):
 
     type: Literal["damage"]
     amount: int = Field(ge=0, le=10_000)
-    protection: bool = Field(False, description="Subtract the sheet's protection (an attack, AS-C3).")
+    protection: StrictBool = Field(False, description="Subtract the sheet's protection (an attack, AS-C3).")
 
 
 class MalEnPointAction(RollingRequest):
@@ -299,9 +303,9 @@ class ChaseAction(RollingRequest):
     mode: Literal["foot", "vehicle", "mount"]
     progression: int = Field(0, ge=-10_000, le=10_000)
     modifier: int = Field(0, ge=-1000, le=1000)
-    heroism_4d6: bool = False
-    close_skill: bool = False
-    take_11: bool = False
+    heroism_4d6: StrictBool = False
+    close_skill: StrictBool = False
+    take_11: StrictBool = False
 
 
 class HeroicEffectAction(RollingRequest):
@@ -317,7 +321,7 @@ class CancelDamageAction(RollingRequest):
 
     type: Literal["cancel_damage"]
     damage: int = Field(ge=0, le=10_000)
-    already_applied: bool = False
+    already_applied: StrictBool = False
     damage_id: str | None = Field(
         None,
         min_length=1,
@@ -333,7 +337,7 @@ class ProtectAllyAction(RollingRequest):
     type: Literal["protect_ally"]
     ally_id: str = Field(min_length=1, max_length=100)
     damage: int = Field(ge=0, le=10_000)
-    protection: bool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
+    protection: StrictBool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
 
 
 # --- encounter request bodies (combat.py) ---------------------------------
@@ -359,13 +363,13 @@ class AttackRequest(encounters.AttackRequest):
     mandatory_penalties: list[Penalty] = Field(
         default_factory=list, max_length=5, description="AS-C4: penalties the circumstances impose."
     )
-    heroism_4d6: bool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
-    take_11: bool = Field(
+    heroism_4d6: StrictBool = Field(False, description="AS-H1: 1 heroism, a 4th die that adds to the damage (AS-C2).")
+    take_11: StrictBool = Field(
         False,
         description="AS-T8: the GM has an NPC take 11 on its attack test (no dice; "
         "AS-C2 then reads no attack dice: the weapon's d6 are rolled).",
     )
-    unperceived: bool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
+    unperceived: StrictBool = Field(False, description="AS-C1: an attack the target does not perceive: no defense.")
     difficulty: StrictInt | None = Field(
         None,
         ge=0,
@@ -386,8 +390,8 @@ class AttackRequest(encounters.AttackRequest):
         "attack test after the actor's; the best leads, +1/−1 per other result); one shared slot, the "
         "actor's: their own turns of the round pass.",
     )
-    close_skill: bool = Field(False, description="AS-T7: the attack uses a close skill: its result −5.")
-    defense_close_skill: bool = Field(
+    close_skill: StrictBool = Field(False, description="AS-T7: the attack uses a close skill: its result −5.")
+    defense_close_skill: StrictBool = Field(
         False,
         description="AS-T7: the target defends with a close skill: its result −5 (the GM, or with the body's "
         "`reaction`, chosen by who controls the target).",

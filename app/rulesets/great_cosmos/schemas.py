@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, StrictInt, model_validator
+from pydantic import AliasChoices, Field, StrictBool, StrictInt, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import encounters
@@ -173,14 +173,14 @@ class Sheet(Strict):
 class Options(CampaignOptions):
     """Great Cosmos campaign options (the seed's optional rules are on by default)."""
 
-    extreme_scores: bool = Field(
+    extreme_scores: StrictBool = Field(
         False,
         description="GC-T2 (GM's opt-in, Decision: off): score <= 0 is a super-critical "
         "success, > 100 a super-critical failure.",
     )
-    inventory_rules: bool = Field(True, description="GC-I1..I4: slot inventory.")
-    movement_rules: bool = Field(True, description="GC-D1..D4: grid movement and dash.")
-    turn_order_rules: bool = Field(True, description="GC-O1..O3: turn order by agilite.")
+    inventory_rules: StrictBool = Field(True, description="GC-I1..I4: slot inventory.")
+    movement_rules: StrictBool = Field(True, description="GC-D1..D4: grid movement and dash.")
+    turn_order_rules: StrictBool = Field(True, description="GC-O1..O3: turn order by agilite.")
     sepulchral_damage_multiplier: float = Field(
         3, gt=0, le=100, description="GC-P6 (Decision): damage multiplier in Sépulcrale."
     )
@@ -262,8 +262,8 @@ class AttackRequest(encounters.AttackRequest):
     kind: Literal["melee", "ranged", "magic"] = Field("melee", description="GC-P3: melee, ranged or magic.")
     stat: EncounterStat | None = Field(None, description="GC-P3: the attack stat (default by kind).")
     modifier: Modifier = 0
-    unparryable: bool = Field(False, description="GC-P5: a special attack no one may parry.")
-    undodgeable: bool = Field(False, description="GC-P5: a special attack no one may dodge.")
+    unparryable: StrictBool = Field(False, description="GC-P5: a special attack no one may parry.")
+    undodgeable: StrictBool = Field(False, description="GC-P5: a special attack no one may dodge.")
     reaction: Literal["dodge", "parry", "none"] | None = Field(
         None, description="GC-P2: overrides the target's standing reaction (only a caller who controls the target)."
     )

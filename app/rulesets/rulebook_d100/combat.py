@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
 from app.models.encounters import AttackRequest, CombatAction
 from app.rules.errors import RuleError
@@ -49,7 +49,7 @@ class RulebookAttackRequest(AttackRequest):
     reaction: Literal["dodge", "absorb", "none"] | None = Field(
         None, description="RB-F3: overrides the target's standing reaction (only a caller who controls the target)."
     )
-    free_attack: bool = Field(
+    free_attack: StrictBool = Field(
         False,
         description="RB-F3: the free attack a critical dodge earned, taken at once by whoever controls the dodger "
         "(its player too, outside its turn), before the turn changes, once; not the turn's action.",

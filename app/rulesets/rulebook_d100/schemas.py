@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models.fields import DiceExpression
@@ -88,10 +88,10 @@ class Sheet(BaseModel):
 class Options(CampaignOptions):
     """RB-T6: the GM's choices about criticals beyond the percentage."""
 
-    crit_success_rescues_negative: bool = Field(
+    crit_success_rescues_negative: StrictBool = Field(
         True, description="RB-T6: a critical success may rescue a negative percentage."
     )
-    crit_failure_ruins_over_100: bool = Field(
+    crit_failure_ruins_over_100: StrictBool = Field(
         True, description="RB-T6: a critical failure may ruin a percentage above 100."
     )
 
@@ -101,10 +101,10 @@ class TestFields(Strict):
 
     stat: Name = Field(..., description="The stat tested (a key of the sheet's stats).")
     skill: Name | None = Field(None, description="A skill; missing from the sheet → a weakened roll (RB-T1).")
-    weakened: bool = Field(False, description="RB-T1: the stat is halved (rounded down).")
+    weakened: StrictBool = Field(False, description="RB-T1: the stat is halved (rounded down).")
     difficulty: Difficulty | None = Field(None, description="RB-T2 modifier or RB-T8 special difficulty.")
     modifier: int = Field(0, ge=-1000, le=1000, description="Other modifiers, added to the percentage.")
-    overflow_crit: bool = Field(False, description="RB-T7: +1 crit chance per full 5 points above 100.")
+    overflow_crit: StrictBool = Field(False, description="RB-T7: +1 crit chance per full 5 points above 100.")
 
 
 class TestRequest(TestFields, TestRequestBase):
@@ -126,13 +126,15 @@ class OpposedRequest(RollingRequest):
 
     a: Side
     b: Side
-    tiebreak: bool = Field(True, description="RB-C2: break a tie (units digit, then rerolls); false: equal is a draw.")
+    tiebreak: StrictBool = Field(
+        True, description="RB-C2: break a tie (units digit, then rerolls); false: equal is a draw."
+    )
 
 
 class Participant(Strict):
     character_id: str
     skill: Name | None = None
-    weakened: bool = False
+    weakened: StrictBool = False
     modifier: int = Field(0, ge=-1000, le=1000)
     dice: list[StrictInt] | None = Field(None, max_length=100, description="This participant's table dice.")
 
@@ -144,5 +146,5 @@ class GroupRequest(RollingRequest):
     stat: Name
     difficulty: Difficulty | None = None
     modifier: int = Field(0, ge=-1000, le=1000)
-    overflow_crit: bool = False
+    overflow_crit: StrictBool = False
     participants: list[Participant] = Field(..., min_length=2, max_length=100)

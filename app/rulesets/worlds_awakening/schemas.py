@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, TestRequestBase
 from app.models import encounters
@@ -67,7 +67,7 @@ class Sheet(BaseModel):
     )
     mp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
-    down: bool = Field(False, description="WA-C5: at 0 HP after damage.", json_schema_extra=governed())
+    down: StrictBool = Field(False, description="WA-C5: at 0 HP after damage.", json_schema_extra=governed())
     pending: dict[Stat, Literal[-2, 2]] = Field(
         default_factory=dict,
         description="WA-T5: a ±2 the GM recorded, consumed by the next test of that characteristic.",
