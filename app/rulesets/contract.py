@@ -317,9 +317,11 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
     # --- parsing (once per operation) --------------------------------------------
     def parse_sheet(self, stored: dict[str, Any]) -> SheetT:
         """A stored sheet as the ruleset's model (stored sheets were normalized, so
-        this fails only when a sheet model became stricter since)."""
+        this fails only when a sheet model became stricter since). Read in lax mode: a
+        request's body is strict (a boolean is `true`, not `"yes"`), what was stored before a
+        field became strict is still read as it was accepted then."""
         try:
-            return self.Sheet.model_validate(stored)
+            return self.Sheet.model_validate(stored, strict=False)
         except ValidationError as exc:
             raise StoredSheetInvalid(
                 f"the stored sheet no longer fits the {self.id} sheet schema: "
@@ -328,7 +330,8 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
             ) from None
 
     def parse_options(self, stored: dict[str, Any]) -> OptionsT:
-        return self.Options.model_validate(stored)
+        """Stored campaign options as the ruleset's model, in lax mode (see `parse_sheet`)."""
+        return self.Options.model_validate(stored, strict=False)
 
     def state(self, stored: Any) -> CharacterState[SheetT]:
         """A stored character (anything with its columns as attributes), its sheet parsed."""

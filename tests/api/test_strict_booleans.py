@@ -378,3 +378,26 @@ def test_issue25_item3_follow_false_stays_a_query_string(client, campaign_factor
     r = client.post(f"/v1/campaigns/{c.id}/rolls", json={"expression": "1d6", "hidden": False}, headers=c.gm)
     assert r.status_code == 201, r.text
     assert [e["type"] for e in read_events(client, c.id, c.gm)] == ["log.created"]  # ?follow=false: it closes
+
+
+def test_issue25_item3_wa_c5_rows_stored_before_strict_booleans_are_still_read(
+    client, campaign_factory, character_factory, db_session
+):
+    """What was stored while booleans were lax (a bundle imported as it was given, say) is still read:
+    stored sheets and options are read in lax mode, only request bodies are strict."""
+    from sqlalchemy import update
+
+    from app.models.tables import Campaign, Character
+
+    c = campaign_factory(WA)
+    hero = character_factory(c, SHEETS[WA])
+    options = client.get(f"/v1/campaigns/{c.id}", headers=c.gm).json()["options"]
+    flag = next(k for k, v in options.items() if isinstance(v, bool))
+    conn = db_session.connection()
+    conn.execute(update(Character).where(Character.id == hero["id"]).values(sheet={**SHEETS[WA], "down": "false"}))
+    spoiled = {**options, flag: "yes" if options[flag] else "no"}
+    conn.execute(update(Campaign).where(Campaign.id == c.id).values(options=spoiled))
+    db_session.commit()
+    r = client.post(f"/v1/characters/{hero['id']}/tests", json=TEST_BODIES[WA], headers=c.gm)
+    assert r.status_code == 201, r.text
+    assert r.json()["kind"] == "test", r.text

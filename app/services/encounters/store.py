@@ -216,10 +216,11 @@ class Fight:
 
     @property
     def options(self) -> EncounterOptions:
-        """The encounter's options as its ruleset's model (validated again only when they changed)."""
+        """The encounter's options as its ruleset's model (validated again only when they changed;
+        in lax mode, as stored data is read: `RulesetAdapter.parse_sheet`)."""
         raw = self.encounter["options"]
         if self._options is None or self._options[0] != raw:
-            self._options = (deepcopy(raw), self.rules.Options.model_validate(raw))
+            self._options = (deepcopy(raw), self.rules.Options.model_validate(raw, strict=False))
         return self._options[1]
 
     @property
