@@ -202,9 +202,10 @@ def _begin(conn: Connection, sql: str) -> None:
         dead = conn.dialect.is_disconnect(e, dbapi, None)
         if dead:
             conn.invalidate(e)
-        raise DBAPIError.instance(
+        wrapped = DBAPIError.instance(
             sql, None, e, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
-        ) from e
+        )
+        raise wrapped from e
 
 
 _BUSY = "jdr_busy_timeout_ms"  # a SQLite connection's `info`: the busy timeout it has now
