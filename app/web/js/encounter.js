@@ -192,10 +192,14 @@ export class Tracker {
     if (name === "encounter.updated") this.relabel().catch(() => {});
   }
 
-  /** A character changed (its sheet: what the combatants' resources are read from): the fight is read again. */
+  /** A character changed (its sheet: what the combatants' resources are read from): the fight is read again.
+   * One not in the fight (made, renamed, deleted) changes the GM's add form's list only: the fight is
+   * redrawn as it is when that list differs from the one shown (what the GM typed carried over, `adder`). */
   onCharacter(id) {
     if (this.encounter?.combatants.some(c => c.character_id === id)) {
       this.refresh().catch(err => console.warn("encounter refresh failed (retried)", err.message));
+    } else if (this.encounter && this.adder(this.encounter) !== this.view.querySelector("#encounter-adder")) {
+      this.draw();
     }
   }
 
@@ -300,6 +304,8 @@ export class Tracker {
     clear(this.view, order, active ? null : adder, this.grid(e), this.panel, this.diceArea, reactions, this.status,
       active ? adder : null, h("h3", {}, t("encounter.history")), history);
     this.keepTyping(typing);
+    if (this.adderFocus?.isConnected) this.adderFocus.focus();
+    this.adderFocus = null;
     if (this.drawnVersion !== `${e.id}:${e.version}`) {  // the fight moved on: the odds and the reach with it
       this.drawnVersion = `${e.id}:${e.version}`;
       if (actors.length) {
@@ -333,6 +339,7 @@ export class Tracker {
       if (!now) continue;
       if (was.type === "checkbox") now.checked = was.checked;
       else if (now.tagName !== "SELECT" || [...now.options].some(o => o.value === was.value)) now.value = was.value;
+      if (was === document.activeElement) this.adderFocus = now;  // the field being typed in stays focused (`draw`)
     }
     return this.adderForm;
   }
