@@ -62,6 +62,6 @@ class RollingRequest(Strict):
 class TestRequestBase(RollingRequest):
     """Common fields of a test request; each ruleset adds its own."""
 
-    modifier: int = Field(
+    modifier: StrictInt = Field(
         0, ge=-1000, le=1000, description="Added to the target (positive = easier) or to the roll, per ruleset."
     )

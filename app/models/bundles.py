@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 from app.kit.models import Strict
 from app.models.schemas import Metadata, Name
@@ -22,7 +22,7 @@ class BundleCampaign(Strict):
     ruleset: str = Field(max_length=40)
     options: dict[str, Any]
     metadata: Metadata
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
     created_at: datetime
     updated_at: datetime
 
@@ -39,7 +39,7 @@ class BundleCharacter(Strict):
     name: str = Name
     kind: Literal["pc", "npc"]
     sheet: dict[str, Any]
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
     player_access: Literal["observer", "limited", "none"]
     metadata: Metadata
     created_at: datetime
@@ -49,13 +49,13 @@ class BundleCharacter(Strict):
 class BundleCombatant(Strict):
     id: str = Id
     character_id: str = Id
-    ordinal: int
+    ordinal: StrictInt
     side: str = Field(max_length=40)
     hidden: StrictBool
     position: dict[str, Any] | None
-    initiative: int | None
-    initiative_override: int | None
-    actions: int
+    initiative: StrictInt | None
+    initiative_override: StrictInt | None
+    actions: StrictInt
     reaction: str | None = Field(max_length=20)
     conditions: list[Any]
     counters: dict[str, Any]
@@ -66,8 +66,8 @@ class BundleEncounter(Strict):
     id: str = Id
     name: str = Name
     status: Literal["setup", "active", "ended"]
-    round: int = Field(ge=0)
-    version: int = Field(ge=1)
+    round: StrictInt = Field(ge=0)
+    version: StrictInt = Field(ge=1)
     options: dict[str, Any]
     turn_order: list[Any]
     current_turn: dict[str, Any] | None
@@ -80,7 +80,7 @@ class BundleEncounter(Strict):
 class BundleAction(Strict):
     id: str = Id
     encounter_id: str = Id
-    seq: int
+    seq: StrictInt
     type: str = Field(max_length=20)
     hidden: StrictBool
     changes: list[Any]

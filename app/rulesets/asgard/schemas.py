@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import encounters
@@ -25,7 +25,7 @@ class Weapon(SheetPart):
     """AS-S2: a weapon deals 1d6..3d6 read from the attack's dice (AS-C2)."""
 
     name: str = Field(min_length=1, max_length=100)
-    damage_dice: int = Field(ge=1, le=3, description="Damage dice read from the attack test (AS-C2).")
+    damage_dice: StrictInt = Field(ge=1, le=3, description="Damage dice read from the attack test (AS-C2).")
     ranged: StrictBool = False
 
 
@@ -41,27 +41,29 @@ class Condition(SheetPart):
     """State after AS-C5 ("mal en point"): dying countdown, unconsciousness."""
 
     dying: StrictBool = Field(False, description="Failed the resistance check of AS-C5.")
-    dies_in_rounds: int | None = Field(None, ge=0, le=6, description="Dies at the end of this many rounds (1d6).")
-    unconscious_rounds: int | None = Field(None, ge=0, le=12, description="Unconscious for this many rounds (2d6).")
+    dies_in_rounds: StrictInt | None = Field(None, ge=0, le=6, description="Dies at the end of this many rounds (1d6).")
+    unconscious_rounds: StrictInt | None = Field(
+        None, ge=0, le=12, description="Unconscious for this many rounds (2d6)."
+    )
     dead: StrictBool = False
 
 
 class Sheet(SheetPart):
     """AS-S4 sheet JSON. Skill names are stored lower case without accents."""
 
-    skills: dict[str, int] = Field(
+    skills: dict[str, StrictInt] = Field(
         default_factory=dict,
         description="AS-S1 skill values (typically +2..+10).",
         json_schema_extra=governed(at_creation=True),
     )
-    vitality: int | None = Field(
+    vitality: StrictInt | None = Field(
         None, ge=0, le=10_000, description="Defaults to vitality_max.", json_schema_extra=governed(at_creation=True)
     )
-    vitality_max: int = Field(ge=1, le=10_000, json_schema_extra=governed(at_creation=True))
-    heroism: int = Field(
+    vitality_max: StrictInt = Field(ge=1, le=10_000, json_schema_extra=governed(at_creation=True))
+    heroism: StrictInt = Field(
         0, ge=0, le=1000, description="AS-H1..H5: spent by the rules.", json_schema_extra=governed(at_creation=True)
     )
-    protection: int = Field(0, ge=0, le=100)
+    protection: StrictInt = Field(0, ge=0, le=100)
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     assets: list[Asset] = Field(default_factory=list, max_length=100)
     tier: Literal["boss", "second_couteau", "figurant"] | None = Field(
@@ -115,7 +117,7 @@ class Sheet(SheetPart):
 class Options(CampaignOptions):
     """Campaign options of `asgard`."""
 
-    gm_difficulty: int = Field(
+    gm_difficulty: StrictInt = Field(
         10,
         ge=0,
         le=100,
@@ -135,7 +137,7 @@ class TestRequest(TestRequestBase):
 
     skill: SkillName = Field(min_length=1, max_length=60)
     difficulty: DifficultyName | None = Field(None, description="AS-T2; `automatique` = success, no test.")
-    target: int | None = Field(None, ge=-100, le=200)
+    target: StrictInt | None = Field(None, ge=-100, le=200)
     heroism_4d6: StrictBool = Field(False, description="AS-H1: spend 1 heroism to roll 4d6.")
     close_skill: StrictBool = Field(
         False, description="AS-T7: a close skill replaces the required one (+5 difficulty)."
@@ -173,7 +175,7 @@ class Side(Strict):
 
     character_id: str = Field(min_length=1, max_length=100)
     skill: SkillName = Field(min_length=1, max_length=60)
-    modifier: int = Field(0, ge=-1000, le=1000)
+    modifier: StrictInt = Field(0, ge=-1000, le=1000)
     heroism_4d6: StrictBool = False
     close_skill: StrictBool = Field(False, description="AS-T7: −5 to the result in a confrontation.")
     take_11: StrictBool = False
@@ -190,7 +192,7 @@ class OpposedRequest(RollingRequest):
 class Participant(Strict):
     character_id: str = Field(min_length=1, max_length=100)
     skill: SkillName | None = Field(None, min_length=1, max_length=60, description="Defaults to the group's skill.")
-    modifier: int = Field(0, ge=-1000, le=1000)
+    modifier: StrictInt = Field(0, ge=-1000, le=1000)
     heroism_4d6: StrictBool = False
     close_skill: StrictBool = False
     take_11: StrictBool = False
@@ -203,8 +205,8 @@ class GroupRequest(RollingRequest):
     mode: Literal["cooperation"] = "cooperation"
     skill: SkillName = Field(min_length=1, max_length=60)
     difficulty: DifficultyName | None = None
-    target: int | None = Field(None, ge=-100, le=200)
-    modifier: int = Field(0, ge=-1000, le=1000, description="Added to the leader's result.")
+    target: StrictInt | None = Field(None, ge=-100, le=200)
+    modifier: StrictInt = Field(0, ge=-1000, le=1000, description="Added to the leader's result.")
     participants: list[Participant] = Field(min_length=1, max_length=20)
 
     _check = model_validator(mode="after")(_one_target)
@@ -241,7 +243,7 @@ class FallAction(RollingRequest):
     """AS-C8: 1d6 per full 3 m; acrobatie/15 cancels one, a deliberate jump's acrobatie/10 one more."""
 
     type: Literal["fall"]
-    metres: float = Field(ge=0, le=10_000)
+    metres: StrictFloat = Field(ge=0, le=10_000)
     voluntary: StrictBool = False
 
 
@@ -250,15 +252,15 @@ class FireAction(RollingRequest):
 
     type: Literal["fire"]
     size: Literal["torch", "campfire", "blaze"]
-    rounds: int = Field(1, ge=1, le=100)
+    rounds: StrictInt = Field(1, ge=1, le=100)
 
 
 class AsphyxiaAction(RollingRequest):
     """AS-C10: `rounds` rounds without air, starting at round `from_round` of the apnea."""
 
     type: Literal["asphyxia"]
-    rounds: int = Field(ge=1, le=500)
-    from_round: int = Field(1, ge=1, le=10_000)
+    rounds: StrictInt = Field(ge=1, le=500)
+    from_round: StrictInt = Field(1, ge=1, le=10_000)
     out_of_breath: StrictBool = Field(False, description="A resistance test already failed earlier.")
 
 
@@ -266,7 +268,7 @@ class DamageAction(RollingRequest):
     """Damage announced by the GM (AS-C3); reaching 0 vitality rolls the AS-C5 checks."""
 
     type: Literal["damage"]
-    amount: int = Field(ge=0, le=10_000)
+    amount: StrictInt = Field(ge=0, le=10_000)
     protection: StrictBool = Field(False, description="Subtract the sheet's protection (an attack, AS-C3).")
 
 
@@ -274,26 +276,26 @@ class MalEnPointAction(RollingRequest):
     """AS-C5 checks for a character at 0 vitality, against 5 + the damage that put it there."""
 
     type: Literal["mal_en_point"]
-    damage: int = Field(ge=0, le=10_000)
+    damage: StrictInt = Field(ge=0, le=10_000)
 
 
 class FirstAidAction(RollingRequest):
     """AS-C6, posted on the patient: the healer's soins test (own soins when healer_soins is absent)."""
 
     type: Literal["first_aid"]
-    healer_soins: int | None = Field(None, ge=-20, le=50)
+    healer_soins: StrictInt | None = Field(None, ge=-20, le=50)
     healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
-    target: int | None = Field(None, ge=0, le=200, description="GM difficulty; default option gm_difficulty.")
-    modifier: int = Field(0, ge=-1000, le=1000)
+    target: StrictInt | None = Field(None, ge=0, le=200, description="GM difficulty; default option gm_difficulty.")
+    modifier: StrictInt = Field(0, ge=-1000, le=1000)
 
 
 class RestAction(RollingRequest):
     """AS-C7: a full day or night of rest, optionally with a healer's soins test."""
 
     type: Literal["rest"]
-    healer_soins: int | None = Field(None, ge=-20, le=50)
+    healer_soins: StrictInt | None = Field(None, ge=-20, le=50)
     healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
-    target: int | None = Field(None, ge=0, le=200, description="The healer's difficulty; default gm_difficulty.")
+    target: StrictInt | None = Field(None, ge=0, le=200, description="The healer's difficulty; default gm_difficulty.")
 
 
 class ChaseAction(RollingRequest):
@@ -301,8 +303,8 @@ class ChaseAction(RollingRequest):
 
     type: Literal["chase"]
     mode: Literal["foot", "vehicle", "mount"]
-    progression: int = Field(0, ge=-10_000, le=10_000)
-    modifier: int = Field(0, ge=-1000, le=1000)
+    progression: StrictInt = Field(0, ge=-10_000, le=10_000)
+    modifier: StrictInt = Field(0, ge=-1000, le=1000)
     heroism_4d6: StrictBool = False
     close_skill: StrictBool = False
     take_11: StrictBool = False
@@ -320,7 +322,7 @@ class CancelDamageAction(RollingRequest):
     gives the vitality back."""
 
     type: Literal["cancel_damage"]
-    damage: int = Field(ge=0, le=10_000)
+    damage: StrictInt = Field(ge=0, le=10_000)
     already_applied: StrictBool = False
     damage_id: str | None = Field(
         None,
@@ -336,7 +338,7 @@ class ProtectAllyAction(RollingRequest):
 
     type: Literal["protect_ally"]
     ally_id: str = Field(min_length=1, max_length=100)
-    damage: int = Field(ge=0, le=10_000)
+    damage: StrictInt = Field(ge=0, le=10_000)
     protection: StrictBool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, StrictBool, StrictInt, model_validator
+from pydantic import AliasChoices, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import encounters
@@ -25,12 +25,12 @@ _STAT: dict[str, Any] = dict(ge=1, le=100)
 class Stats(Strict):
     """GC-S1: six stats, 1..100 (`furtivite` is accepted for `agilite`)."""
 
-    force: int = Field(..., **_STAT)
-    esprit: int = Field(..., **_STAT)
-    charisme: int = Field(..., **_STAT)
-    agilite: int = Field(..., validation_alias=AliasChoices("agilite", "furtivite"), **_STAT)
-    precision: int = Field(..., **_STAT)
-    chance: int = Field(..., **_STAT)
+    force: StrictInt = Field(..., **_STAT)
+    esprit: StrictInt = Field(..., **_STAT)
+    charisme: StrictInt = Field(..., **_STAT)
+    agilite: StrictInt = Field(..., validation_alias=AliasChoices("agilite", "furtivite"), **_STAT)
+    precision: StrictInt = Field(..., **_STAT)
+    chance: StrictInt = Field(..., **_STAT)
 
 
 class FinalSkill(Strict):
@@ -41,7 +41,7 @@ class FinalSkill(Strict):
         ..., min_length=1, max_length=1000, pattern=r"\S", description="GC-S9: the activation phrase (required)."
     )
     cost_kind: Literal["light", "dark"]
-    cost_points: int = Field(1, ge=1, le=100, description="GC-S9: at least 1 point of cost_kind.")
+    cost_points: StrictInt = Field(1, ge=1, le=100, description="GC-S9: at least 1 point of cost_kind.")
 
 
 class Item(Strict):
@@ -50,7 +50,7 @@ class Item(Strict):
 
     name: str = Field(..., min_length=1, max_length=200)
     kind: Literal["item", "weapon", "two_handed_weapon", "armor", "trinket"] = "item"
-    slots: int | None = Field(None, ge=0, le=6)
+    slots: StrictInt | None = Field(None, ge=0, le=6)
     container: str | None = Field(None, description="Name of the container holding it; null = carried directly.")
     stack: str | None = Field(
         None, max_length=100, description="Trinkets: the stack it belongs to (default 'trinkets')."
@@ -59,7 +59,7 @@ class Item(Strict):
         None, description="Armor: which of the three pieces."
     )
     damage: str | None = Field(None, max_length=200, description="Weapons: damage expression (GC-P4), e.g. 2d6+3.")
-    quantity: int = Field(1, ge=1, le=10000)
+    quantity: StrictInt = Field(1, ge=1, le=10000)
     notes: str | None = Field(None, max_length=2000)
 
 
@@ -68,16 +68,16 @@ class Container(Strict):
     against the capacity); `weight` is what the container itself takes."""
 
     name: str = Field(..., min_length=1, max_length=100)
-    slots: int = Field(..., ge=0, le=1000)
-    weight: int = Field(0, ge=0, le=1000)
+    slots: StrictInt = Field(..., ge=0, le=1000)
+    weight: StrictInt = Field(0, ge=0, le=1000)
 
 
 class Inventory(Strict):
     """GC-I1..I4: items, money (PO) with the purse's own slot limit, containers."""
 
     items: list[Item] = Field(default_factory=list, max_length=1000)
-    money: int = Field(0, ge=0, le=10**12)
-    purse_slots: int | None = Field(None, ge=0, le=1000, description="The purse's slot limit (null: none).")
+    money: StrictInt = Field(0, ge=0, le=10**12)
+    purse_slots: StrictInt | None = Field(None, ge=0, le=1000, description="The purse's slot limit (null: none).")
     containers: list[Container] = Field(default_factory=list, max_length=100)
 
 
@@ -85,7 +85,7 @@ class Backlash(Strict):
     """GC-P7: a running backlash as the sheet carries it."""
 
     posture: Literal["illumination", "sepulcrale"]
-    disadvantage_die: int | None = Field(
+    disadvantage_die: StrictInt | None = Field(
         None, ge=1, le=6, description="The Sépulcrale's disadvantage d6 (none after an Illumination)."
     )
 
@@ -102,7 +102,7 @@ class Sheet(Strict):
         "others are accepted.",
         json_schema_extra=governed(at_creation=True),
     )
-    level: int = Field(
+    level: StrictInt = Field(
         1,
         ge=1,
         le=1000,
@@ -110,21 +110,25 @@ class Sheet(Strict):
         json_schema_extra=governed(),
     )
     stats: Stats = Field(..., json_schema_extra=governed(at_creation=True))
-    intuition: int = Field(3, ge=1, le=6, json_schema_extra=governed(at_creation=True))
-    karma: int = Field(
+    intuition: StrictInt = Field(3, ge=1, le=6, json_schema_extra=governed(at_creation=True))
+    karma: StrictInt = Field(
         0, ge=-10, le=10, description="GC-S4: starts at 0; tests move it (GC-K1..K5).", json_schema_extra=governed()
     )
-    hp: int | None = Field(None, ge=0, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True))
-    hp_max: int = Field(..., ge=1, le=10**6, json_schema_extra=governed(at_creation=True))
-    mp: int | None = Field(None, ge=0, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True))
-    mp_max: int = Field(..., ge=0, le=10**6, json_schema_extra=governed(at_creation=True))
-    light_points: int | None = Field(
+    hp: StrictInt | None = Field(
+        None, ge=0, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True)
+    )
+    hp_max: StrictInt = Field(..., ge=1, le=10**6, json_schema_extra=governed(at_creation=True))
+    mp: StrictInt | None = Field(
+        None, ge=0, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True)
+    )
+    mp_max: StrictInt = Field(..., ge=0, le=10**6, json_schema_extra=governed(at_creation=True))
+    light_points: StrictInt | None = Field(
         None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.", json_schema_extra=governed()
     )
-    dark_points: int | None = Field(
+    dark_points: StrictInt | None = Field(
         None, ge=0, le=1000, description="GC-S6: defaults to the race's level-1 value.", json_schema_extra=governed()
     )
-    mental_health: int | None = Field(
+    mental_health: StrictInt | None = Field(
         None, ge=-1000, le=1000, description="GC-S7: defaults to the race maximum.", json_schema_extra=governed()
     )
     default_posture: Literal["offensive", "defensive"] = "defensive"
@@ -133,7 +137,7 @@ class Sheet(Strict):
         description="Current posture (null: the default one); GC-K5 locks karma in the special ones.",
         json_schema_extra=governed(),
     )
-    posture_advantage: int | None = Field(
+    posture_advantage: StrictInt | None = Field(
         None,
         ge=1,
         le=6,
@@ -181,13 +185,13 @@ class Options(CampaignOptions):
     inventory_rules: StrictBool = Field(True, description="GC-I1..I4: slot inventory.")
     movement_rules: StrictBool = Field(True, description="GC-D1..D4: grid movement and dash.")
     turn_order_rules: StrictBool = Field(True, description="GC-O1..O3: turn order by agilite.")
-    sepulchral_damage_multiplier: float = Field(
+    sepulchral_damage_multiplier: StrictFloat = Field(
         3, gt=0, le=100, description="GC-P6 (Decision): damage multiplier in Sépulcrale."
     )
-    backlash_damage_multiplier: float = Field(
+    backlash_damage_multiplier: StrictFloat = Field(
         0.5, ge=0, le=100, description="GC-P7 (Decision): damage multiplier during the Sépulcrale backlash."
     )
-    backlash_after_turns: int = Field(
+    backlash_after_turns: StrictInt = Field(
         2, ge=0, le=100, description="GC-P7: a special posture held longer than this many turns backlashes."
     )
 
@@ -207,7 +211,7 @@ class Transfer(Strict):
 
     from_: StatOrAlias = Field(..., alias="from")
     to: StatOrAlias
-    points: int = Field(..., ge=1, le=10)
+    points: StrictInt = Field(..., ge=1, le=10)
 
 
 class LevelUpRequest(RollingRequest):
@@ -220,21 +224,21 @@ class LevelUpRequest(RollingRequest):
     stat: StatOrAlias | None = Field(None, description="Level 3 (GC-L2): which of the tied lowest stats.")
     pool: Pool | None = Field(None, description="Level 4 (GC-L3): hp or mp +1d100.")
     transfers: list[Transfer] | None = Field(None, max_length=20, description="Level 5 (GC-L4): up to 10 points moved.")
-    light: int | None = Field(
+    light: StrictInt | None = Field(
         None,
         ge=0,
         le=1000,
         description="GC-S6: light points the GM grants (any level); level 5 (GC-L4): light + "
         "dark >= 3, its +3 included.",
     )
-    dark: int | None = Field(
+    dark: StrictInt | None = Field(
         None,
         ge=0,
         le=1000,
         description="GC-S6: dark points the GM grants (any level); level 5 (GC-L4): light + dark "
         ">= 3, its +3 included.",
     )
-    changes: dict[str, int] | None = Field(
+    changes: dict[str, StrictInt] | None = Field(
         None, description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition."
     )
     chance_bonus_pool: Pool = Field(..., description="GC-L6: hp or mp gets +2d20 if the chance test succeeds.")

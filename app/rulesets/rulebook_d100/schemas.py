@@ -46,32 +46,32 @@ class Sheet(BaseModel):
     """RB-S3: `{"stats": {...}, "skills": {...}, "crit_chance": 5, "hp", "hp_max", "pe", "pe_max", "armor"}`."""
 
     model_config = ConfigDict(extra="forbid")
-    stats: dict[Name, Annotated[int, Field(ge=-1000, le=1000)]] = Field(
+    stats: dict[Name, Annotated[StrictInt, Field(ge=-1000, le=1000)]] = Field(
         default_factory=_default_stats,
         description="RB-S1/RB-F1: stats under GM-chosen names (default: the ten combat stats at 50).",
         json_schema_extra=governed(at_creation=True),
     )
-    skills: dict[Name, Annotated[int, Field(ge=-1000, le=1000)]] = Field(
+    skills: dict[Name, Annotated[StrictInt, Field(ge=-1000, le=1000)]] = Field(
         default_factory=dict,
         description="RB-S1: named skill bonuses.",
         json_schema_extra=governed(at_creation=True),
     )
-    crit_chance: int = Field(
+    crit_chance: StrictInt = Field(
         rules.DEFAULT_CRIT_CHANCE,
         ge=0,
         le=50,
         description="RB-S1: critical chance (%).",
         json_schema_extra=governed(at_creation=True),
     )
-    hp: int | None = Field(
+    hp: StrictInt | None = Field(
         None, ge=-10000, le=100000, description="PV (defaults to hp_max).", json_schema_extra=governed(at_creation=True)
     )
-    hp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
-    pe: int | None = Field(
+    hp_max: StrictInt = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
+    pe: StrictInt | None = Field(
         None, ge=-10000, le=100000, description="PE (defaults to pe_max).", json_schema_extra=governed(at_creation=True)
     )
-    pe_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
-    armor: int = Field(0, ge=0, le=1000, description="RB-F3: absorbed damage.")
+    pe_max: StrictInt = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
+    armor: StrictInt = Field(0, ge=0, le=1000, description="RB-F3: absorbed damage.")
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
 
     @model_validator(mode="after")
@@ -103,7 +103,7 @@ class TestFields(Strict):
     skill: Name | None = Field(None, description="A skill; missing from the sheet → a weakened roll (RB-T1).")
     weakened: StrictBool = Field(False, description="RB-T1: the stat is halved (rounded down).")
     difficulty: Difficulty | None = Field(None, description="RB-T2 modifier or RB-T8 special difficulty.")
-    modifier: int = Field(0, ge=-1000, le=1000, description="Other modifiers, added to the percentage.")
+    modifier: StrictInt = Field(0, ge=-1000, le=1000, description="Other modifiers, added to the percentage.")
     overflow_crit: StrictBool = Field(False, description="RB-T7: +1 crit chance per full 5 points above 100.")
 
 
@@ -135,7 +135,7 @@ class Participant(Strict):
     character_id: str
     skill: Name | None = None
     weakened: StrictBool = False
-    modifier: int = Field(0, ge=-1000, le=1000)
+    modifier: StrictInt = Field(0, ge=-1000, le=1000)
     dice: list[StrictInt] | None = Field(None, max_length=100, description="This participant's table dice.")
 
 
@@ -145,6 +145,6 @@ class GroupRequest(RollingRequest):
     mode: Literal["ranking"] = "ranking"
     stat: Name
     difficulty: Difficulty | None = None
-    modifier: int = Field(0, ge=-1000, le=1000)
+    modifier: StrictInt = Field(0, ge=-1000, le=1000)
     overflow_crit: StrictBool = False
     participants: list[Participant] = Field(..., min_length=2, max_length=100)

@@ -16,7 +16,7 @@ from app.rulesets.worlds_awakening.rules import core as rules
 Stat = rules.Stat
 Difficulty = Literal["tres_facile", "facile", "moderee", "difficile", "tres_difficile"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=60, pattern=r"^[\w\- ]+$")]
-StatValue = Annotated[int, Field(ge=-10, le=30)]
+StatValue = Annotated[StrictInt, Field(ge=-10, le=30)]
 
 
 def _zero_stats() -> dict[Stat, int]:
@@ -37,11 +37,11 @@ class Challenge(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: Name
-    successes_needed: int = Field(..., ge=1, le=1000)
-    failures_allowed: int | None = Field(None, ge=0, le=1000)
-    successes: int = Field(0, ge=0)
-    failures: int = Field(0, ge=0)
-    turns: int = Field(0, ge=0)
+    successes_needed: StrictInt = Field(..., ge=1, le=1000)
+    failures_allowed: StrictInt | None = Field(None, ge=0, le=1000)
+    successes: StrictInt = Field(0, ge=0)
+    failures: StrictInt = Field(0, ge=0)
+    turns: StrictInt = Field(0, ge=0)
     status: Literal["in_progress", "succeeded", "failed"] = "in_progress"
 
 
@@ -50,7 +50,7 @@ class Sheet(BaseModel):
     plus `pending` (WA-T5: ±2 per characteristic) and `challenges` (WA-T6, by name)."""
 
     model_config = ConfigDict(extra="forbid")
-    level: int = Field(
+    level: StrictInt = Field(
         1, ge=1, le=rules.MAX_LEVEL, description="WA-S2: level 1..8 (starts at 1).", json_schema_extra=governed()
     )
     stats: dict[Stat, StatValue] = Field(
@@ -58,14 +58,14 @@ class Sheet(BaseModel):
         description="WA-S1: the six characteristics as modifiers.",
         json_schema_extra=governed(at_creation=True),
     )
-    hp: int | None = Field(
+    hp: StrictInt | None = Field(
         None, ge=0, le=100000, description="Defaults to hp_max.", json_schema_extra=governed(at_creation=True)
     )
-    hp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
-    mp: int | None = Field(
+    hp_max: StrictInt = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
+    mp: StrictInt | None = Field(
         None, ge=0, le=100000, description="Defaults to mp_max.", json_schema_extra=governed(at_creation=True)
     )
-    mp_max: int = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
+    mp_max: StrictInt = Field(0, ge=0, le=100000, json_schema_extra=governed(at_creation=True))
     weapons: list[Weapon] = Field(default_factory=list, max_length=50)
     down: StrictBool = Field(False, description="WA-C5: at 0 HP after damage.", json_schema_extra=governed())
     pending: dict[Stat, Literal[-2, 2]] = Field(
@@ -101,8 +101,10 @@ class TestRequest(TestRequestBase):
 
     stat: Stat = Field(..., description="The characteristic added to the d20.")
     difficulty: Difficulty | None = Field(None, description="WA-T2 band; alone → its middle threshold.")
-    target: int | None = Field(None, ge=-100, le=1000, description="WA-T2 threshold (inside the band if both given).")
-    modifier: int = Field(0, ge=-1000, le=1000, description="Other modifiers, added to the roll.")
+    target: StrictInt | None = Field(
+        None, ge=-100, le=1000, description="WA-T2 threshold (inside the band if both given)."
+    )
+    modifier: StrictInt = Field(0, ge=-1000, le=1000, description="Other modifiers, added to the roll.")
     for_challenge: Name | None = Field(None, description="WA-T6: the challenge this test advances.")
 
 
@@ -123,8 +125,8 @@ class ChallengeAction(RollingRequest):
 
     type: Literal["challenge"] = "challenge"
     name: Name
-    successes_needed: int = Field(..., ge=1, le=1000)
-    failures_allowed: int | None = Field(None, ge=0, le=1000)
+    successes_needed: StrictInt = Field(..., ge=1, le=1000)
+    failures_allowed: StrictInt | None = Field(None, ge=0, le=1000)
 
 
 class ChallengeRemoveAction(RollingRequest):
