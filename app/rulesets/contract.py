@@ -329,6 +329,23 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
                 field="sheet",
             ) from None
 
+    def sheet_as_now(self, stored: dict[str, Any]) -> dict[str, Any]:
+        """A stored sheet in the form a sheet is stored in today (read in lax mode, then dumped):
+        what a merge patch is applied to, so a value stored while its field was lax ("3" for 3)
+        does not make a request that never sent it invalid. As stored when it no longer fits at
+        all (the patch may be what mends it)."""
+        try:
+            return self.dump_sheet(self.Sheet.model_validate(stored, strict=False))
+        except ValidationError:
+            return stored
+
+    def options_as_now(self, stored: dict[str, Any]) -> dict[str, Any]:
+        """Stored campaign options in today's stored form (see `sheet_as_now`)."""
+        try:
+            return self.Options.model_validate(stored, strict=False).model_dump(mode="json")
+        except ValidationError:
+            return stored
+
     def parse_options(self, stored: dict[str, Any]) -> OptionsT:
         """Stored campaign options as the ruleset's model, in lax mode (see `parse_sheet`)."""
         return self.Options.model_validate(stored, strict=False)

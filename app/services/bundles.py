@@ -247,7 +247,7 @@ def _check_sheets(ruleset: str, characters: list[Any], where: str) -> None:
     for i, character in enumerate(characters):
         loc = (where, i, "sheet") if where else ("character", "sheet")
         try:
-            adapter.parse_sheet(character.sheet)
+            adapter.Sheet.model_validate(character.sheet)  # a request body: strict (stored rows are read lax)
         except ValidationError as exc:
             raise invalid_from(exc, ("body", *loc)) from None
         except RuleError as exc:

@@ -100,7 +100,8 @@ def update_campaign(
     if data.name is not None:
         campaign.name = data.name
     if data.options is not None:
-        campaign.options = validated_options(campaign.ruleset, {**campaign.options, **data.options})
+        stored = get_adapter(campaign.ruleset).options_as_now(campaign.options)
+        campaign.options = validated_options(campaign.ruleset, {**stored, **data.options})
     if data.metadata is not None:
         campaign.client_metadata = merge_metadata(campaign.client_metadata, data.metadata)
     campaign.version += 1

@@ -155,7 +155,7 @@ def normalized_sheet(
     """The sheet as its ruleset stores it; errors located under `body.sheet`."""
     adapter = get_adapter(campaign.ruleset)
     try:
-        options = adapter.Options.model_validate(campaign.options)
+        options = adapter.parse_options(campaign.options)
         return adapter.normalize_sheet_in_context(
             raw, kind=kind, gm_override=gm_override, options=options, previous=previous
         )
@@ -281,7 +281,7 @@ def update_character(
         kind = changed.get("kind", before.kind)
         governed: list[dict[str, Any]] = []
         if data.sheet is not None or data.kind is not None:
-            previous = before.sheet
+            previous = get_adapter(campaign.ruleset).sheet_as_now(before.sheet)  # what was stored lax, read as it was
             raw = merge_patch(previous, data.sheet or {})
             if principal.is_gm:
                 changed["sheet"] = normalized_sheet(

@@ -125,7 +125,7 @@ def test_issue29_item2_dry_run_writes_nothing(client, count_rows):
     ("spoil", "loc"),
     [
         (lambda b: b.update(version=2), ["body", "version"]),
-        (lambda b: b["characters"][1]["sheet"].update(stats="lots"), ["body", "characters", 1, "sheet"]),
+        (lambda b: b["characters"][1]["sheet"].update(stats="lots"), ["body", "characters", 1, "sheet", "stats"]),
         (lambda b: b["characters"][0].update(player_id="nobody"), ["body", "characters", "0", "player_id"]),
         (lambda b: b["log"][2].pop("body"), ["body", "log", 2, "body"]),
         (lambda b: b["campaign"].update(ruleset="chess"), ["body", "campaign", "ruleset"]),

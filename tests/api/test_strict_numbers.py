@@ -291,6 +291,7 @@ def _spoil(b: dict, loc: list[Any], value: Any) -> dict:
         pytest.param(["encounters", 0, "combatants", 0, "ordinal"], id="issue25_item3_combatant_ordinal"),
         pytest.param(["encounters", 0, "combatants", 0, "initiative"], id="issue25_item3_combatant_initiative"),
         pytest.param(["actions", 0, "seq"], id="issue25_item3_action_seq"),
+        pytest.param(["characters", 0, "sheet", "hp"], id="gc_s5_character_sheet_hp"),
     ],
 )
 def test_issue25_item3_an_imported_bundle_holds_json_integers(client, bundle, written, loc):
@@ -356,3 +357,10 @@ def test_issue25_item3_gc_p7_rows_stored_before_strict_numbers_are_still_read(
     r = client.post(f"/v1/characters/{hero['id']}/tests", json=TEST_BODIES[GC], headers=c.gm)
     assert r.status_code == 201, r.text
     assert (r.json()["kind"], r.json()["target"]) == ("test", 68), r.text
+    # edits that never name those values are not refused for them (the stored form is read, then patched)
+    r = client.patch(f"/v1/campaigns/{c.id}", json={"options": {"inventory_rules": False}}, headers=c.gm)
+    assert r.status_code == 200, r.text
+    assert (r.json()["options"]["backlash_after_turns"], r.json()["options"]["inventory_rules"]) == (3, False)
+    r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": {"mp": 10}}, headers=c.gm)
+    assert r.status_code == 200, r.text
+    assert (r.json()["sheet"]["mp"], r.json()["sheet"]["hp"], r.json()["sheet"]["stats"]["force"]) == (10, 90, 68)
