@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -192,20 +192,27 @@ def _begin(conn: Connection, sql: str) -> None:
     """`sql` (a BEGIN) sent on the DBAPI connection itself: SQLAlchemy's `exec_driver_sql` would
     wrap it in an execution context and its events, which cost more than SQLite's BEGIN itself on
     every write (issue 28 item 1: ~25% of a unit of work's own cost). Its errors are raised as
-    SQLAlchemy's (`DBAPIError.instance`, as `exec_driver_sql` raises them), a dead connection
-    invalidated."""
+    `exec_driver_sql` raises them (`raise_dbapi_error`)."""
     dbapi = conn.connection.dbapi_connection
     assert dbapi is not None  # a connection beginning holds its DBAPI connection
     try:
         dbapi.execute(sql)
     except conn.dialect.loaded_dbapi.Error as e:
-        dead = conn.dialect.is_disconnect(e, dbapi, None)
-        if dead:
-            conn.invalidate(e)
-        wrapped = DBAPIError.instance(
-            sql, None, e, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
-        )
-        raise wrapped from e
+        raise_dbapi_error(conn, e, sql, None)
+
+
+def raise_dbapi_error(conn: Connection, error: Any, sql: str | None, args: Any, cursor: Any = None) -> NoReturn:
+    """A DBAPI error of a statement sent on `conn`'s DBAPI connection, raised as SQLAlchemy raises
+    it (OperationalError, IntegrityError…, public `DBAPIError.instance`); a connection it found dead
+    is invalidated (not given back to the pool as it is)."""
+    dbapi = conn.connection.dbapi_connection
+    dead = conn.dialect.is_disconnect(error, dbapi, cursor)
+    if dead:
+        conn.invalidate(error)
+    wrapped = DBAPIError.instance(
+        sql, args, error, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
+    )
+    raise wrapped from error
 
 
 _BUSY = "jdr_busy_timeout_ms"  # a SQLite connection's `info`: the busy timeout it has now

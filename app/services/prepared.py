@@ -25,17 +25,16 @@ import select
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn, cast
+from typing import Any, cast
 
 import psycopg
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
 from sqlalchemy import event
 from sqlalchemy.engine import AdaptedConnection, Connection, Dialect, Engine
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.util import await_
 
-from app.core.db import ANSWER_WITHIN
+from app.core.db import ANSWER_WITHIN, raise_dbapi_error
 from app.kit.errors import Unavailable
 
 _PLACEHOLDER = re.compile(r"%\(([^)]+)\)s|%%")
@@ -99,19 +98,6 @@ class _Plan:
 _GIVEN = object()  # a bind whose value the caller gives
 
 
-def _raise(conn: Connection, error: Any, sql: str | None, args: Any, cursor: Any = None) -> NoReturn:
-    """A DBAPI error as SQLAlchemy raises it (OperationalError, IntegrityError…, public
-    `DBAPIError.instance`); a connection it found dead is invalidated (not given back as it is)."""
-    dbapi = conn.connection.dbapi_connection
-    dead = conn.dialect.is_disconnect(error, dbapi, cursor)
-    if dead:
-        conn.invalidate(error)
-    wrapped = DBAPIError.instance(
-        sql, args, error, conn.dialect.loaded_dbapi.Error, connection_invalidated=dead, dialect=conn.dialect
-    )
-    raise wrapped from error
-
-
 class Prepared:
     """A Core statement run on the DBAPI cursor (see the module)."""
 
@@ -147,7 +133,7 @@ class Prepared:
         try:
             cursor.execute(plan.sql, args)
         except conn.dialect.loaded_dbapi.Error as e:
-            _raise(conn, e, plan.sql, args, cursor)
+            raise_dbapi_error(conn, e, plan.sql, args, cursor)
         return cursor
 
     def all(self, conn: Connection, params: dict[str, Any]) -> list[tuple]:
@@ -158,7 +144,7 @@ class Prepared:
         try:
             return [plan.row(r) for r in cursor.fetchall()]
         except conn.dialect.loaded_dbapi.Error as e:
-            _raise(conn, e, plan.sql, None, cursor)
+            raise_dbapi_error(conn, e, plan.sql, None, cursor)
         finally:
             cursor.close()
 
@@ -307,12 +293,12 @@ class _Lane:
             ) from None
         except errors.Error as e:  # the connection failed under us: it is not given back as it is
             _call(self.raw.close)
-            _raise(conn, e, None, None)
+            raise_dbapi_error(conn, e, None, None)
         except BaseException:
             _call(self.raw.close)
             raise
         if error is not None:
-            _raise(conn, error, None, None)
+            raise_dbapi_error(conn, error, None, None)
 
     def _exchange(self, queue: list, begin: bool) -> errors.Error | None:
         """One pipeline: (BEGIN,) the queue's commands and dumped statements, sync; returns
