@@ -581,11 +581,13 @@ def test_issue27_item3_the_dice_prompt_does_not_make_the_page_jump(live, pages):
         encounter = fight(s)
         open_with_token(page, server.url, s["gm"])
         page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
+        page.wait_for_selector("html[data-synced=true]")  # the first re-read after the stream opened is done
+        page.wait_for_selector("html:not([data-busy])", state="attached")  # the form is built: typing sticks
         page.get_by_label("Action", exact=True).select_option("attack")
         page.get_by_label("Dégâts", exact=True).fill("1d6")
-        page.wait_for_selector("html[data-synced=true]")  # the first re-read after the stream opened is done
         # and the form's background reads (its plan's odds, its reach) are shown: they come above the button
         page.wait_for_selector("html:not([data-busy])", state="attached")
+        assert page.get_by_label("Dégâts", exact=True).input_value() == "1d6"  # what was typed stayed
         button = page.get_by_role("button", name="Agir avec les dés de table")
         button.scroll_into_view_if_needed()
         before = button.bounding_box()
