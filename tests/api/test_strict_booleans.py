@@ -13,59 +13,17 @@ from typing import Any, Iterator
 import pytest
 from pydantic import BaseModel
 
-from app.kit.models import Strict
-from app.rulesets.registry import RULESET_PACKAGES, get
+from tests.api.strict_support import lax_spots, put, request_models
 from tests.api.support import assert_validation, read_events
 from tests.factories import AS, GC, RB, SHEETS, TEST_BODIES, WA, gc_fighter, sheet
 
 LOOSE = ["yes", "true", 1, 0]
-TABLES = ("campaign", "player", "character", "roll_log", "encounter", "combatant", "encounter_action", "event")
-
-
-@pytest.fixture
-def written(count_rows):
-    """The rows of every table the app writes: the same before and after a refused body."""
-    return lambda: {table: count_rows(table) for table in TABLES}
-
-
-# --- every boolean of every request body ---------------------------------------------------------
-
-
-def _subclasses(cls: type) -> Iterator[type]:
-    for sub in cls.__subclasses__():
-        yield sub
-        yield from _subclasses(sub)
-
-
-def _lax_booleans(schema: Any, where: str) -> Iterator[str]:
-    """The places of a pydantic core schema holding a boolean that is not strict."""
-    if isinstance(schema, dict):
-        if schema.get("type") == "bool" and not schema.get("strict"):
-            yield where
-        for key, value in schema.items():
-            yield from _lax_booleans(value, f"{where}.{key}")
-    elif isinstance(schema, list):
-        for i, value in enumerate(schema):
-            yield from _lax_booleans(value, f"{where}[{i}]")
-
-
-def request_models() -> list[type[BaseModel]]:
-    """Every model a request body is read with: the strict bodies (`Strict`, the base of every
-    body), and what a body holds as a free object, read by its ruleset: sheets, options of the
-    campaign and of an encounter."""
-    for ruleset in RULESET_PACKAGES:  # every ruleset's modules imported, so its bodies are Strict's subclasses
-        get(ruleset)
-    models: list[type[BaseModel]] = [m for m in _subclasses(Strict) if m.__module__.startswith("app.")]
-    for ruleset in RULESET_PACKAGES:
-        r = get(ruleset)
-        models += [r.adapter.Sheet, r.adapter.Options, r.combat.Options]
-    return models
 
 
 def test_issue25_item3_every_boolean_of_a_request_body_is_strict():
     models = request_models()
     assert len(models) > 100  # the bodies of the four rulesets and the generic ones
-    lax = [spot for m in models for spot in _lax_booleans(m.__pydantic_core_schema__, m.__qualname__)]
+    lax = [spot for m in models for spot in lax_spots(m.__pydantic_core_schema__, m.__qualname__, {"bool"})]
     assert lax == []
 
 
@@ -256,15 +214,6 @@ SHEET_FLAGS = [
 ]
 
 
-def _put(value: Any, loose: Any) -> Any:
-    """`value` with its "?" replaced by `loose`."""
-    if isinstance(value, dict):
-        return {k: _put(v, loose) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_put(v, loose) for v in value]
-    return loose if value == "?" else value
-
-
 @pytest.mark.parametrize(("ruleset", "part", "loc"), SHEET_FLAGS)
 def test_wa_c5_as_c5_sheet_booleans_are_json_booleans(
     client, campaign_factory, character_factory, written, ruleset, part, loc
@@ -274,13 +223,13 @@ def test_wa_c5_as_c5_sheet_booleans_are_json_booleans(
     url = f"/v1/campaigns/{c.id}/characters"
     before = written()
     for loose in LOOSE:
-        r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **_put(part, loose)}}, headers=c.gm)
+        r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **put(part, loose)}}, headers=c.gm)
         assert_validation(r, [["body", "sheet", *loc]])
-        r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": _put(part, loose)}, headers=c.gm)
+        r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": put(part, loose)}, headers=c.gm)
         assert_validation(r, [["body", "sheet", *loc]])
     assert written() == before
     assert client.get(f"/v1/characters/{hero['id']}", headers=c.gm).json() == hero
-    r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **_put(part, False)}}, headers=c.gm)
+    r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **put(part, False)}}, headers=c.gm)
     assert r.status_code == 201, r.text
 
 

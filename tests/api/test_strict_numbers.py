@@ -14,38 +14,20 @@ import pytest
 
 from app.models.bundles import CampaignBundle
 from tests.api.support import assert_validation
-from tests.api.test_strict_booleans import TABLES, _put, request_models
+from tests.api.strict_support import lax_spots, put, request_models
 from tests.factories import AS, GC, RB, SHEETS, TEST_BODIES, WA, sheet
 
 NOT_INTEGERS = ["2", True, 2.5]
 NOT_NUMBERS = ["2", True]
 
 
-@pytest.fixture
-def written(count_rows):
-    """The rows of every table the app writes: the same before and after a refused body."""
-    return lambda: {table: count_rows(table) for table in TABLES}
-
-
 # --- every number of every request body ------------------------------------------------------------
-
-
-def _lax_numbers(schema: Any, where: str) -> Iterator[str]:
-    """The places of a pydantic core schema holding an integer or a float that is not strict."""
-    if isinstance(schema, dict):
-        if schema.get("type") in ("int", "float") and not schema.get("strict"):
-            yield where
-        for key, value in schema.items():
-            yield from _lax_numbers(value, f"{where}.{key}")
-    elif isinstance(schema, list):
-        for i, value in enumerate(schema):
-            yield from _lax_numbers(value, f"{where}[{i}]")
 
 
 def test_issue25_item3_every_number_of_a_request_body_is_strict():
     models = request_models()
     assert len(models) > 100 and CampaignBundle in models  # the rulesets' bodies, the generic ones, bundles
-    lax = [spot for m in models for spot in _lax_numbers(m.__pydantic_core_schema__, m.__qualname__)]
+    lax = [spot for m in models for spot in lax_spots(m.__pydantic_core_schema__, m.__qualname__, {"int", "float"})]
     assert lax == []
 
 
@@ -174,10 +156,10 @@ def test_as_c3_as_c8_as_c10_character_action_numbers_are_json_numbers(
     url = f"/v1/characters/{hero['id']}/actions"
     before = written()
     for value in loose:
-        assert_validation(client.post(url, json={**_put(action, value), "seed": 1}, headers=c.gm), [["body", field]])
+        assert_validation(client.post(url, json={**put(action, value), "seed": 1}, headers=c.gm), [["body", field]])
     assert written() == before
     for value in good:
-        r = client.post(url, json={**_put(action, value), "seed": 1}, headers=c.gm)
+        r = client.post(url, json={**put(action, value), "seed": 1}, headers=c.gm)
         assert r.status_code == 201, r.text
 
 
@@ -209,15 +191,15 @@ def test_gc_s1_gc_s5_as_s1_as_c2_rb_s1_rb_f3_wa_s1_wa_s2_sheet_numbers_are_json_
     url = f"/v1/campaigns/{c.id}/characters"
     before = written()
     for loose in NOT_INTEGERS:
-        r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **_put(part, loose)}}, headers=c.gm)
+        r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **put(part, loose)}}, headers=c.gm)
         assert_validation(r, [["body", "sheet", *loc]])
-        r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": _put(part, loose)}, headers=c.gm)
+        r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": put(part, loose)}, headers=c.gm)
         assert_validation(r, [["body", "sheet", *loc]])
     assert written() == before
     assert client.get(f"/v1/characters/{hero['id']}", headers=c.gm).json() == hero
-    r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **_put(part, 1)}}, headers=c.gm)
+    r = client.post(url, json={"name": "x", "sheet": {**SHEETS[ruleset], **put(part, 1)}}, headers=c.gm)
     assert r.status_code == 201, r.text
-    r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": _put(part, 2)}, headers=c.gm)
+    r = client.patch(f"/v1/characters/{hero['id']}", json={"sheet": put(part, 2)}, headers=c.gm)
     assert r.status_code == 200, r.text
 
 
@@ -244,10 +226,10 @@ def test_gc_l4_gc_l5_level_up_numbers_are_json_integers(
     url = f"/v1/characters/{hero['id']}/level-ups"
     before = written()
     for loose in NOT_INTEGERS:
-        r = client.post(url, json={**_put(body, loose), "chance_bonus_pool": "hp", "dice": [70]}, headers=c.gm)
+        r = client.post(url, json={**put(body, loose), "chance_bonus_pool": "hp", "dice": [70]}, headers=c.gm)
         assert_validation(r, [["body", *loc]])
     assert written() == before
-    good = _put(body, 1 if loc == ["light"] else 5)
+    good = put(body, 1 if loc == ["light"] else 5)
     r = client.post(url, json={**good, "chance_bonus_pool": "hp", "dice": [70]}, headers=c.gm)
     assert r.status_code == 201, r.text
 
