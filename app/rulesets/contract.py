@@ -335,14 +335,14 @@ class RulesetAdapter(ABC, Generic[SheetT, OptionsT]):
         does not make a request that never sent it invalid. As stored when it no longer fits at
         all (the patch may be what mends it)."""
         try:
-            return self.dump_sheet(self.Sheet.model_validate(stored, strict=False))
-        except ValidationError:
+            return self.dump_sheet(self.parse_sheet(stored))
+        except StoredSheetInvalid:
             return stored
 
     def options_as_now(self, stored: dict[str, Any]) -> dict[str, Any]:
         """Stored campaign options in today's stored form (see `sheet_as_now`)."""
         try:
-            return self.Options.model_validate(stored, strict=False).model_dump(mode="json")
+            return self.parse_options(stored).model_dump(mode="json")
         except ValidationError:
             return stored
 
