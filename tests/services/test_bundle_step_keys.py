@@ -12,25 +12,7 @@ from app.core import old_step_keys
 from tests.api.test_export_import import canonical
 from tests.factories import wa_fighter
 from tests.fixtures import ids
-from tests.services.test_migration_step_keys import _migration, _ordered, _unkeyed
-
-
-def _fought(t) -> str:
-    """A WA fight played now (WA-C4 start with a tie, WA-C1 attack, the GM's damage, a condition,
-    turns, a revert): the campaign's log holds combat entries whose steps all have keys."""
-    hero = t.character("Hero", wa_fighter(dex=2, weapons=[{"name": "hache", "stat": "FOR", "damage": "1d6"}]))
-    foe = t.character("Foe", wa_fighter(dex=2))
-    fight = t.encounter([{"character_id": hero}, {"character_id": foe}])
-    n = ids(fight)
-    t.start(fight["id"], dice=[15, 3])
-    t.act(fight["id"], {"type": "attack", "actor_id": n["Hero"], "target_id": n["Foe"], "dice": [15, 4]})
-    t.act(fight["id"], {"type": "damage", "target_id": n["Foe"], "amount": 100, "resource": "hp"})
-    t.act(fight["id"], {"type": "condition", "target_id": n["Hero"], "add": {"name": "stunned", "rounds": 1}})
-    t.next_turn(fight["id"])
-    t.next_turn(fight["id"])
-    latest = t.client.get(f"/v1/encounters/{fight['id']}/actions", headers=t.gm).json()["items"][0]
-    t.post(f"/v1/encounters/{fight['id']}/actions/{latest['id']}/revert", {})
-    return fight["id"]
+from tests.services.test_migration_step_keys import _fought, _migration, _ordered, _unkeyed
 
 
 def _export(t, campaign_id: str, gm: dict[str, str]) -> dict[str, Any]:

@@ -95,13 +95,10 @@ def _migrated(
     return [json.loads(r) if isinstance(r, str) else r for r in rows]
 
 
-def test_issue27_item2_a_fight_logged_before_keys_gets_back_the_keys_the_code_writes(
-    database_url, engine, tmp_path, table
-):
-    """A WA fight played now (WA-C4 start, WA-C1 attack, the GM's damage, a condition, turns, a
-    revert), its steps stripped of their keys as before them: the migration gives each the key the
-    code wrote, in the wire order."""
-    t = table("worlds-awakening")
+def _fought(t) -> str:
+    """A WA fight played now (WA-C4 start with a tie, WA-C1 attack, the GM's damage, a condition,
+    turns, a revert), on the table `t`: its encounter's id. Its combat entries hold steps of every
+    kind the keys are tested on."""
     hero = t.character("Hero", wa_fighter(dex=2, weapons=[{"name": "hache", "stat": "FOR", "damage": "1d6"}]))
     foe = t.character("Foe", wa_fighter(dex=2))
     fight = t.encounter([{"character_id": hero}, {"character_id": foe}])
@@ -114,6 +111,16 @@ def test_issue27_item2_a_fight_logged_before_keys_gets_back_the_keys_the_code_wr
     t.next_turn(fight["id"])
     latest = t.client.get(f"/v1/encounters/{fight['id']}/actions", headers=t.gm).json()["items"][0]
     t.post(f"/v1/encounters/{fight['id']}/actions/{latest['id']}/revert", {})
+    return fight["id"]
+
+
+def test_issue27_item2_a_fight_logged_before_keys_gets_back_the_keys_the_code_writes(
+    database_url, engine, tmp_path, table
+):
+    """A WA fight played now (WA-C4 start, WA-C1 attack, the GM's damage, a condition, turns, a
+    revert), its steps stripped of their keys as before them: the migration gives each the key the
+    code wrote, in the wire order."""
+    _fought(table("worlds-awakening"))
     with engine.connect() as conn:
         logged = [
             json.loads(b) if isinstance(b, str) else b
