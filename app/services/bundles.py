@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, StrictBool, TypeAdapter, ValidationError
 from sqlalchemy import insert, select
 from sqlmodel import Session
 
 from app.core.old_step_keys import with_step_keys
 from app.core.security import hash_token, new_token
 from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
+from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, EncounterState, StoredChange, Turn
 from app.models.tables import (
     Campaign,
     Character,
@@ -39,6 +41,7 @@ from app.models.tables import (
 from app.models.validation import InvalidBody, invalid_from, validate
 from app.rules.errors import RuleError
 from app.rulesets.registry import RULESET_IDS, get_adapter, rules_for
+from app.rulesets.wire import LogEntry as LoggedBody
 from app.services import events
 from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
@@ -277,7 +280,10 @@ def _check_campaign(bundle: CampaignBundle) -> None:
     for i, encounter in enumerate(bundle.encounters):
         validate(fight_options, encounter.options, loc=("body", "encounters", i, "options"))
         _unique(encounter.combatants, f"encounters.{i}.combatants", ids)
-    encounters = {e.id for e in bundle.encounters}
+    for i, encounter in enumerate(bundle.encounters):
+        _check_fight(encounter, ("encounters", i))
+    encounters = {e.id: e for e in bundle.encounters}
+    sheet = get_adapter(bundle.campaign.ruleset).Sheet
     seen: set[tuple[str, int]] = set()
     for i, action in enumerate(bundle.actions):
         if action.encounter_id not in encounters:
@@ -285,6 +291,9 @@ def _check_campaign(bundle: CampaignBundle) -> None:
         if (action.encounter_id, action.seq) in seen:
             raise _bad(["actions", i, "seq"], "two actions of one encounter have this seq")
         seen.add((action.encounter_id, action.seq))
+        for k, change in enumerate(action.changes):
+            _check_change(change, ("actions", i, "changes", k), sheet)
+    _check_log(bundle.log, bundle.campaign.ruleset)
     entries: set[str] = set()
     for i, entry in enumerate(bundle.log):
         if entry.id in entries or (entry.id in ids and entry.id not in {a.id for a in bundle.actions}):
@@ -299,6 +308,124 @@ def _check_campaign(bundle: CampaignBundle) -> None:
     for i, level_up in enumerate(bundle.level_ups):
         if level_up not in entries:
             raise _bad(["level_ups", i], f"no log entry {level_up!r} in the bundle")
+
+
+# --- the fight's state and history, as the services will read them (app.models.fight_state) ------------
+
+
+def _check_fight(encounter: Any, where: tuple[Any, ...]) -> None:
+    """The encounter's state and its combatants' typed; every order entry and the current turn
+    naming combatants of this encounter (a combatant's character may be gone: deleted since, it
+    leaves its place in the fight)."""
+    state = validate(
+        EncounterState, {name: getattr(encounter, name) for name in EncounterState.model_fields}, loc=("body", *where)
+    )
+    fighters = {c.id for c in encounter.combatants}
+    for j, combatant in enumerate(encounter.combatants):
+        loc = (*where, "combatants", j)
+        fields = {name: getattr(combatant, name) for name in CombatantState.model_fields}
+        validate(CombatantState, fields, loc=("body", *loc))
+        if combatant.counters.get("turn") is not None:
+            validate(Turn, combatant.counters["turn"], loc=("body", *loc, "counters", "turn"))
+    _check_turns(state, where, fighters)
+
+
+def _check_turns(state: EncounterState, where: tuple[Any, ...], fighters: set[str]) -> None:
+    slots = {entry.slot for entry in state.turn_order}
+    for k, entry in enumerate(state.turn_order):
+        for name, ids in (("combatant_id", [entry.combatant_id]), ("parallel_with", entry.parallel_with)):
+            for cid in ids:
+                if cid not in fighters:
+                    raise _bad([*where, "turn_order", k, name], f"no combatant {cid!r} in this encounter")
+    current = state.current_turn
+    if current is None:
+        return
+    if state.turn_order and current.slot not in slots:
+        raise _bad([*where, "current_turn", "slot"], f"no slot {current.slot} in the turn order")
+    named = [current.combatant_id] if current.combatant_id is not None else []
+    for who in [*named, *current.combatant_ids]:
+        if who not in fighters:
+            raise _bad([*where, "current_turn"], f"no combatant {who!r} in this encounter")
+
+
+@cache
+def _field(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """A model's field alone, with its constraints (what a change record's before and after hold)."""
+    info = model.model_fields[name]
+    annotation: Any = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+    return TypeAdapter(annotation)
+
+
+def _check_change(raw: Any, where: tuple[Any, ...], sheet: type[BaseModel]) -> None:
+    """One change record of an action: where it lives, whom it names, and a before and an after
+    that field can hold (what a revert writes back)."""
+    change = validate(StoredChange, raw, loc=("body", *where))
+    model: type[BaseModel]
+    if change.on == "encounter":
+        if change.field not in ENCOUNTER_FIELDS:
+            raise _bad([*where, "field"], f"no encounter field {change.field!r}")
+        model, name = EncounterState, ENCOUNTER_FIELDS[change.field]
+    else:  # a combatant removed since, or a character deleted since, is passed over by a revert
+        if change.combatant_id is None:
+            raise _bad([*where, "combatant_id"], f"a change of a {change.on} names its combatant")
+        if change.on == "roster":
+            if change.field != "joined":
+                raise _bad([*where, "field"], "a roster change is `joined`")
+            model, name = _Joined, "joined"
+        elif change.on == "combatant":
+            if change.field not in CombatantState.model_fields:
+                raise _bad([*where, "field"], f"no combatant field {change.field!r}")
+            model, name = CombatantState, change.field
+        else:
+            if change.key is None or change.key not in sheet.model_fields:
+                raise _bad([*where, "key"], f"no sheet field {change.key!r}")
+            model, name = sheet, change.key
+    for side in ("before", "after"):
+        value = getattr(change, side)
+        if change.on == "sheet" and value is None:  # a field the sheet did not store (its default)
+            continue
+        try:
+            _field(model, name).validate_python(value)
+        except ValidationError as exc:
+            raise invalid_from(exc, ("body", *where, side)) from None
+
+
+class _Joined(BaseModel):
+    joined: StrictBool
+
+
+def _check_log(entries: list[Any], ruleset: str, part: str = "log") -> None:
+    """Each entry's body as the roll log serves it (`LogEntry`: its kind's result, of this
+    ruleset), naming the entry it is and the character it is about (which may be gone: a deleted
+    character's entries stay in the log)."""
+    for i, entry in enumerate(entries):
+        where = (part, i)
+        body = _logged_body(entry)
+        try:
+            _LOGGED.validate_python(_unkeyed_steps_allowed(body))
+        except ValidationError as exc:
+            raise invalid_from(exc, ("body", *where, "body")) from None
+        for name, value in (("id", entry.id), ("kind", entry.kind), ("character_id", entry.character_id)):
+            if body.get(name, value) != value:
+                raise _bad([*where, "body", name], f"the body's {name} is not the entry's ({value!r})")
+        if body.get("ruleset", ruleset) != ruleset:
+            raise _bad([*where, "body", "ruleset"], f"an entry of another ruleset than {ruleset}")
+
+
+_LOGGED: TypeAdapter[Any] = TypeAdapter(LoggedBody)
+
+
+def _unkeyed_steps_allowed(value: Any) -> Any:
+    """A copy of a body to check, in which a step of a text migration 0014 does not know (it stays
+    without a `key`, as it does in a database migrated by 0014) has a stand-in key."""
+    if isinstance(value, list):
+        return [_unkeyed_steps_allowed(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _unkeyed_steps_allowed(v) for k, v in value.items()}
+    if "rule" in out and "what" in out and "key" not in out:
+        out["key"] = "unknown"
+    return out
 
 
 def _logged_body(entry: Any) -> Any:
@@ -521,6 +648,9 @@ def import_character(session: Session, principal: Principal, campaign_id: str, d
     for i, entry in enumerate(bundle.level_ups):
         if entry.character_id != bundle.character.id:
             raise _bad(["level_ups", i, "character_id"], "a level-up of another character")
+        if entry.kind != "level_up":
+            raise _bad(["level_ups", i, "kind"], "a level-up entry is of kind `level_up`")
+    _check_log(bundle.level_ups, campaign.ruleset, part="level_ups")
     ids = {bundle.character.id: new_id()}
     row = {**_character_insert(bundle.character, campaign_id, ids), "player_id": None}
     session.connection().execute(insert(_character), [row])

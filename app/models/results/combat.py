@@ -164,9 +164,18 @@ class HiddenChange(_Change):
     after: bool
 
 
+class JoinedChange(_Change):
+    """A combatant that joined the running fight (`join`; its revert: `before` true, `after` false)."""
+
+    combatant_id: str
+    field: Literal["joined"]
+    before: bool
+    after: bool
+
+
 # issue 25 item 3: `before`/`after` typed by where the field lives and which it is. On the encounter
 # (`combatant_id` null: status, round, order, current), on a combatant (no `character_id`: position,
-# conditions, counters, actions, initiative, hidden) or on its character's sheet (`character_id`
+# conditions, counters, actions, initiative, hidden, joined) or on its character's sheet (`character_id`
 # given; a resource pool also gives `resource: true` and `max`). Each body fits one member only (the
 # sheet's: `character_id`, no `resource`); the sheet's come first, for a client keeping the first that fits.
 CombatChange = TypeAliasType(
@@ -183,7 +192,8 @@ CombatChange = TypeAliasType(
         | CountersChange
         | ActionsChange
         | InitiativeChange
-        | HiddenChange,
+        | HiddenChange
+        | JoinedChange,
         Field(union_mode="left_to_right"),
     ],
 )

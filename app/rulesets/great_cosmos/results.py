@@ -162,6 +162,7 @@ class GreatCosmosCombatEntry(CombatFields):
         "heal",
         "damage",
         "condition",
+        "join",
     ]
     steps: list[GreatCosmosCombatStep]
 

@@ -111,7 +111,7 @@ class RulebookD100CombatEntry(CombatFields):
     """A Rulebook D100 encounter action, also its roll-log entry (`kind: "combat"`)."""
 
     ruleset: Ruleset
-    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition"]
+    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition", "join"]
     steps: list[RulebookD100CombatStep]
 
 

@@ -116,7 +116,7 @@ class WorldsAwakeningCombatEntry(CombatFields):
     """A Worlds Awakening encounter action, also its roll-log entry (`kind: "combat"`)."""
 
     ruleset: Ruleset
-    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition"]
+    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition", "join"]
     steps: list[WorldsAwakeningCombatStep]
 
 
