@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from app.kit.models import Strict
 from app.models.encounters import POSITION_BOUND, Position
@@ -22,7 +22,9 @@ __all__ = [
     "StoredCondition",
     "StoredCurrentTurn",
     "EncounterState",
+    "Kept",
     "StoredOrderEntry",
+    "Counters",
     "StoredChange",
     "Turn",
 ]
@@ -62,15 +64,30 @@ class StoredCurrentTurn(Strict):
     combatant_ids: list[Ref]
 
 
+class Kept(BaseModel):
+    """A value a rule keeps in a fight: its keys that rules read typed, any other kept as it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 class Turn(Strict):
     """The flow's per-turn bookkeeping (`counters["turn"]`, README "Actions per turn"): keyed by the
-    round and slot it was kept in; the rulesets add what they count in a turn (GC-P3 phases, a
-    move's reach…), which stays theirs."""
+    round and slot it was kept in, the action types counted in it; a ruleset's own notes of a turn
+    (GC-P3 phases, a move's reach, RB-F3's free attack) are typed by its `Turn` (`Counters.turn`)."""
 
     model_config = ConfigDict(extra="allow")
     round: Round
     slot: Slot | None
     actions: list[Annotated[str, Field(max_length=40)]] = Field(default_factory=list)
+
+
+class Counters(Strict):
+    """What a fight keeps on a combatant beside its sheet (`CombatantPublic.counters`): the shared
+    `turn`, and each ruleset's own keys, typed by its subclass (`EncounterRules.Counters`). A key
+    no rule reads is kept as it is (allowed); a key a rule reads must be of its type."""
+
+    model_config = ConfigDict(extra="allow")
+    turn: Turn | None = None
 
 
 class CombatantState(Strict):
@@ -79,17 +96,13 @@ class CombatantState(Strict):
 
     position: Position | None
     conditions: list[StoredCondition]
-    counters: dict[Annotated[str, Field(max_length=60)], Any]
+    counters: dict[Annotated[str, Field(max_length=60)], Any]  # and each as its ruleset's `Counters`
     initiative: StrictInt | None
     initiative_override: StrictInt | None
     actions: Annotated[StrictInt, Field(ge=1, le=5)]
     reaction: str | None = Field(max_length=20)
     side: str = Field(min_length=1, max_length=40)
     hidden: StrictBool
-
-    @classmethod
-    def turn_of(cls, counters: dict[str, Any]) -> Turn | None:
-        return Turn.model_validate(counters["turn"]) if counters.get("turn") is not None else None
 
 
 class EncounterState(Strict):

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase, union
 from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
+from app.models.fight_state import Counters as FightCounters
 from app.models.results.common import Head
 from app.models.validation import InvalidBody, validate
 from app.rules.dice import DiceSource
@@ -739,6 +740,8 @@ class EncounterRules(ABC):
 
     ruleset: ClassVar[str]
     Options: ClassVar[type[EncounterOptions]] = EncounterOptions
+    # what a combatant's `counters` hold in this ruleset's fights (an imported bundle is read with it)
+    Counters: ClassVar[type[FightCounters]] = FightCounters
     pools: ClassVar[tuple[Pool, ...]]
     reactions: ClassVar[tuple[str, ...]] = ("none",)
     default_reaction: ClassVar[str] = "none"

@@ -23,7 +23,7 @@ from sqlmodel import Session
 from app.core.old_step_keys import with_step_keys
 from app.core.security import hash_token, new_token
 from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
-from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, EncounterState, StoredChange, Turn
+from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, Counters, EncounterState, StoredChange
 from app.models.tables import (
     Campaign,
     Character,
@@ -280,8 +280,9 @@ def _check_campaign(bundle: CampaignBundle) -> None:
     for i, encounter in enumerate(bundle.encounters):
         validate(fight_options, encounter.options, loc=("body", "encounters", i, "options"))
         _unique(encounter.combatants, f"encounters.{i}.combatants", ids)
+    counters = rules_for(bundle.campaign.ruleset).Counters
     for i, encounter in enumerate(bundle.encounters):
-        _check_fight(encounter, ("encounters", i))
+        _check_fight(encounter, ("encounters", i), counters)
     encounters = {e.id: e for e in bundle.encounters}
     sheet = get_adapter(bundle.campaign.ruleset).Sheet
     seen: set[tuple[str, int]] = set()
@@ -292,7 +293,7 @@ def _check_campaign(bundle: CampaignBundle) -> None:
             raise _bad(["actions", i, "seq"], "two actions of one encounter have this seq")
         seen.add((action.encounter_id, action.seq))
         for k, change in enumerate(action.changes):
-            _check_change(change, ("actions", i, "changes", k), sheet)
+            _check_change(change, ("actions", i, "changes", k), sheet, counters)
     _check_log(bundle.log, bundle.campaign.ruleset)
     entries: set[str] = set()
     for i, entry in enumerate(bundle.log):
@@ -313,7 +314,7 @@ def _check_campaign(bundle: CampaignBundle) -> None:
 # --- the fight's state and history, as the services will read them (app.models.fight_state) ------------
 
 
-def _check_fight(encounter: Any, where: tuple[Any, ...]) -> None:
+def _check_fight(encounter: Any, where: tuple[Any, ...], counters: type[Counters]) -> None:
     """The encounter's state and its combatants' typed; every order entry and the current turn
     naming combatants of this encounter (a combatant's character may be gone: deleted since, it
     leaves its place in the fight)."""
@@ -325,8 +326,7 @@ def _check_fight(encounter: Any, where: tuple[Any, ...]) -> None:
         loc = (*where, "combatants", j)
         fields = {name: getattr(combatant, name) for name in CombatantState.model_fields}
         validate(CombatantState, fields, loc=("body", *loc))
-        if combatant.counters.get("turn") is not None:
-            validate(Turn, combatant.counters["turn"], loc=("body", *loc, "counters", "turn"))
+        validate(counters, combatant.counters, loc=("body", *loc, "counters"))
     _check_turns(state, where, fighters)
 
 
@@ -356,42 +356,46 @@ def _field(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
-def _check_change(raw: Any, where: tuple[Any, ...], sheet: type[BaseModel]) -> None:
-    """One change record of an action: where it lives, whom it names, and a before and an after
-    that field can hold (what a revert writes back)."""
+def _check_change(raw: Any, where: tuple[Any, ...], sheet: type[BaseModel], counters: type[Counters]) -> None:
+    """One change record of an action: where it lives, which field, and a before and an after that
+    field can hold (what a revert writes back). A change may name a combatant removed since, or a
+    character deleted since: a revert passes over it."""
     change = validate(StoredChange, raw, loc=("body", *where))
-    model: type[BaseModel]
     if change.on == "encounter":
         if change.field not in ENCOUNTER_FIELDS:
             raise _bad([*where, "field"], f"no encounter field {change.field!r}")
-        model, name = EncounterState, ENCOUNTER_FIELDS[change.field]
-    else:  # a combatant removed since, or a character deleted since, is passed over by a revert
-        if change.combatant_id is None:
-            raise _bad([*where, "combatant_id"], f"a change of a {change.on} names its combatant")
-        if change.on == "roster":
-            if change.field != "joined":
-                raise _bad([*where, "field"], "a roster change is `joined`")
-            model, name = _Joined, "joined"
-        elif change.on == "combatant":
-            if change.field not in CombatantState.model_fields:
-                raise _bad([*where, "field"], f"no combatant field {change.field!r}")
-            model, name = CombatantState, change.field
-        else:
-            if change.key is None or change.key not in sheet.model_fields:
-                raise _bad([*where, "key"], f"no sheet field {change.key!r}")
-            model, name = sheet, change.key
+        value = _field(EncounterState, ENCOUNTER_FIELDS[change.field])
+    elif change.combatant_id is None:
+        raise _bad([*where, "combatant_id"], f"a change of a {change.on} names its combatant")
+    elif change.on == "roster":
+        if change.field != "joined":
+            raise _bad([*where, "field"], "a roster change is `joined`")
+        value = _JOINED
+    elif change.on == "combatant":
+        if change.field not in CombatantState.model_fields:
+            raise _bad([*where, "field"], f"no combatant field {change.field!r}")
+        value = _nullable(counters) if change.field == "counters" else _field(CombatantState, change.field)
+    else:
+        if change.key is None or change.key not in sheet.model_fields:
+            raise _bad([*where, "key"], f"no sheet field {change.key!r}")
+        value = _field(sheet, change.key)
     for side in ("before", "after"):
-        value = getattr(change, side)
-        if change.on == "sheet" and value is None:  # a field the sheet did not store (its default)
+        held = getattr(change, side)
+        if change.on == "sheet" and held is None:  # a field the sheet did not store (its default)
             continue
         try:
-            _field(model, name).validate_python(value)
+            value.validate_python(held)
         except ValidationError as exc:
             raise invalid_from(exc, ("body", *where, side)) from None
 
 
-class _Joined(BaseModel):
-    joined: StrictBool
+_JOINED: TypeAdapter[Any] = TypeAdapter(StrictBool)
+
+
+@cache
+def _nullable(model: type[BaseModel]) -> TypeAdapter[Any]:
+    nullable: Any = model | None
+    return TypeAdapter(nullable)
 
 
 def _check_log(entries: list[Any], ruleset: str, part: str = "log") -> None:
@@ -402,7 +406,7 @@ def _check_log(entries: list[Any], ruleset: str, part: str = "log") -> None:
         where = (part, i)
         body = _logged_body(entry)
         try:
-            _LOGGED.validate_python(_unkeyed_steps_allowed(body))
+            _LOGGED.validate_python(_as_older_rows_are(body))
         except ValidationError as exc:
             raise invalid_from(exc, ("body", *where, "body")) from None
         for name, value in (("id", entry.id), ("kind", entry.kind), ("character_id", entry.character_id)):
@@ -415,9 +419,17 @@ def _check_log(entries: list[Any], ruleset: str, part: str = "log") -> None:
 _LOGGED: TypeAdapter[Any] = TypeAdapter(LoggedBody)
 
 
+def _as_older_rows_are(body: Any) -> Any:
+    """A copy of a log body to check, with a stand-in for what rows stored by earlier versions lack
+    (served as they are stored): a `provenance` (issue 21), and the `key` of a step whose text
+    migration 0014 does not know (it stays without one, as in a database that migration keyed)."""
+    checked = _unkeyed_steps_allowed(body)
+    if isinstance(checked, dict) and "provenance" not in checked:
+        checked["provenance"] = "server"
+    return checked
+
+
 def _unkeyed_steps_allowed(value: Any) -> Any:
-    """A copy of a body to check, in which a step of a text migration 0014 does not know (it stays
-    without a `key`, as it does in a database migrated by 0014) has a stand-in key."""
     if isinstance(value, list):
         return [_unkeyed_steps_allowed(v) for v in value]
     if not isinstance(value, dict):

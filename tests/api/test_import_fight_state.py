@@ -15,11 +15,14 @@ import json
 from typing import Any
 
 import pytest
+from sqlalchemy import insert
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.models.tables import LogEntry as LogTable
+from app.models.tables import new_id, utcnow
 from app.rulesets.wire import LogEntry
-from tests.api.support import PROBLEM
+from tests.api.support import PROBLEM, bearer
 from tests.factories import RULESETS, TEST_BODIES, as_fighter, gc_fighter, rb_fighter, wa_fighter
 
 FIGHTER = {
@@ -194,6 +197,34 @@ def test_the_exported_fight_imports_and_plays_on(client, table, ruleset: str):
     assert _follow_up(client, r.json()) == []
 
 
+COUNTERS = [
+    # (ruleset, a combatant's counters, a part of the place the 422 names): values its rules read (GC's
+    # max_move and Asgard's turn_spent of another type made the next move or attack a 500 before)
+    ("great-cosmos", {"turn": {"round": 1, "slot": 0, "moved": 1, "max_move": "far"}}, ("turn", "max_move")),
+    ("great-cosmos", {"backlash": {"posture": "sepulcrale", "turns_left": "2", "running": True}}, ("turns_left",)),
+    ("great-cosmos", {"special": {"posture": "illumination", "turns": [1]}}, ("special", "turns")),
+    ("asgard", {"turn_spent": "yes"}, ("counters", "turn_spent")),
+    ("asgard", {"prudence": "2"}, ("counters", "prudence")),
+    ("rulebook-d100", {"dodges": "1", "dodge_round": 1}, ("counters", "dodges")),
+    ("worlds-awakening", {"turn": {"round": 1, "slot": 0, "actions": [3]}}, ("turn", "actions", "0")),
+]
+
+
+@pytest.mark.parametrize(("ruleset", "counters", "named"), COUNTERS, ids=[f"{c[0]}-{c[2][-1]}" for c in COUNTERS])
+def test_counters_a_ruleset_reads_are_of_its_types(client, table, count_rows, ruleset: str, counters, named):
+    """Each ruleset's `Counters` (GC-P2/P5/P6/P7, AS-C4/C11, RB-F3, the shared turn): a value of another
+    type is a 422 naming it, nothing written."""
+    bundle = _bundle(table(ruleset))
+    bundle["encounters"][0]["combatants"][0]["counters"] = counters
+    before = count_rows("campaign")
+    r = client.post("/v1/campaigns/import", json=bundle)
+    assert r.status_code == 422, r.text
+    loc = [str(p) for p in r.json()["errors"][0]["loc"]]
+    assert loc[:6] == ["body", "encounters", "0", "combatants", "0", "counters"], loc
+    assert "/".join(named) in "/".join(loc), (loc, named)
+    assert count_rows("campaign") == before
+
+
 def test_a_character_deleted_since_leaves_its_entries_and_its_place_and_the_bundle_imports(client, table):
     """Its log entries stay (append-only) and its combatant keeps its place: the export names a
     character it does not carry, and imports (the fight plays on)."""
@@ -212,6 +243,37 @@ def test_a_character_deleted_since_leaves_its_entries_and_its_place_and_the_bund
     r = client.post("/v1/campaigns/import", json=bundle)
     assert r.status_code == 201, r.text
     assert _follow_up(client, r.json()) == []
+
+
+def test_entries_stored_before_provenance_and_step_keys_export_and_import(client, campaign_factory, db_session):
+    """A row logged by an earlier version (a free roll without `provenance`, a fight step of a text
+    migration 0014 does not know, without `key`) is exported as stored and imported: the checks
+    read it as the service serves it."""
+    camp = campaign_factory("great-cosmos")
+    old = {
+        "id": new_id(),
+        "kind": "roll",
+        "expression": "1d6",
+        "total": 4,
+        "purpose": "avant",
+        "character_id": None,
+        "rolls": [{"die": "d6", "value": 4, "purpose": "avant"}],
+        "hidden": False,
+        "created_at": "2026-11-30T10:00:00.000000Z",
+    }
+    row = {"id": old["id"], "campaign_id": camp.id, "character_id": None, "kind": "roll", "hidden": False}
+    db_session.connection().execute(insert(LogTable.__table__), {**row, "created_at": utcnow(), "body": old})
+    db_session.commit()
+    bundle = client.get(f"/v1/campaigns/{camp.id}/export", headers=camp.gm).json()
+    assert [e["body"] for e in bundle["log"]] == [old]
+    r = client.post("/v1/campaigns/import", json=bundle)
+    assert r.status_code == 201, r.text
+    log = client.get(f"/v1/campaigns/{r.json()['id']}/rolls", headers=bearer(r.json()["gm_token"])).json()
+    assert [{k: v for k, v in e.items() if k != "id"} for e in log["items"]] == [
+        {k: v for k, v in old.items() if k != "id"}
+    ]
+    bundle["log"][0]["body"]["provenance"] = "dice"  # present, it is one of the three
+    assert client.post("/v1/campaigns/import", json=bundle).status_code == 422
 
 
 JUNK = st.one_of(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from app.kit.errors import Forbidden
 from app.models.encounters import CombatAction, Id
 from app.rules.errors import RuleError
+from app.rulesets.asgard import schemas
 from app.rulesets.asgard.rules import combat, hazards
 from app.rulesets.asgard.rules import odds as exact
 from app.rulesets.asgard.rules.combat import initiative_order
@@ -61,6 +62,7 @@ VITALITY = Pool("vitality", "vitality", "vitality_max")
 
 class Asgard(EncounterRules):
     ruleset = "asgard"
+    Counters = schemas.Counters
     pools = (VITALITY, Pool("heroism", "heroism", None))
     reactions = (
         "defense",

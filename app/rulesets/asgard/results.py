@@ -353,7 +353,7 @@ class AsgardCombatEntry(CombatFields):
     """A Asgard encounter action, also its roll-log entry (`kind: "combat"`)."""
 
     ruleset: Ruleset
-    type: Literal["attack", "start", "next_turn", "revert", "heal", "damage", "condition", "join"]
+    type: Literal["attack", "heroism_reroll", "start", "next_turn", "revert", "heal", "damage", "condition", "join"]
     steps: list[AsgardCombatStep]
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
-from app.models import encounters
+from app.models import encounters, fight_state
 from app.models.encounters import Id
 from app.models.governance import governed
 from app.models.odds import NothingRolled
@@ -417,3 +417,21 @@ class Damage(RollingRequest, encounters.HealOrDamage):
     resistance 3d6 [1d6 dying rounds], volonte 3d6 [2d6 unconscious rounds])."""
 
     type: Literal["damage"]
+
+
+# --- what an Asgard fight keeps on a combatant (combat.py; an imported bundle is read with it) ---------
+
+
+class TurnSpent(fight_state.Kept):
+    """AS-C11, AS-T6: the round a combatant acted in another's slot (`combat.TURN_SPENT`)."""
+
+    round: Annotated[StrictInt, Field(ge=0)]
+    rule: str = Field(max_length=20)
+
+
+class Counters(fight_state.Counters):
+    """AS-C4: the prudence and danger tests owed; AS-C11/AS-T6: a turn spent in another's slot."""
+
+    turn_spent: TurnSpent | None = None
+    prudence: Annotated[StrictInt, Field(ge=0, le=1000)] | None = None
+    danger: Annotated[StrictInt, Field(ge=0, le=1000)] | None = None

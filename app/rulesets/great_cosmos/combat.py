@@ -26,6 +26,7 @@ from app.rulesets.contract import (
     entry,
 )
 from app.rulesets.great_cosmos import exchange as combat
+from app.rulesets.great_cosmos import schemas
 from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_back
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
@@ -48,6 +49,7 @@ class _Parallel(DiceSource):
 
 class GreatCosmos(EncounterRules):
     ruleset = "great-cosmos"
+    Counters = schemas.Counters
     Options = GreatCosmosEncounterOptions
     pools = (combat.HP, combat.MP)
     reactions = ("none", *DEFENSE_STATS)  # GC-P2: dodge (agilite) or parry (force)

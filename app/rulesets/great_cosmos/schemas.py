@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AliasChoices, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
-from app.models import encounters
+from app.models import encounters, fight_state
 from app.models.encounters import CombatAction
 from app.models.governance import governed
 from app.models.odds import NothingRolled
@@ -304,3 +304,49 @@ ENCOUNTER_ACTIONS: dict[str, type[CombatAction]] = {
     "posture": PostureRequest,
     "final_skill": FinalSkillRequest,
 }
+
+
+# --- what a Great Cosmos fight keeps on a combatant (rules/fight.py; an imported bundle is read with it) ---
+
+
+class GreatCosmosTurn(fight_state.Turn):
+    """A turn's notes: GC-P3's phases taken, whether it acted or dashed, how far it moved of its reach."""
+
+    phases: list[Annotated[str, Field(max_length=20)]] | None = None
+    acted: StrictBool | None = None
+    dashed: StrictBool | None = None
+    moved: Annotated[StrictInt, Field(ge=0)] | None = None
+    max_move: StrictInt | None = None
+
+
+class SpecialPostureHeld(fight_state.Kept):
+    """GC-P5/P6: the special posture held (`new_special`)."""
+
+    posture: str = Field(max_length=40)
+    since_round: Annotated[StrictInt, Field(ge=0)] | None = None
+    turns: Annotated[StrictInt, Field(ge=0)] | None = None
+    turn_round: Annotated[StrictInt, Field(ge=0)] | None = None
+    revive_used: StrictBool | None = None
+    extra_action: StrictBool | None = None
+
+
+class BacklashOwed(fight_state.Kept):
+    """GC-P7: a backlash owed or running (`new_backlash`)."""
+
+    posture: str = Field(max_length=40)
+    turns_left: Annotated[StrictInt, Field(ge=0, le=10)]
+    running: StrictBool
+    disadvantage_die: Annotated[StrictInt, Field(ge=1, le=6)] | None = None
+    disadvantage: str | None = Field(None, max_length=40)
+
+
+class Counters(fight_state.Counters):
+    """GC-P2 riposte, GC-P6 counter-attack and provocation, GC-P5/P6 special posture, GC-P7 backlash."""
+
+    turn: GreatCosmosTurn | None = None  # the shared turn, with GC's notes
+    special: SpecialPostureHeld | None = None
+    backlash: BacklashOwed | None = None
+    riposte: fight_state.Ref | None = None
+    counter_attack: fight_state.Ref | None = None
+    provoked_by: fight_state.Ref | None = None
+    provocation_pending: StrictBool | None = None

@@ -25,6 +25,7 @@ from app.rulesets.contract import (
     entry,
     sheet_weapon,
 )
+from app.rulesets.rulebook_d100 import schemas
 from app.rulesets.rulebook_d100.rules import core as rb
 from app.rulesets.rulebook_d100.rules import odds as exact
 from app.rulesets.rulebook_d100.rules import turns
@@ -58,6 +59,7 @@ class RulebookAttackRequest(AttackRequest):
 
 class RulebookD100(EncounterRules):
     ruleset = "rulebook-d100"
+    Counters = schemas.Counters
     pools = (Pool("hp", "hp", "hp_max", floor=-10_000), Pool("pe", "pe", "pe_max", floor=-10_000))
     reactions = ("dodge", "absorb", "none")  # RB-F3
     default_reaction = "dodge"

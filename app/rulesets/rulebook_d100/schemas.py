@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
+from app.models import fight_state
 from app.models.fields import DiceExpression
 from app.models.governance import governed
 from app.models.odds import NothingRolled
@@ -148,3 +149,20 @@ class GroupRequest(RollingRequest):
     modifier: StrictInt = Field(0, ge=-1000, le=1000)
     overflow_crit: StrictBool = False
     participants: list[Participant] = Field(..., min_length=2, max_length=100)
+
+
+# --- what a Rulebook D100 fight keeps on a combatant (combat.py, rules/turns.py; imports read it) -----
+
+
+class RulebookD100Turn(fight_state.Turn):
+    """A turn's notes: RB-F3's free attack, the attacker it dodged (`turns.FREE_ATTACK`)."""
+
+    free_attack: fight_state.Ref | None = None
+
+
+class Counters(fight_state.Counters):
+    """RB-F3: the dodges made in the round `dodge_round` (each one harder)."""
+
+    turn: RulebookD100Turn | None = None  # the shared turn, with RB-F3's note
+    dodges: Annotated[StrictInt, Field(ge=0, le=1000)] | None = None
+    dodge_round: Annotated[StrictInt, Field(ge=0)] | None = None
