@@ -5,9 +5,9 @@ a missing one or a wrong type is a 422 naming its place)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StrictBool, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictFloat, StrictInt
 
 from app.kit.models import Strict
 from app.models.schemas import Metadata, Name
@@ -89,6 +89,31 @@ class BundleAction(Strict):
     created_at: datetime
 
 
+Probability = Annotated[StrictFloat, Field(ge=0, le=1)]
+
+
+class EntryFigures(Strict):
+    """What the luck statistics read of a test (`GET …/stats`), as it was logged: its outcome, the
+    exact probability of each outcome and of a success when it was rolled, its dice by type (the
+    first two types, in the order first rolled). Null: an entry that is no test, or a test logged
+    before the statistics (it counts among `tests_without_odds`)."""
+
+    outcome: str | None = Field(max_length=30)
+    p_super_critical_success: Probability | None
+    p_critical_success: Probability | None
+    p_success: Probability | None
+    p_failure: Probability | None
+    p_critical_failure: Probability | None
+    p_super_critical_failure: Probability | None
+    p_any_success: Probability | None
+    die_a: str | None = Field(max_length=10)
+    die_a_count: StrictInt | None = Field(ge=0, le=1000)
+    die_a_total: StrictInt | None = Field(ge=0, le=1_000_000)
+    die_b: str | None = Field(max_length=10)
+    die_b_count: StrictInt | None = Field(ge=0, le=1000)
+    die_b_total: StrictInt | None = Field(ge=0, le=1_000_000)
+
+
 class BundleEntry(Strict):
     """A roll-log entry: the body its operation returned (dice, outcome, effects), as logged."""
 
@@ -100,6 +125,9 @@ class BundleEntry(Strict):
     characters: list[str] = Field(description="The other characters the entry concerns.")
     created_at: datetime
     body: dict[str, Any]
+    figures: EntryFigures | None = Field(
+        None, description="A test's figures for the luck statistics (absent: none, as in a bundle made before them)."
+    )
 
 
 class CampaignBundle(Strict):

@@ -25,6 +25,7 @@ from app.core.security import hash_token, new_token
 from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
 from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, Counters, EncounterState, StoredChange
 from app.models.tables import (
+    LOG_FIGURES,
     Campaign,
     Character,
     Combatant,
@@ -99,9 +100,16 @@ def _entries(session: Session, where: Any) -> list[dict[str, Any]]:
             "characters": others.get(r.seq, []),
             "created_at": _utc(r.created_at),
             "body": r.body,
+            "figures": _figures(r),
         }
         for r in rows
     ]
+
+
+def _figures(row: Any) -> dict[str, Any] | None:
+    """A test's figures (its luck statistics), none when it has none (no test, or logged before them)."""
+    figures = {name: getattr(row, name) for name in LOG_FIGURES}
+    return figures if any(v is not None for v in figures.values()) else None
 
 
 def _dump(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
@@ -414,6 +422,8 @@ def _check_log(entries: list[Any], ruleset: str, part: str = "log") -> None:
                 raise _bad([*where, "body", name], f"the body's {name} is not the entry's ({value!r})")
         if body.get("ruleset", ruleset) != ruleset:
             raise _bad([*where, "body", "ruleset"], f"an entry of another ruleset than {ruleset}")
+        if entry.figures is not None and (entry.kind != "test" or entry.figures.outcome != body.get("outcome")):
+            raise _bad([*where, "figures", "outcome"], "figures are a test's, of its outcome")
 
 
 _LOGGED: TypeAdapter[Any] = TypeAdapter(LoggedBody)
@@ -462,6 +472,7 @@ def _entry_rows(
                 "rerolls": _remap(entry.rerolls, ids),
                 "created_at": entry.created_at,
                 "body": _remap(_logged_body(entry), ids),
+                **(entry.figures.model_dump() if entry.figures is not None else dict.fromkeys(LOG_FIGURES)),
             }
         )
         links.append((new, [_remap(c, ids) for c in entry.characters]))

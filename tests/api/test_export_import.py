@@ -111,6 +111,33 @@ def test_issue29_item2_round_trip_is_exact_on_every_ruleset(client, ruleset):
     assert [e["created_at"] for e in reversed(log)] == [e["body"]["created_at"] for e in first["log"]][-len(log) :]
 
 
+@pytest.mark.parametrize("ruleset", ["great-cosmos", "asgard"])
+def test_issue29_item2_the_luck_statistics_survive_the_round_trip(client, ruleset):
+    """Each test's figures (its outcome, the exact odds it was rolled with, its dice) go with it: the
+    imported campaign's statistics are the exported one's. Before, they were left behind and every
+    imported test counted among `tests_without_odds`."""
+    cid, gm = _world(client, ruleset)
+    bundle = client.get(f"/v1/campaigns/{cid}/export", headers=gm).json()
+    tests = [e for e in bundle["log"] if e["kind"] == "test"]
+    assert tests and all(e["figures"]["outcome"] == e["body"]["outcome"] for e in tests)
+    assert all(e["figures"] is None for e in bundle["log"] if e["kind"] != "test")
+    new = client.post("/v1/campaigns/import", json=bundle).json()
+
+    def stats(campaign_id: str, headers: dict[str, str]) -> dict:
+        r = client.get(f"/v1/campaigns/{campaign_id}/stats", headers=headers)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        per = [{k: v for k, v in c.items() if k != "character_id"} for c in body["characters"]]
+        return {"campaign": body["campaign"], "characters": sorted(per, key=lambda c: json.dumps(c, sort_keys=True))}
+
+    before = stats(cid, gm)
+    assert before["campaign"]["tests"] == len(tests) and before["campaign"]["tests_without_odds"] == 0
+    assert stats(new["id"], {"Authorization": f"Bearer {new['gm_token']}"}) == before
+    bundle["log"][[e["kind"] for e in bundle["log"]].index("test")]["figures"]["outcome"] = "nothing"
+    r = client.post("/v1/campaigns/import", json=bundle)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][-2:] == ["figures", "outcome"], r.text
+
+
 def test_issue29_item2_dry_run_writes_nothing(client, count_rows):
     cid, gm = _world(client, "great-cosmos")
     bundle = client.get(f"/v1/campaigns/{cid}/export", headers=gm).json()
