@@ -66,13 +66,15 @@ def _rows(session: Session, query: Any) -> list[Any]:
 # --- export -----------------------------------------------------------------------------------
 
 
-def _character_row(c: Any) -> dict[str, Any]:
+def _character_row(c: Any, ruleset: str) -> dict[str, Any]:
+    """A character as a bundle carries it: its sheet in the form a sheet is stored in today (a value
+    stored while its field was lax, `"false"`, as it is read: `false`), so the bundle imports."""
     return {
         "id": c.id,
         "player_id": c.player_id,
         "name": c.name,
         "kind": c.kind,
-        "sheet": c.sheet,
+        "sheet": get_adapter(ruleset).sheet_as_now(c.sheet),
         "version": c.version,
         "player_access": c.player_access,
         "metadata": c.client_metadata,
@@ -162,14 +164,14 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
                 "id": campaign.id,
                 "name": campaign.name,
                 "ruleset": campaign.ruleset,
-                "options": campaign.options,
+                "options": get_adapter(campaign.ruleset).options_as_now(campaign.options),  # as `sheet`
                 "metadata": campaign.client_metadata,
                 "version": campaign.version,
                 "created_at": _utc(campaign.created_at),
                 "updated_at": _utc(campaign.updated_at),
             },
             "players": [{"id": p.id, "name": p.name, "created_at": _utc(p.created_at)} for p in players],
-            "characters": [_character_row(c) for c in characters],
+            "characters": [_character_row(c, campaign.ruleset) for c in characters],
             "encounters": [
                 {
                     **{
@@ -219,7 +221,7 @@ def export_character(session: Session, principal: Principal, character_id: str) 
             "version": VERSION,
             "exported_at": utcnow(),
             "ruleset": campaign.ruleset,
-            "character": _character_row(row),
+            "character": _character_row(row, campaign.ruleset),
             "level_ups": level_ups,
         },
     )

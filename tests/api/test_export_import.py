@@ -138,6 +138,36 @@ def test_issue29_item2_the_luck_statistics_survive_the_round_trip(client, rulese
     assert r.status_code == 422 and r.json()["errors"][0]["loc"][-2:] == ["figures", "outcome"], r.text
 
 
+def test_issue29_item2_values_stored_while_lax_are_exported_as_read_and_import(client, campaign_factory, db_session):
+    """A sheet or campaign option stored while booleans were lax (`"false"`, `"yes"`) is read in lax
+    mode; the export carries it as it is read (`false`, `true`), so its own import takes it. Before,
+    the export carried the stored text and the import refused it (422)."""
+    from sqlalchemy import update
+
+    from app.models.tables import Campaign, Character
+
+    c = campaign_factory("worlds-awakening")
+    r = client.post(
+        f"/v1/campaigns/{c.id}/characters",
+        json={"name": "Old", "kind": "pc", "sheet": SHEETS["worlds-awakening"]},
+        headers=c.gm,
+    )
+    hero = r.json()
+    options = client.get(f"/v1/campaigns/{c.id}", headers=c.gm).json()["options"]
+    flag = next(k for k, v in options.items() if isinstance(v, bool))
+    conn = db_session.connection()
+    conn.execute(update(Character).where(Character.id == hero["id"]).values(sheet={**hero["sheet"], "down": "false"}))
+    conn.execute(update(Campaign).where(Campaign.id == c.id).values(options={**options, flag: "yes"}))
+    db_session.commit()
+    bundle = client.get(f"/v1/campaigns/{c.id}/export", headers=c.gm).json()
+    assert bundle["campaign"]["options"][flag] is True
+    assert bundle["characters"][0]["sheet"]["down"] is False
+    imported = client.post("/v1/campaigns/import", json=bundle)
+    assert imported.status_code == 201, imported.text
+    one = client.get(f"/v1/characters/{hero['id']}/export", headers=c.gm).json()
+    assert one["character"]["sheet"]["down"] is False
+
+
 def test_issue29_item2_dry_run_writes_nothing(client, count_rows):
     cid, gm = _world(client, "great-cosmos")
     bundle = client.get(f"/v1/campaigns/{cid}/export", headers=gm).json()
