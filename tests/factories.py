@@ -125,3 +125,18 @@ def as_fighter(perception: int = 2, **extra: Any) -> dict[str, Any]:
         "skills": {"combat": 6, "defense": 4, "perception": perception},
         **extra,
     }
+
+
+def old_roll_body(entry_id: str, purpose: str) -> dict[str, Any]:
+    """A free roll's log body as an earlier version logged it (before `provenance`, issue 21)."""
+    return {
+        "id": entry_id,
+        "kind": "roll",
+        "expression": "1d6",
+        "total": 4,
+        "purpose": purpose,
+        "character_id": None,
+        "rolls": [{"die": "d6", "value": 4, "purpose": purpose}],
+        "hidden": False,
+        "created_at": "2026-11-30T10:00:00.000000Z",
+    }

@@ -23,7 +23,7 @@ from app.models.tables import LogEntry as LogTable
 from app.models.tables import new_id, utcnow
 from app.rulesets.wire import LogEntry
 from tests.api.support import PROBLEM, bearer
-from tests.factories import RULESETS, TEST_BODIES, as_fighter, gc_fighter, rb_fighter, wa_fighter
+from tests.factories import RULESETS, TEST_BODIES, as_fighter, gc_fighter, old_roll_body, rb_fighter, wa_fighter
 
 FIGHTER = {
     "great-cosmos": gc_fighter,
@@ -250,17 +250,7 @@ def test_entries_stored_before_provenance_and_step_keys_export_and_import(client
     migration 0014 does not know, without `key`) is exported as stored and imported: the checks
     read it as the service serves it."""
     camp = campaign_factory("great-cosmos")
-    old = {
-        "id": new_id(),
-        "kind": "roll",
-        "expression": "1d6",
-        "total": 4,
-        "purpose": "avant",
-        "character_id": None,
-        "rolls": [{"die": "d6", "value": 4, "purpose": "avant"}],
-        "hidden": False,
-        "created_at": "2026-11-30T10:00:00.000000Z",
-    }
+    old = old_roll_body(new_id(), "avant")
     row = {"id": old["id"], "campaign_id": camp.id, "character_id": None, "kind": "roll", "hidden": False}
     db_session.connection().execute(insert(LogTable.__table__), {**row, "created_at": utcnow(), "body": old})
     db_session.commit()

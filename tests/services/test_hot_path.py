@@ -20,7 +20,7 @@ from app.services import uow as uow_module
 from app.services.auth import Principal
 from app.services.operations import EncodedBody, RollingWork
 from app.services.uow import StaleVersion, retried
-from tests.factories import GC_MINIMAL
+from tests.factories import GC_MINIMAL, old_roll_body
 
 
 def _count(engine, table: str, cid: str) -> int:
@@ -90,17 +90,7 @@ def test_the_response_is_the_logged_text_as_json_response_would_encode_it(client
 def test_a_log_page_sends_old_and_new_stored_texts_alike(client, campaign_factory, db_session):
     """An entry stored before (Core's JSON: spaced, ASCII escapes) and one stored now (compact UTF-8)."""
     camp = campaign_factory("great-cosmos")
-    old_body = {
-        "id": new_id(),
-        "kind": "roll",
-        "expression": "1d6",
-        "total": 4,
-        "purpose": "café",
-        "character_id": None,
-        "rolls": [{"die": "d6", "value": 4, "purpose": "café"}],
-        "hidden": False,
-        "created_at": "2026-11-30T10:00:00.000000Z",
-    }
+    old_body = old_roll_body(new_id(), "café")
     db_session.connection().execute(
         insert(LogEntry.__table__),
         {
