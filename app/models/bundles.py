@@ -13,6 +13,11 @@ from app.kit.models import Strict
 from app.models.schemas import Metadata, Name
 
 Id = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
+# the integer columns the rows are written to (INTEGER: 32 bits on PostgreSQL; out of range, the
+# import was a 500 there and a row no other database could take on SQLite)
+INT32 = 2**31 - 1
+Int32 = Annotated[StrictInt, Field(ge=-INT32 - 1, le=INT32)]
+Version = Annotated[StrictInt, Field(ge=1, le=INT32)]
 CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION = "jdr-rules-api/campaign", "jdr-rules-api/character", 1
 
 
@@ -22,7 +27,7 @@ class BundleCampaign(Strict):
     ruleset: str = Field(max_length=40)
     options: dict[str, Any]
     metadata: Metadata
-    version: StrictInt = Field(ge=1)
+    version: Version
     created_at: datetime
     updated_at: datetime
 
@@ -39,7 +44,7 @@ class BundleCharacter(Strict):
     name: str = Name
     kind: Literal["pc", "npc"]
     sheet: dict[str, Any]
-    version: StrictInt = Field(ge=1)
+    version: Version
     player_access: Literal["observer", "limited", "none"]
     metadata: Metadata
     created_at: datetime
@@ -49,13 +54,13 @@ class BundleCharacter(Strict):
 class BundleCombatant(Strict):
     id: str = Id
     character_id: str = Id
-    ordinal: StrictInt
+    ordinal: Annotated[StrictInt, Field(ge=0, le=INT32)]
     side: str = Field(max_length=40)
     hidden: StrictBool
     position: dict[str, Any] | None
-    initiative: StrictInt | None
-    initiative_override: StrictInt | None
-    actions: StrictInt
+    initiative: Int32 | None
+    initiative_override: Int32 | None
+    actions: Annotated[StrictInt, Field(ge=1, le=5)]
     reaction: str | None = Field(max_length=20)
     conditions: list[Any]
     counters: dict[str, Any]
@@ -66,8 +71,8 @@ class BundleEncounter(Strict):
     id: str = Id
     name: str = Name
     status: Literal["setup", "active", "ended"]
-    round: StrictInt = Field(ge=0)
-    version: StrictInt = Field(ge=1)
+    round: Annotated[StrictInt, Field(ge=0, le=INT32)]
+    version: Version
     options: dict[str, Any]
     turn_order: list[Any]
     current_turn: dict[str, Any] | None
@@ -80,7 +85,7 @@ class BundleEncounter(Strict):
 class BundleAction(Strict):
     id: str = Id
     encounter_id: str = Id
-    seq: StrictInt
+    seq: Annotated[StrictInt, Field(ge=0, le=INT32)]
     type: str = Field(max_length=20)
     hidden: StrictBool
     changes: list[Any]

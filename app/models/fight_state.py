@@ -97,8 +97,8 @@ class CombatantState(Strict):
     position: Position | None
     conditions: list[StoredCondition]
     counters: dict[Annotated[str, Field(max_length=60)], Any]  # and each as its ruleset's `Counters`
-    initiative: StrictInt | None
-    initiative_override: StrictInt | None
+    initiative: Annotated[StrictInt, Field(ge=-(2**31), le=2**31 - 1)] | None
+    initiative_override: Annotated[StrictInt, Field(ge=-(2**31), le=2**31 - 1)] | None
     actions: Annotated[StrictInt, Field(ge=1, le=5)]
     reaction: str | None = Field(max_length=20)
     side: str = Field(min_length=1, max_length=40)

@@ -197,6 +197,31 @@ def test_the_exported_fight_imports_and_plays_on(client, table, ruleset: str):
     assert _follow_up(client, r.json()) == []
 
 
+BEYOND_INTEGER_COLUMNS = [
+    ("campaign", "version"),
+    ("characters", 0, "version"),
+    ("encounters", 0, "version"),
+    ("encounters", 0, "round"),
+    ("encounters", 0, "combatants", 0, "ordinal"),
+    ("encounters", 0, "combatants", 0, "initiative"),
+    ("encounters", 0, "combatants", 0, "initiative_override"),
+    ("actions", 0, "seq"),
+]
+
+
+@pytest.mark.parametrize("place", BEYOND_INTEGER_COLUMNS, ids=[".".join(map(str, p)) for p in BEYOND_INTEGER_COLUMNS])
+def test_an_integer_beyond_its_column_is_a_422_on_every_database(client, table, count_rows, place):
+    """2**40 where the row keeps a 32-bit INTEGER: a 422 naming it, nothing written. Before, PostgreSQL
+    refused the row and the import answered 500 (SQLite stored it)."""
+    bundle = _bundle(table("great-cosmos"))
+    _set(bundle, place, 2**40)
+    before = count_rows("campaign")
+    r = client.post("/v1/campaigns/import", json=bundle)
+    assert r.status_code == 422, r.text
+    assert [str(p) for p in r.json()["errors"][0]["loc"]] == ["body", *map(str, place)]
+    assert count_rows("campaign") == before
+
+
 COUNTERS = [
     # (ruleset, a combatant's counters, a part of the place the 422 names): values its rules read (GC's
     # max_move and Asgard's turn_spent of another type made the next move or attack a 500 before)
