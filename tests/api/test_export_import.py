@@ -218,6 +218,11 @@ def test_issue29_item2_one_character_with_its_level_ups(client, campaign_factory
     wrong = campaign_factory("asgard")
     r = client.post(f"/v1/campaigns/{wrong.id}/characters/import", json=bundle, headers=wrong.gm)
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "ruleset"]
+    # a level-up's body is read as the log serves it: one that is no level-up is refused, nothing written
+    bundle["level_ups"][0]["body"]["kind"] = "test"
+    r = client.post(f"/v1/campaigns/{other.id}/characters/import", json=bundle, headers=other.gm)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][:4] == ["body", "level_ups", 0, "body"], r.text
+    assert len(client.get(f"/v1/campaigns/{other.id}/characters", headers=other.gm).json()["items"]) == 1
 
 
 def canonical_character(bundle: dict[str, Any]) -> Any:
