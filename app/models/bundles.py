@@ -10,13 +10,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StrictBool, StrictFloat, StrictInt
 
 from app.kit.models import Strict
+from app.models.fields import INT32, Int32
 from app.models.schemas import Metadata, Name
 
 Id = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
-# the integer columns the rows are written to (INTEGER: 32 bits on PostgreSQL; out of range, the
-# import was a 500 there and a row no other database could take on SQLite)
-INT32 = 2**31 - 1
-Int32 = Annotated[StrictInt, Field(ge=-INT32 - 1, le=INT32)]
+# the integers are bounded by the columns the rows are written to (`Int32`: out of range, the import
+# was a 500 on PostgreSQL and a row no other database could take on SQLite)
 Version = Annotated[StrictInt, Field(ge=1, le=INT32)]
 CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION = "jdr-rules-api/campaign", "jdr-rules-api/character", 1
 

@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from app.kit.models import Strict
-from app.models.encounters import POSITION_BOUND, Position
+from app.models.encounters import Position
+from app.models.fields import Int32
 
 __all__ = [
     "CombatantState",
@@ -48,7 +49,7 @@ class StoredOrderEntry(Strict):
 
     combatant_id: Ref
     slot: Slot
-    initiative: StrictInt | None = Field(ge=-POSITION_BOUND * 10, le=POSITION_BOUND * 10)
+    initiative: StrictInt | None = Field(ge=-1_000_000, le=1_000_000)
     extra_action: StrictBool
     tiebreak: dict[str, Any] | None
     parallel_with: list[Ref]
@@ -97,8 +98,8 @@ class CombatantState(Strict):
     position: Position | None
     conditions: list[StoredCondition]
     counters: dict[Annotated[str, Field(max_length=60)], Any]  # and each as its ruleset's `Counters`
-    initiative: Annotated[StrictInt, Field(ge=-(2**31), le=2**31 - 1)] | None
-    initiative_override: Annotated[StrictInt, Field(ge=-(2**31), le=2**31 - 1)] | None
+    initiative: Int32 | None
+    initiative_override: Int32 | None
     actions: Annotated[StrictInt, Field(ge=1, le=5)]
     reaction: str | None = Field(max_length=20)
     side: str = Field(min_length=1, max_length=40)

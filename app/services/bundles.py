@@ -286,14 +286,12 @@ def _check_campaign(bundle: CampaignBundle) -> None:
             raise _bad(["characters", i, "player_id"], f"no player {character.player_id!r} in the bundle")
     _check_sheets(bundle.campaign.ruleset, bundle.characters, "characters")
     _unique(bundle.encounters, "encounters", ids)
-    fight_options = rules_for(bundle.campaign.ruleset).Options
+    rules = rules_for(bundle.campaign.ruleset)
     for i, encounter in enumerate(bundle.encounters):
-        validate(fight_options, encounter.options, loc=("body", "encounters", i, "options"))
+        validate(rules.Options, encounter.options, loc=("body", "encounters", i, "options"))
         _unique(encounter.combatants, f"encounters.{i}.combatants", ids)
-    counters = rules_for(bundle.campaign.ruleset).Counters
-    for i, encounter in enumerate(bundle.encounters):
-        _check_fight(encounter, ("encounters", i), counters)
-    encounters = {e.id: e for e in bundle.encounters}
+        _check_fight(encounter, ("encounters", i), rules.Counters)
+    encounters = {e.id for e in bundle.encounters}
     sheet = get_adapter(bundle.campaign.ruleset).Sheet
     seen: set[tuple[str, int]] = set()
     for i, action in enumerate(bundle.actions):
@@ -303,7 +301,7 @@ def _check_campaign(bundle: CampaignBundle) -> None:
             raise _bad(["actions", i, "seq"], "two actions of one encounter have this seq")
         seen.add((action.encounter_id, action.seq))
         for k, change in enumerate(action.changes):
-            _check_change(change, ("actions", i, "changes", k), sheet, counters)
+            _check_change(change, ("actions", i, "changes", k), sheet, rules.Counters)
     _check_log(bundle.log, bundle.campaign.ruleset)
     entries: set[str] = set()
     for i, entry in enumerate(bundle.log):
