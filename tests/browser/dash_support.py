@@ -102,3 +102,14 @@ def axe(page, *, context: str | None = None) -> list[dict[str, Any]]:
         context,
     )
     return found
+
+
+def add_and_read(page, adder, http, eid: str, version: int, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fight form's "Ajouter au combat" pressed, the page's fight past `version`: the fight as the
+    API then reads it, and the combatant named `name` in it."""
+    adder.get_by_role("button", name="Ajouter au combat").click()
+    page.wait_for_function(
+        f"() => Number(document.querySelector('#encounter-view').dataset.version) > {version}", timeout=15_000
+    )
+    after = http.get(f"/v1/encounters/{eid}").json()
+    return after, next(c for c in after["combatants"] if c["name"] == name)

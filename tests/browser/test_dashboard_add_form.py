@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import fight, table
+from tests.browser.dash_support import add_and_read, fight, table
 from tests.browser.test_dashboard import GOBLIN_SHEET, clean, open_with_token
 
 OPTIONS = "() => [...document.querySelectorAll('#encounter-adder select[name=add-who] option')].map(o => o.textContent)"
@@ -70,12 +70,6 @@ def test_issue27_item5_the_add_form_lists_a_character_made_renamed_or_deleted_me
         # what the GM typed is what is sent
         page.keyboard.press("End")
         page.keyboard.type("5")  # still typing in the initiative field: 75
-        adder.get_by_role("button", name="Ajouter au combat").click()
-        page.wait_for_function(
-            f"() => Number(document.querySelector('#encounter-view').dataset.version) > {state['version']}",
-            timeout=15_000,
-        )
-        after = http.get(f"/v1/encounters/{eid}").json()
-        renfort = next(c for c in after["combatants"] if c["name"] == "Renfort")
+        _, renfort = add_and_read(page, adder, http, eid, state["version"], "Renfort")
         assert (renfort["hidden"], renfort["initiative"]) == (True, 75)
         clean(page)

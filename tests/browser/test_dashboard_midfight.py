@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import axe, fight, table
+from tests.browser.dash_support import add_and_read, axe, fight, table
 from tests.browser.test_dashboard import GOBLIN_SHEET, api, clean, open_with_token
 
 
@@ -46,13 +46,7 @@ def test_issue27_item5_gc_o1_a_hidden_reinforcement_added_while_the_fight_runs_t
         assert adder.get_by_label("Initiative (MJ)").input_value() == "99"
         assert adder.get_by_label("caché").is_checked()
         assert adder.locator("select[name=add-who] option:checked").text_content() == "Renfort"
-        adder.get_by_role("button", name="Ajouter au combat").click()
-        page.wait_for_function(
-            f"() => Number(document.querySelector('#encounter-view').dataset.version) > {state['version']}",
-            timeout=15_000,
-        )
-        after = http.get(f"/v1/encounters/{eid}").json()
-        renfort = next(c for c in after["combatants"] if c["name"] == "Renfort")
+        after, renfort = add_and_read(page, adder, http, eid, state["version"], "Renfort")
         assert (renfort["hidden"], renfort["initiative"]) == (True, 99)
         assert after["order"][0]["combatant_id"] == renfort["id"]
         assert after["current"]["combatant_id"] == current["combatant_id"]  # the current one stays current
