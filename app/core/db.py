@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, create_engine
 
+from app.core.committed import AppSession
 from app.core.config import Settings, get_settings
 
 
@@ -293,7 +294,7 @@ WRITERS = {"sqlite": 1, "postgresql": 4}
 def _write_session(engine: Engine) -> Iterator[Session]:
     with (
         SQLITE_WRITER if engine.dialect.name == "sqlite" else nullcontext(),
-        Session(engine, expire_on_commit=False) as session,
+        AppSession(engine, expire_on_commit=False) as session,
     ):
         yield session
 
@@ -323,7 +324,7 @@ def _sqlite_on_loop(no_wait: Engine) -> AbstractContextManager[Session] | None:
     if not SQLITE_WRITER.acquire(blocking=False):
         return None
     try:
-        session = Session(no_wait, expire_on_commit=False)
+        session = AppSession(no_wait, expire_on_commit=False)
         try:
             session.connection()  # BEGIN IMMEDIATE: the database's write lock, or "locked" at once
         except BaseException:
@@ -401,13 +402,13 @@ class SessionOpener:
     def __call__(self, read_only: bool = False) -> AbstractContextManager[Session]:
         db = database(*self.database())
         if read_only:
-            return Session(db.reader, expire_on_commit=False)
+            return AppSession(db.reader, expire_on_commit=False)
         return _write_session(db.engine)
 
     def on_loop(self) -> OnLoop | None:
         db = database(*self.database())
         if db.green is not None:
-            return OnLoop(Session(db.green, expire_on_commit=False), green=True)
+            return OnLoop(AppSession(db.green, expire_on_commit=False), green=True)
         opened = _sqlite_on_loop(db.no_wait) if db.no_wait is not None else None
         return None if opened is None else OnLoop(opened, green=False)
 

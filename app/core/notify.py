@@ -30,11 +30,12 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import make_url
 
-from app.core.db import Bounds, normalize_database_url
+from app.core.committed import EVENTS, database_of
+from app.core.db import Bounds, engine_for, normalize_database_url
 
 log = logging.getLogger("app.notify")
 
-EVENTS = "jdr_events"  # payload: the campaign's id
+# EVENTS (app.core.committed, which tells this process's own commits on the same channel): payload the campaign's id
 CREDENTIALS = "jdr_credentials"  # payload: empty
 WEBHOOKS = "jdr_webhooks"  # payload: the campaign's id of a new webhook
 CHANNELS = (EVENTS, CREDENTIALS, WEBHOOKS)
@@ -211,3 +212,12 @@ def listener_of(sessions: object) -> Listener | None:
         return None
     url, _echo, bounds = database()
     return listener(url, bounds)
+
+
+def commits_of(sessions: object) -> str | None:
+    """The database a session factory opens, as `app.core.committed` names it (to hear this
+    process's own commits there), or None for a factory that does not say (a test's own)."""
+    database = getattr(sessions, "database", None)
+    if database is None:
+        return None
+    return database_of(engine_for(*database()).url)

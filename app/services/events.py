@@ -44,6 +44,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import Insert
 from sqlmodel import Session
 
+from app.core import committed
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
 from app.models.schemas import CampaignPublic, PlayerPublic
@@ -163,6 +164,7 @@ def record(
     if conn.dialect.name != "postgresql":  # (PostgreSQL's count is in the insert)
         _FAST_COUNT.run(conn, {"campaign_id": campaign_id})
     _FAST_INSERT_EVENT.run(conn, values)
+    committed.noted(session, campaign_id)  # this process's streams are told at the commit
 
 
 _campaign = core_table(Campaign)
