@@ -3,7 +3,7 @@
 
 import { api, setToken, getAll, describe, setNamer } from "./api.js";
 import { h, clear, retryDelay } from "./dom.js";
-import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, pruneCharacters, resetListeners } from "./store.js";
+import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, removeCharacter, mergeCharacters, newsMark, resetListeners } from "./store.js";
 import { EventStream } from "./events.js";
 import { renderLogin, langButton } from "./login.js";
 import { t } from "./i18n.js";
@@ -145,11 +145,11 @@ async function resync({ log, tracker }, attempt = 0) {
   }
 }
 
-/** The characters as the server shows them now: new and changed ones merged, those gone from view dropped. */
+/** The characters as the server shows them now: new and changed ones merged, those gone from view dropped
+ * (but what events told of them while the list was read: `mergeCharacters`). */
 async function refreshCharacters() {
-  const characters = await getAll(`/v1/campaigns/${state.campaign.id}/characters`);
-  for (const c of characters) upsertCharacter(c);
-  pruneCharacters(new Set(characters.map(c => c.id)));
+  const mark = newsMark();
+  mergeCharacters(await getAll(`/v1/campaigns/${state.campaign.id}/characters`), mark);
 }
 
 async function table() {
@@ -188,8 +188,7 @@ function dispatch(name, data, { log, tracker }) {
       if (isGm() || state.characters.get(data.id)?.player_id === state.me.player_id) break;
     // falls through
     case "character.deleted":
-      state.characters.delete(data.id);
-      emit("characters", data.id);
+      removeCharacter(data.id);
       break;
     case "player.created":
       if (!state.players.some(p => p.id === data.id)) state.players.push(data);

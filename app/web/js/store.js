@@ -53,17 +53,47 @@ export function savedToken() { return sessionStorage.getItem(TOKEN_KEY); }
 export function saveToken(token) { sessionStorage.setItem(TOKEN_KEY, token); }
 export function forgetToken() { sessionStorage.removeItem(TOKEN_KEY); }
 
-/** Forget the characters not in `seen` (no longer visible to this caller: `player_access: none`, hidden). */
-export function pruneCharacters(seen) {
-  for (const id of [...state.characters.keys()]) {
-    if (!seen.has(id)) { state.characters.delete(id); emit("characters", id); }
-  }
-}
+// The news of each character: the page's count of news (an event, a read of that character alone)
+// when it last came. A list read that began before newer news of a character says nothing of it
+// (created, changed or removed while the list was on its way): `mergeCharacters` leaves it as the
+// news has it, so a stale list neither drops a character just created nor brings back one just deleted.
+let news = 0;
+const heardAt = new Map();
 
-export function upsertCharacter(character) {
+/** The count of news so far: pass it to `mergeCharacters` with a list read begun now. */
+export function newsMark() { return news; }
+
+function setIfNewer(character) {
   const known = state.characters.get(character.id);
   if (known && known.version > character.version) return false;
   state.characters.set(character.id, character);
   emit("characters", character.id);
   return true;
+}
+
+/** News of one character (an event, a read of it alone): kept unless an older version than the page's. */
+export function upsertCharacter(character) {
+  heardAt.set(character.id, ++news);
+  return setIfNewer(character);
+}
+
+/** News that a character is gone from this viewer's sight (deleted, hidden). */
+export function removeCharacter(id) {
+  heardAt.set(id, ++news);
+  state.characters.delete(id);
+  emit("characters", id);
+}
+
+/** The characters as a list read begun at `mark` (`newsMark()`) shows them: new and changed ones merged,
+ * those not in it forgotten (no longer visible to this caller: `player_access: none`, hidden), except
+ * the characters with news since `mark`. */
+export function mergeCharacters(characters, mark) {
+  const listed = new Set();
+  for (const character of characters) {
+    listed.add(character.id);
+    if ((heardAt.get(character.id) ?? 0) <= mark) setIfNewer(character);
+  }
+  for (const id of [...state.characters.keys()]) {
+    if (!listed.has(id) && (heardAt.get(id) ?? 0) <= mark) { state.characters.delete(id); emit("characters", id); }
+  }
 }
