@@ -31,6 +31,19 @@ def _campaign(client) -> tuple[str, str]:
     return r.json()["id"], r.json()["gm_token"]
 
 
+async def new_player_reaches(hub: EventHub, sub, client, cid: str, gm: dict[str, str]) -> float:
+    """Seconds from a request adding a player to the campaign (served by `client`) to its event in
+    `sub`'s queue (at most 10 s); the subscription ends."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    r = await asyncio.to_thread(client.post, f"/v1/campaigns/{cid}/players", json={"name": "P"}, headers=gm)
+    assert r.status_code == 201, r.text
+    _number, encoded = await asyncio.wait_for(sub.queue.get(), 10)
+    assert b"player.created" in encoded
+    hub.unsubscribe(sub)
+    return loop.time() - started
+
+
 async def _heard(found) -> None:
     for _ in range(200):
         if found.heard:
@@ -88,14 +101,7 @@ def test_issue28_item4_a_notification_wakes_the_hub_long_before_its_fallback_pol
         await _heard(hub.listener)
         await asyncio.sleep(0.2)  # the wake-up of the connection made: its tick is done
         assert hub.poll_seconds() == 60.0
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        r = await asyncio.to_thread(client.post, f"/v1/campaigns/{cid}/players", json={"name": "P"}, headers=gm)
-        assert r.status_code == 201
-        number, encoded = await asyncio.wait_for(sub.queue.get(), 10)
-        assert b"player.created" in encoded
-        hub.unsubscribe(sub)
-        return loop.time() - started
+        return await new_player_reaches(hub, sub, client, cid, gm)
 
     assert asyncio.run(main()) < 5.0  # not the 60 s fallback: the notification woke it
 

@@ -18,6 +18,7 @@ from app.models.tables import utcnow
 from app.services import events
 from app.services.auth import Principal
 from tests.conftest import settings_for
+from tests.services.test_notify import new_player_reaches
 
 
 def _player_created(session, campaign_id: str) -> None:
@@ -122,14 +123,7 @@ def test_the_hub_is_woken_by_a_request_of_this_process_long_before_its_poll(clie
         assert hub.listener is None and hub.poll_seconds() == 60.0
         sub = await hub.subscribe(cid, viewer)
         await asyncio.sleep(0.2)  # the subscription's tick is done: the poller waits its 60 s
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        made = await asyncio.to_thread(client.post, f"/v1/campaigns/{cid}/players", json={"name": "P"}, headers=gm)
-        assert made.status_code == 201
-        _number, encoded = await asyncio.wait_for(sub.queue.get(), 10)
-        assert b"player.created" in encoded
-        hub.unsubscribe(sub)
-        return loop.time() - started
+        return await new_player_reaches(hub, sub, client, cid, gm)
 
     assert asyncio.run(main()) < 5.0  # not the 60 s poll: the commit's notice woke it
 
