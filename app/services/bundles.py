@@ -323,18 +323,25 @@ def _check_campaign(bundle: CampaignBundle) -> None:
 
 
 def _check_fight(encounter: Any, where: tuple[Any, ...], counters: type[Counters]) -> None:
-    """The encounter's state and its combatants' typed; every order entry and the current turn
-    naming combatants of this encounter (a combatant's character may be gone: deleted since, it
-    leaves its place in the fight)."""
+    """The encounter's state and its combatants' typed, each combatant with an ordinal of its own;
+    every order entry and the current turn naming combatants of this encounter (a combatant's
+    character may be gone: deleted since, it leaves its place in the fight)."""
     state = validate(
         EncounterState, {name: getattr(encounter, name) for name in EncounterState.model_fields}, loc=("body", *where)
     )
     fighters = {c.id for c in encounter.combatants}
+    ordinals: dict[int, int] = {}  # ordinal -> the combatant holding it
     for j, combatant in enumerate(encounter.combatants):
         loc = (*where, "combatants", j)
         fields = {name: getattr(combatant, name) for name in CombatantState.model_fields}
         validate(CombatantState, fields, loc=("body", *loc))
         validate(counters, combatant.counters, loc=("body", *loc, "counters"))
+        # the order of arrival, which table dice and every list of the fight follow: one place each
+        if combatant.ordinal in ordinals:
+            raise _bad(
+                [*loc, "ordinal"], f"ordinal {combatant.ordinal} is combatant {ordinals[combatant.ordinal]}'s too"
+            )
+        ordinals[combatant.ordinal] = j
     _check_turns(state, where, fighters)
 
 

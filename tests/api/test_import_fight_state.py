@@ -222,6 +222,21 @@ def test_an_integer_beyond_its_column_is_a_422_on_every_database(client, table, 
     assert count_rows("campaign") == before
 
 
+def test_two_combatants_of_an_encounter_with_one_ordinal_are_a_422(client, table, count_rows):
+    """The ordinal is a combatant's place in the order of arrival (table dice and the fight's lists
+    follow it; the service gives each its own): a bundle giving two combatants one is a 422 naming the
+    second, nothing written. Before, it imported and the two took turns by their ids."""
+    bundle = _bundle(table("great-cosmos"))
+    combatants = bundle["encounters"][0]["combatants"]
+    assert len({c["ordinal"] for c in combatants}) == len(combatants) >= 2  # an export: one each
+    combatants[1]["ordinal"] = combatants[0]["ordinal"]
+    before = count_rows("campaign")
+    r = client.post("/v1/campaigns/import", json=bundle)
+    assert r.status_code == 422, r.text
+    assert [str(p) for p in r.json()["errors"][0]["loc"]] == ["body", "encounters", "0", "combatants", "1", "ordinal"]
+    assert count_rows("campaign") == before
+
+
 COUNTERS = [
     # (ruleset, a combatant's counters, a part of the place the 422 names): values its rules read (GC's
     # max_move and Asgard's turn_spent of another type made the next move or attack a 500 before)
