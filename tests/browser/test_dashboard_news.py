@@ -49,3 +49,50 @@ def test_a_list_read_before_a_creation_and_a_deletion_does_not_undo_them(live, p
         assert gm.locator(CARD.format(s["vorath"]["id"])).count() == 0
         assert gm.locator(CARD.format(s["aiko"]["id"])).count() == 1
         assert gm.js_errors == [] and gm.server_errors == []
+
+
+OPTIONS = "() => [...document.querySelectorAll('select[name=encounter] option')].map(o => o.value)"
+
+
+def test_an_older_list_of_fights_answered_last_does_not_replace_a_newer_one(live, pages):
+    """The fights' list read after the stream opened answers last, as of before a fight the GM made
+    meanwhile; the read that fight's event started answered first: the picker keeps the new fight
+    (encounter.js `readList`). Before, the older answer replaced the list and the fight left the picker."""
+    server = live.start()
+    s = table(live, server)
+    gm = pages(viewport={"width": 1280, "height": 900})
+    held: list = []
+    reads: list[str] = []
+
+    def hold_second(route) -> None:
+        reads.append(route.request.url)
+        if len(reads) == 2:  # the resync's: answered later, by the test, with what it read now
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    with closing(s["http"]):
+        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/encounters\?limit=50$"), hold_second)
+        gm.goto(f"{server.url}/")
+        gm.get_by_label("Jeton (MJ ou joueur)").fill(s["gm"])
+        gm.get_by_role("button", name="Ouvrir", exact=True).click()
+        gm.wait_for_function("() => document.querySelector('#stream-state.live') !== null")
+        for _ in range(200):  # the resync's read held, its answer read (the sync API runs handlers in its calls)
+            if held:
+                break
+            gm.wait_for_timeout(50)
+        assert len(held) == 1
+        made = s["http"].post(
+            f"/v1/campaigns/{s['cid']}/encounters",
+            json={"name": "Embuscade", "combatants": [{"character_id": s["aiko"]["id"], "side": "héros"}]},
+        )
+        assert made.status_code == 201, made.text
+        eid = made.json()["id"]
+        gm.wait_for_function(f"() => ({OPTIONS})().includes('{eid}')")  # the event's own read
+        route, before = held[0]
+        assert eid not in before.text()
+        with gm.expect_response(lambda r: r.request is route.request):
+            route.fulfill(response=before)
+        gm.evaluate("() => new Promise(done => setTimeout(done, 100))")  # the answer handled
+        assert eid in gm.evaluate(OPTIONS)
+        assert gm.js_errors == [] and gm.server_errors == []

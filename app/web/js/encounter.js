@@ -91,6 +91,8 @@ const label = e => `${e.name} (${t(`encounter.status.${e.status}`)})`;
 export class Tracker {
   constructor() {
     this.list = [];
+    this.listReads = 0;    // list reads begun, and the latest one whose answer is shown (`readList`)
+    this.listShown = 0;
     this.encounter = null;
     this.actions = [];
     this.failures = 0;     // failed reads in a row (retried, and the live indicator says so)
@@ -115,9 +117,19 @@ export class Tracker {
     this.status = h("p", { class: "status", role: "status", id: "encounter-message" });
   }
 
-  async loadList(prefer) {
+  /** The list of fights, or null when a read begun after this one has answered already: an older
+   * answer (begun before an event, answered after the read that event started) never replaces it. */
+  async readList() {
+    const read = ++this.listReads;
     const page = await api.get(`/v1/campaigns/${state.campaign.id}/encounters`, { limit: 50 });
+    if (read < this.listShown) return null;
+    this.listShown = read;
     this.list = page.items;
+    return this.list;
+  }
+
+  async loadList(prefer) {
+    if (!await this.readList()) return;
     clear(this.picker, this.list.length ? this.list.map(e => h("option", { value: e.id }, label(e)))
       : h("option", { value: "" }, t("encounter.none")));
     const pick = prefer || this.encounter?.id || (this.list.find(e => e.status === "active") || this.list[0])?.id;
@@ -204,8 +216,7 @@ export class Tracker {
   }
 
   async relabel() {
-    const page = await api.get(`/v1/campaigns/${state.campaign.id}/encounters`, { limit: 50 });
-    this.list = page.items;
+    if (!await this.readList()) return;
     for (const option of this.picker.options) {
       const e = this.list.find(x => x.id === option.value);
       if (e) option.textContent = label(e);
