@@ -96,3 +96,46 @@ def test_an_older_list_of_fights_answered_last_does_not_replace_a_newer_one(live
         gm.evaluate("() => new Promise(done => setTimeout(done, 100))")  # the answer handled
         assert eid in gm.evaluate(OPTIONS)
         assert gm.js_errors == [] and gm.server_errors == []
+
+
+def test_a_roll_arriving_while_the_log_reloads_for_new_filters_stays_in_it(live, pages):
+    """The GM clears the log's character filter; the page's read of the newest entries answers as of
+    before a test rolled meanwhile, whose entry came live first: it stays at the top (log.js `load`).
+    Before, the older page replaced the whole list and the roll left the log until the next read."""
+    server = live.start()
+    s = table(live, server)
+    gm = pages(viewport={"width": 1280, "height": 900})
+    held: list = []
+    armed: list[bool] = []
+
+    def hold_when_armed(route) -> None:
+        if armed and not held:
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    with closing(s["http"]):
+        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/rolls(\?.*)?$"), hold_when_armed)
+        open_with_token(gm, server.url, s["gm"])
+        gm.wait_for_selector("html[data-synced=true]")
+        characters = gm.get_by_label("Filtrer par personnage")
+        characters.select_option(label="Aiko")
+        gm.wait_for_selector("#log-list li.hint")  # no entry of Aiko's yet
+        armed.append(True)
+        characters.select_option(value="")
+        for _ in range(200):  # the reload's read held, its answer read (the sync API runs handlers in its calls)
+            if held:
+                break
+            gm.wait_for_timeout(50)
+        assert len(held) == 1
+        r = s["http"].post(f"/v1/characters/{s['aiko']['id']}/tests", json={"stat": "force", "dice": [42]})
+        assert r.status_code == 201, r.text
+        entry = f"#log-list li[data-entry-id='{r.json()['id']}']"
+        gm.wait_for_selector(entry)  # came live
+        route, before = held[0]
+        assert r.json()["id"] not in before.text()
+        with gm.expect_response(lambda resp: resp.request is route.request):
+            route.fulfill(response=before)
+        gm.evaluate("() => new Promise(done => setTimeout(done, 100))")  # the answer handled
+        assert gm.locator(entry).count() == 1
+        assert gm.js_errors == [] and gm.server_errors == []

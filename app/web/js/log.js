@@ -25,11 +25,19 @@ export class RollLog {
     return { limit: PAGE, cursor, character_id: this.filters.character_id, kind: this.filters.kind };
   }
 
+  /** Read the newest page (the first, or the filters changed). An entry that came live while it was on its
+   * way (so it matches the filters: `add`) stays first, though the page was read before it; the answer of a
+   * read that a later one replaced (the filters changed again meanwhile) is dropped. */
   async load() {
+    const loading = this.loads = (this.loads || 0) + 1;
+    const before = new Set(this.live);
     const page = await api.get(`/v1/campaigns/${state.campaign.id}/rolls`, this.query());
-    this.entries = page.items;
-    this.ids = new Set(page.items.map(e => e.id));
-    this.live.clear();
+    if (loading !== this.loads) return;
+    const read = new Set(page.items.map(e => e.id));
+    const arrived = this.entries.filter(e => this.live.has(e.id) && !before.has(e.id) && !read.has(e.id));
+    this.entries = [...arrived, ...page.items];
+    this.ids = new Set(this.entries.map(e => e.id));
+    this.live = new Set(arrived.map(e => e.id));
     this.cursor = page.next_cursor;
     this.draw();
   }
