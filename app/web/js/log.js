@@ -16,6 +16,7 @@ export class RollLog {
     this.entries = [];     // newest first
     this.ids = new Set();
     this.live = new Set(); // ids that came by the stream
+    this.loads = 0;        // `load`s begun: only the latest one's answer is shown (its filters are the page's)
     this.cursor = null;
     this.filters = { character_id: "", kind: "" };
     this.askedEncounters = new Set();
@@ -29,7 +30,7 @@ export class RollLog {
    * way (so it matches the filters: `add`) stays first, though the page was read before it; the answer of a
    * read that a later one replaced (the filters changed again meanwhile) is dropped. */
   async load() {
-    const loading = this.loads = (this.loads || 0) + 1;
+    const loading = ++this.loads;
     const before = new Set(this.live);
     const page = await api.get(`/v1/campaigns/${state.campaign.id}/rolls`, this.query());
     if (loading !== this.loads) return;

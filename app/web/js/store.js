@@ -77,11 +77,15 @@ export function upsertCharacter(character) {
   return setIfNewer(character);
 }
 
+function forget(id) {
+  state.characters.delete(id);
+  emit("characters", id);
+}
+
 /** News that a character is gone from this viewer's sight (deleted, hidden). */
 export function removeCharacter(id) {
   heardAt.set(id, ++news);
-  state.characters.delete(id);
-  emit("characters", id);
+  forget(id);
 }
 
 /** The characters as a list read begun at `mark` (`newsMark()`) shows them: new and changed ones merged,
@@ -94,6 +98,6 @@ export function mergeCharacters(characters, mark) {
     if ((heardAt.get(character.id) ?? 0) <= mark) setIfNewer(character);
   }
   for (const id of [...state.characters.keys()]) {
-    if (!listed.has(id) && (heardAt.get(id) ?? 0) <= mark) { state.characters.delete(id); emit("characters", id); }
+    if (!listed.has(id) && (heardAt.get(id) ?? 0) <= mark) forget(id);
   }
 }
