@@ -54,6 +54,26 @@ def test_a_list_read_before_a_creation_and_a_deletion_does_not_undo_them(live, p
 OPTIONS = "() => [...document.querySelectorAll('select[name=encounter] option')].map(o => o.value)"
 
 
+def until_held(page, held: list) -> None:
+    """Until the route handler has held its read and fetched the server's answer (the sync API runs
+    handlers only within its own calls, so the test waits through one)."""
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+
+
+def answer_late(page, held: list, unknown: str) -> None:
+    """Answer the held read with what the server said then (which does not know `unknown` yet), and
+    let the page handle it."""
+    route, before = held[0]
+    assert unknown not in before.text()
+    with page.expect_response(lambda r: r.request is route.request):
+        route.fulfill(response=before)
+    page.evaluate("() => new Promise(done => setTimeout(done, 100))")  # the answer handled
+
+
 def test_an_older_list_of_fights_answered_last_does_not_replace_a_newer_one(live, pages):
     """The fights' list read after the stream opened answers last, as of before a fight the GM made
     meanwhile; the read that fight's event started answered first: the picker keeps the new fight
@@ -77,11 +97,7 @@ def test_an_older_list_of_fights_answered_last_does_not_replace_a_newer_one(live
         gm.get_by_label("Jeton (MJ ou joueur)").fill(s["gm"])
         gm.get_by_role("button", name="Ouvrir", exact=True).click()
         gm.wait_for_function("() => document.querySelector('#stream-state.live') !== null")
-        for _ in range(200):  # the resync's read held, its answer read (the sync API runs handlers in its calls)
-            if held:
-                break
-            gm.wait_for_timeout(50)
-        assert len(held) == 1
+        until_held(gm, held)  # the resync's read
         made = s["http"].post(
             f"/v1/campaigns/{s['cid']}/encounters",
             json={"name": "Embuscade", "combatants": [{"character_id": s["aiko"]["id"], "side": "héros"}]},
@@ -89,11 +105,7 @@ def test_an_older_list_of_fights_answered_last_does_not_replace_a_newer_one(live
         assert made.status_code == 201, made.text
         eid = made.json()["id"]
         gm.wait_for_function(f"() => ({OPTIONS})().includes('{eid}')")  # the event's own read
-        route, before = held[0]
-        assert eid not in before.text()
-        with gm.expect_response(lambda r: r.request is route.request):
-            route.fulfill(response=before)
-        gm.evaluate("() => new Promise(done => setTimeout(done, 100))")  # the answer handled
+        answer_late(gm, held, eid)
         assert eid in gm.evaluate(OPTIONS)
         assert gm.js_errors == [] and gm.server_errors == []
 
@@ -123,19 +135,11 @@ def test_a_roll_arriving_while_the_log_reloads_for_new_filters_stays_in_it(live,
         gm.wait_for_selector("#log-list li.hint")  # no entry of Aiko's yet
         armed.append(True)
         characters.select_option(value="")
-        for _ in range(200):  # the reload's read held, its answer read (the sync API runs handlers in its calls)
-            if held:
-                break
-            gm.wait_for_timeout(50)
-        assert len(held) == 1
+        until_held(gm, held)  # the reload's read
         r = s["http"].post(f"/v1/characters/{s['aiko']['id']}/tests", json={"stat": "force", "dice": [42]})
         assert r.status_code == 201, r.text
         entry = f"#log-list li[data-entry-id='{r.json()['id']}']"
         gm.wait_for_selector(entry)  # came live
-        route, before = held[0]
-        assert r.json()["id"] not in before.text()
-        with gm.expect_response(lambda resp: resp.request is route.request):
-            route.fulfill(response=before)
-        gm.evaluate("() => new Promise(done => setTimeout(done, 100))")  # the answer handled
+        answer_late(gm, held, r.json()["id"])
         assert gm.locator(entry).count() == 1
         assert gm.js_errors == [] and gm.server_errors == []
