@@ -3,7 +3,9 @@ idempotency records, encounters."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 from uuid import uuid4
 
@@ -151,6 +153,8 @@ LOG_FIGURES = (
     "die_b_count",
     "die_b_total",
 )
+# an entry's figure columns when it has none (no test, or a test logged before them): read only, spread
+NO_FIGURES: Mapping[str, None] = MappingProxyType(dict.fromkeys(LOG_FIGURES))
 
 
 class LogEntryCharacter(SQLModel, table=True):

@@ -26,6 +26,7 @@ from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, Campa
 from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, Counters, EncounterState, StoredChange
 from app.models.tables import (
     LOG_FIGURES,
+    NO_FIGURES,
     Campaign,
     Character,
     Combatant,
@@ -304,8 +305,9 @@ def _check_campaign(bundle: CampaignBundle) -> None:
             _check_change(change, ("actions", i, "changes", k), sheet, rules.Counters)
     _check_log(bundle.log, bundle.campaign.ruleset)
     entries: set[str] = set()
+    actions = {a.id for a in bundle.actions}  # an action and its log entry may share an id
     for i, entry in enumerate(bundle.log):
-        if entry.id in entries or (entry.id in ids and entry.id not in {a.id for a in bundle.actions}):
+        if entry.id in entries or (entry.id in ids and entry.id not in actions):
             raise _bad(["log", i, "id"], f"the id {entry.id!r} is used twice in the bundle")
         entries.add(entry.id)
     rerolled: set[str] = set()
@@ -479,7 +481,7 @@ def _entry_rows(
                 "rerolls": _remap(entry.rerolls, ids),
                 "created_at": entry.created_at,
                 "body": _remap(_logged_body(entry), ids),
-                **(entry.figures.model_dump() if entry.figures is not None else dict.fromkeys(LOG_FIGURES)),
+                **(entry.figures.model_dump() if entry.figures is not None else NO_FIGURES),
             }
         )
         links.append((new, [_remap(c, ids) for c in entry.characters]))

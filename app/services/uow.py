@@ -41,7 +41,7 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import (
-    LOG_FIGURES,
+    NO_FIGURES,
     Campaign,
     Character,
     Combatant,
@@ -198,7 +198,6 @@ def json_text_insert(table, column: str) -> Prepared:
 
 
 _FAST_INSERT_LOG = json_text_insert(_log, "body")
-_NO_FIGURES = dict.fromkeys(LOG_FIGURES)
 # RollLog: an entry with its body as a dict, and an other character of an entry found by the entry's id
 _FAST_INSERT_LOG_ROW = Prepared(
     insert(_log).values(**{c.name: bindparam(c.name, type_=c.type) for c in _log.columns if c.name != "seq"})
@@ -390,7 +389,7 @@ class RollLog:
             "created_at": created_at,
             "body": body,
             "rerolls": rerolls,
-            **_NO_FIGURES,
+            **NO_FIGURES,
             **(figures or {}),  # a test's outcome, odds and dice (issue 29 item 3: the statistics)
         }
         if body_json is not None:
