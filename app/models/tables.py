@@ -3,9 +3,7 @@ idempotency records, encounters."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from types import MappingProxyType
 from typing import Any
 from uuid import uuid4
 
@@ -153,8 +151,9 @@ LOG_FIGURES = (
     "die_b_count",
     "die_b_total",
 )
-# an entry's figure columns when it has none (no test, or a test logged before them): read only, spread
-NO_FIGURES: Mapping[str, None] = MappingProxyType(dict.fromkeys(LOG_FIGURES))
+# an entry's figure columns when it has none (no test, or a test logged before them), spread into its row;
+# never changed (a plain dict: spreading one is twice as fast as a MappingProxyType, on the hot path)
+NO_FIGURES: dict[str, None] = dict.fromkeys(LOG_FIGURES)
 
 
 class LogEntryCharacter(SQLModel, table=True):
