@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
 
+from app.api.direct import direct_call
 from app.api.problems import BODY_REFUSAL, status_of, unreadable_body
 from app.api.ratelimit import RateLimiter, client_address
 from app.core.db import Sessions, open_session
@@ -301,11 +302,14 @@ class CheckedRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Any]:
         handler = super().get_route_handler()
         takes_body = self.body_field is not None
+        direct = direct_call(self, (caller,))  # a plain request's call without FastAPI's solve (app.api.direct)
 
         async def checked(request: Request) -> Response:
             refusal = request.scope.get(BODY_REFUSAL) if takes_body else None
             if refusal is None:
                 try:
+                    if direct is not None and (response := await direct(request)) is not None:
+                        return not_modified(request, response)
                     return not_modified(request, await handler(request))
                 except (RequestValidationError, ValidationError, AppError, HTTPException) as exc:
                     refusal = _own_refusal(request, exc)
