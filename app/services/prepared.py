@@ -233,7 +233,19 @@ class _Result:
 class _Lane:
     """The statements queued on one psycopg connection, sent in one pipeline by `send`."""
 
-    __slots__ = ("__weakref__", "answer_within", "batching", "names", "pgconn", "prepared", "queue", "raw", "wait")
+    __slots__ = (
+        "__weakref__",
+        "answer_within",
+        "batching",
+        "dumper",
+        "loader",
+        "names",
+        "pgconn",
+        "prepared",
+        "queue",
+        "raw",
+        "wait",
+    )
 
     def __init__(self, raw, answer_within: float | None = None) -> None:
         """`raw`: psycopg's Connection, or its AsyncConnection (SQLAlchemy's async adapter):
@@ -246,6 +258,11 @@ class _Lane:
         self.queue: list[tuple[bytes | None, bytes | None, tuple, _Result | None]] = []  # (sql, command, args, result)
         self.batching = 0
         self.names = 0  # statement names given on this connection
+        # psycopg's adapters of this connection, made once and reused statement after statement (as
+        # psycopg's own cursor reuses its Transformer): one dumps each statement's values (its types
+        # and formats are read at once, before the next dump), one loads each result's rows as it
+        # is read (one result at a time)
+        self.dumper, self.loader = Transformer(raw), Transformer(raw)
 
     def add(self, plan: _Plan, params: dict[str, Any]) -> _Result:
         result = _Result()
@@ -271,12 +288,13 @@ class _Lane:
         began = not self.raw.autocommit and pg.transaction_status == pq.TransactionStatus.IDLE
         # the parameters as psycopg sends them (a value it cannot adapt fails here, before any I/O)
         dumped: list[tuple[Any, ...]] = []
+        tx = self.dumper
         for sql, command, args, result in queue:
             if command is None:
-                tx = Transformer(self.raw)
-                dumped.append((sql, None, tx, tx.dump_sequence(args, [PyFormat.AUTO] * len(args)), result))
+                values = tx.dump_sequence(args, [PyFormat.AUTO] * len(args))
+                dumped.append((sql, None, (tuple(tx.types or ()), tuple(tx.formats or ())), values, result))
             else:
-                dumped.append((None, command, None, None, None))
+                dumped.append((None, command, ((), ()), None, None))
         try:
             error = self._exchange(dumped, began)
             if error is not None and _lost_statement(error):
@@ -303,27 +321,27 @@ class _Lane:
     def _exchange(self, queue: list, begin: bool) -> errors.Error | None:
         """One pipeline: (BEGIN,) the queue's commands and dumped statements, sync; returns
         the first statement's error."""
-        pg = self.pgconn
+        pg, loader = self.pgconn, self.loader
         expected: list[tuple[str, Any]] = []  # what each result answers, in order
         preparing: dict[tuple[bytes, tuple[int, ...]], bytes] = {}  # prepared by this pipeline
         pg.enter_pipeline_mode()
         if begin:
             pg.send_query_params(_begin_command(self.raw), None)
             expected.append(("command", None))
-        for sql, command, tx, values, result in queue:
+        for sql, command, (types, formats), values, result in queue:
             if command is not None:
                 pg.send_query_params(command, None)
                 expected.append(("command", None))
                 continue
-            key = (sql, tx.types)
+            key = (sql, types)
             name = self.prepared.get(key) or preparing.get(key)
             if name is None:
                 self.names += 1
                 name = preparing[key] = b"jdr_%d" % self.names
-                pg.send_prepare(name, sql, tx.types)
+                pg.send_prepare(name, sql, types)
                 expected.append(("prepare", (key, name)))
-            pg.send_query_prepared(name, values, tx.formats)
-            expected.append(("rows", (tx, result)))
+            pg.send_query_prepared(name, values, formats)
+            expected.append(("rows", result))
         pg.pipeline_sync()
         _flush(pg, self.wait, self.answer_within)
         error = None
@@ -339,10 +357,10 @@ class _Lane:
             elif kind == "prepare":
                 self.prepared[what[0]] = what[1]
             elif kind == "rows":
-                tx, result = what
+                result = what
                 if status == pq.ExecStatus.TUPLES_OK:
-                    tx.set_pgresult(res)
-                    result.rows = tx.load_rows(0, res.ntuples, tuple)
+                    loader.set_pgresult(res)
+                    result.rows = loader.load_rows(0, res.ntuples, tuple)
                     result.rowcount = res.ntuples
                 else:
                     result.rowcount = res.command_tuples if res.command_tuples is not None else -1
