@@ -158,5 +158,5 @@ def _is_plain_json(media: str) -> bool:
     """`application/json`, with parameters or not (FastAPI's handler judges every other type)."""
     if not media.startswith(_JSON_MEDIA):
         return False
-    rest = media[len(_JSON_MEDIA) :]
-    return not rest or rest[0] in "; \t"
+    rest = media[len(_JSON_MEDIA) :].lstrip(" \t")
+    return not rest or rest[0] == ";"

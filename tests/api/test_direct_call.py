@@ -125,7 +125,7 @@ def hits(app, monkeypatch) -> list[str]:
 
 
 def test_a_plain_test_is_served_without_fastapis_solve(client, campaign, hero, solves, hits):
-    for media in ("application/json", "application/json; charset=utf-8", None):  # none: JSON (CheckedRoute)
+    for media in ("application/json", "application/json ; charset=utf-8", None):  # none: JSON (CheckedRoute)
         typed = {"Content-Type": media} if media else {}
         r = client.post(
             f"/v1/characters/{hero['id']}/tests",
