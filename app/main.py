@@ -36,7 +36,8 @@ from app.api.openapi_doc import CONTRACT_VERSION, install_openapi
 from app.api.problems import install_error_handlers
 from app.api.ratelimit import RateLimiter
 from app.core.config import Settings, get_settings
-from app.core.db import THREADS, SessionOpener, open_session
+from app.core.db import THREADS, SessionOpener, open_session, sqlite_engine
+from app.core.wal import run_checkpoints
 from app.services.webhook_delivery import run_dispatcher
 
 WEB = Path(__file__).resolve().parent / "web"  # the dashboard (issue 15): plain ES modules + CSS, no build step
@@ -58,15 +59,22 @@ def operation_id(route: APIRoute) -> str:
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # as many threadpool threads as the pool has connections for (app.core.db)
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
-    # the webhook delivery loop (issue 29 item 1), stopped with the app
-    delivery = asyncio.create_task(run_dispatcher(app.state)) if app.state.settings.webhook_delivery else None
+    # the webhook delivery loop (issue 29 item 1) and SQLite's checkpoints (app.core.wal), stopped with the app
+    settings: Settings = app.state.settings
+    tasks = []
+    if settings.webhook_delivery:
+        tasks.append(asyncio.create_task(run_dispatcher(app.state)))
+    engine = sqlite_engine(app.state.sessions)
+    if engine is not None and settings.sqlite_checkpoint_seconds > 0:
+        tasks.append(asyncio.create_task(run_checkpoints(engine, settings.sqlite_checkpoint_seconds)))
     try:
         yield
     finally:
-        if delivery is not None:
-            delivery.cancel()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with suppress(asyncio.CancelledError):
-                await delivery
+                await task
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

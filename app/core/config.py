@@ -114,6 +114,13 @@ class Settings(BaseSettings):
         2.0, gt=0, le=3600, description="The first retry's delay; each next one doubles (with jitter), capped at 1 h."
     )
     webhook_delivery: bool = Field(True, description="Run the webhook delivery loop in this process.")
+    sqlite_checkpoint_seconds: float = Field(
+        0.5,
+        ge=0,
+        le=60,
+        description="SQLite: how often this process copies the write-ahead log back into the database, in a "
+        "thread (app/core/wal.py); 0 = in the commit that fills it past 1,000 pages, as SQLite does by default.",
+    )
     sql_echo: bool = False
 
     @field_validator("admin_token", "redis_url")

@@ -18,6 +18,7 @@ from sqlmodel import Session, create_engine
 
 from app.core.committed import AppSession
 from app.core.config import Settings, get_settings
+from app.core.wal import DEFAULT_PAGES, autocheckpoint_pages
 
 
 def normalize_database_url(url: str) -> str:
@@ -74,6 +75,9 @@ class Bounds:
     # sizes of before (a pool per thread: the tests' own engine, migrations)
     connections: int = 0
     notify: bool = True  # False: this process's commits send no `jdr_events` (migration 0011's trigger)
+    # SQLite: seconds between this process's checkpoints in a thread (app.core.wal); 0 = none, the
+    # connections keep SQLite's own autocheckpoint
+    checkpoint_seconds: float = 0
 
     @classmethod
     def of(cls, settings: Settings) -> Bounds:
@@ -82,6 +86,7 @@ class Bounds:
             settings.db_statement_timeout_seconds,
             settings.db_max_connections,
             settings.event_notify,
+            settings.sqlite_checkpoint_seconds,
         )
 
     def pools(self) -> tuple[int, int, int]:
@@ -141,7 +146,7 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
             # connection, whose page cache no other connection's write made stale
             pool_use_lifo=True,
         )
-        _sqlite_transactions(engine)
+        _sqlite_transactions(engine, autocheckpoint=autocheckpoint_pages(bounds.checkpoint_seconds))
         return engine
     # No pre-ping (a round trip per request): a connection found dead is retried by
     # the write path and answered 503 elsewhere; connections are recycled hourly.
@@ -161,7 +166,7 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
     )
 
 
-def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
+def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000, autocheckpoint: int = DEFAULT_PAGES) -> None:
     """WAL, foreign keys, and transactions SQLAlchemy controls (pysqlite's own
     handling breaks SAVEPOINT). `BEGIN IMMEDIATE` takes the write lock at the
     start, so concurrent writers queue on the busy timeout instead of failing
@@ -178,6 +183,7 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000) -> None:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute(f"PRAGMA wal_autocheckpoint={int(autocheckpoint)}")  # app.core.wal
         cur.close()
         record.info[_BUSY] = int(busy_timeout_ms)
 
@@ -419,5 +425,16 @@ class SessionOpener:
 
 
 open_session = SessionOpener()
+
+
+def sqlite_engine(sessions: object) -> Engine | None:
+    """The engine of an app's session factory when it is the production one on SQLite (the
+    checkpoints' engine, app.core.wal); None on PostgreSQL or for another factory (a test's)."""
+    if not isinstance(sessions, SessionOpener):
+        return None
+    engine = database(*sessions.database()).engine
+    return engine if engine.dialect.name == "sqlite" else None
+
+
 # What opens a request's sessions: `open_session` or an app's own (`sessions(read_only=True)` only reads).
 Sessions = Callable[..., AbstractContextManager[Session]]
