@@ -99,3 +99,13 @@ def test_no_thread_with_zero_seconds_nor_on_postgresql(tmp_path, monkeypatch):
     assert calls == []
     assert sqlite_engine(SessionOpener("postgresql://nobody@127.0.0.1:1/none")) is None
     assert sqlite_engine(lambda read_only=False: None) is None  # a factory of a test's own
+
+
+def test_the_readme_names_the_setting_its_default_and_the_safety_net():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert Settings.model_fields["sqlite_checkpoint_seconds"].default == 0.5
+    assert "every `SQLITE_CHECKPOINT_SECONDS` (0.5)" in text
+    assert wal.SAFETY_PAGES == 10_000 and "past 10,000 pages" in text
+    assert wal.DEFAULT_PAGES == 1000 and "past 1,000 pages" in text
