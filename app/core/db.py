@@ -427,13 +427,19 @@ class SessionOpener:
 open_session = SessionOpener()
 
 
+def opened_by(sessions: object) -> tuple[str, bool, Bounds] | None:
+    """The database a session factory opens (`SessionOpener.database()`: its URL, echo and bounds),
+    or None for a factory that does not say (a test's own)."""
+    database = getattr(sessions, "database", None)
+    return None if database is None else database()
+
+
 def sqlite_engine(sessions: object) -> Engine | None:
-    """The engine of an app's session factory when it is the production one on SQLite (the
-    checkpoints' engine, app.core.wal); None on PostgreSQL or for another factory (a test's)."""
-    if not isinstance(sessions, SessionOpener):
-        return None
-    engine = database(*sessions.database()).engine
-    return engine if engine.dialect.name == "sqlite" else None
+    """The engine a session factory opens when it is SQLite's (the checkpoints' engine,
+    app.core.wal); None on PostgreSQL or for a factory that does not say (a test's own)."""
+    opened = opened_by(sessions)
+    engine = None if opened is None else engine_for(*opened)
+    return engine if engine is not None and engine.dialect.name == "sqlite" else None
 
 
 # What opens a request's sessions: `open_session` or an app's own (`sessions(read_only=True)` only reads).

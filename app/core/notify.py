@@ -31,7 +31,7 @@ from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import make_url
 
 from app.core.committed import EVENTS, database_of
-from app.core.db import Bounds, engine_for, normalize_database_url
+from app.core.db import Bounds, engine_for, normalize_database_url, opened_by
 
 log = logging.getLogger("app.notify")
 
@@ -205,19 +205,17 @@ def listener(url: str, bounds: Bounds) -> Listener | None:
 
 
 def listener_of(sessions: object) -> Listener | None:
-    """The listener on the database a session factory opens (`SessionOpener.database()`), or None
-    for a factory that does not say (a test's own)."""
-    database = getattr(sessions, "database", None)
-    if database is None:
+    """The listener on the database a session factory opens (`opened_by`), or None for a factory
+    that does not say (a test's own)."""
+    opened = opened_by(sessions)
+    if opened is None:
         return None
-    url, _echo, bounds = database()
+    url, _echo, bounds = opened
     return listener(url, bounds)
 
 
 def commits_of(sessions: object) -> str | None:
     """The database a session factory opens, as `app.core.committed` names it (to hear this
     process's own commits there), or None for a factory that does not say (a test's own)."""
-    database = getattr(sessions, "database", None)
-    if database is None:
-        return None
-    return database_of(engine_for(*database()).url)
+    opened = opened_by(sessions)
+    return None if opened is None else database_of(engine_for(*opened).url)
