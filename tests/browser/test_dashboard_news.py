@@ -93,10 +93,7 @@ def test_an_older_list_of_fights_answered_last_does_not_replace_a_newer_one(live
 
     with closing(s["http"]):
         gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/encounters\?limit=50$"), hold_second)
-        gm.goto(f"{server.url}/")
-        gm.get_by_label("Jeton (MJ ou joueur)").fill(s["gm"])
-        gm.get_by_role("button", name="Ouvrir", exact=True).click()
-        gm.wait_for_function("() => document.querySelector('#stream-state.live') !== null")
+        open_with_token(gm, server.url, s["gm"])  # the first read answered, the stream live
         until_held(gm, held)  # the resync's read
         made = s["http"].post(
             f"/v1/campaigns/{s['cid']}/encounters",
