@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL
@@ -34,9 +35,11 @@ _lock = threading.Lock()
 _listening: dict[str, dict[Callback, asyncio.AbstractEventLoop]] = {}
 
 
+@lru_cache(maxsize=64)
 def database_of(url: URL) -> str:
     """Which database an engine's URL names, whatever its driver (PostgreSQL's writers on the event
-    loop use psycopg's async driver, the others its sync one)."""
+    loop use psycopg's async driver, the others its sync one). Remembered by URL (an immutable
+    value): every commit that added events asks it."""
     return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=False)
 
 
@@ -74,10 +77,16 @@ def _told(session: Session) -> None:
         return
     with _lock:
         listeners = list(_listening.get(database_of(session.bind.engine.url), {}).items())
+    try:
+        here = asyncio.get_running_loop()  # a commit on the event loop (its writers' greenlet)
+    except RuntimeError:
+        here = None  # a commit in a worker thread
     for callback, loop in listeners:
+        # on the listener's own loop, a plain `call_soon`: no wake-up of the loop from another thread
+        schedule = loop.call_soon if loop is here else loop.call_soon_threadsafe
         for campaign_id in campaigns:
             try:
-                loop.call_soon_threadsafe(callback, EVENTS, campaign_id)
+                schedule(callback, EVENTS, campaign_id)
             except RuntimeError:  # that loop is closed: its listener is gone
                 break
 

@@ -81,6 +81,48 @@ def test_a_commit_with_events_tells_this_process_once_and_a_rollback_tells_nothi
     assert after_unlisten == once
 
 
+def test_a_commit_on_the_listeners_own_loop_is_told_on_that_loop_without_a_cross_thread_wake_up(
+    database_url, committed, monkeypatch
+):
+    """The writes on the event loop (its greenlet) commit on the listener's own thread: the notice is a
+    plain `call_soon` there (no wake-up of the loop through its self-pipe), run once the commit returns."""
+    campaign_id, _hero = committed
+    sessions = SessionOpener.of(settings_for(database_url))
+    heard: list[tuple[str, str | None]] = []
+
+    async def main() -> tuple[list, list]:
+        loop = asyncio.get_running_loop()
+        woken: list[object] = []
+
+        def threadsafe(*args):
+            woken.append(args)
+            return original(*args)
+
+        original = loop.call_soon_threadsafe
+        monkeypatch.setattr(loop, "call_soon_threadsafe", threadsafe)
+        database = commits_of(sessions)
+        assert database is not None
+
+        def note(channel: str, payload: str | None) -> None:
+            heard.append((channel, payload))
+
+        own_commits.listen(database, note)
+        try:
+            with sessions() as s:  # on the loop's own thread, as the writers on the loop commit
+                _player_created(s, campaign_id)
+                s.commit()
+            at_commit = list(heard)  # scheduled, not run inside the commit
+            await _settled()
+            return at_commit, woken
+        finally:
+            own_commits.unlisten(database, note)
+
+    at_commit, woken = asyncio.run(main())
+    assert at_commit == []
+    assert heard == [(EVENTS, campaign_id)]
+    assert woken == []
+
+
 def test_another_database_is_not_told(database_url, committed):
     campaign_id, _hero = committed
     sessions = SessionOpener.of(settings_for(database_url))
