@@ -325,14 +325,9 @@ class _Lane:
         expected: list[tuple[str, Any]] = []  # what each result answers, in order
         preparing: dict[tuple[bytes, tuple[int, ...]], bytes] = {}  # prepared by this pipeline
         pg.enter_pipeline_mode()
-        if begin:
-            pg.send_query_params(_begin_command(self.raw), None)
-            expected.append(("command", None))
-        for sql, command, (types, formats), values, result in queue:
-            if command is not None:
-                pg.send_query_params(command, None)
-                expected.append(("command", None))
-                continue
+
+        def send(sql: bytes, types: tuple[int, ...], values, formats, result: _Result | None) -> None:
+            # every statement, BEGIN and COMMIT included, prepared once per connection (no parse each time)
             key = (sql, types)
             name = self.prepared.get(key) or preparing.get(key)
             if name is None:
@@ -341,7 +336,15 @@ class _Lane:
                 pg.send_prepare(name, sql, types)
                 expected.append(("prepare", (key, name)))
             pg.send_query_prepared(name, values, formats)
-            expected.append(("rows", result))
+            expected.append(("rows", result) if result is not None else ("command", None))
+
+        if begin:
+            send(_begin_command(self.raw), (), None, None, None)
+        for sql, command, (types, formats), values, result in queue:
+            if command is not None:
+                send(command, (), None, None, None)
+            else:
+                send(sql, types, values, formats, result)
         pg.pipeline_sync()
         _flush(pg, self.wait, self.answer_within)
         error = None
