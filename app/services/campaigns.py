@@ -50,6 +50,7 @@ def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str,
 
 def _public(campaign: Campaign, role: str | None) -> dict[str, Any]:
     data = campaign.model_dump(exclude={"client_metadata"})
+    data["options"] = get_adapter(campaign.ruleset).options_as_now(campaign.options)  # as read (see `public`)
     return CampaignPublic.model_validate({**data, "metadata": campaign.client_metadata, "role": role}).model_dump()
 
 

@@ -69,10 +69,14 @@ _LIMITED = ("id", "campaign_id", "name", "kind", "version", "created_at", "updat
 def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, Any]:
     """The character as the GM and its owner read it (and players with `observer` access)."""
     adapter = get_adapter(ruleset)
+    sheet = adapter.parse_sheet(character.sheet)
     data = {
         **{f: getattr(character, f) for f in _PUBLIC},
+        # as it is read (`sheet_as_now`): a value stored while its field was lax ("3", "yes") is
+        # sent as today's schema types it, as the export sends it
+        "sheet": adapter.dump_sheet(sheet),
         "ruleset": ruleset,
-        "derived": adapter.derived(adapter.parse_sheet(character.sheet)),
+        "derived": adapter.derived(sheet),
         "metadata": character.client_metadata,
     }
     return CharacterPublic.model_validate(data).model_dump()

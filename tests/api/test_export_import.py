@@ -299,3 +299,35 @@ def test_issue29_followup_imports_take_bundles_over_max_body_bytes_up_to_their_o
         assert big.post("/v1/campaigns", json=long_name).status_code == 413  # elsewhere, the usual limit
         r = strict.post("/v1/campaigns/import", content=body, headers=as_json)
         assert r.status_code == 413 and f"{size - 1} bytes" in r.json()["detail"]
+
+
+def test_issue25_item3_values_stored_while_lax_are_read_as_todays_types_everywhere(
+    client, campaign_factory, db_session
+):
+    """What the export sends (above) the reads send too: GET of the character, its list, GET of the
+    campaign. A typed client (openapi.json says boolean) never receives the text stored before the
+    field became strict; the stored row is left as it was."""
+    from sqlalchemy import select, update
+
+    from app.models.tables import Campaign, Character
+
+    c = campaign_factory("worlds-awakening")
+    hero = client.post(
+        f"/v1/campaigns/{c.id}/characters",
+        json={"name": "Old", "kind": "pc", "sheet": SHEETS["worlds-awakening"]},
+        headers=c.gm,
+    ).json()
+    options = client.get(f"/v1/campaigns/{c.id}", headers=c.gm).json()["options"]
+    flag = next(k for k, v in options.items() if isinstance(v, bool))
+    conn = db_session.connection()
+    conn.execute(update(Character).where(Character.id == hero["id"]).values(sheet={**hero["sheet"], "down": "false"}))
+    conn.execute(update(Campaign).where(Campaign.id == c.id).values(options={**options, flag: "yes"}))
+    db_session.commit()
+
+    assert client.get(f"/v1/characters/{hero['id']}", headers=c.gm).json()["sheet"]["down"] is False
+    listed = client.get(f"/v1/campaigns/{c.id}/characters", headers=c.gm).json()["items"]
+    assert [h["sheet"]["down"] for h in listed] == [False]
+    assert client.get(f"/v1/campaigns/{c.id}", headers=c.gm).json()["options"][flag] is True
+    db_session.expire_all()
+    stored = db_session.execute(select(Character.sheet).where(Character.id == hero["id"])).scalar_one()
+    assert stored["down"] == "false"  # read as today's type, not rewritten by a read
