@@ -140,3 +140,47 @@ def test_a_roll_arriving_while_the_log_reloads_for_new_filters_stays_in_it(live,
         answer_late(gm, held, r.json()["id"])
         assert gm.locator(entry).count() == 1
         assert gm.js_errors == [] and gm.server_errors == []
+
+
+def test_a_log_read_for_filters_replaced_meanwhile_is_dropped_when_it_answers_last(live, pages):
+    """The GM filters the log by Aiko, then by Vorath before Aiko's read answers; Aiko's answer
+    arrives last: the log keeps Vorath's entries, which its filters say (log.js `load`: only the
+    latest load's answer is shown). Without that guard the older answer replaced the list."""
+    server = live.start()
+    s = table(live, server)
+    gm = pages(viewport={"width": 1280, "height": 900})
+    held: list = []
+    armed: list[bool] = []
+    tests = {}
+    for who in ("aiko", "vorath"):
+        r = s["http"].post(f"/v1/characters/{s[who]['id']}/tests", json={"stat": "force", "dice": [42]})
+        assert r.status_code == 201, r.text
+        tests[who] = f"#log-list li[data-entry-id='{r.json()['id']}']"
+
+    def hold_aikos(route) -> None:
+        if armed and not held and s["aiko"]["id"] in route.request.url:
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    with closing(s["http"]):
+        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/rolls(\?.*)?$"), hold_aikos)
+        open_with_token(gm, server.url, s["gm"])
+        gm.wait_for_selector("html[data-synced=true]")
+        gm.wait_for_selector(tests["aiko"])
+        gm.wait_for_selector(tests["vorath"])
+        armed.append(True)
+        characters = gm.get_by_label("Filtrer par personnage")
+        characters.select_option(label="Aiko")
+        until_held(gm, held)  # Aiko's read, not answered yet
+        characters.select_option(label="Seigneur Vorath")
+        gm.wait_for_function(f'() => !document.querySelector("{tests["aiko"]}")')  # Vorath's read answered
+        route, aikos = held[0]
+        assert s["aiko"]["id"] in aikos.text()
+        with gm.expect_response(lambda r: r.request is route.request):
+            route.fulfill(response=aikos)
+        gm.evaluate("() => new Promise(done => setTimeout(done, 200))")  # the late answer handled
+        assert gm.locator(tests["aiko"]).count() == 0
+        assert gm.locator(tests["vorath"]).count() == 1
+        assert characters.input_value() == s["vorath"]["id"]
+        assert gm.js_errors == [] and gm.server_errors == []
