@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, update
+from sqlalchemy import bindparam, delete, func
 from sqlmodel import Session, col, select
 
 from app.core.security import hash_token, new_token
@@ -205,10 +205,13 @@ def rotate_player_token(session: Session, principal: Principal, campaign_id: str
 
 
 def delete_player(session: Session, principal: Principal, campaign_id: str, player_id: str) -> None:
-    """GM: the player and its token go; its characters stay, owned by nobody (the GM's)."""
+    """GM: the player and its token go; its characters stay, owned by nobody (the GM's): each is
+    saved so (its version moves) and told as `character.updated` (`characters.orphan`)."""
+    from app.services.characters import orphan  # (characters imports this module)
+
     player = _load_player(session, principal, campaign_id, player_id, "remove a player")
     dead = _drop_credentials(session, Credential.player_id == player_id)
-    session.connection().execute(update(Character).where(col(Character.player_id) == player_id).values(player_id=None))
+    orphan(session, campaign_id, player_id)
     session.delete(player)
     _commit_forgetting(session, dead)
 

@@ -29,6 +29,7 @@ from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
 from app.rulesets.registry import get_adapter, rules_for
+from app.services import events
 from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
 from app.services.encounters import shown
@@ -151,6 +152,23 @@ def updated_events(
         )
         out.append((public(character, ruleset), who.record_args()))
     return out
+
+
+def orphan(session: Session, campaign_id: str, player_id: str) -> None:
+    """A removed player's characters, owned by nobody now (the GM's), in the player's removal's
+    transaction: each saved (locked in id order, its version and `updated_at` move, so a client's
+    ETag sees the change) and told as `character.updated` (the events mirror every change)."""
+    conn = session.connection()
+    owned = select(Character.id).where(col(Character.campaign_id) == campaign_id, col(Character.player_id) == player_id)
+    ids = list(session.exec(owned))
+    if not ids:
+        return
+    repo = CharacterRepository(conn, campaign_id)
+    now = utcnow()
+    moved = [repo.save(before, now=now, player_id=None) for before in repo.find(ids, lock=True).values()]
+    ruleset = read_campaign(conn, campaign_id).ruleset
+    for data, args in updated_events(conn, moved, ruleset):
+        events.record(session, campaign_id, "character.updated", data, conn=conn, **args)
 
 
 def normalized_sheet(

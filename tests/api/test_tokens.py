@@ -205,3 +205,43 @@ def test_a_rotated_token_is_dead_in_every_worker_at_once(two_workers):
     assert _each_on_a_new_connection(server, 30, "/v1/me", old_player["token"]) == [401] * 30
     assert _each_on_a_new_connection(server, 10, f"/v1/campaigns/{cid}/events?follow=false", old_gm) == [401] * 10
     assert _each_on_a_new_connection(server, 10, f"/v1/campaigns/{cid}", new_gm) == [200] * 10
+
+
+def test_removing_a_player_saves_its_characters_unowned_and_tells_them(
+    client, campaign, player_factory, character_factory
+):
+    """A removed player's characters stay, owned by nobody: each is saved so (its version moves: a
+    conditional GET with the old ETag is not a 304, an If-Match with it is a 412) and told as
+    `character.updated` (the events mirror every change); another player's character is untouched."""
+    from tests.api.support import read_events
+
+    alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
+    heroes = [character_factory(campaign, GC_MINIMAL, player=alice, name=n) for n in ("Aiko", "Ren")]
+    bobs = character_factory(campaign, GC_MINIMAL, player=bob, name="Kai")
+    before = {h["id"]: client.get(f"/v1/characters/{h['id']}", headers=campaign.gm) for h in [*heroes, bobs]}
+    last = read_events(client, campaign.id, campaign.gm)[-1]["id"]
+
+    r = client.delete(f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
+    assert r.status_code == 204, r.text
+
+    told = [e for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
+    assert sorted((e["type"], e["data"]["id"]) for e in told) == sorted(("character.updated", h["id"]) for h in heroes)
+    for hero in heroes:
+        old = before[hero["id"]]
+        now = client.get(f"/v1/characters/{hero['id']}", headers=campaign.gm)
+        assert now.json()["player_id"] is None
+        assert now.json()["version"] == old.json()["version"] + 1
+        assert now.headers["ETag"] != old.headers["ETag"]
+        assert next(e["data"] for e in told if e["data"]["id"] == hero["id"]) == now.json()
+        again = client.get(
+            f"/v1/characters/{hero['id']}", headers={**campaign.gm, "If-None-Match": old.headers["ETag"]}
+        )
+        assert again.status_code == 200 and again.json()["player_id"] is None
+        stale = client.patch(
+            f"/v1/characters/{hero['id']}",
+            json={"name": "Old view"},
+            headers={**campaign.gm, "If-Match": old.headers["ETag"]},
+        )
+        assert_problem(stale, 412, "precondition-failed")
+    kept = client.get(f"/v1/characters/{bobs['id']}", headers=campaign.gm)
+    assert kept.json()["player_id"] == bob.id and kept.headers["ETag"] == before[bobs["id"]].headers["ETag"]
