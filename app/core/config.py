@@ -74,6 +74,14 @@ class Settings(BaseSettings):
         "connection included (workers × instances × this must stay under the server's max_connections); "
         "a request that finds none free within 5 s is a 503.",
     )
+    db_synchronous_commit: bool = Field(
+        True,
+        description="PostgreSQL: a write is answered once its commit is on disk (synchronous_commit on). "
+        "false: answered at once, the commit reaching the disk within 3 × the server's wal_writer_delay "
+        "(0.6 s by default): a crash of the PostgreSQL server or of its machine may then lose the writes "
+        "of that last moment, all of each or none (never half of one); the app's own crash loses nothing. "
+        "It shortens the time a character's row stays locked (a popular character's tests queue less).",
+    )
     event_notify: bool = Field(
         True,
         description="PostgreSQL: new events and revoked credentials wake the event streams and the webhook "

@@ -78,6 +78,8 @@ class Bounds:
     # SQLite: seconds between this process's checkpoints in a thread (app.core.wal); 0 = none, the
     # connections keep SQLite's own autocheckpoint
     checkpoint_seconds: float = 0
+    # False: `synchronous_commit=off` on each connection (Settings.db_synchronous_commit)
+    synchronous_commit: bool = True
 
     @classmethod
     def of(cls, settings: Settings) -> Bounds:
@@ -87,6 +89,7 @@ class Bounds:
             settings.db_max_connections,
             settings.event_notify,
             settings.sqlite_checkpoint_seconds,
+            settings.db_synchronous_commit,
         )
 
     def pools(self) -> tuple[int, int, int]:
@@ -117,6 +120,8 @@ class Bounds:
         options = " ".join(f"-c {name}={round(seconds * 1000)}" for name, seconds in settings.items() if seconds)
         if not self.notify:
             options = f"{options} -c jdr.notify=off".strip()
+        if not self.synchronous_commit:
+            options = f"{options} -c synchronous_commit=off".strip()
         return {**({"options": options} if options else {}), **KEEPALIVES, "application_name": application_name()}
 
 

@@ -81,3 +81,37 @@ def test_migrations_build_every_table(engine):
 def test_default_settings_use_an_embedded_sqlite_file(monkeypatch):
     monkeypatch.delenv("DATABASE_URL", raising=False)
     assert Settings(_env_file=None).database_url.startswith("sqlite:///")
+
+
+def test_db_synchronous_commit_reaches_every_postgresql_connection_of_the_process(engine, database_url):
+    """DB_SYNCHRONOUS_COMMIT=false sets `synchronous_commit=off` on the threads' connections and on the
+    writers' on the loop alike; the default leaves it on (a write is answered once it is on disk)."""
+    import asyncio
+
+    from sqlalchemy import text
+    from sqlalchemy.util import greenlet_spawn
+
+    from app.core.db import SessionOpener
+    from tests.conftest import settings_for
+
+    if engine.dialect.name != "postgresql":
+        pytest.skip("synchronous_commit is PostgreSQL's")
+    show = text("SHOW synchronous_commit")
+    with SessionOpener.of(settings_for(database_url))(read_only=True) as session:
+        assert session.execute(show).scalar_one() == "on"
+    # its own engines (the bounds differ): the loop's pool below is this test's alone
+    sessions = SessionOpener.of(settings_for(database_url).model_copy(update={"db_synchronous_commit": False}))
+    with sessions(read_only=True) as session:
+        in_thread = session.execute(show).scalar_one()
+
+    async def on_loop() -> str:
+        opened = sessions.on_loop()
+        assert opened is not None and opened.green
+
+        def read() -> str:
+            with opened.session as session:
+                return session.execute(show).scalar_one()
+
+        return await greenlet_spawn(read)
+
+    assert (in_thread, asyncio.run(on_loop())) == ("off", "off")
