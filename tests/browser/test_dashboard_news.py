@@ -184,3 +184,33 @@ def test_a_log_read_for_filters_replaced_meanwhile_is_dropped_when_it_answers_la
         assert gm.locator(tests["vorath"]).count() == 1
         assert characters.input_value() == s["vorath"]["id"]
         assert gm.js_errors == [] and gm.server_errors == []
+
+
+def test_a_player_added_between_the_first_read_and_the_stream_is_listed(live, pages):
+    """The page reads its players before its event stream opens; a player added in between sends its
+    `player.created` before the stream could hear it. The reads after the stream opened (main.js
+    `resync`) read the players too: the GM's list shows it. Before, it stayed missing until a reload."""
+    server = live.start()
+    s = table(live, server)
+    gm = pages(viewport={"width": 1280, "height": 900})
+    reads: list[str] = []
+
+    def added_meanwhile(route) -> None:
+        reads.append(route.request.url)
+        if route.request.method != "GET" or len(reads) != 1:
+            route.continue_()
+            return
+        before = route.fetch()  # the first read: as of before the new player
+        r = s["http"].post(f"/v1/campaigns/{s['cid']}/players", json={"name": "Noé"})
+        assert r.status_code == 201, r.text
+        assert "Noé" not in before.text()
+        route.fulfill(response=before)
+
+    with closing(s["http"]):
+        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/players(\?.*)?$"), added_meanwhile)
+        open_with_token(gm, server.url, s["gm"])
+        gm.wait_for_selector("html[data-synced=true]")
+        gm.wait_for_selector("#player-list li:has-text('Noé')")
+        assert len(reads) >= 2
+        assert gm.locator("#player-list li").all_inner_texts()[0].startswith("Léa")
+        assert gm.js_errors == [] and gm.server_errors == []

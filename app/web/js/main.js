@@ -135,7 +135,7 @@ async function dashboard() {
  * until then the live indicator says the page is not in sync. */
 async function resync({ log, tracker }, attempt = 0) {
   try {
-    await Promise.all([log.resync(), tracker.loadList(), refreshCharacters()]);
+    await Promise.all([log.resync(), tracker.loadList(), refreshCharacters(), refreshPlayers()]);
     if (attempt) emit("sync", { stale: false });
   } catch (err) {
     console.warn("resync failed, retried", err.message);
@@ -150,6 +150,18 @@ async function resync({ log, tracker }, attempt = 0) {
 async function refreshCharacters() {
   const mark = newsMark();
   mergeCharacters(await getAll(`/v1/campaigns/${state.campaign.id}/characters`), mark);
+}
+
+/** The GM's players as the server lists them now (one added or removed since the first read, before the
+ * stream opened, is seen), keeping those an event added while the list was read. */
+async function refreshPlayers() {
+  if (!isGm()) return;
+  const before = new Set(state.players.map(p => p.id));
+  const read = await getAll(`/v1/campaigns/${state.campaign.id}/players`);
+  const listed = new Set(read.map(p => p.id));
+  const heard = state.players.filter(p => !before.has(p.id) && !listed.has(p.id));
+  state.players = [...read, ...heard];
+  emit("players");
 }
 
 async function table() {
