@@ -138,27 +138,33 @@ def test_issue29_item2_the_luck_statistics_survive_the_round_trip(client, rulese
     assert r.status_code == 422 and r.json()["errors"][0]["loc"][-2:] == ["figures", "outcome"], r.text
 
 
-def test_issue29_item2_values_stored_while_lax_are_exported_as_read_and_import(client, campaign_factory, db_session):
-    """A sheet or campaign option stored while booleans were lax (`"false"`, `"yes"`) is read in lax
-    mode; the export carries it as it is read (`false`, `true`), so its own import takes it. Before,
-    the export carried the stored text and the import refused it (422)."""
+def _stored_while_lax(client, campaign_factory, db_session) -> tuple[Any, dict[str, Any], str]:
+    """A Worlds Awakening campaign whose character's sheet and campaign's options hold a boolean as it
+    was stored while booleans were lax (`"false"`, `"yes"`): (the campaign, the character, the option)."""
     from sqlalchemy import update
 
     from app.models.tables import Campaign, Character
 
     c = campaign_factory("worlds-awakening")
-    r = client.post(
+    hero = client.post(
         f"/v1/campaigns/{c.id}/characters",
         json={"name": "Old", "kind": "pc", "sheet": SHEETS["worlds-awakening"]},
         headers=c.gm,
-    )
-    hero = r.json()
+    ).json()
     options = client.get(f"/v1/campaigns/{c.id}", headers=c.gm).json()["options"]
     flag = next(k for k, v in options.items() if isinstance(v, bool))
     conn = db_session.connection()
     conn.execute(update(Character).where(Character.id == hero["id"]).values(sheet={**hero["sheet"], "down": "false"}))
     conn.execute(update(Campaign).where(Campaign.id == c.id).values(options={**options, flag: "yes"}))
     db_session.commit()
+    return c, hero, flag
+
+
+def test_issue29_item2_values_stored_while_lax_are_exported_as_read_and_import(client, campaign_factory, db_session):
+    """A sheet or campaign option stored while booleans were lax (`"false"`, `"yes"`) is read in lax
+    mode; the export carries it as it is read (`false`, `true`), so its own import takes it. Before,
+    the export carried the stored text and the import refused it (422)."""
+    c, hero, flag = _stored_while_lax(client, campaign_factory, db_session)
     bundle = client.get(f"/v1/campaigns/{c.id}/export", headers=c.gm).json()
     assert bundle["campaign"]["options"][flag] is True
     assert bundle["characters"][0]["sheet"]["down"] is False
@@ -307,23 +313,11 @@ def test_issue25_item3_values_stored_while_lax_are_read_as_todays_types_everywhe
     """What the export sends (above) the reads send too: GET of the character, its list, GET of the
     campaign. A typed client (openapi.json says boolean) never receives the text stored before the
     field became strict; the stored row is left as it was."""
-    from sqlalchemy import select, update
+    from sqlalchemy import select
 
-    from app.models.tables import Campaign, Character
+    from app.models.tables import Character
 
-    c = campaign_factory("worlds-awakening")
-    hero = client.post(
-        f"/v1/campaigns/{c.id}/characters",
-        json={"name": "Old", "kind": "pc", "sheet": SHEETS["worlds-awakening"]},
-        headers=c.gm,
-    ).json()
-    options = client.get(f"/v1/campaigns/{c.id}", headers=c.gm).json()["options"]
-    flag = next(k for k, v in options.items() if isinstance(v, bool))
-    conn = db_session.connection()
-    conn.execute(update(Character).where(Character.id == hero["id"]).values(sheet={**hero["sheet"], "down": "false"}))
-    conn.execute(update(Campaign).where(Campaign.id == c.id).values(options={**options, flag: "yes"}))
-    db_session.commit()
-
+    c, hero, flag = _stored_while_lax(client, campaign_factory, db_session)
     assert client.get(f"/v1/characters/{hero['id']}", headers=c.gm).json()["sheet"]["down"] is False
     listed = client.get(f"/v1/campaigns/{c.id}/characters", headers=c.gm).json()["items"]
     assert [h["sheet"]["down"] for h in listed] == [False]
