@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from contextlib import closing
+from typing import Any
 
 from tests.browser.dash_support import table
 from tests.browser.test_dashboard import GOBLIN_SHEET, open_with_token
@@ -64,6 +66,19 @@ def until_held(page, held: list) -> None:
     assert len(held) == 1
 
 
+def holding(held: list, armed: list[bool], wanted: Callable[[Any], bool] = lambda _route: True):
+    """A route handler that holds the first read it sees once `armed` (and `wanted`), with the server's
+    answer fetched then, for the test to answer later (`held`); every other read goes on."""
+
+    def handle(route) -> None:
+        if armed and not held and wanted(route):
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    return handle
+
+
 def answer_late(page, held: list, unknown: str) -> None:
     """Answer the held read with what the server said then (which does not know `unknown` yet), and
     let the page handle it."""
@@ -117,14 +132,8 @@ def test_a_roll_arriving_while_the_log_reloads_for_new_filters_stays_in_it(live,
     held: list = []
     armed: list[bool] = []
 
-    def hold_when_armed(route) -> None:
-        if armed and not held:
-            held.append((route, route.fetch()))
-        else:
-            route.continue_()
-
     with closing(s["http"]):
-        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/rolls(\?.*)?$"), hold_when_armed)
+        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/rolls(\?.*)?$"), holding(held, armed))
         open_with_token(gm, server.url, s["gm"])
         gm.wait_for_selector("html[data-synced=true]")
         characters = gm.get_by_label("Filtrer par personnage")
@@ -157,14 +166,11 @@ def test_a_log_read_for_filters_replaced_meanwhile_is_dropped_when_it_answers_la
         assert r.status_code == 201, r.text
         tests[who] = f"#log-list li[data-entry-id='{r.json()['id']}']"
 
-    def hold_aikos(route) -> None:
-        if armed and not held and s["aiko"]["id"] in route.request.url:
-            held.append((route, route.fetch()))
-        else:
-            route.continue_()
-
     with closing(s["http"]):
-        gm.route(re.compile(rf".*/v1/campaigns/{s['cid']}/rolls(\?.*)?$"), hold_aikos)
+        gm.route(
+            re.compile(rf".*/v1/campaigns/{s['cid']}/rolls(\?.*)?$"),
+            holding(held, armed, lambda route: s["aiko"]["id"] in route.request.url),
+        )
         open_with_token(gm, server.url, s["gm"])
         gm.wait_for_selector("html[data-synced=true]")
         gm.wait_for_selector(tests["aiko"])
