@@ -43,9 +43,8 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from app.core import committed
 from app.core.db import Sessions
-from app.core.notify import CREDENTIALS, EVENTS, Listener, commits_of, listener_of, wake_or_timeout
+from app.core.notify import CREDENTIALS, EVENTS, Listener, hear_own_commits, listener_of, wake_or_timeout
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
 from app.services.auth import Principal
@@ -267,9 +266,7 @@ class EventHub:
         listener = self.listener
         if listener is not None:
             listener.add(self._notified, (EVENTS, CREDENTIALS))
-        own = commits_of(self.sessions)  # this process's commits wake it at once (SQLite's only wake-up)
-        if own is not None:
-            committed.listen(own, self._notified)
+        stop_hearing = hear_own_commits(self.sessions, self._notified)  # this process's commits wake it at once
         try:
             while self._cursors or self._pending:
                 more = False
@@ -293,8 +290,7 @@ class EventHub:
         finally:
             if listener is not None:
                 listener.remove(self._notified)
-            if own is not None:
-                committed.unlisten(own, self._notified)
+            stop_hearing()
 
     async def _tick(self) -> bool:
         """One round trip: start tracking the pending campaigns, read every tracked campaign's

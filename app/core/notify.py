@@ -30,6 +30,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 from sqlalchemy.engine import make_url
 
+from app.core import committed
 from app.core.committed import EVENTS, database_of
 from app.core.db import Bounds, engine_for, normalize_database_url, opened_by
 
@@ -219,3 +220,14 @@ def commits_of(sessions: object) -> str | None:
     process's own commits there), or None for a factory that does not say (a test's own)."""
     opened = opened_by(sessions)
     return None if opened is None else database_of(engine_for(*opened).url)
+
+
+def hear_own_commits(sessions: object, callback: committed.Callback) -> Callable[[], None]:
+    """`callback(EVENTS, campaign_id)` after each commit of this process that gave a campaign events, on
+    the database `sessions` opens (`app.core.committed.listen`; SQLite's only wake-up, PostgreSQL's first);
+    returns what stops it. Nothing to hear for a factory that does not say its database (a test's own)."""
+    own = commits_of(sessions)
+    if own is None:
+        return lambda: None
+    committed.listen(own, callback)
+    return lambda: committed.unlisten(own, callback)

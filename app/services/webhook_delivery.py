@@ -41,10 +41,9 @@ import anyio
 import anyio.to_thread
 import httpx
 
-from app.core import committed
 from app.core.config import Settings
 from app.core.db import Sessions
-from app.core.notify import EVENTS, WEBHOOKS, Listener, commits_of, listener_of, wake_or_timeout
+from app.core.notify import EVENTS, WEBHOOKS, Listener, hear_own_commits, listener_of, wake_or_timeout
 from app.models.tables import utcnow
 from app.services import webhooks
 from app.services.webhooks import Attempt, Outgoing
@@ -186,9 +185,7 @@ class Dispatcher:
         listener = listener_of(self.state.sessions) if self.settings.event_notify else None
         if listener is not None:
             listener.add(self._notified, (WEBHOOKS,))
-        own = commits_of(self.state.sessions)  # this process's commits wake it at once (SQLite's only wake-up)
-        if own is not None:
-            committed.listen(own, self._notified)
+        stop_hearing = hear_own_commits(self.state.sessions, self._notified)  # this process's commits wake it at once
         try:
             while True:
                 try:
@@ -202,8 +199,7 @@ class Dispatcher:
         finally:
             if listener is not None:
                 listener.remove(self._notified)
-            if own is not None:
-                committed.unlisten(own, self._notified)
+            stop_hearing()
             await self.stop()
             if self.client is not None:
                 await self.client.aclose()
