@@ -50,6 +50,13 @@ class PlayerCreatedEvent(Result):
     created_at: datetime
 
 
+class PlayerDeletedEvent(Result):
+    """`player.deleted`: a player removed by the GM. Its token is dead (its own stream ends) and its
+    characters stay, owned by nobody: their `character.updated` come before this event."""
+
+    id: str
+
+
 class CharacterEvent(Result):
     """The character as `GET /v1/characters/{id}` returns it."""
 
@@ -172,6 +179,7 @@ class StreamErrorEvent(Result):
 EVENTS: dict[str, type[BaseModel]] = {
     "campaign.updated": CampaignUpdatedEvent,
     "player.created": PlayerCreatedEvent,
+    "player.deleted": PlayerDeletedEvent,
     "character.created": CharacterCreatedEvent,
     "character.updated": CharacterUpdatedEvent,
     "character.deleted": CharacterDeletedEvent,

@@ -206,13 +206,15 @@ def rotate_player_token(session: Session, principal: Principal, campaign_id: str
 
 def delete_player(session: Session, principal: Principal, campaign_id: str, player_id: str) -> None:
     """GM: the player and its token go; its characters stay, owned by nobody (the GM's): each is
-    saved so (its version moves) and told as `character.updated` (`characters.orphan`)."""
+    saved so (its version moves) and told as `character.updated` (`characters.orphan`), then
+    `player.deleted` tells every member."""
     from app.services.characters import orphan  # (characters imports this module)
 
     player = _load_player(session, principal, campaign_id, player_id, "remove a player")
     dead = _drop_credentials(session, Credential.player_id == player_id)
     orphan(session, campaign_id, player_id)
     session.delete(player)
+    events.record(session, campaign_id, "player.deleted", {"id": player_id})  # after its characters' events
     _commit_forgetting(session, dead)
 
 

@@ -183,7 +183,8 @@ def play_great_cosmos(t: Table) -> list[str]:
     assert r.status_code == 200, r.text  # a GM edit of a governed field: a sheet_edit entry
     t.post(ROLLS, {"expression": "4d6kh3", "purpose": "stats", "character_id": hero, "seed": 5})
     t.post(ROLLS, {"expression": "d100", "dice": [7], "hidden": True})
-    gm, camp = t.camp.gm, t.camp.id  # the other events: campaign.updated, player.created, character.deleted
+    gm, camp = t.camp.gm, t.camp.id  # the other events: campaign.updated, player.created, character.deleted,
+    # player.deleted
     fight(
         t,
         {
@@ -213,6 +214,8 @@ def play_great_cosmos(t: Table) -> list[str]:
         ("DELETE", f"/v1/characters/{t.character(GC_SHEET)}", None, 204),
     ):
         assert t.wire.client.request(method, path, json=body, headers=gm).status_code == status
+    bob = t.wire.client.post(f"/v1/campaigns/{camp}/players", json={"name": "Bob"}, headers=gm).json()
+    assert t.wire.client.delete(f"/v1/campaigns/{camp}/players/{bob['id']}", headers=gm).status_code == 204
     return [hero, lucky]
 
 

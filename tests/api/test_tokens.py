@@ -212,7 +212,8 @@ def test_removing_a_player_saves_its_characters_unowned_and_tells_them(
 ):
     """A removed player's characters stay, owned by nobody: each is saved so (its version moves: a
     conditional GET with the old ETag is not a 304, an If-Match with it is a 412) and told as
-    `character.updated` (the events mirror every change); another player's character is untouched."""
+    `character.updated` (the events mirror every change), then `player.deleted`; another player's
+    character is untouched."""
     from tests.api.support import read_events
 
     alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
@@ -225,7 +226,13 @@ def test_removing_a_player_saves_its_characters_unowned_and_tells_them(
     assert r.status_code == 204, r.text
 
     told = [e for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
-    assert sorted((e["type"], e["data"]["id"]) for e in told) == sorted(("character.updated", h["id"]) for h in heroes)
+    assert sorted((e["type"], e["data"]["id"]) for e in told[:-1]) == sorted(
+        ("character.updated", h["id"]) for h in heroes
+    )
+    assert (told[-1]["type"], told[-1]["data"]) == ("player.deleted", {"id": alice.id})  # last: after its characters
+    heard_by_bob = [e for e in read_events(client, campaign.id, bob.headers) if e["id"] > last]
+    assert heard_by_bob[-1] == told[-1]  # every member hears of it (the players' list is every member's)
+    told = told[:-1]
     for hero in heroes:
         old = before[hero["id"]]
         now = client.get(f"/v1/characters/{hero['id']}", headers=campaign.gm)

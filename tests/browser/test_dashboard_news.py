@@ -220,3 +220,20 @@ def test_a_player_added_between_the_first_read_and_the_stream_is_listed(live, pa
         assert len(reads) >= 2
         assert gm.locator("#player-list li").all_inner_texts()[0].startswith("Léa")
         assert gm.js_errors == [] and gm.server_errors == []
+
+
+def test_a_player_removed_elsewhere_leaves_the_gms_list(live, pages):
+    """The GM removes Léa from another tab (here: the API): this page hears `player.deleted` and drops
+    her from its players' list."""
+    server = live.start()
+    s = table(live, server)
+    gm = pages(viewport={"width": 1280, "height": 900})
+    with closing(s["http"]):
+        open_with_token(gm, server.url, s["gm"])
+        gm.wait_for_selector("html[data-synced=true]")
+        gm.wait_for_selector("#player-list li:has-text('Léa')")
+        r = s["http"].delete(f"/v1/campaigns/{s['cid']}/players/{s['player']['id']}")
+        assert r.status_code == 204, r.text
+        gm.wait_for_selector("#player-list li:has-text('Léa')", state="detached")
+        assert gm.locator("#player-list li").all_inner_texts() == ["Aucun joueur pour l'instant."]
+        assert gm.js_errors == [] and gm.server_errors == []

@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { retryDelay } from "./dom.js";
 
-const NAMES = ["campaign.updated", "player.created", "character.created", "character.updated", "character.deleted",
+const NAMES = ["campaign.updated", "player.created", "player.deleted", "character.created", "character.updated", "character.deleted",
   "character.hidden",
   "log.created", "encounter.created", "encounter.updated", "encounter.action", "encounter.reverted"];
 

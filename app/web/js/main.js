@@ -206,6 +206,10 @@ function dispatch(name, data, { log, tracker }) {
       if (!state.players.some(p => p.id === data.id)) state.players.push(data);
       emit("players");
       break;
+    case "player.deleted":
+      state.players = state.players.filter(p => p.id !== data.id);
+      emit("players");
+      break;
     case "campaign.updated":
       state.campaign = { ...state.campaign, ...data };
       break;
