@@ -152,10 +152,10 @@ async function refreshCharacters() {
   mergeCharacters(await getAll(`/v1/campaigns/${state.campaign.id}/characters`), mark);
 }
 
-/** The GM's players as the server lists them now (one added or removed since the first read, before the
- * stream opened, is seen), keeping those an event added while the list was read. */
+/** The players as the server lists them now (one added or removed since the first read, before the
+ * stream opened, is seen: the GM's list, every page's owner names), keeping those an event added while
+ * the list was read. */
 async function refreshPlayers() {
-  if (!isGm()) return;
   const before = new Set(state.players.map(p => p.id));
   const read = await getAll(`/v1/campaigns/${state.campaign.id}/players`);
   const listed = new Set(read.map(p => p.id));
