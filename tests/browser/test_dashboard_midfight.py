@@ -24,6 +24,7 @@ def test_issue27_item5_gc_o1_a_hidden_reinforcement_added_while_the_fight_runs_t
         assert r.status_code == 201, r.text
         open_with_token(page, server.url, s["gm"])
         page.wait_for_selector(f"#encounter-view[data-status=active][data-version='{state['version']}']")
+        page.wait_for_selector("html[data-synced=true]")  # the reads after the stream opened are done
         adder = page.locator("#encounter-adder")
         assert axe(page, context="#encounter-adder") == []
         adder.get_by_label("Combattant à ajouter").select_option(label="Renfort")

@@ -94,6 +94,9 @@ def test_issue21_item1_removed_player_and_rotated_gm_token_end_their_streams(liv
             assert r.status_code == 204, r.text
         for stream in removed_streams:
             _ends_revoked(stream)
+        for stream in (kept_stream, *gm_streams):  # the others hear of it, on either worker, and go on
+            frame = stream.next_event()
+            assert (frame["event"], json.loads(frame["data"])) == ("player.deleted", {"id": pid}), frame
         _still_live(server, cid, gm, [kept_stream, *gm_streams])
         with httpx.Client(base_url=server.url, timeout=10.0) as http:
             r = http.post(f"/v1/campaigns/{cid}/gm-token/rotate", headers=bearer(gm))
