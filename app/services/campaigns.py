@@ -40,6 +40,7 @@ from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
 from app.services.auth import Principal, forget
 from app.services.pages import check_if_match, created_order_page
+from app.services.uow import UnitOfWork
 
 
 def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -206,16 +207,18 @@ def rotate_player_token(session: Session, principal: Principal, campaign_id: str
 
 def delete_player(session: Session, principal: Principal, campaign_id: str, player_id: str) -> None:
     """GM: the player and its token go; its characters stay, owned by nobody (the GM's): each is
-    saved so (its version moves) and told as `character.updated` (`characters.orphan`), then
-    `player.deleted` tells every member."""
+    saved so (its version moves, and that of each fight showing it) and told as `character.updated`
+    (`characters.orphan`), then `player.deleted` tells every member. One unit of work: all or nothing."""
     from app.services.characters import orphan  # (characters imports this module)
 
-    player = _load_player(session, principal, campaign_id, player_id, "remove a player")
-    dead = _drop_credentials(session, Credential.player_id == player_id)
-    orphan(session, campaign_id, player_id)
-    session.delete(player)
-    events.record(session, campaign_id, "player.deleted", {"id": player_id})  # after its characters' events
-    _commit_forgetting(session, dead)
+    with UnitOfWork(session, campaign_id) as uow:
+        player = _load_player(session, principal, campaign_id, player_id, "remove a player")
+        dead = _drop_credentials(session, Credential.player_id == player_id)
+        orphan(uow, player_id)
+        session.delete(player)
+        uow.record("player.deleted", {"id": player_id})  # after its characters' events
+        uow.commit()
+    forget(dead)  # this process at once; the others at the dead token's next request (auth.verify)
 
 
 _DELETION_LOCKS = (  # in the writers' order (see `_NO_KEY_UPDATE`), after the campaign's NO KEY UPDATE

@@ -29,7 +29,6 @@ from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
 from app.rulesets.registry import get_adapter, rules_for
-from app.services import events
 from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
 from app.services.encounters import shown
@@ -154,21 +153,27 @@ def updated_events(
     return out
 
 
-def orphan(session: Session, campaign_id: str, player_id: str) -> None:
-    """A removed player's characters, owned by nobody now (the GM's), in the player's removal's
-    transaction: each saved (locked in id order, its version and `updated_at` move, so a client's
-    ETag sees the change) and told as `character.updated` (the events mirror every change)."""
-    conn = session.connection()
-    owned = select(Character.id).where(col(Character.campaign_id) == campaign_id, col(Character.player_id) == player_id)
-    ids = list(session.exec(owned))
+def orphan(uow: UnitOfWork, player_id: str) -> None:
+    """A removed player's characters, owned by nobody now (the GM's), in the player's removal's unit of
+    work: the encounters showing them locked first and moved (their view shows the owner: their ETag
+    moves, `encounter.updated`), then each character saved (locked in id order; its version and
+    `updated_at` move, so a client's ETag sees the change) and told as `character.updated`. One given to
+    another player meanwhile is left to that player."""
+    owned = select(Character.id).where(
+        col(Character.campaign_id) == uow.campaign_id, col(Character.player_id) == player_id
+    )
+    ids = list(uow.session.exec(owned))
     if not ids:
         return
-    repo = CharacterRepository(conn, campaign_id)
+    fights = shown.lock_showing_any(uow, ids)  # before the characters: the encounters' lock order
     now = utcnow()
-    moved = [repo.save(before, now=now, player_id=None) for before in repo.find(ids, lock=True).values()]
-    ruleset = read_campaign(conn, campaign_id).ruleset
-    for data, args in updated_events(conn, moved, ruleset):
-        events.record(session, campaign_id, "character.updated", data, conn=conn, **args)
+    locked = uow.characters.find(ids, lock=True).values()
+    moved = [uow.characters.save(c, now=now, player_id=None) for c in locked if c.player_id == player_id]
+    if not moved:
+        return
+    shown.move(uow, fights)
+    for data, args in updated_events(uow.conn, moved, uow.campaign().ruleset):
+        uow.record("character.updated", data, **args)
 
 
 def normalized_sheet(

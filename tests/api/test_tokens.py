@@ -212,13 +212,21 @@ def test_removing_a_player_saves_its_characters_unowned_and_tells_them(
 ):
     """A removed player's characters stay, owned by nobody: each is saved so (its version moves: a
     conditional GET with the old ETag is not a 304, an If-Match with it is a 412) and told as
-    `character.updated` (the events mirror every change), then `player.deleted`; another player's
-    character is untouched."""
+    `character.updated` (the events mirror every change), then `player.deleted`; a fight showing one
+    moves too; another player's character is untouched."""
     from tests.api.support import read_events
 
     alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
     heroes = [character_factory(campaign, GC_MINIMAL, player=alice, name=n) for n in ("Aiko", "Ren")]
     bobs = character_factory(campaign, GC_MINIMAL, player=bob, name="Kai")
+    fight = client.post(
+        f"/v1/campaigns/{campaign.id}/encounters",
+        json={"name": "Gué", "combatants": [{"character_id": c["id"], "side": "a"} for c in (heroes[0], bobs)]},
+        headers=campaign.gm,
+    )
+    assert fight.status_code == 201, fight.text
+    fight_url = f"/v1/encounters/{fight.json()['id']}"
+    fight_before = client.get(fight_url, headers=campaign.gm)
     before = {h["id"]: client.get(f"/v1/characters/{h['id']}", headers=campaign.gm) for h in [*heroes, bobs]}
     last = read_events(client, campaign.id, campaign.gm)[-1]["id"]
 
@@ -226,6 +234,16 @@ def test_removing_a_player_saves_its_characters_unowned_and_tells_them(
     assert r.status_code == 204, r.text
 
     told = [e for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
+    # the fight showing Aiko shows her owner: it moves too (its ETag is no longer a 304), told first
+    fight_now = client.get(fight_url, headers={**campaign.gm, "If-None-Match": fight_before.headers["ETag"]})
+    assert fight_now.status_code == 200 and fight_now.json()["version"] == fight_before.json()["version"] + 1
+    owners = {c["character_id"]: c["player_id"] for c in fight_now.json()["combatants"]}
+    assert owners == {heroes[0]["id"]: None, bobs["id"]: bob.id}
+    assert (told[0]["type"], told[0]["data"]) == (
+        "encounter.updated",
+        {"id": fight.json()["id"], "version": fight_now.json()["version"]},
+    )
+    told = told[1:]
     assert sorted((e["type"], e["data"]["id"]) for e in told[:-1]) == sorted(
         ("character.updated", h["id"]) for h in heroes
     )

@@ -46,6 +46,29 @@ def lock_showing(uow: UnitOfWork, character_id: str) -> Showing:
     return list(dict.fromkeys((r.id, r.version, r.hidden) for r in rows))
 
 
+_SHOWING_ANY = (
+    select(_enc.c.id, _enc.c.version, _cbt.c.hidden)
+    .join(_cbt, _cbt.c.encounter_id == _enc.c.id)
+    .where(
+        _enc.c.campaign_id == bindparam("campaign_id"),
+        _cbt.c.character_id.in_(bindparam("character_ids", expanding=True)),
+    )
+    .order_by(_enc.c.id)
+    .with_for_update(of=_enc)
+)
+
+
+def lock_showing_any(uow: UnitOfWork, character_ids: list[str]) -> Showing:
+    """The encounters showing any of these characters, locked in id order, each once: hidden when each
+    of them is hidden there (call it before the characters are locked)."""
+    found: dict[str, tuple[str, int, bool]] = {}
+    rows = uow.conn.execute(_SHOWING_ANY, {"campaign_id": uow.campaign_id, "character_ids": character_ids})
+    for r in rows:
+        seen = found.get(r.id)
+        found[r.id] = (r.id, r.version, r.hidden if seen is None else seen[2] and r.hidden)
+    return list(found.values())
+
+
 def shows_a_change(changed: dict[str, Any], before: Any) -> bool:
     """Whether these changes of a character (field -> new value) change what an encounter shows."""
     return any(k in changed and changed[k] != getattr(before, k) for k in SHOWN_FIELDS)
