@@ -20,10 +20,13 @@ from app.services.uow import UnitOfWork
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)
 
-_SHOWING = (
+_SHOWING = (  # the encounters showing any of `character_ids`, locked in id order
     select(_enc.c.id, _enc.c.version, _cbt.c.hidden)
     .join(_cbt, _cbt.c.encounter_id == _enc.c.id)
-    .where(_enc.c.campaign_id == bindparam("campaign_id"), _cbt.c.character_id == bindparam("character_id"))
+    .where(
+        _enc.c.campaign_id == bindparam("campaign_id"),
+        _cbt.c.character_id.in_(bindparam("character_ids", expanding=True)),
+    )
     .order_by(_enc.c.id)
     .with_for_update(of=_enc)
 )
@@ -42,27 +45,15 @@ SHOWN_FIELDS = ("name", "kind", "player_id", "sheet", "player_access")
 def lock_showing(uow: UnitOfWork, character_id: str) -> Showing:
     """The encounters of the unit of work's campaign showing this character, locked in id order
     (call it before the character is locked)."""
-    rows = uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_id": character_id}).all()
+    rows = uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_ids": [character_id]}).all()
     return list(dict.fromkeys((r.id, r.version, r.hidden) for r in rows))
-
-
-_SHOWING_ANY = (
-    select(_enc.c.id, _enc.c.version, _cbt.c.hidden)
-    .join(_cbt, _cbt.c.encounter_id == _enc.c.id)
-    .where(
-        _enc.c.campaign_id == bindparam("campaign_id"),
-        _cbt.c.character_id.in_(bindparam("character_ids", expanding=True)),
-    )
-    .order_by(_enc.c.id)
-    .with_for_update(of=_enc)
-)
 
 
 def lock_showing_any(uow: UnitOfWork, character_ids: list[str]) -> Showing:
     """The encounters showing any of these characters, locked in id order, each once: hidden when each
     of them is hidden there (call it before the characters are locked)."""
     found: dict[str, tuple[str, int, bool]] = {}
-    rows = uow.conn.execute(_SHOWING_ANY, {"campaign_id": uow.campaign_id, "character_ids": character_ids})
+    rows = uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_ids": character_ids})
     for r in rows:
         seen = found.get(r.id)
         found[r.id] = (r.id, r.version, r.hidden if seen is None else seen[2] and r.hidden)
