@@ -3,7 +3,7 @@
 
 import { api, setToken, getAll, describe, setNamer } from "./api.js";
 import { h, clear, retryDelay } from "./dom.js";
-import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, removeCharacter, mergeCharacters, newsMark, resetListeners } from "./store.js";
+import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, removeCharacter, mergeCharacters, newsMark, resetListeners, knowPlayer } from "./store.js";
 import { EventStream } from "./events.js";
 import { renderLogin, langButton } from "./login.js";
 import { t } from "./i18n.js";
@@ -203,8 +203,7 @@ function dispatch(name, data, { log, tracker }) {
       removeCharacter(data.id);
       break;
     case "player.created":
-      if (!state.players.some(p => p.id === data.id)) state.players.push(data);
-      emit("players");
+      knowPlayer(data);
       break;
     case "player.deleted":
       state.players = state.players.filter(p => p.id !== data.id);

@@ -2,7 +2,7 @@
 
 import { api, describe, fieldError } from "./api.js";
 import { h, clear, field, setError } from "./dom.js";
-import { state, on, emit } from "./store.js";
+import { state, on, knowPlayer } from "./store.js";
 import { t } from "./i18n.js";
 
 export function renderPlayers(section) {
@@ -16,8 +16,7 @@ export function renderPlayers(section) {
     try {
       const player = await api.post(`/v1/campaigns/${state.campaign.id}/players`, { name: name.value });
       const { token, ...rest } = player;
-      if (!state.players.some(p => p.id === rest.id)) state.players.push(rest);
-      emit("players");
+      knowPlayer(rest);
       name.value = "";
       clear(reveal,
         h("p", {}, t("players.token", { name: player.name })),

@@ -45,6 +45,12 @@ export function nameOf(id) {
   return state.characters.get(id)?.name ?? state.combatants.get(id) ?? "?";
 }
 
+/** A player the page learns of (its creation answered, or its event heard): listed once, whichever comes first. */
+export function knowPlayer(player) {
+  if (!state.players.some(p => p.id === player.id)) state.players.push(player);
+  emit("players");
+}
+
 export function rememberCombatants(encounter) {
   for (const c of encounter?.combatants || []) state.combatants.set(c.id, c.name);
 }
