@@ -1,0 +1,72 @@
+"""A player's removal against a concurrent reassignment (PostgreSQL: SQLite has one writer at a
+time, so nothing slips in between). The removal lists the player's characters, then locks them:
+one given to another player meanwhile is found so once its lock is had, and left to that player
+(`characters.orphan` saves only those still the removed player's)."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import text
+
+from tests.api.support import read_events
+from tests.factories import GC_MINIMAL
+
+pytestmark = pytest.mark.usefixtures("postgres_only")
+
+
+@pytest.fixture
+def postgres_only(database_url):
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks are PostgreSQL's (SQLite has one writer at a time)")
+
+
+def _wait_for_a_lock_wait(engine, timeout: float = 20.0) -> None:
+    """Until a backend of this database waits on a lock (the removal, on the row held)."""
+    deadline = time.monotonic() + timeout
+    with engine.connect() as conn:
+        while time.monotonic() < deadline:
+            waiting = conn.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            ).scalar_one()
+            if waiting:
+                return
+            conn.rollback()
+            time.sleep(0.02)
+    raise AssertionError("the removal never waited for the character's row")
+
+
+def test_a_character_given_to_another_player_during_the_removal_stays_that_players(
+    client, campaign, player_factory, character_factory, engine
+):
+    alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
+    moving = character_factory(campaign, GC_MINIMAL, player=alice, name="Aiko")
+    staying = character_factory(campaign, GC_MINIMAL, player=alice, name="Ren")
+    last = read_events(client, campaign.id, campaign.gm)[-1]["id"]
+
+    with ThreadPoolExecutor(1) as pool, engine.connect() as holder:
+        # another writer gives Aiko to Bob and holds her row until it commits
+        holder.execute(
+            text("UPDATE character SET player_id = :bob, version = version + 1 WHERE id = :id"),
+            {"bob": bob.id, "id": moving["id"]},
+        )
+        removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
+        _wait_for_a_lock_wait(engine)  # the removal has listed Aiko as Alice's and waits for her row
+        assert not removal.done()
+        holder.commit()
+        r = removal.result(timeout=30)
+    assert r.status_code == 204, r.text
+
+    aiko = client.get(f"/v1/characters/{moving['id']}", headers=campaign.gm).json()
+    assert aiko["player_id"] == bob.id
+    assert aiko["version"] == moving["version"] + 1  # the other writer's save alone: the removal wrote nothing
+    ren = client.get(f"/v1/characters/{staying['id']}", headers=campaign.gm).json()
+    assert ren["player_id"] is None and ren["version"] == staying["version"] + 1
+    told = [(e["type"], e["data"]["id"]) for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
+    assert told == [("character.updated", staying["id"]), ("player.deleted", alice.id)]
+    assert client.get("/v1/me", headers=bob.headers).json()["player_id"] == bob.id
