@@ -171,6 +171,8 @@ def orphan(uow: UnitOfWork, player_id: str) -> None:
     moved = [uow.characters.save(c, now=now, player_id=None) for c in locked if c.player_id == player_id]
     if not moved:
         return
+    if len(moved) < len(ids):  # the fights of those still the player's alone move (their locks are held)
+        fights = shown.lock_showing_any(uow, [c.id for c in moved])
     shown.move(uow, fights)
     for data, args in updated_events(uow.conn, moved, uow.campaign().ruleset):
         uow.record("character.updated", data, **args)

@@ -1,7 +1,7 @@
 """A player's removal against a concurrent reassignment (PostgreSQL: SQLite has one writer at a
 time, so nothing slips in between). The removal lists the player's characters, then locks them:
 one given to another player meanwhile is found so once its lock is had, and left to that player
-(`characters.orphan` saves only those still the removed player's)."""
+(`characters.orphan` saves only those still the removed player's, and moves only their fights)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,15 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
     alice, bob = player_factory(campaign, "Alice"), player_factory(campaign, "Bob")
     moving = character_factory(campaign, GC_MINIMAL, player=alice, name="Aiko")
     staying = character_factory(campaign, GC_MINIMAL, player=alice, name="Ren")
+    fights = {}
+    for hero in (moving, staying):  # a fight showing each: the one showing Aiko alone shows no change
+        r = client.post(
+            f"/v1/campaigns/{campaign.id}/encounters",
+            json={"name": f"Gué {hero['name']}", "combatants": [{"character_id": hero["id"], "side": "a"}]},
+            headers=campaign.gm,
+        )
+        assert r.status_code == 201, r.text
+        fights[hero["id"]] = r.json()
     last = read_events(client, campaign.id, campaign.gm)[-1]["id"]
 
     with ThreadPoolExecutor(1) as pool, engine.connect() as holder:
@@ -67,6 +76,14 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
     assert aiko["version"] == moving["version"] + 1  # the other writer's save alone: the removal wrote nothing
     ren = client.get(f"/v1/characters/{staying['id']}", headers=campaign.gm).json()
     assert ren["player_id"] is None and ren["version"] == staying["version"] + 1
+    for hero, moved in ((moving, 0), (staying, 1)):
+        fight = fights[hero["id"]]
+        now = client.get(f"/v1/encounters/{fight['id']}", headers=campaign.gm).json()
+        assert now["version"] == fight["version"] + moved, hero["name"]
     told = [(e["type"], e["data"]["id"]) for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
-    assert told == [("character.updated", staying["id"]), ("player.deleted", alice.id)]
+    assert told == [
+        ("encounter.updated", fights[staying["id"]]["id"]),
+        ("character.updated", staying["id"]),
+        ("player.deleted", alice.id),
+    ]
     assert client.get("/v1/me", headers=bob.headers).json()["player_id"] == bob.id
