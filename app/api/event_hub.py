@@ -302,9 +302,11 @@ class EventHub:
 
         def work() -> tuple[dict[str, int], list[StoredEvent], int | None, set[str]]:
             with self.sessions(read_only=True) as session:
-                live = events.live_tokens(session, tokens)
                 latest = events.latest_numbers(session, pending)
                 rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
+                # the credentials after the events (each statement sees its own snapshot on PostgreSQL):
+                # a death committed with an event read here is seen here, and its streams end first
+                live = events.live_tokens(session, tokens)
                 return latest, rows, mark, live
 
         self.ticks += 1
