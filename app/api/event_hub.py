@@ -159,6 +159,7 @@ class EventHub:
         self._poll_limiter = anyio.CapacityLimiter(1)
         self._read_limiter = anyio.CapacityLimiter(READERS)
         self._trim: asyncio.TimerHandle | None = None
+        self._reading = False  # a tick's database read is under way
 
     # --- admission --------------------------------------------------------------------
     def admit(self, token_hash: str) -> Lease:
@@ -202,7 +203,9 @@ class EventHub:
         now). A campaign no one follows yet is added at the next tick (awaited here);
         raises Unavailable when the database cannot say where the campaign is."""
         sub = Subscription(campaign_id, viewer)
-        if campaign_id in self._cursors:
+        # while a tick reads, a new stream waits for the next one: this tick's events are dispatched
+        # after a read of the credentials it did not ask for this one's (issue 21 item 1)
+        if campaign_id in self._cursors and not self._reading:
             sub.start = self._cursors[campaign_id]
             self._subs[campaign_id].add(sub)
             return sub
@@ -310,7 +313,11 @@ class EventHub:
                 return latest, rows, mark, live
 
         self.ticks += 1
-        latest, rows, mark, live = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
+        self._reading = True
+        try:
+            latest, rows, mark, live = await anyio.to_thread.run_sync(work, limiter=self._poll_limiter)
+        finally:
+            self._reading = False
         self._watermark = mark
         self._close_revoked(tokens - live)
         for campaign_id, number in latest.items():

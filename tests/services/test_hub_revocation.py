@@ -3,15 +3,20 @@
 The hub reads, in each tick, the new events and which of its streams' credentials still exist. A
 player's removal commits its credential's deletion and `player.deleted` together: when that commit
 lands between the two reads (PostgreSQL's READ COMMITTED gives each statement its own snapshot), the
-credentials must be the later read, so the stream is ended before the event is dispatched. Found by a
-full run where a removed player's stream received `player.deleted` before its `token_revoked`."""
+credentials must be the later read, so the stream is ended before the event is dispatched (found by a
+full run where a removed player's stream received `player.deleted` before its `token_revoked`); and a
+stream opened while a tick reads joins at the next tick, whose read of the credentials includes its own."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import dataclass
+
+import pytest
 
 import app.api.event_hub as event_hub
-from app.api.event_hub import EventHub
+from app.api.event_hub import EventHub, Subscription
 from app.core.db import SessionOpener
 from app.core.security import hash_token
 from app.services import events
@@ -19,47 +24,113 @@ from app.services.auth import Principal
 from tests.conftest import settings_for
 
 
-def test_a_removal_committed_during_a_tick_ends_the_stream_before_its_events(client, database_url, monkeypatch):
+@dataclass
+class Table:
+    cid: str
+    gm: Principal
+    gm_headers: dict[str, str]
+    player: Principal
+
+
+@pytest.fixture
+def table(client, monkeypatch) -> Table:
     monkeypatch.setattr(event_hub, "POLL_SECONDS", 60.0)
     r = client.post("/v1/campaigns", json={"name": "Révoqué", "ruleset": "great-cosmos"})
     assert r.status_code == 201, r.text
     cid, gm_token = r.json()["id"], r.json()["gm_token"]
-    gm = {"Authorization": f"Bearer {gm_token}"}
-    r = client.post(f"/v1/campaigns/{cid}/players", json={"name": "Partant"}, headers=gm)
+    gm_headers = {"Authorization": f"Bearer {gm_token}"}
+    r = client.post(f"/v1/campaigns/{cid}/players", json={"name": "Partant"}, headers=gm_headers)
     assert r.status_code == 201, r.text
-    player_id, player_token = r.json()["id"], r.json()["token"]
-    sessions = SessionOpener.of(settings_for(database_url))
+    player = Principal(cid, "player", r.json()["id"], hash_token(r.json()["token"]))
+    return Table(cid, Principal(cid, "gm", None, hash_token(gm_token)), gm_headers, player)
 
+
+def _tick_with(monkeypatch, inside) -> None:
+    """The hub's next read of events runs `inside()` first (in the tick's thread, its read under way)."""
     real_poll = events.poll
-    removal: list[int] = []  # the removal's status, once made inside a tick's reads
+    done: list[bool] = []
 
-    def poll_after_a_removal(*args, **kwargs):
-        if not removal:  # the removal commits while the tick is reading
-            removal.append(client.delete(f"/v1/campaigns/{cid}/players/{player_id}", headers=gm).status_code)
+    def poll(*args, **kwargs):
+        if not done:
+            done.append(True)
+            inside()
         return real_poll(*args, **kwargs)
 
-    async def main() -> tuple[list, list]:
-        hub = EventHub(sessions, per_token=5, per_process=10, notify=False, fallback_seconds=60.0)
-        leaving = await hub.subscribe(cid, Principal(cid, "player", player_id, hash_token(player_token)))
-        watching = await hub.subscribe(cid, Principal(cid, "gm", None, hash_token(gm_token)))
-        await asyncio.sleep(0.2)  # the subscriptions' tick is done: the poller waits its 60 s
-        monkeypatch.setattr(events, "poll", poll_after_a_removal)
-        # a roll of this process wakes the hub: its tick's poll sees the roll, the removal and player.deleted
-        r = await asyncio.to_thread(client.post, f"/v1/campaigns/{cid}/rolls", json={"expression": "1d6"}, headers=gm)
-        assert r.status_code == 201, r.text
-        heard = []
-        while len(heard) < 2:
-            heard.append(await asyncio.wait_for(watching.queue.get(), 10))
-        got = []
-        while (item := await asyncio.wait_for(leaving.queue.get(), 10)) is not None:
-            got.append(item)
-        assert leaving.closed == "revoked"
-        hub.unsubscribe(watching)
-        return heard, got
+    monkeypatch.setattr(events, "poll", poll)
 
-    heard, got = asyncio.run(main())
-    assert removal == [204]
-    assert [b"log.created" in e and b"player.deleted" not in e for _, e in heard] == [True, False]
+
+async def _roll(client, table: Table) -> None:
+    """A roll of this process: its commit wakes the hub (the tick that reads it reads what `inside` did)."""
+    r = await asyncio.to_thread(
+        client.post, f"/v1/campaigns/{table.cid}/rolls", json={"expression": "1d6"}, headers=table.gm_headers
+    )
+    assert r.status_code == 201, r.text
+
+
+async def _until_closed(sub: Subscription) -> list[tuple[int, bytes]]:
+    got = []
+    while (item := await asyncio.wait_for(sub.queue.get(), 10)) is not None:
+        got.append(item)
+    return got
+
+
+def _remove(client, table: Table) -> None:
+    r = client.delete(f"/v1/campaigns/{table.cid}/players/{table.player.player_id}", headers=table.gm_headers)
+    assert r.status_code == 204, r.text
+
+
+def _hub(database_url: str) -> EventHub:
+    return EventHub(SessionOpener.of(settings_for(database_url)), per_token=5, per_process=10, notify=False)
+
+
+def test_a_removal_committed_during_a_tick_ends_the_stream_before_its_events(client, database_url, table, monkeypatch):
+    async def main() -> tuple[list, list, str | None]:
+        hub = _hub(database_url)
+        leaving = await hub.subscribe(table.cid, table.player)
+        watching = await hub.subscribe(table.cid, table.gm)
+        await asyncio.sleep(0.2)  # the subscriptions' tick is done: the poller waits its 60 s
+        _tick_with(monkeypatch, lambda: _remove(client, table))
+        await _roll(client, table)
+        heard = [await asyncio.wait_for(watching.queue.get(), 10) for _ in range(2)]
+        got = await _until_closed(leaving)
+        hub.unsubscribe(watching)
+        return heard, got, leaving.closed
+
+    heard, got, closed = asyncio.run(main())
+    assert [b"log.created" in e for _, e in heard] == [True, False]
     assert b"player.deleted" in heard[1][1]  # read in the same tick as the removal
+    assert closed == "revoked"
     # the removed player's stream ended before the event committed with its credential's deletion
+    assert not any(b"player.deleted" in e for _, e in got), got
+
+
+def test_a_stream_opened_while_a_tick_reads_is_checked_before_that_ticks_events(
+    client, database_url, table, monkeypatch
+):
+    """The player's credential is alive when its stream opens, and dies (its removal, with
+    `player.deleted`) while the tick that the stream would join reads."""
+
+    async def main() -> tuple[list, str | None]:
+        loop = asyncio.get_running_loop()
+        hub = _hub(database_url)
+        watching = await hub.subscribe(table.cid, table.gm)  # the campaign is tracked
+        await asyncio.sleep(0.2)
+        opened = []
+
+        def open_then_remove() -> None:
+            opened.append(asyncio.run_coroutine_threadsafe(hub.subscribe(table.cid, table.player), loop))
+            time.sleep(0.3)  # the loop has run the subscription meanwhile
+            _remove(client, table)
+
+        _tick_with(monkeypatch, open_then_remove)
+        await _roll(client, table)
+        for _ in range(2):
+            await asyncio.wait_for(watching.queue.get(), 10)
+        late = await asyncio.wait_for(asyncio.wrap_future(opened[0]), 10)
+        got = await _until_closed(late)
+        hub.unsubscribe(watching)
+        return got, late.closed
+
+    got, closed = asyncio.run(main())
+    assert closed == "revoked"
     assert not any(b"player.deleted" in e for _, e in got), got
