@@ -70,7 +70,9 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
 
 # The order in which a campaign's writers take their locks on PostgreSQL (issue 21 item 6):
 #   1. the campaign's row FOR NO KEY UPDATE: its own changes (options, players, tokens, deletion),
-#      serialised among themselves (`load_campaign(for_update=True)`);
+#      serialised among themselves (`load_campaign(for_update=True)`), and a character given to a player
+#      (its creation or its PATCH naming one: `characters.hold_players`), so a player's removal never
+#      meets a character given to it after it listed the player's own;
 #   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
 #   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
 #      (a log entry, an event, a player, a character…), before and after 4;

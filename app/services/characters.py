@@ -194,6 +194,14 @@ def normalized_sheet(
         raise prefixed(exc, "sheet") from None
 
 
+def hold_players(session: Session, principal: Principal, campaign_id: str) -> None:
+    """The campaign's players held until the commit, before any other lock (the campaign's row FOR NO
+    KEY UPDATE, as a player's removal takes it first: see `campaigns._NO_KEY_UPDATE`): a character given
+    to a player is given before that player's removal lists its characters, or after it (the player is
+    then unknown: 422), never between (the removal's DELETE would then break the foreign key: a 500)."""
+    load_campaign(session, principal, campaign_id, for_update=True)
+
+
 def _check_player(session: Session, campaign_id: str, player_id: str | None) -> None:
     if player_id is None:
         return
@@ -218,6 +226,8 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
                     code="gm_only",
                 )
             player_id = principal.player_id
+        if player_id is not None:
+            hold_players(session, principal, campaign_id)
         _check_player(session, campaign_id, player_id)
         if principal.is_gm:
             sheet = normalized_sheet(campaign, data.sheet, kind=data.kind, gm_override=data.gm_override)
@@ -282,6 +292,8 @@ def update_character(
     session: Session, principal: Principal, character_id: str, data: CharacterUpdate, if_match: str | None
 ) -> dict[str, Any]:
     with UnitOfWork(session, principal.campaign_id) as uow:
+        if data.player_id is not None:  # given to a player: first of all (`hold_players`)
+            hold_players(session, principal, principal.campaign_id)
         fights = shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
         before = uow.characters.get(character_id, lock=True)
         campaign = uow.campaign()

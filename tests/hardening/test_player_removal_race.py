@@ -87,3 +87,80 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
         ("player.deleted", alice.id),
     ]
     assert client.get("/v1/me", headers=bob.headers).json()["player_id"] == bob.id
+
+
+def _wait_for_lock_waits(engine, count: int, timeout: float = 20.0) -> None:
+    """Until `count` backends of this database wait on a lock."""
+    deadline = time.monotonic() + timeout
+    with engine.connect() as conn:
+        while time.monotonic() < deadline:
+            waiting = conn.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            ).scalar_one()
+            if waiting >= count:
+                return
+            conn.rollback()
+            time.sleep(0.02)
+    raise AssertionError(f"{count} requests never waited on a lock")
+
+
+def _holding_the_event_counter(engine, campaign_id: str):
+    """A transaction holding the campaign's event counter's row: every writer of the campaign stops
+    at its event (the last thing it writes), its other writes made and their locks held."""
+    conn = engine.connect()
+    conn.execute(text("SELECT 1 FROM event_counter WHERE campaign_id = :c FOR UPDATE"), {"c": campaign_id})
+    return conn
+
+
+def test_a_character_given_to_the_player_before_its_removal_is_left_unowned(
+    client, campaign, player_factory, character_factory, engine
+):
+    """A PATCH gives the GM's character to Alice and stops at its event; Alice's removal comes: it
+    waits for the PATCH (never lists Alice's characters without that one, whose foreign key would then
+    break its DELETE: a 500), and then leaves the character unowned."""
+    alice = player_factory(campaign, "Alice")
+    gift = character_factory(campaign, GC_MINIMAL, name="Kai")
+    url = f"/v1/campaigns/{campaign.id}/players/{alice.id}"
+    with ThreadPoolExecutor(2) as pool, _holding_the_event_counter(engine, campaign.id) as holder:
+        given = pool.submit(
+            client.patch, f"/v1/characters/{gift['id']}", json={"player_id": alice.id}, headers=campaign.gm
+        )
+        _wait_for_lock_waits(engine, 1)
+        removal = pool.submit(client.delete, url, headers=campaign.gm)
+        _wait_for_lock_waits(engine, 2)
+        holder.commit()
+        assert given.result(timeout=30).status_code == 200, given.result().text
+        r = removal.result(timeout=30)
+    assert r.status_code == 204, r.text
+    kai = client.get(f"/v1/characters/{gift['id']}", headers=campaign.gm).json()
+    assert kai["player_id"] is None and kai["version"] == gift["version"] + 2  # given, then orphaned
+
+
+@pytest.mark.parametrize("how", ["patch", "create"])
+def test_a_character_given_to_the_player_during_its_removal_is_refused(
+    client, campaign, player_factory, character_factory, engine, how
+):
+    """Alice's removal stops at its event; a PATCH or a creation giving a character to Alice comes:
+    it waits for the removal, then finds no such player (422, never a foreign-key 500)."""
+    alice = player_factory(campaign, "Alice")
+    gift = character_factory(campaign, GC_MINIMAL, name="Kai")
+    with ThreadPoolExecutor(2) as pool, _holding_the_event_counter(engine, campaign.id) as holder:
+        removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
+        _wait_for_lock_waits(engine, 1)
+        if how == "patch":
+            given = pool.submit(
+                client.patch, f"/v1/characters/{gift['id']}", json={"player_id": alice.id}, headers=campaign.gm
+            )
+        else:
+            body = {"name": "Noé", "kind": "pc", "sheet": GC_MINIMAL, "player_id": alice.id}
+            given = pool.submit(client.post, f"/v1/campaigns/{campaign.id}/characters", json=body, headers=campaign.gm)
+        _wait_for_lock_waits(engine, 2)
+        holder.commit()
+        assert removal.result(timeout=30).status_code == 204, removal.result().text
+        r = given.result(timeout=30)
+    assert r.status_code == 422, r.text
+    assert r.json()["code"] == "unknown_id"
+    assert client.get(f"/v1/characters/{gift['id']}", headers=campaign.gm).json()["player_id"] is None
