@@ -204,14 +204,18 @@ def app_error_response(exc: e.AppError) -> JSONResponse:
     return problem(status, exc.title, exc.detail, code=exc.code, headers=headers or None, **extra)
 
 
-# PostgreSQL's SQLSTATEs of a request the database refused for now (issue 21 item 6): a deadlock or
-# a serialization failure is a race lost to another writer, never "the connection failed"
+# PostgreSQL's SQLSTATEs of a request the database refused for now (issue 21 item 6): a deadlock, a
+# serialization failure or a foreign key broken by a concurrent deletion is a race lost to another
+# writer, never "the connection failed" nor a 500
 RACE_LOST = (
     "the request lost a race with a concurrent write (the database found a deadlock); nothing of it was written; retry"
 )
 REFUSED_NOW: dict[str, tuple[type[e.AppError], str]] = {
     "40P01": (e.Conflict, RACE_LOST),
     "40001": (e.Conflict, RACE_LOST.replace("found a deadlock", "could not serialize it")),
+    # a row the request refers to was deleted by a concurrent commit (the use cases hold what they refer
+    # to where it matters, and answer 401, 404 or 422 then): the retry gets that answer
+    "23503": (e.Conflict, RACE_LOST.replace("the database found a deadlock", "a row it refers to was deleted")),
     "55P03": (
         e.Unavailable,
         "a row the request needs stayed locked by another transaction beyond the lock "

@@ -8,8 +8,13 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import json
+
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from app.api.problems import app_error_response, database_refusal
 
 from tests.api.support import read_events
 from tests.factories import GC_MINIMAL
@@ -164,3 +169,38 @@ def test_a_character_given_to_the_player_during_its_removal_is_refused(
     assert r.status_code == 422, r.text
     assert r.json()["code"] == "unknown_id"
     assert client.get(f"/v1/characters/{gift['id']}", headers=campaign.gm).json()["player_id"] is None
+
+
+def test_a_stream_ticket_asked_during_the_players_removal_is_a_401(client, campaign, player_factory, engine):
+    """Alice's removal (its credential deleted) stops at its event; Alice asks for a stream ticket: it
+    waits for the removal, then its credential is gone: 401 (never a foreign-key 500)."""
+    alice = player_factory(campaign, "Alice")
+    assert client.get("/v1/me", headers=alice.headers).status_code == 200  # this process knows her token
+    with ThreadPoolExecutor(2) as pool, _holding_the_event_counter(engine, campaign.id) as holder:
+        removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
+        _wait_for_lock_waits(engine, 1)
+        ticket = pool.submit(client.post, f"/v1/campaigns/{campaign.id}/events/tickets", headers=alice.headers)
+        _wait_for_lock_waits(engine, 2)
+        holder.commit()
+        assert removal.result(timeout=30).status_code == 204, removal.result().text
+        r = ticket.result(timeout=30)
+    assert r.status_code == 401, r.text
+
+
+def test_any_other_foreign_key_broken_by_a_concurrent_deletion_is_a_409_race_lost(engine, campaign):
+    """The safety net where no use case holds what it refers to: PostgreSQL's foreign_key_violation
+    (23503) is a race lost (409, Retry-After: the retry gets the use case's own answer), never a 500."""
+    with engine.connect() as conn, pytest.raises(IntegrityError) as caught:
+        conn.execute(
+            text(
+                "INSERT INTO stream_ticket (ticket_hash, token_hash, campaign_id, expires_at) VALUES (:t, :c, :k, now())"
+            ),
+            {"t": "x" * 64, "c": "gone" * 16, "k": campaign.id},
+        )
+    response = app_error_response(database_refusal(caught.value))
+    body = json.loads(response.body)
+    assert (response.status_code, response.headers.get("retry-after"), body["code"]) == (409, "1", "race_lost")
+    assert body["detail"] == (
+        "the request lost a race with a concurrent write (a row it refers to was deleted); "
+        "nothing of it was written; retry"
+    )
