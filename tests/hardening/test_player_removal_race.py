@@ -28,8 +28,8 @@ def postgres_only(database_url):
         pytest.skip("row locks are PostgreSQL's (SQLite has one writer at a time)")
 
 
-def _wait_for_a_lock_wait(engine, timeout: float = 20.0) -> None:
-    """Until a backend of this database waits on a lock (the removal, on the row held)."""
+def _wait_for_lock_waits(engine, count: int, timeout: float = 20.0) -> None:
+    """Until `count` backends of this database wait on a lock."""
     deadline = time.monotonic() + timeout
     with engine.connect() as conn:
         while time.monotonic() < deadline:
@@ -39,11 +39,11 @@ def _wait_for_a_lock_wait(engine, timeout: float = 20.0) -> None:
                     " WHERE datname = current_database() AND wait_event_type = 'Lock'"
                 )
             ).scalar_one()
-            if waiting:
+            if waiting >= count:
                 return
             conn.rollback()
             time.sleep(0.02)
-    raise AssertionError("the removal never waited for the character's row")
+    raise AssertionError(f"{count} requests never waited on a lock")
 
 
 def test_a_character_given_to_another_player_during_the_removal_stays_that_players(
@@ -70,7 +70,7 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
             {"bob": bob.id, "id": moving["id"]},
         )
         removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
-        _wait_for_a_lock_wait(engine)  # the removal has listed Aiko as Alice's and waits for her row
+        _wait_for_lock_waits(engine, 1)  # the removal has listed Aiko as Alice's and waits for her row
         assert not removal.done()
         holder.commit()
         r = removal.result(timeout=30)
@@ -92,24 +92,6 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
         ("player.deleted", alice.id),
     ]
     assert client.get("/v1/me", headers=bob.headers).json()["player_id"] == bob.id
-
-
-def _wait_for_lock_waits(engine, count: int, timeout: float = 20.0) -> None:
-    """Until `count` backends of this database wait on a lock."""
-    deadline = time.monotonic() + timeout
-    with engine.connect() as conn:
-        while time.monotonic() < deadline:
-            waiting = conn.execute(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                )
-            ).scalar_one()
-            if waiting >= count:
-                return
-            conn.rollback()
-            time.sleep(0.02)
-    raise AssertionError(f"{count} requests never waited on a lock")
 
 
 def _holding_the_event_counter(engine, campaign_id: str):
