@@ -1,14 +1,16 @@
-"""A player's removal against a concurrent reassignment (PostgreSQL: SQLite has one writer at a
-time, so nothing slips in between). The removal lists the player's characters, then locks them:
-one given to another player meanwhile is found so once its lock is had, and left to that player
-(`characters.orphan` saves only those still the removed player's, and moves only their fights)."""
+"""A player's removal against concurrent writers (PostgreSQL: SQLite has one writer at a time, so
+nothing slips in between). The removal lists the player's characters, then locks them: one given to
+another player meanwhile is found so once its lock is had, and left to that player
+(`characters.orphan` saves only those still the removed player's, and moves only their fights). A
+character given to the player, and a stream ticket of its token, are ordered with the removal by
+the locks they hold (never a foreign key broken: a 500); any other foreign key a concurrent deletion
+breaks is a 409 race_lost."""
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-
-import json
 
 import pytest
 from sqlalchemy import text
