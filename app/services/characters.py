@@ -171,8 +171,9 @@ def orphan(uow: UnitOfWork, player_id: str) -> None:
     moved = [uow.characters.save(c, now=now, player_id=None) for c in locked if c.player_id == player_id]
     if not moved:
         return
-    if len(moved) < len(ids):  # the fights of those still the player's alone move (their locks are held)
-        fights = shown.lock_showing_any(uow, [c.id for c in moved])
+    # the fights of those still the player's: the ones locked first, less those of a character given to
+    # another player meanwhile, plus any that added one of them meanwhile
+    fights = shown.lock_joined(uow, [c.id for c in moved])
     shown.move(uow, fights)
     for data, args in updated_events(uow.conn, moved, uow.campaign().ruleset):
         uow.record("character.updated", data, **args)
@@ -294,8 +295,9 @@ def update_character(
     with UnitOfWork(session, principal.campaign_id) as uow:
         if data.player_id is not None:  # given to a player: first of all (`hold_players`)
             hold_players(session, principal, principal.campaign_id)
-        fights = shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
+        shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
         before = uow.characters.get(character_id, lock=True)
+        fights = shown.lock_joined(uow, [character_id])
         campaign = uow.campaign()
         check_visible(uow.conn, principal, before)
         authorize(principal, before.player_id)
@@ -501,8 +503,9 @@ def _save_version(
 
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
     with UnitOfWork(session, principal.campaign_id) as uow:
-        fights = shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
+        shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
         character = uow.characters.get(character_id, lock=True)
+        fights = shown.lock_joined(uow, [character_id])
         check_visible(uow.conn, principal, character)
         authorize(principal, character.player_id)
         check_if_match(character.version, if_match, "character")

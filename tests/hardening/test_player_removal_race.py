@@ -20,6 +20,7 @@ from app.api.problems import app_error_response, database_refusal
 
 from tests.api.support import read_events
 from tests.factories import GC_MINIMAL
+from tests.hardening.pg_locks import holding_the_event_counter, lock_waits
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
 
@@ -28,24 +29,6 @@ pytestmark = pytest.mark.usefixtures("postgres_only")
 def postgres_only(database_url):
     if not database_url.startswith("postgres"):
         pytest.skip("row locks are PostgreSQL's (SQLite has one writer at a time)")
-
-
-def _wait_for_lock_waits(engine, count: int, timeout: float = 20.0) -> None:
-    """Until `count` backends of this database wait on a lock."""
-    deadline = time.monotonic() + timeout
-    with engine.connect() as conn:
-        while time.monotonic() < deadline:
-            waiting = conn.execute(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                )
-            ).scalar_one()
-            if waiting >= count:
-                return
-            conn.rollback()
-            time.sleep(0.02)
-    raise AssertionError(f"{count} requests never waited on a lock")
 
 
 def test_a_character_given_to_another_player_during_the_removal_stays_that_players(
@@ -72,7 +55,7 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
             {"bob": bob.id, "id": moving["id"]},
         )
         removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
-        _wait_for_lock_waits(engine, 1)  # the removal has listed Aiko as Alice's and waits for her row
+        lock_waits(engine, 1)  # the removal has listed Aiko as Alice's and waits for her row
         assert not removal.done()
         holder.commit()
         r = removal.result(timeout=30)
@@ -96,14 +79,6 @@ def test_a_character_given_to_another_player_during_the_removal_stays_that_playe
     assert client.get("/v1/me", headers=bob.headers).json()["player_id"] == bob.id
 
 
-def _holding_the_event_counter(engine, campaign_id: str):
-    """A transaction holding the campaign's event counter's row: every writer of the campaign stops
-    at its event (the last thing it writes), its other writes made and their locks held."""
-    conn = engine.connect()
-    conn.execute(text("SELECT 1 FROM event_counter WHERE campaign_id = :c FOR UPDATE"), {"c": campaign_id})
-    return conn
-
-
 def test_a_character_given_to_the_player_before_its_removal_is_left_unowned(
     client, campaign, player_factory, character_factory, engine
 ):
@@ -113,13 +88,13 @@ def test_a_character_given_to_the_player_before_its_removal_is_left_unowned(
     alice = player_factory(campaign, "Alice")
     gift = character_factory(campaign, GC_MINIMAL, name="Kai")
     url = f"/v1/campaigns/{campaign.id}/players/{alice.id}"
-    with ThreadPoolExecutor(2) as pool, _holding_the_event_counter(engine, campaign.id) as holder:
+    with ThreadPoolExecutor(2) as pool, holding_the_event_counter(engine, campaign.id) as holder:
         given = pool.submit(
             client.patch, f"/v1/characters/{gift['id']}", json={"player_id": alice.id}, headers=campaign.gm
         )
-        _wait_for_lock_waits(engine, 1)
+        lock_waits(engine, 1)
         removal = pool.submit(client.delete, url, headers=campaign.gm)
-        _wait_for_lock_waits(engine, 2)
+        lock_waits(engine, 2)
         holder.commit()
         assert given.result(timeout=30).status_code == 200, given.result().text
         r = removal.result(timeout=30)
@@ -136,9 +111,9 @@ def test_a_character_given_to_the_player_during_its_removal_is_refused(
     it waits for the removal, then finds no such player (422, never a foreign-key 500)."""
     alice = player_factory(campaign, "Alice")
     gift = character_factory(campaign, GC_MINIMAL, name="Kai")
-    with ThreadPoolExecutor(2) as pool, _holding_the_event_counter(engine, campaign.id) as holder:
+    with ThreadPoolExecutor(2) as pool, holding_the_event_counter(engine, campaign.id) as holder:
         removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
-        _wait_for_lock_waits(engine, 1)
+        lock_waits(engine, 1)
         if how == "patch":
             given = pool.submit(
                 client.patch, f"/v1/characters/{gift['id']}", json={"player_id": alice.id}, headers=campaign.gm
@@ -146,7 +121,7 @@ def test_a_character_given_to_the_player_during_its_removal_is_refused(
         else:
             body = {"name": "Noé", "kind": "pc", "sheet": GC_MINIMAL, "player_id": alice.id}
             given = pool.submit(client.post, f"/v1/campaigns/{campaign.id}/characters", json=body, headers=campaign.gm)
-        _wait_for_lock_waits(engine, 2)
+        lock_waits(engine, 2)
         holder.commit()
         assert removal.result(timeout=30).status_code == 204, removal.result().text
         r = given.result(timeout=30)
@@ -160,11 +135,11 @@ def test_a_stream_ticket_asked_during_the_players_removal_is_a_401(client, campa
     waits for the removal, then its credential is gone: 401 (never a foreign-key 500)."""
     alice = player_factory(campaign, "Alice")
     assert client.get("/v1/me", headers=alice.headers).status_code == 200  # this process knows her token
-    with ThreadPoolExecutor(2) as pool, _holding_the_event_counter(engine, campaign.id) as holder:
+    with ThreadPoolExecutor(2) as pool, holding_the_event_counter(engine, campaign.id) as holder:
         removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
-        _wait_for_lock_waits(engine, 1)
+        lock_waits(engine, 1)
         ticket = pool.submit(client.post, f"/v1/campaigns/{campaign.id}/events/tickets", headers=alice.headers)
-        _wait_for_lock_waits(engine, 2)
+        lock_waits(engine, 2)
         holder.commit()
         assert removal.result(timeout=30).status_code == 204, removal.result().text
         r = ticket.result(timeout=30)

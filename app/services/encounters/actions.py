@@ -740,11 +740,15 @@ def _delete_copies(uow, fight: Fight, copies: list[dict[str, Any]], steps: list,
     without `force` (409 `changed_since`): the revert would lose that."""
     if not copies:
         return
-    # the other fights showing a copy, locked before the copies (the encounters' lock order)
-    elsewhere = {
-        c["character_id"]: [e for e in showing.lock_showing(uow, c["character_id"]) if e[0] != fight.id] for c in copies
-    }
+    # the other fights showing a copy, locked before the copies (the encounters' lock order), and again
+    # once the copies are locked (one that took a copy meanwhile: `lock_joined`)
+    for c in copies:
+        showing.lock_showing(uow, c["character_id"])
     store.load_characters(fight, [c["character_id"] for c in copies], lock=True)
+    elsewhere = {
+        c["character_id"]: [e for e in showing.lock_joined(uow, [c["character_id"]]) if e[0] != fight.id]
+        for c in copies
+    }
     for c in copies:
         ch = fight.characters.get(c["character_id"])
         if ch is None:  # deleted since: nothing left to delete

@@ -101,7 +101,9 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
             field=".".join(loc[1:]),
             code="too_many",
         )
-    found = uow.characters.find([i.character_id for i in items])
+    # locked (after the fight, in id order: the encounters' lock order), so one being deleted is waited
+    # for and then unknown, never added as it goes
+    found = uow.characters.find([i.character_id for i in items], lock=True)
     present = {c["character_id"] for c in fight.combatants}
     added: list[dict[str, Any]] = []
     for n, item in enumerate(items):

@@ -60,6 +60,15 @@ def lock_showing_any(uow: UnitOfWork, character_ids: list[str]) -> Showing:
     return list(found.values())
 
 
+def lock_joined(uow: UnitOfWork, character_ids: list[str]) -> Showing:
+    """Once these characters are locked: the encounters showing them now, locked — those locked before
+    them (`lock_showing`, `lock_showing_any`) and any that added one of them while this waited for its
+    lock (that combatant committed since). Those are locked after the characters, out of the encounters'
+    order: a deadlock then (rare: an action of that new fight at once) is a 409 race_lost, never a
+    fight whose version missed the change."""
+    return lock_showing_any(uow, character_ids)
+
+
 def shows_a_change(changed: dict[str, Any], before: Any) -> bool:
     """Whether these changes of a character (field -> new value) change what an encounter shows."""
     return any(k in changed and changed[k] != getattr(before, k) for k in SHOWN_FIELDS)

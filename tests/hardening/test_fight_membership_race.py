@@ -1,0 +1,93 @@
+"""A character joining a fight against its concurrent edit or deletion (PostgreSQL: SQLite has one
+writer at a time). A writer of the campaign is stopped at its event (`holding_the_event_counter`:
+its other writes made, their locks held) so the other comes while it is under way:
+
+- the deletion first: the fight's addition waits for the character and finds it gone (422), never
+  adds a combatant of a character deleted before it;
+- the addition first: the edit or deletion waits for the character, then moves that fight too (its
+  version and `encounter.updated`: what the fight shows of the character changed), never leaves it
+  at a version whose ETag still matches."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.api.support import read_events
+from tests.factories import GC_MINIMAL
+from tests.hardening.pg_locks import holding_the_event_counter, lock_waits
+
+pytestmark = pytest.mark.usefixtures("postgres_only")
+
+
+@pytest.fixture
+def postgres_only(database_url):
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks are PostgreSQL's (SQLite has one writer at a time)")
+
+
+@pytest.fixture
+def fight(client, campaign, character_factory):
+    first = character_factory(campaign, GC_MINIMAL, name="Aiko")
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/encounters",
+        json={"name": "Gué", "combatants": [{"character_id": first["id"], "side": "a"}]},
+        headers=campaign.gm,
+    )
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+@pytest.mark.parametrize("how", ["add", "create"])
+def test_a_character_deleted_while_a_fight_takes_it_is_not_taken(
+    client, campaign, character_factory, engine, fight, how
+):
+    kai = character_factory(campaign, GC_MINIMAL, name="Kai")
+    with ThreadPoolExecutor(2) as pool, holding_the_event_counter(engine, campaign.id) as holder:
+        deletion = pool.submit(client.delete, f"/v1/characters/{kai['id']}", headers=campaign.gm)
+        lock_waits(engine, 1)
+        if how == "add":
+            url, body = f"/v1/encounters/{fight['id']}/combatants", {"character_id": kai["id"], "side": "b"}
+        else:
+            url = f"/v1/campaigns/{campaign.id}/encounters"
+            body = {"name": "Pont", "combatants": [{"character_id": kai["id"], "side": "b"}]}
+        taking = pool.submit(client.post, url, json=body, headers=campaign.gm)
+        lock_waits(engine, 2)
+        holder.commit()
+        assert deletion.result(timeout=30).status_code == 204, deletion.result().text
+        r = taking.result(timeout=30)
+    assert r.status_code == 422, r.text
+    assert r.json()["code"] == "unknown_id"
+    now = client.get(f"/v1/encounters/{fight['id']}", headers=campaign.gm).json()
+    assert [c["character_id"] for c in now["combatants"]] == [fight["combatants"][0]["character_id"]]
+
+
+@pytest.mark.parametrize("change", ["rename", "delete"])
+def test_a_character_changed_while_a_fight_takes_it_moves_that_fight(
+    client, campaign, character_factory, engine, fight, change
+):
+    kai = character_factory(campaign, GC_MINIMAL, name="Kai")
+    url = f"/v1/characters/{kai['id']}"
+    with ThreadPoolExecutor(2) as pool, holding_the_event_counter(engine, campaign.id) as holder:
+        adding = pool.submit(
+            client.post,
+            f"/v1/encounters/{fight['id']}/combatants",
+            json={"character_id": kai["id"], "side": "b"},
+            headers=campaign.gm,
+        )
+        lock_waits(engine, 1)
+        last = read_events(client, campaign.id, campaign.gm)[-1]["id"]
+        if change == "rename":
+            changing = pool.submit(client.patch, url, json={"name": "Kai le Brave"}, headers=campaign.gm)
+        else:
+            changing = pool.submit(client.delete, url, headers=campaign.gm)
+        lock_waits(engine, 2)
+        holder.commit()
+        added = adding.result(timeout=30)
+        assert added.status_code == 201, added.text
+        assert changing.result(timeout=30).status_code in (200, 204), changing.result().text
+    now = client.get(f"/v1/encounters/{fight['id']}", headers=campaign.gm).json()
+    assert now["version"] == added.json()["version"] + 1  # the addition's, then the change's
+    told = [(e["type"], e["data"]) for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
+    assert ("encounter.updated", {"id": fight["id"], "version": now["version"]}) in told
