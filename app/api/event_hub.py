@@ -300,12 +300,15 @@ class EventHub:
         new events, queue them. True when the read was cut at POLL_LIMIT (more to read)."""
         pending = list(self._pending)
         cursors = dict(self._cursors)
+        # where a campaign no one follows yet stands (a tracked one's waiters join at its cursor: its
+        # events past it are read below and dispatched to them too)
+        untracked = [campaign_id for campaign_id in pending if campaign_id not in cursors]
         watermark = self._watermark
         tokens = self._tokens()
 
         def work() -> tuple[dict[str, int], list[StoredEvent], int | None, set[str]]:
             with self.sessions(read_only=True) as session:
-                latest = events.latest_numbers(session, pending)
+                latest = events.latest_numbers(session, untracked)
                 rows, mark = events.poll(session, {**cursors, **latest}, watermark if cursors else None, POLL_LIMIT)
                 # the credentials after the events (each statement sees its own snapshot on PostgreSQL):
                 # a death committed with an event read here is seen here, and its streams end first
@@ -320,12 +323,17 @@ class EventHub:
             self._reading = False
         self._watermark = mark
         self._close_revoked(tokens - live)
-        for campaign_id, number in latest.items():
-            waiting = self._pending.pop(campaign_id, [])
+        for campaign_id in pending:
             if campaign_id not in self._cursors:
+                if campaign_id not in latest:  # tracked when this tick began and left since
+                    self._wake.set()  # its waiters join at the next tick, at once
+                    continue
+                waiting = self._pending.pop(campaign_id, [])
                 if not waiting:
                     continue  # every waiter left meanwhile
-                self._cursors[campaign_id] = number
+                self._cursors[campaign_id] = latest[campaign_id]
+            else:
+                waiting = self._pending.pop(campaign_id, [])
             for sub, waiter in waiting:
                 if sub.closed is not None:
                     continue  # its credential died while it waited

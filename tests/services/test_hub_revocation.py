@@ -134,3 +134,49 @@ def test_a_stream_opened_while_a_tick_reads_is_checked_before_that_ticks_events(
     got, closed = asyncio.run(main())
     assert closed == "revoked"
     assert not any(b"player.deleted" in e for _, e in got), got
+
+
+def test_a_stream_waiting_to_join_a_followed_campaign_costs_its_other_streams_no_event(
+    client, database_url, table, monkeypatch
+):
+    """A stream opened while a tick reads waits for the next tick; an event committed before that
+    next tick's read reaches the streams already there (the campaign's cursor, not where it stands
+    when the newcomer joins, bounds what is read) and the newcomer alike."""
+
+    async def main() -> tuple[list[bytes], list[bytes], list[int]]:
+        loop = asyncio.get_running_loop()
+        hub = _hub(database_url)
+        there = await hub.subscribe(table.cid, table.gm)
+        await asyncio.sleep(0.2)
+        joining, rolled = [], []
+
+        def open_during_the_read() -> None:
+            joining.append(asyncio.run_coroutine_threadsafe(hub.subscribe(table.cid, table.gm), loop))
+            time.sleep(0.3)  # the loop has run the subscription meanwhile: it waits for the next tick
+
+        real_latest = events.latest_numbers
+
+        def roll_first(session, campaign_ids):  # the next tick: an event committed before its reads
+            if joining and not rolled:
+                r = client.post(
+                    f"/v1/campaigns/{table.cid}/rolls", json={"expression": "1d6"}, headers=table.gm_headers
+                )
+                rolled.append(r.status_code)
+            return real_latest(session, campaign_ids)
+
+        _tick_with(monkeypatch, open_during_the_read)
+        monkeypatch.setattr(events, "latest_numbers", roll_first)
+        await _roll(client, table)
+        first = await asyncio.wait_for(there.queue.get(), 10)
+        second = await asyncio.wait_for(there.queue.get(), 10)
+        late = await asyncio.wait_for(asyncio.wrap_future(joining[0]), 10)
+        newcomer = await asyncio.wait_for(late.queue.get(), 10)
+        assert late.start == first[0]  # it joined after the first event, before the second
+        hub.unsubscribe(there)
+        hub.unsubscribe(late)
+        return [first[1], second[1]], [newcomer[1]], rolled
+
+    there, newcomer, rolled = asyncio.run(main())
+    assert rolled == [201]
+    assert all(b"log.created" in e for e in there)
+    assert newcomer == there[1:]
