@@ -298,7 +298,9 @@ class EventHub:
     async def _tick(self) -> bool:
         """One round trip: start tracking the pending campaigns, read every tracked campaign's
         new events, queue them. True when the read was cut at POLL_LIMIT (more to read)."""
-        pending = list(self._pending)
+        # the streams waiting to join, as this tick begins: their credentials are read below; one that
+        # comes during the read waits for the next tick (what this tick reads is not checked against it)
+        pending = {campaign_id: {sub for sub, _ in waiting} for campaign_id, waiting in self._pending.items()}
         cursors = dict(self._cursors)
         # where a campaign no one follows yet stands (a tracked one's waiters join at its cursor: its
         # events past it are read below and dispatched to them too)
@@ -323,17 +325,23 @@ class EventHub:
             self._reading = False
         self._watermark = mark
         self._close_revoked(tokens - live)
-        for campaign_id in pending:
+        for campaign_id, known in pending.items():
+            still = self._pending.get(campaign_id, [])
+            waiting = [(sub, waiter) for sub, waiter in still if sub in known]
+            later = [(sub, waiter) for sub, waiter in still if sub not in known]
+            if later:
+                self._wake.set()  # they join at the next tick, at once
+            if not waiting:
+                continue  # every waiter left meanwhile
             if campaign_id not in self._cursors:
                 if campaign_id not in latest:  # tracked when this tick began and left since
                     self._wake.set()  # its waiters join at the next tick, at once
                     continue
-                waiting = self._pending.pop(campaign_id, [])
-                if not waiting:
-                    continue  # every waiter left meanwhile
                 self._cursors[campaign_id] = latest[campaign_id]
+            if later:
+                self._pending[campaign_id] = later
             else:
-                waiting = self._pending.pop(campaign_id, [])
+                del self._pending[campaign_id]
             for sub, waiter in waiting:
                 if sub.closed is not None:
                     continue  # its credential died while it waited

@@ -180,3 +180,32 @@ def test_a_stream_waiting_to_join_a_followed_campaign_costs_its_other_streams_no
     assert rolled == [201]
     assert all(b"log.created" in e for e in there)
     assert newcomer == there[1:]
+
+
+def test_a_stream_opened_while_a_campaigns_first_tick_reads_is_checked_before_that_ticks_events(
+    client, database_url, table, monkeypatch
+):
+    """As above, into a campaign the hub does not follow yet: the GM's stream waits for the tick that
+    starts following it; the player's, opened during that tick's read (the player removed meanwhile),
+    does not join with the GM's."""
+
+    async def main() -> tuple[list, str | None]:
+        loop = asyncio.get_running_loop()
+        hub = _hub(database_url)
+        opened = []
+
+        def open_then_remove() -> None:
+            opened.append(asyncio.run_coroutine_threadsafe(hub.subscribe(table.cid, table.player), loop))
+            time.sleep(0.3)
+            _remove(client, table)
+
+        _tick_with(monkeypatch, open_then_remove)
+        watching = await hub.subscribe(table.cid, table.gm)  # its tick reads what the removal committed
+        late = await asyncio.wait_for(asyncio.wrap_future(opened[0]), 10)
+        got = await _until_closed(late)
+        hub.unsubscribe(watching)
+        return got, late.closed
+
+    got, closed = asyncio.run(main())
+    assert closed == "revoked"
+    assert not any(b"player.deleted" in e for _, e in got), got
