@@ -6,7 +6,9 @@ its other writes made, their locks held) so the other comes while it is under wa
   adds a combatant of a character deleted before it;
 - the addition first: the edit or deletion waits for the character, then moves that fight too (its
   version and `encounter.updated`: what the fight shows of the character changed), never leaves it
-  at a version whose ETag still matches."""
+  at a version whose ETag still matches;
+- a join's NPC copy taken by another fight while the join's revert waits for it: the revert refuses
+  (409 changed_since, issue 27's rule), never deletes a copy another fight shows."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.api.support import read_events
-from tests.factories import GC_MINIMAL
+from tests.factories import GC_MINIMAL, wa_fighter
 from tests.hardening.pg_locks import holding_the_event_counter, lock_waits
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
@@ -91,3 +93,33 @@ def test_a_character_changed_while_a_fight_takes_it_moves_that_fight(
     assert now["version"] == added.json()["version"] + 1  # the addition's, then the change's
     told = [(e["type"], e["data"]) for e in read_events(client, campaign.id, campaign.gm) if e["id"] > last]
     assert ("encounter.updated", {"id": fight["id"], "version": now["version"]}) in told
+
+
+def test_a_copy_taken_by_another_fight_during_its_joins_revert_stops_the_revert(table, engine):
+    """Issue 27's rule (a copy put in another fight since is deleted only when forced), when the other
+    fight takes it while the revert waits for it: the revert reads the fights showing the copy again
+    once it holds the copy, and refuses (409 changed_since), never deletes a copy another fight shows."""
+    from tests.api.test_encounters_midfight import _orcs_join
+
+    t = table("worlds-awakening")
+    eid, joined, _n, copies = _orcs_join(t)
+    goblin = t.character("Goblin", wa_fighter(1), kind="npc")
+    other = t.encounter([{"character_id": goblin}])
+    revert_url = f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert"
+    with ThreadPoolExecutor(2) as pool, holding_the_event_counter(engine, t.c.id) as holder:
+        taking = pool.submit(
+            t.client.post,
+            f"/v1/encounters/{other['id']}/combatants",
+            json={"character_id": copies["Orc 1"], "side": "b"},
+            headers=t.gm,
+        )
+        lock_waits(engine, 1)
+        reverting = pool.submit(t.client.post, revert_url, json={}, headers=t.gm)
+        lock_waits(engine, 2)
+        holder.commit()
+        assert taking.result(timeout=30).status_code == 201, taking.result().text
+        r = reverting.result(timeout=30)
+    assert r.status_code == 409, r.text
+    assert (r.json()["code"], r.json()["field"], r.json()["current"]) == ("changed_since", "encounters", [other["id"]])
+    shown = t.client.get(f"/v1/encounters/{other['id']}", headers=t.gm).json()
+    assert copies["Orc 1"] in [c["character_id"] for c in shown["combatants"]]
