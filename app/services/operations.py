@@ -218,6 +218,7 @@ class RollingWork(UnitOfWork):
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         sheets = self._dumped_sheets(outcome.sheets)
         updates = self._updated_events(sheets, now, hidden=req.hidden)  # read before the writes' batch
+        self._move_fights(sheets, hidden=req.hidden)  # likewise
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(sheets, now)
@@ -263,6 +264,22 @@ class RollingWork(UnitOfWork):
         from app.services.characters import updated_events  # (characters imports this module)
 
         return updated_events(self.conn, moved, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
+
+    def _move_fights(self, sheets: dict[str, dict[str, Any]], *, hidden: bool) -> None:
+        """Issue 25, as a sheet edit does: each fight showing a character whose sheet changed moves (its
+        version and its `encounter.updated`: its view reads the sheet, so a conditional GET with the old
+        ETag must not be a 304). Nothing read for a character known to be in no fight (the hot path).
+        The fights are locked after the characters (locked first here): a deadlock with an action of
+        that fight is retried (`retried`). `hidden`: a hidden GM roll's move is told to the GM alone."""
+        changed = [
+            cid for cid, sheet in sheets.items() if cid not in self.not_fighting and sheet != self.loaded[cid].sheet
+        ]
+        if not changed:
+            return
+        from app.services.encounters import shown  # (the encounters import this module)
+
+        fights = shown.lock_showing_any(self, changed)
+        shown.move(self, [(fight, version, shown_hidden or hidden) for fight, version, shown_hidden in fights])
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else

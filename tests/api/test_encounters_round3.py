@@ -261,6 +261,34 @@ def test_issue25_deleting_a_combatants_character_moves_the_etag(table):
     assert [c["name"] for c in r.json()["combatants"]] == ["Aiko", None]
 
 
+def test_issue25_a_rolling_operations_sheet_change_moves_the_encounters_etag(table):
+    """A level-up, a test or a character action changes a sheet as an edit does: the fights showing
+    that character move too (a conditional GET with the old ETag was a stale 304 after a level-up
+    raised the hp the fight shows); one that changes no sheet moves nothing; a hidden GM roll's
+    move is told to the GM alone."""
+    t = table("great-cosmos")
+    hero = t.character("Aiko", gc_fighter(), kind="pc", player=t.alice)
+    eid = t.post(f"/v1/campaigns/{t.c.id}/encounters", {"name": "Gué", "combatants": [{"character_id": hero}]})["id"]
+    tag = _get(t, eid).headers["ETag"]
+    plain = t.client.post(f"/v1/characters/{hero}/tests", json={"stat": "force", "dice": [50]}, headers=t.gm)
+    assert plain.status_code == 201 and plain.json()["effects"]["karma"]["after"] == 0, plain.text
+    assert _get(t, eid, tag).status_code == 304  # no sheet changed: nothing moved
+    body = {"mode": "two_d10", "stats": ["force", "agilite"], "chance_bonus_pool": "hp", "seed": 7}
+    assert t.client.post(f"/v1/characters/{hero}/level-ups", json=body, headers=t.gm).status_code == 201
+    r = _get(t, eid, tag)
+    assert r.status_code == 200, "a stale 304: the view shows the new hp"
+    assert r.json()["version"] == 2 and r.json()["combatants"][0]["resources"]["hp"] == {"value": 105, "max": 105}
+    hidden = t.client.post(
+        f"/v1/characters/{hero}/tests", json={"stat": "force", "dice": [1], "hidden": True}, headers=t.gm
+    )
+    assert hidden.status_code == 201 and hidden.json()["effects"]["karma"]["after"] == -1, hidden.text
+    assert t.state(eid)["version"] == 3
+    gm = [e["data"] for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
+    alice = [e["data"] for e in read_events(t.client, t.c.id, t.alice.headers) if e["type"] == "encounter.updated"]
+    assert gm == [{"id": eid, "version": 2}, {"id": eid, "version": 3}]
+    assert alice == [{"id": eid, "version": 2}]
+
+
 def test_issue25_a_character_in_no_fight_moves_nothing(table):
     t = table("worlds-awakening")
     s, _, _ = _fight(t)
