@@ -1,6 +1,7 @@
 """Ordering concurrent requests on PostgreSQL's locks, for the race tests: a transaction holding a
 campaign's event counter stops every writer of that campaign at its event (its other writes made,
-their locks held), and `lock_waits` waits until so many requests wait on a lock."""
+their locks held), `lock_waits` waits until so many requests wait on a lock, and `released` lets the
+two go in their order."""
 
 from __future__ import annotations
 
@@ -33,3 +34,13 @@ def holding_the_event_counter(engine, campaign_id: str):
     conn = engine.connect()
     conn.execute(text("SELECT 1 FROM event_counter WHERE campaign_id = :c FOR UPDATE"), {"c": campaign_id})
     return conn
+
+
+def released(engine, holder, first, second, first_status: int):
+    """Once both requests (futures) wait on a lock, the holder commits: the first is answered
+    `first_status`; the second's answer is returned."""
+    lock_waits(engine, 2)
+    holder.commit()
+    answer = first.result(timeout=30)
+    assert answer.status_code == first_status, answer.text
+    return second.result(timeout=30)

@@ -18,7 +18,7 @@ import pytest
 
 from tests.api.support import read_events
 from tests.factories import GC_MINIMAL, wa_fighter
-from tests.hardening.pg_locks import holding_the_event_counter, lock_waits
+from tests.hardening.pg_locks import holding_the_event_counter, lock_waits, released
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
 
@@ -55,10 +55,7 @@ def test_a_character_deleted_while_a_fight_takes_it_is_not_taken(
             url = f"/v1/campaigns/{campaign.id}/encounters"
             body = {"name": "Pont", "combatants": [{"character_id": kai["id"], "side": "b"}]}
         taking = pool.submit(client.post, url, json=body, headers=campaign.gm)
-        lock_waits(engine, 2)
-        holder.commit()
-        assert deletion.result(timeout=30).status_code == 204, deletion.result().text
-        r = taking.result(timeout=30)
+        r = released(engine, holder, deletion, taking, 204)
     assert r.status_code == 422, r.text
     assert r.json()["code"] == "unknown_id"
     now = client.get(f"/v1/encounters/{fight['id']}", headers=campaign.gm).json()
@@ -115,10 +112,7 @@ def test_a_copy_taken_by_another_fight_during_its_joins_revert_stops_the_revert(
         )
         lock_waits(engine, 1)
         reverting = pool.submit(t.client.post, revert_url, json={}, headers=t.gm)
-        lock_waits(engine, 2)
-        holder.commit()
-        assert taking.result(timeout=30).status_code == 201, taking.result().text
-        r = reverting.result(timeout=30)
+        r = released(engine, holder, taking, reverting, 201)
     assert r.status_code == 409, r.text
     assert (r.json()["code"], r.json()["field"], r.json()["current"]) == ("changed_since", "encounters", [other["id"]])
     shown = t.client.get(f"/v1/encounters/{other['id']}", headers=t.gm).json()

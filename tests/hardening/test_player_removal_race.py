@@ -20,7 +20,7 @@ from app.api.problems import app_error_response, database_refusal
 
 from tests.api.support import read_events
 from tests.factories import GC_MINIMAL
-from tests.hardening.pg_locks import holding_the_event_counter, lock_waits
+from tests.hardening.pg_locks import holding_the_event_counter, lock_waits, released
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
 
@@ -94,10 +94,7 @@ def test_a_character_given_to_the_player_before_its_removal_is_left_unowned(
         )
         lock_waits(engine, 1)
         removal = pool.submit(client.delete, url, headers=campaign.gm)
-        lock_waits(engine, 2)
-        holder.commit()
-        assert given.result(timeout=30).status_code == 200, given.result().text
-        r = removal.result(timeout=30)
+        r = released(engine, holder, given, removal, 200)
     assert r.status_code == 204, r.text
     kai = client.get(f"/v1/characters/{gift['id']}", headers=campaign.gm).json()
     assert kai["player_id"] is None and kai["version"] == gift["version"] + 2  # given, then orphaned
@@ -121,10 +118,7 @@ def test_a_character_given_to_the_player_during_its_removal_is_refused(
         else:
             body = {"name": "Noé", "kind": "pc", "sheet": GC_MINIMAL, "player_id": alice.id}
             given = pool.submit(client.post, f"/v1/campaigns/{campaign.id}/characters", json=body, headers=campaign.gm)
-        lock_waits(engine, 2)
-        holder.commit()
-        assert removal.result(timeout=30).status_code == 204, removal.result().text
-        r = given.result(timeout=30)
+        r = released(engine, holder, removal, given, 204)
     assert r.status_code == 422, r.text
     assert r.json()["code"] == "unknown_id"
     assert client.get(f"/v1/characters/{gift['id']}", headers=campaign.gm).json()["player_id"] is None
@@ -139,10 +133,7 @@ def test_a_stream_ticket_asked_during_the_players_removal_is_a_401(client, campa
         removal = pool.submit(client.delete, f"/v1/campaigns/{campaign.id}/players/{alice.id}", headers=campaign.gm)
         lock_waits(engine, 1)
         ticket = pool.submit(client.post, f"/v1/campaigns/{campaign.id}/events/tickets", headers=alice.headers)
-        lock_waits(engine, 2)
-        holder.commit()
-        assert removal.result(timeout=30).status_code == 204, removal.result().text
-        r = ticket.result(timeout=30)
+        r = released(engine, holder, removal, ticket, 204)
     assert r.status_code == 401, r.text
 
 

@@ -83,6 +83,32 @@ def _hub(database_url: str) -> EventHub:
     return EventHub(SessionOpener.of(settings_for(database_url)), per_token=5, per_process=10, notify=False)
 
 
+def _opened_during_the_read_then_removed(monkeypatch, hub: EventHub, client, table: Table) -> list:
+    """At the hub's next read: the player's stream opened (run on the hub's loop), then the player
+    removed; returns a list that then holds the future of its subscription."""
+    loop = asyncio.get_running_loop()
+    opened = []
+
+    def inside() -> None:
+        opened.append(asyncio.run_coroutine_threadsafe(hub.subscribe(table.cid, table.player), loop))
+        time.sleep(0.3)  # the loop has run the subscription meanwhile
+        _remove(client, table)
+
+    _tick_with(monkeypatch, inside)
+    return opened
+
+
+async def _ended(opened: list) -> tuple[list[tuple[int, bytes]], str | None]:
+    """What the stream opened so heard before it ended, and why it ended."""
+    late = await asyncio.wait_for(asyncio.wrap_future(opened[0]), 10)
+    return await _until_closed(late), late.closed
+
+
+def _ended_unheard(got: list[tuple[int, bytes]], closed: str | None) -> None:
+    assert closed == "revoked"
+    assert not any(b"player.deleted" in e for _, e in got), got
+
+
 def test_a_removal_committed_during_a_tick_ends_the_stream_before_its_events(client, database_url, table, monkeypatch):
     async def main() -> tuple[list, list, str | None]:
         hub = _hub(database_url)
@@ -99,9 +125,8 @@ def test_a_removal_committed_during_a_tick_ends_the_stream_before_its_events(cli
     heard, got, closed = asyncio.run(main())
     assert [b"log.created" in e for _, e in heard] == [True, False]
     assert b"player.deleted" in heard[1][1]  # read in the same tick as the removal
-    assert closed == "revoked"
     # the removed player's stream ended before the event committed with its credential's deletion
-    assert not any(b"player.deleted" in e for _, e in got), got
+    _ended_unheard(got, closed)
 
 
 def test_a_stream_opened_while_a_tick_reads_is_checked_before_that_ticks_events(
@@ -111,29 +136,18 @@ def test_a_stream_opened_while_a_tick_reads_is_checked_before_that_ticks_events(
     `player.deleted`) while the tick that the stream would join reads."""
 
     async def main() -> tuple[list, str | None]:
-        loop = asyncio.get_running_loop()
         hub = _hub(database_url)
         watching = await hub.subscribe(table.cid, table.gm)  # the campaign is tracked
         await asyncio.sleep(0.2)
-        opened = []
-
-        def open_then_remove() -> None:
-            opened.append(asyncio.run_coroutine_threadsafe(hub.subscribe(table.cid, table.player), loop))
-            time.sleep(0.3)  # the loop has run the subscription meanwhile
-            _remove(client, table)
-
-        _tick_with(monkeypatch, open_then_remove)
+        opened = _opened_during_the_read_then_removed(monkeypatch, hub, client, table)
         await _roll(client, table)
         for _ in range(2):
             await asyncio.wait_for(watching.queue.get(), 10)
-        late = await asyncio.wait_for(asyncio.wrap_future(opened[0]), 10)
-        got = await _until_closed(late)
+        ended = await _ended(opened)
         hub.unsubscribe(watching)
-        return got, late.closed
+        return ended
 
-    got, closed = asyncio.run(main())
-    assert closed == "revoked"
-    assert not any(b"player.deleted" in e for _, e in got), got
+    _ended_unheard(*asyncio.run(main()))
 
 
 def test_a_stream_waiting_to_join_a_followed_campaign_costs_its_other_streams_no_event(
@@ -190,22 +204,11 @@ def test_a_stream_opened_while_a_campaigns_first_tick_reads_is_checked_before_th
     does not join with the GM's."""
 
     async def main() -> tuple[list, str | None]:
-        loop = asyncio.get_running_loop()
         hub = _hub(database_url)
-        opened = []
-
-        def open_then_remove() -> None:
-            opened.append(asyncio.run_coroutine_threadsafe(hub.subscribe(table.cid, table.player), loop))
-            time.sleep(0.3)
-            _remove(client, table)
-
-        _tick_with(monkeypatch, open_then_remove)
+        opened = _opened_during_the_read_then_removed(monkeypatch, hub, client, table)
         watching = await hub.subscribe(table.cid, table.gm)  # its tick reads what the removal committed
-        late = await asyncio.wait_for(asyncio.wrap_future(opened[0]), 10)
-        got = await _until_closed(late)
+        ended = await _ended(opened)
         hub.unsubscribe(watching)
-        return got, late.closed
+        return ended
 
-    got, closed = asyncio.run(main())
-    assert closed == "revoked"
-    assert not any(b"player.deleted" in e for _, e in got), got
+    _ended_unheard(*asyncio.run(main()))
