@@ -217,8 +217,9 @@ class RollingWork(UnitOfWork):
             entry["figures"] = figures(body, odds)
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         sheets = self._dumped_sheets(outcome.sheets)
-        updates = self._updated_events(sheets, now, hidden=req.hidden)  # read before the writes' batch
-        self._move_fights(sheets, hidden=req.hidden)  # likewise
+        moved = [cid for cid, sheet in sheets.items() if sheet != self.loaded[cid].sheet]  # really changed
+        updates = self._updated_events(sheets, moved, now, hidden=req.hidden)  # read before the writes' batch
+        self._move_fights(moved, hidden=req.hidden)  # likewise
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(sheets, now)
@@ -249,36 +250,30 @@ class RollingWork(UnitOfWork):
         return {cid: self.adapter.dump_sheet(sheets[cid]) for cid in self.loaded if cid in sheets}
 
     def _updated_events(
-        self, sheets: dict[str, dict[str, Any]], now, *, hidden: bool
+        self, sheets: dict[str, dict[str, Any]], moved: list[str], now, *, hidden: bool
     ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """Issue 25: the `character.updated` of each sheet that really changed (the character as
-        each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
+        """Issue 25: the `character.updated` of each sheet that really changed (`moved`: the character
+        as each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
         `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
-        moved = [
-            saved(self.loaded[cid], now=now, sheet=sheet)
-            for cid, sheet in sheets.items()
-            if sheet != self.loaded[cid].sheet
-        ]
         if not moved:
             return []
         from app.services.characters import updated_events  # (characters imports this module)
 
-        return updated_events(self.conn, moved, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
+        saved_now = [saved(self.loaded[cid], now=now, sheet=sheets[cid]) for cid in moved]
+        return updated_events(self.conn, saved_now, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
 
-    def _move_fights(self, sheets: dict[str, dict[str, Any]], *, hidden: bool) -> None:
-        """Issue 25, as a sheet edit does: each fight showing a character whose sheet changed moves (its
-        version and its `encounter.updated`: its view reads the sheet, so a conditional GET with the old
-        ETag must not be a 304). Nothing read for a character known to be in no fight (the hot path).
-        The fights are locked after the characters (locked first here): a deadlock with an action of
-        that fight is retried (`retried`). `hidden`: a hidden GM roll's move is told to the GM alone."""
-        changed = [
-            cid for cid, sheet in sheets.items() if cid not in self.not_fighting and sheet != self.loaded[cid].sheet
-        ]
-        if not changed:
+    def _move_fights(self, moved: list[str], *, hidden: bool) -> None:
+        """Issue 25, as a sheet edit does: each fight showing a character whose sheet changed (`moved`)
+        moves (its version and its `encounter.updated`: its view reads the sheet, so a conditional GET
+        with the old ETag must not be a 304). Nothing read for a character known to be in no fight (the
+        hot path). The fights are locked after the characters (`lock_joined`): a deadlock with an action
+        of that fight is retried (`retried`). `hidden`: a hidden GM roll's move is told to the GM alone."""
+        fighting = [cid for cid in moved if cid not in self.not_fighting]
+        if not fighting:
             return
         from app.services.encounters import shown  # (the encounters import this module)
 
-        fights = shown.lock_showing_any(self, changed)
+        fights = shown.lock_joined(self, fighting)
         shown.move(self, [(fight, version, shown_hidden or hidden) for fight, version, shown_hidden in fights])
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
