@@ -740,10 +740,9 @@ def _delete_copies(uow, fight: Fight, copies: list[dict[str, Any]], steps: list,
     without `force` (409 `changed_since`): the revert would lose that."""
     if not copies:
         return
-    # the other fights showing a copy, locked before the copies (the encounters' lock order), and again
-    # once the copies are locked (one that took a copy meanwhile: `lock_joined`)
-    for c in copies:
-        showing.lock_showing(uow, c["character_id"])
+    # the other fights showing a copy, locked before the copies (the encounters' lock order: all of them
+    # in one id order), and again once the copies are locked (one that took a copy meanwhile: `lock_joined`)
+    showing.lock_showing_any(uow, [c["character_id"] for c in copies])
     store.load_characters(fight, [c["character_id"] for c in copies], lock=True)
     elsewhere = {
         c["character_id"]: [e for e in showing.lock_joined(uow, [c["character_id"]]) if e[0] != fight.id]
