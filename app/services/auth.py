@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from sqlalchemy import bindparam, select
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from app.core.security import hash_token
@@ -104,6 +105,16 @@ def checked(principal: Principal) -> Principal:
 def alive_query(principal: Principal) -> tuple[Prepared, dict[str, str]]:
     """`verify`'s statement, to run with others (`fetch_together`); `check_alive` reads its rows."""
     return _FAST_ALIVE, {"token_hash": principal.token_hash}
+
+
+def hold(conn: Connection, principal: Principal) -> None:
+    """The caller's credential held until the commit (FOR KEY SHARE: what a row referring to it takes):
+    one being deleted (a rotation, a removal) is waited for, then gone (401), rather than broken by the
+    foreign key of what the caller inserts (a 500)."""
+    check_alive(principal, conn.execute(_HOLD, {"token_hash": principal.token_hash}).all())
+
+
+_HOLD = _ALIVE.with_for_update(key_share=True)
 
 
 def check_alive(principal: Principal, rows: Sequence[tuple]) -> None:

@@ -59,7 +59,7 @@ from app.models.tables import (
     core_table,
     utcnow,
 )
-from app.services.auth import Principal, check_alive
+from app.services.auth import Principal, hold
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 
@@ -406,9 +406,7 @@ def issue_ticket(session: Session, principal: Principal, campaign_id: str) -> di
     ticket = new_token("st")
     expires_at = now + timedelta(seconds=TICKET_SECONDS)
     conn = session.connection()
-    # the credential held until the commit: one being deleted (a rotation, a removal) is waited for,
-    # then gone (401), rather than broken by the ticket's foreign key (a 500)
-    check_alive(principal, conn.execute(_HOLD_CREDENTIAL, {"token_hash": principal.token_hash}).all())
+    hold(conn, principal)  # the ticket refers to it
     conn.execute(delete(_ticket).where(_ticket.c.expires_at < now))
     conn.execute(
         insert(_ticket),
@@ -423,9 +421,6 @@ def issue_ticket(session: Session, principal: Principal, campaign_id: str) -> di
     return {"ticket": ticket, "expires_at": expires_at}
 
 
-_HOLD_CREDENTIAL = (
-    select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash")).with_for_update(key_share=True)
-)
 _REDEEM = (
     delete(_ticket)
     .where(_ticket.c.ticket_hash == bindparam("ticket_hash"))
