@@ -14,10 +14,10 @@ from pydantic import TypeAdapter
 from app.models.results.combat import CombatChange
 from app.openapi import render
 
-from tests.api.encounter_support import Table, ids, table
+from tests.api.encounter_support import Table, attack, ids, setup, table
 from tests.api.support import assert_validation, read_events
 from tests.factories import gc_fighter, wa_fighter
-from tests.rulesets.asgard.test_combat import extra, hero
+from tests.rulesets.asgard.test_combat import extra, foe as as_foe, hero
 
 __all__ = ["table"]
 
@@ -287,6 +287,37 @@ def test_issue25_a_rolling_operations_sheet_change_moves_the_encounters_etag(tab
     alice = [e["data"] for e in read_events(t.client, t.c.id, t.alice.headers) if e["type"] == "encounter.updated"]
     assert gm == [{"id": eid, "version": 2}, {"id": eid, "version": 3}]
     assert alice == [{"id": eid, "version": 2}]
+
+
+def test_issue25_an_action_changing_a_character_moves_the_other_fights_showing_it(table):
+    """A character in two fights at once: an attack in one that changes its sheet moves the other (its
+    view shows the new vitality: a conditional GET with its old ETag was a stale 304), told to the GM
+    alone where the character is hidden; so does the attack's revert; an action that changes no sheet
+    moves no other fight."""
+    t = table("asgard")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", as_foe(), "npc"), start=[4, 4, 4, 3, 3, 3])
+    foe = next(c["character_id"] for c in t.state(eid)["combatants"] if c["name"] == "Foe")
+    shown = t.encounter([{"character_id": foe}])["id"]
+    secret = t.encounter([{"character_id": foe, "hidden": True}])["id"]
+    tags = {other: _get(t, other).headers["ETag"] for other in (shown, secret)}
+    before = {e["id"] for e in read_events(t.client, t.c.id, t.gm)}
+    hit = attack(t, eid, n["Hero"], n["Foe"], [5, 2, 4, 3, 3, 3], weapon="epee")  # AS-C1..C3: 2 + 4 − 1 = 5
+    for other in (shown, secret):
+        r = _get(t, other, tags[other])
+        assert r.status_code == 200, "a stale 304: the view shows the new vitality"
+        assert r.json()["version"] == 2 and r.json()["combatants"][0]["resources"]["vitality"]["value"] == 5
+    events = [e for e in read_events(t.client, t.c.id, t.gm) if e["id"] not in before]
+    assert [e["type"] for e in events][-2:] == ["encounter.updated", "encounter.updated"]
+    assert sorted((e["data"]["id"], e["data"]["version"]) for e in events[-2:]) == sorted([(shown, 2), (secret, 2)])
+    alice = [e["data"] for e in read_events(t.client, t.c.id, t.alice.headers) if e["type"] == "encounter.updated"]
+    assert [d for d in alice if d["id"] != eid] == [{"id": shown, "version": 2}]  # `secret`'s: the GM's alone
+    # a revert names no combatant: the fights showing what it restores are read when it saves
+    t.post(f"/v1/encounters/{eid}/actions/{hit['id']}/revert", {})
+    for other in (shown, secret):
+        view = t.state(other)
+        assert view["version"] == 3 and view["combatants"][0]["resources"]["vitality"]["value"] == 10
+    t.next_turn(eid)  # changes no sheet
+    assert [t.state(other)["version"] for other in (shown, secret)] == [3, 3]
 
 
 def test_issue25_a_character_in_no_fight_moves_nothing(table):

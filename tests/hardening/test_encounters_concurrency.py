@@ -76,7 +76,9 @@ def test_actions_in_two_encounters_sharing_characters_and_tests_on_them_lose_not
     """Issue 16 item 4: an action locks its actor's and target's characters in its first round trip (in id
     order, after the encounter) and writes in one batch with its COMMIT. Two encounters with the same two
     characters, each hit from the other side at once, while tests lock one of them: every request is
-    answered 201 (no deadlock left unresolved), and no sheet change is lost."""
+    answered 201 (no deadlock left unresolved), and no sheet change is lost. Each hit moves the other
+    fight too (it shows the character hit): an action locks the fights showing its characters with its
+    own, in id order, before those characters."""
     server = live.start(workers=2)
     sheet = {**SHEETS["worlds-awakening"], "hp": 1000, "hp_max": 1000}
     cid, token, ash = live.campaign(server, "worlds-awakening", sheet)
@@ -130,5 +132,9 @@ def test_actions_in_two_encounters_sharing_characters_and_tests_on_them_lose_not
     for who in (ash, birch):
         assert characters[who]["sheet"]["hp"] == 1000 - on[who]
         assert characters[who]["version"] == 1 + on[who]
-    assert versions == {north: 2 + on[birch], south: 2 + on[ash]}
-    assert sorted(v for hit, v in hits if hit == birch) == list(range(3, 3 + on[birch]))
+    # each hit moves both fights: its own, and the other, which shows the same character (issue 25)
+    total = on[ash] + on[birch]
+    assert versions == {north: 2 + total, south: 2 + total}
+    for who in (ash, birch):
+        theirs = sorted(v for hit, v in hits if hit == who)
+        assert len(set(theirs)) == len(theirs) and all(3 <= v < 3 + total for v in theirs), theirs

@@ -24,7 +24,7 @@ from app.kit.errors import NotFound
 from app.models.tables import new_id, utcnow
 from app.services import characters, events  # (characters: the module, which imports the encounter view)
 from app.services.auth import Principal, check_member
-from app.services.encounters import store, view
+from app.services.encounters import shown, store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
@@ -94,7 +94,9 @@ def record_action(
             now=at,
         )
     )
-    changed = _record_characters(uow, fight, sheets, hidden=view.action(body, seen, view.NOBODY) is None)
+    unseen = view.action(body, seen, view.NOBODY) is None
+    others_moved = other_fights(uow, fight, sheets, hidden=unseen)  # read before the writes' batch
+    changed = _record_characters(uow, fight, sheets, hidden=unseen)
     refs = [{"id": ch.id, "version": ch.version} for ch, _ in changed]
     players_refs = [{"id": ch.id, "version": ch.version} for ch, unknown in changed if not unknown]
     uow.later(
@@ -108,21 +110,37 @@ def record_action(
     )
     event_data, event_args = _action_event(data, body, seen)
     uow.later(partial(events.record, uow.session, uow.campaign_id, event, event_data, conn=conn, **event_args))
-    shown = view.action(body, seen, viewer(principal))
-    if shown is None:
+    if others_moved:
+        uow.later(partial(shown.move, uow, others_moved))
+    mine = view.action(body, seen, viewer(principal))
+    if mine is None:
         return body, _bare(body)
-    return body, {**shown, "seed": body["seed"]} if "seed" in body else shown  # the caller's own seed
+    return body, {**mine, "seed": body["seed"]} if "seed" in body else mine  # the caller's own seed
 
 
 def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
     """A setup change (not an action): the fight saved, version + 1, and its events (the sheets it
     changed, `end`'s, then the encounter's)."""
     sheets = sorted(fight.dirty_sheets)
+    others_moved = other_fights(uow, fight, sheets, hidden=hidden)
     version = store.save(uow.conn, fight, utcnow())
     for _, write in _character_events(uow, fight, sheets, hidden=hidden):
         write()
     uow.record(event, {"id": fight.id, "version": version}, hidden=hidden)
+    shown.move(uow, others_moved)
     return version
+
+
+def other_fights(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool) -> shown.Showing:
+    """The other fights showing a character whose sheet this change saves (`sheets`), locked, to move
+    with it (issue 25: their view shows that sheet, so a conditional GET with their old ETag must not
+    be a 304). Nothing read for the characters `load_fight` found in no other fight (an attack's:
+    the common case). Those fights are locked after the characters (`shown.lock_joined`, and what it says of a
+    deadlock there). `hidden`: a change the other players do not see is told to the GM alone."""
+    asked = [cid for cid in sheets if cid in fight.elsewhere or cid not in fight.elsewhere_known]
+    if not asked:
+        return []
+    return [(eid, version, h or hidden) for eid, version, h in shown.lock_joined(uow, asked) if eid != fight.id]
 
 
 def _character_events(
@@ -186,10 +204,10 @@ def read_action(session: Session, principal: Principal, encounter_id: str, actio
     fight = store.load_fight(conn, encounter_id, lock=False)
     check_member(principal, fight.campaign_id, "encounter")
     row = store.action_row(conn, fight.id, action_id)
-    shown = None
+    seen = None
     if row is not None:
         body = {**row.body, "reverted_by": row.reverted_by}
-        shown = view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), viewer(principal))
-    if shown is None:
+        seen = view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), viewer(principal))
+    if seen is None:
         raise NotFound("no action with this id in this encounter")
-    return shown
+    return seen

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 
 from app.models.tables import Combatant, Encounter, core_table, utcnow
+from app.services.prepared import Prepared
 from app.services.uow import UnitOfWork
 
 _enc = core_table(Encounter)
@@ -30,7 +31,7 @@ _SHOWING = (  # the encounters showing any of `character_ids`, locked in id orde
     .order_by(_enc.c.id)
     .with_for_update(of=_enc)
 )
-_MOVE = (
+_MOVE = Prepared(  # prepared: it may run in a unit of work's `writes()` batch (an action's)
     update(_enc)
     .where(_enc.c.id == bindparam("encounter_id"), _enc.c.version == bindparam("old_version"))
     .values(version=bindparam("new_version"), updated_at=bindparam("now"))
@@ -76,10 +77,10 @@ def shows_a_change(changed: dict[str, Any], before: Any) -> bool:
 
 def move(uow: UnitOfWork, showing: Showing) -> None:
     """Each encounter's version + 1, and its `encounter.updated` (the GM's only when the character is
-    hidden in it: players do not learn that a hidden combatant changed)."""
+    hidden in it: players do not learn that a hidden combatant changed). Inside a `writes()` batch too."""
     now = utcnow()
     for encounter_id, version, hidden in showing:
-        uow.conn.execute(
-            _MOVE, {"encounter_id": encounter_id, "old_version": version, "new_version": version + 1, "now": now}
+        _MOVE.run(
+            uow.conn, {"encounter_id": encounter_id, "old_version": version, "new_version": version + 1, "now": now}
         )
         uow.record("encounter.updated", {"id": encounter_id, "version": version + 1}, hidden=hidden)

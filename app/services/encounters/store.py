@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any
 
-from sqlalchemy import BindParameter, Integer, bindparam, delete, func, insert, literal, select, update
+from sqlalchemy import BindParameter, Integer, bindparam, cast, delete, func, insert, literal, select, union, update
 
 from app.kit.errors import NotFound
 from app.kit.models import CampaignOptions
@@ -111,6 +111,43 @@ def _characters_of(count: int) -> Prepared:
 
 
 _CHARACTERS_OF = {n: _characters_of(n) for n in range(1, _NAMED + 1)}
+
+
+def _characters_named(count: int):
+    """The characters of `count` combatants of an encounter (`c0`…), a subquery."""
+    ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
+    return select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
+
+
+def _fights_of(count: int) -> Prepared:
+    """The encounter and every other one showing a character of `count` of its combatants, locked in id
+    order (PostgreSQL: sent first, before those characters are locked): an action that changes such a
+    character moves those fights too (`record.other_fights`), and locking them in the encounters' order,
+    before the characters, is what keeps two actions of two fights sharing a character from deadlocking."""
+    other = _cbt.alias("other")
+    showing = select(other.c.encounter_id).where(other.c.character_id.in_(_characters_named(count).scalar_subquery()))
+    mine = select(cast(bindparam("encounter_id"), _enc.c.id.type))  # typed: `$1` is compared with ids below too
+    fights = union(mine, showing).subquery()
+    return Prepared(select(_enc.c.id).where(_enc.c.id.in_(select(fights.c[0]))).order_by(_enc.c.id).with_for_update())
+
+
+def _elsewhere_of(count: int) -> Prepared:
+    """Which characters of `count` combatants of an encounter another encounter shows too: sent after
+    those characters are locked, in the same round trip, so the answer holds until the commit (a fight
+    adding a character locks it first: `setup._add`)."""
+    other = _cbt.alias("other")
+    return Prepared(
+        select(other.c.character_id)
+        .distinct()
+        .where(
+            other.c.encounter_id != bindparam("encounter_id"),
+            other.c.character_id.in_(_characters_named(count).scalar_subquery()),
+        )
+    )
+
+
+_FIGHTS_OF = {n: _fights_of(n) for n in range(1, _NAMED + 1)}
+_ELSEWHERE_OF = {n: _elsewhere_of(n) for n in range(1, _NAMED + 1)}
 _FAST_INSERT_ACTION = Prepared(insert(_act))
 _FAST_UPDATE_COMBATANT = Prepared(_UPDATE_COMBATANT.values(**{k: bindparam(k) for k in COMBATANT_FIELDS}))
 _FAST_MARK_REVERTED = Prepared(
@@ -172,6 +209,10 @@ class Fight:
     _read: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # combatants read one by one
     _absent: set[str] = field(default_factory=set, repr=False)  # ids read one by one and not found
     stored: dict[str, Any] = field(default_factory=dict, repr=False)  # the encounter's fields as last written
+    # the characters whose other fights are known (locked with the encounter: `load_fight`), and those of
+    # them another fight shows too (a change of their sheet moves that fight: `record.other_fights`)
+    elsewhere_known: frozenset[str] = frozenset()
+    elsewhere: frozenset[str] = frozenset()
     # character id -> (the stored sheet, parsed into the ruleset's `Sheet`): parsed once per stored sheet
     _sheets: dict[str, tuple[dict[str, Any], Any]] = field(default_factory=dict, repr=False)
 
@@ -314,18 +355,26 @@ def load_fight(
     statement sent before the others with the check of its rows (called first: the caller's
     credential); `combatants`, the ids of combatants to read with it (an action's, as its body
     names them; the unknown ones are left out) and, when `lock`, their characters, locked (in id
-    order, after the encounter: as `load_characters` would lock them)."""
+    order, after the encounter: as `load_characters` would lock them), then which of them another
+    fight shows too (`Fight.elsewhere`). On PostgreSQL those other fights are locked first, with the
+    encounter, in id order (`_fights_of`)."""
     named = sorted({c for c in combatants if isinstance(c, str) and 0 < len(c) <= 64})
     named = named if len(named) <= _NAMED else []
     params = {"encounter_id": encounter_id}
     queries = [] if first is None else [(first[0], first[1])]
+    by_number = {**params, **{f"c{i}": cid for i, cid in enumerate(named)}}
+    pre_locked = lock and bool(named) and conn.dialect.name == "postgresql"  # (SQLite's writers take turns)
+    if pre_locked:
+        queries.append((_FIGHTS_OF[len(named)], by_number))
     queries.append((_FAST_LOAD_LOCKED if lock else _FAST_LOAD, params))
     queries += [(_FAST_ONE_COMBATANT, {**params, "combatant_id": cid}) for cid in named]
     if lock and named:
-        queries.append((_CHARACTERS_OF[len(named)], {**params, **{f"c{i}": cid for i, cid in enumerate(named)}}))
+        queries += [(_CHARACTERS_OF[len(named)], by_number), (_ELSEWHERE_OF[len(named)], by_number)]
     results = fetch_together(conn, queries)
     if first is not None:
         first[2](results.pop(0))
+    if pre_locked:
+        results.pop(0)
     if not results[0]:
         raise NotFound("no encounter with this id")
     data = dict(zip(_LOAD_NAMES, results[0][0]))
@@ -341,10 +390,12 @@ def load_fight(
     )
     fight.found(named, results[1 : 1 + len(named)])
     if lock and named:
-        for row in results[-1]:
+        for row in results[-2]:
             character = StoredCharacter(*row)
             if character.campaign_id == characters.campaign_id:
                 fight.characters[character.id] = character
+        fight.elsewhere_known = frozenset(fight.characters)
+        fight.elsewhere = frozenset(row[0] for row in results[-1])
     return fight
 
 
