@@ -29,7 +29,6 @@ length bounds."""
 from __future__ import annotations
 
 import inspect
-import json
 import types
 from collections.abc import Awaitable, Callable
 from typing import Any, Union, get_args, get_origin
@@ -40,6 +39,8 @@ from fastapi.params import Body
 from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
+
+from app.core import json_codec
 
 DirectCall = Callable[[Request], Awaitable[Response | None]]
 _JSON_MEDIA = "application/json"
@@ -104,8 +105,8 @@ def _build(route: APIRoute, allowed: tuple[Callable[..., Any], ...]) -> DirectCa
         if not raw:
             return None
         try:
-            value = json.loads(raw)
-        except ValueError:
+            value = json_codec.loads(raw)
+        except ValueError:  # not JSON, or JSON orjson refuses (FastAPI's handler judges it)
             return None
         if type(value) is not dict:
             return None

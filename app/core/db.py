@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, create_engine
 
+from app.core import json_codec
 from app.core.committed import AppSession
 from app.core.config import Settings, get_settings
 from app.core.wal import DEFAULT_PAGES, autocheckpoint_pages
@@ -135,6 +136,11 @@ KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, 
 
 
 UNBOUNDED = Bounds()  # migrations, and the tests' own engine
+# the JSON columns' text, written and read by orjson (app.core.json_codec): SQLAlchemy hands these to
+# psycopg's adapters of the engine's connections, and uses them itself on SQLite
+# (psycopg takes the bytes as they are; SQLite stores text)
+_JSON: dict[str, Any] = {"json_serializer": json_codec.dumps_text, "json_deserializer": json_codec.loads}
+_PG_JSON: dict[str, Any] = {"json_serializer": json_codec.dumps, "json_deserializer": json_codec.loads}
 
 
 def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) -> Engine:
@@ -144,6 +150,7 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
             url,
             echo=echo,
             connect_args={"check_same_thread": False, "timeout": 30},
+            **_JSON,
             pool_size=THREADS,
             max_overflow=4,
             pool_timeout=POOL_TIMEOUT_SECONDS,
@@ -162,6 +169,7 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
     return create_engine(
         url,
         echo=echo,
+        **_PG_JSON,
         pool_size=pool_size,
         max_overflow=overflow,
         pool_timeout=POOL_TIMEOUT_SECONDS,
@@ -359,6 +367,7 @@ def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> E
     return create_async_engine(
         normalize_database_url(url),
         echo=echo,
+        **_PG_JSON,
         pool_size=writers,
         max_overflow=4 if not bounds.connections else 0,
         pool_timeout=POOL_TIMEOUT_SECONDS,

@@ -13,7 +13,6 @@ the hot path is a prepared SQLAlchemy Core statement (the ORM costs more than th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
@@ -39,6 +38,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
+from app.core.json_codec import dumps_text
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import (
     NO_FIGURES,
@@ -217,9 +217,9 @@ _FAST_INSERT_LOG_CHARACTER = Prepared(
 
 
 def json_text(value: Any) -> str:
-    """The JSON text of `value` as the API sends it (Starlette's JSONResponse encoding), so
-    that one encoding serves the database and the response."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+    """The JSON text of `value` as the API sends it (compact, UTF-8: `json_codec`), so that one
+    encoding serves the database and the response."""
+    return dumps_text(value)
 
 
 def saved(before: StoredCharacter, *, now: datetime, **changes: Any) -> StoredCharacter:
