@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple, NoReturn
 
+import psycopg
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.pool import PoolResetState
 from sqlmodel import Session, create_engine
 
 from app.core import json_codec
@@ -364,7 +366,7 @@ def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> E
     from sqlalchemy.ext.asyncio import create_async_engine
 
     _pool, _overflow, writers = bounds.pools()
-    return create_async_engine(
+    engine = create_async_engine(
         normalize_database_url(url),
         echo=echo,
         **_PG_JSON,
@@ -372,9 +374,23 @@ def _green_engine(url: str, echo: bool = False, bounds: Bounds = UNBOUNDED) -> E
         max_overflow=4 if not bounds.connections else 0,
         pool_timeout=POOL_TIMEOUT_SECONDS,
         pool_recycle=3600,
+        pool_reset_on_return=None,  # `_reset_when_in_transaction` instead
         connect_args={"prepare_threshold": None, **bounds.connect_args()},
         execution_options={ANSWER_WITHIN: bounds.answer_seconds},
     ).sync_engine
+    event.listen(engine.pool, "reset", _reset_when_in_transaction)
+    return engine
+
+
+def _reset_when_in_transaction(dbapi_connection: Any, _record: object, state: PoolResetState) -> None:
+    """A connection given back to the writers' pool is rolled back only when psycopg says a transaction
+    is open (SQLAlchemy's pool rolls back every one: a commit's connection too, a hop through the event
+    loop each write for nothing). SQLAlchemy's own pattern (`PoolEvents.reset`, `reset_on_return=None`);
+    a connection found in an unknown state is rolled back, and discarded when that fails, as before."""
+    if not state.asyncio_safe:  # given back by the garbage collector: SQLAlchemy only terminates it
+        return
+    if dbapi_connection.driver_connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        dbapi_connection.rollback()
 
 
 class OnLoop(NamedTuple):
