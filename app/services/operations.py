@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import bindparam, select
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
@@ -49,6 +50,7 @@ from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
 from app.services.uow import (
     CampaignRow,
+    StaleVersion,
     StoredCharacter,
     UnitOfWork,
     campaign_of,
@@ -115,6 +117,8 @@ class RollingWork(UnitOfWork):
         process knew its token) — in one statement."""
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
+        # characters whose fights are locked before them (kept across attempts: `_move_fights`)
+        self.fights_first: set[str] = set()
 
     def __enter__(self) -> RollingWork:
         super().__enter__()
@@ -137,6 +141,10 @@ class RollingWork(UnitOfWork):
         self.prefetched: dict[str, StoredCharacter] = {}
         self.in_hiding: dict[str, list[tuple]] = {}
         self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
+        if self.fights_first:  # an attempt found one of their fights taken: they are locked first now
+            from app.services.encounters import shown  # (the encounters import this module)
+
+            shown.lock_showing_any(self, sorted(self.fights_first))
         if self.first_locked is not None:
             token_hash = (unverified or self.principal).token_hash
             opening = open_on(self.conn, self.campaign_id, self.first_locked, token_hash)
@@ -266,14 +274,26 @@ class RollingWork(UnitOfWork):
         """Issue 25, as a sheet edit does: each fight showing a character whose sheet changed (`moved`)
         moves (its version and its `encounter.updated`: its view reads the sheet, so a conditional GET
         with the old ETag must not be a 304). Nothing read for a character known to be in no fight (the
-        hot path). The fights are locked after the characters (`lock_joined`): a deadlock with an action
-        of that fight is retried (`retried`). `hidden`: a hidden GM roll's move is told to the GM alone."""
+        hot path). The fights are locked after the characters, without waiting: an action of one of them
+        locks it before its characters, so waiting here could deadlock with it (PostgreSQL would answer
+        after its 1 s `deadlock_timeout`). A fight held elsewhere runs the operation again, its fights
+        locked before its characters this time (`fights_first`, `_open`). `hidden`: a hidden GM roll's
+        move is told to the GM alone."""
         fighting = [cid for cid in moved if cid not in self.not_fighting]
         if not fighting:
             return
         from app.services.encounters import shown  # (the encounters import this module)
 
-        fights = shown.lock_joined(self, fighting)
+        if self.fights_first.issuperset(fighting):  # locked first (one that joined since: after)
+            fights = shown.lock_joined(self, fighting)
+        else:
+            try:
+                fights = shown.lock_showing_any(self, fighting, wait=False)
+            except DBAPIError as e:
+                if not shown.locked_elsewhere(e):
+                    raise
+                self.fights_first.update(fighting)
+                raise StaleVersion("a fight of a character of this operation") from None
         shown.move(self, [(fight, version, shown_hidden or hidden) for fight, version, shown_hidden in fights])
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:

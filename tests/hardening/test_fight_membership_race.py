@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+
 import pytest
+from sqlalchemy import text
 
 from tests.api.support import read_events
 from tests.factories import GC_MINIMAL, wa_fighter
@@ -117,3 +119,28 @@ def test_a_copy_taken_by_another_fight_during_its_joins_revert_stops_the_revert(
     assert (r.json()["code"], r.json()["field"], r.json()["current"]) == ("changed_since", "encounters", [other["id"]])
     shown = t.client.get(f"/v1/encounters/{other['id']}", headers=t.gm).json()
     assert copies["Orc 1"] in [c["character_id"] for c in shown["combatants"]]
+
+
+def test_a_test_changing_a_fighting_characters_sheet_never_holds_it_while_waiting_for_its_fight(
+    client, campaign, engine, fight
+):
+    """A test whose dice change Aiko's karma (GC-K1) while an action of Aiko's fight holds that fight (as an
+    action's first statement does, before it locks the characters it names): the test must move the fight
+    (issue 25), and waiting for it while holding Aiko would deadlock with the action's next step (PostgreSQL
+    answers that after its 1 s deadlock_timeout). It gives Aiko back and waits for the fight first: the
+    action takes Aiko at once (NOWAIT, here), and the test is answered once the action is done."""
+    aiko = fight["combatants"][0]["character_id"]
+    with ThreadPoolExecutor(1) as pool, engine.connect() as action:
+        action.execute(text("SELECT 1 FROM encounter WHERE id = :e FOR UPDATE"), {"e": fight["id"]})
+        test = pool.submit(
+            client.post, f"/v1/characters/{aiko}/tests", json={"stat": "force", "dice": [1]}, headers=campaign.gm
+        )
+        lock_waits(engine, 1)  # the test waits for the fight…
+        # …and does not hold Aiko meanwhile: else this raises LockNotAvailable
+        action.execute(text("SELECT 1 FROM character WHERE id = :c FOR UPDATE NOWAIT"), {"c": aiko})
+        action.commit()
+        r = test.result(timeout=30)
+    assert r.status_code == 201, r.text
+    assert (r.json()["effects"]["karma"]["before"], r.json()["effects"]["karma"]["after"]) == (0, -1)
+    moved = client.get(f"/v1/encounters/{fight['id']}", headers=campaign.gm).json()
+    assert moved["version"] == fight["version"] + 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.exc import DBAPIError
 
 from app.models.tables import Combatant, Encounter, core_table, utcnow
 from app.services.prepared import Prepared
@@ -31,6 +32,7 @@ _SHOWING = (  # the encounters showing any of `character_ids`, locked in id orde
     .order_by(_enc.c.id)
     .with_for_update(of=_enc)
 )
+_SHOWING_NOW = _SHOWING.with_for_update(of=_enc, nowait=True)  # PostgreSQL: a fight locked elsewhere raises
 _MOVE = Prepared(  # prepared: it may run in a unit of work's `writes()` batch (an action's)
     update(_enc)
     .where(_enc.c.id == bindparam("encounter_id"), _enc.c.version == bindparam("old_version"))
@@ -50,15 +52,22 @@ def lock_showing(uow: UnitOfWork, character_id: str) -> Showing:
     return list(dict.fromkeys((r.id, r.version, r.hidden) for r in rows))
 
 
-def lock_showing_any(uow: UnitOfWork, character_ids: list[str]) -> Showing:
+def lock_showing_any(uow: UnitOfWork, character_ids: list[str], *, wait: bool = True) -> Showing:
     """The encounters showing any of these characters, locked in id order, each once: hidden when each
-    of them is hidden there (call it before the characters are locked)."""
+    of them is hidden there (call it before the characters are locked). `wait=False`: a fight another
+    transaction holds raises at once (PostgreSQL's `lock_not_available`: `locked_elsewhere`)."""
     found: dict[str, tuple[str, int, bool]] = {}
-    rows = uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_ids": character_ids})
+    statement = _SHOWING if wait else _SHOWING_NOW
+    rows = uow.conn.execute(statement, {"campaign_id": uow.campaign_id, "character_ids": character_ids})
     for r in rows:
         seen = found.get(r.id)
         found[r.id] = (r.id, r.version, r.hidden if seen is None else seen[2] and r.hidden)
     return list(found.values())
+
+
+def locked_elsewhere(error: DBAPIError) -> bool:
+    """`lock_showing_any(…, wait=False)` found a fight another transaction holds."""
+    return getattr(error.orig, "sqlstate", None) == "55P03"
 
 
 def lock_joined(uow: UnitOfWork, character_ids: list[str]) -> Showing:
