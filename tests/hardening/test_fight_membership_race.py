@@ -144,3 +144,40 @@ def test_a_test_changing_a_fighting_characters_sheet_never_holds_it_while_waitin
     assert (r.json()["effects"]["karma"]["before"], r.json()["effects"]["karma"]["after"]) == (0, -1)
     moved = client.get(f"/v1/encounters/{fight['id']}", headers=campaign.gm).json()
     assert moved["version"] == fight["version"] + 1
+
+
+def test_a_revert_moving_another_fight_never_holds_its_character_while_waiting_for_that_fight(
+    client, campaign, engine, fight
+):
+    """Aiko in two fights; a GM's damage on Aiko in the first, then its revert (which names no combatant,
+    so the other fight is not locked with the first): while an action of the other fight holds it (its
+    first statement, before the characters it names), the revert must not wait for it holding Aiko — the
+    action's next step would deadlock with it. It gives Aiko back and runs again with the other fight
+    locked first: the action takes Aiko at once (NOWAIT, here), the revert is answered once it is done."""
+    gm = campaign.gm
+    cell = fight["combatants"][0]
+    aiko, first = cell["character_id"], fight["id"]
+    r = client.post(
+        f"/v1/campaigns/{campaign.id}/encounters",
+        json={"name": "Pont", "combatants": [{"character_id": aiko, "side": "a"}]},
+        headers=gm,
+    )
+    assert r.status_code == 201, r.text
+    other = r.json()
+    assert client.post(f"/v1/encounters/{first}/start", json={}, headers=gm).status_code == 201
+    hit = client.post(
+        f"/v1/encounters/{first}/actions", json={"type": "damage", "target_id": cell["id"], "amount": 3}, headers=gm
+    )
+    assert hit.status_code == 201, hit.text
+    moved = client.get(f"/v1/encounters/{other['id']}", headers=gm).json()["version"]
+    assert moved == other["version"] + 1  # the damage moved the other fight (issue 25)
+    with ThreadPoolExecutor(1) as pool, engine.connect() as action:
+        action.execute(text("SELECT 1 FROM encounter WHERE id = :e FOR UPDATE"), {"e": other["id"]})
+        revert = pool.submit(client.post, f"/v1/encounters/{first}/actions/{hit.json()['id']}/revert", headers=gm)
+        lock_waits(engine, 1)  # the revert waits for the other fight…
+        # …and does not hold Aiko meanwhile: else this raises LockNotAvailable
+        action.execute(text("SELECT 1 FROM character WHERE id = :c FOR UPDATE NOWAIT"), {"c": aiko})
+        action.commit()
+        r = revert.result(timeout=30)
+    assert r.status_code == 201, r.text
+    assert client.get(f"/v1/encounters/{other['id']}", headers=gm).json()["version"] == moved + 1

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from app.kit.errors import NotFound
@@ -30,6 +31,7 @@ from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, scene, viewer
 from app.services.provenance import NO_DICE, entry_for_viewer
+from app.services.uow import StaleVersion
 
 
 def record_action(
@@ -135,12 +137,25 @@ def other_fights(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden:
     """The other fights showing a character whose sheet this change saves (`sheets`), locked, to move
     with it (issue 25: their view shows that sheet, so a conditional GET with their old ETag must not
     be a 304). Nothing read for the characters `load_fight` found in no other fight (an attack's:
-    the common case). Those fights are locked after the characters (`shown.lock_joined`, and what it says of a
-    deadlock there). `hidden`: a change the other players do not see is told to the GM alone."""
+    the common case). Those `load_fight` did not lock with the encounter (a revert names no combatant)
+    are locked now, after the characters, without waiting: one held by an action of that fight (which
+    locks its fight before the characters) runs this change again with those fights locked with its
+    encounter (`EncounterWork.fights_first`), never a deadlock. `hidden`: a change the other players do
+    not see is told to the GM alone."""
     asked = [cid for cid in sheets if cid in fight.elsewhere or cid not in fight.elsewhere_known]
     if not asked:
         return []
-    return [(eid, version, h or hidden) for eid, version, h in shown.lock_joined(uow, asked) if eid != fight.id]
+    if uow.fights_first.issuperset(asked) or fight.elsewhere_known.issuperset(asked):
+        showing = shown.lock_joined(uow, asked)  # locked with the encounter already (one joined since: now)
+    else:
+        try:
+            showing = shown.lock_showing_any(uow, asked, wait=False)
+        except DBAPIError as e:
+            if not shown.locked_elsewhere(e):
+                raise
+            uow.fights_first.update(asked)
+            raise StaleVersion("a fight of a character of this change") from None
+    return [(eid, version, h or hidden) for eid, version, h in showing if eid != fight.id]
 
 
 def _character_events(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import DBAPIError
 
 from app.models.tables import Combatant, Encounter, core_table, utcnow
@@ -63,6 +63,20 @@ def lock_showing_any(uow: UnitOfWork, character_ids: list[str], *, wait: bool = 
         seen = found.get(r.id)
         found[r.id] = (r.id, r.version, r.hidden if seen is None else seen[2] and r.hidden)
     return list(found.values())
+
+
+def lock_with_showing(uow: UnitOfWork, encounter_id: str, character_ids: list[str]) -> None:
+    """This encounter and those showing any of these characters, locked in id order (as an action's
+    first statement locks them: before any character), for an action that found one of those fights
+    held elsewhere (`record.other_fights`)."""
+    showing = select(_cbt.c.encounter_id).where(_cbt.c.character_id.in_(bindparam("character_ids", expanding=True)))
+    uow.conn.execute(
+        select(_enc.c.id)
+        .where(or_(_enc.c.id == bindparam("encounter_id"), _enc.c.id.in_(showing)))
+        .order_by(_enc.c.id)
+        .with_for_update(of=_enc),
+        {"encounter_id": encounter_id, "character_ids": character_ids},
+    )
 
 
 def locked_elsewhere(error: DBAPIError) -> bool:

@@ -22,7 +22,7 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, core_table, utcnow
 from app.services.auth import Principal, alive_query, check_alive, checked, verify
-from app.services.encounters import store
+from app.services.encounters import shown, store
 from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
 from app.services.operations import Idempotency, replay
@@ -60,6 +60,9 @@ class EncounterWork(UnitOfWork):
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
         self.combatants = combatants
         self.pending: list[Callable[[], object]] = []
+        # characters whose other fights are locked with the encounter, before any character (kept across
+        # attempts: `record.other_fights`)
+        self.fights_first: set[str] = set()
 
     def __enter__(self) -> Self:
         super().__enter__()
@@ -68,6 +71,8 @@ class EncounterWork(UnitOfWork):
             # a `remembered` caller: its credential in the same round trip, checked first
             unverified = self.principal if self.principal.remembered else None
             first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
+            if self.fights_first:
+                shown.lock_with_showing(self, self.encounter_id, sorted(self.fights_first))
             self.fight = store.load_fight(
                 self.conn,
                 self.encounter_id,
