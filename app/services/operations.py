@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import bindparam, select
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
@@ -50,7 +49,6 @@ from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
 from app.services.uow import (
     CampaignRow,
-    StaleVersion,
     StoredCharacter,
     UnitOfWork,
     campaign_of,
@@ -284,16 +282,8 @@ class RollingWork(UnitOfWork):
             return
         from app.services.encounters import shown  # (the encounters import this module)
 
-        if self.fights_first.issuperset(fighting):  # locked first (one that joined since: after)
-            fights = shown.lock_joined(self, fighting)
-        else:
-            try:
-                fights = shown.lock_showing_any(self, fighting, wait=False)
-            except DBAPIError as e:
-                if not shown.locked_elsewhere(e):
-                    raise
-                self.fights_first.update(fighting)
-                raise StaleVersion("a fight of a character of this operation") from None
+        locked_first = self.fights_first.issuperset(fighting)
+        fights = shown.lock_after(self, fighting, self.fights_first, locked_first=locked_first)
         shown.move(self, [(fight, version, shown_hidden or hidden) for fight, version, shown_hidden in fights])
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from app.kit.errors import NotFound
@@ -31,7 +30,6 @@ from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, scene, viewer
 from app.services.provenance import NO_DICE, entry_for_viewer
-from app.services.uow import StaleVersion
 
 
 def record_action(
@@ -145,16 +143,8 @@ def other_fights(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden:
     asked = [cid for cid in sheets if cid in fight.elsewhere or cid not in fight.elsewhere_known]
     if not asked:
         return []
-    if uow.fights_first.issuperset(asked) or fight.elsewhere_known.issuperset(asked):
-        showing = shown.lock_joined(uow, asked)  # locked with the encounter already (one joined since: now)
-    else:
-        try:
-            showing = shown.lock_showing_any(uow, asked, wait=False)
-        except DBAPIError as e:
-            if not shown.locked_elsewhere(e):
-                raise
-            uow.fights_first.update(asked)
-            raise StaleVersion("a fight of a character of this change") from None
+    locked_first = uow.fights_first.issuperset(asked) or fight.elsewhere_known.issuperset(asked)
+    showing = shown.lock_after(uow, asked, uow.fights_first, locked_first=locked_first)
     return [(eid, version, h or hidden) for eid, version, h in showing if eid != fight.id]
 
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app.models.tables import Combatant, Encounter, core_table, utcnow
 from app.services.prepared import Prepared
-from app.services.uow import UnitOfWork
+from app.services.uow import StaleVersion, UnitOfWork
 
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)
@@ -82,6 +82,24 @@ def lock_with_showing(uow: UnitOfWork, encounter_id: str, character_ids: list[st
 def locked_elsewhere(error: DBAPIError) -> bool:
     """`lock_showing_any(…, wait=False)` found a fight another transaction holds."""
     return getattr(error.orig, "sqlstate", None) == "55P03"
+
+
+def lock_after(uow: UnitOfWork, character_ids: list[str], fights_first: set[str], *, locked_first: bool) -> Showing:
+    """The fights showing these characters, once the characters are locked. `locked_first`: those fights
+    were locked before them (with the encounter, or `fights_first`): `lock_joined`. Else without waiting:
+    a fight's action locks its fight before its characters, so waiting here while holding them could
+    deadlock with it (PostgreSQL answers that after its 1 s `deadlock_timeout`); one held elsewhere adds
+    these characters to `fights_first` and raises StaleVersion, so the use case runs again (`retried`)
+    with their fights locked before them."""
+    if locked_first:
+        return lock_joined(uow, character_ids)
+    try:
+        return lock_showing_any(uow, character_ids, wait=False)
+    except DBAPIError as e:
+        if not locked_elsewhere(e):
+            raise
+        fights_first.update(character_ids)
+        raise StaleVersion("a fight of a character of this change") from None
 
 
 def lock_joined(uow: UnitOfWork, character_ids: list[str]) -> Showing:
