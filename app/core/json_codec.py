@@ -34,10 +34,7 @@ def dumps(value: Any) -> bytes:
 
 def dumps_text(value: Any) -> str:
     """`dumps` as a str."""
-    try:
-        return orjson.dumps(value, option=_OPTIONS).decode()
-    except orjson.JSONEncodeError:
-        return _standard(value)
+    return dumps(value).decode()
 
 
 def loads(text: str | bytes | bytearray | memoryview) -> Any:

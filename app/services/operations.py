@@ -282,8 +282,7 @@ class RollingWork(UnitOfWork):
             return
         from app.services.encounters import shown  # (the encounters import this module)
 
-        locked_first = self.fights_first.issuperset(fighting)
-        fights = shown.lock_after(self, fighting, self.fights_first, locked_first=locked_first)
+        fights = shown.lock_after(self, fighting, self.fights_first)
         shown.move(self, [(fight, version, shown_hidden or hidden) for fight, version, shown_hidden in fights])
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:

@@ -143,7 +143,7 @@ def other_fights(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden:
     asked = [cid for cid in sheets if cid in fight.elsewhere or cid not in fight.elsewhere_known]
     if not asked:
         return []
-    locked_first = uow.fights_first.issuperset(asked) or fight.elsewhere_known.issuperset(asked)
+    locked_first = fight.elsewhere_known.issuperset(asked)  # with the encounter (`load_fight`)
     showing = shown.lock_after(uow, asked, uow.fights_first, locked_first=locked_first)
     return [(eid, version, h or hidden) for eid, version, h in showing if eid != fight.id]
 

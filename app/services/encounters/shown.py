@@ -84,14 +84,17 @@ def locked_elsewhere(error: DBAPIError) -> bool:
     return getattr(error.orig, "sqlstate", None) == "55P03"
 
 
-def lock_after(uow: UnitOfWork, character_ids: list[str], fights_first: set[str], *, locked_first: bool) -> Showing:
-    """The fights showing these characters, once the characters are locked. `locked_first`: those fights
-    were locked before them (with the encounter, or `fights_first`): `lock_joined`. Else without waiting:
+def lock_after(
+    uow: UnitOfWork, character_ids: list[str], fights_first: set[str], *, locked_first: bool = False
+) -> Showing:
+    """The fights showing these characters, once the characters are locked. Those fights locked before
+    them (`locked_first`: with the encounter; or the characters are in `fights_first`): `lock_joined`.
+    Else without waiting:
     a fight's action locks its fight before its characters, so waiting here while holding them could
     deadlock with it (PostgreSQL answers that after its 1 s `deadlock_timeout`); one held elsewhere adds
     these characters to `fights_first` and raises StaleVersion, so the use case runs again (`retried`)
     with their fights locked before them."""
-    if locked_first:
+    if locked_first or fights_first.issuperset(character_ids):
         return lock_joined(uow, character_ids)
     try:
         return lock_showing_any(uow, character_ids, wait=False)

@@ -97,26 +97,24 @@ _PIPELINED = 8  # up to this many rows read one statement each, in one round tri
 _NAMED = 2  # the combatants of a body read (and their characters locked) with the encounter: an action's two
 
 
+def _characters_named(count: int):
+    """The characters of `count` combatants of an encounter (`c0`…), a subquery."""
+    ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
+    return select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
+
+
 def _characters_of(count: int) -> Prepared:
     """The characters of `count` combatants of an encounter, locked in id order (as the repository locks
     several), read in the same round trip as the encounter's lock and the combatants (after them)."""
-    ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
-    of = select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
     return Prepared(
         select(*_CHARACTER_COLUMNS)
-        .where(_chr.c.id.in_(of.scalar_subquery()))
+        .where(_chr.c.id.in_(_characters_named(count).scalar_subquery()))
         .order_by(_chr.c.id)
         .with_for_update(of=_chr)
     )
 
 
 _CHARACTERS_OF = {n: _characters_of(n) for n in range(1, _NAMED + 1)}
-
-
-def _characters_named(count: int):
-    """The characters of `count` combatants of an encounter (`c0`…), a subquery."""
-    ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
-    return select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
 
 
 def _fights_of(count: int) -> Prepared:
