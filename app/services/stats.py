@@ -28,7 +28,8 @@ from app.models.tables import LogEntry, core_table
 from app.rulesets.contract import OUTCOMES, SUCCESS_OUTCOMES
 from app.services.auth import Principal
 from app.services.prepared import Prepared, fetch_together
-from app.services.visibility import in_hiding_from_player, not_seen_whole
+from app.services.uow import CharacterRepository
+from app.services.visibility import check_visible, in_hiding_from_player, not_seen_whole
 
 _log = core_table(LogEntry)
 _DIE = re.compile(r"d(\d+)")
@@ -170,6 +171,9 @@ def campaign_stats(
     since: datetime | None = None,
 ) -> dict[str, Any]:
     """The campaign's tests, per character and in all: observed against the exact odds."""
+    if character_id is not None:  # an unknown id (or one the caller may not know of) is the usual 404
+        conn = session.connection()
+        check_visible(conn, principal, CharacterRepository(conn, campaign_id).get(character_id))
     figures, dice = _queries(character_id is not None, principal.is_gm, since is not None)
     params: dict[str, Any] = {"campaign_id": campaign_id, "player_id": principal.player_id}
     if character_id is not None:

@@ -174,3 +174,30 @@ def test_issue29_item3_tests_logged_without_figures_count_as_tests_without_odds(
     assert whole["tests"] == 2 and whole["tests_without_odds"] == 1
     assert sum(o["observed"] for o in whole["outcomes"].values()) == 1
     assert whole["dice"]["d100"] == {"count": 1, "mean": 20.0, "expected_mean": 50.5}
+
+
+def test_stats_of_an_unknown_or_secret_character_is_the_usual_404(
+    client, campaign_factory, character_factory, player_factory
+):
+    """`character_id` names a character as every other route does: one that does not exist, one of another
+    campaign, or (for a player) an NPC it may not know of is the same 404 as GET /v1/characters/{id}."""
+    camp, other = campaign_factory(GC), campaign_factory(GC)
+    alice = player_factory(camp)
+    secret = client.post(
+        f"/v1/campaigns/{camp.id}/characters",
+        json={"name": "Ombre", "kind": "npc", "sheet": sheet(GC), "player_access": "none"},
+        headers=camp.gm,
+    ).json()
+    foreign = character_factory(other, sheet(GC))
+
+    def problem(character_id: str, headers) -> tuple[int, str, str]:
+        r = client.get(f"/v1/campaigns/{camp.id}/stats", params={"character_id": character_id}, headers=headers)
+        body = r.json()
+        return r.status_code, body.get("code"), body.get("detail")
+
+    unknown = client.get("/v1/characters/nosuchcharacter", headers=camp.gm).json()
+    usual = (404, unknown["code"], unknown["detail"])
+    assert problem("nosuchcharacter", camp.gm) == usual
+    assert problem(foreign["id"], camp.gm) == usual
+    assert problem(secret["id"], alice.headers) == problem("nosuchcharacter", alice.headers) == usual
+    assert problem(secret["id"], camp.gm)[0] == 200  # the GM knows it
