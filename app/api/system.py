@@ -9,14 +9,15 @@ from sqlmodel import Session
 
 from app.api.deps import SessionFactory, read
 from app.kit.errors import Unavailable
+from app.models.schemas import Health, Readiness
 
 router = APIRouter(tags=["system"])
 READY_WITHIN_SECONDS = 2.0
 
 
 @router.get("/healthz", summary="The process is up (never touches the database)")
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+async def healthz() -> Health:
+    return Health(status="ok")
 
 
 def _ping(session: Session) -> None:
@@ -24,7 +25,7 @@ def _ping(session: Session) -> None:
 
 
 @router.get("/readyz", summary="The database answers (within 2 s, or 503)")
-async def readyz(sessions: SessionFactory) -> dict[str, str]:
+async def readyz(sessions: SessionFactory) -> Readiness:
     """Bounded in time whatever the load: a database that does not answer, or a
     threadpool too busy to ask it, within 2 s is a 503 with Retry-After."""
     try:
@@ -36,4 +37,4 @@ async def readyz(sessions: SessionFactory) -> dict[str, str]:
         ) from None
     except Exception as exc:  # any driver error means not ready
         raise Unavailable(f"the database does not answer: {type(exc).__name__}", retry_after=1) from None
-    return {"status": "ready"}
+    return Readiness(status="ready")

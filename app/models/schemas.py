@@ -289,3 +289,15 @@ class RollCreate(RollingRequest):
         description="Why the dice are rolled: one line of text, no control characters.",
     )
     character_id: str | None = Field(None, max_length=32, description="Attribute the roll to a character.")
+
+
+class Health(BaseModel):
+    """`GET /healthz`: the process is up."""
+
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    """`GET /readyz`: the database answers."""
+
+    status: Literal["ready"]

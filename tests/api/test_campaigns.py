@@ -325,6 +325,15 @@ def test_readyz(client):
     assert r.json() == {"status": "ready"}
 
 
+@pytest.mark.parametrize("path, schema, status", [("/healthz", "Health", "ok"), ("/readyz", "Readiness", "ready")])
+def test_the_probes_declare_their_typed_bodies(client, path, schema, status):
+    spec = client.get("/openapi.json").json()
+    declared = spec["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert declared == {"$ref": f"#/components/schemas/{schema}"}
+    body = spec["components"]["schemas"][schema]
+    assert body["required"] == ["status"] and body["properties"]["status"]["const"] == status
+
+
 def test_rulesets_catalogue_lists_the_four(client):
     r = client.get("/v1/rulesets")
     assert r.status_code == 200
