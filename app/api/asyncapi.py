@@ -10,16 +10,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from app.api.openapi_doc import LICENSE, SERVERS, events_extension
+from app.api.openapi_doc import LICENSE, SERVERS, events_extension, message_name
 
 ASYNCAPI_URL = "/asyncapi.json"
 STREAM = "/v1/campaigns/{campaign_id}/events"
 REF = "#/components/schemas/"
-
-
-def _message_name(event: str) -> str:
-    """`character.updated` -> `CharacterUpdated` (a component key: letters, digits, `.`, `-`, `_`)."""
-    return "".join(part.capitalize() for part in event.replace("_", ".").split("."))
 
 
 def _asyncapi_schema(node: Any) -> Any:
@@ -61,7 +56,7 @@ def build_asyncapi(openapi: dict[str, Any]) -> dict[str, Any]:
     events = events_extension()
     payloads = [e["data"]["$ref"][len(REF) :] for e in events]
     messages = {
-        _message_name(e["event"]): {
+        message_name(e["event"]): {
             "name": e["event"],
             "title": e["event"],
             "summary": e["description"].split("\n", 1)[0],

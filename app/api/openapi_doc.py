@@ -280,12 +280,12 @@ def problem_schemas() -> tuple[dict[str, Any], dict[int, list[str]]]:
             "additionalProperties": True,
         }
     }
-    groups: dict[tuple[int, tuple[str, ...]], list[str]] = {}
+    groups: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for code in sorted(CODES):
-        members = tuple(sorted(CODES[code].members))
-        groups.setdefault((code_status(code), members), []).append(code)
+        members, always = tuple(sorted(CODES[code].members)), tuple(sorted(CODES[code].always))
+        groups.setdefault((code_status(code), members, always), []).append(code)
     by_status: dict[int, list[str]] = {}
-    for (status, members), codes in sorted(groups.items()):
+    for (status, members, always), codes in sorted(groups.items()):
         if len(codes) == 1:
             name = f"{_camel(codes[0])}Problem"
         else:
@@ -299,7 +299,10 @@ def problem_schemas() -> tuple[dict[str, Any], dict[int, list[str]]]:
         schemas[name] = {  # a Problem, narrowed to its codes, with their members typed
             "title": name,
             "description": f"A {status} problem. {meanings}",
-            "allOf": [{"$ref": REF.format(model="Problem")}, {"type": "object", "properties": properties}],
+            "allOf": [
+                {"$ref": REF.format(model="Problem")},
+                {"type": "object", "properties": properties, **({"required": list(always)} if always else {})},
+            ],
         }
         by_status.setdefault(status, []).append(name)
     return schemas, by_status
@@ -427,7 +430,8 @@ def _rewrite_refs(node: Any, refs: dict[str, str]) -> None:
 
 
 def events_extension() -> list[dict[str, Any]]:
-    """`x-events` of the events route: each event's name and the schema of its data."""
+    """`x-events` of the events route: each event's name and the schema of its data (`EVENTS`, the
+    one registry that `Event`, the AsyncAPI document and the route's description read too)."""
     return [
         {
             "event": name,
@@ -436,6 +440,76 @@ def events_extension() -> list[dict[str, Any]]:
         }
         for name, model in EVENTS.items()
     ]
+
+
+def message_name(event: str) -> str:
+    """`character.updated` -> `CharacterUpdated` (a component key: letters, digits, `.`, `-`, `_`)."""
+    return "".join(part.capitalize() for part in event.replace("_", ".").split("."))
+
+
+UNNUMBERED = {"error"}  # the server's last word on a stream: no `id:` line, nothing to resume after
+EVENT_DESCRIPTION = (
+    "A message of the event stream (`GET /v1/campaigns/{campaign_id}/events`), as a client reads it: "
+    "`event` is its `event:` line (an `EventSource` message's `type`), `data` its `data:` line parsed "
+    "(`JSON.parse(e.data)`), `id` its `id:` line (`lastEventId`). A union discriminated by `event`: in "
+    'TypeScript, `Extract<components["schemas"]["Event"], { event: "log.created" }>["data"]` is the data '
+    "of a `log.created` message."
+)
+
+
+def _events_union(components: dict[str, Any]) -> None:
+    """`Event`: one member per event of `events_extension` (`LogCreatedMessage`…), `{event, data, id}`
+    as the stream sends them, discriminated by `event`, so a generated client types each message's
+    data without a hand-written map from names to schemas."""
+    mapping = {}
+    for entry in events_extension():
+        event = entry["event"]
+        name = f"{message_name(event)}Message"
+        properties: dict[str, Any] = {
+            "event": {"type": "string", "const": event, "description": "The message's `event:` line."},
+            "data": entry["data"],
+        }
+        if event not in UNNUMBERED:
+            properties["id"] = {
+                "type": "string",
+                "pattern": "^[0-9]+$",
+                "description": "The message's `id:` line: the event's number, to resume after (`Last-Event-ID`).",
+            }
+        first = entry["description"].split("\n\n", 1)[0].replace("\n", " ")
+        components[name] = {
+            "title": name,
+            "description": first,
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": properties,
+            "additionalProperties": False,
+        }
+        mapping[event] = REF.format(model=name)
+    components["Event"] = {
+        "title": "Event",
+        "description": EVENT_DESCRIPTION,
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "event", "mapping": mapping},
+    }
+
+
+# the answers whose `ruleset` is not a variant's `const` (a character as a `limited` player reads it,
+# an import's summary): the enum of the registered rulesets, so a client narrows on it
+RULESET_ID = "RulesetId"
+
+
+def _ruleset_ids(components: dict[str, Any]) -> None:
+    components[RULESET_ID] = {
+        "title": RULESET_ID,
+        "description": "A ruleset's id (`GET /v1/rulesets`).",
+        "type": "string",
+        "enum": list(REGISTRY),
+    }
+    for schema in components.values():
+        prop = schema.get("properties", {}).get("ruleset")
+        if prop is not None and prop.get("type") == "string" and not {"const", "enum", "$ref"} & set(prop):
+            kept = {k: v for k, v in prop.items() if k == "description"}
+            schema["properties"]["ruleset"] = {"$ref": REF.format(model=RULESET_ID), **kept}
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:
@@ -464,6 +538,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
         }
     _typed_by_ruleset(components)
+    _ruleset_ids(components)
+    _events_union(components)
     _name_pages(schema)
     _tidy(schema)
     _declare(schema, by_status)
@@ -477,8 +553,8 @@ def _lint_clean(schema: dict[str, Any]) -> None:
       by ruleset) is dropped: every leaf's `const` tells the members apart all the same;
     - each member of a discriminated union requires its discriminator (a member whose `type` has a
       default overlapped the others; the service requires the tag anyway);
-    - the event stream names its events' data (each in `x-events`) as the `contentSchema` of the
-      stream's string, so they are not unused components;
+    - the event stream names its messages (`Event`, each event's data in `x-events`) as the
+      `contentSchema` of the stream's string, so they are not unused components;
     - every operation has a description (its summary, when it had none), and `info` a contact."""
     components = schema["components"]["schemas"]
     for holder in components.values():
@@ -496,7 +572,7 @@ def _lint_clean(schema: dict[str, Any]) -> None:
     events = schema["paths"].get("/v1/campaigns/{campaign_id}/events", {}).get("get")
     if events is not None:
         stream = events["responses"]["200"]["content"]["text/event-stream"]["schema"]
-        stream["contentSchema"] = {"anyOf": [e["data"] for e in events_extension()]}
+        stream["contentSchema"] = {"type": "array", "items": {"$ref": REF.format(model="Event")}}
     for methods in schema["paths"].values():
         for operation in methods.values():
             if not operation.get("description"):

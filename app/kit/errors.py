@@ -22,23 +22,29 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Code:
-    """A problem code: its name, the error class whose status it has, what it means, and the
-    JSON Schema of each extra member its problems may carry (beside the common ones)."""
+    """A problem code: its name, the error class whose status it has, what it means, the
+    JSON Schema of each extra member its problems may carry (beside the common ones), and
+    those of its members every one of its problems carries (`always`: required in the spec)."""
 
     name: str
     family: type[AppError]
     meaning: str
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
+    always: tuple[str, ...] = ()
 
 
 CODES: dict[str, Code] = {}
 
 
-def define(name: str, family: type[AppError], meaning: str, **members: dict[str, Any]) -> str:
+def define(
+    name: str, family: type[AppError], meaning: str, *, always: tuple[str, ...] = (), **members: dict[str, Any]
+) -> str:
     """Register a code (once); returns its name."""
     if name in CODES:
         raise ValueError(f"problem code {name!r} is defined twice")
-    CODES[name] = Code(name, family, meaning, dict(members))
+    if set(always) - set(members):
+        raise ValueError(f"problem code {name!r}: `always` names members it does not declare")
+    CODES[name] = Code(name, family, meaning, dict(members), tuple(always))
     return name
 
 
@@ -153,7 +159,28 @@ STR: dict[str, Any] = {"type": "string"}
 INT: dict[str, Any] = {"type": "integer"}
 STRS: dict[str, Any] = {"type": "array", "items": STR}
 RULE: dict[str, Any] = {"type": "string", "description": "The rule's id (GC-P7, AS-H2…) or name."}
-ANY: dict[str, Any] = {}
+NULL: dict[str, Any] = {"type": "null"}
+# any JSON value, spelled out: a generated client gets a union to narrow, not `unknown`
+JSON_VALUE: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array", "items": {}},
+        {"type": "object", "additionalProperties": True},
+        NULL,
+    ]
+}
+
+
+def component(name: str) -> dict[str, Any]:
+    """A reference to a schema of the OpenAPI document (a test checks that each one resolves)."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"anyOf": [schema, NULL], "description": description}
+
 
 # --- every code (the HTTP-level ones of app.api.problems, the dice ones of app.rules.errors too) ---
 define("refused", AppError, "The service refuses the request (no more specific code applies).")
@@ -185,7 +212,13 @@ define("unknown_ruleset", NotFound, "No ruleset has this id.")
 define("method_not_allowed", MethodNotAllowed, "The path exists, not with this method (see `Allow`).")
 # 409
 define("conflict", Conflict, "The current state forbids it.")
-define("not_your_turn", Conflict, "It is another combatant's turn.", current=ANY)
+define(
+    "not_your_turn",
+    Conflict,
+    "It is another combatant's turn.",
+    always=("current",),
+    current=nullable(component("CurrentTurn"), "The turn being played, as the caller may see it (null: none)."),
+)
 define("encounter_ended", Conflict, "The encounter has ended: nothing more can be done in it.")
 define(
     "encounter_status",
@@ -198,7 +231,8 @@ define(
     "not_latest_action",
     Conflict,
     "Only the fight's latest action (not reverted) may be reverted or rerolled.",
-    latest=ANY,
+    always=("latest",),
+    latest=nullable(STR, "The id of the fight's latest action (null: it has none)."),
 )
 define("already_reverted", Conflict, "The action was reverted already.", reverted_by=STR)
 define("revert_of_revert", Conflict, "A revert is not reverted: revert the action before it instead.")
@@ -209,8 +243,8 @@ define(
     "made with `count`) was changed or put in another fight since; `force` reverts anyway.",
     combatant_id=STR,
     field=STR,
-    expected=ANY,
-    current=ANY,
+    expected={**JSON_VALUE, "description": "The value that action left."},
+    current={**JSON_VALUE, "description": "The value now."},
 )
 define("combatant_down", Conflict, "The combatant is down: it does not act.")
 define("cannot_act", Conflict, "A rule stops the combatant this round, or cancels this action.", rule=RULE)
@@ -282,7 +316,13 @@ define("not_used_by_odds", RuleError, "Odds roll nothing: leave out what only a 
 define("out_of_reach", RuleError, "The target is beyond the attack's reach.", rule=RULE, distance=INT)
 define("move_too_far", RuleError, "The move is longer than the turn allows.", rule=RULE, max_move=INT, moved=INT)
 define("turn_phases", RuleError, "A turn is move then act or act then move.", rule=RULE, phases=STRS)
-define("provoked", RuleError, "A provoked combatant's attack aims at its provoker.", rule=RULE, provoked_by=ANY)
+define(
+    "provoked",
+    RuleError,
+    "A provoked combatant's attack aims at its provoker.",
+    rule=RULE,
+    provoked_by=nullable(STR, "The provoker's combatant id (null: one the caller may not see)."),
+)
 define("reaction_not_allowed", RuleError, "This defender may not take this reaction against this attack.")
 define("target_down", RuleError, "The target is down already.")
 define("member_down", RuleError, "A member of a group (extras, cooperating characters) is down: it does not act.")

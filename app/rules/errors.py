@@ -4,7 +4,7 @@ each becomes on the wire."""
 
 from __future__ import annotations
 
-from app.kit.errors import INT, STR, Conflict, RuleError, define
+from app.kit.errors import INT, STR, Conflict, RuleError, define, nullable
 
 __all__ = [
     "RuleError",
@@ -111,12 +111,24 @@ define(
 define("invalid_dice_expression", ExpressionError, "A dice expression that cannot be read or exceeds the limits.")
 define("too_many_dice", TooManyDice, "More dice than one request may roll.", dice=INT, limit=INT)
 define("invalid_dice", DiceError, "Table dice (`dice`) that do not fit the operation.")
-_DIE = {"die": STR, "purpose": STR}
 define(
     "dice_needed",
     DiceNeeded,
     "Too few table dice: `needed` says which die the rule needs next.",
-    needed={"type": "object", "required": ["index", "die", "purpose"], "properties": {"index": INT, **_DIE}},
+    always=("needed",),
+    needed={
+        "type": "object",
+        "required": ["index", "die", "purpose"],
+        "properties": {
+            "index": {**INT, "description": "The missing die's place in `dice` (from 0)."},
+            "die": STR,
+            "purpose": STR,
+            "by": nullable(
+                STR, "A fight's die: the combatant whose die it is (null: none named); absent outside fights."
+            ),
+        },
+        "additionalProperties": False,
+    },
 )
 define(
     "die_out_of_range",
@@ -124,6 +136,7 @@ define(
     "A table die whose value is not a face of the die the rule rolls.",
     index=INT,
     value=INT,
-    **_DIE,
+    die=STR,
+    purpose=STR,
 )
 define("dice_left_over", DiceLeftOver, "Table dice left unused once the operation is resolved.", used=INT, given=INT)

@@ -31,7 +31,7 @@ class RulesetSummary(Described):
 
 class RulesetPage(Described):
     items: list[RulesetSummary]
-    next_cursor: None = None
+    next_cursor: str | None = Field(None, description="Always null: every ruleset is on this page.")
 
 
 class OptionsSchema(Described):

@@ -13,10 +13,14 @@ from typing import Any, Iterator
 import pytest
 from jsonschema import Draft202012Validator
 
-from app.api.openapi_doc import prefix
+from app.api.openapi_doc import own_properties, prefix
+from app.kit.errors import CODES
 from app.openapi import render
-from tests.api.support import read_events
-from tests.factories import RULESETS, SHEETS, TEST_BODIES
+from app.rulesets.events import EVENTS
+from app.rulesets.registry import REGISTRY
+from tests.api.encounter_support import ids, table  # noqa: F401  (the fixture)
+from tests.api.support import assert_problem, read_events
+from tests.factories import GC, RULESETS, SHEETS, TEST_BODIES, sheet
 
 SPEC = json.loads(render())
 COMPONENTS = SPEC["components"]["schemas"]
@@ -371,6 +375,8 @@ def test_real_answers_of_each_ruleset_are_valid_against_the_served_document(clie
         for e in events
         if errors(documented[e["type"]], e["data"])
     ] == []
+    # and each message, as a client reads it (`event:`, `data:`, `id:`), is exactly one member of `Event`
+    assert [e["type"] for e in events if errors(EVENT, message(e))] == []
 
 
 def test_resources_are_value_and_max_never_null_or_a_status_and_a_pool_full_at_0_is_not_down(client):
@@ -435,3 +441,149 @@ def test_a_character_is_a_union_by_ruleset_its_sheet_that_rulesets_component():
     assert {"$ref": "#/components/schemas/AsgardSheet", "x-ruleset": "asgard"} in COMPONENTS["CharacterCreate"][
         "properties"
     ]["sheet"]["anyOf"]
+
+
+# --- typed for generated clients: problems' members, the stream's messages, no `null`-only field ---
+
+EVENT = {"$ref": "#/components/schemas/Event"}
+PROBLEM_JSON = "application/problem+json"
+ACTIONS = "/v1/encounters/{encounter_id}/actions"
+
+
+def message(event: dict[str, Any]) -> dict[str, Any]:
+    """An event of `read_events` as a client reads the stream's message: `{event, data, id}`."""
+    return {"event": event["type"], "data": event["data"], "id": str(event["id"])}
+
+
+def problem_errors(method: str, template: str, r: Any) -> list[str]:
+    """What is wrong with a real problem for the schema its operation declares for its status."""
+    declared = SPEC["paths"][template][method]["responses"][str(r.status_code)]["content"][PROBLEM_JSON]
+    return errors(declared["schema"], r.json())
+
+
+def test_every_problem_member_is_typed_and_those_always_sent_are_required():
+    """A generated client reads `needed`, `current` and `latest` with no cast: none is an untyped `{}`,
+    each is required where its code always sends it, and `needed` declares `by` (and nothing else)."""
+    problems = {n: s for n, s in COMPONENTS.items() if n.endswith("Problem") and n != "Problem"}
+    assert [(n, m) for n, s in problems.items() for m, member in own_properties(s).items() if not member] == []
+    required = {n: s["allOf"][1].get("required", []) for n, s in problems.items()}
+    assert (required["DiceNeededProblem"], required["NotYourTurnProblem"], required["NotLatestActionProblem"]) == (
+        ["needed"],
+        ["current"],
+        ["latest"],
+    )
+    assert {n for n, r in required.items() if r} == {
+        n for n, s in problems.items() if any(CODES[c].always for c in own_properties(s)["code"]["enum"])
+    }
+    needed = own_properties(problems["DiceNeededProblem"])["needed"]
+    assert set(needed["properties"]) == {"index", "die", "purpose", "by"} and needed["additionalProperties"] is False
+    assert own_properties(problems["NotYourTurnProblem"])["current"]["anyOf"][0] == {
+        "$ref": "#/components/schemas/CurrentTurn"
+    }
+    base = {"type": "x", "title": "t", "status": 422, "detail": "d", "code": "dice_needed"}
+    schema = {"$ref": "#/components/schemas/DiceNeededProblem"}
+    assert errors(schema, {**base, "needed": {"index": 0, "die": "d6", "purpose": "damage", "by": None}}) == []
+    assert errors(schema, base) != []  # `needed` is always there
+    assert errors(schema, {**base, "needed": {"index": 0, "die": "d6", "purpose": "damage", "who": "c1"}}) != []
+
+
+def test_no_property_is_typed_exactly_null():
+    """openapi-typescript turns `{"type": "null"}` alone into a `null` field openapi-fetch mistypes:
+    an always-null field is typed `string | null` (said in its description) instead."""
+    found: list[str] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            for name, prop in (node.get("properties") or {}).items():
+                if isinstance(prop, dict) and prop.get("type") == "null":
+                    found.append(f"{where}.{name}")
+            for key, value in node.items():
+                walk(value, f"{where}.{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{where}[{i}]")
+
+    walk(SPEC, "")
+    assert found == []
+    assert COMPONENTS["StatusChange"]["properties"]["combatant_id"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+
+
+def test_the_stream_messages_are_one_union_discriminated_by_the_event_name():
+    """`components.schemas.Event`: one member per event of the registry, `{event, data, id}` with
+    `event` a `const` and `data` the schema `x-events` names, discriminated by `event`."""
+    union = COMPONENTS["Event"]
+    assert union["discriminator"]["propertyName"] == "event"
+    mapping = union["discriminator"]["mapping"]
+    assert list(mapping) == list(EVENTS) and union["oneOf"] == [{"$ref": ref} for ref in mapping.values()]
+    x_events = SPEC["paths"]["/v1/campaigns/{campaign_id}/events"]["get"]["x-events"]
+    assert [e["event"] for e in x_events] == list(EVENTS)  # the same registry
+    for entry in x_events:
+        member = COMPONENTS[mapping[entry["event"]].rsplit("/", 1)[1]]
+        assert member["properties"]["event"]["const"] == entry["event"]
+        assert member["properties"]["data"] == entry["data"]
+        assert member["required"] == ["event", "data"] and member["additionalProperties"] is False
+    data = {"status": 503, "code": "unavailable", "detail": "the database is unavailable"}
+    assert errors(EVENT, {"event": "error", "data": data}) == []
+    assert errors(EVENT, {"event": "log.created", "data": data}) != []  # the name says which data
+    assert errors(EVENT, {"event": "nothing.happened", "data": {}}) != []
+
+
+def test_a_limited_views_ruleset_is_the_rulesets_enum(client, campaign_factory, player_factory, character_factory):
+    """A character a player sees `limited` (a read, its events) names its ruleset from the enum of
+    the registered rulesets, so a client narrows on it."""
+    assert COMPONENTS["RulesetId"]["enum"] == list(REGISTRY)
+    for name in ("CharacterLimited", "LimitedCharacterEvent", "CampaignImported"):
+        assert COMPONENTS[name]["properties"]["ruleset"] == {"$ref": "#/components/schemas/RulesetId"}, name
+    camp = campaign_factory(GC)
+    alice = player_factory(camp)
+    scout = character_factory(camp, sheet(GC), kind="npc", name="Scout")
+    r = client.patch(f"/v1/characters/{scout['id']}", json={"player_access": "limited"}, headers=camp.gm)
+    assert r.status_code == 200, r.text
+    r = client.get(f"/v1/characters/{scout['id']}", headers=alice.headers)
+    assert r.status_code == 200 and "sheet" not in r.json() and r.json()["ruleset"] == GC
+    assert (
+        errors(
+            SPEC["paths"]["/v1/characters/{character_id}"]["get"]["responses"]["200"]["content"][JSON]["schema"],
+            r.json(),
+        )
+        == []
+    )
+    assert errors({"$ref": "#/components/schemas/CharacterLimited"}, {**r.json(), "ruleset": "chess"}) != []
+    seen = [e for e in read_events(client, camp.id, alice.headers) if e["data"].get("id") == scout["id"]]
+    assert [e["data"]["player_access"] for e in seen] == ["limited"]  # its update, as alice reads it
+    assert [errors(EVENT, message(e)) for e in seen] == [[]]
+
+
+def test_a_fights_problems_carry_their_typed_members(client, table):  # noqa: F811  (the fixture)
+    """Real `not_your_turn`, `dice_needed` (in a fight: `by`; outside one: none) and
+    `not_latest_action` problems, each valid against the schema its operation declares."""
+    t = table(GC)
+    hero = t.character("Aiko", sheet(GC), kind="pc", player=t.alice)
+    made = t.encounter([{"character_id": hero}, {"character_id": t.character("Brute", sheet(GC))}])
+    eid, n = made["id"], ids(made)
+    current = t.start(eid, seed=1)["current"]
+    for _ in range(3):  # until another combatant's turn
+        if n["Aiko"] not in current["combatant_ids"]:
+            break
+        t.next_turn(eid, seed=2)
+        current = t.state(eid)["current"]
+    blow = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"}
+    url = f"/v1/encounters/{eid}/actions"
+
+    r = client.post(url, json=blow, headers=t.alice.headers)
+    assert assert_problem(r, 409, "not-your-turn")["current"]["combatant_ids"] == current["combatant_ids"]
+    assert problem_errors("post", ACTIONS, r) == []
+
+    r = client.post(url, json={**blow, "dice": []}, headers=t.gm)
+    needed = assert_problem(r, 422, "dice-needed")["needed"]
+    assert (needed["index"], needed["die"], needed["by"]) == (0, "d100", n["Aiko"])
+    assert problem_errors("post", ACTIONS, r) == []
+    r = client.post(f"/v1/characters/{hero}/tests", json={"stat": "force", "dice": []}, headers=t.gm)
+    assert "by" not in assert_problem(r, 422, "dice-needed")["needed"]
+    assert problem_errors("post", "/v1/characters/{character_id}/tests", r) == []
+
+    first = t.act(eid, {**blow, "seed": 3})
+    latest = t.act(eid, {"type": "damage", "target_id": n["Brute"], "amount": 1})
+    r = client.post(f"/v1/encounters/{eid}/actions/{first['id']}/revert", json={}, headers=t.gm)
+    assert assert_problem(r, 409, "not-latest-action")["latest"] == latest["id"]
+    assert problem_errors("post", "/v1/encounters/{encounter_id}/actions/{action_id}/revert", r) == []

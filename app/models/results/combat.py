@@ -77,7 +77,7 @@ class SheetChange(_Change):
 class StatusChange(_Change):
     """The encounter's status."""
 
-    combatant_id: None
+    combatant_id: str | None = Field(description="Always null: a change of the encounter itself.")
     field: Literal["status"]
     before: Literal["setup", "active", "ended"]
     after: Literal["setup", "active", "ended"]
@@ -86,7 +86,7 @@ class StatusChange(_Change):
 class RoundChange(_Change):
     """The encounter's round."""
 
-    combatant_id: None
+    combatant_id: str | None = Field(description="Always null: a change of the encounter itself.")
     field: Literal["round"]
     before: int
     after: int
@@ -95,7 +95,7 @@ class RoundChange(_Change):
 class OrderChange(_Change):
     """The encounter's turn order (as the viewer may see it)."""
 
-    combatant_id: None
+    combatant_id: str | None = Field(description="Always null: a change of the encounter itself.")
     field: Literal["order"]
     before: list[OrderEntry]
     after: list[OrderEntry]
@@ -104,7 +104,7 @@ class OrderChange(_Change):
 class CurrentChange(_Change):
     """The slot being played (null: none)."""
 
-    combatant_id: None
+    combatant_id: str | None = Field(description="Always null: a change of the encounter itself.")
     field: Literal["current"]
     before: CurrentTurn | None
     after: CurrentTurn | None

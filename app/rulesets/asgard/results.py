@@ -110,7 +110,7 @@ class AsgardOpposedSide(AsgardTestSummary, _Whose):
 class AsgardOpposed(Head):
     kind: Literal["opposed"]
     ruleset: Ruleset
-    character_id: None
+    character_id: str | None = Field(description="Always null: an opposition's characters are its sides'.")
     rolls: list[AsgardSideDie]
     winner: Literal["a", "b"]
     decided_by: Literal["automatic", "score", "skill", "defender"]
@@ -141,7 +141,7 @@ class AsgardGroup(Head):
     kind: Literal["group"]
     mode: Literal["cooperation"]
     ruleset: Ruleset
-    character_id: None
+    character_id: str | None = Field(description="Always null: a group's characters are its participants'.")
     rolls: list[AsgardParticipantDie]
     skill: str
     difficulty: str | None
