@@ -1,6 +1,7 @@
 """Issue 25, "a TypeScript path": the types generated from openapi.json by openapi-typescript
 (with the options README's "Writing a client" recommends), a strictly typed scenario
-(tests/ts/src/scenario.ts: `tsc --strict`, no `any`, no cast) compiled and run with node against
+(tests/ts/src/scenario.ts: `tsc --strict`, no `any`, no cast; the stream's data typed by the
+spec's `Event` union, the problems' members by their schemas) compiled and run with node against
 a live server, in a d100 ruleset (great-cosmos) and a 3d6 one (asgard). Node and npm are
 installed on CI; without them the test skips, unless JDR_REQUIRE_NODE=1 (.ci/run sets it)."""
 
@@ -46,6 +47,13 @@ def test_the_scenario_is_strictly_typed_without_any_or_casts():
     )
     assert re.findall(r"\bany\b|\bas\s+(?!const\b)[A-Za-z{(\[]|<[A-Za-z]+>\s*\w", code) == []
     assert "@ts-" not in code  # no @ts-ignore / @ts-expect-error
+    # a stream's data typed by the spec's `Event` union (no map from names to schemas written by
+    # hand), and the problems' members read as the spec types them, with no cast (checked above)
+    assert 'type Event = Schemas["Event"];' in code and "Extract<Event, { event: N }>" in code
+    assert not re.search(r"Schemas\[\"\w+Event\"\]", code)  # no event's data schema named by hand
+    for member in ("missing.needed", "needed.by", "outOfTurn.current?.combatant_ids", "twice.latest ??"):
+        assert member in code, member
+    assert 'Schemas["RulesetId"]' in code  # a `limited` view's ruleset, narrowed exhaustively
 
 
 @pytest.mark.parametrize("ruleset", ["great-cosmos", "asgard"])
@@ -70,6 +78,11 @@ def test_the_typed_scenario_runs_against_a_live_server(compiled, live, ruleset):
         "stale_version",
     )
     assert seen["revert_twice_code"] in ("already_reverted", "not_latest_action") and seen["current_version"] >= 2
+    # the typed members: a player out of turn (`current`), too few table dice (`needed`, its `by`)
+    assert (seen["not_your_turn"], seen["dice_needed"]) == (409, 422)
+    assert seen["needed_die"] == ("d100" if ruleset == "great-cosmos" else "d6")
+    # the stream's messages read through `Event` (a `limited` NPC's among them) and a limited read
+    assert seen["typed_events"] >= 3 and seen["limited_ruleset"] == ruleset
     assert seen["events"] >= 3 and seen["log_entries"] >= 2 and seen["attack_steps"] >= 1
     # issue 25 item 3: the sheet and the options typed by the ruleset, read without a cast
     assert (seen["campaign_option"], seen["hero_pool"], seen["tie_method"]) == (

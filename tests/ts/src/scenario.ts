@@ -1,14 +1,18 @@
 // A VTT plugin's session, strictly typed from openapi.json (openapi-typescript + openapi-fetch):
 // a campaign, a player, a character, a test with table dice and its odds, the player's ticketed
-// event stream, a fight with NPC copies (start, attack, revert, end), the roll log page by page,
-// and the 422 / 409 / 412 a client must handle, by their `code` (narrowed by the spec's types). No `any`, no cast: every value read is typed by
-// the spec. Run by tests/api/test_typescript_client.py: `node dist/scenario.js <base url> <ruleset>`;
+// event stream (each message's data typed by the spec's `Event` union), a fight with NPC copies
+// (start, a player out of turn, too few table dice, attack, revert, end), the roll log page by page,
+// and the 422 / 409 / 412 a client must handle, by their `code` (narrowed by the spec's types, their
+// members typed). No `any`, no cast: every value read is typed by the spec. Run by tests/api/test_typescript_client.py: `node dist/scenario.js <base url> <ruleset>`;
 // it prints one JSON line of what it saw, and exits non-zero on the first surprise.
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 type Schemas = components["schemas"];
 type Ruleset = "great-cosmos" | "asgard";
+// a stream message's data, by its event name: read off the spec's union, no hand-written map
+type Event = Schemas["Event"];
+type EventData<N extends Event["event"]> = Extract<Event, { event: N }>["data"];
 
 const [base, rulesetArg] = process.argv.slice(2);
 if (base === undefined || (rulesetArg !== "great-cosmos" && rulesetArg !== "asgard")) {
@@ -18,6 +22,19 @@ const ruleset: Ruleset = rulesetArg;
 
 function check(condition: boolean, what: string): asserts condition {
   if (!condition) throw new Error(`unexpected: ${what}`);
+}
+
+// every ruleset a `limited` view may name (an enum in the spec: the switch is exhaustive)
+function scale(id: Schemas["RulesetId"]): string {
+  switch (id) {
+    case "great-cosmos":
+    case "rulebook-d100":
+      return "d100";
+    case "asgard":
+      return "3d6";
+    case "worlds-awakening":
+      return "d20";
+  }
 }
 
 // each ruleset's sheet, campaign and encounter options (typed by the spec: the ruleset's schema),
@@ -112,18 +129,60 @@ check(odds.data.success.probability.includes("/"), "exact odds are a fraction");
 seen.p_success = odds.data.success.p;
 
 // --- the player's event stream, by ticket (a browser's EventSource sends no header) ---------
+// an NPC the players see `limited`: no sheet, its pools as words, its ruleset one of the enum's
+const scout = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
+  ...cid,
+  body: { name: "Éclaireur", kind: "npc", sheet: SHEETS[ruleset], player_access: "limited" },
+});
+check(scout.response.status === 201 && scout.data !== undefined, `limited npc: ${scout.response.status}`);
+const glimpse = await alice.GET("/v1/characters/{character_id}", { params: { path: { character_id: scout.data.id } } });
+check(glimpse.response.status === 200 && glimpse.data !== undefined, `limited read: ${glimpse.response.status}`);
+check(!("sheet" in glimpse.data) && scale(glimpse.data.ruleset) !== "", "a limited view has no sheet");
+seen.limited_ruleset = glimpse.data.ruleset;
+
 const ticket = await alice.POST("/v1/campaigns/{campaign_id}/events/tickets", cid);
 check(ticket.response.status === 201 && ticket.data !== undefined, "ticket");
 const stream = await fetch(
   `${base}/v1/campaigns/${campaign.id}/events?ticket=${encodeURIComponent(ticket.data.ticket)}&follow=false&after=0`,
 );
 check(stream.status === 200, `stream: ${stream.status}`);
-const events = (await stream.text())
-  .split("\n\n")
-  .map((block) => block.split("\n").find((line) => line.startsWith("event: "))?.slice("event: ".length))
-  .filter((name): name is string => name !== undefined);
+// each message's `event:` and `data:` lines, as an EventSource gives them (`e.type`, `e.data`)
+const messages = (await stream.text()).split("\n\n").flatMap((block) => {
+  const line = (field: string) =>
+    block
+      .split("\n")
+      .find((l) => l.startsWith(`${field}: `))
+      ?.slice(field.length + 2);
+  const event = line("event");
+  const data = line("data");
+  return event === undefined || data === undefined ? [] : [{ event, data }];
+});
+// the handler of one event name gets that event's data, typed by the spec (`EventData`)
+function each<N extends Event["event"]>(name: N, read: (data: EventData<N>) => void): number {
+  const named = messages.filter((message) => message.event === name);
+  for (const message of named) read(JSON.parse(message.data));
+  return named.length;
+}
+const events = messages.map((message) => message.event);
 check(events.includes("character.created") && events.includes("log.created"), `events: ${events.join(",")}`);
 seen.events = events.length;
+let limitedSeen = 0;
+const charactersCreated = each("character.created", (data) => {
+  // narrowed by `player_access`: a limited view has pools as words; a whole one its ruleset's sheet
+  if (data.player_access === "limited" && "pools" in data) {
+    check(data.id === scout.data.id && scale(data.ruleset) !== "", "the limited NPC's event");
+    limitedSeen += Object.values(data.pools).filter((pool) => pool.status === "unhurt").length;
+  } else if ("sheet" in data) {
+    check(data.ruleset === ruleset, `a character event's ruleset: ${data.ruleset}`);
+  }
+});
+check(charactersCreated >= 2 && limitedSeen >= 1, `character.created: ${charactersCreated}, limited ${limitedSeen}`);
+let logged = 0;
+each("log.created", (data) => {
+  logged += data.characters_changed.length + (data.entry === null ? 0 : 1);
+});
+check(logged >= 1, "log.created carries its entry");
+seen.typed_events = charactersCreated + logged;
 
 // --- a fight with NPC copies: start, attack, revert, end -------------------------------------
 const npc = await gm.POST("/v1/campaigns/{campaign_id}/characters", {
@@ -149,16 +208,43 @@ const eid = { params: { path: { encounter_id: encounter.data.id } } };
 check(encounter.data.combatants.length === 3, "the NPC copied twice");
 const started = await gm.POST("/v1/encounters/{encounter_id}/start", { ...eid, body: {} });
 check(started.response.status === 201 && started.data !== undefined, `start: ${started.response.status}`);
-const current = started.data.current;
+let current = started.data.current;
 check(current !== null && current !== undefined, "a current turn");
 const heroCombatant = started.data.combatants.find((c) => c.character_id === hero.id);
 const foe = started.data.combatants.find((c) => c.character_id !== hero.id);
 check(heroCombatant !== undefined && foe !== undefined, "both sides");
+// the player acts for its hero out of turn: 409 `not_your_turn`, its `current` typed (the turn played)
+for (let turns = 0; current?.combatant_ids.includes(heroCombatant.id) && turns < 3; turns++) {
+  const passed = await gm.POST("/v1/encounters/{encounter_id}/next-turn", { ...eid, body: {} });
+  check(passed.response.status === 201 && passed.data !== undefined, `next turn: ${passed.response.status}`);
+  const state = await gm.GET("/v1/encounters/{encounter_id}", eid);
+  check(state.data !== undefined, "the state after a turn");
+  current = state.data.current;
+}
+const early = await alice.POST("/v1/encounters/{encounter_id}/actions", {
+  ...eid,
+  body: { type: "attack", actor_id: heroCombatant.id, target_id: foe.id, damage: "1d6" },
+});
+check(early.response.status === 409 && early.error !== undefined, `out of turn: ${early.response.status}`);
+const outOfTurn = early.error;
+check(outOfTurn.code === "not_your_turn", `out of turn: ${outOfTurn.code}`);
+const playing: string[] = outOfTurn.current?.combatant_ids ?? [];
+check(playing.length > 0 && !playing.includes(heroCombatant.id), `current: ${playing.join(",")}`);
+seen.not_your_turn = early.response.status;
 // a Great Cosmos attack without a weapon names its damage dice; an Asgard one uses the sheet's weapon
 const blow: Body<"/v1/encounters/{encounter_id}/actions"> =
   ruleset === "great-cosmos"
     ? { type: "attack", actor_id: heroCombatant.id, target_id: foe.id, damage: "1d6" }
     : { type: "attack", actor_id: heroCombatant.id, target_id: foe.id };
+// too few table dice: 422 `dice_needed`, `needed` says which die and whose (`by`, typed)
+const short = await gm.POST("/v1/encounters/{encounter_id}/actions", { ...eid, body: { ...blow, dice: [] } });
+check(short.response.status === 422 && short.error !== undefined, `no dice: ${short.response.status}`);
+const missing = short.error;
+check(missing.code === "dice_needed", `no dice: ${missing.code}`);
+const needed = missing.needed; // always sent (required), `by` declared
+check(needed.index === 0 && needed.by === heroCombatant.id, `needed: ${needed.die} by ${needed.by ?? "nobody"}`);
+seen.dice_needed = short.response.status;
+seen.needed_die = needed.die;
 const attack = await gm.POST("/v1/encounters/{encounter_id}/actions", { ...eid, body: blow });
 check(
   attack.response.status === 201 && attack.data !== undefined,
@@ -173,7 +259,7 @@ check(again.response.status === 409 && again.error !== undefined, `revert twice:
 const twice = again.error;
 // narrowed by `code`: an already reverted action names its revert (typed), the latest action its id
 if (twice.code === "already_reverted") seen.reverted_by = twice.reverted_by ?? "";
-else if (twice.code === "not_latest_action") seen.reverted_by = String(twice.latest);
+else if (twice.code === "not_latest_action") seen.reverted_by = twice.latest ?? "";
 else throw new Error(`revert twice: ${twice.code}`);
 seen.revert_twice = again.response.status;
 seen.revert_twice_code = twice.code;
