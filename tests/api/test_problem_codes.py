@@ -81,13 +81,15 @@ def test_every_raise_site_has_a_declared_code_of_its_own_status():
         if code is not None and not isinstance(code, str):
             wrong.append(f"{where}: the code is not a literal")
             continue
-        code = code or cls.code
+        named, code = code is not None, code or cls.code
         if code not in CODES:
             wrong.append(f"{where}: {code!r} is not in CODES")
         elif not issubclass(cls, CODES[code].family) and status_of(cls) != code_status(code):
             wrong.append(f"{where}: {code!r} answers {code_status(code)}, {cls.__name__} {status_of(cls)}")
         elif set(members) - set(CODES[code].members) - {"errors"}:  # each member typed in the spec
             wrong.append(f"{where}: {code!r} does not declare {sorted(set(members) - set(CODES[code].members))}")
+        elif named and set(CODES[code].always) - set(members):  # required in the spec: always sent
+            wrong.append(f"{where}: {code!r} always sends {sorted(set(CODES[code].always) - set(members))}")
     assert wrong == []
     assert checked > 250  # the ~300 refusals of app/ were read
 
