@@ -67,8 +67,9 @@ define("invalid_event_id", InvalidCursor, "`Last-Event-ID` or `after` is not an 
     "(one use; the token itself is never accepted in a URL). At most a few streams per token (429) and per "
     "server "
     "(503), both with `Retry-After`. A stream the server must end (database unavailable) ends with "
-    "an `error` event. Each message's `data` is a JSON object; `x-events` names the schema of each "
-    "event's: "
+    "an `error` event. Each message's `data` is a JSON object; `components.schemas.Event` types every "
+    "message as `{event, data, id}`, a union discriminated by `event`, and `x-events` names the schema of "
+    "each event's data: "
     + ", ".join(f"`{e['event']}` ({e['data']['$ref'].rsplit('/', 1)[1]})" for e in events_extension())
     + ".",
     response_class=EventSourceResponse,
