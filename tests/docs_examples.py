@@ -9,7 +9,8 @@ What runs
   as `sh`). No other block is run.
 - The runnable blocks of one file run in order in ONE bash process (`set -Eeuo pipefail`), so
   variables and functions carry from block to block of the same file, never from file to file:
-  each file is self-contained (its first block makes what it needs) and files run in any order.
+  each file is self-contained (its first block makes what it needs) and files run in any order,
+  several at once (`--jobs`).
   Each file runs in a fresh temporary directory, with `API` exported (`--api`); blocks say
   `API=${API:-http://127.0.0.1:8000}` so that they also paste as they are.
 - A command that exits non-zero fails the file (at that command), as a reader pasting it would
@@ -51,6 +52,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -402,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         "--api", default=os.environ.get("API", "http://127.0.0.1:8000"), help="the server (exported as API)"
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds allowed to each file's blocks")
+    parser.add_argument("--jobs", type=int, default=4, help="files run at once (each in its own bash)")
     parser.add_argument("--wait", type=float, default=0.0, help="seconds to wait for the server's /readyz first")
     parser.add_argument("--no-server", action="store_true", help="do not check first that the server answers")
     args = parser.parse_args(argv)
@@ -409,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_server and not server_answers(api, args.wait):
         print(f"docs examples: no server answers {api}/readyz (start one: make run)", file=sys.stderr)
         return 1
-    reports = [run_file(path, api, args.timeout) for path in args.files]
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # files are independent
+        reports = list(pool.map(lambda path: run_file(path, api, args.timeout), args.files))
     failed = False
     for report in reports:
         status = "FAILED" if report.failures else "ok"
