@@ -343,14 +343,14 @@ def codes_table() -> str:
         "`code` and `request_id`; a 422 also has `errors` (each invalid field: `loc`, `msg`), a 429 or 503",
         "(and a 409 `race_lost`) `retry_after` beside the `Retry-After` header. Translate by `code`, never",
         f"by `detail`. `type` is `{TYPE_BASE}` + the code in kebab case. Generated from",
-        "`app.kit.errors.CODES` (`python -m app.api.codes > docs/problem-codes.md`).",
+        "`app.kit.errors.CODES` (`python -m app.api.codes` writes this page).",
         "",
     ]
     return "\n".join(rows + codes_rows()) + "\n"
 
 
 def codes_rows() -> list[str]:
-    """The codes as a Markdown table (README's "Errors by code" holds the same)."""
+    """The codes as a Markdown table (docs/problem-codes.md's)."""
     rows = ["| code | status | meaning | extra members |", "|---|---|---|---|"]
     for code in sorted(e.CODES, key=lambda c: (code_status(c), c)):
         members = ", ".join(f"`{m}`" for m in e.CODES[code].members) or "—"

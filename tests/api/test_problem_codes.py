@@ -1,6 +1,6 @@
 """Issue 25 item 5: every problem has a stable `code`, declared once (app.kit.errors.CODES) with its
 status, meaning and typed members; every raise site's class (or the code it names) is declared and
-answers with its code's status; the OpenAPI enum, docs/problem-codes.md and README's table are the
+answers with its code's status; the OpenAPI enum and docs/problem-codes.md are the
 registry's; `type` is built from the code."""
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 import app.main  # noqa: F401  # every module imported, every code registered
-from app.api.codes import readme_with_table
 from app.api.openapi_doc import own_properties
-from app.api.problems import TYPE_BASE, code_status, codes_rows, codes_table, status_of
+from app.api.problems import TYPE_BASE, code_status, codes_table, status_of
 from app.kit.errors import CODES, AppError
 from app.openapi import render
 from tests.api.support import PROBLEM, assert_problem, bearer
@@ -129,9 +128,9 @@ def test_the_spec_enum_is_the_registry():
 
 def test_docs_table_is_the_registry():
     assert (ROOT / "docs" / "problem-codes.md").read_text() == codes_table()
-    readme = (ROOT / "README.md").read_text()
-    assert "docs/problem-codes.md" in readme and readme_with_table(readme) == readme
-    assert "\n".join(codes_rows()) in readme
+    # the one table: the README and docs/clients.md link to it rather than copy it
+    assert "docs/problem-codes.md" in (ROOT / "README.md").read_text()
+    assert "(problem-codes.md)" in (ROOT / "docs" / "clients.md").read_text()
     for code in CODES:
         assert f"`{code}`" in codes_table()
 

@@ -1,4 +1,4 @@
-"""README documents the fields the rules-fidelity work changed, as the code has them:
+"""docs/clients.md documents the fields the rules-fidelity work changed, as the code has them:
 Great Cosmos' `posture_advantage` (GC-P5, a rule-governed sheet field) and Asgard's
 removed request field `improved` (a 422)."""
 
@@ -11,13 +11,13 @@ from app.rulesets.asgard import schemas as asgard
 from app.rulesets.great_cosmos import schemas as great_cosmos
 from app.models.governance import governed_fields
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+CLIENTS = (Path(__file__).resolve().parents[2] / "docs" / "clients.md").read_text()
 
 
 def paragraph(field: str) -> str:
-    """The README's list item that starts by naming `field` in backticks."""
-    found = re.search(rf"^- [^\n]*`{field}`[^\n]*\n(?:  [^\n]*\n)*", README, re.MULTILINE)
-    assert found, f"README has no item about `{field}`"
+    """The list item of docs/clients.md that starts by naming `field` in backticks."""
+    found = re.search(rf"^- [^\n]*`{field}`[^\n]*\n(?:  [^\n]*\n)*", CLIENTS, re.MULTILINE)
+    assert found, f"docs/clients.md has no item about `{field}`"
     return " ".join(found[0].split())
 
 

@@ -1,6 +1,6 @@
-"""README's webhook, export/import and scaling sections say what the code does (issue 29
-follow-ups, issue 28 item 4): its signature recipe verifies what the delivery loop signs, and
-it names every setting of these features with its default."""
+"""The docs' webhook, export/import (docs/clients.md) and scaling (docs/operations.md) sections say
+what the code does (issue 29 follow-ups, issue 28 item 4): the signature recipe verifies what the
+delivery loop signs, and they name every setting of these features with its default."""
 
 from __future__ import annotations
 
@@ -14,20 +14,24 @@ from app.core.config import Settings
 from app.services.webhook_delivery import signature
 from app.services.webhooks import new_secret
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+CLIENTS = (DOCS / "clients.md").read_text()
+OPERATIONS = (DOCS / "operations.md").read_text()
 
 
 def _section(title: str) -> str:
-    found = re.search(rf"^### {title}\n(.*?)(?=^##)", README, re.MULTILINE | re.DOTALL)
-    assert found, f"README has no section {title!r}"
+    """A section of docs/clients.md: from its heading to the next one, whatever their levels (## or
+    ###; a `# ` line is a comment in a shell block)."""
+    found = re.search(rf"^##+ {title}\n(.*?)(?=^##+ |\Z)", CLIENTS, re.MULTILINE | re.DOTALL)
+    assert found, f"docs/clients.md has no section {title!r}"
     return found[1]
 
 
 def _recipe():
     code = re.search(r"```python\n(.*?)```", _section("Webhooks"), re.DOTALL)
-    assert code, "no Python recipe in README's Webhooks section"
+    assert code, "no Python recipe in docs/clients.md's Webhooks section"
     scope: dict = {}
-    exec(compile(code[1], "README.md", "exec"), scope)  # noqa: S102  # the README's own code, tested
+    exec(compile(code[1], "docs/clients.md", "exec"), scope)  # noqa: S102  # the docs' own code, tested
     return scope["verify"]
 
 
@@ -70,7 +74,7 @@ def test_issue29_followup_the_readme_names_each_setting_with_its_default(setting
 
 
 def test_issue28_item4_the_readme_scaling_paragraph_names_its_settings_and_defaults():
-    text = " ".join(README.split())
+    text = " ".join(OPERATIONS.split())
     scaling = text[text.index("Scaling out on one PostgreSQL") :][:2000]
     assert (
         Settings.model_fields["db_max_connections"].default == 10

@@ -29,7 +29,7 @@ pytestmark = [
     ),
 ]
 
-# the warnings left, each with its reason (README "Writing a client" names them too)
+# the warnings left, each with its reason (docs/clients.md, "Generated clients", names them too)
 REDOCLY_LEFT = {
     # /healthz, /readyz and GET /v1/rulesets answer no 4xx: nothing to declare
     "operation-4xx-response": 3,

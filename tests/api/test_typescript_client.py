@@ -1,5 +1,5 @@
 """Issue 25, "a TypeScript path": the types generated from openapi.json by openapi-typescript
-(with the options README's "Writing a client" recommends), a strictly typed scenario
+(with the options docs/clients.md's "Generated clients" recommends), a strictly typed scenario
 (tests/ts/src/scenario.ts: `tsc --strict`, no `any`, no cast; the stream's data typed by the
 spec's `Event` union, the problems' members by their schemas) compiled and run with node against
 a live server, in a d100 ruleset (great-cosmos) and a 3d6 one (asgard). Node and npm are

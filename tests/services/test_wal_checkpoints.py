@@ -101,10 +101,10 @@ def test_no_thread_with_zero_seconds_nor_on_postgresql(tmp_path, monkeypatch):
     assert sqlite_engine(lambda read_only=False: None) is None  # a factory of a test's own
 
 
-def test_the_readme_names_the_setting_its_default_and_the_safety_net():
+def test_the_docs_name_the_setting_its_default_and_the_safety_net():
     from pathlib import Path
 
-    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    text = " ".join((Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text().split())
     assert Settings.model_fields["sqlite_checkpoint_seconds"].default == 0.5
     assert "every `SQLITE_CHECKPOINT_SECONDS` (0.5)" in text
     assert wal.SAFETY_PAGES == 10_000 and "past 10,000 pages" in text
