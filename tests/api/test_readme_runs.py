@@ -13,7 +13,8 @@ HARNESS = ROOT / "tests" / "docs_examples.py"
 
 
 def documents() -> list[str]:
-    return ["README.md", *sorted(str(path.relative_to(ROOT)) for path in (ROOT / "docs").glob("*.md"))]
+    """README.md and every page under docs/ (docs/rules/ included, should a rule page hold examples)."""
+    return ["README.md", *sorted(str(path.relative_to(ROOT)) for path in (ROOT / "docs").rglob("*.md"))]
 
 
 def test_the_readme_and_the_docs_run_as_written(live):
