@@ -289,10 +289,29 @@ class Share(BaseModel):
     p: float
 
 
+OddsFigure = Literal["outcomes", "hit", "down", "out"]
+WITHHELD = " Null when withheld (named in `withheld`)."
+
+
 class PlanOdds(BaseModel):
-    outcomes: dict[str, Share] = Field(description="Each outcome of the exchange, as the ruleset names them (sum: 1).")
-    hit: Share = Field(description="The target's first pool lowered.")
-    down: Share = Field(description="The target brought down by this action.")
+    outcomes: dict[str, Share] | None = Field(
+        description="Each outcome of the exchange, as the ruleset names them (sum: 1)." + WITHHELD
+    )
+    hit: Share | None = Field(description="The target's first pool lowered." + WITHHELD)
+    down: Share | None = Field(
+        description="The target's first pool (hit points, vitality…) brought to 0 by this action, in every "
+        "ruleset." + WITHHELD
+    )
+    out: Share | None = Field(
+        None,
+        description="Only in a ruleset where 0 does not yet take a combatant out (asgard, AS-C5): the target "
+        "left unconscious by this action (0 vitality and a failed volonte test)." + WITHHELD,
+    )
+    withheld: list[OddsFigure] = Field(
+        description="The figures the caller may not be given (null above): for a player, those computed from "
+        "something it may not read (a target's sheet it does not see whole, pools it sees as a status or not "
+        "at all), as the encounter's `odds_for_players` says. Empty for the GM."
+    )
 
 
 class ActionPlan(BaseModel):
@@ -327,9 +346,11 @@ async def encounter_choices(
     "will take, in order, with whose it is (`by`) and who enters it (`entered_by`); a die needed only on "
     "some results of earlier ones (a damage die only on a hit) carries its `condition` and the dice it "
     "`depends_on`. An action with a target answers its exact `odds` (fractions): each outcome of the exchange, "
-    "`hit` (the target's first pool lowered) and `down` (the target brought down by it), from the ruleset's "
-    "own rules (standing reaction, postures, karma dice, advantages, protection, primes, groups). A body the "
-    "action would refuse answers that problem.",
+    "`hit` (the target's first pool lowered), `down` (that pool brought to 0 by it) and, in asgard, `out` "
+    "(left unconscious: AS-C5), from the ruleset's own rules (standing reaction, postures, karma dice, "
+    "advantages, protection, primes, groups). A player gets only the figures computed from what it may read "
+    "(the others null, named in `withheld`; the encounter's `odds_for_players`). A body the action would "
+    "refuse answers that problem.",
 )
 @access("member")
 async def plan_encounter_action(

@@ -34,6 +34,13 @@ class EncounterOptions(Strict):
         "a status (unhurt, wounded, bloodied, down) or nothing.",
     )
     reveal_on_turn: StrictBool = Field(True, description="A hidden combatant is revealed when its first turn comes.")
+    odds_for_players: Literal["visible", "all", "none"] = Field(
+        "visible",
+        description="The exact odds a player's `actions/plan` gives: `visible`, each figure only when every "
+        "figure it uses is one the player may read (the target's sheet and pools as its views show them; "
+        "else null and named in `withheld`); `all`, every figure against every target; `none`, none. "
+        "The GM always gets them all.",
+    )
 
 
 # --- setup -------------------------------------------------------------------------------

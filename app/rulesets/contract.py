@@ -687,13 +687,15 @@ class Exchange:
 
 @dataclass(frozen=True)
 class ExchangeOdds:
-    """The exact odds of one action (issue 26): `outcomes` (the exchange's own, named by the
-    ruleset, summing to 1), `hit` (the target's first pool lowered) and `down` (the target brought
-    down by this action)."""
+    """The exact odds of one action: `outcomes` (the exchange's own, named by the ruleset, summing
+    to 1), `hit` (the target's first pool lowered), `down` (that pool brought to 0 by this action,
+    in every ruleset) and, for a ruleset where 0 does not yet take a combatant out
+    (`EncounterRules.out_at_zero` false), `out` (the target put out by this action: `is_down`)."""
 
     outcomes: dict[str, Fraction]
     hit: Fraction
     down: Fraction
+    out: Fraction | None = None
 
 
 @dataclass
@@ -754,6 +756,9 @@ class EncounterRules(ABC):
     changes_at_fight_end: ClassVar[bool] = False  # `fight_ends` changes sheets or counters (GC-P6)
     lapses_at_turn_change: ClassVar[bool] = False  # `turn_changes` drops counters of every combatant (GC-P2)
     grid: ClassVar[Grid] = MANHATTAN  # how a distance is counted on the grid (GC-D1)
+    # the first pool at 0 takes a combatant out (`is_down`); false where it takes more (AS-C5's
+    # tests): a plan's odds then give `out` beside `down` (the pool brought to 0)
+    out_at_zero: ClassVar[bool] = True
     # the counters whose value is a combatant's id (GC-P2 a riposte): a player sees one only when it
     # sees that combatant (issue 21 item 4: hidden things are unknown things)
     naming_counters: ClassVar[tuple[str, ...]] = ()

@@ -236,7 +236,7 @@ def test_sheets_and_options_without_a_ruleset_beside_are_the_rulesets_schemas():
         ("EncounterOptionsPublic", ["asgard", "rulebook-d100", "worlds-awakening"]),
     ]
     # served, every option is filled: what tells Great Cosmos' (`tie_method`) from the others'
-    served = {"hp_visibility": "exact", "reveal_on_turn": True}
+    served = {"hp_visibility": "exact", "reveal_on_turn": True, "odds_for_players": "visible"}
     assert errors(state, {**served, "tie_method": "d20"}) == [] and errors(state, served) == []
     assert errors(_ref("GreatCosmosEncounterOptionsPublic"), served) != []
     assert errors(_ref("EncounterOptionsPublic"), {**served, "tie_method": "d20"}) != []

@@ -45,7 +45,12 @@ def test_create_from_campaign_characters_and_numbered_npc_copies(table):
     s = r.json()
     assert r.headers["ETag"] == '"1"'
     assert (s["status"], s["round"], s["version"], s["order"], s["current"]) == ("setup", 0, 1, [], None)
-    assert s["options"] == {"hp_visibility": "status", "reveal_on_turn": True, "tie_method": "d20"}
+    assert s["options"] == {
+        "hp_visibility": "status",
+        "reveal_on_turn": True,
+        "odds_for_players": "visible",
+        "tie_method": "d20",
+    }
     assert [(c["name"], c["kind"], c["side"], c["hidden"], c["position"], c["reaction"]) for c in s["combatants"]] == [
         ("Aiko", "pc", "heroes", False, {"x": 3, "y": 4}, "dodge"),
         ("Goblin 1", "npc", "foes", True, None, "parry"),

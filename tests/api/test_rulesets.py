@@ -78,7 +78,12 @@ def test_gc_o1_o3_p2_catalogue_describes_great_cosmos_encounters(client):
     assert combat["initiative"]["reorders_each_round"] is True  # GC-O1
     assert combat["initiative"]["dice_order"].startswith("GC-O3 d6 per combatant with several actions")
     assert set(combat["actions"]) == GM_ACTIONS | {"attack", "move", "dash", "posture", "final_skill"}
-    assert combat["options"]["defaults"] == {"hp_visibility": "exact", "reveal_on_turn": True, "tie_method": "d20"}
+    assert combat["options"]["defaults"] == {
+        "hp_visibility": "exact",
+        "reveal_on_turn": True,
+        "odds_for_players": "visible",
+        "tie_method": "d20",
+    }
     assert combat["options"]["schema"]["properties"]["tie_method"]["enum"] == ["d20", "parallel"]  # GC-O2
 
 

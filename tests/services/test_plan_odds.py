@@ -24,6 +24,7 @@ import pytest
 from sqlmodel import Session
 
 from app.rules.dice import RandomDice
+from app.rules.errors import DiceNeeded
 from app.rulesets.asgard import combat as as_combat
 from app.rulesets.rulebook_d100 import combat as rb_combat
 from app.rulesets.contract import ExchangeOdds, Party
@@ -76,7 +77,7 @@ def exact_equals_brute_force(engine, t: Table, eid: str, body: dict[str, Any], l
         odds = exact(p)
         counted = brute_force(p, limit=limit)
     assert counted is not None, "too many combinations for this test"
-    assert (odds.hit, odds.down) == (counted.hit, counted.down)
+    assert (odds.hit, odds.down, odds.out) == (counted.hit, counted.down, counted.out)
     return odds
 
 
@@ -107,12 +108,17 @@ def within(p: Fraction, observed: int, n: int, what: str) -> None:
     assert abs(observed - n * float(p)) <= max(4 * sd, 1e-9), f"{what}: {observed}/{n} vs exact {float(p):.5f}"
 
 
-def check_simulation(odds: ExchangeOdds, seen: Counter[str], hits: int, downs: int, n: int) -> None:
+def check_simulation(
+    odds: ExchangeOdds, seen: Counter[str], hits: int, downs: int, n: int, outs: int | None = None
+) -> None:
     assert set(seen) <= set(odds.outcomes), seen
     for name, p in odds.outcomes.items():
         within(p, seen[name], n, name)
     within(odds.hit, hits, n, "hit")
     within(odds.down, downs, n, "down")
+    assert (odds.out is None) == (outs is None)
+    if odds.out is not None and outs is not None:
+        within(odds.out, outs, n, "out")
 
 
 # --- Great Cosmos ---------------------------------------------------------------------------------
@@ -266,7 +272,7 @@ def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(
     with prepared(database, t, eid, body) as p:
         odds, x, (target, reaction), choice = asgard_engaged(p)
         seen: Counter[str] = Counter()
-        hits = downs = 0
+        hits = downs = outs = 0
         for dice in seeded(2626, N):
             # the parties it changes, copied; the group's members are only read
             group = [replace(q, dice=dice.of(q.id)) for q in x.more]
@@ -274,10 +280,64 @@ def test_issue26_item3_asgard_group_attack_exact_odds_match_a_seeded_simulation(
             steps = as_combat.resolve_attack(dice, me, [(foe, reaction)], choice, group=group, round_=x.round)
             hit = foe.sheet.vitality < target.sheet.vitality
             hits += hit
-            downs += as_combat.COMBAT.is_down(foe.sheet)
+            downs += foe.sheet.vitality == 0
+            outs += as_combat.COMBAT.is_down(foe.sheet)
             seen["damage" if any(s["what"] == "damage" for s in steps) else "missed"] += 1
-    assert all(0 < share < 1 for share in odds.outcomes.values()) and 0 < odds.down < odds.hit
-    check_simulation(odds, seen, hits, downs, N)
+    assert all(0 < share < 1 for share in odds.outcomes.values())
+    assert odds.out is not None and 0 < odds.out < odds.down < odds.hit
+    check_simulation(odds, seen, hits, downs, N, outs)
+
+
+def down_and_out_counted(p: actions.Prepared, branched: set[str]) -> tuple[Fraction, Fraction]:
+    """(P(vitality brought to 0), P(out)) over every value of the dice whose purpose is in
+    `branched`, the route's own resolution (`prepared.build`, the ruleset's `resolve`); every other
+    die fixed at 6 (AS-C5's resistance, dying and unconscious rounds: none of them decides either)."""
+    down, out = Fraction(0), Fraction(0)
+    before = p.exchange.foe.sheet.vitality
+
+    def explore(prefix: list[int], share: Fraction) -> None:
+        nonlocal down, out
+        x = p.build(CombatDice(dice=prefix))
+        try:
+            p.fight.rules.resolve(x)
+        except DiceNeeded as needed:
+            faces = int(needed.extra["needed"]["die"][1:])
+            if needed.extra["needed"]["purpose"].partition(":")[0] not in branched:
+                return explore([*prefix, faces], share)
+            for value in range(1, faces + 1):
+                explore([*prefix, value], share / faces)
+            return
+        foe = next(q for q in (x.target, *x.more) if q is not None and q.id == p.target_id)
+        down += share if before > 0 == foe.sheet.vitality else 0
+        out += share if as_combat.COMBAT.is_down(foe.sheet) else 0
+
+    explore([], Fraction(1))
+    return down, out
+
+
+def test_as_c5_down_is_vitality_brought_to_0_and_out_is_unconscious_exact(table, database):
+    """AS-C5: `down` is the target's vitality brought to 0 (as in every ruleset), `out` the
+    volonte test failed as well (unconscious), both exact: counted over every value of the damage
+    die and of the volonte test's 3d6 of the route's own resolution. AS-T8 the NPC takes 11 (no
+    attack die), AS-C1 unperceived (no defense): 1d6+2 against 5 vitality brings it to 0 on 3..6."""
+    t = table("asgard", {"take_11_allowed": True})
+    eid, n = fight(
+        t, [("Aiko", as_fighter(3), "npc"), ("Brute", as_fighter(2, vitality=5, vitality_max=12, protection=0), "pc")]
+    )
+    current_first(t, eid, n, "Aiko")
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "take_11": True}
+    body |= {"unperceived": True, "damage": "1d6+2"}
+    with prepared(database, t, eid, body) as p:
+        odds = exact(p)
+        down, out = down_and_out_counted(p, {"damage", "volonte"})
+    assert (odds.hit, odds.down, odds.out) == (1, Fraction(2, 3), out)
+    assert down == Fraction(2, 3) and 0 < out < down
+    planned = t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=t.gm).json()["odds"]
+    assert (planned["down"]["probability"], planned["out"]["probability"]) == (
+        "2/3",
+        f"{out.numerator}/{out.denominator}",
+    )
+    assert planned["withheld"] == []
 
 
 # --- Worlds Awakening ------------------------------------------------------------------------------
@@ -377,7 +437,7 @@ def test_issue26_item3_asgard_cooperation_exact_odds_match_a_seeded_simulation(t
     with prepared(database, t, eid, body) as p:
         odds, x, (target, reaction), choice = asgard_engaged(p)
         seen: Counter[str] = Counter()
-        hits = downs = 0
+        hits = downs = outs = 0
         for dice in seeded(2628, N_COOPERATION):
             foe = fresh(target, dice)
             steps = as_combat.resolve_attack(
@@ -389,7 +449,9 @@ def test_issue26_item3_asgard_cooperation_exact_odds_match_a_seeded_simulation(t
                 round_=x.round,
             )
             hits += foe.sheet.vitality < target.sheet.vitality
-            downs += as_combat.COMBAT.is_down(foe.sheet)
+            downs += foe.sheet.vitality == 0
+            outs += as_combat.COMBAT.is_down(foe.sheet)
             seen["damage" if any(s["what"] == "damage" for s in steps) else "missed"] += 1
-    assert all(0 < share < 1 for share in odds.outcomes.values()) and 0 < odds.down < odds.hit
-    check_simulation(odds, seen, hits, downs, N_COOPERATION)
+    assert all(0 < share < 1 for share in odds.outcomes.values())
+    assert odds.out is not None and 0 < odds.out < odds.down < odds.hit
+    check_simulation(odds, seen, hits, downs, N_COOPERATION, outs)

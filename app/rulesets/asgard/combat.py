@@ -71,6 +71,7 @@ class Asgard(EncounterRules):
     )  # AS-C1 opposition by a defense test (AS-H1: 4d6); none: unperceived
     default_reaction = "defense"
     take_11_rule = "AS-T8"
+    out_at_zero = False  # AS-C5: at 0 vitality, the volonte test decides whether it is out
     dice_order = (
         "AS-C13 3d6 perception per combatant in the order added (none when taking 11 or given the GM's "
         "initiative), then 1d6 roll-offs"
@@ -793,8 +794,8 @@ def attack_odds(
         )
     except exact.TooMany:
         return None
-    down = Fraction(0) if COMBAT.is_down(sheet) else odds.down
-    return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=down)
+    out = Fraction(0) if COMBAT.is_down(sheet) else odds.out  # out already: this action does not put it out
+    return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down, out=out)
 
 
 def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict], round_: int) -> None:

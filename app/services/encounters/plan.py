@@ -17,8 +17,13 @@ enter dice), else `server`.
 Odds: the ruleset's exact distribution of the exchange (`EncounterRules.odds`, built from the
 pure rules the action applies); for an action without one, brute force over every combination
 of its dice (the exchange resolved on each, each die uniform) when they are at most
-`MAX_RESOLUTIONS`. `hit`: the target's first pool lowered; `down`: the target brought down by
-this action (as the action's `turn` step says)."""
+`MAX_RESOLUTIONS`. `hit`: the target's first pool lowered; `down`: that pool brought to 0 by this
+action, in every ruleset; `out` (a ruleset where 0 does not yet take a combatant out, AS-C5): the
+target put out by this action (as the action's `turn` step says).
+
+Odds never depend on what the caller may not read: a player gets a figure only when every figure
+it is computed from is one that player reads (`_withheld`); the others are null and named in
+`withheld`. The encounter's `odds_for_players` lets the GM share all of them, or none."""
 
 from __future__ import annotations
 
@@ -35,13 +40,14 @@ from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource
 from app.rules.distribution import TooManyCombinations
 from app.rules.errors import DiceNeeded, TooManyDice
-from app.rulesets.contract import Exchange, ExchangeOdds
+from app.rulesets.contract import EncounterRules, Exchange, ExchangeOdds
 from app.services.auth import Principal
 from app.services.encounters import actions, store
 from app.services.encounters.choices import trial
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork
+from app.services.visibility import NOT_FIGHTING, level_for, standings
 
 MAX_DICE = 200
 MAX_RESOLUTIONS = 1000  # without the ruleset's exact odds, resolutions counted one by one up to this many
@@ -102,27 +108,32 @@ def plan(session: Session, principal: Principal, encounter_id: str, body: dict[s
         )
     uow = EncounterWork(session, principal, encounter_id, None, combatants=actions.named(body))
     with uow:  # never committed: the unit of work rolls everything back on exit
-        out = actions.dispatch(uow, uow.fight, principal, body, planner=partial(_planned, principal))
+        out = actions.dispatch(uow, uow.fight, principal, body, planner=partial(_planned, principal, uow))
         fight = uow.fight
     if out.pop(PLANNED, False):
         return out
     return _gm_plan(session, principal, encounter_id, body, fight)  # a GM action (checked: it ran)
 
 
-def _planned(principal: Principal, prepared: actions.Prepared) -> dict[str, Any]:
-    """The plan of a combat action every check passed: its dice, then its odds."""
+def _planned(principal: Principal, uow: EncounterWork, prepared: actions.Prepared) -> dict[str, Any]:
+    """The plan of a combat action every check passed: its dice, then its odds (those the caller
+    may not read withheld)."""
     fight, x = prepared.fight, prepared.exchange
     may_enter = _enterer(fight, principal)
     walks = [_resolved(prepared, chosen_dice(s, x.actor.id)).rolls() for s in STRATEGIES]
     out: dict[str, Any] = {PLANNED: True, "dice": _listed(walks, may_enter)}
     if prepared.target_id is not None and out["dice"]:
+        withheld = _withheld(uow, principal, prepared)
+        if withheld == ALL_WITHHELD:  # not even counted: nothing in the answer depends on them
+            out["odds"] = {**dict.fromkeys(_figures(fight.rules)), "withheld": list(_figures(fight.rules))}
+            return out
         try:
             exact = fight.rules.odds(prepared.build(CombatDice(dice=[])))
         except TooManyCombinations:  # a damage expression too large to count exactly (`100d1000`)
             exact = None
         odds = exact or brute_force(prepared)
         if odds is not None:
-            out["odds"] = odds_body(odds)
+            out["odds"] = odds_body(odds, withheld)
     return out
 
 
@@ -174,16 +185,58 @@ def _common(before: list[dict[str, Any]], walk: list[dict[str, Any]]) -> int:
     return n
 
 
+# --- what a player may read of the odds -----------------------------------------------------------
+
+ODDS_FIGURES = ("outcomes", "hit", "down", "out")
+ALL_WITHHELD = frozenset(ODDS_FIGURES)
+
+
+def _figures(rules: EncounterRules) -> tuple[str, ...]:
+    """The figures of a plan's odds in this ruleset (`out` where 0 does not yet take one out)."""
+    return ODDS_FIGURES if not rules.out_at_zero else ODDS_FIGURES[:3]
+
+
+def _withheld(uow: EncounterWork, principal: Principal, prepared: actions.Prepared) -> frozenset[str]:
+    """The odds figures the caller may not be given. The GM: none. A player, as the encounter's
+    `odds_for_players` says: `all` none, `none` every one; `visible`: every figure is computed from
+    the sheets of the exchange's parties (the target's defence, protection, karma, armour; a
+    cooperating member's test) and `down`/`out` from the target's pools too, so all are given when
+    the player reads each party's whole sheet (its character as `player_access` and the
+    `hp_visibility` of its fights let it: `visibility.level_for` is `observer`, which a fight
+    showing pools as a status or not at all never allows, so the pools are then read exactly too),
+    and none otherwise."""
+    if principal.is_gm:
+        return frozenset()
+    fight = prepared.fight
+    shared = fight.options.odds_for_players
+    if shared != "visible":
+        return frozenset() if shared == "all" else ALL_WITHHELD
+    x = prepared.exchange
+    ids = {p.character_id for p in (x.actor, x.target, *x.more) if p is not None}
+    found = standings(uow.conn, fight.campaign_id, ids)
+    for character_id in ids:
+        character = fight.characters.get(character_id)
+        standing = found.get(character_id, NOT_FIGHTING)
+        if character is None or level_for(principal, character, standing) != "observer":
+            return ALL_WITHHELD
+    return frozenset()
+
+
 def share(p: Fraction) -> dict[str, Any]:
     return {"probability": f"{p.numerator}/{p.denominator}", "p": float(p)}
 
 
-def odds_body(odds: ExchangeOdds) -> dict[str, Any]:
-    return {
+def odds_body(odds: ExchangeOdds, withheld: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The odds as the plan answers them: each figure withheld null, and named in `withheld`."""
+    figures: dict[str, Any] = {
         "outcomes": {name: share(p) for name, p in odds.outcomes.items()},
         "hit": share(odds.hit),
         "down": share(odds.down),
     }
+    if odds.out is not None:
+        figures["out"] = share(odds.out)
+    hidden = [name for name in figures if name in withheld]
+    return {**figures, **dict.fromkeys(hidden), "withheld": hidden}
 
 
 # --- brute force: every combination of the action's dice -----------------------------------------
@@ -193,27 +246,28 @@ class _TooMany(Exception):
     """The action's dice have more combinations than an exact count walks here."""
 
 
-def outcome(prepared: actions.Prepared, x: Exchange) -> tuple[bool, bool]:
-    """(hit, down) of one resolved exchange, as the action records them: the target's first pool
-    lowered, the target down now and not before."""
+def outcome(prepared: actions.Prepared, x: Exchange) -> tuple[bool, bool, bool]:
+    """(hit, down, out) of one resolved exchange, as the action records them: the target's first
+    pool lowered, brought to 0 (from above), the target out (`is_down`) now and not before."""
     rules, target = prepared.fight.rules, prepared.target_id
     party = next(p for p in (x.target, *x.more) if p is not None and p.id == target)
     pool = rules.pools[0]
     before = pool.value(prepared.exchange.target.sheet) if prepared.exchange.target is not None else 0
-    down = rules.is_down(party.sheet) and not prepared.was_down[party.id]
-    return pool.value(party.sheet) < before, down
+    after = pool.value(party.sheet)
+    out = rules.is_down(party.sheet) and not prepared.was_down[party.id]
+    return after < before, before > 0 >= after, out
 
 
 def brute_force(prepared: actions.Prepared, limit: int = MAX_RESOLUTIONS) -> ExchangeOdds | None:
     """The exact odds by brute force: the exchange resolved on every combination of its dice (each
     die uniform, a die asked only where the earlier ones need it). None beyond `limit` resolutions.
     Its outcomes: `hit` and `missed` (the ruleset's exact odds name the exchange's own)."""
-    hit, down = Fraction(0), Fraction(0)
+    hit, down, out = Fraction(0), Fraction(0), Fraction(0)
     resolutions = 0
     rules = prepared.fight.rules
 
     def explore(prefix: list[int], p: Fraction) -> None:
-        nonlocal hit, down, resolutions
+        nonlocal hit, down, out, resolutions
         resolutions += 1
         if resolutions > limit:
             raise _TooMany
@@ -228,15 +282,18 @@ def brute_force(prepared: actions.Prepared, limit: int = MAX_RESOLUTIONS) -> Exc
             for value in range(1, faces + 1):
                 explore([*prefix, value], p / faces)
             return
-        h, d = outcome(prepared, x)
+        h, d, o = outcome(prepared, x)
         hit += p if h else 0
         down += p if d else 0
+        out += p if o else 0
 
     try:
         explore([], Fraction(1))
     except _TooMany:
         return None
-    return ExchangeOdds(outcomes={"hit": hit, "missed": 1 - hit}, hit=hit, down=down)
+    return ExchangeOdds(
+        outcomes={"hit": hit, "missed": 1 - hit}, hit=hit, down=down, out=None if rules.out_at_zero else out
+    )
 
 
 # --- a GM action with dice (AS-C5 after `damage`): the route walked with table dice ---------------

@@ -458,7 +458,7 @@ EXPECTED_ASGARD: dict[str, Any] = {
     "status": "ended",
     "round": 3,
     "version": 20,
-    "options": {"hp_visibility": "status", "reveal_on_turn": True},
+    "options": {"hp_visibility": "status", "reveal_on_turn": True, "odds_for_players": "visible"},
     "combatants": [
         {
             "id": "Hero",

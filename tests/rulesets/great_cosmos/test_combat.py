@@ -1128,7 +1128,7 @@ FINAL_STATE = {
     "status": "ended",
     "round": 5,
     "version": 29,
-    "options": {"hp_visibility": "status", "reveal_on_turn": True, "tie_method": "d20"},
+    "options": {"hp_visibility": "status", "reveal_on_turn": True, "odds_for_players": "visible", "tie_method": "d20"},
     "combatants": [
         {
             "id": "<Aiko>",

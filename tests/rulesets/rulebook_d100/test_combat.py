@@ -274,7 +274,7 @@ EXPECTED_RULEBOOK: dict[str, Any] = {
     "status": "ended",
     "round": 3,
     "version": 17,
-    "options": {"hp_visibility": "exact", "reveal_on_turn": True},
+    "options": {"hp_visibility": "exact", "reveal_on_turn": True, "odds_for_players": "visible"},
     "combatants": [
         {
             "id": "Hero",

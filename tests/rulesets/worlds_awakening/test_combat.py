@@ -220,7 +220,7 @@ EXPECTED_WORLDS_AWAKENING: dict[str, Any] = {
     "status": "ended",
     "round": 3,
     "version": 16,
-    "options": {"hp_visibility": "hidden", "reveal_on_turn": True},
+    "options": {"hp_visibility": "hidden", "reveal_on_turn": True, "odds_for_players": "visible"},
     "combatants": [
         {
             "id": "Hero",

@@ -201,12 +201,13 @@ def _d6s(count: int) -> dict[int, Fraction]:
 @dataclass(frozen=True)
 class AttackOdds:
     """AS-C1..C5: the exchange's outcomes (`missed`: the defense won, or an unperceived attack fell
-    short of the difficulty; `damage`: the attack hit), `hit` (vitality lowered) and `down` (brought
-    to 0 and the AS-C5 volonte test failed: unconscious)."""
+    short of the difficulty; `damage`: the attack hit), `hit` (vitality lowered), `down` (vitality
+    brought to 0) and `out` (brought to 0 and the AS-C5 volonte test failed: unconscious)."""
 
     outcomes: dict[str, Fraction]
     hit: Fraction
     down: Fraction
+    out: Fraction
 
 
 Weapon = tuple[int, int]  # AS-C2: a participant's weapon: its d6 count, its constant
@@ -295,7 +296,7 @@ def attack_odds(
     whole = rolls * (against[0] if against is not None else 1)
     base = {k: Fraction(c, whole) for k, c in counts.items()}
     hit_share = sum(base.values(), Fraction(0))
-    lowered, down = Fraction(0), Fraction(0)
+    lowered, down, out = Fraction(0), Fraction(0), Fraction(0)
     for (before_dice, h, dice), p in base.items():
         for extra, q in _d6s(dice).items():
             taken = combat.damage_taken(before_dice + extra, protection)
@@ -304,6 +305,7 @@ def attack_odds(
             if after < vitality:
                 lowered += p * q
             if vitality > 0 and after == 0:  # AS-C5: the volonte test of the mal en point
+                down += p * q
                 fails = 1 - success_chance(TestSpec("volonte", volonte, target=MAL_EN_POINT_BASE + max(0, final)))
-                down += p * q * fails
-    return AttackOdds(outcomes={MISSED: 1 - hit_share, DAMAGE: hit_share}, hit=lowered, down=down)
+                out += p * q * fails
+    return AttackOdds(outcomes={MISSED: 1 - hit_share, DAMAGE: hit_share}, hit=lowered, down=down, out=out)
