@@ -100,6 +100,10 @@ class OperationContext(Generic[OptionsT]):
     # Looks up a roll-log entry of this campaign by id (the body it was returned
     # with), or None: used by rules that refer to an earlier test (AS-T4, AS-H2).
     get_log_entry: Callable[[str], dict | None] = lambda _id: None
+    # The latest roll-log entries involving a character (its own and those naming it: a fight's
+    # action), newest first, at most `LATEST_ENTRIES`: used by a rule that refers to the blow
+    # just taken (AS-H4).
+    latest_entries: Callable[[str], list[dict]] = lambda _id: []
 
 
 @dataclass

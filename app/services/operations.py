@@ -26,12 +26,12 @@ from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
 from app.models.results.common import Dice, Die, Head, OddsValue, wire_time
-from app.models.tables import IdempotencyRecord, LogEntry, core_table, new_id, utcnow
+from app.models.tables import IdempotencyRecord, LogEntry, LogEntryCharacter, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
 from app.rulesets.contract import (
@@ -185,11 +185,18 @@ class RollingWork(UnitOfWork):
             options=self.adapter.parse_options(self.options),
             is_gm=self.principal.is_gm,
             get_log_entry=self.log_entry,
+            latest_entries=self.latest_entries,
         )
         return self.ctx
 
     def log_entry(self, entry_id: str) -> dict | None:
         return log_entry_body(self.session, self.campaign_id, entry_id, include_hidden=self.principal.is_gm)
+
+    def latest_entries(self, character_id: str) -> list[dict]:
+        """The character's latest log entries, newest first: hidden ones too (a rule reads them for
+        the character's own figures, which the caller sees on its sheet; they are not returned)."""
+        rows = self.conn.execute(_LATEST_ABOUT, {"campaign_id": self.campaign_id, "character_id": character_id})
+        return [row.body for row in rows]
 
     def replayed(self) -> dict | None:
         """The first response to this Idempotency-Key, or None; the key with another request → 422."""
@@ -352,9 +359,23 @@ class EncodedBody(dict):
 
 
 _log = core_table(LogEntry)
+_involved = core_table(LogEntryCharacter)
 _FAST_INSERT_IDEMPOTENCY = json_text_insert(core_table(IdempotencyRecord), "body")
 _LOG_BODY = select(_log.c.body, _log.c.hidden).where(
     _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id")
+)
+LATEST_ENTRIES = 20  # how far back a rule looks for the blow just taken (AS-H4)
+_LATEST_ABOUT = (
+    select(_log.c.body)
+    .where(
+        _log.c.campaign_id == bindparam("campaign_id"),
+        or_(
+            _log.c.character_id == bindparam("character_id"),
+            _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))),
+        ),
+    )
+    .order_by(_log.c.seq.desc())
+    .limit(LATEST_ENTRIES)
 )
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 

@@ -43,8 +43,9 @@ def _card_follows(page, http, character_id: str) -> dict:
 def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pages):
     """The GM opens Sigrid's rule actions (mal en point: vitality 0): first aid by Bjorn (soins 5,
     difficulty 10) with the table's 3d6 [6, 5, 4] (20: success, AS-C6 +1 vitality, no longer dying),
-    then a cancel damage of 3 already applied (AS-H4: 2 heroism, the 3 given back); each result is
-    the API's log entry, the card and the log follow."""
+    then, after the GM's blow of 1 (through the API), a cancel damage of 3 already applied (AS-H4:
+    2 heroism, exactly what the blow took given back: 1, never the 3 named); each result is the
+    API's log entry, the card and the log follow."""
     server = live.start()
     http, cid, gm = campaign(live, server, "asgard", "Ragnarök")
     page = pages(viewport={"width": 1280, "height": 1000})
@@ -84,7 +85,10 @@ def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pag
         assert "Sigrid" in result.inner_text() and "premiers soins" in result.inner_text()
         after_aid = _card_follows(page, http, sigrid["id"])
         assert (after_aid["vitality"], after_aid["condition"]["dying"]) == (1, False)
-        # AS-H4: another action of the same dialog, the server's (no dice)
+        # AS-H4: another action of the same dialog, the server's (no dice), on the blow just taken
+        first = http.post(f"/v1/characters/{sigrid['id']}/actions", json={"type": "damage", "amount": 1})
+        assert first.status_code == 201, first.text
+        assert first.json()["effects"]["vitality"] == {"before": 1, "after": 0}
         dialog.get_by_label("Action", exact=True).select_option(label="Annuler des dégâts")
         dialog.get_by_label("Dégâts", exact=True).fill("3")
         dialog.get_by_label("Déjà appliqués").check()
@@ -98,27 +102,33 @@ def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pag
         entries = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
         [cancel] = [e for e in entries if e["type"] == "cancel_damage"]
         assert result.get_attribute("data-entry-id") == cancel["id"]
-        assert (cancel["damage"], cancel["already_applied"], cancel["effects"]["heroism"]) == (
+        assert (cancel["damage"], cancel["already_applied"], cancel["lost"], cancel["effects"]["heroism"]) == (
             3,
             True,
+            1,
             {"before": 5, "after": 3},
         )
         after = _card_follows(page, http, sigrid["id"])
-        assert (after["vitality"], after["heroism"]) == (4, 3)
+        assert (after["vitality"], after["heroism"]) == (1, 3)
         page.get_by_role("button", name="Fermer").click()
         page.locator("dialog").wait_for(state="detached")
-        # AS-H4 naming the blow: the GM's damage of 2 (through the API), then cancelled by its log entry,
-        # picked by its line in a reopened dialog: exactly what it took is given back
+        # AS-H4 naming the blow: the GM's damage of 2 (through the API: it takes the 1 left), then
+        # cancelled by its log entry, picked by its line in a reopened dialog: exactly what it took is
+        # given back
         blow = http.post(f"/v1/characters/{sigrid['id']}/actions", json={"type": "damage", "amount": 2})
         assert blow.status_code == 201, blow.text
-        assert _card_follows(page, http, sigrid["id"])["vitality"] == 2
+        assert _card_follows(page, http, sigrid["id"])["vitality"] == 0
         page.get_by_role("button", name="Actions de règle : Sigrid").click()
         dialog.get_by_label("Action", exact=True).select_option(label="Annuler des dégâts")
         picker = dialog.get_by_label("Le coup (entrée du journal)")
         page.wait_for_selector("dialog select[name=damage_id][data-state=ready]")
         options = picker.locator("option")
-        assert [options.nth(i).get_attribute("value") for i in range(options.count())] == ["", blow.json()["id"]]
-        assert options.nth(1).text_content().endswith("(−2)")
+        assert [options.nth(i).get_attribute("value") for i in range(options.count())] == [
+            "",
+            blow.json()["id"],
+            first.json()["id"],
+        ]
+        assert options.nth(1).text_content().endswith("(−1)")
         picker.select_option(blow.json()["id"])
         dialog.get_by_label("Dégâts", exact=True).fill("2")
         dialog.get_by_role("button", name="Appliquer").click()
@@ -126,9 +136,9 @@ def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_from_the_card(live, pag
         entries = http.get(f"/v1/campaigns/{cid}/rolls").json()["items"]
         [named, _] = [e for e in entries if e["type"] == "cancel_damage"]
         assert result.get_attribute("data-entry-id") == named["id"]
-        assert (named["damage_id"], named["lost"]) == (blow.json()["id"], 2)
+        assert (named["damage_id"], named["lost"]) == (blow.json()["id"], 1)
         after = _card_follows(page, http, sigrid["id"])
-        assert (after["vitality"], after["heroism"]) == (4, 1)
+        assert (after["vitality"], after["heroism"]) == (1, 1)
         page.get_by_role("button", name="Fermer").click()
         page.locator("dialog").wait_for(state="detached")
         page.wait_for_function("n => document.querySelectorAll('#log-list li.entry').length === n", arg=len(entries))

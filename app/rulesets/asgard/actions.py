@@ -228,42 +228,73 @@ def heroic_effect(ch: Character, sheet: m.Sheet, req: m.HeroicEffectAction, ctx:
     return {"asset": asset.name, "heroic_effect": asset.heroic_effect, "effects": effects}, sheet
 
 
-def _lost_to(entry: dict[str, Any] | None, ch: Character) -> int:
-    """AS-H4: the vitality the logged blow took from this character (its before − after): a
-    character action's `effects.vitality`, or an encounter action's vitality changes."""
-    if entry is None:
-        raise RuleError("no log entry with this id in this campaign", field="damage_id", code="unknown_id")
-    lost: int | None = None
+def _vitality_change(entry: dict[str, Any], ch: Character) -> tuple[int, int] | None:
+    """The character's vitality (before, after) a logged entry changed it, or None (an entry that
+    left it as it was too: asphyxia within the rounds held): a character action's
+    `effects.vitality`, or a fight's action's vitality changes (first before, last after)."""
+    change: tuple[int, int] | None = None
     if entry.get("kind") == "combat":
         mine = [c for c in entry.get("changes") or [] if c.get("character_id") == ch.id and c["field"] == "vitality"]
         if mine:
-            lost = sum(int(c["before"]) - int(c["after"]) for c in mine)
+            change = int(mine[0]["before"]), int(mine[-1]["after"])
     elif entry.get("kind") == "action" and entry.get("character_id") == ch.id:
-        change = (entry.get("effects") or {}).get("vitality")
-        if change:
-            lost = int(change["before"]) - int(change["after"])
-    if lost is None or lost <= 0:
+        effect = (entry.get("effects") or {}).get("vitality")
+        if effect:
+            change = int(effect["before"]), int(effect["after"])
+    return change if change is not None and change[0] != change[1] else None
+
+
+def _blow(entry: dict[str, Any] | None, ch: Character) -> tuple[int, int]:
+    """AS-H4: the logged blow named by `damage_id`: (the vitality it took, the vitality before it)."""
+    if entry is None:
+        raise RuleError("no log entry with this id in this campaign", field="damage_id", code="unknown_id")
+    change = _vitality_change(entry, ch)
+    if change is None or change[1] >= change[0]:
         raise RuleError(f"log entry {entry.get('id')} took no vitality from this character (AS-H4)", field="damage_id")
-    return lost
+    return change[0] - change[1], change[0]
+
+
+def _blow_just_taken(ctx: Context, ch: Character) -> tuple[int, int]:
+    """AS-H4 without `damage_id`: the damage "just announced" is the character's latest vitality
+    change, which must be a blow (not a heal, a revert or a cancel: a blow is given back once):
+    (the vitality it took, the vitality before it)."""
+    for entry in ctx.latest_entries(ch.id):
+        change = _vitality_change(entry, ch)
+        if change is None:
+            continue
+        if change[1] < change[0]:
+            return change[0] - change[1], change[0]
+        break
+    raise RuleError(
+        "the character's latest vitality change is no blow to cancel (AS-H4: damage just taken; "
+        "name an earlier one with damage_id)",
+        field="already_applied",
+    )
 
 
 @_action
 def cancel_damage(ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx: Context):
-    """AS-H4: 2 heroism cancel announced damage; already applied, exactly what it took is
-    given back (`damage_id` names the blow: a 7-damage blow on 5 vitality gives back 5)."""
-    lost = _lost_to(ctx.get_log_entry(req.damage_id), ch) if req.damage_id is not None else None
+    """AS-H4: 2 heroism cancel announced damage; already applied, exactly what that blow took is
+    given back, never above the vitality before it: the blow named by `damage_id` (a 7-damage blow
+    on 5 vitality gives back 5), else the character's latest vitality change, which must be a blow."""
+    blow = None
+    if req.damage_id is not None:
+        blow = _blow(ctx.get_log_entry(req.damage_id), ch)
+    elif req.already_applied:
+        blow = _blow_just_taken(ctx, ch)
     sheet, effects = heroism_effect(sheet, 2, "cancelling damage (AS-H4)", field="heroism")
-    if req.already_applied or lost is not None:
+    if blow is not None:
         before = vitality(sheet)
-        sheet.vitality = hazards.given_back(req.damage, before, sheet.vitality_max, lost=lost)
+        lost, before_blow = blow
+        sheet.vitality = hazards.given_back(req.damage, before, sheet.vitality_max, lost=lost, before_blow=before_blow)
         effects["vitality"] = {"before": before, "after": sheet.vitality}
         if sheet.vitality > 0:
             sheet.condition = m.Condition()
     return {
         "damage": req.damage,
-        "already_applied": req.already_applied or lost is not None,
+        "already_applied": blow is not None,
         "damage_id": req.damage_id,
-        "lost": lost,
+        "lost": blow[0] if blow is not None else None,
         "effects": effects,
     }, sheet
 

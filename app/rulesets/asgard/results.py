@@ -321,7 +321,7 @@ class AsgardCancelDamageFields(AsgardAction):
     damage: int
     already_applied: bool
     damage_id: str | None = None
-    lost: int | None = None  # the vitality the named blow took (given back, never more)
+    lost: int | None = None  # the vitality the blow took (given back, never more): damage already applied
     effects: AsgardActionEffects
 
 

@@ -323,7 +323,12 @@ class CancelDamageAction(RollingRequest):
 
     type: Literal["cancel_damage"]
     damage: StrictInt = Field(ge=0, le=10_000)
-    already_applied: StrictBool = False
+    already_applied: StrictBool = Field(
+        False,
+        description="AS-H4: the damage was applied already: exactly what that blow took is given back (never "
+        "more than `damage`, never above the vitality before it). Without `damage_id`, the blow is the "
+        "character's latest vitality change, which must be a blow (else 422).",
+    )
     damage_id: str | None = Field(
         None,
         min_length=1,

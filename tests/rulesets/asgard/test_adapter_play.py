@@ -279,13 +279,46 @@ def test_as_h3_heroic_effect_spends_one(client, campaign, hero):
 
 # rule: AS-H4
 def test_as_h4_cancel_damage_costs_two_and_h6_refuses_overspending(client, campaign, character_factory, count_rows):
-    ch = character_factory(campaign, sheet(AS, vitality=10, heroism=3))
+    ch = character_factory(campaign, sheet(AS, vitality=16, heroism=3))
+    act(client, campaign, ch, {"type": "damage", "amount": 6})
     out = act(client, campaign, ch, {"type": "cancel_damage", "damage": 6, "already_applied": True})
     assert out["effects"] == {"heroism": {"before": 3, "after": 1}, "vitality": {"before": 10, "after": 16}}
     before = count_rows("roll_log", campaign_id=campaign.id)
     act(client, campaign, ch, {"type": "cancel_damage", "damage": 6}, status=409)
     assert count_rows("roll_log", campaign_id=campaign.id) == before
     assert sheet_of(client, campaign, ch)["heroism"] == 1
+
+
+# rule: AS-H4
+def test_as_h4_a_blow_already_applied_gives_back_its_vitality_before_never_a_full_heal(
+    client, campaign, character_factory
+):
+    """A 5-point blow at vitality 5 (AS-C5: mal en point) cancelled as `damage: 20` gave vitality
+    20: exactly what the blow took comes back (5), the mal en point undone; the blow is given back
+    once (the character's latest vitality change is then the cancel: 422, nothing spent)."""
+    ch = character_factory(campaign, sheet(AS, vitality=5, vitality_max=20, heroism=4))
+    blow = act(client, campaign, ch, {"type": "damage", "amount": 5, "seed": 1})
+    assert blow["effects"]["vitality"] == {"before": 5, "after": 0}
+    out = act(client, campaign, ch, {"type": "cancel_damage", "damage": 20, "already_applied": True})
+    assert (out["lost"], out["effects"]["vitality"]) == (5, {"before": 0, "after": 5})
+    condition = sheet_of(client, campaign, ch)["condition"]
+    assert (condition["dying"], condition["unconscious_rounds"]) == (False, None)
+    again = act(client, campaign, ch, {"type": "cancel_damage", "damage": 20, "already_applied": True}, status=422)
+    assert again["errors"][0]["loc"][-1] == "already_applied"
+    assert (sheet_of(client, campaign, ch)["vitality"], sheet_of(client, campaign, ch)["heroism"]) == (5, 2)
+
+
+# rule: AS-H4
+def test_as_h4_never_above_the_vitality_before_the_blow_and_only_a_blow_just_taken(client, campaign, character_factory):
+    """Healed since the blow (AS-C7 rest: + resistance), a cancel without `damage_id` finds no blow
+    just taken (422); naming the blow gives back up to its vitality before (10), never more."""
+    ch = character_factory(campaign, sheet(AS, vitality=10, vitality_max=20, heroism=4))
+    blow = act(client, campaign, ch, {"type": "damage", "amount": 6})
+    rested = act(client, campaign, ch, {"type": "rest"})["effects"]["vitality"]
+    assert rested["before"] == 4 < rested["after"] < 10
+    act(client, campaign, ch, {"type": "cancel_damage", "damage": 6, "already_applied": True}, status=422)
+    out = act(client, campaign, ch, {"type": "cancel_damage", "damage": 6, "damage_id": blow["id"]})
+    assert (out["lost"], out["effects"]["vitality"]) == (6, {"before": rested["after"], "after": 10})
 
 
 # rule: AS-H5

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.api import encounter_support
 from tests.api.encounter_support import attack, ids, names_of, new_round, normalised, pools, setup, step
 from tests.api.support import assert_problem, assert_validation
@@ -814,9 +816,11 @@ def test_as_c5_the_gms_damage_action_applies_the_mal_en_point_tests_with_table_d
     assert not [s for s in again["steps"] if s["rule"] == "AS-C5"]
 
 
-def test_as_h4_cancelling_a_7_damage_blow_on_5_vitality_gives_back_5(table):
+@pytest.mark.parametrize("named", [True, False], ids=["damage_id", "the_blow_just_taken"])
+def test_as_h4_cancelling_a_7_damage_blow_on_5_vitality_gives_back_5(table, named):
     """AS-H4: the character gets back exactly what that damage took (its vitality before the blow,
-    never more) and the mal en point state the blow caused is undone."""
+    never more) and the mal en point state the blow caused is undone: the blow named by its log
+    entry, or the fight's action that just took the vitality."""
     t = table("asgard")
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(vitality=5, heroism=2), "npc"), start=[4, 4, 4, 3, 3, 3])
     # 5+4+4 + 6 = 19 vs 12; epee reads 4 + 4 = 8, − 1 = 7 on 5 vitality; AS-C5 vs 12: dying (d6 2),
@@ -824,7 +828,8 @@ def test_as_h4_cancelling_a_7_damage_blow_on_5_vitality_gives_back_5(table):
     a = attack(t, eid, n["Hero"], n["Foe"], [5, 4, 4, 3, 3, 3, 1, 2, 3, 2, 1, 2, 3, 3, 3])
     assert step(a, "AS-C3", "vitality")["damage"] == 7
     foe_char = combatant_of(t, eid, n["Foe"])["character_id"]
-    out = t.post(f"/v1/characters/{foe_char}/actions", {"type": "cancel_damage", "damage": 7, "damage_id": a["id"]})
+    blow = {"damage_id": a["id"]} if named else {"already_applied": True}
+    out = t.post(f"/v1/characters/{foe_char}/actions", {"type": "cancel_damage", "damage": 7, **blow})
     assert (out["lost"], out["effects"]["vitality"]) == (5, {"before": 0, "after": 5})
     sheet = t.sheet(foe_char)["sheet"]
     assert (

@@ -140,7 +140,9 @@ def test_as_c12_chase_steps_per_degree():
 
 
 def test_as_h4_cancelled_damage_gives_back_what_it_took_never_more():
-    assert hazards.given_back(7, 0, 20, lost=5) == 5  # 7 damage on 5 vitality took 5
-    assert hazards.given_back(3, 2, 20, lost=5) == 5  # only the damage named
-    assert hazards.given_back(7, 18, 20, lost=7) == 20  # never above the maximum
-    assert hazards.given_back(4, 6, 20) == 10  # no blow named: the damage announced
+    assert hazards.given_back(7, 0, 20, lost=5, before_blow=5) == 5  # 7 damage on 5 vitality took 5
+    assert hazards.given_back(3, 2, 20, lost=5, before_blow=7) == 5  # only the damage named
+    assert hazards.given_back(7, 18, 30, lost=7, before_blow=25) == 25  # the vitality before the blow
+    assert hazards.given_back(7, 18, 20, lost=7, before_blow=25) == 20  # never above the maximum
+    assert hazards.given_back(20, 0, 20, lost=5, before_blow=5) == 5  # a 5-point blow is no full heal
+    assert hazards.given_back(6, 9, 20, lost=6, before_blow=8) == 9  # healed past it since: nothing taken

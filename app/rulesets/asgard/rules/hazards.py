@@ -40,12 +40,13 @@ def decisive_damage(vitality: int, blows: Sequence[int]) -> int | None:
     return None
 
 
-def given_back(damage: int, vitality_now: int, vitality_max: int, *, lost: int | None = None) -> int:
+def given_back(damage: int, vitality_now: int, vitality_max: int, *, lost: int, before_blow: int) -> int:
     """AS-H4: cancelling damage already taken gives back exactly what that damage took — the
     vitality lost to the blow (`lost`, its before − after: a 7-damage blow on 5 vitality took 5),
-    never more than the damage named, never above the maximum. Returns the new vitality."""
-    back = max(0, damage) if lost is None else min(max(0, damage), max(0, lost))
-    return min(vitality_max, vitality_now + back)
+    never more than the damage named, never above the vitality before the blow (`before_blow`) nor
+    the maximum, never less than now. Returns the new vitality."""
+    back = min(max(0, damage), max(0, lost))
+    return max(vitality_now, min(vitality_max, before_blow, vitality_now + back))
 
 
 def roll_dice(count: int, source: DiceSource, purpose: str) -> tuple[int, ...]:
