@@ -60,7 +60,7 @@ class RulebookAttackRequest(AttackRequest):
 class RulebookD100(EncounterRules):
     ruleset = "rulebook-d100"
     Counters = schemas.Counters
-    pools = (Pool("hp", "hp", "hp_max", floor=-10_000), Pool("pe", "pe", "pe_max", floor=-10_000))
+    pools = (Pool("hp", "hp", "hp_max"), Pool("pe", "pe", "pe_max"))  # RB-F3 Decision: both stop at 0
     reactions = ("dodge", "absorb", "none")  # RB-F3
     default_reaction = "dodge"
     late_rule = "RB-F4"
@@ -369,7 +369,9 @@ def resolve_attack(
         )
     pool = next(p for p in RulebookD100.pools if p.name == hit.pool)
     before = pool.value(target.sheet)
-    after = max(pool.floor, before - hit.damage)
+    # RB-F3 Decision: the pool stops at 0 (a value already below it, by GM fiat, is not raised);
+    # what went beyond is `excess`, for a table that plays with negative hp
+    after = min(before, max(pool.floor, before - hit.damage))
     pool.set(target.sheet, after)
     steps.append(
         {
@@ -381,6 +383,7 @@ def resolve_attack(
             "resource": pool.name,
             "before": before,
             "after": after,
+            "excess": hit.damage - (before - after),
         }
     )
     return steps

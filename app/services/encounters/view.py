@@ -200,7 +200,7 @@ def _step(step: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
     if not viewer.is_gm and any(k in step for k in scene.naming_steps):  # AS-C11 members, GC-P6 a provoker…
         step = {**step, **{k: _seen_ids(step[k], scene, viewer) for k in scene.naming_steps if k in step}}
     if "resource" in step and not scene.exact(viewer, step.get("combatant_id")):
-        return {k: v for k, v in step.items() if k not in ("amount", "before", "after")}
+        return {k: v for k, v in step.items() if k not in ("amount", "before", "after", "excess")}
     return step
 
 

@@ -160,7 +160,30 @@ def test_rb_f3_critical_dodge_free_attack_and_a_fumbled_dodge_doubles_the_damage
         "critical_success",
         11,
     )
-    assert pools(t, eid, "hp")["Foe"] == 10 - 8 - 11
+    assert pools(t, eid, "hp")["Foe"] == 0  # RB-F3 Decision: hp stops at 0, 9 beyond it
+    assert step(critical, "RB-F1", "hp")["excess"] == 8 + 11 - 10
+
+
+def test_rb_f3_a_doubled_blow_stops_hp_at_0_and_records_the_excess_shown_with_exact_hp_only(table):
+    """RB-F3 Decision (turn 4): a fumbled dodge doubles 4 into 8 on 5 hp: hp stops at 0 (it went
+    to −3, a fight to −23), the RB-F1 step records the 3 beyond as `excess`. A player reading the
+    Foe's hp as a status (`hp_visibility: status`) gets neither `before`/`after` nor `excess` (with
+    the damage, either would give the hp away)."""
+    t = table("rulebook-d100")
+    eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=5), "npc"), start=[25, 35])
+    t.next_turn(eid)
+    t.next_turn(eid)  # round 2: no critical dodge from round 1 in the way
+    fumble = attack(t, eid, n["Hero"], n["Foe"], [30, 99, 2])
+    assert step(fumble, "RB-F3", "critical failure of the dodge: damage doubled")["taken"] == 8
+    hp = step(fumble, "RB-F1", "hp")
+    assert (hp["damage"], hp["before"], hp["after"], hp["excess"]) == (8, 5, 0, 3)
+    assert pools(t, eid, "hp")["Foe"] == 0 and t.state(eid)["combatants"][1]["down"] is True
+    r = t.client.patch(f"/v1/encounters/{eid}", json={"options": {"hp_visibility": "status"}}, headers=t.gm)
+    assert r.status_code == 200, r.text
+    alice = {"Authorization": f"Bearer {t.alice.token}"}
+    seen = t.client.get(f"/v1/encounters/{eid}/actions", headers=alice).json()["items"]
+    shown = next(s for a in seen if a["id"] == fumble["id"] for s in a["steps"] if s["key"] == "damage")
+    assert not {"before", "after", "excess"} & set(shown)
 
 
 def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
@@ -184,6 +207,7 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
         "resource": "pe",
         "before": 14,
         "after": 8,
+        "excess": 0,
     }
     t.next_turn(eid)  # the Foe's turn
     # the Foe's sheet has no PER: an average person's 50 (RB-F1): 45 → level 1, + 2, the Hero's dodge
@@ -208,7 +232,7 @@ def test_rb_f3_absorb_rb_f2_ranged_and_morale_rb_f1_pe_and_default_stats(table):
     assert (pools(t, eid, "hp"), pools(t, eid, "pe")) == ({"Hero": 14 - (1 + 2), "Foe": 3}, {"Hero": 14, "Foe": 8})
 
 
-def test_rb_f2_a_failed_attack_misses_and_hp_below_zero_is_down(table):
+def test_rb_f2_a_failed_attack_misses_and_hp_at_zero_is_down(table):
     t = table("rulebook-d100")
     eid, n = setup(t, ("Hero", hero(), "pc"), ("Foe", foe(hp=3), "npc"), start=[25, 35])
     url = f"/v1/encounters/{eid}/actions"
@@ -222,7 +246,8 @@ def test_rb_f2_a_failed_attack_misses_and_hp_below_zero_is_down(table):
     t.next_turn(eid)
     t.next_turn(eid)  # one action per turn: the Hero's next attack is in round 2
     down = attack(t, eid, n["Hero"], n["Foe"], [23, 90, 6])
-    assert step(down, "RB-F1", "hp")["after"] == -6 and down["steps"][-1]["what"] == "down"
+    hp = step(down, "RB-F1", "hp")
+    assert (hp["after"], hp["excess"]) == (0, 6) and down["steps"][-1]["what"] == "down"
     assert t.state(eid)["combatants"][1]["down"] is True
     assert_validation(t.client.post(url, json={**base, "reaction": "parry"}, headers=t.gm), [["body", "reaction"]])
     assert_validation(t.client.post(url, json={**base, "primes": []}, headers=t.gm), [["body", "primes"]])
@@ -308,7 +333,7 @@ EXPECTED_RULEBOOK: dict[str, Any] = {
             "actions": 1,
             "down": True,
             "reaction": "dodge",
-            "resources": {"hp": {"value": -7, "max": 10}, "pe": {"value": 14, "max": 14}},
+            "resources": {"hp": {"value": 0, "max": 10}, "pe": {"value": 14, "max": 14}},
             "posture": None,
             "conditions": [],
             "counters": {"dodges": 1, "dodge_round": 2},
@@ -327,7 +352,7 @@ EXPECTED_RULEBOOK: dict[str, Any] = {
             "actions": 1,
             "down": True,
             "reaction": "absorb",
-            "resources": {"hp": {"value": -3, "max": 6}, "pe": {"value": 14, "max": 14}},
+            "resources": {"hp": {"value": 0, "max": 6}, "pe": {"value": 14, "max": 14}},
             "posture": None,
             "conditions": [],
             "counters": {},

@@ -101,7 +101,7 @@ def attack_odds(
             if armor is not None:
                 taken = max(0, taken - armor)
             for times, share in ((1, plain), (2, doubled)):
-                after = max(floor, hp - taken * times)
+                after = min(hp, max(floor, hp - taken * times))
                 lowered += p * q * share if after < hp else 0
                 down += p * q * share if after <= 0 < hp else 0
     return AttackOdds(outcomes=outcomes, hit=lowered, down=down)
