@@ -163,7 +163,8 @@ HTTP_CODES = {
 
 
 # A field spelled as an HTTP header (Idempotency-Key, If-Match, Last-Event-ID) is
-# located in `header`; these are query parameters; anything else is in the body.
+# located in `header`; these are query parameters, and so is a field the service names
+# `query.<name>` (a parameter whose name a body also uses); anything else is in the body.
 _HEADER_FIELD = re.compile(r"[A-Z][A-Za-z]*(?:-[A-Za-z]+)+")
 QUERY_FIELDS = frozenset({"cursor", "after", "limit", "ticket", "follow"})
 
@@ -175,6 +176,8 @@ def located(field: str | None) -> list[str]:
         return ["header", field]
     if field in QUERY_FIELDS:
         return ["query", field]
+    if field.startswith(e.QUERY):
+        return ["query", field.removeprefix(e.QUERY)]
     return ["body", *field.split(".")]
 
 

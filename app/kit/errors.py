@@ -48,6 +48,11 @@ def define(
     return name
 
 
+# An error's `field` so prefixed names a query parameter (its problem's `loc` is ["query", name]),
+# for a parameter whose name a body also uses (`combatant_id`); any other field is the body's.
+QUERY = "query."
+
+
 class AppError(Exception):
     """A request the service refuses."""
 

@@ -48,16 +48,14 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def merge_metadata(current: dict[str, str], patch: dict[str, str | None] | None) -> dict[str, str]:
-    """`metadata` after its merge patch (a null removes the key); 422 beyond the key count."""
+    """`metadata` after its merge patch (a null removes the key); beyond the key count, the 422
+    `validation_failed` a body of that many keys answers: the count is one of `Metadata`'s bounds,
+    with the keys' and values' lengths (API.md), whichever request exceeds it."""
     if patch is None:
         return current
     merged: dict[str, str] = merge_patch(current, patch)
     if len(merged) > METADATA_KEYS:
-        raise InvalidBody(
-            f"metadata: at most {METADATA_KEYS} keys ({len(merged)} after this patch)",
-            field="metadata",
-            code="too_many",
-        )
+        raise InvalidBody(f"metadata: at most {METADATA_KEYS} keys ({len(merged)} after this patch)", field="metadata")
     return merged
 
 

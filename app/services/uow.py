@@ -246,7 +246,9 @@ class CharacterRepository:
         found = self._select(character_ids, lock)
         missing = [cid for cid in character_ids if cid not in found]
         if missing:
-            raise NotFound(f"no character with id {missing[0]!r} in this campaign")
+            # the words of a character a player may not know of (`visibility.check_visible`): a
+            # made-up id and a secret NPC's answer the same bytes
+            raise NotFound("no character with this id")
         return [found[cid] for cid in character_ids]
 
     def find(self, character_ids: Sequence[str], *, lock: bool = False) -> dict[str, StoredCharacter]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from sqlmodel import Session
 
-from app.kit.errors import AppError, Forbidden
+from app.kit.errors import QUERY, AppError, Forbidden
 from app.models.encounters import CombatAction
 from app.services.auth import Principal, check_member
 from app.services.encounters import actions, store
@@ -49,10 +49,10 @@ def check_chooser(session: Session, principal: Principal, encounter_id: str, com
     conn = session.connection()
     fight = store.load_fight(conn, encounter_id, lock=False)
     check_member(principal, fight.campaign_id, "encounter")
-    c = fight.combatant(combatant_id, "combatant_id")
+    c = fight.combatant(combatant_id, QUERY + "combatant_id")
     if not principal.is_gm:
         if not scene(conn, fight, {c["id"]}).sees(viewer(principal), c["id"]):
-            raise store.unknown_combatant(combatant_id, "combatant_id")
+            raise store.unknown_combatant(combatant_id, QUERY + "combatant_id")
         store.load_characters(fight, [c["character_id"]], lock=False)
         ch = fight.character_of(c)
         if ch is None or ch.player_id != principal.player_id:
@@ -67,7 +67,7 @@ def check_chooser(session: Session, principal: Principal, encounter_id: str, com
 def choices(session: Session, principal: Principal, encounter_id: str, combatant_id: str) -> dict[str, Any]:
     fight = check_chooser(session, principal, encounter_id, combatant_id)
     conn = session.connection()
-    me = fight.combatant(combatant_id, "combatant_id")
+    me = fight.combatant(combatant_id, QUERY + "combatant_id")
     seen = None if principal.is_gm else scene(conn, fight)
     who = viewer(principal)
     others = [c["id"] for c in fight.combatants if c["id"] != me["id"] and (seen is None or seen.sees(who, c["id"]))]
