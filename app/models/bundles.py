@@ -14,6 +14,7 @@ from app.models.fields import INT32, Int32
 from app.models.schemas import Metadata, Name
 
 Id = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
+IdText = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")]
 # the integers are bounded by the columns the rows are written to (`Int32`: out of range, the import
 # was a 500 on PostgreSQL and a row no other database could take on SQLite)
 Version = Annotated[StrictInt, Field(ge=1, le=INT32)]
@@ -145,6 +146,17 @@ class CampaignBundle(Strict):
     actions: list[BundleAction]
     log: list[BundleEntry] = Field(description="Every roll-log entry, oldest first.")
     level_ups: list[str] = Field(description="The ids of the log's level-up entries, oldest first.")
+    deleted_characters: list[IdText] = Field(
+        default_factory=list,
+        description="The ids of characters deleted since that the bundle still names (a combatant's "
+        "character, a log entry's, a change's): the bundle defines them, and each is imported as a new "
+        "id that names no character. A bundle names no other id than those it defines.",
+    )
+    removed_combatants: list[IdText] = Field(
+        default_factory=list,
+        description="The ids of combatants removed since that an action's changes or a combatant's "
+        "counters still name: each is imported as a new id that names no combatant.",
+    )
 
 
 class CharacterBundle(Strict):

@@ -49,6 +49,7 @@ from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
 from app.services.characters import audience, limited, load_character, public
 from app.services.encounters.store import COMBATANT_FIELDS
+from app.services.provenance import as_imported
 from app.services.uow import StoredCharacter
 
 _campaign, _player, _character = core_table(Campaign), core_table(Player), core_table(Character)
@@ -155,6 +156,7 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
     order = {eid: i for i, eid in enumerate(ids)}
     actions.sort(key=lambda a: (order[a.encounter_id], a.seq))
     log = _entries(session, _log.c.campaign_id == campaign_id)
+    deleted, removed = _gone(campaign.ruleset, characters, combatants, actions, log)
     return _dump(
         CampaignBundle,
         {
@@ -198,8 +200,36 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
             ],
             "log": log,
             "level_ups": [e["id"] for e in log if e["kind"] == "level_up"],
+            "deleted_characters": deleted,
+            "removed_combatants": removed,
         },
     )
+
+
+def _gone(
+    ruleset: str, characters: list[Any], combatants: list[Any], actions: list[Any], log: list[dict[str, Any]]
+) -> tuple[list[str], list[str]]:
+    """The characters deleted since and the combatants removed since that the campaign's rows still
+    name (a deleted character leaves its place in a fight and its entries in the log; a change
+    record keeps the combatant it changed), in order of first mention: the bundle defines them too,
+    since it names no id it does not define."""
+    changes = [c for a in actions for c in a.changes if isinstance(c, dict)]
+    named = [
+        *(c.character_id for c in combatants),
+        *(c.get("character_id") for c in changes),
+        *(e["character_id"] for e in log),
+        *(other for e in log for other in e["characters"]),
+    ]
+    known = {c.id for c in characters}
+    deleted = [x for x in dict.fromkeys(named) if x is not None and x not in known]
+    naming = rules_for(ruleset).naming_counters
+    fighters = [
+        *(c.get("combatant_id") for c in changes),
+        *(v for c in combatants for k, v in (c.counters or {}).items() if k in naming),
+    ]
+    present = {c.id for c in combatants}
+    removed = [x for x in dict.fromkeys(fighters) if isinstance(x, str) and x not in present]
+    return deleted, removed
 
 
 _COMBATANT = ("id", "character_id", "ordinal", *COMBATANT_FIELDS)  # and what a fight changes of it
@@ -292,7 +322,19 @@ def _check_campaign(bundle: CampaignBundle) -> None:
         validate(rules.Options, encounter.options, loc=("body", "encounters", i, "options"))
         _unique(encounter.combatants, f"encounters.{i}.combatants", ids)
         _check_fight(encounter, ("encounters", i), rules.Counters)
+    characters = {c.id for c in bundle.characters} | _gone_defined(bundle.deleted_characters, "deleted_characters", ids)
+    fighters = {c.id for e in bundle.encounters for c in e.combatants}
+    fighters |= _gone_defined(bundle.removed_combatants, "removed_combatants", ids)
+    for i, encounter in enumerate(bundle.encounters):
+        for j, combatant in enumerate(encounter.combatants):
+            where = ("encounters", i, "combatants", j)
+            _defined(combatant.character_id, characters, [*where, "character_id"], "character")
+            for name in rules.naming_counters:
+                named = combatant.counters.get(name)
+                if isinstance(named, str):
+                    _defined(named, fighters, [*where, "counters", name], "combatant")
     encounters = {e.id for e in bundle.encounters}
+    actions = {a.id for a in bundle.actions}  # an action and its log entry may share an id
     sheet = get_adapter(bundle.campaign.ruleset).Sheet
     seen: set[tuple[str, int]] = set()
     for i, action in enumerate(bundle.actions):
@@ -301,11 +343,19 @@ def _check_campaign(bundle: CampaignBundle) -> None:
         if (action.encounter_id, action.seq) in seen:
             raise _bad(["actions", i, "seq"], "two actions of one encounter have this seq")
         seen.add((action.encounter_id, action.seq))
+        _defined(action.reverts, actions, ["actions", i, "reverts"], "action")
+        _defined(action.reverted_by, actions, ["actions", i, "reverted_by"], "action")
         for k, change in enumerate(action.changes):
-            _check_change(change, ("actions", i, "changes", k), sheet, rules.Counters)
+            where = ("actions", i, "changes", k)
+            checked = _check_change(change, where, sheet, rules.Counters)
+            _defined(checked.combatant_id, fighters, [*where, "combatant_id"], "combatant")
+            _defined(checked.character_id, characters, [*where, "character_id"], "character")
     _check_log(bundle.log, bundle.campaign.ruleset)
+    for i, entry in enumerate(bundle.log):
+        _defined(entry.character_id, characters, ["log", i, "character_id"], "character")
+        for k, other in enumerate(entry.characters):
+            _defined(other, characters, ["log", i, "characters", k], "character")
     entries: set[str] = set()
-    actions = {a.id for a in bundle.actions}  # an action and its log entry may share an id
     for i, entry in enumerate(bundle.log):
         if entry.id in entries or (entry.id in ids and entry.id not in actions):
             raise _bad(["log", i, "id"], f"the id {entry.id!r} is used twice in the bundle")
@@ -319,6 +369,22 @@ def _check_campaign(bundle: CampaignBundle) -> None:
     for i, level_up in enumerate(bundle.level_ups):
         if level_up not in entries:
             raise _bad(["level_ups", i], f"no log entry {level_up!r} in the bundle")
+
+
+def _defined(value: str | None, known: set[str], loc: list[Any], what: str) -> None:
+    """An id the bundle names must be one it defines: any other (another campaign's character, say)
+    would be stored as it is, and read, locked or reverted as that other row."""
+    if value is not None and value not in known:
+        raise _bad(loc, f"no {what} {value!r} in the bundle (a bundle names only the ids it defines)")
+
+
+def _gone_defined(gone: list[str], where: str, ids: set[str]) -> set[str]:
+    """The ids of rows deleted since that the bundle defines, each once and no other row's."""
+    for i, item in enumerate(gone):
+        if item in ids:
+            raise _bad([where, i], f"the id {item!r} is used twice in the bundle")
+        ids.add(item)
+    return set(gone)
 
 
 # --- the fight's state and history, as the services will read them (app.models.fight_state) ------------
@@ -373,7 +439,7 @@ def _field(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
-def _check_change(raw: Any, where: tuple[Any, ...], sheet: type[BaseModel], counters: type[Counters]) -> None:
+def _check_change(raw: Any, where: tuple[Any, ...], sheet: type[BaseModel], counters: type[Counters]) -> StoredChange:
     """One change record of an action: where it lives, which field, and a before and an after that
     field can hold (what a revert writes back). A change may name a combatant removed since, or a
     character deleted since: a revert passes over it."""
@@ -404,6 +470,7 @@ def _check_change(raw: Any, where: tuple[Any, ...], sheet: type[BaseModel], coun
             value.validate_python(held)
         except ValidationError as exc:
             raise invalid_from(exc, ("body", *where, side)) from None
+    return change
 
 
 _JOINED: TypeAdapter[Any] = TypeAdapter(StrictBool)
@@ -480,7 +547,7 @@ def _entry_rows(
                 "hidden": entry.hidden,
                 "rerolls": _remap(entry.rerolls, ids),
                 "created_at": entry.created_at,
-                "body": _remap(_logged_body(entry), ids),
+                "body": _remap(as_imported(_logged_body(entry)), ids),  # dice it did not roll: `imported`
                 **(entry.figures.model_dump() if entry.figures is not None else NO_FIGURES),
             }
         )
@@ -513,6 +580,8 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
         *bundle.log,
     ]:
         ids.setdefault(getattr(item, "id"), new_id())  # noqa: B009  # every bundle row has an id
+    for gone in [*bundle.deleted_characters, *bundle.removed_combatants]:
+        ids[gone] = new_id()  # names no row: nothing of another campaign
     cid = ids[bundle.campaign.id]
     conn = session.connection()
     c = bundle.campaign
@@ -682,6 +751,9 @@ def import_character(session: Session, principal: Principal, campaign_id: str, d
             raise _bad(["level_ups", i, "character_id"], "a level-up of another character")
         if entry.kind != "level_up":
             raise _bad(["level_ups", i, "kind"], "a level-up entry is of kind `level_up`")
+        for k, other in enumerate(entry.characters):
+            _defined(other, {bundle.character.id}, ["level_ups", i, "characters", k], "character")
+        _defined(entry.rerolls, set(), ["level_ups", i, "rerolls"], "entry")
     _check_log(bundle.level_ups, campaign.ruleset, part="level_ups")
     ids = {bundle.character.id: new_id()}
     row = {**_character_insert(bundle.character, campaign_id, ids), "player_id": None}

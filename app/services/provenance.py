@@ -3,7 +3,9 @@
 
 Every entry records `"provenance"`: `"server"` (the server's secure RNG), `"seed"`
 (a reproducible RNG of the caller's seed, kept in `"seed"`) or `"table"` (dice the
-caller entered). The seed's value is the GM's: a player reads every entry without it."""
+caller entered); an entry of an imported bundle says `"imported"` whatever the bundle
+claimed (kept in `"imported_provenance"`): only dice this service rolled are `server`.
+The seed's value is the GM's: a player reads every entry without it."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from typing import Any, Literal
 from app.kit.errors import Forbidden
 from app.services.auth import Principal
 
-Provenance = Literal["server", "seed", "table"]
+Provenance = Literal["server", "seed", "table", "imported"]
 SERVER: Provenance = "server"
+IMPORTED: Provenance = "imported"
 NO_DICE = {"provenance": SERVER}  # an entry the caller gave no dice for (a GM's heal, a revert)
 
 
@@ -24,6 +27,16 @@ def provenance(*, seed: int | None, table: bool) -> dict[str, Any]:
     if seed is not None:
         fields["seed"] = seed
     return fields
+
+
+def as_imported(body: dict[str, Any]) -> dict[str, Any]:
+    """An imported entry's body: its dice and outcome kept, its provenance `imported`, and what the
+    bundle claimed in `imported_provenance` (an entry logged before provenance was recorded was the
+    server's). An entry imported before keeps the claim it came with: a round trip vouches for no more."""
+    claimed = body.get("provenance", SERVER)
+    if claimed == IMPORTED:
+        return body
+    return {**body, "provenance": IMPORTED, "imported_provenance": claimed}
 
 
 def check_caller_dice(

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 
-from tests.api.support import assert_problem, read_events
+from tests.api.support import assert_problem, bearer, read_events
 from tests.conftest import settings_for
 from tests.factories import RULESETS, SHEETS, TEST_BODIES
 
@@ -35,7 +35,19 @@ def _ids(bundle: dict[str, Any]) -> list[str]:
     for e in bundle["encounters"]:
         found += [e["id"], *(c["id"] for c in e["combatants"])]
     found += [a["id"] for a in bundle["actions"]] + [e["id"] for e in bundle["log"]]
+    found += [*bundle.get("deleted_characters", []), *bundle.get("removed_combatants", [])]
     return list(dict.fromkeys(found))
+
+
+def as_imported(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The bundle as its import stores it: each entry's dice kept, its provenance `imported`, and
+    the provenance it claimed in `imported_provenance`."""
+
+    def entry(e: dict[str, Any]) -> dict[str, Any]:
+        body = {**e["body"], "provenance": "imported", "imported_provenance": e["body"]["provenance"]}
+        return {**e, "body": body}
+
+    return {**bundle, "log": [entry(e) for e in bundle["log"]]}
 
 
 def canonical(bundle: dict[str, Any]) -> Any:
@@ -103,8 +115,11 @@ def test_issue29_item2_round_trip_is_exact_on_every_ruleset(client, ruleset):
     assert new["id"] != cid and new["gm_token"] and len(new["players"]) == 1 and new["players"][0]["token"]
     new_gm = {"Authorization": f"Bearer {new['gm_token']}"}
     second = client.get(f"/v1/campaigns/{new['id']}/export", headers=new_gm).json()
-    assert canonical(second) == canonical(first)
+    assert canonical(second) == canonical(as_imported(first))  # the dice it did not roll say so
     assert set(_ids(first)).isdisjoint(_ids(second))  # every id is new
+    again = client.post("/v1/campaigns/import", json=second).json()  # and it stays so, with the first claim
+    third = client.get(f"/v1/campaigns/{again['id']}/export", headers=bearer(again["gm_token"])).json()
+    assert canonical(third) == canonical(second)
     player = {"Authorization": f"Bearer {new['players'][0]['token']}"}
     assert client.get("/v1/me", headers=player).json()["role"] == "player"
     log = client.get(f"/v1/campaigns/{new['id']}/rolls", headers=new_gm).json()["items"]
@@ -220,7 +235,9 @@ def test_issue29_item2_one_character_with_its_level_ups(client, campaign_factory
     copy = r.json()
     assert copy["id"] != hero["id"] and copy["sheet"] == hero["sheet"] and copy["metadata"] == {"vtt": "a1"}
     again = client.get(f"/v1/characters/{copy['id']}/export", headers=other.gm).json()
-    assert canonical_character(again) == canonical_character(bundle)
+    imported = as_imported({"log": bundle["level_ups"]})["log"]  # its dice kept, vouched for by no one
+    assert [e["body"]["provenance"] for e in again["level_ups"]] == ["imported"]
+    assert canonical_character(again) == canonical_character({**bundle, "level_ups": imported})
     wrong = campaign_factory("asgard")
     r = client.post(f"/v1/campaigns/{wrong.id}/characters/import", json=bundle, headers=wrong.gm)
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "ruleset"]

@@ -280,9 +280,38 @@ def test_a_character_deleted_since_leaves_its_entries_and_its_place_and_the_bund
     assert gone not in [c["id"] for c in bundle["characters"]]
     assert gone in [e["character_id"] for e in bundle["log"]]
     assert gone in [c["character_id"] for c in bundle["encounters"][0]["combatants"]]
+    assert bundle["deleted_characters"] == [gone]  # the bundle defines every id it names
     r = client.post("/v1/campaigns/import", json=bundle)
     assert r.status_code == 201, r.text
     assert _follow_up(client, r.json()) == []
+    again = client.get(f"/v1/campaigns/{r.json()['id']}/export", headers=bearer(r.json()["gm_token"])).json()
+    new_gone = again["deleted_characters"]
+    assert len(new_gone) == 1 and new_gone != [gone]  # a new id, naming no character
+    assert new_gone[0] in [c["character_id"] for c in again["encounters"][0]["combatants"]]
+    r = client.post("/v1/campaigns/import", json={**bundle, "deleted_characters": []})
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "encounters", "0", "combatants", "0", "character_id"]
+
+
+def test_a_combatant_removed_since_that_a_change_names_is_defined_and_imports(client, table):
+    """A change record keeps the combatant it changed after the combatant is removed: the export
+    lists it in `removed_combatants`, the import gives it a new id (a revert passes over it)."""
+    t = table("worlds-awakening")
+    eid = t.encounter([{"character_id": t.character("Quick", wa_fighter(5))}])["id"]
+    t.start(eid, dice=[])
+    joined = t.post(
+        f"/v1/encounters/{eid}/combatants", {"character_id": t.character("Late", wa_fighter(3)), "dice": []}
+    )
+    late = next(c["id"] for c in joined["combatants"] if c["name"] == "Late")
+    t.post(f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert", {})  # Late leaves the fight
+    bundle = t.client.get(f"/v1/campaigns/{t.c.id}/export", headers=t.gm).json()
+    assert bundle["removed_combatants"] == [late]
+    r = client.post("/v1/campaigns/import", json=bundle)
+    assert r.status_code == 201, r.text
+    assert _follow_up(client, r.json()) == []
+    r = client.post("/v1/campaigns/import", json={**bundle, "removed_combatants": []})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][:2] == ["body", "actions"], r.text
+    assert r.json()["errors"][0]["loc"][-1] == "combatant_id"
 
 
 def test_entries_stored_before_provenance_and_step_keys_export_and_import(client, campaign_factory, db_session):
@@ -300,8 +329,8 @@ def test_entries_stored_before_provenance_and_step_keys_export_and_import(client
     assert r.status_code == 201, r.text
     log = client.get(f"/v1/campaigns/{r.json()['id']}/rolls", headers=bearer(r.json()["gm_token"])).json()
     assert [{k: v for k, v in e.items() if k != "id"} for e in log["items"]] == [
-        {k: v for k, v in old.items() if k != "id"}
-    ]
+        {**{k: v for k, v in old.items() if k != "id"}, "provenance": "imported", "imported_provenance": "server"}
+    ]  # an entry without provenance was the server's: that is what the bundle claims
     bundle["log"][0]["body"]["provenance"] = "dice"  # present, it is one of the three
     assert client.post("/v1/campaigns/import", json=bundle).status_code == 422
 

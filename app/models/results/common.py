@@ -48,11 +48,21 @@ Timestamp = Annotated[
 
 # how the caller's dice were made, and the seed: the last fields of every entry of an operation that rolls
 Provenance = Annotated[
-    Literal["server", "seed", "table"],
+    Literal["server", "seed", "table", "imported"],
     Field(
         description="How the caller's dice were made: the server's secure RNG, the caller's `seed`, or "
         "dice the caller entered at the table (in a fight, the dice of what a player does not "
-        "control are the server's all the same)."
+        "control are the server's all the same); `imported`: an entry of an imported bundle, whose "
+        "dice this service did not roll (`imported_provenance`: what the bundle claimed)."
+    ),
+]
+# what a bundle claimed of an imported entry's dice: a claim, vouched for by nobody
+ImportedProvenance = Annotated[
+    Literal["server", "seed", "table"] | None,
+    Field(
+        description="Only on an entry of `provenance` `imported`: the provenance the imported bundle "
+        "claimed for it (an entry exported before provenance was recorded claims `server`); absent "
+        "when the bundle did not say. A claim only: this service did not roll these dice."
     ),
 ]
 SeedUsed = Annotated[
@@ -88,6 +98,7 @@ class Logged(Entry):
 
     provenance: Provenance
     seed: SeedUsed = None
+    imported_provenance: ImportedProvenance = None
 
 
 class Head(Result):
@@ -146,6 +157,7 @@ class Tail(Result):
     created_at: Timestamp
     provenance: Provenance
     seed: SeedUsed = None
+    imported_provenance: ImportedProvenance = None
 
 
 class Change(Result):
@@ -218,9 +230,11 @@ class SheetEditChange(Result):
 
 class SheetEditEntry(Entry):
     """The roll-log entry of a GM's edit of rule-governed sheet fields (`PATCH /v1/characters/{id}`):
-    no dice, so its provenance is always `server` (every entry has one, API.md round 3)."""
+    no dice, so its provenance is always `server` (every entry has one, API.md round 3), or `imported`
+    for an entry of an imported bundle."""
 
-    provenance: Literal["server"] = "server"
+    provenance: Literal["server", "imported"] = "server"
+    imported_provenance: ImportedProvenance = None
     kind: Literal["sheet_edit"]
     character_id: str
     changes: list[SheetEditChange]
