@@ -79,7 +79,9 @@ def require_admin(request: Request, credentials: Credentials) -> None:
         raise Unauthorized("creating a campaign needs the admin token on this server", code="admin_token_needed")
 
 
-async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
+async def in_thread(
+    sessions: Sessions, fn: Callable[..., T], *args: Any, read_only: bool = False, off_loop: bool = False
+) -> T:
     """Run `fn(session, *args)` with a fresh session, its database work off the loop's
     coroutines: in the threadpool (sync DB work), or — a write — on the loop itself.
 
@@ -96,15 +98,16 @@ async def in_thread(sessions: Sessions, fn: Callable[..., T], *args: Any, read_o
     `writers()`), as coroutines rather than as threads queued on locks. A write whose turn
     has come runs where the factory's `on_loop()` says (`SessionOpener`: on the loop on
     SQLite when the database is free at once, in SQLAlchemy's greenlet on PostgreSQL: no
-    thread hand-off), else in a thread like any other."""
+    thread hand-off), else in a thread like any other. `off_loop`: a write long enough to hold
+    up the worker's other requests (an import) always runs in a thread."""
     if args and isinstance(args[0], Principal) and args[0].remembered:
         caller, rest = args[0], args[1:]
 
         def run(session: Session) -> T:
             return fn(session, auth.verify(session, caller), *rest)
 
-        return await _hop(sessions, run, read_only)
-    return await _hop(sessions, lambda session: fn(session, *args), read_only)
+        return await _hop(sessions, run, read_only, off_loop)
+    return await _hop(sessions, lambda session: fn(session, *args), read_only, off_loop)
 
 
 async def in_unit(sessions: Sessions, fn: Callable[..., T], principal: Principal, *args: Any) -> T:
@@ -125,7 +128,7 @@ async def in_unit(sessions: Sessions, fn: Callable[..., T], principal: Principal
     return await _hop(sessions, run, read_only=False)
 
 
-async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool) -> T:
+async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool, off_loop: bool = False) -> T:
     def work() -> T:
         with sessions(read_only=True) if read_only else sessions() as session:
             return run(session)
@@ -133,7 +136,8 @@ async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool)
     if read_only:
         return await run_in_threadpool(work)
     async with _write_gate(sessions):
-        on_loop = getattr(sessions, "on_loop", None)  # the factory's choice (`SessionOpener.on_loop`)
+        # the factory's choice (`SessionOpener.on_loop`)
+        on_loop = None if off_loop else getattr(sessions, "on_loop", None)
         opened = on_loop() if on_loop is not None else None
         if opened is None:
             return await run_in_threadpool(work)
@@ -301,7 +305,8 @@ class CheckedRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Any]:
         handler = super().get_route_handler()
-        takes_body = self.body_field is not None
+        # a route that reads its body itself (declared in `openapi_extra`) is refused for it alike
+        takes_body = self.body_field is not None or "requestBody" in (self.openapi_extra or {})
         direct = direct_call(self, (caller,))  # a plain request's call without FastAPI's solve (app.api.direct)
 
         async def checked(request: Request) -> Response:

@@ -62,13 +62,15 @@ def json_too_deep(body: bytes, limit: int) -> bool:
 
 class BodySizeLimit:
     """`larger`: (path pattern, limit) pairs of routes with a limit of their own (the imports'
-    bundles, app.api.bundles.LARGER_BODIES): the first whose pattern matches the whole path wins."""
+    bundles, app.api.bundles.larger_bodies): the first whose pattern matches the whole path wins.
+    Those routes judge their bodies' depth themselves, off the event loop (`max_depth` None
+    here): scanning a bundle of tens of megabytes here would hold up every other request."""
 
     def __init__(
         self,
         app: ASGIApp,
         max_bytes: int,
-        max_depth: int = MAX_JSON_DEPTH,
+        max_depth: int | None = MAX_JSON_DEPTH,
         larger: Sequence[tuple[re.Pattern[str], int]] = (),
     ):
         self.app = app
@@ -83,7 +85,7 @@ class BodySizeLimit:
             path = scope.get("path", "")
             limit = next((n for pattern, n in self.larger if pattern.fullmatch(path)), None)
             if limit is not None:
-                return await BodySizeLimit(self.app, limit, self.max_depth)(scope, receive, send)
+                return await BodySizeLimit(self.app, limit, None)(scope, receive, send)
         if self._declared_too_big(scope):
             return await self._refuse(send)
         chunks: list[bytes] = []
@@ -104,8 +106,8 @@ class BodySizeLimit:
             media_type = _media_type(scope)
             if media_type is not None and not _is_json(media_type):
                 scope[BODY_REFUSAL] = not_json(media_type)
-            elif json_too_deep(body, self.max_depth):
-                scope[BODY_REFUSAL] = self._too_deep()
+            elif self.max_depth is not None and json_too_deep(body, self.max_depth):
+                scope[BODY_REFUSAL] = too_deep(self.max_depth)
         await self.app(scope, _replay(body, receive), send)
 
     def _declared_too_big(self, scope: Scope) -> bool:
@@ -137,9 +139,24 @@ class BodySizeLimit:
         )
         await send({"type": "http.response.body", "body": body})
 
-    def _too_deep(self) -> BodyTooDeep:
-        msg = f"objects and arrays nest more than {self.max_depth} levels deep; at most {self.max_depth} are allowed"
-        return BodyTooDeep(f"body: {msg}", extra={"errors": [{"loc": ["body"], "msg": msg}]})
+
+def too_deep(limit: int) -> BodyTooDeep:
+    msg = f"objects and arrays nest more than {limit} levels deep; at most {limit} are allowed"
+    return BodyTooDeep(f"body: {msg}", extra={"errors": [{"loc": ["body"], "msg": msg}]})
+
+
+def nests_deeper(value: object, limit: int) -> bool:
+    """Whether a parsed JSON value nests more than `limit` objects and arrays (`json_too_deep` of its
+    text): a walk of its containers, Python bytecode throughout, so a thread running it lets the
+    event loop run too."""
+    level: list[tuple[dict | list, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while level:
+        item, depth = level.pop()
+        if depth > limit:
+            return True
+        inner = item.values() if isinstance(item, dict) else item
+        level.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
+    return False
 
 
 def _media_type(scope: Scope) -> str | None:

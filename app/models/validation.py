@@ -24,9 +24,18 @@ def _errors(exc: ValidationError, loc: tuple) -> list[dict]:
 
 
 def invalid_from(exc: ValidationError, loc: tuple = ("body",)) -> InvalidBody:
-    errors = _errors(exc, loc)
+    return invalid(_errors(exc, loc))
+
+
+def invalid(errors: list[dict]) -> InvalidBody:
+    """The 422 of these errors (`loc`, `msg` each), the first named in its detail."""
     first = errors[0]
     return InvalidBody(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", extra={"errors": errors})
+
+
+def errors_at(exc: ValidationError, loc: tuple) -> list[dict]:
+    """pydantic's errors as a 422 lists them, located under `loc`."""
+    return _errors(exc, loc)
 
 
 def validate(model: type[M], data: Any, *, loc: tuple = ("body",)) -> M:
