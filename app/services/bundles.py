@@ -4,8 +4,11 @@ a campaign) with new ids and new tokens.
 
 Every row keeps what it was (each log entry's body: its dice, outcome and effects; every
 `created_at`), but its ids: each id the bundle defines (campaign, players, characters,
-encounters, combatants, actions and log entries) gets a new one, and every place that names it —
-a column or anywhere inside a JSON body — names the new one. An import is one transaction,
+encounters, combatants, actions and log entries, and the characters and combatants deleted since
+that its rows still name) gets a new one, and every place that names it — a column or anywhere
+inside a JSON body — names the new one. A bundle names no other id (422 at its place): nothing
+imported can name another campaign's rows. And an import vouches for no dice: each entry says
+`provenance: "imported"`, what the bundle claimed kept in `imported_provenance`. An import is one transaction,
 validated whole before anything is written: a bad bundle is a 422 naming the first bad place
 (`errors[0].loc`, under `body`), and nothing of it stays; `dry_run` validates and rolls back."""
 
