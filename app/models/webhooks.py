@@ -25,8 +25,10 @@ class WebhookCreate(Strict):
         min_length=1,
         max_length=2000,
         pattern=NO_CONTROL,
-        description="http(s) URL the events are POSTed to; private, loopback and link-local addresses are "
-        "refused (unless the server sets WEBHOOK_ALLOW_PRIVATE), when it is created and at each delivery.",
+        description="http(s) URL the events are POSTed to; every non-global address (private, loopback, "
+        "link-local…, and an IPv6 address carrying one: IPv4-mapped, 6to4, NAT64; Teredo) is refused (unless "
+        "the server sets WEBHOOK_ALLOW_PRIVATE), when it is created and at each delivery; a refusal names the "
+        "rule, never the address a name resolved to.",
     )
     events: list[EventName] | None = Field(
         None,

@@ -103,6 +103,7 @@ async def post(client: httpx.AsyncClient, out: Outgoing, settings: Settings) -> 
         return round((time.monotonic() - started) * 1000)
 
     scheme, host, port = webhooks.split_url(out.url)
+    address = host
     try:
         async with asyncio.timeout(settings.webhook_timeout_seconds):
             address = await resolve_checked(
@@ -130,8 +131,8 @@ async def post(client: httpx.AsyncClient, out: Outgoing, settings: Settings) -> 
         return Attempt(None, str(exc)[:500], took())
     except TimeoutError:
         return Attempt(None, f"no answer within {settings.webhook_timeout_seconds} s", took())
-    except httpx.HTTPError as exc:
-        return Attempt(None, f"{type(exc).__name__}: {exc}"[:500], took())
+    except httpx.HTTPError as exc:  # the error as of the URL's host: never the address a name resolved to
+        return Attempt(None, f"{type(exc).__name__}: {str(exc).replace(address, host)}"[:500], took())
 
 
 class Dispatcher:

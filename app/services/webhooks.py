@@ -54,15 +54,48 @@ class UnsafeWebhookUrl(InvalidBody):
 
 # --- the SSRF guard ---------------------------------------------------------------------------
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix (ipaddress has no property for it)
+_KINDS = ("loopback", "link_local", "unspecified", "multicast", "private", "reserved")
 
-def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Why the server refuses to call this address (None: a public one)."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
+
+def _kind(ip: Address) -> str | None:
+    """The class of a non-global address, as a refusal names it (None: a global one)."""
+    for kind in _KINDS:
         if getattr(ip, f"is_{kind}"):
             return kind.replace("_", "-")
-    return None if ip.is_global else "non-public"
+    return None if ip.is_global else "non-global"
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address] | None:
+    """The IPv4 address an IPv6 address carries to its destination, and the rule that says so."""
+    if ip.ipv4_mapped is not None:
+        return "IPv4-mapped (::ffff:0:0/96)", ip.ipv4_mapped
+    if ip in NAT64:
+        return "NAT64 (64:ff9b::/96)", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.sixtofour is not None:
+        return "6to4 (2002::/16)", ip.sixtofour
+    return None
+
+
+def address_rule(ip: Address) -> str | None:
+    """Which rule refuses to call this address (None: a global one, which may be called). An IPv6
+    address that carries an IPv4 one (mapped, NAT64, 6to4) is judged by the IPv4 address it
+    reaches; Teredo (whose client address is obfuscated and reached through a relay) is refused."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded(ip)
+        if embedded is not None:
+            rule, inner = embedded
+            kind = _kind(inner)
+            return None if kind is None else _a(f"{rule} address of {_a(kind)} IPv4 address")
+        if ip.teredo is not None:
+            return "a Teredo (2001::/32) address"
+    kind = _kind(ip)
+    return None if kind is None else _a(f"{kind} address")
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiouIU' else 'a'} {noun}"
 
 
 def split_url(url: str) -> tuple[str, str, int]:
@@ -81,14 +114,15 @@ def split_url(url: str) -> tuple[str, str, int]:
 
 
 def refusal(host: str, addresses: list[str]) -> str | None:
-    """Why these addresses of `host` may not be called (the first refused one), or None."""
+    """Why these addresses of `host` may not be called (the first refused one), or None. It names
+    the rule, never the address a name resolved to (a GM would map the server's internal DNS)."""
+    literal = literal_address(host) is not None
     for address in addresses:
-        kind = address_kind(ipaddress.ip_address(address.split("%", 1)[0]))
-        if kind is not None:
-            shown = host if host == address else f"{host} ({address})"
+        rule = address_rule(ipaddress.ip_address(address.split("%", 1)[0]))
+        if rule is not None:
             return (
-                f"the webhook URL's host {shown} is a {kind} address: refused (SSRF guard; a server for "
-                "tests or a private network may set WEBHOOK_ALLOW_PRIVATE)"
+                f"the webhook URL's host {host} {'is' if literal else 'resolves to'} {rule}: refused (SSRF "
+                "guard; a server for tests or a private network may set WEBHOOK_ALLOW_PRIVATE)"
             )
     return None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import ipaddress
 import time
 from typing import Any, Iterator
 
@@ -16,6 +17,7 @@ from fastapi.testclient import TestClient
 from standardwebhooks import Webhook as ReferenceWebhook
 
 from app.services.webhook_delivery import backoff, signature
+from app.services.webhooks import address_rule, refusal
 from tests.api.support import read_events
 from tests.factories import GC_MINIMAL
 from tests.webhook_receiver import Receiver
@@ -119,6 +121,18 @@ def test_issue29_item1_unknown_event_type_is_a_422_naming_it(client, campaign):
         ("http://169.254.169.254/latest/meta-data", "link-local"),
         ("http://[::ffff:127.0.0.1]/hook", "loopback"),
         ("http://0.0.0.0/hook", "unspecified"),
+        ("http://localhost/hook", "localhost resolves to a loopback address"),
+        ("http://[2002:7f00:1::]/hook", "is a 6to4 (2002::/16) address of a loopback IPv4 address"),
+        ("http://[2002:a00:1::5]/hook", "is a 6to4 (2002::/16) address of a private IPv4 address"),
+        ("http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", "is a Teredo (2001::/32) address"),
+        ("http://[64:ff9b::7f00:1]/hook", "is a NAT64 (64:ff9b::/96) address of a loopback IPv4 address"),
+        ("http://[64:ff9b::a9fe:a9fe]/hook", "is a NAT64 (64:ff9b::/96) address of a link-local IPv4 address"),
+        ("http://[::ffff:10.0.0.1]/hook", "is an IPv4-mapped (::ffff:0:0/96) address of a private IPv4 address"),
+        ("http://[fc00::1]/hook", "is a private address"),
+        ("http://[fe80::1]/hook", "is a link-local address"),
+        ("http://100.64.0.1/hook", "is a non-global address"),
+        ("http://224.0.0.1/hook", "is a multicast address"),
+        ("http://240.0.0.1/hook", "is a private address"),
         ("ftp://hooks.example.com/hook", "must be http or https"),
         ("file:///etc/passwd", "must be http or https"),
         ("https:///no-host", "no host"),
@@ -133,6 +147,23 @@ def test_issue29_item1_ssrf_refused_at_creation_with_a_clear_422(client, campaig
     assert why in problem["detail"]
     assert problem["errors"][0]["loc"] == ["body", "url"]
     assert client.get(f"/v1/campaigns/{campaign.id}/webhooks", headers=campaign.gm).json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "2606:4700::1111", "2002:808:808::1", "64:ff9b::808:808", "::ffff:8.8.8.8"]
+)
+def test_ssrf_a_global_address_is_let_through_its_embedded_ipv4_global_too(address):
+    assert address_rule(ipaddress.ip_address(address)) is None
+    assert refusal("hooks.example.com", [address]) is None
+
+
+def test_ssrf_a_refusal_of_a_name_names_the_rule_never_the_address_it_resolved_to():
+    reason = refusal("db.internal", ["203.0.113.9", "10.0.3.4"])
+    assert reason is not None and reason.startswith("the webhook URL's host db.internal resolves to a private address")
+    assert "10.0.3.4" not in reason and "203.0.113.9" not in reason
+    reason = refusal("relay.internal", ["2002:a00:304::1"])
+    assert reason is not None and "6to4 (2002::/16) address of a private IPv4 address" in reason
+    assert "2002" not in reason.split("6to4")[0] and "10.0.3.4" not in reason and "2002:a00:304::1" not in reason
 
 
 def test_issue29_item1_signature_is_the_standard_webhooks_one():
@@ -245,7 +276,21 @@ def test_issue29_item1_ssrf_checked_again_at_delivery_time(hooks, app, campaign,
     hooks.post(f"/v1/campaigns/{campaign.id}/players", json={"name": "Nobody"}, headers=campaign.gm)
     log = wait_deliveries(hooks, campaign, hook["id"], 1)
     assert log[0]["status"] == "failed" and log[0]["response_code"] is None
-    assert "127.0.0.1" in log[0]["error"] and "loopback" in log[0]["error"]
+    assert "127.0.0.1" in log[0]["error"] and "loopback" in log[0]["error"]  # the host the GM wrote
+    assert receiver.received == []
+
+
+def test_ssrf_a_delivery_refused_names_the_rule_not_the_address_the_name_resolved_to(hooks, app, campaign, receiver):
+    port = receiver.url.split(":")[2].split("/")[0]
+    hook = make_hook(hooks, campaign, f"http://localhost:{port}/hook")  # allowed when it was made
+    app.state.settings = app.state.settings.model_copy(
+        update={"webhook_allow_private": False, "webhook_max_attempts": 1}
+    )
+    hooks.post(f"/v1/campaigns/{campaign.id}/players", json={"name": "Nobody"}, headers=campaign.gm)
+    log = wait_deliveries(hooks, campaign, hook["id"], 1)
+    assert log[0]["status"] == "failed" and log[0]["response_code"] is None
+    assert log[0]["error"].startswith("the webhook URL's host localhost resolves to a loopback address: refused")
+    assert "127.0.0.1" not in log[0]["error"] and "::1" not in log[0]["error"]
     assert receiver.received == []
 
 
