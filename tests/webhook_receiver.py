@@ -5,6 +5,7 @@ request in order (then `default`), optionally after a delay, or holding a reques
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -100,3 +101,27 @@ class Receiver:
                 return got
             time.sleep(0.02)
         raise AssertionError(f"the receiver got {len(self.received)} requests, waited for {count}: {self.received}")
+
+
+@dataclass
+class BlackHole:
+    """A receiver that never answers: the kernel accepts connections into the listening socket's
+    backlog and nobody ever reads them (past the backlog, connecting itself hangs). Every attempt
+    at it lasts the whole WEBHOOK_TIMEOUT_SECONDS."""
+
+    sock: socket.socket | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.sock is not None
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+
+    def start(self) -> BlackHole:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1024)
+        return self
+
+    def stop(self) -> None:
+        if self.sock is not None:
+            self.sock.close()

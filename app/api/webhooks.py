@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from app.api.deps import CheckedRoute, PrincipalDep, SessionFactory, access, in_thread, read
-from app.models.webhooks import DeliveryPage, WebhookCreate, WebhookCreated, WebhookPage
+from app.models.webhooks import DeliveryPage, WebhookCreate, WebhookCreated, WebhookPage, WebhookPublic, WebhookUpdate
 from app.services import webhooks
 
 # tagged `events` (a webhook is the event stream pushed): a tag of its own needs a line in openapi_doc.TAGS
@@ -46,6 +46,19 @@ async def list_webhooks(
     campaign_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> dict[str, Any]:
     return await read(sessions, partial(webhooks.list_webhooks, limit=limit, cursor=cursor), principal, campaign_id)
+
+
+@router.patch(
+    HOOKS + "/{webhook_id}",
+    response_model=WebhookPublic,
+    summary='GM: enable a disabled webhook again (`{"enabled": true}`: deliveries resume where they stopped), '
+    "or disable it",
+)
+@access("gm")
+async def update_webhook(
+    campaign_id: str, webhook_id: str, data: WebhookUpdate, sessions: SessionFactory, principal: PrincipalDep
+) -> dict[str, Any]:
+    return await in_thread(sessions, webhooks.update_webhook, principal, campaign_id, webhook_id, data)
 
 
 @router.delete(

@@ -113,13 +113,24 @@ class Settings(BaseSettings):
         5.0, gt=0, le=60, description="How long one delivery may take (connect, send, answer) before it is a failure."
     )
     webhook_concurrency: int = Field(
-        8, ge=1, le=256, description="Deliveries a process makes at once (one webhook at a time each)."
+        8,
+        ge=1,
+        le=256,
+        description="Deliveries a process makes at once (one attempt per webhook at a time); while campaigns "
+        "wait, each gets an equal share of them, served in turn.",
     )
     webhook_poll_seconds: float = Field(
         1.0, gt=0, le=60, description="How often a process looks for events to deliver; 0 < s."
     )
     webhook_backoff_seconds: float = Field(
         2.0, gt=0, le=3600, description="The first retry's delay; each next one doubles (with jitter), capped at 1 h."
+    )
+    webhook_disable_after_hours: float = Field(
+        72.0,
+        gt=0,
+        le=8760,
+        description="A webhook whose every attempt failed for this long (no delivery since its first failure) "
+        "is disabled, and the GM told by a `webhook.disabled` event; the GM enables it again with PATCH.",
     )
     webhook_delivery: bool = Field(True, description="Run the webhook delivery loop in this process.")
     sqlite_checkpoint_seconds: float = Field(

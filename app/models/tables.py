@@ -321,6 +321,9 @@ class Webhook(SQLModel, table=True):
     event number done with (delivered, or failed after every attempt); `lease_owner` /
     `lease_expires` say which delivery loop (process) holds it now: one owner at a time, taken
     with a conditional UPDATE; `attempts` / `next_attempt_at` the retries of the next event.
+    `failing_since`: the first failed attempt since the last delivered one; a webhook failing for
+    WEBHOOK_DISABLE_AFTER_HOURS is disabled (`disabled_at`, `disabled_reason`), as is one the GM
+    disables: no loop serves it until the GM enables it again.
 
     `secret` signs the deliveries (HMAC-SHA256 needs the key itself, so it cannot be stored
     hashed as tokens are): shown once at creation, never read back by any route, export or event."""
@@ -339,6 +342,9 @@ class Webhook(SQLModel, table=True):
     next_attempt_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     lease_owner: str | None = Field(default=None, max_length=64)
     lease_expires: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    failing_since: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    disabled_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    disabled_reason: str | None = Field(default=None, max_length=10)  # "failing" | "gm"
     created_at: datetime = _ts()
 
 

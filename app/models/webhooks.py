@@ -37,12 +37,32 @@ class WebhookCreate(Strict):
     )
 
 
+class WebhookUpdate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"enabled": True}, {"enabled": False}]})
+    enabled: bool | None = Field(
+        None,
+        description="true: a disabled webhook is enabled again: its deliveries resume from the event it stopped "
+        "at, in order (the events of the time it was disabled included), its failures forgotten. false: the GM "
+        'disables it (`disabled_reason: "gm"`). Absent: unchanged.',
+    )
+
+
 class WebhookPublic(BaseModel):
     id: str
     campaign_id: str
     url: str
     events: list[str] | None = Field(description="The event types delivered; null: all of them.")
     created_at: Timestamp
+    failing_since: Timestamp | None = Field(
+        description="The first failed attempt since the last delivered one (null: the last attempt was delivered). "
+        "Failing for WEBHOOK_DISABLE_AFTER_HOURS (72 by default), it is disabled."
+    )
+    disabled_at: Timestamp | None = Field(description="When it was disabled; null: it is enabled.")
+    disabled_reason: Literal["failing", "gm"] | None = Field(
+        description="`failing`: every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS (a `webhook.disabled` event "
+        "told the GM); `gm`: the GM disabled it. null: it is enabled. Nothing is delivered to a disabled webhook; "
+        'PATCH `{"enabled": true}` enables it again.'
+    )
 
 
 class WebhookCreated(WebhookPublic):

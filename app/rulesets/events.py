@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, RootModel
 
 from app.models.results.common import Result
+from app.models.webhooks import WebhookPublic
 from app.rulesets.wire import CombatEntry, LogEntry
 
 
@@ -166,6 +167,13 @@ class EncounterRevertedEvent(EncounterEvent):
     action: CombatEntry
 
 
+class WebhookDisabledEvent(WebhookPublic):
+    """`webhook.disabled` (the GM's streams and webhooks only): a webhook of the campaign was disabled,
+    as `GET …/webhooks` lists it: `disabled_reason` `failing` (every attempt failed since
+    `failing_since`, for WEBHOOK_DISABLE_AFTER_HOURS) or `gm`. Nothing is delivered to it until the
+    GM enables it again (`PATCH …/webhooks/{id}` `{"enabled": true}`)."""
+
+
 class StreamErrorEvent(Result):
     """`error`: the server ends the stream: `unavailable` (the database; reconnect with `Last-Event-ID`)
     or `token_revoked` (the stream's token was rotated or deleted, its player removed or its campaign
@@ -189,6 +197,7 @@ EVENTS: dict[str, type[BaseModel]] = {
     "encounter.updated": EncounterUpdatedEvent,
     "encounter.action": EncounterActionEvent,
     "encounter.reverted": EncounterRevertedEvent,
+    "webhook.disabled": WebhookDisabledEvent,
     "error": StreamErrorEvent,
 }
 

@@ -7,6 +7,14 @@ Standard Webhooks headers and signature, within `webhook_timeout_seconds`. A fai
 no answer, a non-2xx, an address refused) is retried after an exponential backoff with jitter,
 up to `webhook_max_attempts`; then the attempt is logged `failed` and the next event comes.
 
+The slots are shared fairly (`Turns`): campaigns take them in turn, none more than its share
+while another waits, and a delivery whose campaign holds its share gives its slot up after its
+event when another campaign waits below its own; a failed attempt always gives it up (its retry
+waits for its backoff). So one campaign's receivers that hang hold at most its share of the
+slots, one attempt each, and another campaign's event waits at most about one timeout.
+A webhook failing every attempt for `webhook_disable_after_hours` is disabled (Svix's and
+Stripe's rule: app.services.webhooks.record_attempt).
+
 The loop holds no database connection while it waits for a receiver (each database step is its
 own short transaction, in a thread of its own limiter), so a slow or dead receiver costs one
 slot of this loop and nothing of the API. The URL's host is resolved at each attempt and every
@@ -31,8 +39,10 @@ import os
 import random
 import socket
 import time
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
 from contextlib import suppress
+from datetime import timedelta
 from functools import partial
 from typing import Any, TypeVar
 from uuid import uuid4
@@ -46,7 +56,7 @@ from app.core.db import Sessions
 from app.core.notify import EVENTS, WEBHOOKS, Listener, hear_own_commits, listener_of, wake_or_timeout
 from app.models.tables import utcnow
 from app.services import webhooks
-from app.services.webhooks import Attempt, Outgoing
+from app.services.webhooks import Attempt, Due, Outgoing
 
 log = logging.getLogger("app.webhooks")
 T = TypeVar("T")
@@ -135,6 +145,40 @@ async def post(client: httpx.AsyncClient, out: Outgoing, settings: Settings) -> 
         return Attempt(None, f"{type(exc).__name__}: {str(exc).replace(address, host)}"[:500], took())
 
 
+class Turns:
+    """Whose turn it is to take a free delivery slot: round robin across campaigns, the campaign
+    holding the fewest slots first (then the one served longest ago), none beyond its fair share
+    (the slots divided by the campaigns that hold or want one) while another waits. Within a
+    campaign, its webhooks in the order `due_webhooks` ranked them. So a campaign whose receivers
+    hang holds at most its share, each for one attempt, and another campaign's next event waits
+    for at most one attempt's timeout."""
+
+    def __init__(self, due: Iterable[Due], held: Counter[str], served: dict[str, float], slots: int):
+        self.queues: dict[str, deque[str]] = {}
+        for webhook in due:
+            self.queues.setdefault(webhook.campaign_id, deque()).append(webhook.id)
+        self.held, self.served = held, served
+        campaigns = len(set(self.queues) | {c for c, n in held.items() if n})
+        self.share = -(-slots // campaigns) if campaigns else slots  # ceil: every slot may be used
+
+    def next(self) -> tuple[str, str] | None:
+        """(campaign, webhook) to serve next, or None: every waiting campaign holds its share."""
+        waiting = [c for c in self.queues if self.held[c] < self.share]
+        if not waiting:
+            return None
+        campaign = min(waiting, key=lambda c: (self.held[c], self.served.get(c, float("-inf"))))
+        queue = self.queues[campaign]
+        webhook_id = queue.popleft()
+        if not queue:
+            del self.queues[campaign]
+        return campaign, webhook_id
+
+    @property
+    def starved(self) -> bool:
+        """Some campaign waits below its share (the slots are all taken)."""
+        return any(self.held[c] < self.share for c in self.queues)
+
+
 class Dispatcher:
     """The process's delivery loop. `state` is the app's state: its settings and session factory
     are read at each tick (a test may swap them)."""
@@ -143,6 +187,10 @@ class Dispatcher:
         self.state = state
         self.owner = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid4().hex[:8]}"
         self.active: dict[str, asyncio.Task[None]] = {}
+        self.campaign_of: dict[str, str] = {}  # the campaign of each webhook in `active`
+        self.served: dict[str, float] = {}  # campaign -> the loop's time it was last given a slot
+        self.share = 0  # a campaign's fair share of the slots, and whether a campaign waits below it,
+        self.starved = False  # as of the last tick: a delivery of a campaign at its share then gives its slot up
         self.limiter = anyio.CapacityLimiter(2)  # the loop's database work: never the API's threads
         self.client: httpx.AsyncClient | None = None
         self.hooked: set[str] = set()  # campaigns with a webhook, as of the last tick (and notifications since)
@@ -218,26 +266,40 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         if self.retry_at <= loop.time():
             self.retry_at = float("inf")
-        free = self.settings.webhook_concurrency - len(self.active)
-        if free <= 0:
-            return
-        due, self.hooked = await self.db(self._due, free + len(self.active), read_only=True)
-        for webhook_id in due:
-            if len(self.active) >= self.settings.webhook_concurrency:
-                return
-            if webhook_id in self.active:
-                continue
+        slots = self.settings.webhook_concurrency
+        due, self.hooked = await self.db(self._due, slots, read_only=True)
+        turns = Turns(
+            (d for d in due if d.id not in self.active), Counter(self.campaign_of.values()), self.served, slots
+        )
+        while len(self.active) < slots and (turn := turns.next()) is not None:
+            campaign, webhook_id = turn
             if await self.db(webhooks.claim, webhook_id, self.owner, utcnow(), self.lease_seconds()):
                 task = asyncio.create_task(self.serve(webhook_id), name=f"webhook {webhook_id}")
                 self.active[webhook_id] = task
+                self.campaign_of[webhook_id] = campaign
+                turns.held[campaign] += 1
+                self.served[campaign] = loop.time()
                 task.add_done_callback(partial(self._done, webhook_id))
+        self.share, self.starved = turns.share, turns.starved
+        current = {d.campaign_id for d in due} | set(self.campaign_of.values())
+        self.served = {c: t for c, t in self.served.items() if c in current}  # an idle campaign's turn is next
 
     @staticmethod
-    def _due(session: Any, limit: int) -> tuple[list[str], set[str]]:
-        return webhooks.due_webhooks(session, utcnow(), limit), webhooks.hooked_campaigns(session)
+    def _due(session: Any, slots: int) -> tuple[list[Due], set[str]]:
+        # a campaign never takes more than every slot: its first `slots` webhooks are enough
+        due = webhooks.due_webhooks(session, utcnow(), limit=max(4 * slots, 32), per_campaign=slots)
+        return due, webhooks.hooked_campaigns(session)
 
     def _done(self, webhook_id: str, _task: asyncio.Task[None]) -> None:
         self.active.pop(webhook_id, None)
+        self.campaign_of.pop(webhook_id, None)
+
+    def give_way(self, webhook_id: str) -> bool:
+        """Whether this delivery should give its slot up now: a campaign waits below its share while
+        this one's campaign holds its own."""
+        campaign = self.campaign_of.get(webhook_id)
+        held = sum(c == campaign for c in self.campaign_of.values())
+        return self.starved and held >= self.share
 
     async def serve(self, webhook_id: str) -> None:
         """The webhook's events, in order, while this loop holds its lease."""
@@ -257,11 +319,13 @@ class Dispatcher:
                         max_attempts=settings.webhook_max_attempts,
                         retry_in=backoff_s,
                         lease_seconds=self.lease_seconds(),
+                        disable_after=timedelta(hours=settings.webhook_disable_after_hours),
                     ),
                     out,
                     attempt,
                     self.owner,
                 )
+                go_on = go_on and not self.give_way(webhook_id)
                 if not attempt.delivered:
                     if not go_on:  # a retry later (or the next event, after the last attempt): look then
                         retry = asyncio.get_running_loop().time() + backoff_s

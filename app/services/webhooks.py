@@ -17,19 +17,19 @@ import ipaddress
 import secrets
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from pydantic_core import to_json
-from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlmodel import Session, col
 from sqlmodel import select as select_rows
 
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import Event, Webhook, WebhookDelivery, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
-from app.models.webhooks import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic
+from app.models.webhooks import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic, WebhookUpdate
 from app.rulesets.events import EVENTS
 from app.services import events as event_log
 from app.services.auth import Principal
@@ -222,6 +222,41 @@ def delete_webhook(session: Session, principal: Principal, campaign_id: str, web
     session.commit()
 
 
+def update_webhook(
+    session: Session, principal: Principal, campaign_id: str, webhook_id: str, data: WebhookUpdate
+) -> dict[str, Any]:
+    """GM: enable a disabled webhook again (its deliveries resume at the event they stopped at, its
+    failures forgotten), or disable it (`webhook.disabled` tells the GM's other clients)."""
+    webhook = _load(session, principal, campaign_id, webhook_id)
+    if data.enabled is True:
+        session.connection().execute(
+            update(_hook)
+            .where(_hook.c.id == webhook.id, _hook.c.disabled_at.is_not(None))
+            .values(disabled_at=None, disabled_reason=None, failing_since=None, attempts=0, next_attempt_at=None)
+        )
+    elif data.enabled is False:
+        _disable(session, webhook.id, campaign_id, "gm", utcnow())
+    session.commit()
+    session.refresh(webhook)
+    return _public(webhook)
+
+
+def _disable(session: Session, webhook_id: str, campaign_id: str, reason: str, now: datetime) -> bool:
+    """Disable the webhook unless it is already, and tell the GM (`webhook.disabled`, in the caller's
+    transaction). True when this call disabled it."""
+    done = session.connection().execute(
+        update(_hook)
+        .where(_hook.c.id == webhook_id, _hook.c.disabled_at.is_(None))
+        .values(disabled_at=now, disabled_reason=reason)
+    )
+    if done.rowcount != 1:
+        return False
+    row = session.connection().execute(select(_hook).where(_hook.c.id == webhook_id)).one()
+    data = WebhookPublic.model_validate(row, from_attributes=True).model_dump(mode="json")
+    event_log.record(session, campaign_id, "webhook.disabled", data, hidden=True)  # the GM's alone
+    return True
+
+
 def _delivery_public(row: WebhookDelivery) -> dict[str, Any]:
     return DeliveryPublic.model_validate({**row.model_dump(), "event_id": str(row.event_number)}).model_dump()
 
@@ -248,6 +283,7 @@ class Outgoing:
     """One event to POST to one webhook: the body, as the GM reads the event, and where."""
 
     webhook_id: str
+    campaign_id: str
     url: str
     secret: str
     number: int
@@ -255,18 +291,53 @@ class Outgoing:
     message_id: str
     attempt: int  # 1, 2… (this event's)
     body: bytes
+    failing_since: datetime | None = None  # the webhook's, as this attempt was taken
 
 
 def _free(now: datetime) -> Any:
     return or_(_hook.c.lease_expires.is_(None), _hook.c.lease_expires < now)
 
 
-def due_webhooks(session: Session, now: datetime, limit: int) -> list[str]:
-    """Webhooks no loop holds, not waiting for a retry, with an event past their `last_number`."""
-    pending = exists().where(_event.c.campaign_id == _hook.c.campaign_id, _event.c.number > _hook.c.last_number)
+class Due(NamedTuple):
+    """A webhook with an event to deliver now, and its place among its campaign's (1: the first)."""
+
+    id: str
+    campaign_id: str
+    rank: int
+
+
+def due_webhooks(session: Session, now: datetime, limit: int, per_campaign: int) -> list[Due]:
+    """Enabled webhooks no loop holds, not waiting for a retry, with an event past their
+    `last_number`: each campaign's first `per_campaign` of them, by how long each has waited (its
+    retry's time, else its next event's), the campaigns' first ones before any second one (one
+    campaign's many webhooks never fill the list), the longest waiting first."""
+    first_pending = (
+        select(_event.c.created_at)
+        .where(_event.c.campaign_id == _hook.c.campaign_id, _event.c.number > _hook.c.last_number)
+        .order_by(_event.c.number)
+        .limit(1)
+        .scalar_subquery()
+    )
     ready = or_(_hook.c.next_attempt_at.is_(None), _hook.c.next_attempt_at <= now)
-    query = select(_hook.c.id).where(_free(now), ready, pending).order_by(_hook.c.created_at).limit(limit)
-    return list(session.connection().execute(query).scalars())
+    due = (
+        select(
+            _hook.c.id,
+            _hook.c.campaign_id,
+            _hook.c.created_at,
+            func.coalesce(_hook.c.next_attempt_at, first_pending).label("since"),
+        )
+        .where(_free(now), ready, _hook.c.disabled_at.is_(None))
+        .subquery()
+    )
+    rank = func.row_number().over(partition_by=due.c.campaign_id, order_by=(due.c.since, due.c.created_at, due.c.id))
+    ranked = select(due, rank.label("rank")).where(due.c.since.is_not(None)).subquery()
+    query = (
+        select(ranked.c.id, ranked.c.campaign_id, ranked.c.rank)
+        .where(ranked.c.rank <= per_campaign)
+        .order_by(ranked.c.rank, ranked.c.since, ranked.c.created_at, ranked.c.id)
+        .limit(limit)
+    )
+    return [Due(*row) for row in session.connection().execute(query)]
 
 
 def hooked_campaigns(session: Session) -> set[str]:
@@ -301,7 +372,7 @@ def next_event(session: Session, webhook_id: str, owner: str) -> Outgoing | None
     """The next event this webhook takes, as the GM reads it (its `events` filter applied: events
     it does not take are passed over), or None when none is left (or the lease was lost)."""
     row = session.connection().execute(select(_hook).where(_hook.c.id == webhook_id)).first()
-    if row is None or row.lease_owner != owner:
+    if row is None or row.lease_owner != owner or row.disabled_at is not None:
         return None
     gm = Principal(row.campaign_id, "gm", None, "")
     after = row.last_number
@@ -334,6 +405,7 @@ def _outgoing(session: Session, row: Any, event: event_log.StoredEvent) -> Outgo
     }
     return Outgoing(
         row.id,
+        row.campaign_id,
         row.url,
         row.secret,
         event.number,
@@ -341,6 +413,7 @@ def _outgoing(session: Session, row: Any, event: event_log.StoredEvent) -> Outgo
         f"msg_{row.id}_{event.number}",
         row.attempts + 1,
         to_json(body),
+        _aware(row.failing_since),
     )
 
 
@@ -381,23 +454,27 @@ def record_attempt(
     max_attempts: int,
     retry_in: float,
     lease_seconds: float,
+    disable_after: timedelta,
 ) -> bool:
     """Log the attempt and move the webhook on, if this loop still holds it: delivered, or failed
     for good after `max_attempts` (then the next event comes), or a retry in `retry_in` seconds
-    (the lease released: whichever loop is free then sends it). True when this loop may go on
-    with the next event (the lease renewed)."""
+    (the lease released: whichever loop is free then sends it). A webhook whose every attempt
+    failed for `disable_after` is disabled (as Svix and Stripe do: a receiver gone for days costs
+    nothing more, and the GM is told). True when this loop may go on with the next event (the lease
+    renewed)."""
     now = utcnow()
     done = attempt.delivered or out.attempt >= max_attempts
     status = "delivered" if attempt.delivered else ("failed" if done else "retrying")
+    values: dict[str, Any] = {"failing_since": None if attempt.delivered else (out.failing_since or now)}
     if done:
-        values: dict[str, Any] = {
+        values |= {
             "last_number": out.number,
             "attempts": 0,
             "next_attempt_at": None,
             "lease_expires": now + timedelta(seconds=lease_seconds),
         }
     else:
-        values = {
+        values |= {
             "attempts": out.attempt,
             "next_attempt_at": now + timedelta(seconds=retry_in),
             "lease_owner": None,
@@ -427,5 +504,16 @@ def record_attempt(
             "created_at": now,
         },
     )
+    disabled = (
+        not attempt.delivered
+        and out.failing_since is not None
+        and now - out.failing_since >= disable_after
+        and _disable(session, out.webhook_id, out.campaign_id, "failing", now)
+    )
     session.commit()
-    return done
+    return done and not disabled
+
+
+def _aware(at: datetime | None) -> datetime | None:
+    """A time read back from the database, in UTC (SQLite gives it back without its zone)."""
+    return at if at is None or at.tzinfo is not None else at.replace(tzinfo=UTC)

@@ -401,6 +401,10 @@ def play_an_encounter(wire: Wire, campaign, character_factory) -> None:
     for access in ("limited", "none"):  # shown to players, then hidden from them: `character.hidden`
         r = client.patch(f"/v1/characters/{goblin}", json={"player_access": access}, headers=gm)
         assert r.status_code == 200, r.text
+    r = client.post(f"/v1/campaigns/{campaign.id}/webhooks", json={"url": "https://hooks.example.com/a"}, headers=gm)
+    assert r.status_code == 201, r.text  # disabled by the GM: `webhook.disabled`
+    r = client.patch(f"/v1/campaigns/{campaign.id}/webhooks/{r.json()['id']}", json={"enabled": False}, headers=gm)
+    assert r.status_code == 200, r.text
     for event in read_events(client, campaign.id, gm):
         EVENTS[event["type"]].model_validate_json(json.dumps(event["data"]), strict=True)
         wire.met.add(EVENTS[event["type"]])

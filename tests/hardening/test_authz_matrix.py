@@ -369,6 +369,9 @@ TABLE: dict[tuple[str, str], Cell] = {
         expect(player=403, owner=403, gm=204),
         make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}", None, None),
     ),
+    ("PATCH", "/v1/campaigns/{campaign_id}/webhooks/{webhook_id}"): R(
+        GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}", {"enabled": True}, None)
+    ),
     ("GET", "/v1/campaigns/{campaign_id}/webhooks/{webhook_id}/deliveries"): R(
         GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/webhooks/{_hook(w)}/deliveries", None, None)
     ),
