@@ -60,6 +60,7 @@ def test_issue29_followup_the_readme_recipe_verifies_what_the_delivery_loop_sign
         ("webhook_concurrency", "Webhooks", "`WEBHOOK_CONCURRENCY` (8 "),
         ("webhook_poll_seconds", "Webhooks", "`WEBHOOK_POLL_SECONDS` (1)"),
         ("webhook_delivery", "Webhooks", "`WEBHOOK_DELIVERY` (true"),
+        ("webhook_disable_after_hours", "Webhooks", "`WEBHOOK_DISABLE_AFTER_HOURS` (72"),
         ("import_max_body_bytes", "Export and import", "`IMPORT_MAX_BODY_BYTES` (default 50 MB"),
     ],
 )
