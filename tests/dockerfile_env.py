@@ -146,9 +146,7 @@ def main() -> int:
                 return 1
             time.sleep(0.5)
         step("/readyz answered {'status': 'ready'}")
-        check = subprocess.run(
-            ["bash", "-c", healthcheck.replace("8000", str(port))], cwd=workdir, env=env, timeout=30
-        )
+        check = subprocess.run(["bash", "-c", healthcheck.replace("8000", str(port))], cwd=workdir, env=env, timeout=30)
         if check.returncode != 0:
             step(f"HEALTHCHECK failed ({check.returncode})")
             return 1
