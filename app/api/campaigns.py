@@ -1,5 +1,5 @@
 """Campaigns and their players, and the tokens' lifecycle: who am I, rotation,
-removing a player, deleting a campaign."""
+removing a player, deleting a campaign, inviting a player by a link."""
 
 from __future__ import annotations
 
@@ -19,13 +19,17 @@ from app.api.deps import (
     read,
     require_admin,
 )
-from app.api.ratelimit import limit_campaign_creation
+from app.api.ratelimit import RateLimiter, client_address, limit_campaign_creation
+from app.kit.errors import NotFound
 from app.models.schemas import (
     CampaignCreate,
     CampaignCreated,
     CampaignPublic,
     CampaignUpdate,
     GmTokenRotated,
+    InviteAccepted,
+    InviteCreate,
+    InviteCreated,
     Me,
     PlayerCreate,
     PlayerCreated,
@@ -149,6 +153,50 @@ async def rotate_player_token(
     campaign_id: str, player_id: str, sessions: SessionFactory, principal: PrincipalDep
 ) -> dict[str, str]:
     return await in_thread(sessions, campaigns.rotate_player_token, principal, campaign_id, player_id)
+
+
+@router.post(
+    CAMPAIGN + "/players/{player_id}/invites",
+    status_code=201,
+    response_model=InviteCreated,
+    summary="GM: a single-use link (and its QR code) that gives a player a token of its own on a new device",
+    description="Whoever opens `url` first joins as that player (`POST /v1/invites/{code}/accept`). The code is "
+    "shown once (only its hash is stored); it lasts `expires_in` seconds (1 hour by default, at most 7 days). "
+    "Rotating the player's token or removing the player revokes its pending invitations and every credential "
+    "they gave. `qr_svg` is `url` as a QR code, so the code never travels again to be drawn.",
+)
+@access("gm")
+async def create_invite(
+    campaign_id: str,
+    player_id: str,
+    request: Request,
+    sessions: SessionFactory,
+    principal: PrincipalDep,
+    data: InviteCreate | None = None,
+) -> dict[str, Any]:
+    base = str(request.base_url)
+    return await in_thread(
+        sessions, campaigns.create_invite, principal, campaign_id, player_id, data or InviteCreate(), base
+    )
+
+
+@router.post(
+    "/v1/invites/{code}/accept",
+    status_code=201,
+    response_model=InviteAccepted,
+    summary="Accept an invitation (no token): a new token of the invited player, for this device",
+    description="Single use: a spent, expired or unknown code is the same 404, and counts as a "
+    "failed authentication of the client's address (AUTH_FAILURES_PER_MINUTE).",
+)
+async def accept_invite(code: str, request: Request, sessions: SessionFactory) -> dict[str, str]:
+    limiter: RateLimiter = request.app.state.rate_limiter
+    address = client_address(request)
+    await limiter.refuse_failing_address(address)
+    try:
+        return await in_thread(sessions, campaigns.accept_invite, code)
+    except NotFound:
+        await limiter.count_failure(address)
+        raise
 
 
 @router.post(

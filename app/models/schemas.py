@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from app.kit.models import RollingRequest, Strict
 from app.models.validation import InvalidBody
@@ -157,6 +157,36 @@ class GmTokenRotated(BaseModel):
 
 class PlayerTokenRotated(BaseModel):
     token: str = Field(description="Shown once: keep it. The player's previous token is dead.")
+
+
+# --- invitations (API.md "Joining a table with a link") ------------------------------
+INVITE_SECONDS, INVITE_MAX_SECONDS = 3600, 7 * 24 * 3600
+
+
+class InviteCreate(Strict):
+    model_config = ConfigDict(json_schema_extra={"examples": [{}, {"expires_in": 86400}]})
+    expires_in: Annotated[StrictInt, Field(ge=1, le=INVITE_MAX_SECONDS)] = Field(
+        INVITE_SECONDS, description="Seconds the link stays valid: 1 hour by default, at most 7 days."
+    )
+
+
+class InviteCreated(BaseModel):
+    """A single-use invitation of one player: whoever opens `url` first joins as that player."""
+
+    code: str = Field(description="Shown once (only its hash is stored); single use.")
+    url: str = Field(description="The dashboard's `/join#<code>`: the code travels in the fragment.")
+    expires_at: Timestamp
+    qr_svg: str = Field(
+        description="`url` as a QR code, an SVG document (made here: the code is never sent back to be drawn)."
+    )
+
+
+class InviteAccepted(BaseModel):
+    """A new credential of the invited player (one per device): its token, shown once."""
+
+    token: str = Field(description="Shown once: keep it. Only its hash is stored.")
+    player_id: str
+    campaign_id: str
 
 
 # --- characters -----------------------------------------------------------------

@@ -75,6 +75,20 @@ class Credential(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
+class Invite(SQLModel, table=True):
+    """A single-use invitation of a player (API.md "Joining a table with a link"): its code stored as
+    its SHA-256, like tokens (the code is 256-bit random), spent by the accept that mints a new
+    credential for that player. It dies with the player's credentials (a rotation, a removal)."""
+
+    __table_args__ = (Index("ix_invite_expires_at", "expires_at"),)
+
+    code_hash: str = Field(primary_key=True, max_length=64)
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
+    player_id: str = Field(foreign_key="player.id", index=True, max_length=32, sa_type=SafeString(32))
+    expires_at: datetime = Field(sa_type=DateTime(timezone=True), nullable=False)
+    created_at: datetime = _ts()
+
+
 class Character(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
     campaign_id: str = Field(foreign_key="campaign.id", index=True, max_length=32, sa_type=SafeString(32))

@@ -1,11 +1,16 @@
-"""Campaigns and players: creation with their tokens, reads, option updates, and
-the tokens' lifecycle (rotation, removal of a player, deletion of a campaign)."""
+"""Campaigns and players: creation with their tokens, reads, option updates, the tokens'
+lifecycle (rotation, removal of a player, deletion of a campaign) and the invitations that
+give a player a credential per device."""
 
 from __future__ import annotations
 
+import io
+import secrets
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func
+import segno
+from sqlalchemy import bindparam, delete, func, insert
 from sqlmodel import Session, col, select
 
 from app.core.security import hash_token, new_token
@@ -15,6 +20,7 @@ from app.models.schemas import (
     CampaignCreated,
     CampaignPublic,
     CampaignUpdate,
+    InviteCreate,
     PlayerCreate,
     PlayerCreated,
     PlayerPublic,
@@ -30,9 +36,11 @@ from app.models.tables import (
     Event,
     EventCounter,
     IdempotencyRecord,
+    Invite,
     LogEntry,
     LogEntryCharacter,
     Player,
+    core_table,
     utcnow,
 )
 from app.models.validation import InvalidBody, validate
@@ -170,6 +178,11 @@ def _drop_credentials(session: Session, where: Any) -> list[str]:
     return hashes
 
 
+def _drop_invites(session: Session, where: Any) -> None:
+    """Delete the matching pending invitations: a revoked player's link must not mint a credential."""
+    session.connection().execute(delete(Invite).where(where))
+
+
 def _new_credential(session: Session, campaign_id: str, role: str, player_id: str | None = None) -> str:
     token = new_token("gm" if role == "gm" else "pl")
     session.add(Credential(token_hash=hash_token(token), campaign_id=campaign_id, player_id=player_id, role=role))
@@ -199,9 +212,11 @@ def _load_player(session: Session, principal: Principal, campaign_id: str, playe
 
 
 def rotate_player_token(session: Session, principal: Principal, campaign_id: str, player_id: str) -> dict[str, str]:
-    """GM: a new token for a player; its old one is dead when this commits."""
+    """GM: a new token for a player; every credential it holds (its token, those its invitations
+    gave) is dead when this commits, and its pending invitations too."""
     _load_player(session, principal, campaign_id, player_id, "rotate a player's token")
     dead = _drop_credentials(session, Credential.player_id == player_id)
+    _drop_invites(session, col(Invite.player_id) == player_id)
     token = _new_credential(session, campaign_id, "player", player_id)
     _commit_forgetting(session, dead)
     return {"token": token}
@@ -216,6 +231,7 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
     with UnitOfWork(session, campaign_id) as uow:
         player = _load_player(session, principal, campaign_id, player_id, "remove a player")
         dead = _drop_credentials(session, Credential.player_id == player_id)
+        _drop_invites(session, col(Invite.player_id) == player_id)
         orphan(uow, player_id)
         session.delete(player)
         uow.record("player.deleted", {"id": player_id})  # after its characters' events
@@ -259,8 +275,88 @@ def delete_campaign(session: Session, principal: Principal, campaign_id: str, if
         delete(LogEntryCharacter).where(col(LogEntryCharacter.seq).in_(log)),
         delete(LogEntry).where(col(LogEntry.campaign_id) == bindparam("cid")),
         delete(Character).where(col(Character.campaign_id) == bindparam("cid")),
+        delete(Invite).where(col(Invite.campaign_id) == bindparam("cid")),
         delete(Player).where(col(Player.campaign_id) == bindparam("cid")),
         delete(Campaign).where(col(Campaign.id) == bindparam("cid")),
     ):
         session.connection().execute(statement, ids)
     _commit_forgetting(session, dead)
+
+
+# --- invitations (API.md "Joining a table with a link"): a single-use link mints a player's credential ---
+
+_invite = core_table(Invite)
+_SPEND = (
+    delete(_invite)
+    .where(_invite.c.code_hash == bindparam("code_hash"))
+    .returning(_invite.c.campaign_id, _invite.c.player_id, _invite.c.expires_at)
+)
+
+
+def create_invite(
+    session: Session, principal: Principal, campaign_id: str, player_id: str, data: InviteCreate, base_url: str
+) -> dict[str, Any]:
+    """GM: a single-use invitation of one of the campaign's players, valid `expires_in` seconds.
+    Its code (256 random bits) is returned once; only its hash is stored. Expired ones are swept here."""
+    _load_player(session, principal, campaign_id, player_id, "invite a player")
+    now = utcnow()
+    code = secrets.token_urlsafe(32)
+    expires_at = now + timedelta(seconds=data.expires_in)
+    conn = session.connection()
+    conn.execute(delete(_invite).where(_invite.c.expires_at < now))
+    conn.execute(
+        insert(_invite),
+        {
+            "code_hash": hash_token(code),
+            "campaign_id": campaign_id,
+            "player_id": player_id,
+            "expires_at": expires_at,
+            "created_at": now,
+        },
+    )
+    session.commit()
+    url = f"{base_url.rstrip('/')}/join#{code}"
+    return {"code": code, "url": url, "expires_at": expires_at, "qr_svg": qr_svg(url)}
+
+
+def qr_svg(text: str) -> str:
+    """`text` as a QR code, a standalone SVG document (segno: medium error correction, its 4-module
+    quiet zone, black on white, sized by its `viewBox` only, so a page scales it with CSS)."""
+    out = io.BytesIO()
+    segno.make(text, error="m", micro=False).save(
+        out,
+        kind="svg",
+        xmldecl=False,
+        svgns=True,
+        nl=False,
+        omitsize=True,
+        dark="#000",
+        light="#fff",
+        svgclass=None,
+        lineclass=None,
+    )
+    return out.getvalue().decode("ascii")
+
+
+def accept_invite(session: Session, code: str) -> dict[str, str]:
+    """A new credential of the invited player; the invitation is spent (one DELETE … RETURNING: of
+    two concurrent accepts, on any workers, one gets it). The campaign's row is locked first, as a
+    rotation or a removal of the player takes it (`_load_player`): either they run first
+    and the invitation is gone, or they come after and revoke the credential made here.
+    404 alike when the code is unknown, spent or expired."""
+    code_hash = hash_token(code)
+    conn = session.connection()
+    campaign_id = conn.execute(select(_invite.c.campaign_id).where(_invite.c.code_hash == code_hash)).scalar()
+    if campaign_id is not None:
+        session.get(Campaign, campaign_id, with_for_update=_NO_KEY_UPDATE)
+    row = conn.execute(_SPEND, {"code_hash": code_hash}).first()
+    if row is None or _aware(row.expires_at) <= utcnow():
+        session.commit()  # an expired one is spent all the same
+        raise NotFound("no such invitation: unknown, already used or expired")
+    token = _new_credential(session, row.campaign_id, "player", row.player_id)
+    session.commit()
+    return {"token": token, "player_id": row.player_id, "campaign_id": row.campaign_id}
+
+
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=utcnow().tzinfo)  # SQLite gives naive UTC back

@@ -11,7 +11,7 @@ from app.api.openapi_doc import CONTRACT_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((ROOT / "openapi.json").read_text())
-PUBLIC = {"healthz", "readyz", "list_rulesets", "get_ruleset"}
+PUBLIC = {"healthz", "readyz", "list_rulesets", "get_ruleset", "accept_invite"}  # an invitation's code lets in
 
 
 def _operations():

@@ -199,6 +199,13 @@ def _hook(w: World) -> str:
     return r.json()["id"]
 
 
+def _invite(w: World) -> str:
+    """A fresh invitation of the world's owner player: its code."""
+    r = w.client.post(f"/v1/campaigns/{w.cid}/players/{w.owner_id}/invites", headers=w.headers("gm"), json={})
+    assert r.status_code == 201, r.text
+    return r.json()["code"]
+
+
 SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/"): R(PUBLIC, path="/"),  # the dashboard page: public, every call it makes carries the token
@@ -225,6 +232,13 @@ TABLE: dict[tuple[str, str], Cell] = {
     ("POST", "/v1/campaigns/{campaign_id}/gm-token/rotate"): R(GM_ONLY, path="/v1/campaigns/{cid}/gm-token/rotate"),
     ("POST", "/v1/campaigns/{campaign_id}/players/{player_id}/token/rotate"): R(
         GM_ONLY, make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.owner_id}/token/rotate", None, None)
+    ),
+    # joining by a link: the GM invites; the code alone lets in (any token sent along is ignored)
+    ("POST", "/v1/campaigns/{campaign_id}/players/{player_id}/invites"): R(
+        GM_ONLY_CREATE, make=lambda w, c: (f"/v1/campaigns/{w.cid}/players/{w.owner_id}/invites", {}, None)
+    ),
+    ("POST", "/v1/invites/{code}/accept"): R(
+        dict.fromkeys(CALLERS, 201), make=lambda w, c: (f"/v1/invites/{_invite(w)}/accept", None, None)
     ),
     ("DELETE", "/v1/campaigns/{campaign_id}/players/{player_id}"): R(
         expect(player=403, owner=403, gm=204),
