@@ -106,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )  # the dashboard's files, a client of the public API
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    @app.api_route("/join", methods=["GET", "HEAD"], include_in_schema=False)  # an invitation link: /join#<code>
     async def dashboard() -> FileResponse:
         """The dashboard's page, with its Content-Security-Policy (issue 21 item 11)."""
         return FileResponse(WEB / "index.html", headers={**NO_CACHE, **DASHBOARD})

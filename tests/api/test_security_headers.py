@@ -25,9 +25,10 @@ def _hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
 
 
+@pytest.mark.parametrize("path", ["/", "/join"])  # /join: the page an invitation link opens
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
-def test_issue21_item11_the_dashboard_has_its_policy_and_answers_head(client, method):
-    r = client.request(method, "/")
+def test_issue21_item11_the_dashboard_has_its_policy_and_answers_head(client, method, path):
+    r = client.request(method, path)
     assert r.status_code == 200, r.text
     assert _sent(r) == {**BASE, "content-security-policy": DASHBOARD}
     assert r.headers["cache-control"] == "no-cache"

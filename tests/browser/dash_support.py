@@ -113,3 +113,38 @@ def add_and_read(page, adder, http, eid: str, version: int, name: str) -> tuple[
     )
     after = http.get(f"/v1/encounters/{eid}").json()
     return after, next(c for c in after["combatants"] if c["name"] == name)
+
+
+PHONES = (360, 390)  # the widths every page state must fit (touch phones)
+
+
+def no_overflow(page) -> None:
+    """The page fits its viewport's width as it is now: nothing scrolls sideways (a phone's
+    page must never need a horizontal scroll), else the widest elements that stick out are named."""
+    wide = page.evaluate(
+        """() => {
+            const width = window.innerWidth;
+            if (document.documentElement.scrollWidth <= width) return null;
+            const out = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > width + 0.5)
+              .map(e => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}${e.className && typeof e.className === 'string'
+                ? '.' + e.className.trim().split(/\\s+/).join('.') : ''} ${Math.round(e.getBoundingClientRect().right)}px`);
+            return {scrollWidth: document.documentElement.scrollWidth, innerWidth: width, out: out.slice(0, 12)};
+        }"""
+    )
+    assert wide is None, wide
+
+
+def at_phone_widths(page, check=None) -> None:
+    """`no_overflow` at each phone width of `PHONES` (the page resized, then set back to its size), and
+    `check(page)` at each when given."""
+    before = page.viewport_size
+    try:
+        for width in PHONES:
+            page.set_viewport_size({"width": width, "height": before["height"] if before else 800})
+            page.wait_for_timeout(50)  # a layout after the resize
+            no_overflow(page)
+            if check:
+                check(page)
+    finally:
+        if before:
+            page.set_viewport_size(before)

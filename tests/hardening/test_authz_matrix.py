@@ -209,6 +209,7 @@ def _invite(w: World) -> str:
 SHEET_GC = SHEETS["great-cosmos"]
 TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/"): R(PUBLIC, path="/"),  # the dashboard page: public, every call it makes carries the token
+    ("GET", "/join"): R(PUBLIC, path="/join"),  # the same page, opened by an invitation link (/join#<code>)
     ("GET", "/openapi.json"): R(PUBLIC, path="/openapi.json"),
     ("GET", "/asyncapi.json"): R(PUBLIC, path="/asyncapi.json"),  # the event stream's document (#25 item 8)
     ("GET", "/docs"): R(PUBLIC, path="/docs"),

@@ -1,5 +1,6 @@
 // The dashboard: a client of the public API and its event stream, nothing else.
-// Routes: `#/` the dashboard (GM or player, by the token), `#/table` the table screen.
+// Routes: `#/` the dashboard (GM or player, by the token), `#/table` the table screen, and
+// `/join#<code>` an invitation: accepted, its new token kept as a pasted one, then the dashboard.
 
 import { api, setToken, getAll, describe, setNamer } from "./api.js";
 import { h, clear, retryDelay } from "./dom.js";
@@ -34,6 +35,7 @@ function reset() {
 
 async function boot(message) {
   reset();
+  if (location.pathname === "/join") return join();
   const token = savedToken();
   if (!token) return login(message);
   const error = await enter(token);
@@ -42,6 +44,25 @@ async function boot(message) {
     setToken(null);
     return login(error);
   }
+}
+
+/** An invitation link opened: the code leaves the address bar (and the history) at once, is spent
+ * for a token of this device's own, kept as the login keeps a pasted one; a spent, expired or
+ * unknown link says so on the first screen. */
+async function join() {
+  const code = decodeURIComponent(location.hash.slice(1));
+  history.replaceState(null, "", "/");
+  if (!code) return boot();
+  clear(root, h("p", { class: "loading", role: "status" }, t("join.busy")));
+  let joined;
+  try {
+    setToken(null);  // the invitation alone lets in, whoever this tab was
+    joined = await api.post(`/v1/invites/${encodeURIComponent(code)}/accept`);
+  } catch (err) {
+    return login(err.status === 404 ? t("join.invalid") : describe(err));
+  }
+  saveToken(joined.token);
+  return boot();
 }
 
 function login(message) {
