@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import axe, fight, table
+from tests.browser.dash_support import axe, fight, no_overflow, table
 from tests.browser.test_dashboard import clean, open_with_token, snap
 
 
@@ -59,6 +59,7 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         open_with_token(phone, server.url, s["player"]["token"])
         phone.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
         found["player phone"] = axe(phone)
+        no_overflow(phone)  # and it fits the phone's width
         snap(phone, "phone")
 
         screen = pages(viewport={"width": 1280, "height": 720})
