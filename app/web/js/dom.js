@@ -9,13 +9,25 @@ export function h(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = value;
     else if (key === "dataset") Object.assign(el.dataset, value);
-    else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key.startsWith("on") && typeof value === "function") listen(el, key.slice(2), value);
     else if (key === "style") el.style.cssText = value;  // CSSOM, which a CSP without inline styles allows
-    else if (key === "value" || key === "checked" || key === "selected") el[key] = value;
-    else el.setAttribute(key, value === true ? "" : String(value));
+    else if (key === "value" || key === "checked" || key === "selected") {
+      el[key] = value;
+      (el.jdrProps ||= {})[key] = value;  // what the page said, told apart from what the user typed (`patch`)
+    } else el.setAttribute(key, value === true ? "" : String(value));
   }
   append(el, children);
   return el;
+}
+
+// An element's handlers given to `h` (or `listen`) sit in `el.jdrOn` behind one shared listener, so `patch`,
+// keeping an element, hands it the handlers of its newer drawing (their closures see the newer data; an
+// element they name is that drawing's, not the one in the page: read `event.currentTarget` instead).
+function dispatch(event) { return this.jdrOn?.[event.type]?.call(this, event); }
+
+export function listen(el, type, fn) {
+  (el.jdrOn ||= {})[type] = fn;
+  el.addEventListener(type, dispatch);
 }
 
 function append(el, children) {
@@ -29,6 +41,102 @@ export function clear(el, ...children) {
   el.replaceChildren();
   append(el, children);
   return el;
+}
+
+/** Make `parent`'s children those of `children` (nodes or strings, as `clear` takes them) by patching
+ * what is there in place: a node equal to its newer drawing is not touched at all, a changed one only
+ * where it changed, so focus, hover, selection and a click in progress survive a redraw, and a redraw
+ * that changes nothing makes no DOM mutation. Children are matched by key (`id`, `data-key`,
+ * `data-combatant-id`, `data-action-id`), else in order by tag and class; a node given as itself (one
+ * kept across redraws, like a form in progress) stays as it is, and one marked `whole` replaces its
+ * older self rather than being patched into it. An input's value or a box's `checked` is set only when
+ * the drawing's own value changed (never over what the user is typing). */
+export function patch(parent, ...children) {
+  const wanted = [];
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    wanted.push(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  const kept = new Set(wanted.filter(n => n.parentNode === parent));  // given as themselves: left as they are
+  const old = [...parent.childNodes].filter(n => !kept.has(n));
+  const byKey = new Map();
+  for (const n of old) { const k = keyOf(n); if (k && !byKey.has(k)) byKey.set(k, n); }
+  const loose = old.filter(n => !keyOf(n));
+  const left = new Map();  // the unkeyed wanted nodes still to match, by kind: what an old node may still become
+  for (const n of wanted) if (!kept.has(n) && !n.jdrWhole && !keyOf(n)) left.set(kindOf(n), (left.get(kindOf(n)) || 0) + 1);
+  const taken = new Set();
+  let at = 0;
+  const plan = wanted.map(want => {
+    if (kept.has(want) || want.jdrWhole) return want;
+    const key = keyOf(want);
+    if (key) {
+      const match = byKey.get(key);
+      if (match && !taken.has(match) && sameTag(match, want)) { taken.add(match); return [match, want]; }
+      return want;
+    }
+    const kind = kindOf(want);
+    left.set(kind, left.get(kind) - 1);
+    let i = at;
+    while (i < loose.length && (taken.has(loose[i]) || kindOf(loose[i]) !== kind)) i++;
+    if (i >= loose.length && at < loose.length && !taken.has(loose[at]) && sameTag(loose[at], want) && !left.get(kindOf(loose[at]))) {
+      i = at;  // same tag, another class, and no later drawing of that class: patched into this one
+    }
+    if (i >= loose.length) return want;
+    taken.add(loose[i]);
+    at = i + 1;
+    return [loose[i], want];
+  });
+  for (const n of old) if (!taken.has(n)) n.remove();
+  let cursor = parent.firstChild;
+  for (const step of plan) {
+    const node = Array.isArray(step) ? step[0] : step;
+    if (Array.isArray(step)) morph(node, step[1]);
+    if (node === cursor) cursor = cursor.nextSibling;
+    else parent.insertBefore(node, cursor);
+  }
+  while (cursor) { const next = cursor.nextSibling; cursor.remove(); cursor = next; }
+  return parent;
+}
+
+/** `node` is placed by `patch` as itself, never patched into an older node of the same key: a part with
+ * a state of its own that its owner keeps (and copies over when it makes a new one). */
+export function whole(node) {
+  node.jdrWhole = true;
+  return node;
+}
+
+function keyOf(n) {
+  if (n.nodeType !== 1) return null;
+  if (n.id) return `#${n.id}`;
+  const d = n.dataset;
+  return d.key ? `k:${d.key}` : d.combatantId ? `c:${d.combatantId}` : d.actionId ? `a:${d.actionId}` : null;
+}
+const kindOf = n => (n.nodeType === 1 ? `${n.tagName} ${n.getAttribute("class") || ""}` : `#${n.nodeType}`);
+const sameTag = (a, b) => a.nodeType === b.nodeType && (a.nodeType !== 1 || a.tagName === b.tagName);
+
+/** `from` (in the page) made like `to` (a newer drawing of it): its text, attributes, handlers,
+ * declared values, and children (`patch`). */
+function morph(from, to) {
+  if (from.nodeType !== 1) {
+    if (from.nodeValue !== to.nodeValue) from.nodeValue = to.nodeValue;
+    return;
+  }
+  for (const { name, value } of [...to.attributes]) {
+    if (from.getAttribute(name) === value) continue;
+    if (name === "style") from.style.cssText = value;  // CSSOM: the page's CSP refuses a style attribute set as such
+    else from.setAttribute(name, value);
+  }
+  for (const { name } of [...from.attributes]) if (!to.hasAttribute(name)) from.removeAttribute(name);
+  if (from.jdrOn || to.jdrOn) {
+    from.jdrOn = to.jdrOn;
+    for (const type of Object.keys(to.jdrOn || {})) from.addEventListener(type, dispatch);  // (once per type)
+  }
+  if (from.jdrProps || to.jdrProps) {
+    for (const [key, value] of Object.entries(to.jdrProps || {})) if (from.jdrProps?.[key] !== value) from[key] = value;
+    from.jdrProps = to.jdrProps;
+  }
+  patch(from, [...to.childNodes]);
+  if (from.tagName === "SELECT" && from.value !== to.value) from.value = to.value;
 }
 
 /** The wait (ms) before retry `attempt` (0: the first) of a failed read or a dropped stream: `first`

@@ -4,7 +4,7 @@
 // next turn, undo, end; every action as a readable line.
 
 import { api, describe } from "./api.js";
-import { h, clear, field, select, setError, bar, humanize, uid, retryDelay } from "./dom.js";
+import { h, clear, patch, whole, listen, field, select, setError, bar, humanize, uid, retryDelay } from "./dom.js";
 import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./store.js";
 import { SchemaForm, FormError } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
@@ -130,7 +130,7 @@ export class Tracker {
 
   async loadList(prefer) {
     if (!await this.readList()) return;
-    clear(this.picker, this.list.length ? this.list.map(e => h("option", { value: e.id }, label(e)))
+    patch(this.picker, this.list.length ? this.list.map(e => h("option", { value: e.id }, label(e)))
       : h("option", { value: "" }, t("encounter.none")));
     const pick = prefer || this.encounter?.id || (this.list.find(e => e.status === "active") || this.list[0])?.id;
     if (pick) {
@@ -186,7 +186,7 @@ export class Tracker {
     this.encounter = encounter;
     this.actions = actions.items;
     const option = [...this.picker.options].find(o => o.value === encounter.id);
-    if (option) option.textContent = label(encounter);
+    if (option && option.textContent !== label(encounter)) option.textContent = label(encounter);
     rememberCombatants(encounter);
     emit("combatants");
     emit("encounter", encounter);
@@ -249,8 +249,8 @@ export class Tracker {
     const e = this.encounter;
     document.body.classList.toggle("fight", e?.status === "active");
     if (!e) {
-      clear(this.bar);
-      clear(this.view, h("p", { class: "hint" }, isGm() ? t("encounter.empty.gm") : t("encounter.empty")));
+      patch(this.bar);
+      patch(this.view, h("p", { class: "hint" }, isGm() ? t("encounter.empty.gm") : t("encounter.empty")));
       delete this.view.dataset.version;
       this.cue(false, []);
       return;
@@ -284,8 +284,9 @@ export class Tracker {
       onclick: () => { this.showRules = !this.showRules; this.draw(); } }, t("encounter.rules"));
     const banner = myTurn ? h("p", { class: "your-turn", id: "your-turn", role: "alert" },
       t("encounter.your.turn.of", { name: mine.map(c => c.name).join(", ") })) : null;
-    clear(this.bar, banner, header, h("div", { class: "bar-actions" }, controls, rulesToggle));
-    this.bar.hidden = false;
+    // patched, not rebuilt: a read that changes nothing touches no node, and focus and hover stay (`patch`)
+    patch(this.bar, banner, header, h("div", { class: "bar-actions" }, controls, rulesToggle));
+    if (this.bar.hidden) this.bar.hidden = false;
 
     const order = h("ol", { class: "turn-order", id: "turn-order", "aria-label": t("encounter.order") },
       ordered(e).map(({ c, slot }) => {
@@ -312,7 +313,7 @@ export class Tracker {
     this.view.classList.toggle("show-rules", this.showRules);
     const typing = this.typing();
     const adder = this.adder(e);  // in a running fight under the action form: what it redraws never moves the form
-    clear(this.view, order, active ? null : adder, this.grid(e), this.panel, this.diceArea, reactions, this.status,
+    patch(this.view, order, active ? null : adder, this.grid(e), this.panel, this.diceArea, reactions, this.status,
       active ? adder : null, h("h3", {}, t("encounter.history")), history);
     this.keepTyping(typing);
     if (this.adderFocus?.isConnected) this.adderFocus.focus();
@@ -325,7 +326,9 @@ export class Tracker {
         if (chosen) this.readReach(e, chosen);
       }
     }
-    Object.assign(this.view.dataset, { version: String(e.version), status: e.status, round: String(e.round) });
+    for (const [key, value] of Object.entries({ version: String(e.version), status: e.status, round: String(e.round) })) {
+      if (this.view.dataset[key] !== value) this.view.dataset[key] = value;  // (an unchanged one makes no mutation)
+    }
     this.cue(myTurn, mine);
   }
 
@@ -344,7 +347,7 @@ export class Tracker {
     // the list changed (a character came or went): what the GM typed in this fight's form stays
     const before = this.adderKey?.startsWith(`${fight} `) ? this.adderForm : null;
     this.adderKey = key;
-    this.adderForm = this.adderFormOf(e, characters);
+    this.adderForm = whole(this.adderFormOf(e, characters));  // this very form in the page (the one kept above)
     for (const was of before?.elements ?? []) {
       const now = was.name ? this.adderForm.elements.namedItem(was.name) : null;
       if (!now) continue;
@@ -394,7 +397,8 @@ export class Tracker {
   /** "À toi de jouer": a banner (drawn above), the title, and a vibration where allowed — once per turn. */
   cue(myTurn, mine) {
     const base = document.title.replace(/^▶ [^—]+ — /, "");
-    document.title = myTurn ? `▶ ${t("encounter.your.turn")} — ${base}` : base;
+    const title = myTurn ? `▶ ${t("encounter.your.turn")} — ${base}` : base;
+    if (document.title !== title) document.title = title;
     const turnKey = myTurn ? `${this.encounter.id}:${this.encounter.round}:${mine.map(c => c.id).join(",")}` : null;
     if (turnKey && turnKey !== this.turnKey) {
       try { navigator.vibrate?.([120, 60, 120]); } catch { /* not allowed here */ }
@@ -420,10 +424,11 @@ export class Tracker {
       if (e.status === "setup") {  // an initiative override, before the start
         const init = h("input", { type: "number", step: 1, class: "amount init-override", inputmode: "numeric",
           "aria-label": t("encounter.quick.init", { name: c.name }), placeholder: t("encounter.quick.init.short") });
-        init.addEventListener("keydown", event => {
-          if (event.key !== "Enter" || init.value.trim() === "" || !Number.isInteger(Number(init.value))) return;
+        listen(init, "keydown", event => {
+          const { value } = event.currentTarget;
+          if (event.key !== "Enter" || value.trim() === "" || !Number.isInteger(Number(value))) return;
           event.preventDefault();
-          this.patchCombatant(c, { initiative: Number(init.value) });
+          this.patchCombatant(c, { initiative: Number(value) });
         });
         box.append(init);
         return box;
@@ -433,10 +438,10 @@ export class Tracker {
       if (pool && (types.heal || types.damage)) {
         const amount = h("input", { type: "number", step: 1, class: "amount", inputmode: "numeric",
           "aria-label": t("encounter.quick.amount", { name: c.name }).replace(term("hp"), term(pool)), placeholder: `± ${term(pool)}` });
-        amount.addEventListener("keydown", event => {
+        listen(amount, "keydown", event => {
           if (event.key !== "Enter") return;
           event.preventDefault();
-          const n = Number(amount.value);
+          const n = Number(event.currentTarget.value);
           if (!Number.isInteger(n) || n === 0) return;
           const type = n > 0 ? "heal" : "damage";
           if (!types[type]) return;
@@ -447,10 +452,11 @@ export class Tracker {
       if (types.condition) {
         const name = h("input", { type: "text", class: "condition-name", size: 8, placeholder: t("encounter.quick.condition.placeholder"),
           "aria-label": t("encounter.quick.condition", { name: c.name }) });
-        name.addEventListener("keydown", event => {
-          if (event.key !== "Enter" || !name.value.trim()) return;
+        listen(name, "keydown", event => {
+          const typed = event.currentTarget.value.trim();
+          if (event.key !== "Enter" || !typed) return;
           event.preventDefault();
-          this.act({ type: "condition", target_id: c.id, add: { name: name.value.trim() } });
+          this.act({ type: "condition", target_id: c.id, add: { name: typed } });
         });
         box.append(name);
       }
@@ -510,7 +516,11 @@ export class Tracker {
     const unplaced = placers.find(c => !c.position);
     const preset = this.gridChoice || (movers[0] ? `move:${movers[0].id}` : unplaced ? `place:${unplaced.id}` : choices[0]?.[0]);
     const mode = choices.length ? select(choices, { value: preset }) : null;
-    if (mode) { mode.name = "grid-mode"; mode.addEventListener("change", () => { this.gridChoice = mode.value; this.draw(); }); }
+    if (mode) {
+      Object.assign(mode, { name: "grid-mode", id: "grid-mode" });  // a stable id: the redraw patches this very select
+      listen(mode, "change", event => { this.gridChoice = event.currentTarget.value; this.draw(); });
+    }
+    const modeNow = () => this.view.querySelector("#grid-mode")?.value;  // the select in the page (`patch` keeps it)
     // distances as the ruleset counts them (the catalogue's `combat.grid.metric`), from the pawn chosen
     const metric = state.ruleset?.combat?.grid?.metric;
     const from = (() => {
@@ -528,22 +538,22 @@ export class Tracker {
         const reached = here.some(c => near.has(c.id));
         const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
           ${here.some(c => c.hidden) ? "hidden-one" : ""} ${reached ? "in-reach" : ""}`.replace(/\s+/g, " ").trim(),
-          dataset: { x: String(x), y: String(y), ids: here.map(c => c.id).join(",") }, disabled: !mode,
+          dataset: { key: `${x},${y}`, x: String(x), y: String(y), ids: here.map(c => c.id).join(",") }, disabled: !mode,
           "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
             away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}${reached ? t("grid.in.reach") : ""}`, title: names || `${x}, ${y}` },
           // the pawns' names as the label says them (WCAG 2.5.3), clipped to the cell by the style sheet
           names ? h("span", { class: "pawn" }, names) : null);
-        cell.addEventListener("click", () => this.onCell(mode?.value, x, y));
+        listen(cell, "click", () => this.onCell(modeNow(), x, y));
         // or drag a pawn onto a cell: its move when it may move now, else (the GM) its placement
         const pawn = here.map(c => (movers.some(m => m.id === c.id) ? `move:${c.id}` : placers.some(m => m.id === c.id) ? `place:${c.id}` : null))
           .find(Boolean);
         if (pawn) {
           cell.draggable = true;
-          cell.addEventListener("dragstart", event => { event.dataTransfer.setData("text/plain", pawn); event.dataTransfer.effectAllowed = "move"; });
+          listen(cell, "dragstart", event => { event.dataTransfer.setData("text/plain", pawn); event.dataTransfer.effectAllowed = "move"; });
         }
         if (mode) {
-          cell.addEventListener("dragover", event => event.preventDefault());
-          cell.addEventListener("drop", event => {
+          listen(cell, "dragover", event => event.preventDefault());
+          listen(cell, "drop", event => {
             event.preventDefault();
             const choice = event.dataTransfer.getData("text/plain");
             if (/^(move|place):/.test(choice)) this.onCell(choice, x, y);
@@ -583,9 +593,11 @@ export class Tracker {
     const box = h("div", { class: "reactions" });
     for (const c of own) {
       const control = select(choices.map(r => [r, humanize(r)]), { value: c.reaction ?? "" });
-      control.addEventListener("change", async () => {
-        try { await api.patch(`/v1/encounters/${e.id}/combatants/${c.id}`, { reaction: control.value }); await this.refresh(); }
-        catch (err) { setError(control, describe(err)); }
+      control.id = `reaction-${c.id}`;  // a stable id: the redraw patches this very select
+      listen(control, "change", async event => {
+        const live = event.currentTarget;  // the select in the page (`patch` keeps it), not this drawing's
+        try { await api.patch(`/v1/encounters/${e.id}/combatants/${c.id}`, { reaction: live.value }); await this.refresh(); }
+        catch (err) { setError(live, describe(err)); }
       });
       box.append(field(t("encounter.reaction.of", { name: c.name }), control));
     }
