@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import closing
 
 from tests.browser.dash_support import no_overflow, table
-from tests.browser.test_dashboard import clean, open_with_token
+from tests.browser.test_dashboard import clean, open_with_token, snap
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 
@@ -30,6 +30,7 @@ def test_a_player_joins_by_the_gms_link_once(live, pages):
         # the server's SVG, drawn as an image (the page's CSP allows data: images, runs no script in them)
         gm.wait_for_function("() => document.getElementById('invite-qr').naturalWidth > 0")
         assert qr.get_attribute("src").startswith("data:image/svg+xml,")
+        snap(gm.locator("#players"), "join")  # the README's picture of an invitation (JDR_SCREENSHOTS=1)
         gm.get_by_role("button", name="Copier le lien").click()
         gm.wait_for_function("() => document.getElementById('invite-copy').textContent === 'Copié'")
         assert gm.evaluate("navigator.clipboard.readText()") == url
