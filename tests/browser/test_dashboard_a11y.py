@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import axe, fight, no_overflow, table
+from tests.browser.dash_support import at_phone_widths, axe, fight, no_overflow, table
 from tests.browser.test_dashboard import clean, open_with_token, snap
 
 
@@ -20,20 +20,24 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
     page.wait_for_selector("#lang-toggle")
     page.locator("select option").first.wait_for(state="attached")
     found["login"] = axe(page)
+    at_phone_widths(page)  # each state also fits a phone's width (360 and 390 px): nothing scrolls sideways
 
     with closing(s["http"]) as http:
         http.patch(f"/v1/characters/{s['vorath']['id']}", json={"player_access": "limited"})
         open_with_token(page, server.url, s["gm"])
         found["gm"] = axe(page)
+        at_phone_widths(page)
 
         page.get_by_role("button", name="Nouveau personnage").click()
         page.locator("dialog").wait_for()
         found["character form"] = axe(page)
+        at_phone_widths(page)
         page.locator("dialog").get_by_role("button", name="Annuler").click()
 
         page.get_by_role("button", name="Nouvelle rencontre").click()
         page.locator("dialog").wait_for()
         found["encounter builder"] = axe(page)
+        at_phone_widths(page)
         page.locator("dialog").get_by_role("button", name="Annuler").click()
 
         r = http.post(
@@ -43,6 +47,7 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         assert r.status_code == 201, r.text
         page.wait_for_selector("#encounter-view[data-status=setup]", timeout=15_000)
         found["gm fight setup"] = axe(page)
+        at_phone_widths(page)
 
         encounter = fight(s)
         page.locator("select[name=encounter]").select_option(encounter["id"])
@@ -53,6 +58,7 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         page.locator(".dice-entry input").first.wait_for()
         page.get_by_role("button", name="Afficher les règles appliquées").click()
         found["gm fight, dice prompt"] = axe(page)
+        at_phone_widths(page)
         snap(page, "fight")
 
         phone = pages(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
@@ -68,6 +74,7 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         screen.wait_for_selector("html[data-ready=table]")
         screen.wait_for_selector("#table-screen[data-version]")
         found["table screen"] = axe(screen)
+        at_phone_widths(screen)
         snap(screen, "table")
 
         english = pages()
