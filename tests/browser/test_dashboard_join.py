@@ -20,7 +20,15 @@ def test_a_player_joins_by_the_gms_link_once(live, pages):
     gm.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
     with closing(s["http"]):
         open_with_token(gm, server.url, s["gm"])
-        gm.get_by_role("button", name="Inviter Léa par un lien").click()
+        invite = gm.get_by_role("button", name="Inviter Léa par un lien")
+        invite.focus()
+        gm.evaluate("() => { document.activeElement.jdrProbe = true; }")
+        # a character's event redraws the list in place: the focus stays on the button
+        r = s["http"].patch(f"/v1/characters/{s['aiko']['id']}", json={"name": "Aiko la Brave"})
+        assert r.status_code == 200, r.text
+        gm.locator("#player-list", has_text="Aiko la Brave").wait_for()
+        assert gm.evaluate("() => Boolean(document.activeElement.jdrProbe)")
+        gm.keyboard.press("Enter")
         qr = gm.locator("#invite-qr")
         qr.wait_for()
         url = gm.locator("#invite-url").input_value()
@@ -45,7 +53,7 @@ def test_a_player_joins_by_the_gms_link_once(live, pages):
         assert token and token != s["player"]["token"]  # a credential of this device's own
         me = s["http"].get("/v1/me", headers={"Authorization": f"Bearer {token}"}).json()
         assert me == {"campaign_id": s["cid"], "role": "player", "player_id": s["player"]["id"]}
-        phone.locator("article.character", has_text="Aiko").wait_for()
+        phone.locator("article.character", has_text="Aiko la Brave").wait_for()
         no_overflow(phone)
 
         again = pages(**PHONE)

@@ -2,7 +2,7 @@
 // single-use link (a new device joins as that player: the link, a copy button, its QR code).
 
 import { api, describe, fieldError } from "./api.js";
-import { h, clear, field, setError } from "./dom.js";
+import { h, clear, patch, field, setError } from "./dom.js";
 import { state, on, knowPlayer } from "./store.js";
 import { t, timeText } from "./i18n.js";
 
@@ -40,8 +40,9 @@ export function renderPlayers(section) {
     }
   };
   clear(section, h("h2", {}, t("players.title")), list, status, invitation, form, reveal);
-  const draw = () => clear(list, state.players.length
-    ? state.players.map(p => h("li", { dataset: { playerId: p.id } }, h("span", { class: "player-name" }, p.name), " ",
+  // patched in place (a character's event must not take the focus off an Invite button)
+  const draw = () => patch(list, state.players.length
+    ? state.players.map(p => h("li", { dataset: { key: p.id } }, h("span", { class: "player-name" }, p.name), " ",
         h("span", { class: "hint" }, `${[...state.characters.values()].filter(c => c.player_id === p.id).map(c => c.name).join(", ") || t("players.no.character")}`),
         " ",
         h("button", { type: "button", class: "small secondary", "aria-label": t("players.invite.label", { name: p.name }),
