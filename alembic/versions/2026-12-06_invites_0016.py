@@ -1,7 +1,7 @@
 """Invitations: a player joins by a single-use link
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-06 01:00:00.000000
 
 `invite` holds the GM's pending invitations of players (API.md "Joining a table with a link"),
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision: str = "0015"
-down_revision: Union[str, None] = "0014"
+revision: str = "0016"
+down_revision: Union[str, None] = "0015"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
