@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
 
+from app.api.boundary import refused_parameter
 from app.api.direct import direct_call
 from app.api.problems import BODY_REFUSAL, status_of, unreadable_body
 from app.api.ratelimit import RateLimiter, client_address
@@ -310,6 +311,10 @@ class CheckedRoute(APIRoute):
         direct = direct_call(self, (caller,))  # a plain request's call without FastAPI's solve (app.api.direct)
 
         async def checked(request: Request) -> Response:
+            bounded = refused_parameter(request)  # before anything reads a parameter (app.api.boundary)
+            if bounded is not None:
+                await self.check_access(request, unnamed=bounded[1])
+                raise bounded[0]
             refusal = request.scope.get(BODY_REFUSAL) if takes_body else None
             if refusal is None:
                 try:
@@ -325,7 +330,8 @@ class CheckedRoute(APIRoute):
 
         return checked
 
-    async def check_access(self, request: Request) -> None:
+    async def check_access(self, request: Request, unnamed: frozenset[str] = frozenset()) -> None:
+        """`unnamed`: path parameters not to look up (they name nothing: `refused_parameter`)."""
         if self.access is None:
             return
         credentials = await bearer(request)
@@ -333,7 +339,8 @@ class CheckedRoute(APIRoute):
             return require_admin(request, credentials)
         sessions = await _resolved(request, session_factory)
         principal = getattr(request.state, "principal", None) or await get_principal(request, sessions, credentials)
-        await read(sessions, auth.check_access, principal, self.access, dict(request.path_params), self.action)
+        path = {k: v for k, v in request.path_params.items() if k not in unnamed}
+        await read(sessions, auth.check_access, principal, self.access, path, self.action)
 
 
 def _own_refusal(

@@ -26,6 +26,7 @@ from sqlalchemy.exc import DBAPIError
 from sse_starlette import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
+from app.api.boundary import BoundaryRoute
 from app.api.deps import PrincipalDep, SessionFactory, access, bearer, confirm, get_principal, in_thread
 from app.api.event_hub import REVOKED_FRAME, EventHub, Lease, Subscription, error_frame, frame
 from app.api.openapi_doc import events_extension
@@ -37,7 +38,7 @@ from app.rulesets.events import EventTicket
 from app.services import events
 from app.services.auth import Principal, check_member
 
-router = APIRouter(tags=["events"])
+router = APIRouter(tags=["events"], route_class=BoundaryRoute)
 log = logging.getLogger("app.events")
 PAGE = 100  # events per catch-up read
 MAX_CURSOR = 2**62

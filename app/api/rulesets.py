@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from app.api.boundary import BoundaryRoute
 from app.services import catalogue
 
-router = APIRouter(prefix="/v1/rulesets", tags=["rulesets"])
+router = APIRouter(prefix="/v1/rulesets", tags=["rulesets"], route_class=BoundaryRoute)
 
 
 @router.get("", response_model=catalogue.RulesetPage, summary="The rulesets")

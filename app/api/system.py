@@ -7,11 +7,12 @@ from fastapi import APIRouter
 from sqlalchemy import text
 from sqlmodel import Session
 
+from app.api.boundary import BoundaryRoute
 from app.api.deps import SessionFactory, read
 from app.kit.errors import Unavailable
 from app.models.schemas import Health, Readiness
 
-router = APIRouter(tags=["system"])
+router = APIRouter(tags=["system"], route_class=BoundaryRoute)
 READY_WITHIN_SECONDS = 2.0
 
 

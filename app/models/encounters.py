@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from app.kit.models import RollingRequest, Strict
-from app.models.fields import DiceExpression
+from app.models.fields import DiceExpression, Id
 from app.models.schemas import METADATA_DOC, NO_CONTROL, NO_NUL, Metadata, MetadataPatch, Timestamp
 
-Id = Annotated[str, Field(min_length=1, max_length=32, pattern=NO_NUL)]
 Side = Annotated[str, Field(min_length=1, max_length=40, pattern=NO_CONTROL)]
 Reaction = Annotated[str, Field(min_length=1, max_length=20, pattern=NO_CONTROL)]
 Initiative = Annotated[StrictInt, Field(ge=-10_000, le=10_000)]

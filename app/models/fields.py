@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, Field, StrictInt
 
 from app.rules.dice import parse
 from app.rules.errors import RuleError
+
+# C0 control characters (U+0000-U+001F): never part of an id, a path or a query parameter (a 422 naming
+# its place, on every backend alike: PostgreSQL text cannot even hold NUL)
+NO_CONTROL_IN_ID = r"^[^\x00-\x1f]*$"
+_CONTROL = re.compile(r"[\x00-\x1f]")
+ID_LENGTH = 32
+
+Id = Annotated[str, Field(min_length=1, max_length=ID_LENGTH, pattern=NO_CONTROL_IN_ID)]
+"""Every id a request body names (a character, a combatant, an action, a player…): the one rule."""
+
+
+def has_control(value: str) -> bool:
+    """Whether `value` holds a C0 control character (the test `Id` applies, for raw values)."""
+    return _CONTROL.search(value) is not None
+
+
+def plausible_id(value: Any) -> TypeGuard[str]:
+    """Whether a value read from a body not yet validated may be an `Id` (worth reading ahead)."""
+    return type(value) is str and 0 < len(value) <= ID_LENGTH and _CONTROL.search(value) is None
 
 
 def _dice_expression(value: str) -> str:

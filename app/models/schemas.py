@@ -9,6 +9,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from app.kit.models import RollingRequest, Strict
+from app.models.fields import Id
 from app.models.validation import InvalidBody
 
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL: refused on every backend alike
@@ -225,7 +226,7 @@ class CharacterCreate(Strict):
     )
     name: str = Name
     kind: Literal["pc", "npc"] = "pc"
-    player_id: str | None = Field(None, max_length=32)
+    player_id: Id | None = None
     sheet: dict[str, Any] = Field(description="Validated against the campaign's ruleset (see its sheet schema).")
     gm_override: StrictBool = Field(
         False, description="GM only: accept values outside the rules' bounds where a rule allows it."
@@ -245,7 +246,7 @@ class CharacterUpdate(Strict):
     )
     name: str | None = Field(None, min_length=1, max_length=200, pattern=NO_NUL)
     kind: Literal["pc", "npc"] | None = None
-    player_id: str | None = Field(None, max_length=32)
+    player_id: Id | None = None
     sheet: dict[str, Any] | None = Field(None, description="A JSON merge patch (RFC 7396) applied to the stored sheet.")
     gm_override: StrictBool = False
     player_access: PlayerAccess | None = Field(None, description=PLAYER_ACCESS_DOC)
@@ -316,7 +317,7 @@ class RollCreate(RollingRequest):
         pattern=NO_CONTROL,
         description="Why the dice are rolled: one line of text, no control characters.",
     )
-    character_id: str | None = Field(None, max_length=32, description="Attribute the roll to a character.")
+    character_id: Id | None = Field(None, description="Attribute the roll to a character.")
 
 
 class Health(BaseModel):

@@ -15,7 +15,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from app.kit.errors import Forbidden
-from app.models.encounters import CombatAction, Id
+from app.models.encounters import CombatAction
+from app.models.fields import Id
 from app.rules.errors import RuleError
 from app.rulesets.asgard import schemas
 from app.rulesets.asgard.rules import combat, hazards

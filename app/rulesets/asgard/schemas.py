@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import encounters, fight_state
-from app.models.encounters import Id
+from app.models.fields import Id
 from app.models.governance import governed
 from app.models.odds import NothingRolled
 from app.rulesets.asgard.rules.core import DIFFICULTIES, skill_key
@@ -173,7 +173,7 @@ class RerollRequest(RollingRequest):
 class Side(Strict):
     """One side of an opposition (AS-T9)."""
 
-    character_id: str = Field(min_length=1, max_length=100)
+    character_id: Id
     skill: SkillName = Field(min_length=1, max_length=60)
     modifier: StrictInt = Field(0, ge=-1000, le=1000)
     heroism_4d6: StrictBool = False
@@ -190,7 +190,7 @@ class OpposedRequest(RollingRequest):
 
 
 class Participant(Strict):
-    character_id: str = Field(min_length=1, max_length=100)
+    character_id: Id
     skill: SkillName | None = Field(None, min_length=1, max_length=60, description="Defaults to the group's skill.")
     modifier: StrictInt = Field(0, ge=-1000, le=1000)
     heroism_4d6: StrictBool = False
@@ -284,7 +284,7 @@ class FirstAidAction(RollingRequest):
 
     type: Literal["first_aid"]
     healer_soins: StrictInt | None = Field(None, ge=-20, le=50)
-    healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
+    healer_id: Id | None = Field(None, description="Recorded only.")
     target: StrictInt | None = Field(None, ge=0, le=200, description="GM difficulty; default option gm_difficulty.")
     modifier: StrictInt = Field(0, ge=-1000, le=1000)
 
@@ -294,7 +294,7 @@ class RestAction(RollingRequest):
 
     type: Literal["rest"]
     healer_soins: StrictInt | None = Field(None, ge=-20, le=50)
-    healer_id: str | None = Field(None, max_length=100, description="Recorded only.")
+    healer_id: Id | None = Field(None, description="Recorded only.")
     target: StrictInt | None = Field(None, ge=0, le=200, description="The healer's difficulty; default gm_difficulty.")
 
 
@@ -329,10 +329,8 @@ class CancelDamageAction(RollingRequest):
         "more than `damage`, never above the vitality before it). Without `damage_id`, the blow is the "
         "character's latest vitality change, which must be a blow (else 422).",
     )
-    damage_id: str | None = Field(
+    damage_id: Id | None = Field(
         None,
-        min_length=1,
-        max_length=100,
         description="AS-H4: the log entry of the blow already applied (a character action, an encounter action): "
         "exactly the vitality it took is given back, never more (implies already_applied).",
     )
@@ -342,7 +340,7 @@ class ProtectAllyAction(RollingRequest):
     """AS-H5: spend 1 heroism to take the damage meant for a nearby ally."""
 
     type: Literal["protect_ally"]
-    ally_id: str = Field(min_length=1, max_length=100)
+    ally_id: Id
     damage: StrictInt = Field(ge=0, le=10_000)
     protection: StrictBool = Field(False, description="Subtract this character's protection (an attack, AS-C3).")
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, String
 
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import fight_state
-from app.models.fields import DiceExpression
+from app.models.fields import DiceExpression, Id
 from app.models.governance import governed
 from app.models.odds import NothingRolled
 from app.rulesets.rulebook_d100.rules import core as rules
@@ -119,7 +119,7 @@ class OddsRequest(NothingRolled, TestRequest):
 class Side(TestFields):
     """One side of a confrontation: a character and its test."""
 
-    character_id: str
+    character_id: Id
 
 
 class OpposedRequest(RollingRequest):
@@ -133,7 +133,7 @@ class OpposedRequest(RollingRequest):
 
 
 class Participant(Strict):
-    character_id: str
+    character_id: Id
     skill: Name | None = None
     weakened: StrictBool = False
     modifier: StrictInt = Field(0, ge=-1000, le=1000)

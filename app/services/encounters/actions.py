@@ -29,6 +29,7 @@ from app.models.encounters import (
     ConditionChange,
     HealOrDamage,
 )
+from app.models.fields import plausible_id
 from app.models.validation import InvalidBody
 from app.rulesets.contract import ACTION, Exchange, Party
 from app.services import characters  # (the module: the audience of a character's events)
@@ -80,9 +81,11 @@ def act(
 
 
 def named(body: Any) -> list[str]:
-    """The combatants a body names (loaded with the encounter, in the same round trip)."""
+    """The combatants a body names (loaded with the encounter, in the same round trip): read before the
+    body is validated, so only values that may be ids (`plausible_id`: a control character is the body's
+    422 once validated, never a statement's parameter)."""
     ids = [body.get(k) for k in ("actor_id", "target_id")] if isinstance(body, dict) else []
-    return [c for c in ids if isinstance(c, str)]
+    return [c for c in ids if plausible_id(c)]
 
 
 def dispatch(
