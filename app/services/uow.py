@@ -95,7 +95,13 @@ _character = core_table(Character)
 _campaign = core_table(Campaign)
 _log = core_table(LogEntry)
 _COLUMNS = [_character.c[f.name] for f in fields(StoredCharacter)]
-_SELECT = select(*_COLUMNS).where(_character.c.id.in_(bindparam("ids", expanding=True))).order_by(_character.c.id)
+# every read by id names the campaign too: a lock never reaches another campaign's row
+_OF_CAMPAIGN = _character.c.campaign_id == bindparam("campaign_id")
+_SELECT = (
+    select(*_COLUMNS)
+    .where(_character.c.id.in_(bindparam("ids", expanding=True)), _OF_CAMPAIGN)
+    .order_by(_character.c.id)
+)
 _SELECT_LOCKED = _SELECT.with_for_update()
 _INSERT = insert(_character)
 _SAVE = (
@@ -116,7 +122,7 @@ _DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
 _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
 
 # the hot path's statements on the DBAPI cursor (app.services.prepared): one character, the campaign, the save
-_SELECT_ONE = select(*_COLUMNS).where(_character.c.id == bindparam("id"))
+_SELECT_ONE = select(*_COLUMNS).where(_character.c.id == bindparam("id"), _OF_CAMPAIGN)
 _FAST_SELECT_ONE = Prepared(_SELECT_ONE)
 _FAST_SELECT_ONE_LOCKED = Prepared(_SELECT_ONE.with_for_update())
 _FAST_SAVE = Prepared(_SAVE)
@@ -264,13 +270,12 @@ class CharacterRepository:
         return found
 
     def _select(self, character_ids: Sequence[str], lock: bool) -> dict[str, StoredCharacter]:
+        campaign_id = self.campaign_id
         if len(character_ids) == 1:
-            return self._found(
-                _FAST_SELECT_ONE_LOCKED.all(self.conn, {"id": character_ids[0]})
-                if lock
-                else _FAST_SELECT_ONE.all(self.conn, {"id": character_ids[0]})
-            )
-        return self._found(self.conn.execute(_SELECT_LOCKED if lock else _SELECT, {"ids": list(character_ids)}).all())
+            params = {"id": character_ids[0], "campaign_id": campaign_id}
+            return self._found((_FAST_SELECT_ONE_LOCKED if lock else _FAST_SELECT_ONE).all(self.conn, params))
+        many = {"ids": list(character_ids), "campaign_id": campaign_id}
+        return self._found(self.conn.execute(_SELECT_LOCKED if lock else _SELECT, many).all())
 
     def _found(self, rows: Sequence[tuple]) -> dict[str, StoredCharacter]:
         characters = (StoredCharacter(*r) for r in rows)

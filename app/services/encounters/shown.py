@@ -72,10 +72,13 @@ def lock_with_showing(uow: UnitOfWork, encounter_id: str, character_ids: list[st
     showing = select(_cbt.c.encounter_id).where(_cbt.c.character_id.in_(bindparam("character_ids", expanding=True)))
     uow.conn.execute(
         select(_enc.c.id)
-        .where(or_(_enc.c.id == bindparam("encounter_id"), _enc.c.id.in_(showing)))
+        .where(
+            or_(_enc.c.id == bindparam("encounter_id"), _enc.c.id.in_(showing)),
+            _enc.c.campaign_id == bindparam("campaign_id"),  # never another campaign's fight
+        )
         .order_by(_enc.c.id)
         .with_for_update(of=_enc),
-        {"encounter_id": encounter_id, "character_ids": character_ids},
+        {"encounter_id": encounter_id, "character_ids": character_ids, "campaign_id": uow.campaign_id},
     )
 
 

@@ -64,7 +64,8 @@ _LOAD = (
     .join(_camp, _camp.c.id == _enc.c.campaign_id)
     .where(_enc.c.id == bindparam("encounter_id"))
 )
-_LOAD_LOCKED = _LOAD.with_for_update(of=_enc)
+# a lock names the campaign (the caller's): it never reaches another campaign's row
+_LOAD_LOCKED = _LOAD.where(_enc.c.campaign_id == bindparam("campaign_id")).with_for_update(of=_enc)
 _COMBATANTS = (
     select(*[c for c in _cbt.c if c.name != "created_at"])
     .where(_cbt.c.encounter_id == bindparam("encounter_id"))
@@ -91,8 +92,11 @@ _FAST_ONE_COMBATANT = Prepared(
 )
 _COMBATANT_NAMES = [c.name for c in _COMBATANTS.selected_columns]
 _CHARACTER_COLUMNS = [_chr.c[f.name] for f in fields(StoredCharacter)]
-_FAST_CHARACTER = Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id")))
-_FAST_CHARACTER_LOCKED = Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id")).with_for_update())
+_OF_CAMPAIGN = _chr.c.campaign_id == bindparam("campaign_id")
+_FAST_CHARACTER = Prepared(select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id"), _OF_CAMPAIGN))
+_FAST_CHARACTER_LOCKED = Prepared(
+    select(*_CHARACTER_COLUMNS).where(_chr.c.id == bindparam("id"), _OF_CAMPAIGN).with_for_update()
+)
 _PIPELINED = 8  # up to this many rows read one statement each, in one round trip; more: one IN query
 _NAMED = 2  # the combatants of a body read (and their characters locked) with the encounter: an action's two
 
@@ -108,7 +112,7 @@ def _characters_of(count: int) -> Prepared:
     several), read in the same round trip as the encounter's lock and the combatants (after them)."""
     return Prepared(
         select(*_CHARACTER_COLUMNS)
-        .where(_chr.c.id.in_(_characters_named(count).scalar_subquery()))
+        .where(_chr.c.id.in_(_characters_named(count).scalar_subquery()), _OF_CAMPAIGN)
         .order_by(_chr.c.id)
         .with_for_update(of=_chr)
     )
@@ -126,7 +130,12 @@ def _fights_of(count: int) -> Prepared:
     showing = select(other.c.encounter_id).where(other.c.character_id.in_(_characters_named(count).scalar_subquery()))
     mine = select(cast(bindparam("encounter_id"), _enc.c.id.type))  # typed: `$1` is compared with ids below too
     fights = union(mine, showing).subquery()
-    return Prepared(select(_enc.c.id).where(_enc.c.id.in_(select(fights.c[0]))).order_by(_enc.c.id).with_for_update())
+    return Prepared(
+        select(_enc.c.id)
+        .where(_enc.c.id.in_(select(fights.c[0])), _enc.c.campaign_id == bindparam("campaign_id"))
+        .order_by(_enc.c.id)
+        .with_for_update()
+    )
 
 
 def _elsewhere_of(count: int) -> Prepared:
@@ -359,6 +368,10 @@ def load_fight(
     named = sorted({c for c in combatants if isinstance(c, str) and 0 < len(c) <= 64})
     named = named if len(named) <= _NAMED else []
     params = {"encounter_id": encounter_id}
+    if lock:  # every lock names the campaign, the repository's (the caller's)
+        if characters is None:
+            raise TypeError("a locked load names its campaign: give it the unit of work's repository")
+        params["campaign_id"] = characters.campaign_id
     queries = [] if first is None else [(first[0], first[1])]
     by_number = {**params, **{f"c{i}": cid for i, cid in enumerate(named)}}
     pre_locked = lock and bool(named) and conn.dialect.name == "postgresql"  # (SQLite's writers take turns)
@@ -409,8 +422,10 @@ def load_characters(fight: Fight, character_ids: Iterable[str], *, lock: bool) -
         fight.characters.update(fight.repository.find(wanted, lock=lock))
         return
     read = _FAST_CHARACTER_LOCKED if lock else _FAST_CHARACTER
+    campaign_id = fight.repository.campaign_id
     # one round trip; locked one by one in id order, as the repository does
-    for rows in fetch_together(fight.repository.conn, [(read, {"id": cid}) for cid in wanted]):
+    queries = [(read, {"id": cid, "campaign_id": campaign_id}) for cid in wanted]
+    for rows in fetch_together(fight.repository.conn, queries):
         for row in rows:
             character = StoredCharacter(*row)
             if character.campaign_id == fight.repository.campaign_id:
