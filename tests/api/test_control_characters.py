@@ -13,7 +13,8 @@ from fastapi.routing import APIRoute
 from app.api.boundary import BoundaryRoute
 from app.api.deps import CheckedRoute
 from tests.api.support import assert_problem, assert_validation
-from tests.factories import gc_fighter
+from tests.conftest import make_character
+from tests.factories import SHEETS, TEST_BODIES, gc_fighter
 from tests.fixtures import Table, ids, table  # noqa: F401
 
 CONTROLS = ["a\x00b", "a\x01", "\x1f", "line\nbreak", "tab\there"]
@@ -149,3 +150,13 @@ def test_every_route_applies_the_rule(app):
     bounded = {r.path for r in routes if isinstance(r, BoundaryRoute)}
     assert {"/v1/campaigns/{campaign_id}/events", "/v1/rulesets/{ruleset}"} <= bounded
     assert sum(isinstance(r, CheckedRoute) for r in routes) > 50
+
+
+def test_a_control_character_in_a_test_it_retries_is_a_422(client, campaign_factory):
+    """AS-T4's `retry_of` names a logged test: an id like any other."""
+    c = campaign_factory("asgard")
+    hero = make_character(client, c, SHEETS["asgard"])
+    r = client.post(
+        f"/v1/characters/{hero['id']}/tests", json={**TEST_BODIES["asgard"], "retry_of": "a\x00b"}, headers=c.gm
+    )
+    assert_validation(r, [["body", "retry_of"]])

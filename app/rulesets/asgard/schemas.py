@@ -142,9 +142,8 @@ class TestRequest(TestRequestBase):
     close_skill: StrictBool = Field(
         False, description="AS-T7: a close skill replaces the required one (+5 difficulty)."
     )
-    retry_of: str | None = Field(
+    retry_of: Id | None = Field(
         None,
-        max_length=100,
         description="AS-T4: id of the failed test retried; it rolls only when its exact chance of success is "
         "higher than the failed attempts' (a new asset or better circumstances: a `modifier`), "
         "else it fails automatically.",
