@@ -49,6 +49,7 @@ from app.services.visibility import (
     sees_all,
     standing_of,
     standings,
+    view_version,
 )
 
 _PUBLIC = (
@@ -63,7 +64,7 @@ _PUBLIC = (
     "created_at",
     "updated_at",
 )
-_LIMITED = ("id", "campaign_id", "name", "kind", "version", "created_at", "updated_at")
+_LIMITED = ("id", "campaign_id", "name", "kind", "created_at")
 
 
 def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, Any]:
@@ -84,7 +85,9 @@ def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, An
 
 def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool = True) -> dict[str, Any]:
     """The character as a player with `limited` access reads it: no sheet, each pool as a status
-    word (API.md round 3); `pools=False` when a fight it is in hides them (`hp_visibility: hidden`)."""
+    word (API.md round 3); `pools=False` when a fight it is in hides them (`hp_visibility: hidden`).
+    Its `version` is computed from what it shows (`view_version`), and its `updated_at` is its
+    `created_at`: an edit this view does not show moves neither (nor its ETag)."""
     shown = (
         {
             name: {"status": status(r["value"], r["max"])}
@@ -93,7 +96,13 @@ def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool
         if pools
         else {}
     )
-    data = {**{f: getattr(character, f) for f in _LIMITED}, "ruleset": ruleset, "pools": shown}
+    seen = {"id": character.id, "name": character.name, "kind": character.kind, "ruleset": ruleset, "pools": shown}
+    data = {
+        **{f: getattr(character, f) for f in _LIMITED},
+        **seen,
+        "version": view_version(seen),
+        "updated_at": character.created_at,
+    }
     return CharacterLimited.model_validate(data).model_dump()
 
 
@@ -106,20 +115,40 @@ def view(character: StoredCharacter | Character, ruleset: str, level: str) -> di
     return None
 
 
-def audience(conn: Connection, character: StoredCharacter, ruleset: str, *, hidden: bool = False) -> Audience:
+def audience(
+    conn: Connection,
+    character: StoredCharacter,
+    ruleset: str,
+    *,
+    hidden: bool = False,
+    before: StoredCharacter | None = None,
+) -> Audience:
     """Who receives an event carrying this character, and what: the GM and its owner the whole
-    of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's)."""
-    level = "none" if hidden else others_level(character, standing_of(conn, character))
+    of it, the other players what their access grants (`hidden`: the GM's alone, and the owner's).
+    `before`: the character before this change; when the other players' partial view of it is
+    the same, the change is not theirs to know of (they could count the hidden edits)."""
+    standing = NOT_FIGHTING if hidden else standing_of(conn, character)
+    level = "none" if hidden else others_level(character, standing)
     if level == "observer":
         return Audience()
-    return Audience(hidden=level == "none", owner_id=character.player_id, player_data=view(character, ruleset, level))
+    shown = view(character, ruleset, level)
+    if before is not None and level != "none" and others_level(before, standing) == level:
+        hidden = view(before, ruleset, level) == shown
+    return Audience(hidden=hidden or level == "none", owner_id=character.player_id, player_data=shown)
 
 
 def record_character(
-    uow: UnitOfWork, type_: str, character: StoredCharacter, ruleset: str, *, hidden: bool = False
+    uow: UnitOfWork,
+    type_: str,
+    character: StoredCharacter,
+    ruleset: str,
+    *,
+    hidden: bool = False,
+    before: StoredCharacter | None = None,
 ) -> None:
-    """`character.created` / `character.updated` carrying the character, per viewer."""
-    uow.record(type_, public(character, ruleset), **audience(uow.conn, character, ruleset, hidden=hidden).record_args())
+    """`character.created` / `character.updated` carrying the character, per viewer (`audience`)."""
+    who = audience(uow.conn, character, ruleset, hidden=hidden, before=before)
+    uow.record(type_, public(character, ruleset), **who.record_args())
 
 
 def updated_events(
@@ -494,7 +523,7 @@ def _save_version(
             {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
             **about(uow.conn, [after]).record_args(),
         )
-    record_character(uow, "character.updated", after, uow.campaign().ruleset)
+    record_character(uow, "character.updated", after, uow.campaign().ruleset, before=before)
     if lost_sight(uow.conn, before, after):  # the players' pages drop its card at once (issue 27 item 6)
         uow.record("character.hidden", {"id": after.id})
     uow.commit()

@@ -10,10 +10,12 @@ pools, for `hidden`). The encounter view itself follows the encounter's rules.""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import and_, bindparam, exists, or_, select
 
 from app.kit.errors import NotFound
@@ -28,6 +30,15 @@ _chr, _cbt, _enc = core_table(Character), core_table(Combatant), core_table(Enco
 LEVELS = ("none", "masked", "limited", "observer")
 _RANK = {level: rank for rank, level in enumerate(LEVELS)}
 _FIGHT_LEVEL = {"exact": "observer", "status": "limited", "hidden": "masked"}  # hp_visibility → the most it allows
+
+
+def view_version(seen: dict[str, Any]) -> int:
+    """The `version` of a partial view (a `limited` character): a number computed from what the
+    viewer sees (`seen`, a JSON object), so a change it cannot see leaves it, and its ETag, as they
+    were (a 304 to `If-None-Match`): hidden edits cannot be counted. 48 bits of SHA-256, so the
+    number stays exact in every JSON client."""
+    digest = hashlib.sha256(orjson.dumps(seen, option=orjson.OPT_SORT_KEYS)).digest()
+    return int.from_bytes(digest[:6], "big") or 1
 
 
 def stricter(a: str, b: str) -> str:
