@@ -27,16 +27,20 @@ MESSAGE = "must not contain a control character (U+0000 to U+001F)"
 
 
 def refused_parameter(request: Request) -> tuple[RequestValidationError, frozenset[str]] | None:
-    """The refusal of the first path or query parameter holding a control character, with the
-    names of the path parameters that do (not to be looked up); None when there is none. Cheap on
-    the hot path: the path's few values, one precompiled search each; the query only when sent."""
-    path = request.path_params
+    """The refusal of the path and query parameters holding a control character, with the names
+    of the path parameters that do (not to be looked up); None when there is none. Cheap on the
+    hot path: `isprintable` (a C loop) on the path's few values; the query parsed only when sent."""
+    scope = request.scope
+    path = scope.get("path_params") or {}
+    for value in path.values():
+        if type(value) is str and not value.isprintable():
+            break  # maybe a control character (or another unprintable one): looked at below
+    else:
+        if not scope.get("query_string"):
+            return None
     bad_paths = [name for name, value in path.items() if type(value) is str and has_control(value)]
-    query = request.scope.get("query_string")
-    if not bad_paths and not query:
-        return None
     errors = [_error("path", name, path[name]) for name in bad_paths]
-    if query:
+    if scope.get("query_string"):
         for name, value in request.query_params.multi_items():
             if has_control(name) or has_control(value):
                 errors.append(_error("query", name, value))
