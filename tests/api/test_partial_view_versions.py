@@ -7,7 +7,8 @@ GM and the owner keep the character's own version; the events a viewer gets agre
 from __future__ import annotations
 
 from tests.api.support import read_events
-from tests.factories import GC_MINIMAL
+from tests.factories import GC_MINIMAL, gc_fighter
+from tests.fixtures import ids, table  # noqa: F401
 
 
 def _patch(client, c, character_id: str, body: dict) -> dict:
@@ -68,3 +69,36 @@ def test_a_limited_view_keeps_its_etag_and_version_through_hidden_edits(
     ]
     # the GM and the owner get every edit
     assert len(_updates(client, c, c.gm, orc)) == len(_updates(client, c, alice.headers, orc)) == 4
+
+
+def test_an_actions_log_event_names_each_character_at_the_version_its_reader_reads(table):
+    """In a fight (hp `exact`), the GM damages two `limited` characters, an NPC and Alice's PC: the
+    `log.created` each player receives names each at the version that player's GET shows (Bob: the
+    view's; Alice, the owner: her character's own), as its `character.updated` does."""
+    t = table("great-cosmos")
+    hero = t.character("Hero", gc_fighter(), kind="pc", player=t.bob)
+    orc = t.character("Orc", gc_fighter(40))
+    aiko = t.character("Aiko", gc_fighter(60), kind="pc", player=t.alice)
+    for cid in (orc, aiko):
+        _patch(t.client, t.c, cid, {"player_access": "limited"})
+    s = t.encounter([{"character_id": cid} for cid in (hero, orc, aiko)])
+    t.start(s["id"], dice=[])
+    n = ids(s)
+    t.act(s["id"], {"type": "damage", "target_id": n["Orc"], "amount": 5})
+    t.act(s["id"], {"type": "damage", "target_id": n["Aiko"], "amount": 5})
+
+    for player, owned in ((t.bob, set()), (t.alice, {aiko})):
+        read = {cid: _get(t.client, cid, player.headers).json()["version"] for cid in (orc, aiko)}
+        events = read_events(t.client, t.c.id, player.headers)
+        logged = [
+            (ref["id"], ref["version"])
+            for e in events
+            if e["type"] == "log.created"
+            for ref in e["data"]["characters_changed"]
+        ]
+        assert logged == [(orc, read[orc]), (aiko, read[aiko])]
+        for cid in (orc, aiko):  # the owner reads her own at its version; the others, the view's
+            gm = _get(t.client, cid, t.gm).json()["version"]
+            assert (read[cid] == gm) == (cid in owned)
+        updated = [e["data"]["version"] for e in events if e["type"] == "character.updated" and e["data"]["id"] == orc]
+        assert updated[-1] == read[orc]

@@ -97,17 +97,8 @@ def record_action(
     unseen = view.action(body, seen, view.NOBODY) is None
     others_moved = other_fights(uow, fight, sheets, hidden=unseen)  # read before the writes' batch
     changed = _record_characters(uow, fight, sheets, hidden=unseen)
-    refs = [{"id": ch.id, "version": ch.version} for ch, _ in changed]
-    players_refs = [{"id": ch.id, "version": ch.version} for ch, unknown in changed if not unknown]
-    uow.later(
-        partial(
-            uow.record,
-            "log.created",
-            {"entry_id": body["id"], "characters_changed": refs},
-            hidden=log_hidden,
-            player_data=None if players_refs == refs else {"entry_id": body["id"], "characters_changed": players_refs},
-        )
-    )
+    log_data, log_args = _log_event(body["id"], changed, hidden=log_hidden)
+    uow.later(partial(events.record, uow.session, uow.campaign_id, "log.created", log_data, conn=conn, **log_args))
     event_data, event_args = _action_event(data, body, seen)
     uow.later(partial(events.record, uow.session, uow.campaign_id, event, event_data, conn=conn, **event_args))
     if others_moved:
@@ -160,15 +151,41 @@ def _character_events(
     ]
 
 
-def _record_characters(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool) -> list[tuple[Any, bool]]:
+def _record_characters(
+    uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool
+) -> list[tuple[Any, bool, int]]:
     """`character.updated` of each sheet the action changed (ids read before the save), for the
     commit (`hidden`: an action the other players do not see, whose changes are not theirs to
-    know of either); returns each character as saved, and whether it is unknown to the others."""
+    know of either); returns each character as saved, whether it is unknown to the others, and
+    the version the others read (that of their partial view, `characters.limited`, when theirs is)."""
     out = []
     for ch, write in _character_events(uow, fight, sheets, hidden=hidden):
         uow.later(write)
-        out.append((ch, bool(write.keywords["hidden"])))
+        theirs = write.keywords["player_data"]
+        out.append((ch, bool(write.keywords["hidden"]), ch.version if theirs is None else theirs["version"]))
     return out
+
+
+def _log_event(
+    entry_id: str, changed: list[tuple[Any, bool, int]], *, hidden: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`log.created` of an action: (its data, its audience). Each changed character with the version
+    its reader reads: the GM and the owner the character's own, the other players that of their view
+    (a `limited` character's: `characters.limited`), none of one unknown to them."""
+
+    def refs(player_id: str | None) -> list[dict[str, Any]]:
+        return [
+            {"id": ch.id, "version": ch.version if player_id is not None and ch.player_id == player_id else theirs}
+            for ch, unknown, theirs in changed
+            if not unknown
+        ]
+
+    data = {"entry_id": entry_id, "characters_changed": [{"id": ch.id, "version": ch.version} for ch, _, _ in changed]}
+    others = refs(None)
+    owners = {ch.player_id for ch, unknown, theirs in changed if not unknown and theirs != ch.version}
+    views = {p: {"entry_id": entry_id, "characters_changed": refs(p)} for p in sorted(o for o in owners if o)}
+    player_data = None if others == data["characters_changed"] else {"entry_id": entry_id, "characters_changed": others}
+    return data, {"hidden": hidden, "player_data": player_data, "player_views": views or None}
 
 
 def _action_event(
