@@ -588,13 +588,13 @@ def test_heal_and_damage_write_the_sheet_versioned(table):
     assert [e["type"] for e in log] == ["damage", "damage", "heal", "damage"] and log[-1] == hit
 
 
-def test_rulebook_hp_may_go_below_zero_and_asgard_heroism_has_no_max(table):
+def test_rb_f3_hp_stops_at_zero_and_asgard_heroism_has_no_max(table):
     t = table("rulebook-d100")
     a = t.character("A", rb_fighter(), kind="pc")
     s = t.encounter([{"character_id": a}])
     t.start(s["id"], dice=[50])
     t.act(s["id"], {"type": "damage", "target_id": s["combatants"][0]["id"], "amount": 20})
-    assert t.sheet(a)["sheet"]["hp"] == -6 and t.state(s["id"])["combatants"][0]["down"] is True
+    assert t.sheet(a)["sheet"]["hp"] == 0 and t.state(s["id"])["combatants"][0]["down"] is True  # 14 - 20: 0
     t = table("asgard")
     a = t.character("A", as_fighter(), kind="pc")
     s = t.encounter([{"character_id": a}])
