@@ -12,12 +12,27 @@ export function outcomeClass(outcome) {
   return String(outcome).includes("success") ? "good" : String(outcome).includes("failure") ? "bad" : "";
 }
 
-const PURPOSES = { fr: { test: "test", attack: "attaque", dodge: "esquive", parry: "parade", defense: "défense",
-  damage: "dégâts", karma: "karma", initiative: "initiative", absorb: "encaissement", heroism: "héroïsme",
-  tiebreak: "départage", advantage: "avantage", perception: "perception" } };
+const PURPOSES = {
+  fr: { test: "test", attack: "attaque", dodge: "esquive", parry: "parade", defense: "défense",
+    damage: "dégâts", karma: "karma", initiative: "initiative", absorb: "encaissement", heroism: "héroïsme",
+    tiebreak: "départage", advantage: "avantage", disadvantage: "désavantage", perception: "perception",
+    level_up: "montée de niveau", chance_bonus: "bonus de chance", "bonus damage": "dégâts bonus",
+    auto_defense: "défense automatique", asphyxia: "asphyxie", dying_rounds: "rounds de mourant",
+    extra_actions: "actions supplémentaires", "initiative roll-off": "départage d'initiative",
+    initiative_roll_off: "départage d'initiative", tie: "égalité", intuition: "intuition" },
+  en: { level_up: "level up", chance_bonus: "chance bonus", initiative_roll_off: "initiative roll-off",
+    extra_actions: "extra actions", dying_rounds: "dying rounds", auto_defense: "automatic defence" },
+};
 
-/** A die's purpose ("damage", "karma") in the page's words. */
-export const purposeWord = purpose => PURPOSES[lang]?.[purpose] ?? term(purpose);
+const ID = /^[0-9a-f]{32}$/;  // a combatant's id in a purpose ("tie:<id>"): the die's `by` names it already
+
+/** A die's purpose ("damage", "karma", "level_up:agilite") in the page's words. */
+export function purposeWord(purpose) {
+  const [head, ...rest] = String(purpose ?? "").split(":").map(part => part.trim());
+  const word = PURPOSES[lang]?.[head] ?? term(head);
+  const what = rest.filter(part => part && !ID.test(part)).map(term);
+  return what.length ? `${word}${sep()}${what.join(", ")}` : word;
+}
 
 export function dieText(roll, nameOf = () => null) {
   const who = roll.by ? nameOf(roll.by) : null;
@@ -168,9 +183,64 @@ function stepName(step) {
   return "";  // the rule id says which rule it is
 }
 
-const QUIET = new Set(["rule", "what", "slot", "override", "locked", "karma_used"]);
+const QUIET = new Set(["rule", "key", "what", "slot", "override", "locked", "karma_used"]);
 
-function stepFigures(step) {
+// The French words of the steps' figures (their parameters' names) the generic fallback shows; a name not
+// here is shown as « valeur N » in French, never as the server's English word.
+const PARAMS = {
+  fr: {
+    actions: "actions", action_bonus: "bonus d'action", acts_last: "agit en dernier", agilite: "agilité",
+    amount: "quantité", armor: "armure", asset_dice: "dés d'atout", attack: "attaque", attack_level: "niveau d'attaque",
+    attack_score: "score d'attaque", automatic: "automatique", backlash_turns: "tours de contre-coup",
+    base_move: "déplacement de base", bonus: "bonus", bonus_damage: "dégâts bonus", cannot_act: "ne peut pas agir",
+    constant: "constante", critical: "critique", damage: "dégâts", damage_dice: "dés de dégâts",
+    damage_multiplier: "multiplicateur de dégâts", danger_left: "danger restant", danger_tests: "tests de danger",
+    defense: "défense", dies_in_rounds: "meurt dans (rounds)", difficulty: "difficulté", disadvantage: "désavantage",
+    disadvantage_die: "dé de désavantage", distance: "distance", dodge_level: "niveau d'esquive", dodged: "esquivé",
+    doubled_dice: "dés doublés", dying: "mourant", excess: "excédent", group_bonus: "bonus de groupe",
+    halvings: "divisions par deux", heroism_die: "dé d'héroïsme", initiative: "initiative", karma: "karma",
+    karma_die: "dé de karma", karma_locked: "karma bloqué", level: "niveau", max_move: "déplacement max",
+    may_defend: "peut se défendre", members: "membres", modifier: "modificateur", moved: "parcouru",
+    multiplier: "multiplicateur", natural: "dé", parallel: "en parallèle", penalties: "pénalités", penalty: "pénalité",
+    percentage: "pourcentage", perception: "perception", posture_modifier: "modificateur de posture",
+    previous_dodges: "esquives précédentes", primes: "primes", protection: "protection", prudence_left: "prudence restante",
+    prudence_tests: "tests de prudence", range: "portée", rerolls: "relances", resistance: "résistance", result: "résultat",
+    riposte_available: "riposte possible", round: "round", rounds_left: "rounds restants", score: "score",
+    stat_value: "valeur de caractéristique", take_11: "prendre 11", taken: "subis", total: "total",
+    turns_held: "tours tenus", turns_left: "tours restants", unconscious_rounds: "rounds inconscient", value: "valeur",
+    volonte: "volonté", weapon_roll: "jet d'arme",
+  },
+};
+
+/** A figure's name in the page's words (null: none known in French). */
+function paramWord(name) {
+  if (lang === "en") return term(name);
+  return PARAMS.fr[name] ?? null;
+}
+
+/** Who won an opposition: a side ("attacker", "defender") in the page's words, else a combatant's name. */
+function winnerWord(winner, nameOf) {
+  const key = `line.winner.${winner}`;
+  if (t(key) !== key) return t(key);
+  return nameOf?.(winner) || term(winner);
+}
+
+/** The figures of the steps whose parameters say more than a number: in the page's sentences, by key. */
+const KEYED = {
+  posture_taken: step => [
+    typeof step.damage_multiplier === "number" && step.damage_multiplier !== 1
+      ? t("fig.damage.multiplier", { n: num(step.damage_multiplier) }) : null,
+    step.may_defend === false ? t("fig.no.defence") : null],
+  max_move: step => [t("fig.moved", { moved: num(step.moved), max: num(step.max_move) })],
+  enters_special_posture: step => [
+    typeof step.karma_locked === "number" ? t("fig.karma.locked", { n: num(step.karma_locked) }) : null,
+    typeof step.advantage_die === "number" ? t("fig.advantage.die", { n: num(step.advantage_die) }) : null,
+    typeof step.advantage === "string" ? term(step.advantage) : null],
+};
+
+function stepFigures(step, nameOf) {
+  const keyed = KEYED[step.key];
+  if (keyed) return keyed(step).filter(Boolean);
   const bits = [];
   const roll = step.natural ?? step.roll ?? (Array.isArray(step.dice) ? step.dice.join("+") : undefined);
   const against = step.target ?? step.percentage ?? step.defense;
@@ -184,7 +254,7 @@ function stepFigures(step) {
   if (step.outcome) bits.push(outcomeWords(step.outcome));
   if (step.hit === true) bits.push(t("line.hit"));
   if (step.hit === false) bits.push(t("line.miss"));
-  if (step.winner) bits.push(t("line.wins", { name: step.winner }));
+  if (step.winner) bits.push(t("line.wins", { name: winnerWord(step.winner, nameOf) }));
   if (step.expression) {
     const raw = step.raw ?? step.weapon_roll;
     let dmg = `${step.expression}${raw !== undefined ? ` = ${num(raw)}` : ""}`;
@@ -204,8 +274,9 @@ function stepFigures(step) {
   if (!bits.length) {  // a step of its own kind: its first figures as they are
     for (const [key, value] of Object.entries(step)) {
       if (bits.length >= 3 || QUIET.has(key) || key.endsWith("_id")) continue;
-      if (typeof value === "number") bits.push(`${term(key)} ${num(value)}`);
-      else if (typeof value === "boolean" && value) bits.push(term(key));
+      const word = paramWord(key);
+      if (typeof value === "number") bits.push(word ? `${word} ${num(value)}` : t("line.value", { n: num(value) }));
+      else if (typeof value === "boolean" && value && word) bits.push(word);
     }
   }
   return bits;
@@ -215,7 +286,7 @@ function stepFigures(step) {
 export function stepNode(step, nameOf) {
   const who = step.combatant_id ? nameOf(step.combatant_id) : null;
   const name = stepName(step);
-  const bits = stepFigures(step);
+  const bits = stepFigures(step, nameOf);
   const lead = [who, name].filter(Boolean).join(" — ");
   const text = bits.length ? (lead ? `${lead}${colon()}${bits.join(", ")}` : bits.join(", ")) : lead;
   const rule = step.rule && /^[A-Z]{2}-/.test(step.rule) ? step.rule : null;
@@ -258,6 +329,18 @@ function value(v) {
   return JSON.stringify(v);
 }
 
+/** A sheet field's path ("stats.agilite", "hp_max") in the page's words: its last part. */
+const fieldWord = path => term(String(path).split(".").pop());
+
+/** What a level-up changed: « niveau 1 → 2 : agilité 70 → 79, PV max 100 → 118 ». */
+export function levelUpText(entry) {
+  const changes = (entry.changes || []).filter(c => c.field !== "level" && c.before !== c.after)
+    .map(c => `${fieldWord(c.field)} ${value(c.before)} → ${value(c.after)}`);
+  const level = entry.level && typeof entry.level === "object"
+    ? t("log.level", { before: num(entry.level.before), after: num(entry.level.after) }) : t("log.kind.level_up");
+  return changes.length ? `${level}${sep()}${changes.join(", ")}` : level;
+}
+
 /** A roll-log entry in one line (nodes). */
 export function entryNode(entry, nameOf) {
   const name = entry.character_id ? nameOf(entry.character_id) : "?";
@@ -266,7 +349,9 @@ export function entryNode(entry, nameOf) {
       return h("span", { class: "line" }, `${name} — ${testLine(entry)}`);
     case "roll":
       return h("span", { class: "line" }, `${entry.character_id ? `${name} — ` : ""}${entry.expression} = ${num(entry.total)}${
-        entry.purpose ? ` (${entry.purpose})` : ""}`);
+        entry.purpose ? ` (${purposeWord(entry.purpose)})` : ""}`);
+    case "level_up":
+      return h("span", { class: "line" }, `${name} — ${levelUpText(entry)}`);
     case "combat":
       return actionNode(entry, nameOf);
     case "sheet_edit": {

@@ -293,6 +293,19 @@ const fr = {
   "line.start": "Initiative lancée",
   "line.revert": "Annulation",
   "line.end": "Fin du combat",
+  "line.winner.attacker": "l'attaquant",
+  "line.winner.defender": "le défenseur",
+  "line.value": "valeur {n}",
+  "fig.damage.multiplier": "dégâts ×{n}",
+  "fig.no.defence": "ni esquive ni parade",
+  "fig.moved": "{moved} cases sur {max}",
+  "fig.karma.locked": "karma bloqué à {n}",
+  "fig.advantage.die": "dé d'avantage {n}",
+  "log.level": "niveau {before} → {after}",
+  "ruleset.great-cosmos": "The Tale of Great Cosmos (règles v6)",
+  "ruleset.asgard": "Asgard (Clé en main 3d6)",
+  "ruleset.rulebook-d100": "Rulebook (système D100 générique, pelican-jdr)",
+  "ruleset.worlds-awakening": "Worlds Awakening (d20, Règles de Base)",
   "verb.attack": "attaque",
   "verb.heal": "soigne",
   "verb.damage": "blesse",
@@ -694,6 +707,19 @@ const en = {
   "line.start": "Initiative rolled",
   "line.revert": "Undo",
   "line.end": "End of the fight",
+  "line.winner.attacker": "the attacker",
+  "line.winner.defender": "the defender",
+  "line.value": "value {n}",
+  "fig.damage.multiplier": "damage ×{n}",
+  "fig.no.defence": "no dodge nor parry",
+  "fig.moved": "{moved} of {max} squares",
+  "fig.karma.locked": "karma locked at {n}",
+  "fig.advantage.die": "advantage die {n}",
+  "log.level": "level {before} → {after}",
+  "ruleset.great-cosmos": "The Tale of Great Cosmos (rules v6)",
+  "ruleset.asgard": "Asgard (Clé en main 3d6)",
+  "ruleset.rulebook-d100": "Rulebook (generic D100 system, pelican-jdr)",
+  "ruleset.worlds-awakening": "Worlds Awakening (d20, Règles de Base)",
   "verb.attack": "attacks",
   "verb.heal": "heals",
   "verb.damage": "damages",
@@ -833,6 +859,9 @@ export function t(key, params = {}) {
 
 export const has = key => key in CATALOGUE[lang];
 
+/** A ruleset's title in the page's language (the catalogue's `title` is English): by its id, else as sent. */
+export const rulesetTitle = ruleset => (has(`ruleset.${ruleset?.id}`) ? t(`ruleset.${ruleset.id}`) : ruleset?.title ?? "");
+
 /** "a : b" in French, "a: b" in English. */
 export const sep = () => (lang === "fr" ? " : " : ": ");
 
@@ -894,7 +923,12 @@ const TERMS = {
     quasi_inratable: "quasi inratable", second_couteau: "second couteau", succeeded: "réussi", trinket: "babiole",
     two_handed_weapon: "arme à deux mains",
     stat: "caractéristique", skill: "compétence", difficulty: "difficulté", target: "seuil", modifier: "modificateur",
-    character_id: "personnage", unconscious: "inconscient",
+    character_id: "personnage", unconscious: "inconscient", sheet: "fiche",
+    // the Illumination's advantages and the Sépulcrale's disadvantages (GC-P5, GC-P6)
+    no_hp_mp_cost: "sans coût en PV ni PM", extra_positive_effect: "un effet positif de plus", bonus_10: "bonus de +10",
+    bonus_20: "bonus de +20", extra_action: "une action de plus", hp_mp_cost_doubled: "coût en PV et PM doublé",
+    extra_negative_effect: "un effet négatif de plus", malus_10: "malus de −10", malus_20: "malus de −20",
+    action_cancelled: "action annulée",
     // the character actions (operations.character_actions) and their fields
     first_aid: "premiers soins", cancel_damage: "annuler des dégâts", rest: "repos", chase: "poursuite", fall: "chute",
     fire: "feu", asphyxia: "asphyxie", protect_ally: "protéger un allié", pending_modifier: "modificateur en attente",

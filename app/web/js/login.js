@@ -2,7 +2,7 @@
 
 import { api, ApiError, describe, fieldError } from "./api.js";
 import { h, clear, field, setError, select } from "./dom.js";
-import { t, lang, setLang } from "./i18n.js";
+import { t, lang, setLang, rulesetTitle } from "./i18n.js";
 
 export async function renderLogin(root, { onToken, message, onLang }) {
   const tokenInput = h("input", { type: "password", autocomplete: "off", spellcheck: "false", name: "token" });
@@ -61,7 +61,7 @@ export async function renderLogin(root, { onToken, message, onLang }) {
 
   try {
     const { items } = await api.get("/v1/rulesets");
-    clear(ruleset, ...items.map(r => h("option", { value: r.id }, r.title)));
+    clear(ruleset, ...items.map(r => h("option", { value: r.id }, rulesetTitle(r))));
   } catch (err) {
     status.textContent = describe(err);
   }

@@ -7,7 +7,7 @@ import { h, clear, retryDelay } from "./dom.js";
 import { state, emit, on, isGm, nameOf, savedToken, saveToken, forgetToken, upsertCharacter, removeCharacter, mergeCharacters, newsMark, resetListeners, knowPlayer } from "./store.js";
 import { EventStream } from "./events.js";
 import { renderLogin, langButton } from "./login.js";
-import { t } from "./i18n.js";
+import { t, rulesetTitle } from "./i18n.js";
 import { renderCharacters } from "./characters.js";
 import { loadLuck } from "./luck.js";
 import { renderPlayers } from "./players.js";
@@ -115,7 +115,7 @@ async function dashboard() {
   clear(root,
     h("header", { class: "top" },
       h("h1", {}, state.campaign.name),
-      h("span", { class: "ruleset" }, state.ruleset.title),
+      h("span", { class: "ruleset" }, rulesetTitle(state.ruleset)),
       h("span", { class: `badge role ${state.me.role}`, id: "role" }, me),
       h("nav", { class: "top-actions", "aria-label": t("top.session") },
         langButton(() => boot()),
