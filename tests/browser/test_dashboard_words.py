@@ -230,4 +230,14 @@ def test_issue44_item5_every_figure_of_a_step_is_shown_in_french_words_or_as_a_b
     assert "valeur 3" in page.evaluate(
         "async () => (await import('/web/js/format.js')).stepNode({key: 'not_known', zorglub: 3}, () => '').textContent"
     )
+    # in English too the words are the page's, by key: a step the server rewords keeps them
+    said = page.evaluate(
+        """async () => { const i = await import('/web/js/i18n.js'), m = await import('/web/js/format.js');
+           i.setLang('en');
+           const out = [m.stepNode({key: 'attack_test', what: 'the attack roll (reworded)', combatant_id: 'c'}, () => 'Aiko').textContent,
+                        m.stepNode({key: 'max_move', combatant_id: 'c', max_move: 4, moved: 2}, () => 'Aiko').textContent];
+           i.setLang('fr');
+           return out; }"""
+    )
+    assert said == ["Aiko — attack test", "Aiko — max move: 2 of 4 squares"]
     clean(page)

@@ -142,6 +142,13 @@ export const stepKey = step => step.key || String(step.what || "").normalize("NF
 
 const STEP_KEYS = Object.fromEntries(Object.entries(STEP_WORDS).map(([language, words]) =>
   [language, Object.fromEntries(Object.entries(words).map(([what, word]) => [stepKey({ what }), word]))]));
+// English: the page's own copy of each step's words (the texts the French table is keyed by), looked up
+// by key as well, so a step the server rewords keeps the words this page knows
+STEP_KEYS.en = {
+  ...Object.fromEntries(Object.keys(STEP_WORDS.fr).filter(what => !/^[a-z0-9_]+$/.test(what) || !what.includes("_"))
+    .map(what => [stepKey({ what }), what])),
+  no_defence_same_slot: "no dodge nor parry against an attack of the same parallel slot",
+};
 
 /** The steps whose `what` names a state, a posture or a number: their words around it. */
 const STEP_PATTERNS = {
@@ -174,9 +181,9 @@ export function stepWord(step) {
 
 function stepName(step) {
   const what = step.what ? String(step.what) : "";
-  if (lang === "en" && what) return what;
   const known = stepWord(step);
   if (known) return known;
+  if (lang === "en" && what) return what;  // a step of a state's or a posture's name: its own words
   if (what && /^[a-z_]+$/.test(what) && term(what) !== what.replaceAll("_", " ")) return term(what);  // "dodge" → esquive
   if (step.condition || step.name) return term(step.condition || step.name);
   if (step.resource) return term(step.resource);

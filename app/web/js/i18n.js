@@ -923,7 +923,8 @@ const TERMS = {
     quasi_inratable: "quasi inratable", second_couteau: "second couteau", succeeded: "réussi", trinket: "babiole",
     two_handed_weapon: "arme à deux mains",
     stat: "caractéristique", skill: "compétence", difficulty: "difficulté", target: "seuil", modifier: "modificateur",
-    character_id: "personnage", unconscious: "inconscient", sheet: "fiche",
+    character_id: "personnage", unconscious: "inconscient", sheet: "fiche", from: "depuis", points: "points",
+    participants: "participants",
     // the Illumination's advantages and the Sépulcrale's disadvantages (GC-P5, GC-P6)
     no_hp_mp_cost: "sans coût en PV ni PM", extra_positive_effect: "un effet positif de plus", bonus_10: "bonus de +10",
     bonus_20: "bonus de +20", extra_action: "une action de plus", hp_mp_cost_doubled: "coût en PV et PM doublé",
