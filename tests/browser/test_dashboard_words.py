@@ -99,6 +99,8 @@ def scripted_fight(live, server, ruleset: str) -> dict[str, Any]:
         dice_loop(http, f"/v1/encounters/{eid}/next-turn", {})
         if ruleset == GC:
             dice_loop(http, acts, {"type": "posture", "actor_id": me, "posture": "illumination"})
+            edit = http.patch(f"/v1/characters/{aiko['id']}", json={"sheet": {"karma": 4, "light_points": 3}})
+            assert edit.status_code == 200, edit.text  # the GM's edit of rule-governed fields: a `sheet_edit` entry
             dice_loop(
                 http,
                 f"/v1/characters/{aiko['id']}/level-ups",
@@ -185,6 +187,8 @@ def test_issue44_item5_history_and_log_of_a_fight_in_every_ruleset_in_french_the
     [level_en] = [line for line in english[GC]["log"] if line.startswith("level")]
     assert "niveau 1 → 2" in level_fr and "agilité 70 → 80" in level_fr and "PV max 100 → " in level_fr, level_fr
     assert "level 1 → 2" in level_en and "agilite 70 → 80" in level_en and "hp max 100 → " in level_en, level_en
+    [edit_fr] = [line for line in french[GC]["log"] if line.startswith("fiche modifiée")]
+    assert "karma 0 → 4" in edit_fr, edit_fr
     assert "Fiche" in french[GC]["form"] and "Sheet" in english[GC]["form"]
     assert french[GC]["ruleset"] == "The Tale of Great Cosmos (règles v6)"
     assert english[RB]["ruleset"] == "Rulebook (generic D100 system, pelican-jdr)"

@@ -364,8 +364,8 @@ export function entryNode(entry, nameOf) {
     case "sheet_edit": {
       const fields = (entry.fields || entry.changes || []);
       const list = Array.isArray(fields)
-        ? fields.map(f => `${term(f.field)} ${value(f.before)} → ${value(f.after)}`)
-        : Object.entries(fields).map(([k, f]) => `${term(k)} ${value(f.before)} → ${value(f.after)}`);
+        ? fields.map(f => `${fieldWord(f.field)} ${value(f.before)} → ${value(f.after)}`)
+        : Object.entries(fields).map(([k, f]) => `${fieldWord(k)} ${value(f.before)} → ${value(f.after)}`);
       return h("span", { class: "line" }, `${name} — ${t("log.sheet.edit", { list: list.join(", ") })}`);
     }
     default: {
