@@ -11,7 +11,7 @@ import re
 from contextlib import closing
 from typing import Any
 
-from tests.browser.dash_support import campaign
+from tests.browser.dash_support import at_phone_widths, campaign
 from tests.browser.test_dashboard import clean, open_with_token
 from tests.factories import AS, GC, RB, WA, as_fighter, gc_fighter, rb_fighter, sheet, wa_fighter
 from tests.rulesets.test_step_keys import APP
@@ -160,10 +160,12 @@ def test_issue44_item5_history_and_log_of_a_fight_in_every_ruleset_in_french_the
         page = pages(viewport={"width": 1280, "height": 1000})
         open_with_token(page, server.url, fight["gm"])
         french[ruleset] = {**lines_of(page, fight), "form": sheet_form_labels(page)}
+        at_phone_widths(page)
         page.evaluate("localStorage.setItem('jdr.lang', 'en')")
         page.reload()
         page.wait_for_selector("html[lang=en][data-ready=dashboard]")
         english[ruleset] = {**lines_of(page, fight), "form": sheet_form_labels(page)}
+        at_phone_widths(page)
         clean(page)
     leaks: dict[str, list[tuple[str, str]]] = {}
     for ruleset in fights:
