@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.kit.models import Strict
 from app.models.schemas import NO_CONTROL, Page, Timestamp
@@ -39,7 +39,7 @@ class WebhookCreate(Strict):
 
 class WebhookUpdate(Strict):
     model_config = ConfigDict(json_schema_extra={"examples": [{"enabled": True}, {"enabled": False}]})
-    enabled: bool | None = Field(
+    enabled: StrictBool | None = Field(
         None,
         description="true: a disabled webhook is enabled again: its deliveries resume from the event it stopped "
         "at, in order (the events of the time it was disabled included), its failures forgotten. false: the GM "
