@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from itertools import accumulate, count
 from operator import sub
 
+from fastapi.exceptions import RequestValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import BODY_REFUSAL, BodyTooDeep, not_json
@@ -108,6 +109,8 @@ class BodySizeLimit:
                 scope[BODY_REFUSAL] = not_json(media_type)
             elif self.max_depth is not None and json_too_deep(body, self.max_depth):
                 scope[BODY_REFUSAL] = too_deep(self.max_depth)
+            elif _NUL in body and (refusal := nul_refusal(body, locate=self.max_depth is not None)) is not None:
+                scope[BODY_REFUSAL] = refusal
         await self.app(scope, _replay(body, receive), send)
 
     def _declared_too_big(self, scope: Scope) -> bool:
@@ -138,6 +141,55 @@ class BodySizeLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+_NUL = b"\\u0000"  # JSON spells NUL only so (a raw control character is no valid JSON)
+NUL_MESSAGE = "must not contain NUL (U+0000): no stored text holds it"
+
+
+def nul_refusal(body: bytes, *, locate: bool = True) -> RequestValidationError | None:
+    """The 422 of a body with NUL in a string (a key or a value), naming the first such place; None when
+    every `\\u0000` in the bytes is only text (an escaped backslash before `u0000`). PostgreSQL text cannot
+    hold NUL, and one rule for every body keeps SQLite's rows the same as PostgreSQL's. `locate`: parse the
+    body to name the place (not for the imports' large bodies, parsed off the event loop by their route)."""
+    at = body.find(_NUL)
+    while at != -1:
+        start = at
+        while start and body[start - 1] == 0x5C:  # the backslashes before it: an odd count escapes this one
+            start -= 1
+        if (at - start) % 2 == 0:
+            break
+        at = body.find(_NUL, at + 1)
+    else:
+        return None
+    loc: list[str | int] = ["body"]
+    if locate:
+        try:
+            where = _nul_place(json.loads(body))
+        except ValueError:
+            return None  # malformed JSON: the route's 400 says where
+        if where is None:
+            return None
+        loc += where
+    return RequestValidationError([{"type": "string_pattern_mismatch", "loc": tuple(loc), "msg": NUL_MESSAGE}])
+
+
+def _nul_place(value: object) -> list[str | int] | None:
+    """The path of the first string holding NUL (a key's path ends with "[key]", as pydantic names keys)."""
+    todo: list[tuple[object, list[str | int]]] = [(value, [])]
+    while todo:
+        item, path = todo.pop(0)
+        if isinstance(item, str):
+            if "\x00" in item:
+                return path
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if "\x00" in key:
+                    return [*path, key, "[key]"]
+                todo.append((inner, [*path, key]))
+        elif isinstance(item, list):
+            todo.extend((inner, [*path, i]) for i, inner in enumerate(item))
+    return None
 
 
 def too_deep(limit: int) -> BodyTooDeep:
