@@ -259,6 +259,10 @@ class ActionChoice(BaseModel):
     allowed: bool
     code: str | None = None
     targets: list[str]
+    needs: list[str] = Field(
+        description="What the body must still say because the sheet cannot (`damage` when no weapon is on the "
+        "sheet; `to`, `posture`, `action_id`): never a reason to refuse."
+    )
     reactions: list[str] | None = None
     costs: dict[str, Any] | None = None
 
@@ -323,8 +327,10 @@ class ActionPlan(BaseModel):
     "/v1/encounters/{encounter_id}/choices",
     response_model=Choices,
     summary="What a combatant may do now (the GM, or the combatant's owner)",
-    description="Each combat action type: `allowed` when the action route would accept it (else the problem "
-    "`code` it would answer), the targets the caller sees that it accepts, the target's reactions, and the "
+    description="Each combat action type: `allowed` when the action route would accept some body of it now "
+    "(else the problem `code` it answers), what that body `needs` to say because the sheet cannot (a `damage` "
+    "expression when no weapon is on the sheet, `to`, `posture`…: filled, the body is accepted), every target in "
+    "reach the caller sees, the target's reactions, and the "
     "`costs` that apply (light/dark points, heroism…: per choice, with what the sheet holds). Built by "
     "running the action route's own checks without writing anything.",
 )

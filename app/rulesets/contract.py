@@ -979,6 +979,15 @@ class EncounterRules(ABC):
         `available`: what the sheet holds of those resources; None when nothing it does costs."""
         return None
 
+    def needs(self, type_: str, sheet: SheetModel) -> tuple[str, ...]:
+        """What a body of this type must say because this sheet cannot (`choices`' `needs`): an
+        attack's `damage` expression when the sheet holds no weapon to strike with."""
+        return ("damage",) if type_ == "attack" and not self.weapons(sheet) else ()
+
+    def weapons(self, sheet: SheetModel) -> list[Any]:
+        """The weapons an attack may take its damage from (default: the sheet's `weapons`)."""
+        return list(getattr(sheet, "weapons", None) or [])
+
     def odds(self, x: Exchange) -> ExchangeOdds | None:
         """The exact odds of the action `x` would resolve (`actions/plan`, issue 26), built from
         the same pure rules as the action; None when the ruleset has none for this type (the plan

@@ -13,7 +13,7 @@ import pytest
 
 from tests.api.encounter_support import Table, ids, table  # noqa: F401  (the fixture)
 from tests.api.support import assert_problem, bearer
-from tests.factories import gc_fighter
+from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
 from tests.fixtures import Table as FightTable
 from tests.rulesets.asgard import test_combat as asgard_fights
 from tests.rulesets.great_cosmos import test_combat as gc_fights
@@ -44,6 +44,8 @@ def check_choices(t: Table, eid: str, actor: str, headers=None) -> tuple[int, in
         assert set(choice["targets"]) <= set(others)
         for place, target in enumerate(others if choice["type"] == "attack" else [None]):
             body = {"type": choice["type"], "actor_id": actor, "seed": 11}
+            if "damage" in choice["needs"]:  # no weapon on the sheet: the body says it
+                body["damage"] = "1d6"
             if target is not None:
                 body["target_id"] = target
             r = t.client.post(f"/v1/encounters/{eid}/actions", json=body, headers=headers or t.gm)
@@ -188,3 +190,40 @@ def test_issue26_item1_turn_acted_and_moved_follow_the_turn_gc_d1_d3(table):
     t.next_turn(eid)
     theirs = choices(t, eid, n["Aiko"])
     assert (theirs["turn"], theirs["acted"], theirs["moved"]) == (False, False, 0)
+
+
+WEAPONLESS = {  # (a sheet with no weapon, the same with one)
+    "great-cosmos": (
+        gc_fighter(60),
+        gc_fighter(60, inventory={"items": [{"name": "Sword", "kind": "weapon", "slots": 2, "damage": "1d8+2"}]}),
+    ),
+    "asgard": (as_fighter(3), as_fighter(3, weapons=[{"name": "epee", "damage_dice": 2, "ranged": False}])),
+    "rulebook-d100": (rb_fighter(60), rb_fighter(60, weapons=[{"name": "Dague", "damage": "1d4"}])),
+    "worlds-awakening": (wa_fighter(2), wa_fighter(2, weapons=[{"name": "epee", "stat": "FOR", "damage": "1d8"}])),
+}
+
+
+@pytest.mark.parametrize("ruleset", sorted(WEAPONLESS))
+def test_gc_p4_as_c2_rb_f2_wa_c1_a_weaponless_attack_is_allowed_and_needs_a_damage_expression(table, ruleset):
+    """An NPC with no weapon on its sheet (the common case) attacks with a `damage` expression: its
+    attack is allowed, on its target in reach, and `needs` the damage (never a reason to refuse);
+    filled, the route accepts it. A sheet with a weapon needs nothing."""
+    t = table(ruleset)
+    bare, armed = WEAPONLESS[ruleset]
+    s = t.encounter(
+        [
+            {"character_id": t.character("Bare", bare), "position": {"x": 0, "y": 0}},
+            {"character_id": t.character("Armed", armed), "position": {"x": 1, "y": 0}},
+        ]
+    )
+    eid, n = s["id"], ids(s)
+    t.start(eid, seed=3)
+    for actor, target, needs in (("Bare", "Armed", ["damage"]), ("Armed", "Bare", [])):
+        attack = next(a for a in choices(t, eid, n[actor])["actions"] if a["type"] == "attack")
+        assert attack == {**attack, "allowed": True, "targets": [n[target]], "needs": needs}, attack
+        body = {"type": "attack", "actor_id": n[actor], "target_id": n[target], "seed": 1}
+        action = t.act(eid, {**body, "damage": "1d6"} if needs else body)
+        t.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", {})
+    if ruleset == "great-cosmos":  # what every body of a type must say: `to`, a posture
+        by_type = {a["type"]: a for a in choices(t, eid, n["Bare"])["actions"]}
+        assert [by_type[k]["needs"] for k in ("move", "posture", "dash")] == [["to"], ["posture"], []]

@@ -174,10 +174,13 @@ def test_issue27_item2_targets_in_reach_from_choices_on_the_form_and_the_grid(li
         page.wait_for_selector(f"#encounter-view[data-version='{version}']")
         page.get_by_label("Action", exact=True).select_option("attack")
 
-        def reach(of: str) -> list[str]:
+        def attack_choice(of: str) -> dict:
             r = http.get(f"/v1/encounters/{eid}/choices", params={"combatant_id": of})
             assert r.status_code == 200, r.text
-            return next(a for a in r.json()["actions"] if a["type"] == "attack")["targets"]
+            return next(a for a in r.json()["actions"] if a["type"] == "attack")
+
+        def reach(of: str) -> list[str]:
+            return attack_choice(of)["targets"]
 
         def marked() -> list[str]:
             return page.locator("#grid button.in-reach").evaluate_all("b => b.map(x => x.title)")
@@ -191,17 +194,29 @@ def test_issue27_item2_targets_in_reach_from_choices_on_the_form_and_the_grid(li
         cell = page.locator("#grid button[data-x='4'][data-y='1']")
         assert (cell.get_attribute("aria-label") or "").endswith(", à portée")
         assert axe(page, context="#encounter") == []
-        # a combatant whose turn it is not: the API refuses its attack, so the page claims no target in reach
-        assert reach(ids["Goblin"]) == []
+        # no weapon on Goblin's sheet: its attack `needs` a damage expression, never a reason to refuse it (the
+        # GM acts for it): its targets are named and marked as any other's
+        goblin = attack_choice(ids["Goblin"])
+        assert goblin["allowed"] and goblin["needs"] == ["damage"], goblin
+        assert sorted(goblin["targets"]) == sorted([ids["Hero"], ids["Orc"]])
         page.get_by_label("Acteur").select_option(ids["Goblin"])
         page.wait_for_selector(
             f"#encounter-view[data-reach^='{eid}:{ids['Goblin']}:']", state="attached", timeout=15_000
         )
+        assert sorted(marked()) == ["Hero", "Orc"]
+        # a combatant down (Orc, 1 HP, the GM's damage): the API refuses its attack, so no target is in reach
+        r = http.post(f"/v1/encounters/{eid}/actions", json={"type": "damage", "target_id": ids["Orc"], "amount": 1})
+        assert r.status_code == 201, r.text
+        version = http.get(f"/v1/encounters/{eid}").json()["version"]
+        page.wait_for_selector(f"#encounter-view[data-version='{version}']", timeout=15_000)
+        assert attack_choice(ids["Orc"]) == {**attack_choice(ids["Orc"]), "allowed": False, "targets": []}
+        page.get_by_label("Acteur").select_option(ids["Orc"])
+        page.wait_for_selector(f"#encounter-view[data-reach^='{eid}:{ids['Orc']}:']", state="attached", timeout=15_000)
         assert page.locator(".reach-hint[data-field=target_id]").is_hidden()
         assert marked() == []
         # back to Hero: marked again
         page.get_by_label("Acteur").select_option(ids["Hero"])
         page.wait_for_selector(f"#encounter-view[data-reach^='{eid}:{ids['Hero']}:']", state="attached", timeout=15_000)
         page.locator(".reach-hint[data-field=target_id]").wait_for()
-        assert sorted(marked()) == ["Goblin", "Orc"]
+        assert sorted(marked()) == sorted(n for n, i in ids.items() if i in reach(ids["Hero"]))
         clean(page)

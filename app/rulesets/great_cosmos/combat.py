@@ -103,6 +103,10 @@ class GreatCosmos(EncounterRules):
             return {skill.name: {f"{skill.cost_kind}_points": skill.cost_points}, "available": available}
         return None
 
+    def weapons(self, sheet: Sheet) -> list[Any]:
+        """GC-P4: the inventory's weapons with a damage."""
+        return combat.inventory_weapons(sheet)
+
     def odds(self, x: Exchange) -> ExchangeOdds | None:
         """Issue 26: the exact odds of an attack (GC-P1..P7, `exchange.attack_odds`)."""
         return combat.attack_odds(x) if x.req.type == "attack" else None

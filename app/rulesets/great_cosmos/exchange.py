@@ -387,16 +387,21 @@ def _reach(x: Exchange, opts: Options) -> bool:
     )
 
 
-def _damage_expression(a: Party, req) -> tuple[str, str]:
-    """GC-P4: the request's expression, the named weapon of the inventory, or its first weapon."""
-    if req.damage is not None:
-        return req.damage, "request"
-    inventory = _sheet(a).inventory
-    weapons = [  # (name, damage) of each weapon of the inventory with a damage
+def inventory_weapons(sheet: Sheet) -> list[tuple[str, str]]:
+    """GC-P4: (name, damage) of each weapon of the inventory with a damage."""
+    inventory = sheet.inventory
+    return [
         (i.name, i.damage)
         for i in (inventory.items if inventory is not None else [])
         if i.damage and i.kind in ("weapon", "two_handed_weapon")
     ]
+
+
+def _damage_expression(a: Party, req) -> tuple[str, str]:
+    """GC-P4: the request's expression, the named weapon of the inventory, or its first weapon."""
+    if req.damage is not None:
+        return req.damage, "request"
+    weapons = inventory_weapons(_sheet(a))
     if req.weapon is not None:
         found = next((w for w in weapons if w[0] == req.weapon), None)
         if found is None:

@@ -5,7 +5,13 @@ One source of truth: every answer is the action route's own, run without writing
 committed: nothing written, no event, no log entry). An action type is `allowed` when
 the route would accept it; refused, it carries the problem `code` the route answers.
 A type that names a target is tried on every combatant the caller sees (a hidden one
-is never a player's target); its `targets` are those the route accepts."""
+is never a player's target); its `targets` are those the route accepts.
+
+`needs`: what the body must still say because the sheet cannot (API.md "The combat assistant tells
+the truth"): the type's required fields (`move`'s `to`, a `posture`, AS-H2's `action_id`) and what
+the ruleset reads from the sheet when it can (`EncounterRules.needs`: an attack's `damage` when no
+weapon is on the sheet). The bodies tried fill each need (`FILLERS`, the cells next to the actor,
+each posture, the fight's latest action), so a need never makes a type refused."""
 
 from __future__ import annotations
 
@@ -23,6 +29,8 @@ from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, scene, viewer
 
 NO_FIELDS = {"type", "actor_id", "target_id", "seed", "dice", "hidden", "reaction", "weapon", "damage"}
+# a value that fills a need the sheet leaves open, valid in every ruleset (Asgard reads damage in d6, AS-C2)
+FILLERS: dict[str, Any] = {"damage": "1d6"}
 
 
 def trial(
@@ -79,10 +87,15 @@ def choices(session: Session, principal: Principal, encounter_id: str, combatant
     store.load_characters(fight, [me["character_id"]], lock=False)
     ch = fight.character_of(me)
     sheet = fight.sheet_of(ch) if ch is not None else None
+    filled = dict(FILLERS)
+    if any("action_id" in _required(m) for m in rules.combat_actions.values()):  # AS-H2: the latest action
+        latest = store.latest_action(conn, fight.id)
+        filled["action_id"] = latest.id if latest is not None else None
     session.rollback()  # the reads above end here: each trial is its own unit of work
     out = []
     for type_, model in rules.combat_actions.items():
-        entry = _choice(session, principal, encounter_id, me, type_, model, others, fight)
+        needs = [*_required(model), *(rules.needs(type_, sheet) if sheet is not None else ())]
+        entry = _choice(session, principal, encounter_id, me, type_, model, others, fight, needs, filled)
         # what it may cost (light/dark points, heroism…), from the sheet as the action reads it
         costs = rules.action_costs(type_, sheet) if sheet is not None else None
         if costs is not None:
@@ -106,13 +119,16 @@ def _choice(
     model: type[CombatAction],
     others: list[str],
     fight: Fight,
+    needs: list[str],
+    filled: dict[str, Any],
 ) -> dict[str, Any]:
     fields = model.model_fields
     takes_target = "target_id" in fields
     needs_target = takes_target and fields["target_id"].is_required()
-    entry: dict[str, Any] = {"type": type_, "allowed": False, "targets": []}
+    entry: dict[str, Any] = {"type": type_, "allowed": False, "targets": [], "needs": needs}
     first: AppError | None = None
-    bodies = list(_bodies(type_, model, me))
+    given = {name: filled[name] for name in needs if filled.get(name) is not None}
+    bodies = list(_bodies(model, me, given))
     for extra in bodies:
         base = {"type": type_, "actor_id": me["id"], **extra}
         candidates: list[str | None] = [*others] if needs_target else [None, *others] if takes_target else [None]
@@ -145,21 +161,27 @@ def _no_target(session: Session, principal: Principal, encounter_id: str, me: di
     return refused
 
 
-def _bodies(type_: str, model: type[CombatAction], me: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    """The bodies tried for a type: each value of a required Literal field (a posture's names), the
-    cells next to the actor for a position (`move`'s `to`); nothing more otherwise."""
-    required = {name: f for name, f in model.model_fields.items() if f.is_required() and name not in NO_FIELDS}
-    if not required:
-        yield {}
+def _required(model: type[CombatAction]) -> list[str]:
+    """The fields a body of this type must always say (`targets` says who: not a need)."""
+    return [name for name, f in model.model_fields.items() if f.is_required() and name not in NO_FIELDS]
+
+
+def _bodies(model: type[CombatAction], me: dict[str, Any], given: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    """The bodies tried for a type, its needs filled: `given` (a damage expression, the fight's
+    latest action), each value of a required Literal field (a posture's names), the cells next to
+    the actor for a position (`move`'s `to`)."""
+    open_ = [name for name in _required(model) if name not in given]
+    if not open_:
+        yield given
         return
-    name, f = next(iter(required.items()))
+    name, f = open_[0], model.model_fields[open_[0]]
     if typing.get_origin(f.annotation) is Literal:
         for value in typing.get_args(f.annotation):
-            yield {name: value}
+            yield {**given, name: value}
         return
     if name != "to":  # nothing to try: the route's refusal of the body without it
-        yield {}
+        yield given
         return
     position = me.get("position") or {"x": 0, "y": 0}
     for dx, dy in ((1, 0), (0, 1), (-1, 0), (0, -1)):
-        yield {name: {"x": position["x"] + dx, "y": position["y"] + dy}}
+        yield {**given, name: {"x": position["x"] + dx, "y": position["y"] + dy}}

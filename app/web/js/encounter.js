@@ -752,7 +752,8 @@ export class Tracker {
     const actor = this.panel.querySelector("select[name=actor]")?.value;
     if (!this.reach || this.reach.actor !== actor) return null;  // not known (yet) for this actor
     // the action chosen when it names a target, else an attack; nothing said when the API would refuse it
-    // as such (not its turn; a body `choices` cannot guess, as a damage expression): no target is sure
+    // (not its turn…): no target is sure. What the body must still say (`needs`: a damage expression
+    // when no weapon is on the sheet) never refuses it: the form asks for it
     const type = this.panel.querySelector("select[name=action-type]")?.value;
     const choice = this.reach.byType[type]?.targets?.length ? this.reach.byType[type] : this.reach.byType.attack;
     return choice?.allowed ? new Set(choice.targets || []) : null;
