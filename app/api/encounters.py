@@ -348,10 +348,12 @@ async def encounter_choices(
     "/v1/encounters/{encounter_id}/actions/plan",
     response_model=ActionPlan,
     summary="The dice an action will consume, in order, without rolling or writing anything",
-    description="The body of an action without `dice` or `seed` (whoever may send the action): every die it "
-    "will take, in order, with whose it is (`by`) and who enters it (`entered_by`); a die needed only on "
-    "some results of earlier ones (a damage die only on a hit) carries its `condition` and the dice it "
-    "`depends_on`. An action with a target answers its exact `odds` (fractions): each outcome of the exchange, "
+    description="Exactly the body of the action (whoever may send it; the same schema): every die it will take, "
+    "in order, with whose it is (`by`) and who enters it (`entered_by`); a die needed only on some results of "
+    "earlier ones (a damage die only on a hit) carries its `condition` and the dice it `depends_on`. The dice "
+    "the body gives (`seed`, table `dice`: those the caller enters) are taken first, as the action takes them: "
+    "given every die, the plan is exactly the dice the action then consumes; given too many, the action's "
+    "`dice_left_over`. An action with a target answers its exact `odds` (fractions): each outcome of the exchange, "
     "`hit` (the target's first pool lowered), `down` (that pool brought to 0 by it) and, in asgard, `out` "
     "(left unconscious: AS-C5), from the ruleset's own rules (standing reaction, postures, karma dice, "
     "advantages, protection, primes, groups). A player gets only the figures computed from what it may read "

@@ -110,6 +110,7 @@ IF_NONE_MATCH = {
     "schema": {"type": "string"},
 }
 ENCOUNTER_ACTIONS = "/v1/encounters/{encounter_id}/actions"
+ENCOUNTER_PLAN = "/v1/encounters/{encounter_id}/actions/plan"  # takes exactly the action's body
 
 # (method, path) -> which models of each adapter its body may be
 BODIES: dict[tuple[str, str], Capability] = {
@@ -530,13 +531,14 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         if operation is not None:
             tagged = [(ruleset, ref_of[id(body)]) for ruleset, body in choices.get(capability, [])]
             operation["requestBody"] = _ruleset_body(components, capability, tagged)
-    operation = schema["paths"].get(ENCOUNTER_ACTIONS, {}).get("post")
-    if operation is not None:  # an encounter's action: per ruleset, a union discriminated by `type`
-        actions = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
-        operation["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
-        }
+    actions = [{**ref_of[id(body)], "x-ruleset": ruleset} for ruleset, body in encounter_actions]
+    for path in (ENCOUNTER_ACTIONS, ENCOUNTER_PLAN):  # an encounter's action (or its plan): per ruleset, a union
+        operation = schema["paths"].get(path, {}).get("post")  # discriminated by `type`
+        if operation is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {_union_keyword(components, actions): actions}}},
+            }
     _typed_by_ruleset(components)
     _ruleset_ids(components)
     _events_union(components)

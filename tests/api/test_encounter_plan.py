@@ -125,11 +125,20 @@ def test_issue26_item2_a_players_plan_says_who_enters_each_die_and_refuses_as_th
     ]
     assert {d["by"] for d in p["dice"]} == {n["Aiko"], n["Brute"]}  # Brute's dodge: the server's
     assert planned(p) == planned(plan(t, eid, body))  # the same dice as the GM's plan
-    # who may not send the action may not plan it: another player (403), dice in the body (422)
+    # who may not send the action may not plan it: another player (403); the body's dice are the action's,
+    # refused to a player as the action refuses them (403 unless players_may_enter_dice)
     r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json=body, headers=bob)
     assert r.status_code == 403 and r.json()["code"] == "owner_or_gm_only"
-    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json={**body, "dice": [1]}, headers=t.gm)
-    assert r.status_code == 422 and r.json()["code"] == "validation_failed"
+    r = t.client.post(f"/v1/encounters/{eid}/actions/plan", json={**body, "dice": [1]}, headers=alice)
+    if players_enter:  # Aiko's attack die given (1: a success), the rest planned
+        assert r.status_code == 200 and planned(r.json()) == planned(p), r.text
+    else:
+        action = t.client.post(f"/v1/encounters/{eid}/actions", json={**body, "dice": [1]}, headers=alice)
+        assert (
+            (r.status_code, r.json()["code"])
+            == (action.status_code, action.json()["code"])
+            == (403, "dice_not_allowed")
+        )
 
 
 def test_issue26_item2_exact_odds_of_a_worlds_awakening_attack_equal_every_die_combination_of_the_route(table):
@@ -216,3 +225,75 @@ def test_issue26_item2_damage_too_large_to_count_exactly_leaves_the_odds_out(tab
     kept = plan(t, eid, {**body, "damage": "4d6kh3"})
     odds = kept["odds"]
     assert 0 < Fraction(odds["down"]["probability"]) < Fraction(odds["hit"]["probability"])
+
+
+def test_rb_c2_a_plan_whose_chosen_dice_tie_forever_still_plans_the_attack(table):
+    """RB-F3/RB-C2: the plan resolves the attack on chosen values (every die a 1, every die a 100…);
+    an attack d100 and a dodge d100 equal on every reroll never break their tie. Those values are no
+    table's: the plan is made of the other resolutions, as the action (accepted) then takes them."""
+    t = table("rulebook-d100")
+    eid, n = duel(t, rb_fighter(50, stats={"FOR": 50, "HAB": 50}), rb_fighter(50, stats={"FOR": 50, "HAB": 50}))
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], "damage": "1d6"}
+    p = plan(t, eid, body)
+    assert [(d["die"], d["purpose"]) for d in p["dice"]][:2] == [("d100", "attack"), ("d100", "dodge")], p
+    action = t.act(eid, {**body, "seed": 1})
+    assert subsequence(consumed(action), planned(p))
+
+
+@pytest.mark.parametrize("ruleset", sorted(FIGHTERS))
+def test_the_plan_takes_the_actions_body_and_its_dice_are_exactly_those_the_action_consumes(table, ruleset):
+    """API.md "Round 4 additions": the plan's body is the action's, `dice` and `seed` included. Given
+    table dice one at a time (each for the next die the plan lists), the plan lists exactly, in order,
+    the dice the action then consumes given them, nothing conditional; one die too many is the
+    action's own `dice_left_over`; a seed's plan is the seeded action's dice."""
+    t = table(ruleset)
+    a, b, extra = FIGHTERS[ruleset]
+    eid, n = duel(t, a, b)
+    body = {"type": "attack", "actor_id": n["Aiko"], "target_id": n["Brute"], **extra}
+    values: list[int] = []
+    given = plan(t, eid, body)
+    while len(given["dice"]) > len(values):
+        die = given["dice"][len(values)]
+        values.append(faces(die["die"]) if die["by"] == n["Aiko"] else 1)  # the attack's best, the defence's worst
+        given = plan(t, eid, {**body, "dice": values})
+    assert not any("condition" in d for d in given["dice"])
+    # a die too many: the plan refuses it as the action does
+    too_many = {**body, "dice": [*values, 1]}
+    left = assert_problem(
+        t.client.post(f"/v1/encounters/{eid}/actions/plan", json=too_many, headers=t.gm), 422, "dice-left-over"
+    )
+    refused = assert_problem(
+        t.client.post(f"/v1/encounters/{eid}/actions", json=too_many, headers=t.gm), 422, "dice-left-over"
+    )
+    assert left | {"request_id": None} == refused | {"request_id": None}
+    action = t.act(eid, {**body, "dice": values})
+    assert planned(given) == consumed(action)
+    t.post(f"/v1/encounters/{eid}/actions/{action['id']}/revert", {})
+    seeded = plan(t, eid, {**body, "seed": 7})
+    assert not any("condition" in d for d in seeded["dice"])
+    assert planned(seeded) == consumed(t.act(eid, {**body, "seed": 7}))
+
+
+def test_the_plan_declares_exactly_the_action_routes_body(client):
+    doc = client.get("/openapi.json").json()["paths"]
+    action = doc["/v1/encounters/{encounter_id}/actions"]["post"]["requestBody"]
+    assert doc["/v1/encounters/{encounter_id}/actions/plan"]["post"]["requestBody"] == action
+    assert "x-ruleset" in action["content"]["application/json"]["schema"]["anyOf"][0]
+
+
+def test_as_c5_a_gm_damages_plan_takes_its_table_dice_first_then_plans_the_rest(table):
+    """AS-C5: the GM's damage bringing vitality to 0 rolls the mal en point tests (the GM's action
+    rolls them itself). Its plan given the first dice plans the rest; given every die, it is exactly
+    the dice the action consumes."""
+    t = table("asgard")
+    eid, n = duel(t, as_fighter(3), as_fighter(2, vitality=2))
+    body = {"type": "damage", "target_id": n["Brute"], "amount": 5}
+    whole = plan(t, eid, body)
+    assert len(whole["dice"]) >= 3, whole
+    values = [6, 6, 6]
+    given = plan(t, eid, {**body, "dice": values})
+    assert planned(given)[:3] == planned(whole)[:3]
+    while len(given["dice"]) > len(values):
+        values.append(6)
+        given = plan(t, eid, {**body, "dice": values})
+    assert planned(given) == consumed(t.act(eid, {**body, "dice": values}))

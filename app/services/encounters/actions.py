@@ -209,13 +209,15 @@ def replay(
 class Prepared:
     """A combat action every check passed, before anything is rolled: `build(dice)` makes its
     exchange afresh (copies of the parties, `dice` for its dice: each build is a resolution of
-    its own), `exchange` the first one; `was_down`: each involved combatant down before it."""
+    its own), `exchange` the first one; `was_down`: each involved combatant down before it;
+    `rolling`: the request giving its dice (AS-H2's reroll gives the dice of the action it replays)."""
 
     fight: Fight
     build: Callable[[CombatDice], Exchange]
     exchange: Exchange
     target_id: str | None
     was_down: dict[str, bool]
+    rolling: CombatAction  # the request whose dice these are (its `seed`, table `dice`)
 
 
 Planner = Callable[[Prepared], dict[str, Any]]
@@ -293,7 +295,7 @@ def combat(
     x = build(dice, first)
     was_down = {c["id"]: fight.rules.is_down(fight.sheet_of(fight.loaded_character(c))) for c in involved}
     if planner is not None:
-        return planner(Prepared(fight, build, x, target["id"] if target is not None else None, was_down))
+        return planner(Prepared(fight, build, x, target["id"] if target is not None else None, was_down, rolling))
     with dice.explained():
         fight.rules.resolve(x)
     dice.finish()

@@ -7,12 +7,16 @@ no log entry), with the caller's own checks in the route's order (a refusal is t
 action would answer). Every check passed, the prepared action (`actions.Prepared`) is not
 resolved but handed here: its exchange is built afresh for each resolution made in memory.
 
-Dice: the exchange is resolved under several fixed choices of values (the actor's dice low and
-the others' high, the reverse, all low, all high), each die recorded as the action records it
-(its die, purpose and whose it is); the longest sequence is the plan, and a die missing from
-another resolution is listed with its `condition`. `entered_by`: `caller` when the caller may
-enter that die (the GM: every die; a player: its own combatants' when the campaign lets players
-enter dice), else `server`.
+The body is the action's, `seed` and table `dice` included: the dice they give (those the caller
+enters, as the action takes them) are taken first, in order, so a plan given every die is exactly
+the dice the action then consumes, and a plan given the first ones plans the rest.
+
+Dice: the exchange is resolved under several fixed choices of values for the dice the body does
+not give (the actor's dice low and the others' high, the reverse, all low, all high), each die
+recorded as the action records it (its die, purpose and whose it is); the longest sequence is the
+plan, and a die missing from another resolution is listed with its `condition`. `entered_by`:
+`caller` when the caller may enter that die (the GM: every die; a player: its own combatants'
+when the campaign lets players enter dice), else `server`.
 
 Odds: the ruleset's exact distribution of the exchange (`EncounterRules.odds`, built from the
 pure rules the action applies); for an action without one, brute force over every combination
@@ -35,11 +39,12 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.kit.errors import AppError
 from app.kit.models import RollingRequest
 from app.models.validation import InvalidBody
-from app.rules.dice import DiceSource
+from app.rules.dice import DiceSource, TableDice
 from app.rules.distribution import TooManyCombinations
-from app.rules.errors import DiceNeeded, TooManyDice
+from app.rules.errors import DiceLeftOver, DiceNeeded, TooManyDice
 from app.rulesets.contract import EncounterRules, Exchange, ExchangeOdds
 from app.services.auth import Principal
 from app.services.encounters import actions, store
@@ -81,37 +86,56 @@ STRATEGIES: tuple[Strategy, ...] = (_actor_low, _actor_high, _low, _high)
 
 
 class _Chosen(DiceSource):
-    """Every die the strategy's value for whose it is (the action's routing names it)."""
+    """Each die from the body's dice when they give it (`given`: the caller's seed or table dice,
+    for the dice the caller enters, until they run out), else the strategy's value for whose it is
+    (the action's routing names it)."""
 
-    def __init__(self, dice: CombatDice, strategy: Strategy, actor: str):
+    def __init__(self, dice: CombatDice, strategy: Strategy, actor: str, given: CombatDice | None):
         super().__init__()
         self.routed, self.strategy, self.actor = dice.source, strategy, actor
+        self.given = given.source if given is not None else None
 
     def _next(self, faces: int, purpose: str) -> int:
         who = self.routed.who or purpose.partition(":")[2] or None
+        given = self.given
+        if given is not None and (given.controls is None or given.controls(who)) and not _spent(given.caller):
+            return given.caller._next(faces, purpose)  # a table die out of range: the action's 422
         return self.strategy(faces, who, self.actor)
 
 
-def chosen_dice(strategy: Strategy, actor: str) -> CombatDice:
+def _spent(source: DiceSource) -> bool:
+    return isinstance(source, TableDice) and source.used >= len(source.values)
+
+
+def chosen_dice(strategy: Strategy, actor: str, given: CombatDice | None = None) -> CombatDice:
     dice = CombatDice(dice=[])
-    dice.source.caller = _Chosen(dice, strategy, actor)
+    dice.source.caller = _Chosen(dice, strategy, actor, given)
     return dice
+
+
+def _given(principal: Principal, prepared: actions.Prepared) -> CombatDice | None:
+    """The body's own dice, afresh for one resolution (None: it gives none, the server rolls)."""
+    rolling = prepared.rolling
+    if rolling.seed is None and rolling.dice is None:
+        return None
+    return CombatDice.for_caller(principal, rolling, prepared.fight)
 
 
 def plan(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidBody("the body is an action (a JSON object)")
-    if "dice" in body or "seed" in body:
-        raise InvalidBody(
-            "a plan takes the action without dice: leave `dice` and `seed` out",
-            field="dice" if "dice" in body else "seed",
-        )
     uow = EncounterWork(session, principal, encounter_id, None, combatants=actions.named(body))
-    with uow:  # never committed: the unit of work rolls everything back on exit
-        out = actions.dispatch(uow, uow.fight, principal, body, planner=partial(_planned, principal, uow))
+    try:
+        with uow:  # never committed: the unit of work rolls everything back on exit
+            out = actions.dispatch(uow, uow.fight, principal, body, planner=partial(_planned, principal, uow))
+            fight = uow.fight
+    except DiceNeeded:  # a GM action whose table dice run out (it rolls them itself): planned on below
+        if not isinstance(body.get("dice"), list):
+            raise
         fight = uow.fight
-    if out.pop(PLANNED, False):
-        return out
+    else:
+        if out.pop(PLANNED, False):
+            return out
     return _gm_plan(session, principal, encounter_id, body, fight)  # a GM action (checked: it ran)
 
 
@@ -120,7 +144,23 @@ def _planned(principal: Principal, uow: EncounterWork, prepared: actions.Prepare
     may not read withheld)."""
     fight, x = prepared.fight, prepared.exchange
     may_enter = _enterer(fight, principal)
-    walks = [_resolved(prepared, chosen_dice(s, x.actor.id)).rolls() for s in STRATEGIES]
+    walks, failed, left_over = [], [], []
+    for strategy in STRATEGIES:
+        given = _given(principal, prepared)
+        try:
+            walks.append(_resolved(prepared, chosen_dice(strategy, x.actor.id, given)).rolls())
+        except AppError as exc:  # values no table rolls (RB-C2's tie rerolled equal forever): not a plan
+            failed.append(exc)
+            continue
+        if given is not None:
+            try:
+                given.finish()
+            except DiceLeftOver as exc:
+                left_over.append(exc)
+    if not walks:  # the body's own dice refused (a table die out of range), however it goes
+        raise failed[0]
+    if len(left_over) == len(walks):  # more table dice than the action takes, however it goes
+        raise left_over[0]
     out: dict[str, Any] = {PLANNED: True, "dice": _listed(walks, may_enter)}
     if prepared.target_id is not None and out["dice"]:
         withheld = _withheld(uow, principal, prepared)
@@ -307,20 +347,29 @@ def _gm_plan(
     if not isinstance(fight.rules.parse_action(body), RollingRequest):  # takes no dice (the GM's heal…)
         return {"dice": []}
     actor = body.get("actor_id") if isinstance(body.get("actor_id"), str) else ""
-    walks = [_walk(session, principal, encounter_id, body, s, str(actor)) for s in STRATEGIES]
+    walks, failed = [], []
+    for strategy in STRATEGIES:
+        try:
+            walks.append(_walk(session, principal, encounter_id, body, strategy, str(actor)))
+        except AppError as exc:  # values no table rolls (as above), or the body's own dice refused
+            failed.append(exc)
+    if not walks:
+        raise failed[0]
     return {"dice": _listed(walks, _enterer(fight, principal))}
 
 
 def _walk(
     session: Session, principal: Principal, encounter_id: str, body: dict[str, Any], strategy: Strategy, actor: str
 ) -> list[dict[str, Any]]:
-    dice: list[int] = []
+    """The action tried with the body's table dice, then one more die at a time (a `seed` gives them all)."""
+    seeded = body.get("seed") is not None
+    dice: list[int] = [] if seeded else list(body.get("dice") or [])
     while len(dice) <= MAX_DICE:
-        done, refused = trial(session, principal, encounter_id, {**body, "dice": dice})
+        done, refused = trial(session, principal, encounter_id, body if seeded else {**body, "dice": dice})
         if refused is None:
             assert done is not None
             return [{"die": r["die"], "purpose": r["purpose"], "by": r.get("by")} for r in done["rolls"]]
-        if refused.code != "dice_needed":
+        if refused.code != "dice_needed" or seeded:
             raise refused
         needed = refused.extra["needed"]
         dice.append(strategy(_faces(needed["die"]), needed.get("by"), actor))
