@@ -81,6 +81,8 @@ def test_the_typed_scenario_runs_against_a_live_server(compiled, live, ruleset):
     # the typed members: a player out of turn (`current`), too few table dice (`needed`, its `by`)
     assert (seen["not_your_turn"], seen["dice_needed"]) == (409, 422)
     assert seen["needed_die"] == ("d100" if ruleset == "great-cosmos" else "d6")
+    # the plan route took the action's body as it is (one type), its first die the one the action asked for
+    assert seen["plan_dice"] >= 1
     # the stream's messages read through `Event` (a `limited` NPC's among them) and a limited read
     assert seen["typed_events"] >= 3 and seen["limited_ruleset"] == ruleset
     assert seen["events"] >= 3 and seen["log_entries"] >= 2 and seen["attack_steps"] >= 1

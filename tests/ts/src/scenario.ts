@@ -245,6 +245,13 @@ const needed = missing.needed; // always sent (required), `by` declared
 check(needed.index === 0 && needed.by === heroCombatant.id, `needed: ${needed.die} by ${needed.by ?? "nobody"}`);
 seen.dice_needed = short.response.status;
 seen.needed_die = needed.die;
+// the plan takes the action's very body (one type for both: a typo in it does not compile), rolls
+// nothing, and lists first the die the action asked for
+const planned = await gm.POST("/v1/encounters/{encounter_id}/actions/plan", { ...eid, body: blow });
+check(planned.response.status === 200 && planned.data !== undefined, `plan: ${planned.response.status}`);
+const firstDie = planned.data.dice[0];
+check(firstDie !== undefined && firstDie.die === needed.die, `plan's first die: ${firstDie?.die ?? "none"}`);
+seen.plan_dice = planned.data.dice.length;
 const attack = await gm.POST("/v1/encounters/{encounter_id}/actions", { ...eid, body: blow });
 check(
   attack.response.status === 201 && attack.data !== undefined,
