@@ -84,6 +84,49 @@ export function distance(a, b, metric) {
   return dx + dy;  // manhattan (GC-D1)
 }
 
+/** Each side of the fight -> its colour's index: the players' sides first, then in the order met
+ * (the same on every screen, whatever each may see). */
+export function sideColours(encounter) {
+  const sides = [];
+  const mine = encounter.combatants.filter(c => c.player_id).concat(encounter.combatants.filter(c => !c.player_id));
+  for (const c of mine) if (!sides.includes(c.side ?? "")) sides.push(c.side ?? "");
+  return new Map(sides.map((side, i) => [side, i % 4]));
+}
+
+/** The grid's legend: a swatch per side shown on it. */
+function sideLegend(placed, colours) {
+  const sides = [...new Set(placed.map(c => c.side ?? ""))];
+  if (!sides.length) return null;
+  return h("ul", { class: "grid-legend", "aria-label": t("grid.sides") },
+    sides.map(side => h("li", {}, h("span", { class: `swatch side-${colours.get(side) ?? 0}`, "aria-hidden": "true" }),
+      side || t("grid.no.side"))));
+}
+
+/** The grid as the table screen shows it: read-only, the pawns the screen may show (`seen`), each
+ * named in full and coloured by its side; null when no one stands on it. */
+export function pawnGrid(e, { seen = () => true } = {}) {
+  const placed = e.combatants.filter(c => c.position && seen(c));
+  if (!placed.length) return null;
+  const now = currentIds(e);
+  const colours = sideColours(e);
+  const xs = placed.map(c => c.position.x), ys = placed.map(c => c.position.y);
+  // the pawns' box and a cell around it: a TV nobody scrolls shows where they stand, large
+  const x0 = Math.max(0, Math.min(...xs) - 1), y0 = Math.max(0, Math.min(...ys) - 1);
+  const width = Math.max(8, Math.max(...xs) + 2 - x0), height = Math.max(6, Math.max(...ys) + 2 - y0);
+  const cells = h("div", { class: "grid tv-grid", id: "table-grid", role: "group", "aria-label": t("grid.label"),
+    style: `grid-template-columns: repeat(${width}, minmax(0, 1fr))` });
+  for (let y = y0; y < y0 + height; y++) {
+    for (let x = x0; x < x0 + width; x++) {
+      const here = placed.filter(c => c.position.x === x && c.position.y === y);
+      const side = here.length ? colours.get(here[0].side ?? "") ?? 0 : null;
+      cells.append(h("div", { class: `cell ${here.length ? `taken side-${side}` : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}`.trim(),
+        dataset: { x: String(x), y: String(y), ids: here.map(c => c.id).join(",") } },
+        here.length ? h("span", { class: "pawn" }, here.map(c => c.name).join(", ")) : null));
+    }
+  }
+  return h("div", { class: "grid-box tv-grid-box" }, cells, sideLegend(placed, colours));
+}
+
 export const currentIds = encounter => new Set(encounter.current?.combatant_ids || (encounter.current?.combatant_id ? [encounter.current.combatant_id] : []));
 
 const label = e => `${e.name} (${t(`encounter.status.${e.status}`)})`;
@@ -529,19 +572,20 @@ export class Tracker {
     })();
     const away = (x, y) => (from && metric ? distance(from, { x, y }, metric) : null);
     const near = this.inReach() || new Set();  // the targets the actor chosen in the action form may reach (`choices`)
+    const colours = sideColours(e);
     const cells = h("div", { class: "grid", id: "grid", role: "group", "aria-label": t("grid.label"),
-      style: `grid-template-columns: repeat(${width}, 2.2rem)` });
+      style: `grid-template-columns: repeat(${width}, var(--cell))` });
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
         const here = placed.filter(c => c.position.x === x && c.position.y === y);
         const names = here.map(c => c.name).join(", ");
         const reached = here.some(c => near.has(c.id));
-        const cell = h("button", { type: "button", class: `cell ${here.length ? "taken" : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
+        const cell = h("button", { type: "button", class: `cell ${here.length ? `taken side-${colours.get(here[0].side ?? "") ?? 0}` : ""} ${here.some(c => now.has(c.id)) ? "current" : ""}
           ${here.some(c => c.hidden) ? "hidden-one" : ""} ${reached ? "in-reach" : ""}`.replace(/\s+/g, " ").trim(),
           dataset: { key: `${x},${y}`, x: String(x), y: String(y), ids: here.map(c => c.id).join(",") }, disabled: !mode,
           "aria-label": `${names ? t("grid.cell.taken", { x, y, names }) : t("grid.cell", { x, y })}${
             away(x, y) ? t("grid.away", { n: num(away(x, y)) }) : ""}${reached ? t("grid.in.reach") : ""}`, title: names || `${x}, ${y}` },
-          // the pawns' names as the label says them (WCAG 2.5.3), clipped to the cell by the style sheet
+          // the pawns' names in full, as the label says them (WCAG 2.5.3), wrapped within the cell
           names ? h("span", { class: "pawn" }, names) : null);
         listen(cell, "click", () => this.onCell(modeNow(), x, y));
         // or drag a pawn onto a cell: its move when it may move now, else (the GM) its placement
@@ -563,7 +607,7 @@ export class Tracker {
       }
     }
     return h("div", { class: "grid-box" },
-      mode ? field(t("grid.mode"), mode) : null, cells);
+      mode ? field(t("grid.mode"), mode) : null, cells, sideLegend(placed, colours));
   }
 
   async onCell(choice, x, y) {

@@ -849,6 +849,39 @@ const en = {
   "v.other": "value refused",
 };
 
+// the table screen's dice tray, the grid's sides, the phone's notes in a fight, the level-up dialog
+// (a block of its own: merged apart from the step and log texts above)
+Object.assign(fr, {
+  "table.tray": "Les derniers jets",
+  "table.tray.empty": "Aucun jet pour l'instant : les dés lancés s'afficheront ici.",
+  "table.die": "{die} : {value}",
+  "grid.sides": "Camps sur la grille",
+  "grid.no.side": "sans camp",
+  "encounter.visibility.note": "Pendant ce combat, les PV des autres sont montrés en mots d'état.",
+  "encounter.visibility.note.hidden": "Pendant ce combat, les PV des autres sont cachés.",
+  "nav.label": "Aller à",
+  "nav.characters": "Personnages",
+  "nav.encounter": "Combat",
+  "nav.test": "Tests",
+  "nav.log": "Journal",
+  "levelup.missing": "À remplir : {names}",
+});
+Object.assign(en, {
+  "table.tray": "The latest rolls",
+  "table.tray.empty": "No roll yet: the dice rolled will show here.",
+  "table.die": "{die}: {value}",
+  "grid.sides": "Sides on the grid",
+  "grid.no.side": "no side",
+  "encounter.visibility.note": "During this fight, the others' HP are shown as status words.",
+  "encounter.visibility.note.hidden": "During this fight, the others' HP are hidden.",
+  "nav.label": "Go to",
+  "nav.characters": "Characters",
+  "nav.encounter": "Fight",
+  "nav.test": "Tests",
+  "nav.log": "Log",
+  "levelup.missing": "Still to fill in: {names}",
+});
+
 export const CATALOGUE = { fr, en };
 
 /** A message of the catalogue, its `{placeholders}` filled. */

@@ -193,6 +193,7 @@ async function table() {
   stream = new EventStream(state.campaign.id, {
     onEvent: (name, data) => {
       if (name.startsWith("encounter.")) screen.onEvent(name, data);
+      else if (name === "log.created") screen.onRoll(data);  // the dice tray, out of a fight
       else if (name === "character.updated") screen.refresh();  // a sheet edit moves the pools shown
     },
     onResync: () => screen.pick(),
