@@ -1,7 +1,8 @@
 """axe-core (vendored from its npm package, tests/browser/vendor/README.md) on every screen of the
 dashboard (issue 27): 0 serious or critical violations — the first screen, the GM's dashboard, the
 character form, the encounter builder, a fight in setup, the GM's fight with a dice prompt, the player's phone in a
-fight, the table screen, and the English first screen."""
+fight, the table screen, and the English first screen; then the GM's page, the phone and the TV with
+someone down, someone hidden, revealed again, the fight ended."""
 
 from __future__ import annotations
 
@@ -77,6 +78,39 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         at_phone_widths(screen)
         snap(screen, "table")
 
+        # every later state of the fight, on the GM's page, the phone and the TV: someone down, someone
+        # hidden, revealed again, the fight ended
+        eid, vorath = encounter["id"], next(c for c in encounter["combatants"] if c["name"] == "Seigneur Vorath")
+        aiko = next(c for c in encounter["combatants"] if c["name"] == "Aiko")
+        screens = {"gm": page, "phone": phone, "table": screen}
+
+        def reached(state: str) -> None:
+            after = http.get(f"/v1/encounters/{eid}").json()
+            page.wait_for_selector(f"#encounter-view[data-version='{after['version']}']", timeout=15_000)
+            phone.wait_for_selector(f"#encounter-view[data-version='{after['version']}']", timeout=15_000)
+            if after["status"] == "active":
+                screen.wait_for_selector(f"#table-screen[data-version='{after['version']}']", timeout=15_000)
+            else:
+                screen.wait_for_selector("#table-screen[data-mode=dice]", timeout=15_000)
+            for name, target in screens.items():
+                found[f"{name}, {state}"] = axe(target)
+                at_phone_widths(target)
+
+        page.locator(".dice-entry button.cancel").click()
+        r = http.post(f"/v1/encounters/{eid}/actions", json={"type": "damage", "target_id": aiko["id"], "amount": 40})
+        assert r.status_code == 201, r.text
+        reached("someone down")
+        assert page.locator(f"#turn-order li.down[data-combatant-id='{aiko['id']}']").count() == 1
+        assert phone.locator(f"#turn-order li.down[data-combatant-id='{aiko['id']}']").count() == 1
+        r = http.patch(f"/v1/encounters/{eid}/combatants/{vorath['id']}", json={"hidden": True})
+        assert r.status_code == 200, r.text
+        reached("hidden")
+        r = http.patch(f"/v1/encounters/{eid}/combatants/{vorath['id']}", json={"hidden": False})
+        assert r.status_code == 200, r.text
+        reached("revealed")
+        assert http.post(f"/v1/encounters/{eid}/end").status_code in (200, 201)
+        reached("ended")
+
         english = pages()
         english.add_init_script("localStorage.setItem('jdr.lang', 'en')")
         english.goto(f"{server.url}/")
@@ -84,7 +118,7 @@ def test_issue27_axe_finds_no_serious_or_critical_violation_on_any_screen(live, 
         found["login, English"] = axe(english)
 
     assert {name: v for name, v in found.items() if v} == {}
-    assert len(found) == 9
+    assert len(found) == 9 + 4 * 3
     # the check can fail: a button without a name is a critical violation axe reports
     english.evaluate(
         "document.querySelector('main').append(Object.assign(document.createElement('button'), {id: 'nameless'}))"

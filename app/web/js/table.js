@@ -44,6 +44,10 @@ export class TableScreen {
       }
       const e = await api.get(`/v1/encounters/${this.id}`);
       if (this.encounter && e.id === this.encounter.id && e.version < this.encounter.version) return;
+      if (e.status !== "active") {  // the fight is over: back to the dice
+        Object.assign(this, { id: null, encounter: null });
+        return this.refresh();
+      }
       this.encounter = e;
       rememberCombatants(e);
       this.draw();
