@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import axe, table
+from tests.browser.dash_support import at_phone_widths, axe, table
 from tests.browser.test_dashboard import clean, open_with_token
 
 
@@ -41,4 +41,61 @@ def test_issue27_item5_gc_l1_a_level_up_from_the_card_form_built_from_the_catalo
         card = page.locator(f"article.character[data-character-id='{aiko['id']}']")
         card.locator("dl.points div", has_text="niveau").filter(has_text="2").wait_for(timeout=15_000)
         card.locator(f"[role=meter][data-resource=hp][aria-valuemax='{after['sheet']['hp_max']}']").wait_for()
+        clean(page)
+
+
+def test_gc_l1_l3_the_level_up_dialog_shows_the_fields_of_the_level_taken_and_what_is_missing(live, pages):
+    server = live.start()
+    s = table(live, server)
+    page = pages(viewport={"width": 1280, "height": 1000})
+    with closing(s["http"]) as http:
+        aiko = s["aiko"]
+        open_with_token(page, server.url, s["gm"])
+        page.get_by_role("button", name="Monter de niveau : Aiko").click()
+        dialog = page.locator("dialog")
+        dialog.get_by_role("heading", name="Aiko : passage au niveau 2").wait_for()
+        names = lambda: set(dialog.locator("[name]").evaluate_all("els => els.map(e => e.name.split('.')[0])"))  # noqa: E731
+        shown = names()
+        assert {"mode", "chance_bonus_pool"} <= shown, shown  # GC-L1, GC-L6
+        assert not shown & {"stat", "pool", "transfers", "changes"}, shown  # other levels' fields: not offered
+        # the required chance bonus pool: no « — » to pick, and the dialog says it is missing before any submit
+        pool = dialog.locator("select[name=chance_bonus_pool]")
+        assert "—" not in pool.locator("option:not([disabled])").all_inner_texts()
+        missing = dialog.locator("#level-up-missing")
+        assert missing.inner_text() == "À remplir : Réserve du bonus de chance (2d20)"
+        pool.select_option(label="PV")
+        missing.wait_for(state="hidden")
+        assert axe(page, context="dialog") == []
+        at_phone_widths(page)
+        dialog.get_by_role("button", name="Annuler").click()
+
+        # at level 3, the level 4 dialog: GC-L3's pool, not level 2's mode
+        r = http.patch(f"/v1/characters/{aiko['id']}", json={"sheet": {**aiko["sheet"], "level": 3}})
+        assert r.status_code == 200, r.text
+        page.locator(f"article.character[data-character-id='{aiko['id']}'] dl.points div", has_text="niveau").filter(
+            has_text="3"
+        ).wait_for(timeout=15_000)
+        page.get_by_role("button", name="Monter de niveau : Aiko").click()
+        dialog.get_by_role("heading", name="Aiko : passage au niveau 4").wait_for()
+        shown = names()
+        assert "pool" in shown and not shown & {"mode", "stats", "stat", "transfers", "changes"}, shown
+        dialog.get_by_role("button", name="Annuler").click()
+        clean(page)
+
+
+def test_the_level_up_dialog_says_what_is_missing_in_english(live, pages):
+    server = live.start()
+    s = table(live, server)
+    page = pages(viewport={"width": 1280, "height": 1000})
+    page.add_init_script("localStorage.setItem('jdr.lang', 'en')")
+    with closing(s["http"]):
+        page.goto(f"{server.url}/")
+        page.get_by_label("Token (GM or player)").fill(s["gm"])
+        page.get_by_role("button", name="Open", exact=True).click()
+        page.wait_for_selector("html[data-ready=dashboard]")
+        page.locator("article.character button", has_text="Level up").first.click()
+        missing = page.locator("dialog #level-up-missing")
+        assert missing.inner_text().startswith("Still to fill in: ")
+        options = page.locator("dialog select[name=chance_bonus_pool] option:not([disabled])").all_inner_texts()
+        assert len(options) == 2 and "—" not in options, options
         clean(page)

@@ -87,16 +87,28 @@ export function card(character) {
 /** A level-up (`POST /v1/characters/{id}/level-ups`): its form from the catalogue's body schema, the
  * dice rolled by the server; the card follows by its `character.updated`. */
 export function openLevelUpDialog(character, schema) {
-  const form = new SchemaForm({ schema, root: schema, mode: "create", omit: ["seed", "dice", "hidden"], value: {} });
+  const next = (character.sheet?.level ?? 0) + 1;
+  // only the fields of the level being taken (and those of every level)
+  const otherLevels = Object.entries(schema.properties || {}).filter(([, prop]) => !levelFits(prop, next)).map(([name]) => name);
+  const form = new SchemaForm({ schema, root: schema, mode: "create", omit: ["seed", "dice", "hidden", ...otherLevels], value: {} });
   const status = h("p", { class: "status", role: "status" });
+  const missing = h("p", { class: "hint missing", id: "level-up-missing", "aria-live": "polite" });
+  const sayMissing = () => {
+    const names = [...form.el.querySelectorAll("[aria-required=true]")].filter(c => c.value === "")
+      .map(c => c.labels?.[0]?.textContent.trim()).filter(Boolean);
+    missing.textContent = names.length ? t("levelup.missing", { names: names.join(", ") }) : "";
+    missing.hidden = !names.length;
+  };
   const dialog = h("dialog", { class: "sheet-dialog", "aria-labelledby": "level-up-title" });
   const submit = h("button", { type: "submit" }, t("characters.level.up.send"));
   const formEl = h("form", { novalidate: true, method: "dialog" },
     h("h2", { id: "level-up-title" }, t("characters.level.up.title", { name: character.name, n: num((character.sheet?.level ?? 0) + 1) })),
-    form.el, status,
+    form.el, missing, status,
     h("div", { class: "actions" }, submit, h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, t("form.cancel"))));
   dialog.append(formEl);
   dialog.addEventListener("close", () => dialog.remove());
+  formEl.addEventListener("change", sayMissing);
+  formEl.addEventListener("input", sayMissing);
   formEl.addEventListener("submit", async event => {
     event.preventDefault();
     let values;
@@ -114,8 +126,18 @@ export function openLevelUpDialog(character, schema) {
     }
   });
   document.body.append(dialog);
+  sayMissing();  // in the page: the controls' labels found
   dialog.showModal();
   dialog.querySelector("input, select, textarea")?.focus();
+}
+
+/** Whether a level-up field applies at `level`: its `x-level` ("2", "6+"), else the level its
+ * description opens with ("Level 2 (GC-L1).", "Level 6+ …"); a field of no level applies at every one. */
+function levelFits(prop, level) {
+  const tag = prop["x-level"] ?? String(prop.description || "").match(/^Level (\d+\+?)/)?.[1];
+  if (!tag) return true;
+  const n = Number.parseInt(tag, 10);
+  return String(tag).endsWith("+") ? level >= n : level === n;
 }
 
 /** The ruleset's character actions (`operations.character_actions`: type -> {gm_only, schema}) the

@@ -865,6 +865,7 @@ Object.assign(fr, {
   "nav.test": "Tests",
   "nav.log": "Journal",
   "levelup.missing": "À remplir : {names}",
+  "form.choose": "Choisir…",
 });
 Object.assign(en, {
   "table.tray": "The latest rolls",
@@ -880,6 +881,7 @@ Object.assign(en, {
   "nav.test": "Tests",
   "nav.log": "Log",
   "levelup.missing": "Still to fill in: {names}",
+  "form.choose": "Choose…",
 });
 
 export const CATALOGUE = { fr, en };

@@ -128,7 +128,11 @@ export class SchemaForm {
   choice(ctx) {
     const options = ctx.schema.enum ?? [ctx.schema.const];
     const control = h("select", { name: ctx.path.join(".") });
-    if (!ctx.required || ctx.nullable || ctx.value === undefined) control.append(h("option", { value: "" }, "—"));
+    if (!ctx.required || ctx.nullable) control.append(h("option", { value: "" }, "—"));
+    // a required choice not made yet: a prompt, never a choice of its own (the form says it is missing)
+    else if (ctx.value === undefined && ctx.schema.default === undefined) {
+      control.append(h("option", { value: "", disabled: true, hidden: true }, t("form.choose")));
+    }
     options.forEach((option, i) => control.append(h("option", { value: String(i) }, humanize(option))));
     const initial = ctx.value !== undefined && ctx.value !== null ? ctx.value : ctx.schema.default;
     const index = options.indexOf(initial);
