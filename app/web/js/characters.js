@@ -269,11 +269,18 @@ function blowPicker(character) {
 export function renderCharacters(section) {
   const grid = h("div", { class: "cards", id: "character-cards" });
   const canCreate = isGm() || state.me?.player_id;
+  // why the others' cards turned into status words (or lost their figures): the running fight's hp_visibility
+  const note = h("p", { class: "notice visibility-note", id: "visibility-note", hidden: true });
   clear(section,
     h("div", { class: "section-head" },
       h("h2", { id: "characters-title" }, t("characters.title")),
       canCreate ? h("button", { type: "button", onclick: () => openCharacterDialog(null) }, t("characters.new")) : null),
-    grid);
+    note, grid);
+  on("encounter", encounter => {
+    const visibility = encounter?.status === "active" && !isGm() ? encounter.options?.hp_visibility || "exact" : "exact";
+    note.hidden = visibility === "exact";
+    note.textContent = visibility === "exact" ? "" : t(visibility === "hidden" ? "encounter.visibility.note.hidden" : "encounter.visibility.note");
+  });
   const draw = () => {
     const sorted = [...state.characters.values()].sort((a, b) =>
       Number(controls(b)) - Number(controls(a)) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name, "fr"));

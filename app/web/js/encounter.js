@@ -536,9 +536,13 @@ export class Tracker {
     }
   }
 
-  /** After an action of a player's turn: "Tour suivant" takes the focus (one tap away on a phone). */
+  /** After an action: "Tour suivant" takes the focus (one tap away on a phone) on a player's turn, and
+   * for the GM when the focus was lost (the button pressed redrawn: never left on <body>); without it,
+   * the fight's status line. A GM typing ±PV keeps its field. */
   afterAction() {
-    if (!isGm() && this.myTurn) document.getElementById("next-turn")?.focus();
+    const lost = !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
+    if (!(isGm() ? lost : this.myTurn || lost)) return;
+    (document.getElementById("next-turn") || document.getElementById("encounter-status"))?.focus();
   }
 
   /** The grid: every combatant the caller may see on its cell (the server never sends a hidden one

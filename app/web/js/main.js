@@ -123,7 +123,8 @@ async function dashboard() {
         h("button", { type: "button", class: "secondary", id: "leave", onclick: leave }, t("top.leave")))),
     h("main", { class: "layout" },
       h("div", { class: "col-main" }, sections.characters, sections.encounter, sections.players),
-      h("div", { class: "col-side" }, sections.test, sections.log)));
+      h("div", { class: "col-side" }, sections.test, sections.log)),
+    partsBar(sections));
   renderCharacters(sections.characters);
   renderTestPanel(sections.test);
   log.mount(sections.log);
@@ -150,6 +151,23 @@ async function dashboard() {
   });
   if (await stream.open()) await resync({ log, tracker });  // what happened between the first reads and the stream
   document.documentElement.dataset.synced = "true";
+}
+
+/** On a phone (one column, ~1,500 px down to the test panel), a bar of the page's parts at the bottom of
+ * the screen: one tap brings a part's heading in sight, focused. Buttons, not links: the address's
+ * hash is the page's route. */
+function partsBar(sections) {
+  const go = (section, titleId) => {
+    section.scrollIntoView({ block: "start" });
+    const title = document.getElementById(titleId);
+    if (!title) return;
+    title.tabIndex = -1;
+    title.focus({ preventScroll: true });
+  };
+  return h("nav", { class: "parts-bar", id: "parts-bar", "aria-label": t("nav.label") },
+    [["characters", "characters-title", "nav.characters"], ["encounter", "encounter-title", "nav.encounter"],
+     ["test", "test-title", "nav.test"], ["log", "log-title", "nav.log"]].map(([name, titleId, key]) =>
+      h("button", { type: "button", class: "secondary small", onclick: () => go(sections[name], titleId) }, t(key))));
 }
 
 /** Read every view again (after a drop); a failed read is tried again until one succeeds, and
