@@ -283,7 +283,8 @@ export function renderCharacters(section) {
   });
   const draw = () => {
     const sorted = [...state.characters.values()].sort((a, b) =>
-      Number(controls(b)) - Number(controls(a)) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name, "fr"));
+      // the caller's own first (`controls` is undefined for a card without its owner: a limited one, never NaN here)
+      Number(Boolean(controls(b))) - Number(Boolean(controls(a))) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name, "fr"));
     clear(grid, sorted.length ? sorted.map(card) : h("p", { class: "hint" }, t("characters.none")));
   };
   draw();
