@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import closing
 from typing import Any
 
-from tests.browser.dash_support import at_phone_widths, axe, no_overflow, table
+from tests.browser.dash_support import at_phone_widths, axe, fight, table
 from tests.browser.test_dashboard import clean, open_with_token, snap
 
 TV = {"width": 1920, "height": 1080}
@@ -92,6 +92,14 @@ def test_table_screen_out_of_a_fight_is_a_live_dice_tray_without_hidden_rolls(li
         english.wait_for_selector("#dice-tray li.roll")
         assert english.locator("#tray-title").inner_text() == "The latest rolls"
         assert english.locator("li.tray-die").first.get_attribute("aria-label") == "d6: 3"
+        # a fight starts: the screen turns to it, live; it ends: the dice again
+        encounter = fight(s)
+        screen.wait_for_selector(
+            f"#table-screen[data-mode=fight][data-version='{encounter['version']}']", timeout=15_000
+        )
+        assert screen.locator("#dice-tray").count() == 0
+        assert http.post(f"/v1/encounters/{encounter['id']}/end").status_code in (200, 201)
+        screen.wait_for_selector("#table-screen[data-mode=dice] #dice-tray li.roll", timeout=15_000)
         for page in (screen, english):
             clean(page)
 
