@@ -284,7 +284,10 @@ class PlannedDie(BaseModel):
         None, description="Set when the die is needed only on some results of earlier ones (named)."
     )
     depends_on: list[int] | None = Field(
-        None, description="The dice (numbered from 1, in `dice`) whose results decide whether this one is needed."
+        None,
+        description="The dice (numbered from 1, in `dice`) whose results decide whether this one is needed; "
+        "empty when they are not named (a player who may not read every party's sheet: which die decides "
+        "depends on that sheet).",
     )
 
 
@@ -353,8 +356,11 @@ async def encounter_choices(
     "earlier ones (a damage die only on a hit) carries its `condition` and the dice it `depends_on`. The dice "
     "the body gives (`seed`, table `dice`: those the caller enters) are taken first, as the action takes them: "
     "given every die, the plan is exactly the dice the action then consumes; given too many, the action's "
-    "`dice_left_over`. An action with a target answers its exact `odds` (fractions): each outcome of the exchange, "
-    "`hit` (the target's first pool lowered), `down` (that pool brought to 0 by it) and, in asgard, `out` "
+    "`dice_left_over`. A player who may not read a party's whole sheet (its `player_access`, the fight's "
+    "`hp_visibility`) is told dice that do not depend on it: each die some value of that party's pools would ask "
+    "(AS-C5's tests when a blow takes vitality to 0) is listed with its `condition` whatever the real value, and "
+    "`depends_on` is empty. An action with a target answers its exact `odds` (fractions): each outcome of the "
+    "exchange, `hit` (the target's first pool lowered), `down` (that pool brought to 0 by it) and, in asgard, `out` "
     "(left unconscious: AS-C5), from the ruleset's own rules (standing reaction, postures, karma dice, "
     "advantages, protection, primes, groups). A player gets only the figures computed from what it may read "
     "(the others null, named in `withheld`; the encounter's `odds_for_players`). A body the action would "

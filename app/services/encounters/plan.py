@@ -16,7 +16,9 @@ not give (the actor's dice low and the others' high, the reverse, all low, all h
 recorded as the action records it (its die, purpose and whose it is); the longest sequence is the
 plan, and a die missing from another resolution is listed with its `condition`. `entered_by`:
 `caller` when the caller may enter that die (the GM: every die; a player: its own combatants'
-when the campaign lets players enter dice), else `server`.
+when the campaign lets players enter dice), else `server`. A player who may not read a party's
+whole sheet is told dice that do not depend on that party's pools: they are walked on stand-ins
+(`_builds`), never on the real values.
 
 Odds: the ruleset's exact distribution of the exchange (`EncounterRules.odds`, built from the
 pure rules the action applies); for an action without one, brute force over every combination
@@ -144,26 +146,28 @@ def _planned(principal: Principal, uow: EncounterWork, prepared: actions.Prepare
     may not read withheld)."""
     fight, x = prepared.fight, prepared.exchange
     may_enter = _enterer(fight, principal)
+    unread = _unread(uow, principal, prepared)
     walks, failed, left_over = [], [], []
-    for strategy in STRATEGIES:
-        given = _given(principal, prepared)
-        try:
-            walks.append(_resolved(prepared, chosen_dice(strategy, x.actor.id, given)).rolls())
-        except AppError as exc:  # values no table rolls (RB-C2's tie rerolled equal forever): not a plan
-            failed.append(exc)
-            continue
-        if given is not None:
+    for build in _builds(prepared, unread):
+        for strategy in STRATEGIES:
+            given = _given(principal, prepared)
             try:
-                given.finish()
-            except DiceLeftOver as exc:
-                left_over.append(exc)
+                walks.append(_resolved(build, fight.rules, chosen_dice(strategy, x.actor.id, given)).rolls())
+            except AppError as exc:  # values no table rolls (RB-C2's tie rerolled equal forever): not a plan
+                failed.append(exc)
+                continue
+            if given is not None:
+                try:
+                    given.finish()
+                except DiceLeftOver as exc:
+                    left_over.append(exc)
     if not walks:  # the body's own dice refused (a table die out of range), however it goes
         raise failed[0]
     if len(left_over) == len(walks):  # more table dice than the action takes, however it goes
         raise left_over[0]
-    out: dict[str, Any] = {PLANNED: True, "dice": _listed(walks, may_enter)}
+    out: dict[str, Any] = {PLANNED: True, "dice": _listed(walks, may_enter, vague=bool(unread))}
     if prepared.target_id is not None and out["dice"]:
-        withheld = _withheld(uow, principal, prepared)
+        withheld = _withheld(fight, principal, unread)
         if withheld == ALL_WITHHELD:  # not even counted: nothing in the answer depends on them
             out["odds"] = {**dict.fromkeys(_figures(fight.rules)), "withheld": list(_figures(fight.rules))}
             return out
@@ -177,22 +181,52 @@ def _planned(principal: Principal, uow: EncounterWork, prepared: actions.Prepare
     return out
 
 
-def _resolved(prepared: actions.Prepared, dice: CombatDice) -> CombatDice:
-    x = prepared.build(dice)
+def _resolved(build: Callable[[CombatDice], Exchange], rules: EncounterRules, dice: CombatDice) -> CombatDice:
+    x = build(dice)
     with dice.explained():
-        prepared.fight.rules.resolve(x)
+        rules.resolve(x)
     return dice
+
+
+STAND_INS = (1, 10_000)  # a pool any blow empties, one no blow does
+
+
+def _builds(prepared: actions.Prepared, unread: frozenset[str]) -> list[Callable[[CombatDice], Exchange]]:
+    """The exchanges the dice are walked on. When the caller may not read some party's sheet
+    whole, the dice it is told must not depend on that party's pools (which dice a blow taking
+    a pool to 0 asks, AS-C5's tests): its pools are replaced by stand-ins, one any blow empties
+    and one none does, and the real sheet is not walked, so a die some pool value asks is listed,
+    with its `condition`, whatever the real value."""
+    if not unread:
+        return [prepared.build]
+    pools = prepared.fight.rules.pools
+
+    def standing_in(value: int, dice: CombatDice) -> Exchange:
+        x = prepared.build(dice)
+        for party in (x.actor, x.target, *x.more):
+            if party is not None and party.id in unread:
+                for pool in pools:
+                    pool.set(party.sheet, value)
+                    if pool.max_key is not None:
+                        setattr(party.sheet, pool.max_key, max(STAND_INS))
+        return x
+
+    return [partial(standing_in, value) for value in STAND_INS]
 
 
 def _key(roll: dict[str, Any]) -> tuple[str, str, str | None]:
     return (roll["die"], roll["purpose"], roll["by"])
 
 
-def _listed(walks: list[list[dict[str, Any]]], may_enter: Callable[[str | None], str]) -> list[dict[str, Any]]:
+def _listed(
+    walks: list[list[dict[str, Any]]], may_enter: Callable[[str | None], str], *, vague: bool = False
+) -> list[dict[str, Any]]:
     """The longest resolution's dice, in order; a die another resolution did not take carries its
     `condition`, naming the dice it depends on (`depends_on`, numbered from 1): for each such
     resolution, the last die it took in common with the longest before taking other dice or none
-    (its result decided that this one is not needed: a damage die only when the attack die hits)."""
+    (its result decided that this one is not needed: a damage die only when the attack die hits).
+    `vague`: the caller may not read every party's sheet, and which earlier die decides depends on
+    that sheet (AS-C5's resistance test against the target's own figures): none is named."""
     base = max(walks, key=len)
     if len(base) > MAX_DICE:
         raise TooManyDice(len(base), MAX_DICE, field="dice")  # a safety stop: no action takes this many
@@ -203,7 +237,7 @@ def _listed(walks: list[list[dict[str, Any]]], may_enter: Callable[[str | None],
         entry = {"die": roll["die"], "purpose": roll["purpose"], "by": roll["by"], "entered_by": may_enter(roll["by"])}
         lacking = [w for w in walks if sum(1 for r in w if _key(r) == key) < seen[key]]
         if lacking:
-            on = sorted({_common(base[:i], w) for w in lacking} - {0})
+            on = [] if vague else sorted({_common(base[:i], w) for w in lacking} - {0})
             entry["depends_on"] = on
             entry["condition"] = (
                 "needed only on some results of "
@@ -236,30 +270,37 @@ def _figures(rules: EncounterRules) -> tuple[str, ...]:
     return ODDS_FIGURES if not rules.out_at_zero else ODDS_FIGURES[:3]
 
 
-def _withheld(uow: EncounterWork, principal: Principal, prepared: actions.Prepared) -> frozenset[str]:
+def _withheld(fight: Fight, principal: Principal, unread: frozenset[str]) -> frozenset[str]:
     """The odds figures the caller may not be given. The GM: none. A player, as the encounter's
     `odds_for_players` says: `all` none, `none` every one; `visible`: every figure is computed from
     the sheets of the exchange's parties (the target's defence, protection, karma, armour; a
     cooperating member's test) and `down`/`out` from the target's pools too, so all are given when
-    the player reads each party's whole sheet (its character as `player_access` and the
-    `hp_visibility` of its fights let it: `visibility.level_for` is `observer`, which a fight
-    showing pools as a status or not at all never allows, so the pools are then read exactly too),
-    and none otherwise."""
+    the player reads each party's whole sheet (`_unread` names none), and none otherwise."""
     if principal.is_gm:
         return frozenset()
-    fight = prepared.fight
     shared = fight.options.odds_for_players
     if shared != "visible":
         return frozenset() if shared == "all" else ALL_WITHHELD
-    x = prepared.exchange
-    ids = {p.character_id for p in (x.actor, x.target, *x.more) if p is not None}
-    found = standings(uow.conn, fight.campaign_id, ids)
-    for character_id in ids:
-        character = fight.characters.get(character_id)
-        standing = found.get(character_id, NOT_FIGHTING)
+    return ALL_WITHHELD if unread else frozenset()
+
+
+def _unread(uow: EncounterWork, principal: Principal, prepared: actions.Prepared) -> frozenset[str]:
+    """The parties (combatant ids) whose whole sheet the caller may not read: none for the GM; for
+    a player, each whose character `player_access` and the `hp_visibility` of its fights keep
+    anything from it (`visibility.level_for` is `observer` only when neither does, a fight showing
+    pools as a status or not at all never allowing it)."""
+    if principal.is_gm:
+        return frozenset()
+    fight, x = prepared.fight, prepared.exchange
+    parties = [p for p in (x.actor, x.target, *x.more) if p is not None]
+    found = standings(uow.conn, fight.campaign_id, {p.character_id for p in parties})
+    unread = set()
+    for party in parties:
+        character = fight.characters.get(party.character_id)
+        standing = found.get(party.character_id, NOT_FIGHTING)
         if character is None or level_for(principal, character, standing) != "observer":
-            return ALL_WITHHELD
-    return frozenset()
+            unread.add(party.id)
+    return frozenset(unread)
 
 
 def share(p: Fraction) -> dict[str, Any]:
