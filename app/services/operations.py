@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import Select, bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
@@ -365,18 +365,25 @@ _LOG_BODY = select(_log.c.body, _log.c.hidden).where(
     _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id")
 )
 LATEST_ENTRIES = 20  # how far back a rule looks for the blow just taken (AS-H4)
-_LATEST_ABOUT = (
-    select(_log.c.body)
-    .where(
-        _log.c.campaign_id == bindparam("campaign_id"),
-        or_(
-            _log.c.character_id == bindparam("character_id"),
-            _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))),
-        ),
+
+
+def about_the_character(*columns: Any) -> Select[Any]:
+    """The campaign's roll-log entries about `:character_id` (its own, or naming it among those involved),
+    newest first."""
+    return (
+        select(*columns)
+        .where(
+            _log.c.campaign_id == bindparam("campaign_id"),
+            or_(
+                _log.c.character_id == bindparam("character_id"),
+                _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))),
+            ),
+        )
+        .order_by(_log.c.seq.desc())
     )
-    .order_by(_log.c.seq.desc())
-    .limit(LATEST_ENTRIES)
-)
+
+
+_LATEST_ABOUT = about_the_character(_log.c.body).limit(LATEST_ENTRIES)
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, NotFound
@@ -30,7 +30,15 @@ from app.rulesets.registry import get_adapter
 from app.services import rolls
 from app.services.auth import Principal, authorize, check_gm
 from app.services.characters import load_character
-from app.services.operations import Idempotency, RollingWork, fraction_out, log_entry_body, retried, success_of
+from app.services.operations import (
+    Idempotency,
+    RollingWork,
+    about_the_character,
+    fraction_out,
+    log_entry_body,
+    retried,
+    success_of,
+)
 
 
 def run_test(
@@ -114,18 +122,7 @@ _ENTRY = select(_log.c.seq, _log.c.character_id, _log.c.hidden, _log.c.body).whe
     _log.c.id == bindparam("id"), _log.c.campaign_id == bindparam("campaign_id")
 )
 _OTHERS = select(_involved.c.character_id).where(_involved.c.seq == bindparam("seq"))
-_LATEST = (
-    select(_log.c.id, _log.c.rerolls)
-    .where(
-        _log.c.campaign_id == bindparam("campaign_id"),
-        or_(
-            _log.c.character_id == bindparam("character_id"),
-            _log.c.seq.in_(select(_involved.c.seq).where(_involved.c.character_id == bindparam("character_id"))),
-        ),
-    )
-    .order_by(_log.c.seq.desc())
-    .limit(1)
-)
+_LATEST = about_the_character(_log.c.id, _log.c.rerolls).limit(1)
 _LATEST_SHOWN = _LATEST.where(_log.c.hidden.is_(False))  # what a player sees
 
 

@@ -19,24 +19,15 @@ from app.models.tables import utcnow
 from app.services.webhook_delivery import Turns
 from app.services.webhooks import Due, due_webhooks
 from tests.api.support import read_events
-from tests.api.test_webhooks import FAST, deliveries, make_hook, wait_deliveries
+from tests.api.test_webhooks import (  # the fixtures too: one receiver and one fast client for both files
+    FAST,
+    deliveries,
+    hooks,
+    make_hook,
+    receiver,
+    wait_deliveries,
+)
 from tests.webhook_receiver import BlackHole, Receiver
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    r = Receiver().start()
-    try:
-        yield r
-    finally:
-        r.stop()
-
-
-@pytest.fixture
-def hooks(app, settings) -> Iterator[TestClient]:
-    app.state.settings = settings.model_copy(update=FAST)
-    with TestClient(app, raise_server_exceptions=False) as c:
-        yield c
 
 
 class Camp:  # the shape the helpers of test_webhooks read
