@@ -841,7 +841,8 @@ export class Tracker {
       const sheet = state.characters.get(combatants.find(c => c.id === actorId)?.character_id)?.sheet || {};
       const names = [...(sheet.weapons || []), ...(sheet.inventory?.items || []).filter(i => /weapon/.test(i.kind || ""))]
         .map(w => w.name).filter(Boolean);
-      const control = select(names, { empty: names.length ? t("encounter.weapon.none") : t("encounter.weapon.none.sheet") });
+      // the sheet's first weapon chosen: an attack goes as the sheet says ("— aucune —" stays offered)
+      const control = select(names, { empty: names.length ? t("encounter.weapon.none") : t("encounter.weapon.none.sheet"), value: names[0] });
       return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
     const pick = ctx => {

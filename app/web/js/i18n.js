@@ -323,6 +323,15 @@ const fr = {
   "problem.technical": "(détail technique : {detail})",
   "problem.network": "Le serveur est injoignable : vérifiez la connexion, puis réessayez.",
   "problem.field": "{field} : {msg}",
+  "problem.members": "{text} ({members}).",
+  "member.rule": "règle {value}",
+  "member.distance": "distance {value}",
+  "member.max_move": "déplacement permis {value}",
+  "member.moved": "déjà déplacé {value}",
+  "member.actions_taken": "actions faites {value}",
+  "member.actions_per_turn": "actions par tour {value}",
+  "member.max_players": "joueurs au plus {value}",
+  "member.max_webhooks": "webhooks au plus {value}",
   "code.bad_request": "Demande incorrecte.",
   "code.invalid_event_id": "Identifiant d'événement invalide.",
   "code.malformed_json": "Le corps de la demande n'est pas du JSON valide.",
@@ -737,6 +746,15 @@ const en = {
   "problem.technical": "(technical detail: {detail})",
   "problem.network": "The server cannot be reached: check the connection, then try again.",
   "problem.field": "{field}: {msg}",
+  "problem.members": "{text} ({members}).",
+  "member.rule": "rule {value}",
+  "member.distance": "distance {value}",
+  "member.max_move": "move allowed {value}",
+  "member.moved": "moved already {value}",
+  "member.actions_taken": "actions taken {value}",
+  "member.actions_per_turn": "actions per turn {value}",
+  "member.max_players": "players at most {value}",
+  "member.max_webhooks": "webhooks at most {value}",
   "code.bad_request": "Bad request.",
   "code.invalid_event_id": "Not an event id.",
   "code.malformed_json": "The body is not valid JSON.",
@@ -1061,11 +1079,20 @@ export function validationText(msg) {
   return t("v.other");
 }
 
+/** The figures and rule a problem carries beside its code (`rule`, `distance`…), in the page's words:
+ * "Cible hors de portée (règle GC-D1, distance 3)." — the server's reason, not only its kind. */
+function withMembers(text, problem) {
+  const members = Object.entries(problem)
+    .filter(([name, value]) => has(`member.${name}`) && (typeof value === "number" || (typeof value === "string" && value)))
+    .map(([name, value]) => t(`member.${name}`, { value: typeof value === "number" ? num(value) : value }));
+  return members.length ? t("problem.members", { text: text.replace(/[.\s]+$/, ""), members: members.join(", ") }) : text;
+}
+
 /** A problem's message: by its `code`, else its status; the English `detail` only as a last-resort line. */
 export function problemMessage(status, problem = {}) {
   if (status === 0) return t("problem.network");
   const code = problem.code;
-  if (code && has(`code.${code}`)) return t(`code.${code}`);
+  if (code && has(`code.${code}`)) return withMembers(t(`code.${code}`), problem);
   const base = has(`status.${status}`) ? t(`status.${status}`) : t("status.other", { status });
   const detail = problem.detail || "";
   if (lang === "en" && detail) return `${base} ${detail}`;

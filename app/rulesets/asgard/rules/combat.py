@@ -254,7 +254,9 @@ def check_group(members: Sequence[tuple[str, str | None, bool]]) -> int:
     for cid, tier, down in members:
         if tier != "figurant":
             raise RuleError(
-                f"combatant {cid} is not an extra (tier figurant): only extras act in groups (AS-C11)", field="group"
+                f"combatant {cid} is not an extra (tier figurant): only extras act in groups (AS-C11)",
+                field="group",
+                extra={"rule": "AS-C11"},  # the problem names its rule: a client says why, in its own words
             )
         if down:
             raise RuleError(f"combatant {cid} is down: it does not act (AS-C11)", field="group", code="member_down")
