@@ -175,20 +175,21 @@ def nul_refusal(body: bytes, *, locate: bool = True) -> RequestValidationError |
 
 
 def _nul_place(value: object) -> list[str | int] | None:
-    """The path of the first string holding NUL (a key's path ends with "[key]", as pydantic names keys)."""
+    """The path of the first string holding NUL in the body's order (a key's path ends with "[key]", as
+    pydantic names keys): a walk with a stack, each container's items pushed last first."""
     todo: list[tuple[object, list[str | int]]] = [(value, [])]
     while todo:
-        item, path = todo.pop(0)
+        item, path = todo.pop()
         if isinstance(item, str):
             if "\x00" in item:
                 return path
         elif isinstance(item, dict):
-            for key, inner in item.items():
+            for key in item:
                 if "\x00" in key:
                     return [*path, key, "[key]"]
-                todo.append((inner, [*path, key]))
+            todo.extend((inner, [*path, key]) for key, inner in reversed(item.items()))
         elif isinstance(item, list):
-            todo.extend((inner, [*path, i]) for i, inner in enumerate(item))
+            todo.extend((inner, [*path, i]) for i, inner in reversed(list(enumerate(item))))
     return None
 
 

@@ -42,6 +42,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(at: datetime) -> datetime:
+    """A time read back from the database, with its zone (SQLite gives naive UTC back)."""
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
 def _ts(**kw: Any) -> Any:
     return Field(default_factory=utcnow, sa_type=DateTime(timezone=True), nullable=False, **kw)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import secrets
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import segno
@@ -40,6 +40,7 @@ from app.models.tables import (
     LogEntry,
     LogEntryCharacter,
     Player,
+    as_utc,
     core_table,
     utcnow,
 )
@@ -350,13 +351,9 @@ def accept_invite(session: Session, code: str) -> dict[str, str]:
     if campaign_id is not None:
         session.get(Campaign, campaign_id, with_for_update=_NO_KEY_UPDATE)
     row = conn.execute(_SPEND, {"code_hash": code_hash}).first()
-    if row is None or _aware(row.expires_at) <= utcnow():
+    if row is None or as_utc(row.expires_at) <= utcnow():
         session.commit()  # an expired one is spent all the same
         raise NotFound("no such invitation: unknown, already used or expired")
     token = _new_credential(session, row.campaign_id, "player", row.player_id)
     session.commit()
     return {"token": token, "player_id": row.player_id, "campaign_id": row.campaign_id}
-
-
-def _aware(at: datetime) -> datetime:
-    return at if at.tzinfo is not None else at.replace(tzinfo=utcnow().tzinfo)  # SQLite gives naive UTC back

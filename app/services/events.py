@@ -18,7 +18,7 @@ player's own hidden combatant, its own exact pools: `player_views`, kept in the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, NamedTuple
 
 from pydantic_core import to_jsonable_python
@@ -56,6 +56,7 @@ from app.models.tables import (
     LogEntry,
     Player,
     StreamTicket,
+    as_utc,
     core_table,
     utcnow,
 )
@@ -435,7 +436,7 @@ def redeem_ticket(session: Session, ticket: str) -> Principal:
     conn = session.connection()
     row = conn.execute(_REDEEM, {"ticket_hash": hash_token(ticket)}).first()
     credential = None
-    if row is not None and _aware(row.expires_at) > utcnow():
+    if row is not None and as_utc(row.expires_at) > utcnow():
         credential = conn.execute(
             select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where(_cred.c.token_hash == row.token_hash)
         ).first()
@@ -452,7 +453,3 @@ def spend_ticket(session: Session, ticket: str) -> None:
     DELETE, its row not read."""
     session.connection().execute(_REDEEM, {"ticket_hash": hash_token(ticket)})
     session.commit()
-
-
-def _aware(at: datetime) -> datetime:
-    return at if at.tzinfo is not None else at.replace(tzinfo=utcnow().tzinfo)  # SQLite gives naive UTC back

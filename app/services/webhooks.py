@@ -17,7 +17,7 @@ import ipaddress
 import secrets
 import socket
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -27,7 +27,7 @@ from sqlmodel import Session, col
 from sqlmodel import select as select_rows
 
 from app.kit.errors import Conflict, NotFound
-from app.models.tables import Event, Webhook, WebhookDelivery, core_table, new_id, utcnow
+from app.models.tables import Event, Webhook, WebhookDelivery, as_utc, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.models.webhooks import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic, WebhookUpdate
 from app.rulesets.events import EVENTS
@@ -413,14 +413,13 @@ def _outgoing(session: Session, row: Any, event: event_log.StoredEvent) -> Outgo
         f"msg_{row.id}_{event.number}",
         row.attempts + 1,
         to_json(body),
-        _aware(row.failing_since),
+        None if row.failing_since is None else as_utc(row.failing_since),
     )
 
 
 def event_log_time(at: datetime) -> str:
     """An event's time as the API writes times (UTC, ISO 8601, `Z`)."""
-    aware = at if at.tzinfo is not None else at.replace(tzinfo=utcnow().tzinfo)
-    return aware.astimezone(utcnow().tzinfo).isoformat().replace("+00:00", "Z")
+    return as_utc(at).astimezone(utcnow().tzinfo).isoformat().replace("+00:00", "Z")
 
 
 def _advance(session: Session, webhook_id: str, owner: str, number: int) -> None:
@@ -512,8 +511,3 @@ def record_attempt(
     )
     session.commit()
     return done and not disabled
-
-
-def _aware(at: datetime | None) -> datetime | None:
-    """A time read back from the database, in UTC (SQLite gives it back without its zone)."""
-    return at if at is None or at.tzinfo is not None else at.replace(tzinfo=UTC)
