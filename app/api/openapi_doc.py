@@ -42,7 +42,7 @@ from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
 # The contract's version: it moves with every change a client can see (CHANGELOG.md, newest first).
-CONTRACT_VERSION = "1.4.0"
+CONTRACT_VERSION = "1.5.0"
 LICENSE = {"name": "MIT", "identifier": "MIT"}
 CONTACT = {"name": "jdr-rules-api", "url": "https://jdr-rules-api.dev/"}
 SERVERS = [{"url": "http://127.0.0.1:8000", "description": "`make run` on this machine (set yours)"}]

@@ -277,6 +277,11 @@ class Encounter(SQLModel, table=True):
     current_turn: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     # a client's own ids (API.md round 3 `metadata`, as on campaigns and characters)
     client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
+    # the players' count of the changes they were told of (`encounters/seen.py`): `players` for every
+    # player, plus `owners[player_id]` for those told alone (of their own hidden combatant…)
+    player_versions: dict[str, Any] = Field(
+        default_factory=lambda: {"players": 1, "owners": {}}, sa_column=Column(JSON, nullable=False)
+    )
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
 
@@ -323,6 +328,8 @@ class EncounterAction(SQLModel, table=True):
     changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     reverts: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
     reverted_by: str | None = Field(default=None, max_length=32, sa_type=SafeString(32))
+    # the encounter's `player_versions` once this action was made: its `encounter_version` for a player
+    seen_versions: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = _ts()
 
 

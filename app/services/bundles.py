@@ -25,6 +25,7 @@ from sqlmodel import Session
 
 from app.core.old_step_keys import with_step_keys
 from app.core.security import hash_token, new_token
+from app.models import seen
 from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
 from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, Counters, EncounterState, StoredChange
 from app.models.tables import (
@@ -702,6 +703,7 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
                     "status": e.status,
                     "round": e.round,
                     "version": e.version,
+                    "player_versions": seen.starting_at(e.version),
                     "options": _remap(e.options, ids),
                     "turn_order": _remap(e.turn_order, ids),
                     "current_turn": _remap(e.current_turn, ids),

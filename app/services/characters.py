@@ -9,6 +9,7 @@ edit, which the roll log records as a `sheet_edit` entry with before/after."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -32,7 +33,8 @@ from app.rulesets.registry import get_adapter, rules_for
 from app.services.auth import Principal, authorize
 from app.services.campaigns import load_campaign
 from app.services.encounters import shown
-from app.services.encounters.view import status
+from app.services.encounters.shown import SHOWN_FIELDS
+from app.services.encounters.view import quiet_change, status
 from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
@@ -364,8 +366,9 @@ def update_character(
                 )
             else:
                 changed["sheet"] = _players_edited_sheet(campaign, raw, previous, kind=kind)
-        if shown.shows_a_change(changed, before):
-            shown.move(uow, fights)  # what their view shows changed: their ETag moves
+        if shown.shows_a_change(changed, before):  # what their view shows changed: their ETag moves
+            after = replace(before, **{k: v for k, v in changed.items() if k in SHOWN_FIELDS})
+            shown.move(uow, fights, quiet=quiet_change(campaign.ruleset, [(before, after)]))
         after = _save_version(uow, before, changed, governed)
     return public(after, campaign.ruleset)
 

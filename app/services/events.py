@@ -47,6 +47,7 @@ from sqlmodel import Session
 from app.core import committed
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
+from app.models import seen
 from app.models.schemas import CampaignPublic, PlayerPublic
 from app.models.tables import (
     Campaign,
@@ -129,6 +130,7 @@ def record(
     owner_id: str | None = None,
     player_data: dict[str, Any] | None = None,
     player_views: dict[str, dict[str, Any]] | None = None,
+    player_versions: dict[str, Any] | None = None,
     conn: Connection | None = None,
 ) -> None:
     """Add an event to the current transaction (the caller commits). Call it after
@@ -148,10 +150,14 @@ def record(
     Who receives it (the `Event` table's doc): the GM; the player `owner_id` even when
     `hidden`; the other players nothing when `hidden`, else `player_data` or `data`.
     `player_views`: player id -> what that player receives instead (before all of the above
-    but the GM; a hidden event reaches only the player `owner_id` among them)."""
+    but the GM; a hidden event reaches only the player `owner_id` among them).
+    `player_versions`: an encounter event's `seen` versions after it: each player reads its own as
+    the event's `version` (and its action's `encounter_version`)."""
     stored = player_data
-    if player_views:
-        stored = {_VIEWS: player_views, _OTHERS: player_data}
+    if player_views or player_versions:
+        stored = {_VIEWS: player_views or {}, _OTHERS: player_data}
+        if player_versions:
+            stored[_SEEN] = player_versions
     values = {
         "campaign_id": campaign_id,
         "type": type_,
@@ -170,7 +176,7 @@ def record(
 
 _campaign = core_table(Campaign)
 _player = core_table(Player)
-_VIEWS, _OTHERS = "_views", "_others"  # `player_data` holding per-player payloads
+_VIEWS, _OTHERS, _SEEN = "_views", "_others", "_seen"  # `player_data` holding per-player payloads
 
 
 def _completed(session: Session, campaign_id: str, type_: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -206,12 +212,23 @@ class StoredEvent(NamedTuple):
     owner_id: str | None = None  # a player who sees `data` even when hidden
     player_data: dict[str, Any] | None = None  # what the other players see instead of `data`
     player_views: dict[str, dict[str, Any]] | None = None  # what one player sees instead of the above
+    player_versions: dict[str, Any] | None = None  # an encounter event's players' versions (`seen`)
 
     def payload_for(self, viewer: Principal) -> dict[str, Any] | None:
         """The event's data as `viewer` may see it, or None when it is not for it (API.md
         round 3: per viewer, the GM, the owner, then what the other players may see)."""
         if viewer.is_gm:
             return self.data
+        found = self._players(viewer)
+        if found is None or self.player_versions is None:
+            return found
+        version = seen.of(self.player_versions, viewer.player_id, found["version"])
+        action = found.get("action")
+        if action is not None:
+            return {**found, "version": version, "action": {**action, "encounter_version": version}}
+        return {**found, "version": version}
+
+    def _players(self, viewer: Principal) -> dict[str, Any] | None:
         if self.player_views is not None and viewer.player_id in self.player_views:
             if self.hidden and viewer.player_id != self.owner_id:
                 return None
@@ -348,6 +365,7 @@ def _with_bodies(session: Session, rows: Sequence[Any]) -> list[StoredEvent]:
             r.owner_id,
             _players_view(r.type, r.data, _others(r.player_data), bodies),
             _views(r.player_data),
+            r.player_data.get(_SEEN) if r.player_data is not None and _VIEWS in r.player_data else None,
         )
         for r in rows
     ]

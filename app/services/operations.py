@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -232,7 +232,7 @@ class RollingWork(UnitOfWork):
         sheets = self._dumped_sheets(outcome.sheets)
         moved = [cid for cid, sheet in sheets.items() if sheet != self.loaded[cid].sheet]  # really changed
         updates = self._updated_events(sheets, moved, now, hidden=req.hidden)  # read before the writes' batch
-        self._move_fights(moved, hidden=req.hidden)  # likewise
+        self._move_fights(moved, sheets, hidden=req.hidden)  # likewise
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(sheets, now)
@@ -275,7 +275,7 @@ class RollingWork(UnitOfWork):
         saved_now = [saved(self.loaded[cid], now=now, sheet=sheets[cid]) for cid in moved]
         return updated_events(self.conn, saved_now, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
 
-    def _move_fights(self, moved: list[str], *, hidden: bool) -> None:
+    def _move_fights(self, moved: list[str], sheets: dict[str, dict[str, Any]], *, hidden: bool) -> None:
         """Issue 25, as a sheet edit does: each fight showing a character whose sheet changed (`moved`)
         moves (its version and its `encounter.updated`: its view reads the sheet, so a conditional GET
         with the old ETag must not be a 304). Nothing read for a character known to be in no fight (the
@@ -283,14 +283,18 @@ class RollingWork(UnitOfWork):
         locks it before its characters, so waiting here could deadlock with it (PostgreSQL would answer
         after its 1 s `deadlock_timeout`). A fight held elsewhere runs the operation again, its fights
         locked before its characters this time (`fights_first`, `_open`). `hidden`: a hidden GM roll's
-        move is told to the GM alone."""
+        move is told to the GM and the owners alone; so is one the other players see the same (a
+        `status` fight's words)."""
         fighting = [cid for cid in moved if cid not in self.not_fighting]
         if not fighting:
             return
         from app.services.encounters import shown  # (the encounters import this module)
+        from app.services.encounters.view import quiet_change
 
         fights = shown.lock_after(self, fighting, self.fights_first)
-        shown.move(self, [(fight, version, shown_hidden or hidden) for fight, version, shown_hidden in fights])
+        pairs = [(self.loaded[cid], replace(self.loaded[cid], sheet=sheets[cid])) for cid in fighting]
+        quiet = quiet_change(self.adapter.id, pairs)
+        shown.move(self, [f._replace(hidden=f.hidden or hidden) for f in fights], quiet=quiet)
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else

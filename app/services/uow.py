@@ -443,6 +443,7 @@ class UnitOfWork:
         hidden: bool = False,
         owner_id: str | None = None,
         player_data: dict[str, Any] | None = None,
+        player_versions: dict[str, Any] | None = None,
     ) -> None:
         """An event of this change (call it after the change's other writes); who receives
         what: `events.record`."""
@@ -454,6 +455,7 @@ class UnitOfWork:
             hidden=hidden,
             owner_id=owner_id,
             player_data=player_data,
+            player_versions=player_versions,
             conn=self.conn,
         )
 

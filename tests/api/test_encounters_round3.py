@@ -265,7 +265,7 @@ def test_issue25_a_rolling_operations_sheet_change_moves_the_encounters_etag(tab
     """A level-up, a test or a character action changes a sheet as an edit does: the fights showing
     that character move too (a conditional GET with the old ETag was a stale 304 after a level-up
     raised the hp the fight shows); one that changes no sheet moves nothing; a hidden GM roll's
-    move is told to the GM alone."""
+    move is told to the GM and the character's owner alone (as its `character.updated` is)."""
     t = table("great-cosmos")
     hero = t.character("Aiko", gc_fighter(), kind="pc", player=t.alice)
     eid = t.post(f"/v1/campaigns/{t.c.id}/encounters", {"name": "Gué", "combatants": [{"character_id": hero}]})["id"]
@@ -286,7 +286,9 @@ def test_issue25_a_rolling_operations_sheet_change_moves_the_encounters_etag(tab
     gm = [e["data"] for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
     alice = [e["data"] for e in read_events(t.client, t.c.id, t.alice.headers) if e["type"] == "encounter.updated"]
     assert gm == [{"id": eid, "version": 2}, {"id": eid, "version": 3}]
-    assert alice == [{"id": eid, "version": 2}]
+    assert alice == [{"id": eid, "version": 2}, {"id": eid, "version": 3}]
+    bob = [e["data"] for e in read_events(t.client, t.c.id, t.bob.headers) if e["type"] == "encounter.updated"]
+    assert bob == [{"id": eid, "version": 2}]
 
 
 def test_issue25_an_action_changing_a_character_moves_the_other_fights_showing_it(table):

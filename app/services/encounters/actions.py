@@ -104,7 +104,7 @@ def dispatch(
     type_ = body.get("type") if isinstance(body, dict) else None
     if isinstance(type_, str) and type_ in GM_ACTIONS:
         check_gm(principal, f"make a {type_} action")
-    check_version(fight, if_match)
+    check_version(fight, if_match, principal)
     check_status(fight, "active", "an action")
     req = fight.rules.parse_action(body)
     if isinstance(req, CombatAction):
@@ -621,7 +621,7 @@ def revert(
     def work(uow, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_not_ended(fight)
         row = store.action_row(conn, fight.id, action_id)
         if row is None:
@@ -813,7 +813,7 @@ def _visible_page(
     while len(items) <= limit:
         rows = store.action_page(conn, fight.id, before_seq=before, limit=limit)
         for row in rows:
-            shown = view.action({**row.body, "reverted_by": row.reverted_by}, seen, who)
+            shown = view.action({**row.body, "reverted_by": row.reverted_by}, seen, who, row.seen_versions)
             if shown is not None:
                 items.append(shown)
         if len(rows) <= limit:

@@ -21,6 +21,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.kit.errors import NotFound
+from app.models import seen as seen_versions
 from app.models.tables import new_id, utcnow
 from app.services import characters, events  # (characters: the module, which imports the encounter view)
 from app.services.auth import Principal, check_member
@@ -76,6 +77,8 @@ def record_action(
     data = {"id": fight.id, "version": version, "action_id": body["id"]}
     if reverts is not None:
         data["reverted"] = reverts
+    event_data, event_args = _action_event(data, body, seen)
+    told = _told(fight, body, seen, event_args)
     sheets = sorted(fight.dirty_sheets)
     store.save(conn, fight, at, later=uow.later)
     log_hidden = hidden or not view.players_see_all(body, seen)
@@ -92,6 +95,7 @@ def record_action(
             others=list(others),
             log_hidden=log_hidden,
             now=at,
+            seen_versions=told,
         )
     )
     unseen = view.action(body, seen, view.NOBODY) is None
@@ -99,25 +103,67 @@ def record_action(
     changed = _record_characters(uow, fight, sheets, hidden=unseen)
     log_data, log_args = _log_event(body["id"], changed, hidden=log_hidden)
     uow.later(partial(events.record, uow.session, uow.campaign_id, "log.created", log_data, conn=conn, **log_args))
-    event_data, event_args = _action_event(data, body, seen)
-    uow.later(partial(events.record, uow.session, uow.campaign_id, event, event_data, conn=conn, **event_args))
+    uow.later(
+        partial(
+            events.record,
+            uow.session,
+            uow.campaign_id,
+            event,
+            event_data,
+            conn=conn,
+            player_versions=told,
+            **event_args,
+        )
+    )
     if others_moved:
         uow.later(partial(shown.move, uow, others_moved))
-    mine = view.action(body, seen, viewer(principal))
+    mine = view.action(body, seen, viewer(principal), told)
     if mine is None:
         return body, _bare(body)
     return body, {**mine, "seed": body["seed"]} if "seed" in body else mine  # the caller's own seed
 
 
-def record_update(uow: EncounterWork, fight: Fight, *, hidden: bool = False, event: str = "encounter.updated") -> int:
+def _told(fight: Fight, body: dict[str, Any], seen: view.Scene, audience: dict[str, Any]) -> dict[str, Any]:
+    """The players' versions after this action (`models.seen`), saved with the fight: every player's
+    moves when the players are told of it; else those of the player told alone and of the owners of
+    the combatants it changed (their own view shows the change)."""
+    versions = fight.encounter["player_versions"]
+    if not audience["hidden"]:
+        told = seen_versions.bumped(versions, everyone=True)
+    else:
+        owners = {seen.owner.get(c.get("combatant_id") or "") for c in body["changes"]}
+        owners.add(audience["owner_id"])
+        told = seen_versions.bumped(versions, owners=sorted(o for o in owners if o is not None))
+    fight.encounter["player_versions"] = told
+    return told
+
+
+def record_update(
+    uow: EncounterWork,
+    fight: Fight,
+    *,
+    hidden: bool = False,
+    owners: Sequence[str | None] = (),
+    event: str = "encounter.updated",
+) -> int:
     """A setup change (not an action): the fight saved, version + 1, and its events (the sheets it
-    changed, `end`'s, then the encounter's)."""
+    changed, `end`'s, then the encounter's). `hidden`: a change about hidden combatants, told to the
+    GM and to their `owners` alone (their view shows those combatants)."""
     sheets = sorted(fight.dirty_sheets)
     others_moved = other_fights(uow, fight, sheets, hidden=hidden)
+    told_alone = sorted({o for o in owners if o is not None}) if hidden else []
+    told = seen_versions.bumped(fight.encounter["player_versions"], everyone=not hidden, owners=told_alone)
+    fight.encounter["player_versions"] = told
     version = store.save(uow.conn, fight, utcnow())
     for _, write in _character_events(uow, fight, sheets, hidden=hidden):
         write()
-    uow.record(event, {"id": fight.id, "version": version}, hidden=hidden)
+    data = {"id": fight.id, "version": version}
+    if not hidden:
+        uow.record(event, data, player_versions=told)
+    elif not told_alone:
+        uow.record(event, data, hidden=True)
+    for owner in told_alone:  # (one, but for several hidden combatants added at once)
+        uow.record(event, data, hidden=True, owner_id=owner, player_versions=told)
     shown.move(uow, others_moved)
     return version
 
@@ -136,7 +182,7 @@ def other_fights(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden:
         return []
     locked_first = fight.elsewhere_known.issuperset(asked)  # with the encounter (`load_fight`)
     showing = shown.lock_after(uow, asked, uow.fights_first, locked_first=locked_first)
-    return [(eid, version, h or hidden) for eid, version, h in showing if eid != fight.id]
+    return [f._replace(hidden=f.hidden or hidden) for f in showing if f.id != fight.id]
 
 
 def _character_events(
@@ -229,7 +275,9 @@ def read_action(session: Session, principal: Principal, encounter_id: str, actio
     seen = None
     if row is not None:
         body = {**row.body, "reverted_by": row.reverted_by}
-        seen = view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), viewer(principal))
+        seen = view.action(
+            body, scene(conn, fight, view.referenced(body, fight.rules)), viewer(principal), row.seen_versions
+        )
     if seen is None:
         raise NotFound("no action with this id in this encounter")
     return seen

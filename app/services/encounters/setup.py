@@ -12,6 +12,7 @@ from sqlalchemy import insert
 from sqlmodel import Session
 
 from app.kit.errors import Forbidden, NotFound
+from app.models import seen
 from app.models.encounters import (
     MAX_COMBATANTS,
     POSITION_BOUND,
@@ -68,6 +69,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
             "status": "setup",
             "round": 0,
             "version": 1,
+            "player_versions": seen.starting_at(1),
             "options": _options(rules, data.options or {}),
             "turn_order": [],
             "current_turn": None,
@@ -231,7 +233,7 @@ def update_encounter(
     def work(uow, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         if data.metadata is None or data.name is not None or data.options is not None:
             check_not_ended(fight)  # `metadata` (a client's own ids) may still change on an ended fight
         if data.name is not None:
@@ -255,7 +257,7 @@ def add_combatants(
     def work(uow, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_not_ended(fight)
         if fight.encounter["status"] == "active":
             added = _add(uow, fight, [item], ("body",))
@@ -268,7 +270,8 @@ def add_combatants(
                 code="rule_violation",
             )
         added = _add(uow, fight, [item], ("body",))
-        record_update(uow, fight, hidden=all(c["hidden"] for c in added))
+        hidden = all(c["hidden"] for c in added)
+        record_update(uow, fight, hidden=hidden, owners=_owners(conn, fight, added) if hidden else ())
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work)
@@ -294,7 +297,7 @@ def update_combatant(
                 extra={"fields": sorted(fields)},
                 code="reaction_only",
             )
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_not_ended(fight)
         for name in ("side", "hidden", "actions"):
             if name in fields and fields[name] is None:
@@ -308,12 +311,21 @@ def update_combatant(
         for name, value in fields.items():
             c[name] = value
         fight.dirty_combatants.add(c["id"])
-        record_update(uow, fight, hidden=was_hidden and c["hidden"])
+        hidden = was_hidden and c["hidden"]
+        record_update(uow, fight, hidden=hidden, owners=_owners(conn, fight, [c]) if hidden else ())
         if seen:  # its character, shown to the other players until now: their pages drop its card at once
             uow.record("character.hidden", {"id": c["character_id"]})
         return _state(conn, fight, principal)
 
     return write(session, principal, encounter_id, work)
+
+
+def _owners(conn, fight: Fight, combatants: list[dict[str, Any]]) -> list[str | None]:
+    """The players owning these combatants' characters (told alone of a change about them, hidden)."""
+    ids = [c["character_id"] for c in combatants]
+    known = {cid: ch.player_id for cid, ch in fight.characters.items()}
+    known.update(store.owners(conn, [i for i in ids if i not in known]))
+    return [known.get(i) for i in ids]
 
 
 def _seen_by_others(conn, fight: Fight, c: dict[str, Any]) -> bool:
@@ -329,11 +341,11 @@ def delete_combatant(
     def work(uow, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         c = fight.combatant(combatant_id)
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_status(fight, "setup", "removing a combatant")
         fight.combatants.remove(c)
         fight.removed_combatants.append(c["id"])
-        record_update(uow, fight, hidden=c["hidden"])
+        record_update(uow, fight, hidden=c["hidden"], owners=_owners(uow.conn, fight, [c]) if c["hidden"] else ())
         return {}
 
     write(session, principal, encounter_id, work)
@@ -345,7 +357,7 @@ def end(session: Session, principal: Principal, encounter_id: str, if_match: str
     def work(uow, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_not_ended(fight)
         fight.encounter["status"] = "ended"
         if fight.rules.changes_at_fight_end:
@@ -408,4 +420,4 @@ def list_encounters(
         session.connection(), campaign_id, status=status, after=decode_cursor(cursor) if cursor else None, limit=limit
     )
     next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
-    return {"items": [view.summary(r) for r in rows[:limit]], "next_cursor": next_cursor}
+    return {"items": [view.summary(r, viewer(principal)) for r in rows[:limit]], "next_cursor": next_cursor}

@@ -10,21 +10,25 @@ those encounters first (`lock_showing`, before the character: same order, no dea
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import DBAPIError
 
-from app.models.tables import Combatant, Encounter, core_table, utcnow
+from app.models.seen import bumped
+from app.models.tables import Character, Combatant, Encounter, core_table, utcnow
 from app.services.prepared import Prepared
 from app.services.uow import StaleVersion, UnitOfWork
 
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)
+_chr = core_table(Character)
 
 _SHOWING = (  # the encounters showing any of `character_ids`, locked in id order
-    select(_enc.c.id, _enc.c.version, _cbt.c.hidden)
+    select(_enc.c.id, _enc.c.version, _cbt.c.hidden, _enc.c.options, _enc.c.player_versions, _chr.c.player_id)
     .join(_cbt, _cbt.c.encounter_id == _enc.c.id)
+    .join(_chr, _chr.c.id == _cbt.c.character_id)
     .where(
         _enc.c.campaign_id == bindparam("campaign_id"),
         _cbt.c.character_id.in_(bindparam("character_ids", expanding=True)),
@@ -36,10 +40,25 @@ _SHOWING_NOW = _SHOWING.with_for_update(of=_enc, nowait=True)  # PostgreSQL: a f
 _MOVE = Prepared(  # prepared: it may run in a unit of work's `writes()` batch (an action's)
     update(_enc)
     .where(_enc.c.id == bindparam("encounter_id"), _enc.c.version == bindparam("old_version"))
-    .values(version=bindparam("new_version"), updated_at=bindparam("now"))
+    .values(version=bindparam("new_version"), updated_at=bindparam("now"), player_versions=bindparam("seen"))
 )
 
-Showing = list[tuple[str, int, bool]]  # (encounter id, its version, whether the character is hidden there)
+
+class Shown(NamedTuple):
+    """An encounter showing a changed character, as locked."""
+
+    id: str
+    version: int
+    hidden: bool  # the character is hidden there (each of them, for several)
+    hp_visibility: str
+    player_versions: dict[str, Any]
+    owners: frozenset[str]  # the players owning those characters there: they see them whole
+
+
+Showing = list[Shown]
+# whether the other players' view of the change is the same in a fight of this `hp_visibility`
+# (a sheet edit a `status` fight shows as the same words): then only the owners are told
+Quiet = Callable[[str], bool]
 
 # what a character's view in an encounter reads (`view.combatant_state`): a change of its metadata alone moves none
 SHOWN_FIELDS = ("name", "kind", "player_id", "sheet", "player_access")
@@ -48,20 +67,28 @@ SHOWN_FIELDS = ("name", "kind", "player_id", "sheet", "player_access")
 def lock_showing(uow: UnitOfWork, character_id: str) -> Showing:
     """The encounters of the unit of work's campaign showing this character, locked in id order
     (call it before the character is locked)."""
-    rows = uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_ids": [character_id]}).all()
-    return list(dict.fromkeys((r.id, r.version, r.hidden) for r in rows))
+    return _gathered(uow.conn.execute(_SHOWING, {"campaign_id": uow.campaign_id, "character_ids": [character_id]}))
 
 
 def lock_showing_any(uow: UnitOfWork, character_ids: list[str], *, wait: bool = True) -> Showing:
     """The encounters showing any of these characters, locked in id order, each once: hidden when each
     of them is hidden there (call it before the characters are locked). `wait=False`: a fight another
     transaction holds raises at once (PostgreSQL's `lock_not_available`: `locked_elsewhere`)."""
-    found: dict[str, tuple[str, int, bool]] = {}
     statement = _SHOWING if wait else _SHOWING_NOW
-    rows = uow.conn.execute(statement, {"campaign_id": uow.campaign_id, "character_ids": character_ids})
+    return _gathered(uow.conn.execute(statement, {"campaign_id": uow.campaign_id, "character_ids": character_ids}))
+
+
+def _gathered(rows: Any) -> Showing:
+    """One `Shown` per encounter of these (encounter, combatant) rows, in their order."""
+    found: dict[str, Shown] = {}
     for r in rows:
-        seen = found.get(r.id)
-        found[r.id] = (r.id, r.version, r.hidden if seen is None else seen[2] and r.hidden)
+        owners = frozenset([r.player_id]) if r.player_id is not None else frozenset()
+        was = found.get(r.id)
+        if was is None:
+            hp = (r.options or {}).get("hp_visibility", "exact")
+            found[r.id] = Shown(r.id, r.version, r.hidden, hp, r.player_versions, owners)
+        else:
+            found[r.id] = was._replace(hidden=was.hidden and r.hidden, owners=was.owners | owners)
     return list(found.values())
 
 
@@ -122,12 +149,21 @@ def shows_a_change(changed: dict[str, Any], before: Any) -> bool:
     return any(k in changed and changed[k] != getattr(before, k) for k in SHOWN_FIELDS)
 
 
-def move(uow: UnitOfWork, showing: Showing) -> None:
-    """Each encounter's version + 1, and its `encounter.updated` (the GM's only when the character is
-    hidden in it: players do not learn that a hidden combatant changed). Inside a `writes()` batch too."""
+def move(uow: UnitOfWork, showing: Showing, *, quiet: Quiet | None = None) -> None:
+    """Each encounter's version + 1, and its `encounter.updated`: to every player, or to the owners
+    alone when the character is hidden there or the others' view of the change is the same (`quiet`):
+    the other players' version (`seen`) does not move, so they cannot count such changes. Inside a
+    `writes()` batch too."""
     now = utcnow()
-    for encounter_id, version, hidden in showing:
-        _MOVE.run(
-            uow.conn, {"encounter_id": encounter_id, "old_version": version, "new_version": version + 1, "now": now}
-        )
-        uow.record("encounter.updated", {"id": encounter_id, "version": version + 1}, hidden=hidden)
+    for shown in showing:
+        everyone = not shown.hidden and not (quiet is not None and quiet(shown.hp_visibility))
+        told = bumped(shown.player_versions, everyone=everyone, owners=shown.owners)
+        params = {"encounter_id": shown.id, "old_version": shown.version, "new_version": shown.version + 1}
+        _MOVE.run(uow.conn, {**params, "now": now, "seen": told})
+        data = {"id": shown.id, "version": shown.version + 1}
+        if everyone:
+            uow.record("encounter.updated", data, player_versions=told)
+        elif not shown.owners:
+            uow.record("encounter.updated", data, hidden=True)
+        for owner in [] if everyone else sorted(shown.owners):  # (one, but for a change of several characters)
+            uow.record("encounter.updated", data, hidden=True, owner_id=owner, player_versions=told)

@@ -45,7 +45,16 @@ _act = core_table(EncounterAction)
 _camp = core_table(Campaign)
 _log = core_table(LogEntry)
 
-ENCOUNTER_FIELDS = ("status", "round", "turn_order", "current_turn", "name", "options", "client_metadata")
+ENCOUNTER_FIELDS = (
+    "status",
+    "round",
+    "turn_order",
+    "current_turn",
+    "name",
+    "options",
+    "client_metadata",
+    "player_versions",
+)
 COMBATANT_FIELDS = (
     "side",
     "hidden",
@@ -547,6 +556,7 @@ def insert_action(
     others: list[str],
     reverts: str | None,
     now,
+    seen_versions: dict[str, Any] | None = None,
 ) -> None:
     """The action row (the stack) and its roll-log entry (`kind: "combat"`, same id; `others`:
     the other characters involved, so filtering the log by character finds it). Its place in the
@@ -562,6 +572,7 @@ def insert_action(
             "changes": changes,
             "reverts": reverts,
             "reverted_by": None,
+            "seen_versions": seen_versions,
             "created_at": now,
         },
     )

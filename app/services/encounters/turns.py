@@ -44,7 +44,7 @@ def start(
     def work(uow, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_status(fight, "setup", "start")
         if not fight.combatants:
             raise Conflict("an encounter starts with at least one combatant", code="no_combatants")
@@ -93,7 +93,7 @@ def next_turn(
 
     def work(uow, fight: Fight) -> dict[str, Any]:
         conn = uow.conn
-        check_version(fight, if_match)
+        check_version(fight, if_match, principal)
         check_status(fight, "active", "next-turn")
         current = fight.encounter["current_turn"] or {}
         _check_turn_owner(conn, fight, principal, current.get("combatant_ids", []))

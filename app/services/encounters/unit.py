@@ -22,7 +22,7 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, core_table, utcnow
 from app.services.auth import Principal, alive_query, check_alive, checked, verify
-from app.services.encounters import shown, store
+from app.services.encounters import shown, store, view
 from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
 from app.services.operations import Idempotency, replay
@@ -156,8 +156,9 @@ def scene(conn: Connection, fight: Fight, only: set[str] | None = None) -> Scene
 # --- checks shared by the use cases ----------------------------------------------------------
 
 
-def check_version(fight: Fight, if_match: str | None) -> None:
-    check_if_match(fight.encounter["version"], if_match, "encounter")
+def check_version(fight: Fight, if_match: str | None, principal: Principal) -> None:
+    """`If-Match` against the version the caller reads (a player's: `view.version_for`)."""
+    check_if_match(view.version_for(fight.encounter, viewer(principal)), if_match, "encounter")
 
 
 def check_not_ended(fight: Fight) -> None:

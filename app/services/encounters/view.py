@@ -7,11 +7,14 @@ are the GM's. Every read, list and event goes through these functions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.models import seen
 from app.rulesets.contract import EncounterRules
+from app.rulesets.registry import get_adapter, rules_for
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer
 
@@ -88,6 +91,25 @@ def resources(scene: Scene, viewer: Viewer, combatant_id: str, exact: dict[str, 
     return {name: {"status": status(r["value"], r["max"])} for name, r in exact.items()}
 
 
+def quiet_change(ruleset: str, changed: list[tuple[Any, Any]]) -> Callable[[str], bool]:
+    """Whether these characters' changes (before, after) leave what the other players see of them in
+    a fight of a given `hp_visibility` as it was (a `status` fight's words, a `hidden` fight's none):
+    then those players are not told (`shown.move`)."""
+    rules, adapter = rules_for(ruleset), get_adapter(ruleset)
+
+    def face(character: Any, hp_visibility: str) -> tuple[Any, ...]:
+        sheet = adapter.parse_sheet(character.sheet)
+        shown = (character.name, character.kind, character.player_id, rules.is_down(sheet), rules.posture(sheet))
+        if hp_visibility == "hidden":
+            return shown
+        pools = rules.resources(sheet)
+        if hp_visibility == "status":
+            return (*shown, sorted((name, status(r["value"], r["max"])) for name, r in pools.items()))
+        return (*shown, sorted((name, r["value"], r["max"]) for name, r in pools.items()))
+
+    return lambda hp_visibility: all(face(a, hp_visibility) == face(b, hp_visibility) for a, b in changed)
+
+
 # --- the state ---------------------------------------------------------------------------
 
 
@@ -142,7 +164,18 @@ def current_view(current: dict[str, Any] | None, scene: Scene, viewer: Viewer) -
     return {"slot": current["slot"], "combatant_id": shown[0] if shown else None, "combatant_ids": shown}
 
 
+def version_for(encounter: Any, viewer: Viewer) -> int:
+    """The encounter's `version` as this viewer reads it: the GM's counts every change, a player's
+    those it was told of (`seen`)."""
+    row = encounter if isinstance(encounter, dict) else encounter._mapping
+    if viewer.is_gm:
+        return int(row["version"])
+    return seen.of(row["player_versions"], viewer.player_id, int(row["version"]))
+
+
 def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
+    """The fight as this viewer sees it. A player's `version` counts what it was told of, and its
+    `updated_at` is the fight's `created_at`: a change it may not see moves neither."""
     enc = fight.encounter
     return {
         "id": enc["id"],
@@ -150,7 +183,7 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
         "name": enc["name"],
         "status": enc["status"],
         "round": enc["round"],
-        "version": enc["version"],
+        "version": version_for(enc, viewer),
         "options": enc["options"],
         "combatants": [
             combatant_state(fight, c, scene, viewer) for c in fight.combatants if scene.sees(viewer, c["id"])
@@ -159,29 +192,33 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
         "current": current_view(enc["current_turn"], scene, viewer),
         "metadata": enc["client_metadata"],
         "created_at": iso(enc["created_at"]),
-        "updated_at": iso(enc["updated_at"]),
+        "updated_at": iso(enc["updated_at" if viewer.is_gm else "created_at"]),
     }
 
 
-def summary(row: Any) -> dict[str, Any]:
+def summary(row: Any, viewer: Viewer) -> dict[str, Any]:
+    """A fight of the list, its version and time as this viewer reads them (`state`)."""
     return {
         "id": row.id,
         "campaign_id": row.campaign_id,
         "name": row.name,
         "status": row.status,
         "round": row.round,
-        "version": row.version,
+        "version": version_for(row, viewer),
         "metadata": row.client_metadata,
         "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
+        "updated_at": iso(row.updated_at if viewer.is_gm else row.created_at),
     }
 
 
 # --- actions -------------------------------------------------------------------------------
 
 
-def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
-    """The action as this viewer may see it, or None when it may not see it at all."""
+def action(
+    body: dict[str, Any], scene: Scene, viewer: Viewer, versions: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The action as this viewer may see it, or None when it may not see it at all. `versions`: the
+    players' versions it made (`models.seen`): a player's `encounter_version` is its own."""
     if viewer.is_gm:
         return body
     if body.get("hidden") or not (
@@ -190,6 +227,7 @@ def action(body: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]
         return None
     return {
         **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md round 3)
+        "encounter_version": seen.of(versions, viewer.player_id, body["encounter_version"]),
         "rolls": [r for r in body["rolls"] if scene.sees(viewer, r.get("by"))],
         "steps": [_step(s, scene, viewer) for s in body["steps"] if scene.sees(viewer, s.get("combatant_id"))],
         "changes": [v for v in (_change(c, scene, viewer) for c in body["changes"]) if v is not None],

@@ -227,7 +227,7 @@ function dispatch(name, data, { log, tracker }) {
       if (data.entry) log.add(data.entry);
       else log.resync().catch(() => {});  // an event naming its entry only: read the newest page
       for (const ref of data.characters_changed || []) {
-        if ((state.characters.get(ref.id)?.version ?? -1) < ref.version) {
+        if ((state.characters.get(ref.id)?.version ?? -1) !== ref.version) {  // (a partial view's has no order)
           api.get(`/v1/characters/${ref.id}`).then(upsertCharacter).catch(() => {});
         }
       }

@@ -69,9 +69,12 @@ const heardAt = new Map();
 /** The count of news so far: pass it to `mergeCharacters` with a list read begun now. */
 export function newsMark() { return news; }
 
+// A whole sheet's version counts its changes; a partial view's (no `sheet`: a `limited` character) is
+// computed from what it shows, a number with no order: any other one is news.
 function setIfNewer(character) {
   const known = state.characters.get(character.id);
-  if (known && known.version > character.version) return false;
+  const ordered = known && "sheet" in known && "sheet" in character;
+  if (ordered && known.version > character.version) return false;
   state.characters.set(character.id, character);
   emit("characters", character.id);
   return true;
