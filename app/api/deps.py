@@ -32,8 +32,10 @@ from app.core.db import Sessions, open_session
 from app.core.security import hash_token, same_secret
 from app.kit.errors import AppError, Unauthorized
 from app.services import auth
-from app.services.auth import Principal, Role, authenticate, granted, known_principal, require_token
-from app.services.operations import EncodedBody, Idempotency
+from app.services.auth import authenticate, granted, known_principal, require_token
+from app.services.idempotency import Idempotency
+from app.services.operations import EncodedBody
+from app.services.records import Principal, Role
 from app.services.rolls import JsonPage
 
 T = TypeVar("T")

@@ -37,7 +37,7 @@ from app.models.encounters import (
 from app.models.schemas import Page
 from app.rulesets.registry import RULES
 from app.rulesets.wire import CombatEntry, CombatPage, StartedPublic
-from app.services import encounters
+from app.services.encounters import actions, setup, turns
 from app.services.encounters.choices import choices as combatant_choices
 from app.services.encounters.plan import plan as action_plan
 from app.services.encounters.record import read_action
@@ -84,7 +84,7 @@ def _json(model: BaseModel) -> dict[str, Any]:
 async def create_encounter(
     campaign_id: str, data: EncounterCreate, sessions: SessionFactory, principal: PrincipalDep
 ) -> JSONResponse:
-    return state(await in_thread(sessions, encounters.create_encounter, principal, campaign_id, data), 201)
+    return state(await in_thread(sessions, setup.create_encounter, principal, campaign_id, data), 201)
 
 
 @router.get(
@@ -104,7 +104,7 @@ async def list_encounters(
     return JSONResponse(
         await read(
             sessions,
-            partial(encounters.list_encounters, limit=limit, cursor=cursor, status=status),
+            partial(setup.list_encounters, limit=limit, cursor=cursor, status=status),
             principal,
             campaign_id,
         )
@@ -116,7 +116,7 @@ async def list_encounters(
 )
 @access("member")
 async def read_encounter(encounter_id: str, sessions: SessionFactory, principal: PrincipalDep) -> JSONResponse:
-    return state(await read(sessions, encounters.read_encounter, principal, encounter_id))
+    return state(await read(sessions, setup.read_encounter, principal, encounter_id))
 
 
 @router.patch("/v1/encounters/{encounter_id}", response_model=EncounterPublic, summary="GM: name, options")
@@ -128,7 +128,7 @@ async def update_encounter(
     principal: PrincipalDep,
     if_match: IfMatch = None,
 ) -> JSONResponse:
-    return state(await in_thread(sessions, encounters.update_encounter, principal, encounter_id, data, if_match))
+    return state(await in_thread(sessions, setup.update_encounter, principal, encounter_id, data, if_match))
 
 
 @router.post(
@@ -145,7 +145,7 @@ async def add_combatants(
     principal: PrincipalDep,
     if_match: IfMatch = None,
 ) -> JSONResponse:
-    return state(await in_thread(sessions, encounters.add_combatants, principal, encounter_id, data, if_match), 201)
+    return state(await in_thread(sessions, setup.add_combatants, principal, encounter_id, data, if_match), 201)
 
 
 @router.patch(
@@ -163,7 +163,7 @@ async def update_combatant(
     if_match: IfMatch = None,
 ) -> JSONResponse:
     return state(
-        await in_thread(sessions, encounters.update_combatant, principal, encounter_id, combatant_id, data, if_match)
+        await in_thread(sessions, setup.update_combatant, principal, encounter_id, combatant_id, data, if_match)
     )
 
 
@@ -177,7 +177,7 @@ async def update_combatant(
 async def delete_combatant(
     encounter_id: str, combatant_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
 ) -> Response:
-    await in_thread(sessions, encounters.delete_combatant, principal, encounter_id, combatant_id, if_match)
+    await in_thread(sessions, setup.delete_combatant, principal, encounter_id, combatant_id, if_match)
     return Response(status_code=204)
 
 
@@ -200,7 +200,7 @@ async def start_encounter(
 ) -> JSONResponse:
     data = data or StartRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return state(await in_unit(sessions, encounters.start, principal, encounter_id, data, key, if_match), 201)
+    return state(await in_unit(sessions, turns.start, principal, encounter_id, data, key, if_match), 201)
 
 
 @router.post(
@@ -222,7 +222,7 @@ async def next_encounter_turn(
 ) -> JSONResponse:
     data = data or NextTurnRequest()
     key = idempotency(request, idempotency_key, _json(data))
-    return action(await in_unit(sessions, encounters.next_turn, principal, encounter_id, data, key, if_match))
+    return action(await in_unit(sessions, turns.next_turn, principal, encounter_id, data, key, if_match))
 
 
 ACTION_DICE = (
@@ -251,7 +251,7 @@ async def act_in_encounter(
     idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     key = idempotency(request, idempotency_key, data)
-    return action(await in_unit(sessions, encounters.act, principal, encounter_id, data, key, if_match))
+    return action(await in_unit(sessions, actions.act, principal, encounter_id, data, key, if_match))
 
 
 class ActionChoice(BaseModel):
@@ -386,7 +386,7 @@ async def list_encounter_actions(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, limit: Limit = 50, cursor: Cursor = None
 ) -> JSONResponse:
     return JSONResponse(
-        await read(sessions, partial(encounters.list_actions, limit=limit, cursor=cursor), principal, encounter_id)
+        await read(sessions, partial(actions.list_actions, limit=limit, cursor=cursor), principal, encounter_id)
     )
 
 
@@ -424,7 +424,7 @@ async def revert_encounter_action(
     data = data or RevertRequest()
     key = idempotency(request, idempotency_key, _json(data))
     return action(
-        await in_unit(sessions, encounters.revert, principal, encounter_id, action_id, data.force, key, if_match)
+        await in_unit(sessions, actions.revert, principal, encounter_id, action_id, data.force, key, if_match)
     )
 
 
@@ -441,4 +441,4 @@ async def revert_encounter_action(
 async def end_encounter(
     encounter_id: str, sessions: SessionFactory, principal: PrincipalDep, if_match: IfMatch = None
 ) -> JSONResponse:
-    return state(await in_thread(sessions, encounters.end, principal, encounter_id, if_match))
+    return state(await in_thread(sessions, setup.end, principal, encounter_id, if_match))

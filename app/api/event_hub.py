@@ -47,8 +47,8 @@ from app.core.db import Sessions
 from app.core.notify import CREDENTIALS, EVENTS, Listener, hear_own_commits, listener_of, wake_or_timeout
 from app.kit.errors import TooManyRequests, Unavailable
 from app.services import events
-from app.services.auth import Principal
 from app.services.events import StoredEvent
+from app.services.records import Principal
 
 log = logging.getLogger("app.events")
 T = TypeVar("T")

@@ -36,7 +36,8 @@ from app.core.db import Sessions
 from app.kit.errors import BadRequest, TooManyRequests, Unauthorized, Unavailable, define
 from app.rulesets.events import EventTicket
 from app.services import events
-from app.services.auth import Principal, check_member
+from app.services.auth import check_member
+from app.services.records import Principal
 
 router = APIRouter(tags=["events"], route_class=BoundaryRoute)
 log = logging.getLogger("app.events")

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import replace
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
@@ -15,35 +14,8 @@ from app.core.security import hash_token
 from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter, core_table
 from app.services.prepared import Prepared
-
-# Who may call a route, declared once on it (`app.api.deps.access`): a member of the campaign
-# its path names, its GM, the owner of the character it names or the GM, or the server's admin.
-Role = Literal["admin", "member", "gm", "owner_or_gm"]
-
-
-@dataclass(frozen=True)
-class Principal:
-    """The caller, handed explicitly to every use case. `remembered`: it came from this process's
-    memory (`known_principal`), so its credential has not been read by this request yet: the
-    request's first database round trip checks it (`verify`, or joined with the unit of work's
-    first statement: `RollingWork`, `EncounterWork`), and a rotated or deleted token is refused
-    at once, whichever worker remembers it.
-
-    `access`: the route's rule still to apply to the character or encounter its path names
-    (`granted`), which the use case applies with `authorize` once it has read that row;
-    `action` names the route in the refusal."""
-
-    campaign_id: str
-    role: str  # "gm" | "player"
-    player_id: str | None
-    token_hash: str
-    remembered: bool = field(default=False, compare=False)
-    access: Role = field(default="member", compare=False)
-    action: str = field(default="", compare=False)
-
-    @property
-    def is_gm(self) -> bool:
-        return self.role == "gm"
+from app.services.records import Principal, Role
+from app.services.visibility import in_hiding, in_hiding_query
 
 
 def require_token(token: str | None) -> str:
@@ -192,8 +164,6 @@ def check_access(
         check_gm(principal, action)
     elif role == "owner_or_gm":
         if "character_id" in path and not principal.is_gm and owner is None:
-            from app.services.visibility import in_hiding, in_hiding_query  # (it builds on this module)
-
             query, params = in_hiding_query(principal.campaign_id, path["character_id"])
             if in_hiding(query.all(session.connection(), params)):
                 raise NotFound("no character with this id")  # a character in hiding is not a player's to know of

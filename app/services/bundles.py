@@ -49,12 +49,12 @@ from app.rules.errors import RuleError
 from app.rulesets.registry import RULESET_IDS, get_adapter, rules_for
 from app.rulesets.wire import LogEntry as LoggedBody
 from app.services import events
-from app.services.auth import Principal, authorize
-from app.services.campaigns import load_campaign
+from app.services.auth import authorize
 from app.services.characters import audience, limited, load_character, public
 from app.services.encounters.store import COMBATANT_FIELDS
 from app.services.provenance import as_imported
-from app.services.uow import StoredCharacter
+from app.services.records import Principal, StoredCharacter
+from app.services.uow import load_campaign
 
 _campaign, _player, _character = core_table(Campaign), core_table(Player), core_table(Character)
 _encounter, _combatant, _action = core_table(Encounter), core_table(Combatant), core_table(EncounterAction)

@@ -47,9 +47,11 @@ from app.models.tables import (
 from app.models.validation import InvalidBody, validate
 from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
-from app.services.auth import Principal, forget
+from app.services.auth import forget
+from app.services.characters import orphan
 from app.services.pages import check_if_match, created_order_page
-from app.services.uow import UnitOfWork
+from app.services.records import Principal
+from app.services.uow import NO_KEY_UPDATE, UnitOfWork, load_campaign
 
 
 def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -75,30 +77,6 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
     session.add(Credential(token_hash=hash_token(token), campaign_id=campaign.id, role="gm"))
     session.commit()
     return CampaignCreated.model_validate({**_public(campaign, "gm"), "gm_token": token}).model_dump()
-
-
-# The order in which a campaign's writers take their locks on PostgreSQL (issue 21 item 6):
-#   1. the campaign's row FOR NO KEY UPDATE: its own changes (options, players, tokens, deletion),
-#      serialised among themselves (`load_campaign(for_update=True)`), and a character given to a player
-#      (its creation or its PATCH naming one: `characters.hold_players`), so a player's removal never
-#      meets a character given to it after it listed the player's own;
-#   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
-#   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
-#      (a log entry, an event, a player, a character…), before and after 4;
-#   4. the campaign's event counter's row (`events.record`), the last one.
-# NO KEY UPDATE does not conflict with KEY SHARE, so 1 never makes a writer wait in 3 while it
-# holds 4 (two player creations beside a sheet edit deadlocked so). The deletion alone needs the
-# row FOR UPDATE: it takes it after every row of 2 (`_lock_for_deletion`), and never takes 4.
-_NO_KEY_UPDATE = {"key_share": True}
-
-
-def load_campaign(session: Session, principal: Principal, campaign_id: str, *, for_update: bool = False) -> Campaign:
-    """The caller's campaign (404 else: the route's access checked it is the caller's, `auth.granted`);
-    `for_update`: locked FOR NO KEY UPDATE until the commit (see above)."""
-    campaign = session.get(Campaign, campaign_id, with_for_update=_NO_KEY_UPDATE if for_update else None)
-    if campaign is None:
-        raise NotFound("no campaign with this id")
-    return campaign
 
 
 def read_campaign(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
@@ -227,8 +205,6 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
     """GM: the player and its token go; its characters stay, owned by nobody (the GM's): each is
     saved so (its version moves, and that of each fight showing it) and told as `character.updated`
     (`characters.orphan`), then `player.deleted` tells every member. One unit of work: all or nothing."""
-    from app.services.characters import orphan  # (characters imports this module)
-
     with UnitOfWork(session, campaign_id) as uow:
         player = _load_player(session, principal, campaign_id, player_id, "remove a player")
         dead = _drop_credentials(session, Credential.player_id == player_id)
@@ -240,7 +216,7 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
     forget(dead)  # this process at once; the others at the dead token's next request (auth.verify)
 
 
-_DELETION_LOCKS = (  # in the writers' order (see `_NO_KEY_UPDATE`), after the campaign's NO KEY UPDATE
+_DELETION_LOCKS = (  # in the writers' order (see `uow.NO_KEY_UPDATE`), after the campaign's NO KEY UPDATE
     select(Encounter.id).where(col(Encounter.campaign_id) == bindparam("cid")).order_by(Encounter.id).with_for_update(),
     select(Character.id).where(col(Character.campaign_id) == bindparam("cid")).order_by(Character.id).with_for_update(),
     select(Campaign.id).where(col(Campaign.id) == bindparam("cid")).with_for_update(),
@@ -349,7 +325,7 @@ def accept_invite(session: Session, code: str) -> dict[str, str]:
     conn = session.connection()
     campaign_id = conn.execute(select(_invite.c.campaign_id).where(_invite.c.code_hash == code_hash)).scalar()
     if campaign_id is not None:
-        session.get(Campaign, campaign_id, with_for_update=_NO_KEY_UPDATE)
+        session.get(Campaign, campaign_id, with_for_update=NO_KEY_UPDATE)
     row = conn.execute(_SPEND, {"code_hash": code_hash}).first()
     if row is None or as_utc(row.expires_at) <= utcnow():
         session.commit()  # an expired one is spent all the same

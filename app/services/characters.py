@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 
 from app.kit.errors import Forbidden, NotFound, PreconditionFailed
 from app.models.governance import governed_fields
+from app.models.results.common import wire_time
 from app.models.schemas import (
     CharacterCreate,
     CharacterLimited,
@@ -30,15 +31,14 @@ from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
 from app.rulesets.registry import get_adapter, rules_for
-from app.services.auth import Principal, authorize
-from app.services.campaigns import load_campaign
+from app.services.auth import authorize
 from app.services.encounters import shown
 from app.services.encounters.shown import SHOWN_FIELDS
 from app.services.encounters.view import quiet_change, status
-from app.services.operations import iso
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
-from app.services.uow import CharacterRepository, StaleVersion, StoredCharacter, UnitOfWork, read_campaign
+from app.services.records import Principal, StoredCharacter
+from app.services.uow import CharacterRepository, StaleVersion, UnitOfWork, load_campaign, read_campaign
 from app.services.visibility import (
     NOT_FIGHTING,
     Audience,
@@ -228,7 +228,7 @@ def normalized_sheet(
 
 def hold_players(session: Session, principal: Principal, campaign_id: str) -> None:
     """The campaign's players held until the commit, before any other lock (the campaign's row FOR NO
-    KEY UPDATE, as a player's removal takes it first: see `campaigns._NO_KEY_UPDATE`): a character given
+    KEY UPDATE, as a player's removal takes it first: see `uow.NO_KEY_UPDATE`): a character given
     to a player is given before that player's removal lists its characters, or after it (the player is
     then unknown: 422), never between (the removal's DELETE would then break the foreign key: a 500)."""
     load_campaign(session, principal, campaign_id, for_update=True)
@@ -517,7 +517,7 @@ def _save_version(
             "changes": governed,
             "rolls": [],
             "hidden": False,
-            "created_at": iso(now),
+            "created_at": wire_time(now),
             **NO_DICE,
         }
         uow.log.append(body, character_id=after.id, hidden=False, created_at=now)

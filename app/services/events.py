@@ -61,9 +61,10 @@ from app.models.tables import (
     core_table,
     utcnow,
 )
-from app.services.auth import Principal, hold
+from app.services.auth import hold
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
+from app.services.records import Principal
 
 _event = core_table(Event)
 _COLUMNS = ["campaign_id", "type", "hidden", "created_at", "owner_id", "data", "player_data", "number"]

@@ -18,10 +18,8 @@ concurrent writer that slipped in between is detected by the version check and
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -30,9 +28,8 @@ from sqlalchemy import Select, bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
-from app.models.results.common import Dice, Die, Head, OddsValue, wire_time
+from app.models.results.common import Dice, Die, Head, OddsValue
 from app.models.tables import IdempotencyRecord, LogEntry, LogEntryCharacter, core_table, new_id, utcnow
-from app.models.validation import InvalidBody
 from app.rules.dice import dice_source
 from app.rulesets.contract import (
     OUTCOMES,
@@ -44,12 +41,16 @@ from app.rulesets.contract import (
     RulesetAdapter,
 )
 from app.rulesets.registry import get_adapter
-from app.services.auth import Principal, alive_query, check_alive, checked, verify
+from app.services.auth import alive_query, check_alive, checked, verify
+from app.services.characters import updated_events
+from app.services.encounters import shown
+from app.services.encounters.view import quiet_change
+from app.services.idempotency import Idempotency, replay
 from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
+from app.services.records import Principal, StoredCharacter
 from app.services.uow import (
     CampaignRow,
-    StoredCharacter,
     UnitOfWork,
     campaign_of,
     campaign_query,
@@ -61,30 +62,7 @@ from app.services.uow import (
 )
 from app.services.visibility import about, check_visible
 
-__all__ = ["Idempotency", "RollingWork", "EncodedBody", "retried", "iso", "log_entry_body", "check_provenance"]
-
-
-@dataclass(frozen=True)
-class Idempotency:
-    """An `Idempotency-Key` and the fingerprint of the request it came with."""
-
-    key: str
-    fingerprint: str
-
-    @classmethod
-    def of(cls, key: str | None, method: str, path: str, body: Any) -> Idempotency | None:
-        if key is None:
-            return None
-        if not 1 <= len(key) <= 200:
-            raise InvalidBody(
-                "Idempotency-Key must be 1 to 200 characters", field="Idempotency-Key", code="idempotency_key_invalid"
-            )
-        canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"), default=str)
-        return cls(key, hashlib.sha256(canonical.encode()).hexdigest())
-
-
-def iso(ts) -> str:
-    return wire_time(ts)
+__all__ = ["RollingWork", "EncodedBody", "retried", "log_entry_body", "check_provenance"]
 
 
 def check_provenance(principal: Principal, options: dict[str, Any], req: RollingRequest) -> None:
@@ -140,8 +118,6 @@ class RollingWork(UnitOfWork):
         self.in_hiding: dict[str, list[tuple]] = {}
         self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
         if self.fights_first:  # an attempt found one of their fights taken: they are locked first now
-            from app.services.encounters import shown  # (the encounters import this module)
-
             shown.lock_showing_any(self, sorted(self.fights_first))
         if self.first_locked is not None:
             token_hash = (unverified or self.principal).token_hash
@@ -270,8 +246,6 @@ class RollingWork(UnitOfWork):
         `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
         if not moved:
             return []
-        from app.services.characters import updated_events  # (characters imports this module)
-
         saved_now = [saved(self.loaded[cid], now=now, sheet=sheets[cid]) for cid in moved]
         return updated_events(self.conn, saved_now, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
 
@@ -288,9 +262,6 @@ class RollingWork(UnitOfWork):
         fighting = [cid for cid in moved if cid not in self.not_fighting]
         if not fighting:
             return
-        from app.services.encounters import shown  # (the encounters import this module)
-        from app.services.encounters.view import quiet_change
-
         fights = shown.lock_after(self, fighting, self.fights_first)
         pairs = [(self.loaded[cid], replace(self.loaded[cid], sheet=sheets[cid])) for cid in fighting]
         quiet = quiet_change(self.adapter.id, pairs)
@@ -389,22 +360,6 @@ def about_the_character(*columns: Any) -> Select[Any]:
 
 _LATEST_ABOUT = about_the_character(_log.c.body).limit(LATEST_ENTRIES)
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
-
-
-def replay(session: Session, principal: Principal, idem: Idempotency | None) -> dict | None:
-    """The first response to this key, or None; the key with another request → 422."""
-    if idem is None:
-        return None
-    record = session.get(IdempotencyRecord, (principal.token_hash, idem.key))
-    if record is None:
-        return None
-    if record.request_hash != idem.fingerprint:
-        raise InvalidBody(
-            "this Idempotency-Key was already used with a different request",
-            field="Idempotency-Key",
-            code="idempotency_key_reused",
-        )
-    return record.body
 
 
 def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now, p_success: OddsValue | None) -> Head:

@@ -28,10 +28,10 @@ from app.rulesets.contract import (
 )
 from app.rulesets.registry import get_adapter
 from app.services import rolls
-from app.services.auth import Principal, authorize, check_gm
+from app.services.auth import authorize, check_gm
 from app.services.characters import load_character
+from app.services.idempotency import Idempotency
 from app.services.operations import (
-    Idempotency,
     RollingWork,
     about_the_character,
     fraction_out,
@@ -39,6 +39,7 @@ from app.services.operations import (
     retried,
     success_of,
 )
+from app.services.records import Principal
 
 
 def run_test(

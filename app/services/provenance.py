@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from app.kit.errors import Forbidden
-from app.services.auth import Principal
+from app.services.records import Principal
 
 Provenance = Literal["server", "seed", "table", "imported"]
 SERVER: Provenance = "server"

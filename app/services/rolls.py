@@ -17,10 +17,12 @@ from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody
 from app.rules.dice import Expression, parse
 from app.rulesets.contract import Outcome
-from app.services.auth import Principal, check_owner_or_gm
-from app.services.operations import Idempotency, RollingWork, retried
+from app.services.auth import check_owner_or_gm
+from app.services.idempotency import Idempotency
+from app.services.operations import RollingWork, retried
 from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
+from app.services.records import Principal
 from app.services.uow import json_text
 from app.services.visibility import in_hiding_from_player, not_seen_whole
 

@@ -26,8 +26,8 @@ from sqlmodel import Session
 
 from app.models.tables import LogEntry, core_table
 from app.rulesets.contract import OUTCOMES, SUCCESS_OUTCOMES
-from app.services.auth import Principal
 from app.services.prepared import Prepared, fetch_together
+from app.services.records import Principal
 from app.services.uow import CharacterRepository
 from app.services.visibility import check_visible, in_hiding_from_player, not_seen_whole
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 from datetime import datetime
 from functools import wraps
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -54,27 +54,11 @@ from app.models.tables import (
 from app.models.validation import InvalidBody
 from app.services import events
 from app.services.prepared import Batch, Prepared, batch
+from app.services.records import Principal, StoredCharacter
 
 MAX_ATTEMPTS = 8
 BUSY = "the character is being changed by too many requests at once; try again"  # `retried` gave up
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class StoredCharacter:
-    """A character row as stored (its sheet is the stored JSON)."""
-
-    id: str
-    campaign_id: str
-    name: str
-    kind: str  # "pc" | "npc"
-    player_id: str | None
-    sheet: dict[str, Any]
-    version: int
-    created_at: datetime
-    updated_at: datetime
-    player_access: str = "observer"  # what other players see of it: observer | limited | none
-    client_metadata: dict[str, str] = field(default_factory=dict)  # `metadata`: a client's own ids
 
 
 def default_access(kind: str) -> str:
@@ -340,6 +324,30 @@ class CharacterRepository:
 
     def remove(self, character: StoredCharacter) -> None:
         self.conn.execute(_DELETE, {"character_id": character.id})
+
+
+# The order in which a campaign's writers take their locks on PostgreSQL (issue 21 item 6):
+#   1. the campaign's row FOR NO KEY UPDATE: its own changes (options, players, tokens, deletion),
+#      serialised among themselves (`load_campaign(for_update=True)`), and a character given to a player
+#      (its creation or its PATCH naming one: `characters.hold_players`), so a player's removal never
+#      meets a character given to it after it listed the player's own;
+#   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
+#   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
+#      (a log entry, an event, a player, a character…), before and after 4;
+#   4. the campaign's event counter's row (`events.record`), the last one.
+# NO KEY UPDATE does not conflict with KEY SHARE, so 1 never makes a writer wait in 3 while it
+# holds 4 (two player creations beside a sheet edit deadlocked so). The deletion alone needs the
+# row FOR UPDATE: it takes it after every row of 2 (`campaigns._lock_for_deletion`), and never takes 4.
+NO_KEY_UPDATE = {"key_share": True}
+
+
+def load_campaign(session: Session, principal: Principal, campaign_id: str, *, for_update: bool = False) -> Campaign:
+    """The caller's campaign (404 else: the route's access checked it is the caller's, `auth.granted`);
+    `for_update`: locked FOR NO KEY UPDATE until the commit (see above)."""
+    campaign = session.get(Campaign, campaign_id, with_for_update=NO_KEY_UPDATE if for_update else None)
+    if campaign is None:
+        raise NotFound("no campaign with this id")
+    return campaign
 
 
 def read_campaign(conn, campaign_id: str):

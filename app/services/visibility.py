@@ -20,9 +20,8 @@ from sqlalchemy import and_, bindparam, exists, or_, select
 
 from app.kit.errors import NotFound
 from app.models.tables import Character, Combatant, Encounter, core_table
-from app.services.auth import Principal
 from app.services.prepared import Prepared
-from app.services.uow import StoredCharacter
+from app.services.records import Principal, StoredCharacter
 
 _chr, _cbt, _enc = core_table(Character), core_table(Combatant), core_table(Encounter)
 

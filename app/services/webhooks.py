@@ -32,8 +32,8 @@ from app.models.validation import InvalidBody
 from app.models.webhooks import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic, WebhookUpdate
 from app.rulesets.events import EVENTS
 from app.services import events as event_log
-from app.services.auth import Principal
 from app.services.pages import created_order_page
+from app.services.records import Principal
 
 MAX_WEBHOOKS = 10  # per campaign (409 beyond): each costs a delivery per event
 EVENT_TYPES = sorted(set(EVENTS) - {"error"})  # `error` ends a stream; it is no event of the campaign

@@ -12,8 +12,8 @@ from sqlmodel import Session
 
 from app.models.encounters import CombatantCreate, EncounterCreate, StartRequest
 from app.models.tables import Campaign, Character, new_id, utcnow
-from app.services import encounters
-from app.services.auth import Principal
+from app.services.encounters import actions, setup, turns
+from app.services.records import Principal
 from app.services.encounters import record
 from app.services.uow import StaleVersion, UnitOfWork
 from tests.api.support import assert_problem
@@ -63,7 +63,7 @@ def fight(engine):
     gm = Principal(cid, "gm", None, "t" * 64)
     try:
         with Session(engine, expire_on_commit=False) as session:
-            made = encounters.create_encounter(
+            made = setup.create_encounter(
                 session,
                 gm,
                 cid,
@@ -72,7 +72,7 @@ def fight(engine):
                 ),
             )
         with Session(engine, expire_on_commit=False) as session:
-            encounters.start(session, gm, made["id"], StartRequest(seed=1), None, None)
+            turns.start(session, gm, made["id"], StartRequest(seed=1), None, None)
         yield cid, gm, made["id"], {c["name"]: c["id"] for c in made["combatants"]}, characters
     finally:
         purge_campaigns(engine, [cid])
@@ -126,7 +126,7 @@ def test_an_action_whose_encounter_changed_in_its_batch_commits_nothing_and_runs
 
     monkeypatch.setattr(record.store, "save", save_after_a_bump)
     with Session(engine, expire_on_commit=False) as session:
-        shown = encounters.act(
+        shown = actions.act(
             session,
             gm_principal,
             eid,

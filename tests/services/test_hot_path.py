@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from app.models.tables import LogEntry, new_id, utcnow
 from app.rules.dice import RandomDice, Roll, parse
 from app.services import uow as uow_module
-from app.services.auth import Principal
+from app.services.records import Principal
 from app.services.operations import EncodedBody, RollingWork
 from app.services.uow import StaleVersion, retried
 from tests.factories import GC_MINIMAL, old_roll_body

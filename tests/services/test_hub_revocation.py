@@ -20,7 +20,7 @@ from app.api.event_hub import EventHub, Subscription
 from app.core.db import SessionOpener
 from app.core.security import hash_token
 from app.services import events
-from app.services.auth import Principal
+from app.services.records import Principal
 from tests.conftest import settings_for
 
 

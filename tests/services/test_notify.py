@@ -14,7 +14,7 @@ from app.core.db import Bounds, SessionOpener, _green_engine, engine_for
 from app.core.notify import CREDENTIALS, EVENTS, WEBHOOKS, listener, wake_or_timeout
 from app.core.security import hash_token
 from app.main import create_app
-from app.services.auth import Principal
+from app.services.records import Principal
 from tests.conftest import settings_for
 
 

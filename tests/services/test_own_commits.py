@@ -16,7 +16,7 @@ from app.core.notify import EVENTS, commits_of
 from app.core.security import hash_token
 from app.models.tables import utcnow
 from app.services import events
-from app.services.auth import Principal
+from app.services.records import Principal
 from tests.conftest import settings_for
 from tests.services.test_notify import new_player_reaches
 

@@ -15,7 +15,7 @@ from sqlmodel import Session
 
 from app.api.deps import in_thread
 from app.core.db import OnLoop, normalize_database_url
-from app.services.auth import Principal
+from app.services.records import Principal
 from app.services.operations import RollingWork
 
 

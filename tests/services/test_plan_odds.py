@@ -30,7 +30,7 @@ from app.rulesets.rulebook_d100 import combat as rb_combat
 from app.rulesets.contract import ExchangeOdds, Party
 from app.rulesets.great_cosmos import exchange as gc_exchange
 from app.rulesets.great_cosmos.rules.postures import resolve_attack as gc_resolve_attack
-from app.services.auth import Principal
+from app.services.records import Principal
 from app.services.encounters import actions
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.plan import brute_force, outcome

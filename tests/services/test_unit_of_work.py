@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import new_id, utcnow
 from app.services import uow as uow_module
-from app.services.auth import Principal
+from app.services.records import Principal
 from app.services.operations import RollingWork
 from app.rulesets.contract import Outcome
 from app.services.uow import MAX_ATTEMPTS, CharacterRepository, StaleVersion, UnitOfWork, retried

@@ -33,7 +33,7 @@ from app.models.fields import plausible_id
 from app.models.validation import InvalidBody
 from app.rulesets.contract import ACTION, Exchange, Party
 from app.services import characters  # (the module: the audience of a character's events)
-from app.services.auth import Principal, authorize, check_gm, check_member
+from app.services.auth import authorize, check_gm, check_member
 from app.services.encounters import shown as showing  # the fights showing a character
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
@@ -50,8 +50,8 @@ from app.services.encounters.unit import (
     viewer,
     write,
 )
-from app.services.operations import Idempotency
-from app.services.uow import StoredCharacter
+from app.services.idempotency import Idempotency
+from app.services.records import Principal, StoredCharacter
 
 Handler = Callable[[Fight, Any, Changes, list, CombatDice | None], None]
 

@@ -23,10 +23,11 @@ from sqlmodel import Session
 
 from app.kit.errors import QUERY, AppError, Forbidden
 from app.models.encounters import CombatAction
-from app.services.auth import Principal, check_member
+from app.services.auth import check_member
 from app.services.encounters import actions, store
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, scene, viewer
+from app.services.records import Principal
 
 NO_FIELDS = {"type", "actor_id", "target_id", "seed", "dice", "hidden", "reaction", "weapon", "damage"}
 # a value that fills a need the sheet leaves open, valid in every ruleset (Asgard reads damage in d6, AS-C2)

@@ -14,16 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.kit.models import RollingRequest
 from app.rules.dice import DiceSource, dice_source
 from app.rules.errors import DiceNeeded
-from app.services.auth import Principal
+from app.services.encounters.store import Fight
 from app.services.provenance import check_caller_dice, provenance
-
-if TYPE_CHECKING:  # the store reads the rulesets, which take these dice
-    from app.services.encounters.store import Fight
+from app.services.records import Principal
 
 # the rules' own purposes, as an action shows them
 PURPOSES = {

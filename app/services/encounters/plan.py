@@ -48,12 +48,12 @@ from app.rules.dice import DiceSource, TableDice
 from app.rules.distribution import TooManyCombinations
 from app.rules.errors import DiceLeftOver, DiceNeeded, TooManyDice
 from app.rulesets.contract import EncounterRules, Exchange, ExchangeOdds
-from app.services.auth import Principal
 from app.services.encounters import actions, store
 from app.services.encounters.choices import trial
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork
+from app.services.records import Principal
 from app.services.visibility import NOT_FIGHTING, level_for, standings
 
 MAX_DICE = 200

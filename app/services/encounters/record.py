@@ -22,15 +22,17 @@ from sqlmodel import Session
 
 from app.kit.errors import NotFound
 from app.models import seen as seen_versions
+from app.models.results.common import wire_time
 from app.models.tables import new_id, utcnow
 from app.services import characters, events  # (characters: the module, which imports the encounter view)
-from app.services.auth import Principal, check_member
+from app.services.auth import check_member
 from app.services.encounters import shown, store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import EncounterWork, scene, viewer
 from app.services.provenance import NO_DICE, entry_for_viewer
+from app.services.records import Principal
 
 
 def record_action(
@@ -68,7 +70,7 @@ def record_action(
         "encounter_version": version,
         "reverted_by": None,
         "hidden": hidden,
-        "created_at": view.iso(at),
+        "created_at": wire_time(at),
         **(dice.provenance if dice is not None else NO_DICE),
     }
     if reverts is not None:

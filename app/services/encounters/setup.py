@@ -30,8 +30,7 @@ from app.rules.errors import RuleError
 from app.rulesets.contract import EncounterRules
 from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
-from app.services.auth import Principal, authorize, check_member
-from app.services.campaigns import load_campaign
+from app.services.auth import authorize, check_member
 from app.services.encounters import store, turns, view
 from app.services.encounters.record import record_update
 from app.services.encounters.store import Fight
@@ -44,7 +43,8 @@ from app.services.encounters.unit import (
     write,
 )
 from app.services.pages import decode_cursor, encode_cursor
-from app.services.uow import StoredCharacter, UnitOfWork
+from app.services.records import Principal, StoredCharacter
+from app.services.uow import UnitOfWork, load_campaign
 from app.services.visibility import others_level, standing_of
 
 _INSERT_COMBATANTS = insert(core_table(Combatant))

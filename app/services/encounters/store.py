@@ -36,7 +36,8 @@ from app.models.validation import InvalidBody
 from app.rulesets.contract import EncounterRules, RulesetAdapter
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.prepared import Prepared, fetch_together
-from app.services.uow import CharacterRepository, RollLog, StaleVersion, StoredCharacter
+from app.services.records import StoredCharacter
+from app.services.uow import CharacterRepository, RollLog, StaleVersion
 
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)

@@ -12,7 +12,7 @@ from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import CombatantAdd, NextTurnRequest, StartRequest
 from app.models.validation import InvalidBody
 from app.rulesets.contract import Entrant
-from app.services.auth import Principal, authorize, check_gm
+from app.services.auth import authorize, check_gm
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -26,7 +26,8 @@ from app.services.encounters.unit import (
     viewer,
     write,
 )
-from app.services.operations import Idempotency
+from app.services.idempotency import Idempotency
+from app.services.records import Principal
 
 END, START = "end_of_turn", "start_of_turn"
 

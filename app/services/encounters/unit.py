@@ -21,14 +21,15 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, core_table, utcnow
-from app.services.auth import Principal, alive_query, check_alive, checked, verify
+from app.services.auth import alive_query, check_alive, checked, verify
 from app.services.encounters import shown, store, view
 from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
-from app.services.operations import Idempotency, replay
+from app.services.idempotency import Idempotency, replay
 from app.services.pages import check_if_match
 from app.services.prepared import Prepared
 from app.services.provenance import check_caller_dice
+from app.services.records import Principal
 from app.services.uow import UnitOfWork, retried
 
 _FAST_INSERT_IDEMPOTENCY = Prepared(insert(core_table(IdempotencyRecord)))

@@ -9,18 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from app.models import seen
+from app.models.results.common import wire_time
 from app.rulesets.contract import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer
-
-
-def iso(ts: datetime) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True)
@@ -191,8 +187,8 @@ def state(fight: Fight, scene: Scene, viewer: Viewer) -> dict[str, Any]:
         "order": order_view(enc["turn_order"], scene, viewer),
         "current": current_view(enc["current_turn"], scene, viewer),
         "metadata": enc["client_metadata"],
-        "created_at": iso(enc["created_at"]),
-        "updated_at": iso(enc["updated_at" if viewer.is_gm else "created_at"]),
+        "created_at": wire_time(enc["created_at"]),
+        "updated_at": wire_time(enc["updated_at" if viewer.is_gm else "created_at"]),
     }
 
 
@@ -206,8 +202,8 @@ def summary(row: Any, viewer: Viewer) -> dict[str, Any]:
         "round": row.round,
         "version": version_for(row, viewer),
         "metadata": row.client_metadata,
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at if viewer.is_gm else row.created_at),
+        "created_at": wire_time(row.created_at),
+        "updated_at": wire_time(row.updated_at if viewer.is_gm else row.created_at),
     }
 
 
