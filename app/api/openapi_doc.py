@@ -35,7 +35,7 @@ from app import models
 from app.api.problems import code_status
 from app.kit.errors import CODES
 from app.kit.models import Strict, union
-from app.rulesets.contract import Capability, RulesetAdapter
+from app.rulesets.contract.adapter import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
 from app.rulesets.registry import REGISTRY, all_adapters
 from app.rulesets.registry import RULES as ENCOUNTER_RULES

@@ -45,7 +45,7 @@ class StoredCondition(Strict):
 
 
 class StoredOrderEntry(Strict):
-    """One slot of the turn order (`app.rulesets.contract.entry`)."""
+    """One slot of the turn order (`app.rulesets.contract.combat.entry`)."""
 
     combatant_id: Ref
     slot: Slot

@@ -8,6 +8,6 @@
 - `combat.py`: the encounter capability (`COMBAT`);
 - `examples.py`: the OpenAPI examples of its bodies (`EXAMPLES`).
 
-`contract.py` is what a ruleset implements, `registry.py` the one list of them; `wire.py`
-and `events.py` gather every ruleset's results into the documents the routes answer with.
+`contract/` is what a ruleset implements (one module per contract), `registry.py` the one list
+of them; `wire.py` and `events.py` gather every ruleset's results into the documents the routes answer with.
 See docs/adding-a-ruleset.md."""

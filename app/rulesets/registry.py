@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from app.kit.errors import NotFound
-from app.rulesets.contract import EncounterRules, RulesetAdapter
+from app.rulesets.contract.adapter import RulesetAdapter
+from app.rulesets.contract.combat import EncounterRules
 
 # ruleset id -> its package (the order: the catalogue's, the unions', openapi.json's)
 RULESET_PACKAGES = {

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from app.kit.models import union
 from app.models.encounters import GM_ACTIONS
-from app.rulesets.contract import Capability, EncounterRules, RulesetAdapter
+from app.rulesets.contract.adapter import Capability, RulesetAdapter
+from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import REGISTRY, Ruleset, get
 
 

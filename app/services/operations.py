@@ -28,16 +28,16 @@ from sqlalchemy import Select, bindparam, or_, select
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
+from app.kit.models import RollingRequest
 from app.models.results.common import Dice, Die, Head, OddsValue
 from app.models.tables import IdempotencyRecord, LogEntry, LogEntryCharacter, core_table, new_id, utcnow
 from app.rules.dice import dice_source
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     OUTCOMES,
     SUCCESS_OUTCOMES,
     CharacterState,
     OperationContext,
     Outcome,
-    RollingRequest,
     RulesetAdapter,
 )
 from app.rulesets.registry import get_adapter

@@ -15,7 +15,7 @@ from app.kit.errors import Conflict, NotFound
 from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody, validate
 from app.rules.dice import dice_source
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     OUTCOMES,
     Capability,
     CharacterState,

@@ -16,7 +16,7 @@ from app.models.schemas import RollCreate
 from app.models.tables import LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody
 from app.rules.dice import Expression, parse
-from app.rulesets.contract import Outcome
+from app.rulesets.contract.adapter import Outcome
 from app.services.auth import check_owner_or_gm
 from app.services.idempotency import Idempotency
 from app.services.operations import RollingWork, retried

@@ -25,7 +25,7 @@ from sqlalchemy.types import NullType
 from sqlmodel import Session
 
 from app.models.tables import LogEntry, core_table
-from app.rulesets.contract import OUTCOMES, SUCCESS_OUTCOMES
+from app.rulesets.contract.adapter import OUTCOMES, SUCCESS_OUTCOMES
 from app.services.prepared import Prepared, fetch_together
 from app.services.records import Principal
 from app.services.uow import CharacterRepository

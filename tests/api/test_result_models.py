@@ -20,7 +20,7 @@ from app.rulesets.wire import RESULTS, CombatPage, LevelUpPage, LogPage
 from app.models.results.common import RollResult, SheetEditEntry
 from app.rulesets.events import EVENTS
 from app.rulesets.registry import all_adapters
-from app.rulesets.contract import Capability
+from app.rulesets.contract.adapter import Capability
 from tests.api.support import read_events
 from tests.factories import AS, GC, RB, SHEETS, WA, sheet
 

@@ -15,9 +15,8 @@ from app.services.encounters.store import Fight
 
 APP = Path(__file__).resolve().parents[2] / "app"
 COMBAT_FILES = [
-    *sorted((APP / "rulesets").glob("*/combat.py")),
+    *sorted((APP / "rulesets").glob("*/combat.py")),  # the four rulesets' and the contract's
     APP / "rulesets" / "great_cosmos" / "exchange.py",
-    APP / "rulesets" / "contract.py",  # its combat block
     *sorted((APP / "services" / "encounters").glob("*.py")),
 ]
 # reading the campaign's options as a dict, with the model's default restated (`.get("x", True)`)

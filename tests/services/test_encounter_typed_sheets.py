@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.rulesets.contract import EncounterRules
+from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import RULESET_IDS, get_adapter, rules_for
 from tests.api.encounter_support import Table, ids, table
 from tests.factories import as_fighter, gc_fighter, rb_fighter, wa_fighter
@@ -20,7 +20,7 @@ __all__ = ["table"]
 
 APP = Path(__file__).resolve().parents[2] / "app"
 RULESET_COMBAT = [
-    *sorted((APP / "rulesets").glob("*/combat.py")),
+    *sorted((APP / "rulesets").glob("*/combat.py")),  # the four rulesets' and the contract's
     APP / "rulesets" / "great_cosmos" / "exchange.py",
 ]
 # a sheet read or written as a dict: `sheet.get("hp")`, `sheet["hp"]`, `.sheet.get(`…
@@ -41,7 +41,7 @@ def test_issue23_ruleset_combat_code_reads_typed_sheets_never_dicts():
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if SHEET_AS_DICT.search(line)
     ]
-    assert len(RULESET_COMBAT) == 5 and offenders == []
+    assert len(RULESET_COMBAT) == 6 and offenders == []
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, rules: EncounterRules, name: str, seen: list[Any], pick) -> None:

@@ -27,7 +27,7 @@ from app.rules.dice import RandomDice
 from app.rules.errors import DiceNeeded
 from app.rulesets.asgard import combat as as_combat
 from app.rulesets.rulebook_d100 import combat as rb_combat
-from app.rulesets.contract import ExchangeOdds, Party
+from app.rulesets.contract.combat import ExchangeOdds, Party
 from app.rulesets.great_cosmos import exchange as gc_exchange
 from app.rulesets.great_cosmos.rules.postures import resolve_attack as gc_resolve_attack
 from app.services.records import Principal

@@ -19,7 +19,7 @@ from app.rulesets.worlds_awakening import schemas as worlds_awakening
 from app.rules.dice import dice_source
 from app.services import catalogue
 from app.rulesets.registry import RULESET_IDS, all_adapters, get_adapter
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     INTERFACES,
     Action,
     Capability,

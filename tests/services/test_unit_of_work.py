@@ -15,7 +15,7 @@ from app.models.tables import new_id, utcnow
 from app.services import uow as uow_module
 from app.services.records import Principal
 from app.services.operations import RollingWork
-from app.rulesets.contract import Outcome
+from app.rulesets.contract.adapter import Outcome
 from app.services.uow import MAX_ATTEMPTS, CharacterRepository, StaleVersion, UnitOfWork, retried
 from app.models.validation import InvalidBody
 from tests.factories import GC_MINIMAL

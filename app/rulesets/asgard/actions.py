@@ -14,7 +14,7 @@ from app.rulesets.asgard import schemas as m
 from app.rulesets.asgard.common import Character, Context, check_take_11, heroism_effect, spec_for, summary
 from app.rulesets.asgard.rules import hazards
 from app.rulesets.asgard.rules.core import RULESET
-from app.rulesets.contract import Action, Outcome
+from app.rulesets.contract.adapter import Action, Outcome
 
 # type -> its result model
 RESULTS: dict[str, type[results.AsgardAction]] = {

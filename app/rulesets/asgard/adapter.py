@@ -38,7 +38,7 @@ from app.rulesets.asgard.rules.core import (
     TestResult,
     TestSpec,
 )
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     OUTCOMES,
     Confrontations,
     GroupTests,

@@ -32,7 +32,7 @@ from app.rulesets.asgard.rules.core import (
 )
 from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
 from app.rulesets.asgard.schemas import Condition, Damage, Heal, Options, Sheet
-from app.rulesets.contract import (
+from app.rulesets.contract.combat import (
     CombatDice,
     EncounterRules,
     Entrant,

@@ -15,10 +15,7 @@ from app.rulesets.asgard.rules.core import (
     TestSpec,
 )
 from app.rulesets.asgard.rules.odds import RetryOdds
-from app.rulesets.contract import (
-    CharacterState,
-    OperationContext,
-)
+from app.rulesets.contract.adapter import CharacterState, OperationContext
 
 Character = CharacterState[m.Sheet]
 Context = OperationContext[m.Options]

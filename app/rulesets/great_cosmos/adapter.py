@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import Any
 
 from app.rules.errors import RuleError
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     CharacterState,
     LevelUps,
     Odds,

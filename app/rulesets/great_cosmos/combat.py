@@ -12,7 +12,7 @@ from typing import Any
 
 from app.models.encounters import AttackRequest, CombatAction, EncounterOptions
 from app.rules.dice import DiceSource
-from app.rulesets.contract import (
+from app.rulesets.contract.combat import (
     CombatDice,
     EncounterRules,
     Entrant,

@@ -26,7 +26,7 @@ from typing import Any
 from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource, TableDice
 from app.rules.errors import RuleError
-from app.rulesets.contract import Exchange, ExchangeOdds, Party, Pool, TurnPassed
+from app.rulesets.contract.combat import Exchange, ExchangeOdds, Party, Pool, TurnPassed
 from app.rulesets.great_cosmos.rules import fight as state
 from app.rulesets.great_cosmos.rules.core import TestResult, canonical_stat, resolve_test
 from app.rulesets.great_cosmos.rules.odds import attack_odds as attack_odds_of

@@ -10,7 +10,7 @@ from typing import Any
 
 from app.rules.dice import DiceSource, Roll, TableDice
 from app.rules.errors import DiceError, RuleError
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     OUTCOMES,
     CharacterState,
     Confrontations,

@@ -13,7 +13,7 @@ from pydantic import Field, StrictBool, StrictInt
 
 from app.models.encounters import AttackRequest, CombatAction
 from app.rules.errors import RuleError
-from app.rulesets.contract import (
+from app.rulesets.contract.combat import (
     CombatDice,
     EncounterRules,
     Entrant,

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from app.rules.errors import RuleError
-from app.rulesets.contract import (
+from app.rulesets.contract.adapter import (
     OUTCOMES,
     Action,
     CharacterState,

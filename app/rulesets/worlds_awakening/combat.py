@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from app.models.encounters import CombatAction
 from app.rules.errors import RuleError
-from app.rulesets.contract import (
+from app.rulesets.contract.combat import (
     CombatDice,
     EncounterRules,
     Entrant,

@@ -31,7 +31,7 @@ from app.models.encounters import (
 )
 from app.models.fields import plausible_id
 from app.models.validation import InvalidBody
-from app.rulesets.contract import ACTION, Exchange, Party
+from app.rulesets.contract.combat import ACTION, Exchange, Party
 from app.services import characters  # (the module: the audience of a character's events)
 from app.services.auth import authorize, check_gm, check_member
 from app.services.encounters import shown as showing  # the fights showing a character

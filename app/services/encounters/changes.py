@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.rulesets.contract import Pool
+from app.rulesets.contract.combat import Pool
 from app.services.encounters.store import Fight, clone
 
 __all__ = ["Changes", "clone"]

@@ -47,7 +47,7 @@ from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource, TableDice
 from app.rules.distribution import TooManyCombinations
 from app.rules.errors import DiceLeftOver, DiceNeeded, TooManyDice
-from app.rulesets.contract import EncounterRules, Exchange, ExchangeOdds
+from app.rulesets.contract.combat import EncounterRules, Exchange, ExchangeOdds
 from app.services.encounters import actions, store
 from app.services.encounters.choices import trial
 from app.services.encounters.dice import CombatDice

@@ -27,7 +27,7 @@ from app.models.schemas import merge_metadata
 from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from
 from app.rules.errors import RuleError
-from app.rulesets.contract import EncounterRules
+from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import authorize, check_member

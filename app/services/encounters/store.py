@@ -33,7 +33,8 @@ from app.models.tables import (
     core_table,
 )
 from app.models.validation import InvalidBody
-from app.rulesets.contract import EncounterRules, RulesetAdapter
+from app.rulesets.contract.adapter import RulesetAdapter
+from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.prepared import Prepared, fetch_together
 from app.services.records import StoredCharacter

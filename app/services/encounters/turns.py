@@ -11,7 +11,7 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import CombatantAdd, NextTurnRequest, StartRequest
 from app.models.validation import InvalidBody
-from app.rulesets.contract import Entrant
+from app.rulesets.contract.combat import Entrant
 from app.services.auth import authorize, check_gm
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone

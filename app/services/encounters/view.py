@@ -13,7 +13,7 @@ from typing import Any
 
 from app.models import seen
 from app.models.results.common import wire_time
-from app.rulesets.contract import EncounterRules
+from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.encounters.store import Fight
 from app.services.provenance import entry_for_viewer

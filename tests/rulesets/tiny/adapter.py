@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from app.rulesets.contract import OUTCOMES, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter
-from app.rulesets.contract import RulesetDescription, test_body
+from app.rulesets.contract.adapter import OUTCOMES, CharacterState, Odds, OperationContext, Outcome, RulesetAdapter
+from app.rulesets.contract.adapter import RulesetDescription, test_body
 from tests.rulesets.tiny import schemas as models
 from tests.rulesets.tiny.results import RULESET, TinyTestResult
 from tests.rulesets.tiny.rules import core as rules

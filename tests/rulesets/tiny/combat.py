@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.encounters import EncounterOptions
-from app.rulesets.contract import CombatDice, EncounterRules, Entrant, Initiative, Pool, one_per_slot
+from app.rulesets.contract.combat import CombatDice, EncounterRules, Entrant, Initiative, Pool, one_per_slot
 from tests.rulesets.tiny.results import RULESET
 from tests.rulesets.tiny.rules import core as rules
 
