@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI
@@ -37,7 +38,7 @@ from app.kit.errors import CODES
 from app.kit.models import Strict, union
 from app.rulesets.contract.adapter import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
-from app.rulesets.registry import REGISTRY, all_adapters
+from app.rulesets.registry import REGISTRY, RULESET_PACKAGES, all_adapters
 from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
@@ -125,7 +126,7 @@ BODIES: dict[tuple[str, str], Capability] = {
 
 # Examples of each ruleset's bodies: ruleset -> capability -> examples (character
 # actions: by `type`), from each ruleset's `examples.py`. tests/api/test_openapi.py checks each against its model.
-EXAMPLES: dict[str, dict[str, Any]] = {r.id: r.examples for r in REGISTRY.values()}
+EXAMPLES: dict[str, Mapping[str, Any]] = {r.id: r.examples for r in REGISTRY.values()}
 
 PROBLEM_DESCRIPTION = (
     "RFC 9457 problem details. Translate by `code` (a stable word, docs/problem-codes.md), never by "
@@ -189,7 +190,7 @@ def prefix(ruleset: str) -> str:
 
 
 # each registered ruleset's `schemas` module -> the prefix of its models' names
-_SCHEMA_MODULES = {f"{r.package}.schemas": prefix(r.id) for r in REGISTRY.values()}
+_SCHEMA_MODULES = {f"{package}.schemas": prefix(ruleset) for ruleset, package in RULESET_PACKAGES.items()}
 
 
 class _Names(GenerateJsonSchema):

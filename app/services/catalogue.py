@@ -18,7 +18,8 @@ from app.kit.models import union
 from app.models.encounters import GM_ACTIONS
 from app.rulesets.contract.adapter import Capability, RulesetAdapter
 from app.rulesets.contract.combat import EncounterRules
-from app.rulesets.registry import REGISTRY, Ruleset, get
+from app.rulesets.contract.ruleset import Ruleset
+from app.rulesets.registry import REGISTRY, get
 
 
 class Described(BaseModel):

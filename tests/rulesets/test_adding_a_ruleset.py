@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,9 @@ import pytest
 from tests.api.test_encounters import Table, ids
 from tests.conftest import make_campaign, make_player
 from tests.hardening.conftest import SERVER_DEFAULTS, Pool, free_port
+from app.rulesets import registry
+from app.rulesets.contract.ruleset import Ruleset
+from tests.rulesets.tiny import ruleset as tiny
 from tests.rulesets.tiny.results import TinyCombatEntry, TinyTestResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,3 +184,18 @@ def test_the_fifth_rulesets_schemas_are_in_its_openapi_document(http):
     catalogue = schemas["RulesetDetail"]["discriminator"]["mapping"]
     assert catalogue["tiny"] == "#/components/schemas/TinyRuleset"
     assert {"test", "combat", "sheet_schema"} <= set(schemas["TinyRuleset"]["properties"])
+
+
+def test_the_registry_lists_each_packages_one_typed_declaration(monkeypatch):
+    """The line names a package; the registry takes its `ruleset.RULESET`, a `Ruleset` registered
+    under its own id, and refuses anything else at start."""
+    assert registry._load(*REGISTRY_LINE) is tiny.RULESET
+    with pytest.raises(RuntimeError, match="registered as 'dragon-dice', it declares 'tiny'"):
+        registry._load("dragon-dice", REGISTRY_LINE[1])
+    untyped = types.ModuleType("untyped.ruleset")
+    untyped.RULESET = {"id": "untyped"}  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "untyped.ruleset", untyped)
+    with pytest.raises(TypeError, match="RULESET is no Ruleset"):
+        registry._load("untyped", "untyped")
+    with pytest.raises(ValueError, match="its adapter and combat name 'tiny', 'tiny'"):
+        Ruleset(id="dragon-dice", adapter=tiny.ADAPTER, combat=tiny.combat.COMBAT, results={})

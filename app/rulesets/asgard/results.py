@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import (
@@ -371,12 +371,12 @@ ACTION_RESULTS: list[type[AsgardAction]] = [
     AsgardProtectAllyResult,
 ]
 
-RESULTS = {
+RESULTS: dict[str, list[type[BaseModel]]] = {
     "test": [AsgardTestResult],
     "odds": [AsgardOdds],
     "reroll": [AsgardTestResult, AsgardOpposedResult, AsgardGroupResult],  # AS-H2: what was rolled again
     "opposed": [AsgardOpposedResult],
     "group": [AsgardGroupResult],
-    "action": ACTION_RESULTS,
+    "action": list(ACTION_RESULTS),
     "combat": [AsgardCombatEntry],
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import (
@@ -167,7 +167,7 @@ class GreatCosmosCombatEntry(CombatFields):
     steps: list[GreatCosmosCombatStep]
 
 
-RESULTS = {
+RESULTS: dict[str, list[type[BaseModel]]] = {
     "test": [GreatCosmosTestResult],
     "odds": [GreatCosmosOdds],
     "level_up": [GreatCosmosLevelUpResult],

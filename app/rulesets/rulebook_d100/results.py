@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import (
@@ -115,7 +115,7 @@ class RulebookD100CombatEntry(CombatFields):
     steps: list[RulebookD100CombatStep]
 
 
-RESULTS = {
+RESULTS: dict[str, list[type[BaseModel]]] = {
     "test": [RulebookD100TestResult],
     "odds": [RulebookD100Odds],
     "opposed": [RulebookD100OpposedResult],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import Dice, Head, OddsFields, OddsValue, Result, Tail, TestFields
@@ -120,7 +120,7 @@ class WorldsAwakeningCombatEntry(CombatFields):
     steps: list[WorldsAwakeningCombatStep]
 
 
-RESULTS = {
+RESULTS: dict[str, list[type[BaseModel]]] = {
     "test": [WorldsAwakeningTestResult],
     "odds": [WorldsAwakeningOdds],
     "action": [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from app.models.results.combat import CombatFields, CombatStep, rule_ids
 from app.models.results.common import Dice, Head, OddsFields, Result, Tail, TestFields
@@ -44,4 +44,4 @@ class TinyCombatEntry(CombatFields):
     steps: list[TinyCombatStep]
 
 
-RESULTS = {"test": [TinyTestResult], "odds": [TinyOdds], "combat": [TinyCombatEntry]}
+RESULTS: dict[str, list[type[BaseModel]]] = {"test": [TinyTestResult], "odds": [TinyOdds], "combat": [TinyCombatEntry]}

@@ -1,0 +1,9 @@
+"""The Tale of Great Cosmos as the registry lists it (app/rulesets/registry.py)."""
+
+from app.rulesets.contract.ruleset import Ruleset
+from app.rulesets.great_cosmos import combat, examples, results
+from app.rulesets.great_cosmos.adapter import ADAPTER
+
+RULESET = Ruleset(
+    id=results.RULESET, adapter=ADAPTER, combat=combat.COMBAT, results=results.RESULTS, examples=examples.EXAMPLES
+)

@@ -1,0 +1,9 @@
+"""Rulebook D100 as the registry lists it (app/rulesets/registry.py)."""
+
+from app.rulesets.contract.ruleset import Ruleset
+from app.rulesets.rulebook_d100 import combat, examples, results
+from app.rulesets.rulebook_d100.adapter import ADAPTER
+
+RULESET = Ruleset(
+    id=results.RULESET, adapter=ADAPTER, combat=combat.COMBAT, results=results.RESULTS, examples=examples.EXAMPLES
+)
