@@ -15,7 +15,7 @@ per viewer like the reads: a character is sent to the other players as their
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, RootModel
 
@@ -184,7 +184,29 @@ class StreamErrorEvent(Result):
     detail: str
 
 
-EVENTS: dict[str, type[BaseModel]] = {
+# The name of every event of a campaign, declared once: what a change records (`uow.record`,
+# `events.record`), what a webhook subscribes to, and what the dashboard listens for
+# (app/web/js/events.js `NAMES`, checked against this by tests/api/test_event_names.py).
+EventName = Literal[
+    "campaign.updated",
+    "player.created",
+    "player.deleted",
+    "character.created",
+    "character.updated",
+    "character.deleted",
+    "character.hidden",
+    "log.created",
+    "encounter.created",
+    "encounter.updated",
+    "encounter.action",
+    "encounter.reverted",
+    "webhook.disabled",
+]
+EVENT_NAMES: tuple[EventName, ...] = get_args(EventName)
+# `error` is no change of the campaign: the server ends a stream with it
+StreamEnd = Literal["error"]
+
+EVENTS: dict[EventName | StreamEnd, type[BaseModel]] = {
     "campaign.updated": CampaignUpdatedEvent,
     "player.created": PlayerCreatedEvent,
     "player.deleted": PlayerDeletedEvent,

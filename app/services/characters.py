@@ -30,6 +30,7 @@ from app.models.schemas import (
 from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
+from app.rulesets.events import EventName
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.auth import authorize
 from app.services.encounters import shown
@@ -141,7 +142,7 @@ def audience(
 
 def record_character(
     uow: UnitOfWork,
-    type_: str,
+    type_: EventName,
     character: StoredCharacter,
     ruleset: str,
     *,

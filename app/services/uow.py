@@ -52,6 +52,7 @@ from app.models.tables import (
     core_table,
 )
 from app.models.validation import InvalidBody
+from app.rulesets.events import EventName
 from app.services import events
 from app.services.prepared import Batch, Prepared, batch
 from app.services.records import Principal, StoredCharacter
@@ -445,7 +446,7 @@ class UnitOfWork:
 
     def record(
         self,
-        type_: str,
+        type_: EventName,
         data: dict[str, Any],
         *,
         hidden: bool = False,

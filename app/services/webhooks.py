@@ -30,13 +30,13 @@ from app.kit.errors import Conflict, NotFound
 from app.models.tables import Event, Webhook, WebhookDelivery, as_utc, core_table, new_id, utcnow
 from app.models.validation import InvalidBody
 from app.models.webhooks import DeliveryPublic, WebhookCreate, WebhookCreated, WebhookPublic, WebhookUpdate
-from app.rulesets.events import EVENTS
+from app.rulesets.events import EVENT_NAMES
 from app.services import events as event_log
 from app.services.pages import created_order_page
 from app.services.records import Principal
 
 MAX_WEBHOOKS = 10  # per campaign (409 beyond): each costs a delivery per event
-EVENT_TYPES = sorted(set(EVENTS) - {"error"})  # `error` ends a stream; it is no event of the campaign
+EVENT_TYPES = sorted(EVENT_NAMES)
 
 _hook = core_table(Webhook)
 _delivery = core_table(WebhookDelivery)

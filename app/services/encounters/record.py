@@ -24,6 +24,7 @@ from app.kit.errors import NotFound
 from app.models import seen as seen_versions
 from app.models.results.common import wire_time
 from app.models.tables import new_id, utcnow
+from app.rulesets.events import EventName
 from app.services import characters, events  # (characters: the module, which imports the encounter view)
 from app.services.auth import check_member
 from app.services.encounters import shown, store, view
@@ -50,7 +51,7 @@ def record_action(
     character_id: str | None = None,
     others: Sequence[str] = (),
     reverts: str | None = None,
-    event: str = "encounter.action",
+    event: EventName = "encounter.action",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Save the fight and log the action; returns (the full body, the caller's view of it)."""
     at, conn = utcnow(), uow.conn
@@ -146,7 +147,7 @@ def record_update(
     *,
     hidden: bool = False,
     owners: Sequence[str | None] = (),
-    event: str = "encounter.updated",
+    event: EventName = "encounter.updated",
 ) -> int:
     """A setup change (not an action): the fight saved, version + 1, and its events (the sheets it
     changed, `end`'s, then the encounter's). `hidden`: a change about hidden combatants, told to the
