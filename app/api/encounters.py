@@ -23,18 +23,15 @@ from app.api.deps import (
     in_unit,
     read,
 )
-from app.models.encounters import (
+from app.models.encounters import EncounterPublic, EncounterSummary, EncounterUpdate, RevertRequest
+from app.models.schemas import Page
+from app.rulesets.encounter_bodies import (
     CombatantAdd,
     CombatantUpdate,
     EncounterCreate,
-    EncounterPublic,
-    EncounterSummary,
-    EncounterUpdate,
     NextTurnRequest,
-    RevertRequest,
     StartRequest,
 )
-from app.models.schemas import Page
 from app.rulesets.registry import RULES
 from app.rulesets.wire import CombatEntry, CombatPage, StartedPublic
 from app.services.encounters import actions, setup, turns

@@ -36,6 +36,7 @@ from app import models
 from app.api.problems import code_status
 from app.kit.errors import CODES
 from app.kit.models import Strict, union
+from app.rulesets import encounter_bodies
 from app.rulesets.contract.adapter import Capability, RulesetAdapter
 from app.rulesets.events import EVENTS
 from app.rulesets.registry import REGISTRY, RULESET_PACKAGES, all_adapters
@@ -248,10 +249,11 @@ def _examples(ruleset: str, capability: Capability) -> dict[str, Any]:
 
 
 def _fastapi_bodies(components: dict[str, Any]) -> list[type[BaseModel]]:
-    """The body models FastAPI rendered itself (those of app.models' modules, under their class name)."""
+    """The body models FastAPI rendered itself (those of app.models' modules and the encounter bodies
+    every ruleset's fields make, under their class name)."""
     found: list[type[BaseModel]] = []
-    for info in pkgutil.iter_modules(models.__path__):
-        module = importlib.import_module(f"{models.__name__}.{info.name}")
+    names = [f"{models.__name__}.{info.name}" for info in pkgutil.iter_modules(models.__path__)]
+    for module in map(importlib.import_module, [*names, encounter_bodies.__name__]):
         found += [
             m
             for m in vars(module).values()

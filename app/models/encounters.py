@@ -2,7 +2,9 @@
 
 The options and request bodies every ruleset shares live here; a ruleset's own
 encounter options extend `EncounterOptions` (e.g. Great Cosmos' GC-O2 `tie_method`), and its request
-bodies extend the shared ones, in its package's schemas.py."""
+bodies extend the shared ones (`…Base` here: Great Cosmos' `actions` and `chosen_orders`, Asgard's
+`take_11`), in its package's schemas.py; app.rulesets.encounter_bodies gathers them into the bodies
+the routes take."""
 
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ class Position(Strict):
     y: StrictInt = Field(ge=-POSITION_BOUND, le=POSITION_BOUND)
 
 
-class CombatantCreate(Strict):
+class CombatantCreateBase(Strict):
     """One campaign character in the fight, or `count` numbered copies of an NPC."""
 
     character_id: Id
@@ -62,7 +64,6 @@ class CombatantCreate(Strict):
         None, description="Standing defence when attacked (the ruleset's names); null: the ruleset's default."
     )
     initiative: Initiative | None = Field(None, description="GM override: replaces the rolled initiative.")
-    actions: StrictInt = Field(1, ge=1, le=5, description="Actions per round (GC-O3; great-cosmos only).")
     count: StrictInt | None = Field(
         None,
         ge=1,
@@ -73,18 +74,22 @@ class CombatantCreate(Strict):
         "(the catalogue's `combat.grid`: |dx| + |dy|, GC-D1), nearer first, then by y, then by x.",
     )
 
+    def actions_per_round(self) -> int:
+        """How many actions a round it has: one, unless its ruleset's model says more (GC-O3)."""
+        return 1
 
-class CombatantAdd(CombatantCreate, RollingRequest):
+
+class CombatantAddBase(CombatantCreateBase, RollingRequest):
     """`POST …/combatants`: one combatant (or `count` NPC copies). In a running fight (issue 27
     item 5) it takes its place in the turn order by the ruleset's initiative rule, rolled with
     `seed` or table `dice` as at `start` (or the GM's `initiative`); a hidden combatant's joining
     is a hidden action. Before `start`, `seed` and `dice` are refused (nothing is rolled yet)."""
 
 
-class EncounterCreate(Strict):
+class EncounterCreateBase(Strict):
     name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
     options: dict[str, Any] | None = Field(None, description="Validated against the ruleset's encounter options.")
-    combatants: list[CombatantCreate] = Field(default_factory=list, max_length=MAX_COMBATANTS)
+    combatants: list[CombatantCreateBase] = Field(default_factory=list, max_length=MAX_COMBATANTS)
     metadata: Metadata | None = None
 
 
@@ -94,7 +99,7 @@ class EncounterUpdate(Strict):
     metadata: MetadataPatch | None = None
 
 
-class CombatantUpdate(Strict):
+class CombatantUpdateBase(Strict):
     """GM: any field (`initiative` only before `start`); the owner: `reaction` only."""
 
     side: Side | None = None
@@ -102,33 +107,27 @@ class CombatantUpdate(Strict):
     position: Position | None = Field(None, description="null: off the grid.")
     initiative: Initiative | None = Field(None, description="GM override before start; null removes it.")
     reaction: Reaction | None = Field(None, description="null: the ruleset's default.")
-    actions: StrictInt | None = Field(None, ge=1, le=5)
 
 
 # --- rolling requests --------------------------------------------------------------------
-ChosenOrder = Annotated[list[Id], Field(min_length=1, max_length=MAX_COMBATANTS)]
-CHOSEN = (
-    "great-cosmos GC-O2 (the GM's): the order the players chose for a tie all on one side, each list the ids "
-    "of one tie group, first to act first (a new round's ties on next-turn); naming a group that is not a "
-    "one-sided tie: 422."
-)
-
-
-class StartRequest(RollingRequest):
+class StartRequestBase(RollingRequest):
     """Rolls initiative with the ruleset's rule (dice provenance applies)."""
 
-    take_11: list[Id] = Field(
-        default_factory=list,
-        max_length=MAX_COMBATANTS,
-        description="asgard: NPC combatants taking 11 on their perception test (AS-T8, AS-C13).",
-    )
-    chosen_orders: list[ChosenOrder] = Field(default_factory=list, max_length=MAX_COMBATANTS, description=CHOSEN)
+    def npcs_taking_11(self) -> list[str]:
+        """The combatants taking 11 on initiative, where the ruleset's model names them (AS-T8)."""
+        return []
+
+    def tie_orders(self) -> list[list[str]]:
+        """The orders chosen for one-sided ties, where the ruleset's model takes them (GC-O2)."""
+        return []
 
 
-class NextTurnRequest(RollingRequest):
+class NextTurnRequestBase(RollingRequest):
     """Ends the current turn; dice are rolled where the rules re-order a new round (GC-O1..O3)."""
 
-    chosen_orders: list[ChosenOrder] = Field(default_factory=list, max_length=MAX_COMBATANTS, description=CHOSEN)
+    def tie_orders(self) -> list[list[str]]:
+        """The orders chosen for a new round's one-sided ties, where the ruleset's model takes them (GC-O2)."""
+        return []
 
 
 class RevertRequest(Strict):

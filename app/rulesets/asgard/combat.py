@@ -64,6 +64,7 @@ VITALITY = Pool("vitality", "vitality", "vitality_max")
 class Asgard(EncounterRules):
     ruleset = "asgard"
     Counters = schemas.Counters
+    StartRequest = schemas.AsgardStartRequest
     pools = (VITALITY, Pool("heroism", "heroism", None))
     reactions = (
         "defense",

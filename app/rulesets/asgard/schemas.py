@@ -349,6 +349,17 @@ Prime = Literal["attaques_multiples", "efficacite", "prudence"]
 Penalty = Literal["blessure_legere", "danger"]
 
 
+class AsgardStartRequest(encounters.StartRequestBase):
+    take_11: list[Id] = Field(
+        default_factory=list,
+        max_length=encounters.MAX_COMBATANTS,
+        description="asgard: NPC combatants taking 11 on their perception test (AS-T8, AS-C13).",
+    )
+
+    def npcs_taking_11(self) -> list[str]:
+        return self.take_11
+
+
 class AttackRequest(encounters.AttackRequest):
     """AS-C1..C5, AS-C11: table dice in rule order: the attack test (3d6, a 4th die with
     `heroism_4d6`), each target's defense test (3d6, a 4th with the `defense_heroism`

@@ -51,7 +51,15 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel
 
 from app.kit.models import union
-from app.models.encounters import GM_ACTIONS, CombatAction, EncounterOptions
+from app.models.encounters import (
+    GM_ACTIONS,
+    CombatAction,
+    CombatantCreateBase,
+    CombatantUpdateBase,
+    EncounterOptions,
+    NextTurnRequestBase,
+    StartRequestBase,
+)
 from app.models.fight_state import Counters as FightCounters
 from app.models.validation import InvalidBody, validate
 from app.rules.dice import DiceSource
@@ -321,6 +329,13 @@ class EncounterRules(ABC):
 
     ruleset: ClassVar[str]
     Options: ClassVar[type[EncounterOptions]] = EncounterOptions
+    # the setup and turn bodies as this ruleset reads them: the shared ones, or its own extending them
+    # (GC-O3 `actions`, GC-O2 `chosen_orders`, AS-T8 `take_11`); app.rulesets.encounter_bodies gathers
+    # every ruleset's into the bodies the routes take
+    CombatantCreate: ClassVar[type[CombatantCreateBase]] = CombatantCreateBase
+    CombatantUpdate: ClassVar[type[CombatantUpdateBase]] = CombatantUpdateBase
+    StartRequest: ClassVar[type[StartRequestBase]] = StartRequestBase
+    NextTurnRequest: ClassVar[type[NextTurnRequestBase]] = NextTurnRequestBase
     # what a combatant's `counters` hold in this ruleset's fights (an imported bundle is read with it)
     Counters: ClassVar[type[FightCounters]] = FightCounters
     pools: ClassVar[tuple[Pool, ...]]

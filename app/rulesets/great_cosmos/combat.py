@@ -51,6 +51,10 @@ class GreatCosmos(EncounterRules):
     ruleset = "great-cosmos"
     Counters = schemas.Counters
     Options = GreatCosmosEncounterOptions
+    CombatantCreate = schemas.GreatCosmosCombatantCreate
+    CombatantUpdate = schemas.GreatCosmosCombatantUpdate
+    StartRequest = schemas.GreatCosmosStartRequest
+    NextTurnRequest = schemas.GreatCosmosNextTurnRequest
     pools = (combat.HP, combat.MP)
     reactions = ("none", *DEFENSE_STATS)  # GC-P2: dodge (agilite) or parry (force)
     default_reaction = "dodge"

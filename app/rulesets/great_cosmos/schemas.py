@@ -10,6 +10,7 @@ from pydantic import AliasChoices, Field, StrictBool, StrictFloat, StrictInt, mo
 from app.kit.models import CampaignOptions, RollingRequest, Strict, TestRequestBase
 from app.models import encounters, fight_state
 from app.models.encounters import CombatAction
+from app.models.fields import Id
 from app.models.governance import governed
 from app.models.odds import NothingRolled
 
@@ -251,6 +252,43 @@ class GreatCosmosEncounterOptions(encounters.EncounterOptions):
         description="GC-O2: tied entities roll a d20 each, lowest first (tied again: parallel), "
         "or act in parallel at once.",
     )
+
+
+class GreatCosmosCombatantCreate(encounters.CombatantCreateBase):
+    actions: StrictInt = Field(1, ge=1, le=5, description="Actions per round (GC-O3; great-cosmos only).")
+
+    def actions_per_round(self) -> int:
+        return self.actions
+
+
+class GreatCosmosCombatantUpdate(encounters.CombatantUpdateBase):
+    actions: StrictInt | None = Field(None, ge=1, le=5)
+
+
+ChosenOrder = Annotated[list[Id], Field(min_length=1, max_length=encounters.MAX_COMBATANTS)]
+CHOSEN = (
+    "great-cosmos GC-O2 (the GM's): the order the players chose for a tie all on one side, each list the ids "
+    "of one tie group, first to act first (a new round's ties on next-turn); naming a group that is not a "
+    "one-sided tie: 422."
+)
+
+
+class GreatCosmosStartRequest(encounters.StartRequestBase):
+    chosen_orders: list[ChosenOrder] = Field(
+        default_factory=list, max_length=encounters.MAX_COMBATANTS, description=CHOSEN
+    )
+
+    def tie_orders(self) -> list[list[str]]:
+        return self.chosen_orders
+
+
+class GreatCosmosNextTurnRequest(encounters.NextTurnRequestBase):
+    chosen_orders: list[ChosenOrder] = Field(
+        default_factory=list, max_length=encounters.MAX_COMBATANTS, description=CHOSEN
+    )
+
+    def tie_orders(self) -> list[list[str]]:
+        return self.chosen_orders
 
 
 # GC-P1..P7, GC-D1..D4: the combat actions

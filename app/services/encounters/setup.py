@@ -16,10 +16,10 @@ from app.models import seen
 from app.models.encounters import (
     MAX_COMBATANTS,
     POSITION_BOUND,
-    CombatantAdd,
-    CombatantCreate,
-    CombatantUpdate,
-    EncounterCreate,
+    CombatantAddBase,
+    CombatantCreateBase,
+    CombatantUpdateBase,
+    EncounterCreateBase,
     EncounterUpdate,
     Position,
 )
@@ -28,6 +28,7 @@ from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from
 from app.rules.errors import RuleError
 from app.rulesets.contract.combat import EncounterRules
+from app.rulesets.encounter_bodies import for_ruleset
 from app.rulesets.registry import rules_for
 from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import authorize, check_member
@@ -57,7 +58,9 @@ def _options(rules: EncounterRules, raw: dict[str, Any]) -> dict[str, Any]:
         raise invalid_from(exc, ("body", "options")) from None
 
 
-def create_encounter(session: Session, principal: Principal, campaign_id: str, data: EncounterCreate) -> dict[str, Any]:
+def create_encounter(
+    session: Session, principal: Principal, campaign_id: str, data: EncounterCreateBase
+) -> dict[str, Any]:
     campaign = load_campaign(session, principal, campaign_id)
     rules = rules_for(campaign.ruleset)
     with UnitOfWork(session, campaign_id) as uow:
@@ -94,7 +97,7 @@ def create_encounter(session: Session, principal: Principal, campaign_id: str, d
         return shown
 
 
-def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple) -> list[dict[str, Any]]:
+def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreateBase], loc: tuple) -> list[dict[str, Any]]:
     """New combatants (and the NPC copies `count` asks for), appended to the fight."""
     planned = len(fight.combatants) + sum(i.count or 1 for i in items)
     if planned > MAX_COMBATANTS:
@@ -108,14 +111,15 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreate], loc: tuple
     found = uow.characters.find([i.character_id for i in items], lock=True)
     present = {c["character_id"] for c in fight.combatants}
     added: list[dict[str, Any]] = []
-    for n, item in enumerate(items):
+    for n, sent in enumerate(items):
         where = ".".join(map(str, (*loc[1:], n)))
+        item = for_ruleset(fight.rules.CombatantCreate, sent, fight.ruleset, where)
         ch = found.get(item.character_id)
         if ch is None:
             raise InvalidBody(
                 f"no character {item.character_id!r} in this campaign", field=f"{where}.character_id", code="unknown_id"
             )
-        _check_combatant_fields(fight.rules, item.reaction, item.actions, where)
+        _check_reaction(fight.rules, item.reaction, where)
         if item.count is None:
             if ch.id in present:
                 raise InvalidBody(
@@ -185,7 +189,7 @@ def _copies(
 
 
 def _combatant(
-    fight: Fight, character: StoredCharacter, item: CombatantCreate, position: Position | None
+    fight: Fight, character: StoredCharacter, item: CombatantCreateBase, position: Position | None
 ) -> dict[str, Any]:
     row = {
         "id": new_id(),
@@ -197,7 +201,7 @@ def _combatant(
         "position": position.model_dump() if position else None,
         "initiative": None,
         "initiative_override": item.initiative,
-        "actions": item.actions,
+        "actions": item.actions_per_round(),
         "reaction": item.reaction,
         "conditions": [],
         "counters": {},
@@ -208,20 +212,13 @@ def _combatant(
     return row
 
 
-def _check_combatant_fields(rules: EncounterRules, reaction: str | None, actions: int | None, where: str) -> None:
-    prefix = f"{where}." if where else ""
+def _check_reaction(rules: EncounterRules, reaction: str | None, where: str) -> None:
     if reaction is not None:
         try:
             rules.check_reaction(reaction)
         except RuleError as exc:
-            exc.field = prefix + "reaction"
+            exc.field = f"{where}.reaction" if where else "reaction"
             raise
-    if actions is not None and actions > 1 and not rules.multiple_actions:
-        raise InvalidBody(
-            f"{rules.ruleset} gives one action a round: `actions` above 1 is a rule of its own (GC-O3)",
-            field=prefix + "actions",
-            code="unsupported_operation",
-        )
 
 
 # --- changes ---------------------------------------------------------------------------------
@@ -249,7 +246,7 @@ def update_encounter(
 
 
 def add_combatants(
-    session: Session, principal: Principal, encounter_id: str, item: CombatantAdd, if_match: str | None
+    session: Session, principal: Principal, encounter_id: str, item: CombatantAddBase, if_match: str | None
 ) -> dict[str, Any]:
     """Before `start`: a setup change. In a running fight (issue 27 item 5): an undoable action
     (`join`) placing it in the turn order by the ruleset's initiative rule (`turns.join`)."""
@@ -282,27 +279,28 @@ def update_combatant(
     principal: Principal,
     encounter_id: str,
     combatant_id: str,
-    data: CombatantUpdate,
+    data: CombatantUpdateBase,
     if_match: str | None,
 ) -> dict[str, Any]:
     """GM: every field (`initiative` before start only); the owner: `reaction` only."""
-    fields = data.model_dump(exclude_unset=True)
+    sent = sorted(data.model_fields_set)
 
     def work(uow, fight: Fight) -> dict[str, Any]:
         conn = uow.conn
         c = _visible_combatant(conn, fight, principal, combatant_id)
-        if not principal.is_gm and fields.keys() - {"reaction"}:
+        if not principal.is_gm and set(sent) - {"reaction"}:
             raise Forbidden(
                 "a combatant's owner may change only its reaction",
-                extra={"fields": sorted(fields)},
+                extra={"fields": sent},
                 code="reaction_only",
             )
         check_version(fight, if_match, principal)
         check_not_ended(fight)
+        fields = for_ruleset(fight.rules.CombatantUpdate, data, fight.ruleset).model_dump(exclude_unset=True)
         for name in ("side", "hidden", "actions"):
             if name in fields and fields[name] is None:
                 raise InvalidBody(f"{name} cannot be null", field=name)
-        _check_combatant_fields(fight.rules, fields.get("reaction"), fields.get("actions"), "")
+        _check_reaction(fight.rules, fields.get("reaction"), "")
         if "initiative" in fields:
             check_status(fight, "setup", "an initiative override")
             fields["initiative_override"] = fields.pop("initiative")

@@ -9,9 +9,10 @@ from typing import Any
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
-from app.models.encounters import CombatantAdd, NextTurnRequest, StartRequest
+from app.models.encounters import CombatantAddBase, NextTurnRequestBase, StartRequestBase
 from app.models.validation import InvalidBody
 from app.rulesets.contract.combat import Entrant
+from app.rulesets.encounter_bodies import for_ruleset
 from app.services.auth import authorize, check_gm
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
@@ -36,7 +37,7 @@ def start(
     session: Session,
     principal: Principal,
     encounter_id: str,
-    req: StartRequest,
+    req: StartRequestBase,
     idem: Idempotency | None,
     if_match: str | None,
 ) -> dict[str, Any]:
@@ -50,13 +51,15 @@ def start(
         if not fight.combatants:
             raise Conflict("an encounter starts with at least one combatant", code="no_combatants")
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
-        _check_take_11(fight, req.take_11)
-        chosen = _check_chosen(fight, principal, req.chosen_orders)
+        own = for_ruleset(fight.rules.StartRequest, req, fight.ruleset)
+        take_11 = own.npcs_taking_11()
+        _check_take_11(fight, take_11)
+        chosen = _check_chosen(fight, principal, own.tie_orders())
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
         dice = CombatDice.for_caller(principal, req, fight)
         with dice.explained():
             initiative = fight.rules.roll_initiative(
-                dice, _entrants(fight, set(req.take_11), chosen), fight.options, fight.ruleset_options
+                dice, _entrants(fight, set(take_11), chosen), fight.options, fight.ruleset_options
             )
         changes, steps = Changes(fight), list(initiative.steps)
         changes.encounter("status", "active")
@@ -86,7 +89,7 @@ def next_turn(
     session: Session,
     principal: Principal,
     encounter_id: str,
-    req: NextTurnRequest,
+    req: NextTurnRequestBase,
     idem: Idempotency | None,
     if_match: str | None,
 ) -> dict[str, Any]:
@@ -99,7 +102,9 @@ def next_turn(
         current = fight.encounter["current_turn"] or {}
         _check_turn_owner(conn, fight, principal, current.get("combatant_ids", []))
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
-        chosen = _check_chosen(fight, principal, req.chosen_orders)
+        chosen = _check_chosen(
+            fight, principal, for_ruleset(fight.rules.NextTurnRequest, req, fight.ruleset).tie_orders()
+        )
         dice = CombatDice.for_caller(principal, req, fight)
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
@@ -137,7 +142,7 @@ def next_turn(
     return write(session, principal, encounter_id, work, idem=idem)
 
 
-def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], req: CombatantAdd) -> dict[str, Any]:
+def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], req: CombatantAddBase) -> dict[str, Any]:
     """Issue 27 item 5: combatants added to a running fight. Their initiative is rolled by the
     ruleset's rule as at `start` (the request's `seed`/`dice`, or the GM's `initiative`), the
     ruleset says which of their entries count now (`EncounterRules.joining`), and each takes its
@@ -446,12 +451,7 @@ def _entrants(
 
 
 def _check_take_11(fight: Fight, take_11: list[str]) -> None:
-    if not take_11:
-        return
-    if fight.rules.take_11_rule is None:
-        raise InvalidBody(
-            f"{fight.ruleset} has no rule for taking 11 on initiative", field="take_11", code="unsupported_operation"
-        )
+    """AS-T8: each named a combatant (the ruleset's model takes `take_11` only where a rule has them)."""
     for cid in take_11:
         fight.combatant(cid, "take_11")
 
@@ -462,12 +462,6 @@ def _check_chosen(fight: Fight, principal: Principal, orders: list[list[str]]) -
     if not orders:
         return {}
     check_gm(principal, "enter the order players chose for a tie")
-    if fight.rules.chosen_order_rule is None:
-        raise InvalidBody(
-            f"{fight.ruleset} has no rule letting players choose a tie's order",
-            field="chosen_orders",
-            code="unsupported_operation",
-        )
     out: dict[str, tuple[int, int]] = {}
     for i, order in enumerate(orders):
         for j, cid in enumerate(order):
