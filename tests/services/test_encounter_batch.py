@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import insert, select, text
 from sqlmodel import Session
 
-from app.models.encounters import CombatantCreate, EncounterCreate, StartRequest
+from app.rulesets.encounter_bodies import CombatantCreate, EncounterCreate, StartRequest
 from app.models.tables import Campaign, Character, new_id, utcnow
 from app.services.encounters import actions, setup, turns
 from app.services.records import Principal
