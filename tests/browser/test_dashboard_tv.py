@@ -78,6 +78,11 @@ def test_table_screen_out_of_a_fight_is_a_live_dice_tray_without_hidden_rolls(li
         screen.wait_for_function("() => document.querySelectorAll('#dice-tray li.roll').length === 2", timeout=15_000)
         assert screen.locator("#dice-tray li.roll").first.locator(".tray-value").all_inner_texts() == ["3", "4"]
         assert screen.locator("#dice-tray li.roll.newest").count() == 1
+        # a free roll says what it rolled, with no « (roll) » (its dice's purpose when none is given)
+        assert screen.locator("#dice-tray li.roll .roll-line").all_inner_texts() == [
+            "2d6 = 7",
+            "Aiko — force : 42 contre 68 — réussite super-critique (karma 0 → -2)",
+        ]
         screen.wait_for_timeout(300)
         assert screen.locator("#dice-tray li.roll").count() == 2
         # read again (a reload): the same tray, the hidden roll still left out
@@ -92,6 +97,11 @@ def test_table_screen_out_of_a_fight_is_a_live_dice_tray_without_hidden_rolls(li
         english.wait_for_selector("#dice-tray li.roll")
         assert english.locator("#tray-title").inner_text() == "The latest rolls"
         assert english.locator("li.tray-die").first.get_attribute("aria-label") == "d6: 3"
+        # the stat by its English name, not its id (« force »)
+        assert english.locator("#dice-tray li.roll .roll-line").all_inner_texts() == [
+            "2d6 = 7",
+            "Aiko — strength: 42 vs 68 — super-critical success (karma 0 → -2)",
+        ]
         # a fight starts: the screen turns to it, live; it ends: the dice again
         encounter = fight(s)
         screen.wait_for_selector(

@@ -31,7 +31,9 @@ ENGLISH = frozenset((
 # French words the same lines use: none may be left in English (not "règles": a ruleset's own title)
 FRENCH = frozenset((
     "dégâts", "l'emporte", "réussite", "échec", "touché", "déplacement", "niveau", "esquive", "attaque", "défense",
-    "tour", "fiche", "vitalité", "agilité", "multiplicateur",
+    "tour", "fiche", "vitalité", "agilité", "multiplicateur", "jet",
+    # Great Cosmos' stat ids, never shown raw in English (not "force", "precision" nor "chance": English words)
+    "agilite", "esprit", "charisme", "furtivite",
 ))
 # fmt: on
 
@@ -106,6 +108,12 @@ def scripted_fight(live, server, ruleset: str) -> dict[str, Any]:
                 f"/v1/characters/{aiko['id']}/level-ups",
                 {"mode": "one_d20", "stats": ["agilite"], "chance_bonus_pool": "hp"},
             )
+        # free rolls, with no purpose (the dice's own is "roll"), the campaign's and a character's
+        for body in (
+            {"expression": "2d6", "dice": [3, 4]},
+            {"expression": "1d6", "dice": [5], "character_id": aiko["id"]},
+        ):
+            assert http.post(f"/v1/campaigns/{cid}/rolls", json=body).status_code == 201
         actions = http.get(f"/v1/encounters/{eid}/actions").json()["items"]
     return {"gm": gm, "actions": len(actions), "aiko": aiko}
 
@@ -116,7 +124,9 @@ READ = """() => {
                          return copy.textContent.replace(/\\s+/g, ' ').trim(); };
     return { history: [...document.querySelectorAll('#encounter-history li')].map(text),
              log: [...document.querySelectorAll('#log-list li.entry')].map(text),
-             ruleset: document.querySelector('.ruleset')?.textContent || '' };
+             ruleset: document.querySelector('.ruleset')?.textContent || '',
+             // the cards' figures by name, and the test panel's choices (a stat's name)
+             cards: [...document.querySelectorAll('#character-cards dt, #test select option')].map(text) };
 }"""
 
 
@@ -171,9 +181,9 @@ def test_issue44_item5_history_and_log_of_a_fight_in_every_ruleset_in_french_the
     for ruleset in fights:
         fr, en = french[ruleset], english[ruleset]
         assert len(fr["history"]) == len(en["history"]) == fights[ruleset]["actions"]
-        shown = [*fr["history"], *fr["log"], fr["ruleset"], *fr["form"]]
+        shown = [*fr["history"], *fr["log"], fr["ruleset"], *fr["form"], *fr["cards"]]
         leaks[f"{ruleset} fr"] = sorted({(w, line) for line in shown for w in words(line) & ENGLISH})
-        shown_en = [*en["history"], *en["log"], en["ruleset"], *en["form"]]
+        shown_en = [*en["history"], *en["log"], en["ruleset"], *en["form"], *en["cards"]]
         leaks[f"{ruleset} en"] = sorted({(w, line) for line in shown_en for w in words(line) & FRENCH})
     found = {where: [f"{word}: {line}" for word, line in pairs] for where, pairs in leaks.items() if pairs}
     assert not found, "\n".join(f"{where}\n  " + "\n  ".join(lines) for where, lines in found.items())
@@ -188,7 +198,11 @@ def test_issue44_item5_history_and_log_of_a_fight_in_every_ruleset_in_french_the
     [level_fr] = [line for line in french[GC]["log"] if line.startswith("niveau")]
     [level_en] = [line for line in english[GC]["log"] if line.startswith("level")]
     assert "niveau 1 → 2" in level_fr and "agilité 70 → 80" in level_fr and "PV max 100 → " in level_fr, level_fr
-    assert "level 1 → 2" in level_en and "agilite 70 → 80" in level_en and "hp max 100 → " in level_en, level_en
+    assert "level 1 → 2" in level_en and "agility 70 → 80" in level_en and "hp max 100 → " in level_en, level_en
+    rolls_fr = [line for line in french[GC]["log"] if line.startswith("jet ")]
+    assert sorted(rolls_fr) == ["jet 2d6 = 7 [d6 3, d6 4]", "jet Aiko — 1d6 = 5 [d6 5]"], rolls_fr  # no « (roll) »
+    assert {"Agilité", "Esprit"} <= set(french[GC]["form"]) and {"Agility", "Mind"} <= set(english[GC]["form"])
+    assert {"agility", "strength", "luck"} <= set(english[GC]["cards"]), english[GC]["cards"]
     [edit_fr] = [line for line in french[GC]["log"] if line.startswith("fiche modifiée")]
     assert "karma 0 → 4" in edit_fr, edit_fr
     assert "Fiche" in french[GC]["form"] and "Sheet" in english[GC]["form"]

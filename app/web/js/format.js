@@ -34,9 +34,12 @@ export function purposeWord(purpose) {
   return what.length ? `${word}${sep()}${what.join(", ")}` : word;
 }
 
+/** A purpose worth saying: not the free roll's own ("roll", what a die is for when nothing is said). */
+const saidPurpose = purpose => (purpose && purpose !== "roll" ? purposeWord(purpose) : null);
+
 export function dieText(roll, nameOf = () => null) {
   const who = roll.by ? nameOf(roll.by) : null;
-  const purpose = [roll.purpose ? purposeWord(roll.purpose) : null, who].filter(Boolean).join(", ");
+  const purpose = [saidPurpose(roll.purpose), who].filter(Boolean).join(", ");
   return `${roll.die} ${num(roll.value)}${purpose ? ` (${purpose})` : ""}`;
 }
 
@@ -45,7 +48,7 @@ export function diceList(rolls, nameOf) {
   return h("ul", { class: "dice", "aria-label": t("dice.label") },
     (rolls || []).map(roll => h("li", { class: "die" },
       h("span", { class: "die-face" }, `${roll.die}`), " ", h("strong", {}, num(roll.value)),
-      roll.purpose || roll.by ? h("span", { class: "die-purpose" }, ` ${dieText(roll, nameOf).split(" ").slice(2).join(" ")}`) : null)));
+      saidPurpose(roll.purpose) || roll.by ? h("span", { class: "die-purpose" }, ` ${dieText(roll, nameOf).split(" ").slice(2).join(" ")}`) : null)));
 }
 
 function effectsText(effects) {
@@ -148,6 +151,8 @@ STEP_KEYS.en = {
   ...Object.fromEntries(Object.keys(STEP_WORDS.fr).filter(what => !/^[a-z0-9_]+$/.test(what) || !what.includes("_"))
     .map(what => [stepKey({ what }), what])),
   no_defence_same_slot: "no dodge nor parry against an attack of the same parallel slot",
+  // a stat's id in the server's words: its English name
+  effective_agilite: "effective agility", dash_agilite_test: "dash: agility test",
 };
 
 /** The steps whose `what` names a state, a posture or a number: their words around it. */
@@ -356,7 +361,7 @@ export function entryNode(entry, nameOf) {
       return h("span", { class: "line" }, `${name} — ${testLine(entry)}`);
     case "roll":
       return h("span", { class: "line" }, `${entry.character_id ? `${name} — ` : ""}${entry.expression} = ${num(entry.total)}${
-        entry.purpose ? ` (${purposeWord(entry.purpose)})` : ""}`);
+        saidPurpose(entry.purpose) ? ` (${saidPurpose(entry.purpose)})` : ""}`);
     case "level_up":
       return h("span", { class: "line" }, `${name} — ${levelUpText(entry)}`);
     case "combat":

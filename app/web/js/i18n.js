@@ -977,7 +977,7 @@ const TERMS = {
     two_handed_weapon: "arme à deux mains",
     stat: "caractéristique", skill: "compétence", difficulty: "difficulté", target: "seuil", modifier: "modificateur",
     character_id: "personnage", unconscious: "inconscient", sheet: "fiche", from: "depuis", points: "points",
-    participants: "participants",
+    participants: "participants", roll: "jet",
     // the Illumination's advantages and the Sépulcrale's disadvantages (GC-P5, GC-P6)
     no_hp_mp_cost: "sans coût en PV ni PM", extra_positive_effect: "un effet positif de plus", bonus_10: "bonus de +10",
     bonus_20: "bonus de +20", extra_action: "une action de plus", hp_mp_cost_doubled: "coût en PV et PM doublé",
@@ -996,6 +996,9 @@ const TERMS = {
     hp: "hp", mp: "mp", pe: "pe", vitality: "vitality", heroism: "heroism",
     pc: "PC", npc: "NPC", player_access: "what the other players see", target_id: "target", also_target_id: "also target",
     ally_id: "ally", character_id: "character",
+    // Great Cosmos' stats, as docs/rules/great-cosmos.md names them in English
+    force: "strength", esprit: "mind", charisme: "charisma", agilite: "agility", precision: "precision", chance: "luck",
+    furtivite: "stealth",
   },
 };
 
