@@ -255,3 +255,51 @@ def test_issue27_as_c6_as_h4_first_aid_and_cancel_damage_bodies_in_the_catalogue
     assert cancel["schema"]["required"] == ["type", "damage"]
     assert {"already_applied", "damage_id"} <= set(cancel["schema"]["properties"])
     assert actions["damage"]["gm_only"] is True
+
+
+# --- the level-up body: the level of each field, said as data ----------------------------------
+
+# GC-L1 (level 2), GC-L2 (3), GC-L3 (4), GC-L4 (5), GC-L5 (6 and above): the rulebook's levels
+GC_LEVELS = {
+    "mode": {"min": 2, "max": 2},
+    "stats": {"min": 2, "max": 2},
+    "stat": {"min": 3, "max": 3},
+    "pool": {"min": 4, "max": 4},
+    "transfers": {"min": 5, "max": 5},
+    "changes": {"min": 6},
+}
+GC_CHOICE = {
+    "mode": "one_d20",
+    "stats": ("force",),
+    "stat": "force",
+    "pool": "hp",
+    "transfers": (("force", "agilite", 1),),
+    "changes": (("force", 1),),
+}
+
+
+def test_gc_l1_l5_each_level_up_field_says_its_levels_in_x_level_as_the_rules_apply_them(client):
+    """`x-level` `{min, max?}` on each field of one level only, in the catalogue and in openapi.json;
+    none on the fields of every level-up; and the rules refuse a field exactly outside its levels."""
+    from app.rules.errors import RuleError
+    from app.rulesets.great_cosmos.rules.levels import Choices, check_choices
+    from tests.rulesets.great_cosmos.test_rules_levels import progress
+
+    schema = client.get("/v1/rulesets/great-cosmos").json()["operations"]["schemas"]["level_up"]
+    levels = {name: p["x-level"] for name, p in schema["properties"].items() if "x-level" in p}
+    assert levels == GC_LEVELS
+    doc = client.get("/openapi.json").json()
+    body = doc["paths"]["/v1/characters/{character_id}/level-ups"]["post"]["requestBody"]["content"]
+    documented = [s for s in body["application/json"]["schema"].get("oneOf", [body["application/json"]["schema"]])]
+    [ref] = [s["$ref"] for s in documented if "LevelUp" in s.get("$ref", "") and "GreatCosmos" in s["$ref"]]
+    component = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert {n: p["x-level"] for n, p in component["properties"].items() if "x-level" in p} == GC_LEVELS
+    for name, at in GC_LEVELS.items():
+        for level in range(2, 9):
+            try:
+                check_choices(level, Choices(chance_bonus_pool="hp", **{name: GC_CHOICE[name]}), progress(level - 1))
+                refused = ""
+            except RuleError as exc:
+                refused = str(exc)
+            applies = at["min"] <= level <= at.get("max", level)
+            assert ("does not apply" not in refused) is applies, (name, level, refused)

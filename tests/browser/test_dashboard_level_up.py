@@ -3,10 +3,15 @@ from the catalogue's body schema (`operations.schemas.level_up`), French by defa
 
 from __future__ import annotations
 
+import re
 from contextlib import closing
+
+import pytest
 
 from tests.browser.dash_support import at_phone_widths, axe, table
 from tests.browser.test_dashboard import clean, open_with_token
+from tests.browser.test_dashboard_phone_fight import phone
+from tests.browser.test_dashboard_tv import english_open
 
 
 def test_issue27_item5_gc_l1_a_level_up_from_the_card_form_built_from_the_catalogue(live, pages):
@@ -98,4 +103,55 @@ def test_the_level_up_dialog_says_what_is_missing_in_english(live, pages):
         assert missing.inner_text().startswith("Still to fill in: ")
         options = page.locator("dialog select[name=chance_bonus_pool] option:not([disabled])").all_inner_texts()
         assert len(options) == 2 and "—" not in options, options
+        clean(page)
+
+
+def misleading_descriptions(route) -> None:
+    """The catalogue as the server sends it, but every level-up field's description saying « Level 9 »:
+    the dialog must go by each field's `x-level`, not by the text."""
+    response = route.fetch()
+    body = response.json()
+    for prop in body["operations"]["schemas"]["level_up"]["properties"].values():
+        prop["description"] = "Level 9 (no such level)."
+    route.fulfill(response=response, json=body)
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_gc_l1_l5_the_level_up_dialog_goes_by_x_level_on_a_phone(live, pages, lang):
+    server = live.start()
+    s = table(live, server)
+    page = phone(pages, lang=lang if lang == "en" else None)
+    page.route(re.compile(r"/v1/rulesets/great-cosmos(\?.*)?$"), misleading_descriptions)
+    button = "Level up: Aiko" if lang == "en" else "Monter de niveau : Aiko"
+    cancel = "Cancel" if lang == "en" else "Annuler"
+    with closing(s["http"]) as http:
+        aiko = s["aiko"]
+        if lang == "en":
+            english_open(page, server.url, s["gm"])
+        else:
+            open_with_token(page, server.url, s["gm"])
+        dialog = page.locator("dialog")
+        # the fields shown: the controls' names, and the legends of the groups (a list, a map) by their field
+        legends = {"Transferts": "transfers", "Transfers": "transfers", "Changements": "changes", "Changes": "changes"}
+        names = lambda: (
+            set(  # noqa: E731
+                dialog.locator("[name]").evaluate_all("els => els.map(e => e.name.split('.')[0])")
+            )
+            | {legends[x] for x in dialog.locator("legend").all_inner_texts() if x in legends}
+        )
+        steps = [(1, {"mode"}), (2, {"stat"}), (3, {"pool"}), (4, {"transfers"}), (5, {"changes"}), (8, {"changes"})]
+        for level, fields in steps:
+            if level != aiko["sheet"]["level"]:
+                r = http.patch(f"/v1/characters/{aiko['id']}", json={"sheet": {"level": level}})
+                assert r.status_code == 200, r.text
+                card = page.locator(f"article.character[data-character-id='{aiko['id']}'] dl.points div")
+                card.filter(has_text=re.compile(rf"^\D*{level}$")).first.wait_for(timeout=15_000)
+            page.get_by_role("button", name=button).click()
+            dialog.locator("h2").wait_for()
+            shown = names()
+            assert shown & {"mode", "stat", "pool", "transfers", "changes"} == fields, (level, shown)
+            assert "chance_bonus_pool" in shown
+            at_phone_widths(page)
+            dialog.get_by_role("button", name=cancel).click()
+            dialog.wait_for(state="detached")
         clean(page)

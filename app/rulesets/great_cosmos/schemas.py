@@ -13,6 +13,7 @@ from app.models.encounters import CombatAction
 from app.models.fields import Id
 from app.models.governance import governed
 from app.models.odds import NothingRolled
+from app.rulesets.great_cosmos.rules.levels import level_range
 
 StatName = Literal["force", "esprit", "charisme", "agilite", "precision", "chance"]
 StatOrAlias = Literal["force", "esprit", "charisme", "agilite", "precision", "chance", "furtivite"]
@@ -215,16 +216,39 @@ class Transfer(Strict):
     points: StrictInt = Field(..., ge=1, le=10)
 
 
-class LevelUpRequest(RollingRequest):
-    """GC-L1..L6: the choices of one level-up (which apply depends on the new level)."""
+def at_level(name: str) -> dict[str, Any]:
+    """The `json_schema_extra` of a level-up field that applies at some new levels only: `x-level`
+    `{"min", "max"}` (no `max`: that level and every one above), from the rules' own table, so a
+    client shows each level's fields without reading the descriptions."""
+    levels = level_range(name)
+    if levels is None:
+        raise ValueError(f"{name} applies at every level-up: no x-level")
+    low, high = levels
+    return {"x-level": {"min": low} if high is None else {"min": low, "max": high}}
 
-    mode: Literal["two_d10", "one_d20"] | None = Field(None, description="Level 2 (GC-L1).")
-    stats: list[StatOrAlias] | None = Field(
-        None, max_length=2, description="Level 2: two different stats (two_d10) or one (one_d20)."
+
+class LevelUpRequest(RollingRequest):
+    """GC-L1..L6: the choices of one level-up (which apply depends on the new level: `x-level`)."""
+
+    mode: Literal["two_d10", "one_d20"] | None = Field(
+        None, description="Level 2 (GC-L1).", json_schema_extra=at_level("mode")
     )
-    stat: StatOrAlias | None = Field(None, description="Level 3 (GC-L2): which of the tied lowest stats.")
-    pool: Pool | None = Field(None, description="Level 4 (GC-L3): hp or mp +1d100.")
-    transfers: list[Transfer] | None = Field(None, max_length=20, description="Level 5 (GC-L4): up to 10 points moved.")
+    stats: list[StatOrAlias] | None = Field(
+        None,
+        max_length=2,
+        description="Level 2: two different stats (two_d10) or one (one_d20).",
+        json_schema_extra=at_level("stats"),
+    )
+    stat: StatOrAlias | None = Field(
+        None, description="Level 3 (GC-L2): which of the tied lowest stats.", json_schema_extra=at_level("stat")
+    )
+    pool: Pool | None = Field(None, description="Level 4 (GC-L3): hp or mp +1d100.", json_schema_extra=at_level("pool"))
+    transfers: list[Transfer] | None = Field(
+        None,
+        max_length=20,
+        description="Level 5 (GC-L4): up to 10 points moved.",
+        json_schema_extra=at_level("transfers"),
+    )
     light: StrictInt | None = Field(
         None,
         ge=0,
@@ -240,7 +264,9 @@ class LevelUpRequest(RollingRequest):
         ">= 3, its +3 included.",
     )
     changes: dict[str, StrictInt] | None = Field(
-        None, description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition."
+        None,
+        description="Level 6+ (GC-L5): deltas of stats, hp_max, mp_max, light_points, dark_points, intuition.",
+        json_schema_extra=at_level("changes"),
     )
     chance_bonus_pool: Pool = Field(..., description="GC-L6: hp or mp gets +2d20 if the chance test succeeds.")
 

@@ -131,13 +131,12 @@ export function openLevelUpDialog(character, schema) {
   dialog.querySelector("input, select, textarea")?.focus();
 }
 
-/** Whether a level-up field applies at `level`: its `x-level` ("2", "6+"), else the level its
- * description opens with ("Level 2 (GC-L1).", "Level 6+ …"); a field of no level applies at every one. */
+/** Whether a level-up field applies at `level`: its `x-level` `{min, max?}` (no max: from min on), as
+ * the server's schema says it; a field without one applies at every level. */
 function levelFits(prop, level) {
-  const tag = prop["x-level"] ?? String(prop.description || "").match(/^Level (\d+\+?)/)?.[1];
-  if (!tag) return true;
-  const n = Number.parseInt(tag, 10);
-  return String(tag).endsWith("+") ? level >= n : level === n;
+  const at = prop["x-level"];
+  if (!at) return true;
+  return level >= at.min && (at.max === undefined || level <= at.max);
 }
 
 /** The ruleset's character actions (`operations.character_actions`: type -> {gm_only, schema}) the

@@ -44,6 +44,15 @@ _FIELDS_BY_LEVEL = {
 }
 
 
+def level_range(name: str) -> tuple[int, int | None] | None:
+    """GC-L1..L5: the new levels at which a level-up field applies, as (lowest, highest), highest None
+    when it applies from the lowest on; None for a field of every level-up (GC-S6 grants, GC-L6)."""
+    levels = [level for level, names in _FIELDS_BY_LEVEL.items() if name in names]
+    if not levels or len(levels) == len(_FIELDS_BY_LEVEL):
+        return None
+    return min(levels), None if max(levels) == max(_FIELDS_BY_LEVEL) else max(levels)
+
+
 @dataclass(frozen=True)
 class Progress:
     """What a level-up reads and changes on a sheet."""
