@@ -4,11 +4,12 @@
 // next turn, undo, end; every action as a readable line.
 
 import { api, describe } from "./api.js";
-import { h, clear, patch, whole, listen, field, select, setError, bar, humanize, uid, retryDelay } from "./dom.js";
+import { h, clear, patch, whole, listen, field, select, bar, humanize, uid, retryDelay } from "./dom.js";
 import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./store.js";
 import { SchemaForm, FormError } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { actionNode, actionHead, diceList } from "./format.js";
+import { ownReactions, reactionField } from "./reaction.js";
 import { t, term, num, percent, statusWordText, sep } from "./i18n.js";
 
 
@@ -347,7 +348,7 @@ export class Tracker {
       clear(this.panel);
       if (actors.length) this.actionPanel(this.panel, e, actors, now);
     }
-    const reactions = !isGm() ? this.reactionControls(e) : null;
+    const reactions = ownReactions(this, e);
     const history = h("ol", { class: "history", id: "encounter-history", "aria-label": t("encounter.history.label") },
       this.actions.map(a => h("li", { class: a.reverted_by ? "reverted" : "", dataset: { actionId: a.id, type: a.type } },
         actionNode(a, nameOf),
@@ -359,6 +360,7 @@ export class Tracker {
     patch(this.view, order, active ? null : adder, this.grid(e), this.panel, this.diceArea, reactions, this.status,
       active ? adder : null, h("h3", {}, t("encounter.history")), history);
     this.keepTyping(typing);
+    this.targetReaction?.();  // the attack form's target may have changed its standing reaction
     if (this.adderFocus?.isConnected) this.adderFocus.focus();
     this.adderFocus = null;
     if (this.drawnVersion !== `${e.id}:${e.version}`) {  // the fight moved on: the odds and the reach with it
@@ -633,25 +635,6 @@ export class Tracker {
     }
   }
 
-  reactionControls(e) {
-    const own = e.combatants.filter(c => c.player_id && c.player_id === state.me.player_id);
-    if (!own.length || e.status === "ended") return null;
-    const choices = actionTypes().attack ? state.ruleset.combat.reactions || [] : [];
-    if (!choices.length) return null;
-    const box = h("div", { class: "reactions" });
-    for (const c of own) {
-      const control = select(choices.map(r => [r, humanize(r)]), { value: c.reaction ?? "" });
-      control.id = `reaction-${c.id}`;  // a stable id: the redraw patches this very select
-      listen(control, "change", async event => {
-        const live = event.currentTarget;  // the select in the page (`patch` keeps it), not this drawing's
-        try { await api.patch(`/v1/encounters/${e.id}/combatants/${c.id}`, { reaction: live.value }); await this.refresh(); }
-        catch (err) { setError(live, describe(err)); }
-      });
-      box.append(field(t("encounter.reaction.of", { name: c.name }), control));
-    }
-    return box;
-  }
-
   actionPanel(panel, encounter, actors, now) {
     const actor = select(actors.map(c => [c.id, c.name]));
     actor.name = "actor";
@@ -739,6 +722,7 @@ export class Tracker {
       const targetControl = formBox.querySelector("select[name=target_id], select");
       const pickTarget = [...formBox.querySelectorAll("select")].find(sel => [...sel.options].some(o => o.value === targetId));
       if (pickTarget) pickTarget.value = targetId;
+      this.targetReaction?.();
       const empty = [...formBox.querySelectorAll("input:not([type=checkbox]), textarea")].find(i => !i.value);
       (empty || targetControl || act).focus();
       form.scrollIntoView({ block: "nearest" });
@@ -837,6 +821,7 @@ export class Tracker {
   /** The form of one action: its JSON Schema from the catalogue (its own `$refs` root). */
   actionForm(schema, encounter, actorId) {
     const combatants = encounter.combatants;
+    let targetControl = null;  // the target's select, once built: whose reaction the form says
     const weapon = ctx => {  // the weapons on the actor's sheet, by name
       const sheet = state.characters.get(combatants.find(c => c.id === actorId)?.character_id)?.sheet || {};
       const names = [...(sheet.weapons || []), ...(sheet.inventory?.items || []).filter(i => /weapon/.test(i.kind || ""))]
@@ -848,6 +833,7 @@ export class Tracker {
     const pick = ctx => {
       const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : t("form.none"), value: ctx.value });
       control.name = ctx.path.join(".");
+      if (ctx.path.join(".") === "target_id") targetControl = control;
       if (ctx.required && !ctx.value) {  // a default target: someone of another side, standing
         const actor = combatants.find(c => currentIds(encounter).has(c.id));
         const other = combatants.find(c => c.side !== actor?.side && !c.down)
@@ -868,8 +854,18 @@ export class Tracker {
     widgets.group = group;  // AS-C11 the extras attacking with the actor
     widgets.cooperating = group;  // AS-T6 the characters cooperating in its attack: ticked by name, as a group
     widgets.weapon = weapon;
+    // the target's standing reaction, said as it is now (the fight read again), and chosen only by who controls it
+    let reaction = null;
+    widgets.reaction = ctx => (reaction = reactionField(ctx,
+      () => this.encounter?.combatants.find(c => c.id === targetControl?.value) ?? null));
     const omit = ["type", "actor_id", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
-    return new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
+    const form = new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
+    if (reaction && targetControl) {
+      targetControl.addEventListener("change", reaction.show);
+      reaction.show();
+    }
+    this.targetReaction = reaction?.show ?? null;
+    return form;
   }
 
   /** The result of an action (or a start) as a line and its dice. */
