@@ -710,6 +710,40 @@ def test_if_match_on_the_encounter(table):
     assert t.state(eid)["name"] == "Renamed"
 
 
+FIGHTERS = {"great-cosmos": gc_fighter, "asgard": as_fighter, "rulebook-d100": rb_fighter}
+
+
+@pytest.mark.parametrize("ruleset", sorted(FIGHTERS))
+def test_a_player_sets_only_its_own_combatants_standing_reaction(table, ruleset):
+    """The owner's `PATCH …/combatants/{id}` `{reaction}`: each of the ruleset's reactions for its own
+    combatant; another player's combatant (or the GM's) refused 403 `owner_or_gm_only`, nothing changed."""
+    t = table(ruleset)
+    fighter = FIGHTERS[ruleset]
+    s = t.encounter(
+        [
+            {"character_id": t.character("Hero", fighter(3), kind="pc", player=t.alice)},
+            {"character_id": t.character("Rival", fighter(2), kind="pc", player=t.bob)},
+            {"character_id": t.character("Orc", fighter(1))},
+        ]
+    )
+    n, eid = ids(s), s["id"]
+    reactions = t.client.get(f"/v1/rulesets/{ruleset}").json()["combat"]["reactions"]
+    assert len(reactions) >= 2
+    path = f"/v1/encounters/{eid}/combatants/{{}}"
+    for reaction in reactions:
+        r = t.client.patch(path.format(n["Rival"]), json={"reaction": reaction}, headers=t.bob.headers)
+        assert r.status_code == 200 and ids_reaction(r.json(), n["Rival"]) == reaction, r.text
+    before = t.state(eid)
+    for target in ("Rival", "Orc"):
+        r = t.client.patch(path.format(n[target]), json={"reaction": reactions[0]}, headers=t.alice.headers)
+        assert assert_problem(r, 403, "forbidden")["code"] == "owner_or_gm_only"
+    assert t.state(eid) == before  # not even the version moved
+
+
+def ids_reaction(state: dict, combatant_id: str) -> str:
+    return next(c["reaction"] for c in state["combatants"] if c["id"] == combatant_id)
+
+
 def test_idempotency_key_replays_rolling_posts(table, count_rows):
     t = table("great-cosmos")
     s = t.encounter([{"character_id": t.character(n, gc_fighter(55))} for n in ("A", "B")])
