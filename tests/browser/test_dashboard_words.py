@@ -32,8 +32,12 @@ ENGLISH = frozenset((
 FRENCH = frozenset((
     "dégâts", "l'emporte", "réussite", "échec", "touché", "déplacement", "niveau", "esquive", "attaque", "défense",
     "tour", "fiche", "vitalité", "agilité", "multiplicateur", "jet",
-    # Great Cosmos' stat ids, never shown raw in English (not "force", "precision" nor "chance": English words)
-    "agilite", "esprit", "charisme", "furtivite",
+    # ids never shown raw in English (not those that are English words too: "force", "precision", "chance",
+    # "combat", "defense", "resistance", "simple", "impossible", "hardcore"): Great Cosmos' stats, Asgard's
+    # skills, the rulesets' difficulties
+    "agilite", "esprit", "charisme", "furtivite", "survie", "volonte", "soins", "acrobatie", "athletisme",
+    "pilotage", "equitation", "facile", "moyen", "difficile", "heroique", "automatique", "tres", "simplissime",
+    "complexe", "quasi", "inratable", "moderee",
 ))
 # fmt: on
 
@@ -203,6 +207,8 @@ def test_issue44_item5_history_and_log_of_a_fight_in_every_ruleset_in_french_the
     assert sorted(rolls_fr) == ["jet 2d6 = 7 [d6 3, d6 4]", "jet Aiko — 1d6 = 5 [d6 5]"], rolls_fr  # no « (roll) »
     assert {"Agilité", "Esprit"} <= set(french[GC]["form"]) and {"Agility", "Mind"} <= set(english[GC]["form"])
     assert {"agility", "strength", "luck"} <= set(english[GC]["cards"]), english[GC]["cards"]
+    assert {"willpower", "survival", "heroic"} <= set(english[AS]["cards"]), english[AS]["cards"]
+    assert {"volonté", "survie", "héroïque"} <= set(french[AS]["cards"]), french[AS]["cards"]
     [edit_fr] = [line for line in french[GC]["log"] if line.startswith("fiche modifiée")]
     assert "karma 0 → 4" in edit_fr, edit_fr
     assert "Fiche" in french[GC]["form"] and "Sheet" in english[GC]["form"]

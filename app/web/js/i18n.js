@@ -1007,6 +1007,12 @@ const TERMS = {
     // Great Cosmos' stats, as docs/rules/great-cosmos.md names them in English
     force: "strength", esprit: "mind", charisme: "charisma", agilite: "agility", precision: "precision", chance: "luck",
     furtivite: "stealth",
+    // Asgard's standard skills (docs/rules/asgard.md, AS-S1) and the rulesets' difficulties
+    survie: "survival", volonte: "willpower", soins: "healing", acrobatie: "acrobatics", athletisme: "athletics",
+    pilotage: "driving", equitation: "riding",
+    facile: "easy", moyen: "medium", difficile: "hard", heroique: "heroic", automatique: "automatic",
+    tres_facile: "very easy", simplissime: "trivial", complexe: "complex", tres_difficile: "very hard",
+    quasi_impossible: "almost impossible", quasi_inratable: "almost certain", inratable: "certain", moderee: "moderate",
   },
 };
 
