@@ -98,8 +98,33 @@ def only_local(context: Any, outside: list[str]) -> None:
     context.route(NOT_LOCAL, handle)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Each phase's report on its item (`item.rep_call`): the phone check below runs after a passed test."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+def _fits_phones(request: pytest.FixtureRequest, open_pages: list[Any]) -> None:
+    """Every page a passed test leaves on one of the test's servers is checked at each phone width
+    (`dash_support.at_phone_widths`): nothing scrolls sideways in any state a test reaches, not only in
+    the phone tests' (a TV's page included: a phone may open it too)."""
+    from tests.browser.dash_support import at_phone_widths
+
+    report = getattr(request.node, "rep_call", None)
+    if report is None or not report.passed:
+        return
+    for page in open_pages:
+        if page.is_closed() or not re.match(r"^https?://(127\.0\.0\.1|localhost)", page.url):
+            continue
+        if page.evaluate("() => document.contentType") != "text/html":
+            continue  # a JSON or text answer the test opened, not a page of the dashboard
+        at_phone_widths(page)
+
+
 @pytest.fixture
-def page(browser) -> Iterator:
+def page(browser, request) -> Iterator:
     """A fresh page that may reach only the test's own servers (127.0.0.1): every
     other request is aborted and listed in `page.outside`."""
     context = browser.new_context()
@@ -109,6 +134,7 @@ def page(browser) -> Iterator:
     page.outside = outside
     try:
         yield page
+        _fits_phones(request, [page])
     finally:
         context.close()
 
@@ -118,7 +144,7 @@ BROWSER_NOTICE = re.compile(r"^Failed to load resource: the server responded wit
 
 
 @pytest.fixture
-def pages(browser) -> Iterator[Callable[..., Any]]:
+def pages(browser, request) -> Iterator[Callable[..., Any]]:
     """`pages()` opens a page in a browser context of its own (a GM's, a player's…), reaching only
     127.0.0.1 (`page.outside`), and records what its JavaScript logged as an error or threw
     (`page.js_errors`) and the server's 5xx answers (`page.server_errors`)."""
@@ -145,6 +171,7 @@ def pages(browser) -> Iterator[Callable[..., Any]]:
 
     try:
         yield new_page
+        _fits_phones(request, [p for context in contexts for p in context.pages])
     finally:
         for context in contexts:
             context.close()
