@@ -9,8 +9,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from typing import Any
 
 from fastapi.staticfiles import StaticFiles
+from starlette.responses import Response
 
 BASE = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
 
@@ -43,11 +45,11 @@ def inline_script_hashes(html: str) -> str:
 class Files(StaticFiles):
     """Static files with the base headers (and `extra` ones)."""
 
-    def __init__(self, *args, extra: dict[str, str] | None = None, **kwargs):
+    def __init__(self, *args: Any, extra: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.headers = {**BASE, **(extra or {})}
 
-    def file_response(self, *args, **kwargs):
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
         response = super().file_response(*args, **kwargs)
         response.headers.update(self.headers)
         return response

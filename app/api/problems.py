@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -246,22 +246,22 @@ def database_refusal(exc: DBAPIError) -> e.AppError | None:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(e.AppError)
-    async def _app_error(req: Request, exc: e.AppError):
+    async def _app_error(req: Request, exc: e.AppError) -> Response:
         response = app_error_response(exc)
         if isinstance(exc, UnsupportedMediaType) and req.method in ACCEPT_HEADER:
             response.headers[ACCEPT_HEADER[req.method]] = JSON
         return response
 
     @app.exception_handler(RequestValidationError)
-    async def _request_validation(_req: Request, exc: RequestValidationError):
+    async def _request_validation(_req: Request, exc: RequestValidationError) -> Response:
         return validation_problem(validation_errors(list(exc.errors())))
 
     @app.exception_handler(ValidationError)
-    async def _pydantic_validation(_req: Request, exc: ValidationError):
+    async def _pydantic_validation(_req: Request, exc: ValidationError) -> Response:
         return validation_problem(validation_errors(exc.errors(include_url=False), ("body",)))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(req: Request, exc: StarletteHTTPException):
+    async def _http(req: Request, exc: StarletteHTTPException) -> Response:
         titles = {404: "Not found", 405: "Method not allowed", 401: "Unauthorized", 413: "Payload too large"}
         headers = getattr(exc, "headers", None)
         if exc.status_code == 405:
@@ -278,7 +278,7 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(PoolTimeout)
-    async def _pool_exhausted(_req: Request, exc: PoolTimeout):
+    async def _pool_exhausted(_req: Request, exc: PoolTimeout) -> Response:
         log.warning("database pool exhausted: %s", exc)
         return problem(
             503,
@@ -289,7 +289,7 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(DBAPIError)
-    async def _database(_req: Request, exc: DBAPIError):
+    async def _database(_req: Request, exc: DBAPIError) -> Response:
         refusal = database_refusal(exc)
         if refusal is not None:
             log.warning("database refused the request: %s", exc.orig)
@@ -298,7 +298,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return problem(500, "Internal error", "an unexpected error occurred; it has been logged", code="internal_error")
 
     @app.exception_handler(Exception)
-    async def _unexpected(_req: Request, exc: Exception):
+    async def _unexpected(_req: Request, exc: Exception) -> Response:
         log.exception("unexpected error", exc_info=exc)
         return problem(500, "Internal error", "an unexpected error occurred; it has been logged", code="internal_error")
 

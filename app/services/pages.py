@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import and_, or_
 from sqlmodel import Session
+from sqlmodel.sql.expression import SelectOfScalar
 
 from app.kit.errors import PreconditionFailed
 from app.models.validation import InvalidBody
@@ -30,7 +31,13 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 
 def created_order_page(
-    session: Session, query, model, *, limit: int, cursor: str | None, shape: Callable[[Any], dict[str, Any]]
+    session: Session,
+    query: SelectOfScalar[Any],
+    model: type[Any],
+    *,
+    limit: int,
+    cursor: str | None,
+    shape: Callable[[Any], dict[str, Any]],
 ) -> dict[str, Any]:
     """One page of `query` in creation order: `{"items", "next_cursor"}` (stable under inserts)."""
     if cursor:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 import json
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import String, and_, bindparam, cast, or_
+from sqlalchemy import ColumnElement, Select, String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
 from app.kit.errors import NotFound
@@ -58,7 +58,7 @@ def _cursor(entry_id: str) -> str:
     return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
 
 
-def _after(session: Session, principal: Principal, campaign_id: str, cursor: str):
+def _after(session: Session, principal: Principal, campaign_id: str, cursor: str) -> int:
     """The sequence the page continues below; 422 for a cursor not of this campaign's log, and
     for a player, built from an entry it may not read (hidden, or about a character hidden from
     it): exactly as an unknown one (issue 21 item 7)."""
@@ -88,14 +88,17 @@ _CURSOR_SEQ = Prepared(
 )
 
 
-def _leave_out_hidden_characters(query):
+_Query = TypeVar("_Query", bound=Select[Any])
+
+
+def _leave_out_hidden_characters(query: _Query) -> _Query:
     """Without the entries about a character in hiding from the player `:player_id` (a hidden
     combatant's, as the character routes hide them), nor — but for combat entries, which follow
     their fight's rules — about one it does not see whole (`player_access` `limited` or `none`),
     whether the entry's own character or one involved (`app.services.visibility` says which:
     subqueries on `:campaign_id` and `:player_id`, so the statement stays one prepared statement)."""
 
-    def about(characters):
+    def about(characters: Select[Any]) -> ColumnElement[bool]:
         involved = select(_involved.c.seq).where(_involved.c.character_id.in_(characters))
         return or_(
             and_(_log.c.character_id.is_not(None), _log.c.character_id.in_(characters)), _log.c.seq.in_(involved)

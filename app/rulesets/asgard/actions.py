@@ -4,7 +4,7 @@ copy of the sheet and returns (body, new sheet); `_action` makes it a handler.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any, get_args
 
@@ -43,7 +43,9 @@ def vitality(sheet: m.Sheet) -> int:
     return sheet.vitality
 
 
-def _harm(ch: Character, sheet: m.Sheet, damage: int, ctx: Context, blows=None) -> dict[str, Any]:
+def _harm(
+    ch: Character, sheet: m.Sheet, damage: int, ctx: Context, blows: Sequence[int] | None = None
+) -> dict[str, Any]:
     """Take `damage` off vitality (AS-C3); on reaching 0, roll the AS-C5 checks. Changes `sheet`
     (a copy) and returns the effects."""
     before = vitality(sheet)
@@ -80,7 +82,7 @@ def _skill(sheet: m.Sheet, name: str) -> int:
 
 
 @_action
-def fall(ch: Character, sheet: m.Sheet, req: m.FallAction, ctx: Context):
+def fall(ch: Character, sheet: m.Sheet, req: m.FallAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C8."""
     result = hazards.fall(req.metres, _skill(sheet, "acrobatie"), ctx.dice, voluntary=req.voluntary)
     body = {
@@ -96,7 +98,7 @@ def fall(ch: Character, sheet: m.Sheet, req: m.FallAction, ctx: Context):
 
 
 @_action
-def fire(ch: Character, sheet: m.Sheet, req: m.FireAction, ctx: Context):
+def fire(ch: Character, sheet: m.Sheet, req: m.FireAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C9: the AS-C5 checks (if any) use the damage of the round that brought vitality to 0."""
     rounds = hazards.fire(req.size, req.rounds, ctx.dice)
     damage = sum(sum(r) for r in rounds)
@@ -111,7 +113,7 @@ def fire(ch: Character, sheet: m.Sheet, req: m.FireAction, ctx: Context):
 
 
 @_action
-def asphyxia(ch: Character, sheet: m.Sheet, req: m.AsphyxiaAction, ctx: Context):
+def asphyxia(ch: Character, sheet: m.Sheet, req: m.AsphyxiaAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C10."""
     result = hazards.asphyxia(
         _skill(sheet, "resistance"), req.rounds, ctx.dice, from_round=req.from_round, out_of_breath=req.out_of_breath
@@ -131,7 +133,7 @@ def asphyxia(ch: Character, sheet: m.Sheet, req: m.AsphyxiaAction, ctx: Context)
 
 
 @_action
-def damage(ch: Character, sheet: m.Sheet, req: m.DamageAction, ctx: Context):
+def damage(ch: Character, sheet: m.Sheet, req: m.DamageAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C3 (protection) then AS-C5 on reaching 0."""
     protection = sheet.protection if req.protection else 0
     taken = max(0, req.amount - protection)
@@ -144,7 +146,9 @@ def damage(ch: Character, sheet: m.Sheet, req: m.DamageAction, ctx: Context):
 
 
 @_action
-def mal_en_point(ch: Character, sheet: m.Sheet, req: m.MalEnPointAction, ctx: Context):
+def mal_en_point(
+    ch: Character, sheet: m.Sheet, req: m.MalEnPointAction, ctx: Context
+) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C5 checks, for a character already at 0 vitality."""
     if vitality(sheet) > 0:
         raise RuleError("the character is not mal en point (vitality above 0)", field="type")
@@ -152,7 +156,7 @@ def mal_en_point(ch: Character, sheet: m.Sheet, req: m.MalEnPointAction, ctx: Co
 
 
 @_action
-def first_aid(ch: Character, sheet: m.Sheet, req: m.FirstAidAction, ctx: Context):
+def first_aid(ch: Character, sheet: m.Sheet, req: m.FirstAidAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C6: on a character mal en point; success → +1 vitality, no longer dying."""
     if vitality(sheet) > 0:
         raise RuleError("first aid is for a character mal en point (vitality 0)", field="type")
@@ -170,7 +174,7 @@ def first_aid(ch: Character, sheet: m.Sheet, req: m.FirstAidAction, ctx: Context
 
 
 @_action
-def rest(ch: Character, sheet: m.Sheet, req: m.RestAction, ctx: Context):
+def rest(ch: Character, sheet: m.Sheet, req: m.RestAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C7: + resistance, + the healer's soins on a successful soins test (up to vitality_max)."""
     if sheet.condition.dead:
         raise RuleError("the character is dead", field="type")
@@ -191,7 +195,7 @@ def rest(ch: Character, sheet: m.Sheet, req: m.RestAction, ctx: Context):
 
 
 @_action
-def chase(ch: Character, sheet: m.Sheet, req: m.ChaseAction, ctx: Context):
+def chase(ch: Character, sheet: m.Sheet, req: m.ChaseAction, ctx: Context) -> tuple[dict[str, Any], m.Sheet]:
     """AS-C12: one turn of a chase."""
     if req.take_11:
         check_take_11(ch, ctx, heroism_4d6=req.heroism_4d6)
@@ -219,7 +223,9 @@ def chase(ch: Character, sheet: m.Sheet, req: m.ChaseAction, ctx: Context):
 
 
 @_action
-def heroic_effect(ch: Character, sheet: m.Sheet, req: m.HeroicEffectAction, ctx: Context):
+def heroic_effect(
+    ch: Character, sheet: m.Sheet, req: m.HeroicEffectAction, ctx: Context
+) -> tuple[dict[str, Any], m.Sheet]:
     """AS-H3: 1 heroism for an asset's heroic effect."""
     asset = next((a for a in sheet.assets if a.name.lower() == req.asset.strip().lower()), None)
     if asset is None:
@@ -273,7 +279,9 @@ def _blow_just_taken(ctx: Context, ch: Character) -> tuple[int, int]:
 
 
 @_action
-def cancel_damage(ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx: Context):
+def cancel_damage(
+    ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx: Context
+) -> tuple[dict[str, Any], m.Sheet]:
     """AS-H4: 2 heroism cancel announced damage; already applied, exactly what that blow took is
     given back, never above the vitality before it: the blow named by `damage_id` (a 7-damage blow
     on 5 vitality gives back 5), else the character's latest vitality change, which must be a blow."""
@@ -300,7 +308,9 @@ def cancel_damage(ch: Character, sheet: m.Sheet, req: m.CancelDamageAction, ctx:
 
 
 @_action
-def protect_ally(ch: Character, sheet: m.Sheet, req: m.ProtectAllyAction, ctx: Context):
+def protect_ally(
+    ch: Character, sheet: m.Sheet, req: m.ProtectAllyAction, ctx: Context
+) -> tuple[dict[str, Any], m.Sheet]:
     """AS-H5 (cost 1, Decision): this character takes the damage meant for an ally."""
     if req.ally_id == ch.id:
         raise RuleError("the ally is another character", field="ally_id", code="self_target")

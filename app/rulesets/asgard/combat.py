@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from app.kit.errors import Forbidden
-from app.models.encounters import CombatAction
+from app.models.encounters import CombatAction, EncounterOptions
 from app.models.fields import Id
 from app.rules.errors import RuleError
 from app.rulesets.asgard import schemas
@@ -23,6 +23,7 @@ from app.rulesets.asgard.rules import combat, hazards
 from app.rulesets.asgard.rules import odds as exact
 from app.rulesets.asgard.rules.combat import initiative_order
 from app.rulesets.asgard.rules.core import (
+    TestResult,
     TestSpec,
     resolve,
     roll_test,
@@ -235,7 +236,9 @@ class Asgard(EncounterRules):
         """AS-C5: dead, or unconscious (a sheet condition); "mal en point" alone still acts."""
         return sheet.condition.dead or bool(sheet.condition.unconscious_rounds)
 
-    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
+    ) -> Initiative:
         """AS-C13 (Decision): an open `perception` test each (NPCs may take 11, AS-T8),
         highest result first; ties by the higher perception value, then 1d6 roll-offs."""
         if any(e.take_11 for e in entrants) and not _options(campaign_options).take_11_allowed:
@@ -284,7 +287,7 @@ class Asgard(EncounterRules):
         return Initiative(order=order, initiatives={r.combatant: r.test.score for r in ranked}, steps=steps)
 
 
-def _tiebreak(r) -> dict[str, Any] | None:
+def _tiebreak(r: combat.Initiative) -> dict[str, Any] | None:
     if not r.roll_offs:
         return None
     return {"die": "d6", "value": r.roll_offs[-1], "rolls": list(r.roll_offs)}
@@ -663,7 +666,7 @@ def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
 
 def _defend(
     dice: CombatDice,
-    attack,
+    attack: TestResult,
     target: Party,
     reaction: str,
     steps: list[dict],
@@ -671,7 +674,7 @@ def _defend(
     *,
     why: str | None = None,
     close_skill: bool = False,
-) -> tuple[Party, Any, bool]:
+) -> tuple[Party, TestResult | None, bool]:
     """AS-C1: the target's defense test (AS-C4 prudence/danger on it, AS-T7 −5 for a close
     skill) and the opposition; `none`: an unperceived attack, or a target that cannot perceive
     (`why`: unconscious, dying), no defense, combat ≥ the GM's difficulty."""
@@ -800,7 +803,15 @@ def attack_odds(
     return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down, out=out)
 
 
-def _harm(dice: CombatDice, target: Party, damage: int, defense, effects, steps: list[dict], round_: int) -> None:
+def _harm(
+    dice: CombatDice,
+    target: Party,
+    damage: int,
+    defense: TestResult | None,
+    effects: combat.PrimeEffects,
+    steps: list[dict],
+    round_: int,
+) -> None:
     """AS-C3 protection (and the defender's heroism die), AS-C4 halvings, vitality, AS-C5."""
     protection = _sheet(target).protection
     taken = combat.damage_taken(damage, protection, defense=defense)
@@ -881,7 +892,7 @@ def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> 
     )
 
 
-def _test(t) -> dict[str, Any]:
+def _test(t: TestResult) -> dict[str, Any]:
     return {
         "skill": t.spec.skill,
         "skill_value": t.spec.skill_value,

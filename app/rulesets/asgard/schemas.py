@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
@@ -75,7 +75,7 @@ class Sheet(SheetPart):
 
     @field_validator("skills", mode="before")
     @classmethod
-    def _skill_names(cls, value):
+    def _skill_names(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
         out: dict = {}
@@ -90,7 +90,7 @@ class Sheet(SheetPart):
 
     @field_validator("skills")
     @classmethod
-    def _skill_values(cls, value: dict[str, int]):
+    def _skill_values(cls, value: dict[str, int]) -> dict[str, int]:
         for name, v in value.items():
             if not -20 <= v <= 50:
                 raise ValueError(f"skill {name!r} is {v}: between -20 and 50 allowed")
@@ -100,13 +100,13 @@ class Sheet(SheetPart):
 
     @field_validator("assets", mode="before")
     @classmethod
-    def _asset_text(cls, value):
+    def _asset_text(cls, value: Any) -> Any:
         if isinstance(value, list):
             return [{"name": a} if isinstance(a, str) else a for a in value]
         return value
 
     @model_validator(mode="after")
-    def _vitality(self):
+    def _vitality(self) -> Self:
         if self.vitality is None:
             self.vitality = self.vitality_max
         if self.vitality > self.vitality_max:
@@ -126,7 +126,10 @@ class Options(CampaignOptions):
     take_11_allowed: StrictBool = Field(True, description="The GM may have NPCs take 11 (AS-T8).")
 
 
-def _one_target(model):
+_Aimed = TypeVar("_Aimed", "TestRequest", "GroupRequest")  # a test naming a difficulty or a target
+
+
+def _one_target(model: _Aimed) -> _Aimed:
     if model.difficulty is not None and model.target is not None:
         raise ValueError("give `difficulty` or `target`, not both")
     return model
@@ -211,7 +214,7 @@ class GroupRequest(RollingRequest):
     _check = model_validator(mode="after")(_one_target)
 
     @model_validator(mode="after")
-    def _distinct(self):
+    def _distinct(self) -> Self:
         ids = [p.character_id for p in self.participants]
         if len(set(ids)) != len(ids):
             raise ValueError("a character cooperates only once")

@@ -201,7 +201,15 @@ class GreatCosmos(EncounterRules):
             steps=_steps(entrants, contenders, order, round_),
         )
 
-    def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
+    def next_round(
+        self,
+        dice: CombatDice,
+        order: list[dict[str, Any]],
+        entrants: list[Entrant] | None,
+        round_: int,
+        options: EncounterOptions,
+        campaign_options: Any,
+    ) -> Initiative | None:
         """GC-O1: the order is recomputed each round (new d6s and tie d20s); GC-P7: a Sépulcrale
         backlash acts last for its 2 turns."""
         return self._order(dice, entrants or [], options, campaign_options, round_)

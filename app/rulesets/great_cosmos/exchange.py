@@ -37,6 +37,7 @@ from app.rulesets.great_cosmos.rules.postures import (
     ILLUMINATION,
     SEPULCRALE,
     SPECIAL_POSTURES,
+    Attack,
     Fighter,
     can_defend,
     check_reaction,
@@ -51,7 +52,7 @@ from app.rulesets.great_cosmos.rules.postures import (
 )
 from app.rulesets.great_cosmos.rules.sheet import max_move
 from app.rulesets.great_cosmos.rules.turns import check_turn, dash_move, distance, is_melee
-from app.rulesets.great_cosmos.schemas import Backlash, Options, Sheet
+from app.rulesets.great_cosmos.schemas import AttackRequest, Backlash, Options, Sheet
 
 
 class Named(DiceSource):
@@ -397,7 +398,7 @@ def inventory_weapons(sheet: Sheet) -> list[tuple[str, str]]:
     ]
 
 
-def _damage_expression(a: Party, req) -> tuple[str, str]:
+def _damage_expression(a: Party, req: AttackRequest) -> tuple[str, str]:
     """GC-P4: the request's expression, the named weapon of the inventory, or its first weapon."""
     if req.damage is not None:
         return req.damage, "request"
@@ -474,7 +475,7 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
     return None
 
 
-def _defence(x: Exchange, result, reaction: str | None) -> None:
+def _defence(x: Exchange, result: Attack, reaction: str | None) -> None:
     t = x.foe
     if result.auto_defense_die is not None:
         x.step(
@@ -504,10 +505,11 @@ def _defence(x: Exchange, result, reaction: str | None) -> None:
         t.counters["riposte"] = x.actor.id
 
 
-def _wound(x: Exchange, result, expression: str, source: str, fa: Fighter) -> None:
+def _wound(x: Exchange, result: Attack, expression: str, source: str, fa: Fighter) -> None:
     """GC-P4 damage with the posture multipliers (GC-P1 x2, GC-P6 x3, GC-P7 x0.5), GC-P6 effects.
     (Steps naming a `resource` show its before/after only to who may see it exactly: hp_visibility.)"""
     a, t, dmg, wound = x.actor, x.foe, result.damage, result.wound
+    assert dmg is not None and wound is not None  # a hit: called only when the attack did damage
     after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
     x.step(
         "GC-P4",

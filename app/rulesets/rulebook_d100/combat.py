@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
-from app.models.encounters import AttackRequest, CombatAction
+from app.models.encounters import AttackRequest, CombatAction, EncounterOptions
 from app.rules.errors import RuleError
 from app.rulesets.contract.combat import (
     CombatDice,
@@ -107,7 +107,9 @@ class RulebookD100(EncounterRules):
             campaign_options=_options(x.campaign_options),
         )
 
-    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
+    ) -> Initiative:
         """RB-F4: a HAB ranking (RB-C3: level, then units digit, then d100 rerolls); a
         critical success gains an extra action before round 1 (it opens the round), a
         critical failure acts only from round 2. A GM override is a success at that level."""
@@ -192,7 +194,15 @@ class RulebookD100(EncounterRules):
             if not e["extra_action"]
         ]
 
-    def next_round(self, dice, order, entrants, round_, options, campaign_options) -> Initiative | None:
+    def next_round(
+        self,
+        dice: CombatDice,
+        order: list[dict[str, Any]],
+        entrants: list[Entrant] | None,
+        round_: int,
+        options: EncounterOptions,
+        campaign_options: Any,
+    ) -> Initiative | None:
         """RB-F4: the extra actions were before round 1 only; the ranking stays."""
         if not any(e["extra_action"] for e in order):
             return None
@@ -466,7 +476,9 @@ def attack_odds(
     return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down)
 
 
-def _dodge(dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[dict]):
+def _dodge(
+    dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[dict]
+) -> rb.TestResult:
     """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
     previous, stat, modifier, spec = _dodge_spec(target, kind, round_, campaign_options)
     dodge = rb.roll_test(spec, dice.of(target.id), "dodge")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, ClassVar
 
-from app.models.encounters import CombatAction
+from app.models.encounters import CombatAction, EncounterOptions
 from app.rules.errors import RuleError
 from app.rulesets.contract.combat import (
     CombatDice,
@@ -69,7 +69,9 @@ class WorldsAwakening(EncounterRules):
         """Issue 26: the exact odds of an attack (WA-C1..C3, WA-C5, `attack_odds`)."""
         return attack_odds(x.actor, x.foe, _choice(x.req)) if x.req.type == "attack" else None
 
-    def roll_initiative(self, dice: CombatDice, entrants: list[Entrant], options, campaign_options) -> Initiative:
+    def roll_initiative(
+        self, dice: CombatDice, entrants: list[Entrant], options: EncounterOptions, campaign_options: Any
+    ) -> Initiative:
         """WA-C4: initiative = 10 + DEX (the GM's override replaces it), highest first;
         ties broken by d20 roll-offs, highest first."""
         dex = [e.override - 10 if e.override is not None else e.sheet.stats.get("DEX", 0) for e in entrants]
