@@ -16,7 +16,7 @@ import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session
 
@@ -30,6 +30,7 @@ from app.models.encounters import (
     HealOrDamage,
 )
 from app.models.fields import plausible_id
+from app.models.fight_rows import Change, CombatantField, CombatantRow
 from app.models.validation import InvalidBody
 from app.rulesets.contract.combat import ACTION, Exchange, Party
 from app.services import characters  # (the module: the audience of a character's events)
@@ -330,7 +331,7 @@ def combat(
 
 def _named(
     fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id: str | None, field_: str
-) -> dict[str, Any]:
+) -> CombatantRow:
     """A combatant the body names; one the caller may not see (`seen`: a player's scene) answers as
     an unknown id does, same status, same problem (issue 21 item 4)."""
     c = fight.combatant(combatant_id, field_)
@@ -339,7 +340,7 @@ def _named(
     return c
 
 
-def _party(fight: Fight, c: dict[str, Any], dice: CombatDice, current: dict[str, Any]) -> Party:
+def _party(fight: Fight, c: CombatantRow, dice: CombatDice, current: dict[str, Any]) -> Party:
     """The combatant as the ruleset's action reads and changes it (copies)."""
     ch = fight.loaded_character(c)
     counters = clone(c["counters"] or {})
@@ -374,7 +375,7 @@ def _standing(fight: Fight, combatant_id: str) -> bool:
     return ch is not None and not fight.rules.is_down(fight.sheet_of(ch))
 
 
-def _others(conn, fight: Fight, principal: Principal, involved: list[dict[str, Any]]) -> list[Party]:
+def _others(conn, fight: Fight, principal: Principal, involved: list[CombatantRow]) -> list[Party]:
     """The other combatants the caller sees, read only (positions, for reach and occupied cells):
     a hidden one holds no cell against a player who cannot see it, whose move onto it is the move
     onto an empty cell (issue 21 item 4)."""
@@ -404,7 +405,7 @@ def _check_actor(
     conn,
     fight: Fight,
     principal: Principal,
-    actor: dict[str, Any],
+    actor: CombatantRow,
     party: Party,
     req: CombatAction,
     current: dict[str, Any],
@@ -466,7 +467,7 @@ def _count_action(fight: Fight, x: Exchange) -> None:
 
 
 def _reaction(
-    fight: Fight, principal: Principal | None, target: dict[str, Any] | None, req: CombatAction
+    fight: Fight, principal: Principal | None, target: CombatantRow | None, req: CombatAction
 ) -> tuple[str | None, bool]:
     """The target's standing reaction, or the body's: only from a caller who controls the target
     (`principal` None: a logged action resolved again, checked when it was made)."""
@@ -489,7 +490,7 @@ def _reaction(
     return asked, True
 
 
-def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> None:
+def _apply(fight: Fight, changes: Changes, c: CombatantRow, party: Party) -> None:
     """Every difference the ruleset made to the party, before/after (sheet fields, then the combatant's)."""
     changes.typed_sheet(c, party.sheet)
     counters = dict(party.counters)
@@ -504,7 +505,7 @@ def _apply(fight: Fight, changes: Changes, c: dict[str, Any], party: Party) -> N
     changes.combatant(c, "counters", counters)
 
 
-def _loaded(fight: Fight, c: dict[str, Any]) -> StoredCharacter:
+def _loaded(fight: Fight, c: CombatantRow) -> StoredCharacter:
     """The combatant's character, locked for a sheet write; 409 when it was deleted."""
     store.load_characters(fight, [c["character_id"]], lock=True)
     ch = fight.character_of(c)
@@ -650,7 +651,7 @@ def revert(
         hidden = _players_never_saw(conn, fight, row)
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
-        copies: list[dict[str, Any]] = []
+        copies: list[CombatantRow] = []
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force, copies)
         _delete_copies(uow, fight, list(reversed(copies)), steps, force)
@@ -680,7 +681,7 @@ def _players_never_saw(conn, fight: Fight, row) -> bool:
 
 
 def _restore(
-    fight: Fight, item: dict[str, Any], changes: Changes, steps: list, force: bool, copies: list[dict[str, Any]]
+    fight: Fight, item: Change, changes: Changes, steps: list, force: bool, copies: list[CombatantRow]
 ) -> None:
     """One change of the reverted action undone (`copies`: the combatants leaving whose characters
     the action made, NPC copies of a `join` with `count`, to delete)."""
@@ -699,7 +700,7 @@ def _restore(
         )
         return
     if item["on"] == "combatant":
-        changes.combatant(c, item["field"], item["before"])
+        changes.combatant(c, cast(CombatantField, item["field"]), item["before"])
         return
     if item["on"] == "roster":  # issue 27 item 5: a combatant that joined the running fight leaves it
         fight.combatants.remove(c)
@@ -736,7 +737,7 @@ def _restore(
     changes.sheet(c, item["key"], item["before"])
 
 
-def _delete_copies(uow, fight: Fight, copies: list[dict[str, Any]], steps: list, force: bool) -> None:
+def _delete_copies(uow, fight: Fight, copies: list[CombatantRow], steps: list, force: bool) -> None:
     """Issue 27: the NPC copies a `join` with `count` made leave with it: each character deleted as
     `DELETE /v1/characters/{id}` deletes one (the fights still showing it move, with their
     `encounter.updated`; its `character.deleted`, to those who could see it; its log entries stay,

@@ -7,20 +7,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.models.fight_rows import Change, CombatantField, CombatantRow, EncounterField
 from app.rulesets.contract.combat import Pool
 from app.services.encounters.store import Fight, clone
 
 __all__ = ["Changes", "clone"]
 
 # public name -> column of the encounter row
-ENCOUNTER_COLUMNS = {"status": "status", "round": "round", "order": "turn_order", "current": "current_turn"}
+ENCOUNTER_COLUMNS: dict[str, EncounterField] = {
+    "status": "status",
+    "round": "round",
+    "order": "turn_order",
+    "current": "current_turn",
+}
 _INTERNAL = ("on", "key", "copy")  # where a change lives; a join's NPC copy (`turns.join`)
 
 
 class Changes:
-    def __init__(self, fight: Fight):
+    def __init__(self, fight: Fight) -> None:
         self.fight = fight
-        self.items: list[dict[str, Any]] = []
+        self.items: list[Change] = []
 
     def encounter(self, field: str, value: Any) -> None:
         column = ENCOUNTER_COLUMNS[field]
@@ -32,7 +38,7 @@ class Changes:
             {"combatant_id": None, "field": field, "before": clone(before), "after": clone(value), "on": "encounter"}
         )
 
-    def combatant(self, c: dict[str, Any], field: str, value: Any) -> None:
+    def combatant(self, c: CombatantRow, field: CombatantField, value: Any) -> None:
         before = c[field]
         if before == value:
             return
@@ -42,7 +48,7 @@ class Changes:
             {"combatant_id": c["id"], "field": field, "before": clone(before), "after": clone(value), "on": "combatant"}
         )
 
-    def resource(self, c: dict[str, Any], pool: Pool, value: int) -> None:
+    def resource(self, c: CombatantRow, pool: Pool, value: int) -> None:
         """A pool of the combatant's sheet (the character must be loaded, locked)."""
         character = self.fight.loaded_character(c)
         typed = self.fight.sheet_of(character)
@@ -66,7 +72,7 @@ class Changes:
             }
         )
 
-    def sheet(self, c: dict[str, Any], key: str, value: Any) -> None:
+    def sheet(self, c: CombatantRow, key: str, value: Any) -> None:
         """A field of the combatant's sheet (a pool's value goes through `resource`)."""
         pool = next((p for p in self.fight.rules.pools if p.key == key), None)
         if pool is not None:
@@ -91,7 +97,7 @@ class Changes:
             }
         )
 
-    def typed_sheet(self, c: dict[str, Any], after: Any) -> None:
+    def typed_sheet(self, c: CombatantRow, after: Any) -> None:
         """Every field of the combatant's sheet that `after` (a changed copy of its typed sheet,
         `Fight.sheet_copy`) changed: the two sheets' `model_dump()` compared key by key (issue 23),
         each change written as JSON (a pool's through `resource`)."""

@@ -23,6 +23,7 @@ from sqlmodel import Session
 
 from app.kit.errors import QUERY, AppError, Forbidden
 from app.models.encounters import CombatAction
+from app.models.fight_rows import CombatantRow
 from app.services.auth import check_member
 from app.services.encounters import actions, store
 from app.services.encounters.store import Fight
@@ -115,7 +116,7 @@ def _choice(
     session: Session,
     principal: Principal,
     encounter_id: str,
-    me: dict[str, Any],
+    me: CombatantRow,
     type_: str,
     model: type[CombatAction],
     others: list[str],
@@ -155,7 +156,7 @@ def _choice(
     return entry
 
 
-def _no_target(session: Session, principal: Principal, encounter_id: str, me: dict[str, Any], type_: str) -> AppError:
+def _no_target(session: Session, principal: Principal, encounter_id: str, me: CombatantRow, type_: str) -> AppError:
     """The route's answer to the action with no target at all (nobody else in the fight)."""
     _, refused = trial(session, principal, encounter_id, {"type": type_, "actor_id": me["id"]})
     assert refused is not None
@@ -167,7 +168,7 @@ def _required(model: type[CombatAction]) -> list[str]:
     return [name for name, f in model.model_fields.items() if f.is_required() and name not in NO_FIELDS]
 
 
-def _bodies(model: type[CombatAction], me: dict[str, Any], given: dict[str, Any]) -> Iterable[dict[str, Any]]:
+def _bodies(model: type[CombatAction], me: CombatantRow, given: dict[str, Any]) -> Iterable[dict[str, Any]]:
     """The bodies tried for a type, its needs filled: `given` (a damage expression, the fight's
     latest action), each value of a required Literal field (a posture's names), the cells next to
     the actor for a position (`move`'s `to`)."""

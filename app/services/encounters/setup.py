@@ -8,7 +8,7 @@ from copy import deepcopy
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import insert
+from sqlalchemy import Connection, insert
 from sqlmodel import Session
 
 from app.kit.errors import Forbidden, NotFound
@@ -23,6 +23,7 @@ from app.models.encounters import (
     EncounterUpdate,
     Position,
 )
+from app.models.fight_rows import CombatantRow, EncounterRow
 from app.models.schemas import merge_metadata
 from app.models.tables import Combatant, core_table, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from
@@ -36,6 +37,7 @@ from app.services.encounters import store, turns, view
 from app.services.encounters.record import record_update
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
+    EncounterWork,
     check_not_ended,
     check_status,
     check_version,
@@ -65,7 +67,7 @@ def create_encounter(
     rules = rules_for(campaign.ruleset)
     with UnitOfWork(session, campaign_id) as uow:
         at = utcnow()
-        row = {
+        row: EncounterRow = {
             "id": new_id(),
             "campaign_id": campaign_id,
             "name": data.name,
@@ -97,7 +99,7 @@ def create_encounter(
         return shown
 
 
-def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreateBase], loc: tuple) -> list[dict[str, Any]]:
+def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreateBase], loc: tuple) -> list[CombatantRow]:
     """New combatants (and the NPC copies `count` asks for), appended to the fight."""
     planned = len(fight.combatants) + sum(i.count or 1 for i in items)
     if planned > MAX_COMBATANTS:
@@ -110,7 +112,7 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreateBase], loc: t
     # for and then unknown, never added as it goes
     found = uow.characters.find([i.character_id for i in items], lock=True)
     present = {c["character_id"] for c in fight.combatants}
-    added: list[dict[str, Any]] = []
+    added: list[CombatantRow] = []
     for n, sent in enumerate(items):
         where = ".".join(map(str, (*loc[1:], n)))
         item = for_ruleset(fight.rules.CombatantCreate, sent, fight.ruleset, where)
@@ -190,8 +192,8 @@ def _copies(
 
 def _combatant(
     fight: Fight, character: StoredCharacter, item: CombatantCreateBase, position: Position | None
-) -> dict[str, Any]:
-    row = {
+) -> CombatantRow:
+    row: CombatantRow = {
         "id": new_id(),
         "encounter_id": fight.id,
         "character_id": character.id,
@@ -227,7 +229,7 @@ def _check_reaction(rules: EncounterRules, reaction: str | None, where: str) -> 
 def update_encounter(
     session: Session, principal: Principal, encounter_id: str, data: EncounterUpdate, if_match: str | None
 ) -> dict[str, Any]:
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
         check_version(fight, if_match, principal)
@@ -251,7 +253,7 @@ def add_combatants(
     """Before `start`: a setup change. In a running fight (issue 27 item 5): an undoable action
     (`join`) placing it in the turn order by the ruleset's initiative rule (`turns.join`)."""
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
         check_version(fight, if_match, principal)
@@ -285,7 +287,7 @@ def update_combatant(
     """GM: every field (`initiative` before start only); the owner: `reaction` only."""
     sent = sorted(data.model_fields_set)
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         conn = uow.conn
         c = _visible_combatant(conn, fight, principal, combatant_id)
         if not principal.is_gm and set(sent) - {"reaction"}:
@@ -306,8 +308,9 @@ def update_combatant(
             fields["initiative_override"] = fields.pop("initiative")
         was_hidden = c["hidden"]
         seen = not was_hidden and bool(fields.get("hidden")) and _seen_by_others(conn, fight, c)
-        for name, value in fields.items():
-            c[name] = value
+        for name in store.COMBATANT_FIELDS:
+            if name in fields:
+                c[name] = fields[name]
         fight.dirty_combatants.add(c["id"])
         hidden = was_hidden and c["hidden"]
         record_update(uow, fight, hidden=hidden, owners=_owners(conn, fight, [c]) if hidden else ())
@@ -318,7 +321,7 @@ def update_combatant(
     return write(session, principal, encounter_id, work)
 
 
-def _owners(conn, fight: Fight, combatants: list[dict[str, Any]]) -> list[str | None]:
+def _owners(conn: Connection, fight: Fight, combatants: list[CombatantRow]) -> list[str | None]:
     """The players owning these combatants' characters (told alone of a change about them, hidden)."""
     ids = [c["character_id"] for c in combatants]
     known = {cid: ch.player_id for cid, ch in fight.characters.items()}
@@ -326,7 +329,7 @@ def _owners(conn, fight: Fight, combatants: list[dict[str, Any]]) -> list[str | 
     return [known.get(i) for i in ids]
 
 
-def _seen_by_others(conn, fight: Fight, c: dict[str, Any]) -> bool:
+def _seen_by_others(conn: Connection, fight: Fight, c: CombatantRow) -> bool:
     """Whether the players other than its owner see the combatant's character now (before it hides)."""
     store.load_characters(fight, [c["character_id"]], lock=False)
     ch = fight.character_of(c)
@@ -336,7 +339,7 @@ def _seen_by_others(conn, fight: Fight, c: dict[str, Any]) -> bool:
 def delete_combatant(
     session: Session, principal: Principal, encounter_id: str, combatant_id: str, if_match: str | None
 ) -> None:
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         c = fight.combatant(combatant_id)
         check_version(fight, if_match, principal)
@@ -352,7 +355,7 @@ def delete_combatant(
 def end(session: Session, principal: Principal, encounter_id: str, if_match: str | None) -> dict[str, Any]:
     """GM: the fight is over; every later action is a 409."""
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
         check_version(fight, if_match, principal)
@@ -383,7 +386,7 @@ def _fight_ends(fight: Fight) -> None:
             fight.dirty_combatants.add(c["id"])
 
 
-def _visible_combatant(conn, fight: Fight, principal: Principal, combatant_id: str) -> dict[str, Any]:
+def _visible_combatant(conn: Connection, fight: Fight, principal: Principal, combatant_id: str) -> CombatantRow:
     """The combatant named by the path; 404 for one the caller may not see (never leak a hidden one)."""
     c = next((c for c in fight.combatants if c["id"] == combatant_id), None)
     if c is None or not scene(conn, fight).sees(viewer(principal), combatant_id):
@@ -395,7 +398,7 @@ def _visible_combatant(conn, fight: Fight, principal: Principal, combatant_id: s
     return c
 
 
-def _state(conn, fight: Fight, principal: Principal) -> dict[str, Any]:
+def _state(conn: Connection, fight: Fight, principal: Principal) -> dict[str, Any]:
     store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
     return view.state(fight, scene(conn, fight), viewer(principal))
 

@@ -12,6 +12,7 @@ encounter with its version + 1 (a lost race there is `StaleVersion` too)."""
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Iterable
 from copy import deepcopy
 from dataclasses import dataclass, field, fields, replace
@@ -23,6 +24,7 @@ from sqlalchemy import BindParameter, Integer, bindparam, cast, delete, func, in
 from app.kit.errors import NotFound
 from app.kit.models import CampaignOptions
 from app.models.encounters import EncounterOptions
+from app.models.fight_rows import Change, CombatantField, CombatantRow, EncounterField, EncounterRow
 from app.models.tables import (
     Campaign,
     Character,
@@ -47,7 +49,7 @@ _act = core_table(EncounterAction)
 _camp = core_table(Campaign)
 _log = core_table(LogEntry)
 
-ENCOUNTER_FIELDS = (
+ENCOUNTER_FIELDS: tuple[EncounterField, ...] = (
     "status",
     "round",
     "turn_order",
@@ -57,7 +59,7 @@ ENCOUNTER_FIELDS = (
     "client_metadata",
     "player_versions",
 )
-COMBATANT_FIELDS = (
+COMBATANT_FIELDS: tuple[CombatantField, ...] = (
     "side",
     "hidden",
     "position",
@@ -212,19 +214,19 @@ def clone(value: Any) -> Any:
 
 @dataclass
 class Fight:
-    encounter: dict[str, Any]
+    encounter: EncounterRow
     ruleset: str
     campaign_options: dict[str, Any]
     repository: CharacterRepository
-    every: list[dict[str, Any]] | None = None  # every combatant, in order, once read (None: not yet)
+    every: list[CombatantRow] | None = None  # every combatant, in order, once read (None: not yet)
     characters: dict[str, StoredCharacter] = field(default_factory=dict)
     dirty_combatants: set[str] = field(default_factory=set)
     dirty_sheets: set[str] = field(default_factory=set)
-    new_combatants: list[dict[str, Any]] = field(default_factory=list)
+    new_combatants: list[CombatantRow] = field(default_factory=list)
     removed_combatants: list[str] = field(default_factory=list)
     _options: tuple[dict[str, Any], EncounterOptions] | None = field(default=None, repr=False)
     _ruleset_options: CampaignOptions | None = field(default=None, repr=False)
-    _read: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # combatants read one by one
+    _read: dict[str, CombatantRow] = field(default_factory=dict, repr=False)  # combatants read one by one
     _absent: set[str] = field(default_factory=set, repr=False)  # ids read one by one and not found
     stored: dict[str, Any] = field(default_factory=dict, repr=False)  # the encounter's fields as last written
     # the characters whose other fights are known (locked with the encounter: `load_fight`), and those of
@@ -283,15 +285,15 @@ class Fight:
         return self._options[1]
 
     @property
-    def combatants(self) -> list[dict[str, Any]]:
+    def combatants(self) -> list[CombatantRow]:
         """Every combatant, in the order they were added (read on first use; the ones already read
         alone are kept as they are, with what the use case changed on them)."""
         if self.every is None:
             rows = self.repository.conn.execute(_COMBATANTS, {"encounter_id": self.id})
-            self.every = [self._read.setdefault(r.id, dict(r._mapping)) for r in rows]
+            self.every = [self._read.setdefault(r.id, typing.cast(CombatantRow, dict(r._mapping))) for r in rows]
         return self.every
 
-    def some(self, combatant_ids: Iterable[str | None]) -> list[dict[str, Any]]:
+    def some(self, combatant_ids: Iterable[str | None]) -> list[CombatantRow]:
         """These combatants (the unknown ones left out), in the order they were added: read in one
         query when the fight's combatants were not all read."""
         wanted = {cid for cid in combatant_ids if cid is not None}
@@ -301,7 +303,7 @@ class Fight:
         conn = self.repository.conn
         if len(missing) > _PIPELINED:
             for r in conn.execute(_SOME_COMBATANTS, {"encounter_id": self.id, "ids": missing}):
-                self._read.setdefault(r.id, dict(r._mapping))
+                self._read.setdefault(r.id, typing.cast(CombatantRow, dict(r._mapping)))
         elif missing:  # one round trip
             self.found(
                 missing,
@@ -315,15 +317,15 @@ class Fight:
         """The combatants `ids` read one by one (the rows of `_FAST_ONE_COMBATANT` for each)."""
         for cid, rows in zip(ids, results):
             if rows:
-                self._read.setdefault(cid, dict(zip(_COMBATANT_NAMES, rows[0])))
+                self._read.setdefault(cid, typing.cast(CombatantRow, dict(zip(_COMBATANT_NAMES, rows[0]))))
             else:
                 self._absent.add(cid)
 
-    def in_memory(self) -> list[dict[str, Any]]:
+    def in_memory(self) -> list[CombatantRow]:
         """The combatants read so far (what a save may have to write)."""
         return self.every if self.every is not None else list(self._read.values())
 
-    def combatant(self, combatant_id: str | None, field_: str = "combatant_id") -> dict[str, Any]:
+    def combatant(self, combatant_id: str | None, field_: str = "combatant_id") -> CombatantRow:
         """A combatant of this encounter; 422 naming the field for an unknown one."""
         if self.every is None and combatant_id in self._read:
             return self._read[combatant_id]
@@ -332,10 +334,10 @@ class Fight:
             raise unknown_combatant(combatant_id, field_)
         return found[0]
 
-    def character_of(self, combatant: dict[str, Any]) -> StoredCharacter | None:
+    def character_of(self, combatant: CombatantRow) -> StoredCharacter | None:
         return self.characters.get(combatant["character_id"])
 
-    def loaded_character(self, combatant: dict[str, Any]) -> StoredCharacter:
+    def loaded_character(self, combatant: CombatantRow) -> StoredCharacter:
         """The character of a combatant an action involves: loaded, locked, and checked to exist
         before any rule runs (a deleted one is a 409 first, `actions.act`)."""
         character = self.characters.get(combatant["character_id"])
@@ -404,7 +406,7 @@ def load_fight(
     if characters is None or characters.campaign_id != data["campaign_id"]:
         characters = CharacterRepository(conn, data["campaign_id"])
     fight = Fight(
-        encounter=data,
+        encounter=typing.cast(EncounterRow, data),
         ruleset=ruleset,
         campaign_options=campaign_options or {},
         repository=characters,
@@ -513,7 +515,9 @@ def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], Non
     fight.dirty_combatants.clear()
     enc = fight.encounter
     version = enc["version"] + 1
-    changed = {k: enc[k] for k in ENCOUNTER_FIELDS if k not in fight.stored or enc[k] != fight.stored[k]}
+    changed: dict[str, Any] = {
+        k: enc[k] for k in ENCOUNTER_FIELDS if k not in fight.stored or enc[k] != fight.stored[k]
+    }
     params = {
         "encounter_id": enc["id"],
         "old_version": enc["version"],
@@ -552,7 +556,7 @@ def insert_action(
     fight: Fight,
     body: dict[str, Any],
     *,
-    changes: list[dict[str, Any]],
+    changes: list[Change],
     log_hidden: bool,
     character_id: str | None,
     others: list[str],
@@ -617,7 +621,7 @@ def action_page(conn, encounter_id: str, *, before_seq: int | None, limit: int):
     return conn.execute(query.order_by(_act.c.seq.desc()).limit(limit + 1)).all()
 
 
-def insert_encounter(conn, row: dict[str, Any]) -> None:
+def insert_encounter(conn, row: EncounterRow) -> None:
     conn.execute(insert(_enc), row)
 
 

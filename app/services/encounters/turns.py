@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import Connection
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import CombatantAddBase, NextTurnRequestBase, StartRequestBase
+from app.models.fight_rows import CombatantRow
 from app.models.validation import InvalidBody
 from app.rulesets.contract.combat import Entrant
 from app.rulesets.encounter_bodies import for_ruleset
@@ -20,6 +22,7 @@ from app.services.encounters.dice import CombatDice
 from app.services.encounters.record import record_action
 from app.services.encounters.store import Fight
 from app.services.encounters.unit import (
+    EncounterWork,
     check_provenance,
     check_status,
     check_version,
@@ -43,7 +46,7 @@ def start(
 ) -> dict[str, Any]:
     """GM: roll initiative (the ruleset's rule), round 1, the first slot able to act."""
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
         check_version(fight, if_match, principal)
@@ -95,7 +98,7 @@ def next_turn(
 ) -> dict[str, Any]:
     """GM, or the owner of a combatant whose turn it is: end the turn."""
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         conn = uow.conn
         check_version(fight, if_match, principal)
         check_status(fight, "active", "next-turn")
@@ -142,7 +145,9 @@ def next_turn(
     return write(session, principal, encounter_id, work, idem=idem)
 
 
-def join(uow, fight: Fight, principal: Principal, added: list[dict[str, Any]], req: CombatantAddBase) -> dict[str, Any]:
+def join(
+    uow: EncounterWork, fight: Fight, principal: Principal, added: list[CombatantRow], req: CombatantAddBase
+) -> dict[str, Any]:
     """Issue 27 item 5: combatants added to a running fight. Their initiative is rolled by the
     ruleset's rule as at `start` (the request's `seed`/`dice`, or the GM's `initiative`), the
     ruleset says which of their entries count now (`EncounterRules.joining`), and each takes its
@@ -232,7 +237,7 @@ def _by_slot(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def enter_next(
-    conn,
+    conn: Connection,
     fight: Fight,
     changes: Changes,
     dice: CombatDice,
@@ -262,7 +267,7 @@ def enter_next(
 
 
 def _new_round(
-    conn,
+    conn: Connection,
     fight: Fight,
     changes: Changes,
     dice: CombatDice,
@@ -309,8 +314,13 @@ def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> 
 
 
 def _able(
-    conn, fight: Fight, order: list[dict[str, Any]], slot: int, changes: Changes, steps: list[dict[str, Any]]
-) -> list[dict]:
+    conn: Connection,
+    fight: Fight,
+    order: list[dict[str, Any]],
+    slot: int,
+    changes: Changes,
+    steps: list[dict[str, Any]],
+) -> list[CombatantRow]:
     """The combatants of this slot who act now (not down; RB-F4 from their first round). The turn
     of one skipped still passes: its conditions count at its start and its end, as if it had acted
     (a condition lasts rounds of the fight, whether its bearer can act or not)."""
@@ -318,7 +328,8 @@ def _able(
     present = fight.some(e["combatant_id"] for e in entries)
     by_id = {c["id"]: c for c in present}
     store.load_characters(fight, (c["character_id"] for c in present), lock=False)
-    actors, round_ = [], fight.encounter["round"]
+    actors: list[CombatantRow] = []
+    round_ = fight.encounter["round"]
     for e in entries:
         c = by_id.get(e["combatant_id"])
         if c is None:
@@ -348,7 +359,7 @@ def _able(
     return actors
 
 
-def _enter(fight: Fight, changes: Changes, steps: list[dict[str, Any]], slot: int, actors: list[dict]) -> None:
+def _enter(fight: Fight, changes: Changes, steps: list[dict[str, Any]], slot: int, actors: list[CombatantRow]) -> None:
     ids = [c["id"] for c in actors]
     changes.encounter("current", {"slot": slot, "combatant_id": ids[0], "combatant_ids": ids})
     for c in actors:
@@ -369,7 +380,7 @@ def _enter(fight: Fight, changes: Changes, steps: list[dict[str, Any]], slot: in
         tick(changes, steps, c, START)
 
 
-def _main_actors(fight: Fight, current: dict[str, Any] | None) -> list[dict]:
+def _main_actors(fight: Fight, current: dict[str, Any] | None) -> list[CombatantRow]:
     """The combatants of the current slot on their main action (an extra action, GC-O3 or
     RB-F4, is not a new turn: conditions count once a round)."""
     if not current:
@@ -379,7 +390,7 @@ def _main_actors(fight: Fight, current: dict[str, Any] | None) -> list[dict]:
     return fight.some(main & set(current.get("combatant_ids", [])))
 
 
-def tick(changes: Changes, steps: list[dict[str, Any]], c: dict[str, Any], phase: str) -> None:
+def tick(changes: Changes, steps: list[dict[str, Any]], c: CombatantRow, phase: str) -> None:
     """A condition counted off at this phase of its bearer's turn loses a round; at 0 it ends."""
     kept, touched = [], False
     for cond in c["conditions"]:
@@ -422,7 +433,7 @@ def _entrants(
     fight: Fight,
     take_11: set[str],
     chosen: dict[str, tuple[int, int]] | None = None,
-    among: list[dict[str, Any]] | None = None,
+    among: list[CombatantRow] | None = None,
 ) -> list[Entrant]:
     out = []
     for c in fight.combatants if among is None else among:
@@ -474,7 +485,7 @@ def _check_chosen(fight: Fight, principal: Principal, orders: list[list[str]]) -
     return out
 
 
-def _check_turn_owner(conn, fight: Fight, principal: Principal, current_ids: list[str]) -> None:
+def _check_turn_owner(conn: Connection, fight: Fight, principal: Principal, current_ids: list[str]) -> None:
     """A player ends only its own combatant's turn: 403 if it owns none here, 409 if not its turn."""
     if principal.is_gm:
         return

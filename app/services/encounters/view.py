@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.models import seen
+from app.models.fight_rows import CombatantRow
 from app.models.results.common import wire_time
 from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
@@ -39,7 +40,7 @@ class Scene:
     naming_steps: tuple[str, ...] = ()  # the step fields naming combatants (its `naming_step_fields`)
 
     @classmethod
-    def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[dict[str, Any]] | None = None) -> Scene:
+    def of(cls, fight: Fight, owners: dict[str, str | None], combatants: list[CombatantRow] | None = None) -> Scene:
         """The scene of these combatants (default: all of the fight's)."""
         combatants = fight.combatants if combatants is None else combatants
         return cls(
@@ -109,7 +110,7 @@ def quiet_change(ruleset: str, changed: list[tuple[Any, Any]]) -> Callable[[str]
 # --- the state ---------------------------------------------------------------------------
 
 
-def combatant_state(fight: Fight, c: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
+def combatant_state(fight: Fight, c: CombatantRow, scene: Scene, viewer: Viewer) -> dict[str, Any]:
     rules = fight.rules
     ch = fight.character_of(c)
     sheet = fight.sheet_of(ch) if ch else None
