@@ -7,12 +7,12 @@ are the GM's. Every read, list and event goes through these functions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from app.models import seen
-from app.models.fight_rows import CombatantRow
+from app.models.fight_rows import Change, CombatantRow, Step
 from app.models.results.common import wire_time
 from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
@@ -231,12 +231,13 @@ def action(
     }
 
 
-def _step(step: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any]:
+def _step(step: Step, scene: Scene, viewer: Viewer) -> Mapping[str, Any]:
+    shown: Mapping[str, Any] = step
     if not viewer.is_gm and any(k in step for k in scene.naming_steps):  # AS-C11 members, GC-P6 a provoker…
-        step = {**step, **{k: _seen_ids(step[k], scene, viewer) for k in scene.naming_steps if k in step}}
-    if "resource" in step and not scene.exact(viewer, step.get("combatant_id")):
-        return {k: v for k, v in step.items() if k not in ("amount", "before", "after", "excess")}
-    return step
+        shown = {**step, **{k: _seen_ids(step.get(k), scene, viewer) for k in scene.naming_steps if k in step}}
+    if "resource" in shown and not scene.exact(viewer, shown.get("combatant_id")):
+        return {k: v for k, v in shown.items() if k not in ("amount", "before", "after", "excess")}
+    return shown
 
 
 def _seen_ids(value: Any, scene: Scene, viewer: Viewer) -> Any:
@@ -247,7 +248,7 @@ def _seen_ids(value: Any, scene: Scene, viewer: Viewer) -> Any:
     return value if value is None or scene.sees(viewer, value) else None
 
 
-def _change(change: dict[str, Any], scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
+def _change(change: Change, scene: Scene, viewer: Viewer) -> Mapping[str, Any] | None:
     cid = change.get("combatant_id")
     if not scene.sees(viewer, cid):
         return None
