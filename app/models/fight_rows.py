@@ -14,7 +14,7 @@ from app.models.seen import PlayerVersions
 
 __all__ = ["Change", "CombatantField", "CombatantRow", "EncounterField", "EncounterRow", "Step"]
 
-# the fields a fight writes back (the store's `ENCOUNTER_FIELDS`, `COMBATANT_FIELDS`; a change's `field`)
+# the fields a fight writes back (the store's `ENCOUNTER_FIELDS`, `COMBATANT_FIELDS`; a combatant change's `field`)
 EncounterField = Literal[
     "status", "round", "turn_order", "current_turn", "name", "options", "client_metadata", "player_versions"
 ]
@@ -29,7 +29,7 @@ class EncounterRow(TypedDict):
     id: str
     campaign_id: str
     name: str
-    status: str  # "setup" | "active" | "ended"
+    status: Literal["setup", "active", "ended"]
     round: int
     version: int
     options: dict[str, Any]
