@@ -149,7 +149,18 @@ COMMON_MEMBERS: dict[str, Any] = {
             "required": ["loc", "msg"],
             "properties": {
                 "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
-                "msg": {"type": "string"},
+                "msg": {"type": "string", "description": "For people, in English: a client words it from `type`."},
+                "type": {
+                    "type": "string",
+                    "description": "What does not fit the schema (pydantic's error type: `missing`, `int_parsing`, "
+                    "`less_than_equal`, `string_too_long`, `literal_error`, `extra_forbidden`…); absent when a rule "
+                    "refused the value (the problem's `code` says why).",
+                },
+                "ctx": {
+                    "type": "object",
+                    "description": "The figures of `type` (`le`, `ge`, `max_length`, `min_length`, `expected`…).",
+                    "additionalProperties": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+                },
             },
         },
     },

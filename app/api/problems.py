@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -17,6 +16,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.kit import errors as e
+from app.models.validation import faults
 
 TYPE_BASE = "https://jdr-rules-api.dev/problems/"
 
@@ -101,14 +101,6 @@ def problem(
 ) -> JSONResponse:
     body = problem_body(status, title, detail, code, **extra)
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
-
-
-def _loc(loc: tuple | list) -> list:
-    return [p if isinstance(p, (int, str)) else str(p) for p in loc]
-
-
-def validation_errors(errors: Sequence[Mapping[str, Any]], prefix: tuple = ()) -> list[dict]:
-    return [{"loc": _loc(prefix + tuple(e.get("loc", ()))), "msg": e.get("msg", "invalid")} for e in errors]
 
 
 def validation_problem(errors: list[dict], detail: str | None = None) -> JSONResponse:
@@ -254,11 +246,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(_req: Request, exc: RequestValidationError) -> Response:
-        return validation_problem(validation_errors(list(exc.errors())))
+        return validation_problem(faults(list(exc.errors())))
 
     @app.exception_handler(ValidationError)
     async def _pydantic_validation(_req: Request, exc: ValidationError) -> Response:
-        return validation_problem(validation_errors(exc.errors(include_url=False), ("body",)))
+        return validation_problem(faults(exc.errors(include_url=False), ("body",)))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(req: Request, exc: StarletteHTTPException) -> Response:

@@ -318,7 +318,15 @@ define(
 define("idempotency_key_invalid", RuleError, "Idempotency-Key must be 1 to 200 characters.")
 define("idempotency_key_reused", RuleError, "This Idempotency-Key was already used with a different request.")
 define("not_used_by_odds", RuleError, "Odds roll nothing: leave out what only a roll uses (`dice`, `seed`…).")
-define("out_of_reach", RuleError, "The target is beyond the attack's reach.", rule=RULE, distance=INT)
+define(
+    "out_of_reach",
+    RuleError,
+    "The target is beyond the attack's reach.",
+    always=("rule", "distance", "reach"),
+    rule=RULE,
+    distance={**INT, "description": "The target's distance from the attacker (GC-D1: |dx| + |dy|)."},
+    reach={**INT, "description": "The farthest distance the rule lets this attack reach."},
+)
 define("move_too_far", RuleError, "The move is longer than the turn allows.", rule=RULE, max_move=INT, moved=INT)
 define("turn_phases", RuleError, "A turn is move then act or act then move.", rule=RULE, phases=STRS)
 define(

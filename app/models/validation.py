@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -16,11 +18,31 @@ class InvalidBody(RuleError):
     code = "validation_failed"
 
 
+def _shown(value: Any) -> bool:
+    """A figure of pydantic's `ctx` a client may read as JSON (not an exception, a Decimal, an infinity)."""
+    return isinstance(value, (str, int)) or (isinstance(value, float) and math.isfinite(value))
+
+
+def faults(errors: Iterable[Mapping[str, Any]], loc: tuple = ()) -> list[dict]:
+    """pydantic's errors as a 422 lists them: `loc` (under `loc`), the English `msg`, and `type` and
+    `ctx` (its JSON figures: `le`, `max_length`, `expected`…) from which a client writes its own words."""
+    out = []
+    for e in errors:
+        item: dict[str, Any] = {
+            "loc": [*loc, *(p if isinstance(p, (int, str)) else str(p) for p in e.get("loc", ()))],
+            "msg": e.get("msg", "invalid"),
+        }
+        if e.get("type"):
+            item["type"] = e["type"]
+        ctx = {k: v for k, v in (e.get("ctx") or {}).items() if _shown(v)}
+        if ctx:
+            item["ctx"] = ctx
+        out.append(item)
+    return out
+
+
 def _errors(exc: ValidationError, loc: tuple) -> list[dict]:
-    return [
-        {"loc": [*loc, *(p if isinstance(p, (int, str)) else str(p) for p in e.get("loc", ()))], "msg": e["msg"]}
-        for e in exc.errors(include_url=False)
-    ]
+    return faults(exc.errors(include_url=False), loc)
 
 
 def invalid_from(exc: ValidationError, loc: tuple = ("body",)) -> InvalidBody:

@@ -51,7 +51,7 @@ from app.rulesets.great_cosmos.rules.postures import (
     use_final_skill,
 )
 from app.rulesets.great_cosmos.rules.sheet import max_move
-from app.rulesets.great_cosmos.rules.turns import check_turn, dash_move, distance, is_melee
+from app.rulesets.great_cosmos.rules.turns import MELEE_REACH, check_turn, dash_move, distance, is_melee
 from app.rulesets.great_cosmos.schemas import AttackRequest, Backlash, Options, Sheet
 
 
@@ -381,9 +381,9 @@ def _reach(x: Exchange, opts: Options) -> bool:
         return True
     d = distance(here, there)
     raise RuleError(
-        f"target {t.id} is out of reach: a melee attack needs distance 1 (GC-D1), it is at {d}",
+        f"target {t.id} is out of reach: a melee attack needs distance {MELEE_REACH} (GC-D1), it is at {d}",
         field="target_id",
-        extra={"rule": "GC-D1", "distance": d},
+        extra={"rule": "GC-D1", "distance": d, "reach": MELEE_REACH},
         code="out_of_reach",
     )
 

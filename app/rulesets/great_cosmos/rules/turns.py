@@ -26,9 +26,12 @@ def distance(a: tuple[int, int], b: tuple[int, int]) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
+MELEE_REACH = 1  # GC-D1: the distance of a melee attack
+
+
 def is_melee(a: tuple[int, int], b: tuple[int, int]) -> bool:
     """GC-D1: two entities are in melee when their distance is 1."""
-    return distance(a, b) == 1
+    return distance(a, b) == MELEE_REACH
 
 
 _LEGAL_TURNS = {(), ("move",), ("act",), ("move", "act"), ("act", "move")}
