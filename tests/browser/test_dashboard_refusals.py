@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import campaign
+from tests.browser.dash_support import at_phone_widths, campaign
 from tests.browser.test_dashboard import clean, open_with_token
 from tests.factories import as_fighter, gc_fighter
 
@@ -52,22 +52,36 @@ def test_gc_d1_attack_form_takes_the_sheets_first_weapon_and_out_of_reach_says_t
         current = started.json()["current"]["combatant_id"]
         other = next(c for c in started.json()["combatants"] if c["id"] != current)
         open_with_token(page, server.url, gm)
-        page.wait_for_selector(f"#encounter-view[data-version='{started.json()['version']}']")
-        page.get_by_label("Action", exact=True).select_option("attack")
-        weapon = page.get_by_label("Arme", exact=True)
-        assert weapon.input_value() == "Sword"  # the sheet's first weapon, not « — aucune — »
-        assert weapon.locator("option").all_inner_texts()[1:] == ["Sword", "Dague"]  # the others still offered
-        page.get_by_label("Cible", exact=True).select_option(other["id"])
-        page.get_by_role("button", name="Agir", exact=True).click()
-        text = refusal(page)
-        assert "Cible hors de portée (règle GC-D1, distance 3)." in text, text
+        expected = {
+            "fr": ("Arme", "Cible", "Agir", "Cible hors de portée (règle GC-D1, distance 3, portée 1)."),
+            "en": ("Weapon", "Target", "Act", "Target out of reach (rule GC-D1, distance 3, reach 1)."),
+        }
+        for lang, (weapon_label, target_label, act, said) in expected.items():
+            if lang == "en":
+                page.evaluate("localStorage.setItem('jdr.lang', 'en')")
+                page.reload()
+                page.wait_for_selector("html[lang=en][data-ready=dashboard]")
+            page.wait_for_selector(f"#encounter-view[data-version='{started.json()['version']}']")
+            page.get_by_label("Action", exact=True).select_option("attack")
+            weapon = page.get_by_label(weapon_label, exact=True)
+            assert weapon.input_value() == "Sword"  # the sheet's first weapon, not « — aucune — »
+            assert weapon.locator("option").all_inner_texts()[1:] == ["Sword", "Dague"]  # the others still offered
+            target = page.get_by_label(target_label, exact=True)
+            target.select_option(other["id"])
+            page.get_by_role("button", name=act, exact=True).click()
+            text = refusal(page)
+            assert said in text, text  # the distance and the reach the rule allows
+            under = page.locator(f"#{target.get_attribute('id')}-error")  # and under the target, in these words
+            assert under.inner_text() == said.rstrip("."), under.inner_text()
+            at_phone_widths(page)
         assert [a for a in http.get(f"/v1/encounters/{eid}/actions").json()["items"] if a["type"] == "attack"] == []
         clean(page)
 
 
-def test_as_c11_group_refusal_names_its_rule_in_french_and_english(live, pages):
-    """Sigrid (not an extra) attacks with Bjorn ticked in her group: only extras act in groups (AS-C11);
-    the page says which rule refused it, in both languages, and her axe is already chosen."""
+def test_as_c11_a_non_extra_is_offered_no_group_only_its_sides_cooperation(live, pages):
+    """Sigrid (not an extra) attacks the troll: only extras act in groups (AS-C11), so the form offers her
+    none; she may cooperate (AS-T6) with Bjorn, of her side, never with the troll she attacks; in both
+    languages, her axe already chosen."""
     server = live.start()
     http, cid, gm = campaign(live, server, "asgard", "Ragnarök")
     page = pages(viewport={"width": 1280, "height": 1000})
@@ -98,13 +112,9 @@ def test_as_c11_group_refusal_names_its_rule_in_french_and_english(live, pages):
         assert started.status_code == 201, started.text
         assert started.json()["current"]["combatant_id"] == n["Sigrid"]
         open_with_token(page, server.url, gm)
-        expected = {
-            "fr": "Les règles ne permettent pas cette valeur (règle AS-C11).",
-            "en": "The rules do not allow this value (rule AS-C11).",
-        }
-        for lang, (action, weapon_label, target, act) in {
-            "fr": ("Action", "Arme", "Cible", "Agir"),
-            "en": ("Action", "Weapon", "Target", "Act"),
+        for lang, (action, weapon_label, target, group_legend, together) in {
+            "fr": ("Action", "Arme", "Cible", "Groupe", "En coopération"),
+            "en": ("Action", "Weapon", "Target", "Group", "Cooperating"),
         }.items():
             if lang == "en":
                 page.evaluate("localStorage.setItem('jdr.lang', 'en')")
@@ -114,11 +124,13 @@ def test_as_c11_group_refusal_names_its_rule_in_french_and_english(live, pages):
             page.get_by_label(action, exact=True).select_option("attack")
             assert page.get_by_label(weapon_label, exact=True).input_value() == "hache"  # the sheet's first
             page.get_by_label(target, exact=True).select_option(n["Troll"])
-            legend = page.locator("legend", has_text={"fr": "Groupe", "en": "Group"}[lang])
-            group = page.locator("fieldset.group", has=legend).first
-            group.get_by_label("Bjorn", exact=True).check()
-            page.get_by_role("button", name=act, exact=True).click()
-            text = refusal(page)
-            assert expected[lang] in text, text
+            form = page.locator("form[aria-labelledby=action-title]")
+            group = form.locator("fieldset[name=group]")
+            assert group.locator("legend").inner_text() == group_legend
+            assert not group.is_visible()  # Sigrid is no extra: no group to offer
+            cooperation = form.locator("fieldset[name=cooperating]")
+            assert cooperation.locator("legend").inner_text() == together
+            assert cooperation.locator(".check:not([hidden]) label").all_inner_texts() == ["Bjorn"]
+            at_phone_widths(page)
         assert [a for a in http.get(f"/v1/encounters/{eid}/actions").json()["items"] if a["type"] == "attack"] == []
         clean(page)

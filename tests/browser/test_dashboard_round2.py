@@ -100,12 +100,14 @@ def test_issue27_item2_problems_translated_by_code_else_status(live, pages):
         return [m.problemMessage(409, {code: 'not_your_turn', detail: 'It is Aiko\\'s turn'}),
                 m.problemMessage(409, {detail: 'not the latest action: a1b2'}),
                 m.problemMessage(0, {}),
-                m.validationText('String should have at least 1 character'),
-                m.validationText('Input should be greater than or equal to 1')]; }""")
+                m.validationText({type: 'string_too_short', ctx: {min_length: 1}, msg: 'String should have at least 1 character'}),
+                m.validationText({type: 'greater_than_equal', ctx: {ge: 1}, msg: 'Input should be greater than or equal to 1'}),
+                m.validationText({type: 'some_new_type', msg: 'Something new'})]; }""")
     assert said[0] == "Ce n'est pas son tour."  # by code: the detail is not shown
     assert said[1].startswith("Impossible maintenant") and "(détail technique : " in said[1]  # last resort
     assert said[2].startswith("Le serveur est injoignable")
-    assert said[3:] == ["au moins 1 caractère(s)", "doit être supérieur ou égal à 1"]
+    # a schema fault by its `type` and `ctx`; the server's text only for a type the page does not know
+    assert said[3:] == ["au moins 1 caractère(s)", "doit être supérieur ou égal à 1", "Something new"]
     # one catalogue: every message in both languages, the same placeholders
     keys = page.evaluate("""async () => { const {CATALOGUE} = await import('/web/js/i18n.js');
         const holes = s => (s.match(/\\{\\w+\\}/g) || []).sort().join();

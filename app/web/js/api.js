@@ -1,7 +1,7 @@
 // The one API client: JSON in and out, the token as a bearer header (never in a URL),
 // problem+json errors thrown as ApiError, described by their `code` (i18n.js), never by `detail`.
 
-import { problemMessage, validationText, termLabel, t } from "./i18n.js";
+import { problemMessage, validationText, termLabel, t, has } from "./i18n.js";
 
 let token = null;
 
@@ -63,10 +63,11 @@ export async function getAll(path, query = {}) {
 }
 
 /** A validation error's field and message, translated: "PV max : doit être supérieur ou égal à 1". */
-export function fieldError(e) {
+export function fieldError(e, problem = {}) {
   const loc = (e.loc || []).filter(x => x !== "body");
   const last = loc.length ? termLabel(loc[loc.length - 1]) : "";
-  return last ? t("problem.field", { field: last, msg: validationText(e.msg) }) : validationText(e.msg);
+  const msg = validationText(e, problem);
+  return last ? t("problem.field", { field: last, msg }) : msg;
 }
 
 let namer = null;
@@ -81,6 +82,8 @@ const named = text => (namer && text ? String(text).replace(/\b[0-9a-f]{32}\b/g,
 export function describe(err) {
   if (!(err instanceof ApiError)) return String(err?.message || err);
   const p = { ...err.problem, detail: named(err.problem.detail) };
-  const where = (p.errors || []).map(fieldError);
+  // a rule's refusal (an item with no `type`) is said once, by the problem's code, when the page knows it
+  const said = p.code && p.code !== "validation_failed" && has(`code.${p.code}`);
+  const where = (p.errors || []).filter(e => e.type || !said).map(e => fieldError(e, p));
   return `${problemMessage(err.status, p)}${where.length ? ` ${where.join(" ; ")}` : ""}`;
 }

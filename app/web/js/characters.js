@@ -119,7 +119,7 @@ export function openLevelUpDialog(character, schema) {
       upsertCharacter(await api.get(`/v1/characters/${character.id}`));
       dialog.close();
     } catch (err) {
-      const unplaced = form.showErrors(err.problem?.errors || []);
+      const unplaced = form.showErrors(err.problem?.errors || [], err.problem);
       status.textContent = `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}`;
     } finally {
       submit.disabled = false;
@@ -187,7 +187,7 @@ export function openActionDialog(character, actions) {
     }
   };
   const fail = err => {
-    const unplaced = form.showErrors((err.problem?.errors || []).filter(e => !(e.loc || []).includes("dice")));
+    const unplaced = form.showErrors((err.problem?.errors || []).filter(e => !(e.loc || []).includes("dice")), err.problem);
     clear(result, h("p", { class: "error" }, `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}`));
   };
   const show = async entry => {
@@ -360,7 +360,7 @@ export function openCharacterDialog(character) {
     } catch (err) {
       const errors = err.problem?.errors || [];
       const forbidden = (err.problem?.fields || []).map(f => ({ loc: ["sheet", f], msg: t("form.only.gm"), local: true }));
-      const unplaced = form.showErrors([...errors, ...forbidden]);
+      const unplaced = form.showErrors([...errors, ...forbidden], err.problem);
       status.textContent = unplaced.length || (!errors.length && !forbidden.length)
         ? `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}` : t("form.fix");
     } finally {

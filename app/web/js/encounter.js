@@ -6,7 +6,7 @@
 import { api, describe } from "./api.js";
 import { h, clear, patch, whole, listen, field, select, bar, humanize, uid, retryDelay } from "./dom.js";
 import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./store.js";
-import { SchemaForm, FormError } from "./schema-form.js";
+import { SchemaForm, FormError, unwrap } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
 import { actionNode, actionHead, diceList } from "./format.js";
 import { ownReactions, reactionField } from "./reaction.js";
@@ -723,7 +723,8 @@ export class Tracker {
       const pickTarget = [...formBox.querySelectorAll("select")].find(sel => [...sel.options].some(o => o.value === targetId));
       if (pickTarget) pickTarget.value = targetId;
       this.targetReaction?.();
-      const empty = [...formBox.querySelectorAll("input:not([type=checkbox]), textarea")].find(i => !i.value);
+      current?.sync?.();  // what the target changes (who may join the attack)
+      const empty = [...formBox.querySelectorAll("input:not([type=checkbox]), textarea")].find(i => !i.value && i.checkVisibility());
       (empty || targetControl || act).focus();
       form.scrollIntoView({ block: "nearest" });
     };
@@ -818,17 +819,40 @@ export class Tracker {
     }
   }
 
-  /** The form of one action: its JSON Schema from the catalogue (its own `$refs` root). */
+  /** The form of one action: its JSON Schema from the catalogue (its own `$refs` root). Compact: the
+   * skill from the actor's sheet, a bought prime as one choice, and a field that only matters for an
+   * option (its penalty, a second target, a difficulty, a damage without a weapon) shown once it is chosen;
+   * the rarer circumstances folded away. */
   actionForm(schema, encounter, actorId) {
     const combatants = encounter.combatants;
     let targetControl = null;  // the target's select, once built: whose reaction the form says
+    const me = combatants.find(c => c.id === actorId);
+    const characterOf = c => state.characters.get(c?.character_id);
+    const sheet = characterOf(me)?.sheet || {};
+    const isExtra = c => characterOf(c)?.sheet?.tier === "figurant";  // AS-C11: only extras act in groups
     const weapon = ctx => {  // the weapons on the actor's sheet, by name
-      const sheet = state.characters.get(combatants.find(c => c.id === actorId)?.character_id)?.sheet || {};
       const names = [...(sheet.weapons || []), ...(sheet.inventory?.items || []).filter(i => /weapon/.test(i.kind || ""))]
         .map(w => w.name).filter(Boolean);
       // the sheet's first weapon chosen: an attack goes as the sheet says ("— aucune —" stays offered)
       const control = select(names, { empty: names.length ? t("encounter.weapon.none") : t("encounter.weapon.none.sheet"), value: names[0] });
+      control.name = ctx.path.join(".");
       return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+    };
+    const skill = ctx => {  // the actor's skills (the ruleset's default first), not a free text
+      const own = sheet.skills && typeof sheet.skills === "object" && !Array.isArray(sheet.skills) ? sheet.skills : {};
+      const fallback = typeof ctx.schema.default === "string" ? ctx.schema.default : null;
+      const names = [...new Set([...(fallback ? [fallback] : []), ...Object.keys(own)])];
+      const control = select(names.map(n => [n, typeof own[n] === "number"
+        ? t("encounter.skill.value", { name: term(n), value: num(own[n]) }) : term(n)]),
+      { empty: fallback ? undefined : t("form.none"), value: fallback ?? "" });
+      control.name = ctx.path.join(".");
+      return { el: field(ctx.label, control), control, get: () => control.value || undefined };
+    };
+    const one = label => ctx => {  // a list of at most one choice (AS-C4's prime bought, its penalty): one select
+      const options = unwrap(ctx.schema.items || {}, schema).schema.enum || [];
+      const control = select(options.map(o => [o, humanize(o)]), { empty: t("form.none") });
+      control.name = ctx.path.join(".");
+      return { el: field(t(label), control), control, get: () => (control.value ? [control.value] : undefined) };
     };
     const pick = ctx => {
       const control = select(combatants.map(c => [c.id, c.name]), { empty: ctx.required ? undefined : t("form.none"), value: ctx.value });
@@ -842,22 +866,40 @@ export class Tracker {
       }
       return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
-    const group = ctx => {  // the others acting with the actor: one tick box each, by name
-      const boxes = combatants.filter(c => c.id !== actorId).map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
-      const fs = h("fieldset", { class: "group" }, h("legend", {}, ctx.label),
-        boxes.map(([, input, name]) => h("span", { class: "check" }, input, h("label", { for: input.id }, name))));
+    // the others acting with the actor, one tick box each by name: its side's standing combatants, the
+    // extras for an extra's group (AS-C11), the others for a cooperation (AS-T6); never the target
+    const together = extras => ctx => {
+      const boxes = combatants.filter(c => c.id !== actorId && !c.down && c.side === me?.side && isExtra(c) === extras)
+        .map(c => [c.id, h("input", { type: "checkbox", id: uid("g") }), c.name]);
+      const fs = h("fieldset", { class: "group", name: ctx.path.join(".") }, h("legend", {}, ctx.label),
+        boxes.map(([id, input, name]) => h("span", { class: "check", dataset: { combatantId: id } }, input, h("label", { for: input.id }, name))));
       fs.id = uid("fs");
       fs.append(h("p", { class: "error", id: `${fs.id}-error`, role: "alert", hidden: true }));
-      return { el: fs, control: fs, get: () => { const ids = boxes.filter(([, i]) => i.checked).map(([id]) => id); return ids.length ? ids : undefined; } };
+      const sync = target => {  // the target is no member of the attack on it
+        for (const [id, input] of boxes) {
+          const box = input.closest(".check");
+          box.hidden = id === target;
+          if (box.hidden) input.checked = false;
+        }
+        fs.hidden = (extras !== isExtra(me)) || !boxes.some(([id]) => id !== target);
+      };
+      return { el: fs, control: fs, sync,
+        get: () => { const ids = boxes.filter(([, i]) => i.checked && !i.closest(".check").hidden).map(([id]) => id); return ids.length ? ids : undefined; } };
     };
     const widgets = Object.fromEntries([...ID_FIELDS].map(n => [n, pick]));
-    widgets.group = group;  // AS-C11 the extras attacking with the actor
-    widgets.cooperating = group;  // AS-T6 the characters cooperating in its attack: ticked by name, as a group
+    const group = together(true), cooperating = together(false);
+    const synced = [];
+    widgets.group = ctx => { const node = group(ctx); synced.push(node.sync); return node; };
+    widgets.cooperating = ctx => { const node = cooperating(ctx); synced.push(node.sync); return node; };
     widgets.weapon = weapon;
     // the target's standing reaction, said as it is now (the fight read again), and chosen only by who controls it
     let reaction = null;
     widgets.reaction = ctx => (reaction = reactionField(ctx,
       () => this.encounter?.combatants.find(c => c.id === targetControl?.value) ?? null));
+    widgets.skill = skill;
+    const maxOne = name => (schema.properties?.[name]?.maxItems === 1);
+    if (maxOne("primes")) widgets.primes = one("encounter.prime.bought");
+    if (maxOne("penalties")) widgets.penalties = one("encounter.prime.paid");
     const omit = ["type", "actor_id", "seed", "dice", ...(isGm() ? [] : ["hidden"])];
     const form = new SchemaForm({ schema, root: schema, mode: "create", widgets, omit, value: {} });
     if (reaction && targetControl) {
@@ -865,6 +907,34 @@ export class Tracker {
       reaction.show();
     }
     this.targetReaction = reaction?.show ?? null;
+    const boxOf = name => { const c = form.slots.get(name); return c?.tagName === "FIELDSET" ? c : c?.closest(".field"); };
+    const valueOf = name => form.slots.get(name)?.value ?? "";
+    const ticked = (name, option) => [...(boxOf(name)?.querySelectorAll("input[type=checkbox]") || [])]
+      .some(i => i.checked && i.nextElementSibling?.textContent === humanize(option));
+    const kind = characterOf(me)?.kind;
+    const shown = {  // a field's box shown only while what it is for is chosen
+      damage: () => !valueOf("weapon"),
+      penalties: () => Boolean(valueOf("primes")),
+      also_target_id: () => valueOf("primes") === "attaques_multiples" || ticked("free_primes", "attaques_multiples"),
+      difficulty: () => Boolean(form.slots.get("unperceived")?.checked),
+      take_11: () => isGm() && kind === "npc",  // AS-T8: the GM's NPCs
+      heroism_4d6: () => sheet.heroism === undefined || sheet.heroism > 0,  // AS-H1 costs 1 heroism
+    };
+    const sync = () => {
+      for (const [name, when] of Object.entries(shown)) { const box = boxOf(name); if (box && form.slots.get(name)) box.hidden = !when(); }
+      for (const fn of synced) fn(valueOf("target_id"));
+    };
+    // the rarer circumstances (AS-C4 free primes and imposed penalties, AS-T7 close skills, assets, AS-T8)
+    const rare = ["free_primes", "mandatory_penalties", "close_skill", "defense_close_skill", "asset_dice", "take_11"]
+      .map(boxOf).filter(Boolean);
+    if (rare.length > 1) {
+      const more = h("details", { class: "more-options" }, h("summary", {}, t("encounter.more")));
+      more.append(...rare);
+      form.el.append(more);  // last: the usual fields first
+    }
+    form.el.addEventListener("change", sync);
+    sync();
+    form.sync = sync;
     return form;
   }
 
@@ -877,7 +947,7 @@ export class Tracker {
 
   /** An error, once, in the page's words (names, not ids: the problem's text is not shown). */
   fail(err, form) {
-    const unplaced = form && err.problem?.errors ? form.showErrors(err.problem.errors.filter(e => !(e.loc || []).includes("dice"))) : [];
+    const unplaced = form && err.problem?.errors ? form.showErrors(err.problem.errors.filter(e => !(e.loc || []).includes("dice")), err.problem) : [];
     clear(this.status, h("span", { class: "error" }, describe(err)), unplaced.length ? ` ${unplaced.join(" ; ")}` : "");
   }
 

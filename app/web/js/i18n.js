@@ -223,6 +223,10 @@ const fr = {
   "encounter.target": "Cible",
   "encounter.weapon.none": "— aucune —",
   "encounter.weapon.none.sheet": "— aucune sur la fiche —",
+  "encounter.prime.bought": "Prime achetée",
+  "encounter.prime.paid": "Payée par la pénalité",
+  "encounter.more": "Circonstances et options",
+  "encounter.skill.value": "{name} ({value})",
   "encounter.rules": "?",
   "encounter.rules.label": "Afficher les règles appliquées",
   "encounter.your.turn": "À toi de jouer",
@@ -330,6 +334,7 @@ const fr = {
   "problem.members": "{text} ({members}).",
   "member.rule": "règle {value}",
   "member.distance": "distance {value}",
+  "member.reach": "portée {value}",
   "member.max_move": "déplacement permis {value}",
   "member.moved": "déjà déplacé {value}",
   "member.actions_taken": "actions faites {value}",
@@ -446,6 +451,13 @@ const fr = {
   "v.enum": "une des valeurs proposées",
   "v.extra": "champ non accepté",
   "v.other": "valeur refusée",
+  "v.min.items": "au moins {n} élément(s)",
+  "v.max.items": "au plus {n} élément(s)",
+  "v.pattern": "forme non acceptée",
+  "v.object": "un objet",
+  "v.list": "une liste",
+  "v.json": "du JSON valide",
+  "v.multiple": "un multiple de {n}",
 };
 
 const en = {
@@ -650,6 +662,10 @@ const en = {
   "encounter.target": "Target",
   "encounter.weapon.none": "— none —",
   "encounter.weapon.none.sheet": "— none on the sheet —",
+  "encounter.prime.bought": "Prime bought",
+  "encounter.prime.paid": "Paid with the penalty",
+  "encounter.more": "Circumstances and options",
+  "encounter.skill.value": "{name} ({value})",
   "encounter.rules": "?",
   "encounter.rules.label": "Show the rules applied",
   "encounter.your.turn": "Your turn",
@@ -757,6 +773,7 @@ const en = {
   "problem.members": "{text} ({members}).",
   "member.rule": "rule {value}",
   "member.distance": "distance {value}",
+  "member.reach": "reach {value}",
   "member.max_move": "move allowed {value}",
   "member.moved": "moved already {value}",
   "member.actions_taken": "actions taken {value}",
@@ -873,6 +890,13 @@ const en = {
   "v.enum": "one of the values offered",
   "v.extra": "field not accepted",
   "v.other": "value refused",
+  "v.min.items": "at least {n} item(s)",
+  "v.max.items": "at most {n} item(s)",
+  "v.pattern": "not in the form expected",
+  "v.object": "an object",
+  "v.list": "a list",
+  "v.json": "valid JSON",
+  "v.multiple": "a multiple of {n}",
 };
 
 // the table screen's dice tray, the grid's sides, the phone's notes in a fight, the level-up dialog
@@ -1002,7 +1026,8 @@ const TERMS = {
   },
   en: {
     hp: "hp", mp: "mp", pe: "pe", vitality: "vitality", heroism: "heroism",
-    pc: "PC", npc: "NPC", player_access: "what the other players see", target_id: "target", also_target_id: "also target",
+    pc: "PC", npc: "NPC", player_access: "what the other players see", target_id: "target", also_target_id: "second target", heroism_4d6: "heroism 4th die",
+    defense_close_skill: "close skill in defense", mandatory_penalties: "imposed penalties",
     ally_id: "ally", character_id: "character", defense_heroism: "defense with heroism",
     // Great Cosmos' stats, as docs/rules/great-cosmos.md names them in English
     force: "strength", esprit: "mind", charisme: "charisma", agilite: "agility", precision: "precision", chance: "luck",
@@ -1070,30 +1095,42 @@ export function timeText(iso) {
 
 // --- problems -----------------------------------------------------------------------------------
 
-const VALIDATION = [
-  [/^Field required$/i, () => t("v.required")],
-  [/greater than or equal to (-?[\d.]+)/i, m => t("v.ge", { n: num(Number(m[1])) })],
-  [/less than or equal to (-?[\d.]+)/i, m => t("v.le", { n: num(Number(m[1])) })],
-  [/greater than (-?[\d.]+)/i, m => t("v.gt", { n: num(Number(m[1])) })],
-  [/less than (-?[\d.]+)/i, m => t("v.lt", { n: num(Number(m[1])) })],
-  [/at least (\d+) (character|item)/i, m => t("v.min.length", { n: m[1] })],
-  [/at most (\d+) (character|item)/i, m => t("v.max.length", { n: m[1] })],
-  [/valid integer/i, () => t("v.int")],
-  [/valid number/i, () => t("v.number")],
-  [/valid string/i, () => t("v.string")],
-  [/valid boolean/i, () => t("v.bool")],
-  [/^Input should be /i, () => t("v.enum")],
-  [/Extra inputs are not permitted/i, () => t("v.extra")],
-];
+/** A schema fault's words by its pydantic `type` and the figures of its `ctx`. */
+const figure = (ctx, key) => num(Number(ctx?.[key]));
+const FAULTS = {
+  missing: () => t("v.required"),
+  union_tag_not_found: () => t("v.required"),
+  int_parsing: () => t("v.int"), int_type: () => t("v.int"), int_from_float: () => t("v.int"),
+  float_parsing: () => t("v.number"), float_type: () => t("v.number"), finite_number: () => t("v.number"),
+  string_type: () => t("v.string"),
+  bool_type: () => t("v.bool"), bool_parsing: () => t("v.bool"),
+  greater_than_equal: ctx => t("v.ge", { n: figure(ctx, "ge") }),
+  less_than_equal: ctx => t("v.le", { n: figure(ctx, "le") }),
+  greater_than: ctx => t("v.gt", { n: figure(ctx, "gt") }),
+  less_than: ctx => t("v.lt", { n: figure(ctx, "lt") }),
+  multiple_of: ctx => t("v.multiple", { n: figure(ctx, "multiple_of") }),
+  string_too_short: ctx => t("v.min.length", { n: figure(ctx, "min_length") }),
+  string_too_long: ctx => t("v.max.length", { n: figure(ctx, "max_length") }),
+  too_short: ctx => t("v.min.items", { n: figure(ctx, "min_length") }),
+  too_long: ctx => t("v.max.items", { n: figure(ctx, "max_length") }),
+  string_pattern_mismatch: () => t("v.pattern"),
+  literal_error: () => t("v.enum"), enum: () => t("v.enum"), union_tag_invalid: () => t("v.enum"),
+  extra_forbidden: () => t("v.extra"),
+  model_type: () => t("v.object"), model_attributes_type: () => t("v.object"), dict_type: () => t("v.object"),
+  list_type: () => t("v.list"),
+  json_invalid: () => t("v.json"), json_type: () => t("v.json"),
+};
 
-/** A validation message of the API in the page's language (the API writes them in English). */
-export function validationText(msg) {
-  if (lang === "en") return String(msg ?? "");
-  for (const [pattern, make] of VALIDATION) {
-    const m = String(msg ?? "").match(pattern);
-    if (m) return make(m);
+/** A 422 item (`{loc, msg, type?, ctx?}`) in the page's language: a schema fault by its `type`; a rule's
+ * refusal (no `type`) by its problem's `code` and figures; the server's English `msg` only for a type
+ * this page does not know. */
+export function validationText(error, problem = {}) {
+  const fault = error?.type ? FAULTS[error.type] : undefined;
+  if (fault) return fault(error.ctx || {});
+  if (!error?.type && problem.code && problem.code !== "validation_failed" && has(`code.${problem.code}`)) {
+    return withMembers(t(`code.${problem.code}`), problem).replace(/[.\s]+$/, "");
   }
-  return t("v.other");
+  return String(error?.msg ?? "") || t("v.other");
 }
 
 /** The figures and rule a problem carries beside its code (`rule`, `distance`…), in the page's words:

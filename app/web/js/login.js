@@ -47,7 +47,7 @@ export async function renderLogin(root, { onToken, message, onLang }) {
         return admin.focus();
       }
       const placed = (err.problem?.errors || []).find(e => (e.loc || [])[1] === "name");
-      if (placed) return setError(name, fieldError({ msg: placed.msg }));
+      if (placed) return setError(name, fieldError({ ...placed, loc: [] }, err.problem));
       status.textContent = describe(err);
     }
   });

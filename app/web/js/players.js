@@ -26,7 +26,7 @@ export function renderPlayers(section) {
         h("button", { type: "button", class: "small secondary", onclick: () => clear(reveal) }, t("players.hide")));
     } catch (err) {
       const first = (err.problem?.errors || [])[0];
-      setError(name, first ? fieldError({ msg: first.msg }) : describe(err));
+      setError(name, first ? fieldError({ ...first, loc: [] }, err.problem) : describe(err));
     }
   });
   const status = h("p", { class: "status", role: "status" });

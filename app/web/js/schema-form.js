@@ -57,8 +57,9 @@ export class SchemaForm {
     for (const control of this.slots.values()) setError(control, "");
   }
 
-  /** Shows each `{loc, msg}` next to its field; returns the messages no field took. */
-  showErrors(errors) {
+  /** Shows each `{loc, msg, type?}` next to its field, in the page's words (a rule's refusal by `problem`'s
+   * code); returns the messages no field took. */
+  showErrors(errors, problem = {}) {
     this.clearErrors();
     const byControl = new Map();
     const unplaced = [];
@@ -67,7 +68,7 @@ export class SchemaForm {
       let path = [...loc];
       while (path.length && !this.slots.has(path.join("."))) path.pop();
       const control = this.slots.get(path.join("."));
-      const msg = error.local ? error.msg : validationText(error.msg);
+      const msg = error.local ? error.msg : validationText(error, problem);
       if (!control || !path.length) {
         unplaced.push(t("problem.field", { field: loc.length ? termLabel(loc[loc.length - 1]) : "?", msg }));
         continue;
@@ -201,6 +202,7 @@ export class SchemaForm {
         if (ctx.readonly) return undefined;
         const out = {};
         for (const [name, node] of children) {
+          if (node.el?.hidden) continue;  // a field the form hides (its option not chosen) says nothing
           const v = node.get();
           if (v !== undefined) out[name] = v;
         }

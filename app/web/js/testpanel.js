@@ -207,7 +207,7 @@ function operationForm(kind, schema, dialog) {
     try { return form.value() || {}; } catch (err) { if (err instanceof FormError) form.showErrors(err.errors); return null; }
   };
   const fail = err => {
-    const unplaced = form.showErrors((err.problem?.errors || []).filter(e => !(e.loc || []).includes("dice")));
+    const unplaced = form.showErrors((err.problem?.errors || []).filter(e => !(e.loc || []).includes("dice")), err.problem);
     clear(result, h("p", { class: "error" }, `${describe(err)}${unplaced.length ? ` — ${unplaced.join(" ; ")}` : ""}`));
   };
   el.addEventListener("submit", async event => {
