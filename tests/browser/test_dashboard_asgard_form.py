@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from tests.browser.dash_support import at_phone_widths, campaign
+from tests.browser.dash_support import at_phone_widths, axe, campaign
 from tests.browser.test_dashboard import clean, open_with_token
 from tests.factories import as_fighter
 
@@ -33,6 +33,7 @@ WORDS = {
         "group": "Groupe",
         "act": "Agir",
         "more": "Circonstances et options",
+        "free": "efficacité",
         "none": "— aucune —",
         "too_many": "au plus 4 élément(s)",
         "le": "doit être inférieur ou égal à 100",
@@ -51,6 +52,7 @@ WORDS = {
         "group": "Group",
         "act": "Act",
         "more": "Circumstances and options",
+        "free": "efficacite",
         "none": "— none —",
         "too_many": "at most 4 item(s)",
         "le": "must be less than or equal to 100",
@@ -141,6 +143,9 @@ def test_the_attack_form_is_compact_and_its_group_offers_only_the_sides_extras(l
             assert form.get_by_label(w["damage"], exact=True).is_visible()
             form.get_by_label(w["weapon"], exact=True).select_option("hache")
             assert page.locator(f"{FORM} details summary").inner_text() == w["more"]
+            form.locator("details summary").click()  # the rarer circumstances, opened
+            assert form.get_by_label(w["free"], exact=True).is_visible()
+            assert axe(page, context=FORM) == []
             at_phone_widths(page)
             # five draugar ticked (at most 4 others, AS-C11): said under the group in the page's words
             for other in others:
