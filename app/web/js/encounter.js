@@ -840,11 +840,9 @@ export class Tracker {
     };
     const skill = ctx => {  // the actor's skills (the ruleset's default first), not a free text
       const own = sheet.skills && typeof sheet.skills === "object" && !Array.isArray(sheet.skills) ? sheet.skills : {};
-      const fallback = typeof ctx.schema.default === "string" ? ctx.schema.default : null;
-      const names = [...new Set([...(fallback ? [fallback] : []), ...Object.keys(own)])];
+      const names = [...new Set([ctx.schema.default, ...Object.keys(own)])];
       const control = select(names.map(n => [n, typeof own[n] === "number"
-        ? t("encounter.skill.value", { name: term(n), value: num(own[n]) }) : term(n)]),
-      { empty: fallback ? undefined : t("form.none"), value: fallback ?? "" });
+        ? t("encounter.skill.value", { name: term(n), value: num(own[n]) }) : term(n)]), { value: ctx.schema.default });
       control.name = ctx.path.join(".");
       return { el: field(ctx.label, control), control, get: () => control.value || undefined };
     };
@@ -896,7 +894,9 @@ export class Tracker {
     let reaction = null;
     widgets.reaction = ctx => (reaction = reactionField(ctx,
       () => this.encounter?.combatants.find(c => c.id === targetControl?.value) ?? null));
-    widgets.skill = skill;
+    // a skill with a default (Asgard's "combat") is one of the sheet's; one a sheet may lack (the rulebook's
+    // weakened roll) stays free text
+    if (typeof schema.properties?.skill?.default === "string") widgets.skill = skill;
     const maxOne = name => (schema.properties?.[name]?.maxItems === 1);
     if (maxOne("primes")) widgets.primes = one("encounter.prime.bought");
     if (maxOne("penalties")) widgets.penalties = one("encounter.prime.paid");
