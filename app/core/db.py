@@ -59,7 +59,7 @@ LISTENERS = 1  # the LISTEN connection of a process (app.core.notify)
 POOL_TIMEOUT_SECONDS = 5
 READ_ONLY = "jdr_read_only"  # execution option: a transaction that never writes
 NO_WAIT = "jdr_no_wait"  # execution option (SQLite): BEGIN IMMEDIATE answers "locked" at once instead of waiting
-ANSWER_WITHIN = "jdr_answer_within"  # execution option: seconds the lane waits for the server (app.services.prepared)
+ANSWER_WITHIN = "jdr_answer_within"  # execution option: seconds the lane waits for the server (app.core.prepared)
 ANSWER_MARGIN_SECONDS = 2.0
 
 
@@ -165,7 +165,7 @@ def build_engine(url: str, *, echo: bool = False, bounds: Bounds = UNBOUNDED) ->
     # No pre-ping (a round trip per request): a connection found dead is retried by
     # the write path and answered 503 elsewhere; connections are recycled hourly.
     # psycopg prepares no statement itself (`prepare_threshold`): the hot path's statements
-    # are prepared by app.services.prepared, and psycopg, once it has prepared some, sends
+    # are prepared by app.core.prepared, and psycopg, once it has prepared some, sends
     # DEALLOCATE ALL after any ROLLBACK, which would drop those too.
     pool_size, overflow, _writers = bounds.pools()
     return create_engine(

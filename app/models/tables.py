@@ -334,7 +334,7 @@ class EncounterAction(SQLModel, table=True):
 
 
 def core_table(model: type[SQLModel]) -> Table:
-    """A table model's Core table, for the statements compiled once (app/services/prepared.py):
+    """A table model's Core table, for the statements compiled once (app/core/prepared.py):
     SQLModel sets `__table__` when it makes the class, and its types do not declare it."""
     return model.__table__  # type: ignore[attr-defined]  # set by SQLModel's metaclass, undeclared
 

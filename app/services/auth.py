@@ -10,10 +10,10 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
+from app.core.prepared import Prepared
 from app.core.security import hash_token
 from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter, core_table
-from app.services.prepared import Prepared
 from app.services.records import Principal, Role
 from app.services.visibility import in_hiding, in_hiding_query
 
@@ -58,7 +58,7 @@ _CREDENTIAL = select(_cred.c.campaign_id, _cred.c.role, _cred.c.player_id).where
     _cred.c.token_hash == bindparam("token_hash")
 )
 _ALIVE = select(_cred.c.token_hash).where(_cred.c.token_hash == bindparam("token_hash"))
-_FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.services.prepared)
+_FAST_ALIVE = Prepared(_ALIVE)  # every request of a remembered caller: on the DBAPI cursor (app.core.prepared)
 
 
 def verify(session: Session, principal: Principal) -> Principal:

@@ -45,6 +45,7 @@ from sqlalchemy.sql.dml import Insert
 from sqlmodel import Session
 
 from app.core import committed
+from app.core.prepared import Prepared
 from app.core.security import hash_token, new_token
 from app.kit.errors import Unauthorized
 from app.models import seen
@@ -62,7 +63,6 @@ from app.models.tables import (
     utcnow,
 )
 from app.services.auth import hold
-from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 from app.services.records import Principal
 
@@ -115,7 +115,7 @@ _INSERT_EVENT = _insert_numbered(
 _PG_INSERT_EVENT = _insert_numbered(
     lambda name: cast(bindparam(name, type_=JSON(none_as_null=True)), JSON), _counted.c.last_number
 ).add_cte(_counted)
-# the same statements on the DBAPI cursor (app.services.prepared: the hot path's writes); the
+# the same statements on the DBAPI cursor (app.core.prepared: the hot path's writes); the
 # counter's own upsert is SQLite's only (PostgreSQL's is in the insert)
 _FAST_INSERT_EVENT = Prepared(_INSERT_EVENT, postgresql=_PG_INSERT_EVENT)
 _FAST_COUNT = Prepared(_count(sqlite_insert))

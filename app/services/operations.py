@@ -27,6 +27,7 @@ from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import Select, bindparam, or_, select
 from sqlmodel import Session
 
+from app.core.prepared import fetch_together
 from app.kit.errors import Conflict, Forbidden
 from app.kit.models import RollingRequest
 from app.models.results.common import Dice, Die, Head, OddsValue
@@ -46,7 +47,6 @@ from app.services.characters import updated_events
 from app.services.encounters import shown
 from app.services.encounters.view import quiet_change
 from app.services.idempotency import Idempotency, replay
-from app.services.prepared import fetch_together
 from app.services.provenance import check_caller_dice, provenance
 from app.services.records import Principal, StoredCharacter
 from app.services.uow import (

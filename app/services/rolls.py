@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from sqlalchemy import ColumnElement, Select, String, and_, bindparam, cast, or_
 from sqlmodel import Session, select
 
+from app.core.prepared import Prepared
 from app.kit.errors import NotFound
 from app.models.results.common import RollResult
 from app.models.schemas import RollCreate
@@ -20,7 +21,6 @@ from app.rulesets.contract.adapter import Outcome
 from app.services.auth import check_owner_or_gm
 from app.services.idempotency import Idempotency
 from app.services.operations import RollingWork, retried
-from app.services.prepared import Prepared
 from app.services.provenance import entry_for_viewer
 from app.services.records import Principal
 from app.services.uow import json_text

@@ -24,9 +24,9 @@ from sqlalchemy import ColumnElement, Select, and_, bindparam, case, func, or_, 
 from sqlalchemy.types import NullType
 from sqlmodel import Session
 
+from app.core.prepared import Prepared, fetch_together
 from app.models.tables import LogEntry, core_table
 from app.rulesets.contract.adapter import OUTCOMES, SUCCESS_OUTCOMES
-from app.services.prepared import Prepared, fetch_together
 from app.services.records import Principal
 from app.services.uow import CharacterRepository
 from app.services.visibility import check_visible, in_hiding_from_player, not_seen_whole

@@ -39,6 +39,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.core.json_codec import dumps_text
+from app.core.prepared import Batch, Prepared, batch
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import (
     NO_FIGURES,
@@ -54,7 +55,6 @@ from app.models.tables import (
 from app.models.validation import InvalidBody
 from app.rulesets.events import EventName
 from app.services import events
-from app.services.prepared import Batch, Prepared, batch
 from app.services.records import Principal, StoredCharacter
 
 MAX_ATTEMPTS = 8
@@ -106,7 +106,7 @@ _SAVE = (
 _DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
 _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
 
-# the hot path's statements on the DBAPI cursor (app.services.prepared): one character, the campaign, the save
+# the hot path's statements on the DBAPI cursor (app.core.prepared): one character, the campaign, the save
 _SELECT_ONE = select(*_COLUMNS).where(_character.c.id == bindparam("id"), _OF_CAMPAIGN)
 _FAST_SELECT_ONE = Prepared(_SELECT_ONE)
 _FAST_SELECT_ONE_LOCKED = Prepared(_SELECT_ONE.with_for_update())

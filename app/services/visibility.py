@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 from sqlalchemy import and_, bindparam, exists, or_, select
 
+from app.core.prepared import Prepared
 from app.kit.errors import NotFound
 from app.models.tables import Character, Combatant, Encounter, core_table
-from app.services.prepared import Prepared
 from app.services.records import Principal, StoredCharacter
 
 _chr, _cbt, _enc = core_table(Character), core_table(Combatant), core_table(Encounter)

@@ -27,7 +27,7 @@ from sqlmodel import Session
 from app.api.problems import app_error_response, database_refusal
 from app.core.db import ANSWER_WITHIN, Bounds, build_engine, normalize_database_url
 from app.kit.errors import Unavailable
-from app.services.prepared import Prepared
+from app.core.prepared import Prepared
 from tests.factories import SHEETS
 from tests.hardening.conftest import bearer
 from tests.hardening.test_concurrency import fire_together, no_server_error

@@ -10,10 +10,11 @@ import json
 import random
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import Integer, String, bindparam, insert, literal, literal_column, select, text
 from sqlmodel import Session
 from starlette.responses import JSONResponse
 
+from app.core.prepared import Prepared
 from app.models.tables import LogEntry, new_id, utcnow
 from app.rules.dice import RandomDice, Roll, parse
 from app.services import uow as uow_module
@@ -135,13 +136,14 @@ def test_an_rng_with_its_own_randbelow_is_used_as_it_is():
 
 # --- issue 28 item 2: public APIs only, the opening in one statement ---------------------------
 
-# the private attributes the hot path once read, named for the reader; and any `_name` that
+# the private attributes the hot path once read, named for the reader (`escaped_bind_names`: not
+# documented; `SQLCompiler.positiontup` is, with the unescaped names); and any `_name` that
 # SQLAlchemy's or psycopg's own classes define (what a module of app/ may not reach into)
 _FORBIDDEN = {
     "_bind_processors",
     "_result_columns",
     "_cached_result_processor",
-    "positiontup",
+    "escaped_bind_names",
     "_handle_dbapi_exception",
 }
 
@@ -198,6 +200,24 @@ def test_issue28_item2_no_module_of_app_reads_a_private_attribute_of_sqlalchemy_
                 continue
             found.append(f"{path.relative_to(root.parent)}:{node.lineno}: .{node.attr}")
     assert found == []
+
+
+def test_a_prepared_statement_binds_names_sqlalchemy_escapes_and_a_name_used_twice(engine):
+    """Each placeholder gets its own bind's value: names the compiler escapes in the SQL (a space,
+    a percent sign, a dot, brackets), one name used twice, and a value the statement carries."""
+    names = ["a b", "50%", "x.y", "[k]"]
+    columns = [literal_column(f"'{n}'").label(f"c{i}") for i, n in enumerate(names)]
+    statement = select(
+        *[bindparam(n, type_=String) for n in names],
+        bindparam("twice", type_=Integer) + bindparam("twice", type_=Integer),
+        literal(7, Integer),
+        *columns,
+    )
+    query = Prepared(statement)
+    with engine.connect() as conn:
+        [row] = query.all(conn, {"a b": "A", "50%": "P", "x.y": "D", "[k]": "K", "twice": 21})
+        conn.rollback()
+    assert row == ("A", "P", "D", "K", 42, 7, *names)
 
 
 def _fight(engine, cid: str, character_id: str, *, hidden: bool) -> None:

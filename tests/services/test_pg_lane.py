@@ -1,4 +1,4 @@
-"""PostgreSQL's lane (app.services.prepared): the hot path's statements sent with libpq's
+"""PostgreSQL's lane (app.core.prepared): the hot path's statements sent with libpq's
 pipeline API on psycopg's connection, prepared once per connection. It must write and read
 exactly what Core does, survive what psycopg and a pooler do to prepared statements, refuse
 a statement that would jump its batch's queue, and give back a usable (or no) connection
@@ -23,7 +23,7 @@ from sqlmodel import Session
 
 from app.core.db import normalize_database_url
 from app.models.tables import Campaign, new_id, utcnow
-from app.services.prepared import Prepared, batch, fetch_together
+from app.core.prepared import Prepared, batch, fetch_together
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
 

@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import DBAPIError
 
+from app.core.prepared import Prepared
 from app.models.seen import bumped
 from app.models.tables import Character, Combatant, Encounter, core_table, utcnow
-from app.services.prepared import Prepared
 from app.services.uow import StaleVersion, UnitOfWork
 
 _enc = core_table(Encounter)

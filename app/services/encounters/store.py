@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import BindParameter, Integer, bindparam, cast, delete, func, insert, literal, select, union, update
 
+from app.core.prepared import Prepared, fetch_together
 from app.kit.errors import NotFound
 from app.kit.models import CampaignOptions
 from app.models.encounters import EncounterOptions
@@ -38,7 +39,6 @@ from app.models.validation import InvalidBody
 from app.rulesets.contract.adapter import RulesetAdapter
 from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
-from app.services.prepared import Prepared, fetch_together
 from app.services.records import StoredCharacter
 from app.services.uow import CharacterRepository, RollLog, StaleVersion
 
@@ -92,7 +92,7 @@ _UPDATE_ENCOUNTER = update(_enc).where(
     _enc.c.id == bindparam("encounter_id"), _enc.c.version == bindparam("old_version")
 )
 
-# on the DBAPI cursor (app.services.prepared): an action's reads (the encounter, the combatants its body
+# on the DBAPI cursor (app.core.prepared): an action's reads (the encounter, the combatants its body
 # names and their characters: one round trip on PostgreSQL, `fetch_together`) and its writes (one
 # `writes()` batch with the COMMIT; the encounter's order of 200 combatants is not written back by an attack)
 _FAST_LOAD = Prepared(_LOAD)

@@ -19,6 +19,7 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
+from app.core.prepared import Prepared
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, core_table, utcnow
 from app.services.auth import alive_query, check_alive, checked, verify
@@ -27,7 +28,6 @@ from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
 from app.services.idempotency import Idempotency, replay
 from app.services.pages import check_if_match
-from app.services.prepared import Prepared
 from app.services.provenance import check_caller_dice
 from app.services.records import Principal
 from app.services.uow import UnitOfWork, retried

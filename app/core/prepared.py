@@ -1,4 +1,4 @@
-"""The hot path's statements, run straight on the DBAPI cursor (issue 16).
+"""The hot path's statements, run straight on the DBAPI cursor.
 
 SQLAlchemy Core costs about ten times what SQLite itself spends on one of the hot
 path's small statements (the execution context, the compiled-cache look-up, the
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import re
 import select
 import weakref
 from collections.abc import Callable, Iterator
@@ -30,57 +29,52 @@ from typing import Any, cast
 import psycopg
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
+from psycopg.pq.abc import PGconn, PGresult
 from sqlalchemy import event
 from sqlalchemy.engine import AdaptedConnection, Connection, Dialect, Engine
+from sqlalchemy.sql import ClauseElement, Executable
+from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.util import await_
 
 from app.core.db import ANSWER_WITHIN, raise_dbapi_error
 from app.kit.errors import Unavailable
 
-_PLACEHOLDER = re.compile(r"%\(([^)]+)\)s|%%")
+# the placeholders each driver takes: sqlite3's `?`, libpq's `$1`… (the lane sends the SQL itself)
+_Processor = Callable[[Any], Any]  # a type's bind or result processor
+_Driver = psycopg.Connection[Any] | psycopg.AsyncConnection[Any]  # under SQLAlchemy's connection
+_Wait = Callable[[PGconn, int, float | None], None]
+_PARAMSTYLE = {"sqlite": "qmark", "postgresql": "numeric_dollar"}
 
 
 class _Plan:
     """A statement compiled once for a dialect, by SQLAlchemy's public compiler API: its SQL with
-    positional placeholders (`?` for SQLite, `$1`… for libpq), the bind names in their order, each
+    positional placeholders (`?` for SQLite, `$1`… for libpq), the bind names in their order
+    (`SQLCompiler.positiontup`, names as the statement knows them: `SQLCompiler.binds`' keys), each
     one's type processor (`TypeEngine.bind_processor` of the dialect's implementation) or its value
     when the statement carries it (a literal: `coalesce(max(n), 0) + 1`), and the processor of each
     result column (`TypeEngine.result_processor`). Values written and read are exactly Core's."""
 
     __slots__ = ("binds", "results", "sql", "sql_bytes")
 
-    def __init__(self, statement, dialect: Dialect):
-        # compiled with named placeholders (`%(name)s`), whatever the dialect's own paramstyle: the
-        # names are then read from the SQL in order (no private attribute of the compiled form)
-        named = dialect if dialect.paramstyle == "pyformat" else cast(Any, type(dialect))(paramstyle="pyformat")
-        compiled = statement.compile(dialect=named)
-        unescaped = {escaped: name for name, escaped in (compiled.escaped_bind_names or {}).items()}
-        numbers: dict[str, int] = {}
-        order: list[str] = []
-        dollar = dialect.name == "postgresql"
-
-        def placeholder(match: re.Match) -> str:
-            name = match.group(1)
-            if name is None:
-                return "%"
-            if not dollar:
-                order.append(name)
-                return "?"
-            if name not in numbers:
-                order.append(name)
-                numbers[name] = len(order)
-            return f"${numbers[name]}"
-
-        self.sql: str = _PLACEHOLDER.sub(placeholder, compiled.string)
+    def __init__(self, statement: Executable, dialect: Dialect):
+        style = _PARAMSTYLE[dialect.name]
+        # the dialect itself when it takes these placeholders (sqlite3), else one of its class that does
+        # (`create_engine(paramstyle=…)`'s argument: `$1`… on PostgreSQL, what asyncpg's dialect uses)
+        positional = dialect if dialect.paramstyle == style else cast(Any, type(dialect))(paramstyle=style)
+        compiled = cast(ClauseElement, statement).compile(dialect=positional)
+        assert isinstance(compiled, SQLCompiler) and compiled.positiontup is not None
+        self.sql: str = compiled.string
         self.sql_bytes = self.sql.encode()
-        self.binds: list[tuple[str, Callable | None, Any]] = []  # (name, processor, the statement's own value)
-        for escaped in order:
-            bind = compiled.binds[unescaped.get(escaped, escaped)]
+        self.binds: list[tuple[str, _Processor | None, Any]] = []  # (name, processor, the statement's own value)
+        for name in compiled.positiontup:  # each `?` in order; each `$n` once, numbered in this order
+            bind = compiled.binds[name]
+            if bind.expanding or bind.literal_execute:
+                raise ValueError(f"{name}: a parameter rendered at execution is not prepared once")
             processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
             self.binds.append((bind.key, processor, _GIVEN if bind.required else bind.effective_value))
         # a SELECT's columns, a statement's RETURNING; none for plain text (its rows are not read)
         columns = getattr(statement, "selected_columns", None) or getattr(statement, "exported_columns", None) or ()
-        self.results: list[Callable | None] = [
+        self.results: list[_Processor | None] = [
             c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
         ]
 
@@ -103,7 +97,7 @@ class Prepared:
 
     __slots__ = ("_plans", "by_dialect", "statement")
 
-    def __init__(self, statement, **by_dialect):
+    def __init__(self, statement: Executable, **by_dialect: Executable) -> None:
         """`by_dialect`: another statement for a dialect (by name: `postgresql=…`)."""
         self.statement = statement
         self.by_dialect = by_dialect
@@ -116,7 +110,7 @@ class Prepared:
             plan = self._plans[dialect.name] = _Plan(statement, dialect)
         return plan
 
-    def run(self, conn: Connection, params: dict[str, Any]):
+    def run(self, conn: Connection, params: dict[str, Any]) -> Any:
         """Execute (on PostgreSQL: queued when a `batch` is open, sent at its end); returns
         the DBAPI cursor or the lane's result (its `rowcount`; rows through `all`/`first`)."""
         plan = self._plan(conn.dialect)
@@ -174,7 +168,7 @@ class Batch:
     def __init__(self) -> None:
         self.checks: list[tuple[Any, Callable[[], None]]] = []
 
-    def expect_one(self, cursor, fail: Callable[[], None]) -> None:
+    def expect_one(self, cursor: Any, fail: Callable[[], None]) -> None:
         self.checks.append((cursor, fail))
 
 
@@ -247,7 +241,7 @@ class _Lane:
         "wait",
     )
 
-    def __init__(self, raw, answer_within: float | None = None) -> None:
+    def __init__(self, raw: _Driver, answer_within: float | None = None) -> None:
         """`raw`: psycopg's Connection, or its AsyncConnection (SQLAlchemy's async adapter):
         then the lane waits for the server on the event loop, from SQLAlchemy's greenlet.
         `answer_within`: seconds the server may stay silent before it is taken for dead (None:
@@ -326,7 +320,7 @@ class _Lane:
         preparing: dict[tuple[bytes, tuple[int, ...]], bytes] = {}  # prepared by this pipeline
         pg.enter_pipeline_mode()
 
-        def send(sql: bytes, types: tuple[int, ...], values, formats, result: _Result | None) -> None:
+        def send(sql: bytes, types: tuple[int, ...], values: Any, formats: Any, result: _Result | None) -> None:
             # every statement, BEGIN and COMMIT included, prepared once per connection (no parse each time)
             key = (sql, types)
             name = self.prepared.get(key) or preparing.get(key)
@@ -350,8 +344,8 @@ class _Lane:
         error = None
         for kind, what in expected:
             res = _next_result(pg, self.wait, self.answer_within)
-            if _next_result(pg, self.wait, self.answer_within) is not None:
-                raise RuntimeError("a lane's statement returned more than one result")
+            if res is None or _next_result(pg, self.wait, self.answer_within) is not None:
+                raise RuntimeError("a lane's statement returned no result or more than one")
             status = res.status
             if status == pq.ExecStatus.FATAL_ERROR:
                 error = error or errors.error_from_result(res, encoding=self.raw.info.encoding)
@@ -367,7 +361,8 @@ class _Lane:
                     result.rowcount = res.ntuples
                 else:
                     result.rowcount = res.command_tuples if res.command_tuples is not None else -1
-        if _next_result(pg, self.wait, self.answer_within).status != pq.ExecStatus.PIPELINE_SYNC:
+        sync = _next_result(pg, self.wait, self.answer_within)
+        if sync is None or sync.status != pq.ExecStatus.PIPELINE_SYNC:
             raise RuntimeError("a lane's pipeline did not end with its sync")
         pg.exit_pipeline_mode()
         return error
@@ -399,20 +394,20 @@ def _lane(conn: Connection) -> _Lane | None:
     return lane
 
 
-def _driver(conn: Connection):
+def _driver(conn: Connection) -> Any:
     """psycopg's own connection under SQLAlchemy's (and under its async adapter)."""
     raw = conn.connection.dbapi_connection
     return raw.driver_connection if isinstance(raw, AdaptedConnection) else raw
 
 
-def _call(method) -> None:
+def _call(method: Callable[[], Any]) -> None:
     """A method of psycopg's connection, awaited (from the greenlet) when it is a coroutine's."""
     result = method()
     if inspect.isawaitable(result):
         await_(result)
 
 
-def _begin_command(raw) -> bytes:
+def _begin_command(raw: _Driver) -> bytes:
     """The BEGIN psycopg itself would send (`Connection._get_tx_start_command`)."""
     parts = [b"BEGIN"]
     if raw.isolation_level is not None:
@@ -428,14 +423,14 @@ class Silent(Exception):
     """The server said nothing for the lane's `answer_within` seconds."""
 
 
-def _wait(pg, events: int, within: float | None) -> None:
+def _wait(pg: PGconn, events: int, within: float | None) -> None:
     poller = select.poll()
     poller.register(pg.socket, events)
     if not poller.poll(None if within is None else within * 1000):  # the GIL is released while the server answers
         raise Silent()
 
 
-def _wait_on_loop(pg, events: int, within: float | None) -> None:
+def _wait_on_loop(pg: PGconn, events: int, within: float | None) -> None:
     """`_wait` from SQLAlchemy's greenlet: the event loop runs other work meanwhile."""
     if not await_(_socket_ready(pg.socket, events, within)):
         raise Silent()
@@ -466,14 +461,14 @@ async def _socket_ready(fd: int, events: int, within: float | None) -> bool:
             loop.remove_writer(fd)
 
 
-def _flush(pg, wait, within: float | None) -> None:
+def _flush(pg: PGconn, wait: _Wait, within: float | None) -> None:
     """Everything queued is written (libpq's non-blocking flush: read when the server talks meanwhile)."""
     while pg.flush():
         wait(pg, select.POLLIN | select.POLLOUT, within)
         pg.consume_input()
 
 
-def _next_result(pg, wait, within: float | None):
+def _next_result(pg: PGconn, wait: _Wait, within: float | None) -> PGresult | None:
     while pg.is_busy():
         wait(pg, select.POLLIN, within)
         pg.consume_input()
@@ -481,7 +476,7 @@ def _next_result(pg, wait, within: float | None):
 
 
 @event.listens_for(Engine, "before_cursor_execute")
-def _not_inside_a_batch(conn, _cursor, statement, *_args) -> None:
+def _not_inside_a_batch(conn: Connection, _cursor: Any, statement: str, *_args: Any) -> None:
     """A statement that is not `Prepared` would run before the queued ones of an open batch."""
     lane = _LANES.get(_driver(conn)) if conn.dialect.name == "postgresql" else None
     if lane is not None and lane.batching:
