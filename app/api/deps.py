@@ -310,7 +310,8 @@ class CheckedRoute(APIRoute):
         handler = super().get_route_handler()
         # a route that reads its body itself (declared in `openapi_extra`) is refused for it alike
         takes_body = self.body_field is not None or "requestBody" in (self.openapi_extra or {})
-        direct = direct_call(self, (caller,))  # a plain request's call without FastAPI's solve (app.api.direct)
+        # a route marked `@direct`: a plain request's call without FastAPI's solve (app.api.direct)
+        direct = direct_call(self, (caller,))
 
         async def checked(request: Request) -> Response:
             bounded = refused_parameter(request)  # before anything reads a parameter (app.api.boundary)

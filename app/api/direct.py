@@ -1,4 +1,4 @@
-"""The plain request's direct call (issue 28 item 1): a route's endpoint called without
+"""The plain request's direct call: a route MARKED `@direct` has its endpoint called without
 FastAPI's per-request machinery when the request is one whose parameters need no validation.
 
 FastAPI prepares every request the same way: its telemetry hooks, the endpoint's error
@@ -9,11 +9,12 @@ tenth of the server's CPU a request, spent proving what the route's own declarat
 already say of a plain request: string path parameters, an optional header within its
 length, a JSON object as the body, the caller from one dependency.
 
-`direct_call(route)` reads those declarations once, at startup, and answers None for a
-route that declares anything else (a query parameter, a cookie, a constrained path
-parameter, a body model, another dependency, an endpoint that may return something other
-than a `Response`): FastAPI serves such routes as it always did. The call it returns takes
-a request and:
+Only a route whose endpoint is marked `@direct` takes it: a reader of the route sees which
+path it takes, and a route of the same shape without the mark is always FastAPI's.
+`direct_call(route)` reads the marked route's declarations once, at startup, and refuses
+(TypeError) a mark on a route that declares anything else (a query parameter, a cookie, a
+constrained path parameter, a body model, another dependency, an endpoint that may return
+something other than a `Response`). The call it returns takes a request and:
 
 - answers None — and does nothing else: no dependency has run, no rate limit is counted —
   when the request is not plain (no body, not JSON or not an object, a media type other than
@@ -31,7 +32,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Awaitable, Callable
-from typing import Any, Union, get_args, get_origin
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 from annotated_types import MaxLen, MinLen
 from fastapi.dependencies.utils import get_typed_return_annotation
@@ -43,21 +44,38 @@ from starlette.responses import Response
 from app.core import json_codec
 
 DirectCall = Callable[[Request], Awaitable[Response | None]]
+E = TypeVar("E", bound=Callable[..., Any])
 _JSON_MEDIA = "application/json"
 
 
 class _NotPlain(Exception):
-    """A declaration the direct call does not read: the route stays FastAPI's."""
+    """A declaration the direct call does not read."""
+
+
+def direct(endpoint: E) -> E:
+    """Marks a route's endpoint to be served by its direct call (see the module) when the request is
+    plain. Its declarations must all be plain ones: `direct_call` refuses the mark otherwise."""
+    if is_direct(endpoint):
+        raise TypeError(f"{endpoint!r}: marked direct twice")
+    endpoint.direct = True  # type: ignore[attr-defined]  # a mark on the route (read by direct_call)
+    return endpoint
+
+
+def is_direct(endpoint: Callable[..., Any]) -> bool:
+    return getattr(endpoint, "direct", False) is True
 
 
 def direct_call(route: APIRoute, dependencies: tuple[Callable[..., Any], ...]) -> DirectCall | None:
-    """The direct call of `route`, or None when its declarations are not all plain ones.
-    `dependencies`: the dependencies it may call itself (each is called with the request
-    alone, as FastAPI calls a dependency that takes only the request)."""
+    """The direct call of `route` when its endpoint is marked `@direct`, else None (FastAPI serves
+    it). `dependencies`: the dependencies it may call itself (each is called with the request
+    alone, as FastAPI calls a dependency that takes only the request). A marked route that declares
+    anything the direct call does not read is a TypeError (at startup: the mark is never ignored)."""
+    if not is_direct(route.endpoint):
+        return None
     try:
         return _build(route, dependencies)
-    except _NotPlain:
-        return None
+    except _NotPlain as e:
+        raise TypeError(f"{route.path}: marked @direct, but the direct call does not read {e}") from None
 
 
 def _build(route: APIRoute, allowed: tuple[Callable[..., Any], ...]) -> DirectCall:

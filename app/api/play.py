@@ -4,7 +4,8 @@ Bodies depend on the campaign's ruleset; openapi.json lists each ruleset's schem
 The hot path: handlers are async and do all their database work in ONE
 threadpool hop (`in_thread`), and return the logged body as it is (it was built
 by the service in the documented shape, so it is not validated again): the
-`response_model`s document the results (app.rulesets.wire), the tests check them."""
+`response_model`s document the results (app.rulesets.wire), the tests check them.
+The rolling routes are marked `@direct`: a plain request skips FastAPI's solve (app.api.direct)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from app.api.deps import (
     read,
     sessions_of,
 )
+from app.api.direct import direct
 from app.rulesets.wire import (
     ActionResult,
     GroupResult,
@@ -51,6 +53,7 @@ Cursor = Annotated[str | None, Query(max_length=500)]
     summary="Owner or GM: apply the ruleset's test rule; logged, effects saved",
 )
 @access("owner_or_gm")
+@direct
 async def run_test(
     character_id: str,
     body: JsonObject,
@@ -68,6 +71,7 @@ async def run_test(
     summary="Owner or GM: exact probability of every outcome; nothing rolled",
 )
 @access("owner_or_gm")
+@direct
 async def get_odds(character_id: str, body: JsonObject, request: Request, principal: PrincipalDep) -> JSONResponse:
     return JSONResponse(await read(sessions_of(request), play.odds, principal, character_id, body))
 
@@ -79,6 +83,7 @@ async def get_odds(character_id: str, body: JsonObject, request: Request, princi
     summary="Owner or GM: cancel a test and roll it again (where the ruleset allows)",
 )
 @access("owner_or_gm")
+@direct
 async def reroll_test(
     character_id: str,
     test_id: str,
@@ -100,6 +105,7 @@ async def reroll_test(
     summary="A ruleset-specific character action (`type` names it)",
 )
 @access("owner_or_gm")
+@direct
 async def run_action(
     character_id: str,
     body: JsonObject,
@@ -120,6 +126,7 @@ async def run_action(
     summary="GM: apply the ruleset's level-up, with every die and choice",
 )
 @access("gm")
+@direct
 async def level_up(
     character_id: str,
     body: JsonObject,
@@ -148,6 +155,7 @@ async def list_level_ups(
     summary="GM: a confrontation of two characters' tests",
 )
 @access("gm")
+@direct
 async def run_opposed_test(
     campaign_id: str,
     body: JsonObject,
@@ -166,6 +174,7 @@ async def run_opposed_test(
     summary="GM: a group test (cooperation, ranking)",
 )
 @access("gm")
+@direct
 async def run_group_test(
     campaign_id: str,
     body: JsonObject,

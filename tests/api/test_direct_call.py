@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 
 from app.api import bundles, campaigns, characters, encounters, events, play, rolls, rulesets, stats, system, webhooks
 from app.api.deps import CheckedRoute, IdempotencyKey, JsonObject, PrincipalDep, access, caller
-from app.api.direct import direct_call
+from app.api.direct import direct, direct_call
 from tests.api.support import assert_problem
 
 DIRECT = {
@@ -48,21 +48,30 @@ def _route(endpoint) -> CheckedRoute:
 
 
 @access("member")
+@direct
 async def _plain(thing_id: str, body: JsonObject, request: Request, principal: PrincipalDep) -> Response:
     return JSONResponse({})
 
 
 @access("member")
+async def _plain_unmarked(thing_id: str, body: JsonObject, request: Request, principal: PrincipalDep) -> Response:
+    return JSONResponse({})
+
+
+@access("member")
+@direct
 async def _with_query(thing_id: str, body: JsonObject, principal: PrincipalDep, q: str = Query("")) -> Response:
     return JSONResponse({})
 
 
 @access("member")
+@direct
 async def _returns_a_dict(thing_id: str, body: JsonObject, principal: PrincipalDep) -> dict[str, Any]:
     return {}
 
 
 @access("member")
+@direct
 async def _constrained_header(
     thing_id: str, body: JsonObject, principal: PrincipalDep, x: Annotated[str | None, Header(pattern="^a$")] = None
 ) -> Response:
@@ -70,29 +79,39 @@ async def _constrained_header(
 
 
 @access("member")
+@direct
 async def _a_list_body(thing_id: str, body: list[int], principal: PrincipalDep) -> Response:
     return JSONResponse({})
 
 
 @access("member")
+@direct
 def _sync(thing_id: str, body: JsonObject, principal: PrincipalDep) -> Response:
     return JSONResponse({})
 
 
+def test_only_a_marked_route_takes_the_direct_call():
+    assert direct_call(_route(_plain), (caller,)) is not None
+    assert direct_call(_route(_plain_unmarked), (caller,)) is None  # the same shape, no mark: FastAPI's
+    with pytest.raises(TypeError, match="marked direct twice"):
+        direct(_plain)
+
+
 @pytest.mark.parametrize(
-    "endpoint, direct",
+    "endpoint, declares",
     [
-        (_plain, True),
-        (_with_query, False),  # a query parameter: FastAPI converts and checks it
-        (_returns_a_dict, False),  # its result is serialised by FastAPI's response model
-        (_constrained_header, False),  # a header pattern the direct call does not check
-        (_a_list_body, False),  # a body other than a JSON object
-        (_sync, False),  # FastAPI runs it in a thread
+        (_with_query, "query"),  # a query parameter: FastAPI converts and checks it
+        (_returns_a_dict, "result FastAPI serialises"),  # its result is serialised by FastAPI's response model
+        (_constrained_header, "another constraint"),  # a header pattern the direct call does not check
+        (_a_list_body, "a body other than a JSON object"),  # a body other than a JSON object
+        (_sync, "a sync endpoint"),  # FastAPI runs it in a thread
     ],
 )
-def test_a_route_takes_the_direct_call_only_when_every_declaration_is_plain(endpoint, direct):
-    assert (direct_call(_route(endpoint), (caller,)) is not None) is direct
-    assert direct_call(_route(endpoint), ()) is None  # its caller's dependency not one it may call
+def test_a_mark_on_a_route_whose_declarations_are_not_all_plain_is_refused_at_startup(endpoint, declares):
+    with pytest.raises(TypeError, match=declares):
+        _route(endpoint)
+    with pytest.raises(TypeError, match="another dependency"):  # its caller's dependency not one it may call
+        direct_call(_route(_plain), ())
 
 
 @pytest.fixture
@@ -170,6 +189,34 @@ def test_a_body_not_json_is_refused_by_fastapi_after_the_caller_is_checked(clien
     r = client.post(path, content=b'{"stat":', headers={"Authorization": "Bearer wrong"})
     assert_problem(r, 401, "token-invalid")
     assert solves == []
+
+
+@access("owner_or_gm")
+async def _test_unmarked(
+    character_id: str,
+    body: JsonObject,
+    request: Request,
+    principal: PrincipalDep,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """`POST …/tests`'s endpoint, its shape and its work, without the `@direct` mark."""
+    return await play.run_test(character_id, body, request, principal, idempotency_key)
+
+
+def test_an_unmarked_route_of_the_same_shape_is_always_fastapis(client, app, campaign, hero, solves, hits):
+    router = APIRouter(route_class=CheckedRoute)
+    router.post("/v1/characters/{character_id}/tests", status_code=201)(_test_unmarked)
+    [unmarked] = router.routes
+    app.router.routes.insert(0, unmarked)  # matched before the marked route of the same path
+    try:
+        path = f"/v1/characters/{hero['id']}/tests"
+        r = client.post(path, content=b'{"stat":"force","dice":[42]}', headers=campaign.gm)
+    finally:
+        app.router.routes.remove(unmarked)
+    assert r.status_code == 201, r.text
+    assert r.json()["outcome"] == "super_critical_success"
+    assert solves == [path], "served by FastAPI's handler"
+    assert len(hits) == 1
 
 
 def test_an_overridden_caller_is_fastapis_to_call(client, app, campaign, hero, solves):
