@@ -36,7 +36,7 @@ from app.api.openapi_doc import CONTRACT_VERSION, install_openapi
 from app.api.problems import install_error_handlers
 from app.api.ratelimit import RateLimiter
 from app.core.config import Settings, get_settings
-from app.core.db import THREADS, SessionOpener, open_session, sqlite_engine
+from app.core.db import THREADS, SessionOpener, Sessions, open_session, sqlite_engine
 from app.core.wal import run_checkpoints
 from app.services.webhook_delivery import run_dispatcher
 
@@ -78,6 +78,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
+    app_sessions: Sessions  # the requests' session factory (app.api.deps.session_factory)
     if settings is not None:  # its database too (else the environment's, read when a session opens)
         app_sessions = SessionOpener.of(settings)
     else:

@@ -106,7 +106,19 @@ def make_app(url: str):
         from app.api.deps import session_factory
     except ImportError:
         from app.api.events import session_factory
-    application.dependency_overrides[session_factory] = lambda: lambda **_: Session(engine, expire_on_commit=False)
+
+    class Sessions:  # the session factory's protocol (app.core.db.Sessions), every write in a thread
+        def __call__(self, read_only: bool = False, **_) -> Session:
+            return Session(engine, expire_on_commit=False)
+
+        def on_loop(self) -> None:
+            return None
+
+        def writers(self) -> int:
+            return 32
+
+    sessions = Sessions()
+    application.dependency_overrides[session_factory] = lambda: sessions
     return application, engine
 
 

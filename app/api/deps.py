@@ -9,7 +9,6 @@ import asyncio
 import inspect
 import weakref
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Body, Depends, Header, Request
@@ -139,9 +138,7 @@ async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool,
     if read_only:
         return await run_in_threadpool(work)
     async with _write_gate(sessions):
-        # the factory's choice (`SessionOpener.on_loop`)
-        on_loop = None if off_loop else getattr(sessions, "on_loop", None)
-        opened = on_loop() if on_loop is not None else None
+        opened = None if off_loop else sessions.on_loop()  # the factory's choice (`SessionOpener.on_loop`)
         if opened is None:
             return await run_in_threadpool(work)
         if not opened.green:
@@ -159,15 +156,12 @@ async def _hop(sessions: Sessions, run: Callable[[Session], T], read_only: bool,
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
-def _write_gate(sessions: Sessions) -> asyncio.Semaphore | nullcontext:
-    """The turns of this loop's writers: `sessions.writers()` at once (none for a factory without it)."""
-    writers = getattr(sessions, "writers", None)
-    if writers is None:
-        return nullcontext()
+def _write_gate(sessions: Sessions) -> asyncio.Semaphore:
+    """The turns of this loop's writers: `sessions.writers()` at once."""
     loop = asyncio.get_running_loop()
     gate = _GATES.get(loop)
     if gate is None:
-        gate = _GATES[loop] = asyncio.Semaphore(writers())
+        gate = _GATES[loop] = asyncio.Semaphore(sessions.writers())
     return gate
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 import psycopg
 from sqlalchemy import event
@@ -472,5 +472,18 @@ def sqlite_engine(sessions: object) -> Engine | None:
     return engine if engine is not None and engine.dialect.name == "sqlite" else None
 
 
-# What opens a request's sessions: `open_session` or an app's own (`sessions(read_only=True)` only reads).
-Sessions = Callable[..., AbstractContextManager[Session]]
+class Sessions(Protocol):
+    """What opens a request's sessions (`SessionOpener`: `open_session` or an app's own), and where its
+    writes run: app.api.deps takes turns by `writers()` and runs a write where `on_loop()` says."""
+
+    def __call__(self, read_only: bool = False) -> AbstractContextManager[Session]:
+        """A session that writes, in the calling thread; `read_only`: one that only reads."""
+        ...
+
+    def on_loop(self) -> OnLoop | None:
+        """A write session to run on the event loop, or None: the write runs in a thread."""
+        ...
+
+    def writers(self) -> int:
+        """How many write transactions of this process run at once (the write gate)."""
+        ...

@@ -429,6 +429,13 @@ class FlakySessions:
             raise OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused (simulated outage)"))
         return Session(self.read_engine if read_only else self.engine, expire_on_commit=False)
 
+    def on_loop(self) -> None:  # its writes run in threads (app.core.db.Sessions)
+        return None
+
+    @staticmethod
+    def writers() -> int:
+        return 32
+
 
 @pytest.fixture
 def in_process_server(server_database_url, live) -> Iterator[tuple[str, FlakySessions]]:
