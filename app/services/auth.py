@@ -14,7 +14,7 @@ from app.core.prepared import Prepared
 from app.core.security import hash_token
 from app.kit.errors import Forbidden, NotFound, Unauthorized
 from app.models.tables import Character, Credential, Encounter, core_table
-from app.services.records import Principal, Role
+from app.services.records import Principal, Role, Unread
 from app.services.visibility import in_hiding, in_hiding_query
 
 
@@ -26,13 +26,15 @@ def require_token(token: str | None) -> str:
 
 
 def known_principal(token_hash: str) -> Principal | None:
-    """The principal of a token already seen by this process (no database access)."""
-    return _known.get(token_hash)
+    """The principal of a token already seen by this process (no database access), `remembered`:
+    its credential to be read once by this request (its own `Unread`)."""
+    principal = _known.get(token_hash)
+    return None if principal is None else replace(principal, unread=Unread())
 
 
 def authenticate(session: Session, token: str | None) -> Principal:
     token_hash = require_token(token)
-    principal = _known.get(token_hash)
+    principal = known_principal(token_hash)
     if principal is None:
         row = session.connection().execute(_CREDENTIAL, {"token_hash": token_hash}).first()
         if row is None:
@@ -40,7 +42,7 @@ def authenticate(session: Session, token: str | None) -> Principal:
         principal = Principal(row.campaign_id, row.role, row.player_id, token_hash)  # read now: not `remembered`
         if len(_known) >= _KNOWN_MAX:
             _known.clear()
-        _known[token_hash] = replace(principal, remembered=True)
+        _known[token_hash] = principal
     return principal
 
 
@@ -70,8 +72,11 @@ def verify(session: Session, principal: Principal) -> Principal:
 
 
 def checked(principal: Principal) -> Principal:
-    """The principal once this request has read its credential."""
-    return replace(principal, remembered=False) if principal.remembered else principal
+    """The principal once this request has read its credential: no longer `remembered`, nor are the
+    request's other copies of it (their `Unread` is one)."""
+    if principal.unread is not None:
+        principal.unread.due = False
+    return principal
 
 
 def alive_query(principal: Principal) -> tuple[Prepared, dict[str, str]]:
