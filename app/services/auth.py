@@ -95,9 +95,11 @@ _HOLD = _ALIVE.with_for_update(key_share=True)
 
 
 def check_alive(principal: Principal, rows: Sequence[tuple]) -> None:
+    """401 unless `rows` (its credential, just read) has it; else it is read for this request (`checked`)."""
     if not rows:
         forget([principal.token_hash])
         raise Unauthorized("invalid token")
+    checked(principal)
 
 
 def forget(token_hashes: Iterable[str]) -> None:

@@ -121,6 +121,17 @@ def test_a_refused_encounter_action_reads_the_credential_once(table, sent):
         assert sent.transactions <= 2  # was 3
 
 
+def test_an_action_on_another_campaigns_encounter_reads_the_credential_once(table, sent):
+    """404: the unit of work reads the credential with the encounter, then finds it another campaign's."""
+    t, other = table("great-cosmos"), table("great-cosmos")
+    s = t.encounter([{"character_id": t.character("A", gc_fighter())}])
+    assert other.client.get(f"/v1/campaigns/{other.c.id}", headers=other.gm).status_code == 200  # remembered
+    sent.texts.clear()
+    r = other.client.post(f"/v1/encounters/{s['id']}/actions", json={"type": "attack"}, headers=other.gm)
+    assert_problem(r, 404, "not-found")
+    assert len(sent.reading(other.c.gm_token)) == 1
+
+
 def test_a_request_refused_before_its_unit_of_work_reads_the_credential_once(client, campaign, hero, sent):
     """FastAPI refuses the body before the endpoint runs (a media type it cannot read): the access
     check reads the credential, once."""
