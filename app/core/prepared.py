@@ -39,10 +39,10 @@ from sqlalchemy.util import await_
 from app.core.db import ANSWER_WITHIN, raise_dbapi_error
 from app.kit.errors import Unavailable
 
-# the placeholders each driver takes: sqlite3's `?`, libpq's `$1`… (the lane sends the SQL itself)
 _Processor = Callable[[Any], Any]  # a type's bind or result processor
 _Driver = psycopg.Connection[Any] | psycopg.AsyncConnection[Any]  # under SQLAlchemy's connection
 _Wait = Callable[[PGconn, int, float | None], None]
+# the placeholders each driver takes: sqlite3's `?`, libpq's `$1`… (the lane sends the SQL itself)
 _PARAMSTYLE = {"sqlite": "qmark", "postgresql": "numeric_dollar"}
 
 
@@ -59,7 +59,8 @@ class _Plan:
     def __init__(self, statement: Executable, dialect: Dialect):
         style = _PARAMSTYLE[dialect.name]
         # the dialect itself when it takes these placeholders (sqlite3), else one of its class that does
-        # (`create_engine(paramstyle=…)`'s argument: `$1`… on PostgreSQL, what asyncpg's dialect uses)
+        # (`create_engine(paramstyle=…)`'s argument: `$1`… on PostgreSQL, what asyncpg's dialect uses;
+        # not initialized on a server, which changes nothing these DML and SELECTs render)
         positional = dialect if dialect.paramstyle == style else cast(Any, type(dialect))(paramstyle=style)
         compiled = cast(ClauseElement, statement).compile(dialect=positional)
         assert isinstance(compiled, SQLCompiler) and compiled.positiontup is not None
