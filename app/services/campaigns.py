@@ -49,9 +49,10 @@ from app.rulesets.registry import RULESET_IDS, get_adapter
 from app.services import events
 from app.services.auth import forget
 from app.services.characters import orphan
+from app.services.locks import NO_KEY_UPDATE
 from app.services.pages import check_if_match, created_order_page
 from app.services.records import Principal
-from app.services.uow import NO_KEY_UPDATE, UnitOfWork, load_campaign
+from app.services.uow import UnitOfWork, load_campaign
 
 
 def validated_options(ruleset: str, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -210,13 +211,14 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
         dead = _drop_credentials(session, Credential.player_id == player_id)
         _drop_invites(session, col(Invite.player_id) == player_id)
         orphan(uow, player_id)
+        uow.publish()  # its characters told (and their fights moved) before `player.deleted`
         session.delete(player)
         uow.record("player.deleted", {"id": player_id})  # after its characters' events
         uow.commit()
     forget(dead)  # this process at once; the others at the dead token's next request (auth.verify)
 
 
-_DELETION_LOCKS = (  # in the writers' order (see `uow.NO_KEY_UPDATE`), after the campaign's NO KEY UPDATE
+_DELETION_LOCKS = (  # in the writers' order (see `locks`), after the campaign's NO KEY UPDATE
     select(Encounter.id).where(col(Encounter.campaign_id) == bindparam("cid")).order_by(Encounter.id).with_for_update(),
     select(Character.id).where(col(Character.campaign_id) == bindparam("cid")).order_by(Character.id).with_for_update(),
     select(Campaign.id).where(col(Campaign.id) == bindparam("cid")).with_for_update(),

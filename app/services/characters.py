@@ -9,7 +9,6 @@ edit, which the roll log records as a `sheet_edit` entry with before/after."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -30,12 +29,10 @@ from app.models.schemas import (
 from app.models.tables import Campaign, Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
-from app.rulesets.events import EventName
 from app.rulesets.registry import get_adapter, rules_for
 from app.services.auth import authorize
-from app.services.encounters import shown
-from app.services.encounters.shown import SHOWN_FIELDS
-from app.services.encounters.view import quiet_change, status
+from app.services.changed import CharacterChanged, CharacterCreated, CharacterDeleted
+from app.services.encounters.view import status
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
 from app.services.records import Principal, StoredCharacter
@@ -47,7 +44,6 @@ from app.services.visibility import (
     check_visible,
     hidden_from_player,
     level_for,
-    lost_sight,
     others_level,
     sees_all,
     standing_of,
@@ -140,20 +136,6 @@ def audience(
     return Audience(hidden=hidden or level == "none", owner_id=character.player_id, player_data=shown)
 
 
-def record_character(
-    uow: UnitOfWork,
-    type_: EventName,
-    character: StoredCharacter,
-    ruleset: str,
-    *,
-    hidden: bool = False,
-    before: StoredCharacter | None = None,
-) -> None:
-    """`character.created` / `character.updated` carrying the character, per viewer (`audience`)."""
-    who = audience(uow.conn, character, ruleset, hidden=hidden, before=before)
-    uow.record(type_, public(character, ruleset), **who.record_args())
-
-
 def updated_events(
     conn: Connection,
     characters: list[StoredCharacter],
@@ -187,28 +169,21 @@ def updated_events(
 
 def orphan(uow: UnitOfWork, player_id: str) -> None:
     """A removed player's characters, owned by nobody now (the GM's), in the player's removal's unit of
-    work: the encounters showing them locked first and moved (their view shows the owner: their ETag
-    moves, `encounter.updated`), then each character saved (locked in id order; its version and
-    `updated_at` move, so a client's ETag sees the change) and told as `character.updated`. One given to
-    another player meanwhile is left to that player."""
+    work: each saved (locked in id order, after the fights showing them: `FightLocks.before`; its
+    version and `updated_at` move, so a client's ETag sees the change), told and its fights moved
+    (their view shows the owner) by the unit of work (`changed`). One given to another player
+    meanwhile is left to that player."""
     owned = select(Character.id).where(
         col(Character.campaign_id) == uow.campaign_id, col(Character.player_id) == player_id
     )
     ids = list(uow.session.exec(owned))
     if not ids:
         return
-    fights = shown.lock_showing_any(uow, ids)  # before the characters: the encounters' lock order
+    uow.locks.before(ids)
     now = utcnow()
     locked = uow.characters.find(ids, lock=True).values()
-    moved = [uow.characters.save(c, now=now, player_id=None) for c in locked if c.player_id == player_id]
-    if not moved:
-        return
-    # the fights of those still the player's: the ones locked first, less those of a character given to
-    # another player meanwhile, plus any that added one of them meanwhile
-    fights = shown.lock_joined(uow, [c.id for c in moved])
-    shown.move(uow, fights)
-    for data, args in updated_events(uow.conn, moved, uow.campaign().ruleset):
-        uow.record("character.updated", data, **args)
+    for before in [c for c in locked if c.player_id == player_id]:
+        uow.changed(CharacterChanged(before, uow.characters.save(before, now=now, player_id=None)))
 
 
 def normalized_sheet(
@@ -229,7 +204,7 @@ def normalized_sheet(
 
 def hold_players(session: Session, principal: Principal, campaign_id: str) -> None:
     """The campaign's players held until the commit, before any other lock (the campaign's row FOR NO
-    KEY UPDATE, as a player's removal takes it first: see `uow.NO_KEY_UPDATE`): a character given
+    KEY UPDATE, as a player's removal takes it first: see `locks`): a character given
     to a player is given before that player's removal lists its characters, or after it (the player is
     then unknown: 422), never between (the removal's DELETE would then break the foreign key: a 500)."""
     load_campaign(session, principal, campaign_id, for_update=True)
@@ -276,7 +251,7 @@ def create_character(session: Session, principal: Principal, campaign_id: str, d
             player_access=data.player_access,
             client_metadata=data.metadata,
         )
-        record_character(uow, "character.created", character, campaign.ruleset)
+        uow.changed(CharacterCreated(character))
         uow.commit()
     return public(character, campaign.ruleset)
 
@@ -327,9 +302,8 @@ def update_character(
     with UnitOfWork(session, principal.campaign_id) as uow:
         if data.player_id is not None:  # given to a player: first of all (`hold_players`)
             hold_players(session, principal, principal.campaign_id)
-        shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
+        uow.locks.before([character_id])
         before = uow.characters.get(character_id, lock=True)
-        fights = shown.lock_joined(uow, [character_id])
         campaign = uow.campaign()
         check_visible(uow.conn, principal, before)
         authorize(principal, before.player_id)
@@ -367,9 +341,6 @@ def update_character(
                 )
             else:
                 changed["sheet"] = _players_edited_sheet(campaign, raw, previous, kind=kind)
-        if shown.shows_a_change(changed, before):  # what their view shows changed: their ETag moves
-            after = replace(before, **{k: v for k, v in changed.items() if k in SHOWN_FIELDS})
-            shown.move(uow, fights, quiet=quiet_change(campaign.ruleset, [(before, after)]))
         after = _save_version(uow, before, changed, governed)
     return public(after, campaign.ruleset)
 
@@ -510,6 +481,9 @@ def _save_version(
         raise PreconditionFailed(
             "the character changed while this request was applied; read it again", code="concurrent_change"
         ) from None
+    uow.changed(CharacterChanged(before, after, edited=True))
+    telling = uow.telling()
+    telling.move()  # the fights showing it first: a tracker hears of them before the edit
     if governed:
         body = {
             "id": new_id(),
@@ -527,23 +501,17 @@ def _save_version(
             {"entry_id": body["id"], "characters_changed": [{"id": after.id, "version": after.version}]},
             **about(uow.conn, [after]).record_args(),
         )
-    record_character(uow, "character.updated", after, uow.campaign().ruleset, before=before)
-    if lost_sight(uow.conn, before, after):  # the players' pages drop its card at once (issue 27 item 6)
-        uow.record("character.hidden", {"id": after.id})
+    telling.tell()
     uow.commit()
     return after
 
 
 def delete_character(session: Session, principal: Principal, character_id: str, if_match: str | None) -> None:
     with UnitOfWork(session, principal.campaign_id) as uow:
-        shown.lock_showing(uow, character_id)  # before the character: the encounters' lock order
+        uow.locks.before([character_id])
         character = uow.characters.get(character_id, lock=True)
-        fights = shown.lock_joined(uow, [character_id])
         check_visible(uow.conn, principal, character)
         authorize(principal, character.player_id)
         check_if_match(character.version, if_match, "character")
-        who = audience(uow.conn, character, uow.campaign().ruleset)
-        uow.characters.remove(character)
-        shown.move(uow, fights)
-        uow.record("character.deleted", {"id": character.id}, hidden=who.hidden, owner_id=who.owner_id)
+        uow.changed(CharacterDeleted(character))
         uow.commit()

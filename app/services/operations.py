@@ -19,7 +19,6 @@ concurrent writer that slipped in between is detected by the version check and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -43,9 +42,7 @@ from app.rulesets.contract.adapter import (
 )
 from app.rulesets.registry import get_adapter
 from app.services.auth import alive_query, check_alive, checked, verify
-from app.services.characters import updated_events
-from app.services.encounters import shown
-from app.services.encounters.view import quiet_change
+from app.services.changed import CharacterChanged
 from app.services.idempotency import Idempotency, replay
 from app.services.provenance import check_caller_dice, provenance
 from app.services.records import Principal, StoredCharacter
@@ -93,8 +90,6 @@ class RollingWork(UnitOfWork):
         process knew its token) — in one statement."""
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
-        # characters whose fights are locked before them (kept across attempts: `_move_fights`)
-        self.fights_first: set[str] = set()
 
     def __enter__(self) -> RollingWork:
         super().__enter__()
@@ -104,6 +99,7 @@ class RollingWork(UnitOfWork):
             self.__exit__(None, None, None)
             raise
         self.adapter: RulesetAdapter = get_adapter(campaign.ruleset)
+        self.ruleset_id = campaign.ruleset
         self.options: dict[str, Any] = campaign.options
         self.loaded: dict[str, StoredCharacter] = {}
         self.req: RollingRequest | None = None
@@ -116,9 +112,7 @@ class RollingWork(UnitOfWork):
         unverified = self.principal if self.principal.remembered else None
         self.prefetched: dict[str, StoredCharacter] = {}
         self.in_hiding: dict[str, list[tuple]] = {}
-        self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
-        if self.fights_first:  # an attempt found one of their fights taken: they are locked first now
-            shown.lock_showing_any(self, sorted(self.fights_first))
+        self.locks.retried_first()  # an attempt found one of their fights taken: they are locked first now
         if self.first_locked is not None:
             token_hash = (unverified or self.principal).token_hash
             opening = open_on(self.conn, self.campaign_id, self.first_locked, token_hash)
@@ -130,6 +124,7 @@ class RollingWork(UnitOfWork):
                 self.in_hiding[self.first_locked] = [(opening.in_hiding,)]
                 if not opening.fighting:
                     self.not_fighting.add(self.first_locked)
+                    self.locks.known(alone=[self.first_locked])
                 return opening.campaign
         # no such character in the campaign (its 404 comes after the credential's and the campaign's)
         queries = [alive_query(unverified)] if unverified is not None else []
@@ -206,14 +201,16 @@ class RollingWork(UnitOfWork):
             entry["figures"] = figures(body, odds)
         audience = about(self.conn, self.loaded.values(), hidden=req.hidden, in_hiding_rows=self.in_hiding)
         sheets = self._dumped_sheets(outcome.sheets)
-        moved = [cid for cid, sheet in sheets.items() if sheet != self.loaded[cid].sheet]  # really changed
-        updates = self._updated_events(sheets, moved, now, hidden=req.hidden)  # read before the writes' batch
-        self._move_fights(moved, sheets, hidden=req.hidden)  # likewise
+        for cid, sheet in sheets.items():
+            if sheet != self.loaded[cid].sheet:  # really changed: told, its fights moved
+                self.changed(
+                    CharacterChanged(self.loaded[cid], saved(self.loaded[cid], now=now, sheet=sheet), req.hidden)
+                )
+        told = self.telling()  # read before the writes' batch
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             self.log.append(body, **entry)  # its other characters' rows find the entry by its id
             changed = self._save_sheets(sheets, now)
-            for data, args in updates:
-                self.record("character.updated", data, **args)
+            told()
             self.record(
                 "log.created", {"entry_id": body["id"], "characters_changed": changed}, **audience.record_args()
             )
@@ -237,35 +234,6 @@ class RollingWork(UnitOfWork):
         if unknown := sheets.keys() - self.loaded.keys():
             raise RuntimeError(f"the ruleset changed character(s) {sorted(unknown)} it was not given")
         return {cid: self.adapter.dump_sheet(sheets[cid]) for cid in self.loaded if cid in sheets}
-
-    def _updated_events(
-        self, sheets: dict[str, dict[str, Any]], moved: list[str], now, *, hidden: bool
-    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """Issue 25: the `character.updated` of each sheet that really changed (`moved`: the character
-        as each viewer reads it, as it will be saved); none, and nothing read, when no sheet changed.
-        `hidden`: a hidden GM roll's change is the GM's and the owner's alone."""
-        if not moved:
-            return []
-        saved_now = [saved(self.loaded[cid], now=now, sheet=sheets[cid]) for cid in moved]
-        return updated_events(self.conn, saved_now, self.adapter.id, hidden=hidden, not_fighting=self.not_fighting)
-
-    def _move_fights(self, moved: list[str], sheets: dict[str, dict[str, Any]], *, hidden: bool) -> None:
-        """Issue 25, as a sheet edit does: each fight showing a character whose sheet changed (`moved`)
-        moves (its version and its `encounter.updated`: its view reads the sheet, so a conditional GET
-        with the old ETag must not be a 304). Nothing read for a character known to be in no fight (the
-        hot path). The fights are locked after the characters, without waiting: an action of one of them
-        locks it before its characters, so waiting here could deadlock with it (PostgreSQL would answer
-        after its 1 s `deadlock_timeout`). A fight held elsewhere runs the operation again, its fights
-        locked before its characters this time (`fights_first`, `_open`). `hidden`: a hidden GM roll's
-        move is told to the GM and the owners alone; so is one the other players see the same (a
-        `status` fight's words)."""
-        fighting = [cid for cid in moved if cid not in self.not_fighting]
-        if not fighting:
-            return
-        fights = shown.lock_after(self, fighting, self.fights_first)
-        pairs = [(self.loaded[cid], replace(self.loaded[cid], sheet=sheets[cid])) for cid in fighting]
-        quiet = quiet_change(self.adapter.id, pairs)
-        shown.move(self, [f._replace(hidden=f.hidden or hidden) for f in fights], quiet=quiet)
 
     def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else

@@ -55,6 +55,8 @@ from app.models.tables import (
 from app.models.validation import InvalidBody
 from app.rulesets.events import EventName
 from app.services import events
+from app.services.changed import Change, Telling
+from app.services.locks import NO_KEY_UPDATE, FightLocks, StaleVersion
 from app.services.records import Principal, StoredCharacter
 
 MAX_ATTEMPTS = 8
@@ -65,10 +67,6 @@ T = TypeVar("T")
 def default_access(kind: str) -> str:
     """API.md round 3: a PC is `observer` to the other players by default, an NPC `none`."""
     return "none" if kind == "npc" else "observer"
-
-
-class StaleVersion(Exception):
-    """Another writer changed the character between our read and our write."""
 
 
 def stale(error: DBAPIError) -> bool:
@@ -103,7 +101,7 @@ _SAVE = (
         client_metadata=bindparam("client_metadata"),
     )
 )
-_DELETE = delete(_character).where(_character.c.id == bindparam("character_id"))
+_DELETE = Prepared(delete(_character).where(_character.c.id == bindparam("character_id")))  # (in a batch too)
 _CAMPAIGN = select(_campaign.c.id, _campaign.c.ruleset, _campaign.c.options).where(_campaign.c.id == bindparam("id"))
 
 # the hot path's statements on the DBAPI cursor (app.core.prepared): one character, the campaign, the save
@@ -324,27 +322,13 @@ class CharacterRepository:
         return after
 
     def remove(self, character: StoredCharacter) -> None:
-        self.conn.execute(_DELETE, {"character_id": character.id})
-
-
-# The order in which a campaign's writers take their locks on PostgreSQL (issue 21 item 6):
-#   1. the campaign's row FOR NO KEY UPDATE: its own changes (options, players, tokens, deletion),
-#      serialised among themselves (`load_campaign(for_update=True)`), and a character given to a player
-#      (its creation or its PATCH naming one: `characters.hold_players`), so a player's removal never
-#      meets a character given to it after it listed the player's own;
-#   2. an encounter's row (app.services.encounters), then characters' rows, in id order (the unit of work);
-#   3. FOR KEY SHARE on the campaign's row, taken by the foreign key of every insert under it
-#      (a log entry, an event, a player, a character…), before and after 4;
-#   4. the campaign's event counter's row (`events.record`), the last one.
-# NO KEY UPDATE does not conflict with KEY SHARE, so 1 never makes a writer wait in 3 while it
-# holds 4 (two player creations beside a sheet edit deadlocked so). The deletion alone needs the
-# row FOR UPDATE: it takes it after every row of 2 (`campaigns._lock_for_deletion`), and never takes 4.
-NO_KEY_UPDATE = {"key_share": True}
+        """Delete its row: the handler of a `CharacterDeleted` does (`UnitOfWork.changed`)."""
+        _DELETE.run(self.conn, {"character_id": character.id})
 
 
 def load_campaign(session: Session, principal: Principal, campaign_id: str, *, for_update: bool = False) -> Campaign:
     """The caller's campaign (404 else: the route's access checked it is the caller's, `auth.granted`);
-    `for_update`: locked FOR NO KEY UPDATE until the commit (see above)."""
+    `for_update`: locked FOR NO KEY UPDATE until the commit (`app.services.locks`: the lock order)."""
     campaign = session.get(Campaign, campaign_id, with_for_update=NO_KEY_UPDATE if for_update else None)
     if campaign is None:
         raise NotFound("no campaign with this id")
@@ -419,14 +403,26 @@ class RollLog:
 class UnitOfWork:
     """One transaction on `session` for one campaign: `characters`, `log`, `record`
     (events, the last writes: see `events.record`), then `commit()` once. Leaving
-    the block without committing (an error) rolls everything back."""
+    the block without committing (an error) rolls everything back.
+
+    What the use case changed in characters it says (`changed(CharacterChanged(…))`, as
+    cosmicpython's aggregates raise events): before the commit, the one handler of those
+    changes tells each viewer and moves the fights showing them (`app.services.handlers`);
+    the fights are locked in the order `locks` decides."""
 
     def __init__(self, session: Session, campaign_id: str):
         self.session, self.campaign_id = session, campaign_id
         self.committed = False
+        self.locks = FightLocks()  # kept across attempts (`retried`): see `FightLocks.first`
+        self.changes: list[Change] = []
+        self.ruleset_id: str | None = None  # the campaign's ruleset, once read
+        self.own_fight: str | None = None  # a fight's write: that fight moves by its own save
+        self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
 
     def __enter__(self):
         self.committed = False
+        self.changes = []
+        self.not_fighting = set()
         try:
             self.conn = self.session.connection()  # BEGIN (IMMEDIATE on SQLite: the write lock)
         except BaseException:
@@ -434,15 +430,41 @@ class UnitOfWork:
             raise
         self.characters = CharacterRepository(self.conn, self.campaign_id)
         self.log = RollLog(self.conn, self.campaign_id)
+        self.locks.start(self.conn, self.campaign_id)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if not self.committed:
             self.rollback()
 
-    def campaign(self):
+    def campaign(self) -> CampaignRow:
         """The campaign's row (id, ruleset, options), or 404."""
-        return read_campaign(self.conn, self.campaign_id)
+        row = read_campaign(self.conn, self.campaign_id)
+        self.ruleset_id = row.ruleset
+        return row
+
+    def ruleset(self) -> str:
+        """The campaign's ruleset (read once)."""
+        return self.ruleset_id if self.ruleset_id is not None else self.campaign().ruleset
+
+    def changed(self, *changes: Change) -> None:
+        """What the use case changed in characters (a deletion is carried out by the handler): told
+        and its fights moved before the commit, or where the use case asks for it (`publish`)."""
+        self.changes.extend(changes)
+
+    def telling(self) -> Telling:
+        """The handler's reads and locks now, for the changes said so far (taken: said once); its
+        writes are run by calling the answer (in a `writes()` batch too)."""
+        changes, self.changes = self.changes, []
+        if not changes:
+            return Telling()
+        if _handler is None:
+            raise RuntimeError("no handler of character changes (app.services.handlers registers it)")
+        return _handler(self, changes)
+
+    def publish(self) -> None:
+        """The changes said so far, told now (their events before those recorded after)."""
+        self.telling()()
 
     def record(
         self,
@@ -492,11 +514,26 @@ class UnitOfWork:
             raise
 
     def commit(self) -> None:
+        self.publish()
         self.session.commit()
         self.committed = True
 
     def rollback(self) -> None:
         self.session.rollback()
+
+
+class ChangeHandler(Protocol):
+    def __call__(self, uow: UnitOfWork, changes: list[Change], /) -> Telling: ...
+
+
+_handler: ChangeHandler | None = None
+
+
+def handle_changes_with(handler: ChangeHandler) -> None:
+    """The one handler of every unit of work's character changes (registered by
+    `app.services.handlers` when `app.services` is imported: this module may not import it)."""
+    global _handler
+    _handler = handler
 
 
 class Retryable(Protocol):

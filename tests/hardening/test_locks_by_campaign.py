@@ -14,7 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from app.kit.errors import NotFound
-from app.services.encounters import shown, store
+from app.services.encounters import store
+from app.services.locks import FightLocks
 from app.services.uow import CharacterRepository
 from tests.conftest import make_campaign, make_character
 from tests.factories import gc_fighter
@@ -84,10 +85,14 @@ LOCKS = {
     "repository_one": lambda conn, c, repo: (repo.find([c.secret], lock=True), repo.find([c.hero], lock=True)),
     "repository_many": lambda conn, c, repo: repo.find([c.hero, c.secret], lock=True),
     # an action run again with the fights of its characters locked first
-    "lock_with_showing": lambda conn, c, repo: shown.lock_with_showing(
-        SimpleNamespace(conn=conn, campaign_id=c.a), c.fight, [c.hero, c.secret]
-    ),
+    "fights_first": lambda conn, c, repo: _locks(conn, c).before([c.hero, c.secret], encounter_id=c.fight),
 }
+
+
+def _locks(conn, c) -> FightLocks:
+    locks = FightLocks()
+    locks.start(conn, c.a)
+    return locks
 
 
 @pytest.mark.parametrize("lock", sorted(LOCKS))
@@ -97,7 +102,7 @@ def test_a_lock_by_id_never_reaches_another_campaigns_rows(coupled, engine, lock
             LOCKS[lock](conn, coupled, CharacterRepository(conn, coupled.a))
             assert _free(engine, "character", coupled.secret)
             assert _free(engine, "encounter", coupled.b_fight)
-            own = ("encounter", coupled.fight) if lock == "lock_with_showing" else ("character", coupled.hero)
+            own = ("encounter", coupled.fight) if lock == "fights_first" else ("character", coupled.hero)
             assert not _free(engine, *own)  # A's own row is held: the check sees a lock
 
 

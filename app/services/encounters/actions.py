@@ -33,9 +33,8 @@ from app.models.fields import plausible_id
 from app.models.fight_rows import Change, CombatantField, CombatantRow
 from app.models.validation import InvalidBody
 from app.rulesets.contract.combat import ACTION, Exchange, Party
-from app.services import characters  # (the module: the audience of a character's events)
 from app.services.auth import authorize, check_gm, check_member
-from app.services.encounters import shown as showing  # the fights showing a character
+from app.services.changed import CharacterDeleted
 from app.services.encounters import store, view
 from app.services.encounters.changes import Changes, clone
 from app.services.encounters.dice import CombatDice
@@ -746,22 +745,17 @@ def _delete_copies(uow, fight: Fight, copies: list[CombatantRow], steps: list, f
     without `force` (409 `changed_since`): the revert would lose that."""
     if not copies:
         return
-    # the other fights showing a copy, locked before the copies (the encounters' lock order: all of them
-    # in one id order), and again once the copies are locked (one that took a copy meanwhile: `lock_joined`)
-    showing.lock_showing_any(uow, [c["character_id"] for c in copies])
-    store.load_characters(fight, [c["character_id"] for c in copies], lock=True)
-    elsewhere = {
-        c["character_id"]: [e for e in showing.lock_joined(uow, [c["character_id"]]) if e[0] != fight.id]
-        for c in copies
-    }
+    ids = [c["character_id"] for c in copies]
+    uow.locks.before(ids)  # their other fights, before the copies
+    store.load_characters(fight, ids, lock=True)
     for c in copies:
         ch = fight.characters.get(c["character_id"])
         if ch is None:  # deleted since: nothing left to delete
             continue
-        others = elsewhere[ch.id]
+        others = [e for e in uow.locks.showing([ch.id]) if e.id != fight.id]
         if not force and (ch.version != 1 or others):
             field, expected, current = (
-                ("version", 1, ch.version) if ch.version != 1 else ("encounters", [], sorted(e[0] for e in others))
+                ("version", 1, ch.version) if ch.version != 1 else ("encounters", [], sorted(e.id for e in others))
             )
             raise Conflict(
                 f"NPC copy {ch.id} ({ch.name}) {'changed' if field == 'version' else 'joined another fight'} since "
@@ -770,11 +764,9 @@ def _delete_copies(uow, fight: Fight, copies: list[CombatantRow], steps: list, f
                 extra={"combatant_id": c["id"], "field": field, "expected": expected, "current": current},
                 code="changed_since",
             )
-        who = characters.audience(uow.conn, ch, fight.ruleset, hidden=c["hidden"])
-        uow.characters.remove(ch)
+        uow.changed(CharacterDeleted(ch, hidden=c["hidden"]))
         del fight.characters[ch.id]
-        showing.move(uow, others)
-        uow.record("character.deleted", {"id": ch.id}, hidden=who.hidden, owner_id=who.owner_id)
+        uow.publish()  # deleted now, and told: before the revert's own events
         steps.append(
             {
                 "rule": "revert",

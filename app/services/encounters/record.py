@@ -25,9 +25,10 @@ from app.models import seen as seen_versions
 from app.models.results.common import wire_time
 from app.models.tables import new_id, utcnow
 from app.rulesets.events import EventName
-from app.services import characters, events  # (characters: the module, which imports the encounter view)
+from app.services import events
 from app.services.auth import check_member
-from app.services.encounters import shown, store, view
+from app.services.changed import CharacterChanged, Seen
+from app.services.encounters import store, view
 from app.services.encounters.changes import Changes
 from app.services.encounters.dice import CombatDice
 from app.services.encounters.store import Fight
@@ -102,8 +103,12 @@ def record_action(
         )
     )
     unseen = view.action(body, seen, view.NOBODY) is None
-    others_moved = other_fights(uow, fight, sheets, hidden=unseen)  # read before the writes' batch
-    changed = _record_characters(uow, fight, sheets, hidden=unseen)
+    # the sheets it changed: told (an action the other players do not see: its changes are not theirs
+    # to know of either), with the other fights showing them moved, at this place in the writes
+    said_changed(uow, fight, sheets, hidden=unseen)
+    telling = uow.telling()  # read before the writes' batch
+    uow.later(telling.tell)
+    changed = [telling.seen[cid] for cid in sheets]
     log_data, log_args = _log_event(body["id"], changed, hidden=log_hidden)
     uow.later(partial(events.record, uow.session, uow.campaign_id, "log.created", log_data, conn=conn, **log_args))
     uow.later(
@@ -118,8 +123,7 @@ def record_action(
             **event_args,
         )
     )
-    if others_moved:
-        uow.later(partial(shown.move, uow, others_moved))
+    uow.later(telling.move)  # the other fights showing those characters: after the action's events
     mine = view.action(body, seen, viewer(principal), told)
     if mine is None:
         return body, _bare(body)
@@ -153,13 +157,13 @@ def record_update(
     changed, `end`'s, then the encounter's). `hidden`: a change about hidden combatants, told to the
     GM and to their `owners` alone (their view shows those combatants)."""
     sheets = sorted(fight.dirty_sheets)
-    others_moved = other_fights(uow, fight, sheets, hidden=hidden)
     told_alone = sorted({o for o in owners if o is not None}) if hidden else []
     told = seen_versions.bumped(fight.encounter["player_versions"], everyone=not hidden, owners=told_alone)
     fight.encounter["player_versions"] = told
     version = store.save(uow.conn, fight, utcnow())
-    for _, write in _character_events(uow, fight, sheets, hidden=hidden):
-        write()
+    said_changed(uow, fight, sheets, hidden=hidden)
+    telling = uow.telling()
+    telling.tell()  # the sheets it changed told before the fight's event
     data = {"id": fight.id, "version": version}
     if not hidden:
         uow.record(event, data, player_versions=told)
@@ -167,71 +171,37 @@ def record_update(
         uow.record(event, data, hidden=True)
     for owner in told_alone:  # (one, but for several hidden combatants added at once)
         uow.record(event, data, hidden=True, owner_id=owner, player_versions=told)
-    shown.move(uow, others_moved)
+    telling.move()  # the other fights showing them: after this one's event
     return version
 
 
-def other_fights(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool) -> shown.Showing:
-    """The other fights showing a character whose sheet this change saves (`sheets`), locked, to move
-    with it (issue 25: their view shows that sheet, so a conditional GET with their old ETag must not
-    be a 304). Nothing read for the characters `load_fight` found in no other fight (an attack's:
-    the common case). Those `load_fight` did not lock with the encounter (a revert names no combatant)
-    are locked now, after the characters, without waiting: one held by an action of that fight (which
-    locks its fight before the characters) runs this change again with those fights locked with its
-    encounter (`EncounterWork.fights_first`), never a deadlock. `hidden`: a change the other players do
-    not see is told to the GM alone."""
-    asked = [cid for cid in sheets if cid in fight.elsewhere or cid not in fight.elsewhere_known]
-    if not asked:
-        return []
-    locked_first = fight.elsewhere_known.issuperset(asked)  # with the encounter (`load_fight`)
-    showing = shown.lock_after(uow, asked, uow.fights_first, locked_first=locked_first)
-    return [f._replace(hidden=f.hidden or hidden) for f in showing if f.id != fight.id]
+def said_changed(uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool) -> None:
+    """Each sheet this change saves (`sheets`, as `store.save` leaves them in the fight) said to the unit
+    of work as a change (`hidden`: one the other players do not see)."""
+    for cid in sheets:
+        after = fight.characters[cid]
+        uow.changed(CharacterChanged(fight.originals.pop(cid, after), after, hidden=hidden))
 
 
-def _character_events(
-    uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool = False
-) -> list[tuple[Any, partial]]:
-    """Each changed character (as saved) and the recording of its `character.updated`."""
-    changed = [fight.characters[cid] for cid in sheets]
-    made = characters.updated_events(uow.conn, changed, fight.ruleset, hidden=hidden)
-    return [
-        (ch, partial(uow.record, "character.updated", data, **args))
-        for ch, (data, args) in zip(changed, made, strict=True)
-    ]
-
-
-def _record_characters(
-    uow: EncounterWork, fight: Fight, sheets: list[str], *, hidden: bool
-) -> list[tuple[Any, bool, int]]:
-    """`character.updated` of each sheet the action changed (ids read before the save), for the
-    commit (`hidden`: an action the other players do not see, whose changes are not theirs to
-    know of either); returns each character as saved, whether it is unknown to the others, and
-    the version the others read (that of their partial view, `characters.limited`, when theirs is)."""
-    out = []
-    for ch, write in _character_events(uow, fight, sheets, hidden=hidden):
-        uow.later(write)
-        theirs = write.keywords["player_data"]
-        out.append((ch, bool(write.keywords["hidden"]), ch.version if theirs is None else theirs["version"]))
-    return out
-
-
-def _log_event(
-    entry_id: str, changed: list[tuple[Any, bool, int]], *, hidden: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def _log_event(entry_id: str, changed: list[Seen], *, hidden: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """`log.created` of an action: (its data, its audience). Each changed character with the version
     its reader reads: the GM and the owner the character's own, the other players that of their view
     (a `limited` character's: `characters.limited`), none of one unknown to them."""
 
     def refs(player_id: str | None) -> list[dict[str, Any]]:
         return [
-            {"id": ch.id, "version": ch.version if player_id is not None and ch.player_id == player_id else theirs}
-            for ch, unknown, theirs in changed
-            if not unknown
+            {"id": s.character.id, "version": s.character.version if mine(s, player_id) else s.version}
+            for s in changed
+            if not s.unknown
         ]
 
-    data = {"entry_id": entry_id, "characters_changed": [{"id": ch.id, "version": ch.version} for ch, _, _ in changed]}
+    def mine(s: Seen, player_id: str | None) -> bool:
+        return player_id is not None and s.character.player_id == player_id
+
+    everyone = [{"id": s.character.id, "version": s.character.version} for s in changed]
+    data = {"entry_id": entry_id, "characters_changed": everyone}
     others = refs(None)
-    owners = {ch.player_id for ch, unknown, theirs in changed if not unknown and theirs != ch.version}
+    owners = {s.character.player_id for s in changed if not s.unknown and s.version != s.character.version}
     views = {p: {"entry_id": entry_id, "characters_changed": refs(p)} for p in sorted(o for o in owners if o)}
     player_data = None if others == data["characters_changed"] else {"entry_id": entry_id, "characters_changed": others}
     return data, {"hidden": hidden, "player_data": player_data, "player_views": views or None}

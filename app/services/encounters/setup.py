@@ -31,8 +31,8 @@ from app.rules.errors import RuleError
 from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.encounter_bodies import for_ruleset
 from app.rulesets.registry import rules_for
-from app.services import characters  # (the module: characters' views build on the encounter rules)
 from app.services.auth import authorize, check_member
+from app.services.changed import CharacterCreated
 from app.services.encounters import store, turns, view
 from app.services.encounters.record import record_update
 from app.services.encounters.store import Fight
@@ -185,8 +185,9 @@ def _copies(
             now=at,
             player_access=template.player_access,
         )
-        characters.record_character(uow, "character.created", copy, fight.ruleset, hidden=hidden)
+        uow.changed(CharacterCreated(copy, hidden=hidden))
         copies.append(copy)
+    uow.publish()  # told before the fight's own events
     return copies
 
 

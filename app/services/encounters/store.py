@@ -39,8 +39,9 @@ from app.models.validation import InvalidBody
 from app.rulesets.contract.adapter import RulesetAdapter
 from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
+from app.services.locks import StaleVersion
 from app.services.records import StoredCharacter
-from app.services.uow import CharacterRepository, RollLog, StaleVersion
+from app.services.uow import CharacterRepository, RollLog
 
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)
@@ -222,6 +223,8 @@ class Fight:
     characters: dict[str, StoredCharacter] = field(default_factory=dict)
     dirty_combatants: set[str] = field(default_factory=set)
     dirty_sheets: set[str] = field(default_factory=set)
+    # character id -> the character as stored before the use case changed its sheet (`set_sheet`)
+    originals: dict[str, StoredCharacter] = field(default_factory=dict)
     new_combatants: list[CombatantRow] = field(default_factory=list)
     removed_combatants: list[str] = field(default_factory=list)
     _options: tuple[dict[str, Any], EncounterOptions] | None = field(default=None, repr=False)
@@ -347,6 +350,7 @@ class Fight:
     def set_sheet(self, character: StoredCharacter, sheet: dict[str, Any]) -> StoredCharacter:
         """The character's sheet as the use case changed it (written, versioned, by `save`)."""
         changed = replace(character, sheet=sheet)
+        self.originals.setdefault(character.id, self.characters.get(character.id, character))
         self.characters[character.id] = changed
         self.dirty_sheets.add(character.id)
         return changed

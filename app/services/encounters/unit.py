@@ -23,7 +23,7 @@ from app.core.prepared import Prepared
 from app.kit.errors import Conflict, Forbidden, NotFound
 from app.models.tables import IdempotencyRecord, core_table, utcnow
 from app.services.auth import alive_query, check_alive, checked, verify
-from app.services.encounters import shown, store, view
+from app.services.encounters import store, view
 from app.services.encounters.store import Fight
 from app.services.encounters.view import Scene, Viewer
 from app.services.idempotency import Idempotency, replay
@@ -61,9 +61,7 @@ class EncounterWork(UnitOfWork):
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
         self.combatants = combatants
         self.pending: list[Callable[[], object]] = []
-        # characters whose other fights are locked with the encounter, before any character (kept across
-        # attempts: `record.other_fights`)
-        self.fights_first: set[str] = set()
+        self.own_fight = encounter_id  # moved by its own save; the handler moves the others
 
     def __enter__(self) -> Self:
         super().__enter__()
@@ -72,8 +70,7 @@ class EncounterWork(UnitOfWork):
             # a `remembered` caller: its credential in the same round trip, checked first
             unverified = self.principal if self.principal.remembered else None
             first = None if unverified is None else (*alive_query(unverified), partial(check_alive, unverified))
-            if self.fights_first:
-                shown.lock_with_showing(self, self.encounter_id, sorted(self.fights_first))
+            self.locks.retried_first(encounter_id=self.encounter_id)
             self.fight = store.load_fight(
                 self.conn,
                 self.encounter_id,
@@ -85,6 +82,10 @@ class EncounterWork(UnitOfWork):
             self.principal = checked(self.principal)
             if self.fight.campaign_id != self.campaign_id:
                 raise NotFound("no encounter with this id")
+            self.ruleset_id = self.fight.ruleset
+            # the other fights of the characters read with the encounter: locked with it, before them
+            known = self.fight.elsewhere_known
+            self.locks.known(held=known, alone=known - self.fight.elsewhere)
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -102,9 +103,11 @@ class EncounterWork(UnitOfWork):
 
     # UnitOfWork.commit() takes nothing: this one commits the use case's response (and its record)
     def commit(self, response: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        left = self.telling()  # character changes not told yet: read before the writes' batch
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             for write in self.pending:
                 write()
+            left()
             if self.idem is not None:
                 _FAST_INSERT_IDEMPOTENCY.run(
                     self.conn,
