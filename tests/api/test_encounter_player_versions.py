@@ -144,3 +144,20 @@ def test_the_owner_of_a_hidden_combatant_is_told_of_its_changes_alone(table):
     assert mine.json()["version"] == alice.json()["version"] + 1
     assert _updates(t, t.alice.headers)[-1] == {"id": eid, "version": alice.json()["version"] + 1}
     assert all(e["version"] == bob.json()["version"] for e in _updates(t, t.bob.headers))
+
+
+def test_an_action_elsewhere_a_status_fight_shows_the_same_leaves_the_players_etag(table):
+    """The ogre is in a `status` fight and in an `exact` one: a blow in the exact fight that leaves it
+    "wounded" moves the status fight for the GM alone (its view there reads the same words to Bob), as a
+    sheet edit does."""
+    t = table("worlds-awakening")
+    watched, hero, ogre = _status_fight(t)
+    _hp(t, ogre, 10)  # unhurt -> wounded: every player sees it
+    brawl = t.encounter([{"character_id": hero, "side": "heroes"}, {"character_id": ogre, "side": "foes"}])["id"]
+    t.start(brawl, seed=3)
+    bob = _get(t, watched, t.bob.headers)
+    gm_version = t.state(watched)["version"]
+    t.act(brawl, {"type": "damage", "target_id": ids(t.state(brawl))["Ogre"], "amount": 1})  # 9: still wounded
+    assert t.state(watched)["version"] == gm_version + 1  # the GM's view shows hp 9
+    assert _get(t, watched, t.bob.headers, bob.headers["ETag"]).status_code == 304, "Bob counted a hidden blow"
+    assert all(e["version"] <= bob.json()["version"] for e in _updates(t, t.bob.headers) if e["id"] == watched)

@@ -138,7 +138,7 @@ _CHARACTERS_OF = {n: _characters_of(n) for n in range(1, _NAMED + 1)}
 def _fights_of(count: int) -> Prepared:
     """The encounter and every other one showing a character of `count` of its combatants, locked in id
     order (PostgreSQL: sent first, before those characters are locked): an action that changes such a
-    character moves those fights too (`record.other_fights`), and locking them in the encounters' order,
+    character moves those fights too (the unit of work's handler), and locking them in the encounters' order,
     before the characters, is what keeps two actions of two fights sharing a character from deadlocking."""
     other = _cbt.alias("other")
     showing = select(other.c.encounter_id).where(other.c.character_id.in_(_characters_named(count).scalar_subquery()))
@@ -233,7 +233,7 @@ class Fight:
     _absent: set[str] = field(default_factory=set, repr=False)  # ids read one by one and not found
     stored: dict[str, Any] = field(default_factory=dict, repr=False)  # the encounter's fields as last written
     # the characters whose other fights are known (locked with the encounter: `load_fight`), and those of
-    # them another fight shows too (a change of their sheet moves that fight: `record.other_fights`)
+    # them another fight shows too (a change of their sheet moves that fight: `FightLocks.known`)
     elsewhere_known: frozenset[str] = frozenset()
     elsewhere: frozenset[str] = frozenset()
     # character id -> (the stored sheet, parsed into the ruleset's `Sheet`): parsed once per stored sheet
