@@ -48,6 +48,7 @@ def tell(uow: UnitOfWork, changes: list[Change]) -> Telling:
         pairs = [(c.before, c.after) for c in shows if c.after.id not in uow.locks.alone]  # those fights show
         quiet = None if deleted else quiet_change(ruleset, pairs)
         out.moves.append(partial(shown.move, uow, fights, quiet=quiet))
+        uow.locks.moving(moving)
 
     # the events, each as its viewers may read it
     told: dict[int, list[Callable[[], object]]] = {}

@@ -106,8 +106,13 @@ class FightLocks:
       attempt (StaleVersion): `retried` runs it again with those characters' fights locked before
       them (`first`, kept across attempts; `start`).
 
-    The fights of each character are read once per attempt (`showing` keeps them: they cannot
-    change while the character is locked, as a fight adding one locks it first)."""
+    The fights of each character are read once per attempt until they move (`showing` keeps them: no
+    fight adds a locked character, as a fight adding one locks it first).
+
+    A fight's version (its ETag, what `If-Match` compares, each action's `encounter_version`) lives on
+    its row: a marker on a row every writer takes last (as the event counter) would spare this order,
+    but every read of a fight would then sum two rows and an action would number itself under that
+    lock, after its body is built."""
 
     def __init__(self) -> None:
         self.first: set[str] = set()  # characters whose fights the next attempts lock before them
@@ -167,6 +172,12 @@ class FightLocks:
             for cid in wanted:
                 self.found[cid] = [r for r in rows if r.character_id == cid]
         return _gathered(sorted((r for cid in ids for r in self.found[cid]), key=lambda r: r.id))
+
+    def moving(self, character_ids: Iterable[str]) -> None:
+        """These characters' fights are being moved: their versions read here are no longer theirs (a
+        later `showing` of them reads them again, still locked)."""
+        for cid in character_ids:
+            self.found.pop(cid, None)
 
 
 _LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL: NOWAIT found the row locked

@@ -320,3 +320,17 @@ def test_issue27_a_copy_put_in_another_fight_since_is_deleted_only_when_forced(t
     assert t.state(other["id"])["version"] == version + 1  # what it shows changed (as a deletion moves it)
     updated = [e for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
     assert updated[-1]["data"] == {"id": other["id"], "version": version + 1}
+
+
+def test_both_copies_put_in_another_fight_move_it_once_each(table):
+    """The revert deletes two copies another fight shows: that fight moves twice, each move its own
+    version (its second move read the version the first wrote: before, it reused the first's read, wrote
+    nothing and sent the same version twice)."""
+    t = table("worlds-awakening")
+    eid, joined, n, copies = _orcs_join(t)
+    other = t.encounter([{"character_id": copies["Orc 1"]}, {"character_id": copies["Orc 2"]}])["id"]
+    version = t.state(other)["version"]
+    t.post(f"/v1/encounters/{eid}/actions/{joined['action']['id']}/revert", {"force": True})
+    assert t.state(other)["version"] == version + 2
+    updated = [e["data"] for e in read_events(t.client, t.c.id, t.gm) if e["type"] == "encounter.updated"]
+    assert updated[-2:] == [{"id": other, "version": version + 1}, {"id": other, "version": version + 2}]
