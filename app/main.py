@@ -40,7 +40,7 @@ from app.core.db import THREADS, SessionOpener, Sessions, open_session, sqlite_e
 from app.core.wal import run_checkpoints
 from app.services.webhook_delivery import run_dispatcher
 
-WEB = Path(__file__).resolve().parent / "web"  # the dashboard (issue 15): plain ES modules + CSS, no build step
+WEB = Path(__file__).resolve().parent / "web"  # the dashboard: plain ES modules + CSS, no build step
 # the dashboard's files are revalidated on each load (their ETag makes it a 304), so an update is never half-seen
 NO_CACHE = {"Cache-Control": "no-cache"}
 
@@ -59,7 +59,7 @@ def operation_id(route: APIRoute) -> str:
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # as many threadpool threads as the pool has connections for (app.core.db)
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
-    # the webhook delivery loop (issue 29 item 1) and SQLite's checkpoints (app.core.wal), stopped with the app
+    # the webhook delivery loop and SQLite's checkpoints (app.core.wal), stopped with the app
     settings: Settings = app.state.settings
     tasks = []
     if settings.webhook_delivery:
@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
-    # the hot routes first: a request is matched against the routes in this order (issue 16)
+    # the hot routes first: a request is matched against the routes in this order
     for module in (play, rolls, characters, bundles, campaigns, events, encounters, webhooks, stats, rulesets, system):
         app.include_router(module.router)
     install_error_handlers(app)
@@ -109,7 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     @app.api_route("/join", methods=["GET", "HEAD"], include_in_schema=False)  # an invitation link: /join#<code>
     async def dashboard() -> FileResponse:
-        """The dashboard's page, with its Content-Security-Policy (issue 21 item 11)."""
+        """The dashboard's page, with its Content-Security-Policy."""
         return FileResponse(WEB / "index.html", headers={**NO_CACHE, **DASHBOARD})
 
     if settings.cors_origins:

@@ -1,4 +1,4 @@
-"""The AsyncAPI 3 document of the event stream (issue 25 item 8), served at `/asyncapi.json`
+"""The AsyncAPI 3 document of the event stream, served at `/asyncapi.json`
 beside `/openapi.json`: one channel, the campaign's stream (`GET /v1/campaigns/{id}/events`,
 Server-Sent Events), and one message per event name, whose payload is the same schema as
 openapi.json's `x-events` names (taken from the OpenAPI document itself, so the two never differ)."""

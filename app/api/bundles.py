@@ -1,6 +1,6 @@
-"""Export and import (API.md round 3): a campaign or one character as one versioned JSON bundle.
+"""Export and import (API.md): a campaign or one character as one versioned JSON bundle.
 
-An import is parsed and checked off the event loop (API.md round 4, "Import vouches for nothing
+An import is parsed and checked off the event loop (API.md, "Import vouches for nothing
 it did not roll"), so that a bundle of tens of megabytes holds up no other request of the worker:
 the route reads its body itself (FastAPI would parse and validate it on the loop), parses it in
 a thread in pieces (`ijson`, a buffer at a time: one call of a JSON parser over the whole body

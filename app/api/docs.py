@@ -2,7 +2,7 @@
 so they work at a table with no internet: the pinned `fastapi-offline` package
 ships the Swagger UI and ReDoc bundles; FastAPI's own pages point at them.
 
-Each page is built once, with a Content-Security-Policy fitting it (issue 21 item 11):
+Each page is built once, with a Content-Security-Policy fitting it:
 its scripts from the app (Swagger UI's inline start-up script allowed by its hash), the
 OpenAPI document and "Try it out" on this origin only, never framed. ReDoc styles itself
 with `<style>` elements it writes (styled-components), and searches in a `blob:` worker."""

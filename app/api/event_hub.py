@@ -11,15 +11,15 @@ A subscriber too slow to keep up (its queue full) is dropped and told so: its
 stream reads what it missed from the database by its own cursor, then subscribes
 again. When the database fails for `OUTAGE_TICKS` ticks in a row, every
 subscriber is told to end its stream (an SSE `error` event, then close).
-A stream belongs to a live credential (issue 21 item 1): each tick also reads which
+A stream belongs to a live credential: each tick also reads which
 of the subscribers' tokens still exist, in the same round trip; a subscriber whose
 token was rotated or deleted (its player removed, its campaign deleted) is told
 so and ends (`event: error`, `{"code": "token_revoked"}`), on every worker,
 within one poll interval.
 The poller stops when the last subscriber leaves and starts again with the next.
 
-On PostgreSQL the poller is woken by the database (LISTEN/NOTIFY, app.core.notify; issue 28
-item 4): a commit adding events to a campaign it follows, or changing credentials, wakes it at
+On PostgreSQL the poller is woken by the database (LISTEN/NOTIFY, app.core.notify):
+a commit adding events to a campaign it follows, or changing credentials, wakes it at
 once, on every worker and instance; it then polls at most every `NOTIFIED_GAP` seconds (a burst
 of commits is read in a few ticks, not one each), and otherwise only every `fallback_seconds`
 while notifications are heard (the outbox stays the truth: a lost notification is caught up
@@ -204,7 +204,7 @@ class EventHub:
         raises Unavailable when the database cannot say where the campaign is."""
         sub = Subscription(campaign_id, viewer)
         # while a tick reads, a new stream waits for the next one: this tick's events are dispatched
-        # after a read of the credentials it did not ask for this one's (issue 21 item 1)
+        # after a read of the credentials it did not ask for this one's
         if campaign_id in self._cursors and not self._reading:
             sub.start = self._cursors[campaign_id]
             self._subs[campaign_id].add(sub)

@@ -145,7 +145,7 @@ async def create_event_ticket(campaign_id: str, sessions: SessionFactory, princi
 async def _ticket_principal(request: Request, sessions: Sessions, ticket: str) -> Principal:
     """The ticket's principal (it is used up); a bad ticket counts as a failed authentication.
     A ticket refused before it is read (its address failed too often: 429) is spent all the
-    same (issue 21 item 12): it never works afterwards, from any address."""
+    same: it never works afterwards, from any address."""
     limiter = request.app.state.rate_limiter
     address = client_address(request)
     try:

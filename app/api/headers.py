@@ -1,4 +1,4 @@
-"""The security headers of the pages the app serves (issue 21 item 11): the dashboard, its
+"""The security headers of the pages the app serves: the dashboard, its
 files, `/docs` and `/redoc`. Each page gets a Content-Security-Policy fitting what it loads
 (everything from the app itself: no CDN, no inline script but the docs' own, allowed by its
 hash), and every one `nosniff`, `X-Frame-Options: DENY` (with `frame-ancestors 'none'`) and

@@ -281,7 +281,7 @@ def _camel(code: str) -> str:
 
 
 def problem_schemas() -> tuple[dict[str, Any], dict[int, list[str]]]:
-    """Issue 25 item 5: `Problem` (any code), and the codes grouped by status and members, one
+    """`Problem` (any code), and the codes grouped by status and members, one
     object schema per group (`NotYourTurnProblem`, `ConflictProblem`…) whose `code` is the enum of
     its codes and whose members are typed: a union of a status's groups discriminated by `code`
     narrows in every generator. Returns the schemas and, per status, its groups' names."""
@@ -347,7 +347,7 @@ def problem_content(status: int | tuple[int, ...], by_status: dict[int, list[str
 
 
 def statuses(method: str, operation: dict[str, Any]) -> list[int]:
-    """Issue 25 item 2: the error statuses an operation returns (the fuzz run checks that every
+    """The error statuses an operation returns (the fuzz run checks that every
     status it sees is declared): what its credentials, path, parameters, body and method expose it to."""
     public = operation.get("security") == []
     params = operation.get("parameters", [])
@@ -564,7 +564,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
 
 
 def _lint_clean(schema: dict[str, Any]) -> None:
-    """What Redocly, Spectral and openapi-typescript report, mended (issue 25, "Done means"):
+    """What Redocly, Spectral and openapi-typescript report, mended:
     - a discriminator whose mapping names a union (LogEntry's `test` is TestResult, itself a union
       by ruleset) is dropped: every leaf's `const` tells the members apart all the same;
     - each member of a discriminated union requires its discriminator (a member whose `type` has a
@@ -597,7 +597,7 @@ def _lint_clean(schema: dict[str, Any]) -> None:
 
 
 def _declare(schema: dict[str, Any], by_status: dict[int, list[str]]) -> None:
-    """Issue 25 item 7: who may call what, said for every operation (`security: []` on the public
+    """Who may call what, said for every operation (`security: []` on the public
     ones, anonymous or bearer where ADMIN_TOKEN decides), the tags, a server, the licence."""
     schema["info"]["license"] = LICENSE
     schema["servers"] = SERVERS
@@ -618,7 +618,7 @@ def _header(name: str) -> dict[str, str]:
 
 
 def _declare_headers(method: str, operation: dict[str, Any]) -> None:
-    """Issue 25 item 6: the response headers each operation sends, If-None-Match and its 304."""
+    """The response headers each operation sends, If-None-Match and its 304."""
     name = operation["operationId"]
     limited = "429" in operation["responses"]  # a token's requests (and open campaign creation) are counted
     if method == "get" and name in ETAGGED:
@@ -700,7 +700,7 @@ def _leaves_exclusive(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _union_keyword(components: dict[str, Any], choices: list[dict[str, Any]]) -> str:
-    """Issue 25 item 4: `oneOf` when no body can be valid for two rulesets (a strict validator
+    """`oneOf` when no body can be valid for two rulesets (a strict validator
     then picks exactly one), `anyOf` when the body alone cannot tell them apart (the ruleset is
     the campaign's: a Rulebook D100 stat is any name its GM chose, RB-S1, so `{"stat": "force"}`
     is a Great Cosmos and a Rulebook D100 test both); each choice keeps its `x-ruleset`."""
@@ -768,7 +768,7 @@ def _union_of(components: dict[str, Any], tagged: list[tuple[str, dict[str, Any]
 
 
 def _typed_by_ruleset(components: dict[str, Any]) -> None:
-    """Issue 25 item 3: each ruleset's sheet, campaign options and encounter options as named
+    """Each ruleset's sheet, campaign options and encounter options as named
     components (`GreatCosmosSheet`…), and every `sheet` and `options` typed by them:
     - an object that carries its `ruleset` (a character, a campaign, their events, a new campaign)
       is a union of one variant per ruleset discriminated by it (`AsgardCampaignPublic`), its

@@ -199,7 +199,7 @@ def app_error_response(exc: e.AppError) -> JSONResponse:
     return problem(status, exc.title, exc.detail, code=exc.code, headers=headers or None, **extra)
 
 
-# PostgreSQL's SQLSTATEs of a request the database refused for now (issue 21 item 6): a deadlock, a
+# PostgreSQL's SQLSTATEs of a request the database refused for now: a deadlock, a
 # serialization failure or a foreign key broken by a concurrent deletion is a race lost to another
 # writer, never "the connection failed" nor a 500
 RACE_LOST = (

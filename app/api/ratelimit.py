@@ -15,7 +15,7 @@ tries Redis again after a few seconds: the limits still hold per process (never
 a 500, never a request waiting on a dead store, and brute-force throttling is
 not switched off by taking Redis down).
 
-Issue 25 item 6: a response subject to a limit carries the IETF fields
+A response subject to a limit carries the IETF fields
 (draft-ietf-httpapi-ratelimit-headers, structured fields): `RateLimit-Policy:
 "per-token";q=120;w=60` (its quota and window) and `RateLimit: "per-token";r=57;t=30`
 (what is left, and the seconds until the oldest request of the window leaves it).
@@ -180,7 +180,7 @@ class RateLimiter:
 
     async def hit_campaign_creation(self, address: str) -> None:
         """Open creation, per address; a loopback address (a developer's `make run`) only if
-        CAMPAIGN_THROTTLE_LOOPBACK (issue 25 item 12)."""
+        CAMPAIGN_THROTTLE_LOOPBACK."""
         if self.campaigns and (self.throttle_loopback or not _loopback(address)):
             await self._hit(
                 self.campaigns,

@@ -1,4 +1,4 @@
-"""`X-Request-Id` (issue 14 item 10): every response carries one, every problem
+"""`X-Request-Id`: every response carries one, every problem
 body names it (`request_id`), and every log line of the request shows it.
 
 asgi-correlation-id reads the client's id (kept when it is sane: 1 to 64 safe
@@ -110,7 +110,7 @@ def redacted(path: str) -> str:
 
 
 class RedactSecrets(logging.Filter):
-    """The access line never carries a ticket (issue 21 item 12): uvicorn's access record's
+    """The access line never carries a ticket: uvicorn's access record's
     arguments are (client, method, path with query, HTTP version, status)."""
 
     def filter(self, record: logging.LogRecord) -> bool:

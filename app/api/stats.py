@@ -1,4 +1,4 @@
-"""Issue 29 item 3: luck measured against the exact odds."""
+"""Luck measured against the exact odds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Webhooks (API.md round 3): the GM's receivers of the campaign's events and their deliveries log."""
+"""Webhooks (API.md): the GM's receivers of the campaign's events and their deliveries log."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ ANSWER_MARGIN_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class Bounds:
-    """How long PostgreSQL work may wait (issue 21 item 6), so one stuck lock or a silent
+    """How long PostgreSQL work may wait, so one stuck lock or a silent
     server cannot hold the write slots: a statement waits at most `lock_seconds` for a lock
     (`lock_timeout`) and runs at most `statement_seconds` (`statement_timeout`), both set on
     each connection at its start; the lane waits at most `answer_seconds` for
@@ -74,7 +74,7 @@ class Bounds:
 
     lock_seconds: float = 0
     statement_seconds: float = 0
-    # PostgreSQL connections this process opens at most (issue 28 item 4): `pools()`; 0 = the
+    # PostgreSQL connections this process opens at most: `pools()`; 0 = the
     # sizes of before (a pool per thread: the tests' own engine, migrations)
     connections: int = 0
     notify: bool = True  # False: this process's commits send no `jdr_events` (migration 0011's trigger)
@@ -213,7 +213,7 @@ def _sqlite_transactions(engine: Engine, busy_timeout_ms: int = 30000, autocheck
 def _begin(conn: Connection, sql: str) -> None:
     """`sql` (a BEGIN) sent on the DBAPI connection itself: SQLAlchemy's `exec_driver_sql` would
     wrap it in an execution context and its events, which cost more than SQLite's BEGIN itself on
-    every write (issue 28 item 1: ~25% of a unit of work's own cost). Its errors are raised as
+    every write (~25% of a unit of work's own cost). Its errors are raised as
     `exec_driver_sql` raises them (`raise_dbapi_error`)."""
     dbapi = conn.connection.dbapi_connection
     assert dbapi is not None  # a connection beginning holds its DBAPI connection
@@ -259,7 +259,7 @@ class Database:
 
     `green` (PostgreSQL only): the pool of the writes run on the event loop — psycopg's async
     connections under SQLAlchemy's sync API (`AsyncEngine.sync_engine`), used from a greenlet.
-    It is the one second pool, kept because it was measured (issue 28 item 3, POST …/tests
+    It is the one second pool, kept because it was measured (POST …/tests
     in-process, real threadpool, CPU time of the process): the same writes in worker threads
     cost +0.7% CPU a request one at a time (1,321 vs 1,312 µs, 4 alternating rounds) but +11%
     with 16 concurrent clients (median 2,144 vs 1,933 µs, 3 alternating rounds): the thread
@@ -305,7 +305,7 @@ SQLITE_WRITER = threading.Lock()
 # others wait their turn as coroutines (app.api.deps.in_thread), not as threads
 # each holding a pooled connection: on PostgreSQL, writers that would only queue
 # on each other's row locks and on the GIL cost CPU (thread switches) and gain
-# nothing (issue 16: 32 writer threads spent ~30% more CPU a request than 2-4);
+# nothing (32 writer threads spent ~30% more CPU a request than 2-4);
 # on SQLite there is one writer anyway, and it runs on the event loop itself
 # (`SessionOpener.on_loop`).
 WRITERS = {"sqlite": 1, "postgresql": 4}

@@ -1,5 +1,5 @@
 """PostgreSQL LISTEN/NOTIFY: what wakes the event streams and the webhook loop of every worker
-and instance (issue 28 item 4).
+and instance.
 
 The database sends the notifications itself (triggers of migration 0011): `jdr_events` with the
 campaign's id after each commit that adds events to it, `jdr_credentials` after a commit that

@@ -1,4 +1,4 @@
-"""The keys of fight steps logged before step keys existed (issue 27 item 2's tail), for what
+"""The keys of fight steps logged before step keys existed, for what
 still brings such steps in after migration 0014 ran: a campaign bundle exported before it.
 
 One definition: the map is migration 0014's own (`alembic/versions/…_0014.py`: its `(rule, what)`

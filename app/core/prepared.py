@@ -297,7 +297,7 @@ class _Lane:
                 if began:
                     _call(self.raw.rollback)
                     error = self._exchange(dumped, began)
-        except Silent:  # issue 21 item 6: never a hang; the connection is not given back
+        except Silent:  # never a hang; the connection is not given back
             conn.invalidate()
             raise Unavailable(
                 f"the database did not answer within {self.answer_within:g} s; retry shortly",

@@ -1,4 +1,4 @@
-"""SQLite's WAL checkpoints in a thread, not in the commit that crosses the threshold (issue 28 item 1).
+"""SQLite's WAL checkpoints in a thread, not in the commit that crosses the threshold.
 
 In WAL mode SQLite copies the log back into the database file (a checkpoint) when a commit leaves
 more than `wal_autocheckpoint` pages in it, inside that commit: with ~13 pages a test, every ~80th

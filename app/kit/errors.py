@@ -5,7 +5,7 @@ class to its status code in one place and renders problem+json. An error carries
 what a client needs to act (a stable `code`, a detail, the field at fault, extra
 figures, how long to wait before retrying) and nothing of the transport.
 
-Issue 25 item 5: every problem has a `code`, a stable snake_case word a client
+Every problem has a `code`, a stable snake_case word a client
 translates (never the `detail`). Each code is declared once, in `CODES`, with the
 class whose status it answers with, what it means and the JSON Schema of each
 member it adds to the problem; the OpenAPI document, README's table

@@ -1,4 +1,4 @@
-"""The export bundle (API.md round 3, "Export and import"): one versioned JSON document of a
+"""The export bundle (API.md, "Export and import"): one versioned JSON document of a
 campaign with its whole history, or of one character; read strictly on import (an unknown field,
 a missing one or a wrong type is a 422 naming its place)."""
 

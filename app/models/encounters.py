@@ -80,8 +80,8 @@ class CombatantCreateBase(Strict):
 
 
 class CombatantAddBase(CombatantCreateBase, RollingRequest):
-    """`POST …/combatants`: one combatant (or `count` NPC copies). In a running fight (issue 27
-    item 5) it takes its place in the turn order by the ruleset's initiative rule, rolled with
+    """`POST …/combatants`: one combatant (or `count` NPC copies). In a running fight it
+    takes its place in the turn order by the ruleset's initiative rule, rolled with
     `seed` or table `dice` as at `start` (or the GM's `initiative`); a hidden combatant's joining
     is a hidden action. Before `start`, `seed` and `dice` are refused (nothing is rolled yet)."""
 

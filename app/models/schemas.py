@@ -24,7 +24,7 @@ def _utc(value: datetime) -> datetime:
 
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
 
-# API.md round 3: `metadata`, a client's own ids on a campaign, a character or an encounter
+# API.md: `metadata`, a client's own ids on a campaign, a character or an encounter
 METADATA_KEYS, METADATA_KEY_LENGTH, METADATA_VALUE_LENGTH = 50, 40, 500
 MetadataKey = Annotated[str, Field(min_length=1, max_length=METADATA_KEY_LENGTH, pattern=NO_CONTROL)]
 MetadataValue = Annotated[str, Field(max_length=METADATA_VALUE_LENGTH, pattern=NO_NUL)]

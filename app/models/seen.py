@@ -1,7 +1,7 @@
 """A player's version of an encounter: the count of the changes that player was told of.
 
 The GM's `version` counts every change. A player's counts only the changes its stream was told
-of (API.md round 4, "Input and views"): a change it may not see (a hidden combatant's action, a
+of (API.md, "Input and views"): a change it may not see (a hidden combatant's action, a
 sheet edit a `status` fight shows as the same word) leaves its version, hence its ETag, as they
 were (a 304 to `If-None-Match`), so hidden changes cannot be counted. The encounter keeps
 `player_versions = {"players": n, "owners": {player_id: m}}`: `n` counts the changes told to

@@ -59,7 +59,7 @@ class Campaign(SQLModel, table=True):
     version: int = Field(default=1)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
-    # a client's own ids (API.md round 3 `metadata`; `metadata` is SQLAlchemy's own attribute)
+    # a client's own ids (API.md `metadata`; `metadata` is SQLAlchemy's own attribute)
     client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
 
 
@@ -104,7 +104,7 @@ class Character(SQLModel, table=True):
     version: int = Field(default=1)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
-    # what players other than its owner may see of it (API.md round 3): observer | limited | none
+    # what players other than its owner may see of it (API.md): observer | limited | none
     player_access: str = Field(default="observer", max_length=10, sa_type=SafeString(10))
     client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
 
@@ -116,7 +116,7 @@ class LogEntry(SQLModel, table=True):
     __table_args__ = (
         Index("ix_roll_log_campaign_seq", "campaign_id", "seq"),
         Index("ix_roll_log_character_seq", "character_id", "seq"),
-        # the statistics (issue 29 item 3): a campaign's tests, since a time
+        # the statistics: a campaign's tests, since a time
         Index("ix_roll_log_campaign_kind_created", "campaign_id", "kind", "created_at"),
     )
 
@@ -133,7 +133,7 @@ class LogEntry(SQLModel, table=True):
     rerolls: str | None = Field(default=None, max_length=32, sa_type=SafeString(32), unique=True)
     created_at: datetime = _ts()
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    # issue 29 item 3: a test's figures, written as it is logged (null on other entries and on tests
+    # A test's figures, written as it is logged (null on other entries and on tests
     # logged before migration 0012), so the statistics are SQL aggregates: its outcome, the exact
     # probability (as a float) of each outcome and of success, and its dice by type (two at most:
     # a test rolls its own die and, in Great Cosmos, the karma d10): the die, how many, their sum
@@ -206,7 +206,7 @@ class Event(SQLModel, table=True):
     whole table (internal); `number` counts a campaign's events (1, 2, 3…): the
     only id clients see (`id:` lines, `Last-Event-ID`, `?after=`).
 
-    Who receives it (API.md round 3, per viewer): the GM `data`; the player `owner_id`
+    Who receives it (API.md, per viewer): the GM `data`; the player `owner_id`
     (the owner of the character it is about) `data`; any other player nothing when
     `hidden`, else `player_data` when set (what it may see of the thing: a character
     it has `limited` access to, an entry without the GM's secrets), else `data`."""
@@ -231,7 +231,7 @@ class Event(SQLModel, table=True):
 
 class EventCounter(SQLModel, table=True):
     """How many events a campaign has (its last event's `number`), counted by each event's insert
-    (app.services.events.record, issue 28 item 2: an upsert `… RETURNING` instead of a lock and a
+    (app.services.events.record: an upsert `… RETURNING` instead of a lock and a
     `max() + 1`). Its row lock is the last lock a writer takes. No foreign key: a deleted campaign's
     count is left behind (ids are never reused)."""
 
@@ -275,7 +275,7 @@ class Encounter(SQLModel, table=True):
     options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     turn_order: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     current_turn: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
-    # a client's own ids (API.md round 3 `metadata`, as on campaigns and characters)
+    # a client's own ids (API.md `metadata`, as on campaigns and characters)
     client_metadata: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
     # the players' count of the changes they were told of (`encounters/seen.py`): `players` for every
     # player, plus `owners[player_id]` for those told alone (of their own hidden combatant…)
@@ -339,11 +339,11 @@ def core_table(model: type[SQLModel]) -> Table:
     return model.__table__  # type: ignore[attr-defined]  # set by SQLModel's metaclass, undeclared
 
 
-# --- webhooks (issue 29 item 1) --------------------------------------------------------------
+# --- webhooks --------------------------------------------------------------
 
 
 class Webhook(SQLModel, table=True):
-    """A receiver of a campaign's events (API.md round 3, "Webhooks"): `last_number` is the last
+    """A receiver of a campaign's events (API.md, "Webhooks"): `last_number` is the last
     event number done with (delivered, or failed after every attempt); `lease_owner` /
     `lease_expires` say which delivery loop (process) holds it now: one owner at a time, taken
     with a conditional UPDATE; `attempts` / `next_attempt_at` the retries of the next event.

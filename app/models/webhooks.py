@@ -1,4 +1,4 @@
-"""Request and response schemas of webhooks and their deliveries (API.md round 3, "Webhooks")."""
+"""Request and response schemas of webhooks and their deliveries (API.md, "Webhooks")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exact distributions of dice (the odds of an action: `actions/plan`, issue 26).
+"""Exact distributions of dice (the odds of an action: `actions/plan`).
 
 A distribution is `{value: probability}` (Fractions summing to 1). Each die is uniform;
 sums are convolutions, a kept/dropped term is counted over its dice's combinations."""

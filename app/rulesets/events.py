@@ -5,7 +5,7 @@ character as `GET /v1/characters/{id}` returns it…), or the roll-log entry; an
 encounter's events carry its id and new version (read the state, filtered for
 the caller, with `GET /v1/encounters/{id}`) and the action that made it, as
 `GET /v1/encounters/{id}/actions/{aid}` returns it to that viewer. Every change sends
-its events (API.md round 3, a complete mirror): a fight's action sends
+its events (API.md, a complete mirror): a fight's action sends
 `character.updated` for each sheet it changed, `log.created` for its entry, then
 `encounter.action`. Hidden things (a GM's hidden roll, a hidden combatant's action
 and sheet) are in the GM's streams only (and its owner's). Every event is filtered

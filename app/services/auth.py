@@ -163,7 +163,7 @@ def check_access(
         assert row is not None  # an unknown character is refused just above (404)
         owner = row.player_id
         if not principal.is_gm and owner != principal.player_id and row.player_access == "none":
-            raise NotFound("no character with this id")  # unknown to this player (API.md round 3)
+            raise NotFound("no character with this id")  # unknown to this player (API.md)
     if "encounter_id" in path:
         row = session.connection().execute(_ENCOUNTER, {"id": path["encounter_id"]}).first()
         check_member(principal, row.campaign_id if row else "", "encounter")

@@ -1,4 +1,4 @@
-"""Export and import (issue 29 item 2, API.md round 3): a campaign, or one character, as one
+"""Export and import (API.md): a campaign, or one character, as one
 versioned JSON bundle with its whole history, and back as a new campaign (or a new character of
 a campaign) with new ids and new tokens.
 
@@ -512,7 +512,7 @@ _LOGGED: TypeAdapter[Any] = TypeAdapter(LoggedBody)
 
 def _as_older_rows_are(body: Any) -> Any:
     """A copy of a log body to check, with a stand-in for what rows stored by earlier versions lack
-    (served as they are stored): a `provenance` (issue 21), and the `key` of a step whose text
+    (served as they are stored): a `provenance`, and the `key` of a step whose text
     migration 0014 does not know (it stays without one, as in a database that migration keyed)."""
     checked = _unkeyed_steps_allowed(body)
     if isinstance(checked, dict) and "provenance" not in checked:
@@ -759,7 +759,7 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
 def _import_events(
     session: Session, campaign_id: str, ruleset: str, bundle: CampaignBundle, ids: dict[str, str]
 ) -> None:
-    """What the import made, as the event mirror tells it (API.md round 3: "an import" is one of
+    """What the import made, as the event mirror tells it (API.md: "an import" is one of
     the changes every stream and webhook hears of): `player.created` for each player,
     `character.created` for each character (as each viewer reads it: the GM, its owner, then its
     `player_access`, its fights included), `encounter.created` for each encounter, in that order.

@@ -227,7 +227,7 @@ _DELETION_LOCKS = (  # in the writers' order (see `locks`), after the campaign's
 
 def _lock_for_deletion(session: Session, campaign_id: str) -> None:
     """Every row a writer of the campaign locks, in the writers' order, then the campaign's row
-    FOR UPDATE (issue 21 item 6): a writer that holds a row of them finishes first (it waits for
+    FOR UPDATE: a writer that holds a row of them finishes first (it waits for
     nothing the deletion holds), a later one waits for the deletion and then finds nothing (404),
     and no child insert slips in between the deletion's statements (its foreign key waits)."""
     for statement in _DELETION_LOCKS:

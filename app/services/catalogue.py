@@ -62,7 +62,7 @@ class RulesetOperations(Described):
         "(a client builds its form from it, `$defs` within)."
     )
     character_actions: dict[str, CharacterActionType] = Field(
-        description="Each of `actions` -> who may perform it and the JSON Schema of its body (issue 27: AS-C6 "
+        description="Each of `actions` -> who may perform it and the JSON Schema of its body (AS-C6 "
         "first aid, AS-H4 cancel damage…)."
     )
 

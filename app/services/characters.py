@@ -84,7 +84,7 @@ def public(character: StoredCharacter | Character, ruleset: str) -> dict[str, An
 
 def limited(character: StoredCharacter | Character, ruleset: str, *, pools: bool = True) -> dict[str, Any]:
     """The character as a player with `limited` access reads it: no sheet, each pool as a status
-    word (API.md round 3); `pools=False` when a fight it is in hides them (`hp_visibility: hidden`).
+    word (API.md); `pools=False` when a fight it is in hides them (`hp_visibility: hidden`).
     Its `version` is computed from what it shows (`view_version`), and its `updated_at` is its
     `created_at`: an edit this view does not show moves neither (nor its ETag)."""
     shown = (
@@ -147,7 +147,7 @@ def updated_events(
     """The `character.updated` of each of these characters (a fight changed their sheets): its data
     and `events.record`'s audience arguments, their fights read in one query (to record later, in
     the writes' batch: nothing is read then). `hidden`: the change is one the other players may not
-    know of (a hidden action: never what or who, API.md round 3): the GM's and the owner's.
+    know of (a hidden action: never what or who, API.md): the GM's and the owner's.
     `not_fighting`: characters the caller knows are in no fight (their fights are not read)."""
     if not characters:
         return []

@@ -284,7 +284,7 @@ def latest_numbers(session: Session, campaign_ids: list[str]) -> dict[str, int]:
 
 def live_tokens(session: Session, token_hashes: set[str]) -> set[str]:
     """Which of these credentials still exist (one primary-key probe each): a stream
-    lives by its token (issue 21 item 1)."""
+    lives by its token."""
     if not token_hashes:
         return set()
     rows = session.connection().execute(select(_cred.c.token_hash).where(_cred.c.token_hash.in_(sorted(token_hashes))))

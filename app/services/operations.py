@@ -64,7 +64,7 @@ __all__ = ["RollingWork", "EncodedBody", "retried", "log_entry_body", "check_pro
 
 def check_provenance(principal: Principal, options: dict[str, Any], req: RollingRequest) -> None:
     """API.md: the GM may always enter dice (`dice`, `seed`); players only when the campaign
-    allows it (issue 21 item 2); hidden rolls are the GM's."""
+    allows it; hidden rolls are the GM's."""
     check_caller_dice(principal, options, seed=req.seed, dice=req.dice)
     if req.hidden and not principal.is_gm:
         raise Forbidden("only the GM may make hidden rolls", code="gm_only")
@@ -333,7 +333,7 @@ _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindpara
 def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now, p_success: OddsValue | None) -> Head:
     """The outcome's result model with the roll-log fields stamped: its id, and `rolls` (every
     die of the operation) unless it lists its dice its own way, hidden, created_at, provenance;
-    `p_success` for a test (issue 29 item 3: the odds route's exact success for the same body)."""
+    `p_success` for a test (the odds route's exact success for the same body)."""
     entry: dict[str, Any] = {"id": new_id()}
     if p_success is not None:
         entry["p_success"] = p_success

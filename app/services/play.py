@@ -63,7 +63,7 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
 
 
 def outcome_odds(adapter: RulesetAdapter, hero: CharacterState, req: Any, ctx: OperationContext) -> dict[str, Fraction]:
-    """Issue 29 item 3: the exact probability of the outcomes of the test `req` as it is rolled (an
+    """The exact probability of the outcomes of the test `req` as it is rolled (an
     outcome left out has none), the odds route's figures for the same body (`hero` as it was before
     the test: the rules return new sheets, never change the one they read). Nothing rolled: its
     own empty dice. The ruleset's own object (its cached computation's: shared, never changed)."""

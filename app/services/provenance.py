@@ -1,5 +1,5 @@
 """How the caller's dice of a roll-log entry were made, and what each viewer reads of it
-(API.md "Provenance and who may enter which die"; issue 21 item 2).
+(API.md "Provenance and who may enter which die").
 
 Every entry records `"provenance"`: `"server"` (the server's secure RNG), `"seed"`
 (a reproducible RNG of the caller's seed, kept in `"seed"`) or `"table"` (dice the
@@ -42,7 +42,7 @@ def as_imported(body: dict[str, Any]) -> dict[str, Any]:
 def check_caller_dice(
     principal: Principal, campaign_options: dict[str, Any], *, seed: int | None, dice: object | None
 ) -> None:
-    """Issue 21 item 2: the GM may always choose its dice; a player, with table `dice` or a
+    """The GM may always choose its dice; a player, with table `dice` or a
     `seed` (which chooses them as surely), only when the campaign's `players_may_enter_dice`
     is true (else 403)."""
     if principal.is_gm or campaign_options.get("players_may_enter_dice", False):

@@ -61,7 +61,7 @@ def _cursor(entry_id: str) -> str:
 def _after(session: Session, principal: Principal, campaign_id: str, cursor: str) -> int:
     """The sequence the page continues below; 422 for a cursor not of this campaign's log, and
     for a player, built from an entry it may not read (hidden, or about a character hidden from
-    it): exactly as an unknown one (issue 21 item 7)."""
+    it): exactly as an unknown one."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except Exception:
@@ -180,7 +180,7 @@ def list_log(
 
 
 def _text_for_player(text: str) -> str:
-    """A stored entry's text as a player reads it (issue 21 item 2: a seed is the GM's): the text
+    """A stored entry's text as a player reads it (a seed is the GM's): the text
     as it is, but for an entry with a seed (only those are decoded, `"seed"` in the text)."""
     if '"seed"' not in text:
         return text

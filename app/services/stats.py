@@ -1,4 +1,4 @@
-"""Issue 29 item 3: luck measured against the exact odds (`GET /v1/campaigns/{cid}/stats`).
+"""Luck measured against the exact odds (`GET /v1/campaigns/{cid}/stats`).
 
 Each test logs its figures as it is rolled (`LOG_FIGURES`: its outcome, the exact probability of
 each outcome and of success, its dice by type), so the statistics are two SQL aggregates over

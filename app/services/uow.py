@@ -65,7 +65,7 @@ T = TypeVar("T")
 
 
 def default_access(kind: str) -> str:
-    """API.md round 3: a PC is `observer` to the other players by default, an NPC `none`."""
+    """API.md: a PC is `observer` to the other players by default, an NPC `none`."""
     return "none" if kind == "npc" else "observer"
 
 
@@ -122,7 +122,7 @@ _FAST_CAMPAIGN = Prepared(_CAMPAIGN)
 
 
 _credential, _combatant, _encounter = core_table(Credential), core_table(Combatant), core_table(Encounter)
-# ONE statement opens a rolling operation on one character (issue 28 item 2): the character
+# ONE statement opens a rolling operation on one character: the character
 # (locked until the commit: `FOR UPDATE OF character` on PostgreSQL), its campaign's ruleset and
 # options, whether the caller's credential still exists, whether the character is a hidden
 # combatant of one of the campaign's fights (a player who does not own it learns nothing of it),
@@ -390,7 +390,7 @@ class RollLog:
             "body": body,
             "rerolls": rerolls,
             **NO_FIGURES,
-            **(figures or {}),  # a test's outcome, odds and dice (issue 29 item 3: the statistics)
+            **(figures or {}),  # a test's outcome, odds and dice (the statistics)
         }
         if body_json is not None:
             _FAST_INSERT_LOG.run(self.conn, {**entry, "body": body_json})

@@ -1,10 +1,10 @@
-"""What a player may see of a character (API.md round 3), one answer for the reads and the events.
+"""What a player may see of a character (API.md), one answer for the reads and the events.
 
 The GM and the character's owner see everything. Any other player sees what the
 character's `player_access` grants — `observer` (all of it), `limited` (name, kind,
 ruleset, each pool as a status word) or `none` (nothing: not listed, 404 as an
 unknown id) — made stricter by the fights it is in: a hidden combatant's character
-is `none` until revealed (issue 13), and one in a fight whose `hp_visibility` is
+is `none` until revealed, and one in a fight whose `hp_visibility` is
 `status` or `hidden` is read at most `limited` (`masked`: `limited` without its
 pools, for `hidden`). The encounter view itself follows the encounter's rules."""
 

@@ -1,4 +1,4 @@
-"""The webhook delivery loop (issue 29 item 1): one per process, started by the app's lifespan.
+"""The webhook delivery loop: one per process, started by the app's lifespan.
 
 Every `webhook_poll_seconds` it looks for webhooks with events to deliver that no loop holds,
 takes the lease of as many as it has free slots (`webhook_concurrency`), and serves each in a
@@ -21,7 +21,7 @@ slot of this loop and nothing of the API. The URL's host is resolved at each att
 address checked (SSRF: a name that resolved to a public address when the webhook was made may
 not point at a private one now); the connection goes to the checked address (no second look-up).
 
-On PostgreSQL with EVENT_NOTIFY (issue 28 item 4), the loop is woken by the database
+On PostgreSQL with EVENT_NOTIFY, the loop is woken by the database
 (LISTEN/NOTIFY, app.core.notify): a commit adding events to a campaign that has a webhook, or a
 new webhook, wakes the loop of every worker and instance at once (it listens to new events only
 while some campaign has a webhook: otherwise every commit's notification would cost each worker

@@ -1,4 +1,4 @@
-"""Webhooks (issue 29 item 1, API.md round 3): a campaign's receivers, the SSRF guard on their
+"""Webhooks (API.md): a campaign's receivers, the SSRF guard on their
 URLs, and the database steps of their delivery (app.services.webhook_delivery runs them).
 
 Delivery state lives on the webhook's row: `last_number` (the last event done with), the

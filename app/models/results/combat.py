@@ -173,7 +173,7 @@ class JoinedChange(_Change):
     after: bool
 
 
-# issue 25 item 3: `before`/`after` typed by where the field lives and which it is. On the encounter
+# `before`/`after` typed by where the field lives and which it is. On the encounter
 # (`combatant_id` null: status, round, order, current), on a combatant (no `character_id`: position,
 # conditions, counters, actions, initiative, hidden, joined) or on its character's sheet (`character_id`
 # given; a resource pool also gives `resource: true` and `max`). Each body fits one member only (the

@@ -94,7 +94,7 @@ class Entry(Result):
 
 class Logged(Entry):
     """The fields of every entry of an operation that rolls: the roll-log fields and how the
-    caller's dice were made (API.md "Provenance and who may enter which die", issue 21 item 2)."""
+    caller's dice were made (API.md "Provenance and who may enter which die")."""
 
     provenance: Provenance
     seed: SeedUsed = None
@@ -151,7 +151,7 @@ class Dice(Result):
 
 class Tail(Result):
     """Last on the wire of a ruleset's roll-log entry: the service's roll-log fields and how the
-    caller's dice were made (API.md "Provenance and who may enter which die", issue 21 item 2)."""
+    caller's dice were made (API.md "Provenance and who may enter which die")."""
 
     hidden: bool = Field(description="A GM roll hidden from the players.")
     created_at: Timestamp
@@ -230,7 +230,7 @@ class SheetEditChange(Result):
 
 class SheetEditEntry(Entry):
     """The roll-log entry of a GM's edit of rule-governed sheet fields (`PATCH /v1/characters/{id}`):
-    no dice, so its provenance is always `server` (every entry has one, API.md round 3), or `imported`
+    no dice, so its provenance is always `server` (every entry has one, API.md), or `imported`
     for an entry of an imported bundle."""
 
     provenance: Literal["server", "imported"] = "server"

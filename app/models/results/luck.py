@@ -1,4 +1,4 @@
-"""Issue 29 item 3: the exact probability of success a test was rolled with."""
+"""The exact probability of success a test was rolled with."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 29 item 3: the statistics' wire (`GET /v1/campaigns/{cid}/stats`)."""
+"""The statistics' wire (`GET /v1/campaigns/{cid}/stats`)."""
 
 from __future__ import annotations
 

@@ -287,7 +287,7 @@ class AsgardAdapter(
         }
         spec = logged_spec(previous, heroism_4d6=heroism_4d6)
         outcome = self._roll(ch, spec, ctx, cost=cost, extra=extra)
-        # the odds route's figures for the test as it is rolled again (issue 29 item 3: counted with its odds)
+        # the odds route's figures for the test as it is rolled again (counted with its odds)
         outcomes = _odds_of_test(spec)[0]
         outcome.odds = {name: Fraction(outcomes.get(name, 0)) for name in OUTCOMES}
         return outcome
@@ -502,7 +502,7 @@ class AsgardAdapter(
         )
 
 
-# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# Every test computes its exact odds (p_success); the pure computation is cached
 # by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
 _odds_of_test = lru_cache(maxsize=4096)(odds_rules.odds_of_test)
 

@@ -180,7 +180,7 @@ class Asgard(EncounterRules):
         return None
 
     def odds(self, x: Exchange) -> ExchangeOdds | None:
-        """Issue 26: the exact odds of an attack on its `target_id` (AS-C1..C5, AS-C11, AS-T6, AS-H1,
+        """The exact odds of an attack on its `target_id` (AS-C1..C5, AS-C11, AS-T6, AS-H1,
         AS-C4; `attack_odds`); none for a heroism reroll (AS-H2), nor for a cooperation of more
         combinations than the odds count (`rules.odds.MAX_COOPERATIONS`)."""
         req = x.req

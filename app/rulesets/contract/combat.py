@@ -71,7 +71,7 @@ COMBAT_ACTIONS = ("attack", "move", "dash", "posture", "final_skill")
 ACTION, MOVE, FREE = "action", "move", "free"
 
 # a combatant's sheet as combat reads it: the ruleset's `Sheet` model (`RulesetAdapter.Sheet`), parsed once
-# from the stored sheet (issue 23: each default lives in that model once); each ruleset reads its own
+# from the stored sheet (each default lives in that model once); each ruleset reads its own
 # fields, which this shared type cannot name
 SheetModel = Any
 
@@ -354,7 +354,7 @@ class EncounterRules(ABC):
     # tests): a plan's odds then give `out` beside `down` (the pool brought to 0)
     out_at_zero: ClassVar[bool] = True
     # the counters whose value is a combatant's id (GC-P2 a riposte): a player sees one only when it
-    # sees that combatant (issue 21 item 4: hidden things are unknown things)
+    # sees that combatant (hidden things are unknown things)
     naming_counters: ClassVar[tuple[str, ...]] = ()
     # the step fields whose value is a combatant's id or a list of them (AS-C11 `members`): a player
     # reads only the ids of combatants it sees (one it does not see: null)
@@ -465,7 +465,7 @@ class EncounterRules(ABC):
         return None
 
     def joining(self, entries: list[dict[str, Any]], round_: int) -> list[dict[str, Any]]:
-        """Issue 27 item 5: of the order `roll_initiative` gave combatants joining a running fight
+        """Of the order `roll_initiative` gave combatants joining a running fight
         in round `round_`, the entries that count (default: all)."""
         return entries
 
@@ -490,7 +490,7 @@ class EncounterRules(ABC):
     def parse_action(self, body: Any) -> BaseModel:
         """The body validated by this ruleset's model of its `type` (unknown fields: 422);
         a type the ruleset does not implement is a 422 naming those it has, as is a `type` that is
-        no string (`{}`, `[1]`: unhashable, issue 21 item 9)."""
+        no string (`{}`, `[1]`: unhashable)."""
         models = self.action_models()
         type_ = body.get("type") if isinstance(body, dict) else None
         if not isinstance(type_, str):
@@ -564,9 +564,9 @@ class EncounterRules(ABC):
         raise unsupported(self.ruleset, "final_skill", list(self.action_models()))
 
     def action_costs(self, type_: str, sheet: SheetModel) -> dict[str, Any] | None:
-        """What an action of this type may cost the combatant whose sheet this is (`choices`,
-        issue 26): `{choice: {resource: amount}}` for each choice that spends something, and
-        `available`: what the sheet holds of those resources; None when nothing it does costs."""
+        """What an action of this type may cost the combatant whose sheet this is (`choices`):
+        `{choice: {resource: amount}}` for each choice that spends something, and `available`: what
+        the sheet holds of those resources; None when nothing it does costs."""
         return None
 
     def needs(self, type_: str, sheet: SheetModel) -> tuple[str, ...]:
@@ -579,7 +579,7 @@ class EncounterRules(ABC):
         return list(getattr(sheet, "weapons", None) or [])
 
     def odds(self, x: Exchange) -> ExchangeOdds | None:
-        """The exact odds of the action `x` would resolve (`actions/plan`, issue 26), built from
+        """The exact odds of the action `x` would resolve (`actions/plan`), built from
         the same pure rules as the action; None when the ruleset has none for this type (the plan
         then counts the action's resolutions one by one, when few)."""
         return None

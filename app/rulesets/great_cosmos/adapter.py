@@ -438,7 +438,7 @@ def karma_effect(r: core.TestResult) -> dict[str, Any]:
     return {"before": r.karma_before, "after": r.karma_after, "used": r.karma_used, "locked": r.locked}
 
 
-# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# Every test computes its exact odds (p_success); the pure computation is cached
 # by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
 _odds_of_test = lru_cache(maxsize=4096)(gc_odds.odds_of_test)
 _intuition_odds = lru_cache(maxsize=256)(gc_odds.intuition_odds)

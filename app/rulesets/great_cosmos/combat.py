@@ -112,7 +112,7 @@ class GreatCosmos(EncounterRules):
         return combat.inventory_weapons(sheet)
 
     def odds(self, x: Exchange) -> ExchangeOdds | None:
-        """Issue 26: the exact odds of an attack (GC-P1..P7, `exchange.attack_odds`)."""
+        """The exact odds of an attack (GC-P1..P7, `exchange.attack_odds`)."""
         return combat.attack_odds(x) if x.req.type == "attack" else None
 
     def move(self, x: Exchange) -> None:

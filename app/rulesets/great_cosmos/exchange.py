@@ -267,7 +267,7 @@ def engage(x: Exchange) -> Engaged:
 
 
 def attack_odds(x: Exchange) -> ExchangeOdds:
-    """The exact odds of `attack(x)` (issue 26): the same checks, the same fighters and terms,
+    """The exact odds of `attack(x)`: the same checks, the same fighters and terms,
     `rules.odds.attack_odds` in place of `resolve_attack`."""
     e = engage(x)
     odds = attack_odds_of(e.fa, e.fd, **e.terms)
@@ -343,7 +343,7 @@ def _provocation(x: Exchange, target: Party) -> None:
         return
     try:
         obeyed = state.check_provoked(a.counters, target.id, provoker_standing=x.standing(by))
-    except RuleError as exc:  # a provoker the caller does not see is not named (issue 21 item 4)
+    except RuleError as exc:  # a provoker the caller does not see is not named
         named = by if x.sees(by) else None
         raise RuleError(
             f"combatant {a.id} is provoked: its next attack aims at {named or 'its provoker'} (GC-P6)",
@@ -563,7 +563,7 @@ def move(x: Exchange) -> None:
     """GC-D1: |dx| + |dy| cells; GC-D2: at most the turn's max move (a dash multiplies it);
     GC-D3: never move-act-move; then a cell another combatant holds is refused. The distance is
     judged first and only the combatants the caller sees hold a cell (`x.others`): a player's move
-    onto a hidden one's cell is a move onto an empty cell (issue 21 item 4)."""
+    onto a hidden one's cell is a move onto an empty cell."""
     a, to, opts = x.actor, x.req.to, options(x)
     cell = {"x": to.x, "y": to.y}
     if not opts.movement_rules:

@@ -277,7 +277,7 @@ class RulebookD100Adapter(
         return Outcome(body)
 
 
-# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# Every test computes its exact odds (p_success); the pure computation is cached
 # by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
 _odds = lru_cache(maxsize=4096)(rules.odds)
 

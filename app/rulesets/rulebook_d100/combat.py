@@ -95,7 +95,7 @@ class RulebookD100(EncounterRules):
         )
 
     def odds(self, x: Exchange) -> ExchangeOdds | None:
-        """Issue 26: the exact odds of an attack (RB-F1..F3, RB-C4, `attack_odds`)."""
+        """The exact odds of an attack (RB-F1..F3, RB-C4, `attack_odds`)."""
         if x.req.type != "attack":
             return None
         return attack_odds(

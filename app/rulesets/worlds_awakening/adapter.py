@@ -235,7 +235,7 @@ class WorldsAwakeningAdapter(RulesetAdapter[models.Sheet, models.Options]):
         return Odds(outcomes=full, extra={"score": {str(k): p for k, p in totals.items()}})
 
 
-# issue 29 item 3: every test computes its exact odds (p_success); the pure computation is cached
+# Every test computes its exact odds (p_success); the pure computation is cached
 # by its hashable inputs (frozen specs, ints, strings). Its results are shared: never changed.
 _odds = lru_cache(maxsize=4096)(rules.odds)
 

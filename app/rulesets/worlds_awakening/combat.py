@@ -66,7 +66,7 @@ class WorldsAwakening(EncounterRules):
         x.steps.extend(resolve_attack(x.dice, x.actor, x.foe, _choice(req)))
 
     def odds(self, x: Exchange) -> ExchangeOdds | None:
-        """Issue 26: the exact odds of an attack (WA-C1..C3, WA-C5, `attack_odds`)."""
+        """The exact odds of an attack (WA-C1..C3, WA-C5, `attack_odds`)."""
         return attack_odds(x.actor, x.foe, _choice(x.req)) if x.req.type == "attack" else None
 
     def roll_initiative(

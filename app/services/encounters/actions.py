@@ -71,8 +71,8 @@ def act(
     if_match: str | None,
 ) -> dict[str, Any]:
     """An action, its body validated by the campaign's ruleset. The GM's actions are refused to
-    players once the encounter is found (401 → 404 → 403, issue 21 item 10); a `type` that is no
-    string is the ruleset's 422 (item 9)."""
+    players once the encounter is found (401 → 404 → 403); a `type` that is no
+    string is the ruleset's 422."""
 
     def work(uow, fight: Fight) -> dict[str, Any]:
         return dispatch(uow, fight, principal, body, if_match=if_match)
@@ -332,7 +332,7 @@ def _named(
     fight: Fight, seen: view.Scene | None, who: view.Viewer, combatant_id: str | None, field_: str
 ) -> CombatantRow:
     """A combatant the body names; one the caller may not see (`seen`: a player's scene) answers as
-    an unknown id does, same status, same problem (issue 21 item 4)."""
+    an unknown id does, same status, same problem."""
     c = fight.combatant(combatant_id, field_)
     if seen is not None and not seen.sees(who, c["id"]):
         raise store.unknown_combatant(combatant_id, field_)
@@ -377,7 +377,7 @@ def _standing(fight: Fight, combatant_id: str) -> bool:
 def _others(conn, fight: Fight, principal: Principal, involved: list[CombatantRow]) -> list[Party]:
     """The other combatants the caller sees, read only (positions, for reach and occupied cells):
     a hidden one holds no cell against a player who cannot see it, whose move onto it is the move
-    onto an empty cell (issue 21 item 4)."""
+    onto an empty cell."""
     ids = {c["id"] for c in involved}
     seen, who = None if principal.is_gm else scene(conn, fight), viewer(principal)
     return [
@@ -674,7 +674,7 @@ def revert(
 
 def _players_never_saw(conn, fight: Fight, row) -> bool:
     """Whether the reverted action is hidden from players (hidden, or a hidden combatant's): its
-    revert, its event and its log entry are then the GM's too (issue 21 item 8)."""
+    revert, its event and its log entry are then the GM's too."""
     body = row.body
     return row.hidden or view.action(body, scene(conn, fight, view.referenced(body, fight.rules)), view.NOBODY) is None
 
@@ -701,7 +701,7 @@ def _restore(
     if item["on"] == "combatant":
         changes.combatant(c, cast(CombatantField, item["field"]), item["before"])
         return
-    if item["on"] == "roster":  # issue 27 item 5: a combatant that joined the running fight leaves it
+    if item["on"] == "roster":  # A combatant that joined the running fight leaves it
         fight.combatants.remove(c)
         fight.removed_combatants.append(c["id"])
         changes.items.append({**item, "before": True, "after": False})
@@ -737,7 +737,7 @@ def _restore(
 
 
 def _delete_copies(uow, fight: Fight, copies: list[CombatantRow], steps: list, force: bool) -> None:
-    """Issue 27: the NPC copies a `join` with `count` made leave with it: each character deleted as
+    """The NPC copies a `join` with `count` made leave with it: each character deleted as
     `DELETE /v1/characters/{id}` deletes one (the fights still showing it move, with their
     `encounter.updated`; its `character.deleted`, to those who could see it; its log entries stay,
     the log is append-only), in the revert's transaction. A copy changed since the join (its
@@ -786,7 +786,7 @@ def list_actions(
 ) -> dict[str, Any]:
     """Newest first; reverted ones carry `reverted_by`; each as the caller may see it. A page holds
     `limit` actions the caller sees (fewer: the last page) and its cursor names the last of them,
-    never one it may not see (issue 21 item 7)."""
+    never one it may not see."""
     conn = session.connection()
     fight = store.load_fight(conn, encounter_id, lock=False)
     check_member(principal, fight.campaign_id, "encounter")
@@ -821,7 +821,7 @@ def _cursor(action_id: str) -> str:
 
 def _seq_of(conn, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer) -> int:
     """The place a cursor names; one built from an action the caller may not see is refused as
-    an unknown one (issue 21 item 7)."""
+    an unknown one."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except ValueError:  # not base64, not UTF-8

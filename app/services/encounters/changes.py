@@ -99,7 +99,7 @@ class Changes:
 
     def typed_sheet(self, c: CombatantRow, after: Any) -> None:
         """Every field of the combatant's sheet that `after` (a changed copy of its typed sheet,
-        `Fight.sheet_copy`) changed: the two sheets' `model_dump()` compared key by key (issue 23),
+        `Fight.sheet_copy`) changed: the two sheets' `model_dump()` compared key by key,
         each change written as JSON (a pool's through `resource`)."""
         character = self.fight.loaded_character(c)
         before, dumped = self.fight.sheet_of(character).model_dump(mode="json"), after.model_dump(mode="json")

@@ -1,4 +1,4 @@
-"""What a combatant may do now (`GET /v1/encounters/{eid}/choices`, issue 26 item 1).
+"""What a combatant may do now (`GET /v1/encounters/{eid}/choices`).
 
 One source of truth: every answer is the action route's own, run without writing
 (`trial`: the action's use case in the encounter's unit of work, rolled back instead of

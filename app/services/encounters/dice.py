@@ -4,7 +4,7 @@ The pure rules take one `DiceSource`; `CombatDice.of(combatant_id)` hands them a
 view of it whose every die is recorded as that combatant's. Rules that name the
 entity in the purpose (`tie:<id>`, GC-O2) are read back the same way.
 
-Each die comes from the source of whoever it is for (issue 21 item 2, API.md "Provenance
+Each die comes from the source of whoever it is for (API.md "Provenance
 and who may enter which die"): the GM's request gives every die (its `seed` or table
 `dice`); a player's, only those of the combatants it controls; the others are the
 server's secure RNG, never the player's."""
@@ -105,7 +105,7 @@ class CombatDice:
 
     @classmethod
     def for_caller(cls, principal: Principal, req: RollingRequest, fight: Fight) -> CombatDice:
-        """Issue 21 item 2: the request's `seed`/`dice` give every die of the GM's action, and
+        """The request's `seed`/`dice` give every die of the GM's action, and
         of a player's only the dice of the combatants it controls (the rest are the server's); a
         player's `seed` or `dice` is a 403 unless the campaign's `players_may_enter_dice`."""
         check_caller_dice(principal, fight.campaign_options, seed=req.seed, dice=req.dice)

@@ -1,5 +1,4 @@
-"""The dice an action will consume and its exact odds (`POST /v1/encounters/{eid}/actions/plan`,
-issue 26 item 2).
+"""The dice an action will consume and its exact odds (`POST /v1/encounters/{eid}/actions/plan`).
 
 The plan cannot drift from the action: it is the action route's own use case
 (`actions.dispatch`) in the encounter's unit of work, rolled back (nothing written, no event,

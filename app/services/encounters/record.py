@@ -2,7 +2,7 @@
 roll-log entry (`kind: "combat"`) and its events, in the caller's transaction (kept
 for its commit: `EncounterWork.later`, one round trip on PostgreSQL).
 
-Its events mirror the change, each per viewer (API.md round 3): `character.updated`
+Its events mirror the change, each per viewer (API.md): `character.updated`
 for each sheet it changed (the character as that viewer reads it), `log.created` for
 its entry (as that viewer reads the roll log), then the encounter's event carrying
 the action as that viewer reads it (`view.action`: a player never receives the
@@ -240,7 +240,7 @@ def _bare(body: dict[str, Any]) -> dict[str, Any]:
 
 def read_action(session: Session, principal: Principal, encounter_id: str, action_id: str) -> dict[str, Any]:
     """One action of the history as the caller may read it (`view.action`, as the list shows it);
-    404 for one it may not see, exactly as for an unknown one (API.md round 3)."""
+    404 for one it may not see, exactly as for an unknown one (API.md)."""
     conn = session.connection()
     fight = store.load_fight(conn, encounter_id, lock=False)
     check_member(principal, fight.campaign_id, "encounter")

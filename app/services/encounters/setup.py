@@ -141,7 +141,7 @@ def _add(uow: UnitOfWork, fight: Fight, items: list[CombatantCreateBase], loc: t
 
 
 def _cells_near(fight: Fight, origin: Position | None, count: int) -> list[Position | None]:
-    """Issue 25 item 11: the cells of `count` NPC copies placed at `origin` (the position given for
+    """The cells of `count` NPC copies placed at `origin` (the position given for
     the NPC), each on its own free cell (no combatant of the fight on it): the free cells nearest
     to `origin` by the ruleset's distance (`EncounterRules.distance`, GC-D1's |dx| + |dy|), nearer
     first, then by row (y), then column (x): deterministic. Without a position, off the grid."""
@@ -251,7 +251,7 @@ def update_encounter(
 def add_combatants(
     session: Session, principal: Principal, encounter_id: str, item: CombatantAddBase, if_match: str | None
 ) -> dict[str, Any]:
-    """Before `start`: a setup change. In a running fight (issue 27 item 5): an undoable action
+    """Before `start`: a setup change. In a running fight: an undoable action
     (`join`) placing it in the turn order by the ruleset's initiative rule (`turns.join`)."""
 
     def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:

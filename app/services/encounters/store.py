@@ -256,7 +256,7 @@ class Fight:
         return get_adapter(self.ruleset)
 
     def sheet_of(self, character: StoredCharacter) -> Any:
-        """The character's sheet as its ruleset's `Sheet` model (issue 23: combat reads typed sheets,
+        """The character's sheet as its ruleset's `Sheet` model (combat reads typed sheets,
         each default in its model once), parsed once per stored sheet: read it, never change it
         (`sheet_copy` gives one to change)."""
         cached = self._sheets.get(character.id)
@@ -358,7 +358,7 @@ class Fight:
 
 def unknown_combatant(combatant_id: Any, field_: str) -> InvalidBody:
     """The refusal of an id naming no combatant here; a player naming one it may not see (a hidden
-    one) gets exactly this one too (issue 21 item 4: hidden things are unknown things)."""
+    one) gets exactly this one too (hidden things are unknown things)."""
     return InvalidBody(f"no combatant {combatant_id!r} in this encounter", field=field_, code="unknown_id")
 
 
@@ -482,8 +482,8 @@ def next_ordinal(fight: Fight) -> int:
 
 
 def write_roster(conn, fight: Fight) -> None:
-    """The combatants added or removed, written now: an action that adds or removes some (issue 27
-    item 5, `join` and its revert) writes them before its save is handed to the batch."""
+    """The combatants added or removed, written now: an action that adds or removes some (`join`
+    and its revert) writes them before its save is handed to the batch."""
     if fight.removed_combatants:
         conn.execute(delete(_cbt).where(_cbt.c.id.in_(fight.removed_combatants)))
         fight.removed_combatants.clear()

@@ -81,7 +81,7 @@ def start(
             steps=steps,
             dice=dice,
             hidden=req.hidden,
-            event="encounter.updated",  # API.md round 3: start is a state change (and its first action)
+            event="encounter.updated",  # API.md: start is a state change (and its first action)
         )
         return {**view.state(fight, scene(conn, fight), viewer(principal)), "action": shown}
 
@@ -148,7 +148,7 @@ def next_turn(
 def join(
     uow: EncounterWork, fight: Fight, principal: Principal, added: list[CombatantRow], req: CombatantAddBase
 ) -> dict[str, Any]:
-    """Issue 27 item 5: combatants added to a running fight. Their initiative is rolled by the
+    """Combatants added to a running fight. Their initiative is rolled by the
     ruleset's rule as at `start` (the request's `seed`/`dice`, or the GM's `initiative`), the
     ruleset says which of their entries count now (`EncounterRules.joining`), and each takes its
     place by initiative, after those already there with the same value (they rolled first); the

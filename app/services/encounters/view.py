@@ -68,7 +68,7 @@ class Scene:
 
 def status(value: int, maximum: int | None) -> str:
     """API.md: full → unhurt, above half → wounded, above 0 → bloodied, 0 → down. A pool full
-    at 0 (a maximum of 0: a character without magic) is unhurt, not down (issue 25 item 3)."""
+    at 0 (a maximum of 0: a character without magic) is unhurt, not down."""
     if maximum is not None and value >= maximum:
         return "unhurt"
     if value <= 0:
@@ -138,7 +138,7 @@ def combatant_state(fight: Fight, c: CombatantRow, scene: Scene, viewer: Viewer)
 
 
 def counters_view(counters: dict[str, Any] | None, scene: Scene, viewer: Viewer) -> dict[str, Any] | None:
-    """The counters without those naming a combatant the viewer does not see (issue 21 item 4)."""
+    """The counters without those naming a combatant the viewer does not see."""
     if viewer.is_gm or not counters:
         return counters
     return {k: v for k, v in counters.items() if k not in scene.naming or scene.sees(viewer, v)}
@@ -223,7 +223,7 @@ def action(
     ):
         return None
     return {
-        **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md round 3)
+        **entry_for_viewer(body, is_gm=False),  # a seed is the GM's (API.md)
         "encounter_version": seen.of(versions, viewer.player_id, body["encounter_version"]),
         "rolls": [r for r in body["rolls"] if scene.sees(viewer, r.get("by"))],
         "steps": [_step(s, scene, viewer) for s in body["steps"] if scene.sees(viewer, s.get("combatant_id"))],
@@ -242,7 +242,7 @@ def _step(step: Step, scene: Scene, viewer: Viewer) -> Mapping[str, Any]:
 
 def _seen_ids(value: Any, scene: Scene, viewer: Viewer) -> Any:
     """A step field naming combatants as this viewer may read it: the ids it sees (one it does not
-    see: null; issue 21 item 4)."""
+    see: null)."""
     if isinstance(value, list):
         return [v for v in value if scene.sees(viewer, v)]
     return value if value is None or scene.sees(viewer, value) else None

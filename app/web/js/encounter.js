@@ -377,8 +377,7 @@ export class Tracker {
     this.cue(myTurn, mine);
   }
 
-  /** The GM adds a campaign character to the fight: before the start, or while it runs (issue 27 item 5:
-   * the API places it in the turn order by the ruleset's initiative rule, with the GM's value or dice). */
+  /** The GM adds a campaign character to the fight: before the start, or while it runs (the API places it in the turn order by the ruleset's initiative rule, with the GM's value or dice). */
   adder(e) {
     if (!isGm() || e.status === "ended") return null;
     const present = new Set(e.combatants.map(c => c.character_id));

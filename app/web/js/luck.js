@@ -1,4 +1,4 @@
-// Luck against the exact odds (issue 29 item 3): each character's successes beside the number
+// Luck against the exact odds: each character's successes beside the number
 // its tests' odds expected, from GET /v1/campaigns/{cid}/stats, read again as tests are logged.
 
 import { api } from "./api.js";

@@ -155,7 +155,7 @@ export function renderTestPanel(section) {
   }
 }
 
-// Issue 27 item 5: the GM's opposed and group tests (`POST /v1/campaigns/{cid}/tests/{kind}`), where the
+// The GM's opposed and group tests (`POST /v1/campaigns/{cid}/tests/{kind}`), where the
 // ruleset's catalogue gives their body schema (`operations.schemas`); the server rolls, or the table's dice.
 const OPERATIONS = ["opposed", "group"];
 const nameOfCharacter = id => state.characters.get(id)?.name ?? "?";

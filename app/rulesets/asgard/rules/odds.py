@@ -162,7 +162,7 @@ def retry_odds(attempts: Sequence[TestSpec], retry: TestSpec) -> RetryOdds:
     return RetryOdds(max(success_chance(a) for a in attempts), success_chance(retry))
 
 
-# --- the exact odds of an attack (issue 26): the same pure rules as the encounter's attack --------
+# --- the exact odds of an attack: the same pure rules as the encounter's attack --------
 
 MISSED, DAMAGE = "missed", "damage"
 

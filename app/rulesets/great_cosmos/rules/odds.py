@@ -95,7 +95,7 @@ def intuition_odds(target: int) -> TestOdds:
     return TestOdds(outcomes=outcomes, karma_after={})
 
 
-# --- the exact odds of an attack (issue 26): the same pure rules as `resolve_attack` -------------
+# --- the exact odds of an attack: the same pure rules as `resolve_attack` -------------
 
 MISSED, AUTO_DEFENDED, DEFENDED, DAMAGE = "missed", "auto_defended", "defended", "damage"
 

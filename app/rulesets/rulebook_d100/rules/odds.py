@@ -1,4 +1,4 @@
-"""Rulebook D100: the exact odds of an attack (RB-F1..F3, RB-C1, RB-C2, RB-C4; issue 26).
+"""Rulebook D100: the exact odds of an attack (RB-F1..F3, RB-C1, RB-C2, RB-C4).
 
 Each of the attack's 100 faces, and of the dodge's, goes through the test's own rule
 (`core.resolve`); the dodge confronts the attack through `core.confront` (RB-C1: success, then

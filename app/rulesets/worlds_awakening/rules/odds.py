@@ -1,4 +1,4 @@
-"""Worlds Awakening: the exact odds of an attack (WA-C1..C3, WA-C5; issue 26).
+"""Worlds Awakening: the exact odds of an attack (WA-C1..C3, WA-C5).
 
 Each of the d20's 20 faces goes through the attack's own rule (`core.attack`: the critical
 ranges, the defense, whether the damage dice roll twice); the damage is the expression's exact
