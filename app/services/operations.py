@@ -8,9 +8,9 @@ A use case reads top to bottom (see `app.services.play`):
             [hero] = uow.lock([character_id])                 # loaded, locked, sheet parsed
             req = validate(uow.adapter.TestRequest, body)
             authorize(uow.principal, hero.player_id)           # the route's rule (`@access`) on this row
-            return uow.commit(uow.adapter.test(hero, req, uow.context(req)))
+            return uow.commit_outcome(uow.adapter.test(hero, req, uow.context(req)))
 
-`commit(outcome)` writes the roll-log entry, every changed sheet (versioned), the
+`commit_outcome(outcome)` writes the roll-log entry, every changed sheet (versioned), the
 event and the idempotency record, and commits once: nothing is half-applied. A
 concurrent writer that slipped in between is detected by the version check and
 `retried` runs the whole use case again on fresh state, so no update is lost.
@@ -19,11 +19,12 @@ concurrent writer that slipped in between is detected by the version check and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import Select, bindparam, or_, select
+from sqlalchemy import Connection, Select, bindparam, or_, select
 from sqlmodel import Session
 
 from app.core.prepared import fetch_together
@@ -74,7 +75,7 @@ class RollingWork(UnitOfWork):
     """One rolling operation of `principal` in a campaign: on entry, the campaign is
     read and its ruleset's adapter known (`adapter`); `lock` loads characters with
     their sheets parsed, `context(req)` checks the dice provenance and builds the
-    dice, `commit(outcome)` persists everything and returns the logged body."""
+    dice, `commit_outcome(outcome)` persists everything and returns the logged body."""
 
     def __init__(
         self,
@@ -175,13 +176,12 @@ class RollingWork(UnitOfWork):
             self.principal = verify(self.session, self.principal)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
 
-    # UnitOfWork.commit() takes nothing: this one commits the rules' outcome (log, sheets, event)
-    def commit(self, outcome: Outcome, *, odds: Mapping[str, Fraction] | None = None) -> dict[str, Any]:  # type: ignore[override]
+    def commit_outcome(self, outcome: Outcome, *, odds: Mapping[str, Fraction] | None = None) -> EncodedBody:
         """Log the outcome, save its sheets (versioned), record the event and the
         idempotency record, commit; returns the logged body. `odds`: a test's exact odds of
         each outcome, logged with its outcome and dice as its figures (the statistics)."""
         req, ctx = self.req, self.ctx
-        assert req is not None and ctx is not None, "context(req) comes before commit"
+        assert req is not None and ctx is not None, "context(req) comes before commit_outcome"
         ctx.dice.finish()
         now = utcnow()
         body = _logged(outcome, ctx, req, now, None if odds is None else _odds_figures(odds)[0]).wire()
@@ -226,7 +226,7 @@ class RollingWork(UnitOfWork):
                         "created_at": now,
                     },
                 )
-        super().commit()
+        self.commit()
         return EncodedBody(body, encoded)
 
     def _dumped_sheets(self, sheets: Mapping[str, BaseModel]) -> dict[str, dict[str, Any]]:
@@ -235,7 +235,7 @@ class RollingWork(UnitOfWork):
             raise RuntimeError(f"the ruleset changed character(s) {sorted(unknown)} it was not given")
         return {cid: self.adapter.dump_sheet(sheets[cid]) for cid in self.loaded if cid in sheets}
 
-    def _save_sheets(self, sheets: dict[str, dict[str, Any]], now) -> list[dict[str, Any]]:
+    def _save_sheets(self, sheets: dict[str, dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
         """Each sheet is written only if its version is still the one read (else
         StaleVersion: `retried` runs the use case again on fresh state)."""
         changed = []
@@ -330,7 +330,9 @@ _LATEST_ABOUT = about_the_character(_log.c.body).limit(LATEST_ENTRIES)
 _REROLLED_BY = select(_log.c.id, _log.c.hidden).where(_log.c.rerolls == bindparam("rerolls"))
 
 
-def _logged(outcome: Outcome, ctx: OperationContext, req: RollingRequest, now, p_success: OddsValue | None) -> Head:
+def _logged(
+    outcome: Outcome, ctx: OperationContext, req: RollingRequest, now: datetime, p_success: OddsValue | None
+) -> Head:
     """The outcome's result model with the roll-log fields stamped: its id, and `rolls` (every
     die of the operation) unless it lists its dice its own way, hidden, created_at, provenance;
     `p_success` for a test (the odds route's exact success for the same body)."""
@@ -356,7 +358,7 @@ def _has_table_dice(req: RollingRequest) -> bool:
     return any(getattr(p, "dice", None) is not None for p in participants)
 
 
-def _check_not_rerolled(conn, test_id: str, *, include_hidden: bool) -> None:
+def _check_not_rerolled(conn: Connection, test_id: str, *, include_hidden: bool) -> None:
     """AS-H2 cancels a test once: a second reroll of the same test is refused.
     A hidden GM reroll is not named to a player (`rerolled_by` is null)."""
     by = conn.execute(_REROLLED_BY, {"rerolls": test_id}).first()

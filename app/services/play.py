@@ -59,7 +59,7 @@ def _test(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         ctx = uow.context(req)
         outcome = uow.adapter.test(hero, req, ctx)
         odds = outcome_odds(uow.adapter, hero, req, ctx)
-        return uow.commit(outcome, odds=odds)  # its result carries p_success, stamped with the log's fields
+        return uow.commit_outcome(outcome, odds=odds)  # its result carries p_success, stamped with the log's fields
 
 
 def outcome_odds(adapter: RulesetAdapter, hero: CharacterState, req: Any, ctx: OperationContext) -> dict[str, Fraction]:
@@ -84,7 +84,7 @@ def _level_up(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]
         req = validate(uow.adapter.request_model(Capability.LEVEL_UP), body)
         authorize(uow.principal)
         assert isinstance(uow.adapter, LevelUps)  # request_model found the capability
-        return uow.commit(uow.adapter.level_up(hero, req, uow.context(req)))
+        return uow.commit_outcome(uow.adapter.level_up(hero, req, uow.context(req)))
 
 
 def reroll(
@@ -114,7 +114,9 @@ def _reroll(uow: RollingWork, character_id: str, test_id: str, body: dict) -> di
         _check_latest(uow, character_id, test_id)
         assert isinstance(uow.adapter, Rerolls)  # request_model found the capability
         outcome = uow.adapter.reroll(hero, previous, req, ctx)
-        return uow.commit(outcome, odds=outcome.odds)  # a test rolled again: its p_success and figures, as every test's
+        return uow.commit_outcome(
+            outcome, odds=outcome.odds
+        )  # a test rolled again: its p_success and figures, as every test's
 
 
 _log = core_table(LogEntry)
@@ -173,7 +175,7 @@ def _action(uow: RollingWork, character_id: str, body: dict) -> dict[str, Any]:
         if action.gm_only:
             check_gm(uow.principal, f"perform the action {body['type']!r}")  # the type action_for found
         authorize(uow.principal, hero.player_id)
-        return uow.commit(action.handler(hero, req, uow.context(req)))
+        return uow.commit_outcome(action.handler(hero, req, uow.context(req)))
 
 
 def opposed(
@@ -189,7 +191,7 @@ def _opposed(uow: RollingWork, body: dict) -> dict[str, Any]:
         req = validate(uow.adapter.request_model(Capability.OPPOSED), body)
         a, b = uow.lock([req.a.character_id, req.b.character_id])
         assert isinstance(uow.adapter, Confrontations)  # request_model found the capability
-        return uow.commit(uow.adapter.opposed(a, b, req, uow.context(req)))
+        return uow.commit_outcome(uow.adapter.opposed(a, b, req, uow.context(req)))
 
 
 def group(
@@ -205,7 +207,7 @@ def _group(uow: RollingWork, body: dict) -> dict[str, Any]:
         req = validate(uow.adapter.request_model(Capability.GROUP), body)
         participants = uow.lock([p.character_id for p in req.participants])
         assert isinstance(uow.adapter, GroupTests)  # request_model found the capability
-        return uow.commit(uow.adapter.group(participants, req, uow.context(req)))
+        return uow.commit_outcome(uow.adapter.group(participants, req, uow.context(req)))
 
 
 def odds(session: Session, principal: Principal, character_id: str, body: dict) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def _free_roll(uow: RollingWork, req: RollCreate, expression: Expression) -> dic
         body = RollResult.of(
             kind="roll", expression=req.expression, total=total, purpose=req.purpose, character_id=req.character_id
         )
-        return uow.commit(Outcome(body, req.character_id))
+        return uow.commit_outcome(Outcome(body, req.character_id))
 
 
 # A page stops at this many bytes of entries (at least one entry), whatever its

@@ -35,7 +35,7 @@ def test_a_batched_operation_commits_everything_once(engine, committed):
     with Session(engine, expire_on_commit=False) as session, RollingWork(session, gm, cid, None) as uow:
         [ch] = uow.lock([hero])
         req = uow.adapter.TestRequest(stat="force", dice=[5])  # a critical success: karma changes
-        body = uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+        body = uow.commit_outcome(uow.adapter.test(ch, req, uow.context(req)))
     assert isinstance(body, EncodedBody) and json.loads(body.json) == body
     assert (_count(engine, "roll_log", cid), _count(engine, "event", cid)) == (1, 2)  # character.updated, log.created
     with engine.connect() as conn:
@@ -59,7 +59,7 @@ def test_a_stale_save_in_the_batch_commits_nothing_and_is_run_again(engine, comm
             if len(attempts) == 1:
                 uow.conn.execute(text("UPDATE character SET version = version + 1 WHERE id = :id"), {"id": hero})
             req = uow.adapter.TestRequest(stat="force", dice=[5])
-            return uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+            return uow.commit_outcome(uow.adapter.test(ch, req, uow.context(req)))
 
     with Session(engine, expire_on_commit=False) as session:
         karma_test(RollingWork(session, gm, cid, None))

@@ -55,7 +55,7 @@ def _test(cid: str, hero: str, dice: list[int]):
         with RollingWork(session, gm, cid, None, lock=hero) as uow:
             [ch] = uow.lock([hero])
             req = uow.adapter.TestRequest(stat="force", dice=dice)
-            return uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+            return uow.commit_outcome(uow.adapter.test(ch, req, uow.context(req)))
 
     return work
 

@@ -173,7 +173,7 @@ def test_a_rolling_commit_that_fails_half_way_keeps_nothing(db_session, gc):
             req = uow.adapter.TestRequest(stat="force", dice=[50])
             outcome = uow.adapter.test(ch, req, uow.context(req))
             outcome.sheets[other["id"]] = ch.sheet
-            uow.commit(outcome)
+            uow.commit_outcome(outcome)
     assert _row(db_session, "roll_log", character_id=hero["id"]) == []
     assert [r.version for r in _row(db_session, "character", campaign_id=campaign.id)] == [1, 1]
 
@@ -191,7 +191,7 @@ def test_a_use_case_beaten_by_a_concurrent_writer_runs_again_on_fresh_state(db_s
             if len(attempts) == 1:  # another writer slips in between our read and our write
                 uow.conn.execute(text("UPDATE character SET version = version + 1 WHERE id = :id"), {"id": ch.id})
             req = uow.adapter.TestRequest(stat="force", dice=[5])  # a critical success: karma changes
-            return uow.commit(uow.adapter.test(ch, req, uow.context(req)))
+            return uow.commit_outcome(uow.adapter.test(ch, req, uow.context(req)))
 
     body = karma_test(RollingWork(db_session, gm, campaign.id, None))
     assert attempts == [1, 1]  # the first attempt's read was stale: rolled back, read again

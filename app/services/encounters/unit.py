@@ -42,7 +42,7 @@ def viewer(principal: Principal) -> Viewer:
 class EncounterWork(UnitOfWork):
     """One write on one encounter of the caller's campaign: on entry the encounter is
     loaded, locked (`fight`), with the combatants named `combatants` (same round trip);
-    `later(write)` keeps a write (prepared statements only) for the commit; `commit(response)`
+    `later(write)` keeps a write (prepared statements only) for the commit; `commit_response(response)`
     runs them, stores the response under the Idempotency-Key and commits: on PostgreSQL all
     in ONE round trip (`UnitOfWork.writes`: a stale version there commits nothing)."""
 
@@ -101,8 +101,7 @@ class EncounterWork(UnitOfWork):
         """A write to run at the commit, in the writes' batch, in the order given."""
         self.pending.append(write)
 
-    # UnitOfWork.commit() takes nothing: this one commits the use case's response (and its record)
-    def commit(self, response: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+    def commit_response(self, response: dict[str, Any]) -> dict[str, Any]:
         left = self.telling()  # character changes not told yet: read before the writes' batch
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
             for write in self.pending:
@@ -121,7 +120,7 @@ class EncounterWork(UnitOfWork):
                     },
                 )
         self.pending = []
-        super().commit()
+        self.commit()
         return response
 
 
@@ -144,7 +143,7 @@ def write(
 @retried
 def _run(uow: EncounterWork, work: Callable[[EncounterWork, Fight], dict[str, Any]]) -> dict[str, Any]:
     with uow:
-        return uow.commit(work(uow, uow.fight))
+        return uow.commit_response(work(uow, uow.fight))
 
 
 def scene(conn: Connection, fight: Fight, only: set[str] | None = None) -> Scene:
