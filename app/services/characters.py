@@ -26,7 +26,7 @@ from app.models.schemas import (
     merge_metadata,
     merge_patch,
 )
-from app.models.tables import Campaign, Character, Player, new_id, utcnow
+from app.models.tables import Character, Player, new_id, utcnow
 from app.models.validation import InvalidBody, invalid_from, prefixed
 from app.rules.errors import RuleError
 from app.rulesets.registry import get_adapter, rules_for
@@ -36,7 +36,7 @@ from app.services.encounters.view import status
 from app.services.pages import check_if_match, created_order_page
 from app.services.provenance import NO_DICE
 from app.services.records import Principal, StoredCharacter
-from app.services.uow import CharacterRepository, StaleVersion, UnitOfWork, load_campaign, read_campaign
+from app.services.uow import CampaignRow, CharacterRepository, StaleVersion, UnitOfWork, load_campaign, read_campaign
 from app.services.visibility import (
     NOT_FIGHTING,
     Audience,
@@ -187,7 +187,7 @@ def orphan(uow: UnitOfWork, player_id: str) -> None:
 
 
 def normalized_sheet(
-    campaign: Campaign, raw: dict[str, Any], *, kind: str, gm_override: bool, previous: dict[str, Any] | None = None
+    campaign: CampaignRow, raw: dict[str, Any], *, kind: str, gm_override: bool, previous: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The sheet as its ruleset stores it; errors located under `body.sheet`."""
     adapter = get_adapter(campaign.ruleset)
@@ -350,7 +350,7 @@ def update_character(
 _ABSENT = object()
 
 
-def _governed(campaign: Campaign) -> dict[str, bool]:
+def _governed(campaign: CampaignRow) -> dict[str, bool]:
     """The campaign's rule-governed sheet keys -> whether a player's creation may set them."""
     sheet_model: type[BaseModel] = get_adapter(campaign.ruleset).Sheet
     return governed_fields(sheet_model)
@@ -375,7 +375,7 @@ def governed_changes(before: dict[str, Any], after: dict[str, Any], keys: Any) -
     return changes
 
 
-def _governed_baseline(campaign: Campaign, stored: dict[str, Any], *, kind: str) -> dict[str, Any]:
+def _governed_baseline(campaign: CampaignRow, stored: dict[str, Any], *, kind: str) -> dict[str, Any]:
     """The stored sheet, a governed key it lacks (a sheet stored before that field
     existed) filled as its ruleset fills it today, so an edit never 'changes' it."""
     if all(key in stored for key in _governed(campaign)):
@@ -406,7 +406,7 @@ def _refuse_governed(changed: list[str]) -> Forbidden:
 
 
 def _players_sheet(
-    campaign: Campaign,
+    campaign: CampaignRow,
     raw: dict[str, Any],
     baseline: dict[str, Any],
     keys: Any,
@@ -440,7 +440,7 @@ def _players_sheet(
 
 
 def _players_edited_sheet(
-    campaign: Campaign, raw: dict[str, Any], previous: dict[str, Any], *, kind: str
+    campaign: CampaignRow, raw: dict[str, Any], previous: dict[str, Any], *, kind: str
 ) -> dict[str, Any]:
     """A player's PATCH of its own sheet: free fields only."""
     return _players_sheet(
@@ -453,7 +453,7 @@ def _players_edited_sheet(
     )
 
 
-def _players_new_sheet(campaign: Campaign, raw: dict[str, Any], *, kind: str) -> dict[str, Any]:
+def _players_new_sheet(campaign: CampaignRow, raw: dict[str, Any], *, kind: str) -> dict[str, Any]:
     """A player's own new character: it builds its sheet (stats, pools and maxima…:
     the governed fields marked settable at creation); the other governed fields
     (karma, level, light/dark points…) stay where the rules start them, i.e. as

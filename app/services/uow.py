@@ -18,11 +18,14 @@ from contextlib import contextmanager
 from dataclasses import fields, replace
 from datetime import datetime
 from functools import wraps
-from typing import Any, NamedTuple, Protocol, TypeVar
+from types import TracebackType
+from typing import Any, NamedTuple, Protocol, Self, TypeVar
 
 from sqlalchemy import (
     JSON,
+    Connection,
     Integer,
+    Table,
     Text,
     bindparam,
     cast,
@@ -158,7 +161,7 @@ class Opening(NamedTuple):
     fighting: bool
 
 
-def open_on(conn, campaign_id: str, character_id: str, token_hash: str) -> Opening | None:
+def open_on(conn: Connection, campaign_id: str, character_id: str, token_hash: str) -> Opening | None:
     """The opening of a rolling operation on one character of `campaign_id` in one statement (see
     `_OPENING`); None when the character is not in that campaign (the caller then reads what it
     needs one by one, to answer in the refusal order: 401, the campaign's 404, the character's)."""
@@ -176,7 +179,7 @@ def open_on(conn, campaign_id: str, character_id: str, token_hash: str) -> Openi
     )
 
 
-def json_text_insert(table, column: str) -> Prepared:
+def json_text_insert(table: Table, column: str) -> Prepared:
     """INSERT of `table` whose JSON `column` is given as its JSON text (encoded once by the caller)."""
     names = [c.name for c in table.columns if c.name not in (column, "seq")]  # `seq`: the database numbers it
     values = {n: bindparam(n, type_=table.c[n].type) for n in names}
@@ -220,7 +223,7 @@ class CharacterRepository:
     """The characters of one campaign: the one loader and the one versioned writer
     of every use case (rolling operations and character writes alike)."""
 
-    def __init__(self, conn, campaign_id: str):
+    def __init__(self, conn: Connection, campaign_id: str) -> None:
         self.conn, self.campaign_id = conn, campaign_id
         self.batch: Batch | None = None  # while the unit of work's writes are batched (`UnitOfWork.writes`)
 
@@ -335,7 +338,7 @@ def load_campaign(session: Session, principal: Principal, campaign_id: str, *, f
     return campaign
 
 
-def read_campaign(conn, campaign_id: str):
+def read_campaign(conn: Connection, campaign_id: str) -> CampaignRow:
     """A campaign's row (id, ruleset, options), or 404."""
     return campaign_of(_FAST_CAMPAIGN.all(conn, {"id": campaign_id}))
 
@@ -360,7 +363,7 @@ class CampaignRow(NamedTuple):
 class RollLog:
     """The append-only roll log of one campaign (no use case edits or deletes an entry)."""
 
-    def __init__(self, conn, campaign_id: str):
+    def __init__(self, conn: Connection, campaign_id: str) -> None:
         self.conn, self.campaign_id = conn, campaign_id
 
     def append(
@@ -410,7 +413,7 @@ class UnitOfWork:
     changes tells each viewer and moves the fights showing them (`app.services.handlers`);
     the fights are locked in the order `locks` decides."""
 
-    def __init__(self, session: Session, campaign_id: str):
+    def __init__(self, session: Session, campaign_id: str) -> None:
         self.session, self.campaign_id = session, campaign_id
         self.committed = False
         self.locks = FightLocks()  # kept across attempts (`retried`): see `FightLocks.first`
@@ -419,7 +422,7 @@ class UnitOfWork:
         self.own_fight: str | None = None  # a fight's write: that fight moves by its own save
         self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.committed = False
         self.changes = []
         self.not_fighting = set()
@@ -433,7 +436,9 @@ class UnitOfWork:
         self.locks.start(self.conn, self.campaign_id)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if not self.committed:
             self.rollback()
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import and_, bindparam, exists, or_, select
+from sqlalchemy import CompoundSelect, Connection, Select, and_, bindparam, exists, or_, select
 
 from app.core.prepared import Prepared
 from app.kit.errors import NotFound
@@ -81,7 +81,7 @@ _STANDINGS = (
 )
 
 
-def standings(conn, campaign_id: str, character_ids: Iterable[str]) -> dict[str, Standing]:
+def standings(conn: Connection, campaign_id: str, character_ids: Iterable[str]) -> dict[str, Standing]:
     """Each character's standing (characters in no fight are left out), in one query."""
     ids = sorted(set(character_ids))
     if not ids:
@@ -95,7 +95,7 @@ def standings(conn, campaign_id: str, character_ids: Iterable[str]) -> dict[str,
     return found
 
 
-def standing_of(conn, character: StoredCharacter) -> Standing:
+def standing_of(conn: Connection, character: StoredCharacter) -> Standing:
     """One character's standing (`standings` for it alone)."""
     return standings(conn, character.campaign_id, [character.id]).get(character.id, NOT_FIGHTING)
 
@@ -105,7 +105,7 @@ def standing_of(conn, character: StoredCharacter) -> Standing:
 _NOT_OWNED = or_(_chr.c.player_id.is_(None), _chr.c.player_id != bindparam("player_id"))
 
 
-def in_hiding_from_player():
+def in_hiding_from_player() -> Select[str]:
     """The ids of the characters of hidden combatants that the player `:player_id` (null: any
     player but an owner) does not own, in the campaign `:campaign_id`."""
     return (
@@ -116,20 +116,20 @@ def in_hiding_from_player():
     )
 
 
-def _without_access(seen_whole: bool):
+def _without_access(seen_whole: bool) -> Select[str]:
     """Characters the player does not own with `player_access` `none` (or, `seen_whole`, anything but `observer`)."""
     access = _chr.c.player_access != "observer" if seen_whole else _chr.c.player_access == "none"
     return select(_chr.c.id).where(_chr.c.campaign_id == bindparam("campaign_id"), access, _NOT_OWNED)
 
 
-def hidden_from_player():
+def hidden_from_player() -> CompoundSelect[str]:
     """The ids of the characters unknown to the player `:player_id` (null: any player but an
     owner) in the campaign `:campaign_id`: those it does not own whose `player_access` is
     `none`, or that are a hidden combatant's."""
     return in_hiding_from_player().union(_without_access(seen_whole=False))
 
 
-def not_seen_whole():
+def not_seen_whole() -> Select[str]:
     """The ids of the characters the player `:player_id` does not own and does not see whole
     (`player_access` `limited` or `none`) in the campaign `:campaign_id`: the roll log leaves out
     their entries (their figures are the sheet's), but for combat ones."""
@@ -153,7 +153,9 @@ _HIDDEN_ONE = Prepared(
 )
 
 
-def hidden_character(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> bool:
+def hidden_character(
+    conn: Connection, principal: Principal, character: StoredCharacter, in_hiding_rows: list[tuple] | None = None
+) -> bool:
     """Whether the character is unknown to the caller: a player, not its owner, when its
     `player_access` is `none` or one of its combatants is hidden. `in_hiding_rows`: the rows
     of `in_hiding_query` for it, when the caller read them already (else they are read here)."""
@@ -166,7 +168,9 @@ def hidden_character(conn, principal: Principal, character: StoredCharacter, in_
     return in_hiding(in_hiding_rows)
 
 
-def check_visible(conn, principal: Principal, character: StoredCharacter, in_hiding_rows=None) -> None:
+def check_visible(
+    conn: Connection, principal: Principal, character: StoredCharacter, in_hiding_rows: list[tuple] | None = None
+) -> None:
     """404 for a character the caller may not know of (as for one that does not exist)."""
     if hidden_character(conn, principal, character, in_hiding_rows):
         raise NotFound("no character with this id")
@@ -178,14 +182,14 @@ def in_hiding_query(campaign_id: str, character_id: str) -> tuple[Prepared, dict
     return _HIDDEN_ONE, {"campaign_id": campaign_id, "character_id": character_id}
 
 
-def in_hiding(rows) -> bool:
+def in_hiding(rows: list[tuple] | None) -> bool:
     return bool(rows and rows[0][0])
 
 
 # --- events: who receives what -----------------------------------------------------------
 
 
-def lost_sight(conn, before: StoredCharacter, after: StoredCharacter) -> bool:
+def lost_sight(conn: Connection, before: StoredCharacter, after: StoredCharacter) -> bool:
     """Whether the players other than its owner saw the character before a change and may not now
     (`player_access` made `none`): they then get `character.hidden` (its id, which they knew), their
     `character.updated` being withheld. A player that never saw it hears nothing of it."""
@@ -208,7 +212,11 @@ class Audience:
 
 
 def about(
-    conn, characters: Iterable[StoredCharacter], *, hidden: bool = False, in_hiding_rows: dict[str, Any] | None = None
+    conn: Connection,
+    characters: Iterable[StoredCharacter],
+    *,
+    hidden: bool = False,
+    in_hiding_rows: dict[str, list[tuple]] | None = None,
 ) -> Audience:
     """The audience of an event (a log entry's) about these characters: hidden from the other
     players as soon as one of them is unknown to them; the owner of those characters, when

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
+from sqlalchemy import Connection
 from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden, NotFound
@@ -74,7 +75,7 @@ def act(
     players once the encounter is found (401 → 404 → 403); a `type` that is no
     string is the ruleset's 422."""
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         return dispatch(uow, fight, principal, body, if_match=if_match)
 
     return write(session, principal, encounter_id, work, idem=idem, combatants=named(body))
@@ -196,6 +197,7 @@ def replay(
     if not principal.is_gm and fight.loaded_character(spender).player_id != principal.player_id:
         raise Forbidden("only the GM or the combatant's owner spends for it", field="actor_id", code="owner_or_gm_only")
     row = store.action_row(conn, fight.id, action_id)
+    assert row is not None  # the latest action, found above
     original = fight.rules.parse_action(fight.rules.replay_body(req, row.body))
     assert isinstance(original, CombatAction)
     changes = Changes(fight)
@@ -374,7 +376,7 @@ def _standing(fight: Fight, combatant_id: str) -> bool:
     return ch is not None and not fight.rules.is_down(fight.sheet_of(ch))
 
 
-def _others(conn, fight: Fight, principal: Principal, involved: list[CombatantRow]) -> list[Party]:
+def _others(conn: Connection, fight: Fight, principal: Principal, involved: list[CombatantRow]) -> list[Party]:
     """The other combatants the caller sees, read only (positions, for reach and occupied cells):
     a hidden one holds no cell against a player who cannot see it, whose move onto it is the move
     onto an empty cell."""
@@ -401,7 +403,7 @@ def _others(conn, fight: Fight, principal: Principal, involved: list[CombatantRo
 
 
 def _check_actor(
-    conn,
+    conn: Connection,
     fight: Fight,
     principal: Principal,
     actor: CombatantRow,
@@ -618,7 +620,7 @@ def revert(
     """GM: undo the latest action not yet reverted, restoring every field it changed.
     A sheet field changed since by something else → 409 naming it, unless `force`."""
 
-    def work(uow, fight: Fight) -> dict[str, Any]:
+    def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         authorize(principal)
         conn = uow.conn
         check_version(fight, if_match, principal)
@@ -639,6 +641,7 @@ def revert(
                 code="already_reverted",
             )
         latest = store.latest_action(conn, fight.id)
+        assert latest is not None  # `row` is one: not a revert, not reverted
         if latest.id != action_id:
             raise Conflict(
                 f"only the latest action not yet reverted may be reverted: {latest.id} ({latest.type})",
@@ -672,7 +675,7 @@ def revert(
     return write(session, principal, encounter_id, work, idem=idem)
 
 
-def _players_never_saw(conn, fight: Fight, row) -> bool:
+def _players_never_saw(conn: Connection, fight: Fight, row: store.TableRow) -> bool:
     """Whether the reverted action is hidden from players (hidden, or a hidden combatant's): its
     revert, its event and its log entry are then the GM's too."""
     body = row.body
@@ -680,7 +683,7 @@ def _players_never_saw(conn, fight: Fight, row) -> bool:
 
 
 def _restore(
-    fight: Fight, item: Change, changes: Changes, steps: list, force: bool, copies: list[CombatantRow]
+    fight: Fight, item: Change, changes: Changes, steps: list[dict[str, Any]], force: bool, copies: list[CombatantRow]
 ) -> None:
     """One change of the reverted action undone (`copies`: the combatants leaving whose characters
     the action made, NPC copies of a `join` with `count`, to delete)."""
@@ -736,7 +739,9 @@ def _restore(
     changes.sheet(c, item["key"], item["before"])
 
 
-def _delete_copies(uow, fight: Fight, copies: list[CombatantRow], steps: list, force: bool) -> None:
+def _delete_copies(
+    uow: EncounterWork, fight: Fight, copies: list[CombatantRow], steps: list[dict[str, Any]], force: bool
+) -> None:
     """The NPC copies a `join` with `count` made leave with it: each character deleted as
     `DELETE /v1/characters/{id}` deletes one (the fights still showing it move, with their
     `encounter.updated`; its `character.deleted`, to those who could see it; its log entries stay,
@@ -798,7 +803,7 @@ def list_actions(
 
 
 def _visible_page(
-    conn, fight: Fight, seen: view.Scene, who: view.Viewer, before: int | None, limit: int
+    conn: Connection, fight: Fight, seen: view.Scene, who: view.Viewer, before: int | None, limit: int
 ) -> list[dict[str, Any]]:
     """Up to `limit` + 1 actions as the viewer sees them, newest first below `before`: read a page at
     a time until that many are seen or the history ends (the GM: one page)."""
@@ -819,7 +824,7 @@ def _cursor(action_id: str) -> str:
     return base64.urlsafe_b64encode(f"a{action_id}".encode()).decode().rstrip("=")
 
 
-def _seq_of(conn, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer) -> int:
+def _seq_of(conn: Connection, fight: Fight, cursor: str, seen: view.Scene, who: view.Viewer) -> int:
     """The place a cursor names; one built from an action the caller may not see is refused as
     an unknown one."""
     try:

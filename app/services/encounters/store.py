@@ -13,13 +13,29 @@ encounter with its version + 1 (a lost race there is `StaleVersion` too)."""
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from functools import partial
 from typing import Any
 
-from sqlalchemy import BindParameter, Integer, bindparam, cast, delete, func, insert, literal, select, union, update
+from sqlalchemy import (
+    BindParameter,
+    Connection,
+    Integer,
+    Row,
+    Select,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+    union,
+    update,
+)
 
 from app.core.prepared import Prepared, fetch_together
 from app.kit.errors import NotFound
@@ -49,6 +65,8 @@ _chr = core_table(Character)
 _act = core_table(EncounterAction)
 _camp = core_table(Campaign)
 _log = core_table(LogEntry)
+# a row of an action or an encounter as a page or a revert reads it: its columns read by name
+TableRow = Row[*tuple[Any, ...]]
 
 ENCOUNTER_FIELDS: tuple[EncounterField, ...] = (
     "status",
@@ -115,7 +133,7 @@ _PIPELINED = 8  # up to this many rows read one statement each, in one round tri
 _NAMED = 2  # the combatants of a body read (and their characters locked) with the encounter: an action's two
 
 
-def _characters_named(count: int):
+def _characters_named(count: int) -> Select[str]:
     """The characters of `count` combatants of an encounter (`c0`…), a subquery."""
     ids: list[BindParameter[Any]] = [bindparam(f"c{i}") for i in range(count)]
     return select(_cbt.c.character_id).where(_cbt.c.encounter_id == bindparam("encounter_id"), _cbt.c.id.in_(ids))
@@ -363,7 +381,7 @@ def unknown_combatant(combatant_id: Any, field_: str) -> InvalidBody:
 
 
 def load_fight(
-    conn,
+    conn: Connection,
     encounter_id: str,
     *,
     lock: bool,
@@ -449,7 +467,7 @@ def load_characters(fight: Fight, character_ids: Iterable[str], *, lock: bool) -
                 fight.characters[character.id] = character
 
 
-def owners(conn, character_ids: Iterable[str]) -> dict[str, str | None]:
+def owners(conn: Connection, character_ids: Iterable[str]) -> dict[str, str | None]:
     """character id -> its player (for visibility), one query of that column only."""
     ids = sorted(set(character_ids))
     if not ids:
@@ -457,7 +475,7 @@ def owners(conn, character_ids: Iterable[str]) -> dict[str, str | None]:
     return {r.id: r.player_id for r in conn.execute(select(_chr.c.id, _chr.c.player_id).where(_chr.c.id.in_(ids)))}
 
 
-def numbered_names(conn, campaign_id: str, base: str, count: int) -> list[str]:
+def numbered_names(conn: Connection, campaign_id: str, base: str, count: int) -> list[str]:
     """ "Goblin 1…N", numbered after the campaign's highest "Goblin <k>" already there."""
     taken = conn.execute(
         select(_chr.c.name).where(_chr.c.campaign_id == campaign_id, _chr.c.name.like(base.replace("%", "_") + " %"))
@@ -481,7 +499,7 @@ def next_ordinal(fight: Fight) -> int:
     return max((c["ordinal"] for c in fight.combatants), default=0) + 1
 
 
-def write_roster(conn, fight: Fight) -> None:
+def write_roster(conn: Connection, fight: Fight) -> None:
     """The combatants added or removed, written now: an action that adds or removes some (`join`
     and its revert) writes them before its save is handed to the batch."""
     if fight.removed_combatants:
@@ -492,7 +510,9 @@ def write_roster(conn, fight: Fight) -> None:
         fight.new_combatants.clear()
 
 
-def save(conn, fight: Fight, now, *, later: Callable[[Callable[[], object]], None] | None = None) -> int:
+def save(
+    conn: Connection, fight: Fight, now: datetime, *, later: Callable[[Callable[[], object]], None] | None = None
+) -> int:
     """Write what the use case changed (the encounter's fields that differ from those read: the
     order of 200 combatants is not written back by an attack) and bump its version; returns it.
 
@@ -539,7 +559,7 @@ def _now(write: Callable[[], object]) -> None:
     write()
 
 
-def _bump(conn, repository: CharacterRepository, keys: tuple[str, ...], params: dict[str, Any]) -> None:
+def _bump(conn: Connection, repository: CharacterRepository, keys: tuple[str, ...], params: dict[str, Any]) -> None:
     """The encounter's versioned update: StaleVersion if its version is not the one read (in the unit
     of work's batch: when the batch is sent, nothing committed)."""
     in_batch = repository.batch
@@ -555,7 +575,7 @@ def _bump(conn, repository: CharacterRepository, keys: tuple[str, ...], params: 
 
 
 def insert_action(
-    conn,
+    conn: Connection,
     log: RollLog,
     fight: Fight,
     body: dict[str, Any],
@@ -565,7 +585,7 @@ def insert_action(
     character_id: str | None,
     others: list[str],
     reverts: str | None,
-    now,
+    now: datetime,
     seen_versions: dict[str, Any] | None = None,
 ) -> None:
     """The action row (the stack) and its roll-log entry (`kind: "combat"`, same id; `others`:
@@ -595,7 +615,7 @@ def insert_action(
     )
 
 
-def latest_action(conn, encounter_id: str):
+def latest_action(conn: Connection, encounter_id: str) -> TableRow | None:
     """The latest action that is not a revert and not reverted (the one a revert may undo)."""
     return conn.execute(
         select(_act)
@@ -605,19 +625,19 @@ def latest_action(conn, encounter_id: str):
     ).first()
 
 
-def action_row(conn, encounter_id: str, action_id: str):
+def action_row(conn: Connection, encounter_id: str, action_id: str) -> TableRow | None:
     """The action's row with its logged body (`body`), or None."""
     return conn.execute(_WITH_BODY.where(_act.c.id == action_id, _act.c.encounter_id == encounter_id)).first()
 
 
-def mark_reverted(conn, action_id: str, by: str) -> None:
+def mark_reverted(conn: Connection, action_id: str, by: str) -> None:
     _FAST_MARK_REVERTED.run(conn, {"action_id": action_id, "reverted_by": by})
 
 
 _WITH_BODY = select(_act, _log.c.body).join(_log, _log.c.id == _act.c.id)
 
 
-def action_page(conn, encounter_id: str, *, before_seq: int | None, limit: int):
+def action_page(conn: Connection, encounter_id: str, *, before_seq: int | None, limit: int) -> Sequence[TableRow]:
     """Actions newest first, with their logged bodies (`body`)."""
     query = _WITH_BODY.where(_act.c.encounter_id == encounter_id)
     if before_seq is not None:
@@ -625,11 +645,13 @@ def action_page(conn, encounter_id: str, *, before_seq: int | None, limit: int):
     return conn.execute(query.order_by(_act.c.seq.desc()).limit(limit + 1)).all()
 
 
-def insert_encounter(conn, row: EncounterRow) -> None:
+def insert_encounter(conn: Connection, row: EncounterRow) -> None:
     conn.execute(insert(_enc), row)
 
 
-def encounter_page(conn, campaign_id: str, *, status: str | None, after: tuple | None, limit: int):
+def encounter_page(
+    conn: Connection, campaign_id: str, *, status: str | None, after: tuple[datetime, str] | None, limit: int
+) -> Sequence[TableRow]:
     """Newest first, keyset on (created_at, id)."""
     query = select(_enc).where(_enc.c.campaign_id == campaign_id)
     if status is not None:
