@@ -263,7 +263,7 @@ export class Tracker {
     if (!await this.readList()) return;
     for (const option of this.picker.options) {
       const e = this.list.find(x => x.id === option.value);
-      if (e) option.textContent = label(e);
+      if (e && option.textContent !== label(e)) option.textContent = label(e);  // unchanged: no mutation
     }
   }
 
