@@ -30,9 +30,9 @@ depends_on: Union[str, Sequence[str], None] = None
 def upgrade() -> None:
     epochs = op.create_table(
         "dice_epoch",
-        sa.Column("id", app.models.tables.SafeString(length=32), nullable=False),
         sa.Column("campaign_id", app.models.tables.SafeString(length=32), nullable=False),
-        sa.Column("seed", sa.LargeBinary(length=32), nullable=False),
+        sa.Column("id", app.models.tables.SafeString(length=32), nullable=False),
+        sa.Column("seed", sa.LargeBinary(length=32), nullable=True),
         sa.Column("commitment", app.models.tables.SafeString(length=64), nullable=False),
         sa.Column("salts", sa.JSON(), nullable=False),
         sa.Column("dice", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
@@ -40,7 +40,7 @@ def upgrade() -> None:
         sa.Column("revealed_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("imported", sa.Boolean(), nullable=False),
         sa.ForeignKeyConstraint(["campaign_id"], ["campaign.id"], name=op.f("fk_dice_epoch_campaign_id_campaign")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_dice_epoch")),
+        sa.PrimaryKeyConstraint("campaign_id", "id", name=op.f("pk_dice_epoch")),
     )
     op.create_index("ix_dice_epoch_campaign_started", "dice_epoch", ["campaign_id", "started_at"], unique=False)
     op.create_index(
@@ -48,8 +48,8 @@ def upgrade() -> None:
         "dice_epoch",
         ["campaign_id"],
         unique=True,
-        sqlite_where=sa.text("revealed_at IS NULL"),
-        postgresql_where=sa.text("revealed_at IS NULL"),
+        sqlite_where=sa.text("revealed_at IS NULL AND NOT imported"),
+        postgresql_where=sa.text("revealed_at IS NULL AND NOT imported"),
     )
     campaigns = [row[0] for row in op.get_bind().execute(sa.text("SELECT id FROM campaign"))]
     now = datetime.now(UTC)

@@ -135,6 +135,25 @@ class BundleEntry(Strict):
     )
 
 
+Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class BundleEpoch(Strict):
+    """A dice epoch of the campaign (API.md "Verifiable server dice"), as `GET …/dice-epochs` lists
+    it: its id is the one its dice name (kept on import: it is part of each die's message), its seed
+    only if it was revealed. Imported, it is `imported`: its dice are checkable, never rolled from."""
+
+    id: str = Id
+    campaign_id: str | None = Field(None, description="The campaign it was rolled in (not read on import).")
+    commitment: Hex64
+    salts: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(max_length=16)
+    started_at: datetime
+    revealed_at: datetime | None
+    dice: StrictInt = Field(ge=0, le=2**53)
+    seed: Hex64 | None = None
+    imported: StrictBool = False
+
+
 class CampaignBundle(Strict):
     format: Literal["jdr-rules-api/campaign"]
     version: Literal[1]
@@ -156,6 +175,11 @@ class CampaignBundle(Strict):
         default_factory=list,
         description="The ids of combatants removed since that an action's changes or a combatant's "
         "counters still name: each is imported as a new id that names no combatant.",
+    )
+    dice_epochs: list[BundleEpoch] = Field(
+        default_factory=list,
+        description="The campaign's dice epochs, oldest first (a seed only once revealed): the imported "
+        "campaign keeps them to check its imported dice, and rolls from a new epoch of its own.",
     )
 
 

@@ -194,31 +194,33 @@ class DiceEpoch(SQLModel, table=True):
     public from the start, `seed` only once `revealed_at` is set. The seed lives in this row alone:
     the service reads it to derive dice, no route shows it, no log or export holds it, before the
     reveal. `dice` is how many server dice the log holds under it (the next die's `k`); its row
-    lock orders the numbers (taken at a transaction's first server die)."""
+    lock orders the numbers (taken at a transaction's first server die).
+
+    Keyed by campaign and id: an imported epoch keeps the id its dice name (the id is part of each
+    die's message), in the campaign it was imported into; it is `imported`, never rolled from, and
+    has no seed when the bundle had none (not revealed where it came from)."""
 
     __tablename__ = "dice_epoch"
     __table_args__ = (
         Index("ix_dice_epoch_campaign_started", "campaign_id", "started_at"),
-        # one current (unrevealed) epoch a campaign
+        # one current epoch a campaign: the one it rolls from
         Index(
             "uq_dice_epoch_current",
             "campaign_id",
             unique=True,
-            sqlite_where=text("revealed_at IS NULL"),
-            postgresql_where=text("revealed_at IS NULL"),
+            sqlite_where=text("revealed_at IS NULL AND NOT imported"),
+            postgresql_where=text("revealed_at IS NULL AND NOT imported"),
         ),
     )
 
+    campaign_id: str = Field(foreign_key="campaign.id", primary_key=True, max_length=32, sa_type=SafeString(32))
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
-    campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
-    seed: bytes = Field(sa_type=LargeBinary(32))
+    seed: bytes | None = Field(default=None, sa_type=LargeBinary(32), nullable=True)
     commitment: str = Field(max_length=64, sa_type=SafeString(64))
     salts: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     dice: int = Field(default=0, sa_type=BigInteger().with_variant(Integer, "sqlite"))
     started_at: datetime = _ts()
     revealed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True), nullable=True)
-    # an imported epoch (another service's, its seed revealed there): kept to check the imported dice,
-    # never rolled from
     imported: bool = Field(default=False)
 
 

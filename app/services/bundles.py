@@ -14,6 +14,7 @@ validated whole before anything is written: a bad bundle is a 422 naming the fir
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import cache
@@ -26,7 +27,14 @@ from sqlmodel import Session
 from app.core.old_step_keys import with_step_keys
 from app.core.security import hash_token, new_token
 from app.models import seen
-from app.models.bundles import CAMPAIGN_FORMAT, CHARACTER_FORMAT, VERSION, CampaignBundle, CharacterBundle
+from app.models.bundles import (
+    CAMPAIGN_FORMAT,
+    CHARACTER_FORMAT,
+    VERSION,
+    BundleEpoch,
+    CampaignBundle,
+    CharacterBundle,
+)
 from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, Counters, EncounterState, StoredChange
 from app.models.tables import (
     LOG_FIGURES,
@@ -35,6 +43,7 @@ from app.models.tables import (
     Character,
     Combatant,
     Credential,
+    DiceEpoch,
     Encounter,
     EncounterAction,
     LogEntry,
@@ -48,15 +57,17 @@ from app.models.validation import InvalidBody, errors_at, invalid, invalid_from,
 from app.rules.errors import RuleError
 from app.rulesets.registry import RULESET_IDS, get_adapter, rules_for
 from app.rulesets.wire import LogEntry as LoggedBody
-from app.services import events
+from app.services import epoch_store, events
 from app.services.auth import authorize
 from app.services.characters import audience, limited, load_character, public
+from app.services.dice_epochs import server_dice
 from app.services.encounters.store import COMBATANT_FIELDS
 from app.services.provenance import as_imported
 from app.services.records import Principal, StoredCharacter
 from app.services.uow import load_campaign
 
 _campaign, _player, _character = core_table(Campaign), core_table(Player), core_table(Character)
+_dice_epoch = core_table(DiceEpoch)
 _encounter, _combatant, _action = core_table(Encounter), core_table(Combatant), core_table(EncounterAction)
 _log, _log_char, _cred = core_table(LogEntry), core_table(LogEntryCharacter), core_table(Credential)
 M = TypeVar("M", bound=BaseModel)
@@ -207,6 +218,10 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
             "level_ups": [e["id"] for e in log if e["kind"] == "level_up"],
             "deleted_characters": deleted,
             "removed_combatants": removed,
+            # oldest first; the current epoch's seed is never exported (`public`: only once revealed)
+            "dice_epochs": [
+                epoch_store.public(e) for e in reversed(epoch_store.every(session.connection(), campaign_id))
+            ],
         },
     )
 
@@ -374,6 +389,12 @@ def _check_campaign(bundle: CampaignBundle) -> None:
     for i, level_up in enumerate(bundle.level_ups):
         if level_up not in entries:
             raise _bad(["level_ups", i], f"no log entry {level_up!r} in the bundle")
+    _check_epochs(bundle.dice_epochs)
+    epochs = {e.id for e in bundle.dice_epochs}
+    for i, entry in enumerate(bundle.log):
+        for die in server_dice(entry.body):
+            if die["epoch"] not in epochs:
+                raise _bad(["log", i, "body"], f"a die names the dice epoch {die['epoch']!r}, not in the bundle")
 
 
 def _defined(value: str | None, known: set[str], loc: list[Any], what: str) -> None:
@@ -727,6 +748,7 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
             conn.execute(insert(_combatant), combatants)
     rows, links = _entry_rows(bundle.log, cid, ids)
     _insert_log(session, rows, links)
+    _insert_epochs(session, cid, bundle.dice_epochs)
     if bundle.actions:
         conn.execute(
             insert(_action),
@@ -754,6 +776,45 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
         "players": [{"id": ids[p.id], "name": p.name, "token": tokens[p.id]} for p in bundle.players],
         "counts": counts,
     }
+
+
+def _check_epochs(epochs: list[BundleEpoch]) -> None:
+    """Unique ids; a seed whose SHA-256 is its commitment (an epoch that does not keep its word is
+    refused: its dice could not be checked); no seed before its reveal."""
+    seen: set[str] = set()
+    for i, epoch in enumerate(epochs):
+        if epoch.id in seen:
+            raise _bad(["dice_epochs", i, "id"], f"the dice epoch {epoch.id!r} is listed twice")
+        seen.add(epoch.id)
+        if epoch.seed is not None:
+            if epoch.revealed_at is None:
+                raise _bad(["dice_epochs", i, "seed"], "an epoch not revealed has no seed in a bundle")
+            if hashlib.sha256(bytes.fromhex(epoch.seed)).hexdigest() != epoch.commitment:
+                raise _bad(["dice_epochs", i, "seed"], "the seed's SHA-256 is not the epoch's commitment")
+
+
+def _insert_epochs(session: Session, campaign_id: str, epochs: list[BundleEpoch]) -> None:
+    """The bundle's epochs, kept (imported: checkable, never rolled from), then the campaign's own."""
+    conn = session.connection()
+    if epochs:
+        conn.execute(
+            insert(_dice_epoch),
+            [
+                {
+                    "campaign_id": campaign_id,
+                    "id": e.id,
+                    "seed": bytes.fromhex(e.seed) if e.seed is not None else None,
+                    "commitment": e.commitment,
+                    "salts": e.salts,
+                    "dice": e.dice,
+                    "started_at": e.started_at,
+                    "revealed_at": e.revealed_at,
+                    "imported": True,
+                }
+                for e in epochs
+            ],
+        )
+    epoch_store.open_epoch(conn, campaign_id)
 
 
 def _import_events(

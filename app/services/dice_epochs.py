@@ -51,7 +51,9 @@ def add_salt(session: Session, principal: Principal, campaign_id: str, salt: str
         if len(row["salts"]) >= MAX_SALTS:
             raise Conflict(f"the epoch has {MAX_SALTS} salts already, the most it takes", code="too_many_salts")
         salts = [*row["salts"], salt]
-        uow.conn.execute(update(_epoch).where(_epoch.c.id == row["id"]).values(salts=salts))
+        uow.conn.execute(
+            update(_epoch).where(_epoch.c.campaign_id == campaign_id, _epoch.c.id == row["id"]).values(salts=salts)
+        )
         epoch = epoch_store.public({**row, "salts": salts})
         uow.record("dice_epoch.salted", {"epoch": epoch})
         uow.commit()
@@ -65,7 +67,9 @@ def reveal(session: Session, principal: Principal, campaign_id: str) -> dict[str
         uow.campaign()
         row = epoch_store.current(uow.conn, campaign_id, lock=True)
         now = utcnow()
-        uow.conn.execute(update(_epoch).where(_epoch.c.id == row["id"]).values(revealed_at=now))
+        uow.conn.execute(
+            update(_epoch).where(_epoch.c.campaign_id == campaign_id, _epoch.c.id == row["id"]).values(revealed_at=now)
+        )
         epoch_store.open_epoch(uow.conn, campaign_id, now)
         revealed = epoch_store.public({**row, "revealed_at": now})
         following = epoch_store.public(epoch_store.current(uow.conn, campaign_id))

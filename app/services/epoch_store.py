@@ -23,11 +23,17 @@ from app.rules.dice import Epoch
 
 _epoch = core_table(DiceEpoch)
 _COLUMNS = (_epoch.c.id, _epoch.c.seed, _epoch.c.salts, _epoch.c.dice)
-_CURRENT = (_epoch.c.campaign_id == bindparam("campaign_id")) & _epoch.c.revealed_at.is_(None)
+_CURRENT = (
+    (_epoch.c.campaign_id == bindparam("campaign_id")) & _epoch.c.revealed_at.is_(None) & _epoch.c.imported.is_(False)
+)
 # the current epoch, its row locked until the commit: the numbers `k` are given out in order
 _CLAIM = Prepared(select(*_COLUMNS).where(_CURRENT).with_for_update())
-_COUNT = Prepared(update(_epoch).where(_epoch.c.id == bindparam("epoch_id")).values(dice=bindparam("count")))
-_NOT_NOW = text("revealed_at IS NULL")
+_COUNT = Prepared(
+    update(_epoch)
+    .where(_epoch.c.campaign_id == bindparam("campaign_id"), _epoch.c.id == bindparam("epoch_id"))
+    .values(dice=bindparam("count"))
+)
+_NOT_NOW = text("revealed_at IS NULL AND NOT imported")
 
 
 def _opening(campaign_id: str, now: datetime) -> dict[str, Any]:
@@ -62,19 +68,21 @@ def claim(conn: Connection, campaign_id: str) -> Epoch:
     for _ in range(3):
         row = _CLAIM.first(conn, {"campaign_id": campaign_id})
         if row is not None:
-            return Epoch(row[0], bytes(row[1]), tuple(row[2]), row[3])
+            return Epoch(row[0], bytes(row[1]), tuple(row[2]), row[3])  # a current epoch always has its seed
         open_epoch(conn, campaign_id)
     raise RuntimeError(f"campaign {campaign_id}: no current dice epoch could be claimed")
 
 
-def count(conn: Connection, epoch_id: str, dice: int) -> None:
+def count(conn: Connection, campaign_id: str, epoch_id: str, dice: int) -> None:
     """The epoch's count of logged server dice (a prepared statement: it may go in a `writes()` batch)."""
-    _COUNT.run(conn, {"epoch_id": epoch_id, "count": dice})
+    _COUNT.run(conn, {"campaign_id": campaign_id, "epoch_id": epoch_id, "count": dice})
 
 
 def current(conn: Connection, campaign_id: str, *, lock: bool = False) -> dict[str, Any]:
     """The campaign's current epoch's row (opened if it has none)."""
-    query = select(_epoch).where(_epoch.c.campaign_id == campaign_id, _epoch.c.revealed_at.is_(None))
+    query = select(_epoch).where(
+        _epoch.c.campaign_id == campaign_id, _epoch.c.revealed_at.is_(None), _epoch.c.imported.is_(False)
+    )
     if lock:
         query = query.with_for_update()
     row = conn.execute(query).mappings().first()
@@ -112,7 +120,7 @@ def public(row: dict[str, Any]) -> dict[str, Any]:
         "revealed_at": wire_time(row["revealed_at"]) if row["revealed_at"] is not None else None,
         "dice": row["dice"],
     }
-    if row["revealed_at"] is not None:
+    if row["revealed_at"] is not None and row["seed"] is not None:
         out["seed"] = bytes(row["seed"]).hex()
     if row.get("imported"):
         out["imported"] = True

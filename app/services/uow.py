@@ -534,7 +534,7 @@ class UnitOfWork:
         """The epoch's count of logged server dice, if this attempt drew any since it was last written."""
         claim = self.epochs
         if claim.epoch is not None and claim.count != self._epoch_counted:
-            epoch_store.count(self.conn, claim.epoch.id, claim.count)
+            epoch_store.count(self.conn, self.campaign_id, claim.epoch.id, claim.count)
             self._epoch_counted = claim.count
 
     def rollback(self) -> None:

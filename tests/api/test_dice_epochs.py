@@ -248,3 +248,43 @@ def test_a_plan_and_the_odds_take_no_number(table):
     r = t.client.post(f"/v1/characters/{hero}/tests/odds", json={"stat": "force"}, headers=t.gm)
     assert r.status_code == 200, r.text
     assert current(t.client, t.c.id, t.gm)["dice"] == 0
+
+
+def test_export_and_import_carry_the_epochs_and_their_numbers(table):
+    t = table(GC)
+    hero = t.character("Hero", SHEETS[GC], kind="pc", player=t.alice)
+    t.post(f"/v1/characters/{hero}/tests", {"stat": "force"})
+    revealed = reveal(t.client, t.c.id, t.gm)
+    t.post(f"/v1/campaigns/{t.c.id}/rolls", {"expression": "2d6"})  # the next epoch's: no seed exported
+    bundle = t.client.get(f"/v1/campaigns/{t.c.id}/export", headers=t.gm).json()
+    assert [e["id"] for e in bundle["dice_epochs"]] == [revealed["id"], revealed["next"]["id"]]
+    assert bundle["dice_epochs"][0]["seed"] == revealed["seed"] and bundle["dice_epochs"][1].get("seed") is None
+
+    new = t.client.post("/v1/campaigns/import", json=bundle)
+    assert new.status_code == 201, new.text
+    gm = {"Authorization": f"Bearer {new.json()['gm_token']}"}
+    cid = new.json()["id"]
+    epochs = t.client.get(f"/v1/campaigns/{cid}/dice-epochs", headers=gm).json()["items"]
+    imported = [e for e in epochs if e.get("imported")]
+    assert sorted(e["id"] for e in imported) == sorted([revealed["id"], revealed["next"]["id"]])
+    log = whole_log(t.client, cid, gm)
+    assert {e["provenance"] for e in log} == {"imported"}  # an import vouches for no die
+    old_dice = server_dice(log)
+    check_epoch(next(e for e in imported if e["id"] == revealed["id"]), old_dice)  # still checkable
+    # the new campaign rolls from an epoch of its own, from 0
+    own = current(t.client, cid, gm)
+    assert not own.get("imported") and own["dice"] == 0 and own["id"] not in {e["id"] for e in imported}
+    roll = t.client.post(f"/v1/campaigns/{cid}/rolls", json={"expression": "d8"}, headers=gm).json()
+    assert [(d["epoch"], d["k"]) for d in roll["rolls"]] == [(own["id"], 0)]
+
+
+def test_an_import_refuses_an_epoch_that_breaks_its_word_or_a_die_of_no_epoch(table):
+    t = table(GC)
+    t.post(f"/v1/campaigns/{t.c.id}/rolls", {"expression": "d6"})
+    reveal(t.client, t.c.id, t.gm)
+    bundle = t.client.get(f"/v1/campaigns/{t.c.id}/export", headers=t.gm).json()
+    lying = {**bundle, "dice_epochs": [{**bundle["dice_epochs"][0], "seed": "00" * 32}, *bundle["dice_epochs"][1:]]}
+    r = t.client.post("/v1/campaigns/import", json=lying)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "dice_epochs", "0", "seed"], r.text
+    r = t.client.post("/v1/campaigns/import", json={**bundle, "dice_epochs": bundle["dice_epochs"][1:]})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][:3] == ["body", "log", "0"], r.text

@@ -301,6 +301,7 @@ def purge_campaigns(engine, campaign_ids: list[str]) -> None:
         'DELETE FROM "character" WHERE campaign_id IN :ids',
         "DELETE FROM credential WHERE campaign_id IN :ids",
         "DELETE FROM player WHERE campaign_id IN :ids",
+        "DELETE FROM dice_epoch WHERE campaign_id IN :ids",
         "DELETE FROM campaign WHERE id IN :ids",
     ]
     with engine.begin() as conn:

@@ -68,6 +68,7 @@ def campaigns(engine):
     made: list[str] = []
     yield made
     with engine.begin() as conn:
+        conn.execute(text("DELETE FROM dice_epoch WHERE campaign_id = ANY(:ids)"), {"ids": made})
         conn.execute(text("DELETE FROM campaign WHERE id = ANY(:ids)"), {"ids": made})
 
 
