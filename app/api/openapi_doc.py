@@ -44,7 +44,7 @@ from app.rulesets.registry import RULES as ENCOUNTER_RULES
 
 REF = "#/components/schemas/{model}"
 # The contract's version: it moves with every change a client can see (CHANGELOG.md, newest first).
-CONTRACT_VERSION = "1.5.0"
+CONTRACT_VERSION = "1.6.0"
 LICENSE = {"name": "MIT", "identifier": "MIT"}
 CONTACT = {"name": "jdr-rules-api", "url": "https://jdr-rules-api.dev/"}
 SERVERS = [{"url": "http://127.0.0.1:8000", "description": "`make run` on this machine (set yours)"}]
@@ -53,6 +53,11 @@ TAGS = [
     {"name": "characters", "description": "Character sheets, each in its campaign's ruleset."},
     {"name": "play", "description": "Tests and their exact odds, rerolls, level-ups, character actions."},
     {"name": "rolls", "description": "Free dice rolls and the campaign's roll log."},
+    {
+        "name": "dice epochs",
+        "description": "Verifiable server dice: each campaign's epochs (a commitment before the first die, "
+        "salts, the GM's reveal) and hidden rolls published after it (docs/verify.md).",
+    },
     {"name": "encounters", "description": "Fights: combatants, initiative, turns, actions, revert."},
     {"name": "events", "description": "The campaign's Server-Sent Events stream and its tickets."},
     {"name": "rulesets", "description": "The catalogue of rulesets (public)."},

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from app.kit.models import Strict
-from app.models.results.common import Result
+from app.models.results.common import Result, Timestamp
 
 MAX_SALTS = 16
 
@@ -24,7 +24,12 @@ Salt = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_printa
 
 
 class SaltCreate(Strict):
-    salt: Salt = Field(description="1–64 printable characters, mixed into every die of the epoch.")
+    model_config = ConfigDict(json_schema_extra={"examples": [{"salt": "Léa a soufflé sur les dés"}]})
+
+    salt: Salt = Field(
+        description="1–64 printable characters, mixed into every die of the epoch.",
+        examples=["Léa a soufflé sur les dés"],
+    )
 
 
 class DiceEpochPublic(Result):
@@ -36,8 +41,8 @@ class DiceEpochPublic(Result):
     campaign_id: str
     commitment: str = Field(description="Lowercase hex SHA-256 of the seed's 32 bytes.")
     salts: list[str] = Field(description="In the order added (each mixed into every die's message).")
-    started_at: str = Field(json_schema_extra={"format": "date-time"})
-    revealed_at: str | None = Field(json_schema_extra={"format": "date-time"})
+    started_at: Timestamp
+    revealed_at: Timestamp | None = Field(description="Null while it is the current epoch.")
     dice: int = Field(description="How many server dice the log holds under this epoch (hidden GM rolls included).")
     seed: str | None = Field(None, description="The 32-byte seed in lowercase hex: present once revealed.")
     imported: bool = Field(False, description="Present (true) on an epoch an imported bundle carried.")

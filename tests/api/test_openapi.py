@@ -15,7 +15,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from app.api.openapi_doc import BODIES
-from app.models import bundles, schemas, webhooks
+from app.models import bundles, dice_epochs, schemas, webhooks
 from app.rulesets.events import EVENTS
 from app.openapi import render
 from app.rulesets.registry import all_adapters, get_adapter
@@ -195,7 +195,10 @@ def test_every_request_body_has_examples_that_its_model_accepts():
             examples = component(schema)["examples"]
             name = schema["$ref"].rsplit("/", 1)[1]
             model = (
-                getattr(schemas, name, None) or getattr(webhooks, name, None) or getattr(bundles, name)
+                getattr(schemas, name, None)
+                or getattr(webhooks, name, None)
+                or getattr(dice_epochs, name, None)
+                or getattr(bundles, name)
             )  # the generic bodies' modules
             assert examples, (method, path)
             for example in examples:

@@ -405,6 +405,17 @@ def play_an_encounter(wire: Wire, campaign, character_factory) -> None:
     assert r.status_code == 201, r.text  # disabled by the GM: `webhook.disabled`
     r = client.patch(f"/v1/campaigns/{campaign.id}/webhooks/{r.json()['id']}", json={"enabled": False}, headers=gm)
     assert r.status_code == 200, r.text
+    # verifiable dice: a new epoch salted, a hidden roll, the reveal, the roll published
+    r = client.post(f"/v1/campaigns/{campaign.id}/dice-epochs/current/reveal", headers=gm)
+    assert r.status_code == 200, r.text
+    r = client.post(f"/v1/campaigns/{campaign.id}/dice-epochs/current/salts", json={"salt": "sel"}, headers=gm)
+    assert r.status_code == 201, r.text
+    hidden = client.post(f"/v1/campaigns/{campaign.id}/rolls", json={"expression": "2d6", "hidden": True}, headers=gm)
+    assert hidden.status_code == 201, hidden.text
+    r = client.post(f"/v1/campaigns/{campaign.id}/dice-epochs/current/reveal", headers=gm)
+    assert r.status_code == 200, r.text
+    r = client.post(f"/v1/campaigns/{campaign.id}/rolls/{hidden.json()['id']}/publish", headers=gm)
+    assert r.status_code == 200, r.text
     for event in read_events(client, campaign.id, gm):
         EVENTS[event["type"]].model_validate_json(json.dumps(event["data"]), strict=True)
         wire.met.add(EVENTS[event["type"]])

@@ -9,7 +9,16 @@ import sys
 import icepool
 import pytest
 
-from app.rules.dice import MAX_DICE_PER_REQUEST, RandomDice, TableDice, dice_source, parse
+from app.rules.dice import (
+    MAX_DICE_PER_REQUEST,
+    Epoch,
+    EpochClaim,
+    EpochDice,
+    RandomDice,
+    TableDice,
+    dice_source,
+    parse,
+)
 from app.rules.errors import DiceLeftOver, DiceNeeded, DieOutOfRange, ExpressionError, TooManyDice
 from app.kit.errors import RuleError
 
@@ -149,9 +158,12 @@ def test_table_dice_left_over_are_refused():
 
 
 def test_dice_source_picks_provenance():
-    assert isinstance(dice_source(dice=[1]), TableDice)
-    assert isinstance(dice_source(seed=1), RandomDice)
-    assert isinstance(dice_source(), RandomDice)
+    claim = EpochClaim(lambda: Epoch("e", b"s" * 32, (), 0))
+    assert isinstance(dice_source(dice=[1], server=claim), TableDice)
+    assert isinstance(dice_source(seed=1, server=claim), RandomDice)
+    assert isinstance(dice_source(server=claim), EpochDice)
+    with pytest.raises(RuntimeError, match="no server die"):  # nowhere to number it: refused, never rolled
+        dice_source().roll(6, "test")
 
 
 def test_seeded_dice_are_reproducible_within_and_across_processes():

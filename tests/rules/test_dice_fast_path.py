@@ -9,7 +9,18 @@ import threading
 import pytest
 
 from app.rules import dice as dice_module
-from app.rules.dice import MAX_PARSED, MAX_RECORDS, RandomDice, Roll, TableDice, dice_source, parse
+from app.rules.dice import (
+    MAX_PARSED,
+    MAX_RECORDS,
+    Epoch,
+    EpochClaim,
+    RandomDice,
+    Roll,
+    TableDice,
+    dice_source,
+    epoch_die,
+    parse,
+)
 from app.rules.errors import ExpressionError
 
 
@@ -77,28 +88,32 @@ def test_table_dice_go_through_the_sources_own_checks():
     assert source.rolls == [Roll("d6", 4, "damage")]
 
 
-def test_the_secure_source_shares_one_system_rng_and_records_its_dice_per_request():
-    a, b = dice_source(), dice_source()
-    assert a._rng is b._rng and type(a._rng) is random.SystemRandom
-    assert a.rolls is not b.rolls
-    lo_hi = {parse("1d4").roll(a, "test") for _ in range(200)}
-    assert lo_hi == {1, 2, 3, 4} and b.rolls == [] and {r.purpose for r in a.rolls} == {"test"}
+def _claim(first: int = 0) -> EpochClaim:
+    return EpochClaim(lambda: Epoch("epoch", bytes(range(32)), ("sel",), first))
 
 
-def test_secure_sources_in_threads_each_record_only_their_own_dice():
-    results: dict[int, list[Roll]] = {}
+def test_server_sources_of_one_transaction_share_its_numbers_and_record_their_own_dice():
+    claim = _claim(5)
+    a, b = dice_source(server=claim), dice_source(server=claim)
+    parse("1d4").roll(a, "test")
+    parse("2d6").roll(b, "damage")
+    parse("1d4").roll(a, "test")
+    assert [r.k for r in a.rolls] == [5, 8] and [r.k for r in b.rolls] == [6, 7] and claim.count == 9
+    assert {r.epoch for r in [*a.rolls, *b.rolls]} == {"epoch"}
+    assert [r.value for r in a.rolls] == [epoch_die(bytes(range(32)), b"epoch:%d\nsel" % k, 4) for k in (5, 8)]
 
-    def request(i: int) -> None:
-        source = dice_source()
-        for _ in range(200):
-            parse("1d100").roll(source, f"t{i}")
-        results[i] = source.rolls
 
-    threads = [threading.Thread(target=request, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for i, rolls in results.items():
-        assert len(rolls) == 200 and {(r.die, r.purpose) for r in rolls} == {("d100", f"t{i}")}
-        assert all(1 <= r.value <= 100 for r in rolls)
+def test_server_dice_of_a_number_are_always_the_same_and_every_face_comes_up():
+    first = [parse("1d6").roll(dice_source(server=_claim()), "t") for _ in range(3)]
+    assert len(set(first)) == 1  # the same k (0) of the same epoch: the same die
+    source = dice_source(server=_claim())
+    assert {parse("1d6").roll(source, "t") for _ in range(300)} == {1, 2, 3, 4, 5, 6}
+
+
+def test_the_claim_is_made_at_the_first_die_only():
+    calls: list[int] = []
+    claim = EpochClaim(lambda: calls.append(1) or Epoch("e", b"k" * 32, (), 0))  # type: ignore[func-returns-value]
+    source = dice_source(server=claim)
+    assert calls == [] and not claim.drawn
+    parse("3d6").roll(source, "t")
+    assert calls == [1] and claim.drawn and claim.count == 3

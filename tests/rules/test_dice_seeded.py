@@ -139,15 +139,23 @@ def test_an_rng_with_its_own_randbelow_rolls_as_before():
 
     s = RandomDice(Loaded(1))
     assert (parse("1d20+5").roll(s, "p"), parse("4d6kh3").roll(s, "p")) == (25, 18)
-    assert [tuple(r) for r in s.rolls] == [("d20", 20, "p", False)] + [("d6", 6, "p", False)] * 3 + [
+    assert [tuple(r)[:4] for r in s.rolls] == [("d20", 20, "p", False)] + [("d6", 6, "p", False)] * 3 + [
         ("d6", 6, "p", True)
     ]
+    assert {(r.epoch, r.k) for r in s.rolls} == {(None, None)}  # a seed's dice: outside epochs
 
 
 def test_a_roll_is_a_tuple_with_named_fields_and_its_json():
     r = Roll("d6", 3, "damage")
-    assert r == ("d6", 3, "damage", False) and isinstance(r, tuple)
+    assert r == ("d6", 3, "damage", False, None, None) and isinstance(r, tuple)
     assert (r.die, r.value, r.purpose, r.dropped) == ("d6", 3, "damage", False)
     assert r.to_dict() == {"die": "d6", "value": 3, "purpose": "damage"}
     assert Roll("d6", 3, "damage", True).to_dict() == {"die": "d6", "value": 3, "purpose": "damage", "dropped": True}
-    assert json.dumps(r) == '["d6", 3, "damage", false]'
+    assert Roll("d6", 3, "damage", epoch="e1", k=7).to_dict() == {
+        "die": "d6",
+        "value": 3,
+        "purpose": "damage",
+        "epoch": "e1",
+        "k": 7,
+    }
+    assert json.dumps(r) == '["d6", 3, "damage", false, null, null]'
