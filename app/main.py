@@ -17,6 +17,7 @@ from app.api import (
     bundles,
     campaigns,
     characters,
+    dice_epochs,
     encounters,
     events,
     play,
@@ -96,7 +97,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = app_sessions
     app.state.rate_limiter = RateLimiter(settings)
     # the hot routes first: a request is matched against the routes in this order
-    for module in (play, rolls, characters, bundles, campaigns, events, encounters, webhooks, stats, rulesets, system):
+    for module in (
+        play,
+        rolls,
+        characters,
+        bundles,
+        campaigns,
+        events,
+        encounters,
+        webhooks,
+        dice_epochs,
+        stats,
+        rulesets,
+        system,
+    ):
         app.include_router(module.router)
     install_error_handlers(app)
     install_openapi(app)

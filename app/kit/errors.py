@@ -275,6 +275,15 @@ define(
     rule=RULE,
 )
 define("not_latest_entry", Conflict, "Only the character's latest entry can be rolled again.", newer_entry=STR)
+define("epoch_started", Conflict, "The current dice epoch has rolled dice already: salts go in before its first die.")
+define("too_many_salts", Conflict, "The current dice epoch has as many salts as it takes (16).")
+define(
+    "epoch_not_revealed",
+    Conflict,
+    "The roll's dice belong to a dice epoch not revealed yet: the GM reveals it first.",
+    epochs=STRS,
+)
+define("not_hidden", Conflict, "The roll is not hidden: the players read it already.")
 define("race_lost", Conflict, "The request lost a race with a concurrent write; nothing was written: retry.")
 # 412
 define(

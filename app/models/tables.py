@@ -7,7 +7,20 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Index, Integer, MetaData, Table, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Table,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import AutoString, Field, SQLModel
 
@@ -173,6 +186,40 @@ LOG_FIGURES = (
 # an entry's figure columns when it has none (no test, or a test logged before them), spread into its row;
 # never changed (a plain dict: spreading one is twice as fast as a MappingProxyType, on the hot path)
 NO_FIGURES: dict[str, None] = dict.fromkeys(LOG_FIGURES)
+
+
+class DiceEpoch(SQLModel, table=True):
+    """A campaign's dice epoch (API.md "Verifiable server dice"): every server die of the campaign
+    is number `k` of its current epoch, derived from `seed`; `commitment` (the seed's SHA-256) is
+    public from the start, `seed` only once `revealed_at` is set. The seed lives in this row alone:
+    the service reads it to derive dice, no route shows it, no log or export holds it, before the
+    reveal. `dice` is how many server dice the log holds under it (the next die's `k`); its row
+    lock orders the numbers (taken at a transaction's first server die)."""
+
+    __tablename__ = "dice_epoch"
+    __table_args__ = (
+        Index("ix_dice_epoch_campaign_started", "campaign_id", "started_at"),
+        # one current (unrevealed) epoch a campaign
+        Index(
+            "uq_dice_epoch_current",
+            "campaign_id",
+            unique=True,
+            sqlite_where=text("revealed_at IS NULL"),
+            postgresql_where=text("revealed_at IS NULL"),
+        ),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32, sa_type=SafeString(32))
+    campaign_id: str = Field(foreign_key="campaign.id", max_length=32, sa_type=SafeString(32))
+    seed: bytes = Field(sa_type=LargeBinary(32))
+    commitment: str = Field(max_length=64, sa_type=SafeString(64))
+    salts: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    dice: int = Field(default=0, sa_type=BigInteger().with_variant(Integer, "sqlite"))
+    started_at: datetime = _ts()
+    revealed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True), nullable=True)
+    # an imported epoch (another service's, its seed revealed there): kept to check the imported dice,
+    # never rolled from
+    imported: bool = Field(default=False)
 
 
 class LogEntryCharacter(SQLModel, table=True):

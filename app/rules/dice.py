@@ -5,7 +5,9 @@ README): Avrae's `d20` has had no release since 2021, rolls from a global RNG
 and reads `d%` as 0–90; the other notation libraries are 10–10,000× slower.
 
 A `DiceSource` is one of three (API.md, "Dice provenance"):
-- `RandomDice(random.SystemRandom())` — the server rolls, cryptographically;
+- `EpochDice(claim)` — the server rolls: each die is number `k` of the campaign's dice epoch,
+  derived from the epoch's secret seed by HMAC-SHA256 (API.md "Verifiable server dice"), so
+  that once the seed is revealed anyone can check it was not chosen;
 - `RandomDice(random.Random(seed))` — reproducible across processes;
 - `TableDice([...])` — dice rolled at the table, consumed in rule order.
 Every die a source gives is recorded, with its purpose, in `rolls`.
@@ -13,6 +15,7 @@ Every die a source gives is recorded, with its purpose, in `rolls`.
 
 from __future__ import annotations
 
+import hmac
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -36,16 +39,20 @@ class Roll(NamedTuple):
     value: int
     purpose: str
     dropped: bool = False
+    epoch: str | None = None  # a server die's dice epoch, and its number `k` in it
+    k: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"die": self.die, "value": self.value, "purpose": self.purpose}
+        out: dict[str, Any] = {"die": self.die, "value": self.value, "purpose": self.purpose}
         if self.dropped:
             out["dropped"] = True
+        if self.epoch is not None:
+            out["epoch"], out["k"] = self.epoch, self.k
         return out
 
 
 _LABELS = {f: f"d{f}" for f in (2, 3, 4, 6, 8, 10, 12, 20, 100)}
-_new_roll = tuple.__new__  # builds a Roll from a 4-tuple without the Python-level __new__
+_new_roll = tuple.__new__  # builds a Roll from a 6-tuple without the Python-level __new__
 # RNG classes whose `_randbelow` is `Random._randbelow_with_getrandbits`, which the sources inline
 # (the draws of `randint`); any other RNG's own `_randbelow` is called as it is
 _STANDARD_RNGS: tuple[type, ...] = (random.Random, random.SystemRandom)
@@ -63,7 +70,7 @@ def _recorded(key: tuple[str, int, str]) -> Roll:
     `_RECORDS.get(key) or _recorded(key)` (a Roll is never empty, so never false)."""
     if len(_RECORDS) >= MAX_RECORDS:
         _RECORDS.clear()
-    record = _RECORDS[key] = _new_roll(Roll, (*key, False))
+    record = _RECORDS[key] = _new_roll(Roll, (*key, False, None, None))
     return record
 
 
@@ -85,10 +92,14 @@ class DiceSource:
         """Roll one die of `faces` faces (1..faces) for `purpose`, and record it."""
         if len(self.rolls) >= self.max_dice:
             self._too_many(1)
-        value = self._next(faces, purpose)
-        key = (die_label(faces), value, purpose)
-        self.rolls.append(_RECORDS.get(key) or _recorded(key))
-        return value
+        record = self._draw_one(faces, purpose)
+        self.rolls.append(record)
+        return record.value
+
+    def _draw_one(self, faces: int, purpose: str) -> Roll:
+        """One die's record (not yet appended): `_next`'s value, or a server die's own record."""
+        key = (die_label(faces), self._next(faces, purpose), purpose)
+        return _RECORDS.get(key) or _recorded(key)
 
     def roll_many(self, count: int, faces: int, purpose: str) -> list[int]:
         return [self.roll(faces, purpose) for _ in range(count)]
@@ -237,18 +248,100 @@ class TableDice(DiceSource):
             raise DiceLeftOver(self.used, len(self.values))
 
 
-# The secure RNG, one for all requests and threads: SystemRandom keeps no state (every draw reads the
-# OS's generator), so sharing it changes nothing but the cost of making one per request.
-_SECURE_RNG = random.SystemRandom()
+_TWO_32 = 1 << 32
 
 
-def dice_source(*, seed: int | None = None, dice: Sequence[int] | None = None) -> DiceSource:
-    """The source a request asks for: table dice, a seed (its own RNG), or the secure RNG."""
+def epoch_die(seed: bytes, message: bytes, faces: int) -> int:
+    """Die `message` of an epoch (API.md "Verifiable server dice"): `message` is the UTF-8 of
+    `"{epoch_id}:{k}"` and, for each salt in order, `"\n"` and the salt. For j = 0, 1, …:
+    HMAC-SHA256(seed, message + ":" + j) read as eight big-endian 32-bit words; the first word
+    below the largest multiple of `faces` (rejection sampling: every face equally likely) gives
+    `word % faces + 1`."""
+    limit = _TWO_32 - _TWO_32 % faces
+    j = 0
+    while True:
+        digest = hmac.digest(seed, b"%s:%d" % (message, j), "sha256")
+        for i in range(0, 32, 4):
+            word = int.from_bytes(digest[i : i + 4], "big")
+            if word < limit:
+                return word % faces + 1
+        j += 1
+
+
+class Epoch(NamedTuple):
+    """The current dice epoch of a campaign, as a unit of work claimed it: its id, secret seed,
+    salts, and how many dice it had logged (the next die's `k`)."""
+
+    id: str
+    seed: bytes
+    salts: tuple[str, ...]
+    dice: int
+
+
+class EpochClaim:
+    """The server's dice of one transaction: numbers `k` of the campaign's current epoch, given
+    out in order from the count the epoch had when claimed (`claim` is called on the first die
+    only: a request that rolls no server die takes no lock). Every source of the transaction
+    draws from the same claim, so its dice are numbered without a gap; `count` is what the
+    epoch's count becomes when the transaction commits (a rollback gives the numbers back)."""
+
+    __slots__ = ("_claim", "epoch", "_prefix", "_suffix", "count")
+
+    def __init__(self, claim: Callable[[], Epoch]):
+        self._claim = claim
+        self.epoch: Epoch | None = None
+        self.count = 0
+
+    def draw(self, faces: int, purpose: str) -> Roll:
+        epoch = self.epoch
+        if epoch is None:
+            epoch = self.epoch = self._claim()
+            self.count = epoch.dice
+            self._prefix = f"{epoch.id}:".encode()
+            self._suffix = b"".join(b"\n" + salt.encode() for salt in epoch.salts)
+        k = self.count
+        self.count = k + 1
+        value = epoch_die(epoch.seed, b"%s%d%s" % (self._prefix, k, self._suffix), faces)
+        return _new_roll(Roll, (die_label(faces), value, purpose, False, epoch.id, k))
+
+    @property
+    def drawn(self) -> bool:
+        """Whether this transaction rolled a server die (the epoch's count then moves)."""
+        return self.epoch is not None
+
+
+class EpochDice(DiceSource):
+    """The server's dice: each one the next number of the transaction's `EpochClaim`."""
+
+    def __init__(self, claim: EpochClaim):
+        super().__init__()
+        self.claim = claim
+
+    def _draw_one(self, faces: int, purpose: str) -> Roll:
+        return self.claim.draw(faces, purpose)
+
+    def _next(self, faces: int, purpose: str) -> int:
+        return self.claim.draw(faces, purpose).value  # pragma: no cover - every draw goes by `_draw_one`
+
+
+class NoServerDice(DiceSource):
+    """Where no server die may be rolled (a prediction, the odds): asking for one is a bug, never
+    a die that was not logged (it would tell a future die of the epoch)."""
+
+    def _next(self, faces: int, purpose: str) -> int:
+        raise RuntimeError("no server die may be rolled here")
+
+
+def dice_source(
+    *, seed: int | None = None, dice: Sequence[int] | None = None, server: EpochClaim | None = None
+) -> DiceSource:
+    """The source a request asks for: table dice, a seed (its own RNG), or the server's dice of
+    the transaction's epoch claim (none given: a server die is refused, see `NoServerDice`)."""
     if dice is not None:
         return TableDice(dice)
     if seed is not None:
         return RandomDice(random.Random(seed))
-    return RandomDice(_SECURE_RNG)
+    return EpochDice(server) if server is not None else NoServerDice()
 
 
 # --- dice expressions -------------------------------------------------------
@@ -272,8 +365,7 @@ class DiceTerm:
         dropped = sorted(range(self.count), key=values.__getitem__, reverse=(which == "h"))[n:]
         rolls, start, total = source.rolls, len(source.rolls) - self.count, sum(values)
         for offset in dropped:
-            die, value, why, _ = rolls[start + offset]
-            rolls[start + offset] = _new_roll(Roll, (die, value, why, True))
+            rolls[start + offset] = rolls[start + offset]._replace(dropped=True)
             total -= values[offset]
         return self.sign * total
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, RootModel
 
+from app.models.dice_epochs import DiceEpochPublic
 from app.models.results.common import Result
 from app.models.webhooks import WebhookPublic
 from app.rulesets.wire import CombatEntry, LogEntry
@@ -174,6 +175,27 @@ class WebhookDisabledEvent(WebhookPublic):
     GM enables it again (`PATCH …/webhooks/{id}` `{"enabled": true}`)."""
 
 
+class DiceEpochSaltedEvent(Result):
+    """`dice_epoch.salted`: a member added a salt to the current dice epoch (before its first die)."""
+
+    epoch: DiceEpochPublic
+
+
+class DiceEpochRevealedEvent(Result):
+    """`dice_epoch.revealed`: the GM revealed the dice epoch (`epoch`, its seed now public); `next`
+    is the campaign's new current epoch."""
+
+    epoch: DiceEpochPublic
+    next: DiceEpochPublic
+
+
+class LogPublishedEvent(Result):
+    """`log.published`: the GM published a hidden roll (its dice's epochs revealed): read it with
+    `GET …/rolls/{entry_id}`."""
+
+    entry_id: str
+
+
 class StreamErrorEvent(Result):
     """`error`: the server ends the stream: `unavailable` (the database; reconnect with `Last-Event-ID`)
     or `token_revoked` (the stream's token was rotated or deleted, its player removed or its campaign
@@ -201,6 +223,9 @@ EventName = Literal[
     "encounter.action",
     "encounter.reverted",
     "webhook.disabled",
+    "dice_epoch.salted",
+    "dice_epoch.revealed",
+    "log.published",
 ]
 EVENT_NAMES: tuple[EventName, ...] = get_args(EventName)
 # `error` is no change of the campaign: the server ends a stream with it
@@ -220,6 +245,9 @@ EVENTS: dict[EventName | StreamEnd, type[BaseModel]] = {
     "encounter.action": EncounterActionEvent,
     "encounter.reverted": EncounterRevertedEvent,
     "webhook.disabled": WebhookDisabledEvent,
+    "dice_epoch.salted": DiceEpochSaltedEvent,
+    "dice_epoch.revealed": DiceEpochRevealedEvent,
+    "log.published": LogPublishedEvent,
     "error": StreamErrorEvent,
 }
 

@@ -31,6 +31,7 @@ from app.models.tables import (
     Character,
     Combatant,
     Credential,
+    DiceEpoch,
     Encounter,
     EncounterAction,
     Event,
@@ -46,7 +47,7 @@ from app.models.tables import (
 )
 from app.models.validation import InvalidBody, validate
 from app.rulesets.registry import RULESET_IDS, get_adapter
-from app.services import events
+from app.services import epoch_store, events
 from app.services.auth import forget
 from app.services.characters import orphan
 from app.services.locks import NO_KEY_UPDATE
@@ -76,6 +77,7 @@ def create_campaign(session: Session, data: CampaignCreate) -> dict[str, Any]:
     session.add(campaign)
     session.flush()
     session.add(Credential(token_hash=hash_token(token), campaign_id=campaign.id, role="gm"))
+    epoch_store.open_epoch(session.connection(), campaign.id)  # committed to before its first die
     session.commit()
     return CampaignCreated.model_validate({**_public(campaign, "gm"), "gm_token": token}).model_dump()
 
@@ -221,6 +223,8 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
 _DELETION_LOCKS = (  # in the writers' order (see `locks`), after the campaign's NO KEY UPDATE
     select(Encounter.id).where(col(Encounter.campaign_id) == bindparam("cid")).order_by(Encounter.id).with_for_update(),
     select(Character.id).where(col(Character.campaign_id) == bindparam("cid")).order_by(Character.id).with_for_update(),
+    # the current dice epoch: a writer takes it at its first server die
+    select(DiceEpoch.id).where(col(DiceEpoch.campaign_id) == bindparam("cid")).order_by(DiceEpoch.id).with_for_update(),
     select(Campaign.id).where(col(Campaign.id) == bindparam("cid")).with_for_update(),
 )
 
@@ -253,6 +257,7 @@ def delete_campaign(session: Session, principal: Principal, campaign_id: str, if
         delete(Encounter).where(col(Encounter.campaign_id) == bindparam("cid")),
         delete(LogEntryCharacter).where(col(LogEntryCharacter.seq).in_(log)),
         delete(LogEntry).where(col(LogEntry.campaign_id) == bindparam("cid")),
+        delete(DiceEpoch).where(col(DiceEpoch.campaign_id) == bindparam("cid")),
         delete(Character).where(col(Character.campaign_id) == bindparam("cid")),
         delete(Invite).where(col(Invite.campaign_id) == bindparam("cid")),
         delete(Player).where(col(Player.campaign_id) == bindparam("cid")),

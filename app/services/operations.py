@@ -153,7 +153,7 @@ class RollingWork(UnitOfWork):
         check_provenance(self.principal, self.options, req)
         self.req = req
         self.ctx = OperationContext(
-            dice=dice_source(seed=req.seed, dice=req.dice),
+            dice=dice_source(seed=req.seed, dice=req.dice, server=self.epochs),
             options=self.adapter.parse_options(self.options),
             is_gm=self.principal.is_gm,
             get_log_entry=self.log_entry,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from datetime import datetime
-from functools import wraps
+from functools import partial, wraps
 from types import TracebackType
 from typing import Any, NamedTuple, Protocol, Self, TypeVar
 
@@ -56,8 +56,9 @@ from app.models.tables import (
     core_table,
 )
 from app.models.validation import InvalidBody
+from app.rules.dice import EpochClaim
 from app.rulesets.events import EventName
-from app.services import events
+from app.services import epoch_store, events
 from app.services.changed import Change, Telling
 from app.services.locks import NO_KEY_UPDATE, FightLocks, StaleVersion
 from app.services.records import Principal, StoredCharacter
@@ -434,6 +435,10 @@ class UnitOfWork:
         self.characters = CharacterRepository(self.conn, self.campaign_id)
         self.log = RollLog(self.conn, self.campaign_id)
         self.locks.start(self.conn, self.campaign_id)
+        # the server's dice of this attempt: numbers of the campaign's current epoch, claimed (its row
+        # locked) at the first die, their count written with the writes (a rollback gives them back)
+        self.epochs = EpochClaim(partial(epoch_store.claim, self.conn, self.campaign_id))
+        self._epoch_counted = 0
         return self
 
     def __exit__(
@@ -508,6 +513,7 @@ class UnitOfWork:
         commit = commit and isinstance(self.session.bind, Engine) and not self.conn.in_nested_transaction()
         try:
             with batch(self.conn, commit=commit) as b:
+                self._count_epoch()
                 self.characters.batch = b
                 try:
                     yield
@@ -520,8 +526,16 @@ class UnitOfWork:
 
     def commit(self) -> None:
         self.publish()
+        self._count_epoch()  # nothing when the last `writes(commit=True)` batch committed it
         self.session.commit()
         self.committed = True
+
+    def _count_epoch(self) -> None:
+        """The epoch's count of logged server dice, if this attempt drew any since it was last written."""
+        claim = self.epochs
+        if claim.epoch is not None and claim.count != self._epoch_counted:
+            epoch_store.count(self.conn, claim.epoch.id, claim.count)
+            self._epoch_counted = claim.count
 
     def rollback(self) -> None:
         self.session.rollback()

@@ -81,6 +81,24 @@ class Die(Result):
     value: int
     purpose: str = Field(examples=["test", "karma"])
     dropped: bool = Field(False, description="Present (true) only for a die a keep/drop expression left out.")
+    epoch: str | None = Field(
+        None,
+        description="A server die's dice epoch (`GET …/dice-epochs`): present on every die the server rolled, "
+        "absent on dice a caller entered (`table`, `seed`).",
+    )
+    k: int | None = Field(
+        None, ge=0, description="The die's number in its epoch (with `epoch`): 0, 1, 2… without a gap."
+    )
+
+
+# a hidden GM roll the GM published once its dice's epochs were revealed (`POST …/rolls/{id}/publish`)
+PublishedAt = Annotated[
+    Timestamp | None,
+    Field(
+        description="Present on a hidden GM roll the GM published after its dice epochs were revealed: "
+        "the players read it (and check its dice) from then on."
+    ),
+]
 
 
 class Entry(Result):
@@ -99,6 +117,7 @@ class Logged(Entry):
     provenance: Provenance
     seed: SeedUsed = None
     imported_provenance: ImportedProvenance = None
+    published_at: PublishedAt = None
 
 
 class Head(Result):
@@ -158,6 +177,7 @@ class Tail(Result):
     provenance: Provenance
     seed: SeedUsed = None
     imported_provenance: ImportedProvenance = None
+    published_at: PublishedAt = None
 
 
 class Change(Result):

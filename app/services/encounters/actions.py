@@ -127,7 +127,7 @@ def gm_action(
     dice = None  # the GM's actions roll where the ruleset's model takes dice (AS-C5 after `damage`)
     if isinstance(req, RollingRequest):
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
-        dice = CombatDice.for_caller(principal, req, fight)
+        dice = CombatDice.for_caller(principal, req, fight, uow.epochs)
         with dice.explained():
             action.handler(fight, req, changes, steps, dice)
         dice.finish()
@@ -260,7 +260,7 @@ def combat(
         if fight.character_of(c) is None:
             raise Conflict(f"the character of combatant {c['id']} was deleted", field=name, code="character_deleted")
     rolling = again.req if again is not None else req  # whose dice and provenance
-    dice = CombatDice.for_caller(principal, rolling, fight)
+    dice = CombatDice.for_caller(principal, rolling, fight, None if planner is not None else uow.epochs)
     current = fight.encounter["current_turn"] or {}
 
     def build(dice: CombatDice, parties: dict[str, Party] | None = None) -> Exchange:

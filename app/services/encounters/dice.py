@@ -7,7 +7,7 @@ entity in the purpose (`tie:<id>`, GC-O2) are read back the same way.
 Each die comes from the source of whoever it is for (API.md "Provenance
 and who may enter which die"): the GM's request gives every die (its `seed` or table
 `dice`); a player's, only those of the combatants it controls; the others are the
-server's secure RNG, never the player's."""
+server's dice (its dice epoch's, `EpochClaim`), never the player's."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from app.kit.models import RollingRequest
-from app.rules.dice import DiceSource, dice_source
+from app.rules.dice import DiceSource, EpochClaim, Roll, dice_source
 from app.rules.errors import DiceNeeded
 from app.services.encounters.store import Fight
 from app.services.provenance import check_caller_dice, provenance
@@ -35,18 +35,21 @@ PURPOSES = {
 class _Routed(DiceSource):
     """The action's dice, one record of them in the order consumed, each die drawn from the
     caller's source (its seed or table dice) when the caller controls whose it is (`controls`;
-    None: the caller controls every die), else from the server's secure RNG. Whose a die is:
-    the combatant rolling it (`who`, set by `_Combatant`), else the one its purpose names."""
+    None: the caller controls every die), else from the server's (its epoch's numbers). Whose a
+    die is: the combatant rolling it (`who`, set by `_Combatant`), else the one its purpose names."""
 
-    def __init__(self, caller: DiceSource, controls: Callable[[str | None], bool] | None):
+    def __init__(self, caller: DiceSource, controls: Callable[[str | None], bool] | None, server: EpochClaim | None):
         super().__init__()
-        self.caller, self.server, self.controls = caller, dice_source(), controls
+        self.caller, self.server, self.controls = caller, dice_source(server=server), controls
         self.who: str | None = None
 
-    def _next(self, faces: int, purpose: str) -> int:
+    def _draw_one(self, faces: int, purpose: str) -> Roll:
         who = self.who or purpose.partition(":")[2] or None
         mine = self.controls is None or self.controls(who)
-        return (self.caller if mine else self.server)._next(faces, purpose)
+        return (self.caller if mine else self.server)._draw_one(faces, purpose)
+
+    def _next(self, faces: int, purpose: str) -> int:
+        return self._draw_one(faces, purpose).value
 
     def finish(self) -> None:
         """The caller's table dice, all used (the server's are never left over)."""
@@ -98,20 +101,24 @@ class CombatDice:
         seed: int | None = None,
         dice: list[int] | None = None,
         controls: Callable[[str | None], bool] | None = None,
+        server: EpochClaim | None = None,
     ):
-        self.source = _Routed(dice_source(seed=seed, dice=dice), controls)
+        self.source = _Routed(dice_source(seed=seed, dice=dice, server=server), controls, server)
         self.by: dict[int, str] = {}
         self.provenance = provenance(seed=seed, table=dice is not None)
 
     @classmethod
-    def for_caller(cls, principal: Principal, req: RollingRequest, fight: Fight) -> CombatDice:
+    def for_caller(
+        cls, principal: Principal, req: RollingRequest, fight: Fight, server: EpochClaim | None
+    ) -> CombatDice:
         """The request's `seed`/`dice` give every die of the GM's action, and
-        of a player's only the dice of the combatants it controls (the rest are the server's); a
+        of a player's only the dice of the combatants it controls (the rest are the server's: the
+        unit of work's epoch claim, `server`; None where nothing is logged, a plan); a
         player's `seed` or `dice` is a 403 unless the campaign's `players_may_enter_dice`."""
         check_caller_dice(principal, fight.campaign_options, seed=req.seed, dice=req.dice)
         chosen = req.seed is not None or req.dice is not None  # else every die is the server's anyway
         controls = partial(_controlled, fight, principal.player_id) if chosen and not principal.is_gm else None
-        return cls(seed=req.seed, dice=req.dice, controls=controls)
+        return cls(seed=req.seed, dice=req.dice, controls=controls, server=server)
 
     def of(self, combatant_id: str) -> DiceSource:
         return _Combatant(self, combatant_id)
@@ -157,5 +164,7 @@ class CombatDice:
             }
             if roll.dropped:
                 entry["dropped"] = True
+            if roll.epoch is not None:
+                entry["epoch"], entry["k"] = roll.epoch, roll.k
             out.append(entry)
         return out

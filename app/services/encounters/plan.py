@@ -119,7 +119,7 @@ def _given(principal: Principal, prepared: actions.Prepared) -> CombatDice | Non
     rolling = prepared.rolling
     if rolling.seed is None and rolling.dice is None:
         return None
-    return CombatDice.for_caller(principal, rolling, prepared.fight)
+    return CombatDice.for_caller(principal, rolling, prepared.fight, None)  # a plan rolls no server die
 
 
 def plan(session: Session, principal: Principal, encounter_id: str, body: dict[str, Any]) -> dict[str, Any]:

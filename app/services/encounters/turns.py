@@ -59,7 +59,7 @@ def start(
         _check_take_11(fight, take_11)
         chosen = _check_chosen(fight, principal, own.tie_orders())
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
-        dice = CombatDice.for_caller(principal, req, fight)
+        dice = CombatDice.for_caller(principal, req, fight, uow.epochs)
         with dice.explained():
             initiative = fight.rules.roll_initiative(
                 dice, _entrants(fight, set(take_11), chosen), fight.options, fight.ruleset_options
@@ -108,7 +108,7 @@ def next_turn(
         chosen = _check_chosen(
             fight, principal, for_ruleset(fight.rules.NextTurnRequest, req, fight.ruleset).tie_orders()
         )
-        dice = CombatDice.for_caller(principal, req, fight)
+        dice = CombatDice.for_caller(principal, req, fight, uow.epochs)
         changes = Changes(fight)
         steps: list[dict[str, Any]] = []
         for c in _main_actors(fight, current):
@@ -157,7 +157,7 @@ def join(
     store.load_characters(fight, (c["character_id"] for c in added), lock=False)
     new_ids = [c["id"] for c in added]
     entrants = _entrants(fight, set(), among=added)
-    dice = CombatDice.for_caller(principal, req, fight)
+    dice = CombatDice.for_caller(principal, req, fight, uow.epochs)
     with dice.explained():
         rolled = fight.rules.roll_initiative(dice, entrants, fight.options, fight.ruleset_options)
     round_ = fight.encounter["round"]

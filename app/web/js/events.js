@@ -8,7 +8,8 @@ import { retryDelay } from "./dom.js";
 const NAMES = ["campaign.updated", "player.created", "player.deleted", "character.created", "character.updated", "character.deleted",
   "character.hidden",
   "log.created", "encounter.created", "encounter.updated", "encounter.action", "encounter.reverted",
-  "webhook.disabled"];  // the GM's: nothing to show, but its id is counted (no false gap)
+  "webhook.disabled",  // the GM's: nothing to show, but its id is counted (no false gap)
+  "dice_epoch.salted", "dice_epoch.revealed", "log.published"];
 
 export class EventStream {
   constructor(campaignId, { onEvent, onStatus, onResync, onUnauthorized, onGap }) {
