@@ -205,7 +205,7 @@ def check(epochs: Sequence[dict[str, Any]], entries: Sequence[Any]) -> Report:
     by_id: dict[str, tuple[dict[str, Any], EpochReport]] = {}
     seeds: dict[str, str | None] = {}
     for epoch in epochs:
-        state = EpochReport(str(epoch["id"]), "seed" in epoch, int(epoch.get("dice", 0)))
+        state = EpochReport(str(epoch["id"]), epoch.get("seed") is not None, int(epoch.get("dice", 0)))
         by_id[state.id] = (epoch, state)
         report.epochs.append(state)
         if state.revealed:

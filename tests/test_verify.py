@@ -333,3 +333,10 @@ def test_the_command_line_says_why_it_cannot_check_with_status_2(stub):
 def test_main_in_process_returns_the_status(stub, capsys):
     assert verify.main(["--url", url_of(stub), "--campaign", "C1", "--token", TOKEN]) == 0
     assert "OK: every server die checked matches its revealed epoch" in capsys.readouterr().out
+
+
+def test_an_epoch_with_a_null_seed_is_not_revealed_yet():
+    listed = epochs()
+    listed[0]["seed"] = None
+    report = check(listed, log())
+    assert report.ok and report.epochs[0].revealed is False and report.unrevealed == 1
