@@ -28,5 +28,12 @@ def test_the_readme_and_the_docs_run_as_written(live):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     ran = {line.split(":")[0]: line for line in done.stdout.splitlines() if ": " in line and "runnable" in line}
-    for page in ("README.md", "docs/combat.md", "docs/clients.md", "docs/security.md", "docs/operations.md"):
+    for page in (
+        "README.md",
+        "docs/combat.md",
+        "docs/clients.md",
+        "docs/security.md",
+        "docs/operations.md",
+        "docs/verify.md",
+    ):
         assert page in ran and " 0 runnable" not in ran[page], done.stdout  # each page has blocks that ran
