@@ -1,5 +1,6 @@
 """The shapes of a fight as the services hold it between the database and the rules: the encounter
-row (`Fight.encounter`), a combatant row, a step of an action's explanation and a change record.
+row (`Fight.encounter`), a combatant row, a step of an action's explanation (`app.kit.steps.Step`, and
+the encounter's own `FlowStep`) and a change record.
 
 TypedDicts, not classes: they are the JSON the services already read and write (rows as SQLAlchemy
 returns them, steps and changes as they are logged and stored), so naming their keys changes nothing
@@ -10,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
+from app.kit.steps import Step
 from app.models.seen import PlayerVersions
 
-__all__ = ["Change", "CombatantField", "CombatantRow", "EncounterField", "EncounterRow", "Step"]
+__all__ = ["Change", "CombatantField", "CombatantRow", "EncounterField", "EncounterRow", "FlowStep", "Step"]
 
 # the fields a fight writes back (the store's `ENCOUNTER_FIELDS`, `COMBATANT_FIELDS`; a combatant change's `field`)
 EncounterField = Literal[
@@ -60,21 +62,17 @@ class CombatantRow(TypedDict):
     created_at: NotRequired[datetime]  # a new row's (written, not read back)
 
 
-class Step(TypedDict, total=False):
-    """The keys every ruleset's steps share and the services read (a viewer's filter, the log).
-    A rule adds its own figures beside them (a test's roll, a weapon…): the rulesets build their
-    steps as plain dicts, and these keys are the ones other code may rely on."""
+class FlowStep(Step, total=False):
+    """A step the encounter itself writes, in every ruleset (`FLOW_RULES`: a turn, a condition, the
+    GM's heal or damage, a revert, a reveal): its figures beside the common keys."""
 
-    rule: str  # the rule's id (`AS-C1`)
-    key: str  # the kind of step, snake_case: what a client looks its words up by
-    what: str  # its English words
-    combatant_id: str | None  # whom it is about
-    resource: str  # a pool's name: its figures follow `hp_visibility`
-    amount: int
-    before: Any
-    after: Any
-    excess: int
-    outcome: str
+    round: int  # `new_round`
+    slot: int | None  # a turn's place in the order (`turn_ends`: null when no slot was current)
+    name: str  # a condition's
+    rounds_left: int | None  # a condition's rounds left (null: until removed)
+    ends: str  # when a condition counts its rounds off (`start_of_turn`, `end_of_turn`…)
+    field: str  # a revert's change that could not be restored
+    character_id: str  # a revert's deleted NPC copy
 
 
 class Change(TypedDict):

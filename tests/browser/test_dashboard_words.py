@@ -218,8 +218,10 @@ def test_issue44_item5_history_and_log_of_a_fight_in_every_ruleset_in_french_the
 
 
 def step_figure_names() -> list[str]:
-    """Every figure name the server's code gives a step (the keywords of `x.step(…)` and `_test_step(…)`,
-    the keys of a literal step), read from the code as tests/rulesets/test_step_keys.py reads it."""
+    """Every figure name the server's code gives a step (the keywords of a ruleset's `step(…)`, of
+    `_test_step(…)` and `FlowStep(…)`, the keys of a literal step or of one annotated as a step
+    (`refused: GreatCosmosStep = {**why, …}`), read from the code as tests/rulesets/test_step_keys.py
+    reads it."""
     names: set[str] = set()
     for path in sorted(APP.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -227,9 +229,15 @@ def step_figure_names() -> list[str]:
                 keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
                 if {"rule", "what"} <= set(keys):
                     names |= set(keys)
-            elif isinstance(node, ast.Call) and (
-                (isinstance(node.func, ast.Attribute) and node.func.attr == "step")
-                or (isinstance(node.func, ast.Name) and node.func.id == "_test_step")
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict):
+                if ast.unparse(node.annotation).endswith("Step"):
+                    names |= {
+                        k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    }
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("step", "_test_step", "FlowStep")
             ):
                 names |= {k.arg for k in node.keywords if k.arg}
     return sorted(names - {"rule", "key", "what"})

@@ -47,7 +47,7 @@ def written_steps() -> Iterator[tuple[str, int, list[str], list[tuple[str | None
                 names = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
                 if "what" in names and "rule" in names:
                     field = dict(zip(names, node.values, strict=True))
-                    if isinstance(field.get("key"), ast.Name):  # a builder's own (Exchange.step): its callers are
+                    if isinstance(field.get("key"), ast.Name):  # a builder's own (a ruleset's `step`): its callers are
                         continue
                     yield (
                         where,
@@ -55,13 +55,22 @@ def written_steps() -> Iterator[tuple[str, int, list[str], list[tuple[str | None
                         [n for n in names if n is not None],
                         _pairs(field.get("key"), field["what"]),
                     )
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
-                if any(k.arg is None for k in node.keywords):  # x.step(**why): its dict is checked as one
-                    continue
+            elif isinstance(node, ast.Call) and _called(node) == "step":
                 key = next((k.value for k in node.keywords if k.arg == "key"), None)
                 yield where, node.lineno, [], _pairs(key, node.args[1] if len(node.args) > 1 else None)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_test_step":
+            elif isinstance(node, ast.Call) and _called(node) == "_test_step":
                 yield where, node.lineno, [], _pairs(node.args[1], node.args[2])
+            elif isinstance(node, ast.Call) and _called(node) == "FlowStep":  # the encounter's own, by keywords
+                named = [k.arg for k in node.keywords if k.arg is not None]
+                field = {k.arg: k.value for k in node.keywords if k.arg is not None}
+                yield where, node.lineno, named, _pairs(field.get("key"), field.get("what"))
+
+
+def _called(node: ast.Call) -> str | None:
+    """The name a call calls: `step(…)` (a ruleset's step builder), `FlowStep(…)`, `x.step(…)`."""
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return node.func.attr if isinstance(node.func, ast.Attribute) else None
 
 
 def test_issue27_the_scan_sees_the_steps_of_every_ruleset():

@@ -31,6 +31,7 @@ from app.rulesets.asgard.rules.core import (
     skill_value,
     spend_heroism,
 )
+from app.rulesets.asgard.rules.steps import AsgardStep, ShownTest, step
 from app.rulesets.asgard.schemas import AttackRequest as AsgardAttackRequest
 from app.rulesets.asgard.schemas import Condition, Damage, Heal, Options, Sheet
 from app.rulesets.contract.combat import (
@@ -107,7 +108,7 @@ class Asgard(EncounterRules):
         body, _ = combat.combat_reroll(logged, req.actor_id)
         return body
 
-    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> AsgardStep | None:
         """AS-C11 / AS-T6: who attacked with a group or cooperated has no turn of its own left in
         that round (its slot passes)."""
         spent = counters.get(TURN_SPENT)
@@ -119,10 +120,10 @@ class Asgard(EncounterRules):
             }
         return None
 
-    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[AsgardStep]:
         """AS-C5 (Decision): the GM's damage bringing vitality to 0 rolls the mal en point tests
         against 5 + the damage, as a blow does (only becoming mal en point tests)."""
-        steps: list[dict[str, Any]] = []
+        steps: list[AsgardStep] = []
         if pool.key == "vitality" and before > 0 and pool.value(target.sheet) == 0:
             mal_en_point(target, amount, steps, round_)
         return steps
@@ -226,7 +227,7 @@ class Asgard(EncounterRules):
 
     def round_ends(
         self, combatant_id: str, sheet: Sheet, conditions: list[dict[str, Any]], round_: int
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> tuple[list[dict[str, Any]], list[AsgardStep]]:
         """AS-C5 (see `rules.combat.count_rounds`): the sheet's condition is the source of truth."""
         condition, kept, steps = combat.count_rounds(combatant_id, sheet.condition.model_dump(), conditions, round_)
         sheet.condition = Condition.model_validate(condition)
@@ -247,7 +248,8 @@ class Asgard(EncounterRules):
                 field="take_11",
                 code="take_11_refused",
             )
-        tests, steps = [], []
+        tests: list[tuple[str, TestResult]] = []
+        steps: list[AsgardStep] = []
         for e in entrants:
             if e.take_11 and e.kind != "npc":
                 raise RuleError("only NPCs take 11 (AS-T8)", field="take_11", code="take_11_refused")
@@ -328,15 +330,17 @@ def _pay_the_reroll(x: Exchange, parties: list[Party]) -> None:
     spender = next(p for p in parties if p.id == x.replaying["by"])
     before = _sheet(spender).heroism
     spender.sheet.heroism = spend_heroism(before, combat.REROLL_COST, "rolling a test again (AS-H2)", field="actor_id")
-    x.step(
-        "AS-H2",
-        "heroism spent: the action resolved again with new dice",
-        key="heroism_spent_the_action_resolved_again_with_new_dice",
-        combatant_id=spender.id,
-        rerolls=x.replaying["action_id"],
-        resource="heroism",
-        before=before,
-        after=spender.sheet.heroism,
+    x.steps.append(
+        step(
+            "AS-H2",
+            "heroism spent: the action resolved again with new dice",
+            key="heroism_spent_the_action_resolved_again_with_new_dice",
+            combatant_id=spender.id,
+            rerolls=x.replaying["action_id"],
+            resource="heroism",
+            before=before,
+            after=spender.sheet.heroism,
+        )
     )
 
 
@@ -349,11 +353,13 @@ def _share_the_turn(x: Exchange, together: list[Party], rule: str) -> None:
     for p in together:
         if p.id in lost:
             p.counters[TURN_SPENT] = {"round": x.round, "rule": rule}  # naming no one (a hidden actor)
-    x.step(
-        rule,
-        "one shared turn: the others' own turns of this round pass",
-        key="one_shared_turn_the_others_own_turns_of_this_round_pass",
-        members=[p.id for p in together],
+    x.steps.append(
+        step(
+            rule,
+            "one shared turn: the others' own turns of this round pass",
+            key="one_shared_turn_the_others_own_turns_of_this_round_pass",
+            members=[p.id for p in together],
+        )
     )
 
 
@@ -398,7 +404,7 @@ def engage(
     targets: list[tuple[Party, str]],
     choice: AttackChoice,
     group: Sequence[Party],
-    steps: list[dict[str, Any]],
+    steps: list[AsgardStep],
 ) -> Engaged:
     """The primes and penalties, the group's bonus, each target's reaction (a heroic defense
     without heroism refused before any die), the weapon, the attacker's heroism die spent and
@@ -466,7 +472,7 @@ def resolve_attack(
     cooperating: Sequence[Party] = (),
     gm_difficulty: int = combat.UNPERCEIVED_DIFFICULTY,
     round_: int = 1,
-) -> list[dict]:
+) -> list[AsgardStep]:
     """One Asgard attack, in rule order; changes the fighters (copies) and returns the steps.
 
     AS-C4 primes and penalties (`attaques_multiples`: exactly two targets, one test); AS-C11
@@ -484,7 +490,7 @@ def resolve_attack(
     Dice: attack 3d6 [+d6 heroism], each cooperating character's 3d6, each defense 3d6 [+d6],
     damage d6 beyond three then the asset's d6, then each target's AS-C5 dice (resistance 3d6
     [1d6], volonte 3d6 [2d6])."""
-    steps: list[dict[str, Any]] = []
+    steps: list[AsgardStep] = []
     e = engage(attacker, targets, choice, group, steps)
     effects, bonus, reactions, dice_count, constant, weapon, spec = (
         e.effects,
@@ -544,7 +550,7 @@ def resolve_attack(
     return steps
 
 
-def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> int:
+def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[AsgardStep]) -> int:
     """AS-C11: extras (`figurant`) act in groups of up to 5: +1 per other member."""
     if not group:
         return 0
@@ -564,7 +570,12 @@ def _group_bonus(attacker: Party, group: Sequence[Party], steps: list[dict]) -> 
 
 
 def _cooperate(
-    dice: CombatDice, attacker: Party, own: Any, cooperating: Sequence[Party], choice: AttackChoice, steps: list[dict]
+    dice: CombatDice,
+    attacker: Party,
+    own: Any,
+    cooperating: Sequence[Party],
+    choice: AttackChoice,
+    steps: list[AsgardStep],
 ) -> tuple[Any, int, int, str | None]:
     """AS-T6: each cooperating character's attack test (its own skill value), after the actor's;
     the best result leads (`rules.combat.cooperative_attack`): (the group's attack test, and the
@@ -648,7 +659,7 @@ def _weapon(sheet: Sheet, choice: AttackChoice) -> tuple[int, int, str | None]:
     )
 
 
-def _spend_heroism(f: Party, steps: list[dict], what: str, field_: str) -> None:
+def _spend_heroism(f: Party, steps: list[AsgardStep], what: str, field_: str) -> None:
     before = _sheet(f).heroism
     f.sheet.heroism = spend_heroism(before, 1, what, field=field_)
     steps.append(
@@ -669,7 +680,7 @@ def _defend(
     attack: TestResult,
     target: Party,
     reaction: str,
-    steps: list[dict],
+    steps: list[AsgardStep],
     difficulty: int,
     *,
     why: str | None = None,
@@ -809,7 +820,7 @@ def _harm(
     damage: int,
     defense: TestResult | None,
     effects: combat.PrimeEffects,
-    steps: list[dict],
+    steps: list[AsgardStep],
     round_: int,
 ) -> None:
     """AS-C3 protection (and the defender's heroism die), AS-C4 halvings, vitality, AS-C5."""
@@ -859,7 +870,7 @@ def _harm(
         mal_en_point(target, final, steps, round_)
 
 
-def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> None:
+def mal_en_point(target: Party, damage: int, steps: list[AsgardStep], round_: int) -> None:
     """AS-C5: resistance/(5 + damage) failed → dying, dies at the end of the 1d6-th next
     round; volonte/(5 + damage) failed → unconscious for 2d6 rounds. Both are the sheet's
     `condition` (the source of truth) shown as conditions of the combatant, counted at the end
@@ -892,7 +903,7 @@ def mal_en_point(target: Party, damage: int, steps: list[dict], round_: int) -> 
     )
 
 
-def _test(t: TestResult) -> dict[str, Any]:
+def _test(t: TestResult) -> ShownTest:
     return {
         "skill": t.spec.skill,
         "skill_value": t.spec.skill_value,

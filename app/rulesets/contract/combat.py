@@ -42,7 +42,7 @@ initiative) are turns of their own: each counts from 0. The hooks, all with defa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -51,6 +51,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel
 
 from app.kit.models import union
+from app.kit.steps import Step
 from app.models.encounters import (
     GM_ACTIONS,
     CombatAction,
@@ -163,7 +164,7 @@ class Initiative:
 
     order: list[dict[str, Any]]
     initiatives: dict[str, int | None] = field(default_factory=dict)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: Sequence[Step] = field(default_factory=list)  # the ruleset's own (`AsgardStep`…)
 
 
 def entry(
@@ -243,7 +244,7 @@ class Exchange:
     replaying: dict[str, Any] | None = None
     standing: Callable[[str], bool] = lambda _id: True  # whether this combatant is in the fight and not down
     acting: frozenset[str] = frozenset()  # the combatants of the current slot (whose turn it is)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # each the ruleset's own (`AsgardStep`…)
 
     @property
     def foe(self) -> Party:
@@ -262,14 +263,6 @@ class Exchange:
     def others(self) -> list[Party]:
         """The other combatants, read only (positions: GC-D1 occupied cells), built on first use."""
         return self.others_of()
-
-    def step(self, rule: str, what: str, *, key: str, **figures: Any) -> dict[str, Any]:
-        """Log one step: its rule, its stable `key` (snake_case, one per kind of step, declared
-        here at the call site: the words a client shows are looked up by it, never by `what`),
-        its English `what`, then its figures."""
-        item = {"rule": rule, "key": key, "what": what, **figures}
-        self.steps.append(item)
-        return item
 
 
 @dataclass(frozen=True)
@@ -292,7 +285,7 @@ class TurnPassed:
 
     counters: dict[str, Any]
     sheet: dict[str, Any] = field(default_factory=dict)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: Sequence[Step] = field(default_factory=list)
 
 
 def sheet_weapon(sheet: SheetModel, name: str | None, rule: str) -> Any:
@@ -389,14 +382,14 @@ class EncounterRules(ABC):
     def posture(self, sheet: SheetModel) -> str | None:
         return None
 
-    def pool_changed(self, sheet: SheetModel, pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
+    def pool_changed(self, sheet: SheetModel, pool: Pool, before: int, after: int) -> Sequence[Step]:
         """The GM's heal/damage changed a pool of `sheet` (a copy): the ruleset updates what follows
         from it in place (WA-C5 `down`) and returns the steps saying so; default nothing."""
         return []
 
     round_end_reads_sheets: ClassVar[bool] = False  # every combatant's sheet is read at a round's end (AS-C5)
 
-    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> Sequence[Step]:
         """The GM's `damage` of `amount` lowered `pool` of `target` from `before` to the value on its
         sheet now (the raw amount, within the pool's bounds). `target` is a copy the ruleset changes
         in place where the rules say what follows (GC-P6 Revive sets the pool again and its counters;
@@ -414,7 +407,7 @@ class EncounterRules(ABC):
         unused is gone), or None when nothing changes; default None."""
         return None
 
-    def fight_ends(self, combatant_id: str, sheet: SheetModel, counters: dict[str, Any]) -> list[dict[str, Any]]:
+    def fight_ends(self, combatant_id: str, sheet: SheetModel, counters: dict[str, Any]) -> Sequence[Step]:
         """The encounter ends (`changes_at_fight_end`): the ruleset changes `sheet` and `counters` (copies) in
         place and returns the steps (GC-P6: special postures end); default nothing."""
         return []
@@ -426,7 +419,7 @@ class EncounterRules(ABC):
 
     def round_ends(
         self, combatant_id: str, sheet: SheetModel, conditions: list[dict[str, Any]], round_: int
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> tuple[list[dict[str, Any]], Sequence[Step]]:
         """The end of round `round_` for one combatant, down or not: the ruleset changes `sheet` (a
         copy) in place and returns (its conditions after, the steps); default nothing."""
         return conditions, []
@@ -447,7 +440,7 @@ class EncounterRules(ABC):
         """The first round's order (entrants in the order they were added; `campaign_options`: the
         ruleset's parsed `Options`, as `Exchange.campaign_options`)."""
 
-    def stopped(self, counters: dict[str, Any], sheet: SheetModel, round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: SheetModel, round_: int) -> Step | None:
         """A step saying why the rules keep this combatant from acting in this round (GC-P7), or None."""
         return None
 

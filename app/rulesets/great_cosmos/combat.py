@@ -29,6 +29,7 @@ from app.rulesets.great_cosmos import exchange as combat
 from app.rulesets.great_cosmos import schemas
 from app.rulesets.great_cosmos.rules.fight import lapse_at_turn_change, strike_back
 from app.rulesets.great_cosmos.rules.postures import DEFENSE_STATS, ILLUMINATION, SEPULCRALE
+from app.rulesets.great_cosmos.rules.steps import GreatCosmosStep
 from app.rulesets.great_cosmos.rules.turns import Entrant as Contender
 from app.rulesets.great_cosmos.rules.turns import TurnOrder, distance, turn_order
 from app.rulesets.great_cosmos.schemas import ENCOUNTER_ACTIONS, GreatCosmosEncounterOptions, Sheet
@@ -134,7 +135,7 @@ class GreatCosmos(EncounterRules):
             return None
         return strike_back(actor.counters, req.target_id)
 
-    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> dict[str, Any] | None:
+    def stopped(self, counters: dict[str, Any], sheet: Sheet, round_: int) -> GreatCosmosStep | None:
         """GC-P7: an Illumination backlash: no action (nor move, dodge, parry, speech) for its 2 turns."""
         running = combat.backlash(sheet)
         if running and running["posture"] == ILLUMINATION:
@@ -156,11 +157,11 @@ class GreatCosmos(EncounterRules):
         """GC-P2/GC-P6 (Decisions): a riposte or counter-attack is taken before the turn changes."""
         return lapse_at_turn_change(counters)
 
-    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[dict[str, Any]]:
+    def gm_damage(self, target: Party, pool: Pool, before: int, amount: int, round_: int) -> list[GreatCosmosStep]:
         """GC-P6: Revive fires against the GM's `damage` too."""
         return combat.gm_damage(target, pool, before, amount)
 
-    def fight_ends(self, combatant_id: str, sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
+    def fight_ends(self, combatant_id: str, sheet: Sheet, counters: dict[str, Any]) -> list[GreatCosmosStep]:
         """GC-P6 (Decision): ending the encounter ends every special posture still held."""
         return combat.fight_ends(sheet, counters)
 
@@ -257,8 +258,8 @@ def _acts_last(e: Entrant, round_: int) -> bool:
 
 def _steps(
     entrants: list[Entrant], contenders: list[Contender], order: TurnOrder, round_: int = 1
-) -> list[dict[str, Any]]:
-    steps = []
+) -> list[GreatCosmosStep]:
+    steps: list[GreatCosmosStep] = []
     for e, c in zip(entrants, contenders):
         steps.append(
             {

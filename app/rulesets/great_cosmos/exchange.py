@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Unpack
 
+from app.kit.steps import Step
 from app.models.validation import InvalidBody
 from app.rules.dice import DiceSource, TableDice
 from app.rules.errors import RuleError
@@ -51,6 +52,7 @@ from app.rulesets.great_cosmos.rules.postures import (
     use_final_skill,
 )
 from app.rulesets.great_cosmos.rules.sheet import max_move
+from app.rulesets.great_cosmos.rules.steps import Cell, GreatCosmosFigures, GreatCosmosStep, step
 from app.rulesets.great_cosmos.rules.turns import MELEE_REACH, check_turn, dash_move, distance, is_melee
 from app.rulesets.great_cosmos.schemas import AttackRequest, Backlash, Options, Sheet
 
@@ -147,7 +149,9 @@ def _set(p: Party, key: str, value: Any) -> None:
         setattr(p.sheet, key, value)
 
 
-def _test_step(rule: str, key: str, what: str, who: str, test: TestResult, **figures: Any) -> dict[str, Any]:
+def _test_step(
+    rule: str, key: str, what: str, who: str, test: TestResult, **figures: Unpack[GreatCosmosFigures]
+) -> GreatCosmosStep:
     return {
         "rule": rule,
         "key": key,
@@ -304,11 +308,13 @@ def attack(x: Exchange) -> None:
     )
     _set(a, "karma", result.attacker.karma)
     if moved_away:
-        x.step(
-            "GC-O2",
-            "the target moved out of reach in this same slot: the attack fails",
-            key="the_target_moved_out_of_reach_in_this_same_slot_the_attack_fails",
-            combatant_id=t.id,
+        x.steps.append(
+            step(
+                "GC-O2",
+                "the target moved out of reach in this same slot: the attack fails",
+                key="the_target_moved_out_of_reach_in_this_same_slot_the_attack_fails",
+                combatant_id=t.id,
+            )
         )
     _defence(x, result, reaction)
     _set(t, "karma", result.defender.karma)
@@ -324,12 +330,14 @@ def _strike_back(x: Exchange) -> str | None:
     if rule is None:
         return None
     state.use_strike_back(a.counters, rule)
-    x.step(
-        rule,
-        "riposte" if rule == "GC-P2" else "counter-attack",
-        key="riposte" if rule == "GC-P2" else "counter_attack",
-        combatant_id=a.id,
-        against=t.id,
+    x.steps.append(
+        step(
+            rule,
+            "riposte" if rule == "GC-P2" else "counter-attack",
+            key="riposte" if rule == "GC-P2" else "counter_attack",
+            combatant_id=a.id,
+            against=t.id,
+        )
     )
     return rule
 
@@ -352,19 +360,23 @@ def _provocation(x: Exchange, target: Party) -> None:
             code="provoked",
         ) from exc
     if obeyed is None:
-        x.step(
-            "GC-P6",
-            "provocation lapses: the provoker is down or out of the fight",
-            key="provocation_lapses_the_provoker_is_down_or_out_of_the_fight",
-            combatant_id=a.id,
+        x.steps.append(
+            step(
+                "GC-P6",
+                "provocation lapses: the provoker is down or out of the fight",
+                key="provocation_lapses_the_provoker_is_down_or_out_of_the_fight",
+                combatant_id=a.id,
+            )
         )
     else:
-        x.step(
-            "GC-P6",
-            "provoked: attacks its provoker",
-            key="provoked_attacks_its_provoker",
-            combatant_id=a.id,
-            provoked_by=by,
+        x.steps.append(
+            step(
+                "GC-P6",
+                "provoked: attacks its provoker",
+                key="provoked_attacks_its_provoker",
+                combatant_id=a.id,
+                provoked_by=by,
+            )
         )
 
 
@@ -449,7 +461,7 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
     reaction = None if x.reaction in (None, "none") else x.reaction
     if reaction is None or x.reaction_chosen:
         return reaction
-    why: dict[str, str] | None = None
+    why: Step | None = None
     if x.same_slot:
         why = {
             "rule": "GC-O2",
@@ -471,20 +483,23 @@ def _reaction(x: Exchange, fd: Fighter) -> str | None:
         }
     if why is None:
         return reaction
-    x.step(**why, combatant_id=x.foe.id, standing_reaction=reaction, reaction="none")
+    refused: GreatCosmosStep = {**why, "combatant_id": x.foe.id, "standing_reaction": reaction, "reaction": "none"}
+    x.steps.append(refused)
     return None
 
 
 def _defence(x: Exchange, result: Attack, reaction: str | None) -> None:
     t = x.foe
     if result.auto_defense_die is not None:
-        x.step(
-            "GC-P5",
-            "automatic defence (d10 <= 7)",
-            key="automatic_defence_d10_7",
-            combatant_id=t.id,
-            d10=result.auto_defense_die,
-            holds=result.auto_defended,
+        x.steps.append(
+            step(
+                "GC-P5",
+                "automatic defence (d10 <= 7)",
+                key="automatic_defence_d10_7",
+                combatant_id=t.id,
+                d10=result.auto_defense_die,
+                holds=result.auto_defended,
+            )
         )
     if result.defense is not None:
         assert reaction is not None  # a defence test answers a reaction
@@ -511,44 +526,52 @@ def _wound(x: Exchange, result: Attack, expression: str, source: str, fa: Fighte
     a, t, dmg, wound = x.actor, x.foe, result.damage, result.wound
     assert dmg is not None and wound is not None  # a hit: called only when the attack did damage
     after = max(0, wound.hp_after)  # GC-S5: hp stays >= 0 (0 is down)
-    x.step(
-        "GC-P4",
-        "damage",
-        key="damage",
-        combatant_id=t.id,
-        expression=expression,
-        source=source,
-        raw=dmg.raw,
-        multiplier=_number(dmg.multiplier),
-        posture=fa.posture,
-        backlash=fa.backlash,
-        total=dmg.total,
-        resource="hp",
-        before=wound.hp_before,
-        after=after,
+    x.steps.append(
+        step(
+            "GC-P4",
+            "damage",
+            key="damage",
+            combatant_id=t.id,
+            expression=expression,
+            source=source,
+            raw=dmg.raw,
+            multiplier=_number(dmg.multiplier),
+            posture=fa.posture,
+            backlash=fa.backlash,
+            total=dmg.total,
+            resource="hp",
+            before=wound.hp_before,
+            after=after,
+        )
     )
     _set(t, "hp", after)
     if wound.revived:
         t.counters["special"] = {**(t.counters.get("special") or {}), "revive_used": True}
-        x.step(
-            "GC-P6",
-            "Revive: a fatal blow leaves 50% of hp_max instead (once)",
-            key="revive_a_fatal_blow_leaves_50_of_hp_max_instead_once",
-            combatant_id=t.id,
-            resource="hp",
-            after=wound.hp_after,
+        x.steps.append(
+            step(
+                "GC-P6",
+                "Revive: a fatal blow leaves 50% of hp_max instead (once)",
+                key="revive_a_fatal_blow_leaves_50_of_hp_max_instead_once",
+                combatant_id=t.id,
+                resource="hp",
+                after=wound.hp_after,
+            )
         )
     if wound.counter_attack_available:
         t.counters["counter_attack"] = a.id
-        x.step("GC-P6", "counter-attack available", key="counter_attack_available", combatant_id=t.id, against=a.id)
+        x.steps.append(
+            step("GC-P6", "counter-attack available", key="counter_attack_available", combatant_id=t.id, against=a.id)
+        )
     if result.provoked:
         state.provoke(t.counters, a.id, before_its_action=t.id in x.acting and not t.turn.get("acted"))
-        x.step(
-            "GC-P6",
-            "provocation: its next offensive action aims at the Sépulcrale",
-            key="provocation_its_next_offensive_action_aims_at_the_sepulcrale",
-            combatant_id=t.id,
-            provoked_by=a.id,
+        x.steps.append(
+            step(
+                "GC-P6",
+                "provocation: its next offensive action aims at the Sépulcrale",
+                key="provocation_its_next_offensive_action_aims_at_the_sepulcrale",
+                combatant_id=t.id,
+                provoked_by=a.id,
+            )
         )
 
 
@@ -565,15 +588,17 @@ def move(x: Exchange) -> None:
     judged first and only the combatants the caller sees hold a cell (`x.others`): a player's move
     onto a hidden one's cell is a move onto an empty cell."""
     a, to, opts = x.actor, x.req.to, options(x)
-    cell = {"x": to.x, "y": to.y}
+    cell, shown = {"x": to.x, "y": to.y}, Cell(x=to.x, y=to.y)
     if not opts.movement_rules:
         _check_free(x, cell)
-        x.step(
-            "GC-D1",
-            "placed (movement rules off: campaign option)",
-            key="placed_movement_rules_off_campaign_option",
-            combatant_id=a.id,
-            to=cell,
+        x.steps.append(
+            step(
+                "GC-D1",
+                "placed (movement rules off: campaign option)",
+                key="placed_movement_rules_off_campaign_option",
+                combatant_id=a.id,
+                to=shown,
+            )
         )
         a.position = cell
         return
@@ -595,8 +620,18 @@ def move(x: Exchange) -> None:
     _check_free(x, cell)
     _phase(x, "move")
     turn["moved"], turn["max_move"] = moved, allowed
-    x.step("GC-D1", "move", key="move", combatant_id=a.id, **{"from": dict(a.position)}, to=cell, distance=d)
-    x.step("GC-D2", "max move", key="max_move", combatant_id=a.id, max_move=allowed, moved=moved)
+    # `from` is a Python keyword: the step is written as its literal, not with `step`
+    moving: GreatCosmosStep = {
+        "rule": "GC-D1",
+        "key": "move",
+        "what": "move",
+        "combatant_id": a.id,
+        "from": Cell(x=a.position["x"], y=a.position["y"]),
+        "to": shown,
+        "distance": d,
+    }
+    x.steps.append(moving)
+    x.steps.append(step("GC-D2", "max move", key="max_move", combatant_id=a.id, max_move=allowed, moved=moved))
     a.position = cell
 
 
@@ -667,14 +702,16 @@ def posture(x: Exchange) -> None:
     if new in SPECIAL_POSTURES:
         _enter(x, a, new)
     else:
-        x.step(
-            "GC-P1" if new == "offensive" else "GC-P2",
-            f"{new} posture",
-            key="posture_taken",
-            combatant_id=a.id,
-            before=current,
-            damage_multiplier=2 if new == "offensive" else 1,
-            may_defend=new == "defensive",
+        x.steps.append(
+            step(
+                "GC-P1" if new == "offensive" else "GC-P2",
+                f"{new} posture",
+                key="posture_taken",
+                combatant_id=a.id,
+                before=current,
+                damage_multiplier=2 if new == "offensive" else 1,
+                may_defend=new == "defensive",
+            )
         )
     _set(a, "posture", new)
 
@@ -687,25 +724,29 @@ def _enter(x: Exchange, a: Party, new: str) -> None:
     _set(a, "posture_advantage", entry.advantage_die)  # GC-P5: on the sheet, applied by every d100 test
     special = state.new_special(new, x.round)
     rule = "GC-P5" if new == ILLUMINATION else "GC-P6"
-    x.step(
-        rule,
-        f"enters {new}",
-        key="enters_special_posture",
-        combatant_id=a.id,
-        cost={"light" if new == ILLUMINATION else "dark": 1},
-        karma_locked=10 if new == ILLUMINATION else -10,
-        advantage_die=entry.advantage_die,
-        advantage=entry.advantage,
+    x.steps.append(
+        step(
+            rule,
+            f"enters {new}",
+            key="enters_special_posture",
+            combatant_id=a.id,
+            cost={"light" if new == ILLUMINATION else "dark": 1},
+            karma_locked=10 if new == ILLUMINATION else -10,
+            advantage_die=entry.advantage_die,
+            advantage=entry.advantage,
+        )
     )
     if entry.advantage == "extra_action":
         special["extra_action"] = True
         a.actions += 1
-        x.step(
-            "GC-P5",
-            "advantage: an extra action each round while the posture lasts",
-            key="advantage_an_extra_action_each_round_while_the_posture_lasts",
-            combatant_id=a.id,
-            actions=a.actions,
+        x.steps.append(
+            step(
+                "GC-P5",
+                "advantage: an extra action each round while the posture lasts",
+                key="advantage_an_extra_action_each_round_while_the_posture_lasts",
+                combatant_id=a.id,
+                actions=a.actions,
+            )
         )
     a.counters["special"] = special
 
@@ -720,19 +761,21 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
     end = end_special_posture(
         Named(a.dice, {}), f, held, backlash_after=opts.backlash_after_turns, backlash=opts.backlash_damage_multiplier
     )
-    x.step(
-        "GC-P7",
-        f"leaves {f.posture}",
-        key="leaves_special_posture",
-        combatant_id=a.id,
-        turns_held=held,
-        backlash=end.backlash,
-        backlash_turns=end.backlash_turns,
-        cannot_act=end.cannot_act,
-        acts_last=end.acts_last,
-        damage_multiplier=_number(end.damage_multiplier) if end.damage_multiplier is not None else None,
-        disadvantage_die=end.disadvantage_die,
-        disadvantage=end.disadvantage,
+    x.steps.append(
+        step(
+            "GC-P7",
+            f"leaves {f.posture}",
+            key="leaves_special_posture",
+            combatant_id=a.id,
+            turns_held=held,
+            backlash=end.backlash,
+            backlash_turns=end.backlash_turns,
+            cannot_act=end.cannot_act,
+            acts_last=end.acts_last,
+            damage_multiplier=_number(end.damage_multiplier) if end.damage_multiplier is not None else None,
+            disadvantage_die=end.disadvantage_die,
+            disadvantage=end.disadvantage,
+        )
     )
     if end.backlash:
         owed = state.new_backlash(f.posture, end.disadvantage_die, end.disadvantage, at_once=not x.on_turn)
@@ -740,14 +783,16 @@ def end_posture(x: Exchange, a: Party, *, to: str | None = None) -> None:
         if owed["running"]:
             _set(a, "backlash", Backlash.model_validate(state.sheet_backlash(owed)))
     if end.apocalypse:
-        x.step(
-            "GC-P6",
-            "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
-            key="apocalypse_revive_never_fired_dies_and_comes_back_at_50_hp_max",
-            combatant_id=a.id,
-            resource="hp",
-            before=f.hp,
-            after=end.hp_after,
+        x.steps.append(
+            step(
+                "GC-P6",
+                "Apocalypse: Revive never fired: dies and comes back at 50% hp_max",
+                key="apocalypse_revive_never_fired_dies_and_comes_back_at_50_hp_max",
+                combatant_id=a.id,
+                resource="hp",
+                before=f.hp,
+                after=end.hp_after,
+            )
         )
         _set(a, "hp", end.hp_after)
     if special.get("extra_action"):
@@ -778,15 +823,17 @@ def final_skill(x: Exchange) -> None:
         sheet.dark_points or 0,
         punchline=skill.punchline,
     )
-    x.step(
-        "GC-P5" if posture_of(sheet) == ILLUMINATION else "GC-P6",
-        "Final Skill",
-        key="final_skill",
-        combatant_id=a.id,
-        name=skill.name,
-        punchline=skill.punchline,
-        cost={skill.cost_kind: skill.cost_points},
-        target_id=req.target_id,
+    x.steps.append(
+        step(
+            "GC-P5" if posture_of(sheet) == ILLUMINATION else "GC-P6",
+            "Final Skill",
+            key="final_skill",
+            combatant_id=a.id,
+            name=skill.name,
+            punchline=skill.punchline,
+            cost={skill.cost_kind: skill.cost_points},
+            target_id=req.target_id,
+        )
     )
     _set(a, "light_points", light)
     _set(a, "dark_points", dark)
@@ -824,7 +871,7 @@ def turn_passes(counters: dict[str, Any], phase: str, round_: int) -> TurnPassed
     return None if passed is None else TurnPassed(*passed)
 
 
-def gm_damage(target: Party, pool: Pool, before: int, amount: int) -> list[dict[str, Any]]:
+def gm_damage(target: Party, pool: Pool, before: int, amount: int) -> list[GreatCosmosStep]:
     """GC-P6: the GM's `damage` is damage: a fatal one revives a Sépulcrale once (50% of hp_max, rounded up):
     its hp set again, its Revive spent (`target` changed in place)."""
     sheet = _sheet(target)
@@ -856,10 +903,10 @@ def gm_damage(target: Party, pool: Pool, before: int, amount: int) -> list[dict[
     ]
 
 
-def fight_ends(sheet: Sheet, counters: dict[str, Any]) -> list[dict[str, Any]]:
+def fight_ends(sheet: Sheet, counters: dict[str, Any]) -> list[GreatCosmosStep]:
     """GC-P6 (Decision): ending the encounter ends every special posture still held: back to the default
     posture, Apocalypse where Revive never fired, no backlash after the fight (a running one is cleared)."""
-    steps: list[dict[str, Any]] = []
+    steps: list[GreatCosmosStep] = []
     posture = sheet.posture
     special = counters.pop("special", None) or {}
     if posture in SPECIAL_POSTURES:

@@ -29,6 +29,7 @@ from app.rulesets.rulebook_d100 import schemas
 from app.rulesets.rulebook_d100.rules import core as rb
 from app.rulesets.rulebook_d100.rules import odds as exact
 from app.rulesets.rulebook_d100.rules import turns
+from app.rulesets.rulebook_d100.rules.steps import RulebookD100Step, ShownTest, step
 from app.rulesets.rulebook_d100.schemas import Name, Options, Sheet
 
 
@@ -80,7 +81,7 @@ class RulebookD100(EncounterRules):
         req: RulebookAttackRequest = x.req
         if req.free_attack:
             dodged = turns.take_free_attack(x.actor.turn, x.actor.id)
-            x.step("RB-F3", "free attack", key="free_attack", combatant_id=x.actor.id, dodged=dodged)
+            x.steps.append(step("RB-F3", "free attack", key="free_attack", combatant_id=x.actor.id, dodged=dodged))
         choice = _choice(req)
         x.steps.extend(
             resolve_attack(
@@ -114,7 +115,7 @@ class RulebookD100(EncounterRules):
         critical success gains an extra action before round 1 (it opens the round), a
         critical failure acts only from round 2. A GM override is a success at that level."""
         results: list[rb.TestResult] = []
-        steps: list[dict[str, Any]] = []
+        steps: list[RulebookD100Step] = []
         for e in entrants:
             result = (
                 _override(e.override)
@@ -270,7 +271,7 @@ def resolve_attack(
     *,
     round_: int,
     campaign_options: Options,
-) -> list[dict]:
+) -> list[RulebookD100Step]:
     """One Rulebook attack in rule order; changes the fighters (copies), returns the steps.
 
     RB-F2 the attack test (a failed test misses: no defense rolled); RB-F3 the defender's
@@ -280,7 +281,7 @@ def resolve_attack(
     damage = success level (doubled on a critical, RB-T5) + the weapon's roll; a critical
     failure of the dodge doubles the damage taken; morale damage comes off `pe` (RB-F1).
     Dice: attack d100, dodge d100, RB-C2 d100 rerolls of a tie (attacker, defender), damage."""
-    steps: list[dict[str, Any]] = []
+    steps: list[RulebookD100Step] = []
     kind, expression, weapon = _weapon(attacker.sheet, choice)
     stat = rb.attack_stat(kind, choice.stat)
     spec = _attack_spec(attacker.sheet, stat, choice, campaign_options)
@@ -477,7 +478,7 @@ def attack_odds(
 
 
 def _dodge(
-    dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[dict]
+    dice: CombatDice, target: Party, kind: str, round_: int, campaign_options: Options, steps: list[RulebookD100Step]
 ) -> rb.TestResult:
     """RB-F3: a HAB test (DIS against morale), −10 for each dodge already made this round."""
     previous, stat, modifier, spec = _dodge_spec(target, kind, round_, campaign_options)
@@ -498,7 +499,7 @@ def _dodge(
     return dodge
 
 
-def _test(t: rb.TestResult) -> dict[str, Any]:
+def _test(t: rb.TestResult) -> ShownTest:
     return {"roll": t.roll, "percentage": t.percentage, "level": t.level, "outcome": t.outcome}
 
 

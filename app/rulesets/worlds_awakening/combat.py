@@ -27,6 +27,7 @@ from app.rulesets.contract.combat import (
 )
 from app.rulesets.worlds_awakening.rules import core as wa
 from app.rulesets.worlds_awakening.rules import odds as exact
+from app.rulesets.worlds_awakening.rules.steps import WorldsAwakeningStep
 from app.rulesets.worlds_awakening.schemas import AttackRequest as WorldsAwakeningAttackRequest
 from app.rulesets.worlds_awakening.schemas import Sheet
 
@@ -40,7 +41,7 @@ class WorldsAwakening(EncounterRules):
     naming_step_fields = ("defense_of",)  # WA-C1: whose defense
     combat_actions: ClassVar[dict[str, type[CombatAction]]] = {"attack": WorldsAwakeningAttackRequest}
 
-    def pool_changed(self, sheet: Sheet, pool: Pool, before: int, after: int) -> list[dict[str, Any]]:
+    def pool_changed(self, sheet: Sheet, pool: Pool, before: int, after: int) -> list[WorldsAwakeningStep]:
         """WA-C5: at 0 HP the character is `down`; healed above 0 it is no longer."""
         if pool.name != "hp":
             return []
@@ -78,7 +79,7 @@ class WorldsAwakening(EncounterRules):
         mark = dice.mark()
         ranked = wa.turn_order(dex, dice.source)
         dice.tag(mark, (entrants[i].combatant_id for i in _rollers(ranked)))
-        steps = [
+        steps: list[WorldsAwakeningStep] = [
             {
                 "rule": "WA-C4",
                 "key": "initiative_10_dex",
@@ -196,7 +197,7 @@ def attack_odds(attacker: Party, target: Party, choice: AttackChoice) -> Exchang
     return ExchangeOdds(outcomes=odds.outcomes, hit=odds.hit, down=odds.down)
 
 
-def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: AttackChoice) -> list[dict]:
+def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: AttackChoice) -> list[WorldsAwakeningStep]:
     """One Worlds Awakening attack; changes the target (a copy), returns the steps.
 
     WA-C1 d20 + the characteristic + level against the target's defense (physical 10 + CON +
@@ -207,7 +208,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     on WA-C2)."""
     stat, expression, weapon, stats, level, defense, cha = _engage(attacker, target, choice)
     theirs = _sheet(target)
-    steps: list[dict[str, Any]] = []
+    steps: list[WorldsAwakeningStep] = []
     pending = _consume_pending(attacker, stat, steps)
     result = wa.attack(
         stats.get(stat, 0),
@@ -297,7 +298,7 @@ def resolve_attack(dice: CombatDice, attacker: Party, target: Party, choice: Att
     return steps
 
 
-def _consume_pending(attacker: Party, stat: str, steps: list[dict[str, Any]]) -> int:
+def _consume_pending(attacker: Party, stat: str, steps: list[WorldsAwakeningStep]) -> int:
     """WA-T5: a pending ±2 on the attack's characteristic is used up by this test, as by any test."""
     sheet = _sheet(attacker)
     value = wa.use_pending(sheet.pending, stat)  # type: ignore[misc]  # a Stat (str here): checked by `_weapon`

@@ -31,7 +31,7 @@ from app.models.encounters import (
     HealOrDamage,
 )
 from app.models.fields import plausible_id
-from app.models.fight_rows import Change, CombatantField, CombatantRow
+from app.models.fight_rows import Change, CombatantField, CombatantRow, FlowStep, Step
 from app.models.validation import InvalidBody
 from app.rulesets.contract.combat import ACTION, Exchange, Party
 from app.services.auth import authorize, check_gm, check_member
@@ -54,7 +54,7 @@ from app.services.encounters.unit import (
 from app.services.idempotency import Idempotency
 from app.services.records import Principal, StoredCharacter
 
-Handler = Callable[[Fight, Any, Changes, list, CombatDice | None], None]
+Handler = Callable[[Fight, Any, Changes, list[Step], CombatDice | None], None]
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def gm_action(
         fight.combatant(req.actor_id, "actor_id")
     target = fight.combatant(req.target_id, "target_id")
     changes = Changes(fight)
-    steps: list[dict[str, Any]] = []
+    steps: list[Step] = []
     dice = None  # the GM's actions roll where the ruleset's model takes dice (AS-C5 after `damage`)
     if isinstance(req, RollingRequest):
         check_provenance(principal, fight.campaign_options, dice=req.dice, hidden=req.hidden)
@@ -160,7 +160,7 @@ class Replay:
     req: CombatAction
     action_id: str
     changes: Changes
-    steps: list[dict[str, Any]]
+    steps: list[Step]
 
 
 def replay(
@@ -201,7 +201,7 @@ def replay(
     original = fight.rules.parse_action(fight.rules.replay_body(req, row.body))
     assert isinstance(original, CombatAction)
     changes = Changes(fight)
-    steps: list[dict[str, Any]] = []
+    steps: list[Step] = []
     for item in reversed(row.changes):
         _restore(fight, item, changes, steps, False, [])  # an attack: no roster
     return combat(uow, fight, principal, original, again=Replay(req, action_id, changes, steps), planner=planner)
@@ -307,11 +307,13 @@ def combat(
         _apply(fight, changes, c, parties[c["id"]])
         down = fight.rules.is_down(fight.sheet_of(fight.loaded_character(c)))
         if down != was_down[c["id"]]:
-            x.step(
-                "turn",
-                "down" if down else "back in the fight",
-                key="down" if down else "back_in_the_fight",
-                combatant_id=c["id"],
+            x.steps.append(
+                {
+                    "rule": "turn",
+                    "key": "down" if down else "back_in_the_fight",
+                    "what": "down" if down else "back in the fight",
+                    "combatant_id": c["id"],
+                }
             )
     _, shown = record_action(
         uow,
@@ -515,7 +517,9 @@ def _loaded(fight: Fight, c: CombatantRow) -> StoredCharacter:
     return ch
 
 
-def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: list, dice: CombatDice | None) -> None:
+def heal_or_damage(
+    fight: Fight, req: HealOrDamage, changes: Changes, steps: list[Step], dice: CombatDice | None
+) -> None:
     """The GM's raw amount, clamped to the pool's bounds (0 or the sheet's floor, its maximum)."""
     target = fight.combatant(req.target_id, "target_id")
     pool = fight.rules.pool(req.resource)
@@ -563,7 +567,7 @@ def heal_or_damage(fight: Fight, req: HealOrDamage, changes: Changes, steps: lis
         )
 
 
-def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list, dice: CombatDice | None) -> None:
+def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list[Step], dice: CombatDice | None) -> None:
     target = fight.combatant(req.target_id, "target_id")
     conditions = list(target["conditions"])
     if req.remove is not None:
@@ -573,13 +577,13 @@ def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list,
             )
         conditions = [c for c in conditions if c["name"] != req.remove]
         steps.append(
-            {
-                "rule": "conditions",
-                "key": "condition_removed",
-                "what": "condition removed",
-                "combatant_id": target["id"],
-                "name": req.remove,
-            }
+            FlowStep(
+                rule="conditions",
+                key="condition_removed",
+                what="condition removed",
+                combatant_id=target["id"],
+                name=req.remove,
+            )
         )
     if req.add is not None:
         new = {"name": req.add.name, "rounds_left": req.add.rounds, "ends": req.add.ends}
@@ -587,13 +591,15 @@ def condition(fight: Fight, req: ConditionChange, changes: Changes, steps: list,
         if len(conditions) > MAX_CONDITIONS:
             raise InvalidBody(f"a combatant bears at most {MAX_CONDITIONS} conditions", field="add", code="too_many")
         steps.append(
-            {
-                "rule": "conditions",
-                "key": "condition_added",
-                "what": "condition added",
-                "combatant_id": target["id"],
-                **new,
-            }
+            FlowStep(
+                rule="conditions",
+                key="condition_added",
+                what="condition added",
+                combatant_id=target["id"],
+                name=req.add.name,
+                rounds_left=req.add.rounds,
+                ends=req.add.ends,
+            )
         )
     changes.combatant(target, "conditions", conditions)
 
@@ -652,7 +658,7 @@ def revert(
         # players who saw them would not be told they left)
         hidden = _players_never_saw(conn, fight, row)
         changes = Changes(fight)
-        steps: list[dict[str, Any]] = []
+        steps: list[Step] = []
         copies: list[CombatantRow] = []
         for item in reversed(row.changes):
             _restore(fight, item, changes, steps, force, copies)
@@ -683,7 +689,7 @@ def _players_never_saw(conn: Connection, fight: Fight, row: store.TableRow) -> b
 
 
 def _restore(
-    fight: Fight, item: Change, changes: Changes, steps: list[dict[str, Any]], force: bool, copies: list[CombatantRow]
+    fight: Fight, item: Change, changes: Changes, steps: list[Step], force: bool, copies: list[CombatantRow]
 ) -> None:
     """One change of the reverted action undone (`copies`: the combatants leaving whose characters
     the action made, NPC copies of a `join` with `count`, to delete)."""
@@ -693,12 +699,12 @@ def _restore(
     c = next((c for c in fight.combatants if c["id"] == item["combatant_id"]), None)
     if c is None:
         steps.append(
-            {
-                "rule": "revert",
-                "key": "combatant_removed_since_not_restored",
-                "what": "combatant removed since: not restored",
-                "field": item["field"],
-            }
+            FlowStep(
+                rule="revert",
+                key="combatant_removed_since_not_restored",
+                what="combatant removed since: not restored",
+                field=item["field"],
+            )
         )
         return
     if item["on"] == "combatant":
@@ -740,7 +746,7 @@ def _restore(
 
 
 def _delete_copies(
-    uow: EncounterWork, fight: Fight, copies: list[CombatantRow], steps: list[dict[str, Any]], force: bool
+    uow: EncounterWork, fight: Fight, copies: list[CombatantRow], steps: list[Step], force: bool
 ) -> None:
     """The NPC copies a `join` with `count` made leave with it: each character deleted as
     `DELETE /v1/characters/{id}` deletes one (the fights still showing it move, with their
@@ -773,13 +779,13 @@ def _delete_copies(
         del fight.characters[ch.id]
         uow.publish()  # deleted now, and told: before the revert's own events
         steps.append(
-            {
-                "rule": "revert",
-                "key": "npc_copy_deleted",
-                "what": "NPC copy deleted",
-                "combatant_id": c["id"],
-                "character_id": ch.id,
-            }
+            FlowStep(
+                rule="revert",
+                key="npc_copy_deleted",
+                what="NPC copy deleted",
+                combatant_id=c["id"],
+                character_id=ch.id,
+            )
         )
 
 

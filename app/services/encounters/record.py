@@ -22,6 +22,7 @@ from sqlmodel import Session
 
 from app.kit.errors import NotFound
 from app.models import seen as seen_versions
+from app.models.fight_rows import Step
 from app.models.results.common import wire_time
 from app.models.tables import new_id, utcnow
 from app.rulesets.events import EventName
@@ -44,7 +45,7 @@ def record_action(
     *,
     type_: str,
     changes: Changes,
-    steps: list[dict[str, Any]],
+    steps: Sequence[Step],
     dice: CombatDice | None = None,
     actor_id: str | None = None,
     target_id: str | None = None,
@@ -67,7 +68,7 @@ def record_action(
         "actor_id": actor_id,
         "target_id": target_id,
         "rolls": dice.rolls() if dice is not None else [],
-        "steps": steps,
+        "steps": list(steps),
         "changes": changes.public(),
         "encounter_version": version,
         "reverted_by": None,

@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from app.kit.errors import Conflict, Forbidden
 from app.models.encounters import CombatantAddBase, NextTurnRequestBase, StartRequestBase
-from app.models.fight_rows import CombatantRow
+from app.models.fight_rows import CombatantRow, FlowStep, Step
 from app.models.validation import InvalidBody
 from app.rulesets.contract.combat import Entrant
 from app.rulesets.encounter_bodies import for_ruleset
@@ -110,7 +110,7 @@ def next_turn(
         )
         dice = CombatDice.for_caller(principal, req, fight, uow.epochs)
         changes = Changes(fight)
-        steps: list[dict[str, Any]] = []
+        steps: list[Step] = []
         for c in _main_actors(fight, current):
             tick(changes, steps, c, END)
         if fight.rules.lapses_at_turn_change:  # what the rules keep only until the turn changes (GC-P2)
@@ -119,13 +119,13 @@ def next_turn(
                 if kept is not None:
                     changes.combatant(c, "counters", kept)
         steps.append(
-            {
-                "rule": "turn",
-                "key": "turn_ends",
-                "what": "turn ends",
-                "slot": current.get("slot"),
-                "combatant_id": current.get("combatant_id"),
-            }
+            FlowStep(
+                rule="turn",
+                key="turn_ends",
+                what="turn ends",
+                slot=current.get("slot"),
+                combatant_id=current.get("combatant_id"),
+            )
         )
         round_ = fight.encounter["round"]
         enter_next(conn, fight, changes, dice, steps, from_slot=(current.get("slot", -1) + 1), chosen=chosen)
@@ -177,13 +177,13 @@ def join(
     for e in order:
         if e["combatant_id"] in new_ids:
             steps.append(
-                {
-                    "rule": "turn",
-                    "key": "joins_the_fight",
-                    "what": "joins the fight",
-                    "combatant_id": e["combatant_id"],
-                    "slot": e["slot"],
-                }
+                FlowStep(
+                    rule="turn",
+                    key="joins_the_fight",
+                    what="joins the fight",
+                    combatant_id=e["combatant_id"],
+                    slot=e["slot"],
+                )
             )
     dice.finish()
     store.write_roster(uow.conn, fight)
@@ -241,7 +241,7 @@ def enter_next(
     fight: Fight,
     changes: Changes,
     dice: CombatDice,
-    steps: list[dict[str, Any]],
+    steps: list[Step],
     *,
     from_slot: int,
     chosen: dict[str, tuple[int, int]] | None = None,
@@ -271,13 +271,13 @@ def _new_round(
     fight: Fight,
     changes: Changes,
     dice: CombatDice,
-    steps: list[dict[str, Any]],
+    steps: list[Step],
     chosen: dict[str, tuple[int, int]] | None = None,
 ) -> None:
     _round_ends(fight, changes, steps)
     round_ = fight.encounter["round"] + 1
     changes.encounter("round", round_)
-    steps.append({"rule": "turn", "key": "new_round", "what": "new round", "round": round_})
+    steps.append(FlowStep(rule="turn", key="new_round", what="new round", round=round_))
     entrants = None
     if fight.rules.reorders_each_round:
         store.load_characters(fight, (c["character_id"] for c in fight.combatants), lock=False)
@@ -291,7 +291,7 @@ def _new_round(
         steps.extend(again.steps)
 
 
-def _round_ends(fight: Fight, changes: Changes, steps: list[dict[str, Any]]) -> None:
+def _round_ends(fight: Fight, changes: Changes, steps: list[Step]) -> None:
     """What the ruleset counts at the end of each round, for every combatant, down or not (AS-C5):
     only the sheets of those bearing such a condition are read (and locked: they are written)."""
     bearers = [
@@ -319,7 +319,7 @@ def _able(
     order: list[dict[str, Any]],
     slot: int,
     changes: Changes,
-    steps: list[dict[str, Any]],
+    steps: list[Step],
 ) -> list[CombatantRow]:
     """The combatants of this slot who act now (not down; RB-F4 from their first round). The turn
     of one skipped still passes: its conditions count at its start and its end, as if it had acted
@@ -359,13 +359,11 @@ def _able(
     return actors
 
 
-def _enter(fight: Fight, changes: Changes, steps: list[dict[str, Any]], slot: int, actors: list[CombatantRow]) -> None:
+def _enter(fight: Fight, changes: Changes, steps: list[Step], slot: int, actors: list[CombatantRow]) -> None:
     ids = [c["id"] for c in actors]
     changes.encounter("current", {"slot": slot, "combatant_id": ids[0], "combatant_ids": ids})
     for c in actors:
-        steps.append(
-            {"rule": "turn", "key": "turn_starts", "what": "turn starts", "slot": slot, "combatant_id": c["id"]}
-        )
+        steps.append(FlowStep(rule="turn", key="turn_starts", what="turn starts", slot=slot, combatant_id=c["id"]))
         if c["hidden"] and fight.options.reveal_on_turn:
             changes.combatant(c, "hidden", False)
             steps.append(
@@ -390,7 +388,7 @@ def _main_actors(fight: Fight, current: dict[str, Any] | None) -> list[Combatant
     return fight.some(main & set(current.get("combatant_ids", [])))
 
 
-def tick(changes: Changes, steps: list[dict[str, Any]], c: CombatantRow, phase: str) -> None:
+def tick(changes: Changes, steps: list[Step], c: CombatantRow, phase: str) -> None:
     """A condition counted off at this phase of its bearer's turn loses a round; at 0 it ends."""
     kept, touched = [], False
     for cond in c["conditions"]:
@@ -400,14 +398,14 @@ def tick(changes: Changes, steps: list[dict[str, Any]], c: CombatantRow, phase: 
         touched = True
         left = cond["rounds_left"] - 1
         steps.append(
-            {
-                "rule": "conditions",
-                "key": "condition_ends" if left <= 0 else "condition_ticks",
-                "what": "condition ends" if left <= 0 else "condition ticks",
-                "combatant_id": c["id"],
-                "name": cond["name"],
-                "rounds_left": max(left, 0),
-            }
+            FlowStep(
+                rule="conditions",
+                key="condition_ends" if left <= 0 else "condition_ticks",
+                what="condition ends" if left <= 0 else "condition ticks",
+                combatant_id=c["id"],
+                name=cond["name"],
+                rounds_left=max(left, 0),
+            )
         )
         if left > 0:
             kept.append({**cond, "rounds_left": left})

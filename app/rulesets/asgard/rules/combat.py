@@ -17,6 +17,7 @@ from app.rules.dice import DiceSource, parse
 from app.rules.errors import RuleError
 from app.rulesets.asgard.rules.contests import Cooperation, Opposition, cooperate, oppose
 from app.rulesets.asgard.rules.core import BASE_DICE, TestResult, resolve
+from app.rulesets.asgard.rules.steps import AsgardStep
 
 UNPERCEIVED_DIFFICULTY = 10  # AS-C1 "généralement 10"
 EFFICACITE_BONUS = 2  # AS-C4
@@ -343,13 +344,13 @@ def counted(conditions: list[dict[str, Any]]) -> bool:
 
 def adopt_states(
     condition: dict[str, Any], conditions: list[dict[str, Any]], round_: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[AsgardStep]]:
     """AS-C5 (Decision: the states count whatever brought vitality to 0): a dying or unconscious
     state of the sheet with no count in the fight (fire AS-C9, asphyxia AS-C10, any action on the
     character during round `round_`) starts counting: its rounds count from the next round on.
     Returns (the conditions, the steps)."""
     conditions = list(conditions)
-    steps: list[dict[str, Any]] = []
+    steps: list[AsgardStep] = []
     if condition.get("dead"):
         return conditions, steps
     names = {c["name"] for c in conditions if c.get("ends") == END_OF_ROUND}
@@ -372,7 +373,7 @@ def adopt_states(
 
 def count_rounds(
     combatant_id: str, condition: dict[str, Any], conditions: list[dict[str, Any]], round_: int
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[AsgardStep]]:
     """AS-C5 at the end of round `round_`, for a combatant down or not: each round after the blow's
     counts. Dying: at the end of the (1d6)-th next round the character dies (`dead`). Unconscious
     for 2d6 rounds (Decision: whole rounds after the blow's, as the dying ones): at the end of the
@@ -382,7 +383,7 @@ def count_rounds(
     Returns (the sheet's condition, the conditions, the steps)."""
     condition = dict(condition)
     kept: list[dict[str, Any]] = []
-    steps: list[dict[str, Any]] = []
+    steps: list[AsgardStep] = []
     for c in conditions:
         if c["name"] not in (DYING, UNCONSCIOUS) or c.get("ends") != END_OF_ROUND:
             kept.append(c)

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.kit.errors import Conflict
 from app.rules.errors import RuleError
+from app.rulesets.great_cosmos.rules.steps import GreatCosmosStep
 
 START, END = "start_of_turn", "end_of_turn"
 BACKLASH_TURNS = 2
@@ -170,7 +171,7 @@ def check_provoked(counters: dict[str, Any], target: str, *, provoker_standing: 
 
 def turn_passes(
     counters: dict[str, Any], phase: str, round_: int
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]] | None:
+) -> tuple[dict[str, Any], dict[str, Any], list[GreatCosmosStep]] | None:
     """GC-P6/P7 at the start or the end of the holder's turn (a skipped turn passes too): at the start
     a special posture counts one more turn and a provocation begins to bind; at the end a binding
     provocation lapses, a backlash begins to run (the sheet carries it) or counts off one of its turns
@@ -178,7 +179,7 @@ def turn_passes(
     nothing changes."""
     out = dict(counters)
     sheet: dict[str, Any] = {}
-    steps: list[dict[str, Any]] = []
+    steps: list[GreatCosmosStep] = []
     if phase == START:
         special = out.get("special")
         if isinstance(special, dict):
