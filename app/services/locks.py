@@ -106,6 +106,11 @@ class FightLocks:
       attempt (StaleVersion): `retried` runs it again with those characters' fights locked before
       them (`first`, kept across attempts; `start`).
 
+    The campaign's current dice epoch (`epoch_store.claim`) is locked at an attempt's first server die,
+    after the fights and characters it locks up front and before the event counter; the fights it
+    moves after that are taken without waiting (`showing`), so a writer holding the epoch never waits
+    for a writer that waits for it.
+
     The fights of each character are read once per attempt until they move (`showing` keeps them: no
     fight adds a locked character, as a fight adding one locks it first).
 
