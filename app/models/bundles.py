@@ -141,7 +141,8 @@ Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 class BundleEpoch(Strict):
     """A dice epoch of the campaign (API.md "Verifiable server dice"), as `GET …/dice-epochs` lists
     it: its id is the one its dice name (kept on import: it is part of each die's message), its seed
-    only if it was revealed. Imported, it is `imported`: its dice are checkable, never rolled from."""
+    only if it was revealed. Imported, it is `imported` (`GET …/dice-epochs`): its dice are
+    checkable, never rolled from."""
 
     id: str = Id
     campaign_id: str | None = Field(None, description="The campaign it was rolled in (not read on import).")
@@ -151,7 +152,6 @@ class BundleEpoch(Strict):
     revealed_at: datetime | None
     dice: StrictInt = Field(ge=0, le=2**53)
     seed: Hex64 | None = None
-    imported: StrictBool = False
 
 
 class CampaignBundle(Strict):

@@ -218,10 +218,7 @@ def export_campaign(session: Session, principal: Principal, campaign_id: str) ->
             "level_ups": [e["id"] for e in log if e["kind"] == "level_up"],
             "deleted_characters": deleted,
             "removed_combatants": removed,
-            # oldest first; the current epoch's seed is never exported (`public`: only once revealed)
-            "dice_epochs": [
-                epoch_store.public(e) for e in reversed(epoch_store.every(session.connection(), campaign_id))
-            ],
+            "dice_epochs": _exported_epochs(session, campaign_id),
         },
     )
 
@@ -776,6 +773,19 @@ def import_campaign(session: Session, data: Any, *, dry_run: bool = False) -> di
         "players": [{"id": ids[p.id], "name": p.name, "token": tokens[p.id]} for p in bundle.players],
         "counts": counts,
     }
+
+
+def _exported_epochs(session: Session, campaign_id: str) -> list[dict[str, Any]]:
+    """The campaign's epochs, oldest first, as `GET …/dice-epochs` shows them (a seed only once
+    revealed: the current epoch's is never exported), but one that vouches for nothing yet (no die,
+    no salt: the one an import opens) and where each came from (an import of the bundle makes
+    them all `imported`): a bundle's import exports the same epochs again."""
+    rows = reversed(epoch_store.every(session.connection(), campaign_id))
+    return [
+        {k: v for k, v in epoch_store.public(e).items() if k != "imported"}
+        for e in rows
+        if e["dice"] or e["salts"] or e["revealed_at"] is not None
+    ]
 
 
 def _check_epochs(epochs: list[BundleEpoch]) -> None:

@@ -16,7 +16,6 @@ from app.models.dice_epochs import MAX_SALTS
 from app.models.results.common import wire_time
 from app.models.tables import DiceEpoch, LogEntry, core_table, utcnow
 from app.services import epoch_store
-from app.services.auth import check_gm
 from app.services.records import Principal
 from app.services.uow import UnitOfWork
 
@@ -61,8 +60,7 @@ def add_salt(session: Session, principal: Principal, campaign_id: str, salt: str
 
 
 def reveal(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
-    """GM: the current epoch closed and its seed published; the next one opened (a new seed)."""
-    check_gm(principal, "reveal the dice epoch")
+    """GM (the route's `access`): the current epoch closed and its seed published; the next one opened (a new seed)."""
     with UnitOfWork(session, campaign_id) as uow:
         uow.campaign()
         row = epoch_store.current(uow.conn, campaign_id, lock=True)
@@ -92,10 +90,10 @@ def server_dice(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def publish(session: Session, principal: Principal, campaign_id: str, entry_id: str) -> dict[str, Any]:
-    """GM: a hidden roll shown to the players, once every epoch its dice belong to is revealed (409
-    `epoch_not_revealed` before: its dice would tell the players numbers of an epoch still secret).
+    """GM (the route's `access`): a hidden roll shown to the players, once every epoch its dice
+    belong to is revealed (409 `epoch_not_revealed` before: its dice would tell the players numbers
+    of an epoch still secret).
     Publishing one published already answers it again."""
-    check_gm(principal, "publish a hidden roll")
     with UnitOfWork(session, campaign_id) as uow:
         uow.campaign()
         query = select(_log.c.seq, _log.c.hidden, _log.c.body).where(

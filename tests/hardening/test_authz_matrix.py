@@ -134,6 +134,14 @@ def _fresh(path: str, body: Callable[[World], dict] | dict | None = None):
     return make
 
 
+def _salt(w: World, _caller: str):
+    """A salt on an epoch with no die yet (the GM reveals the current one first: another row may
+    have rolled server dice in it)."""
+    r = w.client.post(f"/v1/campaigns/{w.cid}/dice-epochs/current/reveal", headers=w.headers("gm"))
+    assert r.status_code == 200, r.text
+    return f"/v1/campaigns/{w.cid}/dice-epochs/current/salts", {"salt": "sel"}, None
+
+
 def _reroll(w: World, _caller: str):
     test_id = w.fresh_test(w.hero)
     return f"/v1/characters/{w.hero}/tests/{test_id}/reroll", {}, None
@@ -306,6 +314,21 @@ TABLE: dict[tuple[str, str], Cell] = {
     ("GET", "/v1/campaigns/{campaign_id}/rolls"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls"),
     ("GET", "/v1/campaigns/{campaign_id}/rolls/{entry_id}"): R(MEMBER_READ, path="/v1/campaigns/{cid}/rolls/{entry}"),
     ("GET", "/v1/campaigns/{campaign_id}/stats"): R(MEMBER_READ, path="/v1/campaigns/{cid}/stats"),
+    # verifiable dice: members read and salt the epochs; the GM reveals, and publishes a hidden roll
+    # (the world's logged test is not hidden: the GM's 409 `not_hidden`)
+    ("GET", "/v1/campaigns/{campaign_id}/dice-epochs"): R(MEMBER_READ, path="/v1/campaigns/{cid}/dice-epochs"),
+    ("GET", "/v1/campaigns/{campaign_id}/dice-epochs/current"): R(
+        MEMBER_READ, path="/v1/campaigns/{cid}/dice-epochs/current"
+    ),
+    ("POST", "/v1/campaigns/{campaign_id}/dice-epochs/current/salts"): R(
+        expect(player=201, owner=201, gm=201), make=_salt
+    ),
+    ("POST", "/v1/campaigns/{campaign_id}/dice-epochs/current/reveal"): R(
+        GM_ONLY, path="/v1/campaigns/{cid}/dice-epochs/current/reveal"
+    ),
+    ("POST", "/v1/campaigns/{campaign_id}/rolls/{entry_id}/publish"): R(
+        expect(player=403, owner=403, gm=409), path="/v1/campaigns/{cid}/rolls/{entry}/publish"
+    ),
     ("GET", "/v1/campaigns/{campaign_id}/events"): R(
         MEMBER_READ, path="/v1/campaigns/{cid}/events", params={"follow": "false"}
     ),

@@ -220,6 +220,6 @@ def test_issue27_item2_the_frozen_map_agrees_with_every_key_the_code_declares():
     assert [k for k, _ in unmapped if k not in {key for *_, key in m.PATTERNS}] == []
     code_keys = {k for *_, pairs in written_steps() for k, _ in pairs if k}
     map_keys = {k for by_what in m.EXACT.values() for k in by_what.values()} | {k for *_, k in m.PATTERNS}
-    assert map_keys - code_keys == {"move"}  # GC-D1's step, written with `**{"from": …}` the scan skips
+    assert map_keys - code_keys == set()
     assert code_keys - map_keys == NEW_SINCE_0014
     assert len(map_keys) == 100  # the kinds of step the migration knows
