@@ -7,6 +7,7 @@ import { h, clear, field, select } from "./dom.js";
 import { state, on, nameOf, rememberCombatants, emit } from "./store.js";
 import { entryNode, timeOf, outcomeClass, dieText } from "./format.js";
 import { t } from "./i18n.js";
+import { epochMarks } from "./epochs.js";
 
 const KINDS = ["test", "roll", "combat", "action", "opposed", "group", "level_up", "sheet_edit"];
 const PAGE = 50;
@@ -132,7 +133,8 @@ export class RollLog {
       h("span", { class: "kind" }, t(`log.kind.${entry.kind}`)), " ",
       entry.hidden ? h("span", { class: "badge hidden-roll", title: t("log.hidden.title") }, t("log.hidden")) : null,
       entryNode(entry, nameOf),
-      entry.rolls?.length ? h("span", { class: "dice-inline" }, ` [${entry.rolls.map(r => dieText(r, nameOf)).join(", ")}]`) : null);
+      entry.rolls?.length ? h("span", { class: "dice-inline" }, ` [${entry.rolls.map(r => dieText(r, nameOf)).join(", ")}]`) : null,
+      epochMarks(entry));
   }
 
   learnNames(encounterId) {

@@ -13,6 +13,7 @@ import { loadLuck } from "./luck.js";
 import { renderPlayers } from "./players.js";
 import { renderTestPanel } from "./testpanel.js";
 import { RollLog } from "./log.js";
+import { DicePanel } from "./epochs.js";
 import { Tracker } from "./encounter.js";
 import { TableScreen } from "./table.js";
 
@@ -104,12 +105,14 @@ async function enter(token) {
 async function dashboard() {
   const log = new RollLog();
   const tracker = new Tracker();
+  const dice = new DicePanel();
   const sections = {
     characters: h("section", { id: "characters", "aria-labelledby": "characters-title" }),
     encounter: h("section", { id: "encounter", "aria-labelledby": "encounter-title" }),
     players: isGm() ? h("section", { id: "players" }) : null,
     test: h("section", { id: "test", "aria-labelledby": "test-title" }),
     log: h("section", { id: "log", "aria-labelledby": "log-title" }),
+    dice: h("section", { id: "dice-epochs", "aria-labelledby": "epochs-title" }),
   };
   const me = isGm() ? t("top.gm") : t("top.player", { name: state.players.find(p => p.id === state.me.player_id)?.name ?? "" });
   clear(root,
@@ -123,33 +126,36 @@ async function dashboard() {
         h("button", { type: "button", class: "secondary", id: "leave", onclick: leave }, t("top.leave")))),
     h("main", { class: "layout" },
       h("div", { class: "col-main" }, sections.characters, sections.encounter, sections.players),
-      h("div", { class: "col-side" }, sections.test, sections.log)),
+      h("div", { class: "col-side" }, sections.test, sections.log, sections.dice)),
     partsBar(sections));
   renderCharacters(sections.characters);
   renderTestPanel(sections.test);
   log.mount(sections.log);
+  dice.mount(sections.dice);
   tracker.mount(sections.encounter);
   if (sections.players) renderPlayers(sections.players);
-  await Promise.all([log.load().catch(err => log.fail(err)), tracker.loadList().catch(err => console.warn(err))]);
+  await Promise.all([log.load().catch(err => log.fail(err)), tracker.loadList().catch(err => console.warn(err)),
+    dice.load().catch(err => dice.say(describe(err)))]);
   document.documentElement.dataset.ready = "dashboard";
   performance.mark("jdr:interactive");
 
   on("characters", id => { if (id) tracker.onCharacter(id); });  // a sheet edit reaches the tracker
   stream = new EventStream(state.campaign.id, {
-    onEvent: (name, data) => dispatch(name, data, { log, tracker }),
+    onEvent: (name, data) => dispatch(name, data, { log, tracker, dice }),
     onStatus: status => { state.stream = status; emit("stream", status); },
-    onResync: () => resync({ log, tracker }),
+    onResync: () => resync({ log, tracker, dice }),
     // a gap in the ids: something this viewer may no longer see (a card, a combatant just hidden): read again
     onGap: () => {
       clearTimeout(syncTimer);
       syncTimer = setTimeout(() => {
         refreshCharacters().catch(() => {});
         tracker.refresh().catch(() => {});
+        dice.refresh().catch(() => {});  // a roll hidden from this viewer moves the epoch's count all the same
       }, 150);
     },
     onUnauthorized: () => boot(t("login.token.gone")),
   });
-  if (await stream.open()) await resync({ log, tracker });  // what happened between the first reads and the stream
+  if (await stream.open()) await resync({ log, tracker, dice });  // what happened between the first reads and the stream
   document.documentElement.dataset.synced = "true";
 }
 
@@ -172,15 +178,15 @@ function partsBar(sections) {
 
 /** Read every view again (after a drop); a failed read is tried again until one succeeds, and
  * until then the live indicator says the page is not in sync. */
-async function resync({ log, tracker }, attempt = 0) {
+async function resync({ log, tracker, dice }, attempt = 0) {
   try {
-    await Promise.all([log.resync(), tracker.loadList(), refreshCharacters(), refreshPlayers()]);
+    await Promise.all([log.resync(), tracker.loadList(), refreshCharacters(), refreshPlayers(), dice.load()]);
     if (attempt) emit("sync", { stale: false });
   } catch (err) {
     console.warn("resync failed, retried", err.message);
     emit("sync", { stale: true });
     clearTimeout(syncTimer);
-    syncTimer = setTimeout(() => resync({ log, tracker }, attempt + 1), retryDelay(500, attempt));
+    syncTimer = setTimeout(() => resync({ log, tracker, dice }, attempt + 1), retryDelay(500, attempt));
   }
 }
 
@@ -220,10 +226,11 @@ async function table() {
   if (await stream.open()) await screen.pick();  // what happened between the first read and the stream
 }
 
-function dispatch(name, data, { log, tracker }) {
+function dispatch(name, data, { log, tracker, dice }) {
   switch (name) {
     case "log.created":
       loadLuck();  // a test moves its character's luck
+      dice.onEntry(data.entry);
       if (data.entry) log.add(data.entry);
       else log.resync().catch(() => {});  // an event naming its entry only: read the newest page
       for (const ref of data.characters_changed || []) {
@@ -248,6 +255,14 @@ function dispatch(name, data, { log, tracker }) {
     case "player.deleted":
       state.players = state.players.filter(p => p.id !== data.id);
       emit("players");
+      break;
+    case "log.published":  // a hidden roll shown to the players: in the log where it belongs, its dice checked
+      log.resync().catch(() => {});
+      dice.onEvent(name, data);
+      break;
+    case "dice_epoch.salted":
+    case "dice_epoch.revealed":
+      dice.onEvent(name, data);
       break;
     case "campaign.updated":
       state.campaign = { ...state.campaign, ...data };
