@@ -285,20 +285,26 @@ class EpochClaim:
     draws from the same claim, so its dice are numbered without a gap; `count` is what the
     epoch's count becomes when the transaction commits (a rollback gives the numbers back)."""
 
-    __slots__ = ("_claim", "epoch", "_prefix", "_suffix", "count")
+    __slots__ = ("_claim", "epoch", "_prefix", "_suffix", "count", "written")
 
     def __init__(self, claim: Callable[[], Epoch]):
         self._claim = claim
         self.epoch: Epoch | None = None
         self.count = 0
+        self.written = 0  # the count as the epoch's row has it (the transaction's writes included)
+
+    def given(self, epoch: Epoch) -> None:
+        """The epoch claimed already (read and locked with the operation's first statement)."""
+        self.epoch, self.count, self.written = epoch, epoch.dice, epoch.dice
+        self._prefix = f"{epoch.id}:".encode()
+        self._suffix = b"".join(b"\n" + salt.encode() for salt in epoch.salts)
 
     def draw(self, faces: int, purpose: str) -> Roll:
         epoch = self.epoch
         if epoch is None:
-            epoch = self.epoch = self._claim()
-            self.count = epoch.dice
-            self._prefix = f"{epoch.id}:".encode()
-            self._suffix = b"".join(b"\n" + salt.encode() for salt in epoch.salts)
+            self.given(self._claim())
+            epoch = self.epoch
+            assert epoch is not None
         k = self.count
         self.count = k + 1
         value = epoch_die(epoch.seed, b"%s%d%s" % (self._prefix, k, self._suffix), faces)

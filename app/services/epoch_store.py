@@ -61,6 +61,15 @@ def open_epoch(conn: Connection, campaign_id: str, now: datetime | None = None) 
     conn.execute(statement)
 
 
+def claim_query(campaign_id: str) -> tuple[Prepared, dict[str, Any]]:
+    """The claim's statement (`claim`), to run with others in one round trip (`fetch_together`)."""
+    return _CLAIM, {"campaign_id": campaign_id}
+
+
+def epoch_of(row: tuple) -> Epoch:
+    return Epoch(row[0], bytes(row[1]), tuple(row[2]), row[3])  # a current epoch always has its seed
+
+
 def claim(conn: Connection, campaign_id: str) -> Epoch:
     """The campaign's current epoch, locked: what a transaction's first server die draws from.
     None found: a reveal committed while this waited for the row (the next statement sees the new
@@ -68,7 +77,7 @@ def claim(conn: Connection, campaign_id: str) -> Epoch:
     for _ in range(3):
         row = _CLAIM.first(conn, {"campaign_id": campaign_id})
         if row is not None:
-            return Epoch(row[0], bytes(row[1]), tuple(row[2]), row[3])  # a current epoch always has its seed
+            return epoch_of(row)
         open_epoch(conn, campaign_id)
     raise RuntimeError(f"campaign {campaign_id}: no current dice epoch could be claimed")
 

@@ -85,12 +85,15 @@ class RollingWork(UnitOfWork):
         idem: Idempotency | None,
         *,
         lock: str | None = None,
+        server_dice: bool = False,
     ):
         """`lock`: the character the use case locks first (`lock([it])`), read and locked on entry
         with the campaign — and the caller's credential when `principal` is `remembered` (this
-        process knew its token) — in one statement."""
+        process knew its token) — in one statement; `server_dice`: the request names no dice of its
+        own, so the campaign's dice epoch is claimed in that round trip too."""
         super().__init__(session, campaign_id)
         self.principal, self.idem, self.first_locked = principal, idem, lock
+        self.server_dice = server_dice
 
     def __enter__(self) -> RollingWork:
         super().__enter__()
@@ -116,7 +119,13 @@ class RollingWork(UnitOfWork):
         self.locks.retried_first()  # an attempt found one of their fights taken: they are locked first now
         if self.first_locked is not None:
             token_hash = (unverified or self.principal).token_hash
-            opening = open_on(self.conn, self.campaign_id, self.first_locked, token_hash)
+            opening = open_on(
+                self.conn,
+                self.campaign_id,
+                self.first_locked,
+                token_hash,
+                epochs=self.epochs if self.server_dice else None,
+            )
             if opening is not None:
                 if unverified is not None and not opening.alive:
                     check_alive(unverified, [])  # 401

@@ -47,7 +47,9 @@ def run_test(
 ) -> dict[str, Any]:
     """Owner or GM: one test of the ruleset, its effects saved (the caller's credential, the
     campaign and the character read in one round trip: `RollingWork(lock=…)`)."""
-    return _test(RollingWork(session, principal, principal.campaign_id, idem, lock=character_id), character_id, body)
+    own_dice = isinstance(body, dict) and (body.get("seed") is not None or body.get("dice") is not None)
+    work = RollingWork(session, principal, principal.campaign_id, idem, lock=character_id, server_dice=not own_dice)
+    return _test(work, character_id, body)
 
 
 @retried

@@ -42,7 +42,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Session
 
 from app.core.json_codec import dumps_text
-from app.core.prepared import Batch, Prepared, batch
+from app.core.prepared import Batch, Prepared, batch, fetch_together
 from app.kit.errors import Conflict, NotFound
 from app.models.tables import (
     NO_FIGURES,
@@ -162,11 +162,22 @@ class Opening(NamedTuple):
     fighting: bool
 
 
-def open_on(conn: Connection, campaign_id: str, character_id: str, token_hash: str) -> Opening | None:
+def open_on(
+    conn: Connection, campaign_id: str, character_id: str, token_hash: str, *, epochs: EpochClaim | None = None
+) -> Opening | None:
     """The opening of a rolling operation on one character of `campaign_id` in one statement (see
     `_OPENING`); None when the character is not in that campaign (the caller then reads what it
-    needs one by one, to answer in the refusal order: 401, the campaign's 404, the character's)."""
-    row = _OPENING.first(conn, {"id": character_id, "campaign_id": campaign_id, "token_hash": token_hash})
+    needs one by one, to answer in the refusal order: 401, the campaign's 404, the character's).
+    `epochs`: an operation that will roll server dice claims the campaign's current dice epoch in
+    the same round trip (after the character: the writers' order), instead of at its first die."""
+    params = {"id": character_id, "campaign_id": campaign_id, "token_hash": token_hash}
+    if epochs is None:
+        row = _OPENING.first(conn, params)
+    else:
+        opened, claimed = fetch_together(conn, [(_OPENING, params), epoch_store.claim_query(campaign_id)])
+        row = opened[0] if opened else None
+        if claimed:
+            epochs.given(epoch_store.epoch_of(claimed[0]))
     if row is None:
         return None
     n = len(_COLUMNS)
@@ -438,7 +449,6 @@ class UnitOfWork:
         # the server's dice of this attempt: numbers of the campaign's current epoch, claimed (its row
         # locked) at the first die, their count written with the writes (a rollback gives them back)
         self.epochs = EpochClaim(partial(epoch_store.claim, self.conn, self.campaign_id))
-        self._epoch_counted = 0
         return self
 
     def __exit__(
@@ -533,9 +543,9 @@ class UnitOfWork:
     def _count_epoch(self) -> None:
         """The epoch's count of logged server dice, if this attempt drew any since it was last written."""
         claim = self.epochs
-        if claim.epoch is not None and claim.count != self._epoch_counted:
+        if claim.epoch is not None and claim.count != claim.written:
             epoch_store.count(self.conn, self.campaign_id, claim.epoch.id, claim.count)
-            self._epoch_counted = claim.count
+            claim.written = claim.count
 
     def rollback(self) -> None:
         self.session.rollback()

@@ -38,6 +38,18 @@ def server_dice(value: Any) -> list[dict]:
     return []
 
 
+def entry_dice(entries: list[dict]) -> list[dict]:
+    """Each entry's server dice, a die an entry shows in two places (a level-up's chance test, also
+    in its `rolls`) once."""
+    out = []
+    for entry in entries:
+        unique = {(d["epoch"], d["k"]): d for d in server_dice(entry)}
+        assert len({(e, k, d["value"]) for (e, k), d in unique.items()}) == len(unique)
+        assert all(unique[(d["epoch"], d["k"])]["value"] == d["value"] for d in server_dice(entry))
+        out += unique.values()
+    return out
+
+
 def whole_log(client, cid: str, headers) -> list[dict]:
     items, cursor = [], None
     while True:
@@ -119,7 +131,7 @@ def test_every_server_die_is_its_epochs_number_k_and_recomputes_after_the_reveal
     assert epoch["dice"] == len(dice)
     assert {d["epoch"] for d in dice} == {epoch["id"]}
     # a player's log lacks the hidden roll: its k is a gap in what the player sees, counted all the same
-    seen = server_dice(whole_log(t.client, t.c.id, t.alice.headers))
+    seen = entry_dice(whole_log(t.client, t.c.id, t.alice.headers))
     assert len(seen) < len(dice)
 
     revealed = reveal(t.client, t.c.id, t.gm)
@@ -151,7 +163,7 @@ def test_a_rolled_back_request_gives_its_numbers_back(table):
     assert current(t.client, t.c.id, t.gm)["dice"] == before
     roll = t.post(f"/v1/campaigns/{t.c.id}/rolls", {"expression": "d6"})
     assert roll["rolls"][0]["k"] == before  # the refused reroll's numbers, given again
-    dice = server_dice(whole_log(t.client, t.c.id, t.gm))
+    dice = entry_dice(whole_log(t.client, t.c.id, t.gm))
     assert sorted(d["k"] for d in dice) == list(range(before + 1))
 
 
@@ -210,7 +222,7 @@ def test_a_hidden_gm_roll_stays_hidden_until_the_gm_publishes_it_after_the_revea
     assert r.json()["published_at"] and r.json()["rolls"] == hidden["rolls"]
     seen = t.client.get(f"/v1/campaigns/{cid}/rolls/{hidden['id']}", headers=t.alice.headers)
     assert seen.status_code == 200 and seen.json()["rolls"] == hidden["rolls"]
-    check_epoch(revealed, server_dice(whole_log(t.client, cid, t.alice.headers)))
+    check_epoch(revealed, entry_dice(whole_log(t.client, cid, t.alice.headers)))
     assert [e["data"] for e in read_events(t.client, cid, t.alice.headers) if e["type"] == "log.published"] == [
         {"entry_id": hidden["id"]}
     ]
@@ -226,7 +238,7 @@ def test_table_and_seed_dice_are_outside_epochs(table):
     hero = t.character("Hero", SHEETS[GC], kind="pc", player=t.alice)
     t.post(f"/v1/characters/{hero}/tests", {"stat": "force", "dice": [42]})
     t.post(f"/v1/campaigns/{t.c.id}/rolls", {"expression": "2d6", "seed": 7})
-    assert server_dice(whole_log(t.client, t.c.id, t.gm)) == []
+    assert entry_dice(whole_log(t.client, t.c.id, t.gm)) == []
     assert current(t.client, t.c.id, t.gm)["dice"] == 0
 
 
@@ -288,3 +300,27 @@ def test_an_import_refuses_an_epoch_that_breaks_its_word_or_a_die_of_no_epoch(ta
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "dice_epochs", "0", "seed"], r.text
     r = t.client.post("/v1/campaigns/import", json={**bundle, "dice_epochs": bundle["dice_epochs"][1:]})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"][:3] == ["body", "log", "0"], r.text
+
+
+def test_gc_l1_a_level_up_rolls_numbered_server_dice(table):
+    """A level-up (GC-L1: two d10, the chance d100, its bonus d20s) draws from the epoch like a test."""
+    t = table(GC)
+    hero = t.character("Hero", SHEETS[GC], kind="pc", player=t.alice)
+    body = {"mode": "two_d10", "stats": ["force", "agilite"], "chance_bonus_pool": "mp"}
+    up = t.post(f"/v1/characters/{hero}/level-ups", body)
+    assert [d["k"] for d in up["rolls"]] == list(range(len(up["rolls"]))) and len(up["rolls"]) >= 3
+    check_epoch(reveal(t.client, t.c.id, t.gm), entry_dice(whole_log(t.client, t.c.id, t.gm)))
+
+
+def test_rb_c1_an_opposed_test_rolls_numbered_server_dice(table):
+    """A confrontation (RB-C1) rolls both sides' dice from the epoch, in order."""
+    t = table(RB)
+    hero = t.character("Hero", SHEETS[RB], kind="pc", player=t.alice)
+    foe = t.character("Foe", SHEETS[RB])
+    opposed = t.post(
+        f"/v1/campaigns/{t.c.id}/tests/opposed",
+        {"a": {"character_id": hero, "stat": "FOR"}, "b": {"character_id": foe, "stat": "FOR"}},
+    )
+    numbers = [d["k"] for d in server_dice(opposed)]
+    assert numbers == list(range(len(numbers))) and len(numbers) >= 2
+    check_epoch(reveal(t.client, t.c.id, t.gm), entry_dice(whole_log(t.client, t.c.id, t.gm)))
