@@ -18,6 +18,7 @@ from sqlalchemy.pool import NullPool
 
 from app.core.db import normalize_database_url
 from app.models.tables import LogEntry
+from tests.api.test_dice_epochs import derived, server_dice
 from tests.browser.dash_support import at_phone_widths, axe, table
 from tests.browser.test_dashboard import api, clean, open_with_token
 from tests.browser.test_dashboard_phone_fight import phone
@@ -52,29 +53,6 @@ WORDS = {
     },
 }
 SALT = "Léa souffle sur les dés ✨"
-
-
-def derived(seed_hex: str, epoch_id: str, k: int, salts: list[str], faces: int) -> int:
-    """The contract's derivation, written from its words (the oracle of the page's own)."""
-    msg = f"{epoch_id}:{k}" + "".join("\n" + s for s in salts)
-    bound = (1 << 32) - (1 << 32) % faces
-    for j in range(100):
-        digest = hmac.new(bytes.fromhex(seed_hex), f"{msg}:{j}".encode(), hashlib.sha256).digest()
-        for i in range(0, 32, 4):
-            u = int.from_bytes(digest[i : i + 4], "big")
-            if u < bound:
-                return u % faces + 1
-    raise AssertionError("no word below the bound")
-
-
-def server_dice(value: Any) -> list[dict[str, Any]]:
-    if isinstance(value, dict):
-        if "epoch" in value and "k" in value:
-            return [value]
-        return [d for v in value.values() for d in server_dice(v)]
-    if isinstance(value, list):
-        return [d for v in value for d in server_dice(v)]
-    return []
 
 
 def runs(ks: list[int]) -> str:
