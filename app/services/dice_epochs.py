@@ -103,10 +103,12 @@ def publish(session: Session, principal: Principal, campaign_id: str, entry_id: 
         if row is None:
             raise NotFound("no roll-log entry with this id")
         body = row.body
-        if not row.hidden:
-            if body.get("published_at"):
-                return dict(body)
-            raise Conflict("this roll is not hidden: the players read it already", code="not_hidden")
+        if body.get("published_at"):
+            return dict(body)
+        if not row.hidden or not body.get("hidden"):
+            # the players read it already; or it is hidden from them because of what it shows (a hidden
+            # combatant, pools they may not read), not by the GM: that is no die to publish
+            raise Conflict("this roll was not hidden by the GM", code="not_hidden")
         epochs = sorted({die["epoch"] for die in server_dice(body)})
         secret = [e["id"] for e in epoch_store.by_ids(uow.conn, campaign_id, epochs) if e["revealed_at"] is None]
         if secret:

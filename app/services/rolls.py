@@ -8,13 +8,15 @@ from functools import cache
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Select, String, and_, bindparam, cast, or_
+from sqlalchemy.engine import Connection
 from sqlmodel import Session, select
 
 from app.core.prepared import Prepared
 from app.kit.errors import NotFound
+from app.models import seen
 from app.models.results.common import RollResult
 from app.models.schemas import RollCreate
-from app.models.tables import LogEntry, LogEntryCharacter, core_table
+from app.models.tables import EncounterAction, LogEntry, LogEntryCharacter, core_table
 from app.models.validation import InvalidBody
 from app.rules.dice import Expression, parse
 from app.rulesets.contract.adapter import Outcome
@@ -170,21 +172,45 @@ def list_log(
     rows = query.all(conn, params)
     items: list[str] = []
     total, last = 0, ""
+    versions = {} if principal.is_gm else _player_versions(conn, [text for _, text in rows[:limit]])
     for entry_id, text in rows[:limit]:
         total += len(text)
         if items and total > PAGE_MAX_BYTES:
             return JsonPage(items, _cursor(last))
-        items.append(text if principal.is_gm else _text_for_player(text))
+        items.append(text if principal.is_gm else _text_for_player(text, principal, versions))
         last = entry_id
     return JsonPage(items, _cursor(last) if len(rows) > limit else None)
 
 
-def _text_for_player(text: str) -> str:
-    """A stored entry's text as a player reads it (a seed is the GM's): the text
-    as it is, but for an entry with a seed (only those are decoded, `"seed"` in the text)."""
-    if '"seed"' not in text:
+_act = core_table(EncounterAction)
+
+
+def _player_versions(conn: Connection, texts: list[str]) -> dict[str, dict[str, Any] | None]:
+    """The players' versions each combat entry of the page made (`encounter_action.seen_versions`,
+    by the entry's id: an action is logged under its own id), read once for the page; none read
+    for a page without combat entries."""
+    ids = [json.loads(text)["id"] for text in texts if '"combat"' in text]
+    if not ids:
+        return {}
+    rows = conn.execute(select(_act.c.id, _act.c.seen_versions).where(_act.c.id.in_(ids)))
+    return {row.id: row.seen_versions for row in rows}
+
+
+def _text_for_player(text: str, principal: Principal, versions: dict[str, dict[str, Any] | None]) -> str:
+    """A stored entry's text as a player reads it: the text as it is, but for an entry with a seed
+    (the GM's) and a combat entry (its `encounter_version` the player's own, `models.seen`: the GM's
+    counts changes the player was never told of); only those are decoded."""
+    if '"seed"' not in text and '"combat"' not in text:
         return text
-    return json_text(entry_for_viewer(json.loads(text), is_gm=False))
+    return json_text(_for_player(json.loads(text), principal, versions))
+
+
+def _for_player(body: dict[str, Any], principal: Principal, versions: dict[str, dict[str, Any] | None]) -> dict:
+    body = entry_for_viewer(body, is_gm=False)
+    if body.get("kind") == "combat" and body.get("id") in versions:
+        fallback = body["encounter_version"]
+        body = {**body, "encounter_version": seen.of(versions[body["id"]], principal.player_id, fallback)}
+    return body
 
 
 def read_log_entry(session: Session, principal: Principal, campaign_id: str, entry_id: str) -> dict[str, Any]:
@@ -195,4 +221,7 @@ def read_log_entry(session: Session, principal: Principal, campaign_id: str, ent
     row = conn.execute(query, {"campaign_id": campaign_id, "player_id": principal.player_id}).first()
     if row is None or (row.hidden and not principal.is_gm):
         raise NotFound("no roll-log entry with this id")
-    return entry_for_viewer(row.body, is_gm=principal.is_gm)
+    if principal.is_gm:
+        return dict(row.body)
+    versions = _player_versions(conn, [json_text(row.body)]) if row.body.get("kind") == "combat" else {}
+    return _for_player(row.body, principal, versions)

@@ -324,3 +324,20 @@ def test_rb_c1_an_opposed_test_rolls_numbered_server_dice(table):
     numbers = [d["k"] for d in server_dice(opposed)]
     assert numbers == list(range(len(numbers))) and len(numbers) >= 2
     check_epoch(reveal(t.client, t.c.id, t.gm), entry_dice(whole_log(t.client, t.c.id, t.gm)))
+
+
+def test_an_entry_hidden_for_what_it_shows_is_not_the_gms_to_publish(table):
+    """A combat entry players do not read because of what it shows (a pool's exact figures in a
+    `status` fight), not because the GM hid it: publishing is refused (409 `not_hidden`)."""
+    t = table(WA)
+    hero = t.character("Aiko", SHEETS[WA], kind="pc", player=t.alice)
+    ogre = t.character("Ogre", SHEETS[WA])
+    s = t.encounter([{"character_id": hero}, {"character_id": ogre}], {"hp_visibility": "status"})
+    t.start(s["id"])
+    ogre_c = next(c["id"] for c in t.state(s["id"])["combatants"] if c["character_id"] == ogre)
+    action = t.act(s["id"], {"type": "damage", "target_id": ogre_c, "amount": 1, "resource": "hp"})
+    assert t.client.get(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}", headers=t.bob.headers).status_code == 404
+    reveal(t.client, t.c.id, t.gm)
+    r = t.client.post(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}/publish", headers=t.gm)
+    assert r.status_code == 409 and r.json()["code"] == "not_hidden", r.text
+    assert t.client.get(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}", headers=t.bob.headers).status_code == 404

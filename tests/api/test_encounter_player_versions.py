@@ -161,3 +161,25 @@ def test_an_action_elsewhere_a_status_fight_shows_the_same_leaves_the_players_et
     assert t.state(watched)["version"] == gm_version + 1  # the GM's view shows hp 9
     assert _get(t, watched, t.bob.headers, bob.headers["ETag"]).status_code == 304, "Bob counted a hidden blow"
     assert all(e["version"] <= bob.json()["version"] for e in _updates(t, t.bob.headers) if e["id"] == watched)
+
+
+def test_a_combat_entry_of_the_roll_log_says_the_players_own_version(table):
+    """The roll log (`GET …/rolls`, `…/rolls/{id}`) gives a player a combat entry's `encounter_version`
+    as the fight's own routes do: the player's number, not the GM's (which counts the hidden edits)."""
+    t = table("worlds-awakening")
+    eid, hero, ogre = _status_fight(t)
+    t.start(eid)
+    _hp(t, ogre, 11)  # unhurt -> wounded: told
+    _hp(t, ogre, 10)  # still wounded: the GM's version moves, no player's
+    state = t.state(eid)
+    c = ids(state)
+    action = t.act(eid, {"type": "condition", "target_id": c["Aiko"], "add": {"name": "cursed"}})
+    mine = t.client.get(f"/v1/encounters/{eid}/actions/{action['id']}", headers=t.bob.headers).json()
+    assert mine["encounter_version"] < action["encounter_version"]  # the hidden edit: the GM's count only
+    page = t.client.get(f"/v1/campaigns/{t.c.id}/rolls", params={"kind": "combat"}, headers=t.bob.headers).json()
+    logged = next(e for e in page["items"] if e["id"] == action["id"])
+    assert logged["encounter_version"] == mine["encounter_version"]
+    one = t.client.get(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}", headers=t.bob.headers).json()
+    assert one["encounter_version"] == mine["encounter_version"]
+    gm = t.client.get(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}", headers=t.gm).json()
+    assert gm["encounter_version"] == action["encounter_version"]
