@@ -6,7 +6,7 @@
 
 import { api, getAll, describe } from "./api.js";
 import { h, clear, patch, field } from "./dom.js";
-import { state, isGm } from "./store.js";
+import { state, isGm, emit } from "./store.js";
 import { t, lang, num, timeText } from "./i18n.js";
 
 const TWO_32 = 2 ** 32;
@@ -120,6 +120,15 @@ export class DicePanel {
     this.results = new Map(); // epoch id → the check's result (or {error})
     this.checks = 0;          // checks begun: only the latest one's results are shown
     this.message = "";
+    state.revealedEpochs = new Set();
+  }
+
+  /** The revealed epochs told to the rest of the page (the log's « Publier » waits for them). */
+  tell() {
+    const ids = new Set(this.revealed.map(epoch => epoch.id));
+    if (ids.size === state.revealedEpochs.size && [...ids].every(id => state.revealedEpochs.has(id))) return;
+    state.revealedEpochs = ids;
+    emit("epochs");
   }
 
   get base() { return `/v1/campaigns/${state.campaign.id}/dice-epochs`; }
@@ -139,6 +148,7 @@ export class DicePanel {
     const { items } = await api.get(this.base);
     this.current = items.find(epoch => !epoch.revealed_at) ?? this.current;
     this.revealed = items.filter(epoch => epoch.revealed_at);
+    this.tell();
     this.draw();
     const ids = this.revealed.map(epoch => epoch.id).join();
     if (ids !== this.checkedIds) this.check();
@@ -178,6 +188,7 @@ export class DicePanel {
     const known = this.revealed.some(e => e.id === epoch.id);
     if (!known) this.revealed = [epoch, ...this.revealed];
     if (next && (!this.current || this.current.id === epoch.id)) this.current = next;
+    this.tell();
     this.draw();
     if (!known) this.check();
   }

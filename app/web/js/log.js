@@ -1,13 +1,14 @@
 // The roll log, live: the first page, then every `log.created` of the stream; filters by
 // character and kind; "Load more" follows the cursor. Hidden GM rolls are marked (the
-// server never sends them to a player, and this page shows exactly what it receives).
+// server never sends them to a player, and this page shows exactly what it receives); the GM
+// publishes one once every epoch of its dice is revealed, and a published one says so to all.
 
 import { api, describe } from "./api.js";
 import { h, clear, field, select } from "./dom.js";
-import { state, on, nameOf, rememberCombatants, emit } from "./store.js";
+import { state, on, nameOf, rememberCombatants, emit, isGm } from "./store.js";
 import { entryNode, timeOf, outcomeClass, dieText } from "./format.js";
-import { t } from "./i18n.js";
-import { epochMarks } from "./epochs.js";
+import { t, timeText } from "./i18n.js";
+import { epochMarks, serverDice } from "./epochs.js";
 
 const KINDS = ["test", "roll", "combat", "action", "opposed", "group", "level_up", "sheet_edit"];
 const PAGE = 50;
@@ -21,6 +22,7 @@ export class RollLog {
     this.cursor = null;
     this.filters = { character_id: "", kind: "" };
     this.askedEncounters = new Set();
+    this.publishing = new Set(); // ids whose « Publier » is on its way
   }
 
   query(cursor) {
@@ -103,6 +105,7 @@ export class RollLog {
     fillCharacters();
     on("characters", () => { fillCharacters(); this.draw(); });
     on("combatants", () => this.draw());
+    on("epochs", () => this.draw());
     // "● en direct" only when the stream is open AND the last reads succeeded (a failed refresh is retried)
     let stream = state.stream, stale = false;
     const show = () => {
@@ -119,22 +122,70 @@ export class RollLog {
 
   fail(err) { if (this.status) this.status.textContent = describe(err); }
 
+  /** The list drawn again; focus inside it (a line, its « Publier ») stays on the same entry's element. */
   draw() {
     if (!this.list) return;
+    const focused = document.activeElement;
+    const within = focused !== this.list && this.list.contains(focused) ? focused.closest("li[data-entry-id]") : null;
     clear(this.list, this.entries.length ? this.entries.map(entry => this.item(entry)) : h("li", { class: "hint" }, t("log.empty")));
     this.moreButton.hidden = !this.cursor;
+    if (within) this.focusEntry(within.dataset.entryId, focused.classList.contains("publish"));
+  }
+
+  /** Focus on an entry's « Publier » when asked and still there, else on its line. */
+  focusEntry(id, onButton = false) {
+    const line = [...this.list.children].find(li => li.dataset.entryId === id);
+    if (!line) return;
+    const button = onButton ? line.querySelector("button.publish") : null;
+    if (button && !button.disabled) { button.focus(); return; }
+    line.setAttribute("tabindex", "-1");  // focusable by the script only, not a stop of the Tab key
+    line.focus();
+  }
+
+  /** The GM's « Publier »: the hidden roll shown to the players (they read it live, by `log.published`). */
+  async publish(entry) {
+    this.publishing.add(entry.id);
+    this.draw();
+    try {
+      const shown = await api.post(`/v1/campaigns/${state.campaign.id}/rolls/${entry.id}/publish`);
+      this.entries = this.entries.map(e => (e.id === shown.id ? shown : e));
+      if (this.status) this.status.textContent = "";
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.publishing.delete(entry.id);
+    }
+    this.draw();
+    this.focusEntry(entry.id, true);  // refused: the button again; published: its line, which says « publié »
+  }
+
+  /** A hidden roll's state for publishing: « publié » for all; for the GM, the button once each
+   * epoch of its dice is revealed (its numbers tell nothing before), else when it may be. */
+  publishNode(entry, line) {
+    if (entry.published_at) {
+      return h("span", { class: "published-mark", title: t("log.published.title", { at: timeText(entry.published_at) }) },
+        t("log.published"));
+    }
+    if (!entry.hidden || !isGm()) return null;
+    if (!serverDice(entry).every(die => state.revealedEpochs.has(die.epoch))) {
+      return h("span", { class: "publish-wait" }, t("log.publish.wait"));
+    }
+    const what = entry.kind === "roll" && entry.expression ? entry.expression : line.textContent;
+    return h("button", { type: "button", class: "secondary small publish", disabled: this.publishing.has(entry.id),
+                         "aria-label": t("log.publish.label", { what }), onclick: () => this.publish(entry) }, t("log.publish"));
   }
 
   item(entry) {
     if (entry.kind === "combat" && entry.encounter_id
         && [entry.actor_id, entry.target_id].some(id => id && !state.combatants.has(id))) this.learnNames(entry.encounter_id);
+    const line = entryNode(entry, nameOf);
     return h("li", { class: `entry ${entry.kind} ${outcomeClass(entry.outcome)}`, dataset: { entryId: entry.id, kind: entry.kind } },
       h("time", { datetime: entry.created_at }, timeOf(entry.created_at)), " ",
       h("span", { class: "kind" }, t(`log.kind.${entry.kind}`)), " ",
-      entry.hidden ? h("span", { class: "badge hidden-roll", title: t("log.hidden.title") }, t("log.hidden")) : null,
-      entryNode(entry, nameOf),
+      entry.hidden && !entry.published_at ? h("span", { class: "badge hidden-roll", title: t("log.hidden.title") }, t("log.hidden")) : null,
+      line,
       entry.rolls?.length ? h("span", { class: "dice-inline" }, ` [${entry.rolls.map(r => dieText(r, nameOf)).join(", ")}]`) : null,
-      epochMarks(entry));
+      epochMarks(entry), " ", this.publishNode(entry, line));
   }
 
   learnNames(encounterId) {

@@ -12,6 +12,7 @@ export const state = {
   combatants: new Map(), // combatant id → name, from the encounters read
   encounterId: null,
   stream: "offline",   // offline | live | reconnecting
+  revealedEpochs: new Set(), // ids of the dice epochs whose seed is out: a hidden roll of theirs may be published
 };
 
 const listeners = new Map();
