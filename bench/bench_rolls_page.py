@@ -59,6 +59,12 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--entries", type=int, default=300, help="log entries made through each server")
     ap.add_argument("--python-load", action="store_true")
+    ap.add_argument(
+        "--viewer",
+        choices=("gm", "player"),
+        default="gm",
+        help="whose page is read (a player's: its own hero's entries)",
+    )
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found: using the bounded Python load generator")
@@ -71,7 +77,7 @@ def main() -> None:
         print(
             f"bench_rolls_page — {machine()} — old = {old}, {args.db}, "
             f"{'Python load' if args.python_load else 'wrk -t2'} -c{args.connections} -d{args.duration}s, "
-            f"{args.rounds} interleaved rounds\n",
+            f"{args.rounds} interleaved rounds, the {args.viewer}'s page\n",
             flush=True,
         )
         db = "jdr_bench_rolls"
@@ -98,11 +104,17 @@ def main() -> None:
                 with httpx.Client(base_url=new_base, timeout=30) as c:
                     camp = c.post("/v1/campaigns", json={"name": "Rolls", "ruleset": "great-cosmos"}).json()
                     auth = {"Authorization": f"Bearer {camp['gm_token']}"}
+                    reader = camp["gm_token"]
+                    owner: dict[str, str] = {}
+                    if args.viewer == "player":
+                        player = c.post(f"/v1/campaigns/{camp['id']}/players", headers=auth, json={"name": "Léa"})
+                        reader, owner = player.json()["token"], {"player_id": player.json()["id"]}
                     hero = c.post(
                         f"/v1/campaigns/{camp['id']}/characters",
                         headers=auth,
-                        json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET},
+                        json={"name": "Hero", "kind": "pc", "sheet": GC_SHEET, **owner},
                     ).json()["id"]
+                    auth = {"Authorization": f"Bearer {reader}"}
                 fill(old_base, camp["id"], camp["gm_token"], hero, args.entries)
                 fill(new_base, camp["id"], camp["gm_token"], hero, args.entries)
                 path = f"/v1/campaigns/{camp['id']}/rolls?limit=50"
@@ -110,14 +122,12 @@ def main() -> None:
                 b = httpx.get(old_base + path, headers=auth).json()
                 assert a == b and len(a["items"]) == 50, "the two versions answer the same page"
                 script = work / "get.lua"
-                script.write_text(f'wrk.headers["Authorization"] = "Bearer {camp["gm_token"]}"\n')
+                script.write_text(f'wrk.headers["Authorization"] = "Bearer {reader}"\n')
                 bases = {"new": new_base, "old": old_base}
 
                 def load(name: str, duration: int) -> dict[str, float]:
                     if args.python_load:
-                        return run_python_load(
-                            bases[name] + path, "GET", None, camp["gm_token"], args.connections, duration
-                        )
+                        return run_python_load(bases[name] + path, "GET", None, reader, args.connections, duration)
                     return run_wrk(bases[name] + path, script, 2, args.connections, duration)
 
                 for name in bases:
