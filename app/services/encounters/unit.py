@@ -101,6 +101,13 @@ class EncounterWork(UnitOfWork):
         """A write to run at the commit, in the writes' batch, in the order given."""
         self.pending.append(write)
 
+    def commit(self) -> None:
+        """The base's commit, once `commit_response` ran the kept writes: a commit with writes still
+        kept would drop them silently, so it is refused (a bug, never a request's error)."""
+        if self.pending:
+            raise RuntimeError(f"{len(self.pending)} kept write(s) not run: commit with commit_response")
+        super().commit()
+
     def commit_response(self, response: dict[str, Any]) -> dict[str, Any]:
         left = self.telling()  # character changes not told yet: read before the writes' batch
         with self.writes(commit=True):  # one round trip on PostgreSQL, the COMMIT included
