@@ -14,12 +14,11 @@ from sqlmodel import Session
 from app.kit.errors import Conflict, NotFound
 from app.models.dice_epochs import MAX_SALTS
 from app.models.results.common import wire_time
-from app.models.tables import DiceEpoch, LogEntry, core_table, utcnow
+from app.models.tables import LogEntry, core_table, utcnow
 from app.services import epoch_store
 from app.services.records import Principal
 from app.services.uow import UnitOfWork
 
-_epoch = core_table(DiceEpoch)
 _log = core_table(LogEntry)
 
 
@@ -50,9 +49,7 @@ def add_salt(session: Session, principal: Principal, campaign_id: str, salt: str
         if len(row["salts"]) >= MAX_SALTS:
             raise Conflict(f"the epoch has {MAX_SALTS} salts already, the most it takes", code="too_many_salts")
         salts = [*row["salts"], salt]
-        uow.conn.execute(
-            update(_epoch).where(_epoch.c.campaign_id == campaign_id, _epoch.c.id == row["id"]).values(salts=salts)
-        )
+        epoch_store.change(uow.conn, campaign_id, row["id"], salts=salts)
         epoch = epoch_store.public({**row, "salts": salts})
         uow.record("dice_epoch.salted", {"epoch": epoch})
         uow.commit()
@@ -65,9 +62,7 @@ def reveal(session: Session, principal: Principal, campaign_id: str) -> dict[str
         uow.campaign()
         row = epoch_store.current(uow.conn, campaign_id, lock=True)
         now = utcnow()
-        uow.conn.execute(
-            update(_epoch).where(_epoch.c.campaign_id == campaign_id, _epoch.c.id == row["id"]).values(revealed_at=now)
-        )
+        epoch_store.change(uow.conn, campaign_id, row["id"], revealed_at=now)
         epoch_store.open_epoch(uow.conn, campaign_id, now)
         revealed = epoch_store.public({**row, "revealed_at": now})
         following = epoch_store.public(epoch_store.current(uow.conn, campaign_id))

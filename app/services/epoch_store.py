@@ -89,16 +89,20 @@ def count(conn: Connection, campaign_id: str, epoch_id: str, dice: int) -> None:
 
 def current(conn: Connection, campaign_id: str, *, lock: bool = False) -> dict[str, Any]:
     """The campaign's current epoch's row (opened if it has none)."""
-    query = select(_epoch).where(
-        _epoch.c.campaign_id == campaign_id, _epoch.c.revealed_at.is_(None), _epoch.c.imported.is_(False)
-    )
+    query = select(_epoch).where(_CURRENT)
     if lock:
         query = query.with_for_update()
-    row = conn.execute(query).mappings().first()
+    params = {"campaign_id": campaign_id}
+    row = conn.execute(query, params).mappings().first()
     if row is None:
         open_epoch(conn, campaign_id)
-        row = conn.execute(query).mappings().one()
+        row = conn.execute(query, params).mappings().one()
     return dict(row)
+
+
+def change(conn: Connection, campaign_id: str, epoch_id: str, **values: Any) -> None:
+    """The epoch's row changed (its salts, its reveal)."""
+    conn.execute(update(_epoch).where(_epoch.c.campaign_id == campaign_id, _epoch.c.id == epoch_id).values(**values))
 
 
 def every(conn: Connection, campaign_id: str) -> list[dict[str, Any]]:

@@ -172,7 +172,8 @@ def list_log(
     rows = query.all(conn, params)
     items: list[str] = []
     total, last = 0, ""
-    versions = {} if principal.is_gm else _player_versions(conn, [text for _, text in rows[:limit]])
+    combat = [] if principal.is_gm else [entry_id for entry_id, text in rows[:limit] if '"combat"' in text]
+    versions = _player_versions(conn, combat)
     for entry_id, text in rows[:limit]:
         total += len(text)
         if items and total > PAGE_MAX_BYTES:
@@ -185,11 +186,10 @@ def list_log(
 _act = core_table(EncounterAction)
 
 
-def _player_versions(conn: Connection, texts: list[str]) -> dict[str, dict[str, Any] | None]:
-    """The players' versions each combat entry of the page made (`encounter_action.seen_versions`,
-    by the entry's id: an action is logged under its own id), read once for the page; none read
-    for a page without combat entries."""
-    ids = [json.loads(text)["id"] for text in texts if '"combat"' in text]
+def _player_versions(conn: Connection, ids: list[str]) -> dict[str, dict[str, Any] | None]:
+    """The players' versions each of these combat entries made (`encounter_action.seen_versions`,
+    by the entry's id: an action is logged under its own id), read once for a page; nothing read
+    for none."""
     if not ids:
         return {}
     rows = conn.execute(select(_act.c.id, _act.c.seen_versions).where(_act.c.id.in_(ids)))
@@ -223,5 +223,5 @@ def read_log_entry(session: Session, principal: Principal, campaign_id: str, ent
         raise NotFound("no roll-log entry with this id")
     if principal.is_gm:
         return dict(row.body)
-    versions = _player_versions(conn, [json_text(row.body)]) if row.body.get("kind") == "combat" else {}
+    versions = _player_versions(conn, [entry_id] if row.body.get("kind") == "combat" else [])
     return _for_player(row.body, principal, versions)

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from app.services import dice_epochs
+
 from tests.api.support import assert_problem, read_events
 from tests.factories import AS, GC, RB, SHEETS, TEST_BODIES, WA
 
@@ -29,13 +31,8 @@ def derived(seed_hex: str, epoch_id: str, k: int, salts: list[str], faces: int) 
 
 
 def server_dice(value: Any) -> list[dict]:
-    if isinstance(value, dict):
-        if "epoch" in value and "k" in value:
-            return [value]
-        return [d for v in value.values() for d in server_dice(v)]
-    if isinstance(value, list):
-        return [d for v in value for d in server_dice(v)]
-    return []
+    """Every server die of an entry, or of a list of them (the service's own walk)."""
+    return list(dice_epochs.server_dice(value))
 
 
 def entry_dice(entries: list[dict]) -> list[dict]:
