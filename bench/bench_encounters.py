@@ -18,6 +18,11 @@ never use up a turn). Then, interleaved (the order rotates each round):
   10-combatant encounter and on `POST /v1/characters/{id}/tests` of a character of
   the same campaign; the ratio per round is attack req/s ÷ test req/s (target ≥ 50%).
 About 2 minutes per database with the defaults.
+
+`--old COMMIT`: a same-run A/B of the attack instead. The older commit's tree (git archive) is
+served from its own database, migrated by it, beside ours; each round measures, alternating
+which goes first, the sequential attack of the 10-combatant encounter (mean latency) and the
+load on it (req/s) on both servers: ours ÷ old (≥ 1: ours faster).
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import _common  # noqa: F401 (puts the repository on sys.path)
 import httpx
 from _common import ROOT, machine, migrate, ratios, summary, table, verdict
-from bench_http import lua, pg_database, pg_drop, run_python_load, run_wrk, server
+from bench_http import extract, lua, pg_database, pg_drop, run_python_load, run_wrk, server
 
 PYTHON = sys.executable
 SIZES = (10, 200)
@@ -218,6 +224,64 @@ def bench_db(kind: str, args, work: Path) -> list[list[str]]:
     return rows
 
 
+def ab_db(kind: str, args, work: Path) -> list[list[str]]:
+    """ours ÷ old on the 10-combatant attack: sequential mean latency, and req/s under load."""
+    urls = {
+        who: f"sqlite:///{work / f'{who}.db'}" if kind == "sqlite" else pg_database(f"{args.pg_database}_{who}")
+        for who in ("ours", "old")
+    }
+    envs = {
+        who: {"DATABASE_URL": url, "ADMIN_TOKEN": "", "RATE_LIMIT_PER_MINUTE": "0", "CORS_ORIGINS": "[]"}
+        for who, url in urls.items()
+    }
+    trees = {"ours": ROOT, "old": args.old_tree}
+    for who in envs:
+        migrate(envs[who], trees[who])
+    lat: dict[str, list[float]] = {"ours": [], "old": []}
+    rps: dict[str, list[float]] = {"ours": [], "old": []}
+    try:
+        with ExitStack() as stack:
+            setups, loads = {}, {}
+            for who in ("ours", "old"):
+                base = stack.enter_context(
+                    server(["app.main:app"], envs[who], "/v1/rulesets", work / f"{who}-{kind}.log", cwd=trees[who])
+                )
+                s = setups[who] = Setup(base)
+                st = s.encounter(10)
+                path, body = f"/v1/encounters/{st['id']}/actions", s.attack_body(st)
+                loads[who] = (base, path, body, lua(work / f"{who}-{kind}.lua", body, s.token))
+            for who, (base, path, body, script) in loads.items():  # warm-up
+                sequential(setups[who].c, path, body, setups[who].auth, 1)
+            order = ["ours", "old"]
+            for r in range(args.rounds):
+                for who in order[r % 2 :] + order[: r % 2]:
+                    base, path, body, script = loads[who]
+                    got = sequential(setups[who].c, path, body, setups[who].auth, args.duration)
+                    lat[who].append(statistics.fmean(got))
+                    if args.python_load:
+                        res = run_python_load(
+                            base + path, "POST", body, setups[who].token, args.connections, args.duration * 2
+                        )
+                    else:
+                        res = run_wrk(base + path, script, 2, args.connections, args.duration * 2)
+                    rps[who].append(res["rps"])
+                    print(
+                        f"  {kind} round {r + 1} {who:4s} attack mean {lat[who][-1]:6.2f} ms, "
+                        f"load {res['rps']:7.1f} req/s (non-2xx {res['non_2xx']})",
+                        flush=True,
+                    )
+            for s in setups.values():
+                s.c.close()
+    finally:
+        if kind == "postgres":
+            for who in ("ours", "old"):
+                pg_drop(f"{args.pg_database}_{who}")
+    return [
+        [kind, "attack, sequential (old ÷ ours latency)", summary(ratios(lat["old"], lat["ours"])) + "×"],
+        [kind, "attack, load (ours ÷ old req/s)", summary(ratios(rps["ours"], rps["old"])) + "×"],
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default="sqlite,postgres", help="comma-separated: sqlite, postgres")
@@ -226,6 +290,7 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=8)
     ap.add_argument("--pg-database", default=DB_NAME, help="the PostgreSQL database created and dropped here")
     ap.add_argument("--python-load", action="store_true", help="use the Python load generator even if wrk exists")
+    ap.add_argument("--old", help="a commit: a same-run A/B of the attack, ours ÷ that commit's tree")
     args = ap.parse_args()
     if not args.python_load and shutil.which("wrk") is None:
         print("wrk not found (apt-get install -y wrk): using the bounded Python load generator (httpx, threads)")
@@ -236,6 +301,16 @@ def main() -> None:
     )
     rows = []
     with tempfile.TemporaryDirectory(prefix="jdr-bench-encounters-") as tmp:
+        if args.old:
+            args.old_tree = Path(tmp) / "old-tree"
+            args.old_tree.mkdir()
+            args.old = extract(args.old, args.old_tree)
+            print(f"old: commit {args.old}\n")
+            for kind in args.db.split(","):
+                rows += ab_db(kind.strip(), args, Path(tmp))
+            print()
+            print(table(["database", "ratio", f"ours ÷ old ({args.old}), median (min–max)"], rows))
+            return
         for kind in args.db.split(","):
             rows += bench_db(kind.strip(), args, Path(tmp))
     print()

@@ -78,7 +78,16 @@ def act(
     def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
         return dispatch(uow, fight, principal, body, if_match=if_match)
 
-    return write(session, principal, encounter_id, work, idem=idem, combatants=named(body))
+    return write(
+        session, principal, encounter_id, work, idem=idem, combatants=named(body), server_dice=rolls_server_dice(body)
+    )
+
+
+def rolls_server_dice(body: Any) -> bool:
+    """Whether a body is an attack that names neither table dice nor a seed (read before it is
+    validated): the server's dice will be rolled, so their epoch is claimed with the encounter's
+    load. A body that is refused afterwards only held the epoch for its short life."""
+    return isinstance(body, dict) and body.get("type") == "attack" and "dice" not in body and "seed" not in body
 
 
 def named(body: Any) -> list[str]:

@@ -52,9 +52,11 @@ from app.models.tables import (
     core_table,
 )
 from app.models.validation import InvalidBody
+from app.rules.dice import EpochClaim
 from app.rulesets.contract.adapter import RulesetAdapter
 from app.rulesets.contract.combat import EncounterRules
 from app.rulesets.registry import get_adapter, rules_for
+from app.services import epoch_store
 from app.services.locks import StaleVersion
 from app.services.records import StoredCharacter
 from app.services.uow import CharacterRepository, RollLog
@@ -254,6 +256,9 @@ class Fight:
     # them another fight shows too (a change of their sheet moves that fight: `FightLocks.known`)
     elsewhere_known: frozenset[str] = frozenset()
     elsewhere: frozenset[str] = frozenset()
+    # the campaign's dice epoch claimed (locked) with the load, after the characters it locked: no
+    # other character may be locked after it (`load_characters` refuses: `EpochClaimedEarly`)
+    epoch_claimed: bool = False
     # character id -> (the stored sheet, parsed into the ruleset's `Sheet`): parsed once per stored sheet
     _sheets: dict[str, tuple[dict[str, Any], Any]] = field(default_factory=dict, repr=False)
 
@@ -388,6 +393,7 @@ def load_fight(
     characters: CharacterRepository | None = None,
     combatants: Iterable[str] = (),
     first: Query | None = None,
+    epochs: EpochClaim | None = None,
 ) -> Fight:
     """The encounter (locked when `lock`), its campaign's ruleset and options (its combatants are
     read when asked); its characters are read by `characters` (the unit of work's), else a
@@ -416,7 +422,12 @@ def load_fight(
     queries += [(_FAST_ONE_COMBATANT, {**params, "combatant_id": cid}) for cid in named]
     if lock and named:
         queries += [(_CHARACTERS_OF[len(named)], by_number), (_ELSEWHERE_OF[len(named)], by_number)]
+    claiming = pre_locked and epochs is not None and characters is not None
+    if claiming:
+        assert characters is not None
+        queries.append(epoch_store.claim_query(characters.campaign_id))
     results = fetch_together(conn, queries)
+    claimed = results.pop() if claiming else []
     if first is not None:
         first[2](results.pop(0))
     if pre_locked:
@@ -442,7 +453,16 @@ def load_fight(
                 fight.characters[character.id] = character
         fight.elsewhere_known = frozenset(fight.characters)
         fight.elsewhere = frozenset(row[0] for row in results[-1])
+    if claimed and epochs is not None:
+        epochs.given(epoch_store.epoch_of(claimed[0]))
+        fight.epoch_claimed = True
     return fight
+
+
+class EpochClaimedEarly(StaleVersion):
+    """An action that claimed the dice epoch with its load needs a character it did not lock there:
+    locked now, it would be locked after the epoch, against the order of a test (its character,
+    then the epoch). The attempt is rolled back and run again claiming the epoch at its first die."""
 
 
 # a statement, its parameters and the check of its rows (see `load_fight`)
@@ -453,6 +473,8 @@ def load_characters(fight: Fight, character_ids: Iterable[str], *, lock: bool) -
     """Load (and lock, in id order against deadlocks) the characters not loaded yet; a
     deleted one stays absent."""
     wanted = sorted({cid for cid in character_ids if cid not in fight.characters})
+    if lock and wanted and fight.epoch_claimed:
+        raise EpochClaimedEarly(fight.id)
     if len(wanted) <= 1 or len(wanted) > _PIPELINED:
         fight.characters.update(fight.repository.find(wanted, lock=lock))
         return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from types import TracebackType
 from typing import Any, Self
 
 from sqlalchemy import insert
@@ -56,10 +57,14 @@ class EncounterWork(UnitOfWork):
         idem: Idempotency | None,
         status_code: int = 201,
         combatants: Sequence[str] = (),
+        server_dice: bool = False,
     ):
         super().__init__(session, principal.campaign_id)
         self.principal, self.encounter_id, self.idem, self.status_code = principal, encounter_id, idem, status_code
         self.combatants = combatants
+        # an action that will roll the server's dice: the epoch claimed with the load (`load_fight`),
+        # unless an attempt found it needed a character locked after it (`EpochClaimedEarly`)
+        self.claim_early = server_dice
         self.pending: list[Callable[[], object]] = []
         self.own_fight = encounter_id  # moved by its own save; the handler moves the others
 
@@ -78,6 +83,7 @@ class EncounterWork(UnitOfWork):
                 characters=self.characters,
                 combatants=self.combatants,
                 first=first,
+                epochs=self.epochs if self.claim_early else None,
             )
             self.principal = checked(self.principal)
             if self.fight.campaign_id != self.campaign_id:
@@ -96,6 +102,13 @@ class EncounterWork(UnitOfWork):
         if self.idem is not None:
             self.principal = verify(self.session, self.principal)  # the caller's credential before anything is read
         return replay(self.session, self.principal, self.idem)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(exc, store.EpochClaimedEarly):
+            self.claim_early = False  # the next attempt claims it at its first die
+        super().__exit__(exc_type, exc, tb)
 
     def later(self, write: Callable[[], object]) -> None:
         """A write to run at the commit, in the writes' batch, in the order given."""
@@ -140,11 +153,13 @@ def write(
     idem: Idempotency | None = None,
     status_code: int = 201,
     combatants: Sequence[str] = (),
+    server_dice: bool = False,
 ) -> dict[str, Any]:
     """Run `work(uow, fight)` on the locked encounter and commit; the response it returns
     is stored under the Idempotency-Key in the same transaction. `combatants`: ids (as the
-    request gave them) of the combatants it will read, read with the encounter."""
-    return _run(EncounterWork(session, principal, encounter_id, idem, status_code, combatants), work)
+    request gave them) of the combatants it will read, read with the encounter; `server_dice`:
+    it will roll the server's dice (their epoch is then claimed in that round trip)."""
+    return _run(EncounterWork(session, principal, encounter_id, idem, status_code, combatants, server_dice), work)
 
 
 @retried
