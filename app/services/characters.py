@@ -8,7 +8,7 @@ edit, which the roll log records as a `sheet_edit` entry with before/after."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -40,6 +40,7 @@ from app.services.uow import CampaignRow, CharacterRepository, StaleVersion, Uni
 from app.services.visibility import (
     NOT_FIGHTING,
     Audience,
+    Standing,
     about,
     check_visible,
     hidden_from_player,
@@ -143,16 +144,20 @@ def updated_events(
     *,
     hidden: bool = False,
     not_fighting: Collection[str] = (),
+    known: Mapping[str, Standing] | None = None,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The `character.updated` of each of these characters (a fight changed their sheets): its data
     and `events.record`'s audience arguments, their fights read in one query (to record later, in
     the writes' batch: nothing is read then). `hidden`: the change is one the other players may not
     know of (a hidden action: never what or who, API.md): the GM's and the owner's.
-    `not_fighting`: characters the caller knows are in no fight (their fights are not read)."""
+    `not_fighting`: characters the caller knows are in no fight; `known`: the standings the caller
+    knows (a fight's own: `Fight.stored_standings`). Neither is read again."""
     if not characters:
         return []
-    in_no_fight = all(c.id in not_fighting for c in characters)
-    fights = {} if hidden or in_no_fight else standings(conn, characters[0].campaign_id, [c.id for c in characters])
+    fights = dict(known or {})
+    unknown = [c.id for c in characters if c.id not in not_fighting and c.id not in fights]
+    if not hidden and unknown:
+        fights.update(standings(conn, characters[0].campaign_id, unknown))
     out = []
     for character in characters:
         level = "none" if hidden else others_level(character, fights.get(character.id, NOT_FIGHTING))

@@ -52,10 +52,11 @@ def tell(uow: UnitOfWork, changes: list[Change]) -> Telling:
 
     # the events, each as its viewers may read it
     told: dict[int, list[Callable[[], object]]] = {}
+    known = uow.known_standings() if uow.known_standings is not None else None
     for hidden in (False, True):  # the changes saved by a roll or an action: their fights read at once
         plain = [c for c in edits if not c.edited and c.hidden == hidden]
         made = characters.updated_events(
-            conn, [c.after for c in plain], ruleset, hidden=hidden, not_fighting=uow.not_fighting
+            conn, [c.after for c in plain], ruleset, hidden=hidden, not_fighting=uow.not_fighting, known=known
         )
         for edit, (data, args) in zip(plain, made, strict=True):
             told[id(edit)] = [partial(uow.record, "character.updated", data, **args)]

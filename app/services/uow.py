@@ -62,6 +62,7 @@ from app.services import epoch_store, events
 from app.services.changed import Change, Telling
 from app.services.locks import NO_KEY_UPDATE, FightLocks, StaleVersion
 from app.services.records import Principal, StoredCharacter
+from app.services.visibility import Standing
 
 MAX_ATTEMPTS = 8
 BUSY = "the character is being changed by too many requests at once; try again"  # `retried` gave up
@@ -433,6 +434,8 @@ class UnitOfWork:
         self.ruleset_id: str | None = None  # the campaign's ruleset, once read
         self.own_fight: str | None = None  # a fight's write: that fight moves by its own save
         self.not_fighting: set[str] = set()  # characters known to be in no fight (no standings to read)
+        # the standings of characters the use case knows without reading them (a fight's action: its own)
+        self.known_standings: Callable[[], Mapping[str, Standing]] | None = None
 
     def __enter__(self) -> Self:
         self.committed = False

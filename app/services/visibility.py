@@ -88,11 +88,16 @@ def standings(conn: Connection, campaign_id: str, character_ids: Iterable[str]) 
         return {}
     found: dict[str, Standing] = {}
     for cid, hidden, status, options in conn.execute(_STANDINGS, {"campaign_id": campaign_id, "ids": ids}):
-        now = found.get(cid, NOT_FIGHTING)
-        shown = "exact" if status == "ended" else (options or {}).get("hp_visibility", "exact")
-        at_most = stricter(now.at_most, _FIGHT_LEVEL.get(shown, "observer"))
-        found[cid] = Standing(in_hiding=now.in_hiding or bool(hidden), at_most=at_most)
+        found[cid] = standing_in(found.get(cid, NOT_FIGHTING), hidden=hidden, status=status, options=options)
     return found
+
+
+def standing_in(now: Standing, *, hidden: bool, status: str, options: dict[str, Any] | None) -> Standing:
+    """`now` made stricter by one more fight showing the character: a combatant `hidden` or not, of an
+    encounter of this status and options."""
+    shown = "exact" if status == "ended" else (options or {}).get("hp_visibility", "exact")
+    at_most = stricter(now.at_most, _FIGHT_LEVEL.get(shown, "observer"))
+    return Standing(in_hiding=now.in_hiding or bool(hidden), at_most=at_most)
 
 
 def standing_of(conn: Connection, character: StoredCharacter) -> Standing:

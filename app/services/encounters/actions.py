@@ -76,6 +76,7 @@ def act(
     string is the ruleset's 422."""
 
     def work(uow: EncounterWork, fight: Fight) -> dict[str, Any]:
+        uow.known_standings = fight.stored_standings  # its characters' fights, known from its load
         return dispatch(uow, fight, principal, body, if_match=if_match)
 
     return write(

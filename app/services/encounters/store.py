@@ -60,6 +60,7 @@ from app.services import epoch_store
 from app.services.locks import StaleVersion
 from app.services.records import StoredCharacter
 from app.services.uow import CharacterRepository, RollLog
+from app.services.visibility import NOT_FIGHTING, Standing, standing_in
 
 _enc = core_table(Encounter)
 _cbt = core_table(Combatant)
@@ -350,6 +351,20 @@ class Fight:
     def in_memory(self) -> list[CombatantRow]:
         """The combatants read so far (what a save may have to write)."""
         return self.every if self.every is not None else list(self._read.values())
+
+    def stored_standings(self) -> dict[str, Standing]:
+        """The standings (`visibility.standings`) of the characters only this fight shows, from its rows
+        as stored: no other fight shows them (`elsewhere`, read with their locks, so it holds until the
+        commit), their combatant was read and is unchanged yet, and the encounter's options are as
+        loaded (an action never changes them). What the query would read, without its round trip."""
+        out: dict[str, Standing] = {}
+        status, options = self.stored["status"], self.encounter["options"]
+        for c in self.in_memory():
+            cid = c["character_id"]
+            if cid not in self.elsewhere_known or cid in self.elsewhere or c["id"] in self.dirty_combatants:
+                continue
+            out[cid] = standing_in(NOT_FIGHTING, hidden=c["hidden"], status=status, options=options)
+        return out
 
     def combatant(self, combatant_id: str | None, field_: str = "combatant_id") -> CombatantRow:
         """A combatant of this encounter; 422 naming the field for an unknown one."""
