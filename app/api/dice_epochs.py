@@ -23,7 +23,11 @@ async def list_dice_epochs(campaign_id: str, request: Request, principal: Princi
 @router.get("/dice-epochs/current", response_model=DiceEpochPublic, summary="The current dice epoch (its commitment)")
 @access("member")
 async def current_dice_epoch(campaign_id: str, request: Request, principal: PrincipalDep) -> JSONResponse:
-    return JSONResponse(await in_thread(sessions_of(request), dice_epochs.current_epoch, principal, campaign_id))
+    sessions = sessions_of(request)
+    epoch = await read(sessions, dice_epochs.current_if_open, principal, campaign_id)  # no write lock
+    if epoch is None:
+        epoch = await in_thread(sessions, dice_epochs.current_epoch, principal, campaign_id)
+    return JSONResponse(epoch)
 
 
 @router.post(

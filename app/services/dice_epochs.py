@@ -26,7 +26,16 @@ def list_epochs(session: Session, principal: Principal, campaign_id: str) -> dic
     return {"items": [epoch_store.public(row) for row in epoch_store.every(session.connection(), campaign_id)]}
 
 
+def current_if_open(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any] | None:
+    """The current epoch, read (a read's transaction: no write lock), or None if the campaign has none
+    yet (`current_epoch` opens it)."""
+    row = epoch_store.current_row(session.connection(), campaign_id)
+    return None if row is None else epoch_store.public(row)
+
+
 def current_epoch(session: Session, principal: Principal, campaign_id: str) -> dict[str, Any]:
+    """The current epoch, opened if the campaign has none (a campaign from before epochs that the
+    migration missed, or whose epoch a concurrent reveal is replacing)."""
     with UnitOfWork(session, campaign_id) as uow:
         uow.campaign()  # 404 for a campaign that is gone
         row = epoch_store.current(uow.conn, campaign_id)  # opened if it has none (a bundle of an older version)

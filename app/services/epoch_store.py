@@ -87,6 +87,12 @@ def count(conn: Connection, campaign_id: str, epoch_id: str, dice: int) -> None:
     _COUNT.run(conn, {"campaign_id": campaign_id, "epoch_id": epoch_id, "count": dice})
 
 
+def current_row(conn: Connection, campaign_id: str) -> dict[str, Any] | None:
+    """The campaign's current epoch's row, read, or None if it has none."""
+    row = conn.execute(select(_epoch).where(_CURRENT), {"campaign_id": campaign_id}).mappings().first()
+    return None if row is None else dict(row)
+
+
 def current(conn: Connection, campaign_id: str, *, lock: bool = False) -> dict[str, Any]:
     """The campaign's current epoch's row (opened if it has none)."""
     query = select(_epoch).where(_CURRENT)

@@ -154,3 +154,18 @@ def test_each_request_reads_a_remembered_credential_again(client, campaign):
     copy = replace(first, access="gm")
     checked(copy)
     assert (first.remembered, copy.remembered, second.remembered) == (False, False, True)
+
+
+def test_reading_the_current_dice_epoch_takes_no_write_lock(client, campaign, sent):
+    """A GET of the current epoch is a read: on SQLite a deferred transaction, never the database's
+    write lock (`BEGIN IMMEDIATE`), and nothing written."""
+    path = f"/v1/campaigns/{campaign.id}/dice-epochs/current"
+    first = client.get(path, headers=campaign.gm)
+    assert first.status_code == 200, first.text
+    sent.texts.clear()
+    again = client.get(path, headers=campaign.gm)
+    assert again.status_code == 200 and again.json() == first.json()
+    writes = [t for t in sent.statements if t.split()[0].upper() in ("INSERT", "UPDATE", "DELETE", "COMMIT")]
+    assert writes == [], writes
+    if sent.dialect == "sqlite":
+        assert not [t for t in sent.texts if t.upper().startswith("BEGIN IMMEDIATE")], sent.texts
