@@ -174,7 +174,7 @@ async def create_invite(
     principal: PrincipalDep,
     data: InviteCreate | None = None,
 ) -> dict[str, Any]:
-    base = str(request.base_url)
+    base = request.app.state.settings.public_url or str(request.base_url)  # PUBLIC_URL behind a proxy
     return await in_thread(
         sessions, campaigns.create_invite, principal, campaign_id, player_id, data or InviteCreate(), base
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -32,6 +33,12 @@ class Settings(BaseSettings):
         description="Throttle POST /v1/campaigns from loopback addresses too (off: `make run` is a developer's "
         "machine; behind a reverse proxy on the same host, let uvicorn believe X-Forwarded-For "
         "(--forwarded-allow-ips) or set this).",
+    )
+    public_url: str | None = Field(
+        None,
+        description="The address players reach this service at (https://table.example or https://example.org/jdr) "
+        "for the links it makes (invitations); unset = the request's own (its Host header): set it behind a "
+        "reverse proxy.",
     )
     max_players_per_campaign: int = Field(100, ge=1, description="Players a campaign may have (409 beyond).")
     redis_url: str | None = Field(
@@ -146,6 +153,17 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_none(cls, v: str | None) -> str | None:
         return v or None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, v: str | None) -> str | None:
+        """An absolute http(s) address with a host, no query nor fragment; kept without its last `/`."""
+        if not v:
+            return None
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise ValueError("an http:// or https:// address with a host and no query nor fragment")
+        return v.rstrip("/")
 
 
 @lru_cache

@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from app.api.ratelimit import RateLimiter
 from app.core.security import hash_token
+from app.services.campaigns import qr_svg
 from tests.api.support import assert_problem, bearer
 
 
@@ -153,3 +154,29 @@ def test_failed_accepts_count_as_failed_authentications(app, client, settings, c
         assert r.status_code == 429, r.text
         assert guesser.get("/v1/me", headers={"Authorization": "Bearer nope"}).status_code == 429
     assert _accept(client, code).status_code == 201  # not spent by the refusal; another address is not held
+
+
+def test_public_url_makes_the_invitations_link_behind_a_proxy(client, app, campaign, player_factory):
+    """Behind a reverse proxy the request's own address is the proxy's view of it (an inner host,
+    another scheme): PUBLIC_URL says where players reach the service, path prefix included."""
+    alice = player_factory(campaign)
+    app.state.settings = app.state.settings.model_copy(update={"public_url": "https://table.example/jdr"})
+    invite = _invite(client, campaign, alice)
+    assert invite["url"] == f"https://table.example/jdr/join#{invite['code']}"
+    assert invite["qr_svg"] == qr_svg(invite["url"])  # the QR code is of that link
+
+
+def test_public_url_is_an_http_address_with_no_query_nor_fragment():
+    from pydantic import ValidationError
+
+    from app.core.config import Settings
+
+    assert Settings(public_url="https://table.example/").public_url == "https://table.example"
+    assert Settings(public_url="").public_url is None
+    for wrong in ("ftp://table.example", "table.example", "https://", "https://t.example/?a=1", "https://t.example/#x"):
+        try:
+            Settings(public_url=wrong)
+        except ValidationError as e:
+            assert "public_url" in str(e)
+        else:
+            raise AssertionError(f"{wrong!r} accepted")
