@@ -160,9 +160,12 @@ def _drop_credentials(session: Session, where: Any) -> list[str]:
     return hashes
 
 
-def _drop_invites(session: Session, where: Any) -> None:
-    """Delete the matching pending invitations: a revoked player's link must not mint a credential."""
-    session.connection().execute(delete(Invite).where(where))
+def _revoke_player(session: Session, player_id: str) -> list[str]:
+    """Every credential the player holds (its token, those its invitations gave) and its pending
+    invitations deleted (a revoked player's link must not mint a credential); the credentials' hashes."""
+    dead = _drop_credentials(session, Credential.player_id == player_id)
+    session.connection().execute(delete(Invite).where(col(Invite.player_id) == player_id))
+    return dead
 
 
 def _new_credential(session: Session, campaign_id: str, role: str, player_id: str | None = None) -> str:
@@ -197,8 +200,7 @@ def rotate_player_token(session: Session, principal: Principal, campaign_id: str
     """GM: a new token for a player; every credential it holds (its token, those its invitations
     gave) is dead when this commits, and its pending invitations too."""
     _load_player(session, principal, campaign_id, player_id, "rotate a player's token")
-    dead = _drop_credentials(session, Credential.player_id == player_id)
-    _drop_invites(session, col(Invite.player_id) == player_id)
+    dead = _revoke_player(session, player_id)
     token = _new_credential(session, campaign_id, "player", player_id)
     _commit_forgetting(session, dead)
     return {"token": token}
@@ -210,8 +212,7 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
     (`characters.orphan`), then `player.deleted` tells every member. One unit of work: all or nothing."""
     with UnitOfWork(session, campaign_id) as uow:
         player = _load_player(session, principal, campaign_id, player_id, "remove a player")
-        dead = _drop_credentials(session, Credential.player_id == player_id)
-        _drop_invites(session, col(Invite.player_id) == player_id)
+        dead = _revoke_player(session, player_id)
         orphan(uow, player_id)
         uow.publish()  # its characters told (and their fights moved) before `player.deleted`
         session.delete(player)
@@ -223,7 +224,8 @@ def delete_player(session: Session, principal: Principal, campaign_id: str, play
 _DELETION_LOCKS = (  # in the writers' order (see `locks`), after the campaign's NO KEY UPDATE
     select(Encounter.id).where(col(Encounter.campaign_id) == bindparam("cid")).order_by(Encounter.id).with_for_update(),
     select(Character.id).where(col(Character.campaign_id) == bindparam("cid")).order_by(Character.id).with_for_update(),
-    # the current dice epoch: a writer takes it at its first server die
+    # the current dice epoch: a writer takes it after its characters (with its opening, its
+    # encounter's load or at its first server die)
     select(DiceEpoch.id).where(col(DiceEpoch.campaign_id) == bindparam("cid")).order_by(DiceEpoch.id).with_for_update(),
     select(Campaign.id).where(col(Campaign.id) == bindparam("cid")).with_for_update(),
 )
