@@ -338,3 +338,30 @@ def test_an_entry_hidden_for_what_it_shows_is_not_the_gms_to_publish(table):
     r = t.client.post(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}/publish", headers=t.gm)
     assert r.status_code == 409 and r.json()["code"] == "not_hidden", r.text
     assert t.client.get(f"/v1/campaigns/{t.c.id}/rolls/{action['id']}", headers=t.bob.headers).status_code == 404
+
+
+def test_a_published_hidden_attack_is_in_the_players_fight_history_too(table):
+    """The GM's hidden attack, published after the reveal: the players read it in the fight's history
+    as in the roll log, with the same dice; before, in neither."""
+    t = table(GC)
+    made = [t.character(n, SHEETS[GC], kind="pc", player=t.alice) for n in "ABC"]
+    s = t.encounter([{"character_id": c} for c in made])
+    state = t.start(s["id"], dice=[9, 5, 4])
+    current_ids = set(state["current"]["combatant_ids"])
+    actor, target = [c["id"] for c in state["combatants"] if c["id"] not in current_ids][:2]
+    body = {"type": "attack", "actor_id": actor, "target_id": target, "kind": "ranged", "damage": "1d6"}
+    hidden = t.act(s["id"], {**body, "hidden": True})
+    history = f"/v1/encounters/{s['id']}/actions"
+
+    def players_history() -> list[str]:
+        return [a["id"] for a in t.client.get(history, headers=t.bob.headers).json()["items"]]
+
+    assert hidden["id"] not in players_history()
+    assert t.client.get(f"{history}/{hidden['id']}", headers=t.bob.headers).status_code == 404
+    reveal(t.client, t.c.id, t.gm)
+    assert t.client.post(f"/v1/campaigns/{t.c.id}/rolls/{hidden['id']}/publish", headers=t.gm).status_code == 200
+    assert hidden["id"] in players_history()
+    one = t.client.get(f"{history}/{hidden['id']}", headers=t.bob.headers)
+    assert one.status_code == 200, one.text
+    logged = t.client.get(f"/v1/campaigns/{t.c.id}/rolls/{hidden['id']}", headers=t.bob.headers).json()
+    assert one.json()["rolls"] == logged["rolls"] == hidden["rolls"] and server_dice(one.json())

@@ -218,7 +218,8 @@ def action(
     players' versions it made (`models.seen`): a player's `encounter_version` is its own."""
     if viewer.is_gm:
         return body
-    if body.get("hidden") or not (
+    # hidden by the GM: unseen until published (`dice_epochs.publish`: the roll log shows it then too)
+    if (body.get("hidden") and not body.get("published_at")) or not (
         scene.sees(viewer, body.get("actor_id")) and scene.sees(viewer, body.get("target_id"))
     ):
         return None
