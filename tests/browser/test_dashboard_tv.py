@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.browser.dash_support import at_phone_widths, axe, fight, table
+from tests.browser.dash_support import TV, at_phone_widths, axe, fight, table
 from tests.browser.test_dashboard import clean, open_with_token, snap
 
-TV = {"width": 1920, "height": 1080}
 WORDS = {
     "fr": {
         "turn": "Au tour de {}",
