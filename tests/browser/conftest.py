@@ -100,17 +100,19 @@ def only_local(context: Any, outside: list[str]) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
-    """Each phase's report on its item (`item.rep_call`): the phone check below runs after a passed test."""
+    """Each phase's report on its item (`item.rep_call`): the screens' check below runs after a passed test."""
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
 
 
-def _fits_phones(request: pytest.FixtureRequest, open_pages: list[Any]) -> None:
-    """Every page a passed test leaves on one of the test's servers is checked at each phone width
-    (`dash_support.at_phone_widths`): nothing scrolls sideways in any state a test reaches, not only in
-    the phone tests' (a TV's page included: a phone may open it too)."""
-    from tests.browser.dash_support import at_phone_widths
+def _fits_screens(request: pytest.FixtureRequest, open_pages: list[Any]) -> None:
+    """Every page a passed test leaves on one of the test's servers is checked on a TV (1920×1080) and
+    then at each phone width (`dash_support.at_phone_widths`) as a touch screen: nothing scrolls
+    sideways in any state a test reaches, not only in the phone and TV tests' (a TV's page included: a
+    phone may open it too, and any page may be cast to the TV). The page is not used afterwards, so the
+    sizes and the touch emulation are not undone."""
+    from tests.browser.dash_support import TV, at_phone_widths, no_overflow
 
     report = getattr(request.node, "rep_call", None)
     if report is None or not report.passed:
@@ -120,6 +122,14 @@ def _fits_phones(request: pytest.FixtureRequest, open_pages: list[Any]) -> None:
             continue
         if page.evaluate("() => document.contentType") != "text/html":
             continue  # a JSON or text answer the test opened, not a page of the dashboard
+        page.set_viewport_size(TV)
+        page.wait_for_timeout(50)  # a layout after the resize
+        no_overflow(page)
+        # a phone's touch screen: `(pointer: coarse)` matches and navigator.maxTouchPoints > 0, as on
+        # the phones the widths stand for (a context's `has_touch` cannot be set once it is open)
+        touch = page.context.new_cdp_session(page)
+        touch.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+        assert page.evaluate("() => matchMedia('(pointer: coarse)').matches && navigator.maxTouchPoints === 5")
         at_phone_widths(page)
 
 
@@ -134,7 +144,7 @@ def page(browser, request) -> Iterator:
     page.outside = outside
     try:
         yield page
-        _fits_phones(request, [page])
+        _fits_screens(request, [page])
     finally:
         context.close()
 
@@ -171,7 +181,7 @@ def pages(browser, request) -> Iterator[Callable[..., Any]]:
 
     try:
         yield new_page
-        _fits_phones(request, [p for context in contexts for p in context.pages])
+        _fits_screens(request, [p for context in contexts for p in context.pages])
     finally:
         for context in contexts:
             context.close()

@@ -116,6 +116,7 @@ def add_and_read(page, adder, http, eid: str, version: int, name: str) -> tuple[
 
 
 PHONES = (360, 390)  # the widths every page state must fit (touch phones)
+TV = {"width": 1920, "height": 1080}  # the table's screen, which nobody scrolls
 
 
 def no_overflow(page) -> None:

@@ -64,12 +64,26 @@ def clean(page) -> None:
     assert page.outside == [], page.outside
 
 
-def open_with_token(page, url: str, token: str) -> None:
-    """The first screen: paste the token, open; it is kept in the tab's session storage, never in a URL."""
+LOGIN = {"fr": ("Jeton (MJ ou joueur)", "Ouvrir"), "en": ("Token (GM or player)", "Open")}
+
+
+def speaking(page, lang: str = "fr") -> Any:
+    """`page` in `lang` from its next load on (the language kept in localStorage, as the toggle does)."""
+    if lang != "fr" and getattr(page, "jdr_lang", "fr") != lang:
+        page.add_init_script(f"localStorage.setItem('jdr.lang', '{lang}')")
+        page.jdr_lang = lang
+    return page
+
+
+def open_with_token(page, url: str, token: str, lang: str = "fr") -> None:
+    """The first screen, in `lang`: paste the token, open; it is kept in the tab's session storage,
+    never in a URL."""
+    speaking(page, lang)
     page.goto(f"{url}/")
-    page.get_by_label("Jeton (MJ ou joueur)").fill(token)
-    page.get_by_role("button", name="Ouvrir", exact=True).click()
-    page.wait_for_selector("html[data-ready=dashboard]")
+    label, button = LOGIN[lang]
+    page.get_by_label(label).fill(token)
+    page.get_by_role("button", name=button, exact=True).click()
+    page.wait_for_selector(f"html[lang={lang}][data-ready=dashboard]")
     assert page.evaluate("sessionStorage.getItem('jdr.token')") == token
     page.wait_for_selector("#stream-state.live")
 

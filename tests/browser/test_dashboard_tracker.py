@@ -1,13 +1,29 @@
 """The tracker holds still: drawn by keyed rows patched in place (dom.js `patch`), a read that changes
 nothing makes no DOM mutation, and a focused or hovered tracker button stays so across the fight's
-events (a keyboard user's focus used to drop to <body> at every event, a click across a redraw was lost)."""
+events (a keyboard user's focus used to drop to <body> at every event, a click across a redraw was
+lost); in French and in English."""
 
 from __future__ import annotations
 
 from contextlib import closing
 
+import pytest
+
 from tests.browser.dash_support import fight, table
 from tests.browser.test_dashboard import clean, open_with_token
+
+WORDS = {
+    "fr": {
+        "hide": "Cacher Seigneur Vorath aux joueurs",
+        "reveal": "Révéler Seigneur Vorath aux joueurs",
+        "order": "Ordre du tour",
+    },
+    "en": {
+        "hide": "Hide Seigneur Vorath from the players",
+        "reveal": "Reveal Seigneur Vorath to the players",
+        "order": "Turn order",
+    },
+}
 
 WATCH = """() => {
     window.jdrMutations = [];
@@ -29,15 +45,20 @@ def unchanged_read(page, eid: str) -> list[str]:
     return page.evaluate("() => window.jdrMutations.slice(0, 20)")
 
 
-def test_a_read_that_changes_nothing_touches_no_node(live, pages):
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_a_read_that_changes_nothing_touches_no_node(live, pages, lang):
     server = live.start()
     s = table(live, server)
+    words = WORDS[lang]
     with closing(s["http"]):
         encounter = fight(s)
         gm = pages(viewport={"width": 1280, "height": 900})
-        open_with_token(gm, server.url, s["gm"])
+        open_with_token(gm, server.url, s["gm"], lang)
         gm.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
         gm.wait_for_selector("html[data-synced=true]")
+        # the tracker in the page's language: its rows' words are the ones a read redraws, or not
+        assert gm.get_by_role("list", name=words["order"]).count() == 1
+        assert gm.get_by_role("button", name=words["hide"]).count() == 1
         gm.evaluate(WATCH)
         assert unchanged_read(gm, encounter["id"]) == []
         # the observer sees what a real change does (the check can fail)
@@ -53,18 +74,20 @@ def test_a_read_that_changes_nothing_touches_no_node(live, pages):
         clean(gm)
 
 
-def test_focus_and_hover_survive_twenty_events(live, pages):
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_focus_and_hover_survive_twenty_events(live, pages, lang):
     server = live.start()
     s = table(live, server)
+    words = WORDS[lang]
     with closing(s["http"]) as http:
         encounter = fight(s)
         eid, version = encounter["id"], encounter["version"]
         vorath = next(c for c in encounter["combatants"] if c["character_id"] == s["vorath"]["id"])
         gm = pages(viewport={"width": 1280, "height": 900})
-        open_with_token(gm, server.url, s["gm"])
+        open_with_token(gm, server.url, s["gm"], lang)
         gm.wait_for_selector(f"#encounter-view[data-version='{version}']")
         row = f"#turn-order li[data-combatant-id='{vorath['id']}']"
-        hide = gm.get_by_role("button", name="Cacher Seigneur Vorath aux joueurs")
+        hide = gm.get_by_role("button", name=words["hide"])
         hide.focus()  # a keyboard user on the row's button of the very combatant the events change
         gm.evaluate(
             f'() => {{ document.activeElement.jdrProbe = true; document.querySelector("{row}").jdrProbe = true; }}'
@@ -92,7 +115,7 @@ def test_focus_and_hover_survive_twenty_events(live, pages):
             assert state == {"focused": True, "row": True, "hovered": True, "hp": hp[-1]}, (i, state)
         # the kept button acts on the fight as it is now: Enter hides Vorath, the focus stays on it
         gm.keyboard.press("Enter")
-        gm.get_by_role("button", name="Révéler Seigneur Vorath aux joueurs").wait_for()
+        gm.get_by_role("button", name=words["reveal"]).wait_for()
         assert gm.evaluate("() => Boolean(document.activeElement.jdrProbe)")
         assert next(c for c in http.get(f"/v1/encounters/{eid}").json()["combatants"] if c["id"] == vorath["id"])[
             "hidden"

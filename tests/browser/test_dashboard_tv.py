@@ -1,23 +1,38 @@
 """The table screen (a TV nobody scrolls) and the fight's grid: out of a fight the table's dice
 tray, live from the event stream, never a hidden roll; in a fight 10 combatants and the grid
-within 1920×1080; pawns named in full and coloured by side."""
+within 1920×1080; pawns named in full and coloured by side; in French and in English."""
 
 from __future__ import annotations
 
 from contextlib import closing
 from typing import Any
 
-from tests.browser.dash_support import at_phone_widths, axe, fight, table
+import pytest
+
+from tests.browser.dash_support import TV, at_phone_widths, axe, fight, table
 from tests.browser.test_dashboard import clean, open_with_token, snap
 
-TV = {"width": 1920, "height": 1080}
+WORDS = {
+    "fr": {
+        "turn": "Au tour de {}",
+        "order": "Ordre du tour",
+        "grid": "Grille du combat",
+        "sides": "Camps sur la grille",
+        "cell": "case 1, 3 : Aiko",
+    },
+    "en": {
+        "turn": "Turn of {}",
+        "order": "Turn order",
+        "grid": "The fight's grid",
+        "sides": "Sides on the grid",
+        "cell": "cell 1, 3: Aiko",
+    },
+}
 
 
 def tv(pages, server, token: str, *, lang: str | None = None, viewport: dict[str, int] = TV) -> Any:
     screen = pages(viewport=viewport)
-    if lang:
-        screen.add_init_script(f"localStorage.setItem('jdr.lang', '{lang}')")
-    open_with_token(screen, server.url, token) if not lang else english_open(screen, server.url, token)
+    open_with_token(screen, server.url, token, lang or "fr")
     screen.goto(f"{server.url}/#/table")
     screen.wait_for_selector("html[data-ready=table]")
     return screen
@@ -114,14 +129,20 @@ def test_table_screen_out_of_a_fight_is_a_live_dice_tray_without_hidden_rolls(li
             clean(page)
 
 
-def test_table_screen_shows_ten_combatants_and_the_grid_within_1080p(live, pages):
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_table_screen_shows_ten_combatants_and_the_grid_within_1080p(live, pages, lang):
     server = live.start()
     s = table(live, server)
+    words = WORDS[lang]
     with closing(s["http"]):
         encounter = big_fight(s)
         assert len(encounter["combatants"]) == 10
-        screen = tv(pages, server, s["gm"])
+        screen = tv(pages, server, s["gm"], lang=lang)
         screen.wait_for_selector(f"#table-screen[data-version='{encounter['version']}']")
+        current = next(c["name"] for c in encounter["combatants"] if c["id"] == encounter["current"]["combatant_id"])
+        assert screen.locator("#table-turn").inner_text() == words["turn"].format(current)
+        assert screen.get_by_role("list", name=words["order"]).count() == 1
+        assert screen.get_by_role("group", name=words["grid"]).count() == 1
         boxes = screen.evaluate(
             """() => [...document.querySelectorAll('#table-screen li.combatant')].map(li => {
                  const r = li.getBoundingClientRect();
@@ -144,17 +165,20 @@ def test_table_screen_shows_ten_combatants_and_the_grid_within_1080p(live, pages
         assert all(p["full"] and p["bottom"] <= 1080 and p["right"] <= 1920 for p in pawns), pawns
         assert axe(screen) == []
         at_phone_widths(screen)
-        snap(screen, "tv-fight")
+        if lang == "fr":
+            snap(screen, "tv-fight")
         clean(screen)
 
 
-def test_grid_pawns_named_in_full_coloured_by_side(live, pages):
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_grid_pawns_named_in_full_coloured_by_side(live, pages, lang):
     server = live.start()
     s = table(live, server)
+    words = WORDS[lang]
     with closing(s["http"]):
         encounter = big_fight(s, start=False)
         page = pages(viewport={"width": 1280, "height": 900})
-        open_with_token(page, server.url, s["gm"])
+        open_with_token(page, server.url, s["gm"], lang)
         page.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']")
         pawns = page.evaluate(
             """() => [...document.querySelectorAll('#grid button.cell.taken')].map(cell => {
@@ -172,7 +196,9 @@ def test_grid_pawns_named_in_full_coloured_by_side(live, pages):
         assert min(p["width"] for p in pawns) >= 48  # cells a finger wide
         foes = {p["colour"] for name, p in by_name.items() if name != "Aiko"}
         assert len(foes) == 1 and by_name["Aiko"]["colour"] not in foes  # a colour per side
-        assert page.locator(".grid-legend li").all_inner_texts() == ["héros", "ennemis"]
+        # the sides as the GM named them, the legend and each cell said in the page's language
+        assert page.get_by_role("list", name=words["sides"]).locator("li").all_inner_texts() == ["héros", "ennemis"]
+        assert page.locator("#grid button.cell.taken", has_text="Aiko").get_attribute("aria-label") == words["cell"]
         assert axe(page, context="#grid") == []
         at_phone_widths(page)
         clean(page)
