@@ -247,7 +247,7 @@ def _disable(session: Session, webhook_id: str, campaign_id: str, reason: str, n
     done = session.connection().execute(
         update(_hook)
         .where(_hook.c.id == webhook_id, _hook.c.disabled_at.is_(None))
-        .values(disabled_at=now, disabled_reason=reason)
+        .values(disabled_at=now, disabled_reason=reason, served_at=None)
     )
     if done.rowcount != 1:
         return False
@@ -299,7 +299,8 @@ def _free(now: datetime) -> Any:
 
 
 class Due(NamedTuple):
-    """A webhook with an event to deliver now, and its place among its campaign's (1: the first)."""
+    """A webhook with an event to deliver now, and its place among its campaign's (1: the first).
+    A list of them names the campaigns in turn order (`due_webhooks`)."""
 
     id: str
     campaign_id: str
@@ -310,23 +311,46 @@ def due_webhooks(session: Session, now: datetime, limit: int, per_campaign: int)
     """Enabled webhooks no loop holds, not waiting for a retry, with an event past their
     `last_number`: each campaign's first `per_campaign` of them, by how long each has waited (its
     retry's time, else its next event's), the campaigns' first ones before any second one (one
-    campaign's many webhooks never fill the list), the longest waiting first."""
+    campaign's many webhooks never fill the list), the campaigns in turn: first those with no
+    webhook served since it had nothing to deliver (the longest waiting first), then the one served
+    longest ago (its webhooks' latest `served_at`). A campaign served goes to the back, so each due
+    campaign comes within the first `limit` after the ones before it are served, whatever their
+    number: round robin, not oldest first.
+
+    Its cost, each tick: one pass over the webhook table (at most MAX_WEBHOOKS rows a campaign that
+    has any; its campaign's turn is a window over them, in the order of ix_webhook_campaign_created)
+    and, for each enabled, free and ready webhook, one probe of the event table's
+    (campaign_id, number) index for its next event. Neither grows with the events, the deliveries or
+    the campaigns without a webhook; the answer is at most `limit` rows."""
+    turn = func.max(_hook.c.served_at).over(partition_by=_hook.c.campaign_id)
+    hooks = select(
+        _hook.c.id,
+        _hook.c.campaign_id,
+        _hook.c.created_at,
+        _hook.c.last_number,
+        _hook.c.next_attempt_at,
+        _hook.c.lease_expires,
+        _hook.c.disabled_at,
+        turn.label("turn"),
+    ).subquery()
     first_pending = (
         select(_event.c.created_at)
-        .where(_event.c.campaign_id == _hook.c.campaign_id, _event.c.number > _hook.c.last_number)
+        .where(_event.c.campaign_id == hooks.c.campaign_id, _event.c.number > hooks.c.last_number)
         .order_by(_event.c.number)
         .limit(1)
         .scalar_subquery()
     )
-    ready = or_(_hook.c.next_attempt_at.is_(None), _hook.c.next_attempt_at <= now)
+    free = or_(hooks.c.lease_expires.is_(None), hooks.c.lease_expires < now)
+    ready = or_(hooks.c.next_attempt_at.is_(None), hooks.c.next_attempt_at <= now)
     due = (
         select(
-            _hook.c.id,
-            _hook.c.campaign_id,
-            _hook.c.created_at,
-            func.coalesce(_hook.c.next_attempt_at, first_pending).label("since"),
+            hooks.c.id,
+            hooks.c.campaign_id,
+            hooks.c.created_at,
+            hooks.c.turn,
+            func.coalesce(hooks.c.next_attempt_at, first_pending).label("since"),
         )
-        .where(_free(now), ready, _hook.c.disabled_at.is_(None))
+        .where(free, ready, hooks.c.disabled_at.is_(None))
         .subquery()
     )
     rank = func.row_number().over(partition_by=due.c.campaign_id, order_by=(due.c.since, due.c.created_at, due.c.id))
@@ -334,7 +358,7 @@ def due_webhooks(session: Session, now: datetime, limit: int, per_campaign: int)
     query = (
         select(ranked.c.id, ranked.c.campaign_id, ranked.c.rank)
         .where(ranked.c.rank <= per_campaign)
-        .order_by(ranked.c.rank, ranked.c.since, ranked.c.created_at, ranked.c.id)
+        .order_by(ranked.c.rank, ranked.c.turn.asc().nulls_first(), ranked.c.since, ranked.c.created_at, ranked.c.id)
         .limit(limit)
     )
     return [Due(*row) for row in session.connection().execute(query)]
@@ -346,21 +370,26 @@ def hooked_campaigns(session: Session) -> set[str]:
 
 
 def claim(session: Session, webhook_id: str, owner: str, now: datetime, lease_seconds: float) -> bool:
-    """Take the webhook's lease if it is free (one conditional UPDATE: of two loops, one wins)."""
+    """Take the webhook's lease if it is free (one conditional UPDATE: of two loops, one wins); its
+    campaign's turn is now (`due_webhooks` serves the others first)."""
     taken = session.connection().execute(
         update(_hook)
         .where(_hook.c.id == webhook_id, _free(now))
-        .values(lease_owner=owner, lease_expires=now + timedelta(seconds=lease_seconds))
+        .values(lease_owner=owner, lease_expires=now + timedelta(seconds=lease_seconds), served_at=now)
     )
     session.commit()
     return taken.rowcount == 1
 
 
-def release(session: Session, webhook_id: str, owner: str) -> None:
+def release(session: Session, webhook_id: str, owner: str, *, caught_up: bool = False) -> None:
+    """Give the lease back. `caught_up`: the webhook had nothing left to deliver, so it no longer
+    counts in its campaign's turn (a campaign whose webhooks all caught up is served first when
+    it has events again: it took less than its share)."""
+    idle = {"served_at": None} if caught_up else {}
     session.connection().execute(
         update(_hook)
         .where(_hook.c.id == webhook_id, _hook.c.lease_owner == owner)
-        .values(lease_owner=None, lease_expires=None)
+        .values(lease_owner=None, lease_expires=None, **idle)
     )
     session.commit()
 

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from app.models.tables import utcnow
 from app.services.webhook_delivery import Turns
-from app.services.webhooks import Due, due_webhooks
+from app.services.webhooks import Attempt, Due, claim, due_webhooks, next_event, record_attempt, release
 from tests.api.support import read_events
 from tests.api.test_webhooks import (  # the fixtures too: one receiver and one fast client for both files
     FAST,
@@ -72,23 +72,23 @@ def _turns(turns: Turns) -> list[str]:
 
 
 def test_webhooks_fair_campaigns_served_in_turn_each_at_most_its_share():
-    turns = Turns(_due("a", "a", "a", "a", "a", "b", "b", "c"), Counter(), {}, slots=6)
+    turns = Turns(_due("a", "a", "a", "a", "a", "b", "b", "c"), Counter(), slots=6)
     assert turns.share == 2
     assert _turns(turns) == ["a", "b", "c", "a", "b"]  # c has no second webhook; a stops at its share
     assert not turns.starved  # a waits at its share: nobody below it waits
 
 
-def test_webhooks_fair_the_campaign_holding_fewest_slots_goes_first_then_the_one_served_longest_ago():
+def test_webhooks_fair_the_campaign_holding_fewest_slots_goes_first_then_the_first_in_turn_order():
     held = Counter({"a": 3, "b": 1})
-    turns = Turns(_due("a", "b", "c", "d"), held, {"c": 10.0, "d": 5.0}, slots=8)
+    turns = Turns(_due("a", "b", "d", "c"), held, slots=8)  # the turn order: due_webhooks'
     assert turns.share == 2  # 8 slots, 4 campaigns
     assert _turns(turns) == ["d", "c", "b"]  # a holds more than its share already
-    full = Turns(_due("a", "b"), Counter({"a": 8}), {}, slots=8)  # every slot a's, b waiting
+    full = Turns(_due("a", "b"), Counter({"a": 8}), slots=8)  # every slot a's, b waiting
     assert full.share == 4 and full.starved
 
 
 def test_webhooks_fair_one_campaign_alone_may_use_every_slot():
-    assert _turns(Turns(_due(*"a" * 10), Counter(), {}, slots=8)) == ["a"] * 8
+    assert _turns(Turns(_due(*"a" * 10), Counter(), slots=8)) == ["a"] * 8
 
 
 # --- which webhooks are due: the database's ranking ----------------------------------------------
@@ -119,6 +119,49 @@ def test_webhooks_fair_due_webhooks_ranked_per_campaign_not_oldest_first(app, se
         assert r.status_code == 200, r.text
         db_session.rollback()  # a new snapshot: the PATCH committed
         assert [d.id for d in due_webhooks(db_session, now, limit=10, per_campaign=8)] == many  # disabled: not due
+
+
+def test_webhooks_fair_due_webhooks_rotate_through_more_campaigns_than_they_read(app, settings, db_session):
+    """More campaigns due than the list holds (2 here, 32 in the loop): the campaign served longest
+    ago comes first and a campaign served goes behind the others, so each comes in its turn; one
+    whose webhooks caught up (nothing left to deliver) comes first when it has events again. Read
+    oldest first, the third campaign would wait until the first two had nothing left."""
+    app.state.settings = settings.model_copy(update={"webhook_delivery": False})
+    with TestClient(app) as client:
+        camps = [Camp(client, f"Campaign {n}") for n in range(3)]
+        ids = [make_hook(client, c, f"https://hooks.example.com/{n}")["id"] for n, c in enumerate(camps)]
+        for camp in camps:
+            camp.event(client, "A")
+        a, b, c = (camp.id for camp in camps)
+        start = utcnow() + timedelta(seconds=1)
+
+        def due(ms: int) -> list[str]:
+            db_session.rollback()  # a new snapshot
+            at = start + timedelta(milliseconds=ms)
+            return [d.campaign_id for d in due_webhooks(db_session, at, limit=2, per_campaign=8)]
+
+        def serve(n: int, ms: int) -> None:  # a loop takes it, its attempt fails (the event still to deliver)
+            assert claim(db_session, ids[n], "loop", start + timedelta(milliseconds=ms), 30)
+            release(db_session, ids[n], "loop")
+
+        assert due(0) == [a, b]  # none served yet: the longest waiting first
+        serve(0, 1)
+        assert due(2) == [b, c]
+        serve(1, 3)
+        assert due(4) == [c, a]
+        serve(2, 5)
+        assert due(6) == [a, b]
+
+        assert claim(db_session, ids[2], "loop", start + timedelta(milliseconds=7), 30)  # c delivers its event
+        out = next_event(db_session, ids[2], "loop")
+        assert out is not None
+        done = dict(max_attempts=8, retry_in=1.0, lease_seconds=30, disable_after=timedelta(hours=1))
+        assert record_attempt(db_session, out, Attempt(200, None, 1), "loop", **done)
+        assert next_event(db_session, ids[2], "loop") is None
+        release(db_session, ids[2], "loop", caught_up=True)
+        assert due(8) == [a, b]
+        camps[2].event(client, "B")
+        assert due(9) == [c, a]  # it took less than its share: its turn first
 
 
 # --- measured: a healthy receiver beside 4 campaigns x 10 hanging webhooks -------------------------
