@@ -398,7 +398,10 @@ class Webhook(SQLModel, table=True):
     with a conditional UPDATE; `attempts` / `next_attempt_at` the retries of the next event.
     `failing_since`: the first failed attempt since the last delivered one; a webhook failing for
     WEBHOOK_DISABLE_AFTER_HOURS is disabled (`disabled_at`, `disabled_reason`), as is one the GM
-    disables: no loop serves it until the GM enables it again.
+    disables: no loop serves it until the GM enables it again. `served_at`: when a loop last took
+    its lease, cleared once it has nothing left to deliver; the latest of a campaign's is the
+    campaign's turn (the delivery loops serve first the campaigns served longest ago, and before
+    them a campaign that had nothing to deliver: round robin, whatever their number).
 
     `secret` signs the deliveries (HMAC-SHA256 needs the key itself, so it cannot be stored
     hashed as tokens are): shown once at creation, never read back by any route, export or event."""
@@ -420,6 +423,7 @@ class Webhook(SQLModel, table=True):
     failing_since: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     disabled_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     disabled_reason: str | None = Field(default=None, max_length=10)  # "failing" | "gm"
+    served_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     created_at: datetime = _ts()
 
 

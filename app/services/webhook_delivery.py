@@ -7,11 +7,14 @@ Standard Webhooks headers and signature, within `webhook_timeout_seconds`. A fai
 no answer, a non-2xx, an address refused) is retried after an exponential backoff with jitter,
 up to `webhook_max_attempts`; then the attempt is logged `failed` and the next event comes.
 
-The slots are shared fairly (`Turns`): campaigns take them in turn, none more than its share
-while another waits, and a delivery whose campaign holds its share gives its slot up after its
-event when another campaign waits below its own; a failed attempt always gives it up (its retry
-waits for its backoff). So one campaign's receivers that hang hold at most its share of the
-slots, one attempt each, and another campaign's event waits at most about one timeout.
+The slots are shared fairly (`Turns`): campaigns take them in turn (the database keeps whose
+turn it is: `due_webhooks` reads first the campaigns served longest ago, so they rotate however
+many have webhooks due), none more than its share while another waits, and a delivery whose
+campaign holds its share gives its slot up after its event when another campaign waits below its
+own; a failed attempt always gives it up (its retry waits for its backoff). So one campaign's
+receivers that hang hold at most its share of the slots, one attempt each, and another
+campaign's event waits at most about one timeout (and for a turn of the campaigns served before
+it, when more campaigns wait than there are slots).
 A webhook failing every attempt for `webhook_disable_after_hours` is disabled (Svix's and
 Stripe's rule: app.services.webhooks.record_attempt).
 
@@ -147,17 +150,17 @@ async def post(client: httpx.AsyncClient, out: Outgoing, settings: Settings) -> 
 
 class Turns:
     """Whose turn it is to take a free delivery slot: round robin across campaigns, the campaign
-    holding the fewest slots first (then the one served longest ago), none beyond its fair share
-    (the slots divided by the campaigns that hold or want one) while another waits. Within a
-    campaign, its webhooks in the order `due_webhooks` ranked them. So a campaign whose receivers
-    hang holds at most its share, each for one attempt, and another campaign's next event waits
-    for at most one attempt's timeout."""
+    holding the fewest slots first (then the first in `due`'s turn order: served longest ago),
+    none beyond its fair share (the slots divided by the campaigns that hold or want one) while
+    another waits. Within a campaign, its webhooks in the order `due_webhooks` ranked them. So a
+    campaign whose receivers hang holds at most its share, each for one attempt, and another
+    campaign's next event waits for at most one attempt's timeout."""
 
-    def __init__(self, due: Iterable[Due], held: Counter[str], served: dict[str, float], slots: int):
-        self.queues: dict[str, deque[str]] = {}
+    def __init__(self, due: Iterable[Due], held: Counter[str], slots: int):
+        self.queues: dict[str, deque[str]] = {}  # in turn order: `due`'s
         for webhook in due:
             self.queues.setdefault(webhook.campaign_id, deque()).append(webhook.id)
-        self.held, self.served = held, served
+        self.held = held
         campaigns = len(set(self.queues) | {c for c, n in held.items() if n})
         self.share = -(-slots // campaigns) if campaigns else slots  # ceil: every slot may be used
 
@@ -166,7 +169,7 @@ class Turns:
         waiting = [c for c in self.queues if self.held[c] < self.share]
         if not waiting:
             return None
-        campaign = min(waiting, key=lambda c: (self.held[c], self.served.get(c, float("-inf"))))
+        campaign = min(waiting, key=lambda c: self.held[c])  # of equals, the first in turn order
         queue = self.queues[campaign]
         webhook_id = queue.popleft()
         if not queue:
@@ -188,7 +191,6 @@ class Dispatcher:
         self.owner = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid4().hex[:8]}"
         self.active: dict[str, asyncio.Task[None]] = {}
         self.campaign_of: dict[str, str] = {}  # the campaign of each webhook in `active`
-        self.served: dict[str, float] = {}  # campaign -> the loop's time it was last given a slot
         self.share = 0  # a campaign's fair share of the slots, and whether a campaign waits below it,
         self.starved = False  # as of the last tick: a delivery of a campaign at its share then gives its slot up
         self.limiter = anyio.CapacityLimiter(2)  # the loop's database work: never the API's threads
@@ -268,9 +270,7 @@ class Dispatcher:
             self.retry_at = float("inf")
         slots = self.settings.webhook_concurrency
         due, self.hooked = await self.db(self._due, slots, read_only=True)
-        turns = Turns(
-            (d for d in due if d.id not in self.active), Counter(self.campaign_of.values()), self.served, slots
-        )
+        turns = Turns((d for d in due if d.id not in self.active), Counter(self.campaign_of.values()), slots)
         while len(self.active) < slots and (turn := turns.next()) is not None:
             campaign, webhook_id = turn
             if await self.db(webhooks.claim, webhook_id, self.owner, utcnow(), self.lease_seconds()):
@@ -278,15 +278,13 @@ class Dispatcher:
                 self.active[webhook_id] = task
                 self.campaign_of[webhook_id] = campaign
                 turns.held[campaign] += 1
-                self.served[campaign] = loop.time()
                 task.add_done_callback(partial(self._done, webhook_id))
         self.share, self.starved = turns.share, turns.starved
-        current = {d.campaign_id for d in due} | set(self.campaign_of.values())
-        self.served = {c: t for c, t in self.served.items() if c in current}  # an idle campaign's turn is next
 
     @staticmethod
     def _due(session: Any, slots: int) -> tuple[list[Due], set[str]]:
-        # a campaign never takes more than every slot: its first `slots` webhooks are enough
+        # a campaign never takes more than every slot: its first `slots` webhooks are enough; the
+        # campaigns beyond the limit come in their turn (those read now are served, then go behind)
         due = webhooks.due_webhooks(session, utcnow(), limit=max(4 * slots, 32), per_campaign=slots)
         return due, webhooks.hooked_campaigns(session)
 
@@ -304,11 +302,14 @@ class Dispatcher:
     async def serve(self, webhook_id: str) -> None:
         """The webhook's events, in order, while this loop holds its lease."""
         client = self.http()
-        go_on = True
+        caught_up = giving_way = False
         try:
-            while go_on:
+            while True:
                 out = await self.db(webhooks.next_event, webhook_id, self.owner)
                 if out is None:
+                    caught_up = True  # nothing left (or the lease lost: then releasing changes nothing)
+                    break
+                if giving_way:  # it gives way with its next event to deliver: its campaign's turn stays taken
                     break
                 settings = self.settings  # as of this event: the settings may be swapped between two
                 attempt = await post(client, out, settings)
@@ -325,17 +326,19 @@ class Dispatcher:
                     attempt,
                     self.owner,
                 )
-                go_on = go_on and not self.give_way(webhook_id)
+                giving_way = go_on and self.give_way(webhook_id)
                 if not attempt.delivered:
-                    if not go_on:  # a retry later (or the next event, after the last attempt): look then
+                    if not go_on or giving_way:  # a retry later (or the next event, after the last attempt): look then
                         retry = asyncio.get_running_loop().time() + backoff_s
                         self.retry_at = min(self.retry_at, retry)
                     log.info("webhook %s: event %s attempt %s: %s", webhook_id, out.number, out.attempt, attempt.error)
+                if not go_on:
+                    break
         except Exception:
             log.exception("webhook %s: delivery failed", webhook_id)
         finally:
             with suppress(Exception):
-                await asyncio.shield(self.db(webhooks.release, webhook_id, self.owner))
+                await asyncio.shield(self.db(partial(webhooks.release, caught_up=caught_up), webhook_id, self.owner))
             # an event committed after its last read found it held: no other loop took it, look again
             self._wake.set()
 
