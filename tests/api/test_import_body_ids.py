@@ -31,16 +31,16 @@ from tests.api.encounter_support import Table, table  # noqa: F401  (the fixture
 from tests.api.support import bearer
 from tests.api.test_export_import import _ids, _world, as_imported, canonical
 from tests.factories import AS, GC, RB, RULESETS, SHEETS, WA
-from tests.rulesets.asgard.test_combat import test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13
-from tests.rulesets.great_cosmos.test_combat import scripted_fight
-from tests.rulesets.rulebook_d100.test_combat import test_rulebook_scripted_fight_rb_f1_f2_f3_f4
-from tests.rulesets.worlds_awakening.test_combat import test_worlds_awakening_scripted_fight_wa_c1_c2_c3_c4_c5
+from tests.rulesets.asgard import test_combat as asgard  # the modules, not their tests: collected once
+from tests.rulesets.great_cosmos import test_combat as great_cosmos
+from tests.rulesets.rulebook_d100 import test_combat as rulebook_d100
+from tests.rulesets.worlds_awakening import test_combat as worlds_awakening
 
 SCRIPTED: dict[str, Callable[[Any], Any]] = {
-    GC: lambda make: scripted_fight(make(GC)),
-    AS: test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13,
-    RB: test_rulebook_scripted_fight_rb_f1_f2_f3_f4,
-    WA: test_worlds_awakening_scripted_fight_wa_c1_c2_c3_c4_c5,
+    GC: lambda make: great_cosmos.scripted_fight(make(GC)),
+    AS: asgard.test_asgard_scripted_fight_as_c1_c2_c3_c4_c5_c11_c13,
+    RB: rulebook_d100.test_rulebook_scripted_fight_rb_f1_f2_f3_f4,
+    WA: worlds_awakening.test_worlds_awakening_scripted_fight_wa_c1_c2_c3_c4_c5,
 }
 
 
