@@ -1,6 +1,13 @@
 """Export and import of a campaign with a 10,000-entry log (issue 29 item 2): the import, one
 transaction, should take at most 10x the export's time. In process (TestClient), on a fresh SQLite
-file (or DATABASE_URL). Run: .venv/bin/python bench/bench_import.py [entries]
+file (or DATABASE_URL). Run: .venv/bin/python bench/bench_import.py [entries] [--combat]
+
+Then, `--rounds` times (3), the CPU time of reading and checking the exported bundle (the import's
+part before the database; CPU time: steadier than wall time on a loaded machine). `--combat`: the
+log is a fight's attacks (a Great Cosmos combat entry: its steps, changes and dice, each id of
+which the import checks) in place of free rolls. To compare a revision in the same run, give its
+checkout first on PYTHONPATH (`PYTHONPATH=../old .venv/bin/python bench/bench_import.py`): the
+output names the tree measured.
 
 `--during [MB]`: what an import costs the worker's other requests (API.md round 4: an import is
 parsed and checked off the event loop). A real server (uvicorn, one worker, the production stack)
@@ -13,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import inspect
 import json
 import os
 import signal
@@ -33,7 +42,7 @@ from app.core.migrations import upgrade_head
 from app.main import create_app
 
 
-def main(entries: int = 10_000) -> None:
+def main(entries: int = 10_000, combat: bool = False, rounds: int = 3) -> None:
     url = os.environ.get("DATABASE_URL") or f"sqlite:///{tempfile.mkdtemp()}/bench.db"
     upgrade_head(url)
     app = create_app(
@@ -48,9 +57,12 @@ def main(entries: int = 10_000) -> None:
     with TestClient(app) as client:
         camp = client.post("/v1/campaigns", json={"name": "Bench", "ruleset": "great-cosmos"}).json()
         gm = {"Authorization": f"Bearer {camp['gm_token']}"}
-        client.post(f"/v1/campaigns/{camp['id']}/rolls", json={"expression": "3d6", "seed": 1}, headers=gm)
+        if combat:
+            _attack(client, camp["id"], gm)
+        else:
+            client.post(f"/v1/campaigns/{camp['id']}/rolls", json={"expression": "3d6", "seed": 1}, headers=gm)
         seed = client.get(f"/v1/campaigns/{camp['id']}/export", headers=gm).json()
-        entry = seed["log"][0]
+        entry = seed["log"][-1]
         log = []
         for _ in range(entries):
             eid = uuid.uuid4().hex
@@ -68,7 +80,50 @@ def main(entries: int = 10_000) -> None:
         r = client.post("/v1/campaigns/import", json=exported.json())
         import_s = time.perf_counter() - started
         assert r.status_code == 201, r.text[:500]
-    print(f"{entries} entries: export {export_s:.3f} s, import {import_s:.3f} s, ratio {import_s / export_s:.2f}x")
+        reads = _reads(exported.json(), rounds)
+    tree = Path(inspect.getfile(create_app)).resolve().parents[1]  # the app measured (PYTHONPATH may name another)
+    what = f"{entries} {'combat' if combat else 'roll'} entries, {tree.name} {revision_of(tree)}"
+    print(f"{what}: export {export_s:.3f} s, import {import_s:.3f} s, ratio {import_s / export_s:.2f}x")
+    print(
+        f"  reading and checking the bundle: {min(reads) * 1000:.0f} ms of CPU (min of {rounds}), median "
+        f"{statistics.median(reads) * 1000:.0f} ms"
+    )
+
+
+def _reads(bundle: dict, rounds: int) -> list[float]:
+    """The CPU time of `read_campaign` (the import's validation and checks of the whole bundle),
+    `rounds` times."""
+    from app.services.bundles import read_campaign
+
+    took = []
+    for _ in range(rounds):
+        gc.collect()
+        started = time.process_time()
+        read_campaign(bundle)
+        took.append(time.process_time() - started)
+    return took
+
+
+def _attack(client: TestClient, campaign_id: str, gm: dict[str, str]) -> None:
+    """A Great Cosmos fight of two, started, and one attack (seeded dice): the log's last entry."""
+    sheet = {"race": "humain", "stats": {"force": 68, "esprit": 50, "charisme": 40}, "hp_max": 30, "mp_max": 10}
+    sheet["stats"] |= {"agilite": 55, "precision": 45, "chance": 60}
+    fighters = []
+    for name, kind in (("A", "pc"), ("B", "npc")):
+        r = client.post(
+            f"/v1/campaigns/{campaign_id}/characters", json={"name": name, "kind": kind, "sheet": sheet}, headers=gm
+        )
+        fighters.append({"character_id": r.json()["id"]})
+    fight = client.post(
+        f"/v1/campaigns/{campaign_id}/encounters", json={"name": "Bench", "combatants": fighters}, headers=gm
+    ).json()
+    client.post(f"/v1/encounters/{fight['id']}/start", json={"seed": 1}, headers=gm)
+    state = client.get(f"/v1/encounters/{fight['id']}", headers=gm).json()
+    actor = state["current"]["combatant_id"]
+    target = next(c["id"] for c in state["combatants"] if c["id"] != actor)
+    body = {"type": "attack", "actor_id": actor, "target_id": target, "damage": "1d6", "seed": 2}
+    r = client.post(f"/v1/encounters/{fight['id']}/actions", json=body, headers=gm)
+    assert r.status_code == 201, r.text
 
 
 def during(megabytes: float, tree: Path, rounds: int) -> None:
@@ -169,8 +224,9 @@ if __name__ == "__main__":
     parser.add_argument("--during", action="store_true", help="the other requests' waits during an import")
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--combat", action="store_true", help="a log of combat entries (without --during)")
     options = parser.parse_args()
     if options.during:
         during(options.size or 17, options.tree.resolve(), options.rounds)
     else:
-        main(int(options.size or 10_000))
+        main(int(options.size or 10_000), options.combat, options.rounds)

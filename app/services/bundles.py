@@ -15,7 +15,7 @@ validated whole before anything is written: a bad bundle is a 422 naming the fir
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from datetime import UTC, datetime
 from functools import cache
 from typing import Annotated, Any, TypeVar
@@ -36,6 +36,7 @@ from app.models.bundles import (
     CharacterBundle,
 )
 from app.models.fight_state import ENCOUNTER_FIELDS, CombatantState, Counters, EncounterState, StoredChange
+from app.models.results.body_ids import IdKind, body_ids
 from app.models.tables import (
     LOG_FIGURES,
     NO_FIGURES,
@@ -231,11 +232,13 @@ def _gone(
     record keeps the combatant it changed), in order of first mention: the bundle defines them too,
     since it names no id it does not define."""
     changes = [c for a in actions for c in a.changes if isinstance(c, dict)]
+    in_bodies = [(kind, value) for e in log for kind, value, _ in body_ids(e["body"])]
     named = [
         *(c.character_id for c in combatants),
         *(c.get("character_id") for c in changes),
         *(e["character_id"] for e in log),
         *(other for e in log for other in e["characters"]),
+        *(value for kind, value in in_bodies if kind == "character"),  # a revert's NPC copy, deleted with it
     ]
     known = {c.id for c in characters}
     deleted = [x for x in dict.fromkeys(named) if x is not None and x not in known]
@@ -243,6 +246,7 @@ def _gone(
     fighters = [
         *(c.get("combatant_id") for c in changes),
         *(v for c in combatants for k, v in (c.counters or {}).items() if k in naming),
+        *(value for kind, value in in_bodies if kind == "combatant"),
     ]
     present = {c.id for c in combatants}
     removed = [x for x in dict.fromkeys(fighters) if isinstance(x, str) and x not in present]
@@ -372,6 +376,9 @@ def _check_campaign(bundle: CampaignBundle) -> None:
         _defined(entry.character_id, characters, ["log", i, "character_id"], "character")
         for k, other in enumerate(entry.characters):
             _defined(other, characters, ["log", i, "characters", k], "character")
+    by_encounter = {e.id: {c.id for c in e.combatants} for e in bundle.encounters}
+    removed = set(bundle.removed_combatants)
+    _check_body_ids(bundle.log, "log", characters, by_encounter, removed, actions | {e.id for e in bundle.log})
     entries: set[str] = set()
     for i, entry in enumerate(bundle.log):
         if entry.id in entries or (entry.id in ids and entry.id not in actions):
@@ -394,11 +401,48 @@ def _check_campaign(bundle: CampaignBundle) -> None:
                 raise _bad(["log", i, "body"], f"a die names the dice epoch {die['epoch']!r}, not in the bundle")
 
 
+def _check_body_ids(
+    entries: list[Any],
+    part: str,
+    characters: set[str],
+    by_encounter: dict[str, set[str]],
+    removed: set[str],
+    history: set[str],
+) -> None:
+    """Every id an entry's body carries (`body_ids`: its steps', changes', dice's…) is one the
+    bundle defines: a character (or one deleted since), the bundle's encounter, a combatant of
+    that encounter (or one removed since), an entry of the log or an action. Any other would be
+    stored as it is (an import gives new ids only to those the bundle defines) and read, or played
+    again (AS-H2 resolves a logged request), as another campaign's row."""
+    known: dict[IdKind, Container[str]] = {"character": characters, "encounter": by_encounter, "entry": history}
+    for i, entry in enumerate(entries):
+        encounter = entry.body.get("encounter_id")
+        fighters = by_encounter.get(encounter, set()) if isinstance(encounter, str) else set()
+        for k, (kind, value, _) in enumerate(body_ids(entry.body)):
+            if kind == "combatant":
+                if value in fighters or value in removed:
+                    continue
+            elif value in known[kind]:
+                continue
+            place = body_ids(entry.body, places=True)[k][2] or ()
+            what = "combatant of this entry's encounter" if kind == "combatant" else _WHAT[kind]
+            raise _bad([part, i, "body", *place], f"no {what} {value!r} in the bundle {_NAMES_ONLY}")
+
+
+_WHAT: dict[IdKind, str] = {
+    "character": "character",
+    "encounter": "encounter",
+    "combatant": "combatant",
+    "entry": "log entry",
+}
+_NAMES_ONLY = "(a bundle names only the ids it defines)"
+
+
 def _defined(value: str | None, known: set[str], loc: list[Any], what: str) -> None:
     """An id the bundle names must be one it defines: any other (another campaign's character, say)
     would be stored as it is, and read, locked or reverted as that other row."""
     if value is not None and value not in known:
-        raise _bad(loc, f"no {what} {value!r} in the bundle (a bundle names only the ids it defines)")
+        raise _bad(loc, f"no {what} {value!r} in the bundle {_NAMES_ONLY}")
 
 
 def _gone_defined(gone: list[str], where: str, ids: set[str]) -> set[str]:
@@ -888,6 +932,7 @@ def import_character(session: Session, principal: Principal, campaign_id: str, d
             _defined(other, {bundle.character.id}, ["level_ups", i, "characters", k], "character")
         _defined(entry.rerolls, set(), ["level_ups", i, "rerolls"], "entry")
     _check_log(bundle.level_ups, campaign.ruleset, part="level_ups")
+    _check_body_ids(bundle.level_ups, "level_ups", {bundle.character.id}, {}, set(), set())
     ids = {bundle.character.id: new_id()}
     row = {**_character_insert(bundle.character, campaign_id, ids), "player_id": None}
     session.connection().execute(insert(_character), [row])

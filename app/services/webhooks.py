@@ -61,8 +61,36 @@ NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix (i
 _KINDS = ("loopback", "link_local", "unspecified", "multicast", "private", "reserved")
 
 
+def _ranges(*named: tuple[str, str]) -> tuple[tuple[str, ipaddress.IPv4Network | ipaddress.IPv6Network], ...]:
+    return tuple((f"{name} ({net})", ipaddress.ip_network(net)) for name, net in named)
+
+
+# IANA's special-purpose ranges that are not globally reachable, named by their rule: those
+# Python 3.11's `is_global` calls global (fec0::/10, 192.0.0.8, 3fff::/20…) or files as merely
+# "private" or "reserved" (a refusal names what the range is)
+_SPECIAL_V4 = _ranges(
+    ("shared", "100.64.0.0/10"),  # RFC 6598, carrier-grade NAT
+    ("IETF protocol", "192.0.0.0/24"),  # RFC 6890, its anycast services included: no receiver of ours
+    ("documentation", "192.0.2.0/24"),
+    ("benchmarking", "198.18.0.0/15"),
+    ("documentation", "198.51.100.0/24"),
+    ("documentation", "203.0.113.0/24"),
+)
+_SPECIAL_V6 = _ranges(
+    ("local-use NAT64", "64:ff9b:1::/48"),  # RFC 8215: a network's own translator, its own IPv4 addresses
+    ("discard-only", "100::/64"),
+    ("benchmarking", "2001:2::/48"),
+    ("documentation", "2001:db8::/32"),
+    ("documentation", "3fff::/20"),  # RFC 9637
+    ("site-local", "fec0::/10"),  # RFC 3879, deprecated: still routed inside some sites
+)
+
+
 def _kind(ip: Address) -> str | None:
     """The class of a non-global address, as a refusal names it (None: a global one)."""
+    for name, network in _SPECIAL_V4 if ip.version == 4 else _SPECIAL_V6:
+        if ip in network:
+            return name
     for kind in _KINDS:
         if getattr(ip, f"is_{kind}"):
             return kind.replace("_", "-")
