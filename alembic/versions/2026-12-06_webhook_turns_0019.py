@@ -2,7 +2,7 @@
 
 Revision ID: 0019
 Revises: 0018
-Create Date: 2026-12-07 09:00:00.000000
+Create Date: 2026-12-06 10:00:00.000000
 
 `served_at`: when a delivery loop last took the webhook's lease, cleared once it has nothing left
 to deliver. The latest of a campaign's webhooks is the campaign's turn: the delivery loops read
