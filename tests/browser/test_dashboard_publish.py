@@ -12,7 +12,7 @@ from contextlib import closing
 import pytest
 
 from tests.api.test_dice_epochs import server_dice
-from tests.browser.dash_support import at_phone_widths, axe, table
+from tests.browser.dash_support import at_phone_widths, axe, fight, table
 from tests.browser.test_dashboard import clean
 from tests.browser.test_dashboard_epochs import open_as
 from tests.browser.test_dashboard_phone_fight import phone
@@ -136,4 +136,41 @@ def test_the_gm_publishes_a_hidden_roll_after_the_reveal_and_the_player_reads_it
         assert axe(gm) == [] and axe(player) == []
         at_phone_widths(player)
         clean(gm)
+        clean(player)
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_a_published_hidden_attack_comes_into_the_players_fight_history_live(live, pages, lang):
+    """The GM's hidden attack is not in the player's fight history; published after the reveal, it
+    comes in live (`log.published` reads the fight again), marked « publié », not « caché »."""
+    server = live.start()
+    s = table(live, server)
+    words = WORDS[lang]
+    with closing(s["http"]) as http:
+        encounter = fight(s)
+        eid = encounter["id"]
+        by_character = {c["character_id"]: c["id"] for c in encounter["combatants"]}
+        player = phone(pages, lang=lang if lang == "en" else None)
+        open_as(player, server, s["player"]["token"], lang)
+        player.wait_for_selector(f"#encounter-view[data-version='{encounter['version']}']", timeout=15_000)
+        body = {
+            "type": "attack",
+            "actor_id": by_character[s["vorath"]["id"]],
+            "target_id": by_character[s["aiko"]["id"]],
+            "kind": "ranged",
+            "damage": "1d6",
+            "hidden": True,
+        }
+        made = http.post(f"/v1/encounters/{eid}/actions", json=body)
+        assert made.status_code == 201, made.text
+        action = made.json()
+        entry = player.locator(f"#encounter-history li[data-action-id='{action['id']}']")
+        assert entry.count() == 0
+        assert http.post(f"/v1/campaigns/{s['cid']}/dice-epochs/current/reveal").status_code == 200
+        assert http.post(f"/v1/campaigns/{s['cid']}/rolls/{action['id']}/publish").status_code == 200
+        entry.wait_for(timeout=15_000)
+        assert entry.locator(".published-mark").inner_text() == words["published"]
+        assert entry.locator(".badge.hidden-roll").count() == 0
+        assert axe(player) == []
+        at_phone_widths(player)
         clean(player)

@@ -353,7 +353,8 @@ export class Tracker {
       this.actions.map(a => h("li", { class: a.reverted_by ? "reverted" : "", dataset: { actionId: a.id, type: a.type } },
         actionNode(a, nameOf),
         a.reverted_by ? h("span", { class: "badge" }, t("encounter.undone")) : null,
-        a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
+        a.hidden && a.published_at ? h("span", { class: "published-mark" }, t("log.published"))
+          : a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
     this.view.classList.toggle("show-rules", this.showRules);
     const typing = this.typing();
     const adder = this.adder(e);  // in a running fight under the action form: what it redraws never moves the form

@@ -259,6 +259,7 @@ function dispatch(name, data, { log, tracker, dice }) {
     case "log.published":  // a hidden roll shown to the players: in the log where it belongs, its dice checked
       log.resync().catch(() => {});
       dice.onEvent(name, data);
+      if (state.encounterId) tracker.refresh().catch(() => {});  // a combat entry: in the fight's history too
       break;
     case "dice_epoch.salted":
     case "dice_epoch.revealed":
