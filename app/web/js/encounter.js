@@ -8,7 +8,7 @@ import { h, clear, patch, whole, listen, field, select, bar, humanize, uid, retr
 import { state, emit, isGm, nameOf, rememberCombatants, mayEnterDice } from "./store.js";
 import { SchemaForm, FormError, unwrap } from "./schema-form.js";
 import { enterTableDice } from "./dice.js";
-import { actionNode, actionHead, diceList } from "./format.js";
+import { actionNode, actionHead, diceList, publishedMark } from "./format.js";
 import { ownReactions, reactionField } from "./reaction.js";
 import { t, term, num, percent, statusWordText, sep } from "./i18n.js";
 
@@ -353,7 +353,7 @@ export class Tracker {
       this.actions.map(a => h("li", { class: a.reverted_by ? "reverted" : "", dataset: { actionId: a.id, type: a.type } },
         actionNode(a, nameOf),
         a.reverted_by ? h("span", { class: "badge" }, t("encounter.undone")) : null,
-        a.hidden && a.published_at ? h("span", { class: "published-mark" }, t("log.published"))
+        a.hidden && a.published_at ? publishedMark(a)
           : a.hidden ? h("span", { class: "badge hidden-roll" }, t("encounter.hidden")) : null)));
     this.view.classList.toggle("show-rules", this.showRules);
     const typing = this.typing();

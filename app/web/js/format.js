@@ -7,6 +7,12 @@ import { t, term, num, signed, outcomeWord, timeText, lang, sep } from "./i18n.j
 
 export const outcomeWords = outcomeWord;
 
+/** « publié »: a hidden roll the GM published, the time in its title (the roll log, the fight's history). */
+export function publishedMark(entry) {
+  return h("span", { class: "published-mark", title: t("log.published.title", { at: timeText(entry.published_at) }) },
+    t("log.published"));
+}
+
 export function outcomeClass(outcome) {
   if (!outcome) return "";
   return String(outcome).includes("success") ? "good" : String(outcome).includes("failure") ? "bad" : "";

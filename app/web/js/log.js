@@ -6,8 +6,8 @@
 import { api, describe } from "./api.js";
 import { h, clear, field, select } from "./dom.js";
 import { state, on, nameOf, rememberCombatants, emit, isGm } from "./store.js";
-import { entryNode, timeOf, outcomeClass, dieText } from "./format.js";
-import { t, timeText } from "./i18n.js";
+import { entryNode, timeOf, outcomeClass, dieText, publishedMark } from "./format.js";
+import { t } from "./i18n.js";
 import { epochMarks, serverDice } from "./epochs.js";
 
 const KINDS = ["test", "roll", "combat", "action", "opposed", "group", "level_up", "sheet_edit"];
@@ -162,10 +162,7 @@ export class RollLog {
   /** A hidden roll's state for publishing: « publié » for all; for the GM, the button once each
    * epoch of its dice is revealed (its numbers tell nothing before), else when it may be. */
   publishNode(entry, line) {
-    if (entry.published_at) {
-      return h("span", { class: "published-mark", title: t("log.published.title", { at: timeText(entry.published_at) }) },
-        t("log.published"));
-    }
+    if (entry.published_at) return publishedMark(entry);
     if (!entry.hidden || !isGm()) return null;
     if (!serverDice(entry).every(die => state.revealedEpochs.has(die.epoch))) {
       return h("span", { class: "publish-wait" }, t("log.publish.wait"));
