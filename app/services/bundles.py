@@ -425,14 +425,13 @@ def _check_body_ids(
             elif value in known[kind]:
                 continue
             place = body_ids(entry.body, places=True)[k][2] or ()
-            what = "combatant of this entry's encounter" if kind == "combatant" else _WHAT[kind]
-            raise _bad([part, i, "body", *place], f"no {what} {value!r} in the bundle {_NAMES_ONLY}")
+            raise _bad([part, i, "body", *place], f"no {_WHAT[kind]} {value!r} in the bundle {_NAMES_ONLY}")
 
 
 _WHAT: dict[IdKind, str] = {
     "character": "character",
     "encounter": "encounter",
-    "combatant": "combatant",
+    "combatant": "combatant of this entry's encounter",
     "entry": "log entry",
 }
 _NAMES_ONLY = "(a bundle names only the ids it defines)"

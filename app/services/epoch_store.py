@@ -87,23 +87,24 @@ def count(conn: Connection, campaign_id: str, epoch_id: str, dice: int) -> None:
     _COUNT.run(conn, {"campaign_id": campaign_id, "epoch_id": epoch_id, "count": dice})
 
 
-def current_row(conn: Connection, campaign_id: str) -> dict[str, Any] | None:
-    """The campaign's current epoch's row, read, or None if it has none."""
-    row = conn.execute(select(_epoch).where(_CURRENT), {"campaign_id": campaign_id}).mappings().first()
+def current_row(conn: Connection, campaign_id: str, *, lock: bool = False) -> dict[str, Any] | None:
+    """The campaign's current epoch's row (locked when `lock`), or None if it has none."""
+    query = select(_epoch).where(_CURRENT)
+    if lock:
+        query = query.with_for_update()
+    row = conn.execute(query, {"campaign_id": campaign_id}).mappings().first()
     return None if row is None else dict(row)
 
 
 def current(conn: Connection, campaign_id: str, *, lock: bool = False) -> dict[str, Any]:
     """The campaign's current epoch's row (opened if it has none)."""
-    query = select(_epoch).where(_CURRENT)
-    if lock:
-        query = query.with_for_update()
-    params = {"campaign_id": campaign_id}
-    row = conn.execute(query, params).mappings().first()
+    row = current_row(conn, campaign_id, lock=lock)
     if row is None:
         open_epoch(conn, campaign_id)
-        row = conn.execute(query, params).mappings().one()
-    return dict(row)
+        row = current_row(conn, campaign_id, lock=lock)  # this one, or a concurrent writer's (the index keeps one)
+        if row is None:
+            raise RuntimeError(f"campaign {campaign_id}: no current dice epoch after opening one")
+    return row
 
 
 def change(conn: Connection, campaign_id: str, epoch_id: str, **values: Any) -> None:
