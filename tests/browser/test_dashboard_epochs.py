@@ -74,6 +74,17 @@ def open_as(page, server, token: str, lang: str) -> None:
         open_with_token(page, server.url, token)
 
 
+def gm_and_phone(pages, server, s: dict[str, Any], lang: str) -> tuple[Any, Any]:
+    """The GM's page (desktop) and Léa's phone, both open and live, in `lang`."""
+    gm = pages(viewport={"width": 1280, "height": 900})
+    if lang == "en":
+        gm.add_init_script("localStorage.setItem('jdr.lang', 'en')")
+    player = phone(pages, lang=lang if lang == "en" else None)
+    open_as(gm, server, s["gm"], lang)
+    open_as(player, server, s["player"]["token"], lang)
+    return gm, player
+
+
 def verdict(page, epoch_id: str, result: str) -> Any:
     """The revealed epoch's line once its check ended with `result` (ok, mismatch)."""
     line = page.locator(f"#epochs-revealed li[data-epoch-id='{epoch_id}'][data-result='{result}']")
@@ -104,12 +115,7 @@ def test_server_dice_show_their_epoch_and_are_checked_in_each_page_after_the_rev
     with closing(s["http"]) as http, api(server.url, s["player"]["token"]) as lea:
         epoch = http.get(f"/v1/campaigns/{cid}/dice-epochs/current").json()
         eid, short = epoch["id"], epoch["id"][:4] + "…"
-        gm = pages(viewport={"width": 1280, "height": 900})
-        if lang == "en":
-            gm.add_init_script("localStorage.setItem('jdr.lang', 'en')")
-        player = phone(pages, lang=lang if lang == "en" else None)
-        open_as(gm, server, s["gm"], lang)
-        open_as(player, server, s["player"]["token"], lang)
+        gm, player = gm_and_phone(pages, server, s, lang)
         for page in (gm, player):
             current = page.locator(f"#epoch-current[data-epoch-id='{eid}'][data-dice='0']")
             current.wait_for(timeout=15_000)

@@ -14,7 +14,7 @@ import pytest
 from tests.api.test_dice_epochs import server_dice
 from tests.browser.dash_support import at_phone_widths, axe, fight, table
 from tests.browser.test_dashboard import clean
-from tests.browser.test_dashboard_epochs import open_as
+from tests.browser.test_dashboard_epochs import gm_and_phone, open_as
 from tests.browser.test_dashboard_phone_fight import phone
 
 WORDS = {
@@ -51,12 +51,7 @@ def test_the_gm_publishes_a_hidden_roll_after_the_reveal_and_the_player_reads_it
     words = WORDS[lang]
     cid = s["cid"]
     with closing(s["http"]) as http:
-        gm = pages(viewport={"width": 1280, "height": 900})
-        if lang == "en":
-            gm.add_init_script("localStorage.setItem('jdr.lang', 'en')")
-        player = phone(pages, lang=lang if lang == "en" else None)
-        open_as(gm, server, s["gm"], lang)
-        open_as(player, server, s["player"]["token"], lang)
+        gm, player = gm_and_phone(pages, server, s, lang)
 
         # a hidden GM roll and a visible one, server dice of the current epoch
         eid = http.get(f"/v1/campaigns/{cid}/dice-epochs/current").json()["id"]
